@@ -1,0 +1,104 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+
+export const accounts = pgTable("accounts", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  companyName: text("company_name"),
+  isEnterprise: boolean("is_enterprise").notNull().default(false),
+  billingVersion: integer("billing_version").notNull().default(6),
+  stealthMode: boolean("stealth_mode").notNull().default(false),
+  endpointDiscardingDisabled: boolean("endpoint_discarding_disabled").notNull().default(false),
+  accountAIOptOut: boolean("account_ai_opt_out").notNull().default(false),
+  /** Per-account overrides of the configured feature flag defaults, by flag name. */
+  featureFlags: jsonb("feature_flags").$type<Record<string, boolean>>().notNull().default({}),
+  freeTrialEndsAt: timestamp("free_trial_ends_at", { withTimezone: true }),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const users = pgTable(
+  "users",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash"),
+    fullName: text("full_name"),
+    telegramUsername: text("telegram_username"),
+    profileImage: text("profile_image"),
+    isVerified: boolean("is_verified").notNull().default(false),
+    onboardedAt: timestamp("onboarded_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
+);
+
+export const memberships = pgTable(
+  "memberships",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** OWNER, ADMIN or VIEWER; exactly one OWNER (the primary user) per account. */
+    role: text("role").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.userId] }), index("memberships_user").on(t.userId)],
+);
+
+export const sessions = pgTable(
+  "sessions",
+  {
+    /** SHA-256 of the cookie value; the value itself is never stored. */
+    tokenHash: text("token_hash").primaryKey(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("sessions_user").on(t.userId)],
+);
+
+export const signInAttempts = pgTable("sign_in_attempts", {
+  email: text("email").primaryKey(),
+  failures: integer("failures").notNull().default(0),
+  lastFailureAt: timestamp("last_failure_at", { withTimezone: true }).notNull(),
+  lockedUntil: timestamp("locked_until", { withTimezone: true }),
+});
+
+export const plans = pgTable("plans", {
+  id: text("id").primaryKey(),
+  kind: text("kind").notNull(),
+  name: text("name").notNull(),
+  prettyName: text("pretty_name").notNull(),
+  description: text("description"),
+  priceCents: integer("price_cents").notNull(),
+  defaultEndpointLimit: integer("default_endpoint_limit").notNull(),
+  defaultResponsesPerMonth: bigint("default_responses_per_month", { mode: "number" }).notNull(),
+  defaultRequestsPerSecond: integer("default_requests_per_second").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const subscriptions = pgTable("subscriptions", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  accountId: uuid("account_id")
+    .notNull()
+    .unique()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  planId: text("plan_id")
+    .notNull()
+    .references(() => plans.id),
+  status: text("status").notNull().default("active"),
+  interval: text("interval").notNull().default("MONTHLY"),
+  startDate: timestamp("start_date", { withTimezone: true }).notNull().defaultNow(),
+  currentPeriodStart: timestamp("current_period_start", { withTimezone: true }).notNull(),
+  currentPeriodEnd: timestamp("current_period_end", { withTimezone: true }).notNull(),
+  endpointLimit: integer("endpoint_limit").notNull(),
+  responsesPerMonth: bigint("responses_per_month", { mode: "number" }).notNull(),
+  requestsPerSecond: integer("requests_per_second").notNull(),
+});
