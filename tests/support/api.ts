@@ -1,0 +1,234 @@
+/**
+ * API test helpers: the service in-process on a free port with a fresh database, and a small GraphQL
+ * client that keeps its session cookie, one client per simulated user.
+ *
+ *   const ctx = useTestApp();                       // in a test file: starts in beforeAll, stops in afterAll
+ *   const alice = await signUp(ctx.app);             // a new account; alice.client is signed in
+ *   const { data, errors } = await alice.client.gql("{ viewer { email } }");
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
+
+/** What `server/app.ts` exports; written against the service's app factory, nothing more. */
+interface AppModule {
+  buildApp(config: unknown): Promise<{ app: ListeningApp; close(): Promise<void> }>;
+}
+interface ConfigModule {
+  loadConfig(env: NodeJS.ProcessEnv, argv?: string[]): unknown;
+}
+/** The part of a Fastify instance the helpers use. */
+interface ListeningApp {
+  server: { listening: boolean; address(): AddressInfo | string | null };
+  listen(options: { port: number; host: string }): Promise<string>;
+}
+
+export interface GqlError {
+  message: string;
+  path?: ReadonlyArray<string | number>;
+  extensions?: { code?: string; fields?: { pointer: string; message: string }[]; [key: string]: unknown };
+}
+
+export interface GqlResult<T = Record<string, unknown>> {
+  data: T | null | undefined;
+  errors: GqlError[] | undefined;
+  /** The HTTP status of the response. */
+  status: number;
+}
+
+/** A GraphQL client for one user: it keeps the cookies the service sets, like a browser would. */
+export class GqlClient {
+  readonly cookies = new Map<string, string>();
+
+  constructor(readonly baseUrl: string) {}
+
+  /** A plain HTTP request to the service carrying this user's cookies. */
+  async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set("cookie", this.cookieHeader());
+    const response = await fetch(new URL(path, this.baseUrl), { ...init, headers, redirect: "manual" });
+    this.storeCookies(response);
+    return response;
+  }
+
+  /** Runs one operation against /graphql. Never throws for GraphQL errors: they are in `errors`. */
+  async gql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>> {
+    const response = await this.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query, variables: variables ?? {} }),
+    });
+    const text = await response.text();
+    let body: { data?: T | null; errors?: GqlError[] };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`/graphql answered ${response.status} with a body that is not JSON: ${text.slice(0, 500)}`);
+    }
+    return { data: body.data, errors: body.errors, status: response.status };
+  }
+
+  /** Like `gql`, but throws when the result has errors, and returns `data`. */
+  async gqlOk<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<T> {
+    const result = await this.gql<T>(query, variables);
+    if (result.errors?.length || !result.data) {
+      throw new Error(`GraphQL operation failed: ${JSON.stringify(result.errors ?? result)}`);
+    }
+    return result.data;
+  }
+
+  /** A new client for the same service with no cookies (another browser). */
+  fresh(): GqlClient {
+    return new GqlClient(this.baseUrl);
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+
+  private storeCookies(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(";");
+      const eq = pair.indexOf("=");
+      if (eq <= 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attributes.some((attribute) => {
+        const [key, val = ""] = attribute.split("=").map((s) => s.trim());
+        if (key.toLowerCase() === "max-age") return Number(val) <= 0;
+        if (key.toLowerCase() === "expires") return Date.parse(val) <= Date.now();
+        return false;
+      });
+      if (expired || value === "") this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+}
+
+export interface TestApp {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  database: TestDatabase;
+  dataDir: string;
+  /** A new client with no session. */
+  client(): GqlClient;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the service in this process on a free port, on a fresh database of its own.
+ * `env` adds to or overrides the environment the config is loaded from.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  // The factory is imported lazily (and by a computed path) so this helper type-checks and loads
+  // even in a tree where the service is not there yet.
+  const appPath = "../../server/app.ts";
+  const configPath = "../../server/platform/config.ts";
+  const { buildApp } = (await import(appPath)) as AppModule;
+  const { loadConfig } = (await import(configPath)) as ConfigModule;
+
+  const database = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-api-"));
+  let built: Awaited<ReturnType<AppModule["buildApp"]>> | undefined;
+  try {
+    const config = loadConfig({
+      ...process.env,
+      NODE_ENV: "test",
+      DATABASE_URL: database.url,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NODEPLANE_DATA_DIR: dataDir,
+      NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
+      ...env,
+    });
+    built = await buildApp(config);
+    const { app } = built;
+    if (!app.server.listening) await app.listen({ port: 0, host: "127.0.0.1" });
+    const address = app.server.address();
+    if (!address || typeof address === "string") throw new Error(`unexpected server address ${String(address)}`);
+    const url = `http://127.0.0.1:${address.port}`;
+    const running = built;
+    return {
+      url,
+      database,
+      dataDir,
+      client: () => new GqlClient(url),
+      async close() {
+        try {
+          await running.close();
+        } finally {
+          await database.drop();
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (error) {
+    await built?.close().catch(() => undefined);
+    await database.drop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * One service per test file: started before the file's tests, stopped after them.
+ * Read `ctx.app` inside tests and hooks (it is set once `beforeAll` has run).
+ */
+export function useTestApp(env: Record<string, string> = {}): { readonly app: TestApp } {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await startTestApp(env);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  return {
+    get app(): TestApp {
+      if (!app) throw new Error("the test app is not started: use ctx.app inside a test or hook");
+      return app;
+    },
+  };
+}
+
+export interface TestUser {
+  client: GqlClient;
+  email: string;
+  password: string;
+  /** The `viewer` the sign-up or sign-in returned. */
+  viewer: { id: string; userId: string; email: string; userRole: string; [field: string]: unknown };
+}
+
+const viewerFields = "id userId email userRole isPrimaryUser";
+
+/** A unique e-mail address for a test user. */
+export function uniqueEmail(prefix = "user"): string {
+  return `${prefix}-${randomBytes(5).toString("hex")}@example.com`;
+}
+
+/** Signs up a new account (owner) on a new client; the client keeps the session. */
+export async function signUp(
+  app: TestApp,
+  input: { email?: string; password?: string; fullName?: string; companyName?: string } = {},
+): Promise<TestUser> {
+  const email = input.email ?? uniqueEmail();
+  const password = input.password ?? `pw-${randomBytes(8).toString("hex")}`;
+  const client = app.client();
+  const data = await client.gqlOk<{ signUp: TestUser["viewer"] }>(
+    `mutation SignUp($input: SignUpInput!) { signUp(input: $input) { ${viewerFields} } }`,
+    { input: { ...input, email, password } },
+  );
+  return { client, email, password, viewer: data.signUp };
+}
+
+/** Signs in on a new client (or the one given); the client keeps the session. */
+export async function signIn(app: TestApp, email: string, password: string, client = app.client()): Promise<TestUser> {
+  const data = await client.gqlOk<{ signIn: TestUser["viewer"] }>(
+    `mutation SignIn($email: String!, $password: String!) { signIn(email: $email, password: $password) { ${viewerFields} } }`,
+    { email, password },
+  );
+  return { client, email, password, viewer: data.signIn };
+}

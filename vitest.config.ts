@@ -1,0 +1,51 @@
+import { defineConfig } from "vitest/config";
+
+// One project per suite so each can be run alone (`vitest run --project api`) and `tests/run.ts` can
+// report per-suite counts. Unit tests run in node; a test that needs a DOM opts in with
+// `// @vitest-environment jsdom` at the top of its file.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "contract",
+          include: ["tests/contract/**/*.test.{ts,tsx}"],
+          environment: "node",
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["tests/unit/**/*.test.{ts,tsx}"],
+          environment: "node",
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "api",
+          include: ["tests/api/**/*.test.{ts,tsx}"],
+          environment: "node",
+          // One PostgreSQL server for the whole run; each file makes its own database on it.
+          globalSetup: ["tests/support/database.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["tests/e2e/**/*.test.{ts,tsx}"],
+          environment: "node",
+          // Each file starts the service and a browser: run them one after another.
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
+      },
+    ],
+  },
+});
