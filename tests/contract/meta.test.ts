@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { buildSchema } from "graphql";
+import { describe, expect, test } from "vitest";
+
+const schemasDir = resolve(import.meta.dirname, "../../schemas");
+const entitiesDir = join(schemasDir, "entities");
+const entityFiles = readdirSync(entitiesDir)
+  .filter((name) => name.endsWith(".schema.json"))
+  .sort();
+
+function readJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(file, "utf8"));
+}
+
+// Strict, so an unknown keyword (a typo) fails here; a `required` naming a property defined elsewhere
+// (under oneOf) and union types are legitimate in these schemas.
+function newAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+describe("schemas", () => {
+  test("screen.schema.json compiles with ajv 2020", () => {
+    const ajv = newAjv();
+    expect(() => ajv.compile(readJson(join(schemasDir, "screen.schema.json")))).not.toThrow();
+  });
+
+  test("there are entity schemas", () => {
+    expect(entityFiles.length).toBeGreaterThan(0);
+  });
+
+  test.each(entityFiles)("entities/%s compiles and its $id is its file name", (file) => {
+    const schema = readJson(join(entitiesDir, file));
+    expect(schema.$id).toBe(basename(file, ".schema.json"));
+    const ajv = newAjv();
+    expect(() => ajv.compile(schema)).not.toThrow();
+  });
+
+  test("all entity schemas compile together (cross-file $refs resolve)", () => {
+    const ajv = newAjv();
+    for (const file of entityFiles) ajv.addSchema(readJson(join(entitiesDir, file)));
+    for (const file of entityFiles) {
+      const id = basename(file, ".schema.json");
+      expect(() => ajv.getSchema(id), id).not.toThrow();
+      expect(ajv.getSchema(id), id).toBeTypeOf("function");
+    }
+  });
+
+  test("api.graphql parses and builds", () => {
+    const sdl = readFileSync(join(schemasDir, "api.graphql"), "utf8");
+    const schema = buildSchema(sdl);
+    expect(schema.getQueryType()).toBeTruthy();
+    expect(schema.getMutationType()).toBeTruthy();
+  });
+});
