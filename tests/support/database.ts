@@ -10,11 +10,11 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import pg from "pg";
 import { inject } from "vitest";
 import type { TestProject } from "vitest/node";
+import { freePort } from "./ports.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -31,6 +31,8 @@ export interface TestDatabase {
   /** Drops the database, closing any connection still open on it. */
   drop(): Promise<void>;
 }
+
+export { freePort };
 
 const repoRoot = resolve(import.meta.dirname, "../..");
 
@@ -86,20 +88,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 function processAlive(pid: number): boolean {

@@ -1,0 +1,257 @@
+/**
+ * End-to-end harness: the built service as a child process (as `npm start` runs it) and Debian's
+ * Chromium driven by playwright-core.
+ *
+ *   const e2e = useE2E();                           // beforeAll: service + browser; afterAll: cleanup
+ *   test("signs in", async () => {
+ *     const page = await e2e.newPage();             // fresh context (no cookies), baseURL = service
+ *     await page.goto("/");
+ *     await screenshot(page, "sign-in");            // test-results/screenshots/sign-in.png
+ *   });
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import { freePort } from "../support/ports.ts";
+import { ensureBuilt, repoRoot } from "./harness-build.ts";
+import { ensureChromium } from "./harness-chromium.ts";
+
+export { ensureBuilt, ensureChromium };
+
+/** The demo sign-in the service seeds (`NODEPLANE_DEMO_PASSWORD`). */
+export const DEMO_PASSWORD = "e2e-demo-password";
+
+const resultsDir = join(repoRoot, "test-results");
+
+/** The flags Chromium runs with, and only these (plus a fresh profile and Playwright's pipe). */
+export const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export interface Service {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  dataDir: string;
+  demoPassword: string;
+  /** The file holding the service's output. */
+  logFile: string;
+  /** The last lines the service printed. */
+  recentOutput(): string;
+  stop(): Promise<void>;
+}
+
+export interface StartServiceOptions {
+  /** Extra environment for the service. */
+  env?: Record<string, string>;
+  /** Use this PostgreSQL server; by default the service starts its own embedded one in its data dir. */
+  databaseUrl?: string;
+  /** How long to wait for /healthz (the first start initialises a database). */
+  startTimeoutMs?: number;
+}
+
+let serviceCount = 0;
+
+function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolveExit) => {
+    const timer = setTimeout(() => resolveExit(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolveExit(true);
+    });
+  });
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (!child.pid) return;
+  try {
+    // The service runs in its own process group (detached), so this reaches what it started too
+    // (its PostgreSQL server, its chain node) and nothing else.
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Starts `node --import tsx server/main.ts` on a free port with a temporary data directory. */
+export async function startService(options: StartServiceOptions = {}): Promise<Service> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-e2e-"));
+  // The embedded PostgreSQL server runs as the `postgres` user and must reach its folder inside.
+  chmodSync(dataDir, 0o755);
+  mkdirSync(resultsDir, { recursive: true });
+  serviceCount += 1;
+  const logFile = join(resultsDir, `e2e-service-${process.pid}-${serviceCount}.log`);
+  const log: WriteStream = createWriteStream(logFile);
+  const recent: string[] = [];
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    NODEPLANE_DATA_DIR: dataDir,
+    NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+    ...options.env,
+  };
+  delete env.DATABASE_URL;
+  if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
+
+  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    cwd: repoRoot,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const onOutput = (chunk: Buffer) => {
+    log.write(chunk);
+    recent.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+    if (recent.length > 200) recent.splice(0, recent.length - 200);
+  };
+  child.stdout?.on("data", onOutput);
+  child.stderr?.on("data", onOutput);
+  const url = `http://127.0.0.1:${port}`;
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    signalGroup(child, "SIGTERM");
+    if (!(await waitForExit(child, 15_000))) {
+      signalGroup(child, "SIGKILL");
+      await waitForExit(child, 5_000);
+    }
+    // Whatever the service started and did not stop within the grace period.
+    signalGroup(child, "SIGKILL");
+    log.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const recentOutput = () => recent.join("\n");
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 180_000);
+  let lastError = "no answer yet";
+  while (true) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await stop();
+      throw new Error(
+        `The service exited (${child.exitCode ?? child.signalCode}) before answering /healthz. Its output:\n${recentOutput()}`,
+      );
+    }
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      if (response.ok) break;
+      lastError = `HTTP ${response.status}`;
+    } catch (error) {
+      lastError = (error as Error).message;
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(
+        `The service did not answer ${url}/healthz in time (${lastError}). Its output:\n${recentOutput()}`,
+      );
+    }
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, 250));
+  }
+
+  return { url, port, dataDir, demoPassword: DEMO_PASSWORD, logFile, recentOutput, stop };
+}
+
+export interface LaunchedBrowser {
+  browser: Browser;
+  userDataDir: string;
+  close(): Promise<void>;
+}
+
+/** Launches Chromium with exactly CHROMIUM_FLAGS and a fresh profile. */
+export async function launchBrowser(): Promise<LaunchedBrowser> {
+  const executablePath = ensureChromium();
+  const userDataDir = mkdtempSync(join(tmpdir(), "nodeplane-chromium-"));
+  const browser = await chromium.launch({
+    executablePath,
+    // Playwright's own defaults are replaced by our flags; it still needs its pipe to drive the browser.
+    ignoreDefaultArgs: true,
+    args: [...CHROMIUM_FLAGS, `--user-data-dir=${userDataDir}`, "--remote-debugging-pipe"],
+    timeout: 60_000,
+  });
+  return {
+    browser,
+    userDataDir,
+    async close() {
+      await browser.close().catch(() => undefined);
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a full-page screenshot to `test-results/screenshots/<name>.png` and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const dir = join(resultsDir, "screenshots");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name.replace(/[^A-Za-z0-9._-]+/g, "-")}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+export interface E2E {
+  readonly service: Service;
+  readonly browser: Browser;
+  /** Errors the pages of this file threw or logged to the console (`pageerror`, console.error). */
+  readonly pageErrors: string[];
+  /** A page in a fresh context (no cookies) whose relative URLs go to the service. */
+  newPage(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+}
+
+/** One service and one browser per test file, started before its tests and cleaned up after. */
+export function useE2E(options: StartServiceOptions = {}): E2E {
+  let service: Service | undefined;
+  let launched: LaunchedBrowser | undefined;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    service = await startService(options);
+    launched = await launchBrowser();
+  });
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined);
+    await launched?.close();
+    await service?.stop();
+  });
+
+  return {
+    get service(): Service {
+      if (!service) throw new Error("the service is not started: use e2e.service inside a test or hook");
+      return service;
+    },
+    get browser(): Browser {
+      if (!launched) throw new Error("the browser is not started: use e2e.browser inside a test or hook");
+      return launched.browser;
+    },
+    pageErrors,
+    async newPage(pageOptions = {}) {
+      if (!service || !launched) throw new Error("useE2E: newPage() called before beforeAll ran");
+      const context = await launched.browser.newContext({
+        baseURL: service.url,
+        viewport: pageOptions.viewport ?? { width: 1440, height: 900 },
+      });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
+      page.on("console", (message) => {
+        if (message.type() === "error") pageErrors.push(`console.error: ${message.text()}`);
+      });
+      return page;
+    },
+  };
+}
