@@ -1,0 +1,173 @@
+/**
+ * `npm test`: the contract, unit, API and end-to-end suites in that order, each a vitest project run
+ * in a child process with a JSON report; prints each suite's counts and ends with one line of totals.
+ *
+ *   npm test                      all suites
+ *   npm test -- --only api        one suite (repeat the flag or use commas for several: --only unit,api)
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
+import { buildStaleness, ensureBuilt, repoRoot } from "./e2e/harness-build.ts";
+import { ensureChromium } from "./e2e/harness-chromium.ts";
+
+const suites = ["contract", "unit", "api", "e2e"] as const;
+type Suite = (typeof suites)[number];
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** The parts of vitest's JSON report read here. */
+interface JsonReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests: number;
+  numTodoTests: number;
+  testResults: { name: string; status: string; message?: string; assertionResults: { status: string }[] }[];
+}
+
+function parseArgs(argv: string[]): Suite[] {
+  const chosen: Suite[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    let value: string | undefined;
+    if (arg === "--only") value = argv[++i];
+    else if (arg.startsWith("--only=")) value = arg.slice("--only=".length);
+    else throw new Error(`Unknown argument ${arg}. Usage: npm test [-- --only ${suites.join("|")}]`);
+    for (const name of (value ?? "").split(",").filter(Boolean)) {
+      if (!(suites as readonly string[]).includes(name)) {
+        throw new Error(`--only takes ${suites.join("|")}, got ${JSON.stringify(name)}`);
+      }
+      chosen.push(name as Suite);
+    }
+    if (!value) throw new Error(`--only needs a suite: ${suites.join("|")}`);
+  }
+  return chosen.length ? suites.filter((suite) => chosen.includes(suite)) : [...suites];
+}
+
+function hasTestFiles(dir: string): boolean {
+  if (!existsSync(dir)) return false;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() ? hasTestFiles(path) : /\.test\.tsx?$/.test(entry.name)) return true;
+  }
+  return false;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function formatCounts(counts: Counts): string {
+  const line = `${counts.passed} passed, ${counts.failed} failed`;
+  return counts.skipped > 0 ? `${line}, ${counts.skipped} skipped` : line;
+}
+
+function runSuite(suite: Suite): { counts: Counts; notes: string[] } {
+  const reportFile = join(repoRoot, "test-results", `vitest-${suite}.json`);
+  rmSync(reportFile, { force: true });
+  const args = [
+    join(repoRoot, "node_modules", "vitest", "vitest.mjs"),
+    "run",
+    "--project",
+    suite,
+    "--passWithNoTests",
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${reportFile}`,
+  ];
+  if (suite === "e2e") args.push("--no-file-parallelism");
+  const started = Date.now();
+  const result = spawnSync(process.execPath, args, { cwd: repoRoot, stdio: "inherit", env: process.env });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const notes: string[] = [];
+  const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
+
+  let report: JsonReport | undefined;
+  if (existsSync(reportFile)) report = JSON.parse(readFileSync(reportFile, "utf8")) as JsonReport;
+  if (report) {
+    counts.passed = report.numPassedTests;
+    counts.failed = report.numFailedTests;
+    counts.skipped = report.numPendingTests + report.numTodoTests;
+    // A file that failed without a failing test (it did not load, or a hook threw) counts as one failure.
+    for (const file of report.testResults) {
+      if (file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed")) {
+        counts.failed += 1;
+        notes.push(`${relative(repoRoot, file.name)} failed outside any test: ${(file.message ?? "").split("\n")[0]}`);
+      }
+    }
+  }
+  if (result.status !== 0 && counts.failed === 0) {
+    // vitest failed without a failing test to show for it: global setup, an unhandled error, a crash.
+    counts.failed = 1;
+    notes.push(`vitest exited with ${result.status ?? result.signal} (see its output above)`);
+  }
+  const files = report ? `, ${plural(report.testResults.length, "file")}` : "";
+  console.log(`\n${suite}: ${formatCounts(counts)}${files}, ${seconds} s`);
+  for (const note of notes) console.log(`  ${note}`);
+  return { counts, notes };
+}
+
+/** What the end-to-end suite needs before it starts: a browser and a fresh build. */
+function prepareE2E(): string | null {
+  try {
+    ensureChromium();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (buildStaleness()) {
+    try {
+      ensureBuilt();
+    } catch (error) {
+      return `npm run build failed: ${(error as Error).message.split("\n")[0]}`;
+    }
+  }
+  return null;
+}
+
+function main(): number {
+  let chosen: Suite[];
+  try {
+    chosen = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error((error as Error).message);
+    return 2;
+  }
+  mkdirSync(join(repoRoot, "test-results"), { recursive: true });
+  const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+  const summary: string[] = [];
+
+  for (const suite of chosen) {
+    console.log(`\n━━ ${suite} ━━`);
+    if (!hasTestFiles(join(repoRoot, "tests", suite))) {
+      console.log(`${suite}: no test files`);
+      summary.push(`${suite.padEnd(9)} no test files`);
+      continue;
+    }
+    if (suite === "e2e") {
+      const problem = prepareE2E();
+      if (problem) {
+        console.log(`e2e: not run: ${problem}`);
+        summary.push(`${suite.padEnd(9)} not run (${problem.split("\n")[0]})`);
+        total.failed += 1;
+        continue;
+      }
+    }
+    const { counts } = runSuite(suite);
+    summary.push(`${suite.padEnd(9)} ${formatCounts(counts)}`);
+    total.passed += counts.passed;
+    total.failed += counts.failed;
+    total.skipped += counts.skipped;
+  }
+
+  console.log("\n━━ summary ━━");
+  for (const line of summary) console.log(line);
+  if (total.passed + total.failed === 0) console.log("No test ran.");
+  console.log(formatCounts(total));
+  return total.failed > 0 || total.passed + total.failed === 0 ? 1 : 0;
+}
+
+process.exitCode = main();
