@@ -18,7 +18,8 @@ export const endpoints = pgTable(
     network: text("network").notNull(),
     status: text("status").notNull().default("ACTIVE"),
     isDedicated: boolean("is_dedicated").notNull().default(false),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    // Millisecond precision, so a cursor made from a JavaScript Date finds the row again.
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
   (t) => [

@@ -1,0 +1,162 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import cookie from "@fastify/cookie";
+import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
+import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
+import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
+import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
+import Fastify, { type FastifyInstance } from "fastify";
+import { NoSchemaIntrospectionCustomRule } from "graphql";
+import mercurius from "mercurius";
+import type { Logger } from "pino";
+import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
+import { domainResolvers } from "./domains/index.ts";
+import type { Context } from "./graphql/context.ts";
+import { formatError } from "./graphql/errors.ts";
+import { mergeResolvers } from "./graphql/resolvers.ts";
+import { DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
+import type { AppConfig } from "./platform/config.ts";
+import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
+import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
+import { DomainEvents } from "./platform/events.ts";
+import { createLogger } from "./platform/logger.ts";
+import { RegistryHolder } from "./registry/watch.ts";
+import { seed } from "./seed.ts";
+import type { Services } from "./services.ts";
+
+export interface App {
+  app: FastifyInstance;
+  db: Db;
+  services: Services;
+  log: Logger;
+  /** What the first start generated and must be shown once (the demo sign-in). */
+  firstStart: { demoEmail: string; demoPassword: string; passwordCreated: boolean };
+  close(): Promise<void>;
+}
+
+/** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
+const graphqlLimits = { depth: 10, cost: 5000, aliases: 15, directives: 10, tokens: 2000, bodyBytes: 256 * 1024 };
+
+export async function buildApp(config: AppConfig): Promise<App> {
+  const log = createLogger(config.logLevel);
+  const apiSchema = loadApiSchema();
+  // Refuses to start, naming each file, pointer and reason, when a manifest is wrong.
+  const registry = new RegistryHolder(config.rootDir, apiSchema);
+
+  const database: DatabaseServer = await startDatabaseServer(config, log);
+  const db = openDatabase(database.url);
+  try {
+    await runMigrations(db);
+  } catch (error) {
+    await db.$client.end();
+    await database.stop();
+    throw error;
+  }
+  const firstStart = await seed(db, config, log);
+
+  const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks: [] };
+
+  const app = Fastify({ loggerInstance: log, bodyLimit: graphqlLimits.bodyBytes, trustProxy: true, disableRequestLogging: true });
+  await app.register(cookie);
+
+  // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.url.split("?")[0] !== "/graphql") return;
+    if (request.method === "GET") return reply.code(405).header("allow", "POST").send({ errors: [{ message: "Use POST.", extensions: { code: "BAD_USER_INPUT" } }] });
+    if (!String(request.headers["content-type"] ?? "").startsWith("application/json")) {
+      return reply.code(415).send({ errors: [{ message: "Send GraphQL requests as application/json.", extensions: { code: "BAD_USER_INPUT" } }] });
+    }
+  });
+
+  await app.register(mercurius, {
+    schema: apiSchema,
+    resolvers: mergeResolvers([...domainResolvers, { DateTime, JSON: JSONScalar }]) as never,
+    jit: 1,
+    graphiql: false,
+    path: "/graphql",
+    validationRules: [
+      maxDepthRule({ n: graphqlLimits.depth }),
+      costLimitRule({ maxCost: graphqlLimits.cost }),
+      maxAliasesRule({ n: graphqlLimits.aliases }),
+      maxDirectivesRule({ n: graphqlLimits.directives }),
+      ...(config.production ? [NoSchemaIntrospectionCustomRule] : []),
+    ],
+    graphql: { parseOptions: { maxTokens: graphqlLimits.tokens } },
+    context: async (request, reply): Promise<Context> => ({
+      db,
+      config,
+      log,
+      services,
+      principal: await resolveSession(db, request.cookies[SESSION_COOKIE]),
+      request,
+      reply,
+    }),
+    errorFormatter: (execution) => {
+      const errors = formatError({ errors: execution.errors }, config.production, log);
+      const queryRefused = !execution.data && errors.every((e) => e.extensions.code === "BAD_USER_INPUT" && !e.path);
+      return { statusCode: queryRefused ? 400 : 200, response: { data: execution.data ?? null, errors } as never };
+    },
+  });
+
+  app.get("/healthz", async () => {
+    await db.execute("select 1");
+    return { ok: true };
+  });
+
+  let stopWatching: (() => void) | null = null;
+  if (config.dev) {
+    stopWatching = registry.watch(log);
+    await serveConsoleWithVite(app, config);
+  } else {
+    await serveBuiltConsole(app, config);
+  }
+
+  let closed = false;
+  return {
+    app,
+    db,
+    services,
+    log,
+    firstStart,
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopWatching?.();
+      await app.close();
+      await db.$client.end();
+      await database.stop();
+    },
+  };
+}
+
+const apiPrefixes = ["/graphql", "/rpc", "/healthz"];
+
+async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
+  const distDir = path.join(config.rootDir, "dist");
+  const indexFile = path.join(distDir, "index.html");
+  if (!existsSync(indexFile)) {
+    app.log.warn("the console is not built (run npm run build); only the API is served");
+    return;
+  }
+  const { default: fastifyStatic } = await import("@fastify/static");
+  await app.register(fastifyStatic, { root: distDir, wildcard: false, index: false });
+  const index = readFileSync(indexFile, "utf8");
+  // Every console route is the single-page app; API paths that reach here are unknown.
+  app.setNotFoundHandler((request, reply) => {
+    if (request.method !== "GET" || apiPrefixes.some((p) => request.url.startsWith(p)) || path.extname(request.url.split("?")[0])) {
+      return reply.code(404).send({ error: "Not found" });
+    }
+    return reply.type("text/html").header("cache-control", "no-cache").send(index);
+  });
+}
+
+async function serveConsoleWithVite(app: FastifyInstance, config: AppConfig) {
+  const [{ default: middie }, { createServer }] = await Promise.all([import("@fastify/middie"), import("vite")]);
+  await app.register(middie);
+  const vite = await createServer({ root: config.rootDir, server: { middlewareMode: true }, appType: "spa" });
+  app.use((req, res, next) => {
+    if (apiPrefixes.some((p) => req.url?.startsWith(p))) return next();
+    vite.middlewares(req, res, next);
+  });
+  app.addHook("onClose", async () => vite.close());
+}

@@ -1,0 +1,102 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import path from "node:path";
+
+/** A running local anvil node. */
+export interface AnvilNode {
+  chainId: number;
+  httpUrl: string;
+  wsUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface AnvilOptions {
+  chainId: number;
+  /** Seconds between mined blocks; 0 mines one block per transaction only. */
+  blockTimeSeconds?: number;
+  port?: number;
+  host?: string;
+}
+
+/** The platform binary shipped by the npm package @foundry-rs/anvil (its optional dependency per platform). */
+export function anvilBinary(): string {
+  const require = createRequire(import.meta.url);
+  const platformPackage = `@foundry-rs/anvil-${process.platform === "win32" ? "windows" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
+  const manifest = require.resolve(`${platformPackage}/package.json`);
+  const binary = path.join(path.dirname(manifest), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
+  if (!existsSync(binary)) throw new Error(`The anvil binary is missing at ${binary}; run npm ci (its install script must be allowed).`);
+  return binary;
+}
+
+/** A free TCP port on the host: anvil is started with --silent, so its own `--port 0` choice cannot be read back. */
+export function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+async function waitForRpc(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`anvil exited with code ${child.exitCode} before it answered`);
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
+      if (res.ok) return;
+      lastError = new Error(`HTTP ${res.status}`);
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`anvil did not answer at ${url} within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/**
+ * Starts anvil with the given chain id and waits until it answers JSON-RPC.
+ * `--silent` matters for throughput: without it anvil prints a line per request.
+ */
+export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? (await freePort(host));
+  const args = ["--host", host, "--port", String(port), "--chain-id", String(options.chainId), "--silent"];
+  if (options.blockTimeSeconds && options.blockTimeSeconds > 0) args.push("--block-time", String(options.blockTimeSeconds));
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const httpUrl = `http://${host}:${port}`;
+  try {
+    await waitForRpc(httpUrl, child, 15_000);
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw new Error(`${(error as Error).message}${stderr ? `\n${stderr}` : ""}`);
+  }
+  return {
+    chainId: options.chainId,
+    httpUrl,
+    wsUrl: `ws://${host}:${port}`,
+    pid: child.pid ?? -1,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

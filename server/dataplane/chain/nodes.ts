@@ -1,0 +1,150 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { type AnvilNode, startAnvil } from "./anvil.ts";
+
+/** Where one network's traffic goes. */
+export interface Upstream {
+  network: string;
+  chainId: number | null;
+  httpUrl: string;
+  /** null when the upstream has no WebSocket: WebSocket clients then get a clear error. */
+  wsUrl: string | null;
+  source: "upstream" | "local";
+}
+
+/** The read side the proxy uses: the upstream of a network, or undefined when none is configured. */
+export interface UpstreamMap {
+  get(network: string): Upstream | undefined;
+}
+
+export interface ChainNodes extends UpstreamMap {
+  list(): Upstream[];
+  stop(): Promise<void>;
+}
+
+export interface CatalogueNetwork {
+  value: string;
+  chain: string;
+  chainCompatibility: string;
+  chainId: number | null;
+}
+
+export interface NetworksFile {
+  local?: { networks?: string[] | "*"; blockTimeSeconds?: number };
+  upstreams?: Record<string, { http?: string; ws?: string }>;
+}
+
+export function loadCatalogueNetworks(rootDir: string): CatalogueNetwork[] {
+  const file = JSON.parse(readFileSync(path.join(rootDir, "schemas/catalogue/networks.json"), "utf8")) as {
+    chains: { chain: string; chainCompatibility: string; networks: { value: string; chainId: number | null }[] }[];
+  };
+  return file.chains.flatMap((c) =>
+    c.networks.map((n) => ({ value: n.value, chain: c.chain, chainCompatibility: c.chainCompatibility, chainId: n.chainId })),
+  );
+}
+
+/** Replaces ${VAR} with the environment's value; a missing variable makes the whole value missing. */
+function expand(value: string | undefined, env: NodeJS.ProcessEnv): string | null {
+  if (!value) return null;
+  let missing = false;
+  const out = value.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => {
+    const v = env[name];
+    if (!v) missing = true;
+    return v ?? "";
+  });
+  return missing || !out ? null : out;
+}
+
+export interface NetworkPlan {
+  upstreams: Upstream[];
+  local: { network: string; chainId: number }[];
+  blockTimeSeconds: number;
+}
+
+/** Decides, without starting anything, which networks use a configured upstream and which get a local anvil. */
+export function planNetworks(file: NetworksFile, catalogue: CatalogueNetwork[], env: NodeJS.ProcessEnv): NetworkPlan {
+  const byValue = new Map(catalogue.map((n) => [n.value, n]));
+  const upstreams: Upstream[] = [];
+  for (const [network, urls] of Object.entries(file.upstreams ?? {})) {
+    const known = byValue.get(network);
+    if (!known) throw new Error(`config/networks: upstream for unknown network "${network}"`);
+    const httpUrl = expand(urls.http, env);
+    if (!httpUrl) continue;
+    upstreams.push({ network, chainId: known.chainId, httpUrl, wsUrl: expand(urls.ws, env), source: "upstream" });
+  }
+  const configured = new Set(upstreams.map((u) => u.network));
+  const wanted = file.local?.networks ?? [];
+  const localNames = wanted === "*" ? catalogue.filter((n) => n.chainCompatibility === "evm").map((n) => n.value) : wanted;
+  const local: { network: string; chainId: number }[] = [];
+  for (const network of localNames) {
+    const known = byValue.get(network);
+    if (!known) throw new Error(`config/networks: local node for unknown network "${network}"`);
+    if (known.chainCompatibility !== "evm" || known.chainId === null)
+      throw new Error(`config/networks: "${network}" is not an EVM network; anvil cannot serve it`);
+    if (!configured.has(network)) local.push({ network, chainId: known.chainId });
+  }
+  return { upstreams, local, blockTimeSeconds: file.local?.blockTimeSeconds ?? 2 };
+}
+
+export function readNetworksFile(rootDir: string, env: NodeJS.ProcessEnv): NetworksFile {
+  const file = env.NODEPLANE_NETWORKS_CONFIG ?? path.join(rootDir, "config/networks.json");
+  return JSON.parse(readFileSync(file, "utf8")) as NetworksFile;
+}
+
+/** A fixed map, for configured upstreams only (tests, or a proxy process that starts no nodes). */
+export function staticUpstreams(upstreams: Upstream[]): ChainNodes {
+  const map = new Map(upstreams.map((u) => [u.network, u]));
+  return { get: (n) => map.get(n), list: () => [...map.values()], stop: async () => {} };
+}
+
+/**
+ * Starts a local anvil per local network (in parallel) and returns the upstream of every network.
+ * Call `stop()` on shutdown; a process `exit` handler also kills the nodes if the service dies first.
+ */
+export async function startChainNodes(
+  config: { rootDir: string },
+  options: { env?: NodeJS.ProcessEnv; log?: (message: string) => void; startLocal?: boolean } = {},
+): Promise<ChainNodes> {
+  const env = options.env ?? process.env;
+  const plan = planNetworks(readNetworksFile(config.rootDir, env), loadCatalogueNetworks(config.rootDir), env);
+  const nodes: AnvilNode[] = [];
+  const killAll = () => {
+    for (const n of nodes) {
+      try {
+        process.kill(n.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  };
+  process.once("exit", killAll);
+  const upstreams = [...plan.upstreams];
+  if (options.startLocal !== false) {
+    const started = await Promise.allSettled(
+      plan.local.map(async ({ network, chainId }) => {
+        const node = await startAnvil({ chainId, blockTimeSeconds: plan.blockTimeSeconds });
+        nodes.push(node);
+        return { network, node };
+      }),
+    );
+    for (const [i, result] of started.entries()) {
+      if (result.status === "fulfilled") {
+        const { network, node } = result.value;
+        upstreams.push({ network, chainId: node.chainId, httpUrl: node.httpUrl, wsUrl: node.wsUrl, source: "local" });
+        options.log?.(`chain: ${network} (chain id ${node.chainId}) served by a local anvil at ${node.httpUrl}`);
+      } else {
+        options.log?.(`chain: ${plan.local[i].network} has no node: anvil failed to start: ${result.reason}`);
+      }
+    }
+  }
+  for (const u of plan.upstreams) options.log?.(`chain: ${u.network} forwarded to its configured upstream`);
+  const map = staticUpstreams(upstreams);
+  return {
+    get: map.get,
+    list: map.list,
+    async stop() {
+      process.removeListener("exit", killAll);
+      await Promise.all(nodes.map((n) => n.stop()));
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import { isIP } from "node:net";
+import { parseTransaction } from "viem";
+import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost } from "./endpoint.ts";
+import { type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
+
+/** The client's address: the socket peer, or the configured header when the ipCustomHeader option is on. */
+export function clientIpOf(endpoint: CompiledEndpoint, req: IncomingMessage): string {
+  const { options, ipCustomHeaderName } = endpoint.record;
+  if (options.ipCustomHeader && ipCustomHeaderName) {
+    const value = req.headers[ipCustomHeaderName];
+    const text = Array.isArray(value) ? value[0] : value;
+    // Behind a CDN the header may hold a chain "client, proxy1, proxy2": the first is the client.
+    const first = text?.split(",")[0]?.trim();
+    if (first && isIP(normaliseIp(first))) return normaliseIp(first);
+  }
+  return normaliseIp(req.socket.remoteAddress ?? "");
+}
+
+export function corsHeaders(req: IncomingMessage): Record<string, string> {
+  const origin = req.headers.origin;
+  return {
+    "access-control-allow-origin": origin ?? "*",
+    "access-control-allow-methods": "POST, OPTIONS",
+    "access-control-allow-headers": "content-type, authorization, x-token",
+    "access-control-max-age": "86400",
+    vary: "origin",
+  };
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function referrerAllowed(endpoint: CompiledEndpoint, headers: IncomingHttpHeaders): boolean {
+  for (const value of [headerText(headers.origin), headerText(headers.referer)]) {
+    if (!value || value === "null") continue;
+    const host = referrerHost(value);
+    if (!host) continue;
+    if (endpoint.referrerHosts.has(host)) return true;
+    const name = host.replace(/:\d+$/, "");
+    if (endpoint.referrerHosts.has(name)) return true;
+    for (const suffix of endpoint.referrerSuffixes) if (name.endsWith(suffix)) return true;
+  }
+  return false;
+}
+
+/**
+ * The request-level security options, in order: IP allowlist, referrers, tokens, JWTs.
+ * Each option that is on must pass; an option that is off does not apply. Returns the first refusal.
+ */
+export async function checkAccess(
+  endpoint: CompiledEndpoint,
+  headers: IncomingHttpHeaders,
+  clientIp: string,
+  pathToken: string | undefined,
+): Promise<Refusal | undefined> {
+  const { options } = endpoint.record;
+  if (options.ips) {
+    const family = isIP(clientIp);
+    if (family === 0 || !endpoint.ipRules.check(clientIp, family === 4 ? "ipv4" : "ipv6")) return refusal("IP_NOT_ALLOWED");
+  }
+  if (options.referrers && !referrerAllowed(endpoint, headers)) return refusal("REFERRER_NOT_ALLOWED");
+  if (options.tokens) {
+    const token = pathToken || headerText(headers["x-token"]);
+    if (!token || !endpoint.tokenHashes.has(hashToken(token))) return refusal("TOKEN_REQUIRED");
+  }
+  if (options.jwts) {
+    const auth = headerText(headers.authorization);
+    const jwt = auth?.startsWith("Bearer ") ? auth.slice(7).trim() : undefined;
+    if (!jwt || !(await endpoint.jwt.verify(jwt))) return refusal("JWT_REQUIRED");
+  }
+  return undefined;
+}
+
+const transactionMethods = new Set(["eth_sendTransaction", "eth_call", "eth_estimateGas", "eth_signTransaction", "eth_createAccessList"]);
+
+/** The chain id a call names, when it names one: a signed raw transaction's, or a transaction object's chainId. */
+export function chainIdOfCall(call: JsonRpcCall): number | undefined {
+  const params = Array.isArray(call.params) ? call.params : [];
+  if (call.method === "eth_sendRawTransaction" || call.method === "eth_sendRawTransactionSync") {
+    const raw = params[0];
+    if (typeof raw !== "string" || !raw.startsWith("0x")) return undefined;
+    try {
+      const tx = parseTransaction(raw as `0x${string}`);
+      return tx.chainId;
+    } catch {
+      return undefined;
+    }
+  }
+  if (transactionMethods.has(call.method)) {
+    const tx = params[0] as { chainId?: unknown } | undefined;
+    const id = tx && typeof tx === "object" ? tx.chainId : undefined;
+    if (typeof id === "string" && /^0x[0-9a-f]+$/i.test(id)) return Number.parseInt(id, 16);
+    if (typeof id === "number") return id;
+  }
+  return undefined;
+}
+
+/** The call-level options: disabled methods, the request filter, the chain/network match. */
+export function checkCall(endpoint: CompiledEndpoint, call: JsonRpcCall): Refusal | undefined {
+  if (endpoint.disabledMethods.size > 0 && endpoint.disabledMethods.has(call.method)) {
+    return refusal("METHOD_DISABLED", `The method ${call.method} is disabled on this endpoint.`);
+  }
+  const { options, chainId, network } = endpoint.record;
+  if (options.requestFilters && !endpoint.filterMethods.has(call.method)) {
+    return refusal("METHOD_NOT_IN_FILTER", `The method ${call.method} is not in this endpoint's request filter.`);
+  }
+  if (options.enforceChainNetwork && chainId !== null) {
+    const named = chainIdOfCall(call);
+    if (named !== undefined && named !== chainId) {
+      return refusal("WRONG_CHAIN", `This transaction is for chain id ${named}, but this endpoint serves ${network} (chain id ${chainId}).`, {
+        expectedChainId: chainId,
+        chainId: named,
+      });
+    }
+  }
+  return undefined;
+}

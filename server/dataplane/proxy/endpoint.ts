@@ -1,0 +1,171 @@
+import { createHash, createPublicKey, type KeyObject } from "node:crypto";
+import { BlockList, isIP } from "node:net";
+import { errors as joseErrors, jwtVerify } from "jose";
+
+export const securityOptionNames = [
+  "jwts",
+  "tokens",
+  "referrers",
+  "domainMasks",
+  "ips",
+  "requestFilters",
+  "ipCustomHeader",
+  "hsts",
+  "cors",
+  "enforceChainNetwork",
+] as const;
+export type SecurityOptionName = (typeof securityOptionNames)[number];
+export type SecurityOptions = Record<SecurityOptionName, boolean>;
+
+export const defaultSecurityOptions = (): SecurityOptions => ({
+  jwts: false,
+  tokens: false,
+  referrers: false,
+  domainMasks: false,
+  ips: false,
+  requestFilters: false,
+  ipCustomHeader: false,
+  hsts: false,
+  cors: false,
+  enforceChainNetwork: false,
+});
+
+/** What the proxy needs to know about one endpoint: loaded from PostgreSQL, no secrets in clear. */
+export interface EndpointRecord {
+  id: string;
+  exId: string;
+  accountId: string;
+  network: string;
+  /** The network's chain id from the catalogue (null for non-EVM networks). */
+  chainId: number | null;
+  status: string;
+  options: SecurityOptions;
+  /** The header holding the client's IP when the ipCustomHeader option is on (e.g. cf-connecting-ip). */
+  ipCustomHeaderName: string | null;
+  /** Hex SHA-256 of each token. */
+  tokenHashes: string[];
+  jwts: { kid: string; publicKey: string }[];
+  referrers: string[];
+  ips: string[];
+  domainMasks: string[];
+  requestFilterMethods: string[];
+  disabledMethods: string[];
+}
+
+export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");
+
+/** Normalises a referrer entry or a Referer/Origin header to a host (with port when given). */
+export function referrerHost(value: string): string | null {
+  const text = value.trim().toLowerCase();
+  if (!text) return null;
+  try {
+    return new URL(text.includes("://") ? text : `http://${text}`).host || null;
+  } catch {
+    return null;
+  }
+}
+
+/** "::ffff:10.0.0.1" (IPv4 mapped into IPv6, as Node reports it on dual-stack sockets) is 10.0.0.1. */
+export function normaliseIp(ip: string): string {
+  const trimmed = ip.trim();
+  return trimmed.startsWith("::ffff:") && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed;
+}
+
+/** Adds an address or CIDR range to a block list; returns false when it is neither. */
+export function addIpRule(list: BlockList, rule: string): boolean {
+  const [address, prefix] = rule.trim().split("/");
+  const family = isIP(address);
+  if (family === 0) return false;
+  const type = family === 4 ? "ipv4" : "ipv6";
+  if (prefix === undefined) {
+    list.addAddress(address, type);
+    return true;
+  }
+  const bits = Number(prefix);
+  if (!/^\d+$/.test(prefix) || bits > (family === 4 ? 32 : 128)) return false;
+  list.addSubnet(address, bits, type);
+  return true;
+}
+
+/** Verifies JWTs against the endpoint's keys by kid, remembering good tokens until they expire. */
+class JwtVerifier {
+  private keys = new Map<string, KeyObject>();
+  private verified = new Map<string, number>();
+
+  constructor(jwts: { kid: string; publicKey: string }[]) {
+    for (const j of jwts) {
+      try {
+        this.keys.set(j.kid, createPublicKey(j.publicKey));
+      } catch {
+        // The service validates keys on upload; a key that no longer parses simply matches nothing.
+      }
+    }
+  }
+
+  async verify(token: string): Promise<boolean> {
+    const nowSeconds = Date.now() / 1000;
+    const exp = this.verified.get(token);
+    if (exp !== undefined) {
+      if (exp > nowSeconds) return true;
+      this.verified.delete(token);
+    }
+    try {
+      const { payload } = await jwtVerify(token, (header) => {
+        const key = header.kid === undefined ? undefined : this.keys.get(header.kid);
+        if (!key) throw new joseErrors.JWKSNoMatchingKey();
+        return key;
+      }, { requiredClaims: ["exp"] });
+      // Bounded so a client sending many distinct tokens cannot grow memory without limit.
+      if (this.verified.size >= 10_000) this.verified.clear();
+      this.verified.set(token, payload.exp as number);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** An endpoint record compiled into the structures the hot path checks in O(1). */
+export interface CompiledEndpoint {
+  record: EndpointRecord;
+  tokenHashes: Set<string>;
+  ipRules: BlockList;
+  referrerHosts: Set<string>;
+  /** Wildcard referrers ("*.example.com") as their suffix ".example.com". */
+  referrerSuffixes: string[];
+  filterMethods: Set<string>;
+  disabledMethods: Set<string>;
+  jwt: JwtVerifier;
+  /** Response headers added by the hsts option, computed once. */
+  extraHeaders: Record<string, string>;
+}
+
+export function compileEndpoint(record: EndpointRecord): CompiledEndpoint {
+  const ipRules = new BlockList();
+  for (const rule of record.ips) addIpRule(ipRules, rule);
+  const referrerHosts = new Set<string>();
+  const referrerSuffixes: string[] = [];
+  for (const r of record.referrers) {
+    const trimmed = r.trim().toLowerCase();
+    if (trimmed.startsWith("*.")) {
+      const host = referrerHost(trimmed.slice(2));
+      if (host) referrerSuffixes.push(`.${host}`);
+    } else {
+      const host = referrerHost(trimmed);
+      if (host) referrerHosts.add(host);
+    }
+  }
+  const extraHeaders: Record<string, string> = {};
+  if (record.options.hsts) extraHeaders["strict-transport-security"] = "max-age=31536000; includeSubDomains";
+  return {
+    record,
+    tokenHashes: new Set(record.tokenHashes),
+    ipRules,
+    referrerHosts,
+    referrerSuffixes,
+    filterMethods: new Set(record.requestFilterMethods),
+    disabledMethods: new Set(record.disabledMethods),
+    jwt: new JwtVerifier(record.jwts),
+    extraHeaders,
+  };
+}

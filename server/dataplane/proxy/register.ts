@@ -1,0 +1,80 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type DataPlaneDeps, DataPlane, type RouteTarget } from "./plane.ts";
+
+const EMPTY = Buffer.alloc(0);
+const RPC_PATH = /^\/rpc\/([^/?#]+)(?:\/([^/?#]+))?\/?(?:[?#]|$)/;
+
+/** The endpoint a raw request names: /rpc/:exId[/:token], or a domain-mask host with an optional /:token path. */
+export function targetOf(plane: DataPlane, req: IncomingMessage): RouteTarget | undefined {
+  const url = req.url ?? "/";
+  const host = req.headers.host;
+  if (host && plane.lookup({ host })) {
+    const token = url.split(/[?#]/)[0].split("/").filter(Boolean)[0];
+    return { host, pathToken: token ? decodeURIComponent(token) : undefined };
+  }
+  const m = RPC_PATH.exec(url);
+  if (!m) return undefined;
+  return { exId: decodeURIComponent(m[1]), pathToken: m[2] ? decodeURIComponent(m[2]) : undefined };
+}
+
+/**
+ * Mounts the RPC proxy on a Fastify app: HTTP and WebSocket at /rpc/:exId and /rpc/:exId/:token, and any
+ * path on a host that is an enabled domain mask. Call it once from buildApp, after @fastify/websocket is
+ * registered if the app uses it (without it, the data plane listens for upgrades on the server itself).
+ * Returns the plane; close it on shutdown (`app.addHook("onClose", () => plane.close())` is done here).
+ */
+export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): DataPlane {
+  const plane = new DataPlane(deps);
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer, target: RouteTarget) => {
+    plane.handleUpgrade(req, socket, head, target).catch(() => socket.destroy());
+  };
+
+  // Domain masks: any path on a masked host belongs to the endpoint, ahead of the console's own routes.
+  app.addHook("onRequest", (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const host = request.headers.host;
+    if (!host || !plane.lookup({ host })) return done();
+    const target = targetOf(plane, request.raw);
+    if (!target) return done();
+    reply.hijack();
+    if (request.headers.upgrade) handleUpgrade(request.raw, request.raw.socket, EMPTY, target);
+    else void plane.handleHttp(request.raw, reply.raw, target);
+  });
+
+  app.register(async (scope) => {
+    // The proxy reads and forwards the raw body itself: leave the stream unread.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", (_request, _payload, done) => done(null));
+    const routeTarget = (request: FastifyRequest): RouteTarget => {
+      const params = request.params as { exId: string; token?: string };
+      return { exId: params.exId, pathToken: params.token };
+    };
+    const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      // WebSocket upgrades are taken here, before @fastify/websocket would close them on a non-websocket route.
+      if (!request.headers.upgrade) return done();
+      reply.hijack();
+      handleUpgrade(request.raw, request.raw.socket, EMPTY, routeTarget(request));
+    };
+    const handler = (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      return plane.handleHttp(request.raw, reply.raw, routeTarget(request));
+    };
+    for (const url of ["/rpc/:exId", "/rpc/:exId/:token"]) {
+      scope.route({ method: ["GET", "POST", "OPTIONS"], url, onRequest, handler });
+    }
+  });
+
+  app.addHook("onReady", (done) => {
+    if (!app.hasDecorator("websocketServer")) {
+      app.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        const target = targetOf(plane, req);
+        if (target) handleUpgrade(req, socket, head, target);
+        else socket.destroy();
+      });
+    }
+    done();
+  });
+  app.addHook("onClose", async () => plane.close());
+  return plane;
+}

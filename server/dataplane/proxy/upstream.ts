@@ -1,0 +1,51 @@
+import { Pool } from "undici";
+import type { Upstream } from "../chain/nodes.ts";
+
+export interface UpstreamAnswer {
+  status: number;
+  body: Buffer;
+}
+
+/** Forwards JSON-RPC bodies over pooled keep-alive connections, one undici Pool per upstream origin. */
+export class UpstreamClient {
+  private pools = new Map<string, { pool: Pool; path: string }>();
+
+  constructor(private readonly options: { connections?: number; timeoutMs?: number } = {}) {}
+
+  private poolFor(httpUrl: string): { pool: Pool; path: string } {
+    let entry = this.pools.get(httpUrl);
+    if (!entry) {
+      const url = new URL(httpUrl);
+      entry = {
+        pool: new Pool(url.origin, {
+          connections: this.options.connections ?? 128,
+          keepAliveTimeout: 30_000,
+          headersTimeout: this.options.timeoutMs ?? 30_000,
+          bodyTimeout: this.options.timeoutMs ?? 30_000,
+        }),
+        // The upstream URL's own path and query (a provider's key often lives there) are kept.
+        path: `${url.pathname}${url.search}`,
+      };
+      this.pools.set(httpUrl, entry);
+    }
+    return entry;
+  }
+
+  async post(upstream: Upstream, body: Buffer | string): Promise<UpstreamAnswer> {
+    const { pool, path } = this.poolFor(upstream.httpUrl);
+    const res = await pool.request({
+      method: "POST",
+      path,
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) chunks.push(chunk as Buffer);
+    return { status: res.statusCode, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.pool.close()));
+    this.pools.clear();
+  }
+}

@@ -1,0 +1,221 @@
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { AppConfig } from "../../platform/config.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
+import { AppError, badInput, conflict, forbidden, notFound } from "../../platform/errors.ts";
+import { isUuid } from "../../platform/ids.ts";
+import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
+import { isRole, type Role } from "../../platform/roles.ts";
+import * as store from "./store.ts";
+
+export const FREE_PLAN_ID = "b6_free";
+export const SESSION_COOKIE = "np_session";
+
+/** Sign-in throttling: after SLOW_AFTER failures each answer waits longer; after LOCK_AFTER the email is refused. */
+const SLOW_AFTER = 3;
+const LOCK_AFTER = 8;
+const LOCK_MINUTES = 15;
+/** Failures older than this no longer count. */
+const FAILURE_WINDOW_MINUTES = 15;
+
+export const hashSessionToken = (token: string) => createHash("sha256").update(token).digest("hex");
+
+const catalogueDir = path.resolve(import.meta.dirname, "../../../schemas/catalogue");
+
+interface PlanCatalogue {
+  plans: {
+    id: string;
+    kind: string;
+    name: string;
+    prettyName: string;
+    description: string;
+    priceCents: number;
+    defaultEndpointLimit: number;
+    defaultResponsesPerMonth: number;
+    defaultRequestsPerSecond: number;
+  }[];
+}
+
+export async function seedPlans(db: Executor) {
+  const catalogue = JSON.parse(readFileSync(path.join(catalogueDir, "plans.json"), "utf8")) as PlanCatalogue;
+  await store.upsertPlans(db, catalogue.plans);
+}
+
+function addMonths(date: Date, months: number): Date {
+  const next = new Date(date);
+  next.setUTCMonth(next.getUTCMonth() + months);
+  return next;
+}
+
+/** A subscription row copying its plan's limits; billing manages it from here on. */
+export async function startSubscription(db: Executor, accountId: string, planId: string, now = new Date()) {
+  const plan = await store.getPlan(db, planId);
+  if (!plan) throw notFound("The plan");
+  await store.insertSubscription(db, {
+    accountId,
+    planId,
+    status: "active",
+    interval: "MONTHLY",
+    startDate: now,
+    currentPeriodStart: now,
+    currentPeriodEnd: addMonths(now, 1),
+    endpointLimit: plan.defaultEndpointLimit,
+    responsesPerMonth: plan.defaultResponsesPerMonth,
+    requestsPerSecond: plan.defaultRequestsPerSecond,
+  });
+}
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  fullName?: string;
+  companyName?: string;
+}
+
+export async function signUp(db: Db, input: SignUpInput, options: { verified?: boolean; planId?: string } = {}) {
+  if (await store.findUserByEmail(db, input.email)) {
+    throw badInput([{ pointer: "/email", message: "An account with this email exists already." }]);
+  }
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    const account = await store.insertAccount(tx, { companyName: input.companyName || null });
+    const user = await store.insertUser(tx, {
+      email: input.email.trim(),
+      passwordHash,
+      fullName: input.fullName || null,
+      isVerified: options.verified ?? false,
+    });
+    await store.insertMembership(tx, account.id, user.id, "OWNER");
+    await startSubscription(tx, account.id, options.planId ?? FREE_PLAN_ID);
+    return { accountId: account.id, userId: user.id };
+  });
+}
+
+/** Adds a user to an account with a role; used by seeding and by invitations later. */
+export async function addMember(db: Db, accountId: string, input: { email: string; password: string; fullName?: string; role: Role }) {
+  if (input.role === "OWNER") throw badInput([{ pointer: "/role", message: "An account has one owner." }]);
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    const user = await store.insertUser(tx, {
+      email: input.email,
+      passwordHash,
+      fullName: input.fullName ?? null,
+      isVerified: true,
+    });
+    await store.insertMembership(tx, accountId, user.id, input.role);
+    return user.id;
+  });
+}
+
+export async function createSession(db: Db, config: AppConfig, accountId: string, userId: string) {
+  const token = randomBytes(32).toString("base64url");
+  const expiresAt = new Date(Date.now() + config.sessionDays * 86_400_000);
+  await store.insertSession(db, { tokenHash: hashSessionToken(token), accountId, userId, expiresAt });
+  return { token, expiresAt };
+}
+
+export async function resolveSession(db: Db, token: string | undefined) {
+  if (!token) return null;
+  const tokenHash = hashSessionToken(token);
+  const session = await store.findSession(db, tokenHash);
+  if (!session || session.expiresAt.getTime() <= Date.now() || !isRole(session.role)) return null;
+  return { userId: session.userId, accountId: session.accountId, role: session.role, sessionTokenHash: tokenHash };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Checks an email and password. Failures for one email are slowed down and, past a
+ * threshold, refused for a while, whether or not the email has an account.
+ */
+export async function authenticate(db: Db, email: string, password: string) {
+  const now = new Date();
+  const attempts = await store.getSignInAttempts(db, email);
+  const recent =
+    attempts && now.getTime() - attempts.lastFailureAt.getTime() < FAILURE_WINDOW_MINUTES * 60_000 ? attempts.failures : 0;
+  if (attempts?.lockedUntil && attempts.lockedUntil > now) {
+    const minutes = Math.ceil((attempts.lockedUntil.getTime() - now.getTime()) / 60_000);
+    throw new AppError("RATE_LIMITED", `Too many failed sign-ins for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
+  }
+  if (recent >= SLOW_AFTER) await sleep(Math.min(250 * 2 ** (recent - SLOW_AFTER), 4000));
+
+  const user = await store.findUserByEmail(db, email);
+  const valid = await verifyPassword(user?.passwordHash ?? null, password);
+  if (!user || !valid) {
+    const failures = recent + 1;
+    const lockedUntil = failures >= LOCK_AFTER ? new Date(now.getTime() + LOCK_MINUTES * 60_000) : null;
+    await store.setSignInFailures(db, email, failures, now, lockedUntil);
+    throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
+  }
+  if (attempts) await store.clearSignInAttempts(db, email);
+  const membership = await store.firstMembership(db, user.id);
+  if (!membership) throw new AppError("FORBIDDEN", "This user belongs to no account.");
+  return { userId: user.id, accountId: membership.accountId };
+}
+
+export async function setPassword(
+  db: Db,
+  principal: { accountId: string; userId: string; sessionTokenHash: string },
+  input: { currentPassword: string; password: string; passwordConfirmation: string },
+) {
+  if (input.password !== input.passwordConfirmation) {
+    return { success: false, message: null, error: "The new password and its confirmation differ." };
+  }
+  const member = await store.getMember(db, principal.accountId, principal.userId);
+  if (!member) throw notFound("The user");
+  if (!(await verifyPassword(member.user.passwordHash, input.currentPassword))) {
+    return { success: false, message: null, error: "The current password is not right." };
+  }
+  const passwordHash = await hashPassword(input.password);
+  await db.transaction(async (tx) => {
+    await store.updateUser(tx, principal.accountId, principal.userId, { passwordHash });
+    await store.deleteOtherSessions(tx, principal.accountId, principal.userId, principal.sessionTokenHash);
+  });
+  return { success: true, message: "Your password was changed. Other sessions were signed out.", error: null };
+}
+
+export interface UpdateAccountInput {
+  userFullName?: string;
+  companyName?: string;
+  telegramUsername?: string;
+  accountAIOptOut?: boolean;
+}
+
+export async function updateAccount(db: Db, principal: { accountId: string; userId: string; role: Role }, input: UpdateAccountInput) {
+  const accountChanges = input.companyName !== undefined || input.accountAIOptOut !== undefined;
+  // Personal fields are anyone's own; account-wide fields need an admin.
+  if (accountChanges && principal.role === "VIEWER") throw forbidden("Only an admin can change the account's settings.");
+  await db.transaction(async (tx) => {
+    if (input.userFullName !== undefined || input.telegramUsername !== undefined) {
+      await store.updateUser(tx, principal.accountId, principal.userId, {
+        ...(input.userFullName !== undefined && { fullName: input.userFullName || null }),
+        ...(input.telegramUsername !== undefined && { telegramUsername: input.telegramUsername.replace(/^@/, "") || null }),
+      });
+    }
+    if (accountChanges) {
+      await store.updateAccountRow(tx, principal.accountId, {
+        ...(input.companyName !== undefined && { companyName: input.companyName || null }),
+        ...(input.accountAIOptOut !== undefined && { accountAIOptOut: input.accountAIOptOut }),
+      });
+    }
+  });
+}
+
+/** The one rule for role changes: admins and the owner change roles; the owner stays owner. */
+export async function updateUserRole(db: Db, principal: { accountId: string; userId: string }, userId: string, role: string) {
+  if (role !== "ADMIN" && role !== "VIEWER") {
+    throw badInput([{ pointer: "/role", message: "Choose one of: ADMIN, VIEWER." }]);
+  }
+  const member = isUuid(userId) ? await store.getMember(db, principal.accountId, userId) : undefined;
+  if (!member) throw notFound("The team member");
+  if (member.role === "OWNER") throw conflict("The account owner's role cannot be changed.");
+  await store.updateMemberRole(db, principal.accountId, userId, role);
+  const updated = await store.getMember(db, principal.accountId, userId);
+  if (!updated) throw notFound("The team member");
+  return updated;
+}
+
+export function featureFlags(config: AppConfig, account: store.AccountRow): Record<string, boolean> {
+  return { ...config.featureFlags, ...account.featureFlags };
+}

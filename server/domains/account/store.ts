@@ -1,0 +1,161 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Executor } from "../../platform/db/index.ts";
+import type { Role } from "../../platform/roles.ts";
+import { accounts, memberships, plans, sessions, signInAttempts, subscriptions, users } from "./tables.ts";
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
+export type PlanRow = typeof plans.$inferSelect;
+
+// Authentication comes before any account is known, so these two look users up by email or session.
+export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${email})`);
+  return row;
+}
+
+export async function findSession(db: Executor, tokenHash: string) {
+  const [row] = await db
+    .select({
+      userId: sessions.userId,
+      accountId: sessions.accountId,
+      expiresAt: sessions.expiresAt,
+      role: memberships.role,
+    })
+    .from(sessions)
+    .innerJoin(memberships, and(eq(memberships.accountId, sessions.accountId), eq(memberships.userId, sessions.userId)))
+    .where(eq(sessions.tokenHash, tokenHash));
+  return row;
+}
+
+export async function insertSession(db: Executor, row: typeof sessions.$inferInsert) {
+  await db.insert(sessions).values(row);
+}
+
+export async function deleteSession(db: Executor, tokenHash: string) {
+  await db.delete(sessions).where(eq(sessions.tokenHash, tokenHash));
+}
+
+/** Sessions of a user other than the one in use, ended when the password changes. */
+export async function deleteOtherSessions(db: Executor, accountId: string, userId: string, keepTokenHash: string) {
+  await db
+    .delete(sessions)
+    .where(
+      and(
+        eq(sessions.accountId, accountId),
+        eq(sessions.userId, userId),
+        sql`${sessions.tokenHash} <> ${keepTokenHash}`,
+      ),
+    );
+}
+
+export async function firstMembership(db: Executor, userId: string) {
+  const [row] = await db
+    .select()
+    .from(memberships)
+    .where(eq(memberships.userId, userId))
+    .orderBy(asc(memberships.createdAt))
+    .limit(1);
+  return row;
+}
+
+export async function getSignInAttempts(db: Executor, email: string) {
+  const [row] = await db.select().from(signInAttempts).where(eq(signInAttempts.email, email.toLowerCase()));
+  return row;
+}
+
+export async function setSignInFailures(db: Executor, email: string, failures: number, now: Date, lockedUntil: Date | null) {
+  const row = { email: email.toLowerCase(), failures, lastFailureAt: now, lockedUntil };
+  await db.insert(signInAttempts).values(row).onConflictDoUpdate({ target: signInAttempts.email, set: row });
+}
+
+export async function clearSignInAttempts(db: Executor, email: string) {
+  await db.delete(signInAttempts).where(eq(signInAttempts.email, email.toLowerCase()));
+}
+
+export async function insertUser(db: Executor, row: typeof users.$inferInsert): Promise<UserRow> {
+  const [user] = await db.insert(users).values(row).returning();
+  return user;
+}
+
+export async function insertAccount(db: Executor, row: typeof accounts.$inferInsert): Promise<AccountRow> {
+  const [account] = await db.insert(accounts).values(row).returning();
+  return account;
+}
+
+export async function insertMembership(db: Executor, accountId: string, userId: string, role: Role) {
+  await db.insert(memberships).values({ accountId, userId, role });
+}
+
+export async function getAccount(db: Executor, accountId: string): Promise<AccountRow | undefined> {
+  const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+  return row;
+}
+
+export async function getMember(db: Executor, accountId: string, userId: string) {
+  const [row] = await db
+    .select({ user: users, role: memberships.role, joinedAt: memberships.createdAt })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
+  return row;
+}
+
+export async function listMembers(db: Executor, accountId: string) {
+  return db
+    .select({ user: users, role: memberships.role, joinedAt: memberships.createdAt })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(eq(memberships.accountId, accountId))
+    .orderBy(asc(memberships.createdAt), asc(users.email));
+}
+
+export async function updateMemberRole(db: Executor, accountId: string, userId: string, role: Role) {
+  await db
+    .update(memberships)
+    .set({ role })
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
+}
+
+export async function updateUser(db: Executor, accountId: string, userId: string, set: Partial<typeof users.$inferInsert>) {
+  // The membership check keeps a user of another account out of reach.
+  const member = await getMember(db, accountId, userId);
+  if (!member) return;
+  await db.update(users).set(set).where(eq(users.id, userId));
+}
+
+export async function updateAccountRow(db: Executor, accountId: string, set: Partial<typeof accounts.$inferInsert>) {
+  await db.update(accounts).set(set).where(eq(accounts.id, accountId));
+}
+
+export async function getSubscription(db: Executor, accountId: string, lock = false) {
+  const query = db
+    .select({ subscription: subscriptions, plan: plans })
+    .from(subscriptions)
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(eq(subscriptions.accountId, accountId));
+  const [row] = lock ? await query.for("update", { of: subscriptions }) : await query;
+  return row;
+}
+
+export async function insertSubscription(db: Executor, row: typeof subscriptions.$inferInsert) {
+  await db.insert(subscriptions).values(row);
+}
+
+export async function getPlan(db: Executor, planId: string): Promise<PlanRow | undefined> {
+  const [row] = await db.select().from(plans).where(eq(plans.id, planId));
+  return row;
+}
+
+export async function listPlans(db: Executor): Promise<PlanRow[]> {
+  return db.select().from(plans).orderBy(asc(plans.priceCents));
+}
+
+export async function upsertPlans(db: Executor, rows: (typeof plans.$inferInsert)[]) {
+  for (const row of rows) {
+    await db.insert(plans).values(row).onConflictDoUpdate({ target: plans.id, set: row });
+  }
+}

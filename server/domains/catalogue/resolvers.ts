@@ -1,0 +1,39 @@
+import { type Context, requirePrincipal } from "../../graphql/context.ts";
+import type { Resolvers } from "../../graphql/resolvers.ts";
+import { getSubscription } from "../account/store.ts";
+import { chains, needsUpgrade } from "./networks.ts";
+
+export const catalogueResolvers: Resolvers = {
+  Query: {
+    chains: async (_: unknown, __: unknown, ctx: Context) => {
+      const principal = requirePrincipal(ctx);
+      const subscription = await getSubscription(ctx.db, principal.accountId);
+      const price = subscription?.plan.priceCents ?? 0;
+      return chains.map((chain) => {
+        const networks = chain.networks.map((network) => ({
+          value: network.value,
+          label: network.label,
+          chain: chain.chain,
+          canonicalNetwork: network.canonicalNetwork,
+          chainId: network.chainId,
+          isTestnet: network.isTestnet,
+          disabled: network.disabled === true,
+          comingSoon: network.comingSoon === true,
+          beta: network.beta === true,
+          needsUpgrade: needsUpgrade(network, price),
+        }));
+        return {
+          chain: chain.chain,
+          label: chain.label,
+          chainCompatibility: chain.chainCompatibility,
+          icon: chain.icon,
+          disabled: networks.every((n) => n.disabled),
+          comingSoon: networks.every((n) => n.comingSoon),
+          beta: networks.every((n) => n.beta),
+          needsUpgrade: networks.every((n) => n.needsUpgrade),
+          networks,
+        };
+      });
+    },
+  },
+};

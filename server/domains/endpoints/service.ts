@@ -1,0 +1,174 @@
+import { randomBytes, randomInt } from "node:crypto";
+import type { Db } from "../../platform/db/index.ts";
+import { badInput, conflict, notFound } from "../../platform/errors.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import { isUuid } from "../../platform/ids.ts";
+import { getSubscription } from "../account/store.ts";
+import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.ts";
+import * as store from "./store.ts";
+
+export type EndpointStatus = "ACTIVE" | "ARCHIVED" | "CANCELED" | "DISABLED" | "LIMIT_REACHED" | "PAUSED" | "SUSPENDED" | "TERMINATED";
+
+/**
+ * Hooks other areas attach to endpoint creation, run inside its transaction
+ * (security gives a new endpoint its first token here).
+ */
+export type EndpointCreatedHook = (tx: Parameters<Parameters<Db["transaction"]>[0]>[0], endpoint: store.EndpointRow) => Promise<void>;
+
+const adjectives = ["amber", "bold", "calm", "crimson", "dawn", "eager", "frosty", "gentle", "hidden", "icy", "jolly", "lively", "misty", "noble", "proud", "quiet", "rapid", "silent", "sunny", "wild"];
+const nouns = ["brook", "cedar", "dune", "ember", "field", "glade", "harbor", "island", "meadow", "morning", "peak", "pine", "river", "shadow", "sky", "stone", "thunder", "valley", "wave", "wind"];
+
+const pick = <T>(list: readonly T[]) => list[randomInt(list.length)];
+const generateName = () => `${pick(adjectives)}-${pick(nouns)}-${randomInt(1000, 10000)}`;
+
+export async function getEndpointOrFail(db: Db, accountId: string, id: string) {
+  const row = isUuid(id) ? await store.getEndpoint(db, accountId, id) : undefined;
+  if (!row) throw notFound("The endpoint");
+  return row;
+}
+
+export async function createEndpoint(
+  db: Db,
+  events: DomainEvents,
+  hooks: EndpointCreatedHook[],
+  accountId: string,
+  input: { chain: string; network: string; label?: string },
+) {
+  const found = findNetwork(input.network);
+  if (!found || found.chain.chain !== input.chain) {
+    throw badInput([{ pointer: "/network", message: `${input.network} is not a network of ${input.chain}.` }]);
+  }
+  if (!isSelectable(found.network)) {
+    throw badInput([{ pointer: "/network", message: `${found.network.label} is not available yet.` }]);
+  }
+  const created = await db.transaction(async (tx) => {
+    // Locking the subscription row serialises concurrent creations against the limit.
+    const subscription = await getSubscription(tx, accountId, true);
+    if (!subscription) throw notFound("The subscription");
+    if (needsUpgrade(found.network, subscription.plan.priceCents)) {
+      throw badInput([{ pointer: "/network", message: `${found.network.label} needs a paid plan.` }]);
+    }
+    const live = await store.countLiveEndpoints(tx, accountId);
+    if (live >= subscription.subscription.endpointLimit) {
+      throw conflict(
+        `Your ${subscription.plan.prettyName} plan allows ${subscription.subscription.endpointLimit} endpoints; archive one or upgrade to add more.`,
+      );
+    }
+    const endpoint = await store.insertEndpoint(tx, accountId, {
+      exId: randomBytes(12).toString("hex"),
+      name: generateName(),
+      label: input.label?.trim() || null,
+      chain: input.chain,
+      network: input.network,
+      status: "ACTIVE",
+    });
+    for (const hook of hooks) await hook(tx, endpoint);
+    return endpoint;
+  });
+  events.emit("endpoint.changed", { accountId, endpointId: created.id });
+  return created;
+}
+
+/** A change to an archived endpoint is refused: archiving is final. */
+function assertNotArchived(row: store.EndpointRow) {
+  if (row.status === "ARCHIVED") throw conflict("This endpoint is archived and can no longer be changed.");
+}
+
+export async function updateLabel(db: Db, events: DomainEvents, accountId: string, id: string, label: string) {
+  const row = await getEndpointOrFail(db, accountId, id);
+  assertNotArchived(row);
+  const updated = await store.updateEndpoint(db, accountId, id, { label: label.trim() });
+  events.emit("endpoint.changed", { accountId, endpointId: id });
+  return updated;
+}
+
+/** The one place endpoint status transitions are decided. */
+export function nextStatus(current: EndpointStatus, action: "togglePause" | "archive"): EndpointStatus {
+  if (action === "archive") {
+    if (current === "ARCHIVED") throw conflict("This endpoint is archived already.");
+    return "ARCHIVED";
+  }
+  if (current === "ACTIVE") return "PAUSED";
+  if (current === "PAUSED") return "ACTIVE";
+  throw conflict(`An endpoint that is ${current.toLowerCase().replace("_", " ")} cannot be paused or resumed.`);
+}
+
+async function transition(db: Db, events: DomainEvents, accountId: string, id: string, action: "togglePause" | "archive") {
+  return db.transaction(async (tx) => {
+    const row = isUuid(id) ? await store.getEndpoint(tx, accountId, id) : undefined;
+    if (!row) throw notFound("The endpoint");
+    const status = nextStatus(row.status as EndpointStatus, action);
+    const updated = await store.updateEndpoint(tx, accountId, id, {
+      status,
+      ...(status === "ARCHIVED" && { archivedAt: new Date() }),
+    });
+    events.emit("endpoint.changed", { accountId, endpointId: id });
+    return updated;
+  });
+}
+
+export const togglePaused = (db: Db, events: DomainEvents, accountId: string, id: string) =>
+  transition(db, events, accountId, id, "togglePause");
+export const archive = (db: Db, events: DomainEvents, accountId: string, id: string) =>
+  transition(db, events, accountId, id, "archive");
+
+export async function addTag(db: Db, events: DomainEvents, accountId: string, endpointId: string, label: string) {
+  const row = await getEndpointOrFail(db, accountId, endpointId);
+  assertNotArchived(row);
+  await db.transaction(async (tx) => {
+    const tag = await store.ensureTag(tx, accountId, label.trim());
+    await store.linkTag(tx, endpointId, tag.id);
+  });
+  events.emit("endpoint.changed", { accountId, endpointId });
+  return row;
+}
+
+export async function removeTag(db: Db, events: DomainEvents, accountId: string, endpointId: string, tagId: string) {
+  const row = await getEndpointOrFail(db, accountId, endpointId);
+  const tag = isUuid(tagId) ? await store.getTag(db, accountId, tagId) : undefined;
+  if (!tag) throw notFound("The tag");
+  await store.unlinkTag(db, endpointId, tagId);
+  events.emit("endpoint.changed", { accountId, endpointId });
+  return row;
+}
+
+export async function deleteTag(db: Db, accountId: string, tagId: string) {
+  if (!isUuid(tagId) || !(await store.deleteTag(db, accountId, tagId))) throw notFound("The tag");
+}
+
+const PAGE_MAX = 100;
+
+export async function listEndpoints(
+  db: Db,
+  accountId: string,
+  args: { first?: number | null; after?: string | null; search?: string | null; tagIds?: string[] | null; status?: string | null; orderBy?: store.EndpointOrder | null },
+) {
+  const first = args.first ?? 20;
+  if (!Number.isInteger(first) || first < 1 || first > PAGE_MAX) {
+    throw badInput([{ pointer: "/first", message: `Ask for 1 to ${PAGE_MAX} endpoints at a time.` }]);
+  }
+  const order = args.orderBy ?? "CREATED_AT_DESC";
+  const after = args.after ? decodeCursor(args.after) : null;
+  const tagIds = (args.tagIds ?? []).filter(isUuid);
+  if (args.tagIds && args.tagIds.length > 0 && tagIds.length === 0) {
+    return { rows: [], hasNextPage: false, totalCount: 0, order };
+  }
+  const filter = { search: args.search, tagIds, status: args.status };
+  const [rows, totalCount] = await Promise.all([
+    store.listEndpoints(db, accountId, filter, order, first + 1, after),
+    store.countEndpoints(db, accountId, filter),
+  ]);
+  return { rows: rows.slice(0, first), hasNextPage: rows.length > first, totalCount, order };
+}
+
+export const encodeCursor = (cursor: store.Cursor) => Buffer.from(JSON.stringify([cursor.key, cursor.id])).toString("base64url");
+
+function decodeCursor(text: string): store.Cursor {
+  try {
+    const [key, id] = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown[];
+    if (typeof key === "string" && typeof id === "string" && isUuid(id)) return { key, id };
+  } catch {
+    // falls through to the error below
+  }
+  throw badInput([{ pointer: "/after", message: "This cursor is not valid." }]);
+}

@@ -1,0 +1,37 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import type { AppConfig } from "../platform/config.ts";
+import type { Db } from "../platform/db/index.ts";
+import { forbidden, unauthenticated } from "../platform/errors.ts";
+import { type Role, roleAtLeast } from "../platform/roles.ts";
+import type { Services } from "../services.ts";
+
+/** Who is calling: a signed-in user acting in one account with one role. */
+export interface Principal {
+  userId: string;
+  accountId: string;
+  role: Role;
+  sessionTokenHash: string;
+}
+
+export interface Context {
+  db: Db;
+  config: AppConfig;
+  log: Logger;
+  services: Services;
+  principal: Principal | null;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export function requirePrincipal(ctx: Context): Principal {
+  if (!ctx.principal) throw unauthenticated();
+  return ctx.principal;
+}
+
+/** The one server-side permission check: the caller's role must be at least `role`. */
+export function requireRole(ctx: Context, role: Role): Principal {
+  const principal = requirePrincipal(ctx);
+  if (!roleAtLeast(principal.role, role)) throw forbidden();
+  return principal;
+}

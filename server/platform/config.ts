@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+export interface AppConfig {
+  /** The repository root: schemas, screens and the built console are found from here. */
+  rootDir: string;
+  /** Where the service keeps its state (embedded database, generated secrets). */
+  dataDir: string;
+  host: string;
+  port: number;
+  /** The base URL users reach the service at; endpoint URLs are built from it. */
+  publicUrl: string | null;
+  /** An external PostgreSQL server; when null the service starts its own embedded one. */
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  production: boolean;
+  /** Development mode: the console is served by Vite with hot reload, manifests reload on change. */
+  dev: boolean;
+  demoPassword: string | null;
+  /** Feature flag defaults; each account may override them. */
+  featureFlags: Record<string, boolean>;
+  sessionDays: number;
+  logLevel: string;
+}
+
+const rootDir = path.resolve(import.meta.dirname, "../..");
+
+/** Feature flags on by default: the areas that are built. */
+const defaultFlags: Record<string, boolean> = {
+  endpointTags: true,
+  errorLogs: true,
+  rbac: true,
+  multiChain: true,
+  accountRps: true,
+  newDashboard: true,
+  billing4: true,
+};
+
+function parseFlags(text: string | undefined): Record<string, boolean> {
+  const flags = { ...defaultFlags };
+  for (const part of (text ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+    const off = part.startsWith("-");
+    flags[off ? part.slice(1) : part] = !off;
+  }
+  return flags;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): AppConfig {
+  const port = env.PORT === undefined ? 8080 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  return {
+    rootDir,
+    dataDir: path.resolve(env.NODEPLANE_DATA_DIR ?? path.join(rootDir, ".data")),
+    host: env.HOST ?? "127.0.0.1",
+    port,
+    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : null,
+    databaseUrl: env.DATABASE_URL || null,
+    redisUrl: env.REDIS_URL || null,
+    production: env.NODE_ENV === "production",
+    dev: argv.includes("--dev"),
+    demoPassword: env.NODEPLANE_DEMO_PASSWORD || null,
+    featureFlags: parseFlags(env.NODEPLANE_FLAGS),
+    sessionDays: 14,
+    logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
+  };
+}
+
+/**
+ * A secret generated once and kept in the data directory, so restarts reuse it.
+ * Returns whether it was created now, so the caller can print it the first time.
+ */
+export function persistentSecret(config: AppConfig, name: string, bytes = 18): { value: string; created: boolean } {
+  const file = path.join(config.dataDir, `${name}.secret`);
+  if (existsSync(file)) return { value: readFileSync(file, "utf8").trim(), created: false };
+  mkdirSync(config.dataDir, { recursive: true });
+  const value = randomBytes(bytes).toString("base64url");
+  writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  return { value, created: true };
+}

@@ -1,0 +1,21 @@
+import path from "node:path";
+import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import * as schema from "./schema.ts";
+
+export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+/** A transaction handle; store functions accept either. */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type Executor = Db | Tx;
+
+export { schema };
+
+export function openDatabase(url: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString: url, max });
+  return drizzle(pool, { schema }) as Db;
+}
+
+export async function runMigrations(db: Db): Promise<void> {
+  await migrate(db, { migrationsFolder: path.resolve(import.meta.dirname, "../migrations") });
+}

@@ -1,0 +1,3 @@
+// Every domain's tables, for Drizzle's typed queries and for drizzle-kit's migration generator.
+export * from "../../domains/account/tables.ts";
+export * from "../../domains/endpoints/tables.ts";

@@ -1,0 +1,34 @@
+export type ErrorCode =
+  | "BAD_USER_INPUT"
+  | "UNAUTHENTICATED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "RATE_LIMITED"
+  | "UPSTREAM_FAILED"
+  | "INTERNAL";
+
+export interface FieldError {
+  /** JSON pointer of the bad field, relative to the input object (or naming the argument). */
+  pointer: string;
+  message: string;
+}
+
+/** An error the API shows to the user as it is, with a stable code. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly fields: FieldError[] = [],
+  ) {
+    super(message);
+    this.name = "AppError";
+  }
+}
+
+export const badInput = (fields: FieldError[], message = "The input is not valid.") =>
+  new AppError("BAD_USER_INPUT", message, fields);
+export const notFound = (what: string) => new AppError("NOT_FOUND", `${what} was not found.`);
+export const forbidden = (message = "Your role does not allow this.") => new AppError("FORBIDDEN", message);
+export const unauthenticated = () => new AppError("UNAUTHENTICATED", "Sign in first.");
+export const conflict = (message: string) => new AppError("CONFLICT", message);

@@ -1,0 +1,20 @@
+import { EventEmitter } from "node:events";
+
+export interface DomainEventMap {
+  /** An endpoint's status, label, tags or settings changed; caches of it must be refreshed. */
+  "endpoint.changed": { accountId: string; endpointId: string };
+}
+
+/** In-process notifications between domains and the data plane. */
+export class DomainEvents {
+  private readonly emitter = new EventEmitter();
+
+  emit<K extends keyof DomainEventMap>(name: K, payload: DomainEventMap[K]) {
+    this.emitter.emit(name, payload);
+  }
+
+  on<K extends keyof DomainEventMap>(name: K, listener: (payload: DomainEventMap[K]) => void) {
+    this.emitter.on(name, listener);
+    return () => this.emitter.off(name, listener);
+  }
+}

@@ -1,0 +1,9 @@
+export const roles = ["VIEWER", "ADMIN", "OWNER"] as const;
+export type Role = (typeof roles)[number];
+
+const rank: Record<Role, number> = { VIEWER: 0, ADMIN: 1, OWNER: 2 };
+
+export const isRole = (value: unknown): value is Role => typeof value === "string" && value in rank;
+
+/** OWNER > ADMIN > VIEWER: the one comparison every permission check uses. */
+export const roleAtLeast = (role: Role, required: Role) => rank[role] >= rank[required];

@@ -1,0 +1,451 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import {
+  type DefinitionNode,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  print,
+  validate,
+  visit,
+} from "graphql";
+import { type Role, roleAtLeast } from "../platform/roles.ts";
+import { createAjv, type EntitySchemas, loadEntitySchemas } from "../platform/validation.ts";
+
+export interface Problem {
+  file: string;
+  pointer: string;
+  reason: string;
+}
+
+export class RegistryError extends Error {
+  constructor(readonly problems: Problem[]) {
+    super(`The screen registry is not valid:\n${problems.map((p) => `  ${p.file} ${p.pointer || "/"}: ${p.reason}`).join("\n")}`);
+    this.name = "RegistryError";
+  }
+}
+
+export interface Manifest {
+  id: string;
+  route: string;
+  title: string;
+  nav?: { section?: string; label?: string; parent?: string; tab?: string; hidden?: true; order?: number };
+  requires?: { role?: Role; flag?: string | null };
+  views: Record<string, unknown>[];
+  [key: string]: unknown;
+}
+
+export interface Operation {
+  name: string;
+  type: "query" | "mutation";
+  /** The operation with every fragment it uses, ready to send. */
+  text: string;
+  file: string;
+}
+
+export interface Registry {
+  screens: { manifest: Manifest; file: string; operations: string[] }[];
+  operations: Map<string, Operation>;
+  schemas: EntitySchemas;
+}
+
+export interface RegistryView {
+  version: number;
+  screens: Manifest[];
+  schemas: EntitySchemas;
+  operations: Record<string, string>;
+}
+
+const REGISTRY_VERSION = 1;
+
+function walkFiles(dir: string, suffix: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) return walkFiles(full, suffix);
+      return name.endsWith(suffix) ? [full] : [];
+    });
+}
+
+const pointerEscape = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** Calls `visit` on every value in a JSON tree with its JSON pointer. */
+function walkJson(value: unknown, pointer: string, fn: (key: string, value: unknown, pointer: string, parent: Record<string, unknown>) => void) {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => walkJson(item, `${pointer}/${i}`, fn));
+  } else if (value && typeof value === "object") {
+    for (const [key, child] of Object.entries(value)) {
+      const childPointer = `${pointer}/${pointerEscape(key)}`;
+      fn(key, child, childPointer, value as Record<string, unknown>);
+      walkJson(child, childPointer, fn);
+    }
+  }
+}
+
+function collectFragmentNames(node: DefinitionNode, fragments: Map<string, FragmentDefinitionNode>, into = new Set<string>()) {
+  visit(node, {
+    FragmentSpread(spread) {
+      const name = spread.name.value;
+      if (into.has(name)) return;
+      into.add(name);
+      const fragment = fragments.get(name);
+      if (fragment) collectFragmentNames(fragment, fragments, into);
+    },
+  });
+  return into;
+}
+
+/** Resolves local and cross-entity `$ref`s of an entity schema fragment. */
+function resolveRef(schemas: EntitySchemas, base: string, node: Record<string, unknown>): { entity: string; node: Record<string, unknown> } | null {
+  let current = { entity: base, node };
+  for (let depth = 0; depth < 10 && typeof current.node.$ref === "string"; depth++) {
+    const found = lookupSchemaRef(schemas, current.node.$ref as string, current.entity);
+    if (!found) return null;
+    current = found;
+  }
+  return current;
+}
+
+function lookupSchemaRef(schemas: EntitySchemas, ref: string, base: string): { entity: string; node: Record<string, unknown> } | null {
+  const [entityPart, pointer = ""] = ref.split("#");
+  const entity = entityPart || base;
+  let node: unknown = schemas[entity];
+  for (const segment of pointer.split("/").filter(Boolean)) {
+    node = (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, "/").replace(/~0/g, "~")];
+  }
+  return node && typeof node === "object" ? { entity, node: node as Record<string, unknown> } : null;
+}
+
+function schemaTypes(node: Record<string, unknown>): string[] {
+  if (Array.isArray(node.enum)) return ["enum"];
+  if (node.const !== undefined) return ["const"];
+  const type = node.type;
+  return (Array.isArray(type) ? type : [type]).filter((t): t is string => typeof t === "string" && t !== "null");
+}
+
+/** Whether a JSON Schema fragment describes values the GraphQL input type accepts. */
+function compareTypes(
+  schemas: EntitySchemas,
+  entity: string,
+  rawNode: Record<string, unknown>,
+  type: GraphQLInputType,
+  where: string,
+  problems: string[],
+) {
+  const resolved = resolveRef(schemas, entity, rawNode);
+  if (!resolved) {
+    problems.push(`${where}: its $ref does not resolve`);
+    return;
+  }
+  const node = resolved.node;
+  const nullable = getNullableType(type);
+  if (isListType(nullable)) {
+    if (!schemaTypes(node).includes("array")) problems.push(`${where}: the input is a list but the schema is not an array`);
+    else if (node.items && typeof node.items === "object")
+      compareTypes(schemas, resolved.entity, node.items as Record<string, unknown>, nullable.ofType, `${where}[]`, problems);
+    return;
+  }
+  if (isInputObjectType(nullable)) {
+    if (!schemaTypes(node).includes("object")) {
+      problems.push(`${where}: the input is ${nullable.name} but the schema is not an object`);
+      return;
+    }
+    const properties = (node.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const required = new Set((node.required ?? []) as string[]);
+    const fields = nullable.getFields();
+    for (const [name, property] of Object.entries(properties)) {
+      const field = fields[name];
+      if (!field) problems.push(`${where}/${name}: ${nullable.name} has no field ${name}`);
+      else compareTypes(schemas, resolved.entity, property, field.type, `${where}/${name}`, problems);
+    }
+    for (const field of Object.values(fields)) {
+      if (isNonNullType(field.type) && field.defaultValue === undefined && !required.has(field.name)) {
+        problems.push(`${where}/${field.name}: ${nullable.name}.${field.name} is required but the schema does not require it`);
+      }
+    }
+    return;
+  }
+  if (isEnumType(nullable)) {
+    const allowed = new Set(nullable.getValues().map((v) => v.name));
+    const values = (node.enum ?? (node.const !== undefined ? [node.const] : null)) as unknown[] | null;
+    if (!values) problems.push(`${where}: the input is the enum ${nullable.name} but the schema has no enum`);
+    else for (const v of values) if (!allowed.has(String(v))) problems.push(`${where}: ${String(v)} is not a value of ${nullable.name}`);
+    return;
+  }
+  if (isScalarType(nullable)) {
+    const expected: Record<string, string[]> = {
+      String: ["string", "enum", "const"],
+      ID: ["string", "enum", "const"],
+      DateTime: ["string"],
+      Int: ["integer"],
+      Float: ["number", "integer"],
+      Boolean: ["boolean"],
+    };
+    const accepted = expected[nullable.name];
+    if (!accepted) return;
+    const types = schemaTypes(node);
+    if (types.length === 0 || !types.every((t) => accepted.includes(t))) {
+      problems.push(`${where}: the input is ${nullable.name} but the schema allows ${types.join(" or ") || "anything"}`);
+    }
+  }
+}
+
+function checkFormAgainstMutation(
+  schemas: EntitySchemas,
+  schemaRef: string,
+  field: GraphQLField<unknown, unknown>,
+  variables: Record<string, unknown>,
+): string[] {
+  const problems: string[] = [];
+  const [entity] = schemaRef.split("#");
+  const target = lookupSchemaRef(schemas, schemaRef.includes("#") ? schemaRef : `${schemaRef}#`, entity);
+  if (!target) return [`schema ${schemaRef} does not resolve`];
+  const form = resolveRef(schemas, target.entity, target.node);
+  if (!form) return [`schema ${schemaRef} does not resolve`];
+  const properties = (form.node.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set((form.node.required ?? []) as string[]);
+  for (const [name, value] of Object.entries(variables)) {
+    const arg = field.args.find((a) => a.name === name);
+    if (!arg) {
+      problems.push(`variable ${name} is not an argument of ${field.name}`);
+      continue;
+    }
+    if (value === "$form") compareTypes(schemas, form.entity, form.node, arg.type, `${field.name}(${name})`, problems);
+    else if (typeof value === "string" && value.startsWith("$form.")) {
+      const property = properties[value.slice("$form.".length)];
+      if (!property) problems.push(`${value} is not a field of ${schemaRef}`);
+      else {
+        compareTypes(schemas, form.entity, property, arg.type, `${field.name}(${name})`, problems);
+        if (isNonNullType(arg.type) && !required.has(value.slice("$form.".length))) {
+          problems.push(`${field.name}(${name}) is required but ${value} is optional in the schema`);
+        }
+      }
+    }
+  }
+  for (const arg of field.args) {
+    if (isNonNullType(arg.type) && arg.defaultValue === undefined && !(arg.name in variables)) {
+      problems.push(`the required argument ${arg.name} of ${field.name} is not given`);
+    }
+  }
+  return problems;
+}
+
+const routePattern = (route: string) => new RegExp(`^${route.replace(/:[a-zA-Z]+/g, "[^/]+").replace(/\{[^}]+\}/g, "[^/]+")}$`);
+
+export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registry {
+  const problems: Problem[] = [];
+  const screensDir = path.join(rootDir, "screens");
+  const rel = (file: string) => path.relative(rootDir, file);
+
+  let schemas: EntitySchemas = {};
+  try {
+    schemas = loadEntitySchemas(path.join(rootDir, "schemas/entities"));
+  } catch (error) {
+    problems.push({ file: "schemas/entities", pointer: "", reason: String(error) });
+  }
+  let entityAjv: Ajv2020 | null = null;
+  try {
+    entityAjv = createAjv(schemas);
+    for (const name of Object.keys(schemas)) entityAjv.getSchema(name);
+  } catch (error) {
+    problems.push({ file: "schemas/entities", pointer: "", reason: `does not compile: ${(error as Error).message}` });
+  }
+
+  // Operations from every document, and the fragments they share.
+  const documents: { file: string; document: DocumentNode }[] = [];
+  for (const file of walkFiles(screensDir, ".graphql")) {
+    try {
+      documents.push({ file, document: parse(readFileSync(file, "utf8")) });
+    } catch (error) {
+      problems.push({ file: rel(file), pointer: "", reason: (error as Error).message });
+    }
+  }
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const { file, document } of documents) {
+    for (const def of document.definitions) {
+      if (def.kind !== Kind.FRAGMENT_DEFINITION) continue;
+      if (fragments.has(def.name.value)) problems.push({ file: rel(file), pointer: "", reason: `fragment ${def.name.value} is defined twice` });
+      fragments.set(def.name.value, def);
+    }
+  }
+  const operations = new Map<string, Operation>();
+  for (const { file, document } of documents) {
+    for (const def of document.definitions) {
+      if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+      const op = def as OperationDefinitionNode;
+      if (!op.name) {
+        problems.push({ file: rel(file), pointer: "", reason: "every operation needs a name" });
+        continue;
+      }
+      const name = op.name.value;
+      if (operations.has(name)) {
+        problems.push({ file: rel(file), pointer: "", reason: `operation ${name} is also defined in ${operations.get(name)?.file}` });
+        continue;
+      }
+      if (op.operation === "subscription") {
+        problems.push({ file: rel(file), pointer: "", reason: `${name}: subscriptions are not served` });
+        continue;
+      }
+      const used = [...collectFragmentNames(op, fragments)];
+      const missing = used.filter((f) => !fragments.has(f));
+      if (missing.length > 0) {
+        problems.push({ file: rel(file), pointer: "", reason: `${name} uses undefined fragments ${missing.join(", ")}` });
+        continue;
+      }
+      const opDocument: DocumentNode = { kind: Kind.DOCUMENT, definitions: [op, ...used.map((f) => fragments.get(f) as FragmentDefinitionNode)] };
+      for (const error of validate(apiSchema, opDocument)) {
+        problems.push({ file: rel(file), pointer: "", reason: `${name}: ${error.message}` });
+      }
+      operations.set(name, { name, type: op.operation, text: print(opDocument), file: rel(file) });
+    }
+  }
+
+  // Manifests against the meta-schema, then against the operations and entity schemas they name.
+  const metaAjv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats.default(metaAjv);
+  const validateManifest = metaAjv.compile(JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8")));
+  const screens: Registry["screens"] = [];
+  for (const file of walkFiles(screensDir, ".screen.json")) {
+    let manifest: Manifest;
+    try {
+      manifest = JSON.parse(readFileSync(file, "utf8")) as Manifest;
+    } catch (error) {
+      problems.push({ file: rel(file), pointer: "", reason: `not JSON: ${(error as Error).message}` });
+      continue;
+    }
+    if (!validateManifest(manifest)) {
+      // oneOf failures repeat each branch's errors; the deepest ones say the most.
+      const seen = new Set<string>();
+      for (const error of validateManifest.errors ?? []) {
+        const key = `${error.instancePath} ${error.message}`;
+        if (seen.has(key) || error.keyword === "oneOf") continue;
+        seen.add(key);
+        problems.push({ file: rel(file), pointer: error.instancePath, reason: `${error.message}${error.params && "additionalProperty" in error.params ? ` (${String(error.params.additionalProperty)})` : ""}` });
+      }
+      continue;
+    }
+    const used = new Set<string>();
+    const mutationType = apiSchema.getMutationType();
+    walkJson(manifest, "", (key, value, pointer, parent) => {
+      const expectOperation = (name: unknown, type: "query" | "mutation", at: string) => {
+        if (typeof name !== "string") return;
+        const op = operations.get(name);
+        if (!op) problems.push({ file: rel(file), pointer: at, reason: `names the ${type} ${name}, which no .graphql document in screens/ defines` });
+        else if (op.type !== type) problems.push({ file: rel(file), pointer: at, reason: `${name} is a ${op.type}, not a ${type}` });
+        else used.add(name);
+      };
+      if (key === "query") expectOperation(value, "query", pointer);
+      if (key === "mutation") expectOperation(value, "mutation", pointer);
+      if (key === "refresh" && Array.isArray(value)) value.forEach((name, i) => expectOperation(name, "query", `${pointer}/${i}`));
+      if (key === "schema" && typeof value === "string" && entityAjv && !entityAjv.getSchema(value)) {
+        problems.push({ file: rel(file), pointer, reason: `names the schema ${value}, which schemas/entities does not define` });
+      }
+      // A form (a form view, or an action asking for input) must agree with its mutation's arguments.
+      if (key === "mutation" && typeof value === "string") {
+        const formSchema = typeof parent.schema === "string" ? parent.schema : (parent.form as { schema?: string } | undefined)?.schema;
+        const field = mutationType?.getFields()[rootFieldOf(operations.get(value)?.text) ?? ""];
+        const op = operations.get(value);
+        if (formSchema && field && op) {
+          const variables = (parent.variables as Record<string, unknown> | undefined) ?? { input: "$form" };
+          const opVariables = operationVariables(op.text);
+          for (const name of Object.keys(variables)) {
+            if (!opVariables.has(name)) problems.push({ file: rel(file), pointer, reason: `${value} declares no variable $${name}` });
+          }
+          for (const reason of checkFormAgainstMutation(schemas, formSchema, field, mapToArgs(op.text, variables))) {
+            problems.push({ file: rel(file), pointer, reason: `${formSchema} does not fit ${value}: ${reason}` });
+          }
+        }
+      }
+    });
+    screens.push({ manifest, file: rel(file), operations: [...used] });
+  }
+
+  // Ids and routes are unique, parents exist, and every screen can be reached.
+  const byId = new Map<string, Registry["screens"][number]>();
+  const routes = new Map<string, string>();
+  for (const screen of screens) {
+    const { id, route } = screen.manifest;
+    if (byId.has(id)) problems.push({ file: screen.file, pointer: "/id", reason: `id ${id} is also used by ${byId.get(id)?.file}` });
+    if (routes.has(route)) problems.push({ file: screen.file, pointer: "/route", reason: `route ${route} is also used by ${routes.get(route)}` });
+    byId.set(id, screen);
+    routes.set(route, screen.file);
+  }
+  const links: string[] = [];
+  for (const screen of screens) {
+    walkJson(screen.manifest, "", (key, value) => {
+      if (["to", "link", "rowLink", "redirect"].includes(key) && typeof value === "string") links.push(value.split("?")[0]);
+    });
+  }
+  const reachable = (screen: Registry["screens"][number], seen = new Set<string>()): boolean => {
+    const nav = screen.manifest.nav;
+    if (!nav || seen.has(screen.manifest.id)) return false;
+    seen.add(screen.manifest.id);
+    if (nav.section) return true;
+    const parent = nav.parent ? byId.get(nav.parent) : undefined;
+    if (nav.parent && !parent) return false;
+    if (nav.tab) return parent ? reachable(parent, seen) : false;
+    const linked = links.some((link) => routePattern(screen.manifest.route).test(link.replace(/\{[^}]+\}/g, "x")) || routePattern(link).test(screen.manifest.route));
+    return linked && (!parent || reachable(parent, seen));
+  };
+  for (const screen of screens) {
+    const parentId = screen.manifest.nav?.parent;
+    if (parentId && !byId.has(parentId)) problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
+    else if (!reachable(screen)) problems.push({ file: screen.file, pointer: "/nav", reason: "no navigation entry, tab or link leads to this screen" });
+  }
+
+  if (problems.length > 0) throw new RegistryError(problems);
+  return { screens, operations, schemas };
+}
+
+function rootFieldOf(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  const op = parse(text).definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const first = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  return first && first.kind === Kind.FIELD ? first.name.value : undefined;
+}
+
+function operationVariables(text: string): Set<string> {
+  const op = parse(text).definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  return new Set(op?.variableDefinitions?.map((v) => v.variable.name.value) ?? []);
+}
+
+/** Maps manifest variables (operation variables) to the root field's arguments they feed. */
+function mapToArgs(text: string, variables: Record<string, unknown>): Record<string, unknown> {
+  const op = parse(text).definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const field = op?.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  const mapped: Record<string, unknown> = {};
+  if (!field || field.kind !== Kind.FIELD) return mapped;
+  for (const arg of field.arguments ?? []) {
+    if (arg.value.kind === Kind.VARIABLE && arg.value.name.value in variables) mapped[arg.name.value] = variables[arg.value.name.value];
+    else mapped[arg.name.value] = "(literal)";
+  }
+  return mapped;
+}
+
+/** The screens, schemas and operations a viewer with this role and these flags may use. */
+export function registryFor(registry: Registry, role: Role, flags: Record<string, boolean>): RegistryView {
+  const screens = registry.screens.filter(({ manifest }) => {
+    const requires = manifest.requires ?? {};
+    return roleAtLeast(role, requires.role ?? "VIEWER") && (!requires.flag || flags[requires.flag] === true);
+  });
+  const operations: Record<string, string> = {};
+  for (const screen of screens) {
+    for (const name of screen.operations) operations[name] = registry.operations.get(name)?.text ?? "";
+  }
+  return { version: REGISTRY_VERSION, screens: screens.map((s) => s.manifest), schemas: registry.schemas, operations };
+}
+

@@ -1,0 +1,38 @@
+import type { Logger } from "pino";
+import { findUserByEmail } from "./domains/account/store.ts";
+import { addMember, seedPlans, signUp } from "./domains/account/service.ts";
+import { addTag, createEndpoint } from "./domains/endpoints/service.ts";
+import { type AppConfig, persistentSecret } from "./platform/config.ts";
+import type { Db } from "./platform/db/index.ts";
+import { DomainEvents } from "./platform/events.ts";
+
+export const DEMO_OWNER = "demo@nodeplane.local";
+export const DEMO_VIEWER = "viewer@nodeplane.local";
+
+/** The catalogue on every start; the demo account, its viewer and a few tagged endpoints on the first. */
+export async function seed(db: Db, config: AppConfig, log: Logger) {
+  await seedPlans(db);
+  const secret = config.demoPassword ? { value: config.demoPassword, created: false } : persistentSecret(config, "demo-password");
+  const firstStart = { demoEmail: DEMO_OWNER, demoPassword: secret.value, passwordCreated: secret.created };
+  if (await findUserByEmail(db, DEMO_OWNER)) return firstStart;
+
+  log.info("seeding the demo account");
+  const { accountId } = await signUp(
+    db,
+    { email: DEMO_OWNER, password: secret.value, fullName: "Demo Owner", companyName: "Nodeplane Demo" },
+    // The demo shows a paid plan's room: the free plan's two endpoints would be used up by the seed.
+    { verified: true, planId: "b6_build" },
+  );
+  await addMember(db, accountId, { email: DEMO_VIEWER, password: secret.value, fullName: "Demo Viewer", role: "VIEWER" });
+  // Seeding happens before any listener exists, so its events reach nobody.
+  const events = new DomainEvents();
+  const demo = [
+    { chain: "ethereum", network: "ethereum-sepolia", label: "Wallet backend", tags: ["production", "wallet"] },
+    { chain: "base", network: "base-sepolia", label: "Indexer", tags: ["staging"] },
+  ];
+  for (const item of demo) {
+    const endpoint = await createEndpoint(db, events, [], accountId, item);
+    for (const tag of item.tags) await addTag(db, events, accountId, endpoint.id, tag);
+  }
+  return firstStart;
+}

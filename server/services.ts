@@ -1,0 +1,10 @@
+import type { EndpointCreatedHook } from "./domains/endpoints/service.ts";
+import type { DomainEvents } from "./platform/events.ts";
+import type { RegistryHolder } from "./registry/watch.ts";
+
+/** Long-lived parts of the service that resolvers reach through the context. */
+export interface Services {
+  events: DomainEvents;
+  registry: RegistryHolder;
+  endpointCreatedHooks: EndpointCreatedHook[];
+}
