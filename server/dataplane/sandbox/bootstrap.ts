@@ -9,7 +9,7 @@
  * Uncatchable conditions (interrupt, out of memory, stack overflow) are rethrown for the host to
  * classify, because the guest may be unable to allocate while handling them.
  */
-export const BOOTSTRAP_SOURCE = String.raw`(function (hostCall, helperNames, version, maxLines, maxChars) {
+export const BOOTSTRAP_SOURCE = `(function (hostCall, helperNames, version, maxLines, maxChars) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var strict = version >= 5, streamObject = version >= 3, asyncAllowed = version >= 4;

@@ -261,7 +261,11 @@ export class Filter {
     } finally {
       errorHandle.dispose();
     }
-    const d = (dumped && typeof dumped === "object" ? dumped : {}) as { name?: string; message?: string; stack?: string };
+    const d = (dumped && typeof dumped === "object" ? dumped : {}) as {
+      name?: string;
+      message?: string;
+      stack?: string;
+    };
     const message = d.message ?? String(dumped);
     if (this.interrupted || message === "interrupted") return this.timeoutFault();
     if (message === "out of memory") {
@@ -425,13 +429,10 @@ export class Filter {
 /** Creates a filter (loads the shared WASM module on first use). Compilation happens on the first run or check(). */
 export async function createFilter(options: FilterOptions): Promise<Filter> {
   const module = await loadModule();
-  return new Filter(
-    module,
-    options.source,
-    options.version ?? DEFAULT_FILTER_VERSION,
-    options.helpers,
-    { ...DEFAULT_FILTER_LIMITS, ...options.limits },
-  );
+  return new Filter(module, options.source, options.version ?? DEFAULT_FILTER_VERSION, options.helpers, {
+    ...DEFAULT_FILTER_LIMITS,
+    ...options.limits,
+  });
 }
 
 /** One-shot run for "test filter function": builds, runs once on the input, disposes. */

@@ -1,0 +1,312 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createFilter, type Filter, type FilterOptions, testFilter } from "../../../server/dataplane/sandbox/filter.ts";
+import type { FilterHelpers, FilterOutcome } from "../../../server/dataplane/sandbox/types.ts";
+
+const batch = [
+  { number: "0x1", transactions: [{ value: "0x10" }] },
+  { number: "0x2", transactions: [] },
+];
+const metadata = { network: "local", dataset: "BLOCK", batch_start_range: 1, batch_end_range: 2 };
+
+const made: Filter[] = [];
+async function filter(source: string, options: Omit<FilterOptions, "source"> = {}): Promise<Filter> {
+  const f = await createFilter({ source, ...options });
+  made.push(f);
+  return f;
+}
+afterEach(() => {
+  for (const f of made.splice(0)) f.dispose();
+});
+
+function failed(outcome: FilterOutcome) {
+  if (outcome.ok) throw new Error(`expected a failure, got ${JSON.stringify(outcome)}`);
+  return outcome.error;
+}
+
+describe("filter sandbox: results", () => {
+  it("delivers the returned value as JSON with its size and duration", async () => {
+    const f = await filter("function main(stream) { return stream.data.map((b) => b.number) }");
+    const r = await f.run({ data: batch, metadata });
+    expect(r).toMatchObject({ ok: true, skipped: false, resultJson: '["0x1","0x2"]', sizeBytes: 13 });
+    expect(r.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("skips the batch when main returns null", async () => {
+    const f = await filter("function main(stream) { return null }");
+    expect(await f.run({ data: batch })).toMatchObject({ ok: true, skipped: true, resultJson: null, sizeBytes: 0 });
+  });
+
+  it("counts the size in UTF-8 bytes", async () => {
+    const f = await filter("function main() { return 'é' }");
+    expect(await f.run({ data: [] })).toMatchObject({ resultJson: '"é"', sizeBytes: 4 });
+  });
+
+  it("accepts the batch as JSON text and passes metadata through", async () => {
+    const f = await filter("function main(stream) { return [stream.data.length, stream.metadata.network] }");
+    expect(await f.run({ data: JSON.stringify(batch), metadata })).toMatchObject({ resultJson: '[2,"local"]' });
+  });
+
+  it("captures console output as logs with levels", async () => {
+    const f = await filter(`function main(stream) {
+      console.log("blocks", stream.data.length, { a: 1 });
+      console.info("info");
+      console.warn("careful");
+      console.error("bad");
+      return null;
+    }`);
+    const r = await f.run({ data: batch });
+    expect(r.logs).toEqual([
+      { level: "INFO", message: 'blocks 2 {"a":1}' },
+      { level: "INFO", message: "info" },
+      { level: "WARNING", message: "careful" },
+      { level: "ERROR", message: "bad" },
+    ]);
+  });
+
+  it("caps the number of log lines per call", async () => {
+    const f = await filter("function main() { for (let i = 0; i < 50; i++) console.log(i); return null }", {
+      limits: { maxLogLines: 10 },
+    });
+    const r = await f.run({ data: [] });
+    expect(r.logs).toHaveLength(11);
+    expect(r.logs[10]).toEqual({ level: "WARNING", message: "40 more log lines were dropped (limit 10 per call)" });
+  });
+
+  it("reuses the context across calls of one filter and isolates different filters", async () => {
+    const a = await filter("var calls = 0; function main() { calls++; globalThis.shared = 'a'; return calls }");
+    const b = await filter("function main() { return typeof shared }");
+    expect((await a.run({ data: [] })).ok && (await a.run({ data: [] }))).toMatchObject({ resultJson: "2" });
+    expect(await b.run({ data: [] })).toMatchObject({ resultJson: '"undefined"' });
+  });
+
+  it("answers the one-shot test with the same outcome", async () => {
+    expect(await testFilter({ source: "function main(s) { return s.data[0] }" }, { data: [7] })).toMatchObject({
+      ok: true,
+      resultJson: "7",
+    });
+  });
+});
+
+describe("filter sandbox: versions", () => {
+  it("V1 calls main(data) with the batch array", async () => {
+    const f = await filter("function main(data) { return Array.isArray(data) ? data.length : 'no' }", {
+      version: "V1",
+    });
+    expect(await f.run({ data: batch, metadata })).toMatchObject({ resultJson: "2" });
+  });
+
+  it("V2 calls main(data, metadata)", async () => {
+    const f = await filter("function main(data, metadata) { return [data.length, metadata.dataset] }", {
+      version: "V2",
+    });
+    expect(await f.run({ data: batch, metadata })).toMatchObject({ resultJson: '[2,"BLOCK"]' });
+  });
+
+  it("V3 passes a stream object but refuses async main and has no qnLib", async () => {
+    const f = await filter("function main(stream) { return [stream.data.length, typeof qnLib] }", { version: "V3" });
+    expect(await f.run({ data: batch })).toMatchObject({ resultJson: '[2,"undefined"]' });
+    const g = await filter("async function main(stream) { return 1 }", { version: "V3" });
+    expect(failed(await g.run({ data: [] }))).toEqual({
+      kind: "RUNTIME",
+      message: "async main needs filter version V4 or later",
+    });
+  });
+
+  it("V4 treats undefined as a skip, V5 reports it", async () => {
+    const v4 = await filter("function main() {}", { version: "V4" });
+    expect(await v4.run({ data: [] })).toMatchObject({ ok: true, skipped: true });
+    const v5 = await filter("function main() {}", { version: "V5" });
+    expect(failed(await v5.run({ data: [] })).kind).toBe("RESULT_NOT_SERIALIZABLE");
+  });
+});
+
+describe("filter sandbox: async main and key-value helpers", () => {
+  it("awaits async main", async () => {
+    const f = await filter("async function main(stream) { await null; return { n: stream.data.length } }");
+    expect(await f.run({ data: batch })).toMatchObject({ resultJson: '{"n":2}' });
+  });
+
+  it("reads lists through the FilterHelpers seam", async () => {
+    const lists: Record<string, string[]> = { watched: ["0xaa", "0xbb"] };
+    const helpers = {
+      qnGetList: async (key: string) => lists[key] ?? [],
+      qnContainsListItems: async (key: string, items: string[]) => items.map((i) => (lists[key] ?? []).includes(i)),
+    } as Partial<FilterHelpers> as FilterHelpers;
+    const f = await filter(
+      `async function main(stream) {
+        const hits = await qnLib.qnContainsListItems("watched", stream.data);
+        const all = await qnLib.qnGetList("watched");
+        console.log("checked", hits.length);
+        return { hits, all };
+      }`,
+      { helpers },
+    );
+    const r = await f.run({ data: ["0xaa", "0xcc"] });
+    expect(r).toMatchObject({ ok: true, resultJson: '{"hits":[true,false],"all":["0xaa","0xbb"]}' });
+    expect(r.logs).toEqual([{ level: "INFO", message: "checked 2" }]);
+  });
+
+  it("rejects helper calls with a clear error when no key-value store is connected", async () => {
+    const f = await filter("async function main() { return await qnLib.qnGetList('watched') }");
+    expect(failed(await f.run({ data: [] })).message).toBe(
+      "Error: key-value store not connected: qnLib helpers are unavailable",
+    );
+  });
+
+  it("lets the filter catch a helper failure", async () => {
+    const f = await filter(
+      "async function main() { try { await qnLib.qnGetSet('k') } catch (e) { return e.message } }",
+    );
+    expect(await f.run({ data: [] })).toMatchObject({
+      resultJson: '"key-value store not connected: qnLib helpers are unavailable"',
+    });
+  });
+
+  it("checks helper argument types before calling the store", async () => {
+    let called = false;
+    const helpers = {
+      qnContainsListItems: async () => {
+        called = true;
+        return [];
+      },
+    } as Partial<FilterHelpers> as FilterHelpers;
+    const f = await filter("async function main() { return await qnLib.qnContainsListItems('k', [1, 2]) }", {
+      helpers,
+    });
+    expect(failed(await f.run({ data: [] })).message).toBe(
+      "Error: qnLib.qnContainsListItems: argument 2 must be an array of strings",
+    );
+    expect(called).toBe(false);
+  });
+
+  it("times out while a helper call hangs", async () => {
+    const helpers = { qnGetList: () => new Promise<string[]>(() => {}) } as Partial<FilterHelpers> as FilterHelpers;
+    const f = await filter("async function main() { return await qnLib.qnGetList('k') }", {
+      helpers,
+      limits: { timeoutMs: 100 },
+    });
+    expect(failed(await f.run({ data: [] })).kind).toBe("TIMEOUT");
+  });
+
+  it("reports a promise that can never settle", async () => {
+    const f = await filter("async function main() { await new Promise(() => {}); return 1 }");
+    expect(failed(await f.run({ data: [] })).message).toMatch(/never settled/);
+  });
+});
+
+describe("filter sandbox: errors and limits", () => {
+  it("reports a syntax error", async () => {
+    const f = await filter("function main(stream) { return ( }");
+    expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "SYNTAX", line: 1 });
+    expect(f.check()).toMatchObject({ kind: "SYNTAX" });
+  });
+
+  it("reports a source without main", async () => {
+    const f = await filter("const x = 1");
+    expect(failed(await f.run({ data: [] }))).toEqual({
+      kind: "SYNTAX",
+      message: "the filter must define function main(stream)",
+    });
+  });
+
+  it("reports a thrown error with its line and keeps logs written before it", async () => {
+    const f = await filter("function main(stream) {\n  console.log('before');\n  throw new Error('boom');\n}");
+    const r = await f.run({ data: [] });
+    expect(failed(r)).toEqual({ kind: "RUNTIME", message: "Error: boom", line: 3 });
+    expect(r.logs).toEqual([{ level: "INFO", message: "before" }]);
+  });
+
+  it("recreates the context after a failure so state does not leak into the next call", async () => {
+    const f = await filter(
+      "var n = 0; function main(stream) { n++; if (stream.data[0] === 'fail') throw new Error('x'); return n }",
+    );
+    expect(await f.run({ data: ["ok"] })).toMatchObject({ resultJson: "1" });
+    expect(await f.run({ data: ["ok"] })).toMatchObject({ resultJson: "2" });
+    expect((await f.run({ data: ["fail"] })).ok).toBe(false);
+    expect(await f.run({ data: ["ok"] })).toMatchObject({ resultJson: "1" });
+  });
+
+  it("stops an infinite loop, even one that catches errors", async () => {
+    for (const source of [
+      "function main() { for (;;) {} }",
+      "function main() { for (;;) { try { for (;;) {} } catch (e) {} } }",
+    ]) {
+      const f = await filter(source, { limits: { timeoutMs: 100 } });
+      expect(failed(await f.run({ data: [] }))).toEqual({
+        kind: "TIMEOUT",
+        message: "filter ran longer than its time limit of 100 ms",
+      });
+    }
+  });
+
+  it("stops a memory bomb and keeps serving calls afterwards", async () => {
+    const f = await filter(
+      "function main(stream) { if (stream.data[0] === 'bomb') { const a = []; for (let i = 0; ; i++) a.push({ i, s: 'abc' + i }) } return 'fine' }",
+      { limits: { memoryBytes: 16 * 1024 * 1024, timeoutMs: 5_000 } },
+    );
+    expect(failed(await f.run({ data: ["bomb"] }))).toEqual({
+      kind: "MEMORY",
+      message: "filter exceeded its memory limit of 16 MiB",
+    });
+    expect(await f.run({ data: ["ok"] })).toMatchObject({ ok: true, resultJson: '"fine"' });
+  });
+
+  it("stops runaway recursion at the stack limit", async () => {
+    const f = await filter("function f(n) { return f(n + 1) + 1 } function main() { return f(0) }");
+    expect(failed(await f.run({ data: [] })).kind).toBe("MEMORY");
+    const ok = await filter("function f(n) { return n === 0 ? 0 : f(n - 1) + 1 } function main() { return f(300) }");
+    expect(await ok.run({ data: [] })).toMatchObject({ resultJson: "300" });
+  });
+
+  it("reports values that have no JSON form", async () => {
+    for (const [source, message] of [
+      ["function main() { return 1n }", "TypeError: Do not know how to serialize a BigInt"],
+      ["function main() { const a = {}; a.a = a; return a }", expect.stringMatching(/circular/i)],
+      ["function main() { return () => 1 }", "main returned a function, which has no JSON form"],
+    ] as const) {
+      const f = await filter(source);
+      expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "RESULT_NOT_SERIALIZABLE", message });
+    }
+  });
+});
+
+describe("filter sandbox: no host access", () => {
+  it.each([
+    ["fetch", "function main() { return fetch('http://127.0.0.1/') }", "ReferenceError: 'fetch' is not defined"],
+    ["require", "function main() { return require('fs') }", "ReferenceError: 'require' is not defined"],
+    ["process", "function main() { return process.env }", "ReferenceError: 'process' is not defined"],
+    ["setTimeout", "function main() { setTimeout(() => 1, 1) }", "ReferenceError: 'setTimeout' is not defined"],
+    ["import", "async function main() { return await import('fs') }", expect.stringMatching(/Error/)],
+  ])("%s is not reachable", async (_name, source, message) => {
+    const f = await filter(source);
+    expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "RUNTIME", message });
+  });
+
+  it("globalThis holds only language built-ins, console and qnLib", async () => {
+    const f = await filter("function main() { return Object.getOwnPropertyNames(globalThis) }");
+    const r = await f.run({ data: [] });
+    const names = JSON.parse((r.ok && r.resultJson) || "[]") as string[];
+    for (const forbidden of [
+      "fetch",
+      "require",
+      "process",
+      "module",
+      "Buffer",
+      "setTimeout",
+      "std",
+      "os",
+      "hostCall",
+    ]) {
+      expect(names).not.toContain(forbidden);
+    }
+    expect(names).toEqual(expect.arrayContaining(["console", "qnLib", "JSON", "main"]));
+  });
+
+  it("a filter that replaces JSON or console cannot break result delivery", async () => {
+    const f = await filter(
+      "function main() { JSON.stringify = () => 'hacked'; JSON.parse = () => 0; console.log = null; return { a: 1 } }",
+    );
+    expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
+    expect(await f.run({ data: [1] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
+  });
+});
