@@ -27,7 +27,8 @@ export function anvilBinary(): string {
   const platformPackage = `@foundry-rs/anvil-${process.platform === "win32" ? "windows" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
   const manifest = require.resolve(`${platformPackage}/package.json`);
   const binary = path.join(path.dirname(manifest), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
-  if (!existsSync(binary)) throw new Error(`The anvil binary is missing at ${binary}; run npm ci (its install script must be allowed).`);
+  if (!existsSync(binary))
+    throw new Error(`The anvil binary is missing at ${binary}; run npm ci (its install script must be allowed).`);
   return binary;
 }
 
@@ -38,7 +39,9 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
     server.once("error", reject);
     server.listen(0, host, () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -72,7 +75,8 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? (await freePort(host));
   const args = ["--host", host, "--port", String(port), "--chain-id", String(options.chainId), "--silent"];
-  if (options.blockTimeSeconds && options.blockTimeSeconds > 0) args.push("--block-time", String(options.blockTimeSeconds));
+  if (options.blockTimeSeconds && options.blockTimeSeconds > 0)
+    args.push("--block-time", String(options.blockTimeSeconds));
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {

@@ -39,7 +39,12 @@ export function loadCatalogueNetworks(rootDir: string): CatalogueNetwork[] {
     chains: { chain: string; chainCompatibility: string; networks: { value: string; chainId: number | null }[] }[];
   };
   return file.chains.flatMap((c) =>
-    c.networks.map((n) => ({ value: n.value, chain: c.chain, chainCompatibility: c.chainCompatibility, chainId: n.chainId })),
+    c.networks.map((n) => ({
+      value: n.value,
+      chain: c.chain,
+      chainCompatibility: c.chainCompatibility,
+      chainId: n.chainId,
+    })),
   );
 }
 
@@ -74,7 +79,8 @@ export function planNetworks(file: NetworksFile, catalogue: CatalogueNetwork[], 
   }
   const configured = new Set(upstreams.map((u) => u.network));
   const wanted = file.local?.networks ?? [];
-  const localNames = wanted === "*" ? catalogue.filter((n) => n.chainCompatibility === "evm").map((n) => n.value) : wanted;
+  const localNames =
+    wanted === "*" ? catalogue.filter((n) => n.chainCompatibility === "evm").map((n) => n.value) : wanted;
   const local: { network: string; chainId: number }[] = [];
   for (const network of localNames) {
     const known = byValue.get(network);

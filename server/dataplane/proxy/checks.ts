@@ -58,7 +58,8 @@ export async function checkAccess(
   const { options } = endpoint.record;
   if (options.ips) {
     const family = isIP(clientIp);
-    if (family === 0 || !endpoint.ipRules.check(clientIp, family === 4 ? "ipv4" : "ipv6")) return refusal("IP_NOT_ALLOWED");
+    if (family === 0 || !endpoint.ipRules.check(clientIp, family === 4 ? "ipv4" : "ipv6"))
+      return refusal("IP_NOT_ALLOWED");
   }
   if (options.referrers && !referrerAllowed(endpoint, headers)) return refusal("REFERRER_NOT_ALLOWED");
   if (options.tokens) {
@@ -73,7 +74,13 @@ export async function checkAccess(
   return undefined;
 }
 
-const transactionMethods = new Set(["eth_sendTransaction", "eth_call", "eth_estimateGas", "eth_signTransaction", "eth_createAccessList"]);
+const transactionMethods = new Set([
+  "eth_sendTransaction",
+  "eth_call",
+  "eth_estimateGas",
+  "eth_signTransaction",
+  "eth_createAccessList",
+]);
 
 /** The chain id a call names, when it names one: a signed raw transaction's, or a transaction object's chainId. */
 export function chainIdOfCall(call: JsonRpcCall): number | undefined {
@@ -109,10 +116,14 @@ export function checkCall(endpoint: CompiledEndpoint, call: JsonRpcCall): Refusa
   if (options.enforceChainNetwork && chainId !== null) {
     const named = chainIdOfCall(call);
     if (named !== undefined && named !== chainId) {
-      return refusal("WRONG_CHAIN", `This transaction is for chain id ${named}, but this endpoint serves ${network} (chain id ${chainId}).`, {
-        expectedChainId: chainId,
-        chainId: named,
-      });
+      return refusal(
+        "WRONG_CHAIN",
+        `This transaction is for chain id ${named}, but this endpoint serves ${network} (chain id ${chainId}).`,
+        {
+          expectedChainId: chainId,
+          chainId: named,
+        },
+      );
     }
   }
   return undefined;

@@ -110,11 +110,15 @@ class JwtVerifier {
       this.verified.delete(token);
     }
     try {
-      const { payload } = await jwtVerify(token, (header) => {
-        const key = header.kid === undefined ? undefined : this.keys.get(header.kid);
-        if (!key) throw new joseErrors.JWKSNoMatchingKey();
-        return key;
-      }, { requiredClaims: ["exp"] });
+      const { payload } = await jwtVerify(
+        token,
+        (header) => {
+          const key = header.kid === undefined ? undefined : this.keys.get(header.kid);
+          if (!key) throw new joseErrors.JWKSNoMatchingKey();
+          return key;
+        },
+        { requiredClaims: ["exp"] },
+      );
       // Bounded so a client sending many distinct tokens cannot grow memory without limit.
       if (this.verified.size >= 10_000) this.verified.clear();
       this.verified.set(token, payload.exp as number);

@@ -57,7 +57,8 @@ function parseBody(body: Buffer | string): Parsed {
   } catch {
     return { error: refusal("PARSE_ERROR") };
   }
-  if (Array.isArray(value)) return value.length === 0 ? { error: refusal("INVALID_REQUEST") } : { batch: true, calls: value };
+  if (Array.isArray(value))
+    return value.length === 0 ? { error: refusal("INVALID_REQUEST") } : { batch: true, calls: value };
   if (!isCall(value)) return { error: refusal("INVALID_REQUEST") };
   return { batch: false, calls: [value] };
 }
@@ -104,8 +105,21 @@ export class DataPlane {
       : endpoint.extraHeaders;
     const clientIp = clientIpOf(endpoint, req);
     const info: ProxyRequestInfo = { endpoint, transport: "http", clientIp, methods: [] };
-    const finish = (httpStatus: number, responseBytes: number | null, requestRefusal: Refusal | null, refused: { index: number; refusal: Refusal }[] = []) =>
-      this.meter.record({ ...info, startedAt, durationMs: performance.now() - startedAt, httpStatus, responseBytes, refused, requestRefusal });
+    const finish = (
+      httpStatus: number,
+      responseBytes: number | null,
+      requestRefusal: Refusal | null,
+      refused: { index: number; refusal: Refusal }[] = [],
+    ) =>
+      this.meter.record({
+        ...info,
+        startedAt,
+        durationMs: performance.now() - startedAt,
+        httpStatus,
+        responseBytes,
+        refused,
+        requestRefusal,
+      });
 
     if (record.status !== "ACTIVE") {
       req.resume();
@@ -134,7 +148,11 @@ export class DataPlane {
       body = await readBody(req, this.maxBody);
     } catch (error) {
       if (error instanceof BodyTooLarge) {
-        return this.answer(res, { kind: "TOO_LARGE", http: 413, code: -32600, message: `The body is larger than ${this.maxBody} bytes.` }, headers);
+        return this.answer(
+          res,
+          { kind: "TOO_LARGE", http: 413, code: -32600, message: `The body is larger than ${this.maxBody} bytes.` },
+          headers,
+        );
       }
       res.destroy();
       return;
@@ -146,7 +164,9 @@ export class DataPlane {
     }
     const calls = parsed.calls;
     info.methods = calls.map((c) => (isCall(c) ? c.method : ""));
-    const perCall: (Refusal | undefined)[] = calls.map((c) => (isCall(c) ? checkCall(endpoint, c) : refusal("INVALID_REQUEST")));
+    const perCall: (Refusal | undefined)[] = calls.map((c) =>
+      isCall(c) ? checkCall(endpoint, c) : refusal("INVALID_REQUEST"),
+    );
     const admitted = await this.rateLimit.admit(info);
     if (admitted) {
       if ("refuse" in admitted) {
@@ -160,16 +180,18 @@ export class DataPlane {
     const refused = perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
     const upstream = this.deps.upstreams.get(record.network);
     if (!upstream && refused.length < calls.length) {
-      const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${record.network}.`, { network: record.network });
+      const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${record.network}.`, {
+        network: record.network,
+      });
       this.answer(res, r, headers);
       return finish(r.http, null, r, refused);
     }
     let status = 200;
     let out: Buffer | string;
     try {
-      if (refused.length === 0) {
+      if (refused.length === 0 && upstream) {
         // The common case: forward the client's bytes untouched.
-        const answer = await this.upstreamClient.post(upstream!, body);
+        const answer = await this.upstreamClient.post(upstream, body);
         status = answer.status;
         out = answer.body;
       } else if (!parsed.batch) {
@@ -232,18 +254,32 @@ export class DataPlane {
     const endpoint = this.lookup(target);
     if (!endpoint) return reject(refusal("NOT_FOUND"));
     const record = endpoint.record;
-    if (record.status !== "ACTIVE") return reject(refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"));
+    if (record.status !== "ACTIVE")
+      return reject(refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"));
     const clientIp = clientIpOf(endpoint, req);
     const denied = await checkAccess(endpoint, req.headers, clientIp, target.pathToken);
     if (denied) return reject(denied);
-    const upstream = this.deps.upstreams.get(record.network);
-    if (!upstream?.wsUrl) {
-      return reject(refusal("NO_UPSTREAM", `No upstream WebSocket is configured for the network ${record.network}.`, { network: record.network }));
+    const wsUrl = this.deps.upstreams.get(record.network)?.wsUrl;
+    if (!wsUrl) {
+      return reject(
+        refusal("NO_UPSTREAM", `No upstream WebSocket is configured for the network ${record.network}.`, {
+          network: record.network,
+        }),
+      );
     }
-    this.wss.handleUpgrade(req, socket, head ?? EMPTY, (client) => this.bridge(client, endpoint, req, target, clientIp, upstream.wsUrl!));
+    this.wss.handleUpgrade(req, socket, head ?? EMPTY, (client) =>
+      this.bridge(client, endpoint, req, target, clientIp, wsUrl),
+    );
   }
 
-  private bridge(client: WebSocket, first: CompiledEndpoint, req: IncomingMessage, target: RouteTarget, clientIp: string, wsUrl: string): void {
+  private bridge(
+    client: WebSocket,
+    first: CompiledEndpoint,
+    req: IncomingMessage,
+    target: RouteTarget,
+    clientIp: string,
+    wsUrl: string,
+  ): void {
     const upstream = new WebSocket(wsUrl, { perMessageDeflate: false });
     const pending: (string | Buffer)[] = [];
     let checked = first;
@@ -270,7 +306,7 @@ export class DataPlane {
       else pending.push(text);
     };
 
-    client.on("message", async (data: RawData, isBinary: boolean) => {
+    client.on("message", async (data: RawData) => {
       const startedAt = performance.now();
       // The endpoint may have changed since the connection opened (status, a revoked token, a new rule):
       // a new compiled entry means the checks run again, so revocation applies to open connections.
@@ -278,7 +314,9 @@ export class DataPlane {
       if (!current) return closeBoth(1008, "This endpoint no longer exists.");
       if (current !== checked) {
         if (current.record.status !== "ACTIVE") {
-          const r = refusal(current.record.status in statusKinds ? (current.record.status as keyof typeof statusKinds) : "DISABLED");
+          const r = refusal(
+            current.record.status in statusKinds ? (current.record.status as keyof typeof statusKinds) : "DISABLED",
+          );
           return closeBoth(1008, r.message);
         }
         const denied = await checkAccess(current, req.headers, clientIp, target.pathToken);
@@ -305,7 +343,8 @@ export class DataPlane {
       }
       const refused = perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
       if (requestRefusal) {
-        const parts = parsed.calls.map((c) => errorObject(isCall(c) ? c.id : null, requestRefusal!));
+        const whole = requestRefusal;
+        const parts = parsed.calls.map((c) => errorObject(isCall(c) ? c.id : null, whole));
         client.send(parsed.batch ? `[${parts.join(",")}]` : parts[0]);
       } else if (refused.length === 0) {
         send(raw.toString("utf8"));
@@ -313,7 +352,15 @@ export class DataPlane {
         // A WebSocket batch answer cannot be merged with the upstream's without holding it back, so a
         // batch with any refused call is answered whole: each call with its own reason.
         const parts = parsed.calls.map((c, i) =>
-          errorObject(isCall(c) ? c.id : null, perCall[i] ?? { kind: "BATCH_REFUSED", http: 200, code: -32008, message: "Not sent: another call in this batch was refused." }),
+          errorObject(
+            isCall(c) ? c.id : null,
+            perCall[i] ?? {
+              kind: "BATCH_REFUSED",
+              http: 200,
+              code: -32008,
+              message: "Not sent: another call in this batch was refused.",
+            },
+          ),
         );
         client.send(parsed.batch ? `[${parts.join(",")}]` : parts[0]);
       }

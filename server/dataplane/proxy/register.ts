@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type DataPlaneDeps, DataPlane, type RouteTarget } from "./plane.ts";
+import { DataPlane, type DataPlaneDeps, type RouteTarget } from "./plane.ts";
 
 const EMPTY = Buffer.alloc(0);
 const RPC_PATH = /^\/rpc\/([^/?#]+)(?:\/([^/?#]+))?\/?(?:[?#]|$)/;

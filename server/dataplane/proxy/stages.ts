@@ -16,9 +16,7 @@ export interface ProxyRequestInfo {
  * (same order as `methods`; undefined entries pass).
  */
 export interface RateLimitStage {
-  admit(
-    request: ProxyRequestInfo,
-  ): undefined | RateDecision | Promise<undefined | RateDecision>;
+  admit(request: ProxyRequestInfo): undefined | RateDecision | Promise<undefined | RateDecision>;
 }
 
 export type RateDecision = { refuse: Refusal } | { perCall: (Refusal | undefined)[] };
