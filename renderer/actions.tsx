@@ -1,0 +1,229 @@
+// Actions (row, detail, toolbar, bulk, field items): navigate, or run a mutation after an optional
+// confirmation and an optional input dialog; then a message, refreshes and an optional redirect.
+// Shown, hidden and disabled by `visibleWhen`, `disabledWhen` and the one permission function.
+import type CoreForm from "@rjsf/core";
+import type { ErrorSchema } from "@rjsf/utils";
+import { App, Button, Dropdown, Modal, Space, Tooltip } from "antd";
+import { type ReactNode, useMemo, useRef, useState } from "react";
+import { useNavigate } from "react-router";
+import { GqlError, useData, useRefresh, useRunOperation } from "./data.tsx";
+import { mapFieldErrors, SchemaForm, withoutNulls } from "./form/SchemaForm.tsx";
+import { icon } from "./icons.tsx";
+import { can, requiredRole } from "./permissions.ts";
+import { evalPredicate, fillTemplate, resolveValue, resolveVariables, type Scope } from "./resolve.ts";
+import { resolveSchemaRef } from "./schema.ts";
+import type { Action, JsonSchema } from "./types.ts";
+
+export interface ActionState {
+  visible: boolean;
+  enabled: boolean;
+  reason?: string;
+}
+
+/** Whether an action shows and may run, for this viewer and subject (row or record). */
+export function actionState(action: Action, role: string | undefined, subject: unknown, scope: Scope): ActionState {
+  if (!evalPredicate(action.visibleWhen, subject, scope)) return { visible: false, enabled: false };
+  const needed = requiredRole(action.role, Boolean(action.mutation));
+  if (!can(role, needed)) return { visible: true, enabled: false, reason: `Needs the ${needed} role` };
+  if (action.disabledWhen && evalPredicate(action.disabledWhen, subject, scope))
+    return { visible: true, enabled: false, reason: "Not available in this state" };
+  return { visible: true, enabled: true };
+}
+
+/** A user-facing sentence for an error from the service. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof GqlError) {
+    if (error.code === "FORBIDDEN") return "You do not have permission to do this.";
+    if (error.code === "RATE_LIMITED") return error.message || "Too many attempts. Try again shortly.";
+    return error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface DialogState {
+  action: Action;
+  scope: Scope;
+  schema: JsonSchema;
+  formData: Record<string, unknown>;
+  extraErrors?: ErrorSchema;
+  formError?: string | null;
+}
+
+/**
+ * Runs actions; returns `run(action, scope)` and the dialogs to render. One runner per group of
+ * buttons keeps dialogs next to the buttons that open them.
+ */
+export function useActionRunner() {
+  const { message, modal } = App.useApp();
+  const navigate = useNavigate();
+  const refresh = useRefresh();
+  const runOperation = useRunOperation();
+  const { registry } = useData();
+  const [dialog, setDialog] = useState<DialogState | null>(null);
+  const [busy, setBusy] = useState(false);
+  const formRef = useRef<CoreForm>(null);
+
+  async function execute(action: Action, scope: Scope): Promise<boolean> {
+    if (!action.mutation) return true;
+    setBusy(true);
+    try {
+      const result = await runOperation(action.mutation, resolveVariables(action.variables, scope));
+      message.success(action.successMessage ?? `${action.label}: done`);
+      await refresh(action.refresh);
+      if (action.redirect) navigate(fillTemplate(action.redirect, { ...result, ...(scope.form as object) }, true));
+      return true;
+    } catch (error) {
+      if (dialog || action.form) {
+        const fields = error instanceof GqlError ? error.fields : [];
+        if (fields.length && action.form) {
+          const schema = resolveSchemaRef(registry.schemas, action.form.schema);
+          const { extraErrors, unmatched } = mapFieldErrors(fields, action.variables, schema);
+          setDialog((current) =>
+            current ? { ...current, extraErrors, formError: unmatched.join(" ") || null } : current,
+          );
+          return false;
+        }
+        setDialog((current) => (current ? { ...current, formError: errorMessage(error) } : current));
+        return false;
+      }
+      message.error(errorMessage(error));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function run(action: Action, scope: Scope) {
+    if (action.to && !action.mutation) {
+      navigate(fillTemplate(action.to, scope.row ?? scope.record ?? {}, true));
+      return;
+    }
+    if (action.form) {
+      const schema = resolveSchemaRef(registry.schemas, action.form.schema);
+      const initial = resolveValue(action.form.initial ?? {}, scope) as Record<string, unknown>;
+      setDialog({ action, scope, schema, formData: withoutNulls(initial) });
+      return;
+    }
+    if (action.confirm) {
+      modal.confirm({
+        title: action.confirm.title,
+        content: action.confirm.description
+          ? fillTemplate(action.confirm.description, scope.row ?? scope.record)
+          : undefined,
+        okText: action.confirm.okText ?? action.label,
+        okButtonProps: { danger: action.confirm.danger },
+        onOk: () => execute(action, scope),
+      });
+      return;
+    }
+    void execute(action, scope);
+  }
+
+  async function submitDialog(formData: Record<string, unknown>) {
+    if (!dialog) return;
+    const ok = await execute(dialog.action, { ...dialog.scope, form: formData });
+    if (ok) setDialog(null);
+  }
+
+  const dialogs: ReactNode = dialog ? (
+    <Modal
+      open
+      title={dialog.action.form?.title ?? dialog.schema.title ?? dialog.action.label}
+      okText={dialog.action.confirm?.okText ?? dialog.action.label}
+      okButtonProps={{ danger: dialog.action.confirm?.danger, loading: busy }}
+      onOk={() => formRef.current?.submit()}
+      onCancel={() => setDialog(null)}
+      destroyOnHidden
+    >
+      {dialog.action.confirm?.description ? <p>{dialog.action.confirm.description}</p> : null}
+      <SchemaForm
+        formRef={formRef}
+        schema={dialog.schema}
+        uiSchema={dialog.action.form?.uiSchema}
+        formData={dialog.formData}
+        onChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
+        onSubmit={submitDialog}
+        extraErrors={dialog.extraErrors}
+        formError={dialog.formError}
+        submitting={busy}
+        hideSubmit
+      />
+    </Modal>
+  ) : null;
+
+  return { run, dialogs, busy };
+}
+
+interface ActionsProps {
+  actions: Action[] | undefined;
+  /** The row or record the actions act on; predicates read it. */
+  subject?: unknown;
+  scope: Scope;
+  /** `buttons` (detail, toolbar), `compact` (row: first button, the rest in a menu), `icon` (tiny). */
+  mode?: "buttons" | "compact";
+  size?: "small" | "middle";
+}
+
+/** Renders a group of actions for one subject. */
+export function Actions({ actions, subject, scope, mode = "buttons", size = "middle" }: ActionsProps) {
+  const { viewer } = useData();
+  const { run, dialogs, busy } = useActionRunner();
+  const states = useMemo(
+    () =>
+      (actions ?? [])
+        .map((action) => ({ action, state: actionState(action, viewer.userRole, subject, scope) }))
+        .filter(({ state }) => state.visible),
+    [actions, viewer.userRole, subject, scope],
+  );
+  if (!states.length) return dialogs;
+
+  const button = ({ action, state }: (typeof states)[number]) => (
+    <Tooltip key={action.id ?? action.label} title={state.reason}>
+      <Button
+        size={size}
+        type={action.primary ? "primary" : mode === "compact" ? "text" : "default"}
+        danger={action.danger || action.confirm?.danger}
+        icon={icon(action.icon)}
+        disabled={!state.enabled}
+        onClick={(event) => {
+          event.stopPropagation();
+          run(action, scope);
+        }}
+        data-action={action.id ?? action.label}
+      >
+        {action.label}
+      </Button>
+    </Tooltip>
+  );
+
+  if (mode === "compact" && states.length > 2) {
+    const [first, ...rest] = states;
+    return (
+      <Space size={4} onClick={(event) => event.stopPropagation()}>
+        {button(first)}
+        <Dropdown
+          trigger={["click"]}
+          menu={{
+            items: rest.map(({ action, state }) => ({
+              key: action.id ?? action.label,
+              label: state.reason ? <Tooltip title={state.reason}>{action.label}</Tooltip> : action.label,
+              icon: icon(action.icon),
+              danger: action.danger || action.confirm?.danger,
+              disabled: !state.enabled,
+              onClick: () => run(action, scope),
+            })),
+          }}
+        >
+          <Button size={size} type="text" icon={icon("more")} aria-label="More actions" />
+        </Dropdown>
+        {dialogs}
+      </Space>
+    );
+  }
+  return (
+    <Space size={mode === "compact" ? 4 : 8} wrap onClick={(event) => event.stopPropagation()}>
+      {states.map(button)}
+      {dialogs}
+    </Space>
+  );
+}

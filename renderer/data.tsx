@@ -1,0 +1,139 @@
+// The GraphQL data layer: one transport (graphql-request against /graphql on the same origin, the
+// session travels in an HttpOnly cookie), operation documents looked up by name in the registry,
+// SWR for caching, de-duplication and refreshes by operation name.
+import { ClientError, GraphQLClient } from "graphql-request";
+import { createContext, type ReactNode, useCallback, useContext, useMemo } from "react";
+import useSWR, { type SWRConfiguration, useSWRConfig } from "swr";
+import type { Registry, Viewer } from "./types.ts";
+
+export interface FieldError {
+  pointer: string;
+  message: string;
+}
+
+/** A GraphQL error with its stable `extensions.code` and, for BAD_USER_INPUT, the bad fields. */
+export class GqlError extends Error {
+  readonly code: string;
+  readonly fields: FieldError[];
+  constructor(message: string, code = "INTERNAL", fields: FieldError[] = []) {
+    super(message);
+    this.name = "GqlError";
+    this.code = code;
+    this.fields = fields;
+  }
+}
+
+/** Runs one GraphQL document; resolves with `data` or rejects with a GqlError. */
+export type Transport = (document: string, variables?: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+interface RawError {
+  message?: string;
+  extensions?: { code?: string; fields?: FieldError[] };
+}
+
+export function toGqlError(errors: RawError[] | undefined, fallback: string): GqlError {
+  const first = errors?.[0];
+  const fields = (errors ?? []).flatMap((error) => error.extensions?.fields ?? []);
+  return new GqlError(first?.message ?? fallback, first?.extensions?.code ?? "INTERNAL", fields);
+}
+
+/** The production transport. `url` may be relative; it is resolved against the page's origin. */
+export function createHttpTransport(url = "/graphql"): Transport {
+  const absolute = typeof window === "undefined" ? url : new URL(url, window.location.origin).href;
+  const client = new GraphQLClient(absolute, {
+    credentials: "include",
+    headers: { "content-type": "application/json" },
+  });
+  return async (document, variables) => {
+    try {
+      return await client.request<Record<string, unknown>>(document, variables);
+    } catch (error) {
+      if (error instanceof ClientError) {
+        if (error.response.errors?.length) throw toGqlError(error.response.errors as RawError[], error.message);
+        const status = error.response.status;
+        throw new GqlError(
+          status === 429 ? "Too many requests. Try again shortly." : `The service answered ${status}.`,
+          status === 429 ? "RATE_LIMITED" : "INTERNAL",
+        );
+      }
+      throw new GqlError("Cannot reach the service. Check your connection and try again.", "NETWORK");
+    }
+  };
+}
+
+export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations } }";
+
+interface DataContextValue {
+  transport: Transport;
+  registry: Registry;
+  viewer: Viewer;
+}
+
+const DataContext = createContext<DataContextValue | null>(null);
+
+export function DataProvider(props: { transport: Transport; registry: Registry; viewer: Viewer; children: ReactNode }) {
+  const value = useMemo(
+    () => ({ transport: props.transport, registry: props.registry, viewer: props.viewer }),
+    [props.transport, props.registry, props.viewer],
+  );
+  return <DataContext.Provider value={value}>{props.children}</DataContext.Provider>;
+}
+
+export function useData(): DataContextValue {
+  const value = useContext(DataContext);
+  if (!value) throw new Error("useData needs a DataProvider");
+  return value;
+}
+
+/** Loads the registry for the signed-in viewer. */
+export function useRegistryQuery(transport: Transport, enabled: boolean) {
+  return useSWR<Registry, GqlError>(
+    enabled ? ["registry"] : null,
+    async () => (await transport(REGISTRY_DOCUMENT)).registry as Registry,
+    { revalidateOnFocus: false },
+  );
+}
+
+function documentFor(registry: Registry, name: string): string {
+  const document = registry.operations[name];
+  if (!document) throw new GqlError(`The operation ${name} is not in the registry.`, "INTERNAL");
+  return document;
+}
+
+export const operationKey = (name: string, variables: Record<string, unknown>) =>
+  ["op", name, JSON.stringify(variables)] as const;
+
+/** Runs a named query; `null` as the name skips it. */
+export function useOperation<T = Record<string, unknown>>(
+  name: string | null | undefined,
+  variables: Record<string, unknown> = {},
+  config?: SWRConfiguration,
+) {
+  const { transport, registry } = useData();
+  return useSWR<T, GqlError>(
+    name ? operationKey(name, variables) : null,
+    async () => (await transport(documentFor(registry, name as string), variables)) as T,
+    { keepPreviousData: true, revalidateOnFocus: false, ...config },
+  );
+}
+
+/** Refreshes every cached result of the named queries, whatever their variables. */
+export function useRefresh() {
+  const { mutate } = useSWRConfig();
+  return useCallback(
+    (names: string[] | undefined) =>
+      names?.length
+        ? mutate((key) => Array.isArray(key) && key[0] === "op" && names.includes(key[1] as string))
+        : Promise.resolve([]),
+    [mutate],
+  );
+}
+
+/** Runs a named mutation. */
+export function useRunOperation() {
+  const { transport, registry } = useData();
+  return useCallback(
+    (name: string, variables: Record<string, unknown>) => transport(documentFor(registry, name), variables),
+    [transport, registry],
+  );
+}

@@ -1,0 +1,92 @@
+// The `remote-options` edit control: a select whose options come from a named query. Its
+// `ui:options` say where: { query, variables, rows, value, label, where, disabledWhen, badges }.
+// Variables and `where` may reference other fields of the form (`$form.chain`), so options can
+// depend on an earlier choice; a value that is no longer among the options is cleared.
+import type { WidgetProps } from "@rjsf/utils";
+import { Select, Space, Tag } from "antd";
+import { useEffect, useMemo } from "react";
+import { useData, useOperation } from "../data.tsx";
+import { evalPredicate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
+import type { OptionsSource } from "../types.ts";
+import type { FormContext } from "./SchemaForm.tsx";
+
+export interface RemoteOption {
+  value: unknown;
+  label: string;
+  disabled: boolean;
+  badges: { label: string; color?: string }[];
+}
+
+/** Builds select options from a query result, as an options source describes. */
+export function buildOptions(source: OptionsSource, data: unknown, scope: Scope): RemoteOption[] {
+  const rows = getPath(data, source.rows);
+  if (!Array.isArray(rows)) return [];
+  return rows
+    .filter((row) => evalPredicate(source.where, row, scope))
+    .map((row) => ({
+      value: getPointer(row, source.value),
+      label: String(getPointer(row, source.label) ?? getPointer(row, source.value) ?? ""),
+      disabled: source.disabledWhen ? evalPredicate(source.disabledWhen, row, scope) : false,
+      badges: (source.badges ?? [])
+        .filter((badge) => evalPredicate(badge.when, row, scope))
+        .map(({ label, color }) => ({ label, color })),
+    }));
+}
+
+/** Loads options for a source; returns them with the loading state and error. */
+export function useRemoteOptions(source: OptionsSource | undefined, scope: Scope) {
+  const variables = useMemo(() => resolveVariables(source?.variables, scope), [source, scope]);
+  const result = useOperation(source?.query, variables);
+  const options = useMemo(
+    () => (source && result.data ? buildOptions(source, result.data, scope) : []),
+    [source, result.data, scope],
+  );
+  return { options, loading: result.isLoading, error: result.error };
+}
+
+export function RemoteOptionsWidget(props: WidgetProps) {
+  const { viewer } = useData();
+  const source = props.options as unknown as OptionsSource;
+  const formData = (props.registry.formContext as FormContext | undefined)?.formData ?? {};
+  const scope = useMemo<Scope>(() => ({ form: formData, viewer }), [formData, viewer]);
+  const { options, loading, error } = useRemoteOptions(source, scope);
+  const { value, onChange } = props;
+
+  useEffect(() => {
+    if (!loading && value !== undefined && value !== "" && !options.some((option) => option.value === value)) {
+      onChange(undefined);
+    }
+  }, [loading, options, value, onChange]);
+
+  return (
+    <Select
+      id={props.id}
+      value={value === "" ? undefined : value}
+      loading={loading}
+      disabled={props.disabled || props.readonly}
+      placeholder={error ? "Could not load the options" : props.placeholder || "Select…"}
+      status={error || props.rawErrors?.length ? "error" : undefined}
+      showSearch={{ optionFilterProp: "title" }}
+      allowClear={!props.required}
+      onChange={(next) => props.onChange(next ?? undefined)}
+      onBlur={() => props.onBlur(props.id, value)}
+      onFocus={() => props.onFocus(props.id, value)}
+      notFoundContent={loading ? "Loading…" : "Nothing to choose"}
+      options={options.map((option) => ({
+        value: option.value as string,
+        title: option.label,
+        disabled: option.disabled,
+        label: (
+          <Space size={6}>
+            <span>{option.label}</span>
+            {option.badges.map((badge) => (
+              <Tag key={badge.label} color={badge.color} style={{ marginInlineEnd: 0 }}>
+                {badge.label}
+              </Tag>
+            ))}
+          </Space>
+        ),
+      }))}
+    />
+  );
+}

@@ -1,0 +1,74 @@
+// Reading entity JSON Schemas: form schemas by reference, field schemas by pointer, labels.
+import type { JsonSchema } from "./types.ts";
+
+/** Splits `endpoint#/$defs/createInput` into the entity name and the pointer. */
+export function parseSchemaRef(ref: string): { name: string; pointer: string } {
+  const [name, pointer = ""] = ref.split("#");
+  return { name, pointer };
+}
+
+function follow(root: JsonSchema, pointer: string): JsonSchema | undefined {
+  if (!pointer) return root;
+  let current: unknown = root;
+  for (const part of pointer.slice(1).split("/")) {
+    if (!current || typeof current !== "object") return undefined;
+    current = (current as Record<string, unknown>)[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+  }
+  return current as JsonSchema | undefined;
+}
+
+/**
+ * The schema a form or dialog validates with: the referenced sub-schema, carrying the entity's
+ * `$defs` so its local `$ref`s still resolve, without `$schema`/`$id` (rjsf's ajv runs draft-07
+ * mode and would try to fetch the 2020-12 meta-schema).
+ */
+export function resolveSchemaRef(schemas: Record<string, JsonSchema>, ref: string): JsonSchema {
+  const { name, pointer } = parseSchemaRef(ref);
+  const entity = schemas[name];
+  if (!entity) throw new Error(`The schema ${name} is not in the registry.`);
+  const target = follow(entity, pointer);
+  if (!target) throw new Error(`The schema ${ref} does not exist.`);
+  const { $schema: _schema, $id: _id, ...rest } = target as JsonSchema & { $schema?: string };
+  return { ...rest, $defs: { ...(entity.$defs ?? {}), ...(rest.$defs ?? {}) } };
+}
+
+function deref(schema: JsonSchema | undefined, root: JsonSchema): JsonSchema | undefined {
+  if (!schema?.$ref?.startsWith("#")) return schema;
+  const { $ref, ...siblings } = schema;
+  return { ...(deref(follow(root, $ref.slice(1)), root) ?? {}), ...siblings };
+}
+
+/** The schema of one field of an entity, by JSON pointer (`/tags`, `/rates/0/rate`). */
+export function fieldSchema(entity: JsonSchema | undefined, pointer: string): JsonSchema | undefined {
+  if (!entity) return undefined;
+  let current: JsonSchema | undefined = entity;
+  for (const part of pointer.split("/").slice(1)) {
+    current = deref(current, entity);
+    if (!current) return undefined;
+    current = /^\d+$/.test(part) && current.items ? current.items : current.properties?.[part];
+  }
+  return deref(current, entity);
+}
+
+export function hasType(schema: JsonSchema | undefined, type: string): boolean {
+  const declared = schema?.type;
+  return Array.isArray(declared) ? declared.includes(type) : declared === type;
+}
+
+/** `createdAt` → `Created at`, `LIMIT_REACHED` → `Limit reached`. */
+export function humanize(text: string): string {
+  const spaced = text
+    .replace(/[_-]+/g, " ")
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .trim()
+    .toLowerCase();
+  return spaced.charAt(0).toUpperCase() + spaced.slice(1);
+}
+
+/** A field's label: the manifest's, else the schema title, else the humanised property name. */
+export function labelFor(field: { field: string; label?: string }, schema: JsonSchema | undefined): string {
+  if (field.label !== undefined) return field.label;
+  if (schema?.title) return schema.title;
+  const parts = field.field.split("/").filter((part) => part && !/^\d+$/.test(part));
+  return humanize(parts[parts.length - 1] ?? "");
+}

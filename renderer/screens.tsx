@@ -1,0 +1,165 @@
+// From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
+// entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
+// `parent` gives the breadcrumb and the highlighted menu entry).
+import { Breadcrumb, Space, Tabs, Typography } from "antd";
+import { type ReactNode, useMemo } from "react";
+import { Link, matchPath, type RouteObject, useNavigate, useParams, useRoutes, useSearchParams } from "react-router";
+import { useData } from "./data.tsx";
+import { can } from "./permissions.ts";
+import { fillRoute, type Scope } from "./resolve.ts";
+import type { Manifest, View } from "./types.ts";
+import { ChartView } from "./views/ChartView.tsx";
+import { CustomView } from "./views/CustomView.tsx";
+import { DetailView } from "./views/DetailView.tsx";
+import { FormView } from "./views/FormView.tsx";
+import { ListView } from "./views/ListView.tsx";
+
+export interface NavItem {
+  id: string;
+  label: string;
+  route: string;
+  icon?: string;
+  order: number;
+}
+
+export interface NavSection {
+  section: string;
+  items: NavItem[];
+}
+
+/** Side-menu sections in order (a section sorts by its first item's order). */
+export function buildNavigation(manifests: Manifest[]): NavSection[] {
+  const sections = new Map<string, NavItem[]>();
+  for (const manifest of manifests) {
+    const nav = manifest.nav;
+    if (!nav || !("section" in nav)) continue;
+    const items = sections.get(nav.section) ?? [];
+    items.push({ id: manifest.id, label: nav.label, route: manifest.route, icon: nav.icon, order: nav.order ?? 100 });
+    sections.set(nav.section, items);
+  }
+  return [...sections.entries()]
+    .map(([section, items]) => ({ section, items: items.sort((a, b) => a.order - b.order) }))
+    .sort((a, b) => a.items[0].order - b.items[0].order);
+}
+
+function parentOf(manifest: Manifest): string | undefined {
+  const nav = manifest.nav;
+  return nav && "parent" in nav ? nav.parent : undefined;
+}
+
+/** The screen and its tab siblings: the root (a non-tab screen) first, then its tabs by order. */
+export function tabFamily(manifest: Manifest, manifests: Manifest[]): Manifest[] {
+  const isTab = (candidate: Manifest) => Boolean(candidate.nav && "tab" in candidate.nav);
+  const root = isTab(manifest) ? manifests.find((candidate) => candidate.id === parentOf(manifest)) : manifest;
+  if (!root) return [manifest];
+  const tabs = manifests
+    .filter((candidate) => isTab(candidate) && parentOf(candidate) === root.id)
+    .sort((a, b) => ((a.nav as { order?: number }).order ?? 100) - ((b.nav as { order?: number }).order ?? 100));
+  return tabs.length ? [root, ...tabs] : [manifest];
+}
+
+/** The side-menu entry a path belongs to: its own screen, else the nearest ancestor in the menu. */
+export function menuEntryFor(pathname: string, manifests: Manifest[]): string | undefined {
+  const byId = new Map(manifests.map((manifest) => [manifest.id, manifest]));
+  const matched = manifests
+    .filter((manifest) => matchPath(manifest.route, pathname))
+    .sort((a, b) => b.route.length - a.route.length)[0];
+  let current: Manifest | undefined = matched;
+  for (let depth = 0; current && depth < 10; depth += 1) {
+    if (current.nav && "section" in current.nav) return current.id;
+    const parent = parentOf(current);
+    current = parent ? byId.get(parent) : undefined;
+  }
+  return undefined;
+}
+
+function ViewSwitch({ view, scope }: { view: View; scope: Scope }) {
+  switch (view.kind) {
+    case "list":
+      return <ListView view={view} scope={scope} />;
+    case "detail":
+      return <DetailView view={view} scope={scope} />;
+    case "form":
+      return <FormView view={view} scope={scope} />;
+    case "chart":
+      return <ChartView view={view} scope={scope} />;
+    case "custom":
+      return <CustomView view={view} scope={scope} />;
+  }
+}
+
+export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; notAuthorised?: ReactNode }) {
+  const { registry, viewer } = useData();
+  const params = useParams();
+  const [search] = useSearchParams();
+  const navigate = useNavigate();
+  const scope = useMemo<Scope>(() => {
+    const query: Record<string, string | string[]> = {};
+    for (const key of new Set(search.keys())) {
+      const values = search.getAll(key);
+      query[key] = values.length > 1 ? values : values[0];
+    }
+    return { route: params, query, viewer };
+  }, [params, search, viewer]);
+  const family = tabFamily(manifest, registry.screens);
+  const root = family[0];
+  const parentId = parentOf(root);
+  const parent = parentId ? registry.screens.find((candidate) => candidate.id === parentId) : undefined;
+  const parentRoute = parent ? fillRoute(parent.route, params) : null;
+
+  if (!can(viewer.userRole, manifest.requires?.role)) return <>{notAuthorised}</>;
+
+  return (
+    <div className="np-screen" data-screen={manifest.id}>
+      {parent && parentRoute ? (
+        <Breadcrumb
+          style={{ marginBottom: 8 }}
+          items={[{ title: <Link to={parentRoute}>{parent.title}</Link> }, { title: root.title }]}
+        />
+      ) : null}
+      <div className="np-page-header">
+        <Space direction="vertical" size={0}>
+          <Typography.Title level={3} style={{ margin: 0 }}>
+            {root.title}
+          </Typography.Title>
+          {root.description ? <Typography.Text type="secondary">{root.description}</Typography.Text> : null}
+        </Space>
+      </div>
+      {family.length > 1 ? (
+        <Tabs
+          activeKey={manifest.id}
+          onChange={(key) => {
+            const target = family.find((candidate) => candidate.id === key);
+            const path = target ? fillRoute(target.route, params) : null;
+            if (path) navigate(path);
+          }}
+          items={family.map((candidate) => ({
+            key: candidate.id,
+            label: candidate === root ? "Overview" : (candidate.nav as { tab: string }).tab,
+          }))}
+        />
+      ) : null}
+      <Space direction="vertical" size={16} style={{ width: "100%" }}>
+        {manifest.views.map((view, index) => (
+          <ViewSwitch key={`${manifest.id}-${view.id ?? index}`} view={view} scope={scope} />
+        ))}
+      </Space>
+    </div>
+  );
+}
+
+/** Routes for every screen in the registry, then the shell's extra routes (e.g. a 404). */
+export function RegistryRoutes({ extra, notAuthorised }: { extra?: RouteObject[]; notAuthorised?: ReactNode }) {
+  const { registry } = useData();
+  const routes = useMemo<RouteObject[]>(
+    () => [
+      ...registry.screens.map((manifest) => ({
+        path: manifest.route,
+        element: <ScreenPage key={manifest.id} manifest={manifest} notAuthorised={notAuthorised} />,
+      })),
+      ...(extra ?? []),
+    ],
+    [registry.screens, extra, notAuthorised],
+  );
+  return useRoutes(routes);
+}

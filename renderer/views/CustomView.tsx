@@ -1,0 +1,28 @@
+// A `custom` view: a named widget's view from the widget registry, with its optional query result.
+import { Alert, Card, Skeleton } from "antd";
+import { useMemo } from "react";
+import { errorMessage } from "../actions.tsx";
+import { useOperation } from "../data.tsx";
+import { getPath, resolveVariables, type Scope } from "../resolve.ts";
+import type { CustomView as CustomViewSpec } from "../types.ts";
+import { getWidget } from "../widgets/registry.ts";
+
+export function CustomView({ view, scope }: { view: CustomViewSpec; scope: Scope }) {
+  const variables = useMemo(() => resolveVariables(view.variables, scope), [view.variables, scope]);
+  const result = useOperation(view.query, variables);
+  const Widget = getWidget(view.widget)?.view;
+  const data = view.record && result.data ? getPath(result.data, view.record) : result.data;
+  return (
+    <Card data-view="custom" title={view.title}>
+      {!Widget ? (
+        <Alert type="warning" showIcon title={`The widget ${view.widget} is not available.`} />
+      ) : result.error ? (
+        <Alert type="error" showIcon title={errorMessage(result.error)} />
+      ) : view.query && !result.data ? (
+        <Skeleton active />
+      ) : (
+        <Widget data={data} options={view.options ?? {}} scope={scope} />
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,76 @@
+// The detail view: one record from a named query, shown in titled sections of fields whose labels
+// and widgets come from the entity schema; record actions in the card's header.
+import { Alert, Button, Card, Descriptions, Result, Skeleton, Space, Typography } from "antd";
+import { useMemo } from "react";
+import { Actions, errorMessage } from "../actions.tsx";
+import { useData, useOperation } from "../data.tsx";
+import { evalPredicate, fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
+import { fieldSchema, labelFor } from "../schema.ts";
+import type { DetailView as DetailViewSpec } from "../types.ts";
+import { FieldValue } from "./FieldValue.tsx";
+
+export function DetailView({ view, scope }: { view: DetailViewSpec; scope: Scope }) {
+  const { registry } = useData();
+  const entity = view.entity ? registry.schemas[view.entity] : undefined;
+  const variables = useMemo(() => resolveVariables(view.variables, scope), [view.variables, scope]);
+  const result = useOperation(view.query, variables);
+  const record = result.data ? getPath(result.data, view.record) : undefined;
+  const recordScope = useMemo(() => ({ ...scope, record }), [scope, record]);
+
+  if (result.error?.code === "NOT_FOUND")
+    return <Result status="404" title="Not found" subTitle="It may have been removed, or the link is wrong." />;
+  if (result.error)
+    return (
+      <Alert
+        type="error"
+        showIcon
+        title="Could not load this page"
+        description={errorMessage(result.error)}
+        action={
+          <Button size="small" onClick={() => void result.mutate()}>
+            Retry
+          </Button>
+        }
+      />
+    );
+  if (!record)
+    return (
+      <Card loading>
+        <Skeleton active />
+      </Card>
+    );
+
+  return (
+    <Card
+      data-view="detail"
+      title={
+        view.title ? (
+          <Typography.Title level={4} style={{ margin: 0 }}>
+            {fillTemplate(view.title, record) || "Untitled"}
+          </Typography.Title>
+        ) : undefined
+      }
+      extra={<Actions actions={view.actions} subject={record} scope={recordScope} />}
+    >
+      <Space direction="vertical" size={24} style={{ width: "100%" }}>
+        {view.sections.map((section, index) => (
+          <Descriptions
+            key={section.title ?? index}
+            title={section.title}
+            bordered
+            size="middle"
+            column={1}
+            styles={{ label: { width: 200 } }}
+            items={section.fields
+              .filter((field) => evalPredicate(field.visibleWhen, record, recordScope))
+              .map((field) => ({
+                key: field.field,
+                label: labelFor(field, fieldSchema(entity, field.field)),
+                children: <FieldValue field={field} record={record} entity={entity} scope={recordScope} />,
+              }))}
+          />
+        ))}
+      </Space>
+    </Card>
+  );
+}

@@ -1,0 +1,89 @@
+// The form view: an rjsf form from the entity schema the mutation's input is validated with on the
+// server; optional initial data from a named query; server field errors beside their fields;
+// success message, refreshes and a redirect filled from the mutation result.
+import type { ErrorSchema } from "@rjsf/utils";
+import { Alert, App, Card, Skeleton, Typography } from "antd";
+import { useEffect, useMemo, useState } from "react";
+import { useNavigate } from "react-router";
+import { errorMessage } from "../actions.tsx";
+import { GqlError, useData, useOperation, useRefresh, useRunOperation } from "../data.tsx";
+import { mapFieldErrors, SchemaForm, withoutNulls } from "../form/SchemaForm.tsx";
+import { can, requiredRole } from "../permissions.ts";
+import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
+import { resolveSchemaRef } from "../schema.ts";
+import type { FormView as FormViewSpec, Variables } from "../types.ts";
+
+const DEFAULT_VARIABLES: Variables = { input: "$form" };
+
+export function FormView({ view, scope }: { view: FormViewSpec; scope: Scope }) {
+  const { registry, viewer } = useData();
+  const { message } = App.useApp();
+  const navigate = useNavigate();
+  const refresh = useRefresh();
+  const runOperation = useRunOperation();
+  const schema = useMemo(() => resolveSchemaRef(registry.schemas, view.schema), [registry.schemas, view.schema]);
+  const initialVariables = useMemo(() => resolveVariables(view.initial?.variables, scope), [view.initial, scope]);
+  const initial = useOperation(view.initial?.query, initialVariables);
+  const [formData, setFormData] = useState<Record<string, unknown> | null>(view.initial ? null : {});
+  const [extraErrors, setExtraErrors] = useState<ErrorSchema | undefined>();
+  const [formError, setFormError] = useState<string | null>(null);
+  const [submitting, setSubmitting] = useState(false);
+  const needed = requiredRole(view.role, true);
+  const allowed = can(viewer.userRole, needed);
+
+  useEffect(() => {
+    if (!view.initial || !initial.data || formData) return;
+    const record = (getPath(initial.data, view.initial.record) ?? {}) as Record<string, unknown>;
+    const keys = Object.keys(schema.properties ?? {});
+    setFormData(withoutNulls(Object.fromEntries(keys.map((key) => [key, record[key]]))));
+  }, [view.initial, initial.data, formData, schema]);
+
+  async function submit(data: Record<string, unknown>) {
+    setSubmitting(true);
+    setFormError(null);
+    setExtraErrors(undefined);
+    const variables = view.variables ?? DEFAULT_VARIABLES;
+    try {
+      const result = await runOperation(view.mutation, resolveVariables(variables, { ...scope, form: data }));
+      message.success(view.submit?.successMessage ?? "Saved");
+      await refresh([...(view.submit?.refresh ?? []), ...(view.initial ? [view.initial.query] : [])]);
+      if (view.submit?.reset) setFormData({});
+      if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true));
+    } catch (error) {
+      const fields = error instanceof GqlError ? error.fields : [];
+      if (fields.length) {
+        const mapped = mapFieldErrors(fields, variables, schema);
+        setExtraErrors(mapped.extraErrors);
+        setFormError(mapped.unmatched.join(" ") || null);
+      } else setFormError(errorMessage(error));
+    } finally {
+      setSubmitting(false);
+    }
+  }
+
+  return (
+    <Card data-view="form" title={view.title ?? schema.title} style={{ maxWidth: 720 }}>
+      {view.description ? <Typography.Paragraph type="secondary">{view.description}</Typography.Paragraph> : null}
+      {!allowed ? (
+        <Alert type="info" showIcon style={{ marginBottom: 16 }} title={`Changing this needs the ${needed} role.`} />
+      ) : null}
+      {initial.error ? <Alert type="error" showIcon title={errorMessage(initial.error)} /> : null}
+      {formData ? (
+        <SchemaForm
+          schema={{ ...schema, title: undefined, description: undefined }}
+          uiSchema={view.uiSchema}
+          formData={formData}
+          onChange={setFormData}
+          onSubmit={submit}
+          extraErrors={extraErrors}
+          formError={formError}
+          disabled={!allowed}
+          submitting={submitting}
+          submitLabel={view.submit?.label}
+        />
+      ) : (
+        <Skeleton active />
+      )}
+    </Card>
+  );
+}

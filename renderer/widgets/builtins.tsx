@@ -1,0 +1,178 @@
+// The built-in read views. Each is small and generic: it knows a value's shape, never an entity.
+import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
+import { Space, Tag, Tooltip, Typography } from "antd";
+import type { ReactNode } from "react";
+import { humanize } from "../schema.ts";
+import { type ReadWidgetProps, registerWidget } from "./registry.ts";
+
+const EMPTY = <Typography.Text type="secondary">—</Typography.Text>;
+
+function isBlank(value: unknown): boolean {
+  return value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+}
+
+function Text({ value, copy }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  return <Typography.Text copyable={copy ? { text } : false}>{text}</Typography.Text>;
+}
+
+/** Colours for common status words; a field's `options.colors` overrides them. */
+const STATUS_COLORS: { test: RegExp; color: string }[] = [
+  { test: /^(ACTIVE|AVAILABLE|COMPLETED|ENABLED|SUCCESS|HEALTHY|PAID|OK)$/, color: "green" },
+  { test: /(FAILED|ERROR|SUSPENDED|TERMINATED|CANCELED|CANCELLED|DISABLED|UNCOLLECTIBLE|VOID)$/, color: "red" },
+  { test: /(PAUSED|PENDING|LIMIT_REACHED|IN_PROGRESS|DEPLOY|WARNING|OPEN)/, color: "orange" },
+  { test: /^(ARCHIVED|DRAFT|INACTIVE|NONE)$/, color: "default" },
+];
+
+export function statusColor(value: string, colors?: Record<string, string>): string {
+  if (colors?.[value]) return colors[value];
+  const upper = value.toUpperCase();
+  return STATUS_COLORS.find((entry) => entry.test.test(upper))?.color ?? "blue";
+}
+
+function Status({ value, options }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  const text = String(value);
+  const labels = options.labels as Record<string, string> | undefined;
+  return (
+    <Tag color={statusColor(text, options.colors as Record<string, string> | undefined)} variant="filled">
+      {labels?.[text] ?? humanize(text)}
+    </Tag>
+  );
+}
+
+function Link({ value, copy }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  const href = String(value);
+  const safe = /^https?:\/\//i.test(href);
+  return (
+    <Typography.Text copyable={copy === false ? false : { text: href }} style={{ wordBreak: "break-all" }} code>
+      {safe ? (
+        <a href={href} target="_blank" rel="noreferrer">
+          {href}
+        </a>
+      ) : (
+        href
+      )}
+    </Typography.Text>
+  );
+}
+
+function Email({ value, copy }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  return (
+    <Typography.Text copyable={copy ? { text: String(value) } : false}>
+      <a href={`mailto:${String(value)}`}>{String(value)}</a>
+    </Typography.Text>
+  );
+}
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 365 * 24 * 3600],
+  ["month", 30 * 24 * 3600],
+  ["week", 7 * 24 * 3600],
+  ["day", 24 * 3600],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+/** "3 days ago" for a date, relative to `now`. */
+export function relativeTime(date: Date, now: Date = new Date()): string {
+  const seconds = Math.round((date.getTime() - now.getTime()) / 1000);
+  const format = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === "second") return format.format(Math.round(seconds / size), unit);
+  }
+  return format.format(0, "second");
+}
+
+function DateTime({ value }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  const date = new Date(String(value));
+  if (Number.isNaN(date.getTime())) return <Typography.Text>{String(value)}</Typography.Text>;
+  return (
+    <Tooltip title={date.toLocaleString()}>
+      <time dateTime={date.toISOString()}>{relativeTime(date)}</time>
+    </Tooltip>
+  );
+}
+
+function BooleanView({ value, options }: ReadWidgetProps) {
+  if (value === null || value === undefined) return EMPTY;
+  const [yes, no] = (options.labels as [string, string] | undefined) ?? ["Yes", "No"];
+  return value ? (
+    <Space size={4}>
+      <CheckCircleFilled style={{ color: "#52c41a" }} />
+      {yes}
+    </Space>
+  ) : (
+    <Space size={4}>
+      <MinusCircleOutlined style={{ color: "#bfbfbf" }} />
+      {no}
+    </Space>
+  );
+}
+
+function NumberView({ value, options }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  const number = Number(value);
+  const unit = options.unit ? ` ${String(options.unit)}` : "";
+  return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${number.toLocaleString("en")}${unit}`}</span>;
+}
+
+function itemLabel(item: unknown, key: string): string {
+  if (item && typeof item === "object") return String((item as Record<string, unknown>)[key] ?? "");
+  return humanize(String(item));
+}
+
+function Tags({ value, options, itemExtra }: ReadWidgetProps) {
+  const items = Array.isArray(value) ? value : [];
+  if (!items.length)
+    return options.emptyText ? <Typography.Text type="secondary">{String(options.emptyText)}</Typography.Text> : EMPTY;
+  const key = typeof options.labelKey === "string" ? options.labelKey : "label";
+  return (
+    <Space size={[4, 4]} wrap>
+      {items.map((item, index) => (
+        <Tag key={`${itemLabel(item, key)}-${index}`} style={{ marginInlineEnd: 0 }}>
+          {itemLabel(item, key)}
+          {itemExtra?.(item, index)}
+        </Tag>
+      ))}
+    </Space>
+  );
+}
+
+function Json({ value }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  return (
+    <Typography.Paragraph style={{ margin: 0 }}>
+      <pre style={{ margin: 0, fontSize: 12 }}>{JSON.stringify(value, null, 2)}</pre>
+    </Typography.Paragraph>
+  );
+}
+
+function Code({ value }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  return (
+    <Typography.Text code copyable={{ text: String(value) }}>
+      {String(value)}
+    </Typography.Text>
+  );
+}
+
+const READ_VIEWS: Record<string, (props: ReadWidgetProps) => ReactNode> = {
+  text: Text,
+  status: Status,
+  link: Link,
+  email: Email,
+  datetime: DateTime,
+  boolean: BooleanView,
+  number: NumberView,
+  tags: Tags,
+  json: Json,
+  code: Code,
+};
+
+for (const [name, read] of Object.entries(READ_VIEWS)) registerWidget(name, { read });

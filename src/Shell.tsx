@@ -1,0 +1,204 @@
+// The console shell: signed out, the sign-in and sign-up pages; signed in, the layout with the side
+// navigation built from the registry, the header with the viewer and sign-out, and the screens.
+import { LogoutOutlined, MenuFoldOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
+import { Alert, Avatar, Button, Dropdown, Layout, Menu, Result, Spin, Tag, Typography } from "antd";
+import { useMemo, useState } from "react";
+import { Link, Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
+import { useSWRConfig } from "swr";
+import {
+  buildNavigation,
+  DataProvider,
+  errorMessage,
+  GqlError,
+  icon,
+  menuEntryFor,
+  RegistryRoutes,
+  type Transport,
+  useRegistryQuery,
+  type Viewer,
+} from "../renderer/index.ts";
+import { SignIn } from "./pages/SignIn.tsx";
+import { SignUp } from "./pages/SignUp.tsx";
+import { NotAuthorised, NotFound } from "./pages/Status.tsx";
+import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
+
+const ROLE_COLORS: Record<string, string> = { OWNER: "gold", ADMIN: "blue", VIEWER: "default" };
+
+function FullPage({ children }: { children: React.ReactNode }) {
+  return <div className="np-fullpage">{children}</div>;
+}
+
+function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; viewer: Viewer; onSignOut: () => void }) {
+  const registry = useRegistryQuery(transport, true);
+  const location = useLocation();
+  const [collapsed, setCollapsed] = useState(false);
+  const sections = useMemo(() => (registry.data ? buildNavigation(registry.data.screens) : []), [registry.data]);
+  const selected = registry.data ? menuEntryFor(location.pathname, registry.data.screens) : undefined;
+  const extraRoutes = useMemo(
+    () => [
+      { path: "/sign-in", element: <Navigate to="/" replace /> },
+      { path: "/sign-up", element: <Navigate to="/" replace /> },
+      { path: "*", element: <NotFound /> },
+    ],
+    [],
+  );
+
+  if (registry.error)
+    return (
+      <FullPage>
+        <Result
+          status="error"
+          title="The console could not load"
+          subTitle={errorMessage(registry.error)}
+          extra={<Button onClick={() => void registry.mutate()}>Try again</Button>}
+        />
+      </FullPage>
+    );
+  if (!registry.data)
+    return (
+      <FullPage>
+        <Spin size="large" />
+      </FullPage>
+    );
+
+  const items = sections.map((section) => ({
+    type: "group" as const,
+    key: section.section,
+    label: collapsed ? null : section.section,
+    children: section.items.map((item) => ({
+      key: item.id,
+      icon: icon(item.icon),
+      label: <Link to={item.route}>{item.label}</Link>,
+    })),
+  }));
+  const name = viewer.userFullName ? String(viewer.userFullName) : viewer.email;
+
+  return (
+    <DataProvider transport={transport} registry={registry.data} viewer={viewer}>
+      <Layout className="np-layout">
+        <Layout.Sider theme="light" width={232} collapsed={collapsed} collapsedWidth={64} className="np-sider">
+          <Link to="/" className="np-brand" aria-label="Nodeplane home">
+            <span className="np-logo">N</span>
+            {collapsed ? null : <span>Nodeplane</span>}
+          </Link>
+          <Menu
+            mode="inline"
+            selectedKeys={selected ? [selected] : []}
+            items={items}
+            className="np-menu"
+            aria-label="Main"
+          />
+        </Layout.Sider>
+        <Layout>
+          <Layout.Header className="np-header">
+            <Button
+              type="text"
+              aria-label={collapsed ? "Expand navigation" : "Collapse navigation"}
+              icon={collapsed ? <MenuUnfoldOutlined /> : <MenuFoldOutlined />}
+              onClick={() => setCollapsed(!collapsed)}
+            />
+            <Dropdown
+              trigger={["click"]}
+              menu={{
+                items: [
+                  {
+                    key: "email",
+                    label: <Typography.Text type="secondary">{viewer.email}</Typography.Text>,
+                    disabled: true,
+                  },
+                  { type: "divider" },
+                  { key: "sign-out", icon: <LogoutOutlined />, label: "Sign out", onClick: onSignOut },
+                ],
+              }}
+            >
+              <Button type="text" className="np-viewer" data-testid="viewer-menu">
+                <Avatar size="small" style={{ background: "#1f5eff" }}>
+                  {name.charAt(0).toUpperCase()}
+                </Avatar>
+                <span className="np-viewer-email">{viewer.email}</span>
+                <Tag color={ROLE_COLORS[viewer.userRole] ?? "default"} style={{ marginInlineEnd: 0 }}>
+                  {viewer.userRole}
+                </Tag>
+              </Button>
+            </Dropdown>
+          </Layout.Header>
+          <Layout.Content className="np-content">
+            {viewer.isVerified === false ? (
+              <Alert
+                type="info"
+                showIcon
+                banner
+                title="Verify your email address to keep full access."
+                style={{ marginBottom: 16 }}
+              />
+            ) : null}
+            <RegistryRoutes extra={extraRoutes} notAuthorised={<NotAuthorised />} />
+          </Layout.Content>
+        </Layout>
+      </Layout>
+    </DataProvider>
+  );
+}
+
+export function Shell({ transport: baseTransport }: { transport: Transport }) {
+  const { mutate, cache } = useSWRConfig();
+  // Any call that finds the session gone sends the viewer back to the sign-in page.
+  const transport = useMemo<Transport>(
+    () => async (document, variables) => {
+      try {
+        return await baseTransport(document, variables);
+      } catch (error) {
+        if (error instanceof GqlError && error.code === "UNAUTHENTICATED" && !document.includes("ShellSignIn"))
+          void mutate(["viewer"]);
+        throw error;
+      }
+    },
+    [baseTransport, mutate],
+  );
+  const viewer = useViewer(transport);
+  const location = useLocation();
+  const navigate = useNavigate();
+  const refreshViewer = () => viewer.mutate();
+
+  async function signOut() {
+    try {
+      await transport(SIGN_OUT_DOCUMENT);
+    } finally {
+      for (const key of [...cache.keys()]) cache.delete(key);
+      await viewer.mutate(null, { revalidate: false });
+      navigate("/sign-in", { replace: true });
+    }
+  }
+
+  if (viewer.error && viewer.error.code !== "UNAUTHENTICATED")
+    return (
+      <FullPage>
+        <Result
+          status="error"
+          title="Cannot reach Nodeplane"
+          subTitle={errorMessage(viewer.error)}
+          extra={<Button onClick={() => void viewer.mutate()}>Try again</Button>}
+        />
+      </FullPage>
+    );
+  if (viewer.isLoading)
+    return (
+      <FullPage>
+        <Spin size="large" />
+      </FullPage>
+    );
+  if (!viewer.data) {
+    const next =
+      location.pathname === "/" || location.pathname.startsWith("/sign-")
+        ? ""
+        : `?next=${encodeURIComponent(location.pathname + location.search)}`;
+    return (
+      <Routes>
+        <Route path="/sign-in" element={<SignIn transport={transport} onSignedIn={refreshViewer} />} />
+        <Route path="/sign-up" element={<SignUp transport={transport} onSignedIn={refreshViewer} />} />
+        <Route path="*" element={<Navigate to={`/sign-in${next}`} replace />} />
+      </Routes>
+    );
+  }
+  return <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />;
+}

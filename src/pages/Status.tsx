@@ -1,0 +1,32 @@
+import { Button, Result } from "antd";
+import { Link } from "react-router";
+
+export function NotFound() {
+  return (
+    <Result
+      status="404"
+      title="Page not found"
+      subTitle="The page you asked for does not exist, or you do not have access to it."
+      extra={
+        <Link to="/">
+          <Button type="primary">Back to the dashboard</Button>
+        </Link>
+      }
+    />
+  );
+}
+
+export function NotAuthorised() {
+  return (
+    <Result
+      status="403"
+      title="Not authorised"
+      subTitle="Your role does not give access to this page. Ask an account admin if you need it."
+      extra={
+        <Link to="/">
+          <Button>Back to the dashboard</Button>
+        </Link>
+      }
+    />
+  );
+}

@@ -1,0 +1,2 @@
+// Every custom widget the manifests may name; importing this registers them.
+import "./code-sample.tsx";
