@@ -376,8 +376,13 @@ export class DataPlane {
     });
   }
 
-  async close(): Promise<void> {
+  /** Ends every WebSocket client (and so its upstream connection). */
+  closeConnections(): void {
     for (const c of this.wss.clients) c.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.closeConnections();
     this.wss.close();
     await this.upstreamClient.close();
   }

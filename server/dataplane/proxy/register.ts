@@ -23,7 +23,7 @@ export function targetOf(plane: DataPlane, req: IncomingMessage): RouteTarget | 
  * Mounts the RPC proxy on a Fastify app: HTTP and WebSocket at /rpc/:exId and /rpc/:exId/:token, and any
  * path on a host that is an enabled domain mask. Call it once from buildApp, after @fastify/websocket is
  * registered if the app uses it (without it, the data plane listens for upgrades on the server itself).
- * Returns the plane; close it on shutdown (`app.addHook("onClose", () => plane.close())` is done here).
+ * Returns the plane; `app.close()` closes it (hooks are added here).
  */
 export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): DataPlane {
   const plane = new DataPlane(deps);
@@ -75,6 +75,8 @@ export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): Da
     }
     done();
   });
+  // WebSocket connections are not the server's to close: end them before it waits for its connections.
+  app.addHook("preClose", async () => plane.closeConnections());
   app.addHook("onClose", async () => plane.close());
   return plane;
 }
