@@ -1,0 +1,151 @@
+import { Pool } from "undici";
+
+/**
+ * A small JSON-RPC 2.0 client over an undici pool, sending batches as one HTTP request. Errors name
+ * the method and the node's answer but never the URL, which often carries an endpoint token.
+ */
+
+export interface RpcCall {
+  method: string;
+  params: unknown[];
+}
+
+/** A JSON-RPC error answered by the node (code and message as the node sent them). */
+export class RpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    readonly rpcMessage: string,
+  ) {
+    super(`${method} failed: ${rpcMessage} (code ${code})`);
+    this.name = "RpcError";
+  }
+
+  /** -32601 is "method not found"; some nodes answer disabled namespaces with other codes and this text. */
+  get methodNotFound(): boolean {
+    return (
+      this.code === -32601 ||
+      /method .*(not found|not supported|not available|does not exist|is not available)|unsupported method/i.test(
+        this.rpcMessage,
+      )
+    );
+  }
+}
+
+/** The node could not be reached or answered something that is not JSON-RPC. */
+export class RpcTransportError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RpcTransportError";
+  }
+}
+
+export interface RpcClientOptions {
+  /** Whole-request timeout for one HTTP request (a batch counts as one). */
+  timeoutMs?: number;
+  /** Calls per HTTP request; larger batches are split. */
+  maxBatchSize?: number;
+  connections?: number;
+}
+
+interface RpcResponse {
+  id: number;
+  result?: unknown;
+  error?: { code: number; message: string };
+}
+
+export class RpcClient {
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly timeoutMs: number;
+  private readonly maxBatchSize: number;
+  private nextId = 1;
+
+  constructor(url: string, options: RpcClientOptions = {}) {
+    const u = new URL(url);
+    this.path = `${u.pathname}${u.search}`;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.maxBatchSize = options.maxBatchSize ?? 50;
+    this.pool = new Pool(u.origin, { connections: options.connections ?? 4 });
+  }
+
+  async call<T>(method: string, params: unknown[] = []): Promise<T> {
+    const [r] = await this.batchSettled([{ method, params }]);
+    if (r instanceof Error) throw r;
+    return r as T;
+  }
+
+  /** Runs calls as JSON-RPC batches; throws the first error. Results are in the order of the calls. */
+  async batch(calls: RpcCall[]): Promise<unknown[]> {
+    const results = await this.batchSettled(calls);
+    const failure = results.find((r) => r instanceof Error);
+    if (failure) throw failure;
+    return results;
+  }
+
+  /** Like batch, but each slot holds its result or its RpcError. Transport failures still throw. */
+  async batchSettled(calls: RpcCall[]): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for (let i = 0; i < calls.length; i += this.maxBatchSize) {
+      out.push(...(await this.send(calls.slice(i, i + this.maxBatchSize))));
+    }
+    return out;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private async send(calls: RpcCall[]): Promise<unknown[]> {
+    if (calls.length === 0) return [];
+    const first = this.nextId;
+    this.nextId += calls.length;
+    const body = JSON.stringify(
+      calls.map((c, i) => ({ jsonrpc: "2.0", id: first + i, method: c.method, params: c.params })),
+    );
+    let status: number;
+    let text: string;
+    try {
+      const res = await this.pool.request({
+        path: this.path,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      throw new RpcTransportError(`node unreachable (${calls[0].method}${calls.length > 1 ? " …" : ""}): ${reason}`, {
+        cause: e,
+      });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new RpcTransportError(`node answered HTTP ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
+    }
+    // A node that refuses the whole batch answers one error object instead of an array.
+    const responses: RpcResponse[] = Array.isArray(parsed) ? parsed : [parsed as RpcResponse];
+    if (!Array.isArray(parsed) && (parsed as RpcResponse).error && calls.length > 1) {
+      const e = (parsed as RpcResponse).error as { code: number; message: string };
+      throw new RpcError("batch", e.code, e.message);
+    }
+    if (status < 200 || status >= 300) {
+      const e = responses[0]?.error;
+      if (e) throw new RpcError(calls[0].method, e.code, e.message);
+      throw new RpcTransportError(`node answered HTTP ${status}: ${text.slice(0, 200)}`);
+    }
+    const byId = new Map(responses.map((r) => [r.id, r]));
+    return calls.map((c, i) => {
+      const r = byId.get(first + i);
+      if (!r) return new RpcTransportError(`node sent no answer for ${c.method}`);
+      if (r.error) return new RpcError(c.method, r.error.code, r.error.message);
+      return r.result;
+    });
+  }
+}

@@ -1,0 +1,148 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  BlockNotAvailableError,
+  EVM_DATASETS,
+  EvmDatasetReader,
+  probeDatasets,
+} from "../../../server/dataplane/datasets/reader.ts";
+import { RpcClient, RpcError } from "../../../server/dataplane/datasets/rpc.ts";
+import { type Activity, type Anvil, makeActivity, startAnvil, TRANSFER_TOPIC } from "./anvil.ts";
+
+let anvil: Anvil;
+let activity: Activity;
+let reader: EvmDatasetReader;
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  activity = await makeActivity(anvil.url);
+  reader = new EvmDatasetReader(anvil.url);
+}, 60_000);
+
+afterAll(async () => {
+  await reader?.close();
+  await anvil?.stop();
+});
+
+type Block = { number: string; hash: string; transactions: { hash: string }[] };
+type Receipt = { transactionHash: string; logs: { topics: string[] }[] };
+
+describe("EVM dataset reader against anvil", () => {
+  it("reads BLOCK with full transactions, one item per block", async () => {
+    const { fromBlock, toBlock } = activity;
+    const batch = await reader.fetchBatch("BLOCK", fromBlock, toBlock);
+    expect(batch.items).toHaveLength(toBlock - fromBlock + 1);
+    const blocks = batch.items as Block[];
+    expect(blocks.map((b) => Number.parseInt(b.number, 16))).toEqual(
+      Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i),
+    );
+    expect(blocks[0].transactions[0].hash).toBe(activity.smallTransfer);
+  });
+
+  it("reads TRANSACTIONS, RECEIPTS and BLOCK_WITH_RECEIPTS", async () => {
+    const { fromBlock, toBlock } = activity;
+    const txs = (await reader.fetchBatch("TRANSACTIONS", fromBlock, toBlock)).items as { hash: string }[][];
+    expect(txs.flat().map((t) => t.hash)).toContain(activity.tokenTransfer);
+    const receipts = (await reader.fetchBatch("RECEIPTS", toBlock, toBlock)).items as Receipt[][];
+    expect(receipts[0][0].transactionHash).toBe(activity.tokenTransfer);
+    expect(receipts[0][0].logs[0].topics[0]).toBe(TRANSFER_TOPIC);
+    const both = (await reader.fetchBatch("BLOCK_WITH_RECEIPTS", toBlock, toBlock)).items as {
+      block: Block;
+      receipts: Receipt[];
+    }[];
+    expect(both[0].block.transactions[0].hash).toBe(both[0].receipts[0].transactionHash);
+  });
+
+  it("reads LOGS grouped per block, with empty arrays for blocks without logs", async () => {
+    const { fromBlock, toBlock } = activity;
+    const logs = (await reader.fetchBatch("LOGS", fromBlock, toBlock)).items as {
+      address: string;
+      topics: string[];
+    }[][];
+    expect(logs).toHaveLength(toBlock - fromBlock + 1);
+    expect(logs[0]).toEqual([]);
+    const last = logs[logs.length - 1];
+    expect(last).toHaveLength(1);
+    expect(last[0].address.toLowerCase()).toBe(activity.token.toLowerCase());
+  });
+
+  it("reads TRACE_BLOCKS and DEBUG_TRACE (callTracer) and the combined datasets", async () => {
+    const n = activity.fromBlock;
+    const traces = (await reader.fetchBatch("TRACE_BLOCKS", n, n)).items as { transactionHash: string }[][];
+    expect(traces[0][0].transactionHash).toBe(activity.smallTransfer);
+    const debug = (await reader.fetchBatch("DEBUG_TRACE", n, n)).items as {
+      txHash: string;
+      result: { type: string };
+    }[][];
+    expect(debug[0][0]).toMatchObject({ txHash: activity.smallTransfer, result: { type: "CALL" } });
+    const withTrace = (await reader.fetchBatch("BLOCK_WITH_RECEIPTS_TRACE_BLOCK", n, n)).items[0] as object;
+    expect(Object.keys(withTrace)).toEqual(["block", "receipts", "traces"]);
+    const withDebug = (await reader.fetchBatch("BLOCK_WITH_RECEIPTS_DEBUG_TRACE", n, n)).items[0] as object;
+    expect(Object.keys(withDebug)).toEqual(["block", "receipts", "trace"]);
+  });
+
+  it("says a block beyond the tip is not available rather than returning empty data", async () => {
+    const tip = await reader.latestBlock();
+    for (const dataset of ["BLOCK", "LOGS", "RECEIPTS"] as const) {
+      await expect(reader.fetchBatch(dataset, tip, tip + 2)).rejects.toBeInstanceOf(BlockNotAvailableError);
+    }
+  });
+
+  it("probes every EVM dataset as available on anvil", async () => {
+    const availability = await probeDatasets(anvil.url);
+    expect(Object.keys(availability).sort()).toEqual([...EVM_DATASETS].sort());
+    for (const d of EVM_DATASETS) expect(availability[d]).toEqual({ available: true });
+  });
+
+  it("marks datasets unavailable when the node lacks their methods (trace/debug namespaces disabled)", async () => {
+    // A node without the trace and debug namespaces: a loopback proxy in front of anvil that answers
+    // those methods the way such nodes do (-32601), and forwards everything else.
+    const server = createServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      const calls = JSON.parse(body) as { id: number; method: string }[] | { id: number; method: string };
+      const list = Array.isArray(calls) ? calls : [calls];
+      const answers = await Promise.all(
+        list.map(async (c) => {
+          if (/^(trace|debug)_/.test(c.method)) {
+            return { jsonrpc: "2.0", id: c.id, error: { code: -32601, message: "Method not found" } };
+          }
+          const r = await fetch(anvil.url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(c),
+          });
+          return r.json();
+        }),
+      );
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const availability = await probeDatasets(url);
+      expect(availability.BLOCK_WITH_RECEIPTS).toEqual({ available: true });
+      expect(availability.LOGS).toEqual({ available: true });
+      expect(availability.TRACE_BLOCKS).toEqual({ available: false, reason: "the node does not support trace_block" });
+      expect(availability.BLOCK_WITH_RECEIPTS_DEBUG_TRACE).toEqual({
+        available: false,
+        reason: "the node does not support debug_traceBlockByNumber",
+      });
+    } finally {
+      server.close();
+    }
+  });
+
+  it("reports a method the node does not know as method-not-found", async () => {
+    const rpc = new RpcClient(anvil.url);
+    try {
+      const err = await rpc.call("trace_doesNotExist", []).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).methodNotFound).toBe(true);
+    } finally {
+      await rpc.close();
+    }
+  });
+});
