@@ -1,9 +1,21 @@
+import { createRequire } from "node:module";
 import { defineConfig } from "vitest/config";
+
+const require = createRequire(import.meta.url);
 
 // One project per suite so each can be run alone (`vitest run --project api`) and `tests/run.ts` can
 // report per-suite counts. Unit tests run in node; a test that needs a DOM opts in with
 // `// @vitest-environment jsdom` at the top of its file.
 export default defineConfig({
+  resolve: {
+    alias: [
+      // graphql 16 ships both CommonJS (`main`) and ES modules (`module`), and checks schema objects
+      // with instanceof. Packages loaded by Node (mercurius, graphql-armor) get the CommonJS build;
+      // Vite would hand our sources the ES build, a second copy ("Cannot find type Query"). Give our
+      // sources the same build Node gives everyone else.
+      { find: /^graphql$/, replacement: require.resolve("graphql") },
+    ],
+  },
   test: {
     projects: [
       {

@@ -8,24 +8,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
-
-/** What `server/app.ts` exports; written against the service's app factory, nothing more. */
-interface AppModule {
-  buildApp(config: unknown): Promise<{ app: ListeningApp; close(): Promise<void> }>;
-}
-interface ConfigModule {
-  loadConfig(env: NodeJS.ProcessEnv, argv?: string[]): unknown;
-}
-/** The part of a Fastify instance the helpers use. */
-interface ListeningApp {
-  server: { listening: boolean; address(): AddressInfo | string | null };
-  listen(options: { port: number; host: string }): Promise<string>;
-}
 
 export interface GqlError {
   message: string;
@@ -124,16 +111,14 @@ export interface TestApp {
  * `env` adds to or overrides the environment the config is loaded from.
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  // The factory is imported lazily (and by a computed path) so this helper type-checks and loads
-  // even in a tree where the service is not there yet.
-  const appPath = "../../server/app.ts";
-  const configPath = "../../server/platform/config.ts";
-  const { buildApp } = (await import(appPath)) as AppModule;
-  const { loadConfig } = (await import(configPath)) as ConfigModule;
+  // Imported lazily, so a test file that only uses the client or the database helpers does not
+  // load the whole service.
+  const { buildApp } = await import("../../server/app.ts");
+  const { loadConfig } = await import("../../server/platform/config.ts");
 
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-api-"));
-  let built: Awaited<ReturnType<AppModule["buildApp"]>> | undefined;
+  let built: { app: FastifyInstance; close(): Promise<void> } | undefined;
   try {
     const config = loadConfig({
       ...process.env,
@@ -168,7 +153,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     };
   } catch (error) {
     await built?.close().catch(() => undefined);
-    await database.drop().catch(() => undefined);
+    // Not forced: connections a half-started app left open would die with errors that hide this one.
+    await database.drop({ force: false }).catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }

@@ -28,8 +28,11 @@ export interface TestDatabase {
   url: string;
   /** Its name (`t_<random>`). */
   name: string;
-  /** Drops the database, closing any connection still open on it. */
-  drop(): Promise<void>;
+  /**
+   * Drops the database. By default it first closes any connection still open on it; with
+   * `{ force: false }` it leaves a database that is still in use alone (and does not throw).
+   */
+  drop(options?: { force?: boolean }): Promise<void>;
 }
 
 export { freePort };
@@ -76,13 +79,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: withDatabase(adminUrl, name),
     name,
-    async drop() {
+    async drop({ force = true } = {}) {
       if (dropped) return;
-      dropped = true;
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       try {
-        await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
+        await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)}${force ? " WITH (FORCE)" : ""}`);
+        dropped = true;
+      } catch (error) {
+        if (force) throw error;
       } finally {
         await client.end();
       }
