@@ -14,7 +14,7 @@ import { domainResolvers } from "./domains/index.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
-import { DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
+import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
@@ -69,7 +69,8 @@ export async function buildApp(config: AppConfig): Promise<App> {
   });
 
   await app.register(mercurius, {
-    schema: apiSchema,
+    // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
+    schema: apiSdl(),
     resolvers: mergeResolvers([...domainResolvers, { DateTime, JSON: JSONScalar }]) as never,
     jit: 1,
     graphiql: false,

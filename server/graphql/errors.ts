@@ -1,6 +1,12 @@
-import { GraphQLError } from "graphql";
 import type { Logger } from "pino";
 import { AppError } from "../platform/errors.ts";
+
+interface GraphQLErrorLike {
+  message: string;
+  path?: readonly (string | number)[];
+  locations?: readonly { line: number; column: number }[];
+  originalError?: unknown;
+}
 
 interface FormattedError {
   message: string;
@@ -9,18 +15,21 @@ interface FormattedError {
   extensions: Record<string, unknown>;
 }
 
-/** GraphQL errors without a code of ours are query errors (parse, validation, limits). */
-function flatten(error: unknown): GraphQLError[] {
-  if (error instanceof GraphQLError) {
-    const nested = (error.originalError as { errors?: unknown[] } | undefined)?.errors;
-    if (Array.isArray(nested)) return nested.flatMap(flatten);
-    return [error];
-  }
-  const nested = (error as { errors?: unknown[] } | null)?.errors;
+// Duck-typed rather than `instanceof GraphQLError`: Mercurius may load the CommonJS copy of graphql.
+const isGraphQLError = (value: unknown): value is GraphQLErrorLike =>
+  typeof value === "object" && value !== null && (value as { name?: string }).name === "GraphQLError";
+
+function flatten(error: unknown): GraphQLErrorLike[] {
+  const nested = (error as { errors?: unknown } | null)?.errors;
   if (Array.isArray(nested)) return nested.flatMap(flatten);
-  return [new GraphQLError(error instanceof Error ? error.message : String(error))];
+  const nestedOriginal = (error as { originalError?: { errors?: unknown } } | null)?.originalError?.errors;
+  if (Array.isArray(nestedOriginal)) return nestedOriginal.flatMap(flatten);
+  if (error instanceof AppError) return [{ message: error.message, originalError: error }];
+  if (isGraphQLError(error)) return [error];
+  return [{ message: error instanceof Error ? error.message : String(error), originalError: error }];
 }
 
+/** Gives every error a stable code; what is not ours is either a refused query or an internal failure. */
 export function formatError(error: unknown, production: boolean, log: Logger): FormattedError[] {
   return flatten(error).map((graphqlError) => {
     const original = graphqlError.originalError;
@@ -32,7 +41,7 @@ export function formatError(error: unknown, production: boolean, log: Logger): F
         extensions: original.fields.length > 0 ? { code: original.code, fields: original.fields } : { code: original.code },
       };
     }
-    if (original && !(original instanceof GraphQLError) && graphqlError.path) {
+    if (original && !isGraphQLError(original) && graphqlError.path) {
       log.error({ err: original, path: graphqlError.path }, "resolver failed");
       return { ...base, message: "Something went wrong on our side.", extensions: { code: "INTERNAL" } };
     }

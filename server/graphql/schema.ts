@@ -4,8 +4,10 @@ import { buildSchema, GraphQLScalarType, Kind, type GraphQLSchema } from "graphq
 
 export const apiSdlPath = path.resolve(import.meta.dirname, "../../schemas/api.graphql");
 
+export const apiSdl = () => readFileSync(apiSdlPath, "utf8");
+
 export function loadApiSchema(): GraphQLSchema {
-  return buildSchema(readFileSync(apiSdlPath, "utf8"));
+  return buildSchema(apiSdl());
 }
 
 export const DateTime = new GraphQLScalarType({

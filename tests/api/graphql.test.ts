@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { signUp, useTestApp } from "../support/api.ts";
+
+const ctx = useTestApp();
+
+describe("the GraphQL endpoint", () => {
+  it("refuses requests that are not JSON posts (CSRF)", async () => {
+    const client = ctx.app.client();
+    const get = await client.request("/graphql?query=%7Bviewer%7Bid%7D%7D");
+    expect(get.status).toBe(405);
+    const form = await client.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "query=mutation%7BsignOut%7D",
+    });
+    expect(form.status).toBe(415);
+  });
+
+  it("limits depth, aliases and tokens with a stable code", async () => {
+    const user = await signUp(ctx.app);
+    const deep = `{ viewer { subscription { plan { id } } } ${"team { userId } ".repeat(1)} }`;
+    expect((await user.client.gql(deep)).errors).toBeUndefined();
+    const aliases = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: viewer { id }`).join(" ")} }`;
+    const tooManyAliases = await user.client.gql(aliases);
+    expect(tooManyAliases.status).toBe(400);
+    expect(tooManyAliases.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+    const tokens = `{ viewer { ${"id ".repeat(3000)} } }`;
+    expect((await user.client.gql(tokens)).errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+    const unknown = await user.client.gql("{ viewr { id } }");
+    expect(unknown.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+  });
+
+  it("answers UNAUTHENTICATED without a session", async () => {
+    for (const query of ["{ team { userId } }", "{ endpoints { totalCount } }", "{ registry { version } }", "{ chains { chain } }"]) {
+      const { errors } = await ctx.app.client().gql(query);
+      expect(errors?.[0].extensions?.code, query).toBe("UNAUTHENTICATED");
+    }
+  });
+});
+
+describe("field suggestions in production", () => {
+  const prod = useTestAppProduction();
+  it("are not offered", async () => {
+    const { errors } = await prod.app.client().gql("{ viewr { id } }");
+    expect(errors?.[0].message).not.toMatch(/Did you mean/);
+    expect(errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+  });
+});
+
+function useTestAppProduction() {
+  return useTestAppWith({ NODE_ENV: "production" });
+}
+
+import { useTestApp as useTestAppWith } from "../support/api.ts";
