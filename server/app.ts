@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import cookie from "@fastify/cookie";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
-import Fastify, { type FastifyInstance } from "fastify";
+import cookie from "@fastify/cookie";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
 import type { Logger } from "pino";
@@ -56,15 +56,26 @@ export async function buildApp(config: AppConfig): Promise<App> {
 
   const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks: [] };
 
-  const app = Fastify({ loggerInstance: log, bodyLimit: graphqlLimits.bodyBytes, trustProxy: true, disableRequestLogging: true });
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    bodyLimit: graphqlLimits.bodyBytes,
+    trustProxy: true,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
   await app.register(cookie);
 
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
   app.addHook("onRequest", async (request, reply) => {
     if (request.url.split("?")[0] !== "/graphql") return;
-    if (request.method === "GET") return reply.code(405).header("allow", "POST").send({ errors: [{ message: "Use POST.", extensions: { code: "BAD_USER_INPUT" } }] });
+    if (request.method === "GET")
+      return reply
+        .code(405)
+        .header("allow", "POST")
+        .send({ errors: [{ message: "Use POST.", extensions: { code: "BAD_USER_INPUT" } }] });
     if (!String(request.headers["content-type"] ?? "").startsWith("application/json")) {
-      return reply.code(415).send({ errors: [{ message: "Send GraphQL requests as application/json.", extensions: { code: "BAD_USER_INPUT" } }] });
+      return reply.code(415).send({
+        errors: [{ message: "Send GraphQL requests as application/json.", extensions: { code: "BAD_USER_INPUT" } }],
+      });
     }
   });
 
@@ -144,7 +155,11 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const index = readFileSync(indexFile, "utf8");
   // Every console route is the single-page app; API paths that reach here are unknown.
   app.setNotFoundHandler((request, reply) => {
-    if (request.method !== "GET" || apiPrefixes.some((p) => request.url.startsWith(p)) || path.extname(request.url.split("?")[0])) {
+    if (
+      request.method !== "GET" ||
+      apiPrefixes.some((p) => request.url.startsWith(p)) ||
+      path.extname(request.url.split("?")[0])
+    ) {
       return reply.code(404).send({ error: "Not found" });
     }
     return reply.type("text/html").header("cache-control", "no-cache").send(index);

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { findUserByEmail } from "./domains/account/store.ts";
 import { addMember, seedPlans, signUp } from "./domains/account/service.ts";
+import { findUserByEmail } from "./domains/account/store.ts";
 import { addTag, createEndpoint } from "./domains/endpoints/service.ts";
 import { type AppConfig, persistentSecret } from "./platform/config.ts";
 import type { Db } from "./platform/db/index.ts";
@@ -12,7 +12,9 @@ export const DEMO_VIEWER = "viewer@nodeplane.local";
 /** The catalogue on every start; the demo account, its viewer and a few tagged endpoints on the first. */
 export async function seed(db: Db, config: AppConfig, log: Logger) {
   await seedPlans(db);
-  const secret = config.demoPassword ? { value: config.demoPassword, created: false } : persistentSecret(config, "demo-password");
+  const secret = config.demoPassword
+    ? { value: config.demoPassword, created: false }
+    : persistentSecret(config, "demo-password");
   const firstStart = { demoEmail: DEMO_OWNER, demoPassword: secret.value, passwordCreated: secret.created };
   if (await findUserByEmail(db, DEMO_OWNER)) return firstStart;
 
@@ -23,7 +25,12 @@ export async function seed(db: Db, config: AppConfig, log: Logger) {
     // The demo shows a paid plan's room: the free plan's two endpoints would be used up by the seed.
     { verified: true, planId: "b6_build" },
   );
-  await addMember(db, accountId, { email: DEMO_VIEWER, password: secret.value, fullName: "Demo Viewer", role: "VIEWER" });
+  await addMember(db, accountId, {
+    email: DEMO_VIEWER,
+    password: secret.value,
+    fullName: "Demo Viewer",
+    role: "VIEWER",
+  });
   // Seeding happens before any listener exists, so its events reach nobody.
   const events = new DomainEvents();
   const demo = [

@@ -38,7 +38,8 @@ export function formatError(error: unknown, production: boolean, log: Logger): F
       return {
         ...base,
         message: original.message,
-        extensions: original.fields.length > 0 ? { code: original.code, fields: original.fields } : { code: original.code },
+        extensions:
+          original.fields.length > 0 ? { code: original.code, fields: original.fields } : { code: original.code },
       };
     }
     if (original && !isGraphQLError(original) && graphqlError.path) {

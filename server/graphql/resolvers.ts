@@ -19,7 +19,8 @@ export function mergeResolvers(maps: Resolvers[]): Resolvers {
         merged[type] = fields;
         continue;
       }
-      const target = (merged[type] ??= {}) as Record<string, unknown>;
+      const target = (merged[type] ?? {}) as Record<string, unknown>;
+      merged[type] = target as Resolvers[string];
       for (const [field, fn] of Object.entries(fields)) {
         if (field in target) throw new Error(`Resolver ${type}.${field} is defined twice`);
         target[field] = fn;

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { buildSchema, GraphQLScalarType, Kind, type GraphQLSchema } from "graphql";
+import { buildSchema, GraphQLScalarType, type GraphQLSchema, Kind } from "graphql";
 
 export const apiSdlPath = path.resolve(import.meta.dirname, "../../schemas/api.graphql");
 

@@ -39,7 +39,10 @@ const defaultFlags: Record<string, boolean> = {
 
 function parseFlags(text: string | undefined): Record<string, boolean> {
   const flags = { ...defaultFlags };
-  for (const part of (text ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const part of (text ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const off = part.startsWith("-");
     flags[off ? part.slice(1) : part] = !off;
   }
@@ -48,7 +51,8 @@ function parseFlags(text: string | undefined): Record<string, boolean> {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): AppConfig {
   const port = env.PORT === undefined ? 8080 : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number, got ${env.PORT}`);
   return {
     rootDir,
     dataDir: path.resolve(env.NODEPLANE_DATA_DIR ?? path.join(rootDir, ".data")),

@@ -11,7 +11,9 @@ export type EntitySchemas = Record<string, Record<string, unknown>>;
 /** Every entity schema by name (its `$id`, the file name without `.schema.json`). */
 export function loadEntitySchemas(dir = entitiesDir): EntitySchemas {
   const schemas: EntitySchemas = {};
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".schema.json")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".schema.json"))
+    .sort()) {
     const schema = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as Record<string, unknown>;
     schemas[file.replace(/\.schema\.json$/, "")] = schema;
   }

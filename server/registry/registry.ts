@@ -33,7 +33,9 @@ export interface Problem {
 
 export class RegistryError extends Error {
   constructor(readonly problems: Problem[]) {
-    super(`The screen registry is not valid:\n${problems.map((p) => `  ${p.file} ${p.pointer || "/"}: ${p.reason}`).join("\n")}`);
+    super(
+      `The screen registry is not valid:\n${problems.map((p) => `  ${p.file} ${p.pointer || "/"}: ${p.reason}`).join("\n")}`,
+    );
     this.name = "RegistryError";
   }
 }
@@ -84,9 +86,13 @@ function walkFiles(dir: string, suffix: string): string[] {
 const pointerEscape = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /** Calls `visit` on every value in a JSON tree with its JSON pointer. */
-function walkJson(value: unknown, pointer: string, fn: (key: string, value: unknown, pointer: string, parent: Record<string, unknown>) => void) {
+function walkJson(
+  value: unknown,
+  pointer: string,
+  fn: (key: string, value: unknown, pointer: string, parent: Record<string, unknown>) => void,
+) {
   if (Array.isArray(value)) {
-    value.forEach((item, i) => walkJson(item, `${pointer}/${i}`, fn));
+    for (const [i, item] of value.entries()) walkJson(item, `${pointer}/${i}`, fn);
   } else if (value && typeof value === "object") {
     for (const [key, child] of Object.entries(value)) {
       const childPointer = `${pointer}/${pointerEscape(key)}`;
@@ -96,7 +102,11 @@ function walkJson(value: unknown, pointer: string, fn: (key: string, value: unkn
   }
 }
 
-function collectFragmentNames(node: DefinitionNode, fragments: Map<string, FragmentDefinitionNode>, into = new Set<string>()) {
+function collectFragmentNames(
+  node: DefinitionNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  into = new Set<string>(),
+) {
   visit(node, {
     FragmentSpread(spread) {
       const name = spread.name.value;
@@ -110,7 +120,11 @@ function collectFragmentNames(node: DefinitionNode, fragments: Map<string, Fragm
 }
 
 /** Resolves local and cross-entity `$ref`s of an entity schema fragment. */
-function resolveRef(schemas: EntitySchemas, base: string, node: Record<string, unknown>): { entity: string; node: Record<string, unknown> } | null {
+function resolveRef(
+  schemas: EntitySchemas,
+  base: string,
+  node: Record<string, unknown>,
+): { entity: string; node: Record<string, unknown> } | null {
   let current = { entity: base, node };
   for (let depth = 0; depth < 10 && typeof current.node.$ref === "string"; depth++) {
     const found = lookupSchemaRef(schemas, current.node.$ref as string, current.entity);
@@ -120,7 +134,11 @@ function resolveRef(schemas: EntitySchemas, base: string, node: Record<string, u
   return current;
 }
 
-function lookupSchemaRef(schemas: EntitySchemas, ref: string, base: string): { entity: string; node: Record<string, unknown> } | null {
+function lookupSchemaRef(
+  schemas: EntitySchemas,
+  ref: string,
+  base: string,
+): { entity: string; node: Record<string, unknown> } | null {
   const [entityPart, pointer = ""] = ref.split("#");
   const entity = entityPart || base;
   let node: unknown = schemas[entity];
@@ -154,9 +172,17 @@ function compareTypes(
   const node = resolved.node;
   const nullable = getNullableType(type);
   if (isListType(nullable)) {
-    if (!schemaTypes(node).includes("array")) problems.push(`${where}: the input is a list but the schema is not an array`);
+    if (!schemaTypes(node).includes("array"))
+      problems.push(`${where}: the input is a list but the schema is not an array`);
     else if (node.items && typeof node.items === "object")
-      compareTypes(schemas, resolved.entity, node.items as Record<string, unknown>, nullable.ofType, `${where}[]`, problems);
+      compareTypes(
+        schemas,
+        resolved.entity,
+        node.items as Record<string, unknown>,
+        nullable.ofType,
+        `${where}[]`,
+        problems,
+      );
     return;
   }
   if (isInputObjectType(nullable)) {
@@ -174,7 +200,9 @@ function compareTypes(
     }
     for (const field of Object.values(fields)) {
       if (isNonNullType(field.type) && field.defaultValue === undefined && !required.has(field.name)) {
-        problems.push(`${where}/${field.name}: ${nullable.name}.${field.name} is required but the schema does not require it`);
+        problems.push(
+          `${where}/${field.name}: ${nullable.name}.${field.name} is required but the schema does not require it`,
+        );
       }
     }
     return;
@@ -183,7 +211,9 @@ function compareTypes(
     const allowed = new Set(nullable.getValues().map((v) => v.name));
     const values = (node.enum ?? (node.const !== undefined ? [node.const] : null)) as unknown[] | null;
     if (!values) problems.push(`${where}: the input is the enum ${nullable.name} but the schema has no enum`);
-    else for (const v of values) if (!allowed.has(String(v))) problems.push(`${where}: ${String(v)} is not a value of ${nullable.name}`);
+    else
+      for (const v of values)
+        if (!allowed.has(String(v))) problems.push(`${where}: ${String(v)} is not a value of ${nullable.name}`);
     return;
   }
   if (isScalarType(nullable)) {
@@ -199,7 +229,9 @@ function compareTypes(
     if (!accepted) return;
     const types = schemaTypes(node);
     if (types.length === 0 || !types.every((t) => accepted.includes(t))) {
-      problems.push(`${where}: the input is ${nullable.name} but the schema allows ${types.join(" or ") || "anything"}`);
+      problems.push(
+        `${where}: the input is ${nullable.name} but the schema allows ${types.join(" or ") || "anything"}`,
+      );
     }
   }
 }
@@ -244,7 +276,8 @@ function checkFormAgainstMutation(
   return problems;
 }
 
-const routePattern = (route: string) => new RegExp(`^${route.replace(/:[a-zA-Z]+/g, "[^/]+").replace(/\{[^}]+\}/g, "[^/]+")}$`);
+const routePattern = (route: string) =>
+  new RegExp(`^${route.replace(/:[a-zA-Z]+/g, "[^/]+").replace(/\{[^}]+\}/g, "[^/]+")}$`);
 
 export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registry {
   const problems: Problem[] = [];
@@ -278,7 +311,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   for (const { file, document } of documents) {
     for (const def of document.definitions) {
       if (def.kind !== Kind.FRAGMENT_DEFINITION) continue;
-      if (fragments.has(def.name.value)) problems.push({ file: rel(file), pointer: "", reason: `fragment ${def.name.value} is defined twice` });
+      if (fragments.has(def.name.value))
+        problems.push({ file: rel(file), pointer: "", reason: `fragment ${def.name.value} is defined twice` });
       fragments.set(def.name.value, def);
     }
   }
@@ -293,7 +327,11 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       }
       const name = op.name.value;
       if (operations.has(name)) {
-        problems.push({ file: rel(file), pointer: "", reason: `operation ${name} is also defined in ${operations.get(name)?.file}` });
+        problems.push({
+          file: rel(file),
+          pointer: "",
+          reason: `operation ${name} is also defined in ${operations.get(name)?.file}`,
+        });
         continue;
       }
       if (op.operation === "subscription") {
@@ -303,10 +341,17 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       const used = [...collectFragmentNames(op, fragments)];
       const missing = used.filter((f) => !fragments.has(f));
       if (missing.length > 0) {
-        problems.push({ file: rel(file), pointer: "", reason: `${name} uses undefined fragments ${missing.join(", ")}` });
+        problems.push({
+          file: rel(file),
+          pointer: "",
+          reason: `${name} uses undefined fragments ${missing.join(", ")}`,
+        });
         continue;
       }
-      const opDocument: DocumentNode = { kind: Kind.DOCUMENT, definitions: [op, ...used.map((f) => fragments.get(f) as FragmentDefinitionNode)] };
+      const opDocument: DocumentNode = {
+        kind: Kind.DOCUMENT,
+        definitions: [op, ...used.map((f) => fragments.get(f) as FragmentDefinitionNode)],
+      };
       for (const error of validate(apiSchema, opDocument)) {
         problems.push({ file: rel(file), pointer: "", reason: `${name}: ${error.message}` });
       }
@@ -317,7 +362,9 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   // Manifests against the meta-schema, then against the operations and entity schemas they name.
   const metaAjv = new Ajv2020({ allErrors: true, strict: false });
   addFormats.default(metaAjv);
-  const validateManifest = metaAjv.compile(JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8")));
+  const validateManifest = metaAjv.compile(
+    JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8")),
+  );
   const screens: Registry["screens"] = [];
   for (const file of walkFiles(screensDir, ".screen.json")) {
     let manifest: Manifest;
@@ -334,7 +381,11 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
         const key = `${error.instancePath} ${error.message}`;
         if (seen.has(key) || error.keyword === "oneOf") continue;
         seen.add(key);
-        problems.push({ file: rel(file), pointer: error.instancePath, reason: `${error.message}${error.params && "additionalProperty" in error.params ? ` (${String(error.params.additionalProperty)})` : ""}` });
+        problems.push({
+          file: rel(file),
+          pointer: error.instancePath,
+          reason: `${error.message}${error.params && "additionalProperty" in error.params ? ` (${String(error.params.additionalProperty)})` : ""}`,
+        });
       }
       continue;
     }
@@ -344,26 +395,39 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       const expectOperation = (name: unknown, type: "query" | "mutation", at: string) => {
         if (typeof name !== "string") return;
         const op = operations.get(name);
-        if (!op) problems.push({ file: rel(file), pointer: at, reason: `names the ${type} ${name}, which no .graphql document in screens/ defines` });
-        else if (op.type !== type) problems.push({ file: rel(file), pointer: at, reason: `${name} is a ${op.type}, not a ${type}` });
+        if (!op)
+          problems.push({
+            file: rel(file),
+            pointer: at,
+            reason: `names the ${type} ${name}, which no .graphql document in screens/ defines`,
+          });
+        else if (op.type !== type)
+          problems.push({ file: rel(file), pointer: at, reason: `${name} is a ${op.type}, not a ${type}` });
         else used.add(name);
       };
       if (key === "query") expectOperation(value, "query", pointer);
       if (key === "mutation") expectOperation(value, "mutation", pointer);
-      if (key === "refresh" && Array.isArray(value)) value.forEach((name, i) => expectOperation(name, "query", `${pointer}/${i}`));
+      if (key === "refresh" && Array.isArray(value))
+        for (const [i, name] of value.entries()) expectOperation(name, "query", `${pointer}/${i}`);
       if (key === "schema" && typeof value === "string" && entityAjv && !entityAjv.getSchema(value)) {
-        problems.push({ file: rel(file), pointer, reason: `names the schema ${value}, which schemas/entities does not define` });
+        problems.push({
+          file: rel(file),
+          pointer,
+          reason: `names the schema ${value}, which schemas/entities does not define`,
+        });
       }
       // A form (a form view, or an action asking for input) must agree with its mutation's arguments.
       if (key === "mutation" && typeof value === "string") {
-        const formSchema = typeof parent.schema === "string" ? parent.schema : (parent.form as { schema?: string } | undefined)?.schema;
+        const formSchema =
+          typeof parent.schema === "string" ? parent.schema : (parent.form as { schema?: string } | undefined)?.schema;
         const field = mutationType?.getFields()[rootFieldOf(operations.get(value)?.text) ?? ""];
         const op = operations.get(value);
         if (formSchema && field && op) {
           const variables = (parent.variables as Record<string, unknown> | undefined) ?? { input: "$form" };
           const opVariables = operationVariables(op.text);
           for (const name of Object.keys(variables)) {
-            if (!opVariables.has(name)) problems.push({ file: rel(file), pointer, reason: `${value} declares no variable $${name}` });
+            if (!opVariables.has(name))
+              problems.push({ file: rel(file), pointer, reason: `${value} declares no variable $${name}` });
           }
           for (const reason of checkFormAgainstMutation(schemas, formSchema, field, mapToArgs(op.text, variables))) {
             problems.push({ file: rel(file), pointer, reason: `${formSchema} does not fit ${value}: ${reason}` });
@@ -379,15 +443,22 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   const routes = new Map<string, string>();
   for (const screen of screens) {
     const { id, route } = screen.manifest;
-    if (byId.has(id)) problems.push({ file: screen.file, pointer: "/id", reason: `id ${id} is also used by ${byId.get(id)?.file}` });
-    if (routes.has(route)) problems.push({ file: screen.file, pointer: "/route", reason: `route ${route} is also used by ${routes.get(route)}` });
+    if (byId.has(id))
+      problems.push({ file: screen.file, pointer: "/id", reason: `id ${id} is also used by ${byId.get(id)?.file}` });
+    if (routes.has(route))
+      problems.push({
+        file: screen.file,
+        pointer: "/route",
+        reason: `route ${route} is also used by ${routes.get(route)}`,
+      });
     byId.set(id, screen);
     routes.set(route, screen.file);
   }
   const links: string[] = [];
   for (const screen of screens) {
     walkJson(screen.manifest, "", (key, value) => {
-      if (["to", "link", "rowLink", "redirect"].includes(key) && typeof value === "string") links.push(value.split("?")[0]);
+      if (["to", "link", "rowLink", "redirect"].includes(key) && typeof value === "string")
+        links.push(value.split("?")[0]);
     });
   }
   const reachable = (screen: Registry["screens"][number], seen = new Set<string>()): boolean => {
@@ -398,13 +469,23 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     const parent = nav.parent ? byId.get(nav.parent) : undefined;
     if (nav.parent && !parent) return false;
     if (nav.tab) return parent ? reachable(parent, seen) : false;
-    const linked = links.some((link) => routePattern(screen.manifest.route).test(link.replace(/\{[^}]+\}/g, "x")) || routePattern(link).test(screen.manifest.route));
+    const linked = links.some(
+      (link) =>
+        routePattern(screen.manifest.route).test(link.replace(/\{[^}]+\}/g, "x")) ||
+        routePattern(link).test(screen.manifest.route),
+    );
     return linked && (!parent || reachable(parent, seen));
   };
   for (const screen of screens) {
     const parentId = screen.manifest.nav?.parent;
-    if (parentId && !byId.has(parentId)) problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
-    else if (!reachable(screen)) problems.push({ file: screen.file, pointer: "/nav", reason: "no navigation entry, tab or link leads to this screen" });
+    if (parentId && !byId.has(parentId))
+      problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
+    else if (!reachable(screen))
+      problems.push({
+        file: screen.file,
+        pointer: "/nav",
+        reason: "no navigation entry, tab or link leads to this screen",
+      });
   }
 
   if (problems.length > 0) throw new RegistryError(problems);
@@ -430,7 +511,8 @@ function mapToArgs(text: string, variables: Record<string, unknown>): Record<str
   const mapped: Record<string, unknown> = {};
   if (!field || field.kind !== Kind.FIELD) return mapped;
   for (const arg of field.arguments ?? []) {
-    if (arg.value.kind === Kind.VARIABLE && arg.value.name.value in variables) mapped[arg.name.value] = variables[arg.value.name.value];
+    if (arg.value.kind === Kind.VARIABLE && arg.value.name.value in variables)
+      mapped[arg.name.value] = variables[arg.value.name.value];
     else mapped[arg.name.value] = "(literal)";
   }
   return mapped;
@@ -448,4 +530,3 @@ export function registryFor(registry: Registry, role: Role, flags: Record<string
   }
   return { version: REGISTRY_VERSION, screens: screens.map((s) => s.manifest), schemas: registry.schemas, operations };
 }
-

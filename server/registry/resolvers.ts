@@ -1,7 +1,7 @@
+import { featureFlags } from "../domains/account/service.ts";
+import { getAccount } from "../domains/account/store.ts";
 import { type Context, requirePrincipal } from "../graphql/context.ts";
 import type { Resolvers } from "../graphql/resolvers.ts";
-import { getAccount } from "../domains/account/store.ts";
-import { featureFlags } from "../domains/account/service.ts";
 import { notFound } from "../platform/errors.ts";
 import { registryFor } from "./registry.ts";
 

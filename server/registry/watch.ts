@@ -33,7 +33,9 @@ export class RegistryHolder {
         }
       }, 100);
     };
-    const watchers = ["screens", "schemas/entities"].map((dir) => watch(path.join(this.rootDir, dir), { recursive: true }, reload));
+    const watchers = ["screens", "schemas/entities"].map((dir) =>
+      watch(path.join(this.rootDir, dir), { recursive: true }, reload),
+    );
     return () => {
       for (const watcher of watchers) watcher.close();
     };

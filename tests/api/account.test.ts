@@ -91,16 +91,22 @@ describe("sign-up, sign-in and the viewer", () => {
     const user = await signUp(ctx.app);
     const client = ctx.app.client();
     const attempt = () =>
-      client.gql("mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }", { e: user.email, p: "wrong-password" });
+      client.gql("mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }", {
+        e: user.email,
+        p: "wrong-password",
+      });
     const codes: string[] = [];
     for (let i = 0; i < 9; i++) codes.push(String((await attempt()).errors?.[0].extensions?.code));
     expect(codes.slice(0, 8)).toEqual(Array(8).fill("UNAUTHENTICATED"));
     expect(codes[8]).toBe("RATE_LIMITED");
     // The right password is refused too while the email is locked.
-    const { errors } = await client.gql("mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }", {
-      e: user.email,
-      p: user.password,
-    });
+    const { errors } = await client.gql(
+      "mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }",
+      {
+        e: user.email,
+        p: user.password,
+      },
+    );
     expect(errors?.[0].extensions?.code).toBe("RATE_LIMITED");
   }, 30_000);
 
@@ -112,14 +118,19 @@ describe("sign-up, sign-in and the viewer", () => {
         "mutation($c: String!, $p: String!, $q: String!) { setPassword(currentPassword: $c, password: $p, passwordConfirmation: $q) { success message error } }",
         { c: currentPassword, p: password, q: passwordConfirmation },
       );
-    expect((await set(user.password, "new-password-1", "new-password-2")).setPassword).toMatchObject({ success: false });
+    expect((await set(user.password, "new-password-1", "new-password-2")).setPassword).toMatchObject({
+      success: false,
+    });
     expect((await set("wrong", "new-password-1", "new-password-1")).setPassword).toMatchObject({ success: false });
-    expect((await set(user.password, "new-password-1", "new-password-1")).setPassword).toMatchObject({ success: true, error: null });
+    expect((await set(user.password, "new-password-1", "new-password-1")).setPassword).toMatchObject({
+      success: true,
+      error: null,
+    });
     // Other sessions end; the one that changed it goes on.
     expect((await other.client.gqlOk<{ viewer: null }>("{ viewer { id } }")).viewer).toBeNull();
     expect((await user.client.gqlOk<{ viewer: { id: string } }>("{ viewer { id } }")).viewer.id).toBe(user.viewer.id);
     await signIn(ctx.app, user.email, "new-password-1");
-    const { errors } = await ctx.app.client().gql("mutation { signIn(email: \"x@example.com\", password: \"y\") { id } }");
+    const { errors } = await ctx.app.client().gql('mutation { signIn(email: "x@example.com", password: "y") { id } }');
     expect(errors?.[0].extensions?.code).toBe("UNAUTHENTICATED");
   });
 
@@ -127,26 +138,41 @@ describe("sign-up, sign-in and the viewer", () => {
     const user = await signUp(ctx.app);
     const data = await user.client.gqlOk<{ updateAccount: Record<string, unknown> }>(
       "mutation($input: UpdateAccountInput!) { updateAccount(input: $input) { userFullName companyName telegramUsername accountAIOptOut } }",
-      { input: { userFullName: "Grace", companyName: "Hopper Labs", telegramUsername: "@grace", accountAIOptOut: true } },
+      {
+        input: { userFullName: "Grace", companyName: "Hopper Labs", telegramUsername: "@grace", accountAIOptOut: true },
+      },
     );
-    expect(data.updateAccount).toEqual({ userFullName: "Grace", companyName: "Hopper Labs", telegramUsername: "grace", accountAIOptOut: true });
+    expect(data.updateAccount).toEqual({
+      userFullName: "Grace",
+      companyName: "Hopper Labs",
+      telegramUsername: "grace",
+      accountAIOptOut: true,
+    });
   });
 });
 
 describe("team and roles", () => {
   it("lists the demo team and lets the owner change a member's role", async () => {
     const owner = await signIn(ctx.app, "demo@nodeplane.local", DEMO_PASSWORD);
-    const { team } = await owner.client.gqlOk<{ team: { userId: string; email: string; role: string }[] }>("{ team { userId email role isPrimaryUser } }");
+    const { team } = await owner.client.gqlOk<{ team: { userId: string; email: string; role: string }[] }>(
+      "{ team { userId email role isPrimaryUser } }",
+    );
     expect(team.map((m) => [m.email, m.role])).toEqual([
       ["demo@nodeplane.local", "OWNER"],
       ["viewer@nodeplane.local", "VIEWER"],
     ]);
     const viewerId = team[1].userId;
     const change = (role: string, client = owner.client, userId = viewerId) =>
-      client.gql<{ updateUserRole: { role: string } }>("mutation($u: ID!, $r: String!) { updateUserRole(userId: $u, role: $r) { role } }", { u: userId, r: role });
+      client.gql<{ updateUserRole: { role: string } }>(
+        "mutation($u: ID!, $r: String!) { updateUserRole(userId: $u, role: $r) { role } }",
+        { u: userId, r: role },
+      );
     expect((await change("ADMIN")).data?.updateUserRole.role).toBe("ADMIN");
     expect((await change("VIEWER")).data?.updateUserRole.role).toBe("VIEWER");
-    expect((await change("OWNER")).errors?.[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/role" }] });
+    expect((await change("OWNER")).errors?.[0].extensions).toMatchObject({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/role" }],
+    });
     expect((await change("VIEWER", owner.client, team[0].userId)).errors?.[0].extensions?.code).toBe("CONFLICT");
 
     const viewer = await signIn(ctx.app, "viewer@nodeplane.local", DEMO_PASSWORD);
@@ -154,31 +180,43 @@ describe("team and roles", () => {
 
     const stranger = await signUp(ctx.app);
     expect((await change("ADMIN", stranger.client)).errors?.[0].extensions?.code).toBe("NOT_FOUND");
-    expect((await change("ADMIN", owner.client, stranger.viewer.userId)).errors?.[0].extensions?.code).toBe("NOT_FOUND");
+    expect((await change("ADMIN", owner.client, stranger.viewer.userId)).errors?.[0].extensions?.code).toBe(
+      "NOT_FOUND",
+    );
     expect((await change("ADMIN", owner.client, "not-a-uuid")).errors?.[0].extensions?.code).toBe("NOT_FOUND");
   });
 
   it("lets a viewer read but change nothing of the account", async () => {
     const viewer = await signIn(ctx.app, "viewer@nodeplane.local", DEMO_PASSWORD);
-    const { endpoints } = await viewer.client.gqlOk<{ endpoints: { edges: { node: { id: string } }[] } }>("{ endpoints { edges { node { id } } } }");
+    const { endpoints } = await viewer.client.gqlOk<{ endpoints: { edges: { node: { id: string } }[] } }>(
+      "{ endpoints { edges { node { id } } } }",
+    );
     const id = endpoints.edges[0].node.id;
     const { tags } = await viewer.client.gqlOk<{ tags: { id: string }[] }>("{ tags { id } }");
     const mutations: [string, Record<string, unknown>][] = [
-      ["mutation($input: UpdateAccountInput!) { updateAccount(input: $input) { id } }", { input: { companyName: "Taken over" } }],
-      ["mutation($input: CreateEndpointInput!) { createEndpoint(input: $input) { id } }", { input: { chain: "ethereum", network: "ethereum-sepolia" } }],
-      ["mutation($id: ID!) { updateEndpointLabel(id: $id, label: \"x\") { id } }", { id }],
+      [
+        "mutation($input: UpdateAccountInput!) { updateAccount(input: $input) { id } }",
+        { input: { companyName: "Taken over" } },
+      ],
+      [
+        "mutation($input: CreateEndpointInput!) { createEndpoint(input: $input) { id } }",
+        { input: { chain: "ethereum", network: "ethereum-sepolia" } },
+      ],
+      ['mutation($id: ID!) { updateEndpointLabel(id: $id, label: "x") { id } }', { id }],
       ["mutation($id: ID!) { toggleEndpointPaused(id: $id) { id } }", { id }],
       ["mutation($id: ID!) { archiveEndpoint(id: $id) { id } }", { id }],
-      ["mutation($id: ID!) { addEndpointTag(endpointId: $id, label: \"x\") { id } }", { id }],
+      ['mutation($id: ID!) { addEndpointTag(endpointId: $id, label: "x") { id } }', { id }],
       ["mutation($id: ID!, $t: ID!) { removeEndpointTag(endpointId: $id, tagId: $t) { id } }", { id, t: tags[0].id }],
       ["mutation($t: ID!) { deleteTag(tagId: $t) { success } }", { t: tags[0].id }],
-      ["mutation($u: ID!) { updateUserRole(userId: $u, role: \"ADMIN\") { role } }", { u: viewer.viewer.userId }],
+      ['mutation($u: ID!) { updateUserRole(userId: $u, role: "ADMIN") { role } }', { u: viewer.viewer.userId }],
     ];
     for (const [query, variables] of mutations) {
       const { errors } = await viewer.client.gql(query, variables);
       expect(errors?.[0].extensions?.code, query).toBe("FORBIDDEN");
     }
-    const { viewer: after } = await viewer.client.gqlOk<{ viewer: { companyName: string } }>("{ viewer { companyName } }");
+    const { viewer: after } = await viewer.client.gqlOk<{ viewer: { companyName: string } }>(
+      "{ viewer { companyName } }",
+    );
     expect(after.companyName).toBe("Nodeplane Demo");
   });
 });
@@ -187,13 +225,17 @@ describe("feature flags", () => {
   it("come from configuration defaults, overridden per account", async () => {
     const user = await signUp(ctx.app);
     const flags = async () =>
-      (await user.client.gqlOk<{ viewer: { configuration: { rollups: { isEnabled: boolean }; errorLogs: { isEnabled: boolean } } } }>(
-        "{ viewer { configuration { rollups { isEnabled } errorLogs { isEnabled } } } }",
-      )).viewer.configuration;
+      (
+        await user.client.gqlOk<{
+          viewer: { configuration: { rollups: { isEnabled: boolean }; errorLogs: { isEnabled: boolean } } };
+        }>("{ viewer { configuration { rollups { isEnabled } errorLogs { isEnabled } } } }")
+      ).viewer.configuration;
     expect(await flags()).toEqual({ rollups: { isEnabled: false }, errorLogs: { isEnabled: true } });
     const db = new pg.Client({ connectionString: ctx.app.database.url });
     await db.connect();
-    await db.query(`update accounts set feature_flags = '{"rollups": true, "errorLogs": false}' where id = $1`, [user.viewer.id]);
+    await db.query(`update accounts set feature_flags = '{"rollups": true, "errorLogs": false}' where id = $1`, [
+      user.viewer.id,
+    ]);
     await db.end();
     expect(await flags()).toEqual({ rollups: { isEnabled: true }, errorLogs: { isEnabled: false } });
   });

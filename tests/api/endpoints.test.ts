@@ -27,7 +27,11 @@ async function create(client: GqlClient, input: Record<string, unknown>) {
 
 async function list(client: GqlClient, variables: Record<string, unknown> = {}) {
   const data = await client.gqlOk<{
-    endpoints: { edges: { cursor: string; node: Endpoint }[]; pageInfo: { endCursor: string | null; hasNextPage: boolean }; totalCount: number };
+    endpoints: {
+      edges: { cursor: string; node: Endpoint }[];
+      pageInfo: { endCursor: string | null; hasNextPage: boolean };
+      totalCount: number;
+    };
   }>(
     `query($first: Int, $after: String, $search: String, $tagIds: [ID!], $status: EndpointStatus, $orderBy: EndpointOrder) {
       endpoints(first: $first, after: $after, search: $search, tagIds: $tagIds, status: $status, orderBy: $orderBy) {
@@ -40,7 +44,11 @@ async function list(client: GqlClient, variables: Record<string, unknown> = {}) 
 describe("endpoints", () => {
   it("creates an endpoint with every field, its URLs pointing at this service", async () => {
     const user = await signUp(ctx.app);
-    const { data, errors } = await create(user.client, { chain: "ethereum", network: "ethereum-sepolia", label: "My app" });
+    const { data, errors } = await create(user.client, {
+      chain: "ethereum",
+      network: "ethereum-sepolia",
+      label: "My app",
+    });
     expect(errors).toBeUndefined();
     const endpoint = data?.createEndpoint as Endpoint;
     expect(endpoint).toMatchObject({
@@ -58,7 +66,10 @@ describe("endpoints", () => {
     expect(endpoint.wssUrl).toBe(`${ctx.app.url.replace("http", "ws")}/rpc/${endpoint.exId}`);
     expect(endpoint.name).toMatch(/^[a-z]+-[a-z]+-\d{4}$/);
     expect((endpoint.quickstart as { apps: unknown[] }).apps.length).toBeGreaterThan(0);
-    const again = await user.client.gqlOk<{ endpoint: Endpoint }>(`query($id: ID!) { endpoint(id: $id) { ${endpointFields} } }`, { id: endpoint.id });
+    const again = await user.client.gqlOk<{ endpoint: Endpoint }>(
+      `query($id: ID!) { endpoint(id: $id) { ${endpointFields} } }`,
+      { id: endpoint.id },
+    );
     expect(again.endpoint).toEqual(endpoint);
   });
 
@@ -74,11 +85,15 @@ describe("endpoints", () => {
     ];
     for (const [input, pointer] of cases) {
       const { errors } = await create(user.client, input);
-      expect(errors?.[0].extensions, JSON.stringify(input)).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer }] });
+      expect(errors?.[0].extensions, JSON.stringify(input)).toMatchObject({
+        code: "BAD_USER_INPUT",
+        fields: [{ pointer }],
+      });
     }
     expect((await list(user.client)).totalCount).toBe(0);
     // The free plan allows two endpoints.
-    for (let i = 0; i < 2; i++) expect((await create(user.client, { chain: "base", network: "base-sepolia" })).errors).toBeUndefined();
+    for (let i = 0; i < 2; i++)
+      expect((await create(user.client, { chain: "base", network: "base-sepolia" })).errors).toBeUndefined();
     const { errors } = await create(user.client, { chain: "base", network: "base-sepolia" });
     expect(errors?.[0].extensions?.code).toBe("CONFLICT");
     expect(errors?.[0].message).toMatch(/allows 2 endpoints/);
@@ -117,14 +132,14 @@ describe("endpoints", () => {
     expect((await list(owner.client, { search: "100%_" })).totalCount).toBe(0);
 
     const tagged = await owner.client.gqlOk<{ addEndpointTag: Endpoint }>(
-      "mutation($id: ID!) { addEndpointTag(endpointId: $id, label: \"Blue\") { id tags { tagId label } } }",
+      'mutation($id: ID!) { addEndpointTag(endpointId: $id, label: "Blue") { id tags { tagId label } } }',
       { id: created[1].id },
     );
     const blue = tagged.addEndpointTag.tags.find((t) => t.label === "Blue");
     expect(blue).toBeDefined();
     // The same label in another case is the same tag.
     const again = await owner.client.gqlOk<{ addEndpointTag: Endpoint }>(
-      "mutation($id: ID!) { addEndpointTag(endpointId: $id, label: \"blue\") { tags { tagId label } } }",
+      'mutation($id: ID!) { addEndpointTag(endpointId: $id, label: "blue") { tags { tagId label } } }',
       { id: created[2].id },
     );
     expect(again.addEndpointTag.tags.map((t) => t.tagId)).toEqual([blue?.tagId]);
@@ -139,7 +154,7 @@ describe("endpoints", () => {
 
     const { errors } = await owner.client.gql("{ endpoints(first: 0) { totalCount } }");
     expect(errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
-    const bad = await owner.client.gql("{ endpoints(after: \"garbage\") { totalCount } }");
+    const bad = await owner.client.gql('{ endpoints(after: "garbage") { totalCount } }');
     expect(bad.errors?.[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/after" }] });
   });
 
@@ -149,26 +164,42 @@ describe("endpoints", () => {
     const id = data?.createEndpoint.id;
     const run = <T>(query: string) => user.client.gql<T>(query, { id });
 
-    expect((await run<{ updateEndpointLabel: Endpoint }>("mutation($id: ID!) { updateEndpointLabel(id: $id, label: \"After\") { label } }")).data?.updateEndpointLabel.label).toBe("After");
-    const empty = await run("mutation($id: ID!) { updateEndpointLabel(id: $id, label: \"\") { label } }");
+    expect(
+      (
+        await run<{ updateEndpointLabel: Endpoint }>(
+          'mutation($id: ID!) { updateEndpointLabel(id: $id, label: "After") { label } }',
+        )
+      ).data?.updateEndpointLabel.label,
+    ).toBe("After");
+    const empty = await run('mutation($id: ID!) { updateEndpointLabel(id: $id, label: "") { label } }');
     expect(empty.errors?.[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/label" }] });
 
-    expect((await run<{ toggleEndpointPaused: Endpoint }>("mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }")).data?.toggleEndpointPaused.status).toBe("PAUSED");
-    expect((await run<{ toggleEndpointPaused: Endpoint }>("mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }")).data?.toggleEndpointPaused.status).toBe("ACTIVE");
-    expect((await run<{ archiveEndpoint: Endpoint }>("mutation($id: ID!) { archiveEndpoint(id: $id) { status } }")).data?.archiveEndpoint.status).toBe("ARCHIVED");
+    expect(
+      (await run<{ toggleEndpointPaused: Endpoint }>("mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }"))
+        .data?.toggleEndpointPaused.status,
+    ).toBe("PAUSED");
+    expect(
+      (await run<{ toggleEndpointPaused: Endpoint }>("mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }"))
+        .data?.toggleEndpointPaused.status,
+    ).toBe("ACTIVE");
+    expect(
+      (await run<{ archiveEndpoint: Endpoint }>("mutation($id: ID!) { archiveEndpoint(id: $id) { status } }")).data
+        ?.archiveEndpoint.status,
+    ).toBe("ARCHIVED");
 
     expect((await list(user.client)).totalCount).toBe(0);
     expect((await list(user.client, { status: "ARCHIVED" })).edges.map((e) => e.node.id)).toEqual([id]);
     for (const query of [
       "mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }",
       "mutation($id: ID!) { archiveEndpoint(id: $id) { status } }",
-      "mutation($id: ID!) { updateEndpointLabel(id: $id, label: \"x\") { status } }",
-      "mutation($id: ID!) { addEndpointTag(endpointId: $id, label: \"x\") { status } }",
+      'mutation($id: ID!) { updateEndpointLabel(id: $id, label: "x") { status } }',
+      'mutation($id: ID!) { addEndpointTag(endpointId: $id, label: "x") { status } }',
     ]) {
       expect((await run(query)).errors?.[0].extensions?.code, query).toBe("CONFLICT");
     }
     // An archived endpoint no longer counts against the limit.
-    for (let i = 0; i < 2; i++) expect((await create(user.client, { chain: "base", network: "base-sepolia" })).errors).toBeUndefined();
+    for (let i = 0; i < 2; i++)
+      expect((await create(user.client, { chain: "base", network: "base-sepolia" })).errors).toBeUndefined();
   });
 
   it("answers NOT_FOUND for another account's endpoints and tags, changing nothing", async () => {
@@ -177,16 +208,16 @@ describe("endpoints", () => {
     const { data } = await create(owner.client, { chain: "ethereum", network: "ethereum-sepolia", label: "Mine" });
     const id = data?.createEndpoint.id as string;
     const tagged = await owner.client.gqlOk<{ addEndpointTag: Endpoint }>(
-      "mutation($id: ID!) { addEndpointTag(endpointId: $id, label: \"secret\") { tags { tagId } } }",
+      'mutation($id: ID!) { addEndpointTag(endpointId: $id, label: "secret") { tags { tagId } } }',
       { id },
     );
     const tagId = tagged.addEndpointTag.tags[0].tagId;
     const operations: [string, Record<string, unknown>][] = [
       ["query($id: ID!) { endpoint(id: $id) { id } }", { id }],
-      ["mutation($id: ID!) { updateEndpointLabel(id: $id, label: \"x\") { id } }", { id }],
+      ['mutation($id: ID!) { updateEndpointLabel(id: $id, label: "x") { id } }', { id }],
       ["mutation($id: ID!) { toggleEndpointPaused(id: $id) { id } }", { id }],
       ["mutation($id: ID!) { archiveEndpoint(id: $id) { id } }", { id }],
-      ["mutation($id: ID!) { addEndpointTag(endpointId: $id, label: \"x\") { id } }", { id }],
+      ['mutation($id: ID!) { addEndpointTag(endpointId: $id, label: "x") { id } }', { id }],
       ["mutation($id: ID!, $t: ID!) { removeEndpointTag(endpointId: $id, tagId: $t) { id } }", { id, t: tagId }],
       ["mutation($t: ID!) { deleteTag(tagId: $t) { success } }", { t: tagId }],
     ];
@@ -196,23 +227,32 @@ describe("endpoints", () => {
     }
     // The stranger's own endpoint cannot take the owner's tag either.
     const theirs = await create(stranger.client, { chain: "ethereum", network: "ethereum-sepolia" });
-    const { errors } = await stranger.client.gql("mutation($id: ID!, $t: ID!) { removeEndpointTag(endpointId: $id, tagId: $t) { id } }", {
-      id: theirs.data?.createEndpoint.id,
-      t: tagId,
-    });
+    const { errors } = await stranger.client.gql(
+      "mutation($id: ID!, $t: ID!) { removeEndpointTag(endpointId: $id, tagId: $t) { id } }",
+      {
+        id: theirs.data?.createEndpoint.id,
+        t: tagId,
+      },
+    );
     expect(errors?.[0].extensions?.code).toBe("NOT_FOUND");
     expect((await list(stranger.client, { tagIds: [tagId] })).totalCount).toBe(0);
     expect((await stranger.client.gqlOk<{ tags: unknown[] }>("{ tags { id } }")).tags).toEqual([]);
 
-    const mine = await owner.client.gqlOk<{ endpoint: Endpoint }>("query($id: ID!) { endpoint(id: $id) { label status tags { label } } }", { id });
+    const mine = await owner.client.gqlOk<{ endpoint: Endpoint }>(
+      "query($id: ID!) { endpoint(id: $id) { label status tags { label } } }",
+      { id },
+    );
     expect(mine.endpoint).toEqual({ label: "Mine", status: "ACTIVE", tags: [{ label: "secret" }] });
   });
 
   it("lists the networks catalogue with its flags", async () => {
     const user = await signUp(ctx.app);
-    const { chains } = await user.client.gqlOk<{ chains: { chain: string; networks: { value: string; needsUpgrade: boolean; comingSoon: boolean; chainId: number | null }[] }[] }>(
-      "{ chains { chain label networks { value label chainId needsUpgrade comingSoon beta disabled } } }",
-    );
+    const { chains } = await user.client.gqlOk<{
+      chains: {
+        chain: string;
+        networks: { value: string; needsUpgrade: boolean; comingSoon: boolean; chainId: number | null }[];
+      }[];
+    }>("{ chains { chain label networks { value label chainId needsUpgrade comingSoon beta disabled } } }");
     const networks = new Map(chains.flatMap((c) => c.networks.map((n) => [n.value, n] as const)));
     expect(networks.get("ethereum-sepolia")).toMatchObject({ chainId: 11155111, needsUpgrade: false });
     expect(networks.get("fantom-mainnet")?.needsUpgrade).toBe(true);

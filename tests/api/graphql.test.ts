@@ -31,24 +31,24 @@ describe("the GraphQL endpoint", () => {
   });
 
   it("answers UNAUTHENTICATED without a session", async () => {
-    for (const query of ["{ team { userId } }", "{ endpoints { totalCount } }", "{ registry { version } }", "{ chains { chain } }"]) {
+    for (const query of [
+      "{ team { userId } }",
+      "{ endpoints { totalCount } }",
+      "{ registry { version } }",
+      "{ chains { chain } }",
+    ]) {
       const { errors } = await ctx.app.client().gql(query);
       expect(errors?.[0].extensions?.code, query).toBe("UNAUTHENTICATED");
     }
   });
 });
 
+const production = useTestApp({ NODE_ENV: "production" });
+
 describe("field suggestions in production", () => {
-  const prod = useTestAppProduction();
   it("are not offered", async () => {
-    const { errors } = await prod.app.client().gql("{ viewr { id } }");
+    const { errors } = await production.app.client().gql("{ viewr { id } }");
     expect(errors?.[0].message).not.toMatch(/Did you mean/);
     expect(errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
   });
 });
-
-function useTestAppProduction() {
-  return useTestAppWith({ NODE_ENV: "production" });
-}
-
-import { useTestApp as useTestAppWith } from "../support/api.ts";

@@ -7,10 +7,32 @@ import * as service from "./service.ts";
 import * as store from "./store.ts";
 
 const flagNames = [
-  "smartContracts", "ipfsUploadFolders", "billing4MigrationPrompt", "consoleApi", "streamsTraceDatasets", "rollups",
-  "rollupCreation", "rollupCreationVisible", "accountRps", "streamsSolana", "rbac", "errorLogs", "endpointChatbot",
-  "multiChain", "endpointTags", "yearlyBilling", "yearlyBillingUpgrades", "holisticMetrics", "addonMetrics",
-  "freeTrialsActive", "newOnboarding", "solanaMetrics", "mevRecovery", "quickfunctions", "rewards", "requireCancelReason",
+  "smartContracts",
+  "ipfsUploadFolders",
+  "billing4MigrationPrompt",
+  "consoleApi",
+  "streamsTraceDatasets",
+  "rollups",
+  "rollupCreation",
+  "rollupCreationVisible",
+  "accountRps",
+  "streamsSolana",
+  "rbac",
+  "errorLogs",
+  "endpointChatbot",
+  "multiChain",
+  "endpointTags",
+  "yearlyBilling",
+  "yearlyBillingUpgrades",
+  "holisticMetrics",
+  "addonMetrics",
+  "freeTrialsActive",
+  "newOnboarding",
+  "solanaMetrics",
+  "mevRecovery",
+  "quickfunctions",
+  "rewards",
+  "requireCancelReason",
 ] as const;
 
 function planView(plan: store.PlanRow) {

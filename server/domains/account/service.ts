@@ -93,7 +93,11 @@ export async function signUp(db: Db, input: SignUpInput, options: { verified?: b
 }
 
 /** Adds a user to an account with a role; used by seeding and by invitations later. */
-export async function addMember(db: Db, accountId: string, input: { email: string; password: string; fullName?: string; role: Role }) {
+export async function addMember(
+  db: Db,
+  accountId: string,
+  input: { email: string; password: string; fullName?: string; role: Role },
+) {
   if (input.role === "OWNER") throw badInput([{ pointer: "/role", message: "An account has one owner." }]);
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
@@ -133,10 +137,15 @@ export async function authenticate(db: Db, email: string, password: string) {
   const now = new Date();
   const attempts = await store.getSignInAttempts(db, email);
   const recent =
-    attempts && now.getTime() - attempts.lastFailureAt.getTime() < FAILURE_WINDOW_MINUTES * 60_000 ? attempts.failures : 0;
+    attempts && now.getTime() - attempts.lastFailureAt.getTime() < FAILURE_WINDOW_MINUTES * 60_000
+      ? attempts.failures
+      : 0;
   if (attempts?.lockedUntil && attempts.lockedUntil > now) {
     const minutes = Math.ceil((attempts.lockedUntil.getTime() - now.getTime()) / 60_000);
-    throw new AppError("RATE_LIMITED", `Too many failed sign-ins for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
+    throw new AppError(
+      "RATE_LIMITED",
+      `Too many failed sign-ins for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+    );
   }
   if (recent >= SLOW_AFTER) await sleep(Math.min(250 * 2 ** (recent - SLOW_AFTER), 4000));
 
@@ -182,15 +191,22 @@ export interface UpdateAccountInput {
   accountAIOptOut?: boolean;
 }
 
-export async function updateAccount(db: Db, principal: { accountId: string; userId: string; role: Role }, input: UpdateAccountInput) {
+export async function updateAccount(
+  db: Db,
+  principal: { accountId: string; userId: string; role: Role },
+  input: UpdateAccountInput,
+) {
   const accountChanges = input.companyName !== undefined || input.accountAIOptOut !== undefined;
   // Personal fields are anyone's own; account-wide fields need an admin.
-  if (accountChanges && principal.role === "VIEWER") throw forbidden("Only an admin can change the account's settings.");
+  if (accountChanges && principal.role === "VIEWER")
+    throw forbidden("Only an admin can change the account's settings.");
   await db.transaction(async (tx) => {
     if (input.userFullName !== undefined || input.telegramUsername !== undefined) {
       await store.updateUser(tx, principal.accountId, principal.userId, {
         ...(input.userFullName !== undefined && { fullName: input.userFullName || null }),
-        ...(input.telegramUsername !== undefined && { telegramUsername: input.telegramUsername.replace(/^@/, "") || null }),
+        ...(input.telegramUsername !== undefined && {
+          telegramUsername: input.telegramUsername.replace(/^@/, "") || null,
+        }),
       });
     }
     if (accountChanges) {
@@ -203,7 +219,12 @@ export async function updateAccount(db: Db, principal: { accountId: string; user
 }
 
 /** The one rule for role changes: admins and the owner change roles; the owner stays owner. */
-export async function updateUserRole(db: Db, principal: { accountId: string; userId: string }, userId: string, role: string) {
+export async function updateUserRole(
+  db: Db,
+  principal: { accountId: string; userId: string },
+  userId: string,
+  role: string,
+) {
   if (role !== "ADMIN" && role !== "VIEWER") {
     throw badInput([{ pointer: "/role", message: "Choose one of: ADMIN, VIEWER." }]);
   }

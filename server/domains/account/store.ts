@@ -10,10 +10,7 @@ export type PlanRow = typeof plans.$inferSelect;
 
 // Authentication comes before any account is known, so these two look users up by email or session.
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(users)
-    .where(sql`lower(${users.email}) = lower(${email})`);
+  const [row] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
   return row;
 }
 
@@ -67,7 +64,13 @@ export async function getSignInAttempts(db: Executor, email: string) {
   return row;
 }
 
-export async function setSignInFailures(db: Executor, email: string, failures: number, now: Date, lockedUntil: Date | null) {
+export async function setSignInFailures(
+  db: Executor,
+  email: string,
+  failures: number,
+  now: Date,
+  lockedUntil: Date | null,
+) {
   const row = { email: email.toLowerCase(), failures, lastFailureAt: now, lockedUntil };
   await db.insert(signInAttempts).values(row).onConflictDoUpdate({ target: signInAttempts.email, set: row });
 }
@@ -120,7 +123,12 @@ export async function updateMemberRole(db: Executor, accountId: string, userId: 
     .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
 }
 
-export async function updateUser(db: Executor, accountId: string, userId: string, set: Partial<typeof users.$inferInsert>) {
+export async function updateUser(
+  db: Executor,
+  accountId: string,
+  userId: string,
+  set: Partial<typeof users.$inferInsert>,
+) {
   // The membership check keeps a user of another account out of reach.
   const member = await getMember(db, accountId, userId);
   if (!member) return;

@@ -27,14 +27,17 @@ const catalogue = JSON.parse(readFileSync(file, "utf8")) as { chains: CatalogueC
 
 export const chains: readonly CatalogueChain[] = catalogue.chains;
 
-const byNetwork = new Map(chains.flatMap((chain) => chain.networks.map((network) => [network.value, { chain, network }] as const)));
+const byNetwork = new Map(
+  chains.flatMap((chain) => chain.networks.map((network) => [network.value, { chain, network }] as const)),
+);
 
 export function findNetwork(value: string) {
   return byNetwork.get(value);
 }
 
 /** Whether the account's plan may use a network: the one rule behind needsUpgrade. */
-export const needsUpgrade = (network: CatalogueNetwork, planPriceCents: number) => network.paidOnly === true && planPriceCents === 0;
+export const needsUpgrade = (network: CatalogueNetwork, planPriceCents: number) =>
+  network.paidOnly === true && planPriceCents === 0;
 
 /** Whether a network can be chosen for something new at all. */
 export const isSelectable = (network: CatalogueNetwork) => !network.disabled && !network.comingSoon;

@@ -50,7 +50,11 @@ function endpointView(ctx: Context, row: store.EndpointRow, tags: { tagId: strin
 }
 
 async function viewsWithTags(ctx: Context, accountId: string, rows: store.EndpointRow[]) {
-  const links = await store.tagsOfEndpoints(ctx.db, accountId, rows.map((r) => r.id));
+  const links = await store.tagsOfEndpoints(
+    ctx.db,
+    accountId,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) =>
     endpointView(
       ctx,
@@ -102,14 +106,27 @@ export const endpointResolvers: Resolvers = {
   Mutation: {
     createEndpoint: async (_: unknown, args: { input: unknown }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
-      const input = validateInput<{ chain: string; network: string; label?: string }>("endpoint#/$defs/createInput", args.input);
-      const row = await service.createEndpoint(ctx.db, ctx.services.events, ctx.services.endpointCreatedHooks, accountId, input);
+      const input = validateInput<{ chain: string; network: string; label?: string }>(
+        "endpoint#/$defs/createInput",
+        args.input,
+      );
+      const row = await service.createEndpoint(
+        ctx.db,
+        ctx.services.events,
+        ctx.services.endpointCreatedHooks,
+        accountId,
+        input,
+      );
       return oneView(ctx, accountId, row);
     },
     updateEndpointLabel: async (_: unknown, args: { id: string; label: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
       validateInput("endpoint#/$defs/labelInput", { label: args.label });
-      return oneView(ctx, accountId, await service.updateLabel(ctx.db, ctx.services.events, accountId, args.id, args.label));
+      return oneView(
+        ctx,
+        accountId,
+        await service.updateLabel(ctx.db, ctx.services.events, accountId, args.id, args.label),
+      );
     },
     toggleEndpointPaused: async (_: unknown, args: { id: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
@@ -122,11 +139,19 @@ export const endpointResolvers: Resolvers = {
     addEndpointTag: async (_: unknown, args: { endpointId: string; label: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
       validateInput("endpoint#/$defs/tagInput", { label: args.label });
-      return oneView(ctx, accountId, await service.addTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.label));
+      return oneView(
+        ctx,
+        accountId,
+        await service.addTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.label),
+      );
     },
     removeEndpointTag: async (_: unknown, args: { endpointId: string; tagId: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
-      return oneView(ctx, accountId, await service.removeTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.tagId));
+      return oneView(
+        ctx,
+        accountId,
+        await service.removeTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.tagId),
+      );
     },
     deleteTag: async (_: unknown, args: { tagId: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");

@@ -7,16 +7,69 @@ import { getSubscription } from "../account/store.ts";
 import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.ts";
 import * as store from "./store.ts";
 
-export type EndpointStatus = "ACTIVE" | "ARCHIVED" | "CANCELED" | "DISABLED" | "LIMIT_REACHED" | "PAUSED" | "SUSPENDED" | "TERMINATED";
+export type EndpointStatus =
+  | "ACTIVE"
+  | "ARCHIVED"
+  | "CANCELED"
+  | "DISABLED"
+  | "LIMIT_REACHED"
+  | "PAUSED"
+  | "SUSPENDED"
+  | "TERMINATED";
 
 /**
  * Hooks other areas attach to endpoint creation, run inside its transaction
  * (security gives a new endpoint its first token here).
  */
-export type EndpointCreatedHook = (tx: Parameters<Parameters<Db["transaction"]>[0]>[0], endpoint: store.EndpointRow) => Promise<void>;
+export type EndpointCreatedHook = (
+  tx: Parameters<Parameters<Db["transaction"]>[0]>[0],
+  endpoint: store.EndpointRow,
+) => Promise<void>;
 
-const adjectives = ["amber", "bold", "calm", "crimson", "dawn", "eager", "frosty", "gentle", "hidden", "icy", "jolly", "lively", "misty", "noble", "proud", "quiet", "rapid", "silent", "sunny", "wild"];
-const nouns = ["brook", "cedar", "dune", "ember", "field", "glade", "harbor", "island", "meadow", "morning", "peak", "pine", "river", "shadow", "sky", "stone", "thunder", "valley", "wave", "wind"];
+const adjectives = [
+  "amber",
+  "bold",
+  "calm",
+  "crimson",
+  "dawn",
+  "eager",
+  "frosty",
+  "gentle",
+  "hidden",
+  "icy",
+  "jolly",
+  "lively",
+  "misty",
+  "noble",
+  "proud",
+  "quiet",
+  "rapid",
+  "silent",
+  "sunny",
+  "wild",
+];
+const nouns = [
+  "brook",
+  "cedar",
+  "dune",
+  "ember",
+  "field",
+  "glade",
+  "harbor",
+  "island",
+  "meadow",
+  "morning",
+  "peak",
+  "pine",
+  "river",
+  "shadow",
+  "sky",
+  "stone",
+  "thunder",
+  "valley",
+  "wave",
+  "wind",
+];
 
 const pick = <T>(list: readonly T[]) => list[randomInt(list.length)];
 const generateName = () => `${pick(adjectives)}-${pick(nouns)}-${randomInt(1000, 10000)}`;
@@ -93,7 +146,13 @@ export function nextStatus(current: EndpointStatus, action: "togglePause" | "arc
   throw conflict(`An endpoint that is ${current.toLowerCase().replace("_", " ")} cannot be paused or resumed.`);
 }
 
-async function transition(db: Db, events: DomainEvents, accountId: string, id: string, action: "togglePause" | "archive") {
+async function transition(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  id: string,
+  action: "togglePause" | "archive",
+) {
   return db.transaction(async (tx) => {
     const row = isUuid(id) ? await store.getEndpoint(tx, accountId, id) : undefined;
     if (!row) throw notFound("The endpoint");
@@ -141,7 +200,14 @@ const PAGE_MAX = 100;
 export async function listEndpoints(
   db: Db,
   accountId: string,
-  args: { first?: number | null; after?: string | null; search?: string | null; tagIds?: string[] | null; status?: string | null; orderBy?: store.EndpointOrder | null },
+  args: {
+    first?: number | null;
+    after?: string | null;
+    search?: string | null;
+    tagIds?: string[] | null;
+    status?: string | null;
+    orderBy?: store.EndpointOrder | null;
+  },
 ) {
   const first = args.first ?? 20;
   if (!Number.isInteger(first) || first < 1 || first > PAGE_MAX) {
@@ -161,7 +227,8 @@ export async function listEndpoints(
   return { rows: rows.slice(0, first), hasNextPage: rows.length > first, totalCount, order };
 }
 
-export const encodeCursor = (cursor: store.Cursor) => Buffer.from(JSON.stringify([cursor.key, cursor.id])).toString("base64url");
+export const encodeCursor = (cursor: store.Cursor) =>
+  Buffer.from(JSON.stringify([cursor.key, cursor.id])).toString("base64url");
 
 function decodeCursor(text: string): store.Cursor {
   try {

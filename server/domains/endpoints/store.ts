@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { endpoints, endpointTags, tags } from "./tables.ts";
 
@@ -18,7 +18,9 @@ export interface Cursor {
 }
 
 const sortKey = (order: EndpointOrder) =>
-  order.startsWith("LABEL") ? sql<string>`lower(coalesce(${endpoints.label}, ${endpoints.name}))` : sql<string>`${endpoints.createdAt}`;
+  order.startsWith("LABEL")
+    ? sql<string>`lower(coalesce(${endpoints.label}, ${endpoints.name}))`
+    : sql<string>`${endpoints.createdAt}`;
 
 export function cursorOf(row: EndpointRow, order: EndpointOrder): Cursor {
   const key = order.startsWith("LABEL") ? (row.label ?? row.name).toLowerCase() : row.createdAt.toISOString();
@@ -102,7 +104,11 @@ export async function getEndpoint(db: Executor, accountId: string, id: string): 
   return row;
 }
 
-export async function insertEndpoint(db: Executor, accountId: string, row: Omit<typeof endpoints.$inferInsert, "accountId">) {
+export async function insertEndpoint(
+  db: Executor,
+  accountId: string,
+  row: Omit<typeof endpoints.$inferInsert, "accountId">,
+) {
   const [created] = await db
     .insert(endpoints)
     .values({ ...row, accountId })
@@ -149,11 +155,7 @@ export async function ensureTag(db: Executor, accountId: string, label: string) 
     .from(tags)
     .where(and(eq(tags.accountId, accountId), sql`lower(${tags.label}) = lower(${label})`));
   if (existing) return existing;
-  const [created] = await db
-    .insert(tags)
-    .values({ accountId, label })
-    .onConflictDoNothing()
-    .returning();
+  const [created] = await db.insert(tags).values({ accountId, label }).onConflictDoNothing().returning();
   if (created) return created;
   const [raced] = await db
     .select()

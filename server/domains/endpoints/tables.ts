@@ -22,9 +22,7 @@ export const endpoints = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
-  (t) => [
-    index("endpoints_account_created").on(t.accountId, t.createdAt),
-  ],
+  (t) => [index("endpoints_account_created").on(t.accountId, t.createdAt)],
 );
 
 export const tags = pgTable(
