@@ -1,0 +1,90 @@
+import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { accounts } from "../account/tables.ts";
+import { endpoints } from "../endpoints/tables.ts";
+
+/** A per-endpoint limit on a list of methods over an interval (SECOND, MINUTE or DAY), optionally per client IP. */
+export const rateLimiters = pgTable(
+  "rate_limiters",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    interval: text("interval").notNull(),
+    /** Method names; "*" matches every method. */
+    methods: text("methods").array().notNull(),
+    limitByIp: boolean("limit_by_ip").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index("rate_limiters_account_endpoint").on(t.accountId, t.endpointId)],
+);
+
+/** One rate of a limiter; the lowest ENABLED rate applies, and a limiter with none enabled limits nothing. */
+export const rateLimiterRates = pgTable(
+  "rate_limiter_rates",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    rateLimiterId: uuid("rate_limiter_id")
+      .notNull()
+      .references(() => rateLimiters.id, { onDelete: "cascade" }),
+    rate: integer("rate").notNull(),
+    /** Who set it: USER (the console) is the only source so far. */
+    source: text("source").notNull().default("USER"),
+    status: text("status").notNull().default("ENABLED"),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index("rate_limiter_rates_limiter").on(t.rateLimiterId)],
+);
+
+/** A per-endpoint change of a bucket (RPS, RPM, RPD): LIMIT sets its limit, KEY counts it per client IP. */
+export const rateLimitOverrides = pgTable(
+  "rate_limit_overrides",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    bucket: text("bucket").notNull(),
+    rateLimit: integer("rate_limit"),
+    reason: text("reason").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("rate_limit_overrides_endpoint_kind_bucket").on(t.endpointId, t.kind, t.bucket)],
+);
+
+/** Every change to limiters, rates and overrides: what, why, by whom and in which role. */
+export const rateLimitAudits = pgTable(
+  "rate_limit_audits",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    /** RATE_LIMITER, RATE, LIMIT_OVERRIDE or KEY_OVERRIDE; the subject row may since be deleted. */
+    subject: text("subject").notNull(),
+    subjectId: uuid("subject_id").notNull(),
+    action: text("action").notNull(),
+    reason: text("reason").notNull(),
+    userId: uuid("user_id"),
+    /** The user's e-mail at the time, kept so the audit still reads after the user leaves. */
+    userEmail: text("user_email"),
+    userRole: text("user_role").notNull(),
+    changes: jsonb("changes").$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index("rate_limit_audits_endpoint").on(t.accountId, t.endpointId, t.createdAt)],
+);
