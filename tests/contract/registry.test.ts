@@ -1,0 +1,137 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadApiSchema } from "../../server/graphql/schema.ts";
+import { loadRegistry, RegistryError, registryFor } from "../../server/registry/registry.ts";
+
+const rootDir = path.resolve(import.meta.dirname, "../..");
+const apiSchema = loadApiSchema();
+
+describe("the screen registry", () => {
+  it("loads: every manifest, operation and form schema is valid and every screen is reachable", () => {
+    let problems: string[] = [];
+    try {
+      loadRegistry(rootDir, apiSchema);
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems = error.problems.map((p) => `${p.file} ${p.pointer}: ${p.reason}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("has screens, each naming only operations it defines", () => {
+    const registry = loadRegistry(rootDir, apiSchema);
+    expect(registry.screens.length).toBeGreaterThan(3);
+    for (const screen of registry.screens) {
+      for (const name of screen.operations) expect(registry.operations.has(name), `${screen.file}: ${name}`).toBe(true);
+    }
+  });
+
+  it("serves a viewer only the screens its role and flags allow", () => {
+    const registry = loadRegistry(rootDir, apiSchema);
+    const owner = registryFor(registry, "OWNER", { endpointTags: true });
+    const viewer = registryFor(registry, "VIEWER", {});
+    expect(viewer.screens.length).toBeLessThanOrEqual(owner.screens.length);
+    for (const screen of viewer.screens) {
+      expect(["VIEWER", undefined]).toContain((screen.requires as { role?: string } | undefined)?.role);
+      expect((screen.requires as { flag?: string | null } | undefined)?.flag ?? null).toBeNull();
+    }
+    for (const screen of owner.screens) {
+      const names = JSON.stringify(screen).match(/"(query|mutation)":"([A-Za-z]+)"/g) ?? [];
+      for (const match of names) expect(owner.operations[match.split(":")[1].replaceAll('"', "")]).toBeTruthy();
+    }
+  });
+});
+
+describe("the registry loader refuses a broken registry", () => {
+  let dir: string | null = null;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = null;
+  });
+
+  /** A copy of the declarations with one screen of our own, to break on purpose. */
+  function withScreen(manifest: Record<string, unknown>, document: string) {
+    dir = mkdtempSync(path.join(tmpdir(), "registry-"));
+    cpSync(path.join(rootDir, "schemas"), path.join(dir, "schemas"), { recursive: true });
+    cpSync(path.join(rootDir, "screens"), path.join(dir, "screens"), { recursive: true });
+    writeFileSync(path.join(dir, "screens/broken.graphql"), document);
+    writeFileSync(path.join(dir, "screens/broken.screen.json"), JSON.stringify(manifest));
+    try {
+      loadRegistry(dir, apiSchema);
+    } catch (error) {
+      if (error instanceof RegistryError) return error.problems.filter((p) => p.file.includes("broken"));
+      throw error;
+    }
+    return [];
+  }
+
+  const base = {
+    version: 1,
+    id: "broken.screen",
+    route: "/broken",
+    title: "Broken",
+    nav: { section: "Test", label: "Broken" },
+  };
+
+  it("names the file, pointer and reason of a manifest that breaks the meta-schema", () => {
+    const problems = withScreen(
+      { ...base, views: [{ kind: "list", query: "BrokenList" }] },
+      "query BrokenList { tags { id } }",
+    );
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatchObject({
+      file: "screens/broken.screen.json",
+      pointer: expect.stringMatching(/^\/views\/0/),
+    });
+  });
+
+  it("refuses an operation that does not exist or does not fit the API", () => {
+    const unknownOp = withScreen(
+      { ...base, views: [{ kind: "list", query: "Nowhere", rows: "tags", columns: [{ field: "/label" }] }] },
+      "query BrokenList { tags { id } }",
+    );
+    expect(unknownOp.map((p) => p.reason).join()).toMatch(/Nowhere/);
+    const badField = withScreen(
+      { ...base, views: [{ kind: "list", query: "BrokenList", rows: "tags", columns: [{ field: "/label" }] }] },
+      "query BrokenList { tags { nope } }",
+    );
+    expect(badField.map((p) => p.reason).join()).toMatch(/Cannot query field "nope"/);
+  });
+
+  it("refuses a form whose schema does not fit its mutation's input", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        views: [{ kind: "form", mutation: "BrokenCreate", schema: "endpoint#/$defs/labelInput" }],
+      },
+      "mutation BrokenCreate($input: CreateEndpointInput!) { createEndpoint(input: $input) { id } }",
+    );
+    const reasons = problems.map((p) => p.reason).join("\n");
+    expect(reasons).toMatch(/chain is required but the schema does not require it/);
+  });
+
+  it("refuses a screen nothing leads to", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        nav: { hidden: true },
+        views: [{ kind: "list", query: "BrokenList", rows: "tags", columns: [{ field: "/label" }] }],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual([
+      expect.objectContaining({ pointer: "/nav", reason: expect.stringMatching(/no navigation entry/) }),
+    ]);
+  });
+
+  it("accepts the same screen when it is well formed", () => {
+    const problems = withScreen(
+      { ...base, views: [{ kind: "list", query: "BrokenList", rows: "tags", columns: [{ field: "/label" }] }] },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual([]);
+    expect(readFileSync(path.join(dir as string, "screens/broken.graphql"), "utf8")).toContain("BrokenList");
+  });
+});
