@@ -1,0 +1,181 @@
+/**
+ * What the stream/webhook engine calls to deliver batches. One {@link Destination} per stream,
+ * made by `createDestination(attributes, context)` from the stream's typed destination attributes
+ * (the spec's "Destination attributes by type"). The engine owns retries: a failed deliver throws a
+ * {@link DestinationError}; the engine waits `retryIntervalSec` and tries again up to `maxRetry` times.
+ */
+
+export type Compression = "NONE" | "GZIP" | "BZIP2";
+export type FileType = "JSON" | "PARQUET";
+export type SslMode = "DISABLE" | "REQUIRE";
+export type MetadataMode = "BODY" | "HEADER" | "NONE";
+
+interface RetryAttributes {
+  maxRetry?: number;
+  retryIntervalSec?: number;
+  version?: string;
+}
+
+export interface WebhookAttributes extends RetryAttributes {
+  type: "WEBHOOK";
+  url: string;
+  compression?: Compression;
+  headers?: Record<string, string>;
+  postTimeoutSec?: number;
+  /** Secret: signs every request (see signature.ts). */
+  securityToken?: string;
+}
+
+export interface PostgresAttributes extends RetryAttributes {
+  type: "POSTGRES";
+  host: string;
+  port?: number;
+  username: string;
+  /** Secret. */
+  password?: string;
+  database: string;
+  /** `table` or `schema.table`, each part a plain SQL identifier. */
+  tableName: string;
+  sslmode?: SslMode;
+}
+
+export interface S3Attributes extends RetryAttributes {
+  type: "S3";
+  accessKey: string;
+  /** Secret. */
+  secretKey: string;
+  bucket: string;
+  /** host[:port] or a full URL of an S3-compatible service; empty for AWS itself. */
+  endpoint?: string;
+  region?: string;
+  fileType?: FileType;
+  fileCompression?: Compression;
+  objectPrefix?: string;
+  useSsl?: boolean;
+}
+
+export interface AzureAttributes extends RetryAttributes {
+  type: "AZURE";
+  storageAccount: string;
+  /** Secret: a SAS token (with or without the leading "?"). */
+  sasToken: string;
+  container: string;
+  blobPrefix?: string;
+  fileType?: FileType;
+  fileCompression?: Compression;
+  /**
+   * Blob service URL, for emulators and sovereign clouds (e.g. Azurite's
+   * http://127.0.0.1:10000/devstoreaccount1). Default https://<storageAccount>.blob.core.windows.net.
+   */
+  endpoint?: string;
+}
+
+export interface SnowflakeAttributes extends RetryAttributes {
+  type: "SNOWFLAKE";
+  username: string;
+  /** Secret. */
+  password?: string;
+  account: string;
+  warehouse: string;
+  protocol?: "https" | "http";
+  host?: string;
+  port?: number;
+  database: string;
+  schema: string;
+  tableName: string;
+}
+
+export interface FunctionAttributes extends RetryAttributes {
+  type: "FUNCTION";
+  functionID: string;
+  postTimeoutSec?: number;
+  /** Secret. */
+  securityToken?: string;
+}
+
+export type DestinationAttributes =
+  | WebhookAttributes
+  | PostgresAttributes
+  | S3Attributes
+  | AzureAttributes
+  | SnowflakeAttributes
+  | FunctionAttributes;
+export type DestinationType = DestinationAttributes["type"] | "KAFKA" | "MONGO" | "MYSQL" | "REDIS";
+
+/** Attribute names whose values are secrets: never returned, never logged, never in an error. */
+export const SECRET_ATTRIBUTES = ["secretKey", "sasToken", "securityToken", "password"] as const;
+
+/** Facts about the stream that do not change between batches. */
+export interface DestinationContext {
+  streamId: string;
+  network: string;
+  dataset: string;
+  /** Where batch metadata goes (webhook and function destinations); default NONE. */
+  metadata?: MetadataMode;
+}
+
+export interface DeliveryBatch {
+  /** First and last block of the batch (inclusive). */
+  startBlock: number;
+  endBlock: number;
+  /** The payload as JSON text: the filter's result, or the dataset items when there is no filter. */
+  payloadJson: string;
+  /** True when this batch re-delivers blocks after a chain reorganisation. */
+  isReorg?: boolean;
+}
+
+export interface DeliveryAck {
+  /** Bytes sent on the wire (after compression). */
+  bytes: number;
+  durationMs: number;
+  /** Where it went: HTTP status, object key, table and row id. */
+  detail: string;
+}
+
+export interface TestResult {
+  ok: boolean;
+  /** What was checked, or exactly why it failed (never a secret). */
+  message: string;
+  durationMs: number;
+}
+
+export interface Destination {
+  readonly type: DestinationAttributes["type"];
+  /** Connectivity and permission check; writes nothing, or a small probe it removes (see each type). */
+  test(): Promise<TestResult>;
+  deliver(batch: DeliveryBatch): Promise<DeliveryAck>;
+  /** Releases connections and pools. */
+  close(): Promise<void>;
+}
+
+/**
+ * A failed delivery or a destination that cannot be made. `retryable` tells the engine whether
+ * retrying can help (network errors, 5xx, 429) or not (bad configuration, 4xx, unsupported option).
+ */
+export class DestinationError extends Error {
+  constructor(
+    message: string,
+    readonly options: { retryable: boolean; status?: number } = { retryable: true },
+  ) {
+    super(message);
+    this.name = "DestinationError";
+  }
+  get retryable(): boolean {
+    return this.options.retryable;
+  }
+  get status(): number | undefined {
+    return this.options.status;
+  }
+}
+
+/**
+ * The seam the functions runtime fills later. Without one, creating a FUNCTION destination fails
+ * with "functions runtime not connected".
+ */
+export interface FunctionInvoker {
+  invoke(
+    functionId: string,
+    payload: { data: unknown; metadata?: Record<string, unknown> },
+    options: { timeoutMs: number; securityToken?: string },
+  ): Promise<{ ok: boolean; status?: number; message?: string; bytes?: number }>;
+}
