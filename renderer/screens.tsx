@@ -73,6 +73,11 @@ export function menuEntryFor(pathname: string, manifests: Manifest[]): string | 
   return undefined;
 }
 
+/** The label of a root screen's own tab: its `nav.tab`, else "Overview". */
+function rootTabLabel(root: Manifest): string {
+  return root.nav && "section" in root.nav && root.nav.tab ? root.nav.tab : "Overview";
+}
+
 function ViewSwitch({ view, scope }: { view: View; scope: Scope }) {
   switch (view.kind) {
     case "list":
@@ -135,7 +140,7 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
           }}
           items={family.map((candidate) => ({
             key: candidate.id,
-            label: candidate === root ? "Overview" : (candidate.nav as { tab: string }).tab,
+            label: candidate === root ? rootTabLabel(root) : (candidate.nav as { tab: string }).tab,
           }))}
         />
       ) : null}

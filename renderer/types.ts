@@ -19,7 +19,7 @@ export interface Requires {
 }
 
 export type Nav =
-  | { section: string; label: string; icon?: string; order?: number }
+  | { section: string; label: string; icon?: string; order?: number; tab?: string }
   | { parent: string; tab: string; order?: number }
   | { hidden: true; parent?: string };
 

@@ -50,7 +50,7 @@ export function DetailView({ view, scope }: { view: DetailViewSpec; scope: Scope
           </Typography.Title>
         ) : undefined
       }
-      extra={<Actions actions={view.actions} subject={record} scope={recordScope} />}
+      extra={view.actions?.length ? <Actions actions={view.actions} subject={record} scope={recordScope} /> : undefined}
     >
       <Space direction="vertical" size={24} style={{ width: "100%" }}>
         {view.sections.map((section, index) => (

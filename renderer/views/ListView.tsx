@@ -401,6 +401,11 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
 
   return (
     <div className="np-list" data-view="list">
+      {view.title ? (
+        <Typography.Title level={5} style={{ marginTop: 0 }}>
+          {view.title}
+        </Typography.Title>
+      ) : null}
       {toolbar}
       {bulkBar}
       {result.error ? (

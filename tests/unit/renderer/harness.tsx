@@ -1,0 +1,110 @@
+// Renders screens against recorded service responses (fixtures/), as the console would.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { App } from "antd";
+import type { ReactNode } from "react";
+import { MemoryRouter } from "react-router";
+import { SWRConfig } from "swr";
+import { DataProvider, GqlError, RegistryRoutes, type Transport } from "../../../renderer/index.ts";
+import type { Manifest, Registry, Viewer } from "../../../renderer/types.ts";
+import "../../../src/widgets/index.ts";
+
+const root = path.resolve(import.meta.dirname, "../../..");
+const fixtures = path.join(import.meta.dirname, "fixtures");
+
+function walk(dir: string, suffix: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? walk(full, suffix) : name.endsWith(suffix) ? [full] : [];
+  });
+}
+
+/** Every manifest in screens/, with its file. */
+export const manifests: { file: string; manifest: Manifest }[] = walk(path.join(root, "screens"), ".screen.json").map(
+  (file) => ({ file: path.relative(root, file), manifest: JSON.parse(readFileSync(file, "utf8")) as Manifest }),
+);
+
+/** Operation documents by name, from screens/ (each document as written, with its fragments). */
+function operations(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const file of walk(path.join(root, "screens"), ".graphql")) {
+    const text = readFileSync(file, "utf8");
+    // The whole file (so fragments resolve), marked with the operation it stands for.
+    for (const match of text.matchAll(/\b(query|mutation)\s+([A-Za-z0-9_]+)/g)) out[match[2]] = `# operation ${match[2]}\n${text}`;
+  }
+  return out;
+}
+
+type Recorded = { data?: Record<string, unknown>; errors?: { message: string; extensions?: { code?: string } }[] };
+const recorded = JSON.parse(readFileSync(path.join(fixtures, "responses.json"), "utf8")) as {
+  endpointId: string;
+  responses: Record<string, Recorded>;
+};
+export const recordedResponses = recorded.responses;
+export const recordedId = recorded.endpointId;
+
+export function registryFor(role: "owner" | "viewer"): Registry {
+  const served = JSON.parse(readFileSync(path.join(fixtures, `registry.${role}.json`), "utf8")).data.registry as Registry;
+  return { ...served, screens: manifests.map((entry) => entry.manifest), operations: operations() };
+}
+
+export function viewerFor(role: "OWNER" | "ADMIN" | "VIEWER"): Viewer {
+  return { email: `${role.toLowerCase()}@example.test`, userRole: role };
+}
+
+/** A transport answering queries from the recorded responses by operation name; records calls. */
+export function fixtureTransport(calls: { name: string; variables?: Record<string, unknown> }[] = []): Transport {
+  return async (document, variables) => {
+    const name = (/^# operation (\w+)/.exec(document) ?? /\b(?:query|mutation)\s+([A-Za-z0-9_]+)/.exec(document))?.[1] ?? "";
+    calls.push({ name, variables });
+    const response = recorded.responses[name];
+    if (!response) throw new GqlError(`No recorded response for ${name}`, "INTERNAL");
+    if (response.errors?.length) throw new GqlError(response.errors[0].message, response.errors[0].extensions?.code);
+    return response.data ?? {};
+  };
+}
+
+export function renderRoute(
+  route: string,
+  options: { registry: Registry; viewer: Viewer; transport?: Transport },
+): ReactNode {
+  return (
+    <App>
+      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
+        <MemoryRouter initialEntries={[route]}>
+          <DataProvider transport={options.transport ?? fixtureTransport()} registry={options.registry} viewer={options.viewer}>
+            <RegistryRoutes extra={[{ path: "*", element: <p>not found</p> }]} notAuthorised={<p>not authorised</p>} />
+          </DataProvider>
+        </MemoryRouter>
+      </SWRConfig>
+    </App>
+  );
+}
+
+/** A route for a manifest with its parameters filled by the recorded record id. */
+export function routeFor(manifest: Manifest): string {
+  return manifest.route.replace(/:[A-Za-z0-9_]+/g, recordedId);
+}
+
+/** antd reads matchMedia, which jsdom does not have. */
+export function installDomStandIns() {
+  if (typeof window === "undefined") return;
+  window.matchMedia ??= ((query: string) => ({
+    matches: false,
+    media: query,
+    onchange: null,
+    addListener: () => {},
+    removeListener: () => {},
+    addEventListener: () => {},
+    removeEventListener: () => {},
+    dispatchEvent: () => false,
+  })) as typeof window.matchMedia;
+  // jsdom does not implement pseudo-element styles; antd asks for them to measure scrollbars.
+  const computed = window.getComputedStyle.bind(window);
+  window.getComputedStyle = (element: Element) => computed(element);
+  globalThis.ResizeObserver ??= class {
+    observe() {}
+    unobserve() {}
+    disconnect() {}
+  } as unknown as typeof ResizeObserver;
+}
