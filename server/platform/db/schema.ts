@@ -4,3 +4,5 @@ export * from "../../domains/endpoints/tables.ts";
 export * from "../../domains/ratelimits/tables.ts";
 export * from "../../domains/usage/tables.ts";
 export * from "../../domains/errorlogs/tables.ts";
+export * from "../../domains/streams/tables.ts";
+export { mailOutbox } from "../mail.ts";

@@ -1,0 +1,87 @@
+import { desc, eq } from "drizzle-orm";
+import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import nodemailer from "nodemailer";
+import type { Logger } from "pino";
+import type { Executor } from "./db/index.ts";
+
+/**
+ * Notification e-mail. With `SMTP_URL` (e.g. smtp://user:pass@host:587) messages go out over SMTP
+ * through nodemailer; every message is also recorded in `mail_outbox`, with `sent_at` set when SMTP
+ * accepted it. Without SMTP the outbox is where they stay, and the console shows it, saying that
+ * e-mail is not connected.
+ */
+export const mailOutbox = pgTable(
+  "mail_outbox",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id").notNull(),
+    to: text("to").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    /** When SMTP accepted it; null while it sits in the outbox. */
+    sentAt: timestamp("sent_at", { withTimezone: true }),
+    error: text("error"),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index("mail_outbox_account_created").on(t.accountId, t.createdAt)],
+);
+
+export interface MailMessage {
+  accountId: string;
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface Mailer {
+  /** True when messages really leave (SMTP configured). */
+  readonly connected: boolean;
+  send(message: MailMessage): Promise<void>;
+}
+
+export const MAIL_FROM = "Nodeplane <notifications@nodeplane.local>";
+
+export function createMailer(
+  db: Executor,
+  options: { smtpUrl?: string | null; from?: string; log?: Logger } = {},
+): Mailer {
+  const transport = options.smtpUrl ? nodemailer.createTransport(options.smtpUrl) : null;
+  return {
+    connected: transport !== null,
+    async send(message) {
+      let sentAt: Date | null = null;
+      let error: string | null = null;
+      if (transport) {
+        try {
+          await transport.sendMail({
+            from: options.from ?? MAIL_FROM,
+            to: message.to,
+            subject: message.subject,
+            text: message.text,
+          });
+          sentAt = new Date();
+        } catch (e) {
+          error = e instanceof Error ? e.message : String(e);
+          options.log?.warn({ err: error }, "notification e-mail was not accepted by SMTP; kept in the outbox");
+        }
+      }
+      await db.insert(mailOutbox).values({
+        accountId: message.accountId,
+        to: message.to,
+        subject: message.subject,
+        body: message.text,
+        sentAt,
+        error,
+      });
+    },
+  };
+}
+
+export async function listOutbox(db: Executor, accountId: string, limit = 50) {
+  return db
+    .select()
+    .from(mailOutbox)
+    .where(eq(mailOutbox.accountId, accountId))
+    .orderBy(desc(mailOutbox.createdAt))
+    .limit(Math.min(Math.max(limit, 1), 200));
+}
