@@ -5,7 +5,15 @@ import { cleanup, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getPath, getPointer } from "../../../renderer/resolve.ts";
 import { fieldSchema, labelFor, resolveSchemaRef } from "../../../renderer/schema.ts";
-import { installDomStandIns, manifests, recordedResponses, registryFor, renderRoute, routeFor, viewerFor } from "./harness.tsx";
+import {
+  installDomStandIns,
+  manifests,
+  recordedResponses,
+  registryFor,
+  renderRoute,
+  routeFor,
+  viewerFor,
+} from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -48,7 +56,9 @@ describe("every manifest renders against recorded responses", () => {
         if (view.kind === "form") {
           const schema = resolveSchemaRef(registry.schemas, view.schema);
           for (const [key, property] of Object.entries(schema.properties ?? {})) {
-            const title = property.title ?? (property.$ref ? (schema.$defs?.[property.$ref.split("/").pop() ?? ""]?.title ?? key) : key);
+            const title =
+              property.title ??
+              (property.$ref ? (schema.$defs?.[property.$ref.split("/").pop() ?? ""]?.title ?? key) : key);
             await waitFor(() => expect(screen.getAllByText(title).length).toBeGreaterThan(0));
           }
         }

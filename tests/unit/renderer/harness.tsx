@@ -30,7 +30,8 @@ function operations(): Record<string, string> {
   for (const file of walk(path.join(root, "screens"), ".graphql")) {
     const text = readFileSync(file, "utf8");
     // The whole file (so fragments resolve), marked with the operation it stands for.
-    for (const match of text.matchAll(/\b(query|mutation)\s+([A-Za-z0-9_]+)/g)) out[match[2]] = `# operation ${match[2]}\n${text}`;
+    for (const match of text.matchAll(/\b(query|mutation)\s+([A-Za-z0-9_]+)/g))
+      out[match[2]] = `# operation ${match[2]}\n${text}`;
   }
   return out;
 }
@@ -44,8 +45,14 @@ export const recordedResponses = recorded.responses;
 export const recordedId = recorded.endpointId;
 
 export function registryFor(role: "owner" | "viewer"): Registry {
-  const served = JSON.parse(readFileSync(path.join(fixtures, `registry.${role}.json`), "utf8")).data.registry as Registry;
-  return { ...served, screens: manifests.map((entry) => entry.manifest), operations: operations() };
+  const served = JSON.parse(readFileSync(path.join(fixtures, `registry.${role}.json`), "utf8")).data
+    .registry as Registry;
+  // Today's manifests from disk, limited to the screens the service served this role.
+  const ids = new Set(served.screens.map((manifest) => manifest.id));
+  const screens = manifests
+    .map((entry) => entry.manifest)
+    .filter((manifest) => role === "owner" || ids.has(manifest.id));
+  return { ...served, screens, operations: operations() };
 }
 
 export function viewerFor(role: "OWNER" | "ADMIN" | "VIEWER"): Viewer {
@@ -55,7 +62,8 @@ export function viewerFor(role: "OWNER" | "ADMIN" | "VIEWER"): Viewer {
 /** A transport answering queries from the recorded responses by operation name; records calls. */
 export function fixtureTransport(calls: { name: string; variables?: Record<string, unknown> }[] = []): Transport {
   return async (document, variables) => {
-    const name = (/^# operation (\w+)/.exec(document) ?? /\b(?:query|mutation)\s+([A-Za-z0-9_]+)/.exec(document))?.[1] ?? "";
+    const name =
+      (/^# operation (\w+)/.exec(document) ?? /\b(?:query|mutation)\s+([A-Za-z0-9_]+)/.exec(document))?.[1] ?? "";
     calls.push({ name, variables });
     const response = recorded.responses[name];
     if (!response) throw new GqlError(`No recorded response for ${name}`, "INTERNAL");
@@ -72,7 +80,11 @@ export function renderRoute(
     <App>
       <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
         <MemoryRouter initialEntries={[route]}>
-          <DataProvider transport={options.transport ?? fixtureTransport()} registry={options.registry} viewer={options.viewer}>
+          <DataProvider
+            transport={options.transport ?? fixtureTransport()}
+            registry={options.registry}
+            viewer={options.viewer}
+          >
             <RegistryRoutes extra={[{ path: "*", element: <p>not found</p> }]} notAuthorised={<p>not authorised</p>} />
           </DataProvider>
         </MemoryRouter>

@@ -1,0 +1,312 @@
+// The renderer's pure parts: widget predicates, the permission function, paths, references,
+// predicates, templates, server field errors, remote options, chart options and schema references.
+import { describe, expect, it } from "vitest";
+import { actionState } from "../../../renderer/actions.tsx";
+import { buildOptions } from "../../../renderer/form/RemoteOptions.tsx";
+import { mapFieldErrors } from "../../../renderer/form/SchemaForm.tsx";
+import { can, requiredRole } from "../../../renderer/permissions.ts";
+import {
+  evalPredicate,
+  fillRoute,
+  fillTemplate,
+  getPath,
+  getPointer,
+  resolveValue,
+  resolveVariables,
+} from "../../../renderer/resolve.ts";
+import { fieldSchema, humanize, labelFor, resolveSchemaRef } from "../../../renderer/schema.ts";
+import type { JsonSchema } from "../../../renderer/types.ts";
+import { buildChartOption } from "../../../renderer/views/chartOption.ts";
+import { descending } from "../../../renderer/views/ListView.tsx";
+import { relativeTime, statusColor } from "../../../renderer/widgets/builtins.tsx";
+import { DEFAULT_RULES, isDateTime, isEnum, isTagList, isUri, pickWidget } from "../../../renderer/widgets/registry.ts";
+
+describe("widget predicates", () => {
+  it("each named predicate recognises its shape", () => {
+    expect(isEnum({ enum: ["A", "B"] })).toBe(true);
+    expect(isEnum({ type: "string" })).toBe(false);
+    expect(isUri({ type: "string", format: "uri" })).toBe(true);
+    expect(isDateTime({ type: "string", format: "date-time" })).toBe(true);
+    expect(isTagList({ type: "array", items: { type: "object", properties: { label: { type: "string" } } } })).toBe(
+      true,
+    );
+    expect(isTagList({ type: "array", items: { type: "string" } })).toBe(true);
+    expect(isTagList({ type: "array", items: { type: "object", properties: { id: { type: "string" } } } })).toBe(false);
+  });
+
+  it("an explicit widget wins; otherwise the first predicate that holds", () => {
+    expect(pickWidget("code", { type: "string", format: "uri" })).toBe("code");
+    expect(pickWidget(undefined, { enum: ["ACTIVE"] })).toBe("status");
+    expect(pickWidget(undefined, { type: "string", format: "uri" })).toBe("link");
+    expect(pickWidget(undefined, { type: "string", format: "date-time" })).toBe("datetime");
+    expect(pickWidget(undefined, { type: "string", format: "email" })).toBe("email");
+    expect(pickWidget(undefined, { type: ["boolean", "null"] })).toBe("boolean");
+    expect(pickWidget(undefined, { type: "integer" })).toBe("number");
+    expect(pickWidget(undefined, { type: "array", items: { type: "object", properties: { label: {} } } })).toBe("tags");
+    expect(pickWidget(undefined, { type: ["string", "null"] })).toBe("text");
+    expect(pickWidget(undefined, undefined)).toBe("text");
+  });
+
+  it("rules have unique names", () => {
+    expect(new Set(DEFAULT_RULES.map((rule) => rule.name)).size).toBe(DEFAULT_RULES.length);
+  });
+
+  it("status colours come from the word, and options override them", () => {
+    expect(statusColor("ACTIVE")).toBe("green");
+    expect(statusColor("PAUSED")).toBe("orange");
+    expect(statusColor("TERMINATED")).toBe("red");
+    expect(statusColor("ARCHIVED")).toBe("default");
+    expect(statusColor("OWNER", { OWNER: "gold" })).toBe("gold");
+  });
+
+  it("relative time reads naturally", () => {
+    const now = new Date("2025-01-10T12:00:00Z");
+    expect(relativeTime(new Date("2025-01-07T12:00:00Z"), now)).toBe("3 days ago");
+    expect(relativeTime(new Date("2025-01-10T13:00:00Z"), now)).toBe("in 1 hour");
+  });
+});
+
+describe("the permission function", () => {
+  it("orders OWNER > ADMIN > VIEWER", () => {
+    expect(can("OWNER", "ADMIN")).toBe(true);
+    expect(can("ADMIN", "ADMIN")).toBe(true);
+    expect(can("ADMIN", "OWNER")).toBe(false);
+    expect(can("VIEWER", "ADMIN")).toBe(false);
+    expect(can("VIEWER", "VIEWER")).toBe(true);
+    expect(can("VIEWER")).toBe(true);
+  });
+
+  it("unknown or missing roles can do nothing", () => {
+    expect(can(undefined, "VIEWER")).toBe(false);
+    expect(can("GUEST", "VIEWER")).toBe(false);
+  });
+
+  it("a mutation needs at least ADMIN whatever the manifest says", () => {
+    expect(requiredRole("VIEWER", true)).toBe("ADMIN");
+    expect(requiredRole(undefined, true)).toBe("ADMIN");
+    expect(requiredRole("OWNER", true)).toBe("OWNER");
+    expect(requiredRole(undefined, false)).toBe("VIEWER");
+  });
+
+  it("action state combines visibleWhen, the role and disabledWhen", () => {
+    const pause = {
+      label: "Pause",
+      mutation: "Pause",
+      visibleWhen: { field: "/status", eq: "ACTIVE" },
+      disabledWhen: { field: "/locked", truthy: true },
+    };
+    expect(actionState(pause, "ADMIN", { status: "PAUSED" }, {}).visible).toBe(false);
+    expect(actionState(pause, "ADMIN", { status: "ACTIVE" }, {})).toEqual({ visible: true, enabled: true });
+    expect(actionState(pause, "VIEWER", { status: "ACTIVE" }, {}).enabled).toBe(false);
+    expect(actionState(pause, "OWNER", { status: "ACTIVE", locked: true }, {}).enabled).toBe(false);
+    expect(actionState({ label: "Open", to: "/x" }, "VIEWER", {}, {}).enabled).toBe(true);
+  });
+});
+
+describe("paths and references", () => {
+  const data = {
+    things: {
+      edges: [{ node: { id: "a", tags: [{ label: "x" }] } }, { node: { id: "b", tags: [] } }],
+      pageInfo: { hasNextPage: true },
+    },
+    groups: [{ items: [1, 2] }, { items: [3] }],
+  };
+
+  it("reads dotted paths, mapping over lists with []", () => {
+    expect(getPath(data, "things.edges[].node")).toEqual([data.things.edges[0].node, data.things.edges[1].node]);
+    expect(getPath(data, "things.pageInfo.hasNextPage")).toBe(true);
+    expect(getPath(data, "groups[].items[]")).toEqual([1, 2, 3]);
+    expect(getPath(data, "things.edges.0.node.id")).toBe("a");
+    expect(getPath(data, "missing.path")).toBeUndefined();
+    expect(getPath(data, "missing[].x")).toEqual([]);
+  });
+
+  it("reads JSON pointers", () => {
+    expect(getPointer({ a: { "b/c": [5] } }, "/a/b~1c/0")).toBe(5);
+    expect(getPointer({ a: 1 }, "")).toEqual({ a: 1 });
+  });
+
+  it("resolves references of every scope, deeply", () => {
+    const scope = {
+      route: { id: "r1" },
+      query: { q: "text" },
+      row: { id: "row1" },
+      record: { id: "rec1", label: "L" },
+      form: { label: "new" },
+      viewer: { email: "v@x" },
+      item: { tagId: "t1" },
+    };
+    expect(resolveValue("$route.id", scope)).toBe("r1");
+    expect(resolveValue("$query.q", scope)).toBe("text");
+    expect(resolveValue("$row.id", scope)).toBe("row1");
+    expect(resolveValue("$form", scope)).toEqual({ label: "new" });
+    expect(resolveValue({ input: { id: "$record.id", tags: ["$item.tagId"] } }, scope)).toEqual({
+      input: { id: "rec1", tags: ["t1"] },
+    });
+    expect(resolveValue("$viewer.email", scope)).toBe("v@x");
+    expect(resolveValue("plain $text", scope)).toBe("plain $text");
+    expect(resolveVariables({ a: "$form.missing", b: 2, c: "" }, scope)).toEqual({ b: 2 });
+  });
+
+  it("fills templates and routes", () => {
+    expect(fillTemplate("/things/{createThing.id}", { createThing: { id: "a b" } }, true)).toBe("/things/a%20b");
+    expect(fillTemplate("{label} plan", { label: "Build" })).toBe("Build plan");
+    expect(fillRoute("/things/:thingId/tab", { thingId: "7" })).toBe("/things/7/tab");
+    expect(fillRoute("/things/:thingId", {})).toBeNull();
+  });
+
+  it("evaluates serialisable predicates, with references in compared values", () => {
+    const row = { status: "ACTIVE", chain: "c1", flag: 0 };
+    expect(evalPredicate({ field: "/status", eq: "ACTIVE" }, row)).toBe(true);
+    expect(evalPredicate({ field: "/status", neq: "ACTIVE" }, row)).toBe(false);
+    expect(evalPredicate({ field: "/status", in: ["PAUSED", "ACTIVE"] }, row)).toBe(true);
+    expect(evalPredicate({ field: "/flag", truthy: false }, row)).toBe(true);
+    expect(evalPredicate({ not: { field: "/status", eq: "ACTIVE" } }, row)).toBe(false);
+    expect(
+      evalPredicate(
+        {
+          all: [
+            { field: "/status", eq: "ACTIVE" },
+            { field: "/chain", eq: "c1" },
+          ],
+        },
+        row,
+      ),
+    ).toBe(true);
+    expect(
+      evalPredicate(
+        {
+          any: [
+            { field: "/status", eq: "X" },
+            { field: "/chain", eq: "c1" },
+          ],
+        },
+        row,
+      ),
+    ).toBe(true);
+    expect(evalPredicate({ field: "/chain", eq: "$form.chain" }, row, { form: { chain: "c1" } })).toBe(true);
+    expect(evalPredicate(undefined, row)).toBe(true);
+  });
+});
+
+describe("schemas", () => {
+  const entity: JsonSchema = {
+    $id: "thing",
+    properties: {
+      createdAt: { type: "string", format: "date-time", title: "Created" },
+      rates: { type: "array", items: { type: "object", properties: { rate: { type: "integer" } } } },
+    },
+    $defs: {
+      label: { type: "string", title: "Label", minLength: 1 },
+      createInput: { type: "object", required: ["label"], properties: { label: { $ref: "#/$defs/label" } } },
+    },
+  };
+
+  it("resolves a form schema reference, keeping $defs and dropping $id", () => {
+    const form = resolveSchemaRef({ thing: entity }, "thing#/$defs/createInput");
+    expect(form.$id).toBeUndefined();
+    expect(form.required).toEqual(["label"]);
+    expect(form.$defs?.label).toEqual(entity.$defs?.label);
+    expect(() => resolveSchemaRef({}, "nothing#/$defs/x")).toThrow(/not in the registry/);
+  });
+
+  it("finds field schemas by pointer and labels fields", () => {
+    expect(fieldSchema(entity, "/rates/0/rate")).toEqual({ type: "integer" });
+    expect(labelFor({ field: "/createdAt" }, fieldSchema(entity, "/createdAt"))).toBe("Created");
+    expect(labelFor({ field: "/userFullName" }, undefined)).toBe("User full name");
+    expect(labelFor({ field: "/x", label: "Mine" }, undefined)).toBe("Mine");
+    expect(humanize("LIMIT_REACHED")).toBe("Limit reached");
+  });
+});
+
+describe("server field errors", () => {
+  const schema: JsonSchema = { type: "object", properties: { label: { type: "string" }, chain: { type: "string" } } };
+
+  it("maps pointers relative to the input object", () => {
+    const { extraErrors, unmatched } = mapFieldErrors(
+      [{ pointer: "/label", message: "Too long" }],
+      { input: "$form" },
+      schema,
+    );
+    expect(extraErrors).toEqual({ label: { __errors: ["Too long"] } });
+    expect(unmatched).toEqual([]);
+  });
+
+  it("maps scalar arguments through the variables that fed them", () => {
+    const { extraErrors } = mapFieldErrors(
+      [{ pointer: "/label", message: "Taken" }],
+      { id: "$record.id", label: "$form.label" },
+      schema,
+    );
+    expect(extraErrors).toEqual({ label: { __errors: ["Taken"] } });
+  });
+
+  it("keeps errors that match no field apart", () => {
+    const { unmatched } = mapFieldErrors(
+      [{ pointer: "/id", message: "Bad id" }],
+      { id: "$record.id", label: "$form.label" },
+      schema,
+    );
+    expect(unmatched).toEqual(["Bad id"]);
+  });
+});
+
+describe("remote options", () => {
+  const data = {
+    chains: [
+      { chain: "c1", networks: [{ value: "n1", label: "One", chain: "c1", beta: true, comingSoon: false }] },
+      { chain: "c2", networks: [{ value: "n2", label: "Two", chain: "c2", beta: false, comingSoon: true }] },
+    ],
+  };
+  const source = {
+    query: "Q",
+    rows: "chains[].networks[]",
+    value: "/value",
+    label: "/label",
+    where: { field: "/chain", eq: "$form.chain" },
+    disabledWhen: { field: "/comingSoon", truthy: true },
+    badges: [{ when: { field: "/beta", truthy: true }, label: "Beta" }],
+  };
+
+  it("filters by the form's other fields, disables and marks options", () => {
+    expect(buildOptions(source, data, { form: { chain: "c1" } })).toEqual([
+      { value: "n1", label: "One", disabled: false, badges: [{ label: "Beta", color: undefined }] },
+    ]);
+    expect(buildOptions(source, data, { form: { chain: "c2" } })[0].disabled).toBe(true);
+    expect(buildOptions(source, data, { form: {} })).toEqual([]);
+  });
+});
+
+describe("lists and charts", () => {
+  it("derives the descending sort", () => expect(descending("LABEL_ASC")).toBe("LABEL_DESC"));
+
+  it("builds chart series from rows through encode", () => {
+    const option = buildChartOption(
+      {
+        kind: "chart",
+        query: "Q",
+        chartType: "line",
+        series: [{ rows: "points", encode: { x: "/t", y: "/v", series: "/name" } }],
+      },
+      {
+        points: [
+          { t: 1, v: 2, name: "a" },
+          { t: 2, v: 3, name: "a" },
+          { t: 1, v: 5, name: "b" },
+        ],
+      },
+    );
+    const series = option.series as { name: string; data: unknown[]; type: string }[];
+    expect(series.map((entry) => entry.name)).toEqual(["a", "b"]);
+    expect(series[0].data).toEqual([
+      [1, 2],
+      [2, 3],
+    ]);
+    expect(series[0].type).toBe("line");
+    const pie = buildChartOption(
+      { kind: "chart", query: "Q", chartType: "pie", series: [{ rows: "points", encode: { x: "/name", y: "/v" } }] },
+      { points: [{ v: 2, name: "a" }] },
+    );
+    expect((pie.series as { data: unknown[] }[])[0].data).toEqual([{ name: "a", value: 2 }]);
+  });
+});
