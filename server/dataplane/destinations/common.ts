@@ -87,6 +87,8 @@ export function objectName(prefix: string | undefined, batch: DeliveryBatch, fil
  * element when the payload is an array (else one row), columns network, dataset, batch_start,
  * batch_end, data (JSON text); GZIP selects the Parquet page codec instead of wrapping the file.
  */
+const gzipPage = (input: Uint8Array) => new Uint8Array(gzipSync(input));
+
 export function encodeObject(
   ctx: DestinationContext,
   batch: DeliveryBatch,
@@ -106,7 +108,7 @@ export function encodeObject(
         { name: "data", data: rows.map((r) => JSON.stringify(r)), type: "JSON" },
       ],
       codec: compression === "GZIP" ? "GZIP" : "UNCOMPRESSED",
-      compressors: { GZIP: (input: Uint8Array) => new Uint8Array(gzipSync(input)) },
+      compressors: { GZIP: gzipPage },
     });
     return { body: Buffer.from(buf), contentType: "application/vnd.apache.parquet" };
   }
