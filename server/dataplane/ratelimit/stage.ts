@@ -1,0 +1,376 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import {
+  ALL_METHODS,
+  type Bucket,
+  bucketLabel,
+  bucketLimit,
+  bucketSeconds,
+  buckets,
+  effectiveRate,
+  type Interval,
+  intervalSeconds,
+} from "../../domains/ratelimits/rules.ts";
+import * as store from "../../domains/ratelimits/store.ts";
+import type { Db } from "../../platform/db/index.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import type { Refusal } from "../proxy/jsonrpc.ts";
+import type { ProxyRequestInfo, RateDecision, RateLimitStage } from "../proxy/stages.ts";
+
+/** The JSON-RPC code of a call refused by a rate limit (the HTTP status is 429). */
+export const RATE_LIMITED_CODE = -32029;
+
+/** One limit that applies to an endpoint's calls, compiled for the hot path. */
+interface Rule {
+  /** null: every method. */
+  methods: Set<string> | null;
+  perIp: boolean;
+  limit: number;
+  seconds: number;
+  /** The counter key without the client IP. */
+  key: string;
+  /** What the refusal names. */
+  describe: string;
+  data: Record<string, unknown>;
+}
+
+interface AccountLimit {
+  rule: Rule;
+}
+
+type LimitScope = { accountId: string; endpointId: string };
+
+/** Where the stage reads what to enforce (the database in the service). */
+export interface LimitSource {
+  allAccountRps(): Promise<{ accountId: string; rps: number }[]>;
+  planRps(accountId: string): Promise<number | null>;
+  limiters(scope: LimitScope | null): Promise<LimiterRow[]>;
+  overrides(scope: LimitScope | null): Promise<OverrideRow[]>;
+}
+
+export type LimiterRow = Awaited<ReturnType<typeof store.enforcedLimiters>>[number];
+export type OverrideRow = {
+  accountId: string;
+  endpointId: string;
+  kind: string;
+  bucket: string;
+  rateLimit: number | null;
+};
+
+export function databaseLimitSource(db: Db): LimitSource {
+  return {
+    allAccountRps: () => store.allAccountRps(db),
+    planRps: (accountId) => store.planRps(db, accountId),
+    limiters: (scope) => store.enforcedLimiters(db, scope),
+    overrides: (scope) => store.enforcedOverrides(db, scope),
+  };
+}
+
+export interface RateLimitStageOptions {
+  source: LimitSource;
+  events?: DomainEvents;
+  /** Counters in Redis (shared by every process using it); in this process's memory when absent. */
+  redis?: Redis;
+  /** Prefix of the Redis keys, so several deployments or tests can share one server. */
+  keyPrefix?: string;
+  /** How often the whole configuration is reloaded, for changes made by other processes (ms). */
+  refreshMs?: number;
+  log?: Logger;
+}
+
+/**
+ * The proxy's rate-limit stage: the account's plan RPS, the endpoint's bucket overrides and its rate
+ * limiters, counted with rate-limiter-flexible (in memory, or in Redis so processes share counts).
+ * Configuration is held in memory: loaded at start, reloaded for one endpoint when this process's
+ * service changes it (`ratelimits.changed`), and reloaded whole every `refreshMs` for other processes.
+ */
+export class FlexibleRateLimitStage implements RateLimitStage {
+  private accounts = new Map<string, AccountLimit | null>();
+  private endpoints = new Map<string, Rule[]>();
+  private limiters = new Map<string, RateLimiterAbstract>();
+  private pendingAccounts = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private readonly keyPrefix: string;
+
+  constructor(private readonly options: RateLimitStageOptions) {
+    this.keyPrefix = options.keyPrefix ?? "np:rl";
+  }
+
+  /** Loads the configuration and starts following changes. */
+  async start(): Promise<this> {
+    await this.reloadAll();
+    this.unsubscribe =
+      this.options.events?.on("ratelimits.changed", (scope) => {
+        this.reloadEndpoint(scope).catch((error) =>
+          this.options.log?.error({ err: error }, "rate limits: reload failed"),
+        );
+      }) ?? null;
+    const refreshMs = this.options.refreshMs ?? 30_000;
+    if (refreshMs > 0) {
+      this.timer = setInterval(() => {
+        this.reloadAll().catch((error) => this.options.log?.error({ err: error }, "rate limits: reload failed"));
+      }, refreshMs);
+      this.timer.unref();
+    }
+    return this;
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+  }
+
+  async reloadAll(): Promise<void> {
+    const { source } = this.options;
+    const [rps, limiterRows, overrideRows] = await Promise.all([
+      source.allAccountRps(),
+      source.limiters(null),
+      source.overrides(null),
+    ]);
+    const accounts = new Map<string, AccountLimit | null>();
+    for (const r of rps) accounts.set(r.accountId, this.accountLimit(r.accountId, r.rps));
+    const byEndpoint = new Map<string, { accountId: string; limiters: LimiterRow[]; overrides: OverrideRow[] }>();
+    const entry = (accountId: string, endpointId: string) => {
+      let e = byEndpoint.get(endpointId);
+      if (!e) byEndpoint.set(endpointId, (e = { accountId, limiters: [], overrides: [] }));
+      return e;
+    };
+    for (const l of limiterRows) entry(l.accountId, l.endpointId).limiters.push(l);
+    for (const o of overrideRows) entry(o.accountId, o.endpointId).overrides.push(o);
+    const endpoints = new Map<string, Rule[]>();
+    const rpsOf = new Map(rps.map((r) => [r.accountId, r.rps]));
+    for (const [endpointId, e] of byEndpoint) {
+      endpoints.set(endpointId, compileEndpoint(endpointId, rpsOf.get(e.accountId) ?? null, e.limiters, e.overrides));
+    }
+    this.accounts = accounts;
+    this.endpoints = endpoints;
+  }
+
+  async reloadEndpoint(scope: LimitScope): Promise<void> {
+    const { source } = this.options;
+    const [planRps, limiterRows, overrideRows] = await Promise.all([
+      source.planRps(scope.accountId),
+      source.limiters(scope),
+      source.overrides(scope),
+    ]);
+    this.accounts.set(scope.accountId, this.accountLimit(scope.accountId, planRps));
+    this.endpoints.set(scope.endpointId, compileEndpoint(scope.endpointId, planRps, limiterRows, overrideRows));
+  }
+
+  private accountLimit(accountId: string, rps: number | null): AccountLimit | null {
+    if (rps === null || rps <= 0) return null;
+    return {
+      rule: {
+        methods: null,
+        perIp: false,
+        limit: rps,
+        seconds: 1,
+        key: `a:${accountId}`,
+        describe: `the plan's limit of ${rps} requests per second for the account`,
+        data: { limit: "PLAN_RPS", rate: rps, interval: "SECOND" },
+      },
+    };
+  }
+
+  /** An account created since the last reload: its plan RPS is loaded in the background. */
+  private loadAccount(accountId: string): void {
+    if (this.pendingAccounts.has(accountId)) return;
+    this.pendingAccounts.add(accountId);
+    this.options.source
+      .planRps(accountId)
+      .then((rps) => this.accounts.set(accountId, this.accountLimit(accountId, rps)))
+      .catch((error) => this.options.log?.error({ err: error }, "rate limits: account load failed"))
+      .finally(() => this.pendingAccounts.delete(accountId));
+  }
+
+  private limiterFor(limit: number, seconds: number): RateLimiterAbstract {
+    const id = `${limit}/${seconds}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      const memory = new RateLimiterMemory({ points: limit, duration: seconds, keyPrefix: this.keyPrefix });
+      limiter = this.options.redis
+        ? new RateLimiterRedis({
+            storeClient: this.options.redis,
+            points: limit,
+            duration: seconds,
+            keyPrefix: this.keyPrefix,
+            // While Redis does not answer, each process limits on its own rather than refusing everything.
+            insuranceLimiter: memory,
+          })
+        : memory;
+      this.limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  admit(request: ProxyRequestInfo): undefined | RateDecision | Promise<undefined | RateDecision> {
+    const methods = request.methods;
+    if (methods.length === 0) return undefined;
+    const record = request.endpoint.record;
+    let account = this.accounts.get(record.accountId);
+    if (account === undefined) {
+      this.loadAccount(record.accountId);
+      account = null;
+    }
+    const rules = this.endpoints.get(record.id);
+    if (!account && !rules) return undefined;
+    const applied: Rule[] = account ? [account.rule] : [];
+    if (rules) for (const r of rules) applied.push(r);
+    return this.consume(applied, methods, request.clientIp);
+  }
+
+  private consume(
+    rules: Rule[],
+    methods: string[],
+    clientIp: string,
+  ): undefined | RateDecision | Promise<undefined | RateDecision> {
+    const counts: (Count | null)[] = [];
+    let pending = false;
+    const results: (Count | null | Promise<Count | null>)[] = rules.map((rule) => {
+      const points = rule.methods ? countMatching(rule.methods, methods) : methods.length;
+      if (points === 0) return null;
+      const key = rule.perIp ? `${rule.key}:${clientIp}` : rule.key;
+      const limiter = this.limiterFor(rule.limit, rule.seconds);
+      const now = consumeNow(limiter, key, points, rule.seconds);
+      if (now) return now;
+      pending = true;
+      return consumed(limiter, key, points);
+    });
+    if (!pending) {
+      for (const r of results) counts.push(r as Count | null);
+      return decide(rules, methods, counts);
+    }
+    return Promise.all(results).then((all) => decide(rules, methods, all));
+  }
+}
+
+interface Count {
+  consumed: number;
+  msBeforeNext: number;
+}
+
+/** Which calls each rule lets through: those counted before the request, then its calls in order up to the limit. */
+function decide(rules: Rule[], methods: string[], counts: (Count | null)[]): undefined | RateDecision {
+  let refused: (Refusal | undefined)[] | null = null;
+  for (let r = 0; r < rules.length; r++) {
+    const result = counts[r];
+    if (!result) continue;
+    const rule = rules[r];
+    const points = rule.methods ? countMatching(rule.methods, methods) : methods.length;
+    const before = result.consumed - points;
+    let allowed = Math.max(0, Math.min(points, rule.limit - before));
+    if (allowed === points) continue;
+    refused ??= new Array(methods.length).fill(undefined);
+    const refusal = limitRefusal(rule, result.msBeforeNext);
+    for (let i = 0; i < methods.length; i++) {
+      if (rule.methods && !rule.methods.has(methods[i])) continue;
+      if (allowed > 0) {
+        allowed--;
+        continue;
+      }
+      refused[i] ??= refusal;
+    }
+  }
+  if (!refused) return undefined;
+  if (refused.every((r) => r !== undefined)) return { refuse: refused[0] as Refusal };
+  return { perCall: refused };
+}
+
+/**
+ * The in-memory limiter's count, synchronously. RateLimiterMemory.consume is this same increment on its
+ * MemoryStorage wrapped in a promise (no blocking or even execution is configured here); calling the
+ * storage directly keeps the proxy's hot path free of a promise per request. Returns undefined for other
+ * stores (Redis), which answer asynchronously through `consume`.
+ */
+function consumeNow(limiter: RateLimiterAbstract, key: string, points: number, seconds: number): Count | undefined {
+  if (!(limiter instanceof RateLimiterMemory)) return undefined;
+  const storage = (limiter as unknown as { _memoryStorage?: MemoryStorageLike })._memoryStorage;
+  if (!storage || typeof storage.incrby !== "function") return undefined;
+  const res = storage.incrby(limiter.getKey(key), points, seconds);
+  return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };
+}
+
+interface MemoryStorageLike {
+  incrby(key: string, points: number, seconds: number): { consumedPoints: number; msBeforeNext: number };
+}
+
+function countMatching(set: Set<string>, methods: string[]): number {
+  let n = 0;
+  for (const m of methods) if (set.has(m)) n++;
+  return n;
+}
+
+/** The count after consuming, whether or not it went over the limit. */
+async function consumed(limiter: RateLimiterAbstract, key: string, points: number): Promise<Count | null> {
+  try {
+    const res = await limiter.consume(key, points);
+    return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes)
+      return { consumed: rejection.consumedPoints, msBeforeNext: rejection.msBeforeNext };
+    // The store failed and no insurance limiter took over: let the calls through rather than fail them.
+    return null;
+  }
+}
+
+function limitRefusal(rule: Rule, msBeforeNext: number): Refusal {
+  return {
+    kind: "RATE_LIMITED",
+    http: 429,
+    code: RATE_LIMITED_CODE,
+    message: `Rate limited: ${rule.describe}. Retry in ${Math.max(1, Math.ceil(msBeforeNext / 1000))} s.`,
+    data: { ...rule.data, retryAfterMs: Math.max(0, msBeforeNext) },
+  };
+}
+
+/** An endpoint's bucket overrides and rate limiters as rules. */
+export function compileEndpoint(
+  endpointId: string,
+  planRps: number | null,
+  limiterRows: LimiterRow[],
+  overrideRows: { kind: string; bucket: string; rateLimit: number | null }[],
+): Rule[] {
+  const rules: Rule[] = [];
+  for (const bucket of buckets as readonly Bucket[]) {
+    const { limit, perIp } = bucketLimit(bucket, planRps, overrideRows);
+    if (limit === null) continue;
+    rules.push({
+      methods: null,
+      perIp,
+      limit,
+      seconds: bucketSeconds[bucket],
+      key: `e:${endpointId}:${bucket}`,
+      describe: `this endpoint's ${bucket} limit of ${limit} requests ${bucketLabel[bucket]}${perIp ? " per client IP" : ""}`,
+      data: {
+        limit: bucket,
+        rate: limit,
+        interval: bucket === "RPS" ? "SECOND" : bucket === "RPM" ? "MINUTE" : "DAY",
+        perIp,
+      },
+    });
+  }
+  const byLimiter = new Map<string, (typeof limiterRows)[number][]>();
+  for (const row of limiterRows) {
+    const list = byLimiter.get(row.id) ?? [];
+    list.push(row);
+    byLimiter.set(row.id, list);
+  }
+  for (const [id, rows] of byLimiter) {
+    const rate = effectiveRate(rows);
+    if (rate === null) continue;
+    const { interval, methods, limitByIp } = rows[0];
+    const all = methods.includes(ALL_METHODS);
+    rules.push({
+      methods: all ? null : new Set(methods),
+      perIp: limitByIp,
+      limit: rate,
+      seconds: intervalSeconds[interval as Interval],
+      key: `l:${id}`,
+      describe: `rate limiter ${id} allows ${rate} calls per ${interval.toLowerCase()}${all ? "" : ` to ${methods.join(", ")}`}${limitByIp ? " per client IP" : ""}`,
+      data: { limit: "RATE_LIMITER", rateLimiterId: id, rate, interval, methods, perIp: limitByIp },
+    });
+  }
+  return rules;
+}
