@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import { parseTransaction } from "viem";
-import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost } from "./endpoint.ts";
+import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost, remember } from "./endpoint.ts";
 import { type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 
 /** The client's address: the socket peer, or the configured header when the ipCustomHeader option is on. */
@@ -49,12 +49,12 @@ function referrerAllowed(endpoint: CompiledEndpoint, headers: IncomingHttpHeader
  * The request-level security options, in order: IP allowlist, referrers, tokens, JWTs.
  * Each option that is on must pass; an option that is off does not apply. Returns the first refusal.
  */
-export async function checkAccess(
+export function checkAccess(
   endpoint: CompiledEndpoint,
   headers: IncomingHttpHeaders,
   clientIp: string,
   pathToken: string | undefined,
-): Promise<Refusal | undefined> {
+): Refusal | undefined | Promise<Refusal | undefined> {
   const { options } = endpoint.record;
   if (options.ips) {
     const family = isIP(clientIp);
@@ -64,12 +64,18 @@ export async function checkAccess(
   if (options.referrers && !referrerAllowed(endpoint, headers)) return refusal("REFERRER_NOT_ALLOWED");
   if (options.tokens) {
     const token = pathToken || headerText(headers["x-token"]);
-    if (!token || !endpoint.tokenHashes.has(hashToken(token))) return refusal("TOKEN_REQUIRED");
+    if (!token) return refusal("TOKEN_REQUIRED");
+    let allowed = endpoint.tokenDecisions.get(token);
+    if (allowed === undefined)
+      allowed = remember(endpoint.tokenDecisions, token, endpoint.tokenHashes.has(hashToken(token)));
+    if (!allowed) return refusal("TOKEN_REQUIRED");
   }
   if (options.jwts) {
     const auth = headerText(headers.authorization);
     const jwt = auth?.startsWith("Bearer ") ? auth.slice(7).trim() : undefined;
-    if (!jwt || !(await endpoint.jwt.verify(jwt))) return refusal("JWT_REQUIRED");
+    if (!jwt) return refusal("JWT_REQUIRED");
+    // Only JWT verification is asynchronous; every other check stays synchronous on the hot path.
+    return endpoint.jwt.verify(jwt).then((ok) => (ok ? undefined : refusal("JWT_REQUIRED")));
   }
   return undefined;
 }

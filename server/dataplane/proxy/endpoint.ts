@@ -87,6 +87,13 @@ export function addIpRule(list: BlockList, rule: string): boolean {
   return true;
 }
 
+/** Remembers a decision in a map that is emptied when full, so distinct inputs cannot grow memory without limit. */
+export function remember(map: Map<string, boolean>, key: string, value: boolean): boolean {
+  if (map.size >= 10_000) map.clear();
+  map.set(key, value);
+  return value;
+}
+
 /** Verifies JWTs against the endpoint's keys by kid, remembering good tokens until they expire. */
 class JwtVerifier {
   private keys = new Map<string, KeyObject>();
@@ -140,6 +147,9 @@ export interface CompiledEndpoint {
   filterMethods: Set<string>;
   disabledMethods: Set<string>;
   jwt: JwtVerifier;
+  /** Decisions already taken for a client IP or a presented token (bounded), so repeat callers cost one Map lookup. */
+  ipDecisions: Map<string, boolean>;
+  tokenDecisions: Map<string, boolean>;
   /** Response headers added by the hsts option, computed once. */
   extraHeaders: Record<string, string>;
 }
@@ -170,6 +180,8 @@ export function compileEndpoint(record: EndpointRecord): CompiledEndpoint {
     filterMethods: new Set(record.requestFilterMethods),
     disabledMethods: new Set(record.disabledMethods),
     jwt: new JwtVerifier(record.jwts),
+    ipDecisions: new Map(),
+    tokenDecisions: new Map(),
     extraHeaders,
   };
 }

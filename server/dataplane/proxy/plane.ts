@@ -137,7 +137,8 @@ export class DataPlane {
       req.resume();
       return this.answer(res, refusal("METHOD_NOT_ALLOWED"), { ...headers, allow: "POST, OPTIONS" });
     }
-    const denied = await checkAccess(endpoint, req.headers, clientIp, target.pathToken);
+    let denied = checkAccess(endpoint, req.headers, clientIp, target.pathToken);
+    if (denied instanceof Promise) denied = await denied;
     if (denied) {
       req.resume();
       this.answer(res, denied, headers);
@@ -167,7 +168,8 @@ export class DataPlane {
     const perCall: (Refusal | undefined)[] = calls.map((c) =>
       isCall(c) ? checkCall(endpoint, c) : refusal("INVALID_REQUEST"),
     );
-    const admitted = await this.rateLimit.admit(info);
+    let admitted = this.rateLimit.admit(info);
+    if (admitted instanceof Promise) admitted = await admitted;
     if (admitted) {
       if ("refuse" in admitted) {
         this.answer(res, admitted.refuse, headers);

@@ -1,6 +1,8 @@
 import { Pool } from "undici";
 import type { Upstream } from "../chain/nodes.ts";
 
+const JSON_HEADERS = { "content-type": "application/json" };
+
 export interface UpstreamAnswer {
   status: number;
   body: Buffer;
@@ -31,17 +33,34 @@ export class UpstreamClient {
     return entry;
   }
 
-  async post(upstream: Upstream, body: Buffer | string): Promise<UpstreamAnswer> {
+  /** POSTs a body and collects the answer, through undici's dispatch API (no stream or promise per chunk). */
+  post(upstream: Upstream, body: Buffer | string): Promise<UpstreamAnswer> {
     const { pool, path } = this.poolFor(upstream.httpUrl);
-    const res = await pool.request({
-      method: "POST",
-      path,
-      headers: { "content-type": "application/json" },
-      body,
+    return new Promise((resolve, reject) => {
+      let status = 0;
+      const chunks: Buffer[] = [];
+      pool.dispatch(
+        { method: "POST", path, headers: JSON_HEADERS, body },
+        {
+          // undici's Pool here still asserts the classic handler methods.
+          onConnect() {},
+          onHeaders(statusCode) {
+            status = statusCode;
+            return true;
+          },
+          onData(chunk) {
+            chunks.push(chunk);
+            return true;
+          },
+          onComplete() {
+            resolve({ status, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
+          },
+          onError(error) {
+            reject(error);
+          },
+        },
+      );
     });
-    const chunks: Buffer[] = [];
-    for await (const chunk of res.body) chunks.push(chunk as Buffer);
-    return { status: res.statusCode, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,190 @@
+/**
+ * The RPC proxy benchmark (`npm run bench`, or `node --import tsx tests/bench/proxy.ts`).
+ * Load comes from this process; anvil and each proxy run in processes of their own. Targets: anvil direct,
+ * a plain node:http + undici proxy, @fastify/http-proxy, our proxy with nothing enabled, and our proxy with
+ * token auth, an IP rule, a rate limiter far above the load and a meter. Throughput is autocannon's;
+ * latency is measured here with a sub-millisecond clock (autocannon's histogram has 1 ms steps).
+ * BENCH_SECONDS sets each throughput run's length (default 5).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { Agent, request } from "node:http";
+import path from "node:path";
+import autocannon from "autocannon";
+import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const root = path.resolve(import.meta.dirname, "../..");
+
+const bodies = {
+  eth_blockNumber: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+  eth_getBlockByNumber: JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "eth_getBlockByNumber",
+    params: ["latest", false],
+  }),
+};
+type Method = keyof typeof bodies;
+
+interface Target {
+  name: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+function startServer(kind: string, upstream: string): Promise<{ child: ChildProcess; port: number; path: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(root, "tests/bench/proxy-servers.ts"), kind, upstream],
+      {
+        cwd: root,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    let out = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+) (\S+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]), path: m[2] });
+    });
+    child.once("exit", (code) => reject(new Error(`${kind} exited with ${code}`)));
+  });
+}
+
+async function serverTarget(name: string, kind: string, upstream: string): Promise<Target> {
+  const { child, port, path: p } = await startServer(kind, upstream);
+  return {
+    name,
+    url: `http://127.0.0.1:${port}${p}`,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+async function throughput(url: string, method: Method, connections: number): Promise<number> {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: bodies[method],
+    connections,
+    duration: seconds,
+  });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+/** Latency percentiles in ms, from `connections` keep-alive loops sending one request at a time. */
+async function latency(
+  url: string,
+  method: Method,
+  connections: number,
+  perLoop: number,
+): Promise<{ p50: number; p99: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const target = new URL(url);
+  const body = bodies[method];
+  const one = () =>
+    new Promise<number>((resolve, reject) => {
+      const start = process.hrtime.bigint();
+      const req = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.on("data", () => {});
+          res.on("end", () => resolve(Number(process.hrtime.bigint() - start) / 1e6));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  const samples: number[] = [];
+  for (let i = 0; i < 200; i++) await one();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      for (let i = 0; i < perLoop; i++) samples.push(await one());
+    }),
+  );
+  agent.destroy();
+  samples.sort((a, b) => a - b);
+  return { p50: samples[Math.floor(samples.length * 0.5)], p99: samples[Math.floor(samples.length * 0.99)] };
+}
+
+interface Row {
+  target: string;
+  method: Method;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+export async function runProxyBench(): Promise<Row[]> {
+  const node: AnvilNode = await startAnvil({ chainId: 11155111 });
+  const targets: Target[] = [{ name: "anvil direct", url: `${node.httpUrl}/`, stop: async () => {} }];
+  try {
+    targets.push(await serverTarget("plain node proxy", "plain", node.httpUrl));
+    targets.push(await serverTarget("@fastify/http-proxy", "fastify-http-proxy", node.httpUrl));
+    targets.push(await serverTarget("ours, nothing on", "ours", node.httpUrl));
+    targets.push(await serverTarget("ours, all features", "ours-full", node.httpUrl));
+    const rows: Row[] = [];
+    for (const method of Object.keys(bodies) as Method[]) {
+      for (const connections of [1, 10]) {
+        for (const t of targets) {
+          const rps = await throughput(t.url, method, connections);
+          const lat = await latency(t.url, method, connections, connections === 1 ? 3000 : 500);
+          rows.push({ target: t.name, method, connections, rps, ...lat });
+          process.stdout.write(
+            `  ${method} c=${connections} ${t.name}: ${Math.round(rps)} req/s, p50 ${lat.p50.toFixed(3)} ms, p99 ${lat.p99.toFixed(3)} ms\n`,
+          );
+        }
+      }
+    }
+    report(rows);
+    return rows;
+  } finally {
+    for (const t of targets) await t.stop();
+    await node.stop();
+  }
+}
+
+function report(rows: Row[]) {
+  const find = (target: string, method: Method, c: number) =>
+    rows.find((r) => r.target === target && r.method === method && r.connections === c) as Row;
+  console.log("\nProxy benchmark: ratios against the baselines run beside it");
+  for (const method of Object.keys(bodies) as Method[]) {
+    for (const c of [1, 10]) {
+      const direct = find("anvil direct", method, c);
+      const plain = find("plain node proxy", method, c);
+      const fhp = find("@fastify/http-proxy", method, c);
+      console.log(`\n${method}, ${c} connection${c > 1 ? "s" : ""}`);
+      console.log("  target                 req/s   ×direct  ×plain  ×f-h-p   p50 ms  +p50 ms   p99 ms  +p99 ms");
+      for (const r of rows.filter((x) => x.method === method && x.connections === c)) {
+        console.log(
+          `  ${r.target.padEnd(21)} ${String(Math.round(r.rps)).padStart(6)}   ${(r.rps / direct.rps).toFixed(2).padStart(6)}  ${(r.rps / plain.rps).toFixed(2).padStart(6)}  ${(r.rps / fhp.rps).toFixed(2).padStart(6)}  ${r.p50.toFixed(3).padStart(7)}  ${(r.p50 - direct.p50).toFixed(3).padStart(7)}  ${r.p99.toFixed(3).padStart(7)}  ${(r.p99 - direct.p99).toFixed(3).padStart(7)}`,
+        );
+      }
+      const full = find("ours, all features", method, c);
+      const checks = [
+        [`all features ≥ 0.9× plain proxy throughput`, full.rps / plain.rps >= 0.9],
+        [`all features ≥ 1.5× @fastify/http-proxy throughput`, full.rps / fhp.rps >= 1.5],
+        ...(c === 1 ? [[`all features adds ≤ 0.15 ms p50 over direct`, full.p50 - direct.p50 <= 0.15] as const] : []),
+      ] as const;
+      for (const [label, ok] of checks) console.log(`  target: ${label}: ${ok ? "met" : "NOT met"}`);
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await runProxyBench();
+}
