@@ -221,7 +221,7 @@ export function Actions({ actions, subject, scope, mode = "buttons", size = "mid
     );
   }
   return (
-    <Space size={mode === "compact" ? 4 : 8} wrap onClick={(event) => event.stopPropagation()}>
+    <Space size={mode === "compact" ? 4 : 8} wrap={mode !== "compact"} onClick={(event) => event.stopPropagation()}>
       {states.map(button)}
       {dialogs}
     </Space>

@@ -56,7 +56,7 @@ export function createHttpTransport(url = "/graphql"): Transport {
           status === 429 ? "RATE_LIMITED" : "INTERNAL",
         );
       }
-      throw new GqlError("Cannot reach the service. Check your connection and try again.", "NETWORK");
+      throw new GqlError("Cannot reach the service. Check your connection and try again.", "UNREACHABLE");
     }
   };
 }

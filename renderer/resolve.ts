@@ -26,7 +26,7 @@ function step(value: unknown, key: string): unknown {
 
 /**
  * Reads a dotted path; a segment ending in `[]` maps over a list and flattens, so
- * `endpoints.edges[].node` gives the nodes and `chains[].networks[]` every network of every chain.
+ * `things.edges[].node` gives the nodes and `groups[].items[]` every item of every group.
  */
 export function getPath(data: unknown, path: string): unknown {
   if (!path) return data;
@@ -119,7 +119,7 @@ function equal(a: unknown, b: unknown): boolean {
 
 /**
  * Evaluates a predicate against a subject (a row, a record, form data). `field` is a pointer into
- * the subject; compared values may themselves be references (`$form.chain`).
+ * the subject; compared values may themselves be references (`$form.kind`).
  */
 export function evalPredicate(predicate: Predicate | undefined, subject: unknown, scope: Scope = {}): boolean {
   if (!predicate) return true;

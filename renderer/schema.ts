@@ -1,7 +1,7 @@
 // Reading entity JSON Schemas: form schemas by reference, field schemas by pointer, labels.
 import type { JsonSchema } from "./types.ts";
 
-/** Splits `endpoint#/$defs/createInput` into the entity name and the pointer. */
+/** Splits `thing#/$defs/createInput` into the entity name and the pointer. */
 export function parseSchemaRef(ref: string): { name: string; pointer: string } {
   const [name, pointer = ""] = ref.split("#");
   return { name, pointer };
@@ -38,7 +38,7 @@ function deref(schema: JsonSchema | undefined, root: JsonSchema): JsonSchema | u
   return { ...(deref(follow(root, $ref.slice(1)), root) ?? {}), ...siblings };
 }
 
-/** The schema of one field of an entity, by JSON pointer (`/tags`, `/rates/0/rate`). */
+/** The schema of one field of an entity, by JSON pointer (`/labels`, `/items/0/size`). */
 export function fieldSchema(entity: JsonSchema | undefined, pointer: string): JsonSchema | undefined {
   if (!entity) return undefined;
   let current: JsonSchema | undefined = entity;

@@ -110,13 +110,18 @@ export function SchemaForm(props: SchemaFormProps) {
     }),
     [props.uiSchema, props.hideSubmit, props.submitLabel, props.submitting, props.disabled],
   );
+  // The card or dialog around the form already shows the schema's title.
+  const formSchema = useMemo(
+    () => ({ ...props.schema, title: undefined, description: undefined }) as RJSFSchema,
+    [props.schema],
+  );
   const formContext = useMemo<FormContext>(() => ({ formData: props.formData }), [props.formData]);
   return (
     <div className="np-schema-form">
       {props.formError ? <Alert type="error" showIcon title={props.formError} style={{ marginBottom: 16 }} /> : null}
       <RjsfForm
         ref={props.formRef}
-        schema={props.schema as RJSFSchema}
+        schema={formSchema}
         uiSchema={uiSchema}
         formData={props.formData}
         formContext={formContext}

@@ -11,7 +11,7 @@ import { fieldSchema } from "../schema.ts";
 import type { Action, Field, JsonSchema } from "../types.ts";
 import { getWidget, pickWidget } from "../widgets/registry.ts";
 
-/** The small per-item buttons (e.g. remove a tag): only enabled ones show, so items stay clean. */
+/** The small per-item buttons (e.g. remove a label): only enabled ones show, so items stay clean. */
 function ItemActions({ actions, item, scope }: { actions: Action[]; item: unknown; scope: Scope }) {
   const { viewer } = useData();
   const { run, dialogs } = useActionRunner();

@@ -70,7 +70,7 @@ export function FormView({ view, scope }: { view: FormViewSpec; scope: Scope }) 
       {initial.error ? <Alert type="error" showIcon title={errorMessage(initial.error)} /> : null}
       {formData ? (
         <SchemaForm
-          schema={{ ...schema, title: undefined, description: undefined }}
+          schema={schema}
           uiSchema={view.uiSchema}
           formData={formData}
           onChange={setFormData}

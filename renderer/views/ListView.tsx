@@ -10,6 +10,7 @@ import { Actions, actionState, errorMessage } from "../actions.tsx";
 import { useData, useOperation, useRefresh, useRunOperation } from "../data.tsx";
 import { useRemoteOptions } from "../form/RemoteOptions.tsx";
 import { icon } from "../icons.tsx";
+import { can, requiredRole } from "../permissions.ts";
 import { fillTemplate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
 import { fieldSchema, humanize, labelFor } from "../schema.ts";
 import type { Action, Filter, ListView as ListViewSpec, OptionsSource, StaticOption } from "../types.ts";
@@ -167,6 +168,10 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   });
 
   const modelRows = table.getRowModel().rows;
+  // Selection only helps someone who may run at least one bulk action.
+  const selectable = (view.bulkActions ?? []).some((action) =>
+    can(viewer.userRole, requiredRole(action.role, Boolean(action.mutation))),
+  );
   const selectedRows = modelRows.filter((row) => rowSelection[row.id]).map((row) => row.original);
   const leafColumns = table.getAllLeafColumns();
   const rowActions = view.rowActions ?? [];
@@ -206,7 +211,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
             key: "__actions",
             title: <span className="np-sr-only">Actions</span>,
             align: "right" as const,
-            width: 1,
+            fixed: "right" as const,
             render: (_: unknown, row: (typeof modelRows)[number]) => (
               <Actions
                 actions={rowActions}
@@ -432,7 +437,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           pagination={false}
           locale={{ emptyText: result.isLoading ? " " : empty }}
           rowSelection={
-            view.bulkActions?.length
+            selectable
               ? {
                   selectedRowKeys: Object.keys(rowSelection).filter((key) => rowSelection[key]),
                   onChange: (keys) =>
