@@ -167,7 +167,7 @@ interface ActionsProps {
 /** Renders a group of actions for one subject. */
 export function Actions({ actions, subject, scope, mode = "buttons", size = "middle" }: ActionsProps) {
   const { viewer } = useData();
-  const { run, dialogs, busy } = useActionRunner();
+  const { run, dialogs } = useActionRunner();
   const states = useMemo(
     () =>
       (actions ?? [])

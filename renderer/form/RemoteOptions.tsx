@@ -1,6 +1,6 @@
 // The `remote-options` edit control: a select whose options come from a named query. Its
 // `ui:options` say where: { query, variables, rows, value, label, where, disabledWhen, badges }.
-// Variables and `where` may reference other fields of the form (`$form.chain`), so options can
+// Variables and `where` may reference other fields of the form (`$form.kind`), so options can
 // depend on an earlier choice; a value that is no longer among the options is cleared.
 import type { WidgetProps } from "@rjsf/utils";
 import { Select, Space, Tag } from "antd";

@@ -68,7 +68,10 @@ export function mapFieldErrors(
       continue;
     }
     let node = extraErrors;
-    for (const part of target) node = (node[part] ??= {}) as Record<string, unknown>;
+    for (const part of target) {
+      node[part] = node[part] ?? {};
+      node = node[part] as Record<string, unknown>;
+    }
     node.__errors = [...((node.__errors as string[]) ?? []), message];
   }
   return { extraErrors: extraErrors as ErrorSchema, unmatched };
