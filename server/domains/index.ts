@@ -3,6 +3,11 @@ import { registryResolvers } from "../registry/resolvers.ts";
 import { accountResolvers } from "./account/resolvers.ts";
 import { catalogueResolvers } from "./catalogue/resolvers.ts";
 import { endpointResolvers } from "./endpoints/resolvers.ts";
+import { errorLogResolvers } from "./errorlogs/resolvers.ts";
+import { rateLimitResolvers } from "./ratelimits/resolvers.ts";
+import { usageResolvers } from "./usage/resolvers.ts";
+import { streamResolvers } from "./streams/resolvers.ts";
+import { webhookResolvers } from "./webhooks/resolvers.ts";
 
 /** Every domain's resolvers; a new area adds its map here. */
 export const domainResolvers: Resolvers[] = [
@@ -10,4 +15,9 @@ export const domainResolvers: Resolvers[] = [
   catalogueResolvers,
   endpointResolvers,
   registryResolvers,
+  streamResolvers,
+  webhookResolvers,
+  rateLimitResolvers,
+  usageResolvers,
+  errorLogResolvers,
 ];

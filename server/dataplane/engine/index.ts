@@ -1,0 +1,136 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { attachStreamsRuntime } from "../../domains/streams/runtime.ts";
+import type { Db } from "../../platform/db/index.ts";
+import type { Mailer } from "../../platform/mail.ts";
+import { secretBox } from "../../platform/secrets.ts";
+import type { UpstreamMap } from "../chain/nodes.ts";
+import type { DestinationDeps } from "../destinations/index.ts";
+import type { FilterHelpers } from "../sandbox/types.ts";
+import { MetricsBuffer } from "./metrics.ts";
+import { StreamRunner } from "./runner.ts";
+import * as store from "./store.ts";
+
+export interface StreamEngineDeps {
+  db: Db;
+  log: Logger;
+  /** The data directory holds the key that opens destination secrets. */
+  config: { dataDir: string };
+  /** Where each network's blocks are read from (the chain node manager). */
+  upstreams: UpstreamMap;
+  /** Notification e-mail; without it failures are only logged on the stream. */
+  mailer?: Mailer | null;
+  destinationDeps?: DestinationDeps;
+  /** The key-value store seam for filters, per account. */
+  filterHelpers?: (accountId: string) => FilterHelpers | undefined;
+  /** Unique per process; default host:pid:random. */
+  ownerId?: string;
+  /** How long a lease holds without renewal (a killed process's streams move after this). Default 15 s. */
+  leaseTtlMs?: number;
+  /** How often the engine looks for active streams without a running owner. Default 1 s. */
+  pollMs?: number;
+  /** How often a runner at the tip asks the node for a new block. Default 1 s. */
+  tipPollMs?: number;
+  /** Streams one process runs at once. Default 200. */
+  maxStreams?: number;
+  /** Metrics flush interval. Default 5 s. */
+  metricsFlushMs?: number;
+  /** The app's Services: the streams API reaches the chain nodes, mailer and engine through it. */
+  services?: object;
+}
+
+export interface StreamEngine {
+  readonly ownerId: string;
+  /** Ids of the streams this process runs now. */
+  running(): string[];
+  /** Looks for streams to take now instead of at the next poll (after an activation). */
+  wake(): void;
+  /** Flushes buffered metrics now (tests, shutdown). */
+  flushMetrics(): Promise<void>;
+  /** Stops every runner (in-flight deliveries finish; unacknowledged batches are sent again by the next owner). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The stream and webhook delivery engine. Every stream runs in its own runner (an async task), so a
+ * slow destination or a waiting retry holds up only its own stream; a lease row in PostgreSQL makes
+ * sure only one process runs a given stream even when several run the engine.
+ */
+export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
+  const ownerId = deps.ownerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const leaseTtlMs = deps.leaseTtlMs ?? 15_000;
+  const pollMs = deps.pollMs ?? 1000;
+  const maxStreams = deps.maxStreams ?? 200;
+  const log = deps.log.child({ component: "stream-engine", owner: ownerId });
+  const metrics = new MetricsBuffer(
+    deps.db.$client,
+    (e) => log.warn({ err: e }, "stream metrics flush failed"),
+    deps.metricsFlushMs ?? 5000,
+  );
+  const runners = new Map<string, StreamRunner>();
+  const box = secretBox(deps.config);
+  let stopping = false;
+  let ticking: Promise<void> | null = null;
+
+  const tick = async () => {
+    if (stopping || runners.size >= maxStreams) return;
+    const ids = await store.activeStreamIds(deps.db.$client, maxStreams);
+    for (const id of ids) {
+      if (stopping || runners.size >= maxStreams) break;
+      if (runners.has(id)) continue;
+      if (!(await store.takeLease(deps.db.$client, id, ownerId, leaseTtlMs))) continue;
+      const runner = new StreamRunner(
+        {
+          db: deps.db,
+          owner: ownerId,
+          leaseTtlMs,
+          tipPollMs: deps.tipPollMs ?? 1000,
+          upstreams: deps.upstreams,
+          box,
+          mailer: deps.mailer ?? null,
+          metrics,
+          destinationDeps: deps.destinationDeps,
+          filterHelpers: deps.filterHelpers,
+          log,
+        },
+        id,
+      );
+      runners.set(id, runner);
+      void runner.done.finally(() => runners.delete(id));
+    }
+  };
+  const wake = () => {
+    if (ticking) return;
+    ticking = tick()
+      .catch((e) => log.warn({ err: e }, "stream engine poll failed"))
+      .finally(() => {
+        ticking = null;
+      });
+  };
+  const timer = setInterval(wake, pollMs);
+  wake();
+  if (deps.services) {
+    attachStreamsRuntime(deps.services, {
+      upstreams: deps.upstreams,
+      wake,
+      mailer: deps.mailer ?? null,
+      destinationDeps: deps.destinationDeps,
+    });
+  }
+
+  return {
+    ownerId,
+    running: () => [...runners.keys()],
+    wake,
+    flushMetrics: () => metrics.flush(),
+    async stop() {
+      stopping = true;
+      clearInterval(timer);
+      await ticking;
+      for (const r of runners.values()) r.stop();
+      await Promise.all([...runners.values()].map((r) => r.done));
+      await metrics.stop();
+    },
+  };
+}

@@ -1,0 +1,216 @@
+import type pg from "pg";
+
+/**
+ * Per-stream metrics, aggregated per minute in memory and flushed in batches (one multi-row upsert).
+ *
+ * Percentiles come from fixed histograms: each minute row keeps counts over {@link BUCKETS_MS}; a
+ * percentile over a window sums the rows' counts and answers the upper bound of the bucket holding
+ * that rank (so p90 = "90% of calls took at most this long", accurate to one bucket).
+ *
+ * Definitions:
+ * - blocks: blocks processed (read and filtered), `datasets` in the API;
+ * - bytesTotal: bytes of dataset JSON read; bytesBillable: bytes of payload delivered (after the filter)
+ *   — streams bill these;
+ * - requests: delivery requests made (each attempt); delivered: acknowledged deliveries;
+ * - credits: webhooks bill {@link WEBHOOK_CREDITS_PER_DELIVERY} per delivered payload;
+ * - errors: failed attempts (delivery, filter or chain read); retries: attempts after the first;
+ * - filter: runs, total duration, runs under {@link FILTER_THRESHOLD_MS}, duration histogram;
+ * - latency: from the start of reading a batch to its acknowledgement, histogram.
+ */
+export const BUCKETS_MS = [
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  25,
+  50,
+  100,
+  250,
+  500,
+  1000,
+  2500,
+  5000,
+  10000,
+  30000,
+  60000,
+  Number.POSITIVE_INFINITY,
+];
+export const FILTER_THRESHOLD_MS = 50;
+export const WEBHOOK_CREDITS_PER_DELIVERY = 1;
+
+export function bucketOf(ms: number): number {
+  for (let i = 0; i < BUCKETS_MS.length; i++) if (ms <= BUCKETS_MS[i]) return i;
+  return BUCKETS_MS.length - 1;
+}
+
+/** The upper bound of the bucket that holds quantile q (0..1) of the histogram; 0 when empty. */
+export function percentile(histogram: number[], q: number): number {
+  const total = histogram.reduce((a, b) => a + b, 0);
+  if (total === 0) return 0;
+  const rank = Math.ceil(q * total);
+  let seen = 0;
+  for (let i = 0; i < histogram.length; i++) {
+    seen += histogram[i] ?? 0;
+    if (seen >= rank) return Number.isFinite(BUCKETS_MS[i]) ? BUCKETS_MS[i] : BUCKETS_MS[BUCKETS_MS.length - 2];
+  }
+  return BUCKETS_MS[BUCKETS_MS.length - 2];
+}
+
+export function addHistograms(a: number[], b: number[]): number[] {
+  const out = Array.from({ length: BUCKETS_MS.length }, (_, i) => (a[i] ?? 0) + (b[i] ?? 0));
+  return out;
+}
+
+export interface MetricSample {
+  blocks?: number;
+  bytesTotal?: number;
+  bytesBillable?: number;
+  requests?: number;
+  delivered?: number;
+  credits?: number;
+  errors?: number;
+  retries?: number;
+  filterMs?: number;
+  latencyMs?: number;
+}
+
+interface Cell {
+  accountId: string;
+  streamId: string;
+  product: string;
+  minute: number;
+  blocks: number;
+  bytesTotal: number;
+  bytesBillable: number;
+  requests: number;
+  delivered: number;
+  credits: number;
+  errors: number;
+  retries: number;
+  filterRuns: number;
+  filterSubThreshold: number;
+  filterMsTotal: number;
+  filterHistogram: number[];
+  latencyHistogram: number[];
+}
+
+const COUNTERS = [
+  "blocks",
+  "bytesTotal",
+  "bytesBillable",
+  "requests",
+  "delivered",
+  "credits",
+  "errors",
+  "retries",
+] as const;
+
+export class MetricsBuffer {
+  private cells = new Map<string, Cell>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly onError: (e: unknown) => void,
+    flushMs = 5000,
+  ) {
+    if (flushMs > 0) {
+      this.timer = setInterval(() => void this.flush(), flushMs);
+      this.timer.unref();
+    }
+  }
+
+  add(stream: { id: string; accountId: string; product: string }, sample: MetricSample, at = Date.now()): void {
+    const minute = Math.floor(at / 60_000) * 60_000;
+    const key = `${stream.id}|${minute}`;
+    let cell = this.cells.get(key);
+    if (!cell) {
+      cell = {
+        accountId: stream.accountId,
+        streamId: stream.id,
+        product: stream.product,
+        minute,
+        blocks: 0,
+        bytesTotal: 0,
+        bytesBillable: 0,
+        requests: 0,
+        delivered: 0,
+        credits: 0,
+        errors: 0,
+        retries: 0,
+        filterRuns: 0,
+        filterSubThreshold: 0,
+        filterMsTotal: 0,
+        filterHistogram: new Array(BUCKETS_MS.length).fill(0),
+        latencyHistogram: new Array(BUCKETS_MS.length).fill(0),
+      };
+      this.cells.set(key, cell);
+    }
+    for (const k of COUNTERS) cell[k] += sample[k] ?? 0;
+    if (sample.filterMs !== undefined) {
+      cell.filterRuns += 1;
+      cell.filterMsTotal += sample.filterMs;
+      if (sample.filterMs < FILTER_THRESHOLD_MS) cell.filterSubThreshold += 1;
+      cell.filterHistogram[bucketOf(sample.filterMs)] += 1;
+    }
+    if (sample.latencyMs !== undefined) cell.latencyHistogram[bucketOf(sample.latencyMs)] += 1;
+  }
+
+  /** Writes what has gathered; calls are serialised so rows are never added twice. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.flushNow()).catch(this.onError);
+    return this.flushing;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async flushNow(): Promise<void> {
+    if (this.cells.size === 0) return;
+    const cells = [...this.cells.values()];
+    this.cells = new Map();
+    const cols = 17;
+    const values: unknown[] = [];
+    const rows = cells.map((c, i) => {
+      values.push(
+        c.accountId,
+        c.streamId,
+        c.product,
+        new Date(c.minute),
+        c.blocks,
+        c.bytesTotal,
+        c.bytesBillable,
+        c.requests,
+        c.delivered,
+        c.credits,
+        c.errors,
+        c.retries,
+        c.filterRuns,
+        c.filterSubThreshold,
+        c.filterMsTotal,
+        JSON.stringify(c.filterHistogram),
+        JSON.stringify(c.latencyHistogram),
+      );
+      return `(${Array.from({ length: cols }, (_, j) => `$${i * cols + j + 1}`).join(",")})`;
+    });
+    const add = (c: string) => `${c} = m.${c} + excluded.${c}`;
+    const addHist = (c: string) =>
+      `${c} = (select jsonb_agg(coalesce((m.${c}->>(i-1))::bigint,0) + coalesce((excluded.${c}->>(i-1))::bigint,0) order by i) from generate_series(1, greatest(jsonb_array_length(m.${c}), jsonb_array_length(excluded.${c}))) i)`;
+    await this.pool.query(
+      `insert into stream_metric_minutes as m (account_id, stream_id, product, minute, blocks, bytes_total, bytes_billable,
+         requests, delivered, credits, errors, retries, filter_runs, filter_sub_threshold, filter_ms_total, filter_histogram, latency_histogram)
+       values ${rows.join(",")}
+       on conflict (stream_id, minute) do update set
+         ${["blocks", "bytes_total", "bytes_billable", "requests", "delivered", "credits", "errors", "retries", "filter_runs", "filter_sub_threshold", "filter_ms_total"].map(add).join(", ")},
+         ${addHist("filter_histogram")}, ${addHist("latency_histogram")}`,
+      values,
+    );
+  }
+}

@@ -1,0 +1,501 @@
+import { applyStreamEvent, type StreamEvent } from "../../domains/streams/lifecycle.ts";
+import type { Db } from "../../platform/db/index.ts";
+import type { Mailer } from "../../platform/mail.ts";
+import type { SecretBox } from "../../platform/secrets.ts";
+import type { UpstreamMap } from "../chain/nodes.ts";
+import { BlockNotAvailableError, type DatasetBatch, type EvmDataset, EvmDatasetReader } from "../datasets/reader.ts";
+import { RpcClient } from "../datasets/rpc.ts";
+import {
+  createDestination,
+  type Destination,
+  type DestinationDeps,
+  DestinationError,
+  type MetadataMode,
+} from "../destinations/index.ts";
+import { createFilter, type Filter } from "../sandbox/filter.ts";
+import type { FilterHelpers, FilterMetadata, FilterVersion } from "../sandbox/types.ts";
+import { destinationAttributesOf, retryPolicy } from "./config.ts";
+import { type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
+import type { StreamRow } from "./store.ts";
+import * as store from "./store.ts";
+
+export interface RunnerDeps {
+  db: Db;
+  owner: string;
+  leaseTtlMs: number;
+  /** How often a runner at the chain tip asks for a new block, and renews its lease while waiting. */
+  tipPollMs: number;
+  upstreams: UpstreamMap;
+  box: SecretBox;
+  mailer: Mailer | null;
+  metrics: MetricsBuffer;
+  destinationDeps?: DestinationDeps;
+  filterHelpers?: (accountId: string) => FilterHelpers | undefined;
+  log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
+}
+
+interface Parts {
+  reader: EvmDatasetReader;
+  rpc: RpcClient;
+  filter: Filter | null;
+  destination: Destination;
+  maxRetry: number;
+  retryIntervalMs: number;
+}
+
+interface Header {
+  number: number;
+  hash: string;
+  parentHash: string;
+}
+
+class Stop extends Error {}
+
+/** A stream's failure that ends its run: the stream is paused or terminated with this reason. */
+class StreamFailure extends Error {
+  constructor(
+    message: string,
+    readonly event: Extract<StreamEvent, "FAIL_PAUSE" | "FAIL_TERMINATE">,
+  ) {
+    super(message);
+  }
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+const FILTER_LOG_LINES_KEPT = 10;
+
+/**
+ * Runs one stream under a lease: read a batch, check it continues the delivered chain (reorgs), run
+ * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
+ * The next batch's read is started while the current one is filtered and delivered; deliveries are
+ * strictly one after another.
+ */
+export class StreamRunner {
+  readonly done: Promise<void>;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private heartbeat: NodeJS.Timeout | null = null;
+  private row!: StreamRow;
+  private reloadWanted = false;
+  private lastReadWarning = 0;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    readonly streamId: string,
+  ) {
+    this.done = this.run()
+      .catch((e) => {
+        if (!(e instanceof Stop)) deps.log.error({ err: e, streamId }, "stream runner failed");
+      })
+      .finally(async () => {
+        if (this.heartbeat) clearInterval(this.heartbeat);
+        await store.releaseLease(deps.db.$client, streamId, deps.owner).catch(() => undefined);
+      });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort.abort();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.reject(new Stop());
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(t);
+        reject(new Stop());
+      };
+      const t = setTimeout(() => {
+        this.abort.signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      this.abort.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  private check(): void {
+    if (this.stopped) throw new Stop();
+  }
+
+  private onHeartbeat(hb: store.Heartbeat | null): void {
+    if (!hb || hb.status !== "ACTIVE") {
+      if (!hb) this.deps.log.warn({ streamId: this.streamId }, "stream lease lost; stopping its runner");
+      this.stop();
+    } else if (hb.sequence !== this.row.sequence) this.reloadWanted = true;
+  }
+
+  private async logLine(level: store.LogLevel, message: string): Promise<void> {
+    await store.writeLog(this.deps.db, this.row, level, message).catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    const { db, leaseTtlMs, owner } = this.deps;
+    const row = await store.loadStream(db, this.streamId);
+    if (!row || row.status !== "ACTIVE") return;
+    this.row = row;
+    this.heartbeat = setInterval(
+      () => {
+        store
+          .renewLease(db.$client, this.streamId, owner, leaseTtlMs)
+          .then((hb) => this.onHeartbeat(hb))
+          .catch(() => undefined);
+      },
+      Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)),
+    );
+    let parts: Parts | null = null;
+    try {
+      parts = await this.setup();
+      await this.loop(parts);
+    } catch (e) {
+      if (e instanceof StreamFailure) await this.fail(e);
+      else throw e;
+    } finally {
+      await this.dispose(parts);
+    }
+  }
+
+  private async setup(): Promise<Parts> {
+    const row = this.row;
+    const upstream = this.deps.upstreams.get(row.network);
+    if (!upstream) throw new StreamFailure(`network ${row.network} has no chain node configured`, "FAIL_PAUSE");
+    const attrs = destinationAttributesOf(this.deps.box, row);
+    let destination: Destination;
+    try {
+      destination = createDestination(
+        attrs,
+        {
+          streamId: row.id,
+          network: row.network,
+          dataset: row.dataset,
+          metadata: row.includeStreamMetadata as MetadataMode,
+        },
+        this.deps.destinationDeps,
+      );
+    } catch (e) {
+      throw new StreamFailure(`destination cannot be used: ${(e as Error).message}`, "FAIL_TERMINATE");
+    }
+    let filter: Filter | null = null;
+    if (row.filterFunction) {
+      filter = await createFilter({
+        source: row.filterFunction,
+        version: row.filterVersion as FilterVersion,
+        helpers: this.deps.filterHelpers?.(row.accountId),
+      });
+      const syntax = filter.check();
+      if (syntax) {
+        filter.dispose();
+        await destination.close();
+        throw new StreamFailure(`filter function does not compile: ${syntax.message}`, "FAIL_TERMINATE");
+      }
+    }
+    const policy = retryPolicy(row.destinationAttributes);
+    return {
+      reader: new EvmDatasetReader(upstream.httpUrl),
+      rpc: new RpcClient(upstream.httpUrl),
+      filter,
+      destination,
+      maxRetry: policy.maxRetry,
+      retryIntervalMs: policy.retryIntervalMs,
+    };
+  }
+
+  private async dispose(parts: Parts | null): Promise<void> {
+    if (!parts) return;
+    parts.filter?.dispose();
+    await Promise.allSettled([parts.reader.close(), parts.rpc.close(), parts.destination.close()]);
+  }
+
+  private async loop(initial: Parts): Promise<void> {
+    let parts = initial;
+    const { db } = this.deps;
+    let next = await store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
+    let reorgUntil = -1;
+    let tip = -1;
+    let ahead: { from: number; to: number; read: Promise<DatasetBatch> } | null = null;
+
+    while (true) {
+      this.check();
+      if (this.reloadWanted) {
+        this.reloadWanted = false;
+        const fresh = await store.loadStream(db, this.streamId);
+        if (!fresh || fresh.status !== "ACTIVE") return;
+        this.row = fresh;
+        await this.dispose(parts);
+        parts = await this.setup();
+        ahead = null;
+      }
+      const row = this.row;
+      const end = row.endRange;
+      if (end !== null && next > end) {
+        await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", { reason: `delivered every block up to ${end}` });
+        await this.logLine("INFO", `Stream completed: every block up to its end range ${end} was delivered.`);
+        return;
+      }
+
+      // Plan the batch [next, to].
+      const size = Math.max(1, row.datasetBatchSize);
+      let last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
+      if (next + size - 1 > last) {
+        try {
+          tip = await parts.reader.latestBlock();
+        } catch (e) {
+          await this.readFailed(e);
+          continue;
+        }
+        last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
+      }
+      if (next > last) {
+        await this.sleep(this.deps.tipPollMs);
+        continue;
+      }
+      let to = next + size - 1;
+      if (to > last) {
+        // Elastic batches shrink to what the chain has; fixed ones wait for a full batch (or the range's end).
+        if (row.elasticBatchEnabled || last === end) to = last;
+        else {
+          await this.sleep(this.deps.tipPollMs);
+          continue;
+        }
+      }
+      if (next <= reorgUntil) to = Math.min(to, reorgUntil);
+      const isReorg = next <= reorgUntil;
+
+      const startedAt = performance.now();
+      let batch: DatasetBatch;
+      try {
+        batch =
+          ahead && ahead.from === next && ahead.to === to
+            ? await ahead.read
+            : await parts.reader.fetchBatch(row.dataset as EvmDataset, next, to);
+      } catch (e) {
+        ahead = null;
+        await this.readFailed(e);
+        continue;
+      }
+      ahead = null;
+
+      let hashes: Header[] = [];
+      if (row.fixBlockReorgs) {
+        try {
+          hashes = await this.headersOf(parts, batch);
+        } catch (e) {
+          await this.readFailed(e);
+          continue;
+        }
+        const fork = await this.forkPoint(parts, next, hashes[0]);
+        if (fork !== null) {
+          reorgUntil = Math.max(reorgUntil, next - 1);
+          await this.logLine(
+            "WARNING",
+            `Chain reorganisation: block ${next} does not continue the delivered chain; blocks ${fork + 1}–${next - 1} are delivered again, marked as reorged.`,
+          );
+          next = fork + 1;
+          continue;
+        }
+      }
+
+      // Read the following batch while this one is filtered and delivered.
+      const nextFrom = to + 1;
+      const nextTo = Math.min(nextFrom + size - 1, last);
+      if (
+        nextFrom <= nextTo &&
+        nextFrom > reorgUntil &&
+        (nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
+      ) {
+        const read = parts.reader.fetchBatch(row.dataset as EvmDataset, nextFrom, nextTo);
+        read.catch(() => undefined);
+        ahead = { from: nextFrom, to: nextTo, read };
+      }
+
+      const outcome = await this.deliver(parts, batch, isReorg);
+      const hb = await store.acknowledge(db.$client, {
+        streamId: row.id,
+        owner: this.deps.owner,
+        ttlMs: this.deps.leaseTtlMs,
+        startBlock: next,
+        endBlock: to,
+        isReorg,
+        sent: outcome.sent,
+        bytes: outcome.bytes,
+        attempts: outcome.attempts,
+        hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
+      });
+      if (!hb) {
+        this.deps.log.warn({ streamId: row.id }, "stream lease lost before acknowledgement was recorded");
+        throw new Stop();
+      }
+      this.deps.metrics.add(row, { latencyMs: performance.now() - startedAt });
+      next = to + 1;
+      this.onHeartbeat(hb);
+    }
+  }
+
+  private async readFailed(e: unknown): Promise<void> {
+    if (e instanceof Stop) throw e;
+    const waiting = e instanceof BlockNotAvailableError;
+    if (!waiting) {
+      this.deps.metrics.add(this.row, { errors: 1 });
+      if (Date.now() - this.lastReadWarning > 30_000) {
+        this.lastReadWarning = Date.now();
+        await this.logLine(
+          "WARNING",
+          `Reading from the ${this.row.network} node failed: ${(e as Error).message}; retrying.`,
+        );
+      }
+    }
+    await this.sleep(waiting ? this.deps.tipPollMs : Math.max(this.deps.tipPollMs, 1000));
+  }
+
+  private async headersOf(parts: Parts, batch: DatasetBatch): Promise<Header[]> {
+    const fromItems = batch.items.map((item) => {
+      const b = (batch.dataset === "BLOCK" ? item : (item as { block?: unknown }).block) as
+        | { number?: string; hash?: string; parentHash?: string }
+        | undefined;
+      return b?.hash && b.parentHash && b.number
+        ? { number: Number.parseInt(b.number, 16), hash: b.hash, parentHash: b.parentHash }
+        : null;
+    });
+    if (fromItems.every((h) => h !== null)) return fromItems as Header[];
+    return this.fetchHeaders(parts, batch.fromBlock, batch.toBlock);
+  }
+
+  private async fetchHeaders(parts: Parts, from: number, to: number): Promise<Header[]> {
+    const calls = [];
+    for (let n = from; n <= to; n++) calls.push({ method: "eth_getBlockByNumber", params: [hex(n), false] });
+    const blocks = (await parts.rpc.batch(calls)) as ({ hash: string; parentHash: string } | null)[];
+    return blocks.map((b, i) => {
+      if (!b) throw new BlockNotAvailableError(from + i);
+      return { number: from + i, hash: b.hash, parentHash: b.parentHash };
+    });
+  }
+
+  /**
+   * Null when the batch's first block continues the delivered chain (or nothing before it is known);
+   * otherwise the highest delivered block whose hash the node still agrees with (the fork point).
+   */
+  private async forkPoint(parts: Parts, first: number, header: Header): Promise<number | null> {
+    const { db } = this.deps;
+    const prev = await store.storedHash(db, this.row.id, first - 1);
+    if (prev === undefined || prev === header.parentHash) return null;
+    let n = first - 1;
+    while (n >= 0) {
+      const stored = await store.storedHash(db, this.row.id, n);
+      if (stored === undefined) break;
+      const [onNode] = await this.fetchHeaders(parts, n, n);
+      if (onNode.hash === stored) break;
+      n--;
+    }
+    return n;
+  }
+
+  /** Filters and delivers one batch, retrying per the destination's policy; throws StreamFailure when it gives up. */
+  private async deliver(
+    parts: Parts,
+    batch: DatasetBatch,
+    isReorg: boolean,
+  ): Promise<{ sent: boolean; bytes: number; attempts: number }> {
+    const row = this.row;
+    const dataJson = JSON.stringify(batch.items);
+    const rawBytes = Buffer.byteLength(dataJson);
+    const metadata: FilterMetadata = {
+      dataset: row.dataset,
+      network: row.network,
+      batch_start_range: batch.fromBlock,
+      batch_end_range: batch.toBlock,
+      start_range: row.startRange,
+      end_range: row.endRange,
+      keep_distance_from_tip: row.keepDistanceFromTip,
+      stream_id: row.id,
+      is_reorg: isReorg,
+    };
+    let attempts = 0;
+    let counted = false;
+    while (true) {
+      this.check();
+      attempts++;
+      let failure: { message: string; terminal: boolean };
+      let payloadJson: string | null = dataJson;
+      if (parts.filter) {
+        const outcome = await parts.filter.run({ data: dataJson, metadata });
+        this.deps.metrics.add(row, { filterMs: outcome.durationMs });
+        const lines = outcome.logs.slice(0, FILTER_LOG_LINES_KEPT);
+        for (const line of lines)
+          await this.logLine(line.level, `filter (blocks ${batch.fromBlock}–${batch.toBlock}): ${line.message}`);
+        if (!outcome.ok) {
+          failure = {
+            message: `filter failed on blocks ${batch.fromBlock}–${batch.toBlock}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+            terminal: outcome.error.kind === "SYNTAX",
+          };
+          this.deps.metrics.add(row, { errors: 1 });
+          if (failure.terminal || attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
+          await this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempts} of ${parts.maxRetry + 1}).`);
+          this.deps.metrics.add(row, { retries: 1 });
+          await this.sleep(parts.retryIntervalMs);
+          continue;
+        }
+        payloadJson = outcome.skipped ? null : outcome.resultJson;
+      }
+      if (!counted) {
+        counted = true;
+        this.deps.metrics.add(row, { blocks: batch.toBlock - batch.fromBlock + 1, bytesTotal: rawBytes });
+      }
+      if (payloadJson === null) return { sent: false, bytes: 0, attempts };
+      try {
+        this.deps.metrics.add(row, { requests: 1 });
+        await parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg });
+        const bytes = Buffer.byteLength(payloadJson);
+        this.deps.metrics.add(row, {
+          delivered: 1,
+          bytesBillable: bytes,
+          credits: row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0,
+        });
+        return { sent: true, bytes, attempts };
+      } catch (e) {
+        const retryable = !(e instanceof DestinationError) || e.retryable;
+        failure = {
+          message: `delivery of blocks ${batch.fromBlock}–${batch.toBlock} failed: ${(e as Error).message}`,
+          terminal: !retryable,
+        };
+        this.deps.metrics.add(row, { errors: 1 });
+        if (attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
+        await this.logLine(
+          "WARNING",
+          `${failure.message}; retrying in ${parts.retryIntervalMs / 1000} s (attempt ${attempts} of ${parts.maxRetry + 1}).`,
+        );
+        this.deps.metrics.add(row, { retries: 1 });
+        await this.sleep(parts.retryIntervalMs);
+      }
+    }
+  }
+
+  private giveUp(failure: { message: string; terminal: boolean }, attempts: number): StreamFailure {
+    return new StreamFailure(
+      `${failure.message} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`,
+      failure.terminal ? "FAIL_TERMINATE" : "FAIL_PAUSE",
+    );
+  }
+
+  private async fail(failure: StreamFailure): Promise<void> {
+    const row = this.row;
+    const verb = failure.event === "FAIL_TERMINATE" ? "terminated" : "paused";
+    await this.logLine("ERROR", `${row.product === "WEBHOOK" ? "Webhook" : "Stream"} ${verb}: ${failure.message}`);
+    try {
+      await applyStreamEvent(this.deps.db, row.accountId, row.id, failure.event, { reason: failure.message });
+    } catch (e) {
+      // The user paused or deleted it meanwhile: nothing more to do.
+      this.deps.log.info({ streamId: row.id, err: e }, "stream state changed before the engine could record a failure");
+      return;
+    }
+    if (row.notificationEmail && this.deps.mailer) {
+      const what = row.product === "WEBHOOK" ? "webhook" : "stream";
+      await this.deps.mailer
+        .send({
+          accountId: row.accountId,
+          to: row.notificationEmail,
+          subject: `Your ${what} "${row.name}" was ${verb}`,
+          text: `Your ${what} "${row.name}" (${row.id}) on ${row.network} was ${verb}.\n\nReason: ${failure.message}\n\nFix the cause and activate it again; it resumes at the first block that was not delivered.`,
+        })
+        .catch((e) => this.deps.log.warn({ err: e, streamId: row.id }, "could not record the notification e-mail"));
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Executor } from "../../platform/db/index.ts";
+import { conflict, notFound } from "../../platform/errors.ts";
+import { streams } from "./tables.ts";
+
+export const STREAM_STATUSES = ["ACTIVE", "COMPLETED", "PAUSED", "TERMINATED"] as const;
+export type StreamStatus = (typeof STREAM_STATUSES)[number];
+
+/**
+ * What can happen to a stream or webhook: the user activates or pauses it; the engine completes it at
+ * its end range, or pauses/terminates it when a batch cannot be delivered.
+ */
+export type StreamEvent = "ACTIVATE" | "PAUSE" | "COMPLETE" | "FAIL_PAUSE" | "FAIL_TERMINATE";
+
+/** The one table of allowed transitions (state → event → next state). */
+const TRANSITIONS: Record<StreamStatus, Partial<Record<StreamEvent, StreamStatus>>> = {
+  ACTIVE: {
+    ACTIVATE: "ACTIVE",
+    PAUSE: "PAUSED",
+    COMPLETE: "COMPLETED",
+    FAIL_PAUSE: "PAUSED",
+    FAIL_TERMINATE: "TERMINATED",
+  },
+  PAUSED: { ACTIVATE: "ACTIVE", PAUSE: "PAUSED" },
+  TERMINATED: { ACTIVATE: "ACTIVE" },
+  // A completed stream runs again only when its end range was moved past its checkpoint (checked by the caller).
+  COMPLETED: { ACTIVATE: "ACTIVE" },
+};
+
+export function nextStatus(current: StreamStatus, event: StreamEvent): StreamStatus | null {
+  return TRANSITIONS[current]?.[event] ?? null;
+}
+
+/**
+ * Applies an event to one stream of an account, atomically (the row is locked while deciding).
+ * Throws NOT_FOUND for another account's stream and CONFLICT for a transition the table refuses.
+ */
+export async function applyStreamEvent(
+  db: Executor,
+  accountId: string,
+  streamId: string,
+  event: StreamEvent,
+  options: { reason?: string | null; product?: string } = {},
+): Promise<typeof streams.$inferSelect> {
+  const run = async (tx: Executor) => {
+    const [row] = await tx
+      .select()
+      .from(streams)
+      .where(and(eq(streams.id, streamId), eq(streams.accountId, accountId)))
+      .for("update");
+    if (!row || (options.product && row.product !== options.product))
+      throw notFound(options.product === "WEBHOOK" ? "Webhook" : "Stream");
+    const next = nextStatus(row.status as StreamStatus, event);
+    if (!next)
+      throw conflict(
+        `A ${row.status.toLowerCase()} ${row.product.toLowerCase()} cannot ${event.toLowerCase().replace("_", " and ")}.`,
+      );
+    if (next === row.status && event !== "ACTIVATE") return row;
+    const [updated] = await tx
+      .update(streams)
+      .set({ status: next, statusReason: options.reason ?? null, updatedAt: sql`now()` })
+      .where(eq(streams.id, streamId))
+      .returning();
+    return updated;
+  };
+  // Inside a caller's transaction this is a savepoint.
+  return db.transaction(run);
+}

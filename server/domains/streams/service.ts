@@ -1,0 +1,414 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import {
+  BlockNotAvailableError,
+  EVM_DATASETS,
+  type EvmDataset,
+  EvmDatasetReader,
+} from "../../dataplane/datasets/reader.ts";
+import { RpcError } from "../../dataplane/datasets/rpc.ts";
+import { createDestination, type DestinationAttributes, type TestResult } from "../../dataplane/destinations/index.ts";
+import {
+  DELIVERABLE_DESTINATIONS,
+  destinationAttributesOf,
+  openSecrets,
+  sealSecrets,
+  splitSecrets,
+} from "../../dataplane/engine/config.ts";
+import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/engine/metrics.ts";
+import { testFilter } from "../../dataplane/sandbox/filter.ts";
+import type { FilterVersion } from "../../dataplane/sandbox/types.ts";
+import type { Db } from "../../platform/db/index.ts";
+import { AppError, badInput, conflict, notFound } from "../../platform/errors.ts";
+import type { SecretBox } from "../../platform/secrets.ts";
+import { findNetwork } from "../catalogue/networks.ts";
+import { applyStreamEvent } from "./lifecycle.ts";
+import { streamsRuntime, upstreamFor } from "./runtime.ts";
+import * as store from "./store.ts";
+
+export const MASK = "********";
+const PREVIEW_CHARS = 2000;
+
+export interface StreamInput {
+  name?: string;
+  network?: string;
+  dataset?: string;
+  datasetBatchSize?: number;
+  elasticBatchEnabled?: boolean;
+  includeStreamMetadata?: string;
+  destination?: string;
+  destinationAttributes?: Record<string, unknown>;
+  startRange?: number;
+  endRange?: number | null;
+  filterFunction?: string | null;
+  filterVersion?: string;
+  fixBlockReorgs?: boolean;
+  keepDistanceFromTip?: number;
+  notificationEmail?: string | null;
+  region?: string;
+  status?: string;
+}
+
+/** The rules every stream (and webhook) obeys beyond its JSON Schema. */
+function checkRules(s: Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput): void {
+  const fields = [];
+  const found = findNetwork(s.network);
+  if (!found) fields.push({ pointer: "/network", message: "This network is not in the catalogue." });
+  else if (found.chain.chainCompatibility !== "evm")
+    fields.push({ pointer: "/network", message: "Streams are served on EVM networks only for now." });
+  if (!(EVM_DATASETS as readonly string[]).includes(s.dataset))
+    fields.push({ pointer: "/dataset", message: `${s.dataset} is not served on EVM networks.` });
+  if (!(DELIVERABLE_DESTINATIONS as readonly string[]).includes(s.destination))
+    fields.push({ pointer: "/destination", message: `${s.destination} destinations are not available yet.` });
+  if (
+    s.endRange !== null &&
+    s.endRange !== undefined &&
+    s.startRange !== undefined &&
+    s.startRange >= 0 &&
+    s.endRange < s.startRange
+  )
+    fields.push({ pointer: "/endRange", message: "The end block must not be before the start block." });
+  if (fields.length) throw badInput(fields);
+}
+
+export async function createStream(
+  db: Db,
+  box: SecretBox,
+  accountId: string,
+  input: StreamInput,
+  product: store.Product,
+) {
+  const s = input as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
+  checkRules(s);
+  const { shown, secrets } = splitSecrets(input.destinationAttributes ?? {});
+  const row = await store.insertStream(db, accountId, {
+    product,
+    name: input.name ?? "",
+    status: "PAUSED",
+    network: s.network,
+    dataset: s.dataset,
+    datasetBatchSize: input.datasetBatchSize ?? 1,
+    elasticBatchEnabled: input.elasticBatchEnabled ?? true,
+    includeStreamMetadata: input.includeStreamMetadata ?? "NONE",
+    destination: s.destination,
+    destinationAttributes: shown,
+    destinationSecrets: sealSecrets(box, secrets),
+    startRange: input.startRange ?? -1,
+    endRange: input.endRange ?? null,
+    filterFunction: input.filterFunction || null,
+    filterVersion: input.filterVersion ?? "V5",
+    fixBlockReorgs: input.fixBlockReorgs ?? false,
+    keepDistanceFromTip: input.keepDistanceFromTip ?? 0,
+    notificationEmail: input.notificationEmail || null,
+    region: input.region ?? "USA_EAST",
+  });
+  if (input.status === "ACTIVE") return activateStream(db, accountId, row.id, product);
+  return row;
+}
+
+export async function updateStream(
+  db: Db,
+  box: SecretBox,
+  accountId: string,
+  id: string,
+  patch: StreamInput,
+  product: store.Product,
+) {
+  return db.transaction(async (tx) => {
+    const current = await store.getStream(tx, accountId, id, product);
+    if (!current) throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
+    const merged = {
+      ...current,
+      ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+    } as StreamInput & typeof current;
+    checkRules(merged);
+    const values: Partial<store.NewStream> = {};
+    for (const k of [
+      "name",
+      "network",
+      "dataset",
+      "datasetBatchSize",
+      "elasticBatchEnabled",
+      "includeStreamMetadata",
+      "destination",
+      "startRange",
+      "endRange",
+      "filterVersion",
+      "fixBlockReorgs",
+      "keepDistanceFromTip",
+      "region",
+    ] as const) {
+      if (patch[k] !== undefined) (values as Record<string, unknown>)[k] = patch[k];
+    }
+    if (patch.filterFunction !== undefined) values.filterFunction = patch.filterFunction || null;
+    if (patch.notificationEmail !== undefined) values.notificationEmail = patch.notificationEmail || null;
+    if (patch.destinationAttributes !== undefined || (patch.destination && patch.destination !== current.destination)) {
+      const { shown, secrets } = splitSecrets(patch.destinationAttributes ?? {});
+      // A secret left out (or sent back masked) keeps its stored value, unless the destination type changed.
+      const kept =
+        patch.destination && patch.destination !== current.destination
+          ? {}
+          : openSecrets(box, current.destinationSecrets);
+      for (const [k, v] of Object.entries(secrets)) if (v !== MASK) kept[k] = v;
+      values.destinationAttributes = shown;
+      values.destinationSecrets = sealSecrets(box, kept);
+    }
+    const restart =
+      (patch.startRange !== undefined && patch.startRange !== current.startRange) ||
+      (patch.network !== undefined && patch.network !== current.network) ||
+      (patch.dataset !== undefined && patch.dataset !== current.dataset);
+    if (restart) await store.resetProgress(tx, accountId, id);
+    const row = await store.updateStream(tx, accountId, id, values);
+    if (!row) throw notFound("Stream");
+    return row;
+  });
+}
+
+export async function activateStream(db: Db, accountId: string, id: string, product: store.Product, services?: object) {
+  const current = await store.getStream(db, accountId, id, product);
+  if (!current) throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
+  if (current.status === "COMPLETED") {
+    const progress = (await store.progressOf(db, accountId, [id])).get(id);
+    if (current.endRange !== null && progress?.nextBlock != null && progress.nextBlock > current.endRange)
+      throw conflict("This stream delivered its whole range; move its end block before activating it again.");
+  }
+  const row = await applyStreamEvent(db, accountId, id, "ACTIVATE", { product });
+  if (services) streamsRuntime(services)?.wake();
+  return row;
+}
+
+export function pauseStream(db: Db, accountId: string, id: string, product: store.Product) {
+  return applyStreamEvent(db, accountId, id, "PAUSE", { product });
+}
+
+export async function migrateStream(db: Db, accountId: string, id: string, region: string) {
+  const current = await store.getStream(db, accountId, id, "STREAM");
+  if (!current) throw notFound("Stream");
+  const row = await store.updateStream(db, accountId, id, { region });
+  if (!row) throw notFound("Stream");
+  return row;
+}
+
+export async function deleteStream(db: Db, accountId: string, id: string, product: store.Product) {
+  if (!(await store.deleteStream(db, accountId, id, product)))
+    throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
+  return { success: true, message: product === "WEBHOOK" ? "Webhook deleted." : "Stream deleted.", error: null };
+}
+
+/** Attributes as the API shows them: secrets masked. */
+export function shownAttributes(
+  row: store.StreamRow,
+  box: SecretBox,
+): { attributes: Record<string, unknown>; hasSecrets: boolean } {
+  const secrets = openSecrets(box, row.destinationSecrets);
+  const attributes: Record<string, unknown> = { ...row.destinationAttributes };
+  for (const k of Object.keys(secrets)) attributes[k] = MASK;
+  return { attributes, hasSecrets: Object.keys(secrets).length > 0 };
+}
+
+// ---------------------------------------------------------------- reading blocks
+
+async function withReader<T>(services: object, network: string, fn: (r: EvmDatasetReader) => Promise<T>): Promise<T> {
+  const reader = new EvmDatasetReader(upstreamFor(services, network).httpUrl, { timeoutMs: 15_000 });
+  try {
+    return await fn(reader);
+  } catch (e) {
+    if (e instanceof BlockNotAvailableError)
+      throw badInput([{ pointer: "/blockNumber", message: `Block ${e.blockNumber} is not on the chain yet.` }]);
+    if (e instanceof AppError) throw e;
+    throw new AppError(
+      "UPSTREAM_FAILED",
+      `The ${network} node could not answer: ${e instanceof RpcError ? e.rpcMessage : (e as Error).message}`,
+    );
+  } finally {
+    await reader.close();
+  }
+}
+
+export function latestBlock(services: object, network: string): Promise<number> {
+  return withReader(services, network, (r) => r.latestBlock());
+}
+
+export async function readBatch(
+  services: object,
+  network: string,
+  dataset: string,
+  blockNumber: number,
+  batchSize = 1,
+) {
+  if (!(EVM_DATASETS as readonly string[]).includes(dataset))
+    throw badInput([{ pointer: "/dataset", message: `${dataset} is not served on EVM networks.` }]);
+  return withReader(services, network, (r) =>
+    r.fetchBatch(dataset as EvmDataset, blockNumber, blockNumber + Math.max(1, batchSize) - 1),
+  );
+}
+
+export function payloadResult(json: string | null) {
+  if (json === null) return { payload: null, preview: "null", size: 0 };
+  return { payload: JSON.parse(json) as unknown, preview: json.slice(0, PREVIEW_CHARS), size: Buffer.byteLength(json) };
+}
+
+export async function runFilterOn(
+  services: object,
+  input: {
+    network: string;
+    dataset: string;
+    blockNumber: number;
+    batchSize?: number;
+    filterFunction: string;
+    filterVersion?: string;
+  },
+) {
+  const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
+  const outcome = await testFilter(
+    { source: input.filterFunction, version: (input.filterVersion ?? "V5") as FilterVersion },
+    {
+      data: JSON.stringify(batch.items),
+      metadata: {
+        dataset: input.dataset,
+        network: input.network,
+        batch_start_range: batch.fromBlock,
+        batch_end_range: batch.toBlock,
+        start_range: batch.fromBlock,
+        end_range: batch.toBlock,
+        keep_distance_from_tip: 0,
+        is_reorg: false,
+      },
+    },
+  );
+  if (!outcome.ok)
+    return {
+      result: null,
+      logs: outcome.logs,
+      size: 0,
+      durationMs: outcome.durationMs,
+      error: `${outcome.error.kind}: ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+    };
+  const shown = payloadResult(outcome.resultJson);
+  return {
+    result: shown.payload,
+    logs: outcome.logs,
+    size: outcome.sizeBytes,
+    durationMs: outcome.durationMs,
+    error: null,
+  };
+}
+
+export async function testDestination(
+  services: object,
+  attrs: DestinationAttributes,
+  ctx: { network?: string; dataset?: string } = {},
+): Promise<{ success: boolean; message: string; durationMs: number }> {
+  let result: TestResult;
+  try {
+    const destination = createDestination(
+      attrs,
+      { streamId: "connection-test", network: ctx.network ?? "", dataset: ctx.dataset ?? "" },
+      streamsRuntime(services)?.destinationDeps,
+    );
+    try {
+      result = await destination.test();
+    } finally {
+      await destination.close();
+    }
+  } catch (e) {
+    result = { ok: false, message: (e as Error).message, durationMs: 0 };
+  }
+  return { success: result.ok, message: result.message, durationMs: result.durationMs };
+}
+
+/** Test a stored stream's destination: its saved secrets are used, never shown. */
+export function storedAttributes(box: SecretBox, row: store.StreamRow): DestinationAttributes {
+  return destinationAttributesOf(box, row);
+}
+
+// ---------------------------------------------------------------- templates
+
+interface TemplateFile {
+  id: string;
+  title: string;
+  description?: string;
+  filterFunction: string;
+  payload?: unknown;
+  datasets?: string[];
+  networks?: string[];
+  chains?: string[];
+}
+
+const templatesFile = path.resolve(import.meta.dirname, "../../../schemas/catalogue/filter-templates.json");
+
+/** Filter templates from the catalogue (schemas/catalogue/filter-templates.json), for one network. */
+export function filterTemplates(network: string) {
+  if (!existsSync(templatesFile)) return [];
+  const raw = JSON.parse(readFileSync(templatesFile, "utf8")) as TemplateFile[] | { templates: TemplateFile[] };
+  const list = Array.isArray(raw) ? raw : raw.templates;
+  const chain = findNetwork(network)?.chain;
+  return list
+    .filter((t) => {
+      if (t.networks?.length) return t.networks.includes(network);
+      if (t.chains?.length)
+        return chain ? t.chains.includes(chain.chain) || t.chains.includes(chain.chainCompatibility) : false;
+      return true;
+    })
+    .map((t) => ({
+      id: t.id,
+      title: t.title,
+      description: t.description ?? "",
+      filterFunction: t.filterFunction,
+      payload: t.payload ?? null,
+      datasets: (t.datasets ?? ["BLOCK"]).filter((d) => (EVM_DATASETS as readonly string[]).includes(d)),
+    }));
+}
+
+// ---------------------------------------------------------------- metrics
+
+type MinuteRow = Awaited<ReturnType<typeof store.metricMinutes>>[number];
+
+export function buildMetrics(rows: MinuteRow[], from: Date, to: Date) {
+  const seconds = Math.max(1, (to.getTime() - from.getTime()) / 1000);
+  const pts = (f: (r: MinuteRow) => number) => rows.map((r) => ({ timestamp: r.minute, value: f(r) }));
+  const sum = (f: (r: MinuteRow) => number) => rows.reduce((a, r) => a + f(r), 0);
+  const cumulative = (f: (r: MinuteRow) => number) => {
+    let acc = 0;
+    return rows.map((r) => {
+      acc += f(r);
+      return { timestamp: r.minute, value: acc };
+    });
+  };
+  const count = (f: (r: MinuteRow) => number) => ({ datapoints: pts(f), total: sum(f), rate: sum(f) / seconds });
+  const filterHist = rows.reduce<number[]>(
+    (a, r) => addHistograms(a, r.filterHistogram),
+    new Array(BUCKETS_MS.length).fill(0),
+  );
+  const latencyHist = rows.reduce<number[]>(
+    (a, r) => addHistograms(a, r.latencyHistogram),
+    new Array(BUCKETS_MS.length).fill(0),
+  );
+  const runs = sum((r) => r.filterRuns);
+  return {
+    bytes: {
+      billableCumulative: cumulative((r) => r.bytesBillable),
+      billableTotal: sum((r) => r.bytesBillable),
+      datapoints: pts((r) => r.bytesTotal),
+      total: sum((r) => r.bytesTotal),
+      rate: sum((r) => r.bytesTotal) / seconds,
+    },
+    datasets: count((r) => r.blocks),
+    requests: count((r) => r.requests),
+    errors: { datapoints: pts((r) => r.errors), total: sum((r) => r.errors) },
+    retries: { datapoints: pts((r) => r.retries), total: sum((r) => r.retries) },
+    filter: {
+      durationAverage: runs ? sum((r) => r.filterMsTotal) / runs : 0,
+      subThresholdTotal: sum((r) => r.filterSubThreshold),
+      processedTotal: runs,
+      subThresholdTotalCumulative: cumulative((r) => r.filterSubThreshold),
+      p90: percentile(filterHist, 0.9),
+      p99: percentile(filterHist, 0.99),
+    },
+    latency: {
+      p50: percentile(latencyHist, 0.5),
+      p90: percentile(latencyHist, 0.9),
+      p99: percentile(latencyHist, 0.99),
+    },
+  };
+}
