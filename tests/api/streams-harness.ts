@@ -20,6 +20,7 @@ export const DEMO_PASSWORD = "demo-password-for-tests";
 
 export interface StreamsTestApp {
   url: string;
+  dataDir: string;
   db: Db;
   database: TestDatabase;
   anvil: AnvilNode;
@@ -79,6 +80,7 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
   };
   return {
     url,
+    dataDir,
     db: built.db,
     database,
     anvil,

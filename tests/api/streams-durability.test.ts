@@ -1,0 +1,271 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
+import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { signIn, type TestUser } from "../support/api.ts";
+import {
+  blockNumbers,
+  DEMO_PASSWORD,
+  NETWORK,
+  type StreamsTestApp,
+  startReceiver,
+  startStreamsApp,
+  waitFor,
+} from "./streams-harness.ts";
+
+let t: StreamsTestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  // No engine in the service: each test runs its own (in this process or as child processes).
+  t = await startStreamsApp({ engine: false });
+  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
+  await t.rpc("anvil_mine", ["0x14"]); // blocks 1..20
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function createStream(input: Record<string, unknown>): Promise<string> {
+  const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+    "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+    {
+      input: {
+        name: "durable",
+        network: NETWORK,
+        dataset: "BLOCK",
+        destination: "WEBHOOK",
+        startRange: 1,
+        datasetBatchSize: 3,
+        status: "ACTIVE",
+        ...input,
+      },
+    },
+  );
+  return createStream.id;
+}
+
+const statusOf = async (id: string) =>
+  (await owner.client.gqlOk<{ stream: { status: string } }>("query($id: ID!) { stream(id: $id) { status } }", { id }))
+    .stream.status;
+
+function engineProcess(): ChildProcess {
+  const networks = join(t.dataDir, "networks.json");
+  writeFileSync(
+    networks,
+    JSON.stringify({ local: { networks: [] }, upstreams: { [NETWORK]: { http: t.anvil.httpUrl } } }),
+  );
+  return spawn(process.execPath, ["--import", "tsx", "server/dataplane/engine/main.ts"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: t.database.url,
+      NODEPLANE_DATA_DIR: t.dataDir,
+      NODEPLANE_NETWORKS_CONFIG: networks,
+      NODEPLANE_LEASE_TTL_MS: "2000",
+      NODEPLANE_ENGINE_POLL_MS: "100",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+}
+
+describe("durability", () => {
+  it("after the engine process is killed mid-batch and restarted: no gap, only the unacknowledged batch twice", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let sawHeld = false;
+    let heldArrived: () => void = () => {};
+    const heldSeen = new Promise<void>((r) => {
+      heldArrived = r;
+    });
+    const receiver = await startReceiver(async (r) => {
+      if (!sawHeld && blockNumbers(r.json)[0] === 7) {
+        sawHeld = true;
+        heldArrived();
+        await held;
+      }
+      return 200;
+    });
+    const first = engineProcess();
+    let second: ChildProcess | null = null;
+    try {
+      const id = await createStream({ destinationAttributes: { url: receiver.url, postTimeoutSec: 60 }, endRange: 12 });
+      await heldSeen;
+      first.kill("SIGKILL");
+      await new Promise((r) => first.once("exit", r));
+      release();
+      second = engineProcess();
+      await waitFor("completion", async () => (await statusOf(id)) === "COMPLETED", 60_000);
+      const batches = receiver.received.map((r) => blockNumbers(r.json));
+      expect(batches).toEqual([
+        [1, 2, 3],
+        [4, 5, 6],
+        [7, 8, 9], // sent by the killed process, never acknowledged
+        [7, 8, 9],
+        [10, 11, 12],
+      ]);
+    } finally {
+      first.kill("SIGKILL");
+      second?.kill("SIGTERM");
+      if (second) await new Promise((r) => second?.once("exit", r));
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it("never runs one stream in two engines at once", async () => {
+    const receiver = await startReceiver(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      return 200;
+    });
+    const upstreams = staticUpstreams([
+      { network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl: null, source: "local" },
+    ]);
+    const common = {
+      db: t.db,
+      log: (await import("pino")).pino({ level: "silent" }),
+      config: { dataDir: t.dataDir },
+      upstreams,
+      leaseTtlMs: 1000,
+      pollMs: 50,
+      tipPollMs: 50,
+      metricsFlushMs: 0,
+    };
+    // Two streams each, so both engines run at once.
+    const a = startStreamEngine({ ...common, ownerId: "engine-a", maxStreams: 2 });
+    const b = startStreamEngine({ ...common, ownerId: "engine-b", maxStreams: 2 });
+    try {
+      const ids = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          createStream({ destinationAttributes: { url: receiver.url }, datasetBatchSize: 1, endRange: 15 }),
+        ),
+      );
+      let overlaps = 0;
+      let sawBoth = false;
+      await waitFor(
+        "all complete",
+        async () => {
+          const ra = new Set(a.running());
+          const rb = b.running();
+          if (rb.some((id) => ra.has(id))) overlaps++;
+          if (ra.size > 0 && rb.length > 0) sawBoth = true;
+          return (await Promise.all(ids.map(statusOf))).every((s) => s === "COMPLETED");
+        },
+        60_000,
+      );
+      expect(overlaps).toBe(0);
+      expect(sawBoth).toBe(true);
+      expect(receiver.received.length).toBe(4 * 15);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it("re-delivers blocks after a reorg made on anvil, marked as reorged", async () => {
+    const receiver = await startReceiver();
+    const upstreams = staticUpstreams([
+      { network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl: null, source: "local" },
+    ]);
+    const engine = startStreamEngine({
+      db: t.db,
+      log: (await import("pino")).pino({ level: "silent" }),
+      config: { dataDir: t.dataDir },
+      upstreams,
+      leaseTtlMs: 2000,
+      pollMs: 50,
+      tipPollMs: 50,
+      metricsFlushMs: 0,
+    });
+    try {
+      const tip = Number.parseInt(await t.rpc<string>("eth_blockNumber"), 16);
+      const snapshot = await t.rpc<string>("evm_snapshot");
+      await t.rpc("anvil_mine", ["0x2"]); // tip+1, tip+2 on the old branch
+      await createStream({
+        destinationAttributes: { url: receiver.url },
+        startRange: tip - 1,
+        datasetBatchSize: 1,
+        fixBlockReorgs: true,
+        includeStreamMetadata: "HEADER",
+      });
+      await waitFor("old branch delivered", async () =>
+        receiver.received.some((r) => blockNumbers(r.json)[0] === tip + 2),
+      );
+      const oldHash = (receiver.received.at(-1)?.json as { hash: string }[])[0].hash;
+      await t.rpc("evm_revert", [snapshot]);
+      const block = await t.rpc<{ timestamp: string }>("eth_getBlockByNumber", ["latest", false]);
+      await t.rpc("evm_setNextBlockTimestamp", [Number.parseInt(block.timestamp, 16) + 1000]);
+      await t.rpc("anvil_mine", ["0x3"]); // tip+1', tip+2', tip+3' on the new branch
+      await waitFor("new branch delivered", async () =>
+        receiver.received.some((r) => blockNumbers(r.json)[0] === tip + 3),
+      );
+      const seq = receiver.received.map((r) => [blockNumbers(r.json)[0], r.headers["x-qn-reorg"]]);
+      expect(seq).toEqual([
+        [tip - 1, "false"],
+        [tip, "false"],
+        [tip + 1, "false"],
+        [tip + 2, "false"],
+        [tip + 1, "true"],
+        [tip + 2, "true"],
+        [tip + 3, "false"],
+      ]);
+      const newHash = (receiver.received[5].json as { hash: string }[])[0].hash;
+      expect(newHash).not.toBe(oldHash);
+    } finally {
+      await engine.stop();
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it("delivers every block to a PostgreSQL table, once each, in order", async () => {
+    const url = new URL(t.database.url);
+    const upstreams = staticUpstreams([
+      { network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl: null, source: "local" },
+    ]);
+    const engine = startStreamEngine({
+      db: t.db,
+      log: (await import("pino")).pino({ level: "silent" }),
+      config: { dataDir: t.dataDir },
+      upstreams,
+      pollMs: 50,
+      tipPollMs: 50,
+      metricsFlushMs: 0,
+    });
+    try {
+      const id = await createStream({
+        destination: "POSTGRES",
+        destinationAttributes: {
+          host: url.hostname,
+          port: Number(url.port),
+          username: decodeURIComponent(url.username),
+          password: decodeURIComponent(url.password) || undefined,
+          database: url.pathname.slice(1),
+          tableName: "public.stream_out",
+          sslmode: "DISABLE",
+        },
+        endRange: 10,
+        datasetBatchSize: 4,
+      });
+      await waitFor("completion", async () => (await statusOf(id)) === "COMPLETED", 30_000);
+      const client = new pg.Client({ connectionString: t.database.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query("select block_start, block_end, data from stream_out order by id");
+        expect(rows.map((r) => [Number(r.block_start), Number(r.block_end)])).toEqual([
+          [1, 4],
+          [5, 8],
+          [9, 10],
+        ]);
+        expect(rows.flatMap((r) => blockNumbers(r.data))).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await engine.stop();
+    }
+  }, 60_000);
+});
