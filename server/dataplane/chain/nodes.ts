@@ -104,6 +104,16 @@ export function staticUpstreams(upstreams: Upstream[]): ChainNodes {
 }
 
 /**
+ * Whether local anvil nodes start: yes, unless NODEPLANE_LOCAL_CHAIN=0; under NODE_ENV=test only with
+ * NODEPLANE_LOCAL_CHAIN=1 (tests that need a chain start their own anvil and name it in a networks file).
+ */
+export function localChainWanted(env: NodeJS.ProcessEnv): boolean {
+  if (env.NODEPLANE_LOCAL_CHAIN === "0") return false;
+  if (env.NODE_ENV === "test") return env.NODEPLANE_LOCAL_CHAIN === "1";
+  return true;
+}
+
+/**
  * Starts a local anvil per local network (in parallel) and returns the upstream of every network.
  * Call `stop()` on shutdown; a process `exit` handler also kills the nodes if the service dies first.
  */
@@ -125,7 +135,7 @@ export async function startChainNodes(
   };
   process.once("exit", killAll);
   const upstreams = [...plan.upstreams];
-  if (options.startLocal !== false) {
+  if (options.startLocal ?? localChainWanted(env)) {
     const started = await Promise.allSettled(
       plan.local.map(async ({ network, chainId }) => {
         const node = await startAnvil({ chainId, blockTimeSeconds: plan.blockTimeSeconds });

@@ -8,6 +8,8 @@ export interface EndpointDirectory {
   byExId(exId: string): CompiledEndpoint | undefined;
   /** The endpoint a domain mask routes to; only masks whose endpoint has the domainMasks option on. */
   byHost(host: string): CompiledEndpoint | undefined;
+  /** Optional: a key not in memory may be looked up once in the store (undefined: do not wait, it is unknown). */
+  resolveMiss?(exId: string): Promise<CompiledEndpoint | undefined> | undefined;
 }
 
 /** The in-memory index every directory keeps; fed whole records, it compiles them once. */

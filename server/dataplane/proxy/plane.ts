@@ -92,9 +92,16 @@ export class DataPlane {
     res.end(body);
   }
 
+  /** The lookup, plus the directory's one-time store lookup for a key it does not hold. */
+  private async lookupOrLoad(target: RouteTarget): Promise<CompiledEndpoint | undefined> {
+    const found = this.lookup(target);
+    if (found || target.exId === undefined || !this.deps.directory.resolveMiss) return found;
+    return this.deps.directory.resolveMiss(target.exId);
+  }
+
   async handleHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
     const startedAt = performance.now();
-    const endpoint = this.lookup(target);
+    const endpoint = this.lookup(target) ?? (await this.lookupOrLoad(target));
     if (!endpoint) {
       req.resume();
       return this.answer(res, refusal("NOT_FOUND"));
@@ -253,7 +260,7 @@ export class DataPlane {
         `HTTP/1.1 ${r.http} ${r.kind}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     };
-    const endpoint = this.lookup(target);
+    const endpoint = await this.lookupOrLoad(target);
     if (!endpoint) return reject(refusal("NOT_FOUND"));
     const record = endpoint.record;
     if (record.status !== "ACTIVE")

@@ -1,0 +1,335 @@
+import { createHash, createPublicKey, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { BlockList } from "node:net";
+import path from "node:path";
+import {
+  addIpRule,
+  hashToken,
+  referrerHost,
+  type SecurityOptionName,
+  securityOptionNames,
+} from "../../dataplane/proxy/endpoint.ts";
+import type { Db, Executor, Tx } from "../../platform/db/index.ts";
+import { badInput, conflict, notFound } from "../../platform/errors.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import { isUuid } from "../../platform/ids.ts";
+import { findNetwork } from "../catalogue/networks.ts";
+import * as endpointStore from "../endpoints/store.ts";
+import * as store from "./store.ts";
+
+/** How many items each list may hold per endpoint. */
+export const limits = { tokens: 20, jwts: 20, entries: 100 } as const;
+
+const methodCatalogue = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, "../../../schemas/catalogue/rpc-methods.json"), "utf8"),
+) as Record<string, { name: string; description: string }[]>;
+
+export type OptionsView = Record<SecurityOptionName, boolean> & { ipCustomHeaderName: string | null };
+
+function optionsView(row: store.SecurityRow | undefined): OptionsView {
+  const view = { ipCustomHeaderName: row?.ipCustomHeaderName ?? null } as OptionsView;
+  for (const name of securityOptionNames) view[name] = row ? row[name] : false;
+  return view;
+}
+
+/** The masked form a token is listed as after creation. */
+export const maskToken = (prefix: string) => `${prefix}${"•".repeat(8)}`;
+
+function tokenView(row: store.TokenRow, value?: string) {
+  return { id: row.id, token: value ?? maskToken(row.tokenPrefix), type: "token", createdAt: row.createdAt };
+}
+
+async function endpointOrFail(db: Executor, accountId: string, endpointId: string, change: boolean) {
+  const row = isUuid(endpointId) ? await endpointStore.getEndpoint(db, accountId, endpointId) : undefined;
+  if (!row) throw notFound("The endpoint");
+  if (change && row.status === "ARCHIVED") throw conflict("This endpoint is archived and can no longer be changed.");
+  return row;
+}
+
+const changed = (events: DomainEvents, accountId: string, endpointId: string) =>
+  events.emit("endpoint.changed", { accountId, endpointId });
+
+export async function securityOf(db: Db, accountId: string, endpointId: string) {
+  await endpointOrFail(db, accountId, endpointId, false);
+  const [options, tokens, jwts, entries] = await Promise.all([
+    store.getSecurity(db, accountId, endpointId),
+    store.listTokens(db, accountId, endpointId),
+    store.listJwts(db, accountId, endpointId),
+    store.listEntries(db, accountId, endpointId),
+  ]);
+  const of = (kind: store.EntryKind) => entries.filter((e) => e.kind === kind);
+  return {
+    options: optionsView(options),
+    tokens: tokens.map((t) => tokenView(t)),
+    jwts: jwts.map((j) => ({ id: j.id, name: j.name, kid: j.kid, fingerprint: j.fingerprint, publicKey: j.publicKey })),
+    referrers: of("REFERRER").map((e) => ({ id: e.id, referrer: e.value })),
+    ips: of("IP").map((e) => ({ id: e.id, ip: e.value })),
+    domainMasks: of("DOMAIN_MASK").map((e) => ({ id: e.id, host: e.value })),
+    requestFilters: of("REQUEST_FILTER").map((e) => ({ id: e.id, method: e.value })),
+  };
+}
+
+export async function optionsOf(db: Executor, accountId: string, endpointId: string): Promise<OptionsView> {
+  return optionsView(await store.getSecurity(db, accountId, endpointId));
+}
+
+export async function updateOption(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  endpointId: string,
+  option: SecurityOptionName,
+  enabled: boolean,
+): Promise<OptionsView> {
+  if (!securityOptionNames.includes(option))
+    throw badInput([{ pointer: "/option", message: `Unknown option ${option}.` }]);
+  await endpointOrFail(db, accountId, endpointId, true);
+  const row = await db.transaction(async (tx) => {
+    const current = await store.getSecurity(tx, accountId, endpointId);
+    if (enabled && option === "ipCustomHeader" && !current?.ipCustomHeaderName) {
+      throw badInput([
+        { pointer: "/option", message: "Name the client IP header first (for example cf-connecting-ip)." },
+      ]);
+    }
+    return store.upsertSecurity(tx, accountId, endpointId, { [option]: enabled });
+  });
+  changed(events, accountId, endpointId);
+  return optionsView(row);
+}
+
+export async function updateIpCustomHeader(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  endpointId: string,
+  header: string,
+) {
+  await endpointOrFail(db, accountId, endpointId, true);
+  const row = await store.upsertSecurity(db, accountId, endpointId, {
+    ipCustomHeaderName: header.trim().toLowerCase(),
+  });
+  changed(events, accountId, endpointId);
+  return optionsView(row);
+}
+
+async function addToken(tx: Executor, accountId: string, endpointId: string) {
+  // 32 random bytes: SHA-256 without a salt is enough for a value that cannot be guessed.
+  const value = randomBytes(32).toString("hex");
+  const row = await store.insertToken(tx, accountId, endpointId, {
+    tokenHash: hashToken(value),
+    tokenPrefix: value.slice(0, 4),
+  });
+  return { row, value };
+}
+
+/**
+ * Gives a new endpoint its first token and turns token authentication on. Call it inside the transaction
+ * that creates the endpoint (it has the EndpointCreatedHook signature's needs); returns the token, to show once.
+ */
+export async function createInitialToken(tx: Tx, accountId: string, endpointId: string): Promise<string> {
+  await store.upsertSecurity(tx, accountId, endpointId, { tokens: true });
+  const { value } = await addToken(tx, accountId, endpointId);
+  return value;
+}
+
+const freshTokens = new Map<string, { value: string; at: number }>();
+
+/**
+ * An EndpointCreatedHook: the first token of a new endpoint, kept in memory for a minute so the
+ * createEndpoint answer can show it once (`takeInitialToken`); it is never stored in clear.
+ */
+export async function initialTokenHook(tx: Tx, endpoint: { id: string; accountId: string }): Promise<void> {
+  const value = await createInitialToken(tx, endpoint.accountId, endpoint.id);
+  const now = Date.now();
+  for (const [id, t] of freshTokens) if (now - t.at > 60_000) freshTokens.delete(id);
+  freshTokens.set(endpoint.id, { value, at: now });
+}
+
+/** The first token of an endpoint created a moment ago, once; undefined after that. */
+export function takeInitialToken(endpointId: string): string | undefined {
+  const fresh = freshTokens.get(endpointId);
+  freshTokens.delete(endpointId);
+  return fresh && Date.now() - fresh.at <= 60_000 ? fresh.value : undefined;
+}
+
+export async function createToken(db: Db, events: DomainEvents, accountId: string, endpointId: string) {
+  await endpointOrFail(db, accountId, endpointId, true);
+  const created = await db.transaction(async (tx) => {
+    await store.lockSecurity(tx, accountId, endpointId);
+    if ((await store.countTokens(tx, accountId, endpointId)) >= limits.tokens) {
+      throw conflict(`An endpoint can have at most ${limits.tokens} tokens; delete one first.`);
+    }
+    return addToken(tx, accountId, endpointId);
+  });
+  changed(events, accountId, endpointId);
+  return tokenView(created.row, created.value);
+}
+
+export async function deleteToken(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  endpointId: string,
+  tokenId: string,
+) {
+  await endpointOrFail(db, accountId, endpointId, false);
+  if (!isUuid(tokenId) || !(await store.deleteToken(db, accountId, endpointId, tokenId))) throw notFound("The token");
+  changed(events, accountId, endpointId);
+}
+
+/** Parses an uploaded public key; returns its normalised PEM and fingerprint, or throws naming the field. */
+export function parsePublicKey(text: string): { pem: string; fingerprint: string } {
+  let key: ReturnType<typeof createPublicKey>;
+  try {
+    key = createPublicKey(text.trim());
+  } catch {
+    throw badInput([{ pointer: "/publicKey", message: "This is not a PEM public key (-----BEGIN PUBLIC KEY-----)." }]);
+  }
+  if (!["rsa", "rsa-pss", "ec", "ed25519", "ed448"].includes(key.asymmetricKeyType ?? "")) {
+    throw badInput([{ pointer: "/publicKey", message: "Use an RSA, EC or Ed25519 public key." }]);
+  }
+  const der = key.export({ type: "spki", format: "der" });
+  return {
+    pem: key.export({ type: "spki", format: "pem" }).toString(),
+    fingerprint: createHash("sha256").update(der).digest("hex"),
+  };
+}
+
+export async function createJwt(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  endpointId: string,
+  input: { name: string; publicKey: string; kid: string },
+) {
+  await endpointOrFail(db, accountId, endpointId, true);
+  const { pem, fingerprint } = parsePublicKey(input.publicKey);
+  const row = await db.transaction(async (tx) => {
+    await store.lockSecurity(tx, accountId, endpointId);
+    if ((await store.countJwts(tx, accountId, endpointId)) >= limits.jwts) {
+      throw conflict(`An endpoint can have at most ${limits.jwts} JWT keys; delete one first.`);
+    }
+    const inserted = await store.insertJwt(tx, accountId, endpointId, {
+      name: input.name.trim(),
+      kid: input.kid.trim(),
+      publicKey: pem,
+      fingerprint,
+    });
+    if (!inserted) throw conflict(`This endpoint already has a key with kid "${input.kid.trim()}".`);
+    return inserted;
+  });
+  changed(events, accountId, endpointId);
+  return { id: row.id, name: row.name, kid: row.kid, fingerprint: row.fingerprint, publicKey: row.publicKey };
+}
+
+export async function deleteJwt(db: Db, events: DomainEvents, accountId: string, endpointId: string, jwtId: string) {
+  await endpointOrFail(db, accountId, endpointId, false);
+  if (!isUuid(jwtId) || !(await store.deleteJwt(db, accountId, endpointId, jwtId))) throw notFound("The JWT key");
+  changed(events, accountId, endpointId);
+}
+
+const entryField: Record<store.EntryKind, string> = {
+  REFERRER: "/referrer",
+  IP: "/ip",
+  DOMAIN_MASK: "/host",
+  REQUEST_FILTER: "/method",
+};
+const entryName: Record<store.EntryKind, string> = {
+  REFERRER: "referrer",
+  IP: "IP rule",
+  DOMAIN_MASK: "domain mask",
+  REQUEST_FILTER: "request filter",
+};
+
+/** The one place each list's values are checked and normalised beyond what the JSON Schema says. */
+export function normaliseEntry(kind: store.EntryKind, raw: string, network: string): string {
+  const value = raw.trim();
+  const bad = (message: string) => badInput([{ pointer: entryField[kind], message }]);
+  switch (kind) {
+    case "REFERRER": {
+      const wildcard = value.startsWith("*.");
+      const host = referrerHost(wildcard ? value.slice(2) : value);
+      if (!host || host.includes("*"))
+        throw bad("Enter a host like app.example.com, *.example.com or https://app.example.com:8443.");
+      return wildcard ? `*.${host}` : host;
+    }
+    case "IP": {
+      if (!addIpRule(new BlockList(), value))
+        throw bad("Enter an IPv4 or IPv6 address, or a CIDR range like 10.0.0.0/8.");
+      return value.toLowerCase();
+    }
+    case "DOMAIN_MASK":
+      return value.toLowerCase().replace(/\.$/, "");
+    case "REQUEST_FILTER": {
+      const compatibility = findNetwork(network)?.chain.chainCompatibility ?? "evm";
+      const known = methodCatalogue[compatibility];
+      if (known && !known.some((m) => m.name === value))
+        throw bad(`${value} is not a ${compatibility.toUpperCase()} method this endpoint knows.`);
+      return value;
+    }
+  }
+}
+
+export async function createEntry(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  endpointId: string,
+  kind: store.EntryKind,
+  raw: string,
+  reservedHosts: string[] = [],
+) {
+  const endpoint = await endpointOrFail(db, accountId, endpointId, true);
+  const value = normaliseEntry(kind, raw, endpoint.network);
+  if (kind === "DOMAIN_MASK" && reservedHosts.map((h) => h.toLowerCase()).includes(value)) {
+    throw badInput([{ pointer: "/host", message: "This host serves the console; choose your own domain." }]);
+  }
+  const row = await db.transaction(async (tx) => {
+    await store.lockSecurity(tx, accountId, endpointId);
+    if ((await store.countEntries(tx, accountId, endpointId, kind)) >= limits.entries) {
+      throw conflict(`An endpoint can have at most ${limits.entries} ${entryName[kind]}s.`);
+    }
+    const inserted = await store.insertEntry(tx, accountId, endpointId, kind, value);
+    if (!inserted) {
+      throw conflict(
+        kind === "DOMAIN_MASK"
+          ? `The host ${value} is already in use.`
+          : `This ${entryName[kind]} is already in the list.`,
+      );
+    }
+    return inserted;
+  });
+  changed(events, accountId, endpointId);
+  return row;
+}
+
+export async function deleteEntry(db: Db, events: DomainEvents, accountId: string, kind: store.EntryKind, id: string) {
+  const row = isUuid(id) ? await store.deleteEntry(db, accountId, kind, id) : undefined;
+  if (!row) throw notFound(`The ${entryName[kind]}`);
+  changed(events, accountId, row.endpointId);
+}
+
+/** The methods known for the endpoint's chain, each with whether it is disabled there. */
+export async function rpcMethods(db: Db, accountId: string, endpointId: string) {
+  const endpoint = await endpointOrFail(db, accountId, endpointId, false);
+  const disabled = new Set(await store.listDisabledMethods(db, accountId, endpointId));
+  const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
+  const known = methodCatalogue[compatibility] ?? [];
+  return known.map((m) => ({ id: m.name, name: m.name, description: m.description, disabled: disabled.has(m.name) }));
+}
+
+export async function toggleRpcMethod(
+  db: Db,
+  events: DomainEvents,
+  accountId: string,
+  endpointId: string,
+  method: string,
+) {
+  const endpoint = await endpointOrFail(db, accountId, endpointId, true);
+  const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
+  const known = (methodCatalogue[compatibility] ?? []).find((m) => m.name === method);
+  if (!known) throw notFound(`The method ${method}`);
+  const disabled = await store.toggleDisabledMethod(db, accountId, endpointId, method);
+  changed(events, accountId, endpointId);
+  return { id: known.name, name: known.name, description: known.description, disabled };
+}
