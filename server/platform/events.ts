@@ -3,6 +3,8 @@ import { EventEmitter } from "node:events";
 export interface DomainEventMap {
   /** An endpoint's status, label, tags or settings changed; caches of it must be refreshed. */
   "endpoint.changed": { accountId: string; endpointId: string };
+  /** An endpoint's rate limiters, rates or overrides changed; the rate-limit stage reloads that endpoint. */
+  "ratelimits.changed": { accountId: string; endpointId: string };
 }
 
 /** In-process notifications between domains and the data plane. */

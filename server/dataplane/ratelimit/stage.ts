@@ -134,7 +134,10 @@ export class FlexibleRateLimitStage implements RateLimitStage {
     const byEndpoint = new Map<string, { accountId: string; limiters: LimiterRow[]; overrides: OverrideRow[] }>();
     const entry = (accountId: string, endpointId: string) => {
       let e = byEndpoint.get(endpointId);
-      if (!e) byEndpoint.set(endpointId, (e = { accountId, limiters: [], overrides: [] }));
+      if (!e) {
+        e = { accountId, limiters: [], overrides: [] };
+        byEndpoint.set(endpointId, e);
+      }
       return e;
     };
     for (const l of limiterRows) entry(l.accountId, l.endpointId).limiters.push(l);

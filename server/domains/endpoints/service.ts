@@ -171,6 +171,19 @@ export const togglePaused = (db: Db, events: DomainEvents, accountId: string, id
 export const archive = (db: Db, events: DomainEvents, accountId: string, id: string) =>
   transition(db, events, accountId, id, "archive");
 
+/**
+ * The monthly limit: when the account's usage reaches its plan's responses per month, its ACTIVE endpoints
+ * become LIMIT_REACHED; when the period rolls over or the limit rises, they are ACTIVE again. Paused or
+ * archived endpoints keep their status. Returns the endpoints that changed.
+ */
+export async function setLimitReached(db: Db, events: DomainEvents, accountId: string, reached: boolean) {
+  const moved = reached
+    ? await store.moveStatus(db, accountId, "ACTIVE", "LIMIT_REACHED")
+    : await store.moveStatus(db, accountId, "LIMIT_REACHED", "ACTIVE");
+  for (const { id } of moved) events.emit("endpoint.changed", { accountId, endpointId: id });
+  return moved.map((m) => m.id);
+}
+
 export async function addTag(db: Db, events: DomainEvents, accountId: string, endpointId: string, label: string) {
   const row = await getEndpointOrFail(db, accountId, endpointId);
   assertNotArchived(row);

@@ -187,3 +187,18 @@ export async function deleteTag(db: Executor, accountId: string, tagId: string) 
     .returning({ id: tags.id });
   return deleted.length > 0;
 }
+
+/** Moves the account's endpoints in status `from` to `to`; returns the ids moved. */
+export async function moveStatus(db: Executor, accountId: string, from: string, to: string) {
+  return db
+    .update(endpoints)
+    .set({ status: to })
+    .where(and(eq(endpoints.accountId, accountId), eq(endpoints.status, from)))
+    .returning({ id: endpoints.id });
+}
+
+/** Accounts with an endpoint in this status. */
+export async function accountsWithStatus(db: Executor, status: string) {
+  const rows = await db.selectDistinct({ accountId: endpoints.accountId }).from(endpoints).where(eq(endpoints.status, status));
+  return rows.map((r) => r.accountId);
+}

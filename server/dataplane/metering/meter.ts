@@ -1,0 +1,373 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { accountsWithStatus } from "../../domains/endpoints/store.ts";
+import { capBody, maskUrl, pruneErrorLogs } from "../../domains/errorlogs/service.ts";
+import * as errorLogStore from "../../domains/errorlogs/store.ts";
+import { CreditTable } from "../../domains/usage/credits.ts";
+import { enforceMonthlyLimit } from "../../domains/usage/service.ts";
+import * as usageStore from "../../domains/usage/store.ts";
+import type { Db } from "../../platform/db/index.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import { isUuid } from "../../platform/ids.ts";
+import type { Refusal } from "../proxy/jsonrpc.ts";
+import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
+
+/**
+ * What the proxy may add to a MeterEvent for error logs and archive detection (a proposed extension of
+ * the seam in proxy/stages.ts; each field is optional, and the meter records what it is given).
+ */
+export interface MeterEventDetail {
+  /** GET, POST … (WS for WebSocket frames). */
+  httpMethod?: string;
+  /** The request's path and query as received; tokens are masked before storing. */
+  url?: string;
+  /** The parsed calls, in the order of `methods` (their params decide archive calls). */
+  calls?: unknown[];
+  requestBody?: Buffer | string | null;
+  /** The body sent to the client. */
+  responseBody?: Buffer | string | null;
+  /** An id the proxy also sent to the client (x-request-id); generated here when absent. */
+  requestId?: string;
+}
+
+export type DetailedMeterEvent = MeterEvent & MeterEventDetail;
+
+export interface MeterOptions {
+  db: Db;
+  events: DomainEvents;
+  log?: Logger;
+  /** Flush at least this often (ms). */
+  flushMs?: number;
+  /** Flush early when this many usage rows or error logs are pending. */
+  flushRows?: number;
+  /** Error logs older than this are deleted (days). */
+  retentionDays?: number;
+  /** How often old error logs are pruned and LIMIT_REACHED endpoints re-checked (ms). */
+  housekeepingMs?: number;
+  /** How often an account's period total is re-read, to include other processes' usage (ms). */
+  totalsRefreshMs?: number;
+  /** The chain head per network, for archive detection; archive calls need it (see method-credits.json). */
+  headOf?: (network: string) => number | undefined;
+  credits?: CreditTable;
+}
+
+interface UsageCell {
+  accountId: string;
+  endpointId: string;
+  method: string;
+  minute: number;
+  requests: number;
+  credits: number;
+  archiveRequests: number;
+  refused: number;
+}
+
+interface PeriodTotal {
+  total: number;
+  limit: number;
+  end: number;
+  reached: boolean;
+  loadedAt: number;
+}
+
+/** Error logs waiting beyond this are dropped (and counted), so a database outage cannot exhaust memory. */
+const MAX_PENDING_LOGS = 20_000;
+const MAX_PENDING_CELLS = 200_000;
+const NO_METHOD = "(none)";
+
+/**
+ * The proxy's meter: counts every call in memory per account, endpoint, method and minute, prices it,
+ * and writes the counts with one multi-row upsert per flush (every second or `flushRows` rows) so the
+ * proxy never waits for the database. Failed calls are queued as error logs and written the same way.
+ * After each flush it compares each touched account's period total with its plan's responses per
+ * month and moves its endpoints to LIMIT_REACHED (and back when the period rolls over or the limit rises).
+ */
+export class UsageMeter implements MeterStage {
+  private cells = new Map<string, UsageCell>();
+  private logs: errorLogStore.NewErrorLog[] = [];
+  private totals = new Map<string, PeriodTotal>();
+  private touched = new Map<string, number>();
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private housekeeping: NodeJS.Timeout | null = null;
+  private readonly credits: CreditTable;
+  private readonly requestPrefix = randomBytes(4).toString("hex");
+  private requestCounter = 0;
+  /** Error logs dropped because too many were waiting. */
+  droppedLogs = 0;
+
+  constructor(private readonly options: MeterOptions) {
+    this.credits = options.credits ?? new CreditTable();
+  }
+
+  start(): this {
+    this.timer = setInterval(() => void this.flush(), this.options.flushMs ?? 1000);
+    this.timer.unref();
+    this.housekeeping = setInterval(() => void this.housekeep(), this.options.housekeepingMs ?? 60_000);
+    this.housekeeping.unref();
+    return this;
+  }
+
+  record(event: DetailedMeterEvent): void {
+    const record = event.endpoint.record;
+    // Only endpoints the service knows (ids are UUIDs) are metered.
+    if (!isUuid(record.id) || !isUuid(record.accountId)) return;
+    const now = Date.now();
+    const minute = now - (now % 60_000);
+    const methods = event.methods;
+    if (event.requestRefusal) {
+      if (methods.length === 0) this.count(record.accountId, record.id, NO_METHOD, minute, 0, 0, false, 1);
+      for (const m of methods) this.count(record.accountId, record.id, m || NO_METHOD, minute, 0, 0, false, 1);
+      this.logFailure(event, now, methods[0] ?? "", event.requestRefusal, 0, methods.length > 1);
+      return;
+    }
+    let refusedAt: Map<number, Refusal> | null = null;
+    if (event.refused.length > 0) {
+      refusedAt = new Map();
+      for (const r of event.refused) refusedAt.set(r.index, r.refusal);
+    }
+    const head = event.calls && this.options.headOf ? this.options.headOf(record.network) : undefined;
+    const httpFailed = event.httpStatus >= 400;
+    for (let i = 0; i < methods.length; i++) {
+      const method = methods[i] || NO_METHOD;
+      const refusal = refusedAt?.get(i);
+      if (refusal) {
+        this.count(record.accountId, record.id, method, minute, 0, 0, false, 1);
+        this.logFailure(event, now, methods[i], refusal, i, methods.length > 1);
+        continue;
+      }
+      const params = event.calls ? (event.calls[i] as { params?: unknown } | undefined)?.params : undefined;
+      const cost = this.credits.cost(record.network, method, params, head);
+      this.count(record.accountId, record.id, method, minute, 1, cost.credits, cost.archive, 0);
+      if (httpFailed) {
+        this.logFailure(
+          event,
+          now,
+          methods[i],
+          {
+            kind: "UPSTREAM_HTTP_ERROR",
+            http: event.httpStatus,
+            code: 0,
+            message: `The upstream answered HTTP ${event.httpStatus}.`,
+          },
+          i,
+          methods.length > 1,
+        );
+      }
+    }
+    if (!httpFailed && event.responseBody) this.logJsonRpcErrors(event, now);
+    if (this.cells.size >= (this.options.flushRows ?? 5000) || this.logs.length >= (this.options.flushRows ?? 5000)) {
+      void this.flush();
+    }
+  }
+
+  private count(
+    accountId: string,
+    endpointId: string,
+    method: string,
+    minute: number,
+    requests: number,
+    credits: number,
+    archive: boolean,
+    refused: number,
+  ) {
+    const key = `${endpointId}|${minute}|${method}`;
+    let cell = this.cells.get(key);
+    if (!cell) {
+      if (this.cells.size >= MAX_PENDING_CELLS) return;
+      cell = {
+        accountId,
+        endpointId,
+        method: method.slice(0, 200),
+        minute,
+        requests: 0,
+        credits: 0,
+        archiveRequests: 0,
+        refused: 0,
+      };
+      this.cells.set(key, cell);
+    }
+    cell.requests += requests;
+    cell.credits += credits;
+    if (archive) cell.archiveRequests++;
+    cell.refused += refused;
+    if (credits > 0) this.touched.set(accountId, (this.touched.get(accountId) ?? 0) + credits);
+  }
+
+  private requestIdOf(event: DetailedMeterEvent): string {
+    if (event.requestId) return event.requestId;
+    const id = `${this.requestPrefix}-${(++this.requestCounter).toString(36)}`;
+    event.requestId = id;
+    return id;
+  }
+
+  private logFailure(
+    event: DetailedMeterEvent,
+    at: number,
+    method: string,
+    refusal: Refusal,
+    index: number,
+    batch: boolean,
+  ) {
+    if (this.logs.length >= MAX_PENDING_LOGS) {
+      this.droppedLogs++;
+      return;
+    }
+    const record = event.endpoint.record;
+    const requestId = this.requestIdOf(event);
+    this.logs.push({
+      accountId: record.accountId,
+      endpointId: record.id,
+      requestId: batch ? `${requestId}.${index}` : requestId,
+      at: new Date(at),
+      method: (method || NO_METHOD).slice(0, 200),
+      httpMethod: event.httpMethod ?? (event.transport === "ws" ? "WS" : "POST"),
+      status: refusal.http === 200 ? event.httpStatus : refusal.http,
+      errorCode: refusal.code || null,
+      errorKind: refusal.kind,
+      message: refusal.message.slice(0, 1000),
+      url: maskUrl(event.url ?? `/rpc/${record.exId}`),
+      network: record.network,
+      transport: event.transport,
+      requestBody: capBody(event.requestBody),
+      responseBody: capBody(event.responseBody),
+    });
+  }
+
+  /** JSON-RPC errors in an answer the upstream gave (a cheap byte search first: most answers have none). */
+  private logJsonRpcErrors(event: DetailedMeterEvent, at: number) {
+    const body = event.responseBody as Buffer | string;
+    const hasError = typeof body === "string" ? body.includes('"error"') : body.includes('"error"');
+    if (!hasError) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(typeof body === "string" ? body : body.toString("utf8"));
+    } catch {
+      return;
+    }
+    const answers = Array.isArray(parsed) ? parsed : [parsed];
+    const refusedIndexes = new Set(event.refused.map((r) => r.index));
+    const methodOfId = new Map<string, { method: string; index: number }>();
+    (event.calls ?? []).forEach((c, index) => {
+      const call = c as { id?: unknown; method?: string };
+      if (call && call.id !== undefined)
+        methodOfId.set(JSON.stringify(call.id), { method: String(call.method ?? ""), index });
+    });
+    answers.forEach((a, position) => {
+      if (!a || typeof a !== "object" || !("error" in a)) return;
+      const answer = a as { id?: unknown; error?: { code?: unknown; message?: unknown } };
+      const found = methodOfId.get(JSON.stringify(answer.id ?? null));
+      const index = found?.index ?? position;
+      if (refusedIndexes.has(index)) return;
+      this.logFailure(
+        event,
+        at,
+        found?.method ?? event.methods[index] ?? "",
+        {
+          kind: "JSON_RPC_ERROR",
+          http: 200,
+          code: typeof answer.error?.code === "number" ? answer.error.code : 0,
+          message: typeof answer.error?.message === "string" ? answer.error.message : "JSON-RPC error",
+        },
+        index,
+        event.methods.length > 1,
+      );
+    });
+  }
+
+  /** Writes what is pending; one flush at a time, the next waits for it. */
+  flush(): Promise<void> {
+    if (this.flushing)
+      return this.flushing.then(() => (this.cells.size || this.logs.length ? this.flush() : undefined));
+    if (this.cells.size === 0 && this.logs.length === 0) return Promise.resolve();
+    const cells = this.cells;
+    const logs = this.logs;
+    const touched = this.touched;
+    this.cells = new Map();
+    this.logs = [];
+    this.touched = new Map();
+    this.flushing = this.write(cells, logs, touched).finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async write(cells: Map<string, UsageCell>, logs: errorLogStore.NewErrorLog[], touched: Map<string, number>) {
+    const { db, log } = this.options;
+    const rows = [...cells.values()].map((c) => ({ ...c, minute: new Date(c.minute) }));
+    try {
+      // Chunks keep each statement under PostgreSQL's 65535 parameters.
+      for (let i = 0; i < rows.length; i += 4000) await usageStore.addMinutes(db, rows.slice(i, i + 4000));
+    } catch (error) {
+      log?.error({ err: error, rows: rows.length }, "metering: writing usage failed; kept for the next flush");
+      for (const [key, cell] of cells) {
+        const now = this.cells.get(key);
+        if (!now) this.cells.set(key, cell);
+        else {
+          now.requests += cell.requests;
+          now.credits += cell.credits;
+          now.archiveRequests += cell.archiveRequests;
+          now.refused += cell.refused;
+        }
+      }
+      for (const [a, c] of touched) this.touched.set(a, (this.touched.get(a) ?? 0) + c);
+      return;
+    }
+    try {
+      for (let i = 0; i < logs.length; i += 1000) await errorLogStore.insertLogs(db, logs.slice(i, i + 1000));
+    } catch (error) {
+      log?.error({ err: error, logs: logs.length }, "metering: writing error logs failed; dropped");
+      this.droppedLogs += logs.length;
+    }
+    for (const [accountId, credits] of touched) {
+      await this.checkLimit(accountId, credits).catch((error) =>
+        log?.error({ err: error, accountId }, "metering: checking the monthly limit failed"),
+      );
+    }
+  }
+
+  /** Keeps a running period total per account; reads it from the database when unknown, stale or rolled over. */
+  private async checkLimit(accountId: string, addedCredits: number) {
+    const now = Date.now();
+    const known = this.totals.get(accountId);
+    const stale = !known || now >= known.end || now - known.loadedAt > (this.options.totalsRefreshMs ?? 60_000);
+    if (!stale && known) {
+      known.total += addedCredits;
+      if (known.total < known.limit || known.reached) return;
+    }
+    const result = await enforceMonthlyLimit(this.options.db, this.options.events, accountId);
+    this.totals.set(accountId, {
+      total: result.total,
+      limit: result.limit,
+      end: result.end.getTime(),
+      reached: result.reached,
+      loadedAt: now,
+    });
+  }
+
+  /** Prunes old error logs and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
+  async housekeep(): Promise<void> {
+    const { db, events, log } = this.options;
+    try {
+      await pruneErrorLogs(db, this.options.retentionDays);
+      for (const accountId of await accountsWithStatus(db, "LIMIT_REACHED")) {
+        const result = await enforceMonthlyLimit(db, events, accountId);
+        this.totals.set(accountId, {
+          total: result.total,
+          limit: result.limit,
+          end: result.end.getTime(),
+          reached: result.reached,
+          loadedAt: Date.now(),
+        });
+      }
+    } catch (error) {
+      log?.error({ err: error }, "metering: housekeeping failed");
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.housekeeping) clearInterval(this.housekeeping);
+    await this.flush();
+  }
+}

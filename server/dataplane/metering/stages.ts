@@ -1,0 +1,56 @@
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { AppConfig } from "../../platform/config.ts";
+import type { Db } from "../../platform/db/index.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import { databaseLimitSource, FlexibleRateLimitStage } from "../ratelimit/stage.ts";
+import { type MeterOptions, UsageMeter } from "./meter.ts";
+
+export interface RpcStages {
+  rateLimit: FlexibleRateLimitStage;
+  meter: UsageMeter;
+  /** Flushes the meter and stops timers and the Redis connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * The proxy's rate-limit and meter stages, ready to pass to registerDataPlane:
+ *
+ *   const stages = await createRpcStages({ db, events: services.events, config, log });
+ *   registerDataPlane(app, { directory, upstreams, rateLimit: stages.rateLimit, meter: stages.meter });
+ *   app.addHook("onClose", () => stages.close());
+ *
+ * Counters are in this process's memory, or in Redis when config.redisUrl (REDIS_URL) is set.
+ */
+export async function createRpcStages(deps: {
+  db: Db;
+  events: DomainEvents;
+  config: Pick<AppConfig, "redisUrl">;
+  log?: Logger;
+  meter?: Partial<MeterOptions>;
+  rateLimitRefreshMs?: number;
+}): Promise<RpcStages> {
+  const redis = deps.config.redisUrl
+    ? new Redis(deps.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    : undefined;
+  redis?.on("error", (error) =>
+    deps.log?.warn({ err: error }, "rate limits: Redis error (limiting in memory meanwhile)"),
+  );
+  const rateLimit = await new FlexibleRateLimitStage({
+    source: databaseLimitSource(deps.db),
+    events: deps.events,
+    redis,
+    refreshMs: deps.rateLimitRefreshMs,
+    log: deps.log,
+  }).start();
+  const meter = new UsageMeter({ db: deps.db, events: deps.events, log: deps.log, ...deps.meter }).start();
+  return {
+    rateLimit,
+    meter,
+    async close() {
+      rateLimit.close();
+      await meter.close();
+      redis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { type Context, requirePrincipal } from "../../graphql/context.ts";
+import type { Resolvers } from "../../graphql/resolvers.ts";
+import { validateInput } from "../../platform/validation.ts";
+import * as service from "./service.ts";
+import type { ErrorLogRow } from "./store.ts";
+
+const logView = (r: Omit<ErrorLogRow, "requestBody" | "responseBody">) => ({
+  timestamp: r.at,
+  account: r.accountId,
+  endpoint: r.endpointId,
+  method: r.method,
+  httpMethod: r.httpMethod,
+  status: r.status,
+  url: r.url,
+  network: r.network,
+  errorCode: r.errorCode,
+  errorKind: r.errorKind,
+  message: r.message,
+  requestId: r.requestId,
+});
+
+interface ListArgs {
+  endpointExId: string;
+  from: Date;
+  to: Date;
+  limit: number;
+  nextAt?: string | null;
+}
+
+export const errorLogResolvers: Resolvers = {
+  Query: {
+    errorLogs: async (_: unknown, args: ListArgs, ctx: Context) => {
+      const { accountId } = requirePrincipal(ctx);
+      validateInput("error-log#/$defs/query", {
+        endpointExId: args.endpointExId,
+        from: new Date(args.from).toISOString(),
+        to: new Date(args.to).toISOString(),
+        limit: args.limit,
+        ...(args.nextAt ? { nextAt: args.nextAt } : {}),
+      });
+      const page = await service.listErrorLogs(ctx.db, accountId, {
+        ...args,
+        from: new Date(args.from),
+        to: new Date(args.to),
+      });
+      return { logs: page.logs.map(logView), nextAt: page.nextAt };
+    },
+    errorLogDetails: async (_: unknown, args: { endpointExId: string; requestId: string }, ctx: Context) => {
+      const { accountId } = requirePrincipal(ctx);
+      const row = await service.errorLogDetails(ctx.db, accountId, args.endpointExId, args.requestId);
+      return { log: logView(row), request: row.requestBody, response: row.responseBody };
+    },
+  },
+};

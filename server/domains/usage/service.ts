@@ -1,0 +1,219 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../platform/db/index.ts";
+import { badInput, notFound } from "../../platform/errors.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import { setLimitReached } from "../endpoints/service.ts";
+import { tagsOfEndpoints } from "../endpoints/store.ts";
+import { endpoints } from "../endpoints/tables.ts";
+import * as store from "./store.ts";
+
+const MONTH_LIMIT = 24;
+
+/** `date` moved by whole months (UTC), the day clamped to the target month's length. */
+export function addMonths(date: Date, months: number): Date {
+  const y = date.getUTCFullYear();
+  const m = date.getUTCMonth() + months;
+  const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+  return new Date(
+    Date.UTC(
+      y,
+      m,
+      Math.min(date.getUTCDate(), last),
+      date.getUTCHours(),
+      date.getUTCMinutes(),
+      date.getUTCSeconds(),
+      date.getUTCMilliseconds(),
+    ),
+  );
+}
+
+/**
+ * Billing period `index` (0: the one `now` is in, 1: the one before …). Periods are months from the
+ * subscription's current period start; when `now` is past its end the period has rolled over, even
+ * before billing moves the subscription row on.
+ */
+export function billingPeriod(sub: { currentPeriodStart: Date; currentPeriodEnd: Date }, now: Date, index = 0) {
+  let start = sub.currentPeriodStart;
+  let end = sub.currentPeriodEnd;
+  let guard = 0;
+  while (now >= end && guard++ < 1200) {
+    start = end;
+    end = addMonths(end, 1);
+  }
+  while (now < start && guard++ < 1200) {
+    end = start;
+    start = addMonths(start, -1);
+  }
+  for (let i = 0; i < index; i++) {
+    end = start;
+    start = addMonths(start, -1);
+  }
+  return { start, end };
+}
+
+async function subscriptionOrFail(db: Db, accountId: string) {
+  const sub = await store.subscriptionOf(db, accountId);
+  if (!sub) throw notFound("The subscription");
+  return sub;
+}
+
+/** The account's credits in its current period against the plan's responses per month. */
+export async function currentUsage(db: Db, accountId: string, now = new Date()) {
+  const sub = await subscriptionOrFail(db, accountId);
+  const period = billingPeriod(sub, now);
+  const totals = await store.totals(db, accountId, period.start, period.end);
+  return { ...period, total: totals.credits, limit: sub.responsesPerMonth, lastUpdatedAt: totals.lastMinute };
+}
+
+/**
+ * Applies the monthly limit to the account's endpoints (the transition itself is the endpoints service's).
+ * Returns whether the limit is reached.
+ */
+export async function enforceMonthlyLimit(db: Db, events: DomainEvents, accountId: string, now = new Date()) {
+  const usage = await currentUsage(db, accountId, now);
+  const reached = usage.total >= usage.limit;
+  await setLimitReached(db, events, accountId, reached);
+  return { ...usage, reached };
+}
+
+type MethodAggregate = { method: string; requests: number; credits: number; archive: number; refused: number };
+
+function methodUsage(m: MethodAggregate, multiplierOf: (method: string) => number, archiveMultiplier: number) {
+  return {
+    methodName: m.method,
+    requests: m.requests,
+    score: m.requests > 0 ? m.credits / m.requests : 0,
+    archive: m.archive,
+    archiveMultiplier,
+    multiplier: multiplierOf(m.method),
+    refused: m.refused,
+    total: m.credits,
+  };
+}
+
+function sumByMethod(rows: MethodAggregate[]): MethodAggregate[] {
+  const by = new Map<string, MethodAggregate>();
+  for (const r of rows) {
+    const e = by.get(r.method) ?? { method: r.method, requests: 0, credits: 0, archive: 0, refused: 0 };
+    e.requests += r.requests;
+    e.credits += r.credits;
+    e.archive += r.archive;
+    e.refused += r.refused;
+    by.set(r.method, e);
+  }
+  return [...by.values()].sort(
+    (a, b) => b.credits - a.credits || b.requests - a.requests || a.method.localeCompare(b.method),
+  );
+}
+
+const TICK_SERIES = 10;
+
+export interface UsageArgs {
+  periodIndex?: number | null;
+  tickType?: "HOUR" | "DAY" | null;
+  pastDay?: boolean | null;
+}
+
+export async function getUsage(
+  db: Db,
+  accountId: string,
+  args: UsageArgs,
+  pricing: { multiplierOf: (method: string) => number; archiveMultiplier: number },
+  now = new Date(),
+) {
+  const periodIndex = args.periodIndex ?? 0;
+  if (!Number.isInteger(periodIndex) || periodIndex < 0 || periodIndex > MONTH_LIMIT) {
+    throw badInput([{ pointer: "/periodIndex", message: `Choose a period from 0 to ${MONTH_LIMIT}.` }]);
+  }
+  const sub = await subscriptionOrFail(db, accountId);
+  const window = args.pastDay
+    ? { start: new Date(now.getTime() - 86_400_000), end: now }
+    : billingPeriod(sub, now, periodIndex);
+  const tick = args.tickType === "DAY" ? "day" : args.tickType === "HOUR" || args.pastDay ? "hour" : "day";
+  const [rows, tickRows, totals] = await Promise.all([
+    store.byEndpointAndMethod(db, accountId, window.start, window.end),
+    store.ticks(db, accountId, window.start, window.end, tick),
+    store.totals(db, accountId, window.start, window.end),
+  ]);
+  const endpointIds = [...new Set(rows.map((r) => r.endpointId))];
+  const endpointRows = endpointIds.length
+    ? await db
+        .select()
+        .from(endpoints)
+        .where(and(eq(endpoints.accountId, accountId), inArray(endpoints.id, endpointIds)))
+    : [];
+  const tagLinks = await tagsOfEndpoints(db, accountId, endpointIds);
+  const endpointUsages = endpointRows
+    .map((e) => {
+      const own = rows.filter((r) => r.endpointId === e.id);
+      return {
+        endpointId: e.id,
+        subdomain: e.name,
+        isDedicated: e.isDedicated,
+        accountId,
+        label: e.label,
+        chain: e.chain,
+        network: e.network,
+        status: e.status,
+        totalUsage: own.reduce((s, r) => s + r.credits, 0),
+        requests: own.reduce((s, r) => s + r.requests, 0),
+        startTime: window.start,
+        endTime: window.end,
+        tags: tagLinks.filter((t) => t.endpointId === e.id).map((t) => ({ tagId: t.tagId, label: t.label })),
+        methodUsages: sumByMethod(own).map((m) => methodUsage(m, pricing.multiplierOf, pricing.archiveMultiplier)),
+      };
+    })
+    .sort((a, b) => b.totalUsage - a.totalUsage);
+  const methods = sumByMethod(rows);
+  const named = new Set(methods.slice(0, TICK_SERIES).map((m) => m.method));
+  const byTick = new Map<number, Map<string, number>>();
+  for (const r of tickRows) {
+    const at = r.at.getTime();
+    const values = byTick.get(at) ?? new Map<string, number>();
+    const name = named.has(r.method) ? r.method : "other";
+    values.set(name, (values.get(name) ?? 0) + r.credits);
+    byTick.set(at, values);
+  }
+  const usageTicks = [...byTick.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([at, values]) => ({ x: new Date(at), y: [...values.entries()].map(([name, value]) => ({ name, value })) }));
+  const billingPeriods = Array.from({ length: 12 }, (_, i) => {
+    const p = billingPeriod(sub, now, i);
+    return { startTime: p.start, endTime: p.end };
+  }).filter((p, i) => i === 0 || p.endTime > sub.startDate);
+  return {
+    startTime: window.start,
+    endTime: window.end,
+    totalUsage: totals.credits,
+    totalRequests: totals.requests,
+    limit: sub.responsesPerMonth,
+    lastUpdatedAt: totals.lastMinute,
+    endpointUsages,
+    methodUsages: methods.map((m) => methodUsage(m, pricing.multiplierOf, pricing.archiveMultiplier)),
+    usageTicks,
+    billingPeriods,
+  };
+}
+
+export async function topEndpoints(
+  db: Db,
+  accountId: string,
+  args: { limit?: number | null; periodIndex?: number | null },
+  now = new Date(),
+) {
+  const limit = args.limit ?? 5;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw badInput([{ pointer: "/limit", message: "Ask for 1 to 100 endpoints." }]);
+  const sub = await subscriptionOrFail(db, accountId);
+  const period = billingPeriod(sub, now, args.periodIndex ?? 0);
+  const rows = await store.topEndpoints(db, accountId, period.start, period.end, limit);
+  return rows.map(({ endpoint, totalUsage }) => ({
+    endpointId: endpoint.id,
+    endpointChain: endpoint.chain,
+    endpointSubdomain: endpoint.name,
+    endpointNetwork: endpoint.network,
+    endpointLabel: endpoint.label,
+    endpointStatus: endpoint.status,
+    totalUsage,
+  }));
+}
