@@ -195,7 +195,7 @@ describe("durability", () => {
       await waitFor("old branch delivered", async () =>
         receiver.received.some((r) => blockNumbers(r.json)[0] === tip + 2),
       );
-      const oldHash = (receiver.received.at(-1)?.json as { hash: string }[])[0].hash;
+      const oldHash = (receiver.received[receiver.received.length - 1].json as { hash: string }[])[0].hash;
       await t.rpc("evm_revert", [snapshot]);
       const block = await t.rpc<{ timestamp: string }>("eth_getBlockByNumber", ["latest", false]);
       await t.rpc("evm_setNextBlockTimestamp", [Number.parseInt(block.timestamp, 16) + 1000]);

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifySignature } from "../../server/dataplane/destinations/index.ts";
+import { signIn, signUp, type TestUser } from "../support/api.ts";
+import {
+  DEMO_PASSWORD,
+  NETWORK,
+  type StreamsTestApp,
+  startReceiver,
+  startStreamsApp,
+  waitFor,
+} from "./streams-harness.ts";
+
+let t: StreamsTestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  t = await startStreamsApp();
+  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
+  await t.rpc("anvil_mine", ["0x5"]);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const FIELDS =
+  "id name status network url compression securityToken hasSecurityToken startRange lastDeliveredBlock sequence";
+type Hook = { id: string; status: string; lastDeliveredBlock: number | null; securityToken: string | null };
+
+const webhookOf = async (id: string) =>
+  (await owner.client.gqlOk<{ webhook: Hook }>(`query($id: ID!) { webhook(id: $id) { ${FIELDS} } }`, { id })).webhook;
+
+describe("webhooks", () => {
+  it("creates, tests, sends, activates from LATEST, delivers new blocks, pauses, deletes; tenancy and roles", async () => {
+    const receiver = await startReceiver();
+    try {
+      const { createWebhook } = await owner.client.gqlOk<{ createWebhook: Hook }>(
+        `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { ${FIELDS} } }`,
+        {
+          input: {
+            name: "new blocks",
+            network: NETWORK,
+            url: receiver.url,
+            securityToken: "hook-secret-token",
+            filterFunction: "function main(stream) { return stream.data.map(d => parseInt(d.block.number, 16)); }",
+          },
+        },
+      );
+      expect(createWebhook).toMatchObject({ status: "PAUSED", securityToken: "********", hasSecurityToken: true });
+      const id = createWebhook.id;
+
+      const test = await owner.client.gqlOk<{ testWebhookUrl: { success: boolean } }>(
+        "mutation($input: TestWebhookDestinationInput!) { testWebhookUrl(input: $input) { success message } }",
+        { input: { url: receiver.url } },
+      );
+      expect(test.testWebhookUrl.success).toBe(true);
+
+      const filter = await owner.client.gqlOk<{ testWebhookFilter: { result: unknown; error: string | null } }>(
+        "mutation($input: TestWebhookFilterInput!) { testWebhookFilter(input: $input) { result logs { level message } error } }",
+        {
+          input: {
+            network: NETWORK,
+            blockNumber: 2,
+            filterFunction: "function main(s) { return s.data[0].receipts.length }",
+          },
+        },
+      );
+      expect(filter.testWebhookFilter).toEqual({ result: 0, logs: [], error: null });
+
+      const raw = await owner.client.gqlOk<{ webhookRawPayload: { payload: { block: { number: string } }[] } }>(
+        `{ webhookRawPayload(network: "${NETWORK}", blockNumber: 3) { payload size } }`,
+      );
+      expect(raw.webhookRawPayload.payload[0].block.number).toBe("0x3");
+
+      const before = receiver.received.length;
+      const sent = await owner.client.gqlOk<{ sendWebhookPayload: { success: boolean } }>(
+        "mutation($input: SendWebhookPayloadInput!) { sendWebhookPayload(input: $input) { success message } }",
+        { input: { id, blockNumber: 4 } },
+      );
+      expect(sent.sendWebhookPayload.success).toBe(true);
+      const got = receiver.received[before];
+      expect(got.json).toEqual([4]);
+      expect(
+        verifySignature("hook-secret-token", got.body, {
+          nonce: String(got.headers["x-qn-nonce"]),
+          timestamp: String(got.headers["x-qn-timestamp"]),
+          signature: String(got.headers["x-qn-signature"]),
+        }),
+      ).toBe(true);
+
+      const stranger = await signUp(t.asTestApp);
+      expect(
+        (await stranger.client.gql("query($id: ID!) { webhook(id: $id) { id } }", { id })).errors?.[0].extensions?.code,
+      ).toBe("NOT_FOUND");
+      expect(
+        (await stranger.client.gql("mutation($id: ID!) { activateWebhook(id: $id, from: LAST) { id } }", { id }))
+          .errors?.[0].extensions?.code,
+      ).toBe("NOT_FOUND");
+      const viewer = await signIn(t.asTestApp, "viewer@nodeplane.local", DEMO_PASSWORD);
+      for (const q of [
+        "mutation($id: ID!) { activateWebhook(id: $id, from: LAST) { id } }",
+        "mutation($id: ID!) { pauseWebhook(id: $id) { id } }",
+        "mutation($id: ID!) { deleteWebhook(id: $id) { success } }",
+      ]) {
+        expect((await viewer.client.gql(q, { id })).errors?.[0].extensions?.code).toBe("FORBIDDEN");
+      }
+
+      const tip = Number.parseInt(await t.rpc<string>("eth_blockNumber"), 16);
+      await owner.client.gqlOk("mutation($id: ID!) { activateWebhook(id: $id, from: LATEST) { id } }", { id });
+      await waitFor("tip delivered", async () => (await webhookOf(id)).lastDeliveredBlock === tip);
+      await t.rpc("anvil_mine", ["0x2"]);
+      await waitFor("new blocks delivered", async () => (await webhookOf(id)).lastDeliveredBlock === tip + 2);
+      const delivered = receiver.received.slice(before + 1).map((r) => r.json);
+      expect(delivered).toEqual([[tip], [tip + 1], [tip + 2]]);
+
+      expect(
+        (
+          await owner.client.gqlOk<{ pauseWebhook: Hook }>("mutation($id: ID!) { pauseWebhook(id: $id) { status } }", {
+            id,
+          })
+        ).pauseWebhook.status,
+      ).toBe("PAUSED");
+      await t.engine.flushMetrics();
+      const { webhookMetrics } = await owner.client.gqlOk<{
+        webhookMetrics: { processed: number; delivered: number; credits: number };
+      }>(
+        "query($id: ID!, $d: DateTime!) { webhookMetrics(id: $id, startDate: $d) { processed delivered bytesTotal credits } }",
+        { id, d: new Date(Date.now() - 3_600_000).toISOString() },
+      );
+      expect(webhookMetrics).toMatchObject({ processed: 3, delivered: 3, credits: 3 });
+      expect(
+        (
+          await owner.client.gqlOk<{ deleteWebhook: { success: boolean } }>(
+            "mutation($id: ID!) { deleteWebhook(id: $id) { success } }",
+            { id },
+          )
+        ).deleteWebhook.success,
+      ).toBe(true);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
