@@ -26,8 +26,13 @@ export async function addMinutes(db: Executor, rows: UsageMinuteRow[]) {
     });
 }
 
+/** Usage is kept per minute: a window includes the minute it starts in. */
 const inWindow = (accountId: string, start: Date, end: Date) =>
-  and(eq(usageMinutes.accountId, accountId), gte(usageMinutes.minute, start), lt(usageMinutes.minute, end));
+  and(
+    eq(usageMinutes.accountId, accountId),
+    gte(usageMinutes.minute, new Date(start.getTime() - (start.getTime() % 60_000))),
+    lt(usageMinutes.minute, end),
+  );
 
 export async function totals(db: Executor, accountId: string, start: Date, end: Date) {
   const [row] = await db
