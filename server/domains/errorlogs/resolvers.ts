@@ -21,8 +21,8 @@ const logView = (r: Omit<ErrorLogRow, "requestBody" | "responseBody">) => ({
 
 interface ListArgs {
   endpointExId: string;
-  from: Date;
-  to: Date;
+  from?: Date | null;
+  to?: Date | null;
   limit: number;
   nextAt?: string | null;
 }
@@ -31,10 +31,12 @@ export const errorLogResolvers: Resolvers = {
   Query: {
     errorLogs: async (_: unknown, args: ListArgs, ctx: Context) => {
       const { accountId } = requirePrincipal(ctx);
+      const to = args.to ? new Date(args.to) : new Date();
+      const from = args.from ? new Date(args.from) : new Date(to.getTime() - 86_400_000);
       validateInput("error-log#/$defs/query", {
         endpointExId: args.endpointExId,
-        from: new Date(args.from).toISOString(),
-        to: new Date(args.to).toISOString(),
+        from: from.toISOString(),
+        to: to.toISOString(),
         limit: args.limit,
         ...(args.nextAt ? { nextAt: args.nextAt } : {}),
       });
