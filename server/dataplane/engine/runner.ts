@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { applyStreamEvent, type StreamEvent } from "../../domains/streams/lifecycle.ts";
 import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
@@ -29,6 +30,8 @@ export interface RunnerDeps {
   box: SecretBox;
   mailer: Mailer | null;
   metrics: MetricsBuffer;
+  /** Connections for acknowledgements (see startStreamEngine). */
+  ackPool: pg.Pool;
   destinationDeps?: DestinationDeps;
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
@@ -308,7 +311,7 @@ export class StreamRunner {
       }
 
       const outcome = await this.deliver(parts, batch, isReorg);
-      const hb = await store.acknowledge(db.$client, {
+      const hb = await store.acknowledge(this.deps.ackPool, {
         streamId: row.id,
         owner: this.deps.owner,
         ttlMs: this.deps.leaseTtlMs,
