@@ -123,7 +123,7 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
         />
       ) : null}
       <div className="np-page-header">
-        <Space direction="vertical" size={0}>
+        <Space orientation="vertical" size={0}>
           <Typography.Title level={3} style={{ margin: 0 }}>
             {root.title}
           </Typography.Title>
@@ -144,7 +144,7 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
           }))}
         />
       ) : null}
-      <Space direction="vertical" size={16} style={{ width: "100%" }}>
+      <Space orientation="vertical" size={16} style={{ width: "100%" }}>
         {manifest.views.map((view, index) => (
           <ViewSwitch key={`${manifest.id}-${view.id ?? index}`} view={view} scope={scope} />
         ))}

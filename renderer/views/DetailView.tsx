@@ -52,7 +52,7 @@ export function DetailView({ view, scope }: { view: DetailViewSpec; scope: Scope
       }
       extra={view.actions?.length ? <Actions actions={view.actions} subject={record} scope={recordScope} /> : undefined}
     >
-      <Space direction="vertical" size={24} style={{ width: "100%" }}>
+      <Space orientation="vertical" size={24} style={{ width: "100%" }}>
         {view.sections.map((section, index) => (
           <Descriptions
             key={section.title ?? index}

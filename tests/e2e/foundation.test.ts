@@ -103,8 +103,8 @@ describe("the console, end to end", () => {
     await page.getByRole("row").filter({ hasText: "E2E renamed" }).getByRole("link", { name: "E2E renamed" }).click();
     await page.getByRole("heading", { name: "E2E renamed" }).waitFor();
     await page.getByRole("button", { name: /archive/i }).click();
-    const confirm = page.getByRole("dialog");
-    await confirm.getByText(/archive this endpoint/i).waitFor();
+    const confirm = page.getByRole("dialog", { name: /archive this endpoint/i });
+    await confirm.waitFor();
     await confirm.getByRole("button", { name: /^archive$/i }).click();
     await expect.poll(() => page.getByText("Archived", { exact: true }).count()).toBeGreaterThan(0);
     await screenshot(page, "foundation-06-archived");
