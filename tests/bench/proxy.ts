@@ -4,7 +4,8 @@
  * a plain node:http + undici proxy, @fastify/http-proxy, our proxy with nothing enabled, and our proxy with
  * token auth, an IP rule, a rate limiter far above the load and a meter. Throughput is autocannon's;
  * latency is measured here with a sub-millisecond clock (autocannon's histogram has 1 ms steps).
- * BENCH_SECONDS sets each throughput run's length (default 5).
+ * The machine is shared, so targets are measured in interleaved rounds and each figure is the median of
+ * its rounds. BENCH_SECONDS sets each throughput run's length (default 3), BENCH_ROUNDS the rounds (default 3).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request } from "node:http";
@@ -12,7 +13,9 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const seconds = Number(process.env.BENCH_SECONDS ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const root = path.resolve(import.meta.dirname, "../..");
 
 const bodies = {
@@ -140,12 +143,31 @@ export async function runProxyBench(): Promise<Row[]> {
     const rows: Row[] = [];
     for (const method of Object.keys(bodies) as Method[]) {
       for (const connections of [1, 10]) {
+        const samples = new Map<string, { rps: number[]; p50: number[]; p99: number[] }>(
+          targets.map((t) => [t.name, { rps: [], p50: [], p99: [] }]),
+        );
+        for (let round = 0; round < rounds; round++) {
+          for (const t of targets) {
+            const s = samples.get(t.name) as { rps: number[]; p50: number[]; p99: number[] };
+            s.rps.push(await throughput(t.url, method, connections));
+            const lat = await latency(t.url, method, connections, connections === 1 ? 2000 : 300);
+            s.p50.push(lat.p50);
+            s.p99.push(lat.p99);
+          }
+        }
         for (const t of targets) {
-          const rps = await throughput(t.url, method, connections);
-          const lat = await latency(t.url, method, connections, connections === 1 ? 3000 : 500);
-          rows.push({ target: t.name, method, connections, rps, ...lat });
+          const s = samples.get(t.name) as { rps: number[]; p50: number[]; p99: number[] };
+          const row = {
+            target: t.name,
+            method,
+            connections,
+            rps: median(s.rps),
+            p50: median(s.p50),
+            p99: median(s.p99),
+          };
+          rows.push(row);
           process.stdout.write(
-            `  ${method} c=${connections} ${t.name}: ${Math.round(rps)} req/s, p50 ${lat.p50.toFixed(3)} ms, p99 ${lat.p99.toFixed(3)} ms\n`,
+            `  ${method} c=${connections} ${t.name}: ${Math.round(row.rps)} req/s, p50 ${row.p50.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms\n`,
           );
         }
       }

@@ -57,9 +57,13 @@ export function checkAccess(
 ): Refusal | undefined | Promise<Refusal | undefined> {
   const { options } = endpoint.record;
   if (options.ips) {
-    const family = isIP(clientIp);
-    if (family === 0 || !endpoint.ipRules.check(clientIp, family === 4 ? "ipv4" : "ipv6"))
-      return refusal("IP_NOT_ALLOWED");
+    let allowed = endpoint.ipDecisions.get(clientIp);
+    if (allowed === undefined) {
+      const family = isIP(clientIp);
+      const listed = family !== 0 && endpoint.ipRules.check(clientIp, family === 4 ? "ipv4" : "ipv6");
+      allowed = remember(endpoint.ipDecisions, clientIp, listed);
+    }
+    if (!allowed) return refusal("IP_NOT_ALLOWED");
   }
   if (options.referrers && !referrerAllowed(endpoint, headers)) return refusal("REFERRER_NOT_ALLOWED");
   if (options.tokens) {

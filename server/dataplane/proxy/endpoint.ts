@@ -154,6 +154,9 @@ export interface CompiledEndpoint {
   extraHeaders: Record<string, string>;
 }
 
+/** The shared "no extra response headers" value, so the hot path can tell it apart by identity. */
+export const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 export function compileEndpoint(record: EndpointRecord): CompiledEndpoint {
   const ipRules = new BlockList();
   for (const rule of record.ips) addIpRule(ipRules, rule);
@@ -169,8 +172,9 @@ export function compileEndpoint(record: EndpointRecord): CompiledEndpoint {
       if (host) referrerHosts.add(host);
     }
   }
-  const extraHeaders: Record<string, string> = {};
-  if (record.options.hsts) extraHeaders["strict-transport-security"] = "max-age=31536000; includeSubDomains";
+  const extraHeaders: Record<string, string> = record.options.hsts
+    ? { "strict-transport-security": "max-age=31536000; includeSubDomains" }
+    : NO_HEADERS;
   return {
     record,
     tokenHashes: new Set(record.tokenHashes),

@@ -4,7 +4,7 @@ import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
-import type { CompiledEndpoint } from "./endpoint.ts";
+import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
 import { errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 import { type MeterStage, noMeter, noRateLimit, type ProxyRequestInfo, type RateLimitStage } from "./stages.ts";
 import { UpstreamClient } from "./upstream.ts";
@@ -26,6 +26,10 @@ export interface RouteTarget {
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
+type Refused = { index: number; refusal: Refusal };
+const NONE_REFUSED: Refused[] = [];
+const refusedOf = (perCall: (Refusal | undefined)[]): Refused[] =>
+  perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
 const EMPTY = Buffer.alloc(0);
 
 class BodyTooLarge extends Error {}
@@ -116,17 +120,8 @@ export class DataPlane {
       httpStatus: number,
       responseBytes: number | null,
       requestRefusal: Refusal | null,
-      refused: { index: number; refusal: Refusal }[] = [],
-    ) =>
-      this.meter.record({
-        ...info,
-        startedAt,
-        durationMs: performance.now() - startedAt,
-        httpStatus,
-        responseBytes,
-        refused,
-        requestRefusal,
-      });
+      refused: Refused[] = [],
+    ) => this.record(info, startedAt, httpStatus, responseBytes, requestRefusal, refused);
 
     if (record.status !== "ACTIVE") {
       req.resume();
@@ -171,10 +166,16 @@ export class DataPlane {
       return finish(parsed.error.http, null, parsed.error);
     }
     const calls = parsed.calls;
-    info.methods = calls.map((c) => (isCall(c) ? c.method : ""));
-    const perCall: (Refusal | undefined)[] = calls.map((c) =>
-      isCall(c) ? checkCall(endpoint, c) : refusal("INVALID_REQUEST"),
-    );
+    const perCall: (Refusal | undefined)[] = new Array(calls.length);
+    let refusedCount = 0;
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i];
+      const ok = isCall(c);
+      info.methods.push(ok ? c.method : "");
+      const r = ok ? checkCall(endpoint, c) : refusal("INVALID_REQUEST");
+      perCall[i] = r;
+      if (r) refusedCount++;
+    }
     let admitted = this.rateLimit.admit(info);
     if (admitted instanceof Promise) admitted = await admitted;
     if (admitted) {
@@ -183,10 +184,13 @@ export class DataPlane {
         return finish(admitted.refuse.http, null, admitted.refuse);
       }
       admitted.perCall.forEach((r, i) => {
-        if (r && !perCall[i]) perCall[i] = r;
+        if (r && !perCall[i]) {
+          perCall[i] = r;
+          refusedCount++;
+        }
       });
     }
-    const refused = perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
+    const refused: Refused[] = refusedCount === 0 ? NONE_REFUSED : refusedOf(perCall);
     const upstream = this.deps.upstreams.get(record.network);
     if (!upstream && refused.length < calls.length) {
       const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${record.network}.`, {
@@ -213,9 +217,39 @@ export class DataPlane {
       this.answer(res, r, headers);
       return finish(r.http, null, r, refused);
     }
-    res.writeHead(status, { ...JSON_HEADERS, ...headers, "content-length": Buffer.byteLength(out) });
+    const length = typeof out === "string" ? Buffer.byteLength(out) : out.length;
+    res.writeHead(
+      status,
+      headers === NO_HEADERS
+        ? { "content-type": "application/json", "content-length": length }
+        : { ...JSON_HEADERS, ...headers, "content-length": length },
+    );
     res.end(out);
-    finish(status, Buffer.byteLength(out), null, refused);
+    finish(status, length, null, refused);
+  }
+
+  /** Hands a finished request to the meter stage (nothing to build when no meter is attached). */
+  private record(
+    info: ProxyRequestInfo,
+    startedAt: number,
+    httpStatus: number,
+    responseBytes: number | null,
+    requestRefusal: Refusal | null,
+    refused: Refused[],
+  ): void {
+    if (this.meter === noMeter) return;
+    this.meter.record({
+      endpoint: info.endpoint,
+      transport: info.transport,
+      clientIp: info.clientIp,
+      methods: info.methods,
+      startedAt,
+      durationMs: performance.now() - startedAt,
+      httpStatus,
+      responseBytes,
+      refused,
+      requestRefusal,
+    });
   }
 
   /** A batch where some calls were refused: forward the rest, answer in the original order. */

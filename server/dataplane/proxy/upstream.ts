@@ -1,7 +1,8 @@
 import { Pool } from "undici";
 import type { Upstream } from "../chain/nodes.ts";
 
-const JSON_HEADERS = { "content-type": "application/json" };
+// undici takes headers as a flat array without converting them per request.
+const JSON_HEADERS = ["content-type", "application/json"];
 
 export interface UpstreamAnswer {
   status: number;
