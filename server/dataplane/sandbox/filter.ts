@@ -56,7 +56,10 @@ export interface FilterOptions {
 }
 
 export interface FilterInput {
-  /** The batch: an array of dataset items, or its JSON text when the caller already has it. */
+  /**
+   * The batch: an array of dataset items, or its JSON text when the caller already has it. When main
+   * returns the batch untouched, the result is this text as given (or the JSON of the array).
+   */
   data: unknown[] | string;
   metadata?: FilterMetadata;
 }
@@ -118,6 +121,53 @@ function lineOf(stack: string | undefined): number | undefined {
 
 const LEVELS = new Set<FilterLogLevel>(["INFO", "WARNING", "ERROR"]);
 
+/**
+ * The parts of a QuickJSContext that `newString` uses, which TypeScript marks protected.
+ * `context.newString` encodes UTF-8 in a JavaScript loop (emscripten's stringToUTF8): ~5 ms per MiB,
+ * more than the rest of a call on a mainnet-sized batch. Encoding with Buffer (native) and copying the
+ * bytes into the WASM heap does the same in a fraction of that. Checked at run time; if a later
+ * quickjs-emscripten renames them, the public (slower) newString is used.
+ */
+interface ContextInternals {
+  module: { _malloc(bytes: number): number; _free(ptr: number): void; HEAPU8: Uint8Array };
+  ffi: { QTS_NewString(ctx: unknown, ptr: number): number };
+  ctx: { value: unknown };
+  memory: { heapValueHandle(ptr: number): QuickJSHandle };
+}
+
+function internalsOf(context: QuickJSContext): ContextInternals | null {
+  const c = context as unknown as Partial<ContextInternals>;
+  return typeof c.module?._malloc === "function" &&
+    typeof c.module._free === "function" &&
+    c.module.HEAPU8 instanceof Uint8Array &&
+    typeof c.ffi?.QTS_NewString === "function" &&
+    c.ctx !== undefined &&
+    typeof c.memory?.heapValueHandle === "function"
+    ? (c as ContextInternals)
+    : null;
+}
+
+/**
+ * context.newString with a native UTF-8 encoder. Text with lone surrogates (never JSON.stringify's
+ * output) has them replaced by U+FFFD here; newString would pass them through.
+ */
+export function newStringFast(context: QuickJSContext, text: string): QuickJSHandle {
+  const c = internalsOf(context);
+  if (!c) return context.newString(text);
+  const bytes = Buffer.from(text, "utf8");
+  const ptr = c.module._malloc(bytes.length + 1);
+  if (!ptr) throw new Error("out of memory: could not allocate the batch in the sandbox");
+  try {
+    // HEAPU8 is read after _malloc: growing the WASM memory replaces it.
+    const heap = c.module.HEAPU8;
+    heap.set(bytes, ptr);
+    heap[ptr + bytes.length] = 0;
+    return c.memory.heapValueHandle(c.ffi.QTS_NewString(c.ctx.value, ptr));
+  } finally {
+    c.module._free(ptr);
+  }
+}
+
 export class Filter {
   readonly version: FilterVersion;
   private readonly limits: FilterLimits;
@@ -126,6 +176,8 @@ export class Filter {
   private interrupted = false;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
+  /** The batch text of the call in progress, handed to the guest by hostData. */
+  private callData: string | null = null;
   /** Guest promises handed out for helper calls of the current call, with their host-side settlement. */
   private pending = new Set<{ deferred: QuickJSDeferredPromise; settled: Promise<void> }>();
 
@@ -179,8 +231,11 @@ export class Filter {
       const body = this.splitLogs(encoded, logs);
       const tag = body[0];
       if (tag === "S") return { ok: true, skipped: true, resultJson: null, sizeBytes: 0, durationMs, logs };
-      if (tag === "V") {
-        const resultJson = body.slice(1);
+      if (tag === "V" || tag === "P" || tag === "Q") {
+        // P and Q: main returned the batch (or the stream object) without reading it; the guest never
+        // parsed it, and its JSON is the text passed in.
+        const resultJson =
+          tag === "V" ? body.slice(1) : tag === "P" ? dataJson : `{"data":${dataJson},"metadata":${body.slice(1)}}`;
         return { ok: true, skipped: false, resultJson, sizeBytes: Buffer.byteLength(resultJson), durationMs, logs };
       }
       const err = JSON.parse(body.slice(1)) as { kind: FilterErrorKind; message: string; stack: string };
@@ -204,12 +259,25 @@ export class Filter {
 
   private async call(inst: Instance, dataJson: string, metaJson: string): Promise<string> {
     const { context, runtime } = inst;
-    const dataH = context.newString(dataJson);
+    // An array (every batch the engine sends) is fetched by the guest when first used (hostData).
+    const lazy = dataJson.charCodeAt(0) === 0x5b;
+    const dataH = lazy ? context.null : context.newString(dataJson);
     const metaH = context.newString(metaJson);
-    const res = context.callFunction(inst.run, context.undefined, dataH, metaH);
-    dataH.dispose();
-    metaH.dispose();
-    if (res.error) throw this.guestFault(context, res.error);
+    this.callData = lazy ? dataJson : null;
+    let res: ReturnType<QuickJSContext["callFunction"]>;
+    try {
+      res = context.callFunction(inst.run, context.undefined, dataH, metaH);
+    } catch (e) {
+      this.callData = null;
+      throw e;
+    } finally {
+      dataH.dispose();
+      metaH.dispose();
+    }
+    if (res.error) {
+      this.callData = null;
+      throw this.guestFault(context, res.error);
+    }
     const handle = res.value;
     try {
       if (context.typeof(handle) === "string") return context.getString(handle);
@@ -240,8 +308,15 @@ export class Filter {
         if (first === "timeout") throw this.timeoutFault();
       }
     } finally {
+      this.callData = null;
       if (handle.alive) handle.dispose();
     }
+  }
+
+  /** Guest → host: the current call's batch text (the guest asks once, on first use of the batch). */
+  private hostData(context: QuickJSContext): QuickJSHandle {
+    if (this.callData === null) throw new Error("the batch is only available during the call");
+    return newStringFast(context, this.callData);
   }
 
   private timeoutFault(): SandboxFault {
@@ -321,6 +396,8 @@ export class Filter {
       const versionNumber = Number(this.version.slice(1));
       const hostCall = context.newFunction("hostCall", (nameH, argsH) => this.hostCall(context, nameH, argsH));
       owned.push(hostCall);
+      const hostData = context.newFunction("hostData", () => this.hostData(context));
+      owned.push(hostData);
       const names = context.newArray();
       owned.push(names);
       FILTER_HELPER_NAMES.forEach((name, i) => {
@@ -333,12 +410,13 @@ export class Filter {
       owned.push(bootRes.value);
       const args = [
         hostCall,
+        hostData,
         names,
         context.newNumber(versionNumber),
         context.newNumber(this.limits.maxLogLines),
         context.newNumber(this.limits.maxLogChars),
       ];
-      owned.push(...args.slice(2));
+      owned.push(...args.slice(3));
       const bindRes = context.callFunction(bootRes.value, context.undefined, ...args);
       if (bindRes.error) throw this.guestFault(context, bindRes.error);
       owned.push(bindRes.value);

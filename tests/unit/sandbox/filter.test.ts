@@ -46,6 +46,92 @@ describe("filter sandbox: results", () => {
     expect(await f.run({ data: JSON.stringify(batch), metadata })).toMatchObject({ resultJson: '[2,"local"]' });
   });
 
+  it("passes the batch through untouched without parsing it: the result is the text given", async () => {
+    const text = JSON.stringify(batch);
+    const f = await filter("function main(stream) { return stream.data }");
+    expect(await f.run({ data: text, metadata })).toMatchObject({ ok: true, resultJson: text, sizeBytes: text.length });
+    // Never parsed: text that is not even JSON goes through (the engine only passes JSON it made).
+    expect(await f.run({ data: "[not json" })).toMatchObject({ ok: true, resultJson: "[not json" });
+    const skip = await filter(
+      "function main(stream) { return stream.metadata.dataset === 'LOGS' ? stream.data : null }",
+    );
+    expect(await skip.run({ data: "[not json", metadata })).toMatchObject({ ok: true, skipped: true });
+    const v1 = await filter("function main(data) { return data }", { version: "V1" });
+    expect(await v1.run({ data: text })).toMatchObject({ resultJson: text });
+  });
+
+  it("returns the stream object as data and metadata without re-stringifying the batch", async () => {
+    const text = JSON.stringify(batch);
+    const f = await filter("function main(stream) { return stream }");
+    const r = await f.run({ data: text, metadata });
+    expect(r).toMatchObject({ ok: true, resultJson: JSON.stringify({ data: batch, metadata }) });
+    const changed = await filter(
+      "function main(stream) { stream.metadata.seen = true; stream.extra = 1; return stream }",
+    );
+    expect(await changed.run({ data: text, metadata })).toMatchObject({
+      resultJson: JSON.stringify({ data: batch, metadata: { ...metadata, seen: true }, extra: 1 }),
+    });
+  });
+
+  it("the lazy batch behaves as an ordinary array, and a changed batch is delivered as changed", async () => {
+    const f = await filter(`function main(stream) {
+      const d = stream.data;
+      const facts = [Array.isArray(d), d.length, Object.keys(d).join(","), JSON.stringify(d) === JSON.stringify(JSON.parse(JSON.stringify(d)))];
+      d[0].tag = "x";
+      d.push({ number: "0x3" });
+      return [facts, d];
+    }`);
+    const r = await f.run({ data: JSON.stringify(batch) });
+    expect(JSON.parse((r.ok && r.resultJson) || "null")).toEqual([
+      [true, 2, "0,1", true],
+      [{ ...batch[0], tag: "x" }, batch[1], { number: "0x3" }],
+    ]);
+    const mutated = await filter("function main(stream) { stream.data[1].number = '0x9'; return stream.data }");
+    const m = await mutated.run({ data: JSON.stringify(batch) });
+    expect(JSON.parse((m.ok && m.resultJson) || "null")[1].number).toBe("0x9");
+    const sorted = await filter("function main(stream) { stream.data.reverse(); return stream.data }");
+    const s = await sorted.run({ data: JSON.stringify(batch) });
+    expect(s).toMatchObject({ resultJson: JSON.stringify([...batch].reverse()) });
+  });
+
+  it("a batch kept from an earlier call still holds that call's blocks", async () => {
+    const f = await filter(
+      "let prev = null; function main(stream) { const out = prev; prev = stream.data; return out === null ? null : out.map((b) => b.number) }",
+    );
+    await f.run({ data: JSON.stringify([{ number: "0x1" }]) });
+    expect(await f.run({ data: JSON.stringify([{ number: "0x2" }]) })).toMatchObject({ resultJson: '["0x1"]' });
+  });
+
+  it("reads text outside ASCII in the batch exactly", async () => {
+    const data = [{ memo: 'é ✓ 😀 \u2028 "q" \\ \u0000' }];
+    const f = await filter("function main(stream) { return [stream.data[0].memo, stream.data[0].memo.length] }");
+    expect(await f.run({ data })).toMatchObject({ resultJson: JSON.stringify([data[0].memo, data[0].memo.length]) });
+  });
+
+  it("an async main that passes the batch through delivers it", async () => {
+    const f = await filter("async function main(stream) { await null; return stream.data }");
+    expect(await f.run({ data: batch })).toMatchObject({ ok: true, resultJson: JSON.stringify(batch) });
+    const later = await filter("async function main(stream) { await null; return stream.data.length }");
+    expect(await later.run({ data: batch })).toMatchObject({ ok: true, resultJson: "2" });
+  });
+
+  it("a batch larger than the memory limit fails with MEMORY when read, and is free when not", async () => {
+    const big = JSON.stringify([{ pad: "x".repeat(24 * 1024 * 1024) }]);
+    const limits = { memoryBytes: 16 * 1024 * 1024, timeoutMs: 5_000 };
+    const reads = await filter("function main(stream) { return stream.data.length }", { limits });
+    expect(failed(await reads.run({ data: big })).kind).toBe("MEMORY");
+    expect(await reads.run({ data: batch })).toMatchObject({ ok: true, resultJson: "2" });
+    const skips = await filter("function main(stream) { return null }", { limits });
+    expect(await skips.run({ data: big })).toMatchObject({ ok: true, skipped: true });
+  });
+
+  it("a toJSON the filter installs still shapes a returned batch", async () => {
+    const f = await filter(
+      "function main(stream) { Array.prototype.toJSON = function () { return 'arr' }; return stream.data }",
+    );
+    expect(await f.run({ data: JSON.stringify(batch) })).toMatchObject({ resultJson: '"arr"' });
+  });
+
   it("captures console output as logs with levels", async () => {
     const f = await filter(`function main(stream) {
       console.log("blocks", stream.data.length, { a: 1 });
@@ -296,6 +382,7 @@ describe("filter sandbox: no host access", () => {
       "std",
       "os",
       "hostCall",
+      "hostData",
     ]) {
       expect(names).not.toContain(forbidden);
     }
