@@ -1,2 +1,5 @@
 // Every custom widget the manifests may name; importing this registers them.
 import "./code-sample.tsx";
+import "./stream-filter-tester.tsx";
+import "./stream-icons.tsx";
+import "./stream-raw-payload.tsx";

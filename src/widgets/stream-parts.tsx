@@ -1,0 +1,142 @@
+// Parts shared by the stream and webhook widgets: a block picker with a "Latest" button, a JSON result
+// with its size, and filter log lines coloured by level. Operations are named by the manifest's
+// options (`{ "query": "…" }` / `{ "mutation": "…" }`), so the registry serves their documents.
+import { Alert, Button, InputNumber, Space, Tag, Typography } from "antd";
+import { useCallback, useEffect, useState } from "react";
+import { errorMessage, useData } from "../../renderer/index.ts";
+
+/** The operation name of an option shaped `{ query }` or `{ mutation }`. */
+export function operationOf(option: unknown): string | undefined {
+  if (!option || typeof option !== "object") return undefined;
+  const { query, mutation } = option as { query?: unknown; mutation?: unknown };
+  const name = query ?? mutation;
+  return typeof name === "string" ? name : undefined;
+}
+
+export function refreshOf(option: unknown): string[] {
+  const refresh = option && typeof option === "object" ? (option as { refresh?: unknown }).refresh : undefined;
+  return Array.isArray(refresh) ? refresh.filter((name): name is string => typeof name === "string") : [];
+}
+
+export function fieldOf(record: unknown, key: string): unknown {
+  return record && typeof record === "object" ? (record as Record<string, unknown>)[key] : undefined;
+}
+
+/** Runs a named operation from the registry once, outside SWR (a test run, a block lookup). */
+export function useRun() {
+  const { transport, registry } = useData();
+  return useCallback(
+    async (name: string, variables: Record<string, unknown>) => {
+      const document = registry.operations[name];
+      if (!document) throw new Error(`The operation ${name} is not available to you.`);
+      return transport(document, variables);
+    },
+    [transport, registry],
+  );
+}
+
+/**
+ * The chain tip of a network from a named query answering one number (e.g. streamLatestBlock).
+ * Loaded once on mount and again on demand; its error is kept, since a network without a connected
+ * node answers UPSTREAM_FAILED and the screen must say so.
+ */
+export function useLatestBlock(query: string | undefined, network: string | undefined) {
+  const run = useRun();
+  const [state, setState] = useState<{ block?: number; error?: string; loading: boolean }>({ loading: false });
+  const load = useCallback(async () => {
+    if (!query || !network) return undefined;
+    setState((current) => ({ ...current, loading: true }));
+    try {
+      const data = await run(query, { network });
+      const block = Object.values(data)[0];
+      const value = typeof block === "number" ? block : Number(block);
+      setState({ block: value, loading: false });
+      return value;
+    } catch (error) {
+      setState({ error: errorMessage(error), loading: false });
+      return undefined;
+    }
+  }, [run, query, network]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  return { ...state, load };
+}
+
+export function BlockPicker(props: {
+  value: number | null;
+  onChange: (value: number | null) => void;
+  latest: ReturnType<typeof useLatestBlock>;
+}) {
+  const { value, onChange, latest } = props;
+  return (
+    <Space.Compact>
+      <InputNumber
+        aria-label="Block number"
+        min={0}
+        precision={0}
+        placeholder="Block number"
+        value={value}
+        onChange={(next) => onChange(typeof next === "number" ? next : null)}
+        style={{ width: 160 }}
+      />
+      <Button
+        loading={latest.loading}
+        onClick={async () => {
+          const block = await latest.load();
+          if (block !== undefined) onChange(block);
+        }}
+      >
+        Latest
+      </Button>
+    </Space.Compact>
+  );
+}
+
+export function LatestBlockError({ error }: { error?: string }) {
+  if (!error) return null;
+  return <Alert type="error" showIcon title="Cannot read the chain" description={error} />;
+}
+
+const LEVEL_COLORS: Record<string, string> = { ERROR: "red", WARNING: "orange", INFO: "blue" };
+
+export function FilterLogs({ logs }: { logs: { level: string; message: string }[] }) {
+  if (logs.length === 0) return <Typography.Text type="secondary">The filter logged nothing.</Typography.Text>;
+  return (
+    <div className="np-filter-logs" style={{ fontFamily: "monospace", fontSize: 12.5 }}>
+      {logs.map((line, index) => (
+        // Log lines have no identity; their order is the key.
+        // biome-ignore lint/suspicious/noArrayIndexKey: see above
+        <div key={index} data-level={line.level} style={{ display: "flex", gap: 8, padding: "2px 0" }}>
+          <Tag color={LEVEL_COLORS[line.level] ?? "default"} style={{ minWidth: 72, textAlign: "center" }}>
+            {line.level}
+          </Tag>
+          <Typography.Text type={line.level === "ERROR" ? "danger" : line.level === "WARNING" ? "warning" : undefined}>
+            {line.message}
+          </Typography.Text>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** Above this many characters the JSON is cut, with a copy of the whole. */
+const SHOWN_CHARS = 200_000;
+
+export function JsonResult({ value }: { value: unknown }) {
+  const text = value === undefined ? "" : JSON.stringify(value, null, 2);
+  const shown = text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}\n… (cut; copy to get all of it)` : text;
+  return (
+    <div className="np-code" data-testid="json-result">
+      <Typography.Paragraph copyable={{ text }} style={{ margin: 0 }}>
+        <pre style={{ maxHeight: 420, overflow: "auto" }}>{shown === "" ? "null" : shown}</pre>
+      </Typography.Paragraph>
+    </div>
+  );
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB (${bytes.toLocaleString("en")} B)`;
+  return `${(bytes / 1024 / 1024).toFixed(2)} MiB (${bytes.toLocaleString("en")} B)`;
+}
