@@ -1,6 +1,5 @@
-// Rename to security-graphql.test.ts once buildApp wires the security domain and the data plane
-// (see the wiring list in the data plane hand-over): it drives everything through /graphql and the
-// service's own /rpc routes.
+// Endpoint security end to end: /graphql (roles, tenancy, validation) and the service's own /rpc routes
+// in front of a real anvil.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,8 +15,17 @@ beforeAll(async () => {
   node = await startAnvil({ chainId: 11155111 });
   const dir = mkdtempSync(join(tmpdir(), "nodeplane-networks-"));
   const file = join(dir, "networks.json");
-  writeFileSync(file, JSON.stringify({ local: { networks: [] }, upstreams: { "ethereum-sepolia": { http: node.httpUrl, ws: node.wsUrl } } }));
-  app = await startTestApp({ NODEPLANE_NETWORKS_CONFIG: file, NODEPLANE_LOCAL_CHAIN: "0" });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      local: { networks: [] },
+      upstreams: { "ethereum-sepolia": { http: node.httpUrl, ws: node.wsUrl } },
+    }),
+  );
+  // startChainNodes reads the process environment (the config does not carry the networks file).
+  process.env.NODEPLANE_NETWORKS_CONFIG = file;
+  process.env.NODEPLANE_LOCAL_CHAIN = "0";
+  app = await startTestApp();
 }, 120_000);
 
 afterAll(async () => {
@@ -56,10 +64,9 @@ describe("security through GraphQL and the service's own proxy", () => {
   it("a new endpoint has one token and token auth on; tokens are shown once, then masked", async () => {
     const alice = await signUp(app);
     const endpoint = await newEndpoint(alice.client);
-    const before = await alice.client.gqlOk<{ security: { options: { tokens: boolean }; tokens: { token: string }[] } }>(
-      `query($id: ID!) { security(id: $id) { ${securityFields} } }`,
-      { id: endpoint.id },
-    );
+    const before = await alice.client.gqlOk<{
+      security: { options: { tokens: boolean }; tokens: { token: string }[] };
+    }>(`query($id: ID!) { security(id: $id) { ${securityFields} } }`, { id: endpoint.id });
     expect(before.security.options.tokens).toBe(true);
     expect(before.security.tokens).toHaveLength(1);
     expect((await rpc(endpoint.httpUrl)).status).toBe(401);
@@ -90,9 +97,13 @@ describe("security through GraphQL and the service's own proxy", () => {
   it("inputs are validated by the entity schema and the service, naming the field", async () => {
     const alice = await signUp(app);
     const endpoint = await newEndpoint(alice.client);
-    const bad = await alice.client.gql(`mutation($e: ID!) { createIp(endpointId: $e, ip: "not an ip") { id } }`, { e: endpoint.id });
+    const bad = await alice.client.gql(`mutation($e: ID!) { createIp(endpointId: $e, ip: "not an ip") { id } }`, {
+      e: endpoint.id,
+    });
     expect(bad.errors?.[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/ip" }] });
-    const range = await alice.client.gql(`mutation($e: ID!) { createIp(endpointId: $e, ip: "10.0.0.0/99") { id } }`, { e: endpoint.id });
+    const range = await alice.client.gql(`mutation($e: ID!) { createIp(endpointId: $e, ip: "10.0.0.0/99") { id } }`, {
+      e: endpoint.id,
+    });
     expect(range.errors?.[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/ip" }] });
     const key = await alice.client.gql(
       `mutation($id: ID!) { createJwt(id: $id, name: "k", kid: "k1", publicKey: "-----BEGIN PUBLIC KEY-----\\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\\n-----END PUBLIC KEY-----") { id } }`,
@@ -104,9 +115,15 @@ describe("security through GraphQL and the service's own proxy", () => {
   it("options and method toggles take effect on the endpoint's URL", async () => {
     const alice = await signUp(app);
     const endpoint = await newEndpoint(alice.client);
-    await alice.client.gqlOk(`mutation($id: ID!) { updateOption(id: $id, option: tokens, status: DISABLED) { tokens } }`, { id: endpoint.id });
+    await alice.client.gqlOk(
+      `mutation($id: ID!) { updateOption(id: $id, option: tokens, status: DISABLED) { tokens } }`,
+      { id: endpoint.id },
+    );
     await eventually(async () => (await rpc(endpoint.httpUrl)).status === 200);
-    await alice.client.gqlOk(`mutation($e: ID!) { toggleRpcMethod(endpointId: $e, methodId: "eth_chainId") { disabled } }`, { e: endpoint.id });
+    await alice.client.gqlOk(
+      `mutation($e: ID!) { toggleRpcMethod(endpointId: $e, methodId: "eth_chainId") { disabled } }`,
+      { e: endpoint.id },
+    );
     await eventually(async () => (await rpc(endpoint.httpUrl)).body.error?.code === -32006);
     await alice.client.gqlOk(`mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }`, { id: endpoint.id });
     await eventually(async () => (await rpc(endpoint.httpUrl)).status === 423);
@@ -123,20 +140,30 @@ describe("security through GraphQL and the service's own proxy", () => {
     const byBob = [
       await bob.client.gql(`query($id: ID!) { security(id: $id) { options { tokens } } }`, { id: endpoint.id }),
       await bob.client.gql(`mutation($id: ID!) { createAuthToken(id: $id) { id } }`, { id: endpoint.id }),
-      await bob.client.gql(`mutation($id: ID!) { updateOption(id: $id, option: ips, status: ENABLED) { ips } }`, { id: endpoint.id }),
-      await bob.client.gql(`mutation($id: ID!) { deleteReferrer(id: $id) { success } }`, { id: referrer.createReferrer.id }),
-      await bob.client.gql(`mutation($e: ID!) { toggleRpcMethod(endpointId: $e, methodId: "eth_call") { disabled } }`, { e: endpoint.id }),
+      await bob.client.gql(`mutation($id: ID!) { updateOption(id: $id, option: ips, status: ENABLED) { ips } }`, {
+        id: endpoint.id,
+      }),
+      await bob.client.gql(`mutation($id: ID!) { deleteReferrer(id: $id) { success } }`, {
+        id: referrer.createReferrer.id,
+      }),
+      await bob.client.gql(`mutation($e: ID!) { toggleRpcMethod(endpointId: $e, methodId: "eth_call") { disabled } }`, {
+        e: endpoint.id,
+      }),
     ];
     for (const r of byBob) expect(r.errors?.[0].extensions?.code).toBe("NOT_FOUND");
 
     const owner = await signIn(app, "demo@nodeplane.local", DEMO_PASSWORD);
     const viewer = await signIn(app, "viewer@nodeplane.local", DEMO_PASSWORD);
     const demo = await newEndpoint(owner.client);
-    const read = await viewer.client.gql(`query($id: ID!) { security(id: $id) { ${securityFields} } }`, { id: demo.id });
+    const read = await viewer.client.gql(`query($id: ID!) { security(id: $id) { ${securityFields} } }`, {
+      id: demo.id,
+    });
     expect(read.errors).toBeUndefined();
     const refused = [
       await viewer.client.gql(`mutation($id: ID!) { createAuthToken(id: $id) { id } }`, { id: demo.id }),
-      await viewer.client.gql(`mutation($id: ID!) { updateOption(id: $id, option: cors, status: ENABLED) { cors } }`, { id: demo.id }),
+      await viewer.client.gql(`mutation($id: ID!) { updateOption(id: $id, option: cors, status: ENABLED) { cors } }`, {
+        id: demo.id,
+      }),
       await viewer.client.gql(`mutation($e: ID!) { createIp(endpointId: $e, ip: "10.0.0.1") { id } }`, { e: demo.id }),
     ];
     for (const r of refused) expect(r.errors?.[0].extensions?.code).toBe("FORBIDDEN");
