@@ -91,7 +91,8 @@ export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): Da
       app.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
         const target = targetOf(plane, req);
         if (target) handleUpgrade(req, socket, head, target);
-        else socket.destroy();
+        // Other upgrade listeners (if any) own the rest; alone, an unknown upgrade is closed.
+        else if (app.server.listenerCount("upgrade") === 1) socket.destroy();
       });
     }
     done();
