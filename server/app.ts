@@ -9,8 +9,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
 import type { Logger } from "pino";
+import { startChainNodes } from "./dataplane/chain/nodes.ts";
+import { startStreamEngine } from "./dataplane/engine/index.ts";
+import { createRpcStages } from "./dataplane/metering/stages.ts";
+import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
 import { domainResolvers } from "./domains/index.ts";
+import { initialTokenHook } from "./domains/security/service.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
@@ -20,6 +25,7 @@ import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { createLogger } from "./platform/logger.ts";
+import { createMailer } from "./platform/mail.ts";
 import { RegistryHolder } from "./registry/watch.ts";
 import { seed } from "./seed.ts";
 import type { Services } from "./services.ts";
@@ -62,9 +68,10 @@ async function assemble(
   db: Db,
 ): Promise<App> {
   await runMigrations(db);
-  const firstStart = await seed(db, config, log);
+  const endpointCreatedHooks = [initialTokenHook];
+  const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
-  const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks: [] };
+  const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -125,6 +132,27 @@ async function assemble(
     return { ok: true };
   });
 
+  // The data plane: chain nodes, the RPC proxy with its rate-limit and meter stages, the stream engine.
+  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  const stages = await createRpcStages({ db, events: services.events, config, log });
+  await mountDataPlane(app, {
+    db,
+    events: services.events,
+    upstreams: chainNodes,
+    rateLimit: stages.rateLimit,
+    meter: stages.meter,
+    log: (message, error) => log.warn({ err: error }, message),
+  });
+  app.addHook("onClose", async () => stages.close());
+  const streamEngine = startStreamEngine({
+    db,
+    log,
+    config,
+    upstreams: chainNodes,
+    mailer: createMailer(db, { smtpUrl: config.smtpUrl, log }),
+    services,
+  });
+
   let stopWatching: (() => void) | null = null;
   if (config.dev) {
     stopWatching = registry.watch(log);
@@ -144,7 +172,9 @@ async function assemble(
       if (closed) return;
       closed = true;
       stopWatching?.();
+      await streamEngine.stop();
       await app.close();
+      await chainNodes.stop();
       await db.$client.end();
       await database.stop();
     },

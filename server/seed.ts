@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { addMember, seedPlans, signUp } from "./domains/account/service.ts";
 import { findUserByEmail } from "./domains/account/store.ts";
-import { addTag, createEndpoint } from "./domains/endpoints/service.ts";
+import { addTag, createEndpoint, type EndpointCreatedHook } from "./domains/endpoints/service.ts";
 import { type AppConfig, persistentSecret } from "./platform/config.ts";
 import type { Db } from "./platform/db/index.ts";
 import { DomainEvents } from "./platform/events.ts";
@@ -10,7 +10,7 @@ export const DEMO_OWNER = "demo@nodeplane.local";
 export const DEMO_VIEWER = "viewer@nodeplane.local";
 
 /** The catalogue on every start; the demo account, its viewer and a few tagged endpoints on the first. */
-export async function seed(db: Db, config: AppConfig, log: Logger) {
+export async function seed(db: Db, config: AppConfig, log: Logger, endpointCreatedHooks: EndpointCreatedHook[]) {
   await seedPlans(db);
   const secret = config.demoPassword
     ? { value: config.demoPassword, created: false }
@@ -38,7 +38,7 @@ export async function seed(db: Db, config: AppConfig, log: Logger) {
     { chain: "base", network: "base-sepolia", label: "Indexer", tags: ["staging"] },
   ];
   for (const item of demo) {
-    const endpoint = await createEndpoint(db, events, [], accountId, item);
+    const { endpoint } = await createEndpoint(db, events, endpointCreatedHooks, accountId, item);
     for (const tag of item.tags) await addTag(db, events, accountId, endpoint.id, tag);
   }
   return firstStart;

@@ -5,8 +5,9 @@ import { catalogueResolvers } from "./catalogue/resolvers.ts";
 import { endpointResolvers } from "./endpoints/resolvers.ts";
 import { errorLogResolvers } from "./errorlogs/resolvers.ts";
 import { rateLimitResolvers } from "./ratelimits/resolvers.ts";
-import { usageResolvers } from "./usage/resolvers.ts";
+import { securityResolvers } from "./security/resolvers.ts";
 import { streamResolvers } from "./streams/resolvers.ts";
+import { usageResolvers } from "./usage/resolvers.ts";
 import { webhookResolvers } from "./webhooks/resolvers.ts";
 
 /** Every domain's resolvers; a new area adds its map here. */
@@ -14,6 +15,7 @@ export const domainResolvers: Resolvers[] = [
   accountResolvers,
   catalogueResolvers,
   endpointResolvers,
+  securityResolvers,
   registryResolvers,
   streamResolvers,
   webhookResolvers,

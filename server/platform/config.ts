@@ -14,6 +14,8 @@ export interface AppConfig {
   /** An external PostgreSQL server; when null the service starts its own embedded one. */
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** Where notification e-mail goes; without it messages stay in the outbox the console shows. */
+  smtpUrl: string | null;
   production: boolean;
   /** Development mode: the console is served by Vite with hot reload, manifests reload on change. */
   dev: boolean;
@@ -61,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : null,
     databaseUrl: env.DATABASE_URL || null,
     redisUrl: env.REDIS_URL || null,
+    smtpUrl: env.SMTP_URL || null,
     production: env.NODE_ENV === "production",
     dev: argv.includes("--dev"),
     demoPassword: env.NODEPLANE_DEMO_PASSWORD || null,

@@ -6,7 +6,7 @@ const DEMO_PASSWORD = "demo-password-for-tests";
 
 const endpointFields = `id name exId label chain network canonicalNetwork status wssUrl httpUrl chainCompatibility docsExName
   isDedicated isSelectChain isRollup tokenAuth tags { tagId label } quickstart { apps { name url } dapps { name } wallets { name } }
-  installedAddons { id } createdAt`;
+  installedAddons { id } createdAt initialToken`;
 
 interface Endpoint {
   id: string;
@@ -66,11 +66,14 @@ describe("endpoints", () => {
     expect(endpoint.wssUrl).toBe(`${ctx.app.url.replace("http", "ws")}/rpc/${endpoint.exId}`);
     expect(endpoint.name).toMatch(/^[a-z]+-[a-z]+-\d{4}$/);
     expect((endpoint.quickstart as { apps: unknown[] }).apps.length).toBeGreaterThan(0);
+    // Token authentication is on from the start; the first token is shown in this answer only.
+    expect(endpoint.tokenAuth).toBe(true);
+    expect(endpoint.initialToken).toMatch(/^[0-9a-f]{64}$/);
     const again = await user.client.gqlOk<{ endpoint: Endpoint }>(
       `query($id: ID!) { endpoint(id: $id) { ${endpointFields} } }`,
       { id: endpoint.id },
     );
-    expect(again.endpoint).toEqual(endpoint);
+    expect(again.endpoint).toEqual({ ...endpoint, initialToken: null });
   });
 
   it("refuses bad input, unknown or unavailable networks, and the plan's limit, writing nothing", async () => {

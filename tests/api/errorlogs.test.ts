@@ -120,7 +120,8 @@ describe("error logs", () => {
       `query($e: String!) { errorLogDetails(endpointExId: $e, requestId: "x") { request } }`,
       { e: endpoint.exId },
     );
-    expect(details.errorLogDetails === undefined && details.errors?.[0].extensions?.code).toBe("NOT_FOUND");
+    expect(details.data?.errorLogDetails).toBeUndefined();
+    expect(details.errors?.[0].extensions?.code).toBe("NOT_FOUND");
     const tooMany = await alice.client.gql(
       `query($e: String!, $from: DateTime!, $to: DateTime!) { errorLogs(endpointExId: $e, from: $from, to: $to, limit: 1000) { nextAt } }`,
       {

@@ -49,13 +49,18 @@ async function rpc(url: string, headers: Record<string, string> = {}) {
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
   });
+  lastRpc = { status: res.status, body: await res.clone().json() };
   return { status: res.status, body: (await res.json()) as { result?: string; error?: { code: number } } };
 }
+
+let lastRpc: unknown = null;
+const lastSeen = async () => lastRpc;
 
 async function eventually(check: () => Promise<boolean>) {
   const deadline = Date.now() + 3000;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("the change did not reach the proxy");
+    if (Date.now() > deadline)
+      throw new Error(`the change did not reach the proxy: ${JSON.stringify(await lastSeen())}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

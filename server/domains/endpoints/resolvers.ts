@@ -110,14 +110,14 @@ export const endpointResolvers: Resolvers = {
         "endpoint#/$defs/createInput",
         args.input,
       );
-      const row = await service.createEndpoint(
+      const { endpoint, shownOnce } = await service.createEndpoint(
         ctx.db,
         ctx.services.events,
         ctx.services.endpointCreatedHooks,
         accountId,
         input,
       );
-      return oneView(ctx, accountId, row);
+      return { ...(await oneView(ctx, accountId, endpoint)), ...shownOnce };
     },
     updateEndpointLabel: async (_: unknown, args: { id: string; label: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
@@ -158,9 +158,5 @@ export const endpointResolvers: Resolvers = {
       await service.deleteTag(ctx.db, accountId, args.tagId);
       return { success: true, message: "The tag was deleted.", error: null };
     },
-  },
-  Endpoint: {
-    // Token authentication arrives with endpoint security; until then no endpoint has it.
-    tokenAuth: () => false,
   },
 };

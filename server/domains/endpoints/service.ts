@@ -18,13 +18,14 @@ export type EndpointStatus =
   | "TERMINATED";
 
 /**
- * Hooks other areas attach to endpoint creation, run inside its transaction
- * (security gives a new endpoint its first token here).
+ * Hooks other areas attach to endpoint creation, run inside its transaction (security gives a new
+ * endpoint its first token here). What a hook returns is added to the creation's answer only, for
+ * values shown once, such as that token.
  */
 export type EndpointCreatedHook = (
   tx: Parameters<Parameters<Db["transaction"]>[0]>[0],
   endpoint: store.EndpointRow,
-) => Promise<void>;
+) => Promise<Record<string, unknown> | undefined>;
 
 const adjectives = [
   "amber",
@@ -115,10 +116,11 @@ export async function createEndpoint(
       network: input.network,
       status: "ACTIVE",
     });
-    for (const hook of hooks) await hook(tx, endpoint);
-    return endpoint;
+    let shownOnce: Record<string, unknown> = {};
+    for (const hook of hooks) shownOnce = { ...shownOnce, ...(await hook(tx, endpoint)) };
+    return { endpoint, shownOnce };
   });
-  events.emit("endpoint.changed", { accountId, endpointId: created.id });
+  events.emit("endpoint.changed", { accountId, endpointId: created.endpoint.id });
   return created;
 }
 
@@ -153,17 +155,18 @@ async function transition(
   id: string,
   action: "togglePause" | "archive",
 ) {
-  return db.transaction(async (tx) => {
-    const row = isUuid(id) ? await store.getEndpoint(tx, accountId, id) : undefined;
+  const updated = await db.transaction(async (tx) => {
+    const row = isUuid(id) ? await store.getEndpoint(tx, accountId, id, true) : undefined;
     if (!row) throw notFound("The endpoint");
     const status = nextStatus(row.status as EndpointStatus, action);
-    const updated = await store.updateEndpoint(tx, accountId, id, {
+    return store.updateEndpoint(tx, accountId, id, {
       status,
       ...(status === "ARCHIVED" && { archivedAt: new Date() }),
     });
-    events.emit("endpoint.changed", { accountId, endpointId: id });
-    return updated;
   });
+  // After the commit: listeners read the endpoint back from the database.
+  events.emit("endpoint.changed", { accountId, endpointId: id });
+  return updated;
 }
 
 export const togglePaused = (db: Db, events: DomainEvents, accountId: string, id: string) =>

@@ -96,11 +96,18 @@ export async function countLiveEndpoints(db: Executor, accountId: string): Promi
   return row.n;
 }
 
-export async function getEndpoint(db: Executor, accountId: string, id: string): Promise<EndpointRow | undefined> {
-  const [row] = await db
+/** With `lock`, the row stays locked until the transaction ends, so two transitions cannot interleave. */
+export async function getEndpoint(
+  db: Executor,
+  accountId: string,
+  id: string,
+  lock = false,
+): Promise<EndpointRow | undefined> {
+  const query = db
     .select()
     .from(endpoints)
     .where(and(eq(endpoints.accountId, accountId), eq(endpoints.id, id)));
+  const [row] = lock ? await query.for("update") : await query;
   return row;
 }
 
@@ -199,6 +206,9 @@ export async function moveStatus(db: Executor, accountId: string, from: string, 
 
 /** Accounts with an endpoint in this status. */
 export async function accountsWithStatus(db: Executor, status: string) {
-  const rows = await db.selectDistinct({ accountId: endpoints.accountId }).from(endpoints).where(eq(endpoints.status, status));
+  const rows = await db
+    .selectDistinct({ accountId: endpoints.accountId })
+    .from(endpoints)
+    .where(eq(endpoints.status, status));
   return rows.map((r) => r.accountId);
 }

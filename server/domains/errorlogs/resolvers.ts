@@ -42,8 +42,8 @@ export const errorLogResolvers: Resolvers = {
       });
       const page = await service.listErrorLogs(ctx.db, accountId, {
         ...args,
-        from: new Date(args.from),
-        to: new Date(args.to),
+        from,
+        to,
       });
       return { logs: page.logs.map(logView), nextAt: page.nextAt };
     },

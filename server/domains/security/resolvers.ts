@@ -57,6 +57,10 @@ export const securityResolvers: Resolvers = {
     },
   },
   Endpoint: {
+    tokenAuth: async (parent: { id: string }, _: unknown, ctx: Context) => {
+      const { accountId } = requirePrincipal(ctx);
+      return (await service.optionsOf(ctx.db, accountId, parent.id)).tokens;
+    },
     security: async (parent: { id: string }, _: unknown, ctx: Context) => {
       const { accountId } = requirePrincipal(ctx);
       return service.securityOf(ctx.db, accountId, parent.id);

@@ -132,24 +132,9 @@ export async function createInitialToken(tx: Tx, accountId: string, endpointId: 
   return value;
 }
 
-const freshTokens = new Map<string, { value: string; at: number }>();
-
-/**
- * An EndpointCreatedHook: the first token of a new endpoint, kept in memory for a minute so the
- * createEndpoint answer can show it once (`takeInitialToken`); it is never stored in clear.
- */
-export async function initialTokenHook(tx: Tx, endpoint: { id: string; accountId: string }): Promise<void> {
-  const value = await createInitialToken(tx, endpoint.accountId, endpoint.id);
-  const now = Date.now();
-  for (const [id, t] of freshTokens) if (now - t.at > 60_000) freshTokens.delete(id);
-  freshTokens.set(endpoint.id, { value, at: now });
-}
-
-/** The first token of an endpoint created a moment ago, once; undefined after that. */
-export function takeInitialToken(endpointId: string): string | undefined {
-  const fresh = freshTokens.get(endpointId);
-  freshTokens.delete(endpointId);
-  return fresh && Date.now() - fresh.at <= 60_000 ? fresh.value : undefined;
+/** An EndpointCreatedHook: token authentication on, with a first token shown once in the creation's answer. */
+export async function initialTokenHook(tx: Tx, endpoint: { id: string; accountId: string }) {
+  return { initialToken: await createInitialToken(tx, endpoint.accountId, endpoint.id) };
 }
 
 export async function createToken(db: Db, events: DomainEvents, accountId: string, endpointId: string) {
