@@ -112,6 +112,7 @@ export class PgEndpointDirectory implements EndpointDirectory {
   private closed = false;
   private readonly missing = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<CompiledEndpoint | undefined>>();
+  private readonly rereads = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly db: Db,
@@ -124,6 +125,7 @@ export class PgEndpointDirectory implements EndpointDirectory {
     this.unsubscribe =
       this.events?.on("endpoint.changed", ({ endpointId }) => {
         void this.invalidate(endpointId).then(() => this.publish(endpointId));
+        this.rereadSoon(endpointId);
       }) ?? null;
     await this.listen();
     this.timer = setInterval(
@@ -177,6 +179,21 @@ export class PgEndpointDirectory implements EndpointDirectory {
     } else this.cache.remove(endpointId);
   }
 
+  /**
+   * Reads the endpoint once more a moment later: an event emitted inside a transaction arrives before
+   * the commit, and the first read would keep the old state (a revoked token still valid) until the
+   * next change. One pending re-read per endpoint.
+   */
+  private rereadSoon(endpointId: string): void {
+    if (this.rereads.has(endpointId) || this.closed) return;
+    const timer = setTimeout(() => {
+      this.rereads.delete(endpointId);
+      void this.invalidate(endpointId).catch(() => undefined);
+    }, 250);
+    timer.unref();
+    this.rereads.set(endpointId, timer);
+  }
+
   async reloadAll(): Promise<void> {
     this.cache.replaceAll(await loadEndpointRecords(this.db));
   }
@@ -226,6 +243,8 @@ export class PgEndpointDirectory implements EndpointDirectory {
   async close(): Promise<void> {
     this.closed = true;
     this.unsubscribe?.();
+    for (const timer of this.rereads.values()) clearTimeout(timer);
+    this.rereads.clear();
     if (this.timer) clearInterval(this.timer);
     if (this.listener) {
       await this.listener.query(`UNLISTEN ${ENDPOINT_CHANNEL}`).catch(() => undefined);
