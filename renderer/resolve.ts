@@ -93,10 +93,14 @@ export function resolveVariables(variables: Variables | undefined, scope: Scope)
   return out;
 }
 
-/** Fills `{path}` placeholders from data (dotted paths); values are URI-encoded when `encode` is set. */
-export function fillTemplate(template: string, data: unknown, encode = false): string {
-  return template.replace(/\{([^{}]+)\}/g, (_, path: string) => {
-    const value = getPath(data, path.trim());
+/**
+ * Fills `{path}` placeholders from data (dotted paths); `{$route.x}`-style references read the scope
+ * instead. Values are URI-encoded when `encode` is set.
+ */
+export function fillTemplate(template: string, data: unknown, encode = false, scope: Scope = {}): string {
+  return template.replace(/\{([^{}]+)\}/g, (_, raw: string) => {
+    const path = raw.trim();
+    const value = isReference(path) ? resolveValue(path, scope) : getPath(data, path);
     const text = value === undefined || value === null ? "" : String(value);
     return encode ? encodeURIComponent(text) : text;
   });

@@ -54,6 +54,16 @@ export interface Action {
   redirect?: string;
   visibleWhen?: Predicate;
   disabledWhen?: Predicate;
+  showResult?: ShowResult;
+}
+
+/** After a mutation succeeds, show a field of its result in a dialog (e.g. a secret shown once). */
+export interface ShowResult {
+  field: string;
+  widget?: string;
+  title?: string;
+  description?: string;
+  options?: Record<string, unknown>;
 }
 
 export interface Field {
@@ -96,13 +106,36 @@ export interface Filter {
   requires?: Requires;
 }
 
-export interface Paging {
+/** Relay-style paging: `first`/`after` variables, the end cursor and hasNextPage in the result. */
+export interface CursorPaging {
+  mode?: "cursor";
   first: string;
   after: string;
   endCursor: string;
   hasNextPage: string;
   total?: string;
   pageSize?: number;
+}
+
+/** Token paging: a size variable and a token variable; the result names the next token (null at the end). */
+export interface TokenPaging {
+  mode: "token";
+  size: string;
+  token: string;
+  next: string;
+  total?: string;
+  pageSize?: number;
+}
+
+export type Paging = CursorPaging | TokenPaging;
+
+/** A time-range filter: presets like `15m`, `1h`, `24h`, `7d` and a custom range, kept in the URL. */
+export interface TimeRange {
+  from: string;
+  to: string;
+  presets?: string[];
+  default?: string;
+  custom?: boolean;
 }
 
 export interface ListView {
@@ -118,6 +151,7 @@ export interface ListView {
   search?: { variable: string; placeholder?: string };
   sort?: { variable: string; default?: string };
   filters?: Filter[];
+  timeRange?: TimeRange;
   columns: Field[];
   rowLink?: string;
   rowActions?: Action[];
@@ -184,6 +218,28 @@ export interface CustomView {
   variables?: Variables;
   record?: string;
   options?: Record<string, unknown>;
+}
+
+/** One result path of a `runner` custom view and how to show it. */
+export interface RunnerOutput {
+  path: string;
+  label?: string;
+  widget?: string;
+  options?: Record<string, unknown>;
+}
+
+/** Options of the `runner` custom view: run a named operation with a small form, show the result. */
+export interface RunnerOptions {
+  /** Exactly one of query and mutation. */
+  query?: string;
+  mutation?: string;
+  schema: string;
+  uiSchema?: Record<string, unknown>;
+  variables?: Variables;
+  initial?: Variables;
+  submitLabel?: string;
+  role?: Role;
+  outputs?: RunnerOutput[];
 }
 
 export type View = ListView | DetailView | FormView | ChartView | CustomView;

@@ -71,7 +71,7 @@ export function FieldValue({
     String(value ?? "")
   );
   const linked = field.link ? (
-    <Link to={fillTemplate(field.link, record, true)} onClick={(event) => event.stopPropagation()}>
+    <Link to={fillTemplate(field.link, record, true, scope)} onClick={(event) => event.stopPropagation()}>
       {content}
     </Link>
   ) : (

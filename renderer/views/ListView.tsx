@@ -1,10 +1,10 @@
 // The list view: a TanStack Table model (columns, row ids, selection) rendered with antd's Table;
-// server-side cursor paging, search, filters and sort kept in the URL and passed as variables;
+// server-side cursor or token paging (the stack of earlier pages in the URL too), a time range, search, filters and sort kept in the URL and passed as variables;
 // row, toolbar and bulk actions; empty, loading and error states; virtualised rows when long.
 import { type ColumnDef, flexRender, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
-import { Alert, App, Button, Empty, Input, Select, Space, Table, Typography } from "antd";
+import { Alert, App, Button, Empty, Input, Select, Skeleton, Space, Table, Typography } from "antd";
 import type { SortOrder } from "antd/es/table/interface";
-import { type ReactNode, useEffect, useMemo, useState } from "react";
+import { type ReactNode, useMemo, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router";
 import { Actions, actionState, errorMessage } from "../actions.tsx";
 import { useData, useOperation, useRefresh, useRunOperation } from "../data.tsx";
@@ -13,13 +13,28 @@ import { icon } from "../icons.tsx";
 import { can, requiredRole } from "../permissions.ts";
 import { fillTemplate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
 import { fieldSchema, humanize, labelFor } from "../schema.ts";
-import type { Action, Filter, ListView as ListViewSpec, OptionsSource, StaticOption } from "../types.ts";
+import type { Action, Filter, ListView as ListViewSpec, OptionsSource, StaticOption, TimeRange } from "../types.ts";
 import { FieldValue } from "./FieldValue.tsx";
+import {
+  BACK_PARAM,
+  DEFAULT_PAGE_SIZE,
+  filterValues,
+  hasPreviousPage,
+  listVariables,
+  nextPageParams,
+  nextPosition,
+  pagingPlan,
+  paramName,
+  previousPageParams,
+  RANGE_PARAM,
+  type RangeChoice,
+  rangeChoice,
+} from "./listState.ts";
+import { TimeRangeControl } from "./TimeRangeControl.tsx";
 import { VirtualRows } from "./VirtualRows.tsx";
 
 type Row = Record<string, unknown>;
 const features = tableFeatures({ rowSelectionFeature });
-export const DEFAULT_PAGE_SIZE = 25;
 /** Above this many rows on one page the list renders only the rows in view. */
 export const VIRTUAL_THRESHOLD = 100;
 const PAGE_SIZES = [10, 25, 50, 100, 250, 500];
@@ -80,60 +95,48 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const refresh = useRefresh();
   const runOperation = useRunOperation();
   const entity = view.entity ? registry.schemas[view.entity] : undefined;
-  const prefix = view.id ? `${view.id}.` : "";
-  const param = (name: string) => `${prefix}${name}`;
-  const paging = view.paging;
-  const pageSize = Number(params.get(param("pageSize"))) || paging?.pageSize || DEFAULT_PAGE_SIZE;
-  const [cursors, setCursors] = useState<string[]>([]);
+  const param = (name: string) => paramName(view, name);
+  const plan = pagingPlan(view);
   const [searchText, setSearchText] = useState(view.search ? (params.get(param(view.search.variable)) ?? "") : "");
-  const [rowSelection, setRowSelection] = useState<Record<string, true>>({});
+  // A relative time range ends at `now`, fixed until the range changes or the viewer refreshes, so the
+  // variables (and the cache key) stay stable between renders.
+  const [now, setNow] = useState(() => Date.now());
+  const rangeKey = view.timeRange ? JSON.stringify(rangeChoice(view, params)) : "";
+  const [rangeSeen, setRangeSeen] = useState(rangeKey);
+  if (rangeSeen !== rangeKey) {
+    setRangeSeen(rangeKey);
+    setNow(Date.now());
+  }
 
-  const filterValues = (filter: Filter) => params.getAll(param(filter.variable)).flatMap((entry) => entry.split(","));
-  const sortValue = view.sort ? (params.get(param(view.sort.variable)) ?? view.sort.default) : undefined;
-  const after = paging ? params.get(param(paging.after)) : null;
-
-  const variables = useMemo(() => {
-    const out: Record<string, unknown> = resolveVariables(view.variables, scope);
-    if (view.search) {
-      const text = params.get(param(view.search.variable));
-      if (text) out[view.search.variable] = text;
-    }
-    for (const filter of view.filters ?? []) {
-      const values = filterValues(filter);
-      if (values.length) out[filter.variable] = filter.multiple ? values : values[0];
-    }
-    if (view.sort && sortValue) out[view.sort.variable] = sortValue;
-    if (paging) {
-      out[paging.first] = pageSize;
-      if (after) out[paging.after] = after;
-    }
-    return out;
-    // `params` covers every URL-held input; the helpers read from it.
-  }, [view, scope, params, pageSize, after, sortValue]);
+  const variables = useMemo(() => listVariables(view, scope, params, now), [view, scope, params, now]);
+  const variablesKey = JSON.stringify(variables);
+  // The selection belongs to one page and one set of filters; another page starts with none.
+  const [selection, setSelection] = useState<{ key: string; rows: Record<string, true> }>({ key: "", rows: {} });
+  const rowSelection = selection.key === variablesKey ? selection.rows : {};
+  const setRowSelection = (rows: Record<string, true>) => setSelection({ key: variablesKey, rows });
+  const sortValue = view.sort ? (variables[view.sort.variable] as string | undefined) : undefined;
+  const pageSize = plan ? (variables[plan.size] as number) : DEFAULT_PAGE_SIZE;
 
   const result = useOperation(view.query, variables);
   const rows = useMemo(() => {
     const found = result.data ? getPath(result.data, view.rows) : [];
     return (Array.isArray(found) ? found : []) as Row[];
   }, [result.data, view.rows]);
-  const total = paging?.total && result.data ? (getPath(result.data, paging.total) as number | undefined) : undefined;
-  const hasNextPage = paging && result.data ? Boolean(getPath(result.data, paging.hasNextPage)) : false;
-  const endCursor = paging && result.data ? (getPath(result.data, paging.endCursor) as string | null) : null;
+  const total = plan?.total && result.data ? (getPath(result.data, plan.total) as number | undefined) : undefined;
+  const next = plan && result.data ? nextPosition(plan, result.data) : null;
 
-  // A new page or new filters make the previous selection meaningless.
-  useEffect(() => setRowSelection({}), [variables]);
-
-  const update = (changes: Record<string, string | string[] | null>, keepCursor = false) => {
-    const next = new URLSearchParams(params);
+  /** Sets URL parameters; any change but a page move starts again at the first page. */
+  const update = (changes: Record<string, string | string[] | null>) => {
+    const out = new URLSearchParams(params);
     for (const [key, value] of Object.entries(changes)) {
-      next.delete(param(key));
-      for (const entry of Array.isArray(value) ? value : value ? [value] : []) next.append(param(key), entry);
+      out.delete(param(key));
+      for (const entry of Array.isArray(value) ? value : value ? [value] : []) out.append(param(key), entry);
     }
-    if (paging && !keepCursor) {
-      next.delete(param(paging.after));
-      setCursors([]);
+    if (plan) {
+      out.delete(param(plan.position));
+      out.delete(param(BACK_PARAM));
     }
-    setParams(next, { replace: false });
+    setParams(out);
   };
 
   const rowKey = (row: Row, index: number) => String(getPointer(row, view.rowKey ?? "/id") ?? index);
@@ -164,7 +167,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
     enableRowSelection: Boolean(view.bulkActions?.length),
     state: { rowSelection },
     onRowSelectionChange: (updater) =>
-      setRowSelection((current) => (typeof updater === "function" ? updater(current) : updater)),
+      setRowSelection((typeof updater === "function" ? updater(rowSelection) : updater) as Record<string, true>),
   });
 
   const modelRows = table.getRowModel().rows;
@@ -177,7 +180,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const rowActions = view.rowActions ?? [];
   const hasFilters = Boolean(
     (view.search && params.get(param(view.search.variable))) ||
-      (view.filters ?? []).some((filter) => filterValues(filter).length),
+      (view.filters ?? []).some((filter) => filterValues(view, filter, params).length),
   );
 
   const antColumns = [
@@ -258,6 +261,24 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const toolbar = (
     <div className="np-list-toolbar">
       <Space wrap size={8}>
+        {view.timeRange ? (
+          <TimeRangeControl
+            range={view.timeRange}
+            choice={rangeChoice(view, params) as RangeChoice}
+            onChoose={(choice) => {
+              const range = view.timeRange as TimeRange;
+              update(
+                "preset" in choice
+                  ? { [RANGE_PARAM]: choice.preset, [range.from]: null, [range.to]: null }
+                  : { [RANGE_PARAM]: null, [range.from]: choice.from, [range.to]: choice.to },
+              );
+            }}
+            onRefresh={() => {
+              setNow(Date.now());
+              void result.mutate();
+            }}
+          />
+        ) : null}
         {view.search ? (
           <Input.Search
             allowClear
@@ -271,7 +292,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
         ) : null}
         {(view.filters ?? []).map((filter) => {
           const onChange = (next: string[]) => update({ [filter.variable]: next });
-          const value = filterValues(filter);
+          const value = filterValues(view, filter, params);
           if (filter.options && !Array.isArray(filter.options))
             return (
               <RemoteFilter
@@ -313,7 +334,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   );
 
   const bulkBar = selectedRows.length ? (
-    <div className="np-bulk-bar" role="region" aria-label="Bulk actions">
+    <section className="np-bulk-bar" aria-label="Bulk actions">
       <Typography.Text strong>{selectedRows.length} selected</Typography.Text>
       <Space size={8}>
         {(view.bulkActions ?? []).map((action) => {
@@ -337,7 +358,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           Clear selection
         </Button>
       </Space>
-    </div>
+    </section>
   ) : null;
 
   const empty = (
@@ -347,7 +368,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
         hasFilters ? (
           "Nothing matches these filters."
         ) : (
-          <Space direction="vertical" size={2}>
+          <Space orientation="vertical" size={2}>
             <Typography.Text strong>{view.empty?.title ?? "Nothing here yet"}</Typography.Text>
             {view.empty?.description ? (
               <Typography.Text type="secondary">{view.empty.description}</Typography.Text>
@@ -364,11 +385,12 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
 
   const onRowOpen = view.rowLink ? (row: Row) => navigate(fillTemplate(view.rowLink as string, row, true)) : undefined;
 
-  const pager = paging ? (
+  const pager = plan ? (
     <div className="np-pager">
       <Typography.Text type="secondary">
         {total !== undefined ? `${total.toLocaleString("en")} total` : null}
-        {rows.length ? ` · showing ${rows.length}` : null}
+        {total !== undefined && rows.length ? " · " : null}
+        {rows.length ? `showing ${rows.length}` : null}
       </Typography.Text>
       <Space size={8}>
         <Select
@@ -380,24 +402,12 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
         />
         <Button
           size="small"
-          disabled={!after}
-          onClick={() => {
-            const previous = cursors.slice(0, -1);
-            const cursor = cursors[cursors.length - 1];
-            setCursors(previous);
-            update({ [paging.after]: cursor || null }, true);
-          }}
+          disabled={!hasPreviousPage(view, params)}
+          onClick={() => setParams(previousPageParams(view, params))}
         >
           Previous
         </Button>
-        <Button
-          size="small"
-          disabled={!hasNextPage || !endCursor}
-          onClick={() => {
-            setCursors([...cursors, after ?? ""]);
-            update({ [paging.after]: endCursor }, true);
-          }}
-        >
+        <Button size="small" disabled={!next} onClick={() => next && setParams(nextPageParams(view, params, next))}>
           Next
         </Button>
       </Space>
@@ -425,17 +435,19 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
             </Button>
           }
         />
+      ) : result.isLoading && !rows.length ? (
+        <Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />
       ) : rows.length > VIRTUAL_THRESHOLD ? (
         <VirtualRows table={table} view={view} onRowOpen={onRowOpen} actions={rowActions} scope={scope} />
       ) : (
         <Table
           size="middle"
           rowKey="id"
-          loading={result.isLoading || result.isValidating}
+          loading={result.isValidating && !result.isLoading}
           dataSource={modelRows}
           columns={antColumns}
           pagination={false}
-          locale={{ emptyText: result.isLoading ? " " : empty }}
+          locale={{ emptyText: empty }}
           rowSelection={
             selectable
               ? {

@@ -34,41 +34,59 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
   });
   const template = `${view.columns.map((column) => (column.width ? `${column.width}px` : "minmax(120px, 1fr)")).join(" ")}${actions.length ? " auto" : ""}`;
   const cellStyle = { padding: "0 12px", overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" as const };
+  const open = (original: Record<string, unknown>) => onRowOpen?.(original);
+  // Real table elements laid out as grids: absolutely placed rows need display:grid on every level.
   return (
     <div
-      role="table"
-      aria-rowcount={rows.length}
-      style={{ border: `1px solid ${token.colorBorderSecondary}`, borderRadius: token.borderRadiusLG }}
+      ref={parent}
+      style={{
+        maxHeight: 640,
+        overflow: "auto",
+        border: `1px solid ${token.colorBorderSecondary}`,
+        borderRadius: token.borderRadiusLG,
+      }}
     >
-      <div
-        role="row"
-        style={{
-          display: "grid",
-          gridTemplateColumns: template,
-          background: token.colorFillAlter,
-          fontWeight: 600,
-          height: ROW_HEIGHT,
-          alignItems: "center",
-          borderBottom: `1px solid ${token.colorBorderSecondary}`,
-        }}
-      >
-        {table.getAllLeafColumns().map((column) => (
-          <div role="columnheader" key={column.id} style={cellStyle}>
-            {String(column.columnDef.header ?? "")}
-          </div>
-        ))}
-        {actions.length ? <div role="columnheader" style={cellStyle} /> : null}
-      </div>
-      <div ref={parent} style={{ height: Math.min(rows.length * ROW_HEIGHT, 640), overflow: "auto" }}>
-        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+      <table style={{ display: "grid", width: "100%", borderCollapse: "collapse" }} aria-rowcount={rows.length + 1}>
+        <thead style={{ display: "grid", position: "sticky", top: 0, zIndex: 1 }}>
+          <tr
+            style={{
+              display: "grid",
+              gridTemplateColumns: template,
+              background: token.colorFillAlter,
+              height: ROW_HEIGHT,
+              alignItems: "center",
+              borderBottom: `1px solid ${token.colorBorderSecondary}`,
+            }}
+          >
+            {table.getAllLeafColumns().map((column) => (
+              <th key={column.id} style={{ ...cellStyle, textAlign: "start", fontWeight: 600 }}>
+                {String(column.columnDef.header ?? "")}
+              </th>
+            ))}
+            {actions.length ? (
+              <th style={cellStyle}>
+                <span className="np-sr-only">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody style={{ display: "grid", height: virtualizer.getTotalSize(), position: "relative" }}>
           {virtualizer.getVirtualItems().map((item) => {
             const row = rows[item.index];
             const original = row.original as Record<string, unknown>;
             return (
-              <div
-                role="row"
+              <tr
                 key={row.id}
-                onClick={onRowOpen ? () => onRowOpen(original) : undefined}
+                aria-rowindex={item.index + 2}
+                tabIndex={onRowOpen ? 0 : undefined}
+                onClick={onRowOpen ? () => open(original) : undefined}
+                onKeyDown={
+                  onRowOpen
+                    ? (event) => {
+                        if (event.key === "Enter" && event.target === event.currentTarget) open(original);
+                      }
+                    : undefined
+                }
                 style={{
                   position: "absolute",
                   top: 0,
@@ -84,12 +102,12 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
                 }}
               >
                 {row.getAllCells().map((cell) => (
-                  <div role="cell" key={cell.id} style={cellStyle}>
+                  <td key={cell.id} style={cellStyle}>
                     {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                  </div>
+                  </td>
                 ))}
                 {actions.length ? (
-                  <div role="cell" style={cellStyle}>
+                  <td style={cellStyle}>
                     <Actions
                       actions={actions}
                       subject={original}
@@ -97,13 +115,13 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
                       mode="compact"
                       size="small"
                     />
-                  </div>
+                  </td>
                 ) : null}
-              </div>
+              </tr>
             );
           })}
-        </div>
-      </div>
+        </tbody>
+      </table>
     </div>
   );
 }
