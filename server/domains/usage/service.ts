@@ -191,6 +191,7 @@ export async function getUsage(
     endpointUsages,
     methodUsages: methods.map((m) => methodUsage(m, pricing.multiplierOf, pricing.archiveMultiplier)),
     usageTicks,
+    usagePoints: usageTicks.flatMap((tick) => tick.y.map((value) => ({ x: tick.x, ...value }))),
     billingPeriods,
   };
 }
