@@ -34,6 +34,7 @@ export async function mountDataPlane(
     upstreams: deps.upstreams,
     rateLimit: deps.rateLimit,
     meter: deps.meter,
+    onError: (error) => deps.log?.("a data plane stage failed", error),
   });
   app.addHook("onClose", async () => directory.close());
   return { plane, directory };

@@ -52,6 +52,7 @@ export const refusals = {
   },
   NO_UPSTREAM: { http: 503, code: -32090, message: "No upstream node is configured for this network." },
   UPSTREAM_FAILED: { http: 502, code: -32091, message: "The upstream node did not answer." },
+  INTERNAL: { http: 500, code: -32603, message: "Internal error in the proxy." },
   METHOD_NOT_ALLOWED: { http: 405, code: -32600, message: "Send JSON-RPC with POST, or open a WebSocket." },
 } as const;
 

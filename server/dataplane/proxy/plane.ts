@@ -14,6 +14,8 @@ export interface DataPlaneDeps {
   upstreams: UpstreamMap;
   rateLimit?: RateLimitStage;
   meter?: MeterStage;
+  /** Told about failures inside the proxy (a stage that threw); the caller still gets an answer. */
+  onError?: (error: unknown) => void;
   /** Largest accepted request body. */
   maxBodyBytes?: number;
 }
@@ -103,7 +105,16 @@ export class DataPlane {
     return this.deps.directory.resolveMiss(target.exId);
   }
 
-  async handleHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
+  /** Serves one HTTP request; never rejects (a failure inside a stage answers 500 and is reported). */
+  handleHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
+    return this.serveHttp(req, res, target).catch((error) => {
+      this.deps.onError?.(error);
+      if (!res.headersSent) this.answer(res, refusal("INTERNAL"));
+      else res.destroy();
+    });
+  }
+
+  private async serveHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
     const startedAt = performance.now();
     const endpoint = this.lookup(target) ?? (await this.lookupOrLoad(target));
     if (!endpoint) {
@@ -349,7 +360,7 @@ export class DataPlane {
       else pending.push(text);
     };
 
-    client.on("message", async (data: RawData) => {
+    const onMessage = async (data: RawData) => {
       const startedAt = performance.now();
       // The endpoint may have changed since the connection opened (status, a revoked token, a new rule):
       // a new compiled entry means the checks run again, so revocation applies to open connections.
@@ -415,6 +426,12 @@ export class DataPlane {
         responseBytes: null,
         refused,
         requestRefusal,
+      });
+    };
+    client.on("message", (data: RawData) => {
+      onMessage(data).catch((error) => {
+        this.deps.onError?.(error);
+        closeBoth(1011, refusal("INTERNAL").message);
       });
     });
   }

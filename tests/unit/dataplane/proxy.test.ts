@@ -277,6 +277,35 @@ describe("stage seams", () => {
     expect(h.meterEvents[0].clientIp).toBe("127.0.0.1");
   });
 
+  it("a stage that fails answers 500 (HTTP) or closes with 1011 (WebSocket), and the proxy goes on", async () => {
+    const failing = await startHarness({
+      rateLimit: {
+        admit: async (req) => {
+          if (req.methods.includes("eth_getBalance")) throw new Error("limiter store unreachable");
+          return undefined;
+        },
+      },
+    });
+    try {
+      failing.put({ exId: "fails" });
+      const res = await rpc(
+        failing.port,
+        "/rpc/fails",
+        call("eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"]),
+      );
+      expect(res.status).toBe(500);
+      expect(errorCode(res.body)).toBe(refusals.INTERNAL.code);
+      expect((await rpc(failing.port, "/rpc/fails", call("eth_chainId"))).status).toBe(200);
+      const ws = await wsCall(failing.port, "/rpc/fails", call("eth_chainId"));
+      if (!ws.opened) throw new Error("did not open");
+      const closed = new Promise<number>((resolve) => ws.ws.on("close", (code) => resolve(code)));
+      ws.ws.send(JSON.stringify(call("eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"], 2)));
+      expect(await closed).toBe(1011);
+    } finally {
+      await failing.close();
+    }
+  }, 30_000);
+
   it("a rate-limit stage can refuse a whole request or single calls", async () => {
     const limited = await startHarness({
       rateLimit: {
