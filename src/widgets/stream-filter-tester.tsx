@@ -109,10 +109,10 @@ function FilterTester({ data, options }: CustomViewProps) {
   const block = blockNumber ?? latest.block ?? null;
   const templatesQuery = operationOf(options.templates);
   const templates = useOperation<Record<string, Template[]>>(network ? templatesQuery : null, { network });
-  const templateList = useMemo(
-    () => (templates.data ? (Object.values(templates.data)[0] ?? []) : []),
-    [templates.data],
-  );
+  const templateList = useMemo(() => {
+    const list = templates.data ? Object.values(templates.data)[0] : undefined;
+    return Array.isArray(list) ? list : [];
+  }, [templates.data]);
   const template = templateList.find((entry) => entry.id === templateId);
 
   function pickTemplate(next: string | undefined) {
@@ -178,7 +178,7 @@ function FilterTester({ data, options }: CustomViewProps) {
             loading={templates.isLoading}
             value={templateId}
             onChange={pickTemplate}
-            style={{ width: 300 }}
+            style={{ width: 260 }}
             options={templateList.map((entry) => ({ value: entry.id, label: entry.title }))}
           />
         </div>
@@ -190,7 +190,7 @@ function FilterTester({ data, options }: CustomViewProps) {
               aria-label="Dataset"
               value={dataset}
               onChange={setDataset}
-              style={{ width: 240 }}
+              style={{ width: 220 }}
               options={DATASETS.map((value) => ({ value, label: value }))}
             />
           </div>
@@ -259,7 +259,8 @@ function FilterTester({ data, options }: CustomViewProps) {
             onChange={(event) => setCode(event.target.value)}
             autoSize={{ minRows: 18, maxRows: 40 }}
             spellCheck={false}
-            style={{ fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", fontSize: 13 }}
+            wrap="off"
+            style={{ fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", fontSize: 13, whiteSpace: "pre" }}
           />
         </Col>
         <Col xs={24} xl={12}>
