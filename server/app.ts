@@ -50,7 +50,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const registry = new RegistryHolder(config.rootDir, apiSchema);
 
   const database: DatabaseServer = await startDatabaseServer(config, log);
-  const db = openDatabase(database.url);
+  const db = openDatabase(database.url, 10, (error) =>
+    log.warn({ err: error }, "an idle database connection was dropped"),
+  );
   try {
     return await assemble(config, log, registry, database, db);
   } catch (error) {
@@ -191,8 +193,8 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
     return;
   }
   const { default: fastifyStatic } = await import("@fastify/static");
-  await app.register(fastifyStatic, { root: distDir, wildcard: false, index: false });
-  const index = readFileSync(indexFile, "utf8");
+  // Files are looked up per request, so a rebuilt console is served without a restart.
+  await app.register(fastifyStatic, { root: distDir, wildcard: true, index: "index.html" });
   // Every console route is the single-page app; API paths that reach here are unknown.
   app.setNotFoundHandler((request, reply) => {
     if (
@@ -202,7 +204,7 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
     ) {
       return reply.code(404).send({ error: "Not found" });
     }
-    return reply.type("text/html").header("cache-control", "no-cache").send(index);
+    return reply.type("text/html").header("cache-control", "no-cache").send(readFileSync(indexFile, "utf8"));
   });
 }
 

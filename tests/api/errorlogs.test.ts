@@ -59,14 +59,15 @@ describe("error logs", () => {
     const to = new Date(Date.now() + 60_000).toISOString();
     const page = async (limit: number, nextAt?: string | null) =>
       (
-        await user.client.gqlOk<{ errorLogs: { logs: Log[]; nextAt: string | null } }>(
+        await user.client.gqlOk<{ errorLogs: { logs: Log[]; nextAt: string | null; hasMore: boolean } }>(
           `query($e: String!, $from: DateTime!, $to: DateTime!, $limit: Int!, $nextAt: String) {
-            errorLogs(endpointExId: $e, from: $from, to: $to, limit: $limit, nextAt: $nextAt) { logs { ${logFields} } nextAt } }`,
+            errorLogs(endpointExId: $e, from: $from, to: $to, limit: $limit, nextAt: $nextAt) { logs { ${logFields} } nextAt hasMore } }`,
           { e: endpoint.exId, from, to, limit, nextAt },
         )
       ).errorLogs;
     const all = await page(50);
     expect(all.nextAt).toBeNull();
+    expect(all.hasMore).toBe(false);
     expect(all.logs.map((l) => l.errorKind).sort()).toEqual(["PARSE_ERROR", "RATE_LIMITED", "UPSTREAM_FAILED"]);
     const limited = all.logs.find((l) => l.errorKind === "RATE_LIMITED") as Log;
     expect(limited).toMatchObject({

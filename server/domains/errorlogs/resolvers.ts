@@ -45,7 +45,7 @@ export const errorLogResolvers: Resolvers = {
         from,
         to,
       });
-      return { logs: page.logs.map(logView), nextAt: page.nextAt };
+      return { logs: page.logs.map(logView), nextAt: page.nextAt, hasMore: page.nextAt !== null };
     },
     errorLogDetails: async (_: unknown, args: { endpointExId: string; requestId: string }, ctx: Context) => {
       const { accountId } = requirePrincipal(ctx);

@@ -11,8 +11,11 @@ export type Executor = Db | Tx;
 
 export { schema };
 
-export function openDatabase(url: string, max = 10): Db {
+export function openDatabase(url: string, max = 10, onIdleError?: (error: Error) => void): Db {
   const pool = new pg.Pool({ connectionString: url, max });
+  // An idle connection the server drops (a restart, an administrator) is replaced on the next
+  // query; without a listener its error would end the process.
+  pool.on("error", (error) => onIdleError?.(error));
   return drizzle(pool, { schema }) as Db;
 }
 
