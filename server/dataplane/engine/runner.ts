@@ -67,11 +67,27 @@ class StreamFailure extends Error {
 const hex = (n: number) => `0x${n.toString(16)}`;
 const FILTER_LOG_LINES_KEPT = 10;
 
+/** Batches read ahead of the one being delivered. */
+export const READ_AHEAD_BATCHES = 2;
+
 /**
  * Runs one stream under a lease: read a batch, check it continues the delivered chain (reorgs), run
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
- * The next batch's read is started while the current one is filtered and delivered; deliveries are
- * strictly one after another.
+ *
+ * Pipeline: the next {@link READ_AHEAD_BATCHES} batches are read while one is filtered and delivered,
+ * and a delivered batch's record (the checkpoint write) overlaps the delivery of the next batch.
+ * Deliveries are strictly one after another, in block order. Records are written one after another
+ * (the next starts only when the previous one committed), so the checkpoint only ever moves to the
+ * end of a delivered batch, in order: it never passes a batch that was not acknowledged, and the
+ * recording statement itself refuses to move it past a gap. At most one record is in flight: before
+ * a delivered batch is recorded, the previous record must have committed.
+ *
+ * So if the process dies, at most two batches were delivered without being recorded and are sent
+ * again by the next owner: the one whose record was in flight and the one being delivered (at most
+ * one with the pipeline idle, e.g. when a record committed before the next delivery began). A record
+ * that cannot be written because the lease moved stops the runner; the new owner re-sends from the
+ * checkpoint. Reorg checks compare against the last delivered block held in memory, and wait for the
+ * record in flight before reading stored hashes, so they never see a stale chain.
  */
 export class StreamRunner {
   readonly done: Promise<void>;
@@ -214,123 +230,174 @@ export class StreamRunner {
     let next = await store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
     let reorgUntil = -1;
     let tip = -1;
-    let ahead: { from: number; to: number; read: Promise<DatasetBatch> } | null = null;
+    let ahead: { from: number; to: number; read: Promise<DatasetBatch> }[] = [];
+    /** The record (acknowledgement write) of the last delivered batch, while it is in flight. */
+    let recording: Promise<void> | null = null;
+    /** The last block delivered by this runner (for the reorg check while its record is in flight). */
+    let lastDelivered: { number: number; hash: string } | null = null;
+    const settled = async () => {
+      const r = recording;
+      recording = null;
+      if (r) await r;
+    };
 
-    while (true) {
-      this.check();
-      if (this.reloadWanted) {
-        this.reloadWanted = false;
-        const fresh = await store.loadStream(db, this.streamId);
-        if (!fresh || fresh.status !== "ACTIVE") return;
-        this.row = fresh;
-        await this.dispose(parts);
-        parts = await this.setup();
-        ahead = null;
-      }
-      const row = this.row;
-      const end = row.endRange;
-      if (end !== null && next > end) {
-        await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", { reason: `delivered every block up to ${end}` });
-        await this.logLine("INFO", `Stream completed: every block up to its end range ${end} was delivered.`);
-        return;
-      }
-
-      // Plan the batch [next, to].
-      const size = Math.max(1, row.datasetBatchSize);
-      let last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
-      if (next + size - 1 > last) {
-        try {
-          tip = await parts.reader.latestBlock();
-        } catch (e) {
-          await this.readFailed(e);
-          continue;
+    try {
+      while (true) {
+        this.check();
+        if (this.reloadWanted) {
+          this.reloadWanted = false;
+          await settled();
+          const fresh = await store.loadStream(db, this.streamId);
+          if (!fresh || fresh.status !== "ACTIVE") return;
+          this.row = fresh;
+          await this.dispose(parts);
+          parts = await this.setup();
+          ahead = [];
         }
-        last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
-      }
-      if (next > last) {
-        await this.sleep(this.deps.tipPollMs);
-        continue;
-      }
-      let to = next + size - 1;
-      if (to > last) {
-        // Elastic batches shrink to what the chain has; fixed ones wait for a full batch (or the range's end).
-        if (row.elasticBatchEnabled || last === end) to = last;
-        else {
+        const row = this.row;
+        const end = row.endRange;
+        if (end !== null && next > end) {
+          await settled();
+          await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
+            reason: `delivered every block up to ${end}`,
+          });
+          await this.logLine("INFO", `Stream completed: every block up to its end range ${end} was delivered.`);
+          return;
+        }
+
+        // Plan the batch [next, to].
+        const size = Math.max(1, row.datasetBatchSize);
+        let last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
+        if (next + size - 1 > last) {
+          try {
+            tip = await parts.reader.latestBlock();
+          } catch (e) {
+            await this.readFailed(e);
+            continue;
+          }
+          last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
+        }
+        if (next > last) {
           await this.sleep(this.deps.tipPollMs);
           continue;
         }
-      }
-      if (next <= reorgUntil) to = Math.min(to, reorgUntil);
-      const isReorg = next <= reorgUntil;
+        let to = next + size - 1;
+        if (to > last) {
+          // Elastic batches shrink to what the chain has; fixed ones wait for a full batch (or the range's end).
+          if (row.elasticBatchEnabled || last === end) to = last;
+          else {
+            await this.sleep(this.deps.tipPollMs);
+            continue;
+          }
+        }
+        if (next <= reorgUntil) to = Math.min(to, reorgUntil);
+        const isReorg = next <= reorgUntil;
 
-      const startedAt = performance.now();
-      let batch: DatasetBatch;
-      try {
-        batch =
-          ahead && ahead.from === next && ahead.to === to
-            ? await ahead.read
-            : await parts.reader.fetchBatch(row.dataset as EvmDataset, next, to);
-      } catch (e) {
-        ahead = null;
-        await this.readFailed(e);
-        continue;
-      }
-      ahead = null;
-
-      let hashes: Header[] = [];
-      if (row.fixBlockReorgs) {
+        const startedAt = performance.now();
+        let batch: DatasetBatch;
+        const head = ahead[0];
         try {
-          hashes = await this.headersOf(parts, batch);
+          if (head && head.from === next && head.to === to) {
+            ahead.shift();
+            batch = await head.read;
+          } else {
+            ahead = [];
+            batch = await parts.reader.fetchBatch(row.dataset as EvmDataset, next, to);
+          }
         } catch (e) {
+          ahead = [];
           await this.readFailed(e);
           continue;
         }
-        const fork = await this.forkPoint(parts, next, hashes[0]);
-        if (fork !== null) {
-          reorgUntil = Math.max(reorgUntil, next - 1);
-          await this.logLine(
-            "WARNING",
-            `Chain reorganisation: block ${next} does not continue the delivered chain; blocks ${fork + 1}–${next - 1} are delivered again, marked as reorged.`,
-          );
-          next = fork + 1;
-          continue;
+
+        let hashes: Header[] = [];
+        if (row.fixBlockReorgs) {
+          try {
+            hashes = await this.headersOf(parts, batch);
+          } catch (e) {
+            ahead = [];
+            await this.readFailed(e);
+            continue;
+          }
+          const first = hashes[0];
+          const continues =
+            lastDelivered !== null && lastDelivered.number === next - 1 && lastDelivered.hash === first.parentHash;
+          if (!continues) {
+            // The stored hashes are read only once every delivered batch is recorded.
+            await settled();
+            const fork = await this.forkPoint(parts, next, first);
+            if (fork !== null) {
+              reorgUntil = Math.max(reorgUntil, next - 1);
+              await this.logLine(
+                "WARNING",
+                `Chain reorganisation: block ${next} does not continue the delivered chain; blocks ${fork + 1}–${next - 1} are delivered again, marked as reorged.`,
+              );
+              next = fork + 1;
+              ahead = [];
+              lastDelivered = null;
+              continue;
+            }
+          }
         }
-      }
 
-      // Read the following batch while this one is filtered and delivered.
-      const nextFrom = to + 1;
-      const nextTo = Math.min(nextFrom + size - 1, last);
-      if (
-        nextFrom <= nextTo &&
-        nextFrom > reorgUntil &&
-        (nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
-      ) {
-        const read = parts.reader.fetchBatch(row.dataset as EvmDataset, nextFrom, nextTo);
-        read.catch(() => undefined);
-        ahead = { from: nextFrom, to: nextTo, read };
-      }
+        // Read the following batches while this one is filtered and delivered.
+        let plannedTo = ahead.length > 0 ? ahead[ahead.length - 1].to : to;
+        while (ahead.length < READ_AHEAD_BATCHES) {
+          const nextFrom = plannedTo + 1;
+          const nextTo = Math.min(nextFrom + size - 1, last);
+          if (
+            nextFrom > nextTo ||
+            nextFrom <= reorgUntil ||
+            !(nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
+          )
+            break;
+          const read = parts.reader.fetchBatch(row.dataset as EvmDataset, nextFrom, nextTo);
+          read.catch(() => undefined);
+          ahead.push({ from: nextFrom, to: nextTo, read });
+          plannedTo = nextTo;
+        }
 
-      const outcome = await this.deliver(parts, batch, isReorg);
-      const hb = await store.acknowledge(this.deps.ackPool, {
-        streamId: row.id,
-        owner: this.deps.owner,
-        ttlMs: this.deps.leaseTtlMs,
-        startBlock: next,
-        endBlock: to,
-        isReorg,
-        sent: outcome.sent,
-        bytes: outcome.bytes,
-        attempts: outcome.attempts,
-        hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
-      });
-      if (!hb) {
-        this.deps.log.warn({ streamId: row.id }, "stream lease lost before acknowledgement was recorded");
-        throw new Stop();
+        const outcome = await this.deliver(parts, batch, isReorg);
+        // One record in flight at most, and records commit in order.
+        await settled();
+        const ack: store.Acknowledgement = {
+          streamId: row.id,
+          owner: this.deps.owner,
+          ttlMs: this.deps.leaseTtlMs,
+          startBlock: next,
+          endBlock: to,
+          isReorg,
+          sent: outcome.sent,
+          bytes: outcome.bytes,
+          attempts: outcome.attempts,
+          hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
+        };
+        recording = this.record(ack, startedAt);
+        // Observed by the next settled(); this keeps an early failure from being reported as unhandled.
+        recording.catch(() => undefined);
+        lastDelivered = hashes.length > 0 ? hashes[hashes.length - 1] : null;
+        next = to + 1;
       }
-      this.deps.metrics.add(row, { latencyMs: performance.now() - startedAt });
-      next = to + 1;
-      this.onHeartbeat(hb);
+    } finally {
+      // Stopping or failing: the batch already delivered is still recorded (errors are the caller's
+      // business only when the loop itself succeeded, see settled()).
+      await settled().catch(() => undefined);
     }
+  }
+
+  /** Writes one acknowledgement; throws Stop when it was not recorded (lease lost). */
+  private async record(ack: store.Acknowledgement, startedAt: number): Promise<void> {
+    const hb = await store.acknowledge(this.deps.ackPool, ack);
+    if (!hb) {
+      this.deps.log.warn(
+        { streamId: ack.streamId },
+        "stream acknowledgement was not recorded (lease lost, or the checkpoint is not where the batch starts)",
+      );
+      this.stop();
+      throw new Stop();
+    }
+    this.deps.metrics.add(this.row, { latencyMs: performance.now() - startedAt });
+    this.onHeartbeat(hb);
   }
 
   private async readFailed(e: unknown): Promise<void> {

@@ -92,17 +92,21 @@ export interface Acknowledgement {
 
 /**
  * Records an acknowledged batch and moves the checkpoint past it, in one statement (one transaction),
- * only while `owner` holds the lease (renewing it). Returns the stream's status and sequence, or null
- * when the lease was lost: nothing was recorded and the runner must stop.
+ * only while `owner` holds the lease (renewing it) and only when the checkpoint is not before the
+ * batch's first block (a batch after a gap is never recorded; a reorg re-delivery starts before it).
+ * Returns the stream's status and sequence, or null when nothing was recorded (lease lost, or a
+ * checkpoint moved under the runner): the runner must stop. A named (prepared) statement: each pooled
+ * connection parses and plans it once.
  */
 export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<Heartbeat | null> {
-  const r = await pool.query<Heartbeat & { recorded: number }>(
-    `with lease as (
+  const r = await pool.query<Heartbeat & { recorded: number }>({
+    name: "stream-acknowledge",
+    text: `with lease as (
        update stream_leases set expires_at = now() + make_interval(secs => $3::double precision / 1000)
        where stream_id = $1 and owner = $2 returning stream_id
      ), cp as (
        update stream_checkpoints set next_block = $5 + 1, updated_at = now()
-       where stream_id in (select stream_id from lease) returning stream_id
+       where stream_id in (select stream_id from lease) and next_block >= $4 returning stream_id
      ), d as (
        insert into stream_deliveries (stream_id, start_block, end_block, is_reorg, sent, bytes, attempts)
        select stream_id, $4, $5, $6, $7, $8, $9 from cp returning id
@@ -115,7 +119,7 @@ export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<
        returning 1
      )
      select s.status, s.sequence, (select count(*)::int from d) as recorded from streams s where s.id = $1`,
-    [
+    values: [
       ack.streamId,
       ack.owner,
       ack.ttlMs,
@@ -128,7 +132,7 @@ export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<
       ack.hashes.map((h) => h.number),
       ack.hashes.map((h) => h.hash),
     ],
-  );
+  });
   const row = r.rows[0];
   if (!row || row.recorded !== 1) return null;
   return { status: row.status, sequence: row.sequence };
