@@ -178,7 +178,7 @@ function FilterTester({ data, options }: CustomViewProps) {
             loading={templates.isLoading}
             value={templateId}
             onChange={pickTemplate}
-            style={{ width: 260 }}
+            style={{ width: 220 }}
             options={templateList.map((entry) => ({ value: entry.id, label: entry.title }))}
           />
         </div>
@@ -190,7 +190,7 @@ function FilterTester({ data, options }: CustomViewProps) {
               aria-label="Dataset"
               value={dataset}
               onChange={setDataset}
-              style={{ width: 220 }}
+              style={{ width: 200 }}
               options={DATASETS.map((value) => ({ value, label: value }))}
             />
           </div>
