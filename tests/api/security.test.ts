@@ -293,15 +293,13 @@ describe("other processes", () => {
   });
 
   it("an endpoint created after start is found on its first request", async () => {
-    await db
-      .insert(endpoints)
-      .values({
-        accountId: alice,
-        exId: "late0123456789abcdef",
-        name: "wild-wind-3000",
-        chain: "ethereum",
-        network: "ethereum-sepolia",
-      });
+    await db.insert(endpoints).values({
+      accountId: alice,
+      exId: "late0123456789abcdef",
+      name: "wild-wind-3000",
+      chain: "ethereum",
+      network: "ethereum-sepolia",
+    });
     expect((await chainId("/rpc/late0123456789abcdef")).body.result).toBe("0xaa36a7");
   });
 });

@@ -15,7 +15,10 @@ async function signIn(page: Page) {
   await page.getByLabel("Email").fill("demo@nodeplane.local");
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
   await page.getByRole("button", { name: /sign in/i }).click();
-  await page.getByRole("menuitem", { name: /endpoints/i }).first().waitFor();
+  await page
+    .getByRole("menuitem", { name: /endpoints/i })
+    .first()
+    .waitFor();
 }
 
 async function choose(page: Page, label: string, option: string) {
@@ -51,7 +54,12 @@ describe("an RPC endpoint, end to end", () => {
     await page.getByRole("button", { name: /create endpoint/i }).click();
     await page.waitForURL(/\/endpoints\/[0-9a-f-]{36}$/);
     const endpointPath = new URL(page.url()).pathname;
-    const httpUrl = (await page.getByText(/\/rpc\/[0-9a-f]{24}/).first().innerText()).trim();
+    const httpUrl = (
+      await page
+        .getByText(/\/rpc\/[0-9a-f]{24}/)
+        .first()
+        .innerText()
+    ).trim();
 
     // Token authentication is on from the start: without a token the call is refused.
     expect((await rpc(httpUrl)).status).toBe(401);
@@ -72,7 +80,10 @@ describe("an RPC endpoint, end to end", () => {
     await page.getByRole("button", { name: /add ip rule/i }).click();
     const dialog = page.getByRole("dialog");
     await dialog.getByRole("textbox").first().fill("203.0.113.0/24");
-    await dialog.getByRole("button", { name: /add|save|ok/i }).last().click();
+    await dialog
+      .getByRole("button", { name: /add|save|ok/i })
+      .last()
+      .click();
     await page.getByText("203.0.113.0/24").first().waitFor();
     await setOption(page, "IP allowlist", "Turn on");
     await screenshot(page, "rpc-02-ip-rule");
