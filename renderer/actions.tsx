@@ -3,16 +3,20 @@
 // Shown, hidden and disabled by `visibleWhen`, `disabledWhen` and the one permission function.
 import type CoreForm from "@rjsf/core";
 import type { ErrorSchema } from "@rjsf/utils";
-import { App, Button, Dropdown, Modal, Space, Tooltip } from "antd";
-import { type ReactNode, useMemo, useRef, useState } from "react";
+import { App, Button, Dropdown, Modal, Skeleton, Space, Tooltip } from "antd";
+import { lazy, type ReactNode, Suspense, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router";
 import { GqlError, useData, useRefresh, useRunOperation } from "./data.tsx";
-import { mapFieldErrors, SchemaForm, withoutNulls } from "./form/SchemaForm.tsx";
+import { mapFieldErrors, withoutNulls } from "./form/fieldErrors.ts";
 import { icon } from "./icons.tsx";
 import { can, requiredRole } from "./permissions.ts";
-import { evalPredicate, fillTemplate, resolveValue, resolveVariables, type Scope } from "./resolve.ts";
+import { evalPredicate, fillTemplate, getPointer, resolveValue, resolveVariables, type Scope } from "./resolve.ts";
 import { resolveSchemaRef } from "./schema.ts";
-import type { Action, JsonSchema } from "./types.ts";
+import type { Action, JsonSchema, ShowResult } from "./types.ts";
+import { getWidget } from "./widgets/registry.ts";
+
+// rjsf and ajv load only when a dialog with a form opens.
+const SchemaForm = lazy(() => import("./form/SchemaForm.tsx"));
 
 export interface ActionState {
   visible: boolean;
@@ -60,6 +64,7 @@ export function useActionRunner() {
   const runOperation = useRunOperation();
   const { registry } = useData();
   const [dialog, setDialog] = useState<DialogState | null>(null);
+  const [shown, setShown] = useState<{ spec: ShowResult; label: string; value: unknown; result: unknown } | null>(null);
   const [busy, setBusy] = useState(false);
   const formRef = useRef<CoreForm>(null);
 
@@ -69,8 +74,16 @@ export function useActionRunner() {
     try {
       const result = await runOperation(action.mutation, resolveVariables(action.variables, scope));
       message.success(action.successMessage ?? `${action.label}: done`);
+      if (action.showResult)
+        setShown({
+          spec: action.showResult,
+          label: action.label,
+          value: getPointer(result, action.showResult.field),
+          result,
+        });
       await refresh(action.refresh);
-      if (action.redirect) navigate(fillTemplate(action.redirect, { ...result, ...(scope.form as object) }, true));
+      if (action.redirect)
+        navigate(fillTemplate(action.redirect, { ...result, ...(scope.form as object) }, true, scope));
       return true;
     } catch (error) {
       if (dialog || action.form) {
@@ -95,7 +108,7 @@ export function useActionRunner() {
 
   function run(action: Action, scope: Scope) {
     if (action.to && !action.mutation) {
-      navigate(fillTemplate(action.to, scope.row ?? scope.record ?? {}, true));
+      navigate(fillTemplate(action.to, scope.row ?? scope.record ?? {}, true, scope));
       return;
     }
     if (action.form) {
@@ -108,7 +121,7 @@ export function useActionRunner() {
       modal.confirm({
         title: action.confirm.title,
         content: action.confirm.description
-          ? fillTemplate(action.confirm.description, scope.row ?? scope.record)
+          ? fillTemplate(action.confirm.description, scope.row ?? scope.record, false, scope)
           : undefined,
         okText: action.confirm.okText ?? action.label,
         okButtonProps: { danger: action.confirm.danger },
@@ -136,22 +149,57 @@ export function useActionRunner() {
       destroyOnHidden
     >
       {dialog.action.confirm?.description ? <p>{dialog.action.confirm.description}</p> : null}
-      <SchemaForm
-        formRef={formRef}
-        schema={dialog.schema}
-        uiSchema={dialog.action.form?.uiSchema}
-        formData={dialog.formData}
-        onChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
-        onSubmit={submitDialog}
-        extraErrors={dialog.extraErrors}
-        formError={dialog.formError}
-        submitting={busy}
-        hideSubmit
-      />
+      <Suspense fallback={<Skeleton active />}>
+        <SchemaForm
+          formRef={formRef}
+          schema={dialog.schema}
+          uiSchema={dialog.action.form?.uiSchema}
+          formData={dialog.formData}
+          onChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
+          onSubmit={submitDialog}
+          extraErrors={dialog.extraErrors}
+          formError={dialog.formError}
+          submitting={busy}
+          hideSubmit
+        />
+      </Suspense>
     </Modal>
   ) : null;
 
-  return { run, dialogs, busy };
+  const ResultView = shown
+    ? (getWidget(shown.spec.widget ?? "secret-once")?.read ?? getWidget("json")?.read)
+    : undefined;
+  // A result shown once closes only by the viewer's choice, so a secret is not lost to a stray click.
+  const resultDialog: ReactNode =
+    shown && ResultView ? (
+      <Modal
+        open
+        title={shown.spec.title ?? shown.label}
+        closable={false}
+        mask={{ closable: false }}
+        keyboard={false}
+        footer={
+          <Button type="primary" onClick={() => setShown(null)}>
+            {(shown.spec.widget ?? "secret-once") === "secret-once" ? "I have copied it" : "Close"}
+          </Button>
+        }
+        destroyOnHidden
+      >
+        {shown.spec.description ? <p>{fillTemplate(shown.spec.description, shown.result)}</p> : null}
+        <ResultView value={shown.value} options={shown.spec.options ?? {}} record={shown.result} copy />
+      </Modal>
+    ) : null;
+
+  return {
+    run,
+    dialogs: (
+      <>
+        {dialogs}
+        {resultDialog}
+      </>
+    ),
+    busy,
+  };
 }
 
 interface ActionsProps {
@@ -177,24 +225,30 @@ export function Actions({ actions, subject, scope, mode = "buttons", size = "mid
   );
   if (!states.length) return dialogs;
 
-  const button = ({ action, state }: (typeof states)[number]) => (
-    <Tooltip key={action.id ?? action.label} title={state.reason}>
-      <Button
-        size={size}
-        type={action.primary ? "primary" : mode === "compact" ? "text" : "default"}
-        danger={action.danger || action.confirm?.danger}
-        icon={icon(action.icon)}
-        disabled={!state.enabled}
-        onClick={(event) => {
-          event.stopPropagation();
-          run(action, scope);
-        }}
-        data-action={action.id ?? action.label}
-      >
-        {action.label}
-      </Button>
-    </Tooltip>
-  );
+  // In a row, an action with an icon is an icon button named by its label (tooltip and aria-label),
+  // so tables keep their width for data.
+  const button = ({ action, state }: (typeof states)[number]) => {
+    const iconOnly = mode === "compact" && !action.primary && Boolean(icon(action.icon));
+    return (
+      <Tooltip key={action.id ?? action.label} title={state.reason ?? (iconOnly ? action.label : undefined)}>
+        <Button
+          size={size}
+          type={action.primary ? "primary" : mode === "compact" ? "text" : "default"}
+          danger={action.danger || action.confirm?.danger}
+          icon={icon(action.icon)}
+          disabled={!state.enabled}
+          aria-label={iconOnly ? action.label : undefined}
+          onClick={(event) => {
+            event.stopPropagation();
+            run(action, scope);
+          }}
+          data-action={action.id ?? action.label}
+        >
+          {iconOnly ? null : action.label}
+        </Button>
+      </Tooltip>
+    );
+  };
 
   if (mode === "compact" && states.length > 2) {
     const [first, ...rest] = states;

@@ -1,9 +1,12 @@
 // The renderer's public surface for the app shell.
 import "./widgets/builtins.tsx";
+import { lazy } from "react";
 import { RemoteOptionsWidget } from "./form/RemoteOptions.tsx";
 import { registerWidget } from "./widgets/registry.ts";
 
 registerWidget("remote-options", { edit: RemoteOptionsWidget });
+// The runner carries a form, so it loads with the form library only on screens that use it.
+registerWidget("runner", { view: lazy(() => import("./views/RunnerView.tsx")) });
 
 export { Actions, actionState, errorMessage } from "./actions.tsx";
 export {
@@ -14,7 +17,6 @@ export {
   useData,
   useRegistryQuery,
 } from "./data.tsx";
-export { SchemaForm } from "./form/SchemaForm.tsx";
 export { icon, registerIcons } from "./icons.tsx";
 export { can, requiredRole } from "./permissions.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";

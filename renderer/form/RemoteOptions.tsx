@@ -8,7 +8,7 @@ import { useEffect, useMemo } from "react";
 import { useData, useOperation } from "../data.tsx";
 import { evalPredicate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
 import type { OptionsSource } from "../types.ts";
-import type { FormContext } from "./SchemaForm.tsx";
+import type { FormContext } from "./fieldErrors.ts";
 
 export interface RemoteOption {
   value: unknown;

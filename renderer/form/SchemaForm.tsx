@@ -7,13 +7,11 @@ import type { ErrorSchema, RJSFSchema, RJSFValidationError, UiSchema } from "@rj
 import validator from "@rjsf/validator-ajv8";
 import { Alert } from "antd";
 import { type Ref, useMemo, useState } from "react";
-import type { FieldError } from "../data.tsx";
-import type { JsonSchema, Variables } from "../types.ts";
+import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
+import type { FormContext } from "./fieldErrors.ts";
 
-export interface FormContext {
-  formData: Record<string, unknown>;
-}
+export { type FormContext, mapFieldErrors, withoutNulls } from "./fieldErrors.ts";
 
 /** Short messages for ajv's keywords; the field label is already beside the message. */
 export function transformErrors(errors: RJSFValidationError[]): RJSFValidationError[] {
@@ -41,47 +39,6 @@ export function transformErrors(errors: RJSFValidationError[]): RJSFValidationEr
   });
 }
 
-/**
- * Maps server field errors to rjsf `extraErrors`. Pointers are relative to the mutation's input
- * object or name a scalar argument; `variables` (how form data became the arguments) is inverted so
- * `/label` lands on the form field that `$form.label` fed. Errors that match no field are returned apart.
- */
-export function mapFieldErrors(
-  fields: FieldError[],
-  variables: Variables | undefined,
-  schema: JsonSchema,
-): { extraErrors: ErrorSchema; unmatched: string[] } {
-  const extraErrors: Record<string, unknown> = {};
-  const unmatched: string[] = [];
-  const mapping = variables ?? { input: "$form" };
-  for (const { pointer, message } of fields) {
-    const parts = pointer.split("/").slice(1);
-    let target: string[] | null = null;
-    for (const [argument, source] of Object.entries(mapping)) {
-      if (source === "$form") target = parts[0] === argument ? parts.slice(1) : (target ?? parts);
-      else if (typeof source === "string" && source.startsWith("$form.") && parts[0] === argument)
-        target = [...source.slice(6).split("."), ...parts.slice(1)];
-    }
-    const key = target?.[0];
-    if (!target || !key || !schema.properties?.[key]) {
-      unmatched.push(message);
-      continue;
-    }
-    let node = extraErrors;
-    for (const part of target) {
-      node[part] = node[part] ?? {};
-      node = node[part] as Record<string, unknown>;
-    }
-    node.__errors = [...((node.__errors as string[]) ?? []), message];
-  }
-  return { extraErrors: extraErrors as ErrorSchema, unmatched };
-}
-
-/** Drops nulls so optional fields start empty instead of failing a `type: string` check. */
-export function withoutNulls(data: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(data).filter(([, value]) => value !== null && value !== undefined));
-}
-
 export interface SchemaFormProps {
   schema: JsonSchema;
   uiSchema?: Record<string, unknown>;
@@ -97,6 +54,8 @@ export interface SchemaFormProps {
   hideSubmit?: boolean;
   formRef?: Ref<CoreForm>;
 }
+
+export default SchemaForm;
 
 export function SchemaForm(props: SchemaFormProps) {
   const widgets = useMemo(() => editWidgets(), []);

@@ -1,6 +1,6 @@
 // A `custom` view: a named widget's view from the widget registry, with its optional query result.
 import { Alert, Card, Skeleton } from "antd";
-import { useMemo } from "react";
+import { Suspense, useMemo } from "react";
 import { errorMessage } from "../actions.tsx";
 import { useOperation } from "../data.tsx";
 import { getPath, resolveVariables, type Scope } from "../resolve.ts";
@@ -21,7 +21,9 @@ export function CustomView({ view, scope }: { view: CustomViewSpec; scope: Scope
       ) : view.query && !result.data ? (
         <Skeleton active />
       ) : (
-        <Widget data={data} options={view.options ?? {}} scope={scope} />
+        <Suspense fallback={<Skeleton active />}>
+          <Widget data={data} options={view.options ?? {}} scope={scope} />
+        </Suspense>
       )}
     </Card>
   );

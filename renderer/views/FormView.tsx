@@ -7,7 +7,8 @@ import { useEffect, useMemo, useState } from "react";
 import { useNavigate } from "react-router";
 import { errorMessage } from "../actions.tsx";
 import { GqlError, useData, useOperation, useRefresh, useRunOperation } from "../data.tsx";
-import { mapFieldErrors, SchemaForm, withoutNulls } from "../form/SchemaForm.tsx";
+import { mapFieldErrors, withoutNulls } from "../form/fieldErrors.ts";
+import { SchemaForm } from "../form/SchemaForm.tsx";
 import { can, requiredRole } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
@@ -48,7 +49,7 @@ export function FormView({ view, scope }: { view: FormViewSpec; scope: Scope }) 
       message.success(view.submit?.successMessage ?? "Saved");
       await refresh([...(view.submit?.refresh ?? []), ...(view.initial ? [view.initial.query] : [])]);
       if (view.submit?.reset) setFormData({});
-      if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true));
+      if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
     } catch (error) {
       const fields = error instanceof GqlError ? error.fields : [];
       if (fields.length) {

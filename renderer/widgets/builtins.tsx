@@ -3,7 +3,9 @@ import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
 import { Space, Tag, Tooltip, Typography } from "antd";
 import type { ReactNode } from "react";
 import { humanize } from "../schema.ts";
+import { JsonView } from "./json.tsx";
 import { type ReadWidgetProps, registerWidget } from "./registry.ts";
+import { SecretOnce } from "./secret.tsx";
 
 const EMPTY = <Typography.Text type="secondary">—</Typography.Text>;
 
@@ -135,21 +137,13 @@ function Tags({ value, options, itemExtra }: ReadWidgetProps) {
   return (
     <Space size={[4, 4]} wrap>
       {items.map((item, index) => (
-        <Tag key={`${itemLabel(item, key)}-${index}`} style={{ marginInlineEnd: 0 }}>
+        // Items of a tag list are distinct values; their content is their identity.
+        <Tag key={typeof item === "object" ? JSON.stringify(item) : String(item)} style={{ marginInlineEnd: 0 }}>
           {itemLabel(item, key)}
           {itemExtra?.(item, index)}
         </Tag>
       ))}
     </Space>
-  );
-}
-
-function Json({ value }: ReadWidgetProps) {
-  if (isBlank(value)) return EMPTY;
-  return (
-    <Typography.Paragraph style={{ margin: 0 }}>
-      <pre style={{ margin: 0, fontSize: 12 }}>{JSON.stringify(value, null, 2)}</pre>
-    </Typography.Paragraph>
   );
 }
 
@@ -171,7 +165,8 @@ const READ_VIEWS: Record<string, (props: ReadWidgetProps) => ReactNode> = {
   boolean: BooleanView,
   number: NumberView,
   tags: Tags,
-  json: Json,
+  json: JsonView,
+  "secret-once": SecretOnce,
   code: Code,
 };
 

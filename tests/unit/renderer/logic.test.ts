@@ -2,8 +2,8 @@
 // predicates, templates, server field errors, remote options, chart options and schema references.
 import { describe, expect, it } from "vitest";
 import { actionState } from "../../../renderer/actions.tsx";
+import { mapFieldErrors } from "../../../renderer/form/fieldErrors.ts";
 import { buildOptions } from "../../../renderer/form/RemoteOptions.tsx";
-import { mapFieldErrors } from "../../../renderer/form/SchemaForm.tsx";
 import { can, requiredRole } from "../../../renderer/permissions.ts";
 import {
   evalPredicate,

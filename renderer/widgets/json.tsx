@@ -1,0 +1,55 @@
+// The `json` read view: pretty-printed JSON (a string holding JSON is parsed first) with a copy
+// button, collapsed to a few lines when long. Options: { collapsed?: boolean, maxHeight?: number }.
+import { Button, Typography } from "antd";
+import { useState } from "react";
+import type { ReadWidgetProps } from "./registry.ts";
+
+/** Lines shown while a long value is collapsed. */
+export const COLLAPSED_LINES = 8;
+
+/** The pretty-printed text of a value; a string that holds JSON is parsed first. */
+export function prettyJson(value: unknown): string {
+  if (typeof value === "string") {
+    const trimmed = value.trim();
+    if (/^[[{"]/.test(trimmed) || /^(true|false|null|-?\d)/.test(trimmed)) {
+      try {
+        return JSON.stringify(JSON.parse(trimmed), null, 2);
+      } catch {
+        return value;
+      }
+    }
+    return value;
+  }
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+export function JsonView({ value, options }: ReadWidgetProps) {
+  const text = prettyJson(value);
+  const lines = text.split("\n");
+  const long = lines.length > COLLAPSED_LINES;
+  const [open, setOpen] = useState(options.collapsed === true ? false : !long);
+  if (value === null || value === undefined || value === "")
+    return <Typography.Text type="secondary">—</Typography.Text>;
+  const shown = open ? text : lines.slice(0, COLLAPSED_LINES).join("\n");
+  const maxHeight = typeof options.maxHeight === "number" ? options.maxHeight : 480;
+  return (
+    <div className="np-json" data-widget="json">
+      <div className="np-json-bar">
+        <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+          {lines.length === 1 ? "1 line" : `${lines.length} lines`}
+        </Typography.Text>
+        <span>
+          {long || options.collapsed === true ? (
+            <Button size="small" type="link" onClick={() => setOpen(!open)} aria-expanded={open}>
+              {open ? "Collapse" : "Expand"}
+            </Button>
+          ) : null}
+          <Typography.Text copyable={{ text, tooltips: ["Copy JSON", "Copied"] }} />
+        </span>
+      </div>
+      <pre style={{ maxHeight: open ? maxHeight : undefined }} className={open ? undefined : "np-json-faded"}>
+        {shown}
+      </pre>
+    </div>
+  );
+}

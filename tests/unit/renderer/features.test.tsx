@@ -1,0 +1,276 @@
+// @vitest-environment jsdom
+// The generic features screens build on: list state in the URL (token and cursor paging with a
+// back stack, time ranges, typed filters), templates with scope references, the page heading of a
+// record page, and the json, secret-once, code-editor and runner widgets.
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { App } from "antd";
+import type { ReactNode } from "react";
+import { MemoryRouter } from "react-router";
+import { SWRConfig } from "swr";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Actions } from "../../../renderer/actions.tsx";
+import { DataProvider, type Transport } from "../../../renderer/index.ts";
+import { fillTemplate } from "../../../renderer/resolve.ts";
+import { headingView } from "../../../renderer/screens.tsx";
+import type { Action, ListView, Manifest, Registry } from "../../../renderer/types.ts";
+import { CustomView } from "../../../renderer/views/CustomView.tsx";
+import { ListView as ListViewComponent } from "../../../renderer/views/ListView.tsx";
+import {
+  hasPreviousPage,
+  listVariables,
+  nextPageParams,
+  nextPosition,
+  pagingPlan,
+  presetLabel,
+  previousPageParams,
+  rangeBounds,
+  rangeChoice,
+} from "../../../renderer/views/listState.ts";
+import { outputWidget } from "../../../renderer/views/RunnerView.tsx";
+import { prettyJson } from "../../../renderer/widgets/json.tsx";
+import { getWidget } from "../../../renderer/widgets/registry.ts";
+import { indentEdit } from "../../../src/widgets/code-editor.tsx";
+import { installDomStandIns, registryFor, viewerFor } from "./harness.tsx";
+
+beforeAll(installDomStandIns);
+afterEach(cleanup);
+
+const tokenList: ListView = {
+  kind: "list",
+  query: "Logs",
+  rows: "logs.items",
+  columns: [{ field: "/id" }],
+  variables: { ownerId: "$route.ownerId" },
+  paging: { mode: "token", size: "limit", token: "nextAt", next: "logs.nextAt", pageSize: 50 },
+  timeRange: { from: "from", to: "to" },
+  filters: [{ variable: "pastDay", label: "Range", options: [{ value: true, label: "Past day" }] }],
+};
+
+describe("list state in the URL", () => {
+  it("token paging: size and token variables, the next token from the result", () => {
+    const plan = pagingPlan(tokenList);
+    expect(plan).toMatchObject({ size: "limit", position: "nextAt", next: "logs.nextAt" });
+    const now = Date.parse("2026-01-02T00:00:00Z");
+    const variables = listVariables(tokenList, { route: { ownerId: "o1" } }, new URLSearchParams("nextAt=t2"), now);
+    expect(variables).toMatchObject({ ownerId: "o1", limit: 50, nextAt: "t2" });
+    expect(nextPosition(plan as NonNullable<typeof plan>, { logs: { nextAt: "t3" } })).toBe("t3");
+    expect(nextPosition(plan as NonNullable<typeof plan>, { logs: { nextAt: null } })).toBeNull();
+  });
+
+  it("cursor paging honours hasNextPage", () => {
+    const view: ListView = {
+      ...tokenList,
+      paging: {
+        first: "first",
+        after: "after",
+        endCursor: "things.pageInfo.endCursor",
+        hasNextPage: "things.pageInfo.hasNextPage",
+      },
+    };
+    const plan = pagingPlan(view) as NonNullable<ReturnType<typeof pagingPlan>>;
+    expect(nextPosition(plan, { things: { pageInfo: { endCursor: "c", hasNextPage: false } } })).toBeNull();
+    expect(nextPosition(plan, { things: { pageInfo: { endCursor: "c", hasNextPage: true } } })).toBe("c");
+  });
+
+  it("Next pushes the current position on a back stack in the URL, Previous pops it", () => {
+    let params = new URLSearchParams("search=x");
+    expect(hasPreviousPage(tokenList, params)).toBe(false);
+    params = nextPageParams(tokenList, params, "t2");
+    params = nextPageParams(tokenList, params, "t3");
+    expect(params.get("nextAt")).toBe("t3");
+    expect(params.getAll("back")).toEqual(["", "t2"]);
+    // A reload keeps the URL, so Previous still works.
+    const reloaded = new URLSearchParams(params.toString());
+    expect(hasPreviousPage(tokenList, reloaded)).toBe(true);
+    params = previousPageParams(tokenList, reloaded);
+    expect(params.get("nextAt")).toBe("t2");
+    params = previousPageParams(tokenList, params);
+    expect(params.get("nextAt")).toBeNull();
+    expect(params.getAll("back")).toEqual([]);
+    expect(params.get("search")).toBe("x");
+  });
+
+  it("a view with an id prefixes its URL parameters", () => {
+    const view = { ...tokenList, id: "logs" };
+    const params = nextPageParams(view, new URLSearchParams(), "t2");
+    expect(params.get("logs.nextAt")).toBe("t2");
+    expect(listVariables(view, {}, params).nextAt).toBe("t2");
+  });
+
+  it("time range: presets end now, a custom range is kept as from/to, the default is 24h", () => {
+    const now = Date.parse("2026-01-02T00:00:00Z");
+    expect(rangeChoice(tokenList, new URLSearchParams())).toEqual({ preset: "24h" });
+    expect(listVariables(tokenList, {}, new URLSearchParams("range=1h"), now)).toMatchObject({
+      from: "2026-01-01T23:00:00.000Z",
+      to: "2026-01-02T00:00:00.000Z",
+    });
+    expect(listVariables(tokenList, {}, new URLSearchParams("range=15m"), now).from).toBe("2026-01-01T23:45:00.000Z");
+    const custom = new URLSearchParams("from=2025-12-01T00:00:00Z&to=2025-12-02T00:00:00Z");
+    expect(rangeChoice(tokenList, custom)).toEqual({ from: "2025-12-01T00:00:00Z", to: "2025-12-02T00:00:00Z" });
+    expect(rangeBounds({ preset: "7d" }, now).from).toBe("2025-12-26T00:00:00.000Z");
+    // A preset the manifest does not offer falls back to the default.
+    expect(
+      rangeChoice(
+        { ...tokenList, timeRange: { from: "from", to: "to", presets: ["1h"] } },
+        new URLSearchParams("range=7d"),
+      ),
+    ).toEqual({ preset: "1h" });
+    expect(presetLabel("1h")).toBe("Last hour");
+    expect(presetLabel("24h")).toBe("Last 24 hours");
+    expect(presetLabel("15m")).toBe("Last 15 minutes");
+  });
+
+  it("static filter options keep their type (a boolean stays a boolean)", () => {
+    expect(listVariables(tokenList, {}, new URLSearchParams("pastDay=true")).pastDay).toBe(true);
+  });
+});
+
+describe("templates and headings", () => {
+  it("a template may read the scope with {$route.x}", () => {
+    expect(
+      fillTemplate("/things/{$route.thingId}/logs/{requestId}", { requestId: "r 1" }, true, {
+        route: { thingId: "t1" },
+      }),
+    ).toBe("/things/t1/logs/r%201");
+  });
+
+  it("a record page (route with parameters) takes its heading from its first titled detail view", () => {
+    const detail = { kind: "detail" as const, query: "Thing", record: "thing", title: "{label}", sections: [] };
+    const page: Manifest = { version: 1, id: "things.detail", route: "/things/:id", title: "Thing", views: [detail] };
+    expect(headingView(page)).toBe(detail);
+    expect(headingView({ ...page, route: "/" })).toBeUndefined();
+  });
+});
+
+describe("widgets", () => {
+  it("json pretty-prints values and JSON held in strings", () => {
+    expect(prettyJson({ a: 1 })).toBe('{\n  "a": 1\n}');
+    expect(prettyJson('{"jsonrpc":"2.0"}')).toBe('{\n  "jsonrpc": "2.0"\n}');
+    expect(prettyJson("not json")).toBe("not json");
+  });
+
+  it("json collapses a long value and expands on request", () => {
+    const Read = getWidget("json")?.read;
+    if (!Read) throw new Error("json is not registered");
+    const value = Object.fromEntries(Array.from({ length: 30 }, (_, index) => [`key${index}`, index]));
+    const { container } = render(<Read value={value} options={{}} />);
+    expect(container.textContent).not.toContain("key29");
+    fireEvent.click(screen.getByRole("button", { name: "Expand" }));
+    expect(container.textContent).toContain("key29");
+    expect(container.querySelector(".ant-typography-copy")).not.toBeNull();
+  });
+
+  it("code-editor: Tab indents, Shift+Tab outdents the selected lines", () => {
+    expect(indentEdit("ab", 1, 1, false)).toEqual({ text: "a  b", start: 3, end: 3 });
+    const block = indentEdit("one\ntwo", 0, 7, false);
+    expect(block.text).toBe("  one\n  two");
+    expect(indentEdit(block.text, 0, block.text.length, true).text).toBe("one\ntwo");
+  });
+
+  it("runner outputs default to json for objects and number for numbers", () => {
+    expect(outputWidget({ path: "a" }, { x: 1 })).toBe("json");
+    expect(outputWidget({ path: "a" }, 3)).toBe("number");
+    expect(outputWidget({ path: "a", widget: "tags" }, [])).toBe("tags");
+  });
+});
+
+const registry: Registry = registryFor("owner");
+
+function withData(children: ReactNode, transport: Transport, role: "OWNER" | "VIEWER" = "OWNER") {
+  return (
+    <App>
+      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
+        <MemoryRouter>
+          <DataProvider
+            transport={transport}
+            registry={{
+              ...registry,
+              operations: { ...registry.operations, MakeSecret: "mutation MakeSecret { x }", Try: "query Try { x }" },
+            }}
+            viewer={viewerFor(role)}
+          >
+            {children}
+          </DataProvider>
+        </MemoryRouter>
+      </SWRConfig>
+    </App>
+  );
+}
+
+describe("an action shows a field of its result once", () => {
+  it("secret-once: the value, a copy button and a warning, until the viewer confirms", async () => {
+    const action: Action = {
+      label: "Create key",
+      mutation: "MakeSecret",
+      showResult: { field: "/makeSecret/token", widget: "secret-once", title: "Your new key" },
+    };
+    render(withData(<Actions actions={[action]} scope={{}} />, async () => ({ makeSecret: { token: "sk_live_123" } })));
+    fireEvent.click(screen.getByRole("button", { name: "Create key" }));
+    await screen.findByText("Your new key");
+    expect(screen.getByText("sk_live_123")).toBeTruthy();
+    expect(screen.getByText(/will not be shown again/)).toBeTruthy();
+    fireEvent.click(screen.getByRole("button", { name: "I have copied it" }));
+    await waitFor(() => expect(screen.queryByText("sk_live_123")).toBeNull());
+  });
+});
+
+describe("the runner custom view", () => {
+  it("runs the named operation with the form's data and shows the named result paths", async () => {
+    const calls: Record<string, unknown>[] = [];
+    const transport: Transport = async (_document, variables) => {
+      calls.push(variables ?? {});
+      return { tryIt: { result: { matched: true }, logs: ["hello"], size: 42 } };
+    };
+    render(
+      withData(
+        <CustomView
+          view={{
+            kind: "custom",
+            widget: "runner",
+            options: {
+              query: "Try",
+              schema: "endpoint#/$defs/labelInput",
+              variables: { label: "$form.label", id: "$route.id" },
+              initial: { label: "first" },
+              outputs: [
+                { path: "tryIt.result", label: "Result" },
+                { path: "tryIt.logs", label: "Logs", widget: "json" },
+                { path: "tryIt.size", label: "Size", widget: "number", options: { unit: "bytes" } },
+              ],
+            },
+          }}
+          scope={{ route: { id: "r1" } }}
+        />,
+        transport,
+      ),
+    );
+    fireEvent.click(await screen.findByRole("button", { name: "Run" }, { timeout: 10_000 }));
+    await screen.findByText("42 bytes", undefined, { timeout: 10_000 });
+    expect(calls[0]).toEqual({ label: "first", id: "r1" });
+    expect(screen.getByText("Logs")).toBeTruthy();
+    expect(document.body.textContent).toContain('"matched": true');
+  }, 30_000);
+});
+
+describe("a list with token paging and a time range", () => {
+  it("asks for the range and the page, and moves to the next token and back", async () => {
+    const calls: Record<string, unknown>[] = [];
+    const transport: Transport = async (_document, variables) => {
+      calls.push(variables ?? {});
+      const page = variables?.nextAt ? 2 : 1;
+      return { logs: { items: [{ id: `row-${page}` }], nextAt: page === 1 ? "t2" : null } };
+    };
+    const view: ListView = { ...tokenList, query: "Try", variables: {}, filters: [] };
+    render(withData(<ListViewComponent view={view} scope={{}} />, transport));
+    await screen.findByText("row-1");
+    expect(screen.getByLabelText("Time range")).toBeTruthy();
+    expect(calls[0]).toMatchObject({ limit: 50 });
+    expect(Date.parse(String(calls[0].to)) - Date.parse(String(calls[0].from))).toBe(24 * 3600 * 1000);
+    fireEvent.click(screen.getByRole("button", { name: "Next" }));
+    await screen.findByText("row-2");
+    expect(calls.at(-1)).toMatchObject({ nextAt: "t2" });
+    expect((screen.getByRole("button", { name: "Next" }) as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByRole("button", { name: "Previous" }));
+    await screen.findByText("row-1");
+  }, 30_000);
+});
