@@ -9,6 +9,22 @@ export default defineConfig({
     outDir: "dist",
     emptyOutDir: true,
     chunkSizeWarningLimit: 1500,
+    rolldownOptions: {
+      output: {
+        // Named vendor chunks shared by every screen; rjsf/ajv and ECharts stay in the lazy chunks of
+        // the views that need them (FormView, RunnerView, action dialogs, ChartPanel).
+        codeSplitting: {
+          groups: [
+            { name: "react", test: /node_modules[\\/](react|react-dom|scheduler|react-router)[\\/]/, priority: 3 },
+            {
+              name: "antd",
+              test: /node_modules[\\/](antd|@ant-design|@rc-component|rc-[^\\/]+|dayjs)[\\/]/,
+              priority: 2,
+            },
+          ],
+        },
+      },
+    },
   },
   server: {
     proxy: { "/graphql": { target: process.env.NODEPLANE_API ?? "http://localhost:8080", changeOrigin: true } },

@@ -1,18 +1,20 @@
 // From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
-import { Breadcrumb, Space, Tabs, Typography } from "antd";
-import { type ReactNode, useMemo } from "react";
+import { Breadcrumb, Card, Skeleton, Space, Tabs, Typography } from "antd";
+import { lazy, type ReactNode, Suspense, useEffect, useMemo } from "react";
 import { Link, matchPath, type RouteObject, useNavigate, useParams, useRoutes, useSearchParams } from "react-router";
-import { useData } from "./data.tsx";
+import { useData, useOperation } from "./data.tsx";
 import { can } from "./permissions.ts";
-import { fillRoute, type Scope } from "./resolve.ts";
-import type { Manifest, View } from "./types.ts";
+import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
+import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
 import { ChartView } from "./views/ChartView.tsx";
 import { CustomView } from "./views/CustomView.tsx";
 import { DetailView } from "./views/DetailView.tsx";
-import { FormView } from "./views/FormView.tsx";
 import { ListView } from "./views/ListView.tsx";
+
+// Forms bring rjsf and ajv; only screens with a form view load them.
+const FormView = lazy(() => import("./views/FormView.tsx").then((module) => ({ default: module.FormView })));
 
 export interface NavItem {
   id: string;
@@ -78,14 +80,42 @@ function rootTabLabel(root: Manifest): string {
   return root.nav && "section" in root.nav && root.nav.tab ? root.nav.tab : "Overview";
 }
 
-function ViewSwitch({ view, scope }: { view: View; scope: Scope }) {
+/**
+ * The detail view that names a record page: on a screen whose route has parameters, the root
+ * screen's first detail view with a title. Its filled title becomes the page heading.
+ */
+export function headingView(root: Manifest): DetailViewSpec | undefined {
+  if (!root.route.includes(":")) return undefined;
+  return root.views.find((view): view is DetailViewSpec => view.kind === "detail" && Boolean(view.title));
+}
+
+/** The page heading: the heading view's title filled from its record, else the screen's title. */
+function usePageHeading(root: Manifest, scope: Scope): { text: string; fromRecord: boolean; loading: boolean } {
+  const view = headingView(root);
+  const variables = useMemo(() => resolveVariables(view?.variables, scope), [view, scope]);
+  const result = useOperation(view?.query, variables);
+  if (!view?.title) return { text: root.title, fromRecord: false, loading: false };
+  const record = result.data ? getPath(result.data, view.record) : undefined;
+  if (!record) return { text: root.title, fromRecord: false, loading: !result.error };
+  return {
+    text: fillTemplate(view.title, record, false, scope).trim() || root.title,
+    fromRecord: true,
+    loading: false,
+  };
+}
+
+function ViewSwitch({ view, scope, isHeading }: { view: View; scope: Scope; isHeading: boolean }) {
   switch (view.kind) {
     case "list":
       return <ListView view={view} scope={scope} />;
     case "detail":
-      return <DetailView view={view} scope={scope} />;
+      return <DetailView view={view} scope={scope} titleInHeading={isHeading} />;
     case "form":
-      return <FormView view={view} scope={scope} />;
+      return (
+        <Suspense fallback={<Card loading style={{ maxWidth: 720 }} />}>
+          <FormView view={view} scope={scope} />
+        </Suspense>
+      );
     case "chart":
       return <ChartView view={view} scope={scope} />;
     case "custom":
@@ -111,6 +141,12 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
   const parentId = parentOf(root);
   const parent = parentId ? registry.screens.find((candidate) => candidate.id === parentId) : undefined;
   const parentRoute = parent ? fillRoute(parent.route, params) : null;
+  const heading = usePageHeading(root, scope);
+  const ownHeadingView = manifest === root ? headingView(root) : undefined;
+
+  useEffect(() => {
+    document.title = `${heading.text} · Nodeplane`;
+  }, [heading.text]);
 
   if (!can(viewer.userRole, manifest.requires?.role)) return <>{notAuthorised}</>;
 
@@ -119,14 +155,19 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
       {parent && parentRoute ? (
         <Breadcrumb
           style={{ marginBottom: 8 }}
-          items={[{ title: <Link to={parentRoute}>{parent.title}</Link> }, { title: root.title }]}
+          items={[{ title: <Link to={parentRoute}>{parent.title}</Link> }, { title: heading.text }]}
         />
       ) : null}
       <div className="np-page-header">
         <Space orientation="vertical" size={0}>
-          <Typography.Title level={3} style={{ margin: 0 }}>
-            {root.title}
-          </Typography.Title>
+          {heading.fromRecord || heading.loading ? <span className="np-page-kicker">{root.title}</span> : null}
+          {heading.loading ? (
+            <Skeleton.Input active size="small" style={{ width: 240, marginTop: 4 }} />
+          ) : (
+            <Typography.Title level={3} style={{ margin: 0 }}>
+              {heading.text}
+            </Typography.Title>
+          )}
           {root.description ? <Typography.Text type="secondary">{root.description}</Typography.Text> : null}
         </Space>
       </div>
@@ -146,7 +187,12 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
         {manifest.views.map((view, index) => (
-          <ViewSwitch key={`${manifest.id}-${view.id ?? index}`} view={view} scope={scope} />
+          <ViewSwitch
+            key={`${manifest.id}-${view.id ?? index}`}
+            view={view}
+            scope={scope}
+            isHeading={view === ownHeadingView}
+          />
         ))}
       </Space>
     </div>

@@ -3,6 +3,8 @@
 import {
   ApiOutlined,
   AppstoreOutlined,
+  BarChartOutlined,
+  CopyOutlined,
   DashboardOutlined,
   DeleteOutlined,
   EditOutlined,
@@ -25,6 +27,8 @@ import { registerIcons } from "../renderer/index.ts";
 registerIcons({
   api: ApiOutlined,
   apps: AppstoreOutlined,
+  chart: BarChartOutlined,
+  copy: CopyOutlined,
   dashboard: DashboardOutlined,
   delete: DeleteOutlined,
   edit: EditOutlined,

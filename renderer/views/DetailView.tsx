@@ -9,7 +9,16 @@ import { fieldSchema, labelFor } from "../schema.ts";
 import type { DetailView as DetailViewSpec } from "../types.ts";
 import { FieldValue } from "./FieldValue.tsx";
 
-export function DetailView({ view, scope }: { view: DetailViewSpec; scope: Scope }) {
+/** `titleInHeading`: the page heading already shows this record's title, so the card does not repeat it. */
+export function DetailView({
+  view,
+  scope,
+  titleInHeading = false,
+}: {
+  view: DetailViewSpec;
+  scope: Scope;
+  titleInHeading?: boolean;
+}) {
   const { registry } = useData();
   const entity = view.entity ? registry.schemas[view.entity] : undefined;
   const variables = useMemo(() => resolveVariables(view.variables, scope), [view.variables, scope]);
@@ -44,9 +53,9 @@ export function DetailView({ view, scope }: { view: DetailViewSpec; scope: Scope
     <Card
       data-view="detail"
       title={
-        view.title ? (
+        view.title && !titleInHeading ? (
           <Typography.Title level={4} style={{ margin: 0 }}>
-            {fillTemplate(view.title, record) || "Untitled"}
+            {fillTemplate(view.title, record, false, recordScope) || "Untitled"}
           </Typography.Title>
         ) : undefined
       }

@@ -62,6 +62,7 @@ export function SignUp({ transport, onSignedIn }: { transport: Transport; onSign
         <Form.Item
           label="Password"
           name="password"
+          extra={`At least ${PASSWORD_MIN} characters.`}
           rules={[{ required: true, min: PASSWORD_MIN, message: `Use at least ${PASSWORD_MIN} characters` }]}
         >
           <Input.Password autoComplete="new-password" />
