@@ -39,6 +39,8 @@ function operations(): Record<string, string> {
 type Recorded = { data?: Record<string, unknown>; errors?: { message: string; extensions?: { code?: string } }[] };
 const recorded = JSON.parse(readFileSync(path.join(fixtures, "responses.json"), "utf8")) as {
   endpointId: string;
+  /** Route parameters by name, found by record.ts from the links of recorded rows. */
+  params?: Record<string, string>;
   responses: Record<string, Recorded>;
 };
 export const recordedResponses = recorded.responses;
@@ -93,9 +95,9 @@ export function renderRoute(
   );
 }
 
-/** A route for a manifest with its parameters filled by the recorded record id. */
+/** A route for a manifest with its parameters filled from the recording (else the recorded endpoint id). */
 export function routeFor(manifest: Manifest): string {
-  return manifest.route.replace(/:[A-Za-z0-9_]+/g, recordedId);
+  return manifest.route.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => recorded.params?.[name] ?? recordedId);
 }
 
 /** antd reads matchMedia, which jsdom does not have. */
