@@ -1,0 +1,136 @@
+/**
+ * `npm run bench`: every benchmark, each against the baseline it measures beside it in the same run,
+ * then a summary of the targets. Loopback only. Bounded in time (about 2–4 minutes on 2 shared cores):
+ * the proxy benchmark runs 1 round of 1 s throughput runs unless BENCH_SECONDS / BENCH_ROUNDS say
+ * otherwise; the streams benchmark its default ranges (BENCH_BLOCKS, BENCH_TX_BLOCKS, BENCH_STREAM_ROUNDS);
+ * the filter benchmark ~100 ms per side, round and case. Select some with arguments:
+ * `npm run bench -- filter streams`.
+ *
+ * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
+ * in the same round) are what to compare.
+ */
+import type { FilterBenchRow } from "./filter.ts";
+import type { StreamBenchRow } from "./streams.ts";
+
+interface Check {
+  bench: string;
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+const selected = process.argv.slice(2);
+const wanted = (name: string) => selected.length === 0 || selected.includes(name);
+const checks: Check[] = [];
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+
+if (wanted("proxy")) {
+  // Read at the proxy benchmark's import: shorter than its stand-alone defaults, to bound the run.
+  process.env.BENCH_SECONDS ??= "1";
+  process.env.BENCH_ROUNDS ??= "1";
+  console.log(
+    `\n=== proxy: anvil direct, plain and @fastify/http-proxy baselines (${process.env.BENCH_ROUNDS} round(s) of ${process.env.BENCH_SECONDS} s) ===`,
+  );
+  const { runProxyBench } = await import("./proxy.ts");
+  const rows = await runProxyBench();
+  const find = (target: string, method: string, c: number) => {
+    const row = rows.find((r) => r.target === target && r.method === method && r.connections === c);
+    if (!row) throw new Error(`proxy bench has no row for ${target} ${method} c=${c}`);
+    return row;
+  };
+  for (const method of [...new Set(rows.map((r) => r.method))]) {
+    for (const c of [1, 10]) {
+      const full = find("ours, all features", method, c);
+      const plain = find("plain node proxy", method, c);
+      const fhp = find("@fastify/http-proxy", method, c);
+      const direct = find("anvil direct", method, c);
+      checks.push({
+        bench: "proxy",
+        target: `${method} c=${c}: all features ≥ 0.9× plain proxy req/s`,
+        measured: `${(full.rps / plain.rps).toFixed(2)}×`,
+        met: full.rps / plain.rps >= 0.9,
+      });
+      checks.push({
+        bench: "proxy",
+        target: `${method} c=${c}: all features ≥ 1.5× @fastify/http-proxy req/s`,
+        measured: `${(full.rps / fhp.rps).toFixed(2)}×`,
+        met: full.rps / fhp.rps >= 1.5,
+      });
+      if (c === 1) {
+        checks.push({
+          bench: "proxy",
+          target: `${method} c=1: all features adds ≤ 0.15 ms p50 over direct`,
+          measured: `+${(full.p50 - direct.p50).toFixed(3)} ms`,
+          met: full.p50 - direct.p50 <= 0.15,
+        });
+      }
+    }
+  }
+  console.log(`(proxy done at ${elapsed()})`);
+}
+
+if (wanted("streams")) {
+  const { runStreamBench, STREAM_FILTER } = await import("./streams.ts");
+  console.log(
+    `\n=== streams: anvil → filter \`${STREAM_FILTER}\` → signed webhook on loopback, against the raw read rate of the same reader ===`,
+  );
+  const rows: StreamBenchRow[] = await runStreamBench();
+  for (const r of rows) {
+    checks.push({
+      bench: "streams",
+      target: `${r.blocks} blocks, batch ${r.batchSize}: engine ≥ 0.8× raw read rate`,
+      measured: `${r.ratio.toFixed(2)}× (${r.engineBlocksPerSec.toFixed(0)} vs ${r.rawBlocksPerSec.toFixed(0)} blocks/s)`,
+      met: r.ratio >= 0.8,
+    });
+    if (r.filterMsPerBlock !== null) {
+      checks.push({
+        bench: "streams",
+        target: `${r.blocks} blocks, batch ${r.batchSize}: filter ≤ 0.1 ms/block in the engine`,
+        measured: `${r.filterMsPerBlock.toFixed(3)} ms`,
+        met: r.filterMsPerBlock <= 0.1,
+      });
+    }
+  }
+  console.log(`(streams done at ${elapsed()})`);
+}
+
+if (wanted("filter")) {
+  const { runFilterBench, TRIVIAL_FILTERS } = await import("./filter.ts");
+  console.log(
+    `\n=== filter: QuickJS sandbox against the same function as plain JS (JSON.parse + main + JSON.stringify); trivial = ${Object.entries(
+      TRIVIAL_FILTERS,
+    )
+      .map(([k, v]) => `${k} \`${v}\``)
+      .join(" and ")} ===`,
+  );
+  const rows: FilterBenchRow[] = await runFilterBench();
+  for (const label of Object.keys(TRIVIAL_FILTERS)) {
+    const mine = rows.filter((r) => r.filter === label);
+    const worst = mine.reduce((a, b) => (b.sandboxUsPerBlock > a.sandboxUsPerBlock ? b : a));
+    checks.push({
+      bench: "filter",
+      target: `${label}: sandbox ≤ 100 µs/block (worst of 1/150 tx × 1/10 blocks per batch)`,
+      measured: `${worst.sandboxUsPerBlock.toFixed(1)} µs (${worst.txPerBlock} tx × ${worst.blocksPerBatch}; plain ${worst.plainUsPerBlock.toFixed(1)} µs)`,
+      met: worst.sandboxUsPerBlock <= 100,
+    });
+  }
+  console.log(`(filter done at ${elapsed()})`);
+}
+
+console.log(`\n=== summary (${elapsed()}) ===`);
+const w = {
+  bench: Math.max(5, ...checks.map((c) => c.bench.length)),
+  target: Math.max(6, ...checks.map((c) => c.target.length)),
+  measured: Math.max(8, ...checks.map((c) => c.measured.length)),
+};
+console.log(`${"bench".padEnd(w.bench)}  ${"target".padEnd(w.target)}  ${"measured".padEnd(w.measured)}  met`);
+console.log(`${"-".repeat(w.bench)}  ${"-".repeat(w.target)}  ${"-".repeat(w.measured)}  ---`);
+for (const c of checks) {
+  console.log(
+    `${c.bench.padEnd(w.bench)}  ${c.target.padEnd(w.target)}  ${c.measured.padEnd(w.measured)}  ${c.met ? "yes" : "NO"}`,
+  );
+}
+const missed = checks.filter((c) => !c.met).length;
+console.log(`\n${checks.length - missed} of ${checks.length} targets met.`);
+process.exit(0);
