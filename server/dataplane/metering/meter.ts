@@ -12,25 +12,8 @@ import { isUuid } from "../../platform/ids.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
 
-/**
- * What the proxy may add to a MeterEvent for error logs and archive detection (a proposed extension of
- * the seam in proxy/stages.ts; each field is optional, and the meter records what it is given).
- */
-export interface MeterEventDetail {
-  /** GET, POST … (WS for WebSocket frames). */
-  httpMethod?: string;
-  /** The request's path and query as received; tokens are masked before storing. */
-  url?: string;
-  /** The parsed calls, in the order of `methods` (their params decide archive calls). */
-  calls?: unknown[];
-  requestBody?: Buffer | string | null;
-  /** The body sent to the client. */
-  responseBody?: Buffer | string | null;
-  /** An id the proxy also sent to the client (x-request-id); generated here when absent. */
-  requestId?: string;
-}
-
-export type DetailedMeterEvent = MeterEvent & MeterEventDetail;
+/** The proxy's MeterEvent carries the request and response details error logs and archive detection use. */
+export type DetailedMeterEvent = MeterEvent;
 
 export interface MeterOptions {
   db: Db;

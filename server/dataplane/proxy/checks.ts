@@ -22,7 +22,9 @@ export function corsHeaders(req: IncomingMessage): Record<string, string> {
   return {
     "access-control-allow-origin": origin ?? "*",
     "access-control-allow-methods": "POST, OPTIONS",
-    "access-control-allow-headers": "content-type, authorization, x-token",
+    "access-control-allow-headers": "content-type, authorization, x-token, x-request-id",
+    // So a browser app can read the id its error logs are stored under.
+    "access-control-expose-headers": "x-request-id",
     "access-control-max-age": "86400",
     vary: "origin",
   };

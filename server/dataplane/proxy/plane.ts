@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
@@ -6,7 +7,14 @@ import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
 import { errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
-import { type MeterStage, noMeter, noRateLimit, type ProxyRequestInfo, type RateLimitStage } from "./stages.ts";
+import {
+  type MeterEvent,
+  type MeterStage,
+  noMeter,
+  noRateLimit,
+  type ProxyRequestInfo,
+  type RateLimitStage,
+} from "./stages.ts";
 import { UpstreamClient } from "./upstream.ts";
 
 export interface DataPlaneDeps {
@@ -33,6 +41,12 @@ const NONE_REFUSED: Refused[] = [];
 const refusedOf = (perCall: (Refusal | undefined)[]): Refused[] =>
   perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
 const EMPTY = Buffer.alloc(0);
+const BATCH_REFUSED: Refusal = {
+  kind: "BATCH_REFUSED",
+  http: 200,
+  code: -32008,
+  message: "Not sent: another call in this batch was refused.",
+};
 
 class BodyTooLarge extends Error {}
 
@@ -55,6 +69,74 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 type Parsed = { batch: boolean; calls: unknown[] } | { error: Refusal };
+
+// Request ids: a random per-process prefix and a counter (unique across processes, no randomness per request).
+const ID_PREFIX = randomBytes(5).toString("hex");
+let idCounter = 0;
+const newRequestId = () => `${ID_PREFIX}-${(++idCounter).toString(36)}`;
+/** A client's own x-request-id is used when it is short and plain (it is echoed back and stored in logs). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && SANE_REQUEST_ID.test(given) ? given : newRequestId();
+}
+
+/**
+ * The URL as logged: a domain-mask request by its host, with the path token masked; /rpc paths are
+ * masked by the meter (maskUrl). Query strings are dropped there too.
+ */
+function loggedUrl(req: IncomingMessage, target: RouteTarget): string {
+  if (target.host === undefined) return req.url ?? "/";
+  return `${target.host}${target.pathToken ? "/****" : "/"}`;
+}
+
+/** The methods and calls of a body the proxy refused before reading it, when it parses (for the logs only). */
+function callsOf(body: Buffer): { methods: string[]; calls: unknown[] } | undefined {
+  if (body.length === 0) return undefined;
+  const parsed = parseBody(body);
+  if ("error" in parsed) return undefined;
+  return { methods: parsed.calls.map((c) => (isCall(c) ? c.method : "")), calls: parsed.calls };
+}
+
+/**
+ * The key of a WebSocket reply, matching `replyKeyOfCall`: a single answer's id read from its first bytes
+ * (nodes write `{"jsonrpc":"2.0","id":…` first), so large answers are not parsed; anything else is parsed.
+ * Returns null for a subscription notification, undefined when the reply names no id.
+ */
+const ID_PREFIX_RE = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"[^"\\]*"|null)\s*[,}]/;
+const NOTIFICATION_RE = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:/;
+
+function replyKeys(data: Buffer): string[] | null | undefined {
+  const head = data.toString("utf8", 0, Math.min(data.length, 160));
+  const m = ID_PREFIX_RE.exec(head);
+  if (m) return [m[1]];
+  if (NOTIFICATION_RE.test(head)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(data.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (Array.isArray(value))
+    return value.flatMap((a) => (a && typeof a === "object" && "id" in a ? [`b:${JSON.stringify(a.id)}`] : []));
+  if (value && typeof value === "object") {
+    if ("id" in value) return [JSON.stringify(value.id)];
+    if ("method" in value) return null;
+  }
+  return undefined;
+}
+
+/** The key a WebSocket message's reply will carry: a single call's id, or a batch's first id (prefixed b:). */
+function replyKeyOfCall(batch: boolean, calls: unknown[]): string | undefined {
+  for (const c of calls) {
+    if (isCall(c) && c.id !== undefined) return batch ? `b:${JSON.stringify(c.id)}` : JSON.stringify(c.id);
+  }
+  return undefined;
+}
+
+/** Replies a WebSocket connection waits for, for metering; beyond this, messages are metered unanswered. */
+const MAX_PENDING_REPLIES = 1024;
 
 function parseBody(body: Buffer | string): Parsed {
   let value: unknown;
@@ -79,11 +161,17 @@ export class DataPlane {
   private readonly rateLimit: RateLimitStage;
   private readonly meter: MeterStage;
   private readonly maxBody: number;
+  /** The x-request-id of each upgrade being accepted, for its 101 answer. */
+  private readonly upgradeIds = new WeakMap<IncomingMessage, string>();
 
   constructor(private readonly deps: DataPlaneDeps) {
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
     this.maxBody = deps.maxBodyBytes ?? 5 * 1024 * 1024;
+    this.wss.on("headers", (headers: string[], req: IncomingMessage) => {
+      const id = this.upgradeIds.get(req);
+      if (id) headers.push(`X-Request-Id: ${id}`);
+    });
   }
 
   lookup(target: RouteTarget): CompiledEndpoint | undefined {
@@ -92,10 +180,23 @@ export class DataPlane {
     return undefined;
   }
 
-  private answer(res: ServerResponse, r: Refusal, headers: Record<string, string> = {}, id?: JsonRpcCall["id"]): void {
+  /** Answers a refusal; returns the body (for the logs). */
+  private answer(
+    res: ServerResponse,
+    r: Refusal,
+    requestId: string,
+    headers: Record<string, string> = NO_HEADERS,
+    id?: JsonRpcCall["id"],
+  ): string {
     const body = errorObject(id, r);
-    res.writeHead(r.http, { ...JSON_HEADERS, ...headers, "content-length": Buffer.byteLength(body) });
+    res.writeHead(r.http, {
+      ...JSON_HEADERS,
+      ...headers,
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": requestId,
+    });
     res.end(body);
+    return body;
   }
 
   /** The lookup, plus the directory's one-time store lookup for a key it does not hold. */
@@ -105,21 +206,32 @@ export class DataPlane {
     return this.deps.directory.resolveMiss(target.exId);
   }
 
-  /** Serves one HTTP request; never rejects (a failure inside a stage answers 500 and is reported). */
+  /**
+   * Serves one HTTP request; never rejects (a failure inside a stage answers 500 and is reported).
+   * Every answer carries x-request-id: the client's own when it sent a plain one (see SANE_REQUEST_ID),
+   * else a new one; error logs are stored under it (a batch's calls under `<id>.<index>`).
+   */
   handleHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
-    return this.serveHttp(req, res, target).catch((error) => {
+    const requestId = requestIdOf(req);
+    return this.serveHttp(req, res, target, requestId).catch((error) => {
       this.deps.onError?.(error);
-      if (!res.headersSent) this.answer(res, refusal("INTERNAL"));
+      if (!res.headersSent) this.answer(res, refusal("INTERNAL"), requestId);
       else res.destroy();
     });
   }
 
-  private async serveHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
+  private async serveHttp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: RouteTarget,
+    requestId: string,
+  ): Promise<void> {
     const startedAt = performance.now();
     const endpoint = this.lookup(target) ?? (await this.lookupOrLoad(target));
     if (!endpoint) {
       req.resume();
-      return this.answer(res, refusal("NOT_FOUND"));
+      this.answer(res, refusal("NOT_FOUND"), requestId);
+      return;
     }
     const record = endpoint.record;
     const headers: Record<string, string> = record.options.cors
@@ -127,54 +239,79 @@ export class DataPlane {
       : endpoint.extraHeaders;
     const clientIp = clientIpOf(endpoint, req);
     const info: ProxyRequestInfo = { endpoint, transport: "http", clientIp, methods: [] };
-    const finish = (
-      httpStatus: number,
-      responseBytes: number | null,
-      requestRefusal: Refusal | null,
-      refused: Refused[] = [],
-    ) => this.record(info, startedAt, httpStatus, responseBytes, requestRefusal, refused);
+    const metered = this.meter !== noMeter;
+    // A request refused before its body was read: answer at once, then (only with a meter) read the body
+    // to log its methods and bytes.
+    const refuseEarly = async (r: Refusal, extra: Record<string, string> = headers) => {
+      const sent = this.answer(res, r, requestId, extra);
+      if (!metered) {
+        req.resume();
+        return;
+      }
+      let body: Buffer | null = null;
+      try {
+        body = await readBody(req, this.maxBody);
+      } catch {
+        // Too large or cut off: logged without its body.
+      }
+      const found = body ? callsOf(body) : undefined;
+      if (found) info.methods = found.methods;
+      const kept = body && body.length > 0 ? body : null;
+      this.record(info, startedAt, r.http, null, r, NONE_REFUSED, req, target, requestId, kept, sent, found?.calls);
+    };
 
     if (record.status !== "ACTIVE") {
-      req.resume();
-      const r = refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED");
-      this.answer(res, r, headers);
-      return finish(r.http, null, r);
+      return refuseEarly(
+        refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"),
+      );
     }
     if (req.method === "OPTIONS") {
       req.resume();
-      res.writeHead(204, { ...headers, allow: "POST, OPTIONS" });
+      res.writeHead(204, { ...headers, allow: "POST, OPTIONS", "x-request-id": requestId });
       res.end();
       return;
     }
     if (req.method !== "POST") {
-      req.resume();
-      return this.answer(res, refusal("METHOD_NOT_ALLOWED"), { ...headers, allow: "POST, OPTIONS" });
+      return refuseEarly(refusal("METHOD_NOT_ALLOWED"), { ...headers, allow: "POST, OPTIONS" });
     }
     let denied = checkAccess(endpoint, req.headers, clientIp, target.pathToken);
     if (denied instanceof Promise) denied = await denied;
-    if (denied) {
-      req.resume();
-      this.answer(res, denied, headers);
-      return finish(denied.http, null, denied);
-    }
+    if (denied) return refuseEarly(denied);
     let body: Buffer;
     try {
       body = await readBody(req, this.maxBody);
     } catch (error) {
       if (error instanceof BodyTooLarge) {
-        return this.answer(
-          res,
-          { kind: "TOO_LARGE", http: 413, code: -32600, message: `The body is larger than ${this.maxBody} bytes.` },
-          headers,
-        );
+        const r: Refusal = {
+          kind: "TOO_LARGE",
+          http: 413,
+          code: -32600,
+          message: `The body is larger than ${this.maxBody} bytes.`,
+        };
+        const sent = this.answer(res, r, requestId, headers);
+        this.record(info, startedAt, r.http, null, r, NONE_REFUSED, req, target, requestId, null, sent);
+        return;
       }
       res.destroy();
       return;
     }
     const parsed = parseBody(body);
     if ("error" in parsed) {
-      this.answer(res, parsed.error, headers);
-      return finish(parsed.error.http, null, parsed.error);
+      const sent = this.answer(res, parsed.error, requestId, headers);
+      this.record(
+        info,
+        startedAt,
+        parsed.error.http,
+        null,
+        parsed.error,
+        NONE_REFUSED,
+        req,
+        target,
+        requestId,
+        body,
+        sent,
+      );
+      return;
     }
     const calls = parsed.calls;
     const perCall: (Refusal | undefined)[] = new Array(calls.length);
@@ -187,12 +324,19 @@ export class DataPlane {
       perCall[i] = r;
       if (r) refusedCount++;
     }
+    const finish = (
+      httpStatus: number,
+      responseBytes: number | null,
+      r: Refusal | null,
+      refused: Refused[],
+      out: Buffer | string,
+    ) => this.record(info, startedAt, httpStatus, responseBytes, r, refused, req, target, requestId, body, out, calls);
     let admitted = this.rateLimit.admit(info);
     if (admitted instanceof Promise) admitted = await admitted;
     if (admitted) {
       if ("refuse" in admitted) {
-        this.answer(res, admitted.refuse, headers);
-        return finish(admitted.refuse.http, null, admitted.refuse);
+        const sent = this.answer(res, admitted.refuse, requestId, headers);
+        return finish(admitted.refuse.http, null, admitted.refuse, NONE_REFUSED, sent);
       }
       admitted.perCall.forEach((r, i) => {
         if (r && !perCall[i]) {
@@ -207,8 +351,7 @@ export class DataPlane {
       const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${record.network}.`, {
         network: record.network,
       });
-      this.answer(res, r, headers);
-      return finish(r.http, null, r, refused);
+      return finish(r.http, null, r, refused, this.answer(res, r, requestId, headers));
     }
     let status = 200;
     let out: Buffer | string;
@@ -225,21 +368,20 @@ export class DataPlane {
       }
     } catch {
       const r = refusal("UPSTREAM_FAILED", undefined, { network: record.network });
-      this.answer(res, r, headers);
-      return finish(r.http, null, r, refused);
+      return finish(r.http, null, r, refused, this.answer(res, r, requestId, headers));
     }
     const length = typeof out === "string" ? Buffer.byteLength(out) : out.length;
     res.writeHead(
       status,
       headers === NO_HEADERS
-        ? { "content-type": "application/json", "content-length": length }
-        : { ...JSON_HEADERS, ...headers, "content-length": length },
+        ? { "content-type": "application/json", "content-length": length, "x-request-id": requestId }
+        : { ...JSON_HEADERS, ...headers, "content-length": length, "x-request-id": requestId },
     );
     res.end(out);
-    finish(status, length, null, refused);
+    finish(status, length, null, refused, out);
   }
 
-  /** Hands a finished request to the meter stage (nothing to build when no meter is attached). */
+  /** Hands a finished HTTP request to the meter stage (nothing is built when no meter is attached). */
   private record(
     info: ProxyRequestInfo,
     startedAt: number,
@@ -247,6 +389,12 @@ export class DataPlane {
     responseBytes: number | null,
     requestRefusal: Refusal | null,
     refused: Refused[],
+    req: IncomingMessage,
+    target: RouteTarget,
+    requestId: string,
+    requestBody: Buffer | null,
+    responseBody: Buffer | string,
+    calls?: unknown[],
   ): void {
     if (this.meter === noMeter) return;
     this.meter.record({
@@ -260,6 +408,12 @@ export class DataPlane {
       responseBytes,
       refused,
       requestRefusal,
+      httpMethod: req.method,
+      url: loggedUrl(req, target),
+      calls,
+      requestBody,
+      responseBody,
+      requestId,
     });
   }
 
@@ -297,30 +451,56 @@ export class DataPlane {
     return `[${parts.join(",")}]`;
   }
 
-  /** Handles an HTTP upgrade for a WebSocket client: checks as for HTTP, then bridges to the upstream. */
+  /**
+   * Handles an HTTP upgrade for a WebSocket client: checks as for HTTP, then bridges to the upstream.
+   * The upgrade's answer (101 or a refusal) carries x-request-id; a refusal is metered like an HTTP one.
+   */
   async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: RouteTarget): Promise<void> {
-    const reject = (r: Refusal) => {
+    const startedAt = performance.now();
+    const requestId = requestIdOf(req);
+    const reject = (r: Refusal, endpoint?: CompiledEndpoint, clientIp = "") => {
       const body = errorObject(null, r);
       socket.end(
-        `HTTP/1.1 ${r.http} ${r.kind}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${r.http} ${r.kind}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      if (!endpoint || this.meter === noMeter) return;
+      this.record(
+        { endpoint, transport: "ws", clientIp, methods: [] },
+        startedAt,
+        r.http,
+        null,
+        r,
+        NONE_REFUSED,
+        req,
+        target,
+        requestId,
+        null,
+        body,
       );
     };
     const endpoint = await this.lookupOrLoad(target);
     if (!endpoint) return reject(refusal("NOT_FOUND"));
     const record = endpoint.record;
-    if (record.status !== "ACTIVE")
-      return reject(refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"));
     const clientIp = clientIpOf(endpoint, req);
+    if (record.status !== "ACTIVE")
+      return reject(
+        refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"),
+        endpoint,
+        clientIp,
+      );
     const denied = await checkAccess(endpoint, req.headers, clientIp, target.pathToken);
-    if (denied) return reject(denied);
+    if (denied) return reject(denied, endpoint, clientIp);
     const wsUrl = this.deps.upstreams.get(record.network)?.wsUrl;
     if (!wsUrl) {
       return reject(
         refusal("NO_UPSTREAM", `No upstream WebSocket is configured for the network ${record.network}.`, {
           network: record.network,
         }),
+        endpoint,
+        clientIp,
       );
     }
+    this.upgradeIds.set(req, requestId);
     this.wss.handleUpgrade(req, socket, head ?? EMPTY, (client) =>
       this.bridge(client, endpoint, req, target, clientIp, wsUrl),
     );
@@ -337,6 +517,45 @@ export class DataPlane {
     const upstream = new WebSocket(wsUrl, { perMessageDeflate: false });
     const pending: (string | Buffer)[] = [];
     let checked = first;
+    const metered = this.meter !== noMeter;
+    const url = metered ? loggedUrl(req, target) : "";
+    // Messages forwarded and waiting for their reply (by reply key), so the reply's bytes, and a JSON-RPC
+    // error in it, are metered with the message. Only kept when a meter is attached.
+    const awaiting = new Map<string, MeterEvent>();
+    const meterNow = (event: MeterEvent) => {
+      event.durationMs = performance.now() - event.startedAt;
+      this.meter.record(event);
+    };
+    const meterReply = (data: Buffer) => {
+      const keys = replyKeys(data);
+      if (keys === null) {
+        // A subscription notification: metered as a call of its own (eth_subscription), with its bytes.
+        const now = performance.now();
+        this.meter.record({
+          endpoint: checked,
+          transport: "ws",
+          clientIp,
+          methods: ["eth_subscription"],
+          startedAt: now,
+          durationMs: 0,
+          httpStatus: 200,
+          responseBytes: data.length,
+          refused: NONE_REFUSED,
+          requestRefusal: null,
+          httpMethod: "WS",
+          url,
+        });
+        return;
+      }
+      for (const key of keys ?? []) {
+        const event = awaiting.get(key);
+        if (!event) continue;
+        awaiting.delete(key);
+        event.responseBytes = data.length;
+        event.responseBody = data;
+        return meterNow(event);
+      }
+    };
     const closeBoth = (code: number, reason: string) => {
       if (client.readyState === WebSocket.OPEN) client.close(code, reason.slice(0, 120));
       if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
@@ -347,11 +566,15 @@ export class DataPlane {
     });
     upstream.on("message", (data: RawData, isBinary: boolean) => {
       if (client.readyState === WebSocket.OPEN) client.send(data as Buffer, { binary: isBinary });
+      if (metered && !isBinary) meterReply(data as Buffer);
     });
     upstream.on("close", () => closeBoth(1011, "The upstream node closed the connection."));
     upstream.on("error", () => closeBoth(1011, "The upstream node did not answer."));
     client.on("close", () => {
       if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.close();
+      // Messages still waiting for a reply are metered without one.
+      for (const event of awaiting.values()) meterNow(event);
+      awaiting.clear();
     });
     client.on("error", () => upstream.terminate());
 
@@ -380,8 +603,31 @@ export class DataPlane {
       const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
       const parsed = parseBody(raw);
       const info: ProxyRequestInfo = { endpoint: current, transport: "ws", clientIp, methods: [] };
+      const event = (
+        httpStatus: number,
+        requestRefusal: Refusal | null,
+        refused: Refused[],
+        sent: string | null,
+        calls?: unknown[],
+      ): MeterEvent => ({
+        ...info,
+        startedAt,
+        durationMs: 0,
+        httpStatus,
+        responseBytes: sent === null ? null : Buffer.byteLength(sent),
+        refused,
+        requestRefusal,
+        httpMethod: "WS",
+        url,
+        calls,
+        requestBody: raw,
+        responseBody: sent,
+        requestId: newRequestId(),
+      });
       if ("error" in parsed) {
-        client.send(errorObject(null, parsed.error));
+        const sent = errorObject(null, parsed.error);
+        client.send(sent);
+        if (metered) meterNow(event(parsed.error.http, parsed.error, NONE_REFUSED, sent));
         return;
       }
       info.methods = parsed.calls.map((c) => (isCall(c) ? c.method : ""));
@@ -395,38 +641,32 @@ export class DataPlane {
             if (r && !perCall[i]) perCall[i] = r;
           });
       }
-      const refused = perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
+      let refused = refusedOf(perCall);
+      let sent: string | null = null;
       if (requestRefusal) {
         const whole = requestRefusal;
         const parts = parsed.calls.map((c) => errorObject(isCall(c) ? c.id : null, whole));
-        client.send(parsed.batch ? `[${parts.join(",")}]` : parts[0]);
+        sent = parsed.batch ? `[${parts.join(",")}]` : parts[0];
+        client.send(sent);
       } else if (refused.length === 0) {
         send(raw.toString("utf8"));
       } else {
         // A WebSocket batch answer cannot be merged with the upstream's without holding it back, so a
-        // batch with any refused call is answered whole: each call with its own reason.
-        const parts = parsed.calls.map((c, i) =>
-          errorObject(
-            isCall(c) ? c.id : null,
-            perCall[i] ?? {
-              kind: "BATCH_REFUSED",
-              http: 200,
-              code: -32008,
-              message: "Not sent: another call in this batch was refused.",
-            },
-          ),
-        );
-        client.send(parsed.batch ? `[${parts.join(",")}]` : parts[0]);
+        // batch with any refused call is answered whole: each call with its own reason (the others not sent).
+        for (let i = 0; i < perCall.length; i++) perCall[i] ??= BATCH_REFUSED;
+        refused = refusedOf(perCall);
+        const parts = parsed.calls.map((c, i) => errorObject(isCall(c) ? c.id : null, perCall[i] as Refusal));
+        sent = parsed.batch ? `[${parts.join(",")}]` : parts[0];
+        client.send(sent);
       }
-      this.meter.record({
-        ...info,
-        startedAt,
-        durationMs: performance.now() - startedAt,
-        httpStatus: requestRefusal?.http ?? 200,
-        responseBytes: null,
-        refused,
-        requestRefusal,
-      });
+      if (!metered) return;
+      const e = event(requestRefusal?.http ?? 200, requestRefusal, refused, sent, parsed.calls);
+      const key = sent === null ? replyKeyOfCall(parsed.batch, parsed.calls) : undefined;
+      if (key === undefined || awaiting.size >= MAX_PENDING_REPLIES) return meterNow(e);
+      // A client reusing an id before its reply came: the earlier message is metered without a reply.
+      const earlier = awaiting.get(key);
+      if (earlier) meterNow(earlier);
+      awaiting.set(key, e);
     };
     client.on("message", (data: RawData) => {
       onMessage(data).catch((error) => {

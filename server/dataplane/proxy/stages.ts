@@ -26,12 +26,27 @@ export interface MeterEvent extends ProxyRequestInfo {
   startedAt: number;
   durationMs: number;
   httpStatus: number;
-  /** The upstream's answer (the body as sent to the client) when one was forwarded; null for WebSocket frames. */
+  /** Bytes of the answer sent to the client (HTTP: when one was forwarded; WebSocket: the upstream's reply
+   * to this message, or the proxy's own refusal); null when there was none. */
   responseBytes: number | null;
   /** Calls the proxy refused itself, by index into `methods`. */
   refused: { index: number; refusal: Refusal }[];
   /** A refusal of the whole request (status, security, no upstream). */
   requestRefusal: Refusal | null;
+  // The details below are filled only when a meter is attached; bodies are references to the buffers the
+  // proxy already holds (the meter copies at most what it keeps, and only for failed calls).
+  /** POST, GET (a refused WebSocket upgrade), OPTIONS …; WS for WebSocket messages. */
+  httpMethod?: string;
+  /** The request's path (or domain-mask host and path) as received; path tokens are masked before storing. */
+  url?: string;
+  /** The parsed calls, in the order of `methods` (their params decide archive calls); absent when unparsed. */
+  calls?: unknown[];
+  /** The request body as received (a WebSocket message for WS). */
+  requestBody?: Buffer | string | null;
+  /** The body sent to the client: the upstream's answer or the proxy's own refusal. */
+  responseBody?: Buffer | string | null;
+  /** The id sent to the client as x-request-id (per message for WebSocket); the meter generates one when absent. */
+  requestId?: string;
 }
 
 export interface MeterStage {
