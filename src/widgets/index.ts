@@ -3,4 +3,4 @@ import "./code-sample.tsx";
 import "./stream-filter-tester.tsx";
 import "./stream-icons.tsx";
 import "./stream-raw-payload.tsx";
-import "./code-editor.tsx";
+import "./stream-start-block.tsx";

@@ -150,3 +150,30 @@ describe("stream create form", () => {
     expect(screen.queryByLabelText(/^URL/)).toBeNull();
   }, 30_000);
 });
+
+describe("stream-start-block", () => {
+  const schema = resolveSchemaRef(registry.schemas, "webhook#/$defs/createInput");
+  it("offers the chain tip (-1) or a block number", async () => {
+    const changes: Record<string, unknown>[] = [];
+    const form = (data: Record<string, unknown>) => (
+      <App>
+        <SchemaForm
+          schema={schema}
+          uiSchema={{ startRange: { "ui:widget": "stream-start-block" } }}
+          formData={data}
+          onChange={(next) => changes.push(next)}
+          onSubmit={() => {}}
+        />
+      </App>
+    );
+    const { rerender } = render(form({ startRange: -1 }));
+    const latest = (await screen.findByRole("checkbox", { name: /Latest block/ })) as HTMLInputElement;
+    expect(latest.checked).toBe(true);
+    expect((screen.getByLabelText(/^Start block/) as HTMLInputElement).disabled).toBe(true);
+    fireEvent.click(latest);
+    await waitFor(() => expect(changes.at(-1)?.startRange).toBeUndefined());
+    rerender(form({ startRange: 42 }));
+    await waitFor(() => expect((screen.getByLabelText(/^Start block/) as HTMLInputElement).value).toBe("42"));
+    expect((screen.getByRole("checkbox", { name: /Latest block/ }) as HTMLInputElement).checked).toBe(false);
+  }, 30_000);
+});
