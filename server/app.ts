@@ -16,6 +16,7 @@ import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
 import { domainResolvers } from "./domains/index.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
+import { attachStreamsRuntime } from "./domains/streams/runtime.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
@@ -83,6 +84,64 @@ async function assemble(
   });
   await app.register(cookie);
 
+  if (config.roles.api) await registerApi(app, config, log, db, services);
+
+  app.get("/healthz", async () => {
+    await db.execute("select 1");
+    return { ok: true };
+  });
+
+  // The data plane: chain nodes, the RPC proxy with its rate-limit and meter stages, the stream engine.
+  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  if (config.roles.proxy) {
+    const stages = await createRpcStages({ db, events: services.events, config, log });
+    await mountDataPlane(app, {
+      db,
+      events: services.events,
+      upstreams: chainNodes,
+      rateLimit: stages.rateLimit,
+      meter: stages.meter,
+      log: (message, error) => log.warn({ err: error }, message),
+    });
+    app.addHook("onClose", async () => stages.close());
+  }
+  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
+  const streamEngine = config.roles.engine
+    ? startStreamEngine({ db, log, config, upstreams: chainNodes, mailer, services })
+    : null;
+  // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
+  if (!streamEngine) attachStreamsRuntime(services, { upstreams: chainNodes, wake: () => {}, mailer });
+
+  let stopWatching: (() => void) | null = null;
+  if (config.roles.api && config.dev) {
+    stopWatching = registry.watch(log);
+    await serveConsoleWithVite(app, config);
+  } else if (config.roles.api) {
+    await serveBuiltConsole(app, config);
+  }
+
+  let closed = false;
+  return {
+    app,
+    db,
+    services,
+    log,
+    firstStart,
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopWatching?.();
+      await streamEngine?.stop();
+      await app.close();
+      await chainNodes.stop();
+      await db.$client.end();
+      await database.stop();
+    },
+  };
+}
+
+/** The GraphQL API: CSRF guard, hardening limits, error codes, and the context every resolver gets. */
+async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger, db: Db, services: Services) {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
   app.addHook("onRequest", async (request, reply) => {
     if (request.url.split("?")[0] !== "/graphql") return;
@@ -128,59 +187,6 @@ async function assemble(
       return { statusCode: queryRefused ? 400 : 200, response: { data: execution.data ?? null, errors } as never };
     },
   });
-
-  app.get("/healthz", async () => {
-    await db.execute("select 1");
-    return { ok: true };
-  });
-
-  // The data plane: chain nodes, the RPC proxy with its rate-limit and meter stages, the stream engine.
-  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
-  const stages = await createRpcStages({ db, events: services.events, config, log });
-  await mountDataPlane(app, {
-    db,
-    events: services.events,
-    upstreams: chainNodes,
-    rateLimit: stages.rateLimit,
-    meter: stages.meter,
-    log: (message, error) => log.warn({ err: error }, message),
-  });
-  app.addHook("onClose", async () => stages.close());
-  const streamEngine = startStreamEngine({
-    db,
-    log,
-    config,
-    upstreams: chainNodes,
-    mailer: createMailer(db, { smtpUrl: config.smtpUrl, log }),
-    services,
-  });
-
-  let stopWatching: (() => void) | null = null;
-  if (config.dev) {
-    stopWatching = registry.watch(log);
-    await serveConsoleWithVite(app, config);
-  } else {
-    await serveBuiltConsole(app, config);
-  }
-
-  let closed = false;
-  return {
-    app,
-    db,
-    services,
-    log,
-    firstStart,
-    async close() {
-      if (closed) return;
-      closed = true;
-      stopWatching?.();
-      await streamEngine.stop();
-      await app.close();
-      await chainNodes.stop();
-      await db.$client.end();
-      await database.stop();
-    },
-  };
 }
 
 const apiPrefixes = ["/graphql", "/rpc", "/healthz"];

@@ -17,6 +17,11 @@ export interface AppConfig {
   /** Where notification e-mail goes; without it messages stay in the outbox the console shows. */
   smtpUrl: string | null;
   production: boolean;
+  /**
+   * What this process runs: the GraphQL API and console, the RPC proxy, the stream engine. All three by
+   * default; `--role proxy` or NODEPLANE_ROLES=api,engine splits them across processes or machines.
+   */
+  roles: Record<ProcessRole, boolean>;
   /** Development mode: the console is served by Vite with hot reload, manifests reload on change. */
   dev: boolean;
   demoPassword: string | null;
@@ -51,6 +56,21 @@ function parseFlags(text: string | undefined): Record<string, boolean> {
   return flags;
 }
 
+const allRoles = ["api", "proxy", "engine"] as const;
+export type ProcessRole = (typeof allRoles)[number];
+
+function parseRoles(text: string | undefined): Record<ProcessRole, boolean> {
+  const wanted = (text ?? allRoles.join(","))
+    .split(",")
+    .map((r) => r.trim())
+    .filter(Boolean);
+  const unknown = wanted.filter((r) => !(allRoles as readonly string[]).includes(r));
+  if (unknown.length > 0 || wanted.length === 0) {
+    throw new Error(`Roles are ${allRoles.join(", ")}; got ${text}`);
+  }
+  return { api: wanted.includes("api"), proxy: wanted.includes("proxy"), engine: wanted.includes("engine") };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): AppConfig {
   const port = env.PORT === undefined ? 8080 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -66,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     smtpUrl: env.SMTP_URL || null,
     production: env.NODE_ENV === "production",
     dev: argv.includes("--dev"),
+    roles: parseRoles(argv.includes("--role") ? argv[argv.indexOf("--role") + 1] : env.NODEPLANE_ROLES),
     demoPassword: env.NODEPLANE_DEMO_PASSWORD || null,
     featureFlags: parseFlags(env.NODEPLANE_FLAGS),
     sessionDays: 14,

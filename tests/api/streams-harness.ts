@@ -45,6 +45,8 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
     HOST: "127.0.0.1",
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+    // The test runs its own engine, against its own anvil.
+    NODEPLANE_ROLES: "api,proxy",
   });
   const built = await buildApp(config);
   await built.app.listen({ port: 0, host: "127.0.0.1" });

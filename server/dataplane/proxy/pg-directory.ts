@@ -216,9 +216,12 @@ export class PgEndpointDirectory implements EndpointDirectory {
         if (origin !== this.origin && endpointId) void this.invalidate(endpointId).catch(() => undefined);
       });
       client.on("error", (error) => {
-        this.options.log?.("endpoint directory lost its LISTEN connection; reconnecting", error);
-        client.release(error);
+        // Closed or replaced already: that path released it.
+        if (this.listener !== client) return;
         this.listener = null;
+        client.release(error);
+        if (this.closed) return;
+        this.options.log?.("endpoint directory lost its LISTEN connection; reconnecting", error);
         setTimeout(
           () =>
             void this.listen()
@@ -246,10 +249,11 @@ export class PgEndpointDirectory implements EndpointDirectory {
     for (const timer of this.rereads.values()) clearTimeout(timer);
     this.rereads.clear();
     if (this.timer) clearInterval(this.timer);
-    if (this.listener) {
-      await this.listener.query(`UNLISTEN ${ENDPOINT_CHANNEL}`).catch(() => undefined);
-      this.listener.release();
-      this.listener = null;
+    const listener = this.listener;
+    this.listener = null;
+    if (listener) {
+      await listener.query(`UNLISTEN ${ENDPOINT_CHANNEL}`).catch(() => undefined);
+      listener.release();
     }
   }
 }
