@@ -277,6 +277,36 @@ describe("stage seams", () => {
     expect(h.meterEvents[0].clientIp).toBe("127.0.0.1");
   });
 
+  it("every HTTP answer carries x-request-id, and the meter gets it with the URL, calls and bodies", async () => {
+    h.put({ exId: "ids" });
+    h.meterEvents.length = 0;
+    const body = call("eth_chainId");
+    const res = await rpc(h.port, "/rpc/ids", body);
+    const id = res.headers["x-request-id"];
+    expect(id).toMatch(/^[0-9a-f]+-[0-9a-z]+$/);
+    expect((await rpc(h.port, "/rpc/no-such-endpoint", body)).headers["x-request-id"]).toBeTruthy();
+    expect((await rpc(h.port, "/rpc/ids", body, { "x-request-id": "mine-1" })).headers["x-request-id"]).toBe("mine-1");
+    expect(h.meterEvents[0]).toMatchObject({ requestId: id, httpMethod: "POST", url: "/rpc/ids", calls: [body] });
+    expect(String(h.meterEvents[0].requestBody)).toBe(JSON.stringify(body));
+    expect(String(h.meterEvents[0].responseBody)).toBe(res.text);
+  });
+
+  it("a WebSocket message is metered with its reply's bytes, a notification as eth_subscription", async () => {
+    h.put({ exId: "ws-meter" });
+    h.meterEvents.length = 0;
+    const out = await wsCall(h.port, "/rpc/ws-meter", call("eth_subscribe", ["newHeads"], 5));
+    if (!out.opened) throw new Error("did not open");
+    const notified = new Promise<void>((resolve) => out.ws.on("message", () => resolve()));
+    await notified;
+    out.ws.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const subscribe = h.meterEvents.find((e) => e.methods[0] === "eth_subscribe");
+    expect(subscribe).toMatchObject({ transport: "ws", httpMethod: "WS", url: "/rpc/ws-meter" });
+    expect(subscribe?.responseBytes).toBe(Buffer.byteLength(JSON.stringify(out.answer)));
+    const notification = h.meterEvents.find((e) => e.methods[0] === "eth_subscription");
+    expect(notification?.responseBytes).toBeGreaterThan(100);
+  }, 15_000);
+
   it("a stage that fails answers 500 (HTTP) or closes with 1011 (WebSocket), and the proxy goes on", async () => {
     const failing = await startHarness({
       rateLimit: {
