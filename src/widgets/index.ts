@@ -4,3 +4,4 @@ import "./stream-filter-tester.tsx";
 import "./stream-icons.tsx";
 import "./stream-raw-payload.tsx";
 import "./stream-start-block.tsx";
+import "./code-editor.tsx";
