@@ -2,9 +2,11 @@
 import "./widgets/builtins.tsx";
 import { lazy } from "react";
 import { RemoteOptionsWidget } from "./form/RemoteOptions.tsx";
+import { TagsInputWidget } from "./form/TagsInput.tsx";
 import { registerWidget } from "./widgets/registry.ts";
 
 registerWidget("remote-options", { edit: RemoteOptionsWidget });
+registerWidget("tags-input", { edit: TagsInputWidget });
 // The runner carries a form, so it loads with the form library only on screens that use it.
 registerWidget("runner", { view: lazy(() => import("./views/RunnerView.tsx")) });
 

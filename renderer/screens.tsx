@@ -104,7 +104,17 @@ function usePageHeading(root: Manifest, scope: Scope): { text: string; fromRecor
   };
 }
 
-function ViewSwitch({ view, scope, isHeading }: { view: View; scope: Scope; isHeading: boolean }) {
+function ViewSwitch({
+  view,
+  scope,
+  isHeading,
+  pageTitle,
+}: {
+  view: View;
+  scope: Scope;
+  isHeading: boolean;
+  pageTitle: string;
+}) {
   switch (view.kind) {
     case "list":
       return <ListView view={view} scope={scope} />;
@@ -113,7 +123,7 @@ function ViewSwitch({ view, scope, isHeading }: { view: View; scope: Scope; isHe
     case "form":
       return (
         <Suspense fallback={<Card loading style={{ maxWidth: 720 }} />}>
-          <FormView view={view} scope={scope} />
+          <FormView view={view} scope={scope} pageTitle={pageTitle} />
         </Suspense>
       );
     case "chart":
@@ -192,6 +202,7 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
             view={view}
             scope={scope}
             isHeading={view === ownHeadingView}
+            pageTitle={heading.text}
           />
         ))}
       </Space>

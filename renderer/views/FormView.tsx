@@ -16,7 +16,8 @@ import type { FormView as FormViewSpec, Variables } from "../types.ts";
 
 const DEFAULT_VARIABLES: Variables = { input: "$form" };
 
-export function FormView({ view, scope }: { view: FormViewSpec; scope: Scope }) {
+/** `pageTitle`: the heading above the form; the card does not repeat a title equal to it. */
+export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope: Scope; pageTitle?: string }) {
   const { registry, viewer } = useData();
   const { message } = App.useApp();
   const navigate = useNavigate();
@@ -63,7 +64,11 @@ export function FormView({ view, scope }: { view: FormViewSpec; scope: Scope }) 
   }
 
   return (
-    <Card data-view="form" title={view.title ?? schema.title} style={{ maxWidth: 720 }}>
+    <Card
+      data-view="form"
+      title={(view.title ?? schema.title) === pageTitle ? undefined : (view.title ?? schema.title)}
+      style={{ maxWidth: 720 }}
+    >
       {view.description ? <Typography.Paragraph type="secondary">{view.description}</Typography.Paragraph> : null}
       {!allowed ? (
         <Alert type="info" showIcon style={{ marginBottom: 16 }} title={`Changing this needs the ${needed} role.`} />

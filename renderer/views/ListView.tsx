@@ -261,6 +261,11 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const toolbar = (
     <div className="np-list-toolbar">
       <Space wrap size={8}>
+        {view.title ? (
+          <Typography.Title level={5} style={{ margin: "0 8px 0 0" }}>
+            {view.title}
+          </Typography.Title>
+        ) : null}
         {view.timeRange ? (
           <TimeRangeControl
             range={view.timeRange}
@@ -416,11 +421,6 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
 
   return (
     <div className="np-list" data-view="list">
-      {view.title ? (
-        <Typography.Title level={5} style={{ marginTop: 0 }}>
-          {view.title}
-        </Typography.Title>
-      ) : null}
       {toolbar}
       {bulkBar}
       {result.error ? (

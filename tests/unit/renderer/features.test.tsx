@@ -274,3 +274,26 @@ describe("a list with token paging and a time range", () => {
     await screen.findByText("row-1");
   }, 30_000);
 });
+
+describe("the tags-input edit widget", () => {
+  it("edits an array of strings as tags instead of one input per item", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const { container } = render(
+      <App>
+        <SchemaForm
+          schema={{
+            type: "object",
+            properties: { methods: { type: "array", title: "Methods", items: { type: "string" } } },
+          }}
+          uiSchema={{ methods: { "ui:widget": "tags-input" } }}
+          formData={{ methods: ["eth_call", "eth_getLogs"] }}
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </App>,
+    );
+    await screen.findByText("eth_getLogs");
+    expect(container.querySelector(".ant-select-multiple")).not.toBeNull();
+    expect(container.textContent).not.toContain("Methods-1");
+  }, 30_000);
+});
