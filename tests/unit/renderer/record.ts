@@ -10,6 +10,7 @@
  * are discovered from the links of recorded rows (rowLink, column links) matched against routes,
  * and every query a manifest names is run with its variables resolved as the renderer would.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { matchPath } from "react-router";
@@ -149,6 +150,8 @@ writeFileSync(
   path.join(out, "responses.json"),
   `${JSON.stringify({ endpointId: params.endpointId, params: { ...earlier.params, ...params }, responses }, null, 2)}\n`,
 );
+// In the project's JSON format, so the lint stays clean and diffs stay small.
+execFileSync("npx", ["biome", "format", "--write", out], { stdio: "ignore" });
 console.log(`recorded ${Object.keys(responses).length} queries; parameters ${JSON.stringify(params)}`);
 for (const [name, answer] of Object.entries(responses))
   if (answer.errors) console.log(`  ${name}: ${answer.errors[0].extensions?.code} ${answer.errors[0].message}`);
