@@ -421,7 +421,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
 
   return (
     <div className="np-list" data-view="list">
-      {toolbar}
+      {view.title || view.search || view.filters?.length || view.timeRange || view.toolbar?.length ? toolbar : null}
       {bulkBar}
       {result.error ? (
         <Alert
