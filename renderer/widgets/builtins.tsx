@@ -121,7 +121,9 @@ function NumberView({ value, options }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const number = Number(value);
   const unit = options.unit ? ` ${String(options.unit)}` : "";
-  return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${number.toLocaleString("en")}${unit}`}</span>;
+  // Codes and ids (an error code, a block number) read better without thousands separators.
+  const text = options.grouping === false ? String(number) : number.toLocaleString("en");
+  return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${text}${unit}`}</span>;
 }
 
 function itemLabel(item: unknown, key: string): string {
