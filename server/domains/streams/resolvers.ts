@@ -5,6 +5,8 @@ import { AppError, notFound } from "../../platform/errors.ts";
 import { listOutbox } from "../../platform/mail.ts";
 import { secretBox } from "../../platform/secrets.ts";
 import { validateInput } from "../../platform/validation.ts";
+import { getSubscription } from "../account/store.ts";
+import { streamPermissions } from "./permissions.ts";
 import { streamsRuntime } from "./runtime.ts";
 import * as service from "./service.ts";
 import * as store from "./store.ts";
@@ -151,6 +153,11 @@ export const streamResolvers: Resolvers = {
       requirePrincipal(ctx);
       return service.latestBlock(ctx.services, args.network);
     },
+    streamPermissions: async (_: unknown, __: unknown, ctx: Context) => {
+      const { accountId } = requirePrincipal(ctx);
+      const subscription = await getSubscription(ctx.db, accountId);
+      return streamPermissions(ctx.services, subscription?.plan.priceCents ?? 0);
+    },
     notificationOutbox: async (_: unknown, __: unknown, ctx: Context) => {
       const { accountId } = requirePrincipal(ctx);
       return {
@@ -163,7 +170,7 @@ export const streamResolvers: Resolvers = {
     createStream: async (_: unknown, args: { input: service.StreamInput }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
       const input = validateInput<service.StreamInput>("stream#/$defs/createInput", args.input);
-      const row = await service.createStream(ctx.db, box(ctx), accountId, input, "STREAM");
+      const row = await service.createStream(ctx.db, box(ctx), accountId, input, "STREAM", ctx.services);
       if (row.status === "ACTIVE") streamsRuntime(ctx.services)?.wake();
       return oneView(ctx, accountId, row);
     },
@@ -173,7 +180,11 @@ export const streamResolvers: Resolvers = {
         "stream#/$defs/updateInput",
         args.input,
       );
-      return oneView(ctx, accountId, await service.updateStream(ctx.db, box(ctx), accountId, id, patch, "STREAM"));
+      return oneView(
+        ctx,
+        accountId,
+        await service.updateStream(ctx.db, box(ctx), accountId, id, patch, "STREAM", ctx.services),
+      );
     },
     activateStream: async (_: unknown, args: { id: string }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");

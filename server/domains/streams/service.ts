@@ -8,13 +8,7 @@ import {
 } from "../../dataplane/datasets/reader.ts";
 import { RpcError } from "../../dataplane/datasets/rpc.ts";
 import { createDestination, type DestinationAttributes, type TestResult } from "../../dataplane/destinations/index.ts";
-import {
-  DELIVERABLE_DESTINATIONS,
-  destinationAttributesOf,
-  openSecrets,
-  sealSecrets,
-  splitSecrets,
-} from "../../dataplane/engine/config.ts";
+import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/engine/metrics.ts";
 import { testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterVersion } from "../../dataplane/sandbox/types.ts";
@@ -23,6 +17,7 @@ import { AppError, badInput, conflict, notFound } from "../../platform/errors.ts
 import type { SecretBox } from "../../platform/secrets.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
+import { unavailableFields } from "./permissions.ts";
 import { streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
@@ -49,17 +44,21 @@ export interface StreamInput {
   status?: string;
 }
 
-/** The rules every stream (and webhook) obeys beyond its JSON Schema. */
-function checkRules(s: Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput): void {
+/**
+ * The rules every stream (and webhook) obeys beyond its JSON Schema, including that its destination
+ * and dataset are not disabled in the stream permissions (the same function builds both).
+ */
+async function checkRules(
+  s: Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput,
+  services: object | undefined,
+  checkAvailability = true,
+): Promise<void> {
   const fields = [];
   const found = findNetwork(s.network);
   if (!found) fields.push({ pointer: "/network", message: "This network is not in the catalogue." });
   else if (found.chain.chainCompatibility !== "evm")
     fields.push({ pointer: "/network", message: "Streams are served on EVM networks only for now." });
-  if (!(EVM_DATASETS as readonly string[]).includes(s.dataset))
-    fields.push({ pointer: "/dataset", message: `${s.dataset} is not served on EVM networks.` });
-  if (!(DELIVERABLE_DESTINATIONS as readonly string[]).includes(s.destination))
-    fields.push({ pointer: "/destination", message: `${s.destination} destinations are not available yet.` });
+  if (checkAvailability) fields.push(...(await unavailableFields(services, s)));
   if (
     s.endRange !== null &&
     s.endRange !== undefined &&
@@ -77,9 +76,10 @@ export async function createStream(
   accountId: string,
   input: StreamInput,
   product: store.Product,
+  services?: object,
 ) {
   const s = input as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
-  checkRules(s);
+  await checkRules(s, services);
   const { shown, secrets } = splitSecrets(input.destinationAttributes ?? {});
   const row = await store.insertStream(db, accountId, {
     product,
@@ -113,6 +113,7 @@ export async function updateStream(
   id: string,
   patch: StreamInput,
   product: store.Product,
+  services?: object,
 ) {
   return db.transaction(async (tx) => {
     const current = await store.getStream(tx, accountId, id, product);
@@ -121,7 +122,11 @@ export async function updateStream(
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
     } as StreamInput & typeof current;
-    checkRules(merged);
+    // A stream whose node later went away can still be renamed or paused; only a new target is checked.
+    const targetChanged = (["network", "dataset", "destination"] as const).some(
+      (k) => patch[k] !== undefined && patch[k] !== current[k],
+    );
+    await checkRules(merged, services, targetChanged);
     const values: Partial<store.NewStream> = {};
     for (const k of [
       "name",

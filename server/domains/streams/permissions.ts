@@ -1,0 +1,189 @@
+import type { Upstream } from "../../dataplane/chain/nodes.ts";
+import {
+  type DatasetAvailability,
+  EVM_DATASETS,
+  type EvmDataset,
+  probeDatasets,
+} from "../../dataplane/datasets/reader.ts";
+import { BZIP2_UNSUPPORTED } from "../../dataplane/destinations/common.ts";
+import {
+  type CatalogueChain,
+  type CatalogueNetwork,
+  chains,
+  findNetwork,
+  needsUpgrade,
+} from "../catalogue/networks.ts";
+import { streamsRuntime } from "./runtime.ts";
+
+/**
+ * What a stream may use: destinations, compressions, and per chain and network the datasets. Built
+ * from the networks catalogue, the chain nodes this service has, and what each node answers when
+ * probed. Anything that cannot be served is listed as disabled with a reason, never left out or faked.
+ * Stream creation refuses exactly what this marks disabled ({@link unavailableFields}).
+ */
+
+export interface Option {
+  value: string;
+  label: string;
+  disabled: boolean;
+  reason: string | null;
+}
+
+const ALL_DATASETS = [...EVM_DATASETS, "LEDGER", "PROGRAMS_WITH_LOGS"] as const;
+
+const DATASET_LABELS: Record<(typeof ALL_DATASETS)[number], string> = {
+  BLOCK: "Block",
+  RECEIPTS: "Receipts",
+  BLOCK_WITH_RECEIPTS: "Block with receipts",
+  LOGS: "Logs",
+  TRANSACTIONS: "Transactions",
+  TRACE_BLOCKS: "Trace blocks",
+  DEBUG_TRACE: "Debug trace",
+  BLOCK_WITH_RECEIPTS_TRACE_BLOCK: "Block with receipts and trace_block",
+  BLOCK_WITH_RECEIPTS_DEBUG_TRACE: "Block with receipts and debug trace",
+  LEDGER: "Ledger",
+  PROGRAMS_WITH_LOGS: "Programs with logs",
+};
+
+const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
+  { value: "WEBHOOK", label: "Webhook" },
+  { value: "S3", label: "Amazon S3" },
+  { value: "AZURE", label: "Azure Blob Storage" },
+  { value: "POSTGRES", label: "PostgreSQL" },
+  { value: "SNOWFLAKE", label: "Snowflake" },
+  { value: "FUNCTION", label: "Function" },
+  { value: "KAFKA", label: "Kafka", notBuilt: true },
+  { value: "MONGO", label: "MongoDB", notBuilt: true },
+  { value: "MYSQL", label: "MySQL", notBuilt: true },
+  { value: "REDIS", label: "Redis", notBuilt: true },
+];
+
+const PROBE_TIMEOUT_MS = 3000;
+const PROBE_TTL_MS = 5 * 60_000;
+/** A node that could not be reached is asked again sooner. */
+const FAILED_PROBE_TTL_MS = 30_000;
+
+type Probe = Record<EvmDataset, DatasetAvailability>;
+const probes = new Map<string, { until: number; result: Promise<Probe> }>();
+
+/** The node's datasets, probed once per network and node URL and cached; concurrent callers share one probe. */
+function probeNode(upstream: Upstream): Promise<Probe> {
+  const key = `${upstream.network} ${upstream.httpUrl}`;
+  const cached = probes.get(key);
+  if (cached && cached.until > Date.now()) return cached.result;
+  const entry = {
+    until: Date.now() + PROBE_TTL_MS,
+    result: probeDatasets(upstream.httpUrl, { timeoutMs: PROBE_TIMEOUT_MS, connections: 1 }).catch((e: unknown) => {
+      entry.until = Date.now() + FAILED_PROBE_TTL_MS;
+      const reason = `the ${upstream.network} node could not be reached: ${(e as Error).message}`;
+      return Object.fromEntries(EVM_DATASETS.map((d) => [d, { available: false, reason }])) as Probe;
+    }),
+  };
+  probes.set(key, entry);
+  return entry.result;
+}
+
+export function destinationOptions(services: object | undefined): Option[] {
+  const runtime = services && streamsRuntime(services);
+  return DESTINATIONS.map(({ value, label, notBuilt }) => {
+    let reason: string | null = null;
+    if (notBuilt) reason = `${label} destinations are not available yet.`;
+    else if (value === "FUNCTION" && !runtime?.destinationDeps?.functionInvoker)
+      reason = "Function destinations need the functions runtime, which is not connected to this service.";
+    return { value, label, disabled: reason !== null, reason };
+  });
+}
+
+export function compressionOptions(): Option[] {
+  return [
+    { value: "NONE", label: "None", disabled: false, reason: null },
+    { value: "GZIP", label: "Gzip", disabled: false, reason: null },
+    { value: "BZIP2", label: "Bzip2", disabled: true, reason: BZIP2_UNSUPPORTED },
+  ];
+}
+
+/** Without services (a caller that has none to give) only the catalogue's rules apply, not the node's. */
+export async function datasetOptions(services: object | undefined, chain: CatalogueChain, network: CatalogueNetwork) {
+  const evm = chain.chainCompatibility === "evm";
+  const upstream = evm && services ? streamsRuntime(services)?.upstreams.get(network.value) : undefined;
+  const probe = upstream ? await probeNode(upstream) : null;
+  return ALL_DATASETS.map((value): Option => {
+    let reason: string | null = null;
+    if (!evm) reason = "Streams read EVM networks only for now.";
+    else if (!(EVM_DATASETS as readonly string[]).includes(value)) reason = `${value} is not an EVM dataset.`;
+    else if (!services) reason = null;
+    else if (!probe) reason = `No chain node serves ${network.value} on this service.`;
+    else {
+      const state = probe[value as EvmDataset];
+      if (!state.available) reason = `The ${network.value} node cannot serve it: ${state.reason ?? "unavailable"}.`;
+    }
+    return { value, label: DATASET_LABELS[value], disabled: reason !== null, reason };
+  });
+}
+
+function networkReason(network: CatalogueNetwork): string | null {
+  if (network.disabled) return "This network is disabled.";
+  if (network.comingSoon) return "This network is coming soon.";
+  return null;
+}
+
+/** The stream permissions for an account on a plan costing planPriceCents (only needsUpgrade depends on it). */
+export async function streamPermissions(services: object, planPriceCents: number) {
+  const chainConfigs = await Promise.all(
+    chains.map(async (chain) => {
+      const networks = await Promise.all(
+        chain.networks.map(async (network) => {
+          const reason = networkReason(network);
+          return {
+            value: network.value,
+            label: network.label,
+            disabled: reason !== null,
+            comingSoon: network.comingSoon === true,
+            beta: network.beta === true,
+            needsUpgrade: needsUpgrade(network, planPriceCents),
+            reason,
+            datasets: await datasetOptions(services, chain, network),
+          };
+        }),
+      );
+      return {
+        chain: chain.chain,
+        label: chain.label,
+        icon: chain.icon,
+        disabled: networks.every((n) => n.disabled),
+        comingSoon: networks.every((n) => n.comingSoon),
+        beta: networks.every((n) => n.beta),
+        needsUpgrade: networks.every((n) => n.needsUpgrade),
+        networks,
+      };
+    }),
+  );
+  return {
+    destinations: destinationOptions(services),
+    compression: compressionOptions(),
+    // The engine holds back keepDistanceFromTip blocks and re-delivers reorged blocks (fixBlockReorgs).
+    blockTipDelay: true,
+    realTimeReorg: true,
+    chainConfigs,
+  };
+}
+
+/**
+ * The input errors for a stream whose destination or dataset the permissions mark disabled. The
+ * network's own rules (in the catalogue, EVM) are checked by the service before this. Without
+ * services only the catalogue's rules apply (FUNCTION then counts as unavailable).
+ */
+export async function unavailableFields(
+  services: object | undefined,
+  s: { network: string; dataset: string; destination: string },
+): Promise<{ pointer: string; message: string }[]> {
+  const fields: { pointer: string; message: string }[] = [];
+  const destination = destinationOptions(services).find((d) => d.value === s.destination);
+  if (destination?.disabled) fields.push({ pointer: "/destination", message: destination.reason ?? "" });
+  const found = findNetwork(s.network);
+  if (found) {
+    const dataset = (await datasetOptions(services, found.chain, found.network)).find((d) => d.value === s.dataset);
+    if (dataset?.disabled) fields.push({ pointer: "/dataset", message: dataset.reason ?? "" });
+  }
+  return fields;
+}

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GqlClient, signIn, signUp, type TestUser } from "../support/api.ts";
+import { DEMO_PASSWORD, NETWORK, type StreamsTestApp, startStreamsApp } from "./streams-harness.ts";
+
+let t: StreamsTestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  t = await startStreamsApp();
+  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const PERMISSIONS = `{ streamPermissions {
+  destinations { value label disabled reason }
+  compression { value label disabled reason }
+  blockTipDelay realTimeReorg
+  chainConfigs { chain label icon disabled comingSoon beta needsUpgrade
+    networks { value label disabled comingSoon beta needsUpgrade reason datasets { value label disabled reason } } }
+} }`;
+
+interface Option {
+  value: string;
+  label: string;
+  disabled: boolean;
+  reason: string | null;
+}
+interface Permissions {
+  destinations: Option[];
+  compression: Option[];
+  blockTipDelay: boolean;
+  realTimeReorg: boolean;
+  chainConfigs: {
+    chain: string;
+    networks: { value: string; needsUpgrade: boolean; datasets: Option[] }[];
+  }[];
+}
+
+const permissionsOf = async (user: TestUser) =>
+  (await user.client.gqlOk<{ streamPermissions: Permissions }>(PERMISSIONS)).streamPermissions;
+
+const networkOf = (p: Permissions, value: string) => {
+  const n = p.chainConfigs.flatMap((c) => c.networks).find((x) => x.value === value);
+  if (!n) throw new Error(`no ${value}`);
+  return n;
+};
+const dataset = (p: Permissions, network: string, value: string) =>
+  networkOf(p, network).datasets.find((d) => d.value === value);
+
+const streamInput = (extra: Record<string, unknown>) => ({
+  name: "p",
+  network: NETWORK,
+  dataset: "BLOCK",
+  destination: "WEBHOOK",
+  destinationAttributes: { url: "http://127.0.0.1:9/none" },
+  startRange: 1,
+  ...extra,
+});
+
+describe("stream permissions", () => {
+  it("marks what the anvil node serves available and everything else disabled with a reason", async () => {
+    const p = await permissionsOf(owner);
+    // anvil answers eth_getBlockByNumber, eth_getBlockReceipts, eth_getLogs, trace_block and debug_traceBlockByNumber.
+    for (const d of ["BLOCK", "RECEIPTS", "BLOCK_WITH_RECEIPTS", "LOGS", "TRANSACTIONS"])
+      expect(dataset(p, NETWORK, d), d).toMatchObject({ disabled: false, reason: null });
+    expect(dataset(p, NETWORK, "LEDGER")).toMatchObject({ disabled: true, reason: expect.stringContaining("EVM") });
+
+    const noNode = dataset(p, "ethereum-sepolia", "BLOCK");
+    expect(noNode?.disabled).toBe(true);
+    expect(noNode?.reason).toContain("No chain node serves ethereum-sepolia");
+
+    const nonEvm = p.chainConfigs.find((c) => c.chain === "solana")?.networks[0];
+    expect(nonEvm?.datasets.every((d) => d.disabled && d.reason)).toBe(true);
+
+    const dest = Object.fromEntries(p.destinations.map((d) => [d.value, d]));
+    for (const d of ["FUNCTION", "KAFKA", "MONGO", "MYSQL", "REDIS"]) {
+      expect(dest[d]?.disabled, d).toBe(true);
+      expect(dest[d]?.reason, d).toBeTruthy();
+    }
+    for (const d of ["WEBHOOK", "S3", "AZURE", "POSTGRES", "SNOWFLAKE"])
+      expect(dest[d], d).toMatchObject({ disabled: false, reason: null });
+    expect(p.compression.find((c) => c.value === "BZIP2")).toMatchObject({ disabled: true });
+    expect(p).toMatchObject({ blockTipDelay: true, realTimeReorg: true });
+  });
+
+  it("is the same catalogue for another account, and needs a session", async () => {
+    const stranger = await signUp(t.asTestApp);
+    const strip = (p: Permissions) => JSON.stringify(p, (k, v) => (k === "needsUpgrade" ? undefined : (v as unknown)));
+    expect(strip(await permissionsOf(stranger))).toBe(strip(await permissionsOf(owner)));
+
+    const anonymous = await new GqlClient(t.url).gql(PERMISSIONS);
+    expect(anonymous.errors?.[0].extensions?.code).toBe("UNAUTHENTICATED");
+  });
+
+  it("refuses to create a stream on what the permissions mark disabled", async () => {
+    const create = (extra: Record<string, unknown>) =>
+      owner.client.gql("mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }", {
+        input: streamInput(extra),
+      });
+    const pointers = async (extra: Record<string, unknown>) => {
+      const r = await create(extra);
+      expect(r.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+      return JSON.stringify(r.errors?.[0].extensions);
+    };
+    expect(await pointers({ network: "ethereum-sepolia" })).toContain('"/dataset"');
+    expect(await pointers({ destination: "KAFKA", destinationAttributes: {} })).toContain('"/destination"');
+    expect(await pointers({ destination: "FUNCTION", destinationAttributes: { functionID: "f-1" } })).toContain(
+      '"/destination"',
+    );
+
+    const ok = await create({});
+    expect(ok.errors).toBeUndefined();
+  });
+});
