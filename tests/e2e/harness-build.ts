@@ -45,5 +45,10 @@ export function ensureBuilt(log: (line: string) => void = (line) => console.log(
   const reason = buildStaleness();
   if (!reason) return;
   log(`Building the console (${reason}): npm run build`);
-  execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "inherit" });
+  // A production bundle, as users get: vitest's NODE_ENV=test would make a development one.
+  execFileSync("npm", ["run", "build"], {
+    cwd: repoRoot,
+    stdio: "inherit",
+    env: { ...process.env, NODE_ENV: "production" },
+  });
 }

@@ -113,7 +113,8 @@ describe("an RPC endpoint, end to end", () => {
         { timeout: 20_000 },
       )
       .toBeGreaterThan(0);
-    await page.locator("canvas").first().waitFor();
+    // The over-time chart draws the calls just made (ECharts renders SVG).
+    await page.locator('[data-view="chart"] svg path').first().waitFor();
     await screenshot(page, "rpc-04-usage");
     expect(e2e.pageErrors).toEqual([]);
   });
