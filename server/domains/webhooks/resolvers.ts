@@ -163,7 +163,7 @@ export const webhookResolvers: Resolvers = {
     createWebhook: async (_: unknown, args: { input: WebhookInput }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
       const input = validateInput<WebhookInput>("webhook#/$defs/createInput", args.input);
-      const row = await streamService.createStream(ctx.db, box(ctx), accountId, toStreamInput(input), "WEBHOOK");
+      const row = await streamService.createStream(ctx.db, box(ctx), accountId, toStreamInput(input), "WEBHOOK", ctx.services);
       if (row.status === "ACTIVE") streamsRuntime(ctx.services)?.wake();
       return one(ctx, accountId, row);
     },
@@ -175,7 +175,7 @@ export const webhookResolvers: Resolvers = {
       return one(
         ctx,
         accountId,
-        await streamService.updateStream(ctx.db, box(ctx), accountId, input.id, patch, "WEBHOOK"),
+        await streamService.updateStream(ctx.db, box(ctx), accountId, input.id, patch, "WEBHOOK", ctx.services),
       );
     },
     activateWebhook: async (_: unknown, args: { id: string; from: "LAST" | "LATEST" }, ctx: Context) => {
