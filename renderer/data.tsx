@@ -100,6 +100,35 @@ function documentFor(registry: Registry, name: string): string {
   return document;
 }
 
+const SCALAR_FROM_TEXT: Record<string, (text: string) => unknown> = {
+  Int: (text) => (/^-?\d+$/.test(text) ? Number(text) : text),
+  Float: (text) => (text.trim() !== "" && Number.isFinite(Number(text)) ? Number(text) : text),
+  Boolean: (text) => (text === "true" ? true : text === "false" ? false : text),
+};
+
+/**
+ * Variables read from the URL are text; this gives each the type its operation declares
+ * (`$pastDay: Boolean` gets `true`, not `"true"`). Text that does not parse is left for the service
+ * to refuse with a clear error.
+ */
+export function coerceVariables(document: string, variables: Record<string, unknown>): Record<string, unknown> {
+  const header = /\b(?:query|mutation|subscription)\s*\w*\s*\(([^)]*)\)/.exec(document)?.[1] ?? "";
+  let out: Record<string, unknown> | null = null;
+  for (const [, name, type] of header.matchAll(/\$(\w+)\s*:\s*(\w+)/g)) {
+    const value = variables[name];
+    const parse = SCALAR_FROM_TEXT[type];
+    if (typeof value !== "string" || !parse) continue;
+    out ??= { ...variables };
+    out[name] = parse(value);
+  }
+  return out ?? variables;
+}
+
+function run(transport: Transport, registry: Registry, name: string, variables: Record<string, unknown>) {
+  const document = documentFor(registry, name);
+  return transport(document, coerceVariables(document, variables));
+}
+
 export const operationKey = (name: string, variables: Record<string, unknown>) =>
   ["op", name, JSON.stringify(variables)] as const;
 
@@ -112,7 +141,7 @@ export function useOperation<T = Record<string, unknown>>(
   const { transport, registry } = useData();
   return useSWR<T, GqlError>(
     name ? operationKey(name, variables) : null,
-    async () => (await transport(documentFor(registry, name as string), variables)) as T,
+    async () => (await run(transport, registry, name as string, variables)) as T,
     { keepPreviousData: true, revalidateOnFocus: false, ...config },
   );
 }
@@ -133,7 +162,7 @@ export function useRefresh() {
 export function useRunOperation() {
   const { transport, registry } = useData();
   return useCallback(
-    (name: string, variables: Record<string, unknown>) => transport(documentFor(registry, name), variables),
+    (name: string, variables: Record<string, unknown>) => run(transport, registry, name, variables),
     [transport, registry],
   );
 }

@@ -103,6 +103,7 @@ export interface Filter {
   multiple?: boolean;
   field?: string;
   options?: OptionsSource | StaticOption[];
+  default?: string | number | boolean;
   requires?: Requires;
 }
 

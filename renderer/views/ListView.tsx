@@ -17,6 +17,7 @@ import type { Action, Filter, ListView as ListViewSpec, OptionsSource, StaticOpt
 import { FieldValue } from "./FieldValue.tsx";
 import {
   BACK_PARAM,
+  chosenFilterValues,
   DEFAULT_PAGE_SIZE,
   filterValues,
   hasPreviousPage,
@@ -180,7 +181,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const rowActions = view.rowActions ?? [];
   const hasFilters = Boolean(
     (view.search && params.get(param(view.search.variable))) ||
-      (view.filters ?? []).some((filter) => filterValues(view, filter, params).length),
+      (view.filters ?? []).some((filter) => chosenFilterValues(view, filter, params).length),
   );
 
   const antColumns = [

@@ -7,6 +7,26 @@ export interface ChartOption {
   [key: string]: unknown;
 }
 
+// ECharts' default palette, assigned here by name so that charts showing the same names give each
+// the same colour (ECharts itself colours bars by series order and pie slices by data order).
+const PALETTE = ["#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"];
+
+/** A colour per name: a hash of the name picks a slot, taken in sorted order with probing so that
+ * names in one chart differ while the palette lasts, and the same set of names always maps alike. */
+export function coloursByName(names: Iterable<string>): Map<string, string> {
+  const colours = new Map<string, string>();
+  const taken = new Set<number>();
+  for (const name of [...new Set(names)].sort()) {
+    let slot = 0;
+    for (let i = 0; i < name.length; i++) slot = (slot * 31 + name.charCodeAt(i)) >>> 0;
+    slot %= PALETTE.length;
+    for (let probe = 0; probe < PALETTE.length && taken.has(slot); probe++) slot = (slot + 1) % PALETTE.length;
+    taken.add(slot);
+    colours.set(name, PALETTE[slot]);
+  }
+  return colours;
+}
+
 export function buildChartOption(view: ChartView, data: unknown): ChartOption {
   const series: Record<string, unknown>[] = [];
   for (const spec of view.series) {
@@ -19,33 +39,55 @@ export function buildChartOption(view: ChartView, data: unknown): ChartOption {
       points.push([getPointer(row, spec.encode.x), getPointer(row, spec.encode.y)]);
       groups.set(name, points);
     }
+    const colours = coloursByName(
+      view.chartType === "pie" ? [...groups.values()].flat().map(([x]) => String(x)) : groups.keys(),
+    );
     for (const [name, points] of groups) {
       if (view.chartType === "pie") {
         series.push({
           type: "pie",
           name,
           radius: ["40%", "70%"],
-          data: points.map(([x, y]) => ({ name: String(x), value: y })),
+          // A zero share has no slice; with none left the chart is empty rather than equal slices of nothing.
+          data: points
+            .filter(([, y]) => typeof y === "number" && y > 0)
+            .map(([x, y]) => ({ name: String(x), value: y, itemStyle: { color: colours.get(String(x)) } })),
         });
       } else {
-        series.push({
-          type: view.chartType === "bar" ? "bar" : "line",
-          name,
-          data: points,
-          showSymbol: false,
-          smooth: view.chartType !== "bar",
-          ...(view.chartType === "area" ? { areaStyle: { opacity: 0.15 } } : {}),
-        });
+        const color = colours.get(name);
+        if (view.chartType === "bar") {
+          // Named series of bars are parts of one total per x, so they stack.
+          series.push({
+            type: "bar",
+            name,
+            data: points,
+            itemStyle: { color },
+            barMaxWidth: 40,
+            ...(spec.encode.series ? { stack: "total" } : {}),
+          });
+        } else {
+          series.push({
+            type: "line",
+            name,
+            data: points,
+            itemStyle: { color },
+            lineStyle: { color },
+            showSymbol: false,
+            smooth: true,
+            ...(view.chartType === "area" ? { areaStyle: { opacity: 0.15 } } : {}),
+          });
+        }
       }
     }
   }
   if (view.chartType === "pie") return { tooltip: { trigger: "item" }, legend: { bottom: 0 }, series };
   return {
     tooltip: { trigger: "axis" },
-    legend: series.length > 1 ? { bottom: 0 } : undefined,
+    ...(series.length > 1 ? { legend: { bottom: 0 } } : {}),
     grid: { left: 48, right: 24, top: 24, bottom: series.length > 1 ? 48 : 32 },
     xAxis: { type: view.xType ?? "time" },
-    yAxis: { type: "value", axisLabel: view.yFormat ? { formatter: view.yFormat } : undefined },
+    // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
+    yAxis: view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" },
     series,
   };
 }

@@ -92,8 +92,15 @@ export function rangeBounds(choice: RangeChoice, now: number): { from: string; t
   return { from: new Date(now - span).toISOString(), to: new Date(now).toISOString() };
 }
 
-export function filterValues(view: ListView, filter: Filter, params: URLSearchParams): string[] {
+/** The values of a filter chosen in the URL (none when nothing is chosen). */
+export function chosenFilterValues(view: ListView, filter: Filter, params: URLSearchParams): string[] {
   return params.getAll(paramName(view, filter.variable)).flatMap((entry) => entry.split(","));
+}
+
+/** The values a filter applies: those chosen in the URL, else its declared default. */
+export function filterValues(view: ListView, filter: Filter, params: URLSearchParams): string[] {
+  const chosen = chosenFilterValues(view, filter, params);
+  return chosen.length || filter.default === undefined ? chosen : [String(filter.default)];
 }
 
 /** A filter value from the URL in the type its options declare (static options may be booleans or numbers). */

@@ -163,7 +163,14 @@ export const webhookResolvers: Resolvers = {
     createWebhook: async (_: unknown, args: { input: WebhookInput }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
       const input = validateInput<WebhookInput>("webhook#/$defs/createInput", args.input);
-      const row = await streamService.createStream(ctx.db, box(ctx), accountId, toStreamInput(input), "WEBHOOK", ctx.services);
+      const row = await streamService.createStream(
+        ctx.db,
+        box(ctx),
+        accountId,
+        toStreamInput(input),
+        "WEBHOOK",
+        ctx.services,
+      );
       if (row.status === "ACTIVE") streamsRuntime(ctx.services)?.wake();
       return one(ctx, accountId, row);
     },

@@ -2,6 +2,7 @@
 // predicates, templates, server field errors, remote options, chart options and schema references.
 import { describe, expect, it } from "vitest";
 import { actionState } from "../../../renderer/actions.tsx";
+import { coerceVariables } from "../../../renderer/data.tsx";
 import { mapFieldErrors } from "../../../renderer/form/fieldErrors.ts";
 import { buildOptions } from "../../../renderer/form/RemoteOptions.tsx";
 import { can, requiredRole } from "../../../renderer/permissions.ts";
@@ -16,10 +17,24 @@ import {
 } from "../../../renderer/resolve.ts";
 import { fieldSchema, humanize, labelFor, resolveSchemaRef } from "../../../renderer/schema.ts";
 import type { JsonSchema } from "../../../renderer/types.ts";
-import { buildChartOption } from "../../../renderer/views/chartOption.ts";
+import { buildChartOption, coloursByName } from "../../../renderer/views/chartOption.ts";
 import { descending } from "../../../renderer/views/ListView.tsx";
 import { relativeTime, statusColor } from "../../../renderer/widgets/builtins.tsx";
 import { DEFAULT_RULES, isDateTime, isEnum, isTagList, isUri, pickWidget } from "../../../renderer/widgets/registry.ts";
+
+describe("variables from the URL", () => {
+  it("take the scalar type their operation declares", () => {
+    const document = `fragment F on Usage { total }
+query UsageOverview($periodIndex: Int, $tickType: UsageTickType, $pastDay: Boolean!, $ratio: Float, $ids: [Int]) { usage { ...F } }`;
+    expect(
+      coerceVariables(document, { periodIndex: "-1", tickType: "DAY", pastDay: "true", ratio: "0.5", ids: ["1"] }),
+    ).toEqual({ periodIndex: -1, tickType: "DAY", pastDay: true, ratio: 0.5, ids: ["1"] });
+    expect(coerceVariables(document, { periodIndex: "x", pastDay: false })).toEqual({
+      periodIndex: "x",
+      pastDay: false,
+    });
+  });
+});
 
 describe("widget predicates", () => {
   it("each named predicate recognises its shape", () => {
@@ -307,6 +322,39 @@ describe("lists and charts", () => {
       { kind: "chart", query: "Q", chartType: "pie", series: [{ rows: "points", encode: { x: "/name", y: "/v" } }] },
       { points: [{ v: 2, name: "a" }] },
     );
-    expect((pie.series as { data: unknown[] }[])[0].data).toEqual([{ name: "a", value: 2 }]);
+    expect((pie.series as { data: unknown[] }[])[0].data).toEqual([
+      { name: "a", value: 2, itemStyle: { color: coloursByName(["a"]).get("a") } },
+    ]);
+  });
+
+  it("stacks named bars, keeps the y labels, and colours a name alike in a bar and a pie chart", () => {
+    const rows = {
+      points: ["eth_call", "eth_chainId", "eth_blockNumber", "eth_getLogs"].map((name) => ({ name, v: 1 })),
+    };
+    const bars = buildChartOption(
+      {
+        kind: "chart",
+        query: "Q",
+        chartType: "bar",
+        series: [{ rows: "points", encode: { x: "/v", y: "/v", series: "/name" } }],
+      },
+      rows,
+    );
+    const pie = buildChartOption(
+      { kind: "chart", query: "Q", chartType: "pie", series: [{ rows: "points", encode: { x: "/name", y: "/v" } }] },
+      rows,
+    );
+    const barSeries = bars.series as { name: string; stack?: string; itemStyle: { color: string } }[];
+    expect(barSeries.every((entry) => entry.stack === "total")).toBe(true);
+    expect(bars.yAxis).toEqual({ type: "value" });
+    const barColours = new Map(barSeries.map((entry) => [entry.name, entry.itemStyle.color]));
+    const slices = (pie.series as { data: { name: string; itemStyle: { color: string } }[] }[])[0].data;
+    expect(new Map(slices.map((slice) => [slice.name, slice.itemStyle.color]))).toEqual(barColours);
+    expect(new Set(barColours.values()).size).toBe(4);
+    const nothing = buildChartOption(
+      { kind: "chart", query: "Q", chartType: "pie", series: [{ rows: "points", encode: { x: "/name", y: "/v" } }] },
+      { points: [{ name: "a", v: 0 }] },
+    );
+    expect((nothing.series as { data: unknown[] }[])[0].data).toEqual([]);
   });
 });
