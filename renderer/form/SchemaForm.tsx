@@ -57,6 +57,8 @@ export interface SchemaFormProps {
 
 export default SchemaForm;
 
+const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
+
 export function SchemaForm(props: SchemaFormProps) {
   const widgets = useMemo(() => editWidgets(), []);
   const [blurred, setBlurred] = useState(false);
@@ -90,6 +92,9 @@ export function SchemaForm(props: SchemaFormProps) {
         validator={validator}
         widgets={widgets}
         noHtml5Validate
+        // No placeholder items for an array's minItems: an empty item is not a value, and it would be
+        // reported as "must be string" rather than as a missing value.
+        experimental_defaultFormStateBehavior={ARRAY_DEFAULTS}
         showErrorList={false}
         liveValidate={blurred ? "onBlur" : undefined}
         onBlur={() => setBlurred(true)}

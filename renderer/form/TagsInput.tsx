@@ -4,7 +4,10 @@ import type { WidgetProps } from "@rjsf/utils";
 import { Select } from "antd";
 
 export function TagsInputWidget(props: WidgetProps) {
-  const value = Array.isArray(props.value) ? (props.value as unknown[]).map(String) : [];
+  // rjsf fills an array up to its minItems with empty items; those are not values yet.
+  const value = Array.isArray(props.value)
+    ? (props.value as unknown[]).filter((entry) => entry !== undefined && entry !== null && entry !== "").map(String)
+    : [];
   const suggestions = Array.isArray(props.options.suggestions) ? (props.options.suggestions as unknown[]) : [];
   return (
     <Select

@@ -26,10 +26,20 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
   const schema = useMemo(() => resolveSchemaRef(registry.schemas, view.schema), [registry.schemas, view.schema]);
   const initialVariables = useMemo(() => resolveVariables(view.initial?.variables, scope), [view.initial, scope]);
   const initial = useOperation(view.initial?.query, initialVariables);
-  const [formData, setFormData] = useState<Record<string, unknown> | null>(view.initial ? null : {});
+  // Fields of the form's schema that the mutation takes from elsewhere (`endpointId: "$route.endpointId"`)
+  // start with that value, so a hidden required field is filled before validation.
+  const seed = useMemo(() => {
+    const fields = new Set(Object.keys(schema.properties ?? {}));
+    const bound = Object.entries(view.variables ?? {}).filter(
+      ([key, value]) => fields.has(key) && !(typeof value === "string" && value.startsWith("$form")),
+    );
+    return withoutNulls(resolveVariables(Object.fromEntries(bound), scope));
+  }, [schema, view.variables, scope]);
+  const [formData, setFormData] = useState<Record<string, unknown> | null>(view.initial ? null : seed);
   const [extraErrors, setExtraErrors] = useState<ErrorSchema | undefined>();
   const [formError, setFormError] = useState<string | null>(null);
   const [submitting, setSubmitting] = useState(false);
+  const [generation, setGeneration] = useState(0);
   const needed = requiredRole(view.role, true);
   const allowed = can(viewer.userRole, needed);
 
@@ -37,8 +47,8 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
     if (!view.initial || !initial.data || formData) return;
     const record = (getPath(initial.data, view.initial.record) ?? {}) as Record<string, unknown>;
     const keys = Object.keys(schema.properties ?? {});
-    setFormData(withoutNulls(Object.fromEntries(keys.map((key) => [key, record[key]]))));
-  }, [view.initial, initial.data, formData, schema]);
+    setFormData({ ...seed, ...withoutNulls(Object.fromEntries(keys.map((key) => [key, record[key]]))) });
+  }, [view.initial, initial.data, formData, schema, seed]);
 
   async function submit(data: Record<string, unknown>) {
     setSubmitting(true);
@@ -49,7 +59,11 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
       const result = await runOperation(view.mutation, resolveVariables(variables, { ...scope, form: data }));
       message.success(view.submit?.successMessage ?? "Saved");
       await refresh([...(view.submit?.refresh ?? []), ...(view.initial ? [view.initial.query] : [])]);
-      if (view.submit?.reset) setFormData({});
+      if (view.submit?.reset) {
+        setFormData(seed);
+        // A new form: the fields the user left are not in error just because they were emptied.
+        setGeneration((current) => current + 1);
+      }
       if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
     } catch (error) {
       const fields = error instanceof GqlError ? error.fields : [];
@@ -76,6 +90,7 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
       {initial.error ? <Alert type="error" showIcon title={errorMessage(initial.error)} /> : null}
       {formData ? (
         <SchemaForm
+          key={generation}
           schema={schema}
           uiSchema={view.uiSchema}
           formData={formData}

@@ -1,6 +1,8 @@
 // `code-sample`: a ready-to-run request against a URL from the record (e.g. a JSON-RPC endpoint),
-// for curl and JavaScript, with a copy button. Options: { url: pointer, method?: string }.
-import { Tabs, Typography } from "antd";
+// for curl and JavaScript, with a copy button. Options: { url: pointer, method?: string,
+// tokenRequired?: pointer to a boolean }. When a token is required, the sample's URL ends in a
+// placeholder for it: tokens are shown only once, so the console cannot fill one in.
+import { Alert, Tabs, Typography } from "antd";
 import { type CustomViewProps, registerWidget } from "../../renderer/index.ts";
 
 function valueAt(data: unknown, pointer: string): string {
@@ -14,6 +16,8 @@ function valueAt(data: unknown, pointer: string): string {
     );
   return value === undefined || value === null ? "" : String(value);
 }
+
+export const TOKEN_PLACEHOLDER = "YOUR_TOKEN";
 
 export function samples(url: string, method: string): { key: string; label: string; code: string }[] {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] });
@@ -32,10 +36,12 @@ export function samples(url: string, method: string): { key: string; label: stri
 }
 
 function CodeSample({ data, options }: CustomViewProps) {
-  const url = valueAt(data, typeof options.url === "string" ? options.url : "/url");
+  const baseUrl = valueAt(data, typeof options.url === "string" ? options.url : "/url");
   const method = typeof options.method === "string" ? options.method : "eth_blockNumber";
-  if (!url) return <Typography.Text type="secondary">No URL to show yet.</Typography.Text>;
-  return (
+  const tokenRequired = typeof options.tokenRequired === "string" && valueAt(data, options.tokenRequired) === "true";
+  if (!baseUrl) return <Typography.Text type="secondary">No URL to show yet.</Typography.Text>;
+  const url = tokenRequired ? `${baseUrl.replace(/\/$/, "")}/${TOKEN_PLACEHOLDER}` : baseUrl;
+  const tabs = (
     <Tabs
       size="small"
       items={samples(url, method).map((sample) => ({
@@ -50,6 +56,18 @@ function CodeSample({ data, options }: CustomViewProps) {
         ),
       }))}
     />
+  );
+  if (!tokenRequired) return tabs;
+  return (
+    <>
+      <Alert
+        type="info"
+        showIcon
+        style={{ marginBottom: 12 }}
+        title={`Token authentication is on: replace ${TOKEN_PLACEHOLDER} with one of this endpoint's tokens (Security tab). A token is shown once, when it is created.`}
+      />
+      {tabs}
+    </>
   );
 }
 

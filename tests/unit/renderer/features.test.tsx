@@ -14,6 +14,7 @@ import { fillTemplate } from "../../../renderer/resolve.ts";
 import { headingView } from "../../../renderer/screens.tsx";
 import type { Action, ListView, Manifest, Registry } from "../../../renderer/types.ts";
 import { CustomView } from "../../../renderer/views/CustomView.tsx";
+import { FormView } from "../../../renderer/views/FormView.tsx";
 import { ListView as ListViewComponent } from "../../../renderer/views/ListView.tsx";
 import {
   hasPreviousPage,
@@ -272,6 +273,49 @@ describe("a list with token paging and a time range", () => {
     expect((screen.getByRole("button", { name: "Next" }) as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(screen.getByRole("button", { name: "Previous" }));
     await screen.findByText("row-1");
+  }, 30_000);
+});
+
+describe("a form view", () => {
+  it("fills hidden fields bound to the route before validation, and starts clean after a reset", async () => {
+    const calls: Record<string, unknown>[] = [];
+    const transport: Transport = async (_document, variables) => {
+      calls.push(variables ?? {});
+      return { updateRateLimiter: { id: "l1" } };
+    };
+    const { container } = render(
+      withData(
+        <FormView
+          view={{
+            kind: "form",
+            mutation: "MakeSecret",
+            schema: "rate-limiter#/$defs/updateInput",
+            uiSchema: {
+              endpointId: { "ui:widget": "hidden" },
+              rateLimiterId: { "ui:widget": "hidden" },
+              chain: { "ui:widget": "hidden" },
+              network: { "ui:widget": "hidden" },
+              methods: { "ui:widget": "tags-input" },
+            },
+            variables: {
+              endpointId: "$route.endpointId",
+              rateLimiterId: "$route.limiterId",
+              reason: "$form.reason",
+            },
+            submit: { label: "Save", reset: true },
+          }}
+          scope={{ route: { endpointId: "e1", limiterId: "l1" } }}
+        />,
+        transport,
+      ),
+    );
+    const reason = (await screen.findByLabelText(/Reason/, undefined, { timeout: 10_000 })) as HTMLInputElement;
+    fireEvent.change(reason, { target: { value: "too many calls" } });
+    fireEvent.blur(reason);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(calls).toEqual([{ endpointId: "e1", rateLimiterId: "l1", reason: "too many calls" }]));
+    await waitFor(() => expect((screen.getByLabelText(/Reason/) as HTMLInputElement).value).toBe(""));
+    expect(container.querySelector(".ant-form-item-explain-error")).toBeNull();
   }, 30_000);
 });
 
