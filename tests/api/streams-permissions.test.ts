@@ -113,4 +113,38 @@ describe("stream permissions", () => {
     const ok = await create({});
     expect(ok.errors).toBeUndefined();
   });
+
+  it("offers stream templates only where a stream made from them is accepted", async () => {
+    const { streamTemplates } = await owner.client.gqlOk<{
+      streamTemplates: {
+        id: string;
+        network: string;
+        dataset: string;
+        startBlock: number | null;
+        filterFunction: string;
+      }[];
+    }>("{ streamTemplates { id network dataset startBlock filterFunction } }");
+    expect(streamTemplates.map((t) => t.id)).toContain(`erc20-transfers:${NETWORK}`);
+    // Only the network with a chain node here.
+    expect(new Set(streamTemplates.map((t) => t.network))).toEqual(new Set([NETWORK]));
+    const template = streamTemplates.find((t) => t.id === `erc20-transfers:${NETWORK}`);
+    expect(template).toMatchObject({ startBlock: null, filterFunction: expect.stringContaining("function main") });
+    const count = async () =>
+      (await owner.client.gqlOk<{ quickstreamsCount: number }>("{ quickstreamsCount }")).quickstreamsCount;
+    const before = await count();
+    const made = await owner.client.gql("mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }", {
+      input: streamInput({
+        network: template?.network,
+        dataset: template?.dataset,
+        filterFunction: template?.filterFunction,
+        startRange: -1,
+      }),
+    });
+    expect(made.errors).toBeUndefined();
+    expect(await count()).toBe(before + 1);
+    const stranger = await signUp(t.asTestApp);
+    expect(
+      (await stranger.client.gqlOk<{ quickstreamsCount: number }>("{ quickstreamsCount }")).quickstreamsCount,
+    ).toBe(0);
+  });
 });

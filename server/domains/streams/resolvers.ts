@@ -145,9 +145,14 @@ export const streamResolvers: Resolvers = {
       requirePrincipal(ctx);
       return service.filterTemplates(args.network);
     },
-    streamTemplates: (_: unknown, __: unknown, ctx: Context) => {
-      requirePrincipal(ctx);
-      return [];
+    streamTemplates: async (_: unknown, __: unknown, ctx: Context) => {
+      const { accountId } = requirePrincipal(ctx);
+      const subscription = await getSubscription(ctx.db, accountId);
+      return service.streamTemplates(ctx.services, subscription?.plan.priceCents ?? 0);
+    },
+    quickstreamsCount: (_: unknown, __: unknown, ctx: Context) => {
+      const { accountId } = requirePrincipal(ctx);
+      return store.countStreams(ctx.db, accountId, "STREAM");
     },
     streamLatestBlock: (_: unknown, args: { network: string }, ctx: Context) => {
       requirePrincipal(ctx);

@@ -17,7 +17,7 @@ import { AppError, badInput, conflict, notFound } from "../../platform/errors.ts
 import type { SecretBox } from "../../platform/secrets.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
-import { unavailableFields } from "./permissions.ts";
+import { streamPermissions, unavailableFields } from "./permissions.ts";
 import { streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
@@ -363,6 +363,36 @@ export function filterTemplates(network: string) {
       payload: t.payload ?? null,
       datasets: (t.datasets ?? ["BLOCK"]).filter((d) => (EVM_DATASETS as readonly string[]).includes(d)),
     }));
+}
+
+/**
+ * Ready-made streams: each filter template on each network this service can stream, with the first of
+ * the template's datasets that the network's node serves, starting at the chain tip. Derived from the
+ * permissions, so a template is offered only where a stream made from it would be accepted.
+ */
+export async function streamTemplates(services: object, planPriceCents: number) {
+  const { chainConfigs } = await streamPermissions(services, planPriceCents);
+  return chainConfigs.flatMap((chain) =>
+    chain.networks
+      .filter((network) => !network.disabled && !network.needsUpgrade)
+      .flatMap((network) => {
+        const served = new Set(network.datasets.filter((d) => !d.disabled).map((d) => d.value));
+        return filterTemplates(network.value).flatMap((template) => {
+          const dataset = template.datasets.find((d) => served.has(d));
+          return dataset
+            ? [
+                {
+                  id: `${template.id}:${network.value}`,
+                  network: network.value,
+                  dataset,
+                  startBlock: null,
+                  filterFunction: template.filterFunction,
+                },
+              ]
+            : [];
+        });
+      }),
+  );
 }
 
 // ---------------------------------------------------------------- metrics

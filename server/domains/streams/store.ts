@@ -96,6 +96,15 @@ export async function listStreams(
   };
 }
 
+/** How many streams of a product the account has (every status). */
+export async function countStreams(db: Executor, accountId: string, product: Product): Promise<number> {
+  const [{ count }] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(streams)
+    .where(and(eq(streams.accountId, accountId), eq(streams.product, product)));
+  return count;
+}
+
 export async function updateStream(
   db: Executor,
   accountId: string,
