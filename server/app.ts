@@ -51,9 +51,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const registry = new RegistryHolder(config.rootDir, apiSchema);
 
   const database: DatabaseServer = await startDatabaseServer(config, log);
-  const db = openDatabase(database.url, 10, (error) =>
-    log.warn({ err: error }, "an idle database connection was dropped"),
-  );
+  const db = openDatabase(database.url, 10, (error) => {
+    // 57P01: the server is shutting down (Ctrl-C reaches the embedded server too); expected when stopping.
+    if ((error as { code?: string }).code === "57P01") log.debug("the database server closed an idle connection");
+    else log.warn({ err: error }, "an idle database connection was dropped");
+  });
   try {
     return await assemble(config, log, registry, database, db);
   } catch (error) {
