@@ -28,7 +28,7 @@ export function coloursByName(names: Iterable<string>): Map<string, string> {
 }
 
 export function buildChartOption(view: ChartView, data: unknown): ChartOption {
-  const series: Record<string, unknown>[] = [];
+  const grouped: { spec: ChartView["series"][number]; groups: Map<string, [unknown, unknown][]> }[] = [];
   for (const spec of view.series) {
     const rows = getPath(data, spec.rows);
     if (!Array.isArray(rows)) continue;
@@ -39,9 +39,16 @@ export function buildChartOption(view: ChartView, data: unknown): ChartOption {
       points.push([getPointer(row, spec.encode.x), getPointer(row, spec.encode.y)]);
       groups.set(name, points);
     }
-    const colours = coloursByName(
-      view.chartType === "pie" ? [...groups.values()].flat().map(([x]) => String(x)) : groups.keys(),
-    );
+    grouped.push({ spec, groups });
+  }
+  // Over every series of the chart, so two series never share a colour while the palette lasts.
+  const colours = coloursByName(
+    grouped.flatMap(({ groups }) =>
+      view.chartType === "pie" ? [...groups.values()].flat().map(([x]) => String(x)) : [...groups.keys()],
+    ),
+  );
+  const series: Record<string, unknown>[] = [];
+  for (const { spec, groups } of grouped) {
     for (const [name, points] of groups) {
       if (view.chartType === "pie") {
         series.push({

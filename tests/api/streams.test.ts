@@ -216,10 +216,11 @@ describe("delivery", () => {
           datasets: { total: number };
           requests: { total: number };
           bytes: { billableTotal: number };
-          latency: { p50: number };
+          latency: { p50: number; p99: number; points: { name: string; timestamp: string; value: number }[] };
+          filter: { processedTotal: number; durationDatapoints: { value: number }[] };
         };
       }>(
-        "query($id: ID!, $d: DateTime!) { streamMetrics(id: $id, startDate: $d) { datasets { total } requests { total } bytes { billableTotal } latency { p50 p99 } } }",
+        "query($id: ID!, $d: DateTime!) { streamMetrics(id: $id, startDate: $d) { datasets { total } requests { total } bytes { billableTotal } latency { p50 p99 points { name timestamp value } } filter { processedTotal durationDatapoints { value } } } }",
         {
           id,
           d: new Date(Date.now() - 3_600_000).toISOString(),
@@ -231,6 +232,20 @@ describe("delivery", () => {
         receiver.received.reduce((a, r) => a + Buffer.byteLength(r.body), 0),
       );
       expect(streamMetrics.latency.p50).toBeGreaterThan(0);
+      // Per minute: each minute with deliveries has its p50, p90 and p99, in order of size.
+      const { points } = streamMetrics.latency;
+      expect(points.length).toBeGreaterThan(0);
+      expect(points.length % 3).toBe(0);
+      for (let i = 0; i < points.length; i += 3) {
+        expect(points.slice(i, i + 3).map((p) => p.name)).toEqual(["p50", "p90", "p99"]);
+        expect(points[i].value).toBeLessThanOrEqual(points[i + 2].value);
+      }
+      // A quantile of the whole window is at most the largest of the minutes' quantiles.
+      expect(Math.max(...points.filter((p) => p.name === "p99").map((p) => p.value))).toBeGreaterThanOrEqual(
+        streamMetrics.latency.p99,
+      );
+      if (streamMetrics.filter.processedTotal > 0)
+        expect(streamMetrics.filter.durationDatapoints.length).toBeGreaterThan(0);
     } finally {
       await receiver.close();
     }

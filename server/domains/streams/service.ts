@@ -399,6 +399,12 @@ export async function streamTemplates(services: object, planPriceCents: number) 
 
 type MinuteRow = Awaited<ReturnType<typeof store.metricMinutes>>[number];
 
+const LATENCY_QUANTILES = [
+  ["p50", 0.5],
+  ["p90", 0.9],
+  ["p99", 0.99],
+] as const;
+
 export function buildMetrics(rows: MinuteRow[], from: Date, to: Date) {
   const seconds = Math.max(1, (to.getTime() - from.getTime()) / 1000);
   const pts = (f: (r: MinuteRow) => number) => rows.map((r) => ({ timestamp: r.minute, value: f(r) }));
@@ -439,11 +445,23 @@ export function buildMetrics(rows: MinuteRow[], from: Date, to: Date) {
       subThresholdTotalCumulative: cumulative((r) => r.filterSubThreshold),
       p90: percentile(filterHist, 0.9),
       p99: percentile(filterHist, 0.99),
+      durationDatapoints: rows
+        .filter((r) => r.filterRuns > 0)
+        .map((r) => ({ timestamp: r.minute, value: r.filterMsTotal / r.filterRuns })),
     },
     latency: {
       p50: percentile(latencyHist, 0.5),
       p90: percentile(latencyHist, 0.9),
       p99: percentile(latencyHist, 0.99),
+      points: rows
+        .filter((r) => r.latencyHistogram.some((n) => n > 0))
+        .flatMap((r) =>
+          LATENCY_QUANTILES.map(([name, q]) => ({
+            name,
+            timestamp: r.minute,
+            value: percentile(r.latencyHistogram, q),
+          })),
+        ),
     },
   };
 }

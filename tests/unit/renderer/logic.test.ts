@@ -356,5 +356,23 @@ describe("lists and charts", () => {
       { points: [{ name: "a", v: 0 }] },
     );
     expect((nothing.series as { data: unknown[] }[])[0].data).toEqual([]);
+    const twoSpecs = buildChartOption(
+      {
+        kind: "chart",
+        query: "Q",
+        chartType: "bar",
+        series: ["Blocks", "Deliveries", "Errors", "Retries"].map((name) => ({
+          name,
+          rows: "points",
+          encode: { x: "/v", y: "/v" },
+        })),
+      },
+      rows,
+    );
+    const specColours = (twoSpecs.series as { itemStyle: { color: string }; stack?: string }[]).map(
+      (e) => e.itemStyle.color,
+    );
+    expect(new Set(specColours).size).toBe(4);
+    expect((twoSpecs.series as { stack?: string }[]).some((e) => e.stack)).toBe(false);
   });
 });
