@@ -25,6 +25,7 @@ import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
 import { DomainEvents } from "./platform/events.ts";
+import { relayEvents } from "./platform/events-relay.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
 import { RegistryHolder } from "./registry/watch.ts";
@@ -77,6 +78,10 @@ async function assemble(
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
   const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
+  // Endpoint changes travel through the endpoint directory's own channel; rate limits through this one.
+  const eventsRelay = relayEvents(db.$client, services.events, ["ratelimits.changed"], (message, error) =>
+    log.warn({ err: error }, message),
+  );
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -135,6 +140,7 @@ async function assemble(
       stopWatching?.();
       await streamEngine?.stop();
       await app.close();
+      await eventsRelay.close();
       await chainNodes.stop();
       await db.$client.end();
       await database.stop();

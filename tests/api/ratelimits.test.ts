@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GqlClient, signIn, signUp, useTestApp } from "../support/api.ts";
 import { describeWithRedis, redisUrl } from "../support/redis.ts";
+import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
 import { call, type ProxyHarness, startProxyHarness } from "../unit/metering/proxy-harness.ts";
 
 const ctx = useTestApp();
@@ -326,4 +327,54 @@ describeWithRedis("rate limits shared through Redis", () => {
     }
     expect(refused).toBe(5);
   });
+});
+
+describeWithRedis("rate limits shared by two service processes through Redis", () => {
+  let processes: ServiceProcess[] = [];
+  beforeAll(async () => {
+    const env = { DATABASE_URL: ctx.app.database.url, REDIS_URL: redisUrl(), NODEPLANE_ROLES: "proxy" };
+    processes = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+  });
+
+  const rpcTo = async (base: string, path: string) => {
+    const response = await fetch(`${base}/rpc/${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(call("eth_chainId")),
+    });
+    await response.arrayBuffer();
+    return response.status;
+  };
+
+  it("a limiter made through the API applies in both processes at once: N + k calls across them → exactly k refused", async () => {
+    const owner = await signUp(ctx.app);
+    const { createEndpoint: endpoint } = await owner.client.gqlOk<{
+      createEndpoint: { id: string; exId: string; initialToken: string };
+    }>(
+      `mutation { createEndpoint(input: { chain: "ethereum", network: "ethereum-sepolia" }) { id exId initialToken } }`,
+    );
+    // The token made with the endpoint, in the path as a client would send it.
+    const path = `${endpoint.exId}/${endpoint.initialToken}`;
+    // Each process learns of the new endpoint through the endpoint directory's notifications.
+    for (const p of processes) await expect.poll(() => rpcTo(p.url, path), { timeout: 10_000 }).not.toBe(404);
+    const created = await createLimiter(owner.client, {
+      endpointId: endpoint.id,
+      interval: "MINUTE",
+      rate: 8,
+      methods: ["*"],
+      reason: "shared limit",
+      limitByIP: false,
+    });
+    expect(created.errors).toBeUndefined();
+    // The change reaches the other processes by NOTIFY (their periodic reload is 30 s away).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const statuses: number[] = [];
+    for (let i = 0; i < 8 + 5; i++) statuses.push(await rpcTo(processes[i % 2].url, path));
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+    // The calls before the limit went through both processes.
+    expect(statuses.slice(0, 8).every((status) => status !== 429)).toBe(true);
+  }, 60_000);
 });

@@ -1,0 +1,71 @@
+/**
+ * The service as a separate OS process (`server/main.ts`), for tests about several processes sharing
+ * state (a database, Redis). It prints its URL once listening; stop() sends SIGTERM and waits.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface ServiceProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const repoRoot = join(import.meta.dirname, "..", "..");
+
+export async function startServiceProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-process-"));
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      NODE_ENV: "test",
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NODEPLANE_DATA_DIR: dataDir,
+      NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const stopped = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const cleanUp = () => rmSync(dataDir, { recursive: true, force: true });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the service did not start in ${timeoutMs} ms:\n${output}`)),
+        timeoutMs,
+      );
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /running at (http:\/\/\S+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1].replace("localhost", "127.0.0.1"));
+        }
+      };
+      child.stdout?.on("data", onData);
+      child.stderr?.on("data", onData);
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the service exited with ${code} before listening:\n${output}`));
+      });
+    });
+    return {
+      url,
+      async stop() {
+        child.kill("SIGTERM");
+        await stopped;
+        cleanUp();
+      },
+    };
+  } catch (error) {
+    child.kill("SIGKILL");
+    await stopped;
+    cleanUp();
+    throw error;
+  }
+}
