@@ -2,7 +2,7 @@ import "./styles.css";
 import "./icons.ts";
 import "./widgets/index.ts";
 import { App as AntApp, ConfigProvider } from "antd";
-import { StrictMode } from "react";
+import { type ReactNode, StrictMode, useEffect, useMemo, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router";
 import { SWRConfig } from "swr";
@@ -11,12 +11,27 @@ import { Shell } from "./Shell.tsx";
 import { theme } from "./theme.ts";
 
 const transport = createHttpTransport("/graphql");
+
+const REDUCED_MOTION = "(prefers-reduced-motion: reduce)";
+
+/** antd's theme, with its animations off while the system asks for reduced motion. */
+function Themed({ children }: { children: ReactNode }) {
+  const [reduced, setReduced] = useState(() => window.matchMedia(REDUCED_MOTION).matches);
+  useEffect(() => {
+    const query = window.matchMedia(REDUCED_MOTION);
+    const onChange = () => setReduced(query.matches);
+    query.addEventListener("change", onChange);
+    return () => query.removeEventListener("change", onChange);
+  }, []);
+  const themed = useMemo(() => ({ ...theme, token: { ...theme.token, motion: !reduced } }), [reduced]);
+  return <ConfigProvider theme={themed}>{children}</ConfigProvider>;
+}
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
 
 createRoot(root).render(
   <StrictMode>
-    <ConfigProvider theme={theme}>
+    <Themed>
       <AntApp>
         <SWRConfig value={{ errorRetryCount: 2 }}>
           <BrowserRouter>
@@ -24,6 +39,6 @@ createRoot(root).render(
           </BrowserRouter>
         </SWRConfig>
       </AntApp>
-    </ConfigProvider>
+    </Themed>
   </StrictMode>,
 );

@@ -10,5 +10,9 @@ import type { ChartOption } from "./chartOption.ts";
 echarts.use([LineChart, BarChart, PieChart, GridComponent, TooltipComponent, LegendComponent, SVGRenderer]);
 
 export default function ChartPanel({ option }: { option: ChartOption }) {
-  return <ReactEChartsCore echarts={echarts} option={option} notMerge style={{ height: 320 }} />;
+  // Charts draw at once, without growing bars or sweeping slices, when the system asks for reduced motion.
+  const reducedMotion =
+    typeof window !== "undefined" && window.matchMedia?.("(prefers-reduced-motion: reduce)").matches;
+  const shown = reducedMotion ? { ...option, animation: false } : option;
+  return <ReactEChartsCore echarts={echarts} option={shown} notMerge style={{ height: 320 }} />;
 }

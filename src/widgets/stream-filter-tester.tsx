@@ -231,13 +231,24 @@ function FilterTester({ data, options }: CustomViewProps) {
           type="primary"
           onClick={test}
           loading={running}
+          // The name stays "Run" while antd's loading icon fades out (it would read "loading Run");
+          // aria-busy says it is running.
+          aria-label="Run"
+          aria-busy={running}
           disabled={!mayChange || !runName || block === null || !code.trim()}
           title={noRole ?? (block === null ? "Choose a block first" : undefined)}
         >
           Run
         </Button>
         {saveName ? (
-          <Button onClick={save} loading={saving} disabled={!mayChange || code === saved} title={noRole}>
+          <Button
+            onClick={save}
+            loading={saving}
+            aria-label="Save filter"
+            aria-busy={saving}
+            disabled={!mayChange || code === saved}
+            title={noRole}
+          >
             Save filter
           </Button>
         ) : null}

@@ -82,6 +82,9 @@ export function BlockPicker(props: {
       />
       <Button
         loading={latest.loading}
+        // Keeps the name while antd's loading icon fades out; aria-busy says it is loading.
+        aria-label="Latest"
+        aria-busy={latest.loading}
         onClick={async () => {
           const block = await latest.load();
           if (block !== undefined) onChange(block);

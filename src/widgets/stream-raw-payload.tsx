@@ -49,7 +49,14 @@ function RawPayload({ data, options }: CustomViewProps) {
     <Space orientation="vertical" size={16} style={{ width: "100%" }} data-widget="stream-raw-payload">
       <Space wrap align="end">
         <BlockPicker value={block} onChange={setBlockNumber} latest={latest} />
-        <Button type="primary" onClick={show} loading={loading} disabled={block === null}>
+        <Button
+          type="primary"
+          onClick={show}
+          loading={loading}
+          aria-label="Show payload"
+          aria-busy={loading}
+          disabled={block === null}
+        >
           Show payload
         </Button>
         <Typography.Text type="secondary">{`Network: ${network}`}</Typography.Text>

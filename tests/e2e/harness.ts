@@ -244,6 +244,9 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
       const context = await launched.browser.newContext({
         baseURL: service.url,
         viewport: pageOptions.viewport ?? { width: 1440, height: 900 },
+        // The console turns antd's and the charts' animations off for it: a closing dropdown or a
+        // fading loading icon is then never caught half-way (e.g. a button read as "loading Run").
+        reducedMotion: "reduce",
       });
       contexts.push(context);
       const page = await context.newPage();

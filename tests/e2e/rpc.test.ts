@@ -115,7 +115,6 @@ describe("an RPC endpoint, end to end", () => {
       .toBeGreaterThan(0);
     // The over-time chart draws the calls just made (ECharts renders SVG).
     await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
-    await page.waitForTimeout(1500);
     await screenshot(page, "rpc-04-usage");
     expect(e2e.pageErrors).toEqual([]);
   });

@@ -55,7 +55,16 @@ async function signIn(page: Page, email: string) {
 /** Picks an option of an antd select found by its form label. */
 async function choose(page: Page, label: string, option: string) {
   await page.getByLabel(label, { exact: true }).click();
-  await page.locator(".ant-select-dropdown:visible").getByText(option, { exact: true }).click();
+  const dropdown = page.locator(".ant-select-dropdown:visible");
+  await dropdown.waitFor();
+  const item = dropdown.locator(".ant-select-item-option").getByText(option, { exact: true });
+  // The option list is virtual: only the options near the top (or the chosen one) are rendered, so
+  // scroll it with the wheel until the option is there.
+  if (!(await item.count())) {
+    await dropdown.locator(".ant-select-item-option").first().hover();
+    for (let step = 0; step < 20 && !(await item.count()); step++) await page.mouse.wheel(0, 64);
+  }
+  await item.click();
 }
 
 /** Reloads until the text shows (metrics are flushed every few seconds). */
@@ -95,10 +104,10 @@ describe("streams, end to end", () => {
     await choose(page, "Network", "Ethereum Mainnet");
     await choose(page, "Dataset", "BLOCK");
     await page.getByLabel("Start block", { exact: true }).fill("1");
-    await choose(page, "Destination", "POSTGRES");
+    await choose(page, "Destination", "PostgreSQL");
     await expect.poll(() => page.getByLabel("Host", { exact: true }).count()).toBe(1);
     expect(await page.getByLabel("URL", { exact: true }).count()).toBe(0);
-    await choose(page, "Destination", "WEBHOOK");
+    await choose(page, "Destination", "Webhook");
     await expect.poll(() => page.getByLabel("URL", { exact: true }).count()).toBe(1);
     expect(await page.getByLabel("Host", { exact: true }).count()).toBe(0);
     await page.getByLabel("URL", { exact: true }).fill(receiverUrl);
