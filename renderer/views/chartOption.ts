@@ -79,7 +79,8 @@ export function buildChartOption(view: ChartView, data: unknown): ChartOption {
             data: points,
             itemStyle: { color },
             lineStyle: { color },
-            showSymbol: false,
+            // A line needs two points; a lone point (one minute of data) shows as its symbol.
+            showSymbol: points.length < 2,
             smooth: true,
             ...(view.chartType === "area" ? { areaStyle: { opacity: 0.15 } } : {}),
           });

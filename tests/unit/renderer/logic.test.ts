@@ -318,6 +318,8 @@ describe("lists and charts", () => {
       [2, 3],
     ]);
     expect(series[0].type).toBe("line");
+    // "b" has one point: no line can be drawn, so its symbol shows.
+    expect((option.series as { showSymbol: boolean }[]).map((entry) => entry.showSymbol)).toEqual([false, true]);
     const pie = buildChartOption(
       { kind: "chart", query: "Q", chartType: "pie", series: [{ rows: "points", encode: { x: "/name", y: "/v" } }] },
       { points: [{ v: 2, name: "a" }] },
