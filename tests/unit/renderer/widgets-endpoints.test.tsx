@@ -19,7 +19,11 @@ import {
 beforeAll(installDomStandIns);
 afterEach(cleanup);
 
-const endpoint = (recordedResponses.Endpoint?.data as { endpoint: { httpUrl: string; tokenAuth: boolean } }).endpoint;
+const recordedEndpoint = recordedResponses.Endpoint?.data as
+  | { endpoint: { httpUrl: string; tokenAuth: boolean } }
+  | undefined;
+if (!recordedEndpoint) throw new Error("the fixtures hold no recorded Endpoint response");
+const { endpoint } = recordedEndpoint;
 
 function withTokenAuth(tokenAuth: boolean): Transport {
   const recorded = fixtureTransport();
