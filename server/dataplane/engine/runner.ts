@@ -137,7 +137,7 @@ export class StreamRunner {
   }
 
   private onHeartbeat(hb: store.Heartbeat | null): void {
-    if (!hb || hb.status !== "ACTIVE") {
+    if (hb?.status !== "ACTIVE") {
       if (!hb) this.deps.log.warn({ streamId: this.streamId }, "stream lease lost; stopping its runner");
       this.stop();
     } else if (hb.sequence !== this.row.sequence) this.reloadWanted = true;
@@ -150,7 +150,7 @@ export class StreamRunner {
   private async run(): Promise<void> {
     const { db, leaseTtlMs, owner } = this.deps;
     const row = await store.loadStream(db, this.streamId);
-    if (!row || row.status !== "ACTIVE") return;
+    if (row?.status !== "ACTIVE") return;
     this.row = row;
     this.heartbeat = setInterval(
       () => {
@@ -248,7 +248,7 @@ export class StreamRunner {
           this.reloadWanted = false;
           await settled();
           const fresh = await store.loadStream(db, this.streamId);
-          if (!fresh || fresh.status !== "ACTIVE") return;
+          if (fresh?.status !== "ACTIVE") return;
           this.row = fresh;
           await this.dispose(parts);
           parts = await this.setup();

@@ -134,7 +134,7 @@ export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<
     ],
   });
   const row = r.rows[0];
-  if (!row || row.recorded !== 1) return null;
+  if (row?.recorded !== 1) return null;
   return { status: row.status, sequence: row.sequence };
 }
 
