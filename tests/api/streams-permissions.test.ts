@@ -85,6 +85,21 @@ describe("stream permissions", () => {
     expect(p).toMatchObject({ blockTipDelay: true, realTimeReorg: true });
   });
 
+  it("lists every network's datasets flat, the same entries as chainConfigs", async () => {
+    const { streamPermissions } = await owner.client.gqlOk<{
+      streamPermissions: Permissions & { networkDatasets: (Option & { network: string })[] };
+    }>(
+      `{ streamPermissions { chainConfigs { networks { value datasets { value label disabled reason } } } networkDatasets { network value label disabled reason } } }`,
+    );
+    const nested = streamPermissions.chainConfigs.flatMap((c) =>
+      c.networks.flatMap((n) => n.datasets.map((d) => ({ network: n.value, ...d }))),
+    );
+    expect(streamPermissions.networkDatasets).toEqual(nested);
+    expect(streamPermissions.networkDatasets.find((d) => d.network === NETWORK && d.value === "BLOCK")).toMatchObject({
+      disabled: false,
+    });
+  });
+
   it("is the same catalogue for another account, and needs a session", async () => {
     const stranger = await signUp(t.asTestApp);
     const strip = (p: Permissions) => JSON.stringify(p, (k, v) => (k === "needsUpgrade" ? undefined : (v as unknown)));

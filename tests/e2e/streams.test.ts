@@ -102,7 +102,7 @@ describe("streams, end to end", () => {
       .click();
     await page.getByLabel("Name", { exact: true }).fill("E2E blocks");
     await choose(page, "Network", "Ethereum Mainnet");
-    await choose(page, "Dataset", "BLOCK");
+    await choose(page, "Dataset", "Block");
     await page.getByLabel("Start block", { exact: true }).fill("1");
     await choose(page, "Destination", "PostgreSQL");
     await expect.poll(() => page.getByLabel("Host", { exact: true }).count()).toBe(1);

@@ -158,9 +158,13 @@ export async function streamPermissions(services: object, planPriceCents: number
       };
     }),
   );
+  const networkDatasets = chainConfigs.flatMap((chain) =>
+    chain.networks.flatMap((network) => network.datasets.map((dataset) => ({ network: network.value, ...dataset }))),
+  );
   return {
     destinations: destinationOptions(services),
     compression: compressionOptions(),
+    networkDatasets,
     // The engine holds back keepDistanceFromTip blocks and re-delivers reorged blocks (fixBlockReorgs).
     blockTipDelay: true,
     realTimeReorg: true,
