@@ -10,6 +10,7 @@ import { type Ref, useMemo, useState } from "react";
 import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
 import type { FormContext } from "./fieldErrors.ts";
+import { KeyValueField } from "./KeyValueField.tsx";
 
 export { type FormContext, mapFieldErrors, withoutNulls } from "./fieldErrors.ts";
 
@@ -57,6 +58,9 @@ export interface SchemaFormProps {
 
 export default SchemaForm;
 
+// Fields the renderer provides by name (`ui:field`), beside the registry's edit widgets (`ui:widget`).
+const FIELDS = { "key-value": KeyValueField };
+
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 
 export function SchemaForm(props: SchemaFormProps) {
@@ -91,6 +95,7 @@ export function SchemaForm(props: SchemaFormProps) {
         formContext={formContext}
         validator={validator}
         widgets={widgets}
+        fields={FIELDS}
         noHtml5Validate
         // No placeholder items for an array's minItems: an empty item is not a value, and it would be
         // reported as "must be string" rather than as a missing value.

@@ -319,6 +319,36 @@ describe("a form view", () => {
   }, 30_000);
 });
 
+describe("the key-value field", () => {
+  it("edits an object of strings as name and value rows: add, change, remove", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const changes: Record<string, unknown>[] = [];
+    render(
+      <App>
+        <SchemaForm
+          schema={{
+            type: "object",
+            properties: {
+              headers: { type: "object", title: "Headers", additionalProperties: { type: "string" } },
+            },
+          }}
+          uiSchema={{ headers: { "ui:field": "key-value", "ui:options": { itemLabel: "header" } } }}
+          formData={{ headers: { "x-team": "data" } }}
+          onChange={(data) => changes.push(data)}
+          onSubmit={() => {}}
+        />
+      </App>,
+    );
+    expect(((await screen.findByLabelText("Headers 1 name")) as HTMLInputElement).value).toBe("x-team");
+    fireEvent.click(screen.getByRole("button", { name: /Add header/ }));
+    fireEvent.change(screen.getByLabelText("Headers 2 name"), { target: { value: "x-env" } });
+    fireEvent.change(screen.getByLabelText("Headers 2 value"), { target: { value: "prod" } });
+    await waitFor(() => expect(changes.at(-1)).toEqual({ headers: { "x-team": "data", "x-env": "prod" } }));
+    fireEvent.click(screen.getByRole("button", { name: "Remove Headers 1" }));
+    await waitFor(() => expect(changes.at(-1)).toEqual({ headers: { "x-env": "prod" } }));
+  }, 30_000);
+});
+
 describe("the tags-input edit widget", () => {
   it("edits an array of strings as tags instead of one input per item", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
