@@ -83,7 +83,7 @@ export function SchemaForm(props: SchemaFormProps) {
     () => ({ ...props.schema, title: undefined, description: undefined }) as RJSFSchema,
     [props.schema],
   );
-  const formContext = useMemo<FormContext>(() => ({ formData: props.formData }), [props.formData]);
+  const formContext = useMemo<FormContext>(() => ({ formData: props.formData, colon: false }), [props.formData]);
   return (
     <div className="np-schema-form">
       {props.formError ? <Alert type="error" showIcon title={props.formError} style={{ marginBottom: 16 }} /> : null}

@@ -7,6 +7,8 @@ import type { JsonSchema, Variables } from "../types.ts";
 /** What rjsf widgets of our registry read from `formContext`. */
 export interface FormContext {
   formData: Record<string, unknown>;
+  /** rjsf's antd theme: whether a section title ends in a colon. */
+  colon?: boolean;
 }
 
 /**
