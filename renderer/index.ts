@@ -20,7 +20,9 @@ export {
   useRegistryQuery,
 } from "./data.tsx";
 export { icon, registerIcons } from "./icons.tsx";
+export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
+export { getPointer } from "./resolve.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { type CustomViewProps, type ReadWidgetProps, registerWidget } from "./widgets/registry.ts";

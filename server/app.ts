@@ -79,7 +79,7 @@ async function assemble(
 
   const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
   // Endpoint changes travel through the endpoint directory's own channel; rate limits through this one.
-  const eventsRelay = relayEvents(db.$client, services.events, ["ratelimits.changed"], (message, error) =>
+  const eventsRelay = await relayEvents(db.$client, services.events, ["ratelimits.changed"], (message, error) =>
     log.warn({ err: error }, message),
   );
 

@@ -2,27 +2,19 @@ import "./styles.css";
 import "./icons.ts";
 import "./widgets/index.ts";
 import { App as AntApp, ConfigProvider } from "antd";
-import { type ReactNode, StrictMode, useEffect, useMemo, useState } from "react";
+import { type ReactNode, StrictMode, useMemo } from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router";
 import { SWRConfig } from "swr";
-import { createHttpTransport } from "../renderer/index.ts";
+import { createHttpTransport, useReducedMotion } from "../renderer/index.ts";
 import { Shell } from "./Shell.tsx";
 import { theme } from "./theme.ts";
 
 const transport = createHttpTransport("/graphql");
 
-const REDUCED_MOTION = "(prefers-reduced-motion: reduce)";
-
 /** antd's theme, with its animations off while the system asks for reduced motion. */
 function Themed({ children }: { children: ReactNode }) {
-  const [reduced, setReduced] = useState(() => window.matchMedia(REDUCED_MOTION).matches);
-  useEffect(() => {
-    const query = window.matchMedia(REDUCED_MOTION);
-    const onChange = () => setReduced(query.matches);
-    query.addEventListener("change", onChange);
-    return () => query.removeEventListener("change", onChange);
-  }, []);
+  const reduced = useReducedMotion();
   const themed = useMemo(() => ({ ...theme, token: { ...theme.token, motion: !reduced } }), [reduced]);
   return <ConfigProvider theme={themed}>{children}</ConfigProvider>;
 }

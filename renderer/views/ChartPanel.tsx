@@ -5,14 +5,14 @@ import { GridComponent, LegendComponent, TooltipComponent } from "echarts/compon
 import * as echarts from "echarts/core";
 import { SVGRenderer } from "echarts/renderers";
 import ReactEChartsCore from "echarts-for-react/esm/core";
+import { useReducedMotion } from "../motion.ts";
 import type { ChartOption } from "./chartOption.ts";
 
 echarts.use([LineChart, BarChart, PieChart, GridComponent, TooltipComponent, LegendComponent, SVGRenderer]);
 
 export default function ChartPanel({ option }: { option: ChartOption }) {
   // Charts draw at once, without growing bars or sweeping slices, when the system asks for reduced motion.
-  const reducedMotion =
-    typeof window !== "undefined" && window.matchMedia?.("(prefers-reduced-motion: reduce)").matches;
+  const reducedMotion = useReducedMotion();
   const shown = reducedMotion ? { ...option, animation: false } : option;
   return <ReactEChartsCore echarts={echarts} option={shown} notMerge style={{ height: 320 }} />;
 }

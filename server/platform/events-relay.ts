@@ -3,10 +3,10 @@
 // (e.g. a new rate limiter applies in every proxy without waiting for the periodic reload).
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import { listenWithReconnect } from "./db/listen.ts";
 import type { DomainEventMap, DomainEvents } from "./events.ts";
 
 export const EVENTS_CHANNEL = "nodeplane_domain_events";
-const RECONNECT_MS = 1000;
 
 interface Envelope {
   origin: string;
@@ -18,18 +18,15 @@ export interface EventsRelay {
   close(): Promise<void>;
 }
 
-export function relayEvents(
+export async function relayEvents(
   pool: pg.Pool,
   events: DomainEvents,
   names: (keyof DomainEventMap)[],
   log: (message: string, error?: unknown) => void,
-): EventsRelay {
+): Promise<EventsRelay> {
   const origin = randomBytes(8).toString("hex");
   // Payloads that arrived from another process: re-emitted here, never published again.
   const received = new WeakSet<object>();
-  let listener: pg.PoolClient | null = null;
-  let closed = false;
-  let retry: NodeJS.Timeout | null = null;
 
   const unsubscribes = names.map((name) =>
     events.on(name, (payload) => {
@@ -41,27 +38,13 @@ export function relayEvents(
     }),
   );
 
-  const scheduleListen = () => {
-    if (closed) return;
-    retry = setTimeout(() => void listen(), RECONNECT_MS);
-    retry.unref();
-  };
-
-  async function listen(): Promise<void> {
-    if (closed) return;
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      log("domain events relay could not connect; retrying", error);
-      scheduleListen();
-      return;
-    }
-    listener = client;
-    client.on("notification", (message) => {
+  const listener = await listenWithReconnect(pool, EVENTS_CHANNEL, {
+    name: "domain events relay",
+    log,
+    onNotification: (text) => {
       let envelope: Envelope;
       try {
-        envelope = JSON.parse(message.payload ?? "") as Envelope;
+        envelope = JSON.parse(text) as Envelope;
       } catch {
         return;
       }
@@ -69,40 +52,13 @@ export function relayEvents(
       const payload = envelope.payload as DomainEventMap[typeof envelope.name];
       received.add(payload);
       events.emit(envelope.name, payload);
-    });
-    client.on("error", (error) => {
-      if (listener !== client) return;
-      listener = null;
-      client.release(error);
-      if (closed) return;
-      log("domain events relay lost its LISTEN connection; reconnecting", error);
-      scheduleListen();
-    });
-    try {
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    } catch (error) {
-      if (listener === client) {
-        listener = null;
-        client.release(error as Error);
-      }
-      log("domain events relay could not LISTEN; retrying", error);
-      scheduleListen();
-    }
-  }
-
-  void listen();
+    },
+  });
 
   return {
     async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
       for (const unsubscribe of unsubscribes) unsubscribe();
-      const client = listener;
-      listener = null;
-      if (client) {
-        await client.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => undefined);
-        client.release();
-      }
+      await listener.close();
     },
   };
 }

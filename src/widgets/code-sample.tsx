@@ -3,17 +3,10 @@
 // tokenRequired?: pointer to a boolean }. When a token is required, the sample's URL ends in a
 // placeholder for it: tokens are shown only once, so the console cannot fill one in.
 import { Alert, Tabs, Typography } from "antd";
-import { type CustomViewProps, registerWidget } from "../../renderer/index.ts";
+import { type CustomViewProps, getPointer, registerWidget } from "../../renderer/index.ts";
 
-function valueAt(data: unknown, pointer: string): string {
-  const value = pointer
-    .split("/")
-    .slice(1)
-    .reduce<unknown>(
-      (current, key) =>
-        current && typeof current === "object" ? (current as Record<string, unknown>)[key] : undefined,
-      data,
-    );
+function textAt(data: unknown, pointer: string): string {
+  const value = getPointer(data, pointer);
   return value === undefined || value === null ? "" : String(value);
 }
 
@@ -36,9 +29,9 @@ export function samples(url: string, method: string): { key: string; label: stri
 }
 
 function CodeSample({ data, options }: CustomViewProps) {
-  const baseUrl = valueAt(data, typeof options.url === "string" ? options.url : "/url");
+  const baseUrl = textAt(data, typeof options.url === "string" ? options.url : "/url");
   const method = typeof options.method === "string" ? options.method : "eth_blockNumber";
-  const tokenRequired = typeof options.tokenRequired === "string" && valueAt(data, options.tokenRequired) === "true";
+  const tokenRequired = typeof options.tokenRequired === "string" && getPointer(data, options.tokenRequired) === true;
   if (!baseUrl) return <Typography.Text type="secondary">No URL to show yet.</Typography.Text>;
   const url = tokenRequired ? `${baseUrl.replace(/\/$/, "")}/${TOKEN_PLACEHOLDER}` : baseUrl;
   const tabs = (

@@ -1,5 +1,4 @@
 import { eq, inArray } from "drizzle-orm";
-import type pg from "pg";
 import { findNetwork } from "../../domains/catalogue/networks.ts";
 import { endpoints } from "../../domains/endpoints/tables.ts";
 import {
@@ -10,6 +9,7 @@ import {
   endpointTokens,
 } from "../../domains/security/tables.ts";
 import type { Db } from "../../platform/db/index.ts";
+import { listenWithReconnect, type PgListener } from "../../platform/db/listen.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { EndpointCache, type EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, defaultSecurityOptions, type EndpointRecord, securityOptionNames } from "./endpoint.ts";
@@ -106,7 +106,7 @@ export async function loadEndpointRecords(
 export class PgEndpointDirectory implements EndpointDirectory {
   private readonly cache = new EndpointCache();
   private readonly origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  private listener: pg.PoolClient | null = null;
+  private listener: PgListener | null = null;
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private closed = false;
@@ -207,40 +207,15 @@ export class PgEndpointDirectory implements EndpointDirectory {
   }
 
   private async listen(): Promise<void> {
-    if (this.closed) return;
-    try {
-      const client = await this.db.$client.connect();
-      this.listener = client;
-      client.on("notification", (message) => {
-        const [origin, endpointId] = (message.payload ?? "").split(":");
+    this.listener = await listenWithReconnect(this.db.$client, ENDPOINT_CHANNEL, {
+      name: "endpoint directory",
+      log: this.options.log,
+      onNotification: (payload) => {
+        const [origin, endpointId] = payload.split(":");
         if (origin !== this.origin && endpointId) void this.invalidate(endpointId).catch(() => undefined);
-      });
-      client.on("error", (error) => {
-        // Closed or replaced already: that path released it.
-        if (this.listener !== client) return;
-        this.listener = null;
-        client.release(error);
-        if (this.closed) return;
-        this.options.log?.("endpoint directory lost its LISTEN connection; reconnecting", error);
-        setTimeout(
-          () =>
-            void this.listen()
-              .then(() => this.reloadAll())
-              .catch(() => undefined),
-          1000,
-        ).unref();
-      });
-      await client.query(`LISTEN ${ENDPOINT_CHANNEL}`);
-    } catch (error) {
-      this.options.log?.("endpoint directory could not LISTEN; retrying", error);
-      setTimeout(
-        () =>
-          void this.listen()
-            .then(() => this.reloadAll())
-            .catch(() => undefined),
-        1000,
-      ).unref();
-    }
+      },
+      onReconnect: () => this.reloadAll(),
+    });
   }
 
   async close(): Promise<void> {
@@ -249,11 +224,7 @@ export class PgEndpointDirectory implements EndpointDirectory {
     for (const timer of this.rereads.values()) clearTimeout(timer);
     this.rereads.clear();
     if (this.timer) clearInterval(this.timer);
-    const listener = this.listener;
+    await this.listener?.close();
     this.listener = null;
-    if (listener) {
-      await listener.query(`UNLISTEN ${ENDPOINT_CHANNEL}`).catch(() => undefined);
-      listener.release();
-    }
   }
 }
