@@ -1,0 +1,179 @@
+import { createServer as createHttpServer } from "node:http";
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Upstream } from "../../../server/dataplane/chain/nodes.ts";
+import { AnswerParser, UpstreamClient, UpstreamProtocolError } from "../../../server/dataplane/proxy/upstream.ts";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+function upstreamAt(port: number, path = "/"): Upstream {
+  return { network: "test", chainId: 1, httpUrl: `http://127.0.0.1:${port}${path}`, wsUrl: null, source: "upstream" };
+}
+
+/** A TCP server that answers each request head with what `answer` writes, so framing can be scripted byte by byte. */
+async function scripted(
+  answer: (socket: net.Socket, request: string, n: number) => void,
+): Promise<{ port: number; connections: () => number; requests: string[] }> {
+  let connections = 0;
+  const requests: string[] = [];
+  const server = net.createServer((socket) => {
+    connections++;
+    let buffered = "";
+    socket.on("data", (chunk) => {
+      buffered += chunk.toString("latin1");
+      for (;;) {
+        const end = buffered.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        const request = buffered.slice(0, end + 4 + length);
+        buffered = buffered.slice(end + 4 + length);
+        requests.push(request);
+        answer(socket, request, requests.length);
+      }
+    });
+    socket.on("error", () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  closers.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { port: (server.address() as net.AddressInfo).port, connections: () => connections, requests };
+}
+
+function client(options?: ConstructorParameters<typeof UpstreamClient>[0]): UpstreamClient {
+  const c = new UpstreamClient(options);
+  closers.push(() => c.close());
+  return c;
+}
+
+describe("AnswerParser", () => {
+  const parse = (pieces: string[]) => {
+    const p = new AnswerParser();
+    let done = false;
+    for (const piece of pieces) done = p.feed(Buffer.from(piece, "latin1"));
+    return { done, p };
+  };
+
+  it("reads a content-length answer split at any byte", () => {
+    const whole = 'HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\n{"ok":true}';
+    for (let cut = 1; cut < whole.length; cut++) {
+      const { done, p } = parse([whole.slice(0, cut), whole.slice(cut)]);
+      expect(done).toBe(true);
+      expect(p.status).toBe(200);
+      expect(p.body().toString()).toBe('{"ok":true}');
+      expect(p.keepAlive).toBe(true);
+    }
+  });
+
+  it("reads a chunked answer with extensions and trailers, split at any byte", () => {
+    const whole =
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\n{"a"\r\n6\r\n:[1,2]\r\n1\r\n}\r\n0\r\nx-t: 1\r\n\r\n';
+    for (let cut = 1; cut < whole.length; cut++) {
+      const { done, p } = parse([whole.slice(0, cut), whole.slice(cut)]);
+      expect(done, `cut at ${cut}`).toBe(true);
+      expect(p.body().toString()).toBe('{"a":[1,2]}');
+    }
+  });
+
+  it("skips informational heads, honours connection: close and HTTP/1.0", () => {
+    const { done, p } = parse([
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 No\r\nConnection: close\r\ncontent-length: 2\r\n\r\nno",
+    ]);
+    expect(done).toBe(true);
+    expect(p.status).toBe(503);
+    expect(p.keepAlive).toBe(false);
+    expect(parse(["HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n"]).p.keepAlive).toBe(false);
+  });
+
+  it("an answer without length ends with the connection", () => {
+    const { done, p } = parse(["HTTP/1.1 200 OK\r\n\r\nabc", "def"]);
+    expect(done).toBe(false);
+    expect(p.end()).toBe(true);
+    expect(p.body().toString()).toBe("abcdef");
+    expect(p.keepAlive).toBe(false);
+  });
+
+  it("refuses what is not HTTP and bad chunk framing", () => {
+    expect(() => parse(["SSH-2.0-OpenSSH\r\n\r\n"])).toThrow(UpstreamProtocolError);
+    expect(() => parse(["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"])).toThrow(UpstreamProtocolError);
+  });
+});
+
+describe("UpstreamClient", () => {
+  it("sends the upstream URL's path, query and credentials, and reuses one connection", async () => {
+    const server = await scripted((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
+    const c = client();
+    const upstream = { ...upstreamAt(server.port), httpUrl: `http://user:p%40ss@127.0.0.1:${server.port}/v3/key?x=1` };
+    for (let i = 0; i < 3; i++) {
+      const answer = await c.post(upstream, `{"i":${i}}`);
+      expect(answer).toEqual({ status: 200, body: Buffer.from("ok") });
+    }
+    expect(server.connections()).toBe(1);
+    expect(server.requests[2]).toMatch(/^POST \/v3\/key\?x=1 HTTP\/1\.1\r\n/);
+    expect(server.requests[2]).toContain(`authorization: Basic ${Buffer.from("user:p@ss").toString("base64")}`);
+    expect(server.requests[2]).toContain("content-type: application/json");
+    expect(server.requests[2].endsWith('{"i":2}')).toBe(true);
+  });
+
+  it("opens a new connection after connection: close, and one per concurrent request", async () => {
+    const server = await scripted((socket, _r, n) =>
+      socket.write(`HTTP/1.1 200 OK\r\n${n === 1 ? "connection: close\r\n" : ""}content-length: 1\r\n\r\n${n}`),
+    );
+    const c = client();
+    expect((await c.post(upstreamAt(server.port), "{}")).body.toString()).toBe("1");
+    expect((await c.post(upstreamAt(server.port), "{}")).body.toString()).toBe("2");
+    expect(server.connections()).toBe(2);
+    await Promise.all([1, 2, 3].map(() => c.post(upstreamAt(server.port), "{}")));
+    expect(server.connections()).toBe(4);
+  });
+
+  it("sends again on a new connection when a kept-alive one was closed by the upstream", async () => {
+    // A real HTTP server with a short keep-alive: the idle connection is closed under the client.
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.end("fine"));
+    });
+    server.keepAliveTimeout = 50;
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    closers.push(() => new Promise<void>((r) => server.close(() => r())));
+    const port = (server.address() as net.AddressInfo).port;
+    const c = client({ idleTimeoutMs: 60_000 });
+    expect((await c.post(upstreamAt(port), "{}")).body.toString()).toBe("fine");
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await c.post(upstreamAt(port), "{}")).body.toString()).toBe("fine");
+  });
+
+  it("rejects an answer cut off mid-body, a refused connection and a timeout", async () => {
+    const cut = await scripted((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc"));
+    await expect(client().post(upstreamAt(cut.port), "{}")).rejects.toThrow(/closed the connection/);
+    const silent = await scripted(() => {});
+    await expect(client({ timeoutMs: 100 }).post(upstreamAt(silent.port), "{}")).rejects.toThrow(/within 100 ms/);
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    await expect(client().post(upstreamAt(port), "{}")).rejects.toMatchObject({ code: "ECONNREFUSED" });
+  });
+
+  it("keeps at most `connections` open and queues the rest", async () => {
+    let open = 0;
+    let most = 0;
+    const server = await scripted((socket) => {
+      setTimeout(() => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nk"), 20);
+    });
+    const c = client({ connections: 2 });
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        open++;
+        most = Math.max(most, open);
+        await c.post(upstreamAt(server.port), "{}");
+        open--;
+      }),
+    );
+    expect(server.connections()).toBe(2);
+    expect(server.requests).toHaveLength(6);
+    expect(most).toBe(6);
+  });
+});
