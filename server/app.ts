@@ -78,9 +78,12 @@ async function assemble(
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
   const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
-  // Endpoint changes travel through the endpoint directory's own channel; rate limits through this one.
-  const eventsRelay = await relayEvents(db.$client, services.events, ["ratelimits.changed"], (message, error) =>
-    log.warn({ err: error }, message),
+  // What the data plane caches, changed through any process's API, reaches every process's data plane.
+  const eventsRelay = await relayEvents(
+    db.$client,
+    services.events,
+    ["endpoint.changed", "ratelimits.changed"],
+    (message, error) => log.warn({ err: error }, message),
   );
 
   const app = Fastify({

@@ -1,6 +1,7 @@
 // Carries chosen domain events between service processes through PostgreSQL NOTIFY/LISTEN, so a
 // change made through one process's API reaches the data plane of every other process at once
-// (e.g. a new rate limiter applies in every proxy without waiting for the periodic reload).
+// (an endpoint's new token, a new rate limiter). After its LISTEN connection is re-established it emits
+// "relay.resynced" locally, since what was sent meanwhile is lost.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { listenWithReconnect } from "./db/listen.ts";
@@ -10,7 +11,7 @@ export const EVENTS_CHANNEL = "nodeplane_domain_events";
 
 interface Envelope {
   origin: string;
-  name: keyof DomainEventMap;
+  name: RelayedEvent;
   payload: unknown;
 }
 
@@ -18,10 +19,12 @@ export interface EventsRelay {
   close(): Promise<void>;
 }
 
+type RelayedEvent = Exclude<keyof DomainEventMap, "relay.resynced">;
+
 export async function relayEvents(
   pool: pg.Pool,
   events: DomainEvents,
-  names: (keyof DomainEventMap)[],
+  names: RelayedEvent[],
   log: (message: string, error?: unknown) => void,
 ): Promise<EventsRelay> {
   const origin = randomBytes(8).toString("hex");
@@ -53,6 +56,7 @@ export async function relayEvents(
       received.add(payload);
       events.emit(envelope.name, payload);
     },
+    onReconnect: () => events.emit("relay.resynced", {}),
   });
 
   return {

@@ -5,6 +5,11 @@ export interface DomainEventMap {
   "endpoint.changed": { accountId: string; endpointId: string };
   /** An endpoint's rate limiters, rates or overrides changed; the rate-limit stage reloads that endpoint. */
   "ratelimits.changed": { accountId: string; endpointId: string };
+  /**
+   * The events relay listens again after losing its connection: events from other processes may have
+   * been missed, so caches built from them reload whole. Local only, never relayed.
+   */
+  "relay.resynced": Record<string, never>;
 }
 
 /** In-process notifications between domains and the data plane. */

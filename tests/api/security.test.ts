@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import Fastify, { type FastifyInstance } from "fastify";
 import { exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +13,7 @@ import * as securityTables from "../../server/domains/security/tables.ts";
 import { type Db, openDatabase, runMigrations, schema } from "../../server/platform/db/index.ts";
 import { AppError } from "../../server/platform/errors.ts";
 import { DomainEvents } from "../../server/platform/events.ts";
+import { relayEvents } from "../../server/platform/events-relay.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 // The security service on a real PostgreSQL, and its effect on real traffic: the PostgreSQL-backed
@@ -279,16 +281,49 @@ describe("lists and options", () => {
 });
 
 describe("other processes", () => {
-  it("a directory in another process learns of a change through LISTEN/NOTIFY", async () => {
-    // No domain events here: this directory only hears PostgreSQL notifications, like a second process.
-    const other = new PgEndpointDirectory(db, null);
+  /** A second service process as far as the directory can tell: its own event bus and events relay. */
+  async function otherProcess() {
+    const otherEvents = new DomainEvents();
+    const relay = await relayEvents(db.$client, otherEvents, ["endpoint.changed"], () => {});
+    const other = new PgEndpointDirectory(db, otherEvents);
     await other.start();
+    return {
+      other,
+      close: async () => {
+        await other.close();
+        await relay.close();
+      },
+    };
+  }
+
+  it("a directory in another process learns of a change through the events relay", async () => {
+    const here = await relayEvents(db.$client, events, ["endpoint.changed"], () => {});
+    const { other, close } = await otherProcess();
     try {
       const before = other.byExId(exId)?.record.options.hsts;
       await security.updateOption(db, events, alice, endpointId, "hsts", !before);
       await eventually(async () => other.byExId(exId)?.record.options.hsts === !before);
     } finally {
-      await other.close();
+      await close();
+      await here.close();
+    }
+  });
+
+  it("when the relay's connection is lost, the directory reloads whole once it is back", async () => {
+    const { other, close } = await otherProcess();
+    try {
+      const before = other.byExId(exId)?.record.options.hsts;
+      await db.$client.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where query ilike 'listen%' and pid <> pg_backend_pid()",
+      );
+      // A change no event announces: only the reload after the reconnection can bring it.
+      await db
+        .update(securityTables.endpointSecurity)
+        .set({ hsts: !before })
+        .where(eq(securityTables.endpointSecurity.endpointId, endpointId));
+      await eventually(async () => other.byExId(exId)?.record.options.hsts === !before);
+    } finally {
+      await close();
     }
   });
 

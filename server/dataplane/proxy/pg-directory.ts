@@ -9,12 +9,9 @@ import {
   endpointTokens,
 } from "../../domains/security/tables.ts";
 import type { Db } from "../../platform/db/index.ts";
-import { listenWithReconnect, type PgListener } from "../../platform/db/listen.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { EndpointCache, type EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, defaultSecurityOptions, type EndpointRecord, securityOptionNames } from "./endpoint.ts";
-
-export const ENDPOINT_CHANNEL = "nodeplane_endpoint_changed";
 
 /**
  * Reads endpoint records for the data plane. This is the one query path that is not scoped to an account:
@@ -96,19 +93,17 @@ export async function loadEndpointRecords(
 
 /**
  * The proxy's endpoint directory backed by PostgreSQL: everything in memory, loaded at start.
- * Freshness: in this process, the "endpoint.changed" domain event reloads that endpoint at once; it is
- * also published with pg_notify on ENDPOINT_CHANNEL, which every other process LISTENs to, so a change
- * made through any API process reaches every proxy process within one round trip. A full reload runs
- * every `fullReloadMs` and after the LISTEN connection is re-established, in case a notification was lost.
+ * Freshness: the "endpoint.changed" domain event reloads that endpoint at once. The service's events
+ * relay (server/platform/events-relay.ts) brings that event from every other process, so a change made
+ * through any API process reaches every proxy process within one round trip. A full reload runs every
+ * `fullReloadMs` and on "relay.resynced" (the relay lost its connection and may have missed events).
  * A key that is not in memory is looked up once (then remembered as missing for a few seconds), which
  * covers an endpoint created a moment before its notification arrived.
  */
 export class PgEndpointDirectory implements EndpointDirectory {
   private readonly cache = new EndpointCache();
-  private readonly origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  private listener: PgListener | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private unsubscribe: (() => void) | null = null;
+  private unsubscribes: (() => void)[] = [];
   private closed = false;
   private readonly missing = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<CompiledEndpoint | undefined>>();
@@ -116,22 +111,21 @@ export class PgEndpointDirectory implements EndpointDirectory {
 
   constructor(
     private readonly db: Db,
-    private readonly events: DomainEvents | null,
+    private readonly events: DomainEvents,
     private readonly options: { fullReloadMs?: number; log?: (message: string, error?: unknown) => void } = {},
   ) {}
 
   async start(): Promise<void> {
     await this.reloadAll();
-    this.unsubscribe =
-      this.events?.on("endpoint.changed", ({ endpointId }) => {
-        void this.invalidate(endpointId).then(() => this.publish(endpointId));
+    const reloadFailed = (e: unknown) => this.options.log?.("endpoint directory reload failed", e);
+    this.unsubscribes = [
+      this.events.on("endpoint.changed", ({ endpointId }) => {
+        void this.invalidate(endpointId).catch(reloadFailed);
         this.rereadSoon(endpointId);
-      }) ?? null;
-    await this.listen();
-    this.timer = setInterval(
-      () => void this.reloadAll().catch((e) => this.options.log?.("endpoint directory reload failed", e)),
-      this.options.fullReloadMs ?? 300_000,
-    );
+      }),
+      this.events.on("relay.resynced", () => void this.reloadAll().catch(reloadFailed)),
+    ];
+    this.timer = setInterval(() => void this.reloadAll().catch(reloadFailed), this.options.fullReloadMs ?? 300_000);
     this.timer.unref();
   }
 
@@ -198,33 +192,11 @@ export class PgEndpointDirectory implements EndpointDirectory {
     this.cache.replaceAll(await loadEndpointRecords(this.db));
   }
 
-  private async publish(endpointId: string): Promise<void> {
-    try {
-      await this.db.$client.query("select pg_notify($1, $2)", [ENDPOINT_CHANNEL, `${this.origin}:${endpointId}`]);
-    } catch (error) {
-      this.options.log?.("could not publish an endpoint change", error);
-    }
-  }
-
-  private async listen(): Promise<void> {
-    this.listener = await listenWithReconnect(this.db.$client, ENDPOINT_CHANNEL, {
-      name: "endpoint directory",
-      log: this.options.log,
-      onNotification: (payload) => {
-        const [origin, endpointId] = payload.split(":");
-        if (origin !== this.origin && endpointId) void this.invalidate(endpointId).catch(() => undefined);
-      },
-      onReconnect: () => this.reloadAll(),
-    });
-  }
-
   async close(): Promise<void> {
     this.closed = true;
-    this.unsubscribe?.();
+    for (const unsubscribe of this.unsubscribes) unsubscribe();
     for (const timer of this.rereads.values()) clearTimeout(timer);
     this.rereads.clear();
     if (this.timer) clearInterval(this.timer);
-    await this.listener?.close();
-    this.listener = null;
   }
 }

@@ -82,8 +82,9 @@ export interface RateLimitStageOptions {
 /**
  * The proxy's rate-limit stage: the account's plan RPS, the endpoint's bucket overrides and its rate
  * limiters, counted with rate-limiter-flexible (in memory, or in Redis so processes share counts).
- * Configuration is held in memory: loaded at start, reloaded for one endpoint when this process's
- * service changes it (`ratelimits.changed`), and reloaded whole every `refreshMs` for other processes.
+ * Configuration is held in memory: loaded at start, reloaded for one endpoint on `ratelimits.changed`
+ * (from this process, or relayed from another), and reloaded whole on `relay.resynced` and every
+ * `refreshMs` (plan changes reach it that way).
  */
 export class FlexibleRateLimitStage implements RateLimitStage {
   private accounts = new Map<string, AccountLimit | null>();
@@ -91,7 +92,7 @@ export class FlexibleRateLimitStage implements RateLimitStage {
   private limiters = new Map<string, RateLimiterAbstract>();
   private pendingAccounts = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
-  private unsubscribe: (() => void) | null = null;
+  private unsubscribes: (() => void)[] = [];
   private readonly keyPrefix: string;
 
   constructor(private readonly options: RateLimitStageOptions) {
@@ -101,17 +102,16 @@ export class FlexibleRateLimitStage implements RateLimitStage {
   /** Loads the configuration and starts following changes. */
   async start(): Promise<this> {
     await this.reloadAll();
-    this.unsubscribe =
-      this.options.events?.on("ratelimits.changed", (scope) => {
-        this.reloadEndpoint(scope).catch((error) =>
-          this.options.log?.error({ err: error }, "rate limits: reload failed"),
-        );
-      }) ?? null;
+    const reloadFailed = (error: unknown) => this.options.log?.error({ err: error }, "rate limits: reload failed");
+    const events = this.options.events;
+    if (events)
+      this.unsubscribes = [
+        events.on("ratelimits.changed", (scope) => void this.reloadEndpoint(scope).catch(reloadFailed)),
+        events.on("relay.resynced", () => void this.reloadAll().catch(reloadFailed)),
+      ];
     const refreshMs = this.options.refreshMs ?? 30_000;
     if (refreshMs > 0) {
-      this.timer = setInterval(() => {
-        this.reloadAll().catch((error) => this.options.log?.error({ err: error }, "rate limits: reload failed"));
-      }, refreshMs);
+      this.timer = setInterval(() => void this.reloadAll().catch(reloadFailed), refreshMs);
       this.timer.unref();
     }
     return this;
@@ -119,7 +119,7 @@ export class FlexibleRateLimitStage implements RateLimitStage {
 
   close(): void {
     if (this.timer) clearInterval(this.timer);
-    this.unsubscribe?.();
+    for (const unsubscribe of this.unsubscribes) unsubscribe();
   }
 
   async reloadAll(): Promise<void> {
