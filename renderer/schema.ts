@@ -20,7 +20,9 @@ function follow(root: JsonSchema, pointer: string): JsonSchema | undefined {
 /**
  * The schema a form or dialog validates with: the referenced sub-schema, carrying the entity's
  * `$defs` so its local `$ref`s still resolve, without `$schema`/`$id` (rjsf's ajv runs draft-07
- * mode and would try to fetch the 2020-12 meta-schema).
+ * mode and would try to fetch the 2020-12 meta-schema). A `$ref` into another entity
+ * (`function#/$defs/newFunction`) is copied into `$defs` and pointed at there, since rjsf resolves
+ * references within one schema only.
  */
 export function resolveSchemaRef(schemas: Record<string, JsonSchema>, ref: string): JsonSchema {
   const { name, pointer } = parseSchemaRef(ref);
@@ -29,7 +31,36 @@ export function resolveSchemaRef(schemas: Record<string, JsonSchema>, ref: strin
   const target = follow(entity, pointer);
   if (!target) throw new Error(`The schema ${ref} does not exist.`);
   const { $schema: _schema, $id: _id, ...rest } = target as JsonSchema & { $schema?: string };
-  return { ...rest, $defs: { ...(entity.$defs ?? {}), ...(rest.$defs ?? {}) } };
+  const defs: Record<string, unknown> = { ...(entity.$defs ?? {}), ...(rest.$defs ?? {}) };
+  const localize = (node: unknown, from: string): unknown => {
+    if (Array.isArray(node)) return node.map((item) => localize(item, from));
+    if (!node || typeof node !== "object") return node;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== "$ref" || typeof value !== "string") {
+        out[key] = localize(value, from);
+        continue;
+      }
+      const target = parseSchemaRef(value);
+      const owner = target.name || from;
+      if (owner === name) {
+        out.$ref = `#${target.pointer}`;
+        continue;
+      }
+      const local = `${owner}${target.pointer.replace(/[^A-Za-z0-9]+/g, "_")}`;
+      if (!(local in defs)) {
+        defs[local] = {};
+        const found = schemas[owner] && follow(schemas[owner], target.pointer);
+        if (!found) throw new Error(`The schema ${value} does not exist.`);
+        defs[local] = localize(found, owner);
+      }
+      out.$ref = `#/$defs/${local}`;
+    }
+    return out;
+  };
+  const body = localize(rest, name) as JsonSchema;
+  for (const [key, def] of Object.entries(defs)) defs[key] = localize(def, name);
+  return { ...body, $defs: defs as JsonSchema["$defs"] };
 }
 
 function deref(schema: JsonSchema | undefined, root: JsonSchema): JsonSchema | undefined {

@@ -14,6 +14,7 @@ import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
+import { functionInvoker } from "./domains/functions/invoker.ts";
 import { domainResolvers } from "./domains/index.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
 import { attachStreamsRuntime } from "./domains/streams/runtime.ts";
@@ -116,11 +117,13 @@ async function assemble(
     app.addHook("onClose", async () => stages.close());
   }
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
+  // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
+  const destinationDeps = { functionInvoker: functionInvoker(db) };
   const streamEngine = config.roles.engine
-    ? startStreamEngine({ db, log, config, upstreams: chainNodes, mailer, services })
+    ? startStreamEngine({ db, log, config, upstreams: chainNodes, mailer, services, destinationDeps })
     : null;
   // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
-  if (!streamEngine) attachStreamsRuntime(services, { upstreams: chainNodes, wake: () => {}, mailer });
+  if (!streamEngine) attachStreamsRuntime(services, { upstreams: chainNodes, wake: () => {}, mailer, destinationDeps });
 
   let stopWatching: (() => void) | null = null;
   if (config.roles.api && config.dev) {

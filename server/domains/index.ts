@@ -4,6 +4,7 @@ import { accountResolvers } from "./account/resolvers.ts";
 import { catalogueResolvers } from "./catalogue/resolvers.ts";
 import { endpointResolvers } from "./endpoints/resolvers.ts";
 import { errorLogResolvers } from "./errorlogs/resolvers.ts";
+import { functionResolvers } from "./functions/resolvers.ts";
 import { rateLimitResolvers } from "./ratelimits/resolvers.ts";
 import { securityResolvers } from "./security/resolvers.ts";
 import { streamResolvers } from "./streams/resolvers.ts";
@@ -18,6 +19,7 @@ export const domainResolvers: Resolvers[] = [
   securityResolvers,
   registryResolvers,
   streamResolvers,
+  functionResolvers,
   webhookResolvers,
   rateLimitResolvers,
   usageResolvers,

@@ -75,11 +75,11 @@ describe("stream permissions", () => {
     expect(nonEvm?.datasets.every((d) => d.disabled && d.reason)).toBe(true);
 
     const dest = Object.fromEntries(p.destinations.map((d) => [d.value, d]));
-    for (const d of ["FUNCTION", "KAFKA", "MONGO", "MYSQL", "REDIS"]) {
+    for (const d of ["KAFKA", "MONGO", "MYSQL", "REDIS"]) {
       expect(dest[d]?.disabled, d).toBe(true);
       expect(dest[d]?.reason, d).toBeTruthy();
     }
-    for (const d of ["WEBHOOK", "S3", "AZURE", "POSTGRES", "SNOWFLAKE"])
+    for (const d of ["WEBHOOK", "S3", "AZURE", "POSTGRES", "SNOWFLAKE", "FUNCTION"])
       expect(dest[d], d).toMatchObject({ disabled: false, reason: null });
     expect(p.compression.find((c) => c.value === "BZIP2")).toMatchObject({ disabled: true });
     expect(p).toMatchObject({ blockTipDelay: true, realTimeReorg: true });
@@ -121,8 +121,9 @@ describe("stream permissions", () => {
     };
     expect(await pointers({ network: "ethereum-sepolia" })).toContain('"/dataset"');
     expect(await pointers({ destination: "KAFKA", destinationAttributes: {} })).toContain('"/destination"');
+    // FUNCTION is available; it must name one of the account's functions.
     expect(await pointers({ destination: "FUNCTION", destinationAttributes: { functionID: "f-1" } })).toContain(
-      '"/destination"',
+      '"/destinationAttributes/functionID"',
     );
 
     const ok = await create({});

@@ -6,17 +6,20 @@ import {
   type DestinationContext,
   DestinationError,
   type FunctionAttributes,
+  type FunctionCall,
   type FunctionInvoker,
   type TestResult,
 } from "./types.ts";
 
 /**
- * Hands each batch to a Function through the {@link FunctionInvoker} seam that the functions runtime
- * provides. test() invokes the function with an empty batch (`data: []`, metadata.test = true).
+ * Hands each batch to one of the stream account's Functions through the {@link FunctionInvoker} (the
+ * functions runtime runs it in-process, so the attributes' securityToken signs nothing). test() invokes
+ * the function with an empty batch (`data: []`, metadata.test = true).
  */
 export class FunctionDestination implements Destination {
   readonly type = "FUNCTION";
   private readonly timeoutMs: number;
+  private readonly accountId: string;
 
   constructor(
     private readonly attrs: FunctionAttributes,
@@ -24,6 +27,9 @@ export class FunctionDestination implements Destination {
     private readonly invoker: FunctionInvoker,
   ) {
     if (!attrs.functionID) throw new DestinationError("functionID is required", { retryable: false });
+    if (!ctx.accountId)
+      throw new DestinationError("a function destination needs the stream's account", { retryable: false });
+    this.accountId = ctx.accountId;
     this.timeoutMs = Math.max(1, attrs.postTimeoutSec ?? 30) * 1000;
   }
 
@@ -31,13 +37,13 @@ export class FunctionDestination implements Destination {
     const t = performance.now();
     try {
       const r = await this.invoker.invoke(
-        this.attrs.functionID,
+        { ...this.call(), test: true },
         { data: [], metadata: { test: true } },
-        { timeoutMs: this.timeoutMs, securityToken: this.attrs.securityToken },
+        { timeoutMs: this.timeoutMs },
       );
       return {
         ok: r.ok,
-        message: r.ok ? `function ${this.attrs.functionID} answered` : (r.message ?? `function failed (${r.status})`),
+        message: r.ok ? `function ${this.attrs.functionID} ran` : (r.message ?? "function failed"),
         durationMs: performance.now() - t,
       };
     } catch (e) {
@@ -49,20 +55,30 @@ export class FunctionDestination implements Destination {
     const t = performance.now();
     const metadata = this.ctx.metadata === "NONE" ? undefined : batchMetadata(this.ctx, batch);
     const r = await this.invoker.invoke(
-      this.attrs.functionID,
+      this.call(batch.startBlock),
       { data: JSON.parse(batch.payloadJson) as unknown, metadata },
-      { timeoutMs: this.timeoutMs, securityToken: this.attrs.securityToken },
+      { timeoutMs: this.timeoutMs },
     );
     if (!r.ok) {
-      throw new DestinationError(`function ${this.attrs.functionID} failed: ${r.message ?? `status ${r.status}`}`, {
+      throw new DestinationError(`function ${this.attrs.functionID} failed: ${r.message ?? "no reason given"}`, {
         retryable: true,
-        status: r.status,
       });
     }
     return {
       bytes: r.bytes ?? Buffer.byteLength(batch.payloadJson),
       durationMs: performance.now() - t,
       detail: `function ${this.attrs.functionID}`,
+    };
+  }
+
+  private call(blockNumber?: number): FunctionCall {
+    return {
+      accountId: this.accountId,
+      functionId: this.attrs.functionID,
+      streamId: this.ctx.streamId,
+      network: this.ctx.network,
+      dataset: this.ctx.dataset,
+      blockNumber,
     };
   }
 

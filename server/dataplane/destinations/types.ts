@@ -108,6 +108,8 @@ export const SECRET_ATTRIBUTES = ["secretKey", "sasToken", "securityToken", "pas
 /** Facts about the stream that do not change between batches. */
 export interface DestinationContext {
   streamId: string;
+  /** The stream's account: a FUNCTION destination runs only that account's functions. */
+  accountId?: string;
   network: string;
   dataset: string;
   /** Where batch metadata goes (webhook and function destinations); default NONE. */
@@ -168,14 +170,26 @@ export class DestinationError extends Error {
   }
 }
 
+/** Which function a FUNCTION destination calls, for whom, and for which batch (its history records this). */
+export interface FunctionCall {
+  accountId: string;
+  functionId: string;
+  streamId: string;
+  network: string;
+  dataset: string;
+  blockNumber?: number;
+  /** A destination test (an empty batch), not a delivery. */
+  test?: boolean;
+}
+
 /**
- * The seam the functions runtime fills later. Without one, creating a FUNCTION destination fails
- * with "functions runtime not connected".
+ * The functions runtime as destinations see it (server/domains/functions/invoker.ts). Without one,
+ * creating a FUNCTION destination fails with "functions runtime not connected".
  */
 export interface FunctionInvoker {
   invoke(
-    functionId: string,
+    call: FunctionCall,
     payload: { data: unknown; metadata?: Record<string, unknown> },
-    options: { timeoutMs: number; securityToken?: string },
-  ): Promise<{ ok: boolean; status?: number; message?: string; bytes?: number }>;
+    options: { timeoutMs: number },
+  ): Promise<{ ok: boolean; message?: string; bytes?: number }>;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "pino";
+import { functionInvoker } from "../../domains/functions/invoker.ts";
 import { attachStreamsRuntime } from "../../domains/streams/runtime.ts";
 import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
@@ -22,6 +23,7 @@ export interface StreamEngineDeps {
   upstreams: UpstreamMap;
   /** Notification e-mail; without it failures are only logged on the stream. */
   mailer?: Mailer | null;
+  /** Default: the functions runtime on this database (FUNCTION destinations run the account's functions). */
   destinationDeps?: DestinationDeps;
   /** The key-value store seam for filters, per account. */
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
@@ -64,6 +66,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   const pollMs = deps.pollMs ?? 1000;
   const maxStreams = deps.maxStreams ?? 200;
   const log = deps.log.child({ component: "stream-engine", owner: ownerId });
+  const destinationDeps = deps.destinationDeps ?? { functionInvoker: functionInvoker(deps.db) };
   const metrics = new MetricsBuffer(
     deps.db.$client,
     (e) => log.warn({ err: e }, "stream metrics flush failed"),
@@ -97,7 +100,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
           mailer: deps.mailer ?? null,
           metrics,
           ackPool,
-          destinationDeps: deps.destinationDeps,
+          destinationDeps,
           filterHelpers: deps.filterHelpers,
           log,
         },
@@ -122,7 +125,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
       upstreams: deps.upstreams,
       wake,
       mailer: deps.mailer ?? null,
-      destinationDeps: deps.destinationDeps,
+      destinationDeps,
     });
   }
 

@@ -184,6 +184,7 @@ export class StreamRunner {
         attrs,
         {
           streamId: row.id,
+          accountId: row.accountId,
           network: row.network,
           dataset: row.dataset,
           metadata: row.includeStreamMetadata as MetadataMode,

@@ -46,9 +46,9 @@ async function owned(ctx: Context, accountId: string, id: string) {
 /** The input of test…Destination mutations: the attributes of that destination type. */
 function testInput(type: DestinationAttributes["type"], ref: string) {
   return async (_: unknown, args: { input: Record<string, unknown> }, ctx: Context) => {
-    requireRole(ctx, "ADMIN");
+    const { accountId } = requireRole(ctx, "ADMIN");
     const attrs = validateInput<Record<string, unknown>>(`stream#/$defs/${ref}`, args.input);
-    return service.testDestination(ctx.services, { ...attrs, type } as unknown as DestinationAttributes);
+    return service.testDestination(ctx.services, accountId, { ...attrs, type } as unknown as DestinationAttributes);
   };
 }
 
@@ -221,10 +221,11 @@ export const streamResolvers: Resolvers = {
       },
       ctx: Context,
     ) => {
-      requireRole(ctx, "ADMIN");
+      const { accountId } = requireRole(ctx, "ADMIN");
       const input = validateInput<typeof args.input>("stream#/$defs/checkConnectionInput", args.input);
       return service.testDestination(
         ctx.services,
+        accountId,
         { ...input.destinationAttributes, type: input.destination } as unknown as DestinationAttributes,
         input,
       );
@@ -234,6 +235,26 @@ export const streamResolvers: Resolvers = {
     testS3Destination: testInput("S3", "s3Attributes"),
     testAzureDestination: testInput("AZURE", "azureAttributes"),
     testSnowflakeDestination: testInput("SNOWFLAKE", "snowflakeAttributes"),
+    testFunctionDestination: testInput("FUNCTION", "functionAttributes"),
+    createStreamWithFunction: async (
+      _: unknown,
+      args: { input: Parameters<typeof service.createStreamWithFunction>[3] },
+      ctx: Context,
+    ) => {
+      const { accountId } = requireRole(ctx, "ADMIN");
+      const input = validateInput<typeof args.input>("stream#/$defs/createWithFunctionInput", args.input);
+      const row = await service.createStreamWithFunction(ctx.db, box(ctx), accountId, input, ctx.services);
+      return oneView(ctx, accountId, row);
+    },
+    testNewFunctionForStream: async (
+      _: unknown,
+      args: { input: Parameters<typeof service.runNewFunctionOn>[1] },
+      ctx: Context,
+    ) => {
+      requireRole(ctx, "ADMIN");
+      const input = validateInput<typeof args.input>("stream#/$defs/newFunctionTestInput", args.input);
+      return service.runNewFunctionOn(ctx.services, input);
+    },
     testFilterFunction: async (
       _: unknown,
       args: {

@@ -12,10 +12,11 @@ import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from 
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/engine/metrics.ts";
 import { testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterVersion } from "../../dataplane/sandbox/types.ts";
-import type { Db } from "../../platform/db/index.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, notFound } from "../../platform/errors.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { findNetwork } from "../catalogue/networks.ts";
+import { checkFunctionCode, functionExists, insertFunction, type NewFunction, runCode } from "../functions/service.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
 import { streamPermissions, unavailableFields } from "./permissions.ts";
 import { streamsRuntime, upstreamFor } from "./runtime.ts";
@@ -70,18 +71,19 @@ async function checkRules(
   if (fields.length) throw badInput(fields);
 }
 
-export async function createStream(
-  db: Db,
-  box: SecretBox,
-  accountId: string,
-  input: StreamInput,
-  product: store.Product,
-  services?: object,
-) {
+/** A FUNCTION destination must name one of the account's own functions. */
+async function checkFunctionTarget(db: Executor, accountId: string, s: StreamInput): Promise<void> {
+  if (s.destination !== "FUNCTION") return;
+  const functionId = s.destinationAttributes?.functionID;
+  const found = typeof functionId === "string" && (await functionExists(db, accountId, functionId));
+  if (!found)
+    throw badInput([{ pointer: "/destinationAttributes/functionID", message: "Choose one of your functions." }]);
+}
+
+function newStreamValues(box: SecretBox, input: StreamInput, product: store.Product): store.NewStream {
   const s = input as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
-  await checkRules(s, services);
   const { shown, secrets } = splitSecrets(input.destinationAttributes ?? {});
-  const row = await store.insertStream(db, accountId, {
+  return {
     product,
     name: input.name ?? "",
     status: "PAUSED",
@@ -101,8 +103,53 @@ export async function createStream(
     keepDistanceFromTip: input.keepDistanceFromTip ?? 0,
     notificationEmail: input.notificationEmail || null,
     region: input.region ?? "USA_EAST",
-  });
+  };
+}
+
+export async function createStream(
+  db: Db,
+  box: SecretBox,
+  accountId: string,
+  input: StreamInput,
+  product: store.Product,
+  services?: object,
+) {
+  const s = input as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
+  await checkRules(s, services);
+  await checkFunctionTarget(db, accountId, s);
+  const row = await store.insertStream(db, accountId, newStreamValues(box, input, product));
   if (input.status === "ACTIVE") return activateStream(db, accountId, row.id, product);
+  return row;
+}
+
+/**
+ * A new function and a stream that delivers to it, in one transaction: both are checked first, and
+ * neither exists unless both do.
+ */
+export async function createStreamWithFunction(
+  db: Db,
+  box: SecretBox,
+  accountId: string,
+  input: Omit<StreamInput, "destination"> & { function: NewFunction },
+  services?: object,
+) {
+  const { function: fn, ...rest } = input;
+  const stream: StreamInput = { ...rest, destination: "FUNCTION" };
+  await checkRules(
+    stream as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput,
+    services,
+  );
+  await checkFunctionCode(fn.code, "/function/code");
+  const row = await db.transaction(async (tx) => {
+    const created = await insertFunction(tx, accountId, fn);
+    const attributes = { ...stream.destinationAttributes, functionID: created.id };
+    return store.insertStream(
+      tx,
+      accountId,
+      newStreamValues(box, { ...stream, destinationAttributes: attributes }, "STREAM"),
+    );
+  });
+  if (input.status === "ACTIVE") return activateStream(db, accountId, row.id, "STREAM", services);
   return row;
 }
 
@@ -127,6 +174,7 @@ export async function updateStream(
       (k) => patch[k] !== undefined && patch[k] !== current[k],
     );
     await checkRules(merged, services, targetChanged);
+    if (targetChanged || patch.destinationAttributes !== undefined) await checkFunctionTarget(tx, accountId, merged);
     const values: Partial<store.NewStream> = {};
     for (const k of [
       "name",
@@ -253,41 +301,47 @@ export function payloadResult(json: string | null) {
   return { payload: JSON.parse(json) as unknown, preview: json.slice(0, PREVIEW_CHARS), size: Buffer.byteLength(json) };
 }
 
-export async function runFilterOn(
-  services: object,
-  input: {
-    network: string;
-    dataset: string;
-    blockNumber: number;
-    batchSize?: number;
-    filterFunction: string;
-    filterVersion?: string;
-  },
-) {
+interface BlockFilterInput {
+  network: string;
+  dataset: string;
+  blockNumber: number;
+  batchSize?: number;
+  filterFunction?: string | null;
+  filterVersion?: string;
+}
+
+/** Reads a batch as the engine would and runs a filter on it (the engine's metadata included). */
+async function filterBlock(services: object, input: BlockFilterInput & { filterFunction: string }) {
   const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
+  const metadata = {
+    dataset: input.dataset,
+    network: input.network,
+    batch_start_range: batch.fromBlock,
+    batch_end_range: batch.toBlock,
+    start_range: batch.fromBlock,
+    end_range: batch.toBlock,
+    keep_distance_from_tip: 0,
+    is_reorg: false,
+  };
   const outcome = await testFilter(
     { source: input.filterFunction, version: (input.filterVersion ?? "V5") as FilterVersion },
-    {
-      data: JSON.stringify(batch.items),
-      metadata: {
-        dataset: input.dataset,
-        network: input.network,
-        batch_start_range: batch.fromBlock,
-        batch_end_range: batch.toBlock,
-        start_range: batch.fromBlock,
-        end_range: batch.toBlock,
-        keep_distance_from_tip: 0,
-        is_reorg: false,
-      },
-    },
+    { data: JSON.stringify(batch.items), metadata },
   );
+  return { batch, metadata, outcome };
+}
+
+const filterErrorText = (e: { kind: string; message: string; line?: number }) =>
+  `${e.kind}: ${e.message}${e.line ? ` (line ${e.line})` : ""}`;
+
+export async function runFilterOn(services: object, input: BlockFilterInput & { filterFunction: string }) {
+  const { outcome } = await filterBlock(services, input);
   if (!outcome.ok)
     return {
       result: null,
       logs: outcome.logs,
       size: 0,
       durationMs: outcome.durationMs,
-      error: `${outcome.error.kind}: ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+      error: filterErrorText(outcome.error),
     };
   const shown = payloadResult(outcome.resultJson);
   return {
@@ -299,8 +353,58 @@ export async function runFilterOn(
   };
 }
 
+/**
+ * Runs new function code on what a stream would deliver for a block: the stream's filter first (when
+ * given), then the function with that result as params.data. Nothing is saved or recorded.
+ */
+export async function runNewFunctionOn(
+  services: object,
+  input: BlockFilterInput & { code: string; timeoutSec?: number },
+) {
+  const identity = "function main(stream) { return stream.data; }";
+  const { outcome, metadata } = await filterBlock(services, {
+    ...input,
+    filterFunction: input.filterFunction || identity,
+  });
+  if (!outcome.ok)
+    return {
+      success: false,
+      result: null,
+      logs: outcome.logs,
+      size: 0,
+      duration: outcome.durationMs,
+      error: `The stream's filter failed: ${filterErrorText(outcome.error)}`,
+    };
+  if (outcome.skipped)
+    return {
+      success: true,
+      result: null,
+      logs: [
+        ...outcome.logs,
+        { level: "INFO" as const, message: "The stream's filter skipped this block, so the function would not run." },
+      ],
+      size: 0,
+      duration: outcome.durationMs,
+      error: null,
+    };
+  const run = await runCode(
+    input.code,
+    { data: JSON.parse(outcome.resultJson as string), metadata },
+    input.timeoutSec ?? 10,
+  );
+  return {
+    success: run.success,
+    result: run.resultJson === null ? null : (JSON.parse(run.resultJson) as unknown),
+    logs: [...outcome.logs, ...run.logs],
+    size: run.size,
+    duration: run.durationMs,
+    error: run.error,
+  };
+}
+
 export async function testDestination(
   services: object,
+  accountId: string,
   attrs: DestinationAttributes,
   ctx: { network?: string; dataset?: string } = {},
 ): Promise<{ success: boolean; message: string; durationMs: number }> {
@@ -308,7 +412,7 @@ export async function testDestination(
   try {
     const destination = createDestination(
       attrs,
-      { streamId: "connection-test", network: ctx.network ?? "", dataset: ctx.dataset ?? "" },
+      { streamId: "connection-test", accountId, network: ctx.network ?? "", dataset: ctx.dataset ?? "" },
       streamsRuntime(services)?.destinationDeps,
     );
     try {

@@ -239,3 +239,18 @@ export async function streamsUsage(db: Executor, accountId: string, from: Date, 
     );
   return row;
 }
+
+/** Names of the account's streams (not webhooks) that deliver to a function. */
+export async function streamsDeliveringTo(db: Executor, accountId: string, functionId: string): Promise<string[]> {
+  const rows = await db
+    .select({ name: streams.name })
+    .from(streams)
+    .where(
+      and(
+        eq(streams.accountId, accountId),
+        eq(streams.destination, "FUNCTION"),
+        sql`${streams.destinationAttributes}->>'functionID' = ${functionId}`,
+      ),
+    );
+  return rows.map((r) => r.name);
+}

@@ -216,9 +216,12 @@ export const webhookResolvers: Resolvers = {
       args: { input: { url: string; compression?: string; securityToken?: string } },
       ctx: Context,
     ) => {
-      requireRole(ctx, "ADMIN");
+      const { accountId } = requireRole(ctx, "ADMIN");
       const input = validateInput<typeof args.input>("webhook#/$defs/testDestinationInput", args.input);
-      return streamService.testDestination(ctx.services, { ...input, type: "WEBHOOK" } as WebhookAttributes);
+      return streamService.testDestination(ctx.services, accountId, {
+        ...input,
+        type: "WEBHOOK",
+      } as WebhookAttributes);
     },
     sendWebhookPayload: async (_: unknown, args: { input: { id: string; blockNumber: number } }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");

@@ -2,6 +2,7 @@
 export * from "../../domains/account/tables.ts";
 export * from "../../domains/endpoints/tables.ts";
 export * from "../../domains/errorlogs/tables.ts";
+export * from "../../domains/functions/tables.ts";
 export * from "../../domains/ratelimits/tables.ts";
 export * from "../../domains/security/tables.ts";
 export * from "../../domains/streams/tables.ts";

@@ -52,30 +52,50 @@ describe("function destination", () => {
     );
   });
 
-  it("hands batches to the invoker seam with metadata", async () => {
+  it("hands batches to the invoker for the stream's account, with metadata; a test is marked as one", async () => {
     const calls: unknown[] = [];
     const invoker: FunctionInvoker = {
-      async invoke(functionId, payload, options) {
-        calls.push({ functionId, payload, timeoutMs: options.timeoutMs });
-        return { ok: true, status: 200 };
+      async invoke(call, payload, options) {
+        calls.push({ call, payload, timeoutMs: options.timeoutMs });
+        return { ok: true };
       },
     };
     const d = createDestination(
       { type: "FUNCTION", functionID: "fn-1", postTimeoutSec: 5 },
-      { ...ctx, metadata: "BODY" },
+      { ...ctx, accountId: "acct-1", metadata: "BODY" },
       { functionInvoker: invoker },
     );
     await d.deliver({ startBlock: 3, endBlock: 3, payloadJson: '[{"a":1}]' });
+    await d.test();
     expect(calls).toEqual([
       {
-        functionId: "fn-1",
+        call: {
+          accountId: "acct-1",
+          functionId: "fn-1",
+          streamId: "s-1",
+          network: "local",
+          dataset: "BLOCK",
+          blockNumber: 3,
+        },
         payload: {
           data: [{ a: 1 }],
           metadata: expect.objectContaining({ batch_start_range: 3, batch_end_range: 3, network: "local" }),
         },
         timeoutMs: 5000,
       },
+      {
+        call: expect.objectContaining({ accountId: "acct-1", functionId: "fn-1", test: true }),
+        payload: { data: [], metadata: { test: true } },
+        timeoutMs: 5000,
+      },
     ]);
+  });
+
+  it("refuses to run without the stream's account", () => {
+    const invoker: FunctionInvoker = { invoke: async () => ({ ok: true }) };
+    expect(() =>
+      createDestination({ type: "FUNCTION", functionID: "fn-1" }, ctx, { functionInvoker: invoker }),
+    ).toThrow("a function destination needs the stream's account");
   });
 });
 

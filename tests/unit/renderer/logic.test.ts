@@ -225,6 +225,37 @@ describe("schemas", () => {
     expect(() => resolveSchemaRef({}, "nothing#/$defs/x")).toThrow(/not in the registry/);
   });
 
+  it("copies what a form references in another entity into its own $defs", () => {
+    const other: JsonSchema = {
+      $id: "other",
+      $defs: {
+        part: { type: "object", properties: { code: { $ref: "#/$defs/code" }, back: { $ref: "thing#/$defs/label" } } },
+        code: { type: "string", minLength: 1 },
+      },
+    };
+    const thing: JsonSchema = {
+      $id: "thing",
+      $defs: {
+        label: { type: "string" },
+        createInput: {
+          type: "object",
+          properties: { label: { $ref: "#/$defs/label" }, part: { $ref: "other#/$defs/part", title: "Part" } },
+        },
+      },
+    };
+    const form = resolveSchemaRef({ thing, other }, "thing#/$defs/createInput");
+    expect(form.properties?.label).toEqual({ $ref: "#/$defs/label" });
+    expect(form.properties?.part).toEqual({ $ref: "#/$defs/other_defs_part", title: "Part" });
+    expect(form.$defs?.other_defs_part).toEqual({
+      type: "object",
+      properties: { code: { $ref: "#/$defs/other_defs_code" }, back: { $ref: "#/$defs/label" } },
+    });
+    expect(form.$defs?.other_defs_code).toEqual({ type: "string", minLength: 1 });
+    expect(() =>
+      resolveSchemaRef({ thing: { $defs: { f: { $ref: "other#/$defs/none" } } }, other }, "thing#/$defs/f"),
+    ).toThrow(/other#\/\$defs\/none does not exist/);
+  });
+
   it("finds field schemas by pointer and labels fields", () => {
     expect(fieldSchema(entity, "/rates/0/rate")).toEqual({ type: "integer" });
     expect(labelFor({ field: "/createdAt" }, fieldSchema(entity, "/createdAt"))).toBe("Created");

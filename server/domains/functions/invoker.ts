@@ -1,0 +1,37 @@
+import type { FunctionInvoker } from "../../dataplane/destinations/types.ts";
+import type { Db } from "../../platform/db/index.ts";
+import { AppError } from "../../platform/errors.ts";
+import { activate } from "./service.ts";
+
+/**
+ * The functions runtime behind FUNCTION destinations: runs the stream account's function on each batch
+ * and records the activation. A function that throws, times out or no longer exists is a failed
+ * delivery (retried, then the stream pauses, like any destination).
+ */
+export function functionInvoker(db: Db): FunctionInvoker {
+  return {
+    async invoke(call, payload, options) {
+      try {
+        const { run } = await activate(
+          db,
+          call.accountId,
+          call.functionId,
+          payload,
+          {
+            source: call.test ? "TEST" : "STREAM",
+            streamId: call.test ? undefined : call.streamId,
+            network: call.network || undefined,
+            dataset: call.dataset || undefined,
+            blockNumber: call.blockNumber,
+          },
+          Math.max(1, Math.ceil(options.timeoutMs / 1000)),
+        );
+        return run.success ? { ok: true, bytes: run.size } : { ok: false, message: run.error ?? "the function failed" };
+      } catch (e) {
+        if (e instanceof AppError && e.code === "NOT_FOUND")
+          return { ok: false, message: "the function does not exist (it was deleted, or belongs to another account)" };
+        throw e;
+      }
+    },
+  };
+}

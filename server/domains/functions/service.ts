@@ -1,0 +1,237 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import { createFilter, testFilter } from "../../dataplane/sandbox/filter.ts";
+import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
+import { badInput, notFound } from "../../platform/errors.ts";
+import { isUuid } from "../../platform/ids.ts";
+import { functionActivations, functions } from "./tables.ts";
+
+export type FunctionRow = typeof functions.$inferSelect;
+export type ActivationRow = typeof functionActivations.$inferSelect;
+
+export interface FunctionInput {
+  name?: string;
+  description?: string | null;
+  code?: string;
+  timeoutSec?: number;
+}
+
+/** What a function is called with: `main(params)` sees `params.data` and `params.metadata`. */
+export interface FunctionParams {
+  data: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+export interface FunctionRun {
+  success: boolean;
+  /** The JSON text of what main returned; null when it returned null or failed. */
+  resultJson: string | null;
+  size: number;
+  durationMs: number;
+  logs: FilterLog[];
+  error: string | null;
+}
+
+const RESULT_PREVIEW_CHARS = 2000;
+/** Runs kept per function (the newest); older ones are pruned every PRUNE_EVERY runs recorded here. */
+export const HISTORY_KEPT = 1000;
+const PRUNE_EVERY = 50;
+const runsSincePrune = new Map<string, number>();
+
+/**
+ * Functions run in the filter sandbox (QuickJS: no host, network or file access) with filter version V4's
+ * calling convention, which is a function's: `main(params)` with `params.data` and `params.metadata`,
+ * sync or async, and returning nothing is a null result rather than an error.
+ */
+const FUNCTION_CONVENTION = "V4" as const;
+
+/** Runs function code once, within `timeoutSec`. One place for how any function code runs. */
+export async function runCode(code: string, params: FunctionParams, timeoutSec: number): Promise<FunctionRun> {
+  const outcome = await testFilter(
+    { source: code, version: FUNCTION_CONVENTION, limits: { timeoutMs: timeoutSec * 1000 } },
+    { data: JSON.stringify(params.data ?? null), metadata: (params.metadata ?? {}) as FilterMetadata },
+  );
+  if (!outcome.ok)
+    return {
+      success: false,
+      resultJson: null,
+      size: 0,
+      durationMs: outcome.durationMs,
+      logs: outcome.logs,
+      error: `${outcome.error.kind}: ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+    };
+  return {
+    success: true,
+    resultJson: outcome.resultJson,
+    size: outcome.sizeBytes,
+    durationMs: outcome.durationMs,
+    logs: outcome.logs,
+    error: null,
+  };
+}
+
+/** Refuses code that does not compile or has no main (compiled, not run), with the sandbox's message and line. */
+export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
+  const filter = await createFilter({ source: code, version: FUNCTION_CONVENTION });
+  const error = filter.check();
+  filter.dispose();
+  if (error)
+    throw badInput([
+      {
+        pointer,
+        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line})` : ""}`,
+      },
+    ]);
+}
+
+export function listFunctions(db: Db, accountId: string): Promise<FunctionRow[]> {
+  return db.select().from(functions).where(eq(functions.accountId, accountId)).orderBy(desc(functions.createdAt));
+}
+
+export async function getFunction(db: Db, accountId: string, id: string): Promise<FunctionRow> {
+  if (!isUuid(id)) throw notFound("Function");
+  const [row] = await db
+    .select()
+    .from(functions)
+    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
+  if (!row) throw notFound("Function");
+  return row;
+}
+
+export type NewFunction = Required<Pick<FunctionInput, "name" | "code">> & FunctionInput;
+
+export async function functionExists(db: Executor, accountId: string, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const [row] = await db
+    .select({ id: functions.id })
+    .from(functions)
+    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
+  return row !== undefined;
+}
+
+export async function createFunction(db: Db, accountId: string, input: NewFunction): Promise<FunctionRow> {
+  await checkFunctionCode(input.code);
+  return insertFunction(db, accountId, input);
+}
+
+/** Inserts checked input (see checkFunctionCode); createStreamWithFunction calls it inside its transaction. */
+export async function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+  const [row] = await db
+    .insert(functions)
+    .values({
+      accountId,
+      name: input.name,
+      description: input.description || null,
+      code: input.code,
+      timeoutSec: input.timeoutSec ?? 10,
+    })
+    .returning();
+  return row;
+}
+
+export async function updateFunction(
+  db: Db,
+  accountId: string,
+  id: string,
+  patch: FunctionInput,
+): Promise<FunctionRow> {
+  await getFunction(db, accountId, id);
+  if (patch.code !== undefined) await checkFunctionCode(patch.code);
+  const [row] = await db
+    .update(functions)
+    .set({
+      ...(patch.name !== undefined && { name: patch.name }),
+      ...(patch.description !== undefined && { description: patch.description || null }),
+      ...(patch.code !== undefined && { code: patch.code }),
+      ...(patch.timeoutSec !== undefined && { timeoutSec: patch.timeoutSec }),
+      updatedAt: new Date(),
+    })
+    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)))
+    .returning();
+  return row;
+}
+
+/** Streams still delivering to the function keep it: they are named in the refusal. */
+export async function deleteFunction(
+  db: Db,
+  accountId: string,
+  id: string,
+  streamsUsing: (accountId: string, functionId: string) => Promise<string[]>,
+): Promise<{ success: boolean; message: string }> {
+  const fn = await getFunction(db, accountId, id);
+  const using = await streamsUsing(accountId, id);
+  if (using.length > 0)
+    throw badInput([
+      {
+        pointer: "/id",
+        message: `Streams deliver to this function: ${using.join(", ")}. Delete them or change their destination first.`,
+      },
+    ]);
+  await db.delete(functions).where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
+  return { success: true, message: `Function "${fn.name}" deleted.` };
+}
+
+export interface ActivationSource {
+  /** STREAM: a stream delivered a batch; TEST: a destination test; CALL: callFunction. */
+  source: "STREAM" | "TEST" | "CALL";
+  streamId?: string;
+  network?: string;
+  dataset?: string;
+  blockNumber?: number;
+}
+
+/** Runs a stored function and records the activation (its history). */
+export async function activate(
+  db: Db,
+  accountId: string,
+  id: string,
+  params: FunctionParams,
+  from: ActivationSource,
+  maxTimeoutSec?: number,
+): Promise<{ activation: ActivationRow; run: FunctionRun }> {
+  const fn = await getFunction(db, accountId, id);
+  const run = await runCode(fn.code, params, Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec));
+  const [activation] = await db
+    .insert(functionActivations)
+    .values({
+      functionId: fn.id,
+      accountId,
+      activationSource: from.source,
+      streamId: from.streamId ?? null,
+      network: from.network ?? null,
+      dataset: from.dataset ?? null,
+      blockNumber: from.blockNumber ?? null,
+      durationMs: run.durationMs,
+      success: run.success,
+      size: run.size,
+      resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
+      error: run.error,
+      logs: run.logs,
+    })
+    .returning();
+  await pruneHistory(db, fn.id);
+  return { activation, run };
+}
+
+async function pruneHistory(db: Db, functionId: string): Promise<void> {
+  const runs = (runsSincePrune.get(functionId) ?? 0) + 1;
+  if (runs < PRUNE_EVERY) {
+    runsSincePrune.set(functionId, runs);
+    return;
+  }
+  runsSincePrune.delete(functionId);
+  await db.execute(sql`
+    delete from function_activations where function_id = ${functionId} and created_at < (
+      select created_at from function_activations where function_id = ${functionId}
+      order by created_at desc offset ${HISTORY_KEPT - 1} limit 1)`);
+}
+
+export async function history(db: Db, accountId: string, id: string, limit: number): Promise<ActivationRow[]> {
+  await getFunction(db, accountId, id);
+  return db
+    .select()
+    .from(functionActivations)
+    .where(and(eq(functionActivations.accountId, accountId), eq(functionActivations.functionId, id)))
+    .orderBy(desc(functionActivations.createdAt))
+    .limit(limit);
+}

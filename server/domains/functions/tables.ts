@@ -1,0 +1,67 @@
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { accounts } from "../account/tables.ts";
+
+/**
+ * Functions (the spec's "Function (action)"): an account's code, run in the QuickJS sandbox as
+ * `main(params)`, called by streams with a FUNCTION destination and by tests. `timeout_sec` is the spec's
+ * limits.timeout.
+ */
+export const functions = pgTable(
+  "functions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** The spec's function language; only NODEJS (JavaScript) runs here. */
+    kind: text("kind").notNull().default("NODEJS"),
+    code: text("code").notNull(),
+    timeoutSec: integer("timeout_sec").notNull().default(10),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index("functions_account_idx").on(t.accountId, t.createdAt)],
+);
+
+/** One run of a function (the spec's activation and history item). */
+export const functionActivations = pgTable(
+  "function_activations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    functionId: uuid("function_id")
+      .notNull()
+      .references(() => functions.id, { onDelete: "cascade" }),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    /** STREAM (a stream delivered a batch to it) or CALL (callFunction). */
+    activationSource: text("activation_source").notNull(),
+    streamId: uuid("stream_id"),
+    network: text("network"),
+    dataset: text("dataset"),
+    blockNumber: bigint("block_number", { mode: "number" }),
+    durationMs: doublePrecision("duration_ms").notNull(),
+    success: boolean("success").notNull(),
+    /** Bytes of the JSON result (0 when it failed or returned nothing). */
+    size: integer("size").notNull(),
+    /** The start of the result's JSON, or the error. */
+    resultPreview: text("result_preview"),
+    error: text("error"),
+    logs: jsonb("logs").$type<{ level: string; message: string }[]>().notNull(),
+  },
+  (t) => [index("function_activations_function_idx").on(t.functionId, t.createdAt)],
+);
