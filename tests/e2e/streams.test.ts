@@ -185,4 +185,38 @@ describe("streams, end to end", () => {
 
     expect(e2e.pageErrors).toEqual([]);
   }, 240_000);
+
+  it("creates a stream with a new function, whose runs show on the function's page", async () => {
+    const page = await e2e.newPage();
+    await signIn(page, "demo@nodeplane.local");
+    await page.goto("/streams");
+    await page.getByRole("button", { name: /create with a new function/i }).click();
+    await page.waitForURL(/\/streams\/new-with-function$/);
+    // Two fields are labelled Name (the stream's and the function's): they are told apart by id.
+    await page.locator("#root_name").fill("E2E gas");
+    await choose(page, "Network", "Ethereum Mainnet");
+    await choose(page, "Dataset", "Block");
+    await page.getByLabel("Start block", { exact: true }).fill("1");
+    await page.getByLabel("End block", { exact: true }).fill("3");
+    await page.locator("#root_function_name").fill("E2E gas counter");
+    await page
+      .getByLabel("Code", { exact: true })
+      .fill("function main(params) {\n  console.log('e2e function ran');\n  return { blocks: params.data.length };\n}");
+    await choose(page, "Start", "ACTIVE");
+    await screenshot(page, "streams-09-create-with-function");
+    await page.getByRole("button", { name: "Create stream and function" }).click();
+    await page.waitForURL(/\/streams\/[0-9a-f-]{36}$/);
+    await page.getByRole("heading", { name: "E2E gas" }).waitFor();
+
+    await page.goto("/functions");
+    await page.getByRole("link", { name: "E2E gas counter" }).click();
+    await page.waitForURL(/\/functions\/[0-9a-f-]{36}$/);
+    const runs = page.locator(".ant-table-row", { hasText: "STREAM" });
+    await reloadUntil(page, async () => (await runs.count()) >= 3);
+    expect(await runs.filter({ hasText: "Success" }).count()).toBe(await runs.count());
+    await page.getByText('{"blocks":1}').first().waitFor();
+    await screenshot(page, "streams-10-function-runs");
+
+    expect(e2e.pageErrors).toEqual([]);
+  }, 120_000);
 });
