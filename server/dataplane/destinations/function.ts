@@ -38,7 +38,7 @@ export class FunctionDestination implements Destination {
     try {
       const r = await this.invoker.invoke(
         { ...this.call(), test: true },
-        { data: [], metadata: { test: true } },
+        { dataJson: "[]", metadata: { test: true } },
         { timeoutMs: this.timeoutMs },
       );
       return {
@@ -56,7 +56,7 @@ export class FunctionDestination implements Destination {
     const metadata = this.ctx.metadata === "NONE" ? undefined : batchMetadata(this.ctx, batch);
     const r = await this.invoker.invoke(
       this.call(batch.startBlock),
-      { data: JSON.parse(batch.payloadJson) as unknown, metadata },
+      { dataJson: batch.payloadJson, metadata },
       { timeoutMs: this.timeoutMs },
     );
     if (!r.ok) {

@@ -189,7 +189,8 @@ export interface FunctionCall {
 export interface FunctionInvoker {
   invoke(
     call: FunctionCall,
-    payload: { data: unknown; metadata?: Record<string, unknown> },
+    /** The batch's payload as JSON text, and its metadata. */
+    payload: { dataJson: string; metadata?: Record<string, unknown> },
     options: { timeoutMs: number },
   ): Promise<{ ok: boolean; message?: string; bytes?: number }>;
 }

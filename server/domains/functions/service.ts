@@ -22,6 +22,12 @@ export interface FunctionParams {
   metadata?: Record<string, unknown>;
 }
 
+/** The same, with the data already JSON text (a stream's payload), handed to the sandbox as it is. */
+export interface FunctionParamsJson {
+  dataJson: string;
+  metadata?: Record<string, unknown>;
+}
+
 export interface FunctionRun {
   success: boolean;
   /** The JSON text of what main returned; null when it returned null or failed. */
@@ -46,10 +52,15 @@ const runsSincePrune = new Map<string, number>();
 const FUNCTION_CONVENTION = "V4" as const;
 
 /** Runs function code once, within `timeoutSec`. One place for how any function code runs. */
-export async function runCode(code: string, params: FunctionParams, timeoutSec: number): Promise<FunctionRun> {
+export async function runCode(
+  code: string,
+  params: FunctionParams | FunctionParamsJson,
+  timeoutSec: number,
+): Promise<FunctionRun> {
+  const data = "dataJson" in params ? params.dataJson : JSON.stringify(params.data ?? null);
   const outcome = await testFilter(
     { source: code, version: FUNCTION_CONVENTION, limits: { timeoutMs: timeoutSec * 1000 } },
-    { data: JSON.stringify(params.data ?? null), metadata: (params.metadata ?? {}) as FilterMetadata },
+    { data, metadata: (params.metadata ?? {}) as FilterMetadata },
   );
   if (!outcome.ok)
     return {
@@ -185,7 +196,7 @@ export async function activate(
   db: Db,
   accountId: string,
   id: string,
-  params: FunctionParams,
+  params: FunctionParams | FunctionParamsJson,
   from: ActivationSource,
   maxTimeoutSec?: number,
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {

@@ -78,14 +78,14 @@ describe("function destination", () => {
           blockNumber: 3,
         },
         payload: {
-          data: [{ a: 1 }],
+          dataJson: '[{"a":1}]',
           metadata: expect.objectContaining({ batch_start_range: 3, batch_end_range: 3, network: "local" }),
         },
         timeoutMs: 5000,
       },
       {
         call: expect.objectContaining({ accountId: "acct-1", functionId: "fn-1", test: true }),
-        payload: { data: [], metadata: { test: true } },
+        payload: { dataJson: "[]", metadata: { test: true } },
         timeoutMs: 5000,
       },
     ]);
