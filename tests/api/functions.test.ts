@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signIn, signUp, type TestUser } from "../support/api.ts";
-import {
-  blockNumbers,
-  DEMO_PASSWORD,
-  NETWORK,
-  type StreamsTestApp,
-  startStreamsApp,
-  waitFor,
-} from "./streams-harness.ts";
+import { signUp, type TestUser } from "../support/api.ts";
+import { blockNumbers, NETWORK, type StreamsTestApp, startStreamsAppAsOwner, waitFor } from "./streams-harness.ts";
 
 // Functions and FUNCTION destinations: the functions runtime runs an account's code on what its
 // streams deliver, records each run, and never runs another account's function.
@@ -16,9 +9,7 @@ let t: StreamsTestApp;
 let owner: TestUser;
 
 beforeAll(async () => {
-  t = await startStreamsApp();
-  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
-  await t.rpc("anvil_mine", ["0x14"]); // blocks 1..20
+  ({ t, owner } = await startStreamsAppAsOwner({ blocks: 20 }));
 });
 afterAll(async () => {
   await t?.close();

@@ -17,16 +17,9 @@ import {
 } from "@azure/storage-blob";
 import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signIn, type TestUser } from "../support/api.ts";
+import type { TestUser } from "../support/api.ts";
 import { freePort } from "../unit/datasets/anvil.ts";
-import {
-  blockNumbers,
-  DEMO_PASSWORD,
-  NETWORK,
-  type StreamsTestApp,
-  startStreamsApp,
-  waitFor,
-} from "./streams-harness.ts";
+import { blockNumbers, NETWORK, type StreamsTestApp, startStreamsAppAsOwner, waitFor } from "./streams-harness.ts";
 
 const S3_SECRET = "S3RVER";
 const AZ_ACCOUNT = "devstoreaccount1";
@@ -44,9 +37,7 @@ let azService: BlobServiceClient;
 let sas: string;
 
 beforeAll(async () => {
-  t = await startStreamsApp();
-  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
-  await t.rpc("anvil_mine", ["0xc"]); // blocks 1..12
+  ({ t, owner } = await startStreamsAppAsOwner({ blocks: 12 }));
 
   s3Dir = mkdtempSync(join(tmpdir(), "s3rver-"));
   const s3Port = await freePort();

@@ -5,14 +5,13 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
-import { signIn, type TestUser } from "../support/api.ts";
+import type { TestUser } from "../support/api.ts";
 import {
   blockNumbers,
-  DEMO_PASSWORD,
   NETWORK,
   type StreamsTestApp,
   startReceiver,
-  startStreamsApp,
+  startStreamsAppAsOwner,
   waitFor,
 } from "./streams-harness.ts";
 
@@ -21,9 +20,7 @@ let owner: TestUser;
 
 beforeAll(async () => {
   // No engine in the service: each test runs its own (in this process or as child processes).
-  t = await startStreamsApp({ engine: false });
-  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
-  await t.rpc("anvil_mine", ["0x14"]); // blocks 1..20
+  ({ t, owner } = await startStreamsAppAsOwner({ engine: false, blocks: 20 }));
 });
 afterAll(async () => {
   await t?.close();

@@ -12,7 +12,7 @@ import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { type StreamEngine, startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import type { Db } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
-import { GqlClient, type TestApp } from "../support/api.ts";
+import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 export const NETWORK = "ethereum-mainnet";
@@ -97,6 +97,16 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The streams app signed in as the demo owner, with `blocks` blocks mined (1..blocks): a test file's usual start. */
+export async function startStreamsAppAsOwner(
+  options: { engine?: boolean; blocks?: number } = {},
+): Promise<{ t: StreamsTestApp; owner: TestUser }> {
+  const t = await startStreamsApp({ engine: options.engine });
+  const owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
+  if (options.blocks) await t.rpc("anvil_mine", [`0x${options.blocks.toString(16)}`]);
+  return { t, owner };
 }
 
 export interface Received {

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GqlClient, signIn, signUp, type TestUser } from "../support/api.ts";
-import { DEMO_PASSWORD, NETWORK, type StreamsTestApp, startStreamsApp } from "./streams-harness.ts";
+import { GqlClient, signUp, type TestUser } from "../support/api.ts";
+import { NETWORK, type StreamsTestApp, startStreamsAppAsOwner } from "./streams-harness.ts";
 
 let t: StreamsTestApp;
 let owner: TestUser;
 
 beforeAll(async () => {
-  t = await startStreamsApp();
-  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
+  ({ t, owner } = await startStreamsAppAsOwner());
 });
 afterAll(async () => {
   await t?.close();

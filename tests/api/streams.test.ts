@@ -7,7 +7,7 @@ import {
   NETWORK,
   type StreamsTestApp,
   startReceiver,
-  startStreamsApp,
+  startStreamsAppAsOwner,
   waitFor,
 } from "./streams-harness.ts";
 
@@ -15,9 +15,7 @@ let t: StreamsTestApp;
 let owner: TestUser;
 
 beforeAll(async () => {
-  t = await startStreamsApp();
-  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
-  await t.rpc("anvil_mine", ["0x1e"]); // blocks 1..30
+  ({ t, owner } = await startStreamsAppAsOwner({ blocks: 30 }));
 });
 afterAll(async () => {
   await t?.close();

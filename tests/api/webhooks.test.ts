@@ -6,7 +6,7 @@ import {
   NETWORK,
   type StreamsTestApp,
   startReceiver,
-  startStreamsApp,
+  startStreamsAppAsOwner,
   waitFor,
 } from "./streams-harness.ts";
 
@@ -14,9 +14,7 @@ let t: StreamsTestApp;
 let owner: TestUser;
 
 beforeAll(async () => {
-  t = await startStreamsApp();
-  owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
-  await t.rpc("anvil_mine", ["0x5"]);
+  ({ t, owner } = await startStreamsAppAsOwner({ blocks: 5 }));
 });
 afterAll(async () => {
   await t?.close();
