@@ -259,10 +259,21 @@ export class UpstreamClient {
   private readonly maxIdle: number;
   private readonly timeoutMs: number;
   private readonly idleTimeoutMs: number;
+  private readonly ca: string | Buffer | undefined;
   private readonly sweep: NodeJS.Timeout;
   private closed = false;
 
-  constructor(options: { connections?: number; maxIdle?: number; timeoutMs?: number; idleTimeoutMs?: number } = {}) {
+  constructor(
+    options: {
+      connections?: number;
+      maxIdle?: number;
+      timeoutMs?: number;
+      idleTimeoutMs?: number;
+      /** Certificate authorities trusted for https upstreams instead of the system's (a private node). */
+      ca?: string | Buffer;
+    } = {},
+  ) {
+    this.ca = options.ca;
     this.maxConnections = options.connections ?? 128;
     this.maxIdle = options.maxIdle ?? 32;
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -285,7 +296,13 @@ export class UpstreamClient {
       origin = {
         connect: secure
           ? () =>
-              tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ["http/1.1"] })
+              tls.connect({
+                host,
+                port,
+                servername: net.isIP(host) ? undefined : host,
+                ALPNProtocols: ["http/1.1"],
+                ca: this.ca,
+              })
           : () => net.connect({ host, port }),
         // The upstream URL's own path and query (a provider's key often lives there) are kept.
         headPrefix: `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${auth}content-type: application/json\r\ncontent-length: `,

@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import net from "node:net";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Upstream } from "../../../server/dataplane/chain/nodes.ts";
 import { AnswerParser, UpstreamClient, UpstreamProtocolError } from "../../../server/dataplane/proxy/upstream.ts";
@@ -175,5 +178,24 @@ describe("UpstreamClient", () => {
     expect(server.connections()).toBe(2);
     expect(server.requests).toHaveLength(6);
     expect(most).toBe(6);
+  });
+
+  it("speaks TLS to an https upstream, checking its certificate", async () => {
+    const dir = path.join(import.meta.dirname, "../../support/tls");
+    const cert = readFileSync(path.join(dir, "localhost.crt"));
+    const server = createHttpsServer({ key: readFileSync(path.join(dir, "localhost.key")), cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => res.end(`secure ${Buffer.concat(chunks).toString()}`));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    closers.push(() => new Promise<void>((r) => server.close(() => r())));
+    const port = (server.address() as net.AddressInfo).port;
+    const upstream = { ...upstreamAt(port), httpUrl: `https://localhost:${port}/` };
+    const trusted = client({ ca: cert });
+    expect((await trusted.post(upstream, "{}")).body.toString()).toBe("secure {}");
+    expect((await trusted.post(upstream, "[1]")).body.toString()).toBe("secure [1]");
+    // Without the test authority the self-signed certificate is refused.
+    await expect(client().post(upstream, "{}")).rejects.toThrow(/self[- ]signed/i);
   });
 });
