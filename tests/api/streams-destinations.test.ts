@@ -1,37 +1,23 @@
-/**
- * A stream delivers through the engine to S3 (s3rver on loopback) and to Azure Blob (Azurite on
- * loopback): every block of its range once, in order. The stores start as in tests/unit/destinations.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import {
-  AccountSASPermissions,
-  AccountSASResourceTypes,
-  AccountSASServices,
-  BlobServiceClient,
-  generateAccountSASQueryParameters,
-  StorageSharedKeyCredential,
-} from "@azure/storage-blob";
+import type { BlobServiceClient } from "@azure/storage-blob";
 import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestUser } from "../support/api.ts";
+import { AZ_ACCOUNT, type Azurite, startAzurite } from "../support/azurite.ts";
 import { freePort } from "../unit/datasets/anvil.ts";
 import { blockNumbers, NETWORK, type StreamsTestApp, startStreamsAppAsOwner, waitFor } from "./streams-harness.ts";
 
 const S3_SECRET = "S3RVER";
-const AZ_ACCOUNT = "devstoreaccount1";
-const AZ_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 let t: StreamsTestApp;
 let owner: TestUser;
 let s3rver: S3rver;
 let s3Dir: string;
 let s3Endpoint: string;
-let azurite: ChildProcess;
-let azDir: string;
+let azurite: Azurite | undefined;
 let azEndpoint: string;
 let azService: BlobServiceClient;
 let sas: string;
@@ -51,43 +37,17 @@ beforeAll(async () => {
   await s3rver.run();
   s3Endpoint = `127.0.0.1:${s3Port}`;
 
-  azDir = mkdtempSync(join(tmpdir(), "azurite-"));
-  const azPort = await freePort();
-  azurite = spawn(
-    join(process.cwd(), "node_modules/.bin/azurite-blob"),
-    ["--blobHost", "127.0.0.1", "--blobPort", String(azPort), "--location", azDir, "--silent", "--skipApiVersionCheck"],
-    { stdio: "ignore" },
-  );
-  azEndpoint = `http://127.0.0.1:${azPort}/${AZ_ACCOUNT}`;
-  const cred = new StorageSharedKeyCredential(AZ_ACCOUNT, AZ_KEY);
-  azService = new BlobServiceClient(azEndpoint, cred);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      await azService.getContainerClient("stream-container").createIfNotExists();
-      break;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  sas = generateAccountSASQueryParameters(
-    {
-      expiresOn: new Date(Date.now() + 3600_000),
-      permissions: AccountSASPermissions.parse("rwdlac"),
-      services: AccountSASServices.parse("b").toString(),
-      resourceTypes: AccountSASResourceTypes.parse("sco").toString(),
-    },
-    cred,
-  ).toString();
+  azurite = await startAzurite("stream-container");
+  azEndpoint = azurite.endpoint;
+  azService = azurite.service;
+  sas = azurite.sas;
 }, 60_000);
 
 afterAll(async () => {
   await s3rver?.close();
-  azurite?.kill("SIGTERM");
+  await azurite?.stop();
   await t?.close();
   if (s3Dir) rmSync(s3Dir, { recursive: true, force: true });
-  if (azDir) rmSync(azDir, { recursive: true, force: true });
 });
 
 async function runStream(destination: string, destinationAttributes: Record<string, unknown>) {

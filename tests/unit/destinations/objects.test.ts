@@ -1,17 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import {
-  AccountSASPermissions,
-  AccountSASResourceTypes,
-  AccountSASServices,
-  BlobServiceClient,
-  generateAccountSASQueryParameters,
-  StorageSharedKeyCredential,
-} from "@azure/storage-blob";
+import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { parquetReadObjects } from "hyparquet";
 import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +13,7 @@ import {
   createDestination,
   type S3Attributes,
 } from "../../../server/dataplane/destinations/index.ts";
+import { AZ_ACCOUNT, AZ_KEY, type Azurite, startAzurite } from "../../support/azurite.ts";
 import { freePort } from "../datasets/anvil.ts";
 
 const ctx = { streamId: "s-1", network: "local", dataset: "BLOCK" };
@@ -34,10 +27,7 @@ const S3_SECRET = "S3RVER";
 let s3Attrs: S3Attributes;
 
 // ---- Azure (Azurite on loopback, the well-known dev account) ----
-const AZ_ACCOUNT = "devstoreaccount1";
-const AZ_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-let azurite: ChildProcess;
-let azDir: string;
+let azurite: Azurite | undefined;
 let azEndpoint: string;
 let sas: string;
 let azAttrs: AzureAttributes;
@@ -66,35 +56,9 @@ beforeAll(async () => {
     fileCompression: "NONE",
   };
 
-  azDir = mkdtempSync(join(tmpdir(), "azurite-"));
-  const azPort = await freePort();
-  azurite = spawn(
-    join(process.cwd(), "node_modules/.bin/azurite-blob"),
-    ["--blobHost", "127.0.0.1", "--blobPort", String(azPort), "--location", azDir, "--silent", "--skipApiVersionCheck"],
-    { stdio: "ignore" },
-  );
-  azEndpoint = `http://127.0.0.1:${azPort}/${AZ_ACCOUNT}`;
-  const cred = new StorageSharedKeyCredential(AZ_ACCOUNT, AZ_KEY);
-  const service = new BlobServiceClient(azEndpoint, cred);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      await service.getContainerClient("stream-container").createIfNotExists();
-      break;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  sas = generateAccountSASQueryParameters(
-    {
-      expiresOn: new Date(Date.now() + 3600_000),
-      permissions: AccountSASPermissions.parse("rwdlac"),
-      services: AccountSASServices.parse("b").toString(),
-      resourceTypes: AccountSASResourceTypes.parse("sco").toString(),
-    },
-    cred,
-  ).toString();
+  azurite = await startAzurite("stream-container");
+  azEndpoint = azurite.endpoint;
+  sas = azurite.sas;
   azAttrs = {
     type: "AZURE",
     storageAccount: AZ_ACCOUNT,
@@ -107,9 +71,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s3rver?.close();
-  azurite?.kill("SIGTERM");
+  await azurite?.stop();
   rmSync(s3Dir, { recursive: true, force: true });
-  rmSync(azDir, { recursive: true, force: true });
 });
 
 async function s3Get(key: string): Promise<Buffer> {
