@@ -7,7 +7,9 @@
  * per block (from the engine's own filter timings). Targets: >= 0.8x the raw read rate, <= 0.1 ms filter
  * per block. Both rates are steady-state: from the end of the first batch to the end of the last (for
  * the engine, the arrivals at the receiver), so neither side counts its start-up (the reader's first
- * connection; the stream's creation, lease and filter compilation).
+ * connection; the stream's creation, lease and filter compilation). Beside them, for reference and not
+ * part of the target, a bare loop that reads each batch and POSTs it to the same receiver, one after
+ * another: the least an ordered, acknowledged delivery costs on this machine.
  *
  * Two kinds of blocks: empty ones (anvil_mine) and blocks with transactions (BENCH_TX_PER_BLOCK signed
  * transfers each, mined with automine off), at batch sizes 1 and 10. Each case runs BENCH_ROUNDS times
@@ -23,6 +25,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
+import { Pool } from "undici";
 import { buildApp } from "../../server/app.ts";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
@@ -45,6 +48,12 @@ export interface StreamBenchRow {
   kibPerBlock: number;
   batchSize: number;
   rawBlocksPerSec: number;
+  /**
+   * A bare loop over the same blocks: read a batch with the same reader, POST its JSON to the same
+   * receiver, wait for the answer, go on. No filter, signature, checkpoint or read-ahead: the least an
+   * ordered, acknowledged delivery costs here. Shown beside the target, not part of it.
+   */
+  readPostBlocksPerSec: number;
   engineBlocksPerSec: number;
   /** Median over the rounds of engine rate / raw rate (each round measures both). */
   ratio: number;
@@ -167,6 +176,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
       const kibPerBlock = Buffer.byteLength(JSON.stringify(sample.items)) / 1024;
       for (const batchSize of [1, 10]) {
         const raws: number[] = [];
+        const readPosts: number[] = [];
         const engines: number[] = [];
         const ratios: number[] = [];
         let filterMs = 0;
@@ -181,6 +191,23 @@ export async function runStreamBench(log: (line: string) => void = console.log):
             if (n === range.from) firstDone = performance.now();
           }
           const rawSec = (performance.now() - firstDone) / 1000;
+
+          // The bare read-then-POST loop, through the same reader to the same receiver.
+          const poster = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+          let postFirstDone = 0;
+          for (let n = range.from; n <= range.to; n += batchSize) {
+            const read = await reader.fetchBatch("BLOCK", n, Math.min(range.to, n + batchSize - 1));
+            const answer = await poster.request({
+              method: "POST",
+              path: "/",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(read.items),
+            });
+            await answer.body.text();
+            if (n === range.from) postFirstDone = performance.now();
+          }
+          const readPostSec = (performance.now() - postFirstDone) / 1000;
+          await poster.close();
           await reader.close();
 
           const before = received;
@@ -239,6 +266,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           // Both times cover the blocks after the first batch.
           const steadyBlocks = count - batchSize;
           raws.push(steadyBlocks / rawSec);
+          readPosts.push(steadyBlocks / readPostSec);
           engines.push(steadyBlocks / engineSec);
           ratios.push(rawSec / engineSec);
         }
@@ -248,6 +276,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           kibPerBlock,
           batchSize,
           rawBlocksPerSec: median(raws),
+          readPostBlocksPerSec: median(readPosts),
           engineBlocksPerSec: median(engines),
           ratio: median(ratios),
           ratios,
@@ -274,7 +303,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
 }
 
 export function formatStreamRow(r: StreamBenchRow): string {
-  return `${r.blocks.padEnd(8)} (${r.blockCount} blocks, ${r.kibPerBlock.toFixed(1)} KiB/block) batch ${String(r.batchSize).padStart(2)}: raw read ${r.rawBlocksPerSec.toFixed(0)} blocks/s, engine ${r.engineBlocksPerSec.toFixed(0)} blocks/s = ${r.ratio.toFixed(2)}x (rounds ${r.ratios.map((x) => x.toFixed(2)).join(", ")}; target >= 0.8x); filter ${r.filterMsPerBlock === null ? "n/a" : r.filterMsPerBlock.toFixed(4)} ms/block (target <= 0.1)`;
+  return `${r.blocks.padEnd(8)} (${r.blockCount} blocks, ${r.kibPerBlock.toFixed(1)} KiB/block) batch ${String(r.batchSize).padStart(2)}: raw read ${r.rawBlocksPerSec.toFixed(0)} blocks/s, engine ${r.engineBlocksPerSec.toFixed(0)} blocks/s = ${r.ratio.toFixed(2)}x (rounds ${r.ratios.map((x) => x.toFixed(2)).join(", ")}; target >= 0.8x); bare read-then-POST loop ${r.readPostBlocksPerSec.toFixed(0)} blocks/s (engine ${(r.engineBlocksPerSec / r.readPostBlocksPerSec).toFixed(2)}x of it); filter ${r.filterMsPerBlock === null ? "n/a" : r.filterMsPerBlock.toFixed(4)} ms/block (target <= 0.1)`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
