@@ -30,10 +30,6 @@ export class AnswerParser {
   /** Whether any byte of an answer has arrived (so a failure may no longer be retried). */
   started = false;
 
-  get done(): boolean {
-    return this.state === "done";
-  }
-
   body(): Buffer {
     return this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
   }

@@ -504,6 +504,11 @@ export class Filter {
   }
 }
 
+/** A filter error as one line: `KIND: message (line N)`. */
+export function filterErrorText(error: FilterError): string {
+  return `${error.kind}: ${error.message}${error.line ? ` (line ${error.line})` : ""}`;
+}
+
 /** Creates a filter (loads the shared WASM module on first use). Compilation happens on the first run or check(). */
 export async function createFilter(options: FilterOptions): Promise<Filter> {
   const module = await loadModule();

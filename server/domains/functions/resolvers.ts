@@ -12,8 +12,6 @@ const activationView = (row: service.ActivationRow) => ({
   result: row.resultPreview,
 });
 
-const parsed = (json: string | null) => (json === null ? null : (JSON.parse(json) as unknown));
-
 export const functionResolvers: Resolvers = {
   Query: {
     functions: async (_: unknown, __: unknown, ctx: Context) => {
@@ -65,8 +63,7 @@ export const functionResolvers: Resolvers = {
     ) => {
       requireRole(ctx, "ADMIN");
       const input = validateInput<typeof args.input>("function#/$defs/testInput", args.input);
-      const run = await service.runCode(input.code, paramsOf(input.params), input.timeoutSec ?? 10);
-      return { ...run, result: parsed(run.resultJson), duration: run.durationMs };
+      return service.testResult(await service.runCode(input.code, paramsOf(input.params), input.timeoutSec));
     },
   },
 };

@@ -1,10 +1,10 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import { createFilter, testFilter } from "../../dataplane/sandbox/filter.ts";
+import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, notFound } from "../../platform/errors.ts";
 import { isUuid } from "../../platform/ids.ts";
-import { functionActivations, functions } from "./tables.ts";
+import { DEFAULT_FUNCTION_TIMEOUT_SEC, functionActivations, functions } from "./tables.ts";
 
 export type FunctionRow = typeof functions.$inferSelect;
 export type ActivationRow = typeof functionActivations.$inferSelect;
@@ -55,7 +55,7 @@ const FUNCTION_CONVENTION = "V4" as const;
 export async function runCode(
   code: string,
   params: FunctionParams | FunctionParamsJson,
-  timeoutSec: number,
+  timeoutSec = DEFAULT_FUNCTION_TIMEOUT_SEC,
 ): Promise<FunctionRun> {
   const data = "dataJson" in params ? params.dataJson : JSON.stringify(params.data ?? null);
   const outcome = await testFilter(
@@ -69,7 +69,7 @@ export async function runCode(
       size: 0,
       durationMs: outcome.durationMs,
       logs: outcome.logs,
-      error: `${outcome.error.kind}: ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+      error: filterErrorText(outcome.error),
     };
   return {
     success: true,
@@ -78,6 +78,18 @@ export async function runCode(
     durationMs: outcome.durationMs,
     logs: outcome.logs,
     error: null,
+  };
+}
+
+/** What a test run answers (the API's FunctionTestResult): nothing is recorded. */
+export function testResult(run: FunctionRun) {
+  return {
+    success: run.success,
+    result: run.resultJson === null ? null : (JSON.parse(run.resultJson) as unknown),
+    logs: run.logs,
+    size: run.size,
+    duration: run.durationMs,
+    error: run.error,
   };
 }
 
@@ -99,12 +111,17 @@ export function listFunctions(db: Db, accountId: string): Promise<FunctionRow[]>
   return db.select().from(functions).where(eq(functions.accountId, accountId)).orderBy(desc(functions.createdAt));
 }
 
-export async function getFunction(db: Db, accountId: string, id: string): Promise<FunctionRow> {
-  if (!isUuid(id)) throw notFound("Function");
+async function findFunction(db: Executor, accountId: string, id: string): Promise<FunctionRow | undefined> {
+  if (!isUuid(id)) return undefined;
   const [row] = await db
     .select()
     .from(functions)
     .where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
+  return row;
+}
+
+export async function getFunction(db: Db, accountId: string, id: string): Promise<FunctionRow> {
+  const row = await findFunction(db, accountId, id);
   if (!row) throw notFound("Function");
   return row;
 }
@@ -112,12 +129,7 @@ export async function getFunction(db: Db, accountId: string, id: string): Promis
 export type NewFunction = Required<Pick<FunctionInput, "name" | "code">> & FunctionInput;
 
 export async function functionExists(db: Executor, accountId: string, id: string): Promise<boolean> {
-  if (!isUuid(id)) return false;
-  const [row] = await db
-    .select({ id: functions.id })
-    .from(functions)
-    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
-  return row !== undefined;
+  return (await findFunction(db, accountId, id)) !== undefined;
 }
 
 export async function createFunction(db: Db, accountId: string, input: NewFunction): Promise<FunctionRow> {
@@ -134,7 +146,7 @@ export async function insertFunction(db: Executor, accountId: string, input: New
       name: input.name,
       description: input.description || null,
       code: input.code,
-      timeoutSec: input.timeoutSec ?? 10,
+      timeoutSec: input.timeoutSec,
     })
     .returning();
   return row;

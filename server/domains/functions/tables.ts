@@ -12,6 +12,9 @@ import {
 } from "drizzle-orm/pg-core";
 import { accounts } from "../account/tables.ts";
 
+/** A function's timeout when none is given (seconds). */
+export const DEFAULT_FUNCTION_TIMEOUT_SEC = 10;
+
 /**
  * Functions (the spec's "Function (action)"): an account's code, run in the QuickJS sandbox as
  * `main(params)`, called by streams with a FUNCTION destination and by tests. `timeout_sec` is the spec's
@@ -29,7 +32,7 @@ export const functions = pgTable(
     /** The spec's function language; only NODEJS (JavaScript) runs here. */
     kind: text("kind").notNull().default("NODEJS"),
     code: text("code").notNull(),
-    timeoutSec: integer("timeout_sec").notNull().default(10),
+    timeoutSec: integer("timeout_sec").notNull().default(DEFAULT_FUNCTION_TIMEOUT_SEC),
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },

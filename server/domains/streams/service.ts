@@ -10,13 +10,20 @@ import { RpcError } from "../../dataplane/datasets/rpc.ts";
 import { createDestination, type DestinationAttributes, type TestResult } from "../../dataplane/destinations/index.ts";
 import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/engine/metrics.ts";
-import { testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterVersion } from "../../dataplane/sandbox/types.ts";
+import { filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
+import type { FilterLog, FilterMetadata, FilterVersion } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, notFound } from "../../platform/errors.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { findNetwork } from "../catalogue/networks.ts";
-import { checkFunctionCode, functionExists, insertFunction, type NewFunction, runCode } from "../functions/service.ts";
+import {
+  checkFunctionCode,
+  functionExists,
+  insertFunction,
+  type NewFunction,
+  runCode,
+  testResult,
+} from "../functions/service.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
 import { streamPermissions, unavailableFields } from "./permissions.ts";
 import { streamsRuntime, upstreamFor } from "./runtime.ts";
@@ -45,15 +52,14 @@ export interface StreamInput {
   status?: string;
 }
 
+/** A stream input that names its network, dataset and destination (what the rules check). */
+type TargetedStream = Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
+
 /**
  * The rules every stream (and webhook) obeys beyond its JSON Schema, including that its destination
  * and dataset are not disabled in the stream permissions (the same function builds both).
  */
-async function checkRules(
-  s: Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput,
-  services: object | undefined,
-  checkAvailability = true,
-): Promise<void> {
+async function checkRules(s: TargetedStream, services: object | undefined, checkAvailability = true): Promise<void> {
   const fields = [];
   const found = findNetwork(s.network);
   if (!found) fields.push({ pointer: "/network", message: "This network is not in the catalogue." });
@@ -81,7 +87,7 @@ async function checkFunctionTarget(db: Executor, accountId: string, s: StreamInp
 }
 
 function newStreamValues(box: SecretBox, input: StreamInput, product: store.Product): store.NewStream {
-  const s = input as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
+  const s = input as TargetedStream;
   const { shown, secrets } = splitSecrets(input.destinationAttributes ?? {});
   return {
     product,
@@ -114,7 +120,7 @@ export async function createStream(
   product: store.Product,
   services?: object,
 ) {
-  const s = input as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput;
+  const s = input as TargetedStream;
   await checkRules(s, services);
   await checkFunctionTarget(db, accountId, s);
   const row = await store.insertStream(db, accountId, newStreamValues(box, input, product));
@@ -135,10 +141,7 @@ export async function createStreamWithFunction(
 ) {
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
-  await checkRules(
-    stream as Required<Pick<StreamInput, "network" | "dataset" | "destination">> & StreamInput,
-    services,
-  );
+  await checkRules(stream as TargetedStream, services);
   await checkFunctionCode(fn.code, "/function/code");
   const row = await db.transaction(async (tx) => {
     const created = await insertFunction(tx, accountId, fn);
@@ -310,8 +313,8 @@ interface BlockFilterInput {
   filterVersion?: string;
 }
 
-/** Reads a batch as the engine would and runs a filter on it (the engine's metadata included). */
-async function filterBlock(services: object, input: BlockFilterInput & { filterFunction: string }) {
+/** A batch as the engine would hand it to a filter: its JSON and the engine's metadata. */
+async function blockPayload(services: object, input: BlockFilterInput) {
   const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
   const metadata = {
     dataset: input.dataset,
@@ -323,18 +326,24 @@ async function filterBlock(services: object, input: BlockFilterInput & { filterF
     keep_distance_from_tip: 0,
     is_reorg: false,
   };
-  const outcome = await testFilter(
-    { source: input.filterFunction, version: (input.filterVersion ?? "V5") as FilterVersion },
-    { data: JSON.stringify(batch.items), metadata },
-  );
-  return { batch, metadata, outcome };
+  return { dataJson: JSON.stringify(batch.items), metadata };
 }
 
-const filterErrorText = (e: { kind: string; message: string; line?: number }) =>
-  `${e.kind}: ${e.message}${e.line ? ` (line ${e.line})` : ""}`;
+function runFilter(
+  filterFunction: string,
+  filterVersion: string | undefined,
+  dataJson: string,
+  metadata: FilterMetadata,
+) {
+  return testFilter(
+    { source: filterFunction, version: (filterVersion ?? "V5") as FilterVersion },
+    { data: dataJson, metadata },
+  );
+}
 
 export async function runFilterOn(services: object, input: BlockFilterInput & { filterFunction: string }) {
-  const { outcome } = await filterBlock(services, input);
+  const { dataJson, metadata } = await blockPayload(services, input);
+  const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata);
   if (!outcome.ok)
     return {
       result: null,
@@ -361,45 +370,37 @@ export async function runNewFunctionOn(
   services: object,
   input: BlockFilterInput & { code: string; timeoutSec?: number },
 ) {
-  const identity = "function main(stream) { return stream.data; }";
-  const { outcome, metadata } = await filterBlock(services, {
-    ...input,
-    filterFunction: input.filterFunction || identity,
-  });
-  if (!outcome.ok)
-    return {
-      success: false,
-      result: null,
-      logs: outcome.logs,
-      size: 0,
-      duration: outcome.durationMs,
-      error: `The stream's filter failed: ${filterErrorText(outcome.error)}`,
-    };
-  if (outcome.skipped)
-    return {
-      success: true,
-      result: null,
-      logs: [
-        ...outcome.logs,
-        { level: "INFO" as const, message: "The stream's filter skipped this block, so the function would not run." },
-      ],
-      size: 0,
-      duration: outcome.durationMs,
-      error: null,
-    };
-  const run = await runCode(
-    input.code,
-    { data: JSON.parse(outcome.resultJson as string), metadata },
-    input.timeoutSec ?? 10,
-  );
-  return {
-    success: run.success,
-    result: run.resultJson === null ? null : (JSON.parse(run.resultJson) as unknown),
-    logs: [...outcome.logs, ...run.logs],
-    size: run.size,
-    duration: run.durationMs,
-    error: run.error,
-  };
+  const { dataJson, metadata } = await blockPayload(services, input);
+  let payloadJson = dataJson;
+  let filterLogs: FilterLog[] = [];
+  if (input.filterFunction) {
+    const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata);
+    if (!outcome.ok)
+      return {
+        success: false,
+        result: null,
+        logs: outcome.logs,
+        size: 0,
+        duration: outcome.durationMs,
+        error: `The stream's filter failed: ${filterErrorText(outcome.error)}`,
+      };
+    if (outcome.skipped)
+      return {
+        success: true,
+        result: null,
+        logs: [
+          ...outcome.logs,
+          { level: "INFO" as const, message: "The stream's filter skipped this block, so the function would not run." },
+        ],
+        size: 0,
+        duration: outcome.durationMs,
+        error: null,
+      };
+    payloadJson = outcome.resultJson as string;
+    filterLogs = outcome.logs;
+  }
+  const run = await runCode(input.code, { dataJson: payloadJson, metadata }, input.timeoutSec);
+  return { ...testResult(run), logs: [...filterLogs, ...run.logs] };
 }
 
 export async function testDestination(
