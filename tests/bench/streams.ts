@@ -2,7 +2,7 @@
  * The stream engine benchmark (`node --import tsx tests/bench/streams.ts`, also run by `npm run bench`).
  * Blocks per second from a local anvil through a trivial filter (pass-through, `return stream.data`) to
  * a local webhook receiver (the whole engine: read-ahead, QuickJS filter, signed POST, acknowledgement
- * in PostgreSQL), against the raw rate at which the same dataset reader fetches the same blocks with the
+ * in PostgreSQL; the receiver is a process of its own, tests/bench/webhook-receiver.ts), against the raw rate at which the same dataset reader fetches the same blocks with the
  * same batch size, one batch after another, measured beside it in the same round; and the filter's cost
  * per block (from the engine's own filter timings). Targets: >= 0.8x the raw read rate, <= 0.1 ms filter
  * per block. Both rates are steady-state: from the end of the first batch to the end of the last (for
@@ -20,8 +20,8 @@
  * same anvil and starts no local nodes, so whichever engine takes a stream does the same work. The
  * bench's engine polls every 20 ms and is woken at once, so it takes them in practice.
  */
+import { type ChildProcess, fork } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -107,6 +107,64 @@ async function mineTransfers(anvil: AnvilNode, blocks: number, perBlock: number)
   await rpc(anvil.httpUrl, "evm_setAutomine", [true]);
 }
 
+type ReceiverMessage =
+  | { type: "listening"; port: number }
+  | { type: "expecting" }
+  | { type: "arrived"; firstMs: number; lastMs: number }
+  | { type: "count"; count: number };
+
+/** The webhook receiver in its own process (see webhook-receiver.ts), driven over IPC. */
+class ReceiverProcess {
+  private readonly waiting = new Map<ReceiverMessage["type"], (m: ReceiverMessage) => void>();
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly port: number,
+  ) {
+    child.on("message", (m: ReceiverMessage) => {
+      const waiter = this.waiting.get(m.type);
+      this.waiting.delete(m.type);
+      waiter?.(m);
+    });
+  }
+
+  static async start(): Promise<ReceiverProcess> {
+    const child = fork(new URL("./webhook-receiver.ts", import.meta.url), { execArgv: ["--import", "tsx"] });
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("exit", (code) => reject(new Error(`the webhook receiver exited (${code})`)));
+      child.once("message", (m: ReceiverMessage) => {
+        if (m.type === "listening") resolve(m.port);
+      });
+    });
+    child.removeAllListeners("exit");
+    return new ReceiverProcess(child, port);
+  }
+
+  private next<T extends ReceiverMessage["type"]>(type: T): Promise<Extract<ReceiverMessage, { type: T }>> {
+    return new Promise((resolve) => this.waiting.set(type, (m) => resolve(m as Extract<ReceiverMessage, { type: T }>)));
+  }
+
+  /** Counts from zero; the returned promise (given once the receiver is counting) settles at the n-th arrival. */
+  async expect(n: number): Promise<{ arrived: Promise<{ firstMs: number; lastMs: number }> }> {
+    const arrived = this.next("arrived");
+    const expecting = this.next("expecting");
+    this.child.send({ type: "expect", n });
+    await expecting;
+    return { arrived };
+  }
+
+  async count(): Promise<number> {
+    const answer = this.next("count");
+    this.child.send({ type: "count" });
+    return (await answer).count;
+  }
+
+  stop(): void {
+    this.child.disconnect();
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function runStreamBench(log: (line: string) => void = console.log): Promise<StreamBenchRow[]> {
@@ -128,21 +186,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     LOG_LEVEL: "error",
   });
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
-  let received = 0;
-  /** When each delivery arrived (performance.now()), for the engine's steady-state rate. */
-  const arrivals: number[] = [];
-  let onArrival: (() => void) | null = null;
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      received++;
-      arrivals.push(performance.now());
-      res.end("ok");
-      onArrival?.();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  const port = (receiver.address() as { port: number }).port;
+  const receiver = await ReceiverProcess.start();
+  const port = receiver.port;
   const rows: StreamBenchRow[] = [];
   try {
     app = await buildApp(config);
@@ -210,14 +255,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           await poster.close();
           await reader.close();
 
-          const before = received;
           const expected = Math.ceil(count / batchSize);
-          arrivals.length = 0;
-          const allArrived = new Promise<void>((resolve) => {
-            onArrival = () => {
-              if (received - before >= expected) resolve();
-            };
-          });
+          const { arrived } = await receiver.expect(expected);
           const stream = await createStream(
             db,
             secretBox(config),
@@ -238,9 +277,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           );
           engine.wake();
           // Watched from the receiver, so nothing polls the database while the engine runs.
-          await allArrived;
-          onArrival = null;
-          const engineSec = ((arrivals.at(-1) ?? 0) - arrivals[0]) / 1000;
+          const { firstMs, lastMs } = await arrived;
+          const engineSec = (lastMs - firstMs) / 1000;
           while (true) {
             const r = (await db.execute(sql`select status from streams where id = ${stream.id}`)).rows[0] as {
               status: string;
@@ -261,8 +299,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
             filterMs += m.ms;
             filterBlocks += m.blocks;
           }
-          if (received - before !== expected)
-            throw new Error(`expected ${expected} deliveries, got ${received - before}`);
+          const received = await receiver.count();
+          if (received !== expected) throw new Error(`expected ${expected} deliveries, got ${received}`);
           // Both times cover the blocks after the first batch.
           const steadyBlocks = count - batchSize;
           raws.push(steadyBlocks / rawSec);
@@ -288,7 +326,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     }
     await engine.stop();
   } finally {
-    receiver.close();
+    receiver.stop();
     // The service's PostgreSQL LISTEN client can throw out of an error handler while the embedded
     // server stops (outside the engine); a benchmark that has its figures must not die of it.
     const ignore = (e: unknown) => log(`  (ignored during shutdown: ${(e as Error).message})`);
