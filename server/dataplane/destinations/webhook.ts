@@ -95,7 +95,7 @@ export class WebhookDestination implements Destination {
       headers[TIMESTAMP_HEADER] = s.timestamp;
       headers[SIGNATURE_HEADER] = s.signature;
     }
-    const wire = this.compression === "GZIP" ? gzipSync(body) : Buffer.from(body);
+    const wire = this.compression === "GZIP" ? gzipSync(body) : body;
     if (this.compression === "GZIP") headers["content-encoding"] = "gzip";
     let res: Awaited<ReturnType<typeof request>>;
     try {
@@ -123,6 +123,6 @@ export class WebhookDestination implements Destination {
         status: res.statusCode,
       });
     }
-    return { status: res.statusCode, bytes: wire.length };
+    return { status: res.statusCode, bytes: typeof wire === "string" ? Buffer.byteLength(wire) : wire.length };
   }
 }

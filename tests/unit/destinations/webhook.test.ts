@@ -6,6 +6,7 @@ import {
   BZIP2_UNSUPPORTED,
   createDestination,
   type DestinationError,
+  signPayload,
   verifySignature,
   type WebhookAttributes,
 } from "../../../server/dataplane/destinations/index.ts";
@@ -168,6 +169,12 @@ describe("webhook destination", () => {
     expect(err.message).toContain("token=***");
     const t = await webhook().test();
     expect(t.message).not.toContain(TOKEN);
+  });
+
+  it("gives every signature a fresh 32-hex-character nonce, across the random draws", () => {
+    const nonces = Array.from({ length: 600 }, () => signPayload(TOKEN, "[]").nonce);
+    expect(nonces.every((n) => /^[0-9a-f]{32}$/.test(n))).toBe(true);
+    expect(new Set(nonces).size).toBe(600);
   });
 
   it("refuses BZIP2 and bad URLs when created", () => {
