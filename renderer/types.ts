@@ -241,6 +241,8 @@ export interface RunnerOptions {
   submitLabel?: string;
   role?: Role;
   outputs?: RunnerOutput[];
+  /** Queries (by operation name) to refetch after a successful run, e.g. a history the run adds to. */
+  refresh?: string[];
 }
 
 export type View = ListView | DetailView | FormView | ChartView | CustomView;

@@ -16,6 +16,16 @@ export interface FormContext {
  * object or name a scalar argument; `variables` (how form data became the arguments) is inverted so
  * `/label` lands on the form field that `$form.label` fed. Errors that match no field are returned apart.
  */
+/** The `$form.…` references nested inside a variables mapping, each with the path of keys leading to it. */
+function nestedFormReferences(value: unknown, path: string[], out: { path: string[]; form: string[] }[]) {
+  if (typeof value === "string" && value.startsWith("$form.") && path.length > 1)
+    out.push({ path, form: value.slice(6).split(".") });
+  else if (value && typeof value === "object" && !Array.isArray(value))
+    for (const [key, entry] of Object.entries(value)) nestedFormReferences(entry, [...path, key], out);
+}
+
+const startsWith = (parts: string[], prefix: string[]) => prefix.every((part, i) => parts[i] === part);
+
 export function mapFieldErrors(
   fields: FieldError[],
   variables: Variables | undefined,
@@ -24,6 +34,8 @@ export function mapFieldErrors(
   const extraErrors: Record<string, unknown> = {};
   const unmatched: string[] = [];
   const mapping = variables ?? { input: "$form" };
+  const nested: { path: string[]; form: string[] }[] = [];
+  nestedFormReferences(mapping, [], nested);
   for (const { pointer, message } of fields) {
     const parts = pointer.split("/").slice(1);
     let target: string[] | null = null;
@@ -31,6 +43,13 @@ export function mapFieldErrors(
       if (source === "$form") target = parts[0] === argument ? parts.slice(1) : (target ?? parts);
       else if (typeof source === "string" && source.startsWith("$form.") && parts[0] === argument)
         target = [...source.slice(6).split("."), ...parts.slice(1)];
+    }
+    // A form field placed inside an argument ({ input: { note: "$form.note" } }): the pointer names it
+    // from the argument (/input/note) or, as the service's input pointers do, from inside it (/note).
+    for (const ref of nested) {
+      if (target) break;
+      const prefix = [ref.path, ref.path.slice(1)].find((candidate) => startsWith(parts, candidate));
+      if (prefix) target = [...ref.form, ...parts.slice(prefix.length)];
     }
     const key = target?.[0];
     if (!target || !key || !schema.properties?.[key]) {

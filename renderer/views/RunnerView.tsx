@@ -5,7 +5,7 @@ import type { ErrorSchema } from "@rjsf/utils";
 import { Alert, Descriptions, Empty, Typography } from "antd";
 import { useMemo, useState } from "react";
 import { errorMessage } from "../actions.tsx";
-import { GqlError, useData, useRunOperation } from "../data.tsx";
+import { GqlError, useData, useRefresh, useRunOperation } from "../data.tsx";
 import { mapFieldErrors, withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
 import { can, requiredRole } from "../permissions.ts";
@@ -32,6 +32,7 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
   const options = raw as unknown as RunnerOptions;
   const { registry, viewer } = useData();
   const runOperation = useRunOperation();
+  const refresh = useRefresh();
   const runScope = useMemo<Scope>(() => ({ ...scope, record: data }), [scope, data]);
   const schema = useMemo(() => resolveSchemaRef(registry.schemas, options.schema), [registry.schemas, options.schema]);
   const [formData, setFormData] = useState<Record<string, unknown>>(() =>
@@ -54,6 +55,7 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
     try {
       const answer = await runOperation(operation, resolveVariables(variables, { ...runScope, form }));
       setResult({ data: answer, ms: Math.round(performance.now() - started) });
+      if (options.refresh?.length) await refresh(options.refresh);
     } catch (error) {
       setResult(null);
       const fields = error instanceof GqlError ? error.fields : [];

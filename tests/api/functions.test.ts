@@ -77,6 +77,21 @@ describe("functions", () => {
     expect(again.callFunction.result).toBe("15");
     expect((await history(owner, fn.id)).map((h) => h.result)).toEqual(["15", "42"]);
 
+    // Params as JSON text, as the console's Run tab sends them; text that is not JSON is refused on its field.
+    const call = (input: Record<string, unknown>) =>
+      owner.client.gql<{ callFunction: { result: string } }>(
+        `mutation($input: CallFunctionInput!) { callFunction(input: $input) { result } }`,
+        { input: { id: fn.id, ...input } },
+      );
+    expect((await call({ paramsJson: '{ "data": 7 }' })).data?.callFunction.result).toBe("21");
+    expect((await call({ paramsJson: "4" })).data?.callFunction.result).toBe("12");
+    for (const input of [{ paramsJson: "{ data: 7" }, { params: 1, paramsJson: "1" }]) {
+      const refused = await call(input);
+      expect(refused.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+      expect(JSON.stringify(refused.errors?.[0].extensions)).toContain("/paramsJson");
+    }
+    expect(await history(owner, fn.id)).toHaveLength(4);
+
     const deleted = await owner.client.gqlOk<{ deleteFunction: { success: boolean } }>(
       "mutation($id: ID!) { deleteFunction(id: $id) { success } }",
       { id: fn.id },

@@ -217,6 +217,18 @@ describe("streams, end to end", () => {
     await page.getByText('{"blocks":1}').first().waitFor();
     await screenshot(page, "streams-10-function-runs");
 
+    // Run it by hand from the Run tab: the result shows, and the run joins the history as a CALL.
+    await page.getByRole("tab", { name: "Run" }).click();
+    await page.getByLabel("Params (JSON)").fill('{ "data": [1, 2, 3], "metadata": {} }');
+    await page.getByRole("button", { name: "Run" }).click();
+    await page.locator(".np-runner-result").getByText('{"blocks":3}').waitFor();
+    await page.getByLabel("Params (JSON)").fill("{ not json");
+    await page.getByRole("button", { name: "Run" }).click();
+    await page.getByText(/This is not valid JSON/).waitFor();
+    await screenshot(page, "streams-11-function-run");
+    await page.getByRole("tab", { name: "Overview" }).click();
+    await page.locator(".ant-table-row", { hasText: "CALL" }).getByText('{"blocks":3}').waitFor();
+
     expect(e2e.pageErrors).toEqual([]);
   }, 120_000);
 });

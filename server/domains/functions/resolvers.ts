@@ -48,29 +48,22 @@ export const functionResolvers: Resolvers = {
         streamsDeliveringTo(ctx.db, account, fn),
       );
     },
-    callFunction: async (_: unknown, args: { input: { id: string; params?: unknown } }, ctx: Context) => {
+    callFunction: async (_: unknown, args: { input: service.ParamsInput & { id: string } }, ctx: Context) => {
       const { accountId } = requireRole(ctx, "ADMIN");
-      const input = validateInput<{ id: string; params?: unknown }>("function#/$defs/callInput", args.input);
-      const { activation } = await service.activate(ctx.db, accountId, input.id, paramsOf(input.params), {
+      const input = validateInput<typeof args.input>("function#/$defs/callInput", args.input);
+      const { activation } = await service.activate(ctx.db, accountId, input.id, service.paramsOf(input), {
         source: "CALL",
       });
       return activationView(activation);
     },
     testFunction: async (
       _: unknown,
-      args: { input: { code: string; params?: unknown; timeoutSec?: number } },
+      args: { input: service.ParamsInput & { code: string; timeoutSec?: number } },
       ctx: Context,
     ) => {
       requireRole(ctx, "ADMIN");
       const input = validateInput<typeof args.input>("function#/$defs/testInput", args.input);
-      return service.testResult(await service.runCode(input.code, paramsOf(input.params), input.timeoutSec));
+      return service.testResult(await service.runCode(input.code, service.paramsOf(input), input.timeoutSec));
     },
   },
 };
-
-/** Params as given: an object with data and metadata is used as is; anything else is the data. */
-function paramsOf(params: unknown): service.FunctionParams {
-  if (params && typeof params === "object" && !Array.isArray(params) && "data" in params)
-    return params as service.FunctionParams;
-  return { data: params ?? null };
-}

@@ -22,6 +22,32 @@ export interface FunctionParams {
   metadata?: Record<string, unknown>;
 }
 
+/** How a call gives its params: as a JSON value, or as JSON text (typed in the console). */
+export interface ParamsInput {
+  params?: unknown;
+  paramsJson?: string;
+}
+
+/**
+ * A call's params: an object with data (and metadata) is used as is; any other value is the data.
+ * JSON text that does not parse is refused on its field.
+ */
+export function paramsOf(input: ParamsInput): FunctionParams {
+  let params = input.params;
+  if (input.paramsJson !== undefined && input.paramsJson !== null) {
+    if (params !== undefined && params !== null)
+      throw badInput([{ pointer: "/paramsJson", message: "Give params or paramsJson, not both." }]);
+    try {
+      params = input.paramsJson.trim() === "" ? null : JSON.parse(input.paramsJson);
+    } catch (e) {
+      throw badInput([{ pointer: "/paramsJson", message: `This is not valid JSON: ${(e as Error).message}` }]);
+    }
+  }
+  if (params && typeof params === "object" && !Array.isArray(params) && "data" in params)
+    return params as FunctionParams;
+  return { data: params ?? null };
+}
+
 /** The same, with the data already JSON text (a stream's payload), handed to the sandbox as it is. */
 export interface FunctionParamsJson {
   dataJson: string;

@@ -287,6 +287,16 @@ describe("server field errors", () => {
     expect(extraErrors).toEqual({ label: { __errors: ["Taken"] } });
   });
 
+  it("maps a form field placed inside an argument, named from the argument or from inside it", () => {
+    const variables = { input: { id: "$route.id", label: "$form.label" } };
+    for (const pointer of ["/label", "/input/label"]) {
+      const { extraErrors, unmatched } = mapFieldErrors([{ pointer, message: "Not JSON" }], variables, schema);
+      expect(extraErrors).toEqual({ label: { __errors: ["Not JSON"] } });
+      expect(unmatched).toEqual([]);
+    }
+    expect(mapFieldErrors([{ pointer: "/id", message: "Bad id" }], variables, schema).unmatched).toEqual(["Bad id"]);
+  });
+
   it("keeps errors that match no field apart", () => {
     const { unmatched } = mapFieldErrors(
       [{ pointer: "/id", message: "Bad id" }],
