@@ -378,7 +378,8 @@ export class DataPlane {
         : { ...JSON_HEADERS, ...headers, "content-length": length, "x-request-id": requestId },
     );
     res.end(out);
-    finish(status, length, null, refused, out);
+    // Metered once the answer is on its way: res.end corks the socket and sends on the next tick.
+    process.nextTick(finish, status, length, null, refused, out);
   }
 
   /** Hands a finished HTTP request to the meter stage (nothing is built when no meter is attached). */
