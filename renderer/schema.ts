@@ -103,3 +103,57 @@ export function labelFor(field: { field: string; label?: string }, schema: JsonS
   const parts = field.field.split("/").filter((part) => part && !/^\d+$/.test(part));
   return humanize(parts[parts.length - 1] ?? "");
 }
+
+/** An enum value as people read it: the schema's `x-enumLabels` entry, else the value humanised. */
+export function enumLabel(schema: JsonSchema | undefined, value: string): string {
+  const labels = schema?.["x-enumLabels"] as Record<string, string> | undefined;
+  return labels?.[value] ?? humanize(value);
+}
+
+type UiNode = Record<string, unknown>;
+
+/** Sub-schemas whose properties render at the same level as the schema's own (if/then, allOf …). */
+function alternatives(schema: JsonSchema): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  for (const key of ["allOf", "anyOf", "oneOf"])
+    if (Array.isArray(schema[key])) out.push(...(schema[key] as JsonSchema[]));
+  for (const key of ["then", "else"])
+    if (schema[key] && typeof schema[key] === "object") out.push(schema[key] as JsonSchema);
+  return out;
+}
+
+/**
+ * The uiSchema with `ui:enumNames` for every enum field of a form schema (its `x-enumLabels`, else the
+ * values humanised), so a select shows the words read views show. A field with its own widget or
+ * enumNames keeps them. The given uiSchema is not changed.
+ */
+export function withEnumNames(schema: JsonSchema, uiSchema: UiNode = {}, root: JsonSchema = schema): UiNode {
+  const resolved = deref(schema, root);
+  if (!resolved) return uiSchema;
+  const out: UiNode = { ...uiSchema };
+  const visit = (node: JsonSchema) => {
+    for (const [name, raw] of Object.entries(node.properties ?? {})) {
+      const child = deref(raw, root);
+      if (!child) continue;
+      const own = (out[name] ?? {}) as UiNode;
+      const options = Array.isArray(child.enum) ? child : child.items ? deref(child.items, root) : undefined;
+      if (options && Array.isArray(options.enum) && options.enum.every((v) => typeof v === "string")) {
+        if (own["ui:widget"] === undefined && own["ui:enumNames"] === undefined)
+          out[name] = {
+            ...own,
+            "ui:enumNames": Object.fromEntries(
+              (options.enum as string[]).map((value) => [value, enumLabel(options, value)]),
+            ),
+          };
+      } else if (child.properties || alternatives(child).length) {
+        out[name] = withEnumNames(child, own, root);
+      }
+    }
+    for (const branch of alternatives(node)) {
+      const next = deref(branch, root);
+      if (next) visit(next);
+    }
+  };
+  visit(resolved);
+  return out;
+}

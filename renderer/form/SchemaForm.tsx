@@ -7,6 +7,7 @@ import type { ErrorSchema, RJSFSchema, RJSFValidationError, UiSchema } from "@rj
 import validator from "@rjsf/validator-ajv8";
 import { Alert } from "antd";
 import { type Ref, useMemo, useState } from "react";
+import { withEnumNames } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
 import type { FormContext } from "./fieldErrors.ts";
@@ -68,7 +69,7 @@ export function SchemaForm(props: SchemaFormProps) {
   const [blurred, setBlurred] = useState(false);
   const uiSchema = useMemo<UiSchema>(
     () => ({
-      ...props.uiSchema,
+      ...withEnumNames(props.schema, props.uiSchema),
       "ui:submitButtonOptions": props.hideSubmit
         ? { norender: true }
         : {
@@ -76,7 +77,7 @@ export function SchemaForm(props: SchemaFormProps) {
             props: { type: "primary", loading: props.submitting, disabled: props.disabled },
           },
     }),
-    [props.uiSchema, props.hideSubmit, props.submitLabel, props.submitting, props.disabled],
+    [props.schema, props.uiSchema, props.hideSubmit, props.submitLabel, props.submitting, props.disabled],
   );
   // The card or dialog around the form already shows the schema's title.
   const formSchema = useMemo(

@@ -12,7 +12,7 @@ import { useRemoteOptions } from "../form/RemoteOptions.tsx";
 import { icon } from "../icons.tsx";
 import { can, requiredRole } from "../permissions.ts";
 import { fillTemplate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
-import { fieldSchema, humanize, labelFor } from "../schema.ts";
+import { enumLabel, fieldSchema, labelFor } from "../schema.ts";
 import type { Action, Filter, ListView as ListViewSpec, OptionsSource, StaticOption, TimeRange } from "../types.ts";
 import { FieldValue } from "./FieldValue.tsx";
 import {
@@ -310,10 +310,13 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
                 scope={scope}
               />
             );
-          const fromSchema = filter.field ? fieldSchema(entity, filter.field)?.enum : undefined;
+          const filterSchema = filter.field ? fieldSchema(entity, filter.field) : undefined;
           const options: StaticOption[] = Array.isArray(filter.options)
             ? filter.options
-            : (fromSchema ?? []).map((entry) => ({ value: entry as string, label: humanize(String(entry)) }));
+            : (filterSchema?.enum ?? []).map((entry) => ({
+                value: entry as string,
+                label: enumLabel(filterSchema, String(entry)),
+              }));
           return (
             <FilterControl key={filter.variable} filter={filter} value={value} onChange={onChange} options={options} />
           );

@@ -2,7 +2,8 @@
 import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
 import { Space, Tag, Tooltip, Typography } from "antd";
 import type { ReactNode } from "react";
-import { humanize } from "../schema.ts";
+import { enumLabel } from "../schema.ts";
+import type { JsonSchema } from "../types.ts";
 import { JsonView } from "./json.tsx";
 import { type ReadWidgetProps, registerWidget } from "./registry.ts";
 import { SecretOnce } from "./secret.tsx";
@@ -33,13 +34,13 @@ export function statusColor(value: string, colors?: Record<string, string>): str
   return STATUS_COLORS.find((entry) => entry.test.test(upper))?.color ?? "blue";
 }
 
-function Status({ value, options }: ReadWidgetProps) {
+function Status({ value, options, schema }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const text = String(value);
   const labels = options.labels as Record<string, string> | undefined;
   return (
     <Tag color={statusColor(text, options.colors as Record<string, string> | undefined)} variant="filled">
-      {labels?.[text] ?? humanize(text)}
+      {labels?.[text] ?? enumLabel(schema, text)}
     </Tag>
   );
 }
@@ -126,12 +127,13 @@ function NumberView({ value, options }: ReadWidgetProps) {
   return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${text}${unit}`}</span>;
 }
 
-function itemLabel(item: unknown, key: string): string {
+/** A tag's text: an object's label, an enum value's label; any other string as it is (a method name, a label). */
+function itemLabel(item: unknown, key: string, itemSchema: JsonSchema | undefined): string {
   if (item && typeof item === "object") return String((item as Record<string, unknown>)[key] ?? "");
-  return humanize(String(item));
+  return Array.isArray(itemSchema?.enum) ? enumLabel(itemSchema, String(item)) : String(item);
 }
 
-function Tags({ value, options, itemExtra }: ReadWidgetProps) {
+function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
   const items = Array.isArray(value) ? value : [];
   if (!items.length)
     return options.emptyText ? <Typography.Text type="secondary">{String(options.emptyText)}</Typography.Text> : EMPTY;
@@ -141,7 +143,7 @@ function Tags({ value, options, itemExtra }: ReadWidgetProps) {
       {items.map((item, index) => (
         // Items of a tag list are distinct values; their content is their identity.
         <Tag key={typeof item === "object" ? JSON.stringify(item) : String(item)} style={{ marginInlineEnd: 0 }}>
-          {itemLabel(item, key)}
+          {itemLabel(item, key, schema?.items)}
           {itemExtra?.(item, index)}
         </Tag>
       ))}

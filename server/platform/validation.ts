@@ -20,9 +20,16 @@ export function loadEntitySchemas(dir = entitiesDir): EntitySchemas {
   return schemas;
 }
 
+/** The one annotation of our own in entity schemas: how the console names an enum's values. */
+export const ENUM_LABELS_KEYWORD = {
+  keyword: "x-enumLabels",
+  metaSchema: { type: "object", additionalProperties: { type: "string" } },
+};
+
 export function createAjv(schemas: EntitySchemas): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: false });
   addFormats.default(ajv);
+  ajv.addKeyword(ENUM_LABELS_KEYWORD);
   for (const schema of Object.values(schemas)) ajv.addSchema(schema);
   return ajv;
 }

@@ -4,6 +4,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { buildSchema } from "graphql";
 import { describe, expect, test } from "vitest";
+import { ENUM_LABELS_KEYWORD } from "../../server/platform/validation.ts";
 
 const schemasDir = resolve(import.meta.dirname, "../../schemas");
 const entitiesDir = join(schemasDir, "entities");
@@ -16,10 +17,12 @@ function readJson(file: string): Record<string, unknown> {
 }
 
 // Strict, so an unknown keyword (a typo) fails here; a `required` naming a property defined elsewhere
-// (under oneOf) and union types are legitimate in these schemas.
+// (under oneOf) and union types are legitimate in these schemas, and so is our one annotation,
+// `x-enumLabels` (how the console names an enum's values).
 function newAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true });
   addFormats(ajv);
+  ajv.addKeyword(ENUM_LABELS_KEYWORD);
   return ajv;
 }
 
@@ -37,7 +40,25 @@ describe("schemas", () => {
     const schema = readJson(join(entitiesDir, file));
     expect(schema.$id).toBe(basename(file, ".schema.json"));
     const ajv = newAjv();
+    // The others only as targets of its cross-file $refs.
+    for (const other of entityFiles) if (other !== file) ajv.addSchema(readJson(join(entitiesDir, other)));
     expect(() => ajv.compile(schema)).not.toThrow();
+  });
+
+  test("x-enumLabels only names values of its enum", () => {
+    const problems: string[] = [];
+    const visit = (node: unknown, where: string) => {
+      if (!node || typeof node !== "object") return;
+      const record = node as Record<string, unknown>;
+      const labels = record["x-enumLabels"] as Record<string, string> | undefined;
+      if (labels) {
+        const values = new Set((record.enum as unknown[] | undefined)?.map(String) ?? []);
+        for (const key of Object.keys(labels)) if (!values.has(key)) problems.push(`${where}: ${key}`);
+      }
+      for (const [key, value] of Object.entries(record)) visit(value, `${where}/${key}`);
+    };
+    for (const file of entityFiles) visit(readJson(join(entitiesDir, file)), file);
+    expect(problems).toEqual([]);
   });
 
   test("all entity schemas compile together (cross-file $refs resolve)", () => {

@@ -168,6 +168,19 @@ describe("widgets", () => {
     expect(indentEdit(block.text, 0, block.text.length, true).text).toBe("one\ntwo");
   });
 
+  it("tags show method names and labels as they are, and enum values by their labels", () => {
+    const Tags = getWidget("tags")?.read;
+    const Status = getWidget("status")?.read;
+    if (!Tags || !Status) throw new Error("tags or status is not registered");
+    const methods = render(<Tags value={["eth_call", "prod-eu"]} options={{}} />);
+    expect(methods.container.textContent).toBe("eth_callprod-eu");
+    const kinds = { type: "array", items: { enum: ["NODEJS", "GO"], "x-enumLabels": { NODEJS: "Node.js" } } };
+    const labelled = render(<Tags value={["NODEJS", "GO"]} schema={kinds} options={{}} />);
+    expect(labelled.container.textContent).toBe("Node.jsGo");
+    const region = { enum: ["USA_EAST"], "x-enumLabels": { USA_EAST: "USA East" } };
+    expect(render(<Status value="USA_EAST" schema={region} options={{}} />).container.textContent).toBe("USA East");
+  });
+
   it("runner outputs default to json for objects and number for numbers", () => {
     expect(outputWidget({ path: "a" }, { x: 1 })).toBe("json");
     expect(outputWidget({ path: "a" }, 3)).toBe("number");

@@ -15,7 +15,14 @@ import {
   resolveValue,
   resolveVariables,
 } from "../../../renderer/resolve.ts";
-import { fieldSchema, humanize, labelFor, resolveSchemaRef } from "../../../renderer/schema.ts";
+import {
+  enumLabel,
+  fieldSchema,
+  humanize,
+  labelFor,
+  resolveSchemaRef,
+  withEnumNames,
+} from "../../../renderer/schema.ts";
 import type { JsonSchema } from "../../../renderer/types.ts";
 import { buildChartOption, coloursByName } from "../../../renderer/views/chartOption.ts";
 import { descending } from "../../../renderer/views/ListView.tsx";
@@ -262,6 +269,46 @@ describe("schemas", () => {
     expect(labelFor({ field: "/userFullName" }, undefined)).toBe("User full name");
     expect(labelFor({ field: "/x", label: "Mine" }, undefined)).toBe("Mine");
     expect(humanize("LIMIT_REACHED")).toBe("Limit reached");
+  });
+
+  it("labels enum values from x-enumLabels, else humanised, in read views and in form selects", () => {
+    const region: JsonSchema = { enum: ["USA_EAST", "ASIA_EAST"], "x-enumLabels": { USA_EAST: "USA East" } };
+    expect(enumLabel(region, "USA_EAST")).toBe("USA East");
+    expect(enumLabel(region, "ASIA_EAST")).toBe("Asia east");
+    const form: JsonSchema = {
+      type: "object",
+      properties: {
+        region: { $ref: "#/$defs/region" },
+        status: { enum: ["ACTIVE", "PAUSED"] },
+        chosen: { enum: ["A"] },
+        kinds: { type: "array", items: { enum: ["NODEJS"], "x-enumLabels": { NODEJS: "Node.js" } } },
+        destinationAttributes: { type: "object" },
+        name: { type: "string" },
+      },
+      allOf: [
+        {
+          if: { properties: { status: { const: "ACTIVE" } } },
+          // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable.
+          then: {
+            properties: {
+              destinationAttributes: {
+                properties: { compression: { enum: ["GZIP"], "x-enumLabels": { GZIP: "gzip" } } },
+              },
+            },
+          },
+        },
+      ],
+      $defs: { region },
+    };
+    const given = { chosen: { "ui:widget": "remote-options" }, name: { "ui:autofocus": true } };
+    const ui = withEnumNames(form, given);
+    expect(ui.region).toEqual({ "ui:enumNames": { USA_EAST: "USA East", ASIA_EAST: "Asia east" } });
+    expect(ui.status).toEqual({ "ui:enumNames": { ACTIVE: "Active", PAUSED: "Paused" } });
+    expect(ui.kinds).toEqual({ "ui:enumNames": { NODEJS: "Node.js" } });
+    expect(ui.chosen).toEqual({ "ui:widget": "remote-options" });
+    expect(ui.name).toEqual({ "ui:autofocus": true });
+    expect(ui.destinationAttributes).toEqual({ compression: { "ui:enumNames": { GZIP: "gzip" } } });
+    expect(given).toEqual({ chosen: { "ui:widget": "remote-options" }, name: { "ui:autofocus": true } });
   });
 });
 
