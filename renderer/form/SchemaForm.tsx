@@ -3,7 +3,13 @@
 // beside their fields, and the registry's edit widgets (e.g. remote-options).
 import RjsfForm from "@rjsf/antd";
 import type CoreForm from "@rjsf/core";
-import type { ErrorSchema, RJSFSchema, RJSFValidationError, UiSchema } from "@rjsf/utils";
+import {
+  type ErrorSchema,
+  getDefaultFormState,
+  type RJSFSchema,
+  type RJSFValidationError,
+  type UiSchema,
+} from "@rjsf/utils";
 import validator from "@rjsf/validator-ajv8";
 import { Alert } from "antd";
 import { type Ref, useMemo, useState } from "react";
@@ -35,6 +41,12 @@ export function transformErrors(errors: RJSFValidationError[]): RJSFValidationEr
         return { ...error, message: `Enter a valid ${String(params.format).replace("-", " ")}` };
       case "enum":
         return { ...error, message: "Choose one of the options" };
+      case "minimum":
+        return { ...error, message: `Use ${params.limit} or more` };
+      case "maximum":
+        return { ...error, message: `Use ${params.limit} or less` };
+      case "type":
+        return params.type === "integer" ? { ...error, message: "Enter a whole number" } : error;
       default:
         return error;
     }
@@ -64,9 +76,37 @@ const FIELDS = { "key-value": KeyValueField };
 
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 
+/** The errors of the fields whose ids (rjsf's `root_a_b`) were touched, from a whole-form error schema. */
+export function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>, id = "root"): ErrorSchema | undefined {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(errors as Record<string, unknown>)) {
+    if (key === "__errors") {
+      if (touched.has(id) && Array.isArray(value) && value.length) out.__errors = value;
+    } else if (value && typeof value === "object") {
+      const inner = touchedErrors(value as ErrorSchema, touched, `${id}_${key}`);
+      if (inner) out[key] = inner;
+    }
+  }
+  return Object.keys(out).length ? (out as ErrorSchema) : undefined;
+}
+
+/** Two error schemas as one (messages of the same field are kept side by side). */
+export function mergeErrors(a: ErrorSchema | undefined, b: ErrorSchema | undefined): ErrorSchema | undefined {
+  if (!a || !b) return a ?? b;
+  const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(b as Record<string, unknown>)) {
+    if (key === "__errors") out.__errors = [...((out.__errors as string[]) ?? []), ...(value as string[])];
+    else out[key] = mergeErrors(out[key] as ErrorSchema | undefined, value as ErrorSchema);
+  }
+  return out as ErrorSchema;
+}
+
 export function SchemaForm(props: SchemaFormProps) {
   const widgets = useMemo(() => editWidgets(), []);
-  const [blurred, setBlurred] = useState(false);
+  // Until the first submit, only the fields the user has left show their errors (not every empty
+  // required field at the first blur); from then on the whole form validates on blur.
+  const [touched, setTouched] = useState<ReadonlySet<string>>(() => new Set());
+  const [submitted, setSubmitted] = useState(false);
   const uiSchema = useMemo<UiSchema>(
     () => ({
       ...withEnumNames(props.schema, props.uiSchema),
@@ -85,6 +125,13 @@ export function SchemaForm(props: SchemaFormProps) {
     [props.schema],
   );
   const formContext = useMemo<FormContext>(() => ({ formData: props.formData, colon: false }), [props.formData]);
+  const earlyErrors = useMemo(() => {
+    if (submitted || touched.size === 0) return undefined;
+    const data = getDefaultFormState(validator, formSchema, props.formData, formSchema, false, ARRAY_DEFAULTS);
+    const { errorSchema } = validator.validateFormData(data, formSchema, undefined, transformErrors, uiSchema);
+    return touchedErrors(errorSchema, touched);
+  }, [submitted, touched, props.formData, formSchema, uiSchema]);
+  const extraErrors = useMemo(() => mergeErrors(props.extraErrors, earlyErrors), [props.extraErrors, earlyErrors]);
   return (
     <div className="np-schema-form">
       {props.formError ? <Alert type="error" showIcon title={props.formError} style={{ marginBottom: 16 }} /> : null}
@@ -102,13 +149,18 @@ export function SchemaForm(props: SchemaFormProps) {
         // reported as "must be string" rather than as a missing value.
         experimental_defaultFormStateBehavior={ARRAY_DEFAULTS}
         showErrorList={false}
-        liveValidate={blurred ? "onBlur" : undefined}
-        onBlur={() => setBlurred(true)}
+        focusOnFirstError
+        liveValidate={submitted ? "onBlur" : undefined}
+        onBlur={(id) => setTouched((current) => (current.has(id) ? current : new Set(current).add(id)))}
         transformErrors={transformErrors}
-        extraErrors={props.extraErrors}
+        extraErrors={extraErrors}
         disabled={props.disabled || props.submitting}
         onChange={(event) => props.onChange(event.formData as Record<string, unknown>)}
-        onSubmit={(event) => props.onSubmit(event.formData as Record<string, unknown>)}
+        onError={() => setSubmitted(true)}
+        onSubmit={(event) => {
+          setSubmitted(true);
+          props.onSubmit(event.formData as Record<string, unknown>);
+        }}
       />
     </div>
   );

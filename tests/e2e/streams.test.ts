@@ -202,7 +202,7 @@ describe("streams, end to end", () => {
     await page
       .getByLabel("Code", { exact: true })
       .fill("function main(params) {\n  console.log('e2e function ran');\n  return { blocks: params.data.length };\n}");
-    await choose(page, "Start", "ACTIVE");
+    await choose(page, "Start", "Active");
     await screenshot(page, "streams-09-create-with-function");
     await page.getByRole("button", { name: "Create stream and function" }).click();
     await page.waitForURL(/\/streams\/[0-9a-f-]{36}$/);

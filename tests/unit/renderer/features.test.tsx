@@ -4,7 +4,7 @@
 // record page, and the json, secret-once, code-editor and runner widgets.
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { App } from "antd";
-import type { ReactNode } from "react";
+import { type ReactNode, useState } from "react";
 import { MemoryRouter } from "react-router";
 import { SWRConfig } from "swr";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -329,6 +329,53 @@ describe("a form view", () => {
     await waitFor(() => expect(calls).toEqual([{ endpointId: "e1", rateLimiterId: "l1", reason: "too many calls" }]));
     await waitFor(() => expect((screen.getByLabelText(/Reason/) as HTMLInputElement).value).toBe(""));
     expect(container.querySelector(".ant-form-item-explain-error")).toBeNull();
+  }, 30_000);
+});
+
+/** A controlled SchemaForm with two required fields, as views hold one. */
+function RequiredFieldsForm({
+  form: SchemaForm,
+  onSubmit,
+}: {
+  form: typeof import("../../../renderer/form/SchemaForm.tsx").SchemaForm;
+  onSubmit: (data: Record<string, unknown>) => void;
+}) {
+  const [data, setData] = useState<Record<string, unknown>>({});
+  return (
+    <App>
+      <SchemaForm
+        schema={{
+          type: "object",
+          required: ["name", "url"],
+          properties: {
+            name: { type: "string", title: "Name", minLength: 1 },
+            url: { type: "string", title: "URL", minLength: 1 },
+          },
+        }}
+        formData={data}
+        onChange={setData}
+        onSubmit={onSubmit}
+      />
+    </App>
+  );
+}
+
+describe("form errors", () => {
+  it("show only for fields the user has left until the first submit, then for every field", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const submitted: Record<string, unknown>[] = [];
+    const { container } = render(<RequiredFieldsForm form={SchemaForm} onSubmit={(form) => submitted.push(form)} />);
+    const errors = () => [...container.querySelectorAll(".ant-form-item-explain-error")].map((e) => e.textContent);
+    const name = await screen.findByLabelText(/Name/, undefined, { timeout: 10_000 });
+    fireEvent.focus(name);
+    fireEvent.blur(name);
+    await waitFor(() => expect(errors()).toEqual(["This field is required"]));
+    fireEvent.change(name, { target: { value: "mine" } });
+    await waitFor(() => expect(errors()).toEqual([]));
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(errors()).toEqual(["This field is required"]));
+    expect(container.querySelector("#root_url")?.closest(".ant-form-item")?.textContent).toContain("required");
+    expect(submitted).toEqual([]);
   }, 30_000);
 });
 
