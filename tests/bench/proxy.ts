@@ -7,7 +7,8 @@
  * same with stand-in stages (an in-memory limiter and counter) beside it. BENCH_BEFORE_ROOT=<another
  * checkout> adds that checkout's "nothing on" and stand-in servers, to compare a change with what it
  * replaced in the same run. Throughput is autocannon's;
- * latency is measured here with a sub-millisecond clock (autocannon's histogram has 1 ms steps).
+ * latency is measured here with a sub-millisecond clock (autocannon's histogram has 1 ms steps), every target
+ * in turn in blocks of 100 requests, so the added latency over direct compares requests sent side by side.
  * The machine is shared, so targets are measured in interleaved rounds and each figure is the median of
  * its rounds. BENCH_SECONDS sets each throughput run's length (default 3), BENCH_ROUNDS the rounds (default 3).
  */
@@ -136,26 +137,36 @@ async function throughput(url: string, method: Method, connections: number): Pro
   return result.requests.average;
 }
 
-/** Latency percentiles in ms, from `connections` keep-alive loops sending one request at a time. */
-async function latency(
-  url: string,
+/** How many requests each target gets in turn when latencies are measured side by side. */
+const LATENCY_BLOCK = 100;
+
+/**
+ * Latency percentiles in ms for every target, from `connections` keep-alive loops per target sending one
+ * request at a time. The targets take turns in blocks of LATENCY_BLOCK requests, so a change in the shared
+ * machine's load during the run falls on all of them alike and "added over direct" compares like with like.
+ */
+async function latencies(
+  urls: string[],
   method: Method,
   connections: number,
   perLoop: number,
-): Promise<{ p50: number; p99: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const target = new URL(url);
+): Promise<{ p50: number; p99: number }[]> {
   const body = bodies[method];
-  const one = () =>
+  const clients = urls.map((url) => ({
+    agent: new Agent({ keepAlive: true, maxSockets: connections }),
+    target: new URL(url),
+    samples: [] as number[],
+  }));
+  const one = (client: (typeof clients)[number]) =>
     new Promise<number>((resolve, reject) => {
       const start = process.hrtime.bigint();
       const req = request(
         {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
+          host: client.target.hostname,
+          port: client.target.port,
+          path: client.target.pathname,
           method: "POST",
-          agent,
+          agent: client.agent,
           headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
         },
         (res) => {
@@ -166,16 +177,22 @@ async function latency(
       req.on("error", reject);
       req.end(body);
     });
-  const samples: number[] = [];
-  for (let i = 0; i < 200; i++) await one();
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      for (let i = 0; i < perLoop; i++) samples.push(await one());
-    }),
-  );
-  agent.destroy();
-  samples.sort((a, b) => a - b);
-  return { p50: samples[Math.floor(samples.length * 0.5)], p99: samples[Math.floor(samples.length * 0.99)] };
+  for (const client of clients) for (let i = 0; i < 200; i++) await one(client);
+  for (let done = 0; done < perLoop; done += LATENCY_BLOCK) {
+    const count = Math.min(LATENCY_BLOCK, perLoop - done);
+    for (const client of clients) {
+      await Promise.all(
+        Array.from({ length: connections }, async () => {
+          for (let i = 0; i < count; i++) client.samples.push(await one(client));
+        }),
+      );
+    }
+  }
+  return clients.map((client) => {
+    client.agent.destroy();
+    const sorted = client.samples.sort((a, b) => a - b);
+    return { p50: sorted[Math.floor(sorted.length * 0.5)], p99: sorted[Math.floor(sorted.length * 0.99)] };
+  });
 }
 
 interface Row {
@@ -213,10 +230,18 @@ export async function runProxyBench(): Promise<Row[]> {
           for (const t of targets) {
             const s = samples.get(t.name) as { rps: number[]; p50: number[]; p99: number[] };
             s.rps.push(await throughput(t.url, method, connections));
-            const lat = await latency(t.url, method, connections, connections === 1 ? 2000 : 300);
-            s.p50.push(lat.p50);
-            s.p99.push(lat.p99);
           }
+          const measured = await latencies(
+            targets.map((t) => t.url),
+            method,
+            connections,
+            connections === 1 ? 2000 : 300,
+          );
+          targets.forEach((t, index) => {
+            const s = samples.get(t.name) as { rps: number[]; p50: number[]; p99: number[] };
+            s.p50.push(measured[index].p50);
+            s.p99.push(measured[index].p99);
+          });
         }
         for (const t of targets) {
           const s = samples.get(t.name) as { rps: number[]; p50: number[]; p99: number[] };
