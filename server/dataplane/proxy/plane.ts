@@ -378,8 +378,15 @@ export class DataPlane {
         : { ...JSON_HEADERS, ...headers, "content-length": length, "x-request-id": requestId },
     );
     res.end(out);
-    // Metered once the answer is on its way: res.end corks the socket and sends on the next tick.
-    process.nextTick(finish, status, length, null, refused, out);
+    // Metered once the answer is on its way (res.end corks the socket and sends on the next tick); a
+    // meter that throws there is reported like any failure inside the proxy, never left uncaught.
+    process.nextTick(() => {
+      try {
+        finish(status, length, null, refused, out);
+      } catch (error) {
+        this.deps.onError?.(error);
+      }
+    });
   }
 
   /** Hands a finished HTTP request to the meter stage (nothing is built when no meter is attached). */

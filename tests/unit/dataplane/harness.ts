@@ -25,7 +25,13 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { rateLimit?: RateLimitStage; withMeter?: boolean } = {},
+  options: {
+    rateLimit?: RateLimitStage;
+    withMeter?: boolean;
+    /** A meter of the test's own instead of the recording one. */
+    meter?: MeterStage;
+    onError?: (error: unknown) => void;
+  } = {},
 ): Promise<Harness> {
   const node = await startAnvil({ chainId: SEPOLIA, blockTimeSeconds: 1 });
   const directory = new EndpointCache();
@@ -33,7 +39,8 @@ export async function startHarness(
     { network: "ethereum-sepolia", chainId: SEPOLIA, httpUrl: node.httpUrl, wsUrl: node.wsUrl, source: "local" },
   ];
   const meterEvents: MeterEvent[] = [];
-  const meter: MeterStage | undefined = options.withMeter ? { record: (e) => meterEvents.push(e) } : undefined;
+  const meter: MeterStage | undefined =
+    options.meter ?? (options.withMeter ? { record: (e) => meterEvents.push(e) } : undefined);
   const app = Fastify();
   app.get("/", async () => "the console");
   const plane = registerDataPlane(app, {
@@ -41,6 +48,7 @@ export async function startHarness(
     upstreams: staticUpstreams(upstreams),
     rateLimit: options.rateLimit,
     meter,
+    onError: options.onError,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

@@ -4,7 +4,7 @@ import { mainnet, sepolia } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultSecurityOptions, hashToken } from "../../../server/dataplane/proxy/endpoint.ts";
 import { refusals } from "../../../server/dataplane/proxy/jsonrpc.ts";
-import { call, type Harness, rpc, startHarness, wsCall } from "./harness.ts";
+import { call, type Harness, rpc, SEPOLIA, startHarness, wsCall } from "./harness.ts";
 
 // anvil's first default account: funded on every fresh anvil chain.
 const anvilKey = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80" as const;
@@ -276,6 +276,27 @@ describe("stage seams", () => {
     });
     expect(h.meterEvents[0].clientIp).toBe("127.0.0.1");
   });
+
+  it("a meter that throws is reported and the caller still gets the node's answer", async () => {
+    const reported: unknown[] = [];
+    const failing = await startHarness({
+      meter: {
+        record: () => {
+          throw new Error("meter broke");
+        },
+      },
+      onError: (error) => reported.push(error),
+    });
+    try {
+      failing.put({ exId: "meter-throws" });
+      const answer = await rpc(failing.port, "/rpc/meter-throws", call("eth_chainId"));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ result: `0x${SEPOLIA.toString(16)}` });
+      await expect.poll(() => reported.map((e) => (e as Error).message)).toEqual(["meter broke"]);
+    } finally {
+      await failing.close();
+    }
+  }, 60_000);
 
   it("every HTTP answer carries x-request-id, and the meter gets it with the URL, calls and bodies", async () => {
     h.put({ exId: "ids" });
