@@ -1,11 +1,14 @@
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
 import { parseTransaction } from "viem";
 import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost, remember } from "./endpoint.ts";
 import { type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 
 /** The client's address: the socket peer, or the configured header when the ipCustomHeader option is on. */
-export function clientIpOf(endpoint: CompiledEndpoint, req: IncomingMessage): string {
+/** The parts of a request the checks read (node's IncomingMessage, or the fast lane's request). */
+type RequestParts = { headers: IncomingHttpHeaders; socket: { remoteAddress?: string } };
+
+export function clientIpOf(endpoint: CompiledEndpoint, req: RequestParts): string {
   const { options, ipCustomHeaderName } = endpoint.record;
   if (options.ipCustomHeader && ipCustomHeaderName) {
     const value = req.headers[ipCustomHeaderName];
@@ -17,7 +20,7 @@ export function clientIpOf(endpoint: CompiledEndpoint, req: IncomingMessage): st
   return normaliseIp(req.socket.remoteAddress ?? "");
 }
 
-export function corsHeaders(req: IncomingMessage): Record<string, string> {
+export function corsHeaders(req: Pick<RequestParts, "headers">): Record<string, string> {
   const origin = req.headers.origin;
   return {
     "access-control-allow-origin": origin ?? "*",

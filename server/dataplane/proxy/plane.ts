@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { UpstreamMap } from "../chain/nodes.ts";
@@ -16,6 +16,32 @@ import {
   type RateLimitStage,
 } from "./stages.ts";
 import { UpstreamClient } from "./upstream.ts";
+
+/**
+ * What the proxy reads of an HTTP request: node's IncomingMessage, or a request the fast lane read off the
+ * socket itself (fastlane.ts), which comes with its whole body.
+ */
+export interface RpcRequest {
+  method?: string;
+  url?: string;
+  headers: IncomingHttpHeaders;
+  socket: { remoteAddress?: string };
+  /** The whole body, already read (the fast lane); otherwise it is read from the stream. */
+  body?: Buffer;
+  resume(): unknown;
+  on(event: "data", listener: (chunk: Buffer) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  destroy(): unknown;
+}
+
+/** What the proxy does with an HTTP answer: node's ServerResponse, or the fast lane's. */
+export interface RpcResponse {
+  readonly headersSent: boolean;
+  writeHead(status: number, headers: Record<string, string | number>): unknown;
+  end(body?: string | Buffer): unknown;
+  destroy(): unknown;
+}
 
 export interface DataPlaneDeps {
   directory: EndpointDirectory;
@@ -50,15 +76,18 @@ const BATCH_REFUSED: Refusal = {
 
 class BodyTooLarge extends Error {}
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: RpcRequest, limit: number): Promise<Buffer> {
+  if (req.body) return req.body.length > limit ? Promise.reject(new BodyTooLarge()) : Promise.resolve(req.body);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Not destroyed here, which would lose the answer: the 413 goes out with Connection: close, and
+        // the connection ends after it. What else arrives meanwhile is dropped.
+        chunks.length = 0;
         reject(new BodyTooLarge());
-        req.destroy();
         return;
       }
       chunks.push(chunk);
@@ -77,7 +106,7 @@ const newRequestId = () => `${ID_PREFIX}-${(++idCounter).toString(36)}`;
 /** A client's own x-request-id is used when it is short and plain (it is echoed back and stored in logs). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-function requestIdOf(req: IncomingMessage): string {
+function requestIdOf(req: RpcRequest): string {
   const given = req.headers["x-request-id"];
   return typeof given === "string" && SANE_REQUEST_ID.test(given) ? given : newRequestId();
 }
@@ -86,7 +115,7 @@ function requestIdOf(req: IncomingMessage): string {
  * The URL as logged: a domain-mask request by its host, with the path token masked; /rpc paths are
  * masked by the meter (maskUrl). Query strings are dropped there too.
  */
-function loggedUrl(req: IncomingMessage, target: RouteTarget): string {
+function loggedUrl(req: RpcRequest, target: RouteTarget): string {
   if (target.host === undefined) return req.url ?? "/";
   return `${target.host}${target.pathToken ? "/****" : "/"}`;
 }
@@ -160,14 +189,14 @@ export class DataPlane {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 8 * 1024 * 1024 });
   private readonly rateLimit: RateLimitStage;
   private readonly meter: MeterStage;
-  private readonly maxBody: number;
+  readonly maxBodyBytes: number;
   /** The x-request-id of each upgrade being accepted, for its 101 answer. */
   private readonly upgradeIds = new WeakMap<IncomingMessage, string>();
 
   constructor(private readonly deps: DataPlaneDeps) {
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
-    this.maxBody = deps.maxBodyBytes ?? 5 * 1024 * 1024;
+    this.maxBodyBytes = deps.maxBodyBytes ?? 5 * 1024 * 1024;
     this.wss.on("headers", (headers: string[], req: IncomingMessage) => {
       const id = this.upgradeIds.get(req);
       if (id) headers.push(`X-Request-Id: ${id}`);
@@ -182,7 +211,7 @@ export class DataPlane {
 
   /** Answers a refusal; returns the body (for the logs). */
   private answer(
-    res: ServerResponse,
+    res: RpcResponse,
     r: Refusal,
     requestId: string,
     headers: Record<string, string> = NO_HEADERS,
@@ -211,7 +240,7 @@ export class DataPlane {
    * Every answer carries x-request-id: the client's own when it sent a plain one (see SANE_REQUEST_ID),
    * else a new one; error logs are stored under it (a batch's calls under `<id>.<index>`).
    */
-  handleHttp(req: IncomingMessage, res: ServerResponse, target: RouteTarget): Promise<void> {
+  handleHttp(req: RpcRequest, res: RpcResponse, target: RouteTarget): Promise<void> {
     const requestId = requestIdOf(req);
     return this.serveHttp(req, res, target, requestId).catch((error) => {
       this.deps.onError?.(error);
@@ -220,12 +249,7 @@ export class DataPlane {
     });
   }
 
-  private async serveHttp(
-    req: IncomingMessage,
-    res: ServerResponse,
-    target: RouteTarget,
-    requestId: string,
-  ): Promise<void> {
+  private async serveHttp(req: RpcRequest, res: RpcResponse, target: RouteTarget, requestId: string): Promise<void> {
     const startedAt = performance.now();
     const endpoint = this.lookup(target) ?? (await this.lookupOrLoad(target));
     if (!endpoint) {
@@ -250,7 +274,7 @@ export class DataPlane {
       }
       let body: Buffer | null = null;
       try {
-        body = await readBody(req, this.maxBody);
+        body = await readBody(req, this.maxBodyBytes);
       } catch {
         // Too large or cut off: logged without its body.
       }
@@ -279,16 +303,16 @@ export class DataPlane {
     if (denied) return refuseEarly(denied);
     let body: Buffer;
     try {
-      body = await readBody(req, this.maxBody);
+      body = await readBody(req, this.maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLarge) {
         const r: Refusal = {
           kind: "TOO_LARGE",
           http: 413,
           code: -32600,
-          message: `The body is larger than ${this.maxBody} bytes.`,
+          message: `The body is larger than ${this.maxBodyBytes} bytes.`,
         };
-        const sent = this.answer(res, r, requestId, headers);
+        const sent = this.answer(res, r, requestId, { ...headers, connection: "close" });
         this.record(info, startedAt, r.http, null, r, NONE_REFUSED, req, target, requestId, null, sent);
         return;
       }
@@ -397,7 +421,7 @@ export class DataPlane {
     responseBytes: number | null,
     requestRefusal: Refusal | null,
     refused: Refused[],
-    req: IncomingMessage,
+    req: RpcRequest,
     target: RouteTarget,
     requestId: string,
     requestBody: Buffer | null,

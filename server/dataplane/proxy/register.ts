@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { attachFastLane } from "./fastlane.ts";
 import { DataPlane, type DataPlaneDeps, type RouteTarget } from "./plane.ts";
 
 const EMPTY = Buffer.alloc(0);
 const RPC_PATH = /^\/rpc\/([^/?#]+)(?:\/([^/?#]+))?\/?(?:[?#]|$)/;
 
 /** The endpoint a raw request names: /rpc/:exId[/:token], or a domain-mask host with an optional /:token path. */
-export function targetOf(plane: DataPlane, req: IncomingMessage): RouteTarget | undefined {
+export function targetOf(plane: DataPlane, req: { url?: string; headers: { host?: string } }): RouteTarget | undefined {
   const url = req.url ?? "/";
   const host = req.headers.host;
   if (host && plane.lookup({ host })) {
@@ -62,6 +63,12 @@ export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): Da
   });
 
   takeRpcRequestsFirst(app, plane);
+  const lane = attachFastLane(app.server, {
+    plane,
+    maxBody: plane.maxBodyBytes,
+    keepAliveMs: app.server.keepAliveTimeout || 72_000,
+    targetOf: (req) => targetOf(plane, req),
+  });
 
   app.register(async (scope) => {
     // The proxy reads and forwards the raw body itself: leave the stream unread.
@@ -98,7 +105,10 @@ export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): Da
     done();
   });
   // WebSocket connections are not the server's to close: end them before it waits for its connections.
-  app.addHook("preClose", async () => plane.closeConnections());
+  app.addHook("preClose", async () => {
+    plane.closeConnections();
+    lane.closeConnections();
+  });
   app.addHook("onClose", async () => plane.close());
   return plane;
 }

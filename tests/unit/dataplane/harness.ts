@@ -31,6 +31,7 @@ export async function startHarness(
     /** A meter of the test's own instead of the recording one. */
     meter?: MeterStage;
     onError?: (error: unknown) => void;
+    maxBodyBytes?: number;
   } = {},
 ): Promise<Harness> {
   const node = await startAnvil({ chainId: SEPOLIA, blockTimeSeconds: 1 });
@@ -49,6 +50,7 @@ export async function startHarness(
     rateLimit: options.rateLimit,
     meter,
     onError: options.onError,
+    maxBodyBytes: options.maxBodyBytes,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
