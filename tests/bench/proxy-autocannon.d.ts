@@ -9,7 +9,9 @@ declare module "autocannon" {
     duration?: number;
   }
   interface Result {
-    requests: { average: number };
+    requests: { average: number; total: number };
+    /** Seconds the run took. */
+    duration: number;
     latency: { p50: number; p99: number };
     non2xx: number;
     errors: number;

@@ -134,7 +134,9 @@ async function throughput(url: string, method: Method, connections: number): Pro
   });
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return result.requests.average;
+  // The total over the run's measured length: autocannon's per-second average can count a late second
+  // twice when the load generator shares the CPU (one run reported anvil at 3× its rate).
+  return result.requests.total / result.duration;
 }
 
 /** How many requests each target gets in turn when latencies are measured side by side. */

@@ -137,6 +137,8 @@ interface LaneOptions {
   maxBody: number;
   /** How long an idle kept-alive connection stays open. */
   keepAliveMs: number;
+  /** The longest a request may take to arrive whole, from its first byte (node:http's requestTimeout). */
+  requestTimeoutMs: number;
   targetOf(req: { url: string; headers: IncomingHttpHeaders }): RouteTarget | undefined;
   handOver(socket: Socket): void;
 }
@@ -147,6 +149,8 @@ class LaneConnection {
   private busy = false;
   /** Closed, handed over, or closing after the answer in hand: no further request is read. */
   private done = false;
+  /** When the first byte of the request now in the buffer arrived. */
+  private requestStarted = 0;
 
   constructor(
     readonly socket: Socket,
@@ -163,6 +167,12 @@ class LaneConnection {
   }
 
   private readonly onData = (chunk: Buffer) => {
+    if (this.buffered.length === 0) this.requestStarted = Date.now();
+    else if (Date.now() - this.requestStarted > this.options.requestTimeoutMs) {
+      // A request trickled in too slowly (as node:http's requestTimeout would end it).
+      this.socket.destroy();
+      return;
+    }
     this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
     if (!this.busy) this.next();
   };
@@ -208,9 +218,17 @@ class LaneConnection {
       this.socket.end(bytes);
       return;
     }
-    this.socket.write(bytes);
-    this.busy = false;
-    this.next();
+    this.requestStarted = Date.now();
+    if (this.socket.write(bytes)) {
+      this.busy = false;
+      this.next();
+    } else {
+      // A client that sends calls faster than it reads answers waits until it has read them.
+      this.socket.once("drain", () => {
+        this.busy = false;
+        this.next();
+      });
+    }
   }
 
   /** node:http takes the connection from here, with the bytes not yet answered. */

@@ -67,6 +67,7 @@ export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): Da
     plane,
     maxBody: plane.maxBodyBytes,
     keepAliveMs: app.server.keepAliveTimeout || 72_000,
+    requestTimeoutMs: app.server.requestTimeout || 300_000,
     targetOf: (req) => targetOf(plane, req),
   });
 

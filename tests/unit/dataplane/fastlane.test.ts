@@ -1,6 +1,10 @@
-import { connect, type Socket } from "node:net";
+import { createServer } from "node:http";
+import { type AddressInfo, connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseHead } from "../../../server/dataplane/proxy/fastlane.ts";
+import { staticUpstreams } from "../../../server/dataplane/chain/nodes.ts";
+import { EndpointCache } from "../../../server/dataplane/proxy/directory.ts";
+import { attachFastLane, parseHead } from "../../../server/dataplane/proxy/fastlane.ts";
+import { DataPlane } from "../../../server/dataplane/proxy/plane.ts";
 import { call, type Harness, SEPOLIA, startHarness } from "./harness.ts";
 
 const head = (text: string) => Buffer.from(text.replace(/\n/g, "\r\n"));
@@ -195,4 +199,30 @@ describe("the fast lane on a real connection", () => {
     await other.close();
     await expect.poll(() => client.ended || client.socket.destroyed).toBe(true);
   }, 60_000);
+});
+
+describe("the fast lane's limits", () => {
+  it("ends a request that trickles in slower than the request timeout", async () => {
+    const server = createServer((_req, res) => res.end("node"));
+    const plane = new DataPlane({ directory: new EndpointCache(), upstreams: staticUpstreams([]) });
+    attachFastLane(server, {
+      plane,
+      maxBody: 1000,
+      keepAliveMs: 10_000,
+      requestTimeoutMs: 150,
+      targetOf: () => ({ exId: "x" }),
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = await RawClient.open((server.address() as AddressInfo).port);
+      client.socket.write("POST /rpc/x HTTP/1.1\r\n");
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      client.socket.write("host: a\r\n");
+      await expect.poll(() => client.ended || client.socket.destroyed).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await plane.close();
+    }
+  });
 });
