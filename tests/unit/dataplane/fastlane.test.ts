@@ -20,6 +20,10 @@ describe("the fast lane's reading of a request head", () => {
       close: true,
       headers: { host: "a", "content-length": "12" },
     });
+    expect(parseHead(post("content-length: 2\nconstructor: x\n__proto__: y\n"), 100)).toMatchObject({
+      kind: "rpc",
+      headers: { constructor: "x", ["__proto__"]: "y" },
+    });
     expect(parseHead(Buffer.from("PO"), 100)).toEqual({ kind: "incomplete" });
     expect(parseHead(Buffer.from("POST /rpc/x HTTP/1.1\r\nhost:"), 100)).toEqual({ kind: "incomplete" });
   });
