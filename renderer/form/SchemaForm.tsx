@@ -6,6 +6,7 @@ import type CoreForm from "@rjsf/core";
 import {
   type ErrorSchema,
   getDefaultFormState,
+  mergeObjects,
   type RJSFSchema,
   type RJSFValidationError,
   type UiSchema,
@@ -77,7 +78,7 @@ const FIELDS = { "key-value": KeyValueField };
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 
 /** The errors of the fields whose ids (rjsf's `root_a_b`) were touched, from a whole-form error schema. */
-export function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>, id = "root"): ErrorSchema | undefined {
+function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>, id = "root"): ErrorSchema | undefined {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(errors as Record<string, unknown>)) {
     if (key === "__errors") {
@@ -88,17 +89,6 @@ export function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>,
     }
   }
   return Object.keys(out).length ? (out as ErrorSchema) : undefined;
-}
-
-/** Two error schemas as one (messages of the same field are kept side by side). */
-export function mergeErrors(a: ErrorSchema | undefined, b: ErrorSchema | undefined): ErrorSchema | undefined {
-  if (!a || !b) return a ?? b;
-  const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
-  for (const [key, value] of Object.entries(b as Record<string, unknown>)) {
-    if (key === "__errors") out.__errors = [...((out.__errors as string[]) ?? []), ...(value as string[])];
-    else out[key] = mergeErrors(out[key] as ErrorSchema | undefined, value as ErrorSchema);
-  }
-  return out as ErrorSchema;
 }
 
 export function SchemaForm(props: SchemaFormProps) {
@@ -131,7 +121,14 @@ export function SchemaForm(props: SchemaFormProps) {
     const { errorSchema } = validator.validateFormData(data, formSchema, undefined, transformErrors, uiSchema);
     return touchedErrors(errorSchema, touched);
   }, [submitted, touched, props.formData, formSchema, uiSchema]);
-  const extraErrors = useMemo(() => mergeErrors(props.extraErrors, earlyErrors), [props.extraErrors, earlyErrors]);
+  // Both kinds side by side: messages of one field are concatenated.
+  const extraErrors = useMemo(
+    () =>
+      props.extraErrors && earlyErrors
+        ? (mergeObjects(props.extraErrors, earlyErrors, true) as ErrorSchema)
+        : (props.extraErrors ?? earlyErrors),
+    [props.extraErrors, earlyErrors],
+  );
   return (
     <div className="np-schema-form">
       {props.formError ? <Alert type="error" showIcon title={props.formError} style={{ marginBottom: 16 }} /> : null}

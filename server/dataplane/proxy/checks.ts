@@ -4,10 +4,10 @@ import { parseTransaction } from "viem";
 import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost, remember } from "./endpoint.ts";
 import { type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 
-/** The client's address: the socket peer, or the configured header when the ipCustomHeader option is on. */
 /** The parts of a request the checks read (node's IncomingMessage, or the fast lane's request). */
 type RequestParts = { headers: IncomingHttpHeaders; socket: { remoteAddress?: string } };
 
+/** The client's address: the socket peer, or the configured header when the ipCustomHeader option is on. */
 export function clientIpOf(endpoint: CompiledEndpoint, req: RequestParts): string {
   const { options, ipCustomHeaderName } = endpoint.record;
   if (options.ipCustomHeader && ipCustomHeaderName) {

@@ -136,7 +136,6 @@ class LaneResponse implements RpcResponse {
 
 interface LaneOptions {
   plane: DataPlane;
-  maxBody: number;
   /** How long an idle kept-alive connection stays open. */
   keepAliveMs: number;
   /** The longest a request may take to arrive whole, from its first byte (node:http's requestTimeout). */
@@ -195,7 +194,7 @@ class LaneConnection {
   /** Answers the complete requests in the buffer, one at a time; hands the rest over when one is not for the lane. */
   private next(): void {
     while (!this.busy && !this.done && this.buffered.length > 0) {
-      const head = parseHead(this.buffered, this.options.maxBody);
+      const head = parseHead(this.buffered, this.options.plane.maxBodyBytes);
       if (head.kind === "incomplete") return;
       const target = head.kind === "rpc" ? this.options.targetOf({ url: head.url, headers: head.headers }) : undefined;
       if (head.kind === "other" || !target) {

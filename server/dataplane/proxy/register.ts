@@ -65,7 +65,6 @@ export function registerDataPlane(app: FastifyInstance, deps: DataPlaneDeps): Da
   takeRpcRequestsFirst(app, plane);
   const lane = attachFastLane(app.server, {
     plane,
-    maxBody: plane.maxBodyBytes,
     keepAliveMs: app.server.keepAliveTimeout || 72_000,
     requestTimeoutMs: app.server.requestTimeout || 300_000,
     targetOf: (req) => targetOf(plane, req),

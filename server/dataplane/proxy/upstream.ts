@@ -53,12 +53,13 @@ export class AnswerParser {
           data = data.subarray(end + 4);
           break;
         }
-        case "length": {
+        case "length":
+        case "chunk-data": {
           const n = Math.min(this.remaining, data.length);
           this.parts.push(data.subarray(0, n));
           this.remaining -= n;
           data = data.subarray(n);
-          if (this.remaining === 0) this.state = "done";
+          if (this.remaining === 0) this.state = this.state === "length" ? "done" : "chunk-end";
           break;
         }
         case "chunk-size":
@@ -83,14 +84,6 @@ export class AnswerParser {
             this.remaining = size;
             this.state = size === 0 ? "trailers" : "chunk-data";
           }
-          break;
-        }
-        case "chunk-data": {
-          const n = Math.min(this.remaining, data.length);
-          this.parts.push(data.subarray(0, n));
-          this.remaining -= n;
-          data = data.subarray(n);
-          if (this.remaining === 0) this.state = "chunk-end";
           break;
         }
         case "until-close":

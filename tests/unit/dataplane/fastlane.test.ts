@@ -208,10 +208,9 @@ describe("the fast lane on a real connection", () => {
 describe("the fast lane's limits", () => {
   it("ends a request that trickles in slower than the request timeout", async () => {
     const server = createServer((_req, res) => res.end("node"));
-    const plane = new DataPlane({ directory: new EndpointCache(), upstreams: staticUpstreams([]) });
+    const plane = new DataPlane({ directory: new EndpointCache(), upstreams: staticUpstreams([]), maxBodyBytes: 1000 });
     attachFastLane(server, {
       plane,
-      maxBody: 1000,
       keepAliveMs: 10_000,
       requestTimeoutMs: 150,
       targetOf: () => ({ exId: "x" }),
