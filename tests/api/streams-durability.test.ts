@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { KEPT_HASHES } from "../../server/dataplane/engine/store.ts";
 import type { TestUser } from "../support/api.ts";
 import {
   blockNumbers,
@@ -224,6 +227,79 @@ describe("durability", () => {
       await receiver.close();
     }
   }, 60_000);
+
+  it("reads blocks behind the tip several batches per request, and keeps only its last block hashes", async () => {
+    const receiver = await startReceiver();
+    // Counts the engine's HTTP requests to the node on their way to anvil.
+    let nodeRequests = 0;
+    const counter = createServer(async (req, res) => {
+      nodeRequests++;
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      const answer = await fetch(t.anvil.httpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      res.setHeader("content-type", "application/json");
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((r) => counter.listen(0, "127.0.0.1", r));
+    const upstreams = staticUpstreams([
+      {
+        network: NETWORK,
+        chainId: 1,
+        httpUrl: `http://127.0.0.1:${(counter.address() as AddressInfo).port}`,
+        wsUrl: null,
+        source: "local",
+      },
+    ]);
+    const engine = startStreamEngine({
+      db: t.db,
+      log: (await import("pino")).pino({ level: "silent" }),
+      config: { dataDir: t.dataDir },
+      upstreams,
+      leaseTtlMs: 2000,
+      pollMs: 50,
+      tipPollMs: 50,
+      metricsFlushMs: 0,
+    });
+    try {
+      const blocks = 400;
+      await t.rpc("anvil_mine", [`0x${blocks.toString(16)}`]);
+      const tip = Number.parseInt(await t.rpc<string>("eth_blockNumber"), 16);
+      const first = tip - blocks + 1;
+      const id = await createStream({
+        destinationAttributes: { url: receiver.url },
+        startRange: first,
+        endRange: tip,
+        datasetBatchSize: 1,
+        fixBlockReorgs: true,
+      });
+      await waitFor("the range delivered", async () => (await statusOf(id)) === "COMPLETED", 60_000);
+      expect(receiver.received.map((r) => blockNumbers(r.json)[0])).toEqual(
+        Array.from({ length: blocks }, (_, i) => first + i),
+      );
+      // One batch per request would be 400 (plus the tip checks); spans of empty blocks hold dozens.
+      expect(nodeRequests).toBeLessThan(blocks / 5);
+      const kept = (
+        await t.db.$client.query<{ n: number; low: string; high: string }>(
+          "select count(*)::int as n, min(block_number) as low, max(block_number) as high from stream_block_hashes where stream_id = $1",
+          [id],
+        )
+      ).rows[0];
+      // Pruned to the last KEPT_HASHES whenever a batch crosses a multiple of 64 blocks.
+      expect(Number(kept.high)).toBe(tip);
+      expect(kept.n).toBeGreaterThanOrEqual(KEPT_HASHES);
+      expect(kept.n).toBeLessThanOrEqual(KEPT_HASHES + 64);
+      expect(Number(kept.low)).toBe(tip - kept.n + 1);
+    } finally {
+      await engine.stop();
+      await receiver.close();
+      await new Promise((r) => counter.close(r));
+    }
+  }, 90_000);
 
   it("delivers every block to a PostgreSQL table, once each, in order", async () => {
     const url = new URL(t.database.url);

@@ -1,5 +1,5 @@
 import { gzipSync } from "node:zlib";
-import { request } from "undici";
+import { Pool } from "undici";
 import { assertCompression, batchMetadata, errorMessage } from "./common.ts";
 import { NONCE_HEADER, SIGNATURE_HEADER, signPayload, TIMESTAMP_HEADER } from "./signature.ts";
 import {
@@ -29,6 +29,9 @@ export class WebhookDestination implements Destination {
   private readonly url: URL;
   private readonly compression: "NONE" | "GZIP";
   private readonly timeoutMs: number;
+  /** One keep-alive pool per destination, closed with it: no per-request lookup in a global agent. */
+  private readonly pool: Pool;
+  private readonly path: string;
 
   constructor(
     private readonly attrs: WebhookAttributes,
@@ -49,6 +52,8 @@ export class WebhookDestination implements Destination {
         throw new DestinationError(`header name "${name}" is not a valid HTTP header name`, { retryable: false });
       }
     }
+    this.path = `${this.url.pathname}${this.url.search}`;
+    this.pool = new Pool(this.url.origin, { connections: 4, connect: { timeout: this.timeoutMs } });
   }
 
   async test(): Promise<TestResult> {
@@ -81,7 +86,9 @@ export class WebhookDestination implements Destination {
     return { bytes, durationMs: performance.now() - t, detail: `HTTP ${status}` };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
 
   private async post(body: string, extra: Record<string, string>): Promise<{ status: number; bytes: number }> {
     const headers: Record<string, string> = {};
@@ -97,32 +104,47 @@ export class WebhookDestination implements Destination {
     }
     const wire = this.compression === "GZIP" ? gzipSync(body) : body;
     if (this.compression === "GZIP") headers["content-encoding"] = "gzip";
-    let res: Awaited<ReturnType<typeof request>>;
+    // The post timeout bounds the whole exchange: connecting (the pool's connect timeout), waiting for
+    // the answer's head, then reading its body within what is left. undici's own timers cover the first
+    // two; a timer of ours only runs while a body is read (an AbortSignal per request cost more).
+    const started = performance.now();
+    const timedOut = `no answer within ${this.timeoutMs / 1000} s`;
+    let text: string;
+    let statusCode: number;
     try {
-      res = await request(this.url, {
+      const res = await this.pool.request({
         method: "POST",
+        path: this.path,
         headers,
         body: wire,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        signal: AbortSignal.timeout(this.timeoutMs),
       });
+      statusCode = res.statusCode;
+      const left = this.timeoutMs - (performance.now() - started);
+      const timer = setTimeout(() => res.body.destroy(new Error(timedOut)), Math.max(0, left));
+      try {
+        text = await res.body.text();
+      } catch {
+        text = "";
+      } finally {
+        clearTimeout(timer);
+      }
     } catch (e) {
       const reason =
-        e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")
-          ? `no answer within ${this.timeoutMs / 1000} s`
+        e instanceof Error && /timeout/i.test(`${e.name} ${(e as { code?: string }).code ?? ""}`)
+          ? timedOut
           : errorMessage(e);
       throw new DestinationError(`webhook POST to ${this.url.host} failed: ${reason}`, { retryable: true });
     }
-    const text = await res.body.text().catch(() => "");
-    if (res.statusCode < 200 || res.statusCode >= 300) {
+    if (statusCode < 200 || statusCode >= 300) {
       const trimmed = text.length > 500 ? `${text.slice(0, 500)}…` : text;
-      const retryable = res.statusCode === 408 || res.statusCode === 429 || res.statusCode >= 500;
-      throw new DestinationError(`webhook answered HTTP ${res.statusCode}: ${trimmed}`, {
+      const retryable = statusCode === 408 || statusCode === 429 || statusCode >= 500;
+      throw new DestinationError(`webhook answered HTTP ${statusCode}: ${trimmed}`, {
         retryable,
-        status: res.statusCode,
+        status: statusCode,
       });
     }
-    return { status: res.statusCode, bytes: typeof wire === "string" ? Buffer.byteLength(wire) : wire.length };
+    return { status: statusCode, bytes: typeof wire === "string" ? Buffer.byteLength(wire) : wire.length };
   }
 }

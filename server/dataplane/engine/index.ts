@@ -74,9 +74,10 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   );
   const runners = new Map<string, StreamRunner>();
   const box = secretBox(deps.config);
-  // Acknowledgements go through connections that do not wait for the WAL flush: a database crash can
-  // lose the last few checkpoint moves, which only re-sends those batches (still at least once, no
-  // gap); a killed engine process loses nothing. It makes each batch cost a round trip, not an fsync.
+  // Acknowledgements and lease renewals go through connections that do not wait for the WAL flush: a
+  // database crash can lose the last few checkpoint moves, which only re-sends those batches (still at
+  // least once, no gap), or a renewal, which only ends a lease sooner; a killed engine process loses
+  // nothing. It makes each batch cost a round trip, not an fsync.
   const ackPool = new pg.Pool({ ...deps.db.$client.options, max: 4, options: "-c synchronous_commit=off" });
   ackPool.on("error", () => {});
   let stopping = false;

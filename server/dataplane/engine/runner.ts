@@ -30,7 +30,7 @@ export interface RunnerDeps {
   box: SecretBox;
   mailer: Mailer | null;
   metrics: MetricsBuffer;
-  /** Connections for acknowledgements (see startStreamEngine). */
+  /** Connections for acknowledgements and lease renewals (see startStreamEngine). */
   ackPool: pg.Pool;
   destinationDeps?: DestinationDeps;
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
@@ -67,15 +67,31 @@ class StreamFailure extends Error {
 const hex = (n: number) => `0x${n.toString(16)}`;
 const FILTER_LOG_LINES_KEPT = 10;
 
-/** Batches read ahead of the one being delivered. */
-export const READ_AHEAD_BATCHES = 2;
+/**
+ * Read-ahead: spans of whole batches, each read in one request, so a stream behind the chain tip
+ * pays a node round trip per span instead of per batch. A span holds about READ_SPAN_BYTES of
+ * dataset (judged by the last batch), at most READ_SPAN_MAX_BLOCKS blocks, and at least one batch. Up
+ * to two spans are read ahead: a new one is read when no more than one span's batches are left.
+ */
+export const READ_SPAN_BYTES = 64 * 1024;
+export const READ_SPAN_MAX_BLOCKS = 50;
+
+function sliceBatch(whole: DatasetBatch, from: number, to: number): DatasetBatch {
+  if (whole.fromBlock === from && whole.toBlock === to) return whole;
+  return {
+    ...whole,
+    fromBlock: from,
+    toBlock: to,
+    items: whole.items.slice(from - whole.fromBlock, to - whole.fromBlock + 1),
+  };
+}
 
 /**
  * Runs one stream under a lease: read a batch, check it continues the delivered chain (reorgs), run
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
- * Pipeline: the next {@link READ_AHEAD_BATCHES} batches are read while one is filtered and delivered,
- * and a delivered batch's record (the checkpoint write) overlaps the delivery of the next batch.
+ * Pipeline: the following batches are read (in spans, see {@link READ_SPAN_BYTES}) while one is
+ * filtered and delivered, and a delivered batch's record (the checkpoint write) overlaps the delivery of the next batch.
  * Deliveries are strictly one after another, in block order. Records are written one after another
  * (the next starts only when the previous one committed), so the checkpoint only ever moves to the
  * end of a delivered batch, in order: it never passes a batch that was not acknowledged, and the
@@ -155,7 +171,7 @@ export class StreamRunner {
     this.heartbeat = setInterval(
       () => {
         store
-          .renewLease(db.$client, this.streamId, owner, leaseTtlMs)
+          .renewLease(this.deps.ackPool, this.streamId, owner, leaseTtlMs)
           .then((hb) => this.onHeartbeat(hb))
           .catch(() => undefined);
       },
@@ -236,6 +252,8 @@ export class StreamRunner {
     let recording: Promise<void> | null = null;
     /** The last block delivered by this runner (for the reorg check while its record is in flight). */
     let lastDelivered: { number: number; hash: string } | null = null;
+    /** Dataset bytes per block in the last batch: sizes the read-ahead spans (nothing known yet: one batch). */
+    let avgBytesPerBlock = Number.POSITIVE_INFINITY;
     const settled = async () => {
       const r = recording;
       recording = null;
@@ -341,36 +359,42 @@ export class StreamRunner {
           }
         }
 
-        // Read the following batches while this one is filtered and delivered.
-        let plannedTo = ahead.length > 0 ? ahead[ahead.length - 1].to : to;
-        while (ahead.length < READ_AHEAD_BATCHES) {
-          const nextFrom = plannedTo + 1;
-          const nextTo = Math.min(nextFrom + size - 1, last);
-          if (
-            nextFrom > nextTo ||
-            nextFrom <= reorgUntil ||
-            !(nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
-          )
-            break;
-          const read = parts.reader.fetchBatch(row.dataset as EvmDataset, nextFrom, nextTo);
-          read.catch(() => undefined);
-          ahead.push({ from: nextFrom, to: nextTo, read });
-          plannedTo = nextTo;
+        // Read the following batches while this one is filtered and delivered: whenever no more than
+        // one span's batches are left, the next span is read in one request and cut into batches.
+        const span = this.batchesPerRead(size, avgBytesPerBlock);
+        while (ahead.length <= span) {
+          const spanFrom = ahead.length > 0 ? ahead[ahead.length - 1].to + 1 : to + 1;
+          const planned: { from: number; to: number }[] = [];
+          let plannedTo = spanFrom - 1;
+          while (planned.length < span) {
+            const nextFrom = plannedTo + 1;
+            const nextTo = Math.min(nextFrom + size - 1, last);
+            if (
+              nextFrom > nextTo ||
+              nextFrom <= reorgUntil ||
+              !(nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
+            )
+              break;
+            planned.push({ from: nextFrom, to: nextTo });
+            plannedTo = nextTo;
+          }
+          if (planned.length === 0) break;
+          const read = parts.reader.fetchBatch(row.dataset as EvmDataset, spanFrom, plannedTo);
+          for (const b of planned) {
+            const part = read.then((whole) => sliceBatch(whole, b.from, b.to));
+            part.catch(() => undefined);
+            ahead.push({ ...b, read: part });
+          }
         }
 
-        const outcome = await this.deliver(parts, batch, isReorg);
+        avgBytesPerBlock = (await this.deliver(parts, batch, isReorg)) / (to - next + 1);
         // One record in flight at most, and records commit in order.
         await settled();
         const ack: store.Acknowledgement = {
           streamId: row.id,
           owner: this.deps.owner,
-          ttlMs: this.deps.leaseTtlMs,
           startBlock: next,
           endBlock: to,
-          isReorg,
-          sent: outcome.sent,
-          bytes: outcome.bytes,
-          attempts: outcome.attempts,
           hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
         };
         recording = this.record(ack, startedAt);
@@ -384,6 +408,12 @@ export class StreamRunner {
       // business only when the loop itself succeeded, see settled()).
       await settled().catch(() => undefined);
     }
+  }
+
+  /** Batches per read-ahead span for batches of `size` blocks of about `bytesPerBlock` each. */
+  private batchesPerRead(size: number, bytesPerBlock: number): number {
+    const blocks = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / Math.max(1, bytesPerBlock)));
+    return Math.max(1, Math.floor(blocks / size));
   }
 
   /** Writes one acknowledgement; throws Stop when it was not recorded (lease lost). */
@@ -459,12 +489,11 @@ export class StreamRunner {
     return n;
   }
 
-  /** Filters and delivers one batch, retrying per the destination's policy; throws StreamFailure when it gives up. */
-  private async deliver(
-    parts: Parts,
-    batch: DatasetBatch,
-    isReorg: boolean,
-  ): Promise<{ sent: boolean; bytes: number; attempts: number }> {
+  /**
+   * Filters and delivers one batch, retrying per the destination's policy; throws StreamFailure when it
+   * gives up. Returns the size of the batch's dataset JSON.
+   */
+  private async deliver(parts: Parts, batch: DatasetBatch, isReorg: boolean): Promise<number> {
     const row = this.row;
     const dataJson = JSON.stringify(batch.items);
     const rawBytes = Buffer.byteLength(dataJson);
@@ -510,7 +539,7 @@ export class StreamRunner {
         counted = true;
         this.deps.metrics.add(row, { blocks: batch.toBlock - batch.fromBlock + 1, bytesTotal: rawBytes });
       }
-      if (payloadJson === null) return { sent: false, bytes: 0, attempts };
+      if (payloadJson === null) return rawBytes;
       try {
         this.deps.metrics.add(row, { requests: 1 });
         await parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg });
@@ -520,7 +549,7 @@ export class StreamRunner {
           bytesBillable: bytes,
           credits: row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0,
         });
-        return { sent: true, bytes, attempts };
+        return rawBytes;
       } catch (e) {
         const retryable = !(e instanceof DestinationError) || e.retryable;
         failure = {

@@ -1,14 +1,7 @@
 import { and, desc, eq, gte, ilike, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
-import {
-  streamBlockHashes,
-  streamCheckpoints,
-  streamDeliveries,
-  streamLogs,
-  streamMetricMinutes,
-  streams,
-} from "./tables.ts";
+import { streamBlockHashes, streamCheckpoints, streamLogs, streamMetricMinutes, streams } from "./tables.ts";
 
 export type StreamRow = typeof streams.$inferSelect;
 export type NewStream = Omit<typeof streams.$inferInsert, "accountId" | "id">;
@@ -154,26 +147,6 @@ export async function progressOf(db: Executor, accountId: string, ids: string[])
       { nextBlock: r.nextBlock, lastDeliveredBlock: r.nextBlock === null ? null : r.nextBlock - 1 },
     ]),
   );
-}
-
-export async function deliveries(db: Executor, accountId: string, id: string, limit = 1000) {
-  const owned = await getOwned(db, accountId, id);
-  if (!owned) return [];
-  return db
-    .select()
-    .from(streamDeliveries)
-    .where(eq(streamDeliveries.streamId, id))
-    .orderBy(streamDeliveries.id)
-    .limit(limit);
-}
-
-async function getOwned(db: Executor, accountId: string, id: string) {
-  if (!isUuid(id)) return false;
-  const [row] = await db
-    .select({ id: streams.id })
-    .from(streams)
-    .where(and(eq(streams.id, id), eq(streams.accountId, accountId)));
-  return Boolean(row);
 }
 
 export async function logs(

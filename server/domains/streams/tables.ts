@@ -85,26 +85,6 @@ export const streamBlockHashes = pgTable(
   (t) => [primaryKey({ columns: [t.streamId, t.blockNumber] })],
 );
 
-/** One row per acknowledged batch (the acknowledgement record). */
-export const streamDeliveries = pgTable(
-  "stream_deliveries",
-  {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
-    streamId: uuid("stream_id")
-      .notNull()
-      .references(() => streams.id, { onDelete: "cascade" }),
-    startBlock: bigint("start_block", { mode: "number" }).notNull(),
-    endBlock: bigint("end_block", { mode: "number" }).notNull(),
-    isReorg: boolean("is_reorg").notNull().default(false),
-    /** False when the filter returned null: nothing was sent, the blocks still count as done. */
-    sent: boolean("sent").notNull().default(true),
-    bytes: bigint("bytes", { mode: "number" }).notNull().default(0),
-    attempts: integer("attempts").notNull().default(1),
-    deliveredAt: timestamp("delivered_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-  },
-  (t) => [index("stream_deliveries_stream").on(t.streamId, t.id)],
-);
-
 /** Which engine process runs a stream, until when. Taken with a conditional upsert, renewed while running. */
 export const streamLeases = pgTable("stream_leases", {
   streamId: uuid("stream_id")

@@ -1,8 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the networks file's ${VAR} syntax is what these tests are about
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { KEPT_STATES, startAnvil } from "../../../server/dataplane/chain/anvil.ts";
 import {
   loadCatalogueNetworks,
   localChainWanted,
@@ -92,4 +93,30 @@ describe("startChainNodes", () => {
       fetch(nodes.get("ethereum-sepolia")?.httpUrl as string, { method: "POST", body: "{}" }),
     ).rejects.toThrow();
   }, 30_000);
+
+  it("a local node keeps the state of its last blocks in memory and writes none to disk", async () => {
+    const stateDir = path.join(homedir(), ".foundry", "anvil", "tmp");
+    const before = new Set(existsSync(stateDir) ? readdirSync(stateDir) : []);
+    const node = await startAnvil({ chainId: 31337 });
+    const rpc = async (method: string, params: unknown[]) => {
+      const res = await fetch(node.httpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return (await res.json()) as { result?: string; error?: { message: string } };
+    };
+    try {
+      // Past anvil's in-memory limit, where it would otherwise write each older state to disk.
+      await rpc("anvil_mine", ["0x200"]);
+      const dev = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+      expect((await rpc("eth_getBalance", [dev, `0x${(512 - KEPT_STATES + 2).toString(16)}`])).result).toMatch(/^0x/);
+      expect((await rpc("eth_getBalance", [dev, "0x1"])).error?.message).toBeTruthy();
+      expect((await rpc("eth_getBlockByNumber", ["0x1", false])).result).toBeTruthy();
+    } finally {
+      await node.stop();
+    }
+    const written = (existsSync(stateDir) ? readdirSync(stateDir) : []).filter((d) => !before.has(d));
+    expect(written).toEqual([]);
+  }, 60_000);
 });

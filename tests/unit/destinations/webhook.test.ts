@@ -21,7 +21,7 @@ const TOKEN = "whsec_super-secret-token-123456";
 let server: Server;
 let base: string;
 let received: Received[] = [];
-let reply: { status: number; body: string; delayMs?: number } = { status: 200, body: "ok" };
+let reply: { status: number; body: string; delayMs?: number; stallBody?: boolean } = { status: 200, body: "ok" };
 
 beforeAll(async () => {
   server = createServer(async (req, res) => {
@@ -32,7 +32,8 @@ beforeAll(async () => {
     received.push({ headers: req.headers, raw, body });
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     res.statusCode = reply.status;
-    res.end(reply.body);
+    if (reply.stallBody) res.write(reply.body);
+    else res.end(reply.body);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -143,6 +144,14 @@ describe("webhook destination", () => {
       .deliver(batch)
       .catch((e: unknown) => e)) as Error;
     expect(err.message).toMatch(/no answer within 1 s/);
+    expect(Date.now() - t).toBeLessThan(2_500);
+  });
+
+  it("takes a 2xx whose answer body never ends as delivered, within the post timeout", async () => {
+    reply = { status: 200, body: "partial", stallBody: true };
+    const t = Date.now();
+    const ack = await webhook({ postTimeoutSec: 1 }).deliver(batch);
+    expect(ack.detail).toBe("HTTP 200");
     expect(Date.now() - t).toBeLessThan(2_500);
   });
 
