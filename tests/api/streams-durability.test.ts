@@ -72,6 +72,22 @@ function engineProcess(): ChildProcess {
   });
 }
 
+/** A stream engine in this process, reading from `httpUrl` (anvil unless a test puts something between). */
+async function engineHere(options: { httpUrl?: string } & Partial<Parameters<typeof startStreamEngine>[0]> = {}) {
+  const { httpUrl = t.anvil.httpUrl, ...rest } = options;
+  return startStreamEngine({
+    db: t.db,
+    log: (await import("pino")).pino({ level: "silent" }),
+    config: { dataDir: t.dataDir },
+    upstreams: staticUpstreams([{ network: NETWORK, chainId: 1, httpUrl, wsUrl: null, source: "local" }]),
+    leaseTtlMs: 2000,
+    pollMs: 50,
+    tipPollMs: 50,
+    metricsFlushMs: 0,
+    ...rest,
+  });
+}
+
 describe("durability", () => {
   it("after the engine process is killed mid-batch and restarted: no gap, only the unacknowledged batch twice", async () => {
     let release: () => void = () => {};
@@ -129,22 +145,9 @@ describe("durability", () => {
       await new Promise((r) => setTimeout(r, 20));
       return 200;
     });
-    const upstreams = staticUpstreams([
-      { network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl: null, source: "local" },
-    ]);
-    const common = {
-      db: t.db,
-      log: (await import("pino")).pino({ level: "silent" }),
-      config: { dataDir: t.dataDir },
-      upstreams,
-      leaseTtlMs: 1000,
-      pollMs: 50,
-      tipPollMs: 50,
-      metricsFlushMs: 0,
-    };
     // Two streams each, so both engines run at once.
-    const a = startStreamEngine({ ...common, ownerId: "engine-a", maxStreams: 2 });
-    const b = startStreamEngine({ ...common, ownerId: "engine-b", maxStreams: 2 });
+    const a = await engineHere({ leaseTtlMs: 1000, ownerId: "engine-a", maxStreams: 2 });
+    const b = await engineHere({ leaseTtlMs: 1000, ownerId: "engine-b", maxStreams: 2 });
     try {
       const ids = await Promise.all(
         [1, 2, 3, 4].map(() =>
@@ -175,19 +178,7 @@ describe("durability", () => {
 
   it("re-delivers blocks after a reorg made on anvil, marked as reorged", async () => {
     const receiver = await startReceiver();
-    const upstreams = staticUpstreams([
-      { network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl: null, source: "local" },
-    ]);
-    const engine = startStreamEngine({
-      db: t.db,
-      log: (await import("pino")).pino({ level: "silent" }),
-      config: { dataDir: t.dataDir },
-      upstreams,
-      leaseTtlMs: 2000,
-      pollMs: 50,
-      tipPollMs: 50,
-      metricsFlushMs: 0,
-    });
+    const engine = await engineHere();
     try {
       const tip = Number.parseInt(await t.rpc<string>("eth_blockNumber"), 16);
       const snapshot = await t.rpc<string>("evm_snapshot");
@@ -246,25 +237,7 @@ describe("durability", () => {
       res.end(Buffer.from(await answer.arrayBuffer()));
     });
     await new Promise<void>((r) => counter.listen(0, "127.0.0.1", r));
-    const upstreams = staticUpstreams([
-      {
-        network: NETWORK,
-        chainId: 1,
-        httpUrl: `http://127.0.0.1:${(counter.address() as AddressInfo).port}`,
-        wsUrl: null,
-        source: "local",
-      },
-    ]);
-    const engine = startStreamEngine({
-      db: t.db,
-      log: (await import("pino")).pino({ level: "silent" }),
-      config: { dataDir: t.dataDir },
-      upstreams,
-      leaseTtlMs: 2000,
-      pollMs: 50,
-      tipPollMs: 50,
-      metricsFlushMs: 0,
-    });
+    const engine = await engineHere({ httpUrl: `http://127.0.0.1:${(counter.address() as AddressInfo).port}` });
     try {
       const blocks = 400;
       await t.rpc("anvil_mine", [`0x${blocks.toString(16)}`]);
@@ -303,18 +276,7 @@ describe("durability", () => {
 
   it("delivers every block to a PostgreSQL table, once each, in order", async () => {
     const url = new URL(t.database.url);
-    const upstreams = staticUpstreams([
-      { network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl: null, source: "local" },
-    ]);
-    const engine = startStreamEngine({
-      db: t.db,
-      log: (await import("pino")).pino({ level: "silent" }),
-      config: { dataDir: t.dataDir },
-      upstreams,
-      pollMs: 50,
-      tipPollMs: 50,
-      metricsFlushMs: 0,
-    });
+    const engine = await engineHere();
     try {
       const id = await createStream({
         destination: "POSTGRES",
