@@ -177,7 +177,9 @@ async function minimalDelivery(
   range: { from: number; to: number },
   batchSize: number,
 ): Promise<number> {
-  const bytesPerBlock = Buffer.byteLength(JSON.stringify((await reader.fetchBatch("BLOCK", range.from, range.from)).items));
+  const bytesPerBlock = Buffer.byteLength(
+    JSON.stringify((await reader.fetchBatch("BLOCK", range.from, range.from)).items),
+  );
   const blocksPerSpan = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / bytesPerBlock));
   const span = Math.max(1, Math.floor(blocksPerSpan / batchSize)) * batchSize;
   const reads: Promise<unknown[]>[] = [];
