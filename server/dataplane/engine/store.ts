@@ -110,10 +110,10 @@ const ACK_RESULT =
  * connection parses and plans them once.
  */
 export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<Heartbeat | null> {
-  const where = [ack.streamId, ack.owner, ack.startBlock, ack.endBlock];
+  const checkpointArgs = [ack.streamId, ack.owner, ack.startBlock, ack.endBlock];
   const r = await pool.query<Heartbeat & { recorded: number }>(
     ack.hashes.length === 0
-      ? { name: "stream-acknowledge", text: `with ${ACK_CHECKPOINT} ${ACK_RESULT}`, values: where }
+      ? { name: "stream-acknowledge", text: `with ${ACK_CHECKPOINT} ${ACK_RESULT}`, values: checkpointArgs }
       : {
           name: "stream-acknowledge-with-hashes",
           text: `with ${ACK_CHECKPOINT}, h as (
@@ -126,7 +126,7 @@ export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<
                and $4::bigint / ${PRUNE_EVERY_BLOCKS} <> ($3::bigint - 1) / ${PRUNE_EVERY_BLOCKS}
              returning 1
            ) ${ACK_RESULT}`,
-          values: [...where, ack.hashes.map((h) => h.number), ack.hashes.map((h) => h.hash)],
+          values: [...checkpointArgs, ack.hashes.map((h) => h.number), ack.hashes.map((h) => h.hash)],
         },
   );
   const row = r.rows[0];
