@@ -11,11 +11,6 @@ export interface FormContext {
   colon?: boolean;
 }
 
-/**
- * Maps server field errors to rjsf `extraErrors`. Pointers are relative to the mutation's input
- * object or name a scalar argument; `variables` (how form data became the arguments) is inverted so
- * `/label` lands on the form field that `$form.label` fed. Errors that match no field are returned apart.
- */
 /** The `$form.…` references nested inside a variables mapping, each with the path of keys leading to it. */
 function nestedFormReferences(value: unknown, path: string[], out: { path: string[]; form: string[] }[]) {
   if (typeof value === "string" && value.startsWith("$form.") && path.length > 1)
@@ -26,6 +21,11 @@ function nestedFormReferences(value: unknown, path: string[], out: { path: strin
 
 const startsWith = (parts: string[], prefix: string[]) => prefix.every((part, i) => parts[i] === part);
 
+/**
+ * Maps server field errors to rjsf `extraErrors`. Pointers are relative to the mutation's input
+ * object or name a scalar argument; `variables` (how form data became the arguments) is inverted so
+ * `/label` lands on the form field that `$form.label` fed. Errors that match no field are returned apart.
+ */
 export function mapFieldErrors(
   fields: FieldError[],
   variables: Variables | undefined,

@@ -32,7 +32,7 @@ import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.t
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { EvmDatasetReader } from "../../server/dataplane/datasets/reader.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
-import { READ_SPAN_BYTES, READ_SPAN_MAX_BLOCKS } from "../../server/dataplane/engine/runner.ts";
+import { batchesPerSpan } from "../../server/dataplane/engine/runner.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
@@ -176,12 +176,9 @@ async function minimalDelivery(
   ackPool: pg.Pool,
   range: { from: number; to: number },
   batchSize: number,
+  bytesPerBlock: number,
 ): Promise<number> {
-  const bytesPerBlock = Buffer.byteLength(
-    JSON.stringify((await reader.fetchBatch("BLOCK", range.from, range.from)).items),
-  );
-  const blocksPerSpan = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / bytesPerBlock));
-  const span = Math.max(1, Math.floor(blocksPerSpan / batchSize)) * batchSize;
+  const span = batchesPerSpan(batchSize, bytesPerBlock) * batchSize;
   const reads: Promise<unknown[]>[] = [];
   let readFrom = range.from;
   const readSpan = () => {
@@ -272,7 +269,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
       const probe = new EvmDatasetReader(anvil.httpUrl);
       const sample = await probe.fetchBatch("BLOCK", range.from, range.from);
       await probe.close();
-      const kibPerBlock = Buffer.byteLength(JSON.stringify(sample.items)) / 1024;
+      const bytesPerBlock = Buffer.byteLength(JSON.stringify(sample.items));
       for (const batchSize of [1, 10]) {
         const raws: number[] = [];
         const minimals: number[] = [];
@@ -291,7 +288,14 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           }
           const rawSec = (performance.now() - firstDone) / 1000;
 
-          const minimalSec = await minimalDelivery(reader, `http://127.0.0.1:${port}`, ackPool, range, batchSize);
+          const minimalSec = await minimalDelivery(
+            reader,
+            `http://127.0.0.1:${port}`,
+            ackPool,
+            range,
+            batchSize,
+            bytesPerBlock,
+          );
           await reader.close();
 
           const expected = Math.ceil(count / batchSize);
@@ -350,7 +354,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
         const row: StreamBenchRow = {
           blocks: range.blocks,
           blockCount: count,
-          kibPerBlock,
+          kibPerBlock: bytesPerBlock / 1024,
           batchSize,
           rawBlocksPerSec: median(raws),
           minimalBlocksPerSec: median(minimals),

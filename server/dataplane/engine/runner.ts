@@ -76,6 +76,12 @@ const FILTER_LOG_LINES_KEPT = 10;
 export const READ_SPAN_BYTES = 64 * 1024;
 export const READ_SPAN_MAX_BLOCKS = 50;
 
+/** Batches per read-ahead span for batches of `size` blocks of about `bytesPerBlock` each. */
+export function batchesPerSpan(size: number, bytesPerBlock: number): number {
+  const blocks = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / Math.max(1, bytesPerBlock)));
+  return Math.max(1, Math.floor(blocks / size));
+}
+
 function sliceBatch(whole: DatasetBatch, from: number, to: number): DatasetBatch {
   if (whole.fromBlock === from && whole.toBlock === to) return whole;
   return {
@@ -91,7 +97,8 @@ function sliceBatch(whole: DatasetBatch, from: number, to: number): DatasetBatch
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
  * Pipeline: the following batches are read (in spans, see {@link READ_SPAN_BYTES}) while one is
- * filtered and delivered, and a delivered batch's record (the checkpoint write) overlaps the delivery of the next batch.
+ * filtered and delivered, and a delivered batch's record (the checkpoint write) overlaps the delivery
+ * of the next batch.
  * Deliveries are strictly one after another, in block order. Records are written one after another
  * (the next starts only when the previous one committed), so the checkpoint only ever moves to the
  * end of a delivered batch, in order: it never passes a batch that was not acknowledged, and the
@@ -253,7 +260,7 @@ export class StreamRunner {
     /** The last block delivered by this runner (for the reorg check while its record is in flight). */
     let lastDelivered: { number: number; hash: string } | null = null;
     /** Dataset bytes per block in the last batch: sizes the read-ahead spans (nothing known yet: one batch). */
-    let avgBytesPerBlock = Number.POSITIVE_INFINITY;
+    let bytesPerBlock = Number.POSITIVE_INFINITY;
     const settled = async () => {
       const r = recording;
       recording = null;
@@ -361,7 +368,7 @@ export class StreamRunner {
 
         // Read the following batches while this one is filtered and delivered: whenever no more than
         // one span's batches are left, the next span is read in one request and cut into batches.
-        const span = this.batchesPerRead(size, avgBytesPerBlock);
+        const span = batchesPerSpan(size, bytesPerBlock);
         while (ahead.length <= span) {
           const spanFrom = ahead.length > 0 ? ahead[ahead.length - 1].to + 1 : to + 1;
           const planned: { from: number; to: number }[] = [];
@@ -387,7 +394,7 @@ export class StreamRunner {
           }
         }
 
-        avgBytesPerBlock = (await this.deliver(parts, batch, isReorg)) / (to - next + 1);
+        bytesPerBlock = (await this.deliver(parts, batch, isReorg)) / (to - next + 1);
         // One record in flight at most, and records commit in order.
         await settled();
         const ack: store.Acknowledgement = {
@@ -408,12 +415,6 @@ export class StreamRunner {
       // business only when the loop itself succeeded, see settled()).
       await settled().catch(() => undefined);
     }
-  }
-
-  /** Batches per read-ahead span for batches of `size` blocks of about `bytesPerBlock` each. */
-  private batchesPerRead(size: number, bytesPerBlock: number): number {
-    const blocks = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / Math.max(1, bytesPerBlock)));
-    return Math.max(1, Math.floor(blocks / size));
   }
 
   /** Writes one acknowledgement; throws Stop when it was not recorded (lease lost). */

@@ -6,9 +6,9 @@ import type { DataPlane, RouteTarget, RpcRequest, RpcResponse } from "./plane.ts
 /**
  * The RPC fast lane. A JSON-RPC POST is read straight off the socket and answered in one write, without
  * node:http's request and response objects: on the benchmark machine the lane took 0.05–0.06 ms off each
- * call, over a third of what the proxy added (tests/bench/proxy.ts). Only plain requests take the lane: `POST` over HTTP/1.1 to an RPC
- * target (an /rpc path or a domain mask), with one Content-Length within the body limit, no
- * Transfer-Encoding, Expect or Upgrade, a Host, and nothing unusual in the head. Anything else (the
+ * call, over a third of what the proxy added (tests/bench/proxy.ts). Only plain requests take the lane:
+ * `POST` over HTTP/1.1 to an RPC target (an /rpc path or a domain mask), with one Content-Length within
+ * the body limit, no Transfer-Encoding, Expect or Upgrade, a Host, and nothing unusual in the head. Anything else (the
  * console, WebSocket upgrades, OPTIONS, chunked bodies, HTTP/1.0, a head the lane does not read to the
  * letter) is handed to node:http at a request boundary, with the bytes not yet answered, and the
  * connection stays there. Both sides agree on where each request ends because the lane consumes only
