@@ -1,5 +1,5 @@
 import { gzipSync } from "node:zlib";
-import { Pool } from "undici";
+import { AnswerTimeout, PostClient } from "../http/post-client.ts";
 import { assertCompression, batchMetadata, errorMessage } from "./common.ts";
 import { NONCE_HEADER, SIGNATURE_HEADER, signPayload, TIMESTAMP_HEADER } from "./signature.ts";
 import {
@@ -23,15 +23,19 @@ import {
  * like a delivery, and reports the status. Receivers that act on payloads see an empty batch.
  */
 const RESERVED = new Set(["content-type", "content-encoding", "content-length", "host", "transfer-encoding"]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What HTTP allows in a header value (no CR, LF or other control characters), one byte per character. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 export class WebhookDestination implements Destination {
   readonly type = "WEBHOOK";
   private readonly url: URL;
   private readonly compression: "NONE" | "GZIP";
   private readonly timeoutMs: number;
-  /** One keep-alive pool per destination, closed with it: no per-request lookup in a global agent. */
-  private readonly pool: Pool;
-  private readonly path: string;
+  /** Kept-alive connections of this destination, closed with it. */
+  private readonly client: PostClient;
+  /** The user's headers and content-encoding as header lines, built once. */
+  private readonly fixedHeaderLines: string;
 
   constructor(
     private readonly attrs: WebhookAttributes,
@@ -47,19 +51,31 @@ export class WebhookDestination implements Destination {
     }
     this.compression = assertCompression(attrs.compression) as "NONE" | "GZIP";
     this.timeoutMs = Math.max(1, attrs.postTimeoutSec ?? 10) * 1000;
-    for (const name of Object.keys(attrs.headers ?? {})) {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    let lines = "";
+    for (const [name, value] of Object.entries(attrs.headers ?? {})) {
+      if (!HEADER_NAME.test(name)) {
         throw new DestinationError(`header name "${name}" is not a valid HTTP header name`, { retryable: false });
       }
+      if (!HEADER_VALUE.test(value)) {
+        throw new DestinationError(
+          `header "${name}" has a value HTTP does not allow (a line break or control character)`,
+          {
+            retryable: false,
+          },
+        );
+      }
+      if (!RESERVED.has(name.toLowerCase())) lines += `${name.toLowerCase()}: ${value}\r\n`;
     }
-    this.path = `${this.url.pathname}${this.url.search}`;
-    this.pool = new Pool(this.url.origin, { connections: 4, connect: { timeout: this.timeoutMs } });
+    if (this.compression === "GZIP") lines += "content-encoding: gzip\r\n";
+    this.fixedHeaderLines = lines;
+    // The post timeout bounds the whole exchange (connecting, sending, the answer's head and body).
+    this.client = new PostClient({ connections: 4, maxIdle: 4, timeoutMs: this.timeoutMs });
   }
 
   async test(): Promise<TestResult> {
     const t = performance.now();
     try {
-      const { status } = await this.post("[]", { "x-qn-test": "true" });
+      const { status } = await this.post("[]", "x-qn-test: true\r\n");
       return { ok: true, message: `webhook answered HTTP ${status}`, durationMs: performance.now() - t };
     } catch (e) {
       return { ok: false, message: errorMessage(e), durationMs: performance.now() - t };
@@ -72,79 +88,46 @@ export class WebhookDestination implements Destination {
     const mode = this.ctx.metadata ?? "NONE";
     const body =
       mode === "BODY" ? `{"data":${batch.payloadJson},"metadata":${JSON.stringify(meta)}}` : batch.payloadJson;
-    const extra: Record<string, string> = {};
-    if (mode === "HEADER") {
-      extra["x-qn-batch-start-range"] = String(meta.batch_start_range);
-      extra["x-qn-batch-end-range"] = String(meta.batch_end_range);
-      extra["x-qn-data-size"] = String(meta.data_size_bytes);
-      extra["x-qn-reorg"] = String(meta.is_reorg);
-      extra["x-qn-stream-id"] = meta.stream_id;
-      extra["x-qn-network"] = meta.network;
-      extra["x-qn-dataset"] = meta.dataset;
-    }
+    const extra =
+      mode === "HEADER"
+        ? `x-qn-batch-start-range: ${meta.batch_start_range}\r\nx-qn-batch-end-range: ${meta.batch_end_range}\r\n` +
+          `x-qn-data-size: ${meta.data_size_bytes}\r\nx-qn-reorg: ${meta.is_reorg}\r\n` +
+          `x-qn-stream-id: ${meta.stream_id}\r\nx-qn-network: ${meta.network}\r\nx-qn-dataset: ${meta.dataset}\r\n`
+        : "";
     const { status, bytes } = await this.post(body, extra);
     return { bytes, durationMs: performance.now() - t, detail: `HTTP ${status}` };
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.client.close();
   }
 
-  private async post(body: string, extra: Record<string, string>): Promise<{ status: number; bytes: number }> {
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(this.attrs.headers ?? {})) {
-      if (!RESERVED.has(k.toLowerCase())) headers[k.toLowerCase()] = v;
-    }
-    Object.assign(headers, extra, { "content-type": "application/json" });
+  /** POSTs a body with the fixed headers, `extraLines` and the signature; 2xx or a DestinationError. */
+  private async post(body: string, extraLines: string): Promise<{ status: number; bytes: number }> {
+    let lines = this.fixedHeaderLines + extraLines;
     if (this.attrs.securityToken) {
       const s = signPayload(this.attrs.securityToken, body);
-      headers[NONCE_HEADER] = s.nonce;
-      headers[TIMESTAMP_HEADER] = s.timestamp;
-      headers[SIGNATURE_HEADER] = s.signature;
+      lines += `${NONCE_HEADER}: ${s.nonce}\r\n${TIMESTAMP_HEADER}: ${s.timestamp}\r\n${SIGNATURE_HEADER}: ${s.signature}\r\n`;
     }
-    const wire = this.compression === "GZIP" ? gzipSync(body) : body;
-    if (this.compression === "GZIP") headers["content-encoding"] = "gzip";
-    // The post timeout bounds the whole exchange: connecting (the pool's connect timeout), waiting for
-    // the answer's head, then reading its body within what is left. undici's own timers cover the first
-    // two; a timer of ours only runs while a body is read (an AbortSignal per request cost more).
-    const started = performance.now();
-    const timedOut = `no answer within ${this.timeoutMs / 1000} s`;
+    const wire = this.compression === "GZIP" ? gzipSync(body) : Buffer.from(body);
+    let status: number;
     let text: string;
-    let statusCode: number;
     try {
-      const res = await this.pool.request({
-        method: "POST",
-        path: this.path,
-        headers,
-        body: wire,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
-      });
-      statusCode = res.statusCode;
-      const left = this.timeoutMs - (performance.now() - started);
-      const timer = setTimeout(() => res.body.destroy(new Error(timedOut)), Math.max(0, left));
-      try {
-        text = await res.body.text();
-      } catch {
-        text = "";
-      } finally {
-        clearTimeout(timer);
-      }
+      const answer = await this.client.post(this.url.href, wire, lines);
+      status = answer.status;
+      text = answer.body.toString("utf8");
     } catch (e) {
-      const reason =
-        e instanceof Error && /timeout/i.test(`${e.name} ${(e as { code?: string }).code ?? ""}`)
-          ? timedOut
-          : errorMessage(e);
+      // A 2xx whose body never ends was still acknowledged by its status.
+      if (e instanceof AnswerTimeout && e.status >= 200 && e.status < 300)
+        return { status: e.status, bytes: wire.length };
+      const reason = e instanceof AnswerTimeout ? `no answer within ${this.timeoutMs / 1000} s` : errorMessage(e);
       throw new DestinationError(`webhook POST to ${this.url.host} failed: ${reason}`, { retryable: true });
     }
-    if (statusCode < 200 || statusCode >= 300) {
+    if (status < 200 || status >= 300) {
       const trimmed = text.length > 500 ? `${text.slice(0, 500)}…` : text;
-      const retryable = statusCode === 408 || statusCode === 429 || statusCode >= 500;
-      throw new DestinationError(`webhook answered HTTP ${statusCode}: ${trimmed}`, {
-        retryable,
-        status: statusCode,
-      });
+      const retryable = status === 408 || status === 429 || status >= 500;
+      throw new DestinationError(`webhook answered HTTP ${status}: ${trimmed}`, { retryable, status });
     }
-    return { status: statusCode, bytes: typeof wire === "string" ? Buffer.byteLength(wire) : wire.length };
+    return { status, bytes: wire.length };
   }
 }

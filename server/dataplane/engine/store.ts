@@ -96,6 +96,12 @@ const ACK_CHECKPOINT = `lease as (
      )`;
 const ACK_RESULT =
   "select s.status, s.sequence, (select count(*)::int from cp) as recorded from streams s where s.id = $1";
+/** The same checkpoint move as one UPDATE, for a batch without hashes: no CTE, no count. */
+const ACK_WITHOUT_HASHES = `update stream_checkpoints c set next_block = $4 + 1, updated_at = now()
+     from streams s
+     where c.stream_id = $1 and s.id = $1 and c.next_block >= $3
+       and exists (select 1 from stream_leases where stream_id = $1 and owner = $2 for share)
+     returning s.status, s.sequence, 1 as recorded`;
 
 /**
  * Moves the checkpoint past an acknowledged batch and stores its block hashes, in one statement (one
@@ -103,8 +109,9 @@ const ACK_RESULT =
  * waits for it, and it sees the takeover) and only when the checkpoint is not before the batch's first
  * block (a batch after a gap is never recorded; a reorg re-delivery starts before it). The lease is
  * renewed by the runner's heartbeat, not here: each acknowledgement writes as little as it can, and a
- * batch without hashes (the stream does not fix reorgs) runs a statement without the hash parts, which
- * cost a fifth of the engine's rate on empty blocks even with nothing to store.
+ * batch without hashes (the stream does not fix reorgs) runs a single UPDATE without the hash parts,
+ * which cost a fifth of the engine's rate on empty blocks even with nothing to store (the CTE form of
+ * the same move cost PostgreSQL a third more per batch than the UPDATE).
  * Returns the stream's status and sequence, or null when nothing was recorded (lease lost, or a
  * checkpoint moved under the runner): the runner must stop. Named (prepared) statements: each pooled
  * connection parses and plans them once.
@@ -113,7 +120,7 @@ export async function acknowledge(pool: pg.Pool, ack: Acknowledgement): Promise<
   const checkpointArgs = [ack.streamId, ack.owner, ack.startBlock, ack.endBlock];
   const r = await pool.query<Heartbeat & { recorded: number }>(
     ack.hashes.length === 0
-      ? { name: "stream-acknowledge", text: `with ${ACK_CHECKPOINT} ${ACK_RESULT}`, values: checkpointArgs }
+      ? { name: "stream-acknowledge", text: ACK_WITHOUT_HASHES, values: checkpointArgs }
       : {
           name: "stream-acknowledge-with-hashes",
           text: `with ${ACK_CHECKPOINT}, h as (

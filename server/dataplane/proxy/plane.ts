@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { UpstreamMap } from "../chain/nodes.ts";
+import { PostClient } from "../http/post-client.ts";
 import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
@@ -15,7 +16,6 @@ import {
   type ProxyRequestInfo,
   type RateLimitStage,
 } from "./stages.ts";
-import { UpstreamClient } from "./upstream.ts";
 
 /**
  * What the proxy reads of an HTTP request: node's IncomingMessage, or a request the fast lane read off the
@@ -185,7 +185,7 @@ function parseBody(body: Buffer | string): Parsed {
  * Framework-free (node:http request/response and upgrade sockets); `registerDataPlane` mounts it in Fastify.
  */
 export class DataPlane {
-  readonly upstreamClient = new UpstreamClient();
+  readonly upstreamClient = new PostClient();
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 8 * 1024 * 1024 });
   private readonly rateLimit: RateLimitStage;
   private readonly meter: MeterStage;
@@ -382,7 +382,7 @@ export class DataPlane {
     try {
       if (refused.length === 0 && upstream) {
         // The common case: forward the client's bytes untouched.
-        const answer = await this.upstreamClient.post(upstream, body);
+        const answer = await this.upstreamClient.post(upstream.httpUrl, body);
         status = answer.status;
         out = answer.body;
       } else if (!parsed.batch) {
@@ -459,7 +459,7 @@ export class DataPlane {
     const answers = new Map<string, unknown>();
     let inOrder: unknown[] = [];
     if (allowed.length > 0 && upstream) {
-      const answer = await this.upstreamClient.post(upstream, JSON.stringify(allowed));
+      const answer = await this.upstreamClient.post(upstream.httpUrl, JSON.stringify(allowed));
       const parsedAnswer = JSON.parse(answer.body.toString("utf8")) as unknown;
       inOrder = Array.isArray(parsedAnswer) ? parsedAnswer : [parsedAnswer];
       for (const a of inOrder) {

@@ -189,5 +189,8 @@ describe("webhook destination", () => {
   it("refuses BZIP2 and bad URLs when created", () => {
     expect(() => webhook({ compression: "BZIP2" })).toThrow(BZIP2_UNSUPPORTED);
     expect(() => webhook({ url: "ftp://example.com" })).toThrow("webhook url must be http or https");
+    // A line break in a value would let the user write headers (or a request) of their own.
+    expect(() => webhook({ headers: { "x-a": "1\r\nx-injected: yes" } })).toThrow(/value HTTP does not allow/);
+    expect(() => webhook({ headers: { "bad name": "1" } })).toThrow(/not a valid HTTP header name/);
   });
 });

@@ -1,14 +1,23 @@
 import net from "node:net";
 import tls from "node:tls";
-import type { Upstream } from "../chain/nodes.ts";
 
-export interface UpstreamAnswer {
+export interface PostAnswer {
   status: number;
   body: Buffer;
 }
 
-/** The upstream broke HTTP/1.1 (or closed mid-answer); the connection is not reused. */
-export class UpstreamProtocolError extends Error {}
+/** The server broke HTTP/1.1 (or closed mid-answer); the connection is not reused. */
+export class HttpProtocolError extends Error {}
+
+/** No whole answer within the client's timeout. `status` is the answer's, when its head had arrived (else 0). */
+export class AnswerTimeout extends Error {
+  constructor(
+    readonly timeoutMs: number,
+    readonly status: number,
+  ) {
+    super(`The server did not answer within ${timeoutMs} ms.`);
+  }
+}
 
 const CRLF = Buffer.from("\r\n");
 const HEAD_END = Buffer.from("\r\n\r\n");
@@ -34,7 +43,7 @@ export class AnswerParser {
     return this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
   }
 
-  /** Feeds bytes; returns true once the answer is complete. Throws UpstreamProtocolError on bad framing. */
+  /** Feeds bytes; returns true once the answer is complete. Throws HttpProtocolError on bad framing. */
   feed(chunk: Buffer): boolean {
     this.started = true;
     let data = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
@@ -44,8 +53,7 @@ export class AnswerParser {
         case "head": {
           const end = data.indexOf(HEAD_END);
           if (end < 0) {
-            if (data.length > MAX_HEAD_BYTES)
-              throw new UpstreamProtocolError("The upstream's answer head is too large.");
+            if (data.length > MAX_HEAD_BYTES) throw new HttpProtocolError("The server's answer head is too large.");
             this.pending = data;
             return false;
           }
@@ -67,20 +75,20 @@ export class AnswerParser {
         case "trailers": {
           const eol = data.indexOf(CRLF);
           if (eol < 0) {
-            if (data.length > MAX_HEAD_BYTES) throw new UpstreamProtocolError("A chunk line is too long.");
+            if (data.length > MAX_HEAD_BYTES) throw new HttpProtocolError("A chunk line is too long.");
             this.pending = data;
             return false;
           }
           const line = data.toString("latin1", 0, eol);
           data = data.subarray(eol + 2);
           if (this.state === "chunk-end") {
-            if (line !== "") throw new UpstreamProtocolError("A chunk does not end with CRLF.");
+            if (line !== "") throw new HttpProtocolError("A chunk does not end with CRLF.");
             this.state = "chunk-size";
           } else if (this.state === "trailers") {
             if (line === "") this.state = "done";
           } else {
             const size = Number.parseInt(line.split(";")[0].trim(), 16);
-            if (!Number.isFinite(size) || size < 0) throw new UpstreamProtocolError("A chunk size is not hexadecimal.");
+            if (!Number.isFinite(size) || size < 0) throw new HttpProtocolError("A chunk size is not hexadecimal.");
             this.remaining = size;
             this.state = size === 0 ? "trailers" : "chunk-data";
           }
@@ -92,7 +100,7 @@ export class AnswerParser {
           break;
       }
     }
-    // Bytes after a complete answer: the upstream is out of step, so the connection cannot be reused.
+    // Bytes after a complete answer: the server is out of step, so the connection cannot be reused.
     if (data.length > 0) this.keepAlive = false;
     return this.state === "done";
   }
@@ -109,7 +117,7 @@ export class AnswerParser {
   private readHead(head: string): void {
     const lines = head.split("\r\n");
     const statusLine = /^HTTP\/1\.([01]) (\d{3})/.exec(lines[0]);
-    if (!statusLine) throw new UpstreamProtocolError("The upstream did not answer HTTP/1.x.");
+    if (!statusLine) throw new HttpProtocolError("The server did not answer HTTP/1.x.");
     const status = Number(statusLine[2]);
     if (status >= 100 && status < 200) return; // informational: the real head follows
     this.status = status;
@@ -129,7 +137,7 @@ export class AnswerParser {
     if (status === 204 || status === 304) this.state = "done";
     else if (chunked) this.state = "chunk-size";
     else if (contentLength >= 0) {
-      if (!Number.isSafeInteger(contentLength)) throw new UpstreamProtocolError("Bad content-length.");
+      if (!Number.isSafeInteger(contentLength)) throw new HttpProtocolError("Bad content-length.");
       this.remaining = contentLength;
       this.state = contentLength === 0 ? "done" : "length";
     } else {
@@ -151,7 +159,7 @@ interface Origin {
 
 interface Exchange {
   parser: AnswerParser;
-  resolve: (answer: UpstreamAnswer) => void;
+  resolve: (answer: PostAnswer) => void;
   reject: (error: Error) => void;
   /** performance.now() after which the answer is overdue. */
   deadline: number;
@@ -175,7 +183,7 @@ class Connection {
     this.socket.on("data", (chunk: Buffer) => {
       const exchange = this.exchange;
       if (!exchange) {
-        // Bytes while idle: the upstream is out of step, so the connection cannot be reused.
+        // Bytes while idle: the server is out of step, so the connection cannot be reused.
         this.socket.destroy();
         return;
       }
@@ -189,12 +197,12 @@ class Connection {
       const exchange = this.exchange;
       if (exchange?.parser.end()) this.finish(exchange);
       else if (exchange)
-        this.fail(new UpstreamProtocolError("The upstream closed the connection before its answer was complete."));
+        this.fail(new HttpProtocolError("The server closed the connection before its answer was complete."));
       else this.socket.destroy();
     });
     this.socket.on("error", (error) => this.fail(error));
     this.socket.on("close", () => {
-      if (this.exchange) this.fail(new UpstreamProtocolError("The upstream closed the connection."));
+      if (this.exchange) this.fail(new HttpProtocolError("The server closed the connection."));
       origin.open.delete(this);
       const at = origin.idle.indexOf(this);
       if (at >= 0) origin.idle.splice(at, 1);
@@ -203,8 +211,8 @@ class Connection {
     origin.open.add(this);
   }
 
-  send(head: Buffer, body: Buffer, timeoutMs: number): Promise<UpstreamAnswer> {
-    return new Promise<UpstreamAnswer>((resolve, reject) => {
+  send(head: Buffer, body: Buffer, timeoutMs: number): Promise<PostAnswer> {
+    return new Promise<PostAnswer>((resolve, reject) => {
       this.exchange = { parser: new AnswerParser(), resolve, reject, deadline: performance.now() + timeoutMs };
       this.socket.ref();
       this.socket.cork();
@@ -226,7 +234,7 @@ class Connection {
     const exchange = this.exchange;
     this.exchange = null;
     this.socket.destroy();
-    exchange?.reject(new Error(`The upstream did not answer within ${timeoutMs} ms.`));
+    exchange?.reject(new AnswerTimeout(timeoutMs, exchange.parser.status));
   }
 
   private finish(exchange: Exchange): void {
@@ -237,12 +245,13 @@ class Connection {
 }
 
 /**
- * Forwards JSON-RPC bodies to upstream nodes over kept-alive HTTP/1.1 connections, one request per
- * connection at a time. It writes the request as one prebuilt head plus the client's bytes and reads the
- * answer with AnswerParser. That is all a JSON-RPC hop needs, and it costs less per request than an undici
- * Pool (tests/bench/proxy.ts measures the proxy against a plain node:http + undici one).
+ * POSTs bodies over kept-alive HTTP/1.1 connections, one request per connection at a time: the RPC
+ * proxy's hop to upstream nodes and webhook deliveries. It writes the request as one prebuilt head (plus
+ * the caller's extra header lines) and the body, and reads the answer with AnswerParser. That is all
+ * either needs, and it costs less per request than an undici Pool (tests/bench/proxy.ts measures the
+ * proxy against a plain node:http + undici one; tests/bench/streams.ts the engine).
  */
-export class UpstreamClient {
+export class PostClient {
   private readonly origins = new Map<string, Origin>();
   private readonly maxConnections: number;
   private readonly maxIdle: number;
@@ -258,7 +267,7 @@ export class UpstreamClient {
       maxIdle?: number;
       timeoutMs?: number;
       idleTimeoutMs?: number;
-      /** Certificate authorities trusted for https upstreams instead of the system's (a private node). */
+      /** Certificate authorities trusted for https servers instead of the system's (a private node). */
       ca?: string | Buffer;
     } = {},
   ) {
@@ -276,7 +285,7 @@ export class UpstreamClient {
     if (!origin) {
       const url = new URL(httpUrl);
       const secure = url.protocol === "https:";
-      if (!secure && url.protocol !== "http:") throw new Error(`Unsupported upstream protocol ${url.protocol}`);
+      if (!secure && url.protocol !== "http:") throw new Error(`Unsupported protocol ${url.protocol}`);
       const port = Number(url.port || (secure ? 443 : 80));
       const host = url.hostname.replace(/^\[|\]$/g, "");
       const auth = url.username
@@ -293,7 +302,7 @@ export class UpstreamClient {
                 ca: this.ca,
               })
           : () => net.connect({ host, port }),
-        // The upstream URL's own path and query (a provider's key often lives there) are kept.
+        // The URL's own path and query (a provider's key often lives there) are kept.
         headPrefix: `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${auth}content-type: application/json\r\ncontent-length: `,
         idle: [],
         open: new Set(),
@@ -304,19 +313,22 @@ export class UpstreamClient {
     return origin;
   }
 
-  /** POSTs a body and collects the answer. */
-  async post(upstream: Upstream, body: Buffer | string): Promise<UpstreamAnswer> {
-    if (this.closed) throw new Error("The upstream client is closed.");
-    const origin = this.originFor(upstream.httpUrl);
+  /**
+   * POSTs a JSON body to `url` and collects the answer. `headerLines` are extra header lines, each
+   * ending in CRLF, written as given: the caller checks their names and values.
+   */
+  async post(url: string, body: Buffer | string, headerLines = ""): Promise<PostAnswer> {
+    if (this.closed) throw new Error("The HTTP client is closed.");
+    const origin = this.originFor(url);
     const bytes = typeof body === "string" ? Buffer.from(body) : body;
-    const head = Buffer.from(`${origin.headPrefix}${bytes.length}\r\n\r\n`, "latin1");
+    const head = Buffer.from(`${origin.headPrefix}${bytes.length}\r\n${headerLines}\r\n`, "latin1");
     const { connection, reused } = await this.acquire(origin);
     try {
       return await connection.send(head, bytes, this.timeoutMs);
     } catch (error) {
       if (!(error instanceof StaleConnection)) throw error;
-      // A kept-alive connection the upstream had already closed fails before any answer byte; the request
-      // never reached the node, so it is sent once more on a new connection.
+      // A kept-alive connection the server had already closed fails before any answer byte; the request
+      // never reached the server, so it is sent once more on a new connection.
       if (reused) return this.connect(origin).send(head, bytes, this.timeoutMs).catch(unwrapStale);
       throw error.cause;
     } finally {

@@ -4,17 +4,19 @@ import { createServer as createHttpsServer } from "node:https";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Upstream } from "../../../server/dataplane/chain/nodes.ts";
-import { AnswerParser, UpstreamClient, UpstreamProtocolError } from "../../../server/dataplane/proxy/upstream.ts";
+import {
+  AnswerParser,
+  AnswerTimeout,
+  HttpProtocolError,
+  PostClient,
+} from "../../../server/dataplane/http/post-client.ts";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-function upstreamAt(port: number, path = "/"): Upstream {
-  return { network: "test", chainId: 1, httpUrl: `http://127.0.0.1:${port}${path}`, wsUrl: null, source: "upstream" };
-}
+const urlAt = (port: number, path = "/") => `http://127.0.0.1:${port}${path}`;
 
 /** A TCP server that answers each request head with what `answer` writes, so framing can be scripted byte by byte. */
 async function scripted(
@@ -45,8 +47,8 @@ async function scripted(
   return { port: (server.address() as net.AddressInfo).port, connections: () => connections, requests };
 }
 
-function client(options?: ConstructorParameters<typeof UpstreamClient>[0]): UpstreamClient {
-  const c = new UpstreamClient(options);
+function client(options?: ConstructorParameters<typeof PostClient>[0]): PostClient {
+  const c = new PostClient(options);
   closers.push(() => c.close());
   return c;
 }
@@ -99,18 +101,18 @@ describe("AnswerParser", () => {
   });
 
   it("refuses what is not HTTP and bad chunk framing", () => {
-    expect(() => parse(["SSH-2.0-OpenSSH\r\n\r\n"])).toThrow(UpstreamProtocolError);
-    expect(() => parse(["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"])).toThrow(UpstreamProtocolError);
+    expect(() => parse(["SSH-2.0-OpenSSH\r\n\r\n"])).toThrow(HttpProtocolError);
+    expect(() => parse(["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"])).toThrow(HttpProtocolError);
   });
 });
 
-describe("UpstreamClient", () => {
+describe("PostClient", () => {
   it("sends the upstream URL's path, query and credentials, and reuses one connection", async () => {
     const server = await scripted((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
     const c = client();
-    const upstream = { ...upstreamAt(server.port), httpUrl: `http://user:p%40ss@127.0.0.1:${server.port}/v3/key?x=1` };
+    const url = `http://user:p%40ss@127.0.0.1:${server.port}/v3/key?x=1`;
     for (let i = 0; i < 3; i++) {
-      const answer = await c.post(upstream, `{"i":${i}}`);
+      const answer = await c.post(url, `{"i":${i}}`);
       expect(answer).toEqual({ status: 200, body: Buffer.from("ok") });
     }
     expect(server.connections()).toBe(1);
@@ -125,10 +127,10 @@ describe("UpstreamClient", () => {
       socket.write(`HTTP/1.1 200 OK\r\n${n === 1 ? "connection: close\r\n" : ""}content-length: 1\r\n\r\n${n}`),
     );
     const c = client();
-    expect((await c.post(upstreamAt(server.port), "{}")).body.toString()).toBe("1");
-    expect((await c.post(upstreamAt(server.port), "{}")).body.toString()).toBe("2");
+    expect((await c.post(urlAt(server.port), "{}")).body.toString()).toBe("1");
+    expect((await c.post(urlAt(server.port), "{}")).body.toString()).toBe("2");
     expect(server.connections()).toBe(2);
-    await Promise.all([1, 2, 3].map(() => c.post(upstreamAt(server.port), "{}")));
+    await Promise.all([1, 2, 3].map(() => c.post(urlAt(server.port), "{}")));
     expect(server.connections()).toBe(4);
   });
 
@@ -143,21 +145,21 @@ describe("UpstreamClient", () => {
     closers.push(() => new Promise<void>((r) => server.close(() => r())));
     const port = (server.address() as net.AddressInfo).port;
     const c = client({ idleTimeoutMs: 60_000 });
-    expect((await c.post(upstreamAt(port), "{}")).body.toString()).toBe("fine");
+    expect((await c.post(urlAt(port), "{}")).body.toString()).toBe("fine");
     await new Promise((r) => setTimeout(r, 200));
-    expect((await c.post(upstreamAt(port), "{}")).body.toString()).toBe("fine");
+    expect((await c.post(urlAt(port), "{}")).body.toString()).toBe("fine");
   });
 
   it("rejects an answer cut off mid-body, a refused connection and a timeout", async () => {
     const cut = await scripted((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc"));
-    await expect(client().post(upstreamAt(cut.port), "{}")).rejects.toThrow(/closed the connection/);
+    await expect(client().post(urlAt(cut.port), "{}")).rejects.toThrow(/closed the connection/);
     const silent = await scripted(() => {});
-    await expect(client({ timeoutMs: 100 }).post(upstreamAt(silent.port), "{}")).rejects.toThrow(/within 100 ms/);
+    await expect(client({ timeoutMs: 100 }).post(urlAt(silent.port), "{}")).rejects.toThrow(/within 100 ms/);
     const closed = net.createServer();
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    await expect(client().post(upstreamAt(port), "{}")).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    await expect(client().post(urlAt(port), "{}")).rejects.toMatchObject({ code: "ECONNREFUSED" });
   });
 
   it("keeps at most `connections` open and queues the rest", async () => {
@@ -171,7 +173,7 @@ describe("UpstreamClient", () => {
       Array.from({ length: 6 }, async () => {
         open++;
         most = Math.max(most, open);
-        await c.post(upstreamAt(server.port), "{}");
+        await c.post(urlAt(server.port), "{}");
         open--;
       }),
     );
@@ -191,11 +193,34 @@ describe("UpstreamClient", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     closers.push(() => new Promise<void>((r) => server.close(() => r())));
     const port = (server.address() as net.AddressInfo).port;
-    const upstream = { ...upstreamAt(port), httpUrl: `https://localhost:${port}/` };
+    const url = `https://localhost:${port}/`;
     const trusted = client({ ca: cert });
-    expect((await trusted.post(upstream, "{}")).body.toString()).toBe("secure {}");
-    expect((await trusted.post(upstream, "[1]")).body.toString()).toBe("secure [1]");
+    expect((await trusted.post(url, "{}")).body.toString()).toBe("secure {}");
+    expect((await trusted.post(url, "[1]")).body.toString()).toBe("secure [1]");
     // Without the test authority the self-signed certificate is refused.
-    await expect(client().post(upstream, "{}")).rejects.toThrow(/self[- ]signed/i);
+    await expect(client().post(url, "{}")).rejects.toThrow(/self[- ]signed/i);
+  });
+
+  it("writes the caller's header lines into the head", async () => {
+    const server = await scripted((socket) => socket.write("HTTP/1.1 204 No Content\r\n\r\n"));
+    const answer = await client().post(urlAt(server.port), "[]", "x-one: 1\r\nx-two: two\r\n");
+    expect(answer.status).toBe(204);
+    const [head, body] = server.requests[0].split("\r\n\r\n");
+    expect(head.split("\r\n").slice(-3)).toEqual(["content-length: 2", "x-one: 1", "x-two: two"]);
+    expect(body).toBe("[]");
+  });
+
+  it("tells a timeout after the answer's head (with its status) from one before it", async () => {
+    const stalled = await scripted((socket) => socket.write("HTTP/1.1 202 Accepted\r\ncontent-length: 10\r\n\r\npart"));
+    const late = await client({ timeoutMs: 100 })
+      .post(urlAt(stalled.port), "{}")
+      .catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(AnswerTimeout);
+    expect(late).toMatchObject({ status: 202, timeoutMs: 100 });
+    const silent = await scripted(() => {});
+    const none = await client({ timeoutMs: 100 })
+      .post(urlAt(silent.port), "{}")
+      .catch((e: unknown) => e);
+    expect(none).toMatchObject({ status: 0 });
   });
 });
