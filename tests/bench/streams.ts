@@ -26,13 +26,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import pg from "pg";
-import { Pool } from "undici";
 import { buildApp } from "../../server/app.ts";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { EvmDatasetReader } from "../../server/dataplane/datasets/reader.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { batchesPerSpan } from "../../server/dataplane/engine/runner.ts";
+import { PostClient } from "../../server/dataplane/http/post-client.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
@@ -165,7 +165,8 @@ class ReceiverProcess {
 
 /**
  * The least an ordered, acknowledged delivery can do on this machine, for reference: read ahead in the
- * engine's spans (two in flight), POST each batch's JSON to the receiver and wait for its answer, then
+ * engine's spans (two in flight), POST each batch's JSON to the receiver (with the engine's HTTP client)
+ * and wait for its answer, then
  * move a checkpoint row in PostgreSQL (through a connection that does not wait for the WAL flush, as
  * the engine's do) while the next batch is POSTed. No filter, signature, lease, metrics or hashes.
  * Returns the steady-state seconds: from the end of the first batch to the end of the last.
@@ -186,20 +187,14 @@ async function minimalDelivery(
     reads.push(reader.fetchBatch("BLOCK", readFrom, to).then((b) => b.items));
     readFrom = to + 1;
   };
-  const poster = new Pool(receiverUrl, { connections: 1 });
+  const poster = new PostClient({ connections: 1 });
   let items: unknown[] = [];
   let recording: Promise<unknown> | null = null;
   let firstDone = 0;
   for (let n = range.from; n <= range.to; n += batchSize) {
     while (reads.length < 2 && readFrom <= range.to) readSpan();
     if (items.length === 0) items = (await reads.shift()) ?? [];
-    const answer = await poster.request({
-      method: "POST",
-      path: "/",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(items.splice(0, batchSize)),
-    });
-    await answer.body.text();
+    await poster.post(receiverUrl, JSON.stringify(items.splice(0, batchSize)));
     await recording;
     recording = ackPool.query({
       name: "bench-checkpoint",

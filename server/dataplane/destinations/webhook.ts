@@ -22,10 +22,11 @@ import {
  * test(): sends nothing with data; it POSTs an empty JSON array with header `x-qn-test: true`, signed
  * like a delivery, and reports the status. Receivers that act on payloads see an empty batch.
  */
+const sizeOf = (wire: string | Buffer) => (typeof wire === "string" ? Buffer.byteLength(wire) : wire.length);
 const RESERVED = new Set(["content-type", "content-encoding", "content-length", "host", "transfer-encoding"]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** What HTTP allows in a header value (no CR, LF or other control characters), one byte per character. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Header values are visible ASCII, spaces and tabs: no CR, LF or other control characters. */
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
 export class WebhookDestination implements Destination {
   readonly type = "WEBHOOK";
@@ -58,7 +59,7 @@ export class WebhookDestination implements Destination {
       }
       if (!HEADER_VALUE.test(value)) {
         throw new DestinationError(
-          `header "${name}" has a value HTTP does not allow (a line break or control character)`,
+          `header "${name}" has a value HTTP does not allow (only visible ASCII characters, spaces and tabs)`,
           {
             retryable: false,
           },
@@ -109,7 +110,7 @@ export class WebhookDestination implements Destination {
       const s = signPayload(this.attrs.securityToken, body);
       lines += `${NONCE_HEADER}: ${s.nonce}\r\n${TIMESTAMP_HEADER}: ${s.timestamp}\r\n${SIGNATURE_HEADER}: ${s.signature}\r\n`;
     }
-    const wire = this.compression === "GZIP" ? gzipSync(body) : Buffer.from(body);
+    const wire = this.compression === "GZIP" ? gzipSync(body) : body;
     let status: number;
     let text: string;
     try {
@@ -119,7 +120,7 @@ export class WebhookDestination implements Destination {
     } catch (e) {
       // A 2xx whose body never ends was still acknowledged by its status.
       if (e instanceof AnswerTimeout && e.status >= 200 && e.status < 300)
-        return { status: e.status, bytes: wire.length };
+        return { status: e.status, bytes: sizeOf(wire) };
       const reason = e instanceof AnswerTimeout ? `no answer within ${this.timeoutMs / 1000} s` : errorMessage(e);
       throw new DestinationError(`webhook POST to ${this.url.host} failed: ${reason}`, { retryable: true });
     }
@@ -128,6 +129,6 @@ export class WebhookDestination implements Destination {
       const retryable = status === 408 || status === 429 || status >= 500;
       throw new DestinationError(`webhook answered HTTP ${status}: ${trimmed}`, { retryable, status });
     }
-    return { status, bytes: wire.length };
+    return { status, bytes: sizeOf(wire) };
   }
 }

@@ -14,9 +14,9 @@ import {
   type MetadataMode,
 } from "../destinations/index.ts";
 import { createFilter, type Filter } from "../sandbox/filter.ts";
-import type { FilterHelpers, FilterMetadata, FilterVersion } from "../sandbox/types.ts";
+import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
-import { type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
+import { type MetricSample, type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
 import type { StreamRow } from "./store.ts";
 import * as store from "./store.ts";
 
@@ -52,6 +52,22 @@ interface Header {
   parentHash: string;
 }
 
+/** A batch made ready for delivery: its dataset JSON and the first run of the filter on it. */
+interface Prepared {
+  dataJson: string;
+  metadata: FilterMetadata;
+  /** Null without a filter. */
+  firstRun: Promise<FilterOutcome> | null;
+}
+
+/** A batch read ahead, and once the batch before it is being delivered, prepared (see the loop). */
+interface AheadBatch {
+  from: number;
+  to: number;
+  read: Promise<DatasetBatch>;
+  prepared?: Promise<Prepared>;
+}
+
 class Stop extends Error {}
 
 /** A stream's failure that ends its run: the stream is paused or terminated with this reason. */
@@ -65,6 +81,12 @@ class StreamFailure extends Error {
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
+
+/**
+ * Settles in the event loop's next check phase (setImmediate), after the microtasks now queued: work
+ * deferred to it runs after a delivery those microtasks are about to send, not before it.
+ */
+const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
 const FILTER_LOG_LINES_KEPT = 10;
 
 /**
@@ -97,8 +119,10 @@ function sliceBatch(whole: DatasetBatch, from: number, to: number): DatasetBatch
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
  * Pipeline: the following batches are read (in spans, see {@link READ_SPAN_BYTES}) while one is
- * filtered and delivered, and a delivered batch's record (the checkpoint write) overlaps the delivery
- * of the next batch.
+ * filtered and delivered; the next batch is prepared (its JSON made and the filter run on it) while
+ * this one's POST is in flight; and a delivered batch's record (the checkpoint write) is sent once the
+ * next batch's delivery has gone out, overlapping it. So between the answer to one delivery and the
+ * sending of the next there is only the engine's own bookkeeping.
  * Deliveries are strictly one after another, in block order. Records are written one after another
  * (the next starts only when the previous one committed), so the checkpoint only ever moves to the
  * end of a delivered batch, in order: it never passes a batch that was not acknowledged, and the
@@ -254,7 +278,7 @@ export class StreamRunner {
     let next = await store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
     let reorgUntil = -1;
     let tip = -1;
-    let ahead: { from: number; to: number; read: Promise<DatasetBatch> }[] = [];
+    let ahead: AheadBatch[] = [];
     /** The record (acknowledgement write) of the last delivered batch, while it is in flight. */
     let recording: Promise<void> | null = null;
     /** The last block delivered by this runner (for the reorg check while its record is in flight). */
@@ -321,11 +345,13 @@ export class StreamRunner {
 
         const startedAt = performance.now();
         let batch: DatasetBatch;
+        let prepared: Promise<Prepared> | undefined;
         const head = ahead[0];
         try {
           if (head && head.from === next && head.to === to) {
             ahead.shift();
             batch = await head.read;
+            prepared = head.prepared;
           } else {
             ahead = [];
             batch = await parts.reader.fetchBatch(row.dataset as EvmDataset, next, to);
@@ -394,7 +420,19 @@ export class StreamRunner {
           }
         }
 
-        bytesPerBlock = (await this.deliver(parts, batch, isReorg)) / (to - next + 1);
+        const delivering = this.deliver(parts, batch, isReorg, prepared);
+        // The next batch is prepared while this one's POST is in flight: from the event loop's check
+        // phase, after this turn's microtasks have sent the POST. Its filter run is queued after this
+        // batch's (a filter runs one call at a time, in order), and is done when its turn comes.
+        const following = ahead[0];
+        if (following && !following.prepared && following.from === to + 1) {
+          following.prepared = afterSends()
+            .then(() => following.read)
+            .then((b) => this.prepare(parts, b, following.from <= reorgUntil));
+          // A failed read is met again when the batch's turn comes.
+          following.prepared.catch(() => undefined);
+        }
+        bytesPerBlock = (await delivering) / (to - next + 1);
         // One record in flight at most, and records commit in order.
         await settled();
         const ack: store.Acknowledgement = {
@@ -417,8 +455,13 @@ export class StreamRunner {
     }
   }
 
-  /** Writes one acknowledgement; throws Stop when it was not recorded (lease lost). */
+  /**
+   * Writes one acknowledgement; throws Stop when it was not recorded (lease lost). The statement is
+   * sent from the event loop's next check phase: by then the loop's microtasks have sent the next
+   * batch when it was ready, so the database round trip is not on the way from one delivery to the next.
+   */
   private async record(ack: store.Acknowledgement, startedAt: number): Promise<void> {
+    await afterSends();
     const hb = await store.acknowledge(this.deps.ackPool, ack);
     if (!hb) {
       this.deps.log.warn(
@@ -490,14 +533,10 @@ export class StreamRunner {
     return n;
   }
 
-  /**
-   * Filters and delivers one batch, retrying per the destination's policy; throws StreamFailure when it
-   * gives up. Returns the size of the batch's dataset JSON.
-   */
-  private async deliver(parts: Parts, batch: DatasetBatch, isReorg: boolean): Promise<number> {
+  /** Makes a batch's JSON and starts the filter's first run on it. */
+  private prepare(parts: Parts, batch: DatasetBatch, isReorg: boolean): Prepared {
     const row = this.row;
     const dataJson = JSON.stringify(batch.items);
-    const rawBytes = Buffer.byteLength(dataJson);
     const metadata: FilterMetadata = {
       dataset: row.dataset,
       network: row.network,
@@ -509,16 +548,36 @@ export class StreamRunner {
       stream_id: row.id,
       is_reorg: isReorg,
     };
+    return { dataJson, metadata, firstRun: parts.filter ? parts.filter.run({ data: dataJson, metadata }) : null };
+  }
+
+  /**
+   * Filters and delivers one batch (prepared ahead when `prepared` is given), retrying per the
+   * destination's policy; throws StreamFailure when it gives up. Returns the size of the batch's
+   * dataset JSON. Each attempt adds its metrics in one sample.
+   */
+  private async deliver(
+    parts: Parts,
+    batch: DatasetBatch,
+    isReorg: boolean,
+    prepared?: Promise<Prepared>,
+  ): Promise<number> {
+    const row = this.row;
+    const ready = prepared ? await prepared : this.prepare(parts, batch, isReorg);
+    const { dataJson, metadata } = ready;
+    const rawBytes = Buffer.byteLength(dataJson);
     let attempts = 0;
     let counted = false;
     while (true) {
       this.check();
       attempts++;
+      const sample: MetricSample = attempts === 1 ? {} : { retries: 1 };
       let failure: { message: string; terminal: boolean };
       let payloadJson: string | null = dataJson;
-      if (parts.filter) {
-        const outcome = await parts.filter.run({ data: dataJson, metadata });
-        this.deps.metrics.add(row, { filterMs: outcome.durationMs });
+      const run = attempts === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, metadata }) ?? null);
+      if (run) {
+        const outcome = await run;
+        sample.filterMs = outcome.durationMs;
         const lines = outcome.logs.slice(0, FILTER_LOG_LINES_KEPT);
         for (const line of lines)
           await this.logLine(line.level, `filter (blocks ${batch.fromBlock}–${batch.toBlock}): ${line.message}`);
@@ -527,10 +586,10 @@ export class StreamRunner {
             message: `filter failed on blocks ${batch.fromBlock}–${batch.toBlock}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
             terminal: outcome.error.kind === "SYNTAX",
           };
-          this.deps.metrics.add(row, { errors: 1 });
+          sample.errors = 1;
+          this.deps.metrics.add(row, sample);
           if (failure.terminal || attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
           await this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempts} of ${parts.maxRetry + 1}).`);
-          this.deps.metrics.add(row, { retries: 1 });
           await this.sleep(parts.retryIntervalMs);
           continue;
         }
@@ -538,18 +597,20 @@ export class StreamRunner {
       }
       if (!counted) {
         counted = true;
-        this.deps.metrics.add(row, { blocks: batch.toBlock - batch.fromBlock + 1, bytesTotal: rawBytes });
+        sample.blocks = batch.toBlock - batch.fromBlock + 1;
+        sample.bytesTotal = rawBytes;
       }
-      if (payloadJson === null) return rawBytes;
+      if (payloadJson === null) {
+        this.deps.metrics.add(row, sample);
+        return rawBytes;
+      }
+      sample.requests = 1;
       try {
-        this.deps.metrics.add(row, { requests: 1 });
         await parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg });
-        const bytes = Buffer.byteLength(payloadJson);
-        this.deps.metrics.add(row, {
-          delivered: 1,
-          bytesBillable: bytes,
-          credits: row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0,
-        });
+        sample.delivered = 1;
+        sample.bytesBillable = Buffer.byteLength(payloadJson);
+        sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
+        this.deps.metrics.add(row, sample);
         return rawBytes;
       } catch (e) {
         const retryable = !(e instanceof DestinationError) || e.retryable;
@@ -557,13 +618,13 @@ export class StreamRunner {
           message: `delivery of blocks ${batch.fromBlock}–${batch.toBlock} failed: ${(e as Error).message}`,
           terminal: !retryable,
         };
-        this.deps.metrics.add(row, { errors: 1 });
+        sample.errors = 1;
+        this.deps.metrics.add(row, sample);
         if (attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
         await this.logLine(
           "WARNING",
           `${failure.message}; retrying in ${parts.retryIntervalMs / 1000} s (attempt ${attempts} of ${parts.maxRetry + 1}).`,
         );
-        this.deps.metrics.add(row, { retries: 1 });
         await this.sleep(parts.retryIntervalMs);
       }
     }

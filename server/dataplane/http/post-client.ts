@@ -211,10 +211,15 @@ class Connection {
     origin.open.add(this);
   }
 
-  send(head: Buffer, body: Buffer, timeoutMs: number): Promise<PostAnswer> {
+  /** Writes a request (its head and body, or `body` null when `head` holds the whole request). */
+  send(head: Buffer, body: Buffer | null, timeoutMs: number): Promise<PostAnswer> {
     return new Promise<PostAnswer>((resolve, reject) => {
       this.exchange = { parser: new AnswerParser(), resolve, reject, deadline: performance.now() + timeoutMs };
       this.socket.ref();
+      if (body === null) {
+        this.socket.write(head);
+        return;
+      }
       this.socket.cork();
       this.socket.write(head);
       this.socket.write(body);
@@ -315,13 +320,20 @@ export class PostClient {
 
   /**
    * POSTs a JSON body to `url` and collects the answer. `headerLines` are extra header lines, each
-   * ending in CRLF, written as given: the caller checks their names and values.
+   * ending in CRLF, written as given: the caller checks their names and values, which must be ASCII
+   * (a text body is encoded with its head as one UTF-8 buffer and written in one piece).
    */
   async post(url: string, body: Buffer | string, headerLines = ""): Promise<PostAnswer> {
     if (this.closed) throw new Error("The HTTP client is closed.");
     const origin = this.originFor(url);
-    const bytes = typeof body === "string" ? Buffer.from(body) : body;
-    const head = Buffer.from(`${origin.headPrefix}${bytes.length}\r\n${headerLines}\r\n`, "latin1");
+    let head: Buffer;
+    let bytes: Buffer | null = null;
+    if (typeof body === "string") {
+      head = Buffer.from(`${origin.headPrefix}${Buffer.byteLength(body)}\r\n${headerLines}\r\n${body}`);
+    } else {
+      bytes = body;
+      head = Buffer.from(`${origin.headPrefix}${bytes.length}\r\n${headerLines}\r\n`, "latin1");
+    }
     const { connection, reused } = await this.acquire(origin);
     try {
       return await connection.send(head, bytes, this.timeoutMs);
