@@ -12,6 +12,7 @@ import {
   type DestinationContext,
   DestinationError,
   type FunctionInvoker,
+  type PreparedDelivery,
   type TestResult,
 } from "./types.ts";
 import { WebhookDestination } from "./webhook.ts";
@@ -79,10 +80,25 @@ function sanitize(e: unknown, secrets: string[]): DestinationError {
 
 /** The one place secrets are cut out of what a destination says (the error's cause and stack are dropped). */
 class RedactingDestination implements Destination {
+  readonly prepare?: (batch: DeliveryBatch) => PreparedDelivery;
+
   constructor(
     private readonly inner: Destination,
     private readonly secrets: string[],
-  ) {}
+  ) {
+    const prepareInner = inner.prepare?.bind(inner);
+    if (prepareInner) {
+      this.prepare = (batch) => {
+        const prepared = prepareInner(batch);
+        return {
+          send: () =>
+            prepared.send().catch((e: unknown) => {
+              throw sanitize(e, this.secrets);
+            }),
+        };
+      };
+    }
+  }
 
   get type() {
     return this.inner.type;

@@ -146,8 +146,18 @@ export interface Destination {
   /** Connectivity and permission check; writes nothing, or a small probe it removes (see each type). */
   test(): Promise<TestResult>;
   deliver(batch: DeliveryBatch): Promise<DeliveryAck>;
+  /**
+   * Optional: does ahead of time what deliver() would do before sending (the engine calls it while
+   * the previous batch is in flight); send() then delivers as deliver() would, failing the same ways.
+   */
+  prepare?(batch: DeliveryBatch): PreparedDelivery;
   /** Releases connections and pools. */
   close(): Promise<void>;
+}
+
+/** A delivery made ready by {@link Destination.prepare}. */
+export interface PreparedDelivery {
+  send(): Promise<DeliveryAck>;
 }
 
 /**

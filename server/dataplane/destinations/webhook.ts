@@ -1,5 +1,5 @@
 import { gzipSync } from "node:zlib";
-import { AnswerTimeout, PostClient } from "../http/post-client.ts";
+import { AnswerTimeout, PostClient, type PostRequest } from "../http/post-client.ts";
 import { assertCompression, batchMetadata, errorMessage } from "./common.ts";
 import { NONCE_HEADER, SIGNATURE_HEADER, signPayload, TIMESTAMP_HEADER } from "./signature.ts";
 import {
@@ -8,6 +8,7 @@ import {
   type Destination,
   type DestinationContext,
   DestinationError,
+  type PreparedDelivery,
   type TestResult,
   type WebhookAttributes,
 } from "./types.ts";
@@ -22,7 +23,17 @@ import {
  * test(): sends nothing with data; it POSTs an empty JSON array with header `x-qn-test: true`, signed
  * like a delivery, and reports the status. Receivers that act on payloads see an empty batch.
  */
-const sizeOf = (wire: string | Buffer) => (typeof wire === "string" ? Buffer.byteLength(wire) : wire.length);
+/** A prepared request older than this is made again before it is sent (see prepare()). */
+const PREPARED_FRESH_MS = 1000;
+
+interface WebhookRequest {
+  post: PostRequest;
+  /** Bytes on the wire (after compression). */
+  bytes: number;
+  /** performance.now() when it was built and signed. */
+  madeAt: number;
+}
+
 const RESERVED = new Set(["content-type", "content-encoding", "content-length", "host", "transfer-encoding"]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Header values are visible ASCII, spaces and tabs: no CR, LF or other control characters. */
@@ -76,7 +87,7 @@ export class WebhookDestination implements Destination {
   async test(): Promise<TestResult> {
     const t = performance.now();
     try {
-      const { status } = await this.post("[]", "x-qn-test: true\r\n");
+      const { status } = await this.send(this.request("[]", "x-qn-test: true\r\n"));
       return { ok: true, message: `webhook answered HTTP ${status}`, durationMs: performance.now() - t };
     } catch (e) {
       return { ok: false, message: errorMessage(e), durationMs: performance.now() - t };
@@ -84,7 +95,33 @@ export class WebhookDestination implements Destination {
   }
 
   async deliver(batch: DeliveryBatch): Promise<DeliveryAck> {
-    const t = performance.now();
+    return this.ack(await this.send(this.batchRequest(batch)));
+  }
+
+  /**
+   * The request is built and signed now; one sent later than PREPARED_FRESH_MS after this is built
+   * and signed again, so its timestamp stays current (the batch before it may have been retried).
+   */
+  prepare(batch: DeliveryBatch): PreparedDelivery {
+    const request = this.batchRequest(batch);
+    return {
+      send: async () =>
+        this.ack(
+          await this.send(performance.now() - request.madeAt <= PREPARED_FRESH_MS ? request : this.batchRequest(batch)),
+        ),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  private ack(sent: { status: number; bytes: number; durationMs: number }): DeliveryAck {
+    return { bytes: sent.bytes, durationMs: sent.durationMs, detail: `HTTP ${sent.status}` };
+  }
+
+  /** A batch's request: its payload, with metadata in the body or headers as configured. */
+  private batchRequest(batch: DeliveryBatch): WebhookRequest {
     const meta = batchMetadata(this.ctx, batch);
     const mode = this.ctx.metadata ?? "NONE";
     const body =
@@ -95,32 +132,34 @@ export class WebhookDestination implements Destination {
           `x-qn-data-size: ${meta.data_size_bytes}\r\nx-qn-reorg: ${meta.is_reorg}\r\n` +
           `x-qn-stream-id: ${meta.stream_id}\r\nx-qn-network: ${meta.network}\r\nx-qn-dataset: ${meta.dataset}\r\n`
         : "";
-    const { status, bytes } = await this.post(body, extra);
-    return { bytes, durationMs: performance.now() - t, detail: `HTTP ${status}` };
+    return this.request(body, extra);
   }
 
-  async close(): Promise<void> {
-    await this.client.close();
-  }
-
-  /** POSTs a body with the fixed headers, `extraLines` and the signature; 2xx or a DestinationError. */
-  private async post(body: string, extraLines: string): Promise<{ status: number; bytes: number }> {
+  /** A POST of `body` with the fixed headers, `extraLines` and the signature, ready to send. */
+  private request(body: string, extraLines: string): WebhookRequest {
     let lines = this.fixedHeaderLines + extraLines;
     if (this.attrs.securityToken) {
       const s = signPayload(this.attrs.securityToken, body);
       lines += `${NONCE_HEADER}: ${s.nonce}\r\n${TIMESTAMP_HEADER}: ${s.timestamp}\r\n${SIGNATURE_HEADER}: ${s.signature}\r\n`;
     }
     const wire = this.compression === "GZIP" ? gzipSync(body) : body;
+    const bytes = typeof wire === "string" ? Buffer.byteLength(wire) : wire.length;
+    return { post: this.client.request(this.url.href, wire, lines), bytes, madeAt: performance.now() };
+  }
+
+  /** Sends a request; a 2xx answer or a DestinationError. */
+  private async send(request: WebhookRequest): Promise<{ status: number; bytes: number; durationMs: number }> {
+    const started = performance.now();
     let status: number;
     let text: string;
     try {
-      const answer = await this.client.post(this.url.href, wire, lines);
+      const answer = await this.client.send(request.post);
       status = answer.status;
       text = answer.body.toString("utf8");
     } catch (e) {
       // A 2xx whose body never ends was still acknowledged by its status.
       if (e instanceof AnswerTimeout && e.status >= 200 && e.status < 300)
-        return { status: e.status, bytes: sizeOf(wire) };
+        return { status: e.status, bytes: request.bytes, durationMs: performance.now() - started };
       const reason = e instanceof AnswerTimeout ? `no answer within ${this.timeoutMs / 1000} s` : errorMessage(e);
       throw new DestinationError(`webhook POST to ${this.url.host} failed: ${reason}`, { retryable: true });
     }
@@ -129,6 +168,6 @@ export class WebhookDestination implements Destination {
       const retryable = status === 408 || status === 429 || status >= 500;
       throw new DestinationError(`webhook answered HTTP ${status}: ${trimmed}`, { retryable, status });
     }
-    return { status, bytes: sizeOf(wire) };
+    return { status, bytes: request.bytes, durationMs: performance.now() - started };
   }
 }

@@ -13,6 +13,7 @@ import {
   DestinationError,
   type MetadataMode,
 } from "../destinations/index.ts";
+import type { PreparedDelivery } from "../destinations/types.ts";
 import { createFilter, type Filter } from "../sandbox/filter.ts";
 import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
@@ -52,12 +53,16 @@ interface Header {
   parentHash: string;
 }
 
-/** A batch made ready for delivery: its dataset JSON and the first run of the filter on it. */
+/**
+ * A batch made ready for delivery: its dataset JSON, the first run of the filter on it, and the first
+ * attempt's delivery as the destination prepares it (null when it does not, or nothing is to be sent).
+ */
 interface Prepared {
   dataJson: string;
   metadata: FilterMetadata;
   /** Null without a filter. */
   firstRun: Promise<FilterOutcome> | null;
+  firstDelivery: Promise<PreparedDelivery | null>;
 }
 
 /** A batch read ahead, and once the batch before it is being delivered, prepared (see the loop). */
@@ -548,7 +553,20 @@ export class StreamRunner {
       stream_id: row.id,
       is_reorg: isReorg,
     };
-    return { dataJson, metadata, firstRun: parts.filter ? parts.filter.run({ data: dataJson, metadata }) : null };
+    const firstRun = parts.filter ? parts.filter.run({ data: dataJson, metadata }) : null;
+    const { destination } = parts;
+    const firstDelivery = destination.prepare
+      ? (firstRun ?? Promise.resolve(null)).then((outcome) => {
+          const payloadJson = outcome === null ? dataJson : outcome.ok && !outcome.skipped ? outcome.resultJson : null;
+          if (payloadJson === null) return null;
+          return (
+            destination.prepare?.({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }) ??
+            null
+          );
+        })
+      : Promise.resolve(null);
+    // A destination that cannot prepare is asked to deliver as usual, which reports the failure.
+    return { dataJson, metadata, firstRun, firstDelivery: firstDelivery.catch(() => null) };
   }
 
   /**
@@ -606,7 +624,10 @@ export class StreamRunner {
       }
       sample.requests = 1;
       try {
-        await parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg });
+        const early = attempts === 1 ? await ready.firstDelivery : null;
+        await (early
+          ? early.send()
+          : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
         sample.delivered = 1;
         sample.bytesBillable = Buffer.byteLength(payloadJson);
         sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;

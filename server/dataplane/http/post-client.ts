@@ -147,7 +147,7 @@ export class AnswerParser {
   }
 }
 
-interface Origin {
+export interface Origin {
   connect: () => net.Socket;
   /** The request head up to the content-length value. */
   headPrefix: string;
@@ -249,6 +249,15 @@ class Connection {
   }
 }
 
+/** A POST's bytes: its head (the whole request when `body` is null) and body, for one origin. */
+export class PostRequest {
+  constructor(
+    readonly origin: Origin,
+    readonly head: Buffer,
+    readonly body: Buffer | null,
+  ) {}
+}
+
 /**
  * POSTs bodies over kept-alive HTTP/1.1 connections, one request per connection at a time: the RPC
  * proxy's hop to upstream nodes and webhook deliveries. It writes the request as one prebuilt head (plus
@@ -323,17 +332,25 @@ export class PostClient {
    * ending in CRLF, written as given: the caller checks their names and values, which must be ASCII
    * (a text body is encoded with its head as one UTF-8 buffer and written in one piece).
    */
-  async post(url: string, body: Buffer | string, headerLines = ""): Promise<PostAnswer> {
-    if (this.closed) throw new Error("The HTTP client is closed.");
+  post(url: string, body: Buffer | string, headerLines = ""): Promise<PostAnswer> {
+    return this.send(this.request(url, body, headerLines));
+  }
+
+  /** The bytes of a POST, made before its turn to be sent (see {@link send}); arguments as {@link post}'s. */
+  request(url: string, body: Buffer | string, headerLines = ""): PostRequest {
     const origin = this.originFor(url);
-    let head: Buffer;
-    let bytes: Buffer | null = null;
     if (typeof body === "string") {
-      head = Buffer.from(`${origin.headPrefix}${Buffer.byteLength(body)}\r\n${headerLines}\r\n${body}`);
-    } else {
-      bytes = body;
-      head = Buffer.from(`${origin.headPrefix}${bytes.length}\r\n${headerLines}\r\n`, "latin1");
+      const whole = Buffer.from(`${origin.headPrefix}${Buffer.byteLength(body)}\r\n${headerLines}\r\n${body}`);
+      return new PostRequest(origin, whole, null);
     }
+    const head = Buffer.from(`${origin.headPrefix}${body.length}\r\n${headerLines}\r\n`, "latin1");
+    return new PostRequest(origin, head, body);
+  }
+
+  /** Sends a request made by {@link request} and collects the answer. */
+  async send(request: PostRequest): Promise<PostAnswer> {
+    if (this.closed) throw new Error("The HTTP client is closed.");
+    const { origin, head, body: bytes } = request;
     const { connection, reused } = await this.acquire(origin);
     try {
       return await connection.send(head, bytes, this.timeoutMs);

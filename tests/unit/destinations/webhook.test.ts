@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   BZIP2_UNSUPPORTED,
   createDestination,
@@ -85,6 +85,28 @@ describe("webhook destination", () => {
         signature: String(r.headers["x-qn-signature"]),
       }),
     ).toBe(false);
+  });
+
+  it("sends a delivery prepared ahead as deliver would, signed again when it waited over a second", async () => {
+    const d = webhook({}, "HEADER");
+    const ack = await d.prepare?.(batch).send();
+    expect(ack).toMatchObject({ detail: "HTTP 200", bytes: Buffer.byteLength(batch.payloadJson) });
+    expect(received[0].body).toBe(batch.payloadJson);
+    expect(received[0].headers).toMatchObject({ "x-custom": "yes", "x-qn-batch-start-range": "10" });
+    expect(signed(received[0])).toBe(true);
+    // Prepared, then left waiting ten minutes (the batch before it was retried): its timestamp is renewed.
+    vi.useFakeTimers({ toFake: ["Date", "performance"] });
+    try {
+      const waiting = d.prepare?.(batch);
+      vi.advanceTimersByTime(600_000);
+      await waiting?.send();
+      expect(Number(received[1].headers["x-qn-timestamp"])).toBe(Math.floor(Date.now() / 1000));
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(signed(received[1])).toBe(false); // ten minutes ahead of the real clock
+    reply = { status: 503, body: "down" };
+    await expect(d.prepare?.(batch).send()).rejects.toMatchObject({ status: 503, retryable: true });
   });
 
   it("gzips the body when asked and signs the uncompressed body", async () => {
