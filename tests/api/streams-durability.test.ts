@@ -176,6 +176,29 @@ describe("durability", () => {
     }
   }, 90_000);
 
+  it("stops delivering at once when the stream is paused, without waiting for its heartbeat", async () => {
+    const receiver = await startReceiver(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      return 200;
+    });
+    // A heartbeat a minute apart: only the streams_changed notification can stop the runner in time.
+    const engine = await engineHere({ leaseTtlMs: 180_000, tipPollMs: 60_000 });
+    try {
+      const id = await createStream({ destinationAttributes: { url: receiver.url }, datasetBatchSize: 1, endRange: 20 });
+      await waitFor("deliveries", async () => receiver.received.length >= 2);
+      await owner.client.gqlOk("mutation($id: ID!) { pauseStream(id: $id) { status } }", { id });
+      await waitFor("the runner stopped", async () => !engine.running().includes(id), 2_000);
+      const delivered = receiver.received.length;
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receiver.received.length).toBe(delivered);
+      expect(delivered).toBeLessThan(20);
+      expect(await statusOf(id)).toBe("PAUSED");
+    } finally {
+      await engine.stop();
+      await receiver.close();
+    }
+  });
+
   it("re-delivers blocks after a reorg made on anvil, marked as reorged", async () => {
     const receiver = await startReceiver();
     const engine = await engineHere();

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { functionInvoker } from "../../domains/functions/invoker.ts";
 import { attachStreamsRuntime } from "../../domains/streams/runtime.ts";
 import type { Db } from "../../platform/db/index.ts";
+import { listenWithReconnect } from "../../platform/db/listen.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import { secretBox } from "../../platform/secrets.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
@@ -54,6 +55,9 @@ export interface StreamEngine {
   /** Stops every runner (in-flight deliveries finish; unacknowledged batches are sent again by the next owner). */
   stop(): Promise<void>;
 }
+
+/** What the streams_changed trigger notifies, with the stream's id. */
+export const STREAM_CHANGED_CHANNEL = "nodeplane_stream_changed";
 
 /**
  * The stream and webhook delivery engine. Every stream runs in its own runner (an async task), so a
@@ -121,6 +125,16 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   };
   const timer = setInterval(wake, pollMs);
   wake();
+  // A stream paused, changed or deleted through any process reaches its runner at once (migration
+  // 0006's trigger notifies); after a lost connection every runner checks, as notices may be missed.
+  const changes = listenWithReconnect(deps.db.$client, STREAM_CHANGED_CHANNEL, {
+    name: "stream changes",
+    log: (message, error) => log.warn({ err: error }, message),
+    onNotification: (streamId) => runners.get(streamId)?.refresh(),
+    onReconnect: () => {
+      for (const runner of runners.values()) runner.refresh();
+    },
+  });
   if (deps.services) {
     attachStreamsRuntime(deps.services, {
       upstreams: deps.upstreams,
@@ -138,6 +152,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
     async stop() {
       stopping = true;
       clearInterval(timer);
+      await (await changes).close();
       await ticking;
       for (const r of runners.values()) r.stop();
       await Promise.all([...runners.values()].map((r) => r.done));

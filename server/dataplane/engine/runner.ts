@@ -169,6 +169,19 @@ export class StreamRunner {
     this.abort.abort();
   }
 
+  /** The stream changed (paused, updated, deleted): checks its status and settings now, as a heartbeat does. */
+  refresh(): void {
+    if (this.row) this.beat();
+  }
+
+  /** Renews the lease and learns the stream's status and sequence (see onHeartbeat). */
+  private beat(): void {
+    store
+      .renewLease(this.deps.ackPool, this.streamId, this.deps.owner, this.deps.leaseTtlMs)
+      .then((hb) => this.onHeartbeat(hb))
+      .catch(() => undefined);
+  }
+
   private sleep(ms: number): Promise<void> {
     if (this.stopped) return Promise.reject(new Stop());
     return new Promise((resolve, reject) => {
@@ -200,19 +213,11 @@ export class StreamRunner {
   }
 
   private async run(): Promise<void> {
-    const { db, leaseTtlMs, owner } = this.deps;
+    const { db, leaseTtlMs } = this.deps;
     const row = await store.loadStream(db, this.streamId);
     if (row?.status !== "ACTIVE") return;
     this.row = row;
-    this.heartbeat = setInterval(
-      () => {
-        store
-          .renewLease(this.deps.ackPool, this.streamId, owner, leaseTtlMs)
-          .then((hb) => this.onHeartbeat(hb))
-          .catch(() => undefined);
-      },
-      Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)),
-    );
+    this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
     let parts: Parts | null = null;
     try {
       parts = await this.setup();
@@ -467,8 +472,7 @@ export class StreamRunner {
    */
   private async record(ack: store.Acknowledgement, startedAt: number): Promise<void> {
     await afterSends();
-    const hb = await store.acknowledge(this.deps.ackPool, ack);
-    if (!hb) {
+    if (!(await store.acknowledge(this.deps.ackPool, ack))) {
       this.deps.log.warn(
         { streamId: ack.streamId },
         "stream acknowledgement was not recorded (lease lost, or the checkpoint is not where the batch starts)",
@@ -477,7 +481,6 @@ export class StreamRunner {
       throw new Stop();
     }
     this.deps.metrics.add(this.row, { latencyMs: performance.now() - startedAt });
-    this.onHeartbeat(hb);
   }
 
   private async readFailed(e: unknown): Promise<void> {
