@@ -124,10 +124,12 @@ function sliceBatch(whole: DatasetBatch, from: number, to: number): DatasetBatch
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
  * Pipeline: the following batches are read (in spans, see {@link READ_SPAN_BYTES}) while one is
- * filtered and delivered; the next batch is prepared (its JSON made and the filter run on it) while
- * this one's POST is in flight; and a delivered batch's record (the checkpoint write) is sent once the
- * next batch's delivery has gone out, overlapping it. So between the answer to one delivery and the
- * sending of the next there is only the engine's own bookkeeping.
+ * filtered and delivered; the next batch is prepared (its JSON made, the filter run on it, and the
+ * destination's request built, see Destination.prepare) while this one's POST is in flight; and a
+ * delivered batch's record (the checkpoint write) is sent once the next batch's delivery has gone out,
+ * overlapping it. So between the answer to one delivery and the sending of the next there is only the
+ * engine's own bookkeeping. The runner learns that its stream was paused or changed from the engine
+ * (a notification, see refresh()) and from its heartbeat, not from the records.
  * Deliveries are strictly one after another, in block order. Records are written one after another
  * (the next starts only when the previous one committed), so the checkpoint only ever moves to the
  * end of a delivered batch, in order: it never passes a batch that was not acknowledged, and the
