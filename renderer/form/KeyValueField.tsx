@@ -1,6 +1,8 @@
 // The `key-value` field for an object of string values (`additionalProperties: { type: "string" }`),
 // such as HTTP headers: one row per entry with a name, a value and a remove button, and an "Add" button
 // named after the field. Entries with an empty name are kept while being typed and dropped from the value.
+// A name the schema's `propertyNames.pattern` refuses, and a value with errors of its own, are marked on
+// their row and listed under the rows by name (the field template shows the field's own message once).
 import { DeleteOutlined, PlusOutlined } from "@ant-design/icons";
 import type { FieldProps } from "@rjsf/utils";
 import { Button, Input, Space, Typography } from "antd";
@@ -27,6 +29,16 @@ export function KeyValueField(props: FieldProps) {
   const title = props.uiSchema?.["ui:title"] ?? props.schema.title ?? props.name;
   const singular = String(props.uiSchema?.["ui:options"]?.itemLabel ?? "entry");
   const disabled = props.disabled || props.readonly;
+  const namePattern = (props.schema.propertyNames as { pattern?: string } | undefined)?.pattern;
+  const nameAllowed = (name: string) => !namePattern || !name.trim() || new RegExp(namePattern, "u").test(name.trim());
+  const valueErrors = (name: string): string[] =>
+    ((props.errorSchema as Record<string, { __errors?: string[] }> | undefined)?.[name.trim()]?.__errors ?? []).filter(
+      Boolean,
+    );
+  const listed = rows.flatMap((row) => [
+    ...(nameAllowed(row.name) ? [] : [`${row.name.trim()}: this name is not allowed`]),
+    ...valueErrors(row.name).map((message) => `${row.name.trim()}: ${message}`),
+  ]);
 
   // Data replaced from outside (a reset, initial data arriving) replaces the rows.
   const external = JSON.stringify(objectOf(rowsOf(props.formData)));
@@ -58,6 +70,7 @@ export function KeyValueField(props: FieldProps) {
               placeholder="Name"
               value={row.name}
               disabled={disabled}
+              status={nameAllowed(row.name) ? undefined : "error"}
               style={{ width: "40%" }}
               onChange={(event) => change(rows.map((r, i) => (i === index ? { ...r, name: event.target.value } : r)))}
             />
@@ -66,6 +79,7 @@ export function KeyValueField(props: FieldProps) {
               placeholder="Value"
               value={row.value}
               disabled={disabled}
+              status={valueErrors(row.name).length ? "error" : undefined}
               onChange={(event) => change(rows.map((r, i) => (i === index ? { ...r, value: event.target.value } : r)))}
             />
             <Button
@@ -80,7 +94,11 @@ export function KeyValueField(props: FieldProps) {
           {`Add ${singular}`}
         </Button>
       </Space>
-      {props.rawErrors?.length ? <Typography.Text type="danger">{props.rawErrors.join(" ")}</Typography.Text> : null}
+      {listed.map((message) => (
+        <Typography.Text key={message} type="danger" style={{ display: "block" }}>
+          {message}
+        </Typography.Text>
+      ))}
     </div>
   );
 }

@@ -24,7 +24,10 @@ export { type FormContext, mapFieldErrors, withoutNulls } from "./fieldErrors.ts
 
 /** Short messages for ajv's keywords; the field label is already beside the message. */
 export function transformErrors(errors: RJSFValidationError[]): RJSFValidationError[] {
-  return errors.map((error) => {
+  // A refused name yields a propertyNames error and the inner keyword's error about the name: one is
+  // enough. An `if` error ('must match "then" schema') only repeats that an error inside `then` exists.
+  const shown = errors.filter((error) => error.name !== "if" && !error.schemaPath?.includes("/propertyNames/"));
+  return shown.map((error) => {
     const params = (error.params ?? {}) as Record<string, unknown>;
     switch (error.name) {
       case "required":
@@ -38,6 +41,8 @@ export function transformErrors(errors: RJSFValidationError[]): RJSFValidationEr
         return { ...error, message: `Use at most ${params.limit} characters` };
       case "pattern":
         return { ...error, message: "Contains characters that are not allowed" };
+      case "propertyNames":
+        return { ...error, message: "A name contains characters that are not allowed" };
       case "format":
         return { ...error, message: `Enter a valid ${String(params.format).replace("-", " ")}` };
       case "enum":

@@ -409,6 +409,86 @@ describe("the key-value field", () => {
   }, 30_000);
 });
 
+describe("the key-value field's errors", () => {
+  const headersSchema = {
+    type: "object",
+    properties: {
+      headers: {
+        type: "object",
+        title: "Headers",
+        propertyNames: { pattern: "^[A-Za-z-]+$" },
+        additionalProperties: { type: "string", pattern: "^[ -~]*$" },
+      },
+    },
+  };
+  async function submitHeaders(headers: Record<string, string>) {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const submitted: unknown[] = [];
+    const { container } = render(
+      <App>
+        <SchemaForm
+          schema={headersSchema}
+          uiSchema={{ headers: { "ui:field": "key-value" } }}
+          formData={{ headers }}
+          onChange={() => {}}
+          onSubmit={(data) => submitted.push(data)}
+          submitLabel="Save"
+        />
+      </App>,
+    );
+    await screen.findByLabelText("Headers 1 name");
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    return { container, submitted };
+  }
+  const marked = (label: string) => screen.getByLabelText(label).classList.contains("ant-input-status-error");
+
+  it("marks a refused value on its own row and names it", async () => {
+    const { container, submitted } = await submitHeaders({ "x-key": "café", "x-fine": "yes" });
+    await waitFor(() => expect(container.textContent).toContain("x-key: Contains characters that are not allowed"));
+    expect([marked("Headers 1 value"), marked("Headers 2 value"), marked("Headers 2 name")]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(submitted).toEqual([]);
+  }, 30_000);
+
+  it("drops errors that only repeat another: an if's, and a refused name's inner pattern", async () => {
+    const { transformErrors } = await import("../../../renderer/form/SchemaForm.tsx");
+    const errors = transformErrors([
+      { name: "if", property: ".attrs", message: 'must match "then" schema', stack: "", schemaPath: "#/if" },
+      {
+        name: "pattern",
+        property: ".attrs.h",
+        message: "x",
+        stack: "",
+        schemaPath: "#/properties/h/propertyNames/pattern",
+      },
+      {
+        name: "propertyNames",
+        property: ".attrs.h",
+        message: "property name must be valid",
+        stack: "",
+        schemaPath: "#/properties/h/propertyNames",
+      },
+    ]);
+    expect(errors.map((e) => [e.name, e.message])).toEqual([
+      ["propertyNames", "A name contains characters that are not allowed"],
+    ]);
+  });
+
+  it("says once that a name is refused, and which", async () => {
+    const { container, submitted } = await submitHeaders({ "bad name": "ok", "x-fine": "yes" });
+    await waitFor(() => expect(container.textContent).toContain("bad name: this name is not allowed"));
+    const text = container.textContent ?? "";
+    expect(text.split("A name contains characters that are not allowed").length - 1).toBe(1);
+    expect(text).not.toContain("property name must be valid");
+    expect(text).not.toContain("x-fine:");
+    expect(marked("Headers 1 name")).toBe(true);
+    expect(submitted).toEqual([]);
+  }, 30_000);
+});
+
 describe("the tags-input edit widget", () => {
   it("edits an array of strings as tags instead of one input per item", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
