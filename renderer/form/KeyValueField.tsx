@@ -30,14 +30,18 @@ export function KeyValueField(props: FieldProps) {
   const singular = String(props.uiSchema?.["ui:options"]?.itemLabel ?? "entry");
   const disabled = props.disabled || props.readonly;
   const namePattern = (props.schema.propertyNames as { pattern?: string } | undefined)?.pattern;
-  const nameAllowed = (name: string) => !namePattern || !name.trim() || new RegExp(namePattern, "u").test(name.trim());
-  const valueErrors = (name: string): string[] =>
-    ((props.errorSchema as Record<string, { __errors?: string[] }> | undefined)?.[name.trim()]?.__errors ?? []).filter(
-      Boolean,
-    );
-  const listed = rows.flatMap((row) => [
-    ...(nameAllowed(row.name) ? [] : [`${row.name.trim()}: this name is not allowed`]),
-    ...valueErrors(row.name).map((message) => `${row.name.trim()}: ${message}`),
+  const allowedName = namePattern ? new RegExp(namePattern, "u") : null;
+  const childErrors = props.errorSchema as Record<string, { __errors?: string[] }> | undefined;
+  const checked = rows.map((row) => {
+    const name = row.name.trim();
+    return {
+      nameRefused: allowedName !== null && name !== "" && !allowedName.test(name),
+      valueErrors: (childErrors?.[name]?.__errors ?? []).filter(Boolean),
+    };
+  });
+  const listed = rows.flatMap((row, index) => [
+    ...(checked[index].nameRefused ? [`${row.name.trim()}: this name is not allowed`] : []),
+    ...checked[index].valueErrors.map((message) => `${row.name.trim()}: ${message}`),
   ]);
 
   // Data replaced from outside (a reset, initial data arriving) replaces the rows.
@@ -70,7 +74,7 @@ export function KeyValueField(props: FieldProps) {
               placeholder="Name"
               value={row.name}
               disabled={disabled}
-              status={nameAllowed(row.name) ? undefined : "error"}
+              status={checked[index].nameRefused ? "error" : undefined}
               style={{ width: "40%" }}
               onChange={(event) => change(rows.map((r, i) => (i === index ? { ...r, name: event.target.value } : r)))}
             />
@@ -79,7 +83,7 @@ export function KeyValueField(props: FieldProps) {
               placeholder="Value"
               value={row.value}
               disabled={disabled}
-              status={valueErrors(row.name).length ? "error" : undefined}
+              status={checked[index].valueErrors.length ? "error" : undefined}
               onChange={(event) => change(rows.map((r, i) => (i === index ? { ...r, value: event.target.value } : r)))}
             />
             <Button

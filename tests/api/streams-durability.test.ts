@@ -184,7 +184,11 @@ describe("durability", () => {
     // A heartbeat a minute apart: only the streams_changed notification can stop the runner in time.
     const engine = await engineHere({ leaseTtlMs: 180_000, tipPollMs: 60_000 });
     try {
-      const id = await createStream({ destinationAttributes: { url: receiver.url }, datasetBatchSize: 1, endRange: 20 });
+      const id = await createStream({
+        destinationAttributes: { url: receiver.url },
+        datasetBatchSize: 1,
+        endRange: 20,
+      });
       await waitFor("deliveries", async () => receiver.received.length >= 2);
       await owner.client.gqlOk("mutation($id: ID!) { pauseStream(id: $id) { status } }", { id });
       await waitFor("the runner stopped", async () => !engine.running().includes(id), 2_000);

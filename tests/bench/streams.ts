@@ -14,8 +14,8 @@
  * transfers each, mined with automine off), at batch sizes 1 and 10. Each case runs BENCH_STREAM_ROUNDS
  * times (default 3; raw read, minimal delivery, then engine in each round); the figure is the median
  * round. Before the cases, one stream over the first WARM_UP_BLOCKS empty blocks warms the engine's
- * code up (JIT) and is not measured. BENCH_BLOCKS sets the empty range (default 3000: long enough for a steady state, not the JIT's
- * warm-up), BENCH_TX_BLOCKS the range with transactions (default 60).
+ * code up (JIT) and is not measured. BENCH_BLOCKS sets the empty range (default 3000: long enough for a
+ * steady state, not the JIT's warm-up), BENCH_TX_BLOCKS the range with transactions (default 60).
  *
  * The service started here runs its own stream engine too (buildApp); its networks config points at the
  * same anvil and starts no local nodes, so whichever engine takes a stream does the same work. The
@@ -168,9 +168,8 @@ class ReceiverProcess {
 /**
  * The least an ordered, acknowledged delivery can do on this machine, for reference: read ahead in the
  * engine's spans (two in flight), POST each batch's JSON to the receiver (with the engine's HTTP client)
- * and wait for its answer, then
- * move a checkpoint row in PostgreSQL (through a connection that does not wait for the WAL flush, as
- * the engine's do) while the next batch is POSTed. No filter, signature, lease, metrics or hashes.
+ * and wait for its answer, then move a checkpoint row in PostgreSQL (through a connection that does not
+ * wait for the WAL flush, as the engine's do) while the next batch is POSTed. No filter, signature, lease, metrics or hashes.
  * Returns the steady-state seconds: from the end of the first batch to the end of the last.
  */
 async function minimalDelivery(

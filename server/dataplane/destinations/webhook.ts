@@ -13,16 +13,6 @@ import {
   type WebhookAttributes,
 } from "./types.ts";
 
-/**
- * POSTs each batch to a URL. Body: the payload JSON; with metadata BODY, `{ "data": <payload>,
- * "metadata": {...} }`; with HEADER, the metadata goes in `x-qn-*` headers (batch-start-range,
- * batch-end-range, data-size, reorg, stream-id, network, dataset). GZIP sets content-encoding: gzip.
- * Signed as described in signature.ts. 2xx acknowledges; anything else is a failure carrying the status
- * and the first 500 characters of the answer (retryable for 408, 429 and 5xx).
- *
- * test(): sends nothing with data; it POSTs an empty JSON array with header `x-qn-test: true`, signed
- * like a delivery, and reports the status. Receivers that act on payloads see an empty batch.
- */
 /** A prepared request older than this is made again before it is sent (see prepare()). */
 const PREPARED_FRESH_MS = 1000;
 
@@ -39,6 +29,16 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Header values are visible ASCII, spaces and tabs: no CR, LF or other control characters. */
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
+/**
+ * POSTs each batch to a URL. Body: the payload JSON; with metadata BODY, `{ "data": <payload>,
+ * "metadata": {...} }`; with HEADER, the metadata goes in `x-qn-*` headers (batch-start-range,
+ * batch-end-range, data-size, reorg, stream-id, network, dataset). GZIP sets content-encoding: gzip.
+ * Signed as described in signature.ts. 2xx acknowledges; anything else is a failure carrying the status
+ * and the first 500 characters of the answer (retryable for 408, 429 and 5xx).
+ *
+ * test(): sends nothing with data; it POSTs an empty JSON array with header `x-qn-test: true`, signed
+ * like a delivery, and reports the status. Receivers that act on payloads see an empty batch.
+ */
 export class WebhookDestination implements Destination {
   readonly type = "WEBHOOK";
   private readonly url: URL;

@@ -559,15 +559,13 @@ export class StreamRunner {
       is_reorg: isReorg,
     };
     const firstRun = parts.filter ? parts.filter.run({ data: dataJson, metadata }) : null;
-    const { destination } = parts;
-    const firstDelivery = destination.prepare
+    const prepareDelivery = parts.destination.prepare?.bind(parts.destination);
+    const firstDelivery = prepareDelivery
       ? (firstRun ?? Promise.resolve(null)).then((outcome) => {
           const payloadJson = outcome === null ? dataJson : outcome.ok && !outcome.skipped ? outcome.resultJson : null;
-          if (payloadJson === null) return null;
-          return (
-            destination.prepare?.({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }) ??
-            null
-          );
+          return payloadJson === null
+            ? null
+            : prepareDelivery({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg });
         })
       : Promise.resolve(null);
     // A destination that cannot prepare is asked to deliver as usual, which reports the failure.

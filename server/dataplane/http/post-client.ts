@@ -227,7 +227,7 @@ class Connection {
     });
   }
 
-  /** Fails the exchange in progress; before any answer byte the request never reached the node (StaleConnection). */
+  /** Fails the exchange in progress; before any answer byte the request never reached the server (StaleConnection). */
   fail(error: Error): void {
     const exchange = this.exchange;
     this.exchange = null;
