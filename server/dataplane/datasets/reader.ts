@@ -54,6 +54,14 @@ export interface DatasetBatch {
   items: unknown[];
 }
 
+/** A batch as {@link EvmDatasetReader.fetchBatchJson} reads it: each item's JSON text. */
+export interface DatasetBatchJson {
+  dataset: EvmDataset;
+  fromBlock: number;
+  toBlock: number;
+  itemsJson: string[];
+}
+
 export class BlockNotAvailableError extends Error {
   constructor(readonly blockNumber: number) {
     super(`block ${blockNumber} is not available on the node yet`);
@@ -62,6 +70,13 @@ export class BlockNotAvailableError extends Error {
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
+
+function checkRequest(dataset: EvmDataset, fromBlock: number, toBlock: number): void {
+  if (!EVM_DATASETS.includes(dataset)) throw new Error(`dataset ${dataset} is not served by the EVM reader`);
+  if (!Number.isSafeInteger(fromBlock) || !Number.isSafeInteger(toBlock) || fromBlock < 0 || toBlock < fromBlock) {
+    throw new RangeError(`bad block range ${fromBlock}..${toBlock}`);
+  }
+}
 
 function methodCall(method: string, n: number) {
   switch (method) {
@@ -86,51 +101,77 @@ export class EvmDatasetReader {
   }
 
   async fetchBatch(dataset: EvmDataset, fromBlock: number, toBlock: number): Promise<DatasetBatch> {
-    if (!EVM_DATASETS.includes(dataset)) throw new Error(`dataset ${dataset} is not served by the EVM reader`);
-    if (!Number.isSafeInteger(fromBlock) || !Number.isSafeInteger(toBlock) || fromBlock < 0 || toBlock < fromBlock) {
-      throw new RangeError(`bad block range ${fromBlock}..${toBlock}`);
+    checkRequest(dataset, fromBlock, toBlock);
+    if (dataset === "LOGS") {
+      const blocks = Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i);
+      return { dataset, fromBlock, toBlock, items: await this.logs(blocks, fromBlock, toBlock) };
     }
-    const blocks = Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i);
-    if (dataset === "LOGS") return { dataset, fromBlock, toBlock, items: await this.logs(blocks, fromBlock, toBlock) };
+    if (dataset === "TRANSACTIONS") {
+      const { itemsJson } = await this.fetchBatchJson("BLOCK", fromBlock, toBlock);
+      const items = itemsJson.map((json) => (JSON.parse(json) as { transactions: unknown[] }).transactions);
+      return { dataset, fromBlock, toBlock, items };
+    }
+    const { itemsJson } = await this.fetchBatchJson(dataset, fromBlock, toBlock);
+    return { dataset, fromBlock, toBlock, items: itemsJson.map((json) => JSON.parse(json)) };
+  }
 
+  /**
+   * The batch with each item as JSON text. An item that is one call's result (or an object of several)
+   * is the node's own text, never parsed: the stream engine spends nothing on objects it only passes
+   * on. TRANSACTIONS and LOGS are cut out of larger results, so they are parsed and written back.
+   * fetchBatch parses these items; the datasets' shapes are made here.
+   */
+  async fetchBatchJson(dataset: EvmDataset, fromBlock: number, toBlock: number): Promise<DatasetBatchJson> {
+    checkRequest(dataset, fromBlock, toBlock);
+    if (dataset === "TRANSACTIONS" || dataset === "LOGS") {
+      const batch = await this.fetchBatch(dataset, fromBlock, toBlock);
+      return { dataset, fromBlock, toBlock, itemsJson: batch.items.map((item) => JSON.stringify(item)) };
+    }
     const methods = DATASET_METHODS[dataset];
-    const calls = blocks.flatMap((n) => methods.map((m) => methodCall(m, n)));
-    const results = await this.rpc.batch(calls);
-    const per = (i: number, method: string) => results[i * methods.length + methods.indexOf(method)];
-    const items = blocks.map((n, i) => {
-      const block = methods.includes("eth_getBlockByNumber") ? per(i, "eth_getBlockByNumber") : undefined;
-      const receipts = methods.includes("eth_getBlockReceipts") ? per(i, "eth_getBlockReceipts") : undefined;
-      if (block === null || receipts === null) throw new BlockNotAvailableError(n);
+    const count = toBlock - fromBlock + 1;
+    const calls = [];
+    for (let n = fromBlock; n <= toBlock; n++) for (const m of methods) calls.push(methodCall(m, n));
+    const results = await this.rpc.batchJson(calls);
+    const itemsJson: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const per = (method: string) => {
+        const text = results[i * methods.length + methods.indexOf(method)];
+        if (text === "null") throw new BlockNotAvailableError(fromBlock + i);
+        return text;
+      };
       switch (dataset) {
         case "BLOCK":
-          return block;
-        case "TRANSACTIONS":
-          return (block as { transactions: unknown[] }).transactions;
+          itemsJson.push(per("eth_getBlockByNumber"));
+          break;
         case "RECEIPTS":
-          return receipts;
-        case "BLOCK_WITH_RECEIPTS":
-          return { block, receipts };
+          itemsJson.push(per("eth_getBlockReceipts"));
+          break;
         case "TRACE_BLOCKS":
-          return this.present(per(i, "trace_block"), n);
+          itemsJson.push(per("trace_block"));
+          break;
         case "DEBUG_TRACE":
-          return this.present(per(i, "debug_traceBlockByNumber"), n);
+          itemsJson.push(per("debug_traceBlockByNumber"));
+          break;
+        case "BLOCK_WITH_RECEIPTS":
+          itemsJson.push(`{"block":${per("eth_getBlockByNumber")},"receipts":${per("eth_getBlockReceipts")}}`);
+          break;
         case "BLOCK_WITH_RECEIPTS_TRACE_BLOCK":
-          return { block, receipts, traces: this.present(per(i, "trace_block"), n) };
+          itemsJson.push(
+            `{"block":${per("eth_getBlockByNumber")},"receipts":${per("eth_getBlockReceipts")},"traces":${per("trace_block")}}`,
+          );
+          break;
         case "BLOCK_WITH_RECEIPTS_DEBUG_TRACE":
-          return { block, receipts, trace: this.present(per(i, "debug_traceBlockByNumber"), n) };
+          itemsJson.push(
+            `{"block":${per("eth_getBlockByNumber")},"receipts":${per("eth_getBlockReceipts")},"trace":${per("debug_traceBlockByNumber")}}`,
+          );
+          break;
       }
-      throw new Error(`unhandled dataset ${dataset}`);
-    });
-    return { dataset, fromBlock, toBlock, items };
+    }
+    return { dataset, fromBlock, toBlock, itemsJson };
   }
 
   close(): Promise<void> {
     return this.rpc.close();
-  }
-
-  private present(value: unknown, n: number): unknown {
-    if (value === null || value === undefined) throw new BlockNotAvailableError(n);
-    return value;
   }
 
   /** eth_getLogs does not tell a missing block from an empty one, so the range is checked against the tip. */

@@ -1,4 +1,5 @@
 import { Pool } from "undici";
+import { scanBatchAnswer } from "./json-scan.ts";
 
 /**
  * A small JSON-RPC 2.0 client over an undici pool, sending batches as one HTTP request. Errors name
@@ -92,12 +93,53 @@ export class RpcClient {
     return out;
   }
 
+  /**
+   * Like batch, but each result as the node wrote it (its JSON source text), never built into objects:
+   * for results that are passed on whole. A missing result is `null`.
+   */
+  async batchJson(calls: RpcCall[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < calls.length; i += this.maxBatchSize) {
+      out.push(...(await this.sendJson(calls.slice(i, i + this.maxBatchSize))));
+    }
+    return out;
+  }
+
   close(): Promise<void> {
     return this.pool.close();
   }
 
   private async send(calls: RpcCall[]): Promise<unknown[]> {
     if (calls.length === 0) return [];
+    const { first, status, text } = await this.exchange(calls);
+    return this.answers(calls, first, status, text);
+  }
+
+  private async sendJson(calls: RpcCall[]): Promise<string[]> {
+    if (calls.length === 0) return [];
+    const { first, status, text } = await this.exchange(calls);
+    const scanned = status >= 200 && status < 300 ? tryScan(text) : null;
+    if (!scanned) {
+      // Not a batch of responses (a refused batch, an HTTP error, not JSON): said as batch() says it.
+      const results = this.answers(calls, first, status, text);
+      const failure = results.find((r) => r instanceof Error);
+      if (failure) throw failure;
+      return results.map((r) => JSON.stringify(r ?? null));
+    }
+    const byId = new Map(scanned.map((r) => [r.id, r]));
+    return calls.map((c, i) => {
+      const r = byId.get(String(first + i));
+      if (!r) throw new RpcTransportError(`node sent no answer for ${c.method}`);
+      if (r.error !== undefined && r.error !== "null") {
+        const e = JSON.parse(r.error) as { code: number; message: string };
+        throw new RpcError(c.method, e.code, e.message);
+      }
+      return r.result ?? "null";
+    });
+  }
+
+  /** One HTTP request carrying `calls` as a JSON-RPC batch; the ids are first, first + 1, … */
+  private async exchange(calls: RpcCall[]): Promise<{ first: number; status: number; text: string }> {
     const first = this.nextId;
     this.nextId += calls.length;
     const body = JSON.stringify(
@@ -123,6 +165,11 @@ export class RpcClient {
         cause: e,
       });
     }
+    return { first, status, text };
+  }
+
+  /** The results (or RpcErrors) of `calls` from the node's answer; throws when the answer is not one. */
+  private answers(calls: RpcCall[], first: number, status: number, text: string): unknown[] {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -147,5 +194,13 @@ export class RpcClient {
       if (r.error) return new RpcError(c.method, r.error.code, r.error.message);
       return r.result;
     });
+  }
+}
+
+function tryScan(text: string) {
+  try {
+    return scanBatchAnswer(text);
+  } catch {
+    return null;
   }
 }

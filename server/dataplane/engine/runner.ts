@@ -4,7 +4,12 @@ import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
-import { BlockNotAvailableError, type DatasetBatch, type EvmDataset, EvmDatasetReader } from "../datasets/reader.ts";
+import {
+  BlockNotAvailableError,
+  type DatasetBatchJson,
+  type EvmDataset,
+  EvmDatasetReader,
+} from "../datasets/reader.ts";
 import { RpcClient } from "../datasets/rpc.ts";
 import {
   createDestination,
@@ -69,7 +74,7 @@ interface Prepared {
 interface AheadBatch {
   from: number;
   to: number;
-  read: Promise<DatasetBatch>;
+  read: Promise<DatasetBatchJson>;
   prepared?: Promise<Prepared>;
 }
 
@@ -93,6 +98,13 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  */
 const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
 const FILTER_LOG_LINES_KEPT = 10;
+/** Datasets whose items carry their block (the item, or its `block`). */
+const BLOCK_CARRYING = new Set<EvmDataset>([
+  "BLOCK",
+  "BLOCK_WITH_RECEIPTS",
+  "BLOCK_WITH_RECEIPTS_TRACE_BLOCK",
+  "BLOCK_WITH_RECEIPTS_DEBUG_TRACE",
+]);
 
 /**
  * Read-ahead: spans of whole batches, each read in one request, so a stream behind the chain tip
@@ -109,13 +121,13 @@ export function batchesPerSpan(size: number, bytesPerBlock: number): number {
   return Math.max(1, Math.floor(blocks / size));
 }
 
-function sliceBatch(whole: DatasetBatch, from: number, to: number): DatasetBatch {
+function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetBatchJson {
   if (whole.fromBlock === from && whole.toBlock === to) return whole;
   return {
     ...whole,
     fromBlock: from,
     toBlock: to,
-    items: whole.items.slice(from - whole.fromBlock, to - whole.fromBlock + 1),
+    itemsJson: whole.itemsJson.slice(from - whole.fromBlock, to - whole.fromBlock + 1),
   };
 }
 
@@ -356,7 +368,7 @@ export class StreamRunner {
         const isReorg = next <= reorgUntil;
 
         const startedAt = performance.now();
-        let batch: DatasetBatch;
+        let batch: DatasetBatchJson;
         let prepared: Promise<Prepared> | undefined;
         const head = ahead[0];
         try {
@@ -366,7 +378,7 @@ export class StreamRunner {
             prepared = head.prepared;
           } else {
             ahead = [];
-            batch = await parts.reader.fetchBatch(row.dataset as EvmDataset, next, to);
+            batch = await parts.reader.fetchBatchJson(row.dataset as EvmDataset, next, to);
           }
         } catch (e) {
           ahead = [];
@@ -424,7 +436,7 @@ export class StreamRunner {
             plannedTo = nextTo;
           }
           if (planned.length === 0) break;
-          const read = parts.reader.fetchBatch(row.dataset as EvmDataset, spanFrom, plannedTo);
+          const read = parts.reader.fetchBatchJson(row.dataset as EvmDataset, spanFrom, plannedTo);
           for (const b of planned) {
             const part = read.then((whole) => sliceBatch(whole, b.from, b.to));
             part.catch(() => undefined);
@@ -501,9 +513,12 @@ export class StreamRunner {
     await this.sleep(waiting ? this.deps.tipPollMs : Math.max(this.deps.tipPollMs, 1000));
   }
 
-  private async headersOf(parts: Parts, batch: DatasetBatch): Promise<Header[]> {
-    const fromItems = batch.items.map((item) => {
-      const b = (batch.dataset === "BLOCK" ? item : (item as { block?: unknown }).block) as
+  /** The batch's block headers: from its items when they carry the block (parsed only here), else from the node. */
+  private async headersOf(parts: Parts, batch: DatasetBatchJson): Promise<Header[]> {
+    if (!BLOCK_CARRYING.has(batch.dataset)) return this.fetchHeaders(parts, batch.fromBlock, batch.toBlock);
+    const fromItems = batch.itemsJson.map((json) => {
+      const item: unknown = JSON.parse(json);
+      const b = (batch.dataset === "BLOCK" ? item : (item as { block?: unknown } | null)?.block) as
         | { number?: string; hash?: string; parentHash?: string }
         | undefined;
       return b?.hash && b.parentHash && b.number
@@ -544,9 +559,9 @@ export class StreamRunner {
   }
 
   /** Makes a batch's JSON and starts the filter's first run on it. */
-  private prepare(parts: Parts, batch: DatasetBatch, isReorg: boolean): Prepared {
+  private prepare(parts: Parts, batch: DatasetBatchJson, isReorg: boolean): Prepared {
     const row = this.row;
-    const dataJson = JSON.stringify(batch.items);
+    const dataJson = `[${batch.itemsJson.join(",")}]`;
     const metadata: FilterMetadata = {
       dataset: row.dataset,
       network: row.network,
@@ -579,7 +594,7 @@ export class StreamRunner {
    */
   private async deliver(
     parts: Parts,
-    batch: DatasetBatch,
+    batch: DatasetBatchJson,
     isReorg: boolean,
     prepared?: Promise<Prepared>,
   ): Promise<number> {

@@ -86,6 +86,19 @@ describe("EVM dataset reader against anvil", () => {
     const tip = await reader.latestBlock();
     for (const dataset of ["BLOCK", "LOGS", "RECEIPTS"] as const) {
       await expect(reader.fetchBatch(dataset, tip, tip + 2)).rejects.toBeInstanceOf(BlockNotAvailableError);
+      await expect(reader.fetchBatchJson(dataset, tip, tip + 2)).rejects.toBeInstanceOf(BlockNotAvailableError);
+    }
+  });
+
+  it("reads every dataset as JSON text equal to the parsed items written back", async () => {
+    const { fromBlock, toBlock } = activity;
+    for (const dataset of EVM_DATASETS) {
+      const parsed = await reader.fetchBatch(dataset, fromBlock, toBlock);
+      const text = await reader.fetchBatchJson(dataset, fromBlock, toBlock);
+      expect(text).toMatchObject({ dataset, fromBlock, toBlock });
+      expect(text.itemsJson.map((json) => JSON.parse(json))).toEqual(parsed.items);
+      // anvil writes compact JSON, so the node's text is byte for byte what JSON.stringify makes.
+      expect(`[${text.itemsJson.join(",")}]`).toBe(JSON.stringify(parsed.items));
     }
   });
 
@@ -141,6 +154,14 @@ describe("EVM dataset reader against anvil", () => {
       const err = await rpc.call("trace_doesNotExist", []).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RpcError);
       expect((err as RpcError).methodNotFound).toBe(true);
+      const inBatch = await rpc
+        .batchJson([
+          { method: "eth_blockNumber", params: [] },
+          { method: "trace_doesNotExist", params: [] },
+        ])
+        .catch((e: unknown) => e);
+      expect(inBatch).toBeInstanceOf(RpcError);
+      expect(inBatch).toMatchObject({ method: "trace_doesNotExist", methodNotFound: true });
     } finally {
       await rpc.close();
     }
