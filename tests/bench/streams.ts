@@ -14,8 +14,9 @@
  * transfers each, mined with automine off), at batch sizes 1 and 10. Each case runs BENCH_STREAM_ROUNDS
  * times (default 3; raw read, minimal delivery, then engine in each round); the figure is the median
  * round. Before the cases, one stream over the first WARM_UP_BLOCKS empty blocks warms the engine's
- * code up (JIT) and is not measured. BENCH_BLOCKS sets the empty range (default 3000: long enough for a
- * steady state, not the JIT's warm-up), BENCH_TX_BLOCKS the range with transactions (default 60).
+ * code up (JIT) and is not measured. BENCH_BLOCKS sets the empty range (default 12000: at batch 10 each
+ * side then runs for about half a second; over 3000 blocks it ran a tenth of one, and rounds of the same
+ * run differed by a fifth), BENCH_TX_BLOCKS the range with transactions (default 60).
  *
  * The service started here runs its own stream engine too (buildApp); its networks config points at the
  * same anvil and starts no local nodes, so whichever engine takes a stream does the same work. The
@@ -38,7 +39,7 @@ import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
 
-const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 3000);
+const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
 const TX_BLOCKS = Number(process.env.BENCH_TX_BLOCKS ?? 60);
 const TX_PER_BLOCK = Number(process.env.BENCH_TX_PER_BLOCK ?? 50);
 const ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 3);
