@@ -62,6 +62,36 @@ export interface DatasetBatchJson {
   itemsJson: string[];
 }
 
+/** What the engine's reorg check needs of a block. */
+export interface BlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+}
+
+/** Datasets whose items carry their block: the item itself, or its `block`. */
+const BLOCK_CARRYING = new Set<EvmDataset>([
+  "BLOCK",
+  "BLOCK_WITH_RECEIPTS",
+  "BLOCK_WITH_RECEIPTS_TRACE_BLOCK",
+  "BLOCK_WITH_RECEIPTS_DEBUG_TRACE",
+]);
+
+/** The headers of a batch's blocks, parsed from its items; null when its items do not all carry their block. */
+export function headersInItems(batch: DatasetBatchJson): BlockHeader[] | null {
+  if (!BLOCK_CARRYING.has(batch.dataset)) return null;
+  const headers: BlockHeader[] = [];
+  for (const json of batch.itemsJson) {
+    const item: unknown = JSON.parse(json);
+    const b = (batch.dataset === "BLOCK" ? item : (item as { block?: unknown } | null)?.block) as
+      | { number?: string; hash?: string; parentHash?: string }
+      | undefined;
+    if (!b?.hash || !b.parentHash || !b.number) return null;
+    headers.push({ number: Number.parseInt(b.number, 16), hash: b.hash, parentHash: b.parentHash });
+  }
+  return headers;
+}
+
 export class BlockNotAvailableError extends Error {
   constructor(readonly blockNumber: number) {
     super(`block ${blockNumber} is not available on the node yet`);

@@ -5,10 +5,12 @@ import type { Mailer } from "../../platform/mail.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import {
+  type BlockHeader,
   BlockNotAvailableError,
   type DatasetBatchJson,
   type EvmDataset,
   EvmDatasetReader,
+  headersInItems,
 } from "../datasets/reader.ts";
 import { RpcClient } from "../datasets/rpc.ts";
 import {
@@ -52,12 +54,6 @@ interface Parts {
   retryIntervalMs: number;
 }
 
-interface Header {
-  number: number;
-  hash: string;
-  parentHash: string;
-}
-
 /**
  * A batch made ready for delivery: its dataset JSON, the first run of the filter on it, and the first
  * attempt's delivery as the destination prepares it (null when it does not, or nothing is to be sent).
@@ -98,13 +94,6 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  */
 const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
 const FILTER_LOG_LINES_KEPT = 10;
-/** Datasets whose items carry their block (the item, or its `block`). */
-const BLOCK_CARRYING = new Set<EvmDataset>([
-  "BLOCK",
-  "BLOCK_WITH_RECEIPTS",
-  "BLOCK_WITH_RECEIPTS_TRACE_BLOCK",
-  "BLOCK_WITH_RECEIPTS_DEBUG_TRACE",
-]);
 
 /**
  * Read-ahead: spans of whole batches, each read in one request, so a stream behind the chain tip
@@ -386,7 +375,7 @@ export class StreamRunner {
           continue;
         }
 
-        let hashes: Header[] = [];
+        let hashes: BlockHeader[] = [];
         if (row.fixBlockReorgs) {
           try {
             hashes = await this.headersOf(parts, batch);
@@ -513,23 +502,12 @@ export class StreamRunner {
     await this.sleep(waiting ? this.deps.tipPollMs : Math.max(this.deps.tipPollMs, 1000));
   }
 
-  /** The batch's block headers: from its items when they carry the block (parsed only here), else from the node. */
-  private async headersOf(parts: Parts, batch: DatasetBatchJson): Promise<Header[]> {
-    if (!BLOCK_CARRYING.has(batch.dataset)) return this.fetchHeaders(parts, batch.fromBlock, batch.toBlock);
-    const fromItems = batch.itemsJson.map((json) => {
-      const item: unknown = JSON.parse(json);
-      const b = (batch.dataset === "BLOCK" ? item : (item as { block?: unknown } | null)?.block) as
-        | { number?: string; hash?: string; parentHash?: string }
-        | undefined;
-      return b?.hash && b.parentHash && b.number
-        ? { number: Number.parseInt(b.number, 16), hash: b.hash, parentHash: b.parentHash }
-        : null;
-    });
-    if (fromItems.every((h) => h !== null)) return fromItems as Header[];
-    return this.fetchHeaders(parts, batch.fromBlock, batch.toBlock);
+  /** The batch's block headers: from its items when they carry their blocks, else from the node. */
+  private async headersOf(parts: Parts, batch: DatasetBatchJson): Promise<BlockHeader[]> {
+    return headersInItems(batch) ?? this.fetchHeaders(parts, batch.fromBlock, batch.toBlock);
   }
 
-  private async fetchHeaders(parts: Parts, from: number, to: number): Promise<Header[]> {
+  private async fetchHeaders(parts: Parts, from: number, to: number): Promise<BlockHeader[]> {
     const calls = [];
     for (let n = from; n <= to; n++) calls.push({ method: "eth_getBlockByNumber", params: [hex(n), false] });
     const blocks = (await parts.rpc.batch(calls)) as ({ hash: string; parentHash: string } | null)[];
@@ -543,7 +521,7 @@ export class StreamRunner {
    * Null when the batch's first block continues the delivered chain (or nothing before it is known);
    * otherwise the highest delivered block whose hash the node still agrees with (the fork point).
    */
-  private async forkPoint(parts: Parts, first: number, header: Header): Promise<number | null> {
+  private async forkPoint(parts: Parts, first: number, header: BlockHeader): Promise<number | null> {
     const { db } = this.deps;
     const prev = await store.storedHash(db, this.row.id, first - 1);
     if (prev === undefined || prev === header.parentHash) return null;

@@ -43,6 +43,16 @@ export class AnswerParser {
     return this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
   }
 
+  /** Where `delimiter` starts in `data`; -1 when it has not arrived yet, `data` then kept for the next chunk. */
+  private find(data: Buffer, delimiter: Buffer, tooLong: string): number {
+    const at = data.indexOf(delimiter);
+    if (at < 0) {
+      if (data.length > MAX_HEAD_BYTES) throw new HttpProtocolError(tooLong);
+      this.pending = data;
+    }
+    return at;
+  }
+
   /** Feeds bytes; returns true once the answer is complete. Throws HttpProtocolError on bad framing. */
   feed(chunk: Buffer): boolean {
     this.started = true;
@@ -51,12 +61,8 @@ export class AnswerParser {
     while (data.length > 0 && this.state !== "done") {
       switch (this.state) {
         case "head": {
-          const end = data.indexOf(HEAD_END);
-          if (end < 0) {
-            if (data.length > MAX_HEAD_BYTES) throw new HttpProtocolError("The server's answer head is too large.");
-            this.pending = data;
-            return false;
-          }
+          const end = this.find(data, HEAD_END, "The server's answer head is too large.");
+          if (end < 0) return false;
           this.readHead(data.toString("latin1", 0, end));
           data = data.subarray(end + 4);
           break;
@@ -73,12 +79,8 @@ export class AnswerParser {
         case "chunk-size":
         case "chunk-end":
         case "trailers": {
-          const eol = data.indexOf(CRLF);
-          if (eol < 0) {
-            if (data.length > MAX_HEAD_BYTES) throw new HttpProtocolError("A chunk line is too long.");
-            this.pending = data;
-            return false;
-          }
+          const eol = this.find(data, CRLF, "A chunk line is too long.");
+          if (eol < 0) return false;
           const line = data.toString("latin1", 0, eol);
           data = data.subarray(eol + 2);
           if (this.state === "chunk-end") {
