@@ -33,6 +33,17 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * The node refused a batch as a whole (one error object instead of an array of answers, or HTTP 413),
+ * as nodes do for batches over their limit (Erigon's default is 100 calls).
+ */
+export class RpcBatchRefused extends RpcError {
+  constructor(code: number, rpcMessage: string) {
+    super("batch", code, rpcMessage);
+    this.name = "RpcBatchRefused";
+  }
+}
+
 /** The node could not be reached or answered something that is not JSON-RPC. */
 export class RpcTransportError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -44,7 +55,10 @@ export class RpcTransportError extends Error {
 export interface RpcClientOptions {
   /** Whole-request timeout for one HTTP request (a batch counts as one). */
   timeoutMs?: number;
-  /** Calls per HTTP request; larger batches are split. */
+  /**
+   * Calls per HTTP request; larger batches are split. Geth, Besu and Nethermind accept 1,000 by default;
+   * a node that refuses a batch as too large gets halves of it from then on (see {@link RpcBatchRefused}).
+   */
   maxBatchSize?: number;
   connections?: number;
 }
@@ -59,14 +73,14 @@ export class RpcClient {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly timeoutMs: number;
-  private readonly maxBatchSize: number;
+  private maxBatchSize: number;
   private nextId = 1;
 
   constructor(url: string, options: RpcClientOptions = {}) {
     const u = new URL(url);
     this.path = `${u.pathname}${u.search}`;
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.maxBatchSize = options.maxBatchSize ?? 50;
+    this.maxBatchSize = options.maxBatchSize ?? 1000;
     this.pool = new Pool(u.origin, { connections: options.connections ?? 4 });
   }
 
@@ -86,11 +100,7 @@ export class RpcClient {
 
   /** Like batch, but each slot holds its result or its RpcError. Transport failures still throw. */
   async batchSettled(calls: RpcCall[]): Promise<unknown[]> {
-    const out: unknown[] = [];
-    for (let i = 0; i < calls.length; i += this.maxBatchSize) {
-      out.push(...(await this.send(calls.slice(i, i + this.maxBatchSize))));
-    }
-    return out;
+    return this.inRequests(calls, (part) => this.send(part));
   }
 
   /**
@@ -98,15 +108,31 @@ export class RpcClient {
    * for results that are passed on whole. A missing result is `null`.
    */
   async batchJson(calls: RpcCall[]): Promise<string[]> {
-    const out: string[] = [];
-    for (let i = 0; i < calls.length; i += this.maxBatchSize) {
-      out.push(...(await this.sendJson(calls.slice(i, i + this.maxBatchSize))));
-    }
-    return out;
+    return this.inRequests(calls, (part) => this.sendJson(part));
   }
 
   close(): Promise<void> {
     return this.pool.close();
+  }
+
+  /**
+   * Sends `calls` in requests of at most maxBatchSize calls, one after another. A request the node
+   * refuses as too large is sent again in halves, and the halved size is kept for later requests.
+   */
+  private async inRequests<T>(calls: RpcCall[], sendPart: (part: RpcCall[]) => Promise<T[]>): Promise<T[]> {
+    const out: T[] = [];
+    let i = 0;
+    while (i < calls.length) {
+      const part = calls.slice(i, i + this.maxBatchSize);
+      try {
+        out.push(...(await sendPart(part)));
+        i += part.length;
+      } catch (e) {
+        if (!(e instanceof RpcBatchRefused) || part.length === 1) throw e;
+        this.maxBatchSize = Math.min(this.maxBatchSize, Math.ceil(part.length / 2));
+      }
+    }
+    return out;
   }
 
   private async send(calls: RpcCall[]): Promise<unknown[]> {
@@ -170,6 +196,7 @@ export class RpcClient {
 
   /** The results (or RpcErrors) of `calls` from the node's answer; throws when the answer is not one. */
   private answers(calls: RpcCall[], first: number, status: number, text: string): unknown[] {
+    if (status === 413 && calls.length > 1) throw new RpcBatchRefused(-32600, "HTTP 413: the batch is too large");
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -180,7 +207,7 @@ export class RpcClient {
     const responses: RpcResponse[] = Array.isArray(parsed) ? parsed : [parsed as RpcResponse];
     if (!Array.isArray(parsed) && (parsed as RpcResponse).error && calls.length > 1) {
       const e = (parsed as RpcResponse).error as { code: number; message: string };
-      throw new RpcError("batch", e.code, e.message);
+      throw new RpcBatchRefused(e.code, e.message);
     }
     if (status < 200 || status >= 300) {
       const e = responses[0]?.error;

@@ -100,9 +100,14 @@ const FILTER_LOG_LINES_KEPT = 10;
  * pays a node round trip per span instead of per batch. A span holds about READ_SPAN_BYTES of
  * dataset (judged by the last batch), at most READ_SPAN_MAX_BLOCKS blocks, and at least one batch. Up
  * to two spans are read ahead: a new one is read when no more than one span's batches are left.
+ * At three calls per block at most, a span's request stays within the 1,000 calls a node takes by
+ * default (see RpcClient). When the estimate was wrong (small blocks, then large ones) and the node
+ * refuses or fails the span, the next span is one batch, whose delivery renews the estimate. Larger spans
+ * than 64 KiB and 50 blocks (which were read in requests of 50 calls) measured +8% blocks/s on empty
+ * blocks at batch 10.
  */
-export const READ_SPAN_BYTES = 64 * 1024;
-export const READ_SPAN_MAX_BLOCKS = 50;
+export const READ_SPAN_BYTES = 512 * 1024;
+export const READ_SPAN_MAX_BLOCKS = 300;
 
 /** Batches per read-ahead span for batches of `size` blocks of about `bytesPerBlock` each. */
 export function batchesPerSpan(size: number, bytesPerBlock: number): number {
@@ -371,6 +376,8 @@ export class StreamRunner {
           }
         } catch (e) {
           ahead = [];
+          // Spans were sized by an estimate the failed read may have outgrown: read one batch next.
+          bytesPerBlock = Number.POSITIVE_INFINITY;
           await this.readFailed(e);
           continue;
         }

@@ -166,4 +166,52 @@ describe("EVM dataset reader against anvil", () => {
       await rpc.close();
     }
   });
+
+  it("meets a node's batch limit by halving its batches, for both ways nodes refuse them", async () => {
+    // A loopback proxy in front of anvil that refuses batches over 3 calls, as Erigon does (one error
+    // object) or with HTTP 413, and records the size of every batch it was sent.
+    const sizes: number[] = [];
+    let refuseWith413 = false;
+    const server = createServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      const calls = JSON.parse(body) as unknown[];
+      sizes.push(calls.length);
+      if (calls.length > 3) {
+        if (refuseWith413) res.writeHead(413).end("request entity too large");
+        else
+          res.end(
+            JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch limit 3 exceeded" } }),
+          );
+        return;
+      }
+      const r = await fetch(anvil.url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      res.setHeader("content-type", "application/json");
+      res.end(await r.text());
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const capped = new EvmDatasetReader(url);
+    try {
+      const direct = await reader.fetchBatchJson("BLOCK_WITH_RECEIPTS", 1, 4);
+      // 8 calls: refused, then 4 refused, then 2 + 2 + 2 + 2; the halved size stays for the next read.
+      expect(await capped.fetchBatchJson("BLOCK_WITH_RECEIPTS", 1, 4)).toEqual(direct);
+      expect(sizes).toEqual([8, 4, 2, 2, 2, 2]);
+      sizes.length = 0;
+      await capped.fetchBatchJson("BLOCK", 1, 3);
+      expect(sizes).toEqual([2, 1]);
+      refuseWith413 = true;
+      sizes.length = 0;
+      const other = new RpcClient(url);
+      const numbers = await other.batch(
+        [0, 1, 2, 3, 4].map((n) => ({ method: "eth_getBlockByNumber", params: [`0x${n}`, false] })),
+      );
+      await other.close();
+      expect((numbers as { number: string }[]).map((b) => Number(b.number))).toEqual([0, 1, 2, 3, 4]);
+      expect(sizes).toEqual([5, 3, 2]);
+    } finally {
+      await capped.close();
+      server.close();
+    }
+  });
 });
