@@ -138,13 +138,15 @@ export class WebhookDestination implements Destination {
   /** A POST of `body` with the fixed headers, `extraLines` and the signature, ready to send. */
   private request(body: string, extraLines: string): WebhookRequest {
     let lines = this.fixedHeaderLines + extraLines;
+    // Encoded once: signed, compressed and sent as these bytes (each encoding or count of a batch's
+    // text costs microseconds).
+    const bodyBytes = Buffer.from(body);
     if (this.attrs.securityToken) {
-      const s = signPayload(this.attrs.securityToken, body);
+      const s = signPayload(this.attrs.securityToken, bodyBytes);
       lines += `${NONCE_HEADER}: ${s.nonce}\r\n${TIMESTAMP_HEADER}: ${s.timestamp}\r\n${SIGNATURE_HEADER}: ${s.signature}\r\n`;
     }
-    const wire = this.compression === "GZIP" ? gzipSync(body) : body;
-    const bytes = typeof wire === "string" ? Buffer.byteLength(wire) : wire.length;
-    return { post: this.client.request(this.url.href, wire, lines), bytes, madeAt: performance.now() };
+    const wire = this.compression === "GZIP" ? gzipSync(bodyBytes) : bodyBytes;
+    return { post: this.client.request(this.url.href, wire, lines), bytes: wire.length, madeAt: performance.now() };
   }
 
   /** Sends a request; a 2xx answer or a DestinationError. */

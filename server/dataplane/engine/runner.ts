@@ -60,6 +60,8 @@ interface Parts {
  */
 interface Prepared {
   dataJson: string;
+  /** UTF-8 bytes of dataJson (counted once: a count costs microseconds per batch). */
+  dataBytes: number;
   metadata: FilterMetadata;
   /** Null without a filter. */
   firstRun: Promise<FilterOutcome> | null;
@@ -558,7 +560,8 @@ export class StreamRunner {
       stream_id: row.id,
       is_reorg: isReorg,
     };
-    const firstRun = parts.filter ? parts.filter.run({ data: dataJson, metadata }) : null;
+    const dataBytes = Buffer.byteLength(dataJson);
+    const firstRun = parts.filter ? parts.filter.run({ data: dataJson, dataBytes, metadata }) : null;
     const prepareDelivery = parts.destination.prepare?.bind(parts.destination);
     const firstDelivery = prepareDelivery
       ? (firstRun ?? Promise.resolve(null)).then((outcome) => {
@@ -569,7 +572,7 @@ export class StreamRunner {
         })
       : Promise.resolve(null);
     // A destination that cannot prepare is asked to deliver as usual, which reports the failure.
-    return { dataJson, metadata, firstRun, firstDelivery: firstDelivery.catch(() => null) };
+    return { dataJson, dataBytes, metadata, firstRun, firstDelivery: firstDelivery.catch(() => null) };
   }
 
   /**
@@ -585,8 +588,7 @@ export class StreamRunner {
   ): Promise<number> {
     const row = this.row;
     const ready = prepared ? await prepared : this.prepare(parts, batch, isReorg);
-    const { dataJson, metadata } = ready;
-    const rawBytes = Buffer.byteLength(dataJson);
+    const { dataJson, dataBytes, metadata } = ready;
     let attempts = 0;
     let counted = false;
     while (true) {
@@ -595,7 +597,9 @@ export class StreamRunner {
       const sample: MetricSample = attempts === 1 ? {} : { retries: 1 };
       let failure: { message: string; terminal: boolean };
       let payloadJson: string | null = dataJson;
-      const run = attempts === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, metadata }) ?? null);
+      let payloadBytes = dataBytes;
+      const run =
+        attempts === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
       if (run) {
         const outcome = await run;
         sample.filterMs = outcome.durationMs;
@@ -615,15 +619,16 @@ export class StreamRunner {
           continue;
         }
         payloadJson = outcome.skipped ? null : outcome.resultJson;
+        payloadBytes = outcome.sizeBytes;
       }
       if (!counted) {
         counted = true;
         sample.blocks = batch.toBlock - batch.fromBlock + 1;
-        sample.bytesTotal = rawBytes;
+        sample.bytesTotal = dataBytes;
       }
       if (payloadJson === null) {
         this.deps.metrics.add(row, sample);
-        return rawBytes;
+        return dataBytes;
       }
       sample.requests = 1;
       try {
@@ -632,10 +637,10 @@ export class StreamRunner {
           ? early.send()
           : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
         sample.delivered = 1;
-        sample.bytesBillable = Buffer.byteLength(payloadJson);
+        sample.bytesBillable = payloadBytes;
         sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
         this.deps.metrics.add(row, sample);
-        return rawBytes;
+        return dataBytes;
       } catch (e) {
         const retryable = !(e instanceof DestinationError) || e.retryable;
         failure = {

@@ -61,6 +61,8 @@ export interface FilterInput {
    * returns the batch untouched, the result is this text as given (or the JSON of the array).
    */
   data: unknown[] | string;
+  /** UTF-8 byte length of `data` when it is text and the caller has counted it (not counted again). */
+  dataBytes?: number;
   metadata?: FilterMetadata;
 }
 
@@ -238,7 +240,11 @@ export class Filter {
         // parsed it, and its JSON is the text passed in.
         const resultJson =
           tag === "V" ? body.slice(1) : tag === "P" ? dataJson : `{"data":${dataJson},"metadata":${body.slice(1)}}`;
-        return { ok: true, skipped: false, resultJson, sizeBytes: Buffer.byteLength(resultJson), durationMs, logs };
+        const sizeBytes =
+          tag === "P" && input.dataBytes !== undefined && resultJson === input.data
+            ? input.dataBytes
+            : Buffer.byteLength(resultJson);
+        return { ok: true, skipped: false, resultJson, sizeBytes, durationMs, logs };
       }
       const err = JSON.parse(body.slice(1)) as { kind: FilterErrorKind; message: string; stack: string };
       // A thrown error may leave the user's globals half-updated: start the next call from a clean context.

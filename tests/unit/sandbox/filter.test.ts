@@ -41,6 +41,15 @@ describe("filter sandbox: results", () => {
     expect(await f.run({ data: [] })).toMatchObject({ resultJson: '"é"', sizeBytes: 4 });
   });
 
+  it("takes the batch's byte count from the caller only when the batch itself is the result", async () => {
+    const text = JSON.stringify([{ name: "é" }]);
+    const dataBytes = Buffer.byteLength(text);
+    const through = await filter("function main(stream) { return stream.data }");
+    expect(await through.run({ data: text, dataBytes })).toMatchObject({ resultJson: text, sizeBytes: dataBytes });
+    const changed = await filter("function main(stream) { return stream.data.map((x) => x.name + 'é') }");
+    expect(await changed.run({ data: text, dataBytes })).toMatchObject({ resultJson: '["éé"]', sizeBytes: 8 });
+  });
+
   it("accepts the batch as JSON text and passes metadata through", async () => {
     const f = await filter("function main(stream) { return [stream.data.length, stream.metadata.network] }");
     expect(await f.run({ data: JSON.stringify(batch), metadata })).toMatchObject({ resultJson: '[2,"local"]' });
