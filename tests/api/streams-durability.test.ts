@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
 import { KEPT_HASHES } from "../../server/dataplane/engine/store.ts";
 import type { TestUser } from "../support/api.ts";
 import {
@@ -134,6 +135,49 @@ describe("durability", () => {
       ]);
     } finally {
       first.kill("SIGKILL");
+      second?.kill("SIGTERM");
+      if (second) await new Promise((r) => second?.once("exit", r));
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it("killed while it delivers faster than its checkpoint is written: no gap, at most MAX_UNRECORDED_BATCHES again", async () => {
+    const blocks = 1500;
+    await t.rpc("anvil_mine", [`0x${blocks.toString(16)}`]);
+    const tip = Number.parseInt(await t.rpc<string>("eth_blockNumber"), 16);
+    const first = tip - blocks + 1;
+    const engine = engineProcess();
+    let second: ChildProcess | null = null;
+    // Killed while the receiver holds the 500th delivery: batches of one block, hundreds a second, so
+    // several acknowledged batches share each checkpoint write.
+    const receiver = await startReceiver((_, index) => {
+      if (index === 499) engine.kill("SIGKILL");
+      return 200;
+    });
+    try {
+      const id = await createStream({
+        destinationAttributes: { url: receiver.url },
+        startRange: first,
+        endRange: tip,
+        datasetBatchSize: 1,
+      });
+      await new Promise((r) => engine.once("exit", r));
+      second = engineProcess();
+      await waitFor("completion", async () => (await statusOf(id)) === "COMPLETED", 60_000);
+      const seen = receiver.received.map((r) => blockNumbers(r.json)[0]);
+      const restarts = seen.flatMap((n, i) => (i > 0 && n !== seen[i - 1] + 1 ? [i] : []));
+      expect(restarts).toHaveLength(1);
+      const [at] = restarts;
+      const again = seen[at - 1] - seen[at] + 1;
+      // The held batch was never acknowledged, so it is sent again; so are those acknowledged but
+      // not yet recorded, at most MAX_UNRECORDED_BATCHES in all.
+      expect(again).toBeGreaterThanOrEqual(1);
+      expect(again).toBeLessThanOrEqual(MAX_UNRECORDED_BATCHES);
+      expect(seen[0]).toBe(first);
+      expect(seen[seen.length - 1]).toBe(tip);
+      expect(new Set(seen).size).toBe(blocks);
+    } finally {
+      engine.kill("SIGKILL");
       second?.kill("SIGTERM");
       if (second) await new Promise((r) => second?.once("exit", r));
       await receiver.close();

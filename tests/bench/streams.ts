@@ -33,6 +33,7 @@ import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.t
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { EvmDatasetReader } from "../../server/dataplane/datasets/reader.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { AckRecorder, MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
 import { batchesPerSpan } from "../../server/dataplane/engine/runner.ts";
 import { PostClient } from "../../server/dataplane/http/post-client.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
@@ -170,7 +171,8 @@ class ReceiverProcess {
  * The least an ordered, acknowledged delivery can do on this machine, for reference: read ahead in the
  * engine's spans (two in flight), POST each batch's JSON to the receiver (with the engine's HTTP client)
  * and wait for its answer, then move a checkpoint row in PostgreSQL (through a connection that does not
- * wait for the WAL flush, as the engine's do) while the next batch is POSTed. No filter, signature, lease, metrics or hashes.
+ * wait for the WAL flush, as the engine's do, and as often as the engine's AckRecorder writes) while the
+ * next batch is POSTed. No filter, signature, lease, metrics or hashes.
  * Returns the steady-state seconds: from the end of the first batch to the end of the last.
  */
 async function minimalDelivery(
@@ -191,21 +193,24 @@ async function minimalDelivery(
   };
   const poster = new PostClient({ connections: 1 });
   let items: string[] = [];
-  let recording: Promise<unknown> | null = null;
+  const recorder = new AckRecorder(async (ack) => {
+    await ackPool.query({
+      name: "bench-checkpoint",
+      text: "update bench_checkpoint set next_block = $1",
+      values: [ack.endBlock + 1],
+    });
+  });
   let firstDone = 0;
   for (let n = range.from; n <= range.to; n += batchSize) {
     while (reads.length < 2 && readFrom <= range.to) readSpan();
     if (items.length === 0) items = (await reads.shift()) ?? [];
     await poster.post(receiverUrl, `[${items.splice(0, batchSize).join(",")}]`);
-    await recording;
-    recording = ackPool.query({
-      name: "bench-checkpoint",
-      text: "update bench_checkpoint set next_block = $1",
-      values: [Math.min(range.to, n + batchSize - 1) + 1],
-    });
+    const endBlock = Math.min(range.to, n + batchSize - 1);
+    recorder.add({ streamId: "bench", owner: "bench", startBlock: n, endBlock, hashes: [] });
+    await recorder.below(MAX_UNRECORDED_BATCHES);
     if (n === range.from) firstDone = performance.now();
   }
-  await recording;
+  await recorder.settled();
   await poster.close();
   return (performance.now() - firstDone) / 1000;
 }

@@ -15,7 +15,8 @@ import type pg from "pg";
  * - credits: webhooks bill {@link WEBHOOK_CREDITS_PER_DELIVERY} per delivered payload;
  * - errors: failed attempts (delivery, filter or chain read); retries: attempts after the first;
  * - filter: runs, total duration, runs under {@link FILTER_THRESHOLD_MS}, duration histogram;
- * - latency: from the start of reading a batch to its acknowledgement, histogram.
+ * - latency: from the start of reading a batch to the destination's acknowledgement (or the filter's
+ *   skip), histogram.
  */
 export const BUCKETS_MS = [
   0.05,

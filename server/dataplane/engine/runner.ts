@@ -25,6 +25,7 @@ import { createFilter, type Filter } from "../sandbox/filter.ts";
 import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
 import { type MetricSample, type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
+import { AckRecorder, MAX_UNRECORDED_BATCHES } from "./recorder.ts";
 import type { StreamRow } from "./store.ts";
 import * as store from "./store.ts";
 
@@ -139,17 +140,19 @@ function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetB
  * engine's own bookkeeping. The runner learns that its stream was paused or changed from the engine
  * (a notification, see refresh()) and from its heartbeat, not from the records.
  * Deliveries are strictly one after another, in block order. Records are written one after another
- * (the next starts only when the previous one committed), so the checkpoint only ever moves to the
- * end of a delivered batch, in order: it never passes a batch that was not acknowledged, and the
- * recording statement itself refuses to move it past a gap. At most one record is in flight: before
- * a delivered batch is recorded, the previous record must have committed.
+ * (see AckRecorder: the next starts only when the previous one committed, and batches acknowledged
+ * meanwhile are recorded together), so the checkpoint only ever moves to the end of a delivered batch,
+ * in order: it never passes a batch that was not acknowledged, and the recording statement itself
+ * refuses to move it past a gap. Before delivering a batch the loop waits until fewer than
+ * {@link MAX_UNRECORDED_BATCHES} acknowledged batches are unrecorded.
  *
- * So if the process dies, at most two batches were delivered without being recorded and are sent
- * again by the next owner: the one whose record was in flight and the one being delivered (at most
- * one with the pipeline idle, e.g. when a record committed before the next delivery began). A record
- * that cannot be written because the lease moved stops the runner; the new owner re-sends from the
- * checkpoint. Reorg checks compare against the last delivered block held in memory, and wait for the
- * record in flight before reading stored hashes, so they never see a stale chain.
+ * So if the process dies, at most MAX_UNRECORDED_BATCHES batches were delivered without being
+ * recorded and are sent again by the next owner: those acknowledged but not yet recorded and the one
+ * being delivered (only the one being delivered when the stream delivers less often than its records
+ * are written, see RECORD_INTERVAL_MS; otherwise those acknowledged in the last millisecond or two). A record that cannot be written because the lease moved
+ * stops the runner; the new owner re-sends from the checkpoint. Reorg checks compare against the last
+ * delivered block held in memory, and wait for every record before reading stored hashes, so they
+ * never see a stale chain.
  */
 export class StreamRunner {
   readonly done: Promise<void>;
@@ -299,24 +302,18 @@ export class StreamRunner {
     let reorgUntil = -1;
     let tip = -1;
     let ahead: AheadBatch[] = [];
-    /** The record (acknowledgement write) of the last delivered batch, while it is in flight. */
-    let recording: Promise<void> | null = null;
+    const recorder = new AckRecorder((record) => this.record(record));
     /** The last block delivered by this runner (for the reorg check while its record is in flight). */
     let lastDelivered: { number: number; hash: string } | null = null;
     /** Dataset bytes per block in the last batch: sizes the read-ahead spans (nothing known yet: one batch). */
     let bytesPerBlock = Number.POSITIVE_INFINITY;
-    const settled = async () => {
-      const r = recording;
-      recording = null;
-      if (r) await r;
-    };
 
     try {
       while (true) {
         this.check();
         if (this.reloadWanted) {
           this.reloadWanted = false;
-          await settled();
+          await recorder.settled();
           const fresh = await store.loadStream(db, this.streamId);
           if (fresh?.status !== "ACTIVE") return;
           this.row = fresh;
@@ -327,7 +324,7 @@ export class StreamRunner {
         const row = this.row;
         const end = row.endRange;
         if (end !== null && next > end) {
-          await settled();
+          await recorder.settled();
           await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
             reason: `delivered every block up to ${end}`,
           });
@@ -398,7 +395,7 @@ export class StreamRunner {
             lastDelivered !== null && lastDelivered.number === next - 1 && lastDelivered.hash === first.parentHash;
           if (!continues) {
             // The stored hashes are read only once every delivered batch is recorded.
-            await settled();
+            await recorder.settled();
             const fork = await this.forkPoint(parts, next, first);
             if (fork !== null) {
               reorgUntil = Math.max(reorgUntil, next - 1);
@@ -442,7 +439,7 @@ export class StreamRunner {
           }
         }
 
-        const delivering = this.deliver(parts, batch, isReorg, prepared);
+        const delivering = this.deliver(parts, batch, isReorg, startedAt, prepared);
         // The next batch is prepared while this one's POST is in flight: from the event loop's check
         // phase, after this turn's microtasks have sent the POST. Its filter run is queued after this
         // batch's (a filter runs one call at a time, in order), and is done when its turn comes.
@@ -455,34 +452,31 @@ export class StreamRunner {
           following.prepared.catch(() => undefined);
         }
         bytesPerBlock = (await delivering) / (to - next + 1);
-        // One record in flight at most, and records commit in order.
-        await settled();
-        const ack: store.Acknowledgement = {
+        recorder.add({
           streamId: row.id,
           owner: this.deps.owner,
           startBlock: next,
           endBlock: to,
           hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
-        };
-        recording = this.record(ack, startedAt);
-        // Observed by the next settled(); this keeps an early failure from being reported as unhandled.
-        recording.catch(() => undefined);
+        });
+        await recorder.below(MAX_UNRECORDED_BATCHES);
         lastDelivered = hashes.length > 0 ? hashes[hashes.length - 1] : null;
         next = to + 1;
       }
     } finally {
       // Stopping or failing: the batch already delivered is still recorded (errors are the caller's
-      // business only when the loop itself succeeded, see settled()).
-      await settled().catch(() => undefined);
+      // business only when the loop itself succeeded).
+      await recorder.settled().catch(() => undefined);
     }
   }
 
   /**
-   * Writes one acknowledgement; throws Stop when it was not recorded (lease lost). The statement is
-   * sent from the event loop's next check phase: by then the loop's microtasks have sent the next
-   * batch when it was ready, so the database round trip is not on the way from one delivery to the next.
+   * Writes one acknowledgement (of one or more batches, see AckRecorder); throws Stop when it was not
+   * recorded (lease lost). The statement is sent from the event loop's next check phase: by then the
+   * loop's microtasks have sent the next batch when it was ready, so the database round trip is not on
+   * the way from one delivery to the next.
    */
-  private async record(ack: store.Acknowledgement, startedAt: number): Promise<void> {
+  private async record(ack: store.Acknowledgement): Promise<void> {
     await afterSends();
     if (!(await store.acknowledge(this.deps.ackPool, ack))) {
       this.deps.log.warn(
@@ -492,7 +486,6 @@ export class StreamRunner {
       this.stop();
       throw new Stop();
     }
-    this.deps.metrics.add(this.row, { latencyMs: performance.now() - startedAt });
   }
 
   private async readFailed(e: unknown): Promise<void> {
@@ -578,12 +571,14 @@ export class StreamRunner {
   /**
    * Filters and delivers one batch (prepared ahead when `prepared` is given), retrying per the
    * destination's policy; throws StreamFailure when it gives up. Returns the size of the batch's
-   * dataset JSON. Each attempt adds its metrics in one sample.
+   * dataset JSON. Each attempt adds its metrics in one sample; the one that succeeds adds the batch's
+   * latency, from `startedAt` (when its reading started) to its acknowledgement (or its skip).
    */
   private async deliver(
     parts: Parts,
     batch: DatasetBatchJson,
     isReorg: boolean,
+    startedAt: number,
     prepared?: Promise<Prepared>,
   ): Promise<number> {
     const row = this.row;
@@ -627,6 +622,7 @@ export class StreamRunner {
         sample.bytesTotal = dataBytes;
       }
       if (payloadJson === null) {
+        sample.latencyMs = performance.now() - startedAt;
         this.deps.metrics.add(row, sample);
         return dataBytes;
       }
@@ -637,6 +633,7 @@ export class StreamRunner {
           ? early.send()
           : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
         sample.delivered = 1;
+        sample.latencyMs = performance.now() - startedAt;
         sample.bytesBillable = payloadBytes;
         sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
         this.deps.metrics.add(row, sample);
