@@ -12,7 +12,7 @@
  *
  * Two kinds of blocks: empty ones (anvil_mine) and blocks with transactions (BENCH_TX_PER_BLOCK signed
  * transfers each, mined with automine off), at batch sizes 1 and 10. Each case runs BENCH_STREAM_ROUNDS
- * times (default 3; raw read, minimal delivery, then engine in each round); the figure is the median
+ * times (default 5; raw read, minimal delivery, then engine in each round); the figure is the median
  * round. Before the cases, one stream over the first WARM_UP_BLOCKS empty blocks warms the engine's
  * code up (JIT) and is not measured. BENCH_BLOCKS sets the empty range (default 12000: at batch 10 each
  * side then runs for about half a second; over 3000 blocks it ran a tenth of one, and rounds of the same
@@ -43,7 +43,7 @@ import { secretBox } from "../../server/platform/secrets.ts";
 const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
 const TX_BLOCKS = Number(process.env.BENCH_TX_BLOCKS ?? 60);
 const TX_PER_BLOCK = Number(process.env.BENCH_TX_PER_BLOCK ?? 50);
-const ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 5);
 const WARM_UP_BLOCKS = 1000;
 const NETWORK = "ethereum-mainnet";
 export const STREAM_FILTER = "function main(stream) { return stream.data; }";
