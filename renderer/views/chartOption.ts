@@ -93,9 +93,32 @@ export function buildChartOption(view: ChartView, data: unknown): ChartOption {
     tooltip: { trigger: "axis" },
     ...(series.length > 1 ? { legend: { bottom: 0 } } : {}),
     grid: { left: 48, right: 24, top: 24, bottom: series.length > 1 ? 48 : 32 },
-    xAxis: { type: view.xType ?? "time" },
+    xAxis: xAxisOf(
+      view.xType ?? "time",
+      grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => x)),
+    ),
     // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
     yAxis: view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" },
     series,
+  };
+}
+
+/**
+ * A time axis ticks no finer than its data (per-minute rows get minute ticks, not labels every five
+ * seconds crowding into each other when the data spans a minute or two), and drops labels that would
+ * still overlap.
+ */
+function xAxisOf(type: NonNullable<ChartView["xType"]>, xs: unknown[]): ChartOption {
+  if (type !== "time") return { type };
+  const times = [...new Set(xs.map((x) => (typeof x === "number" ? x : Date.parse(String(x)))))]
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  let step = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < times.length; i++) step = Math.min(step, times[i] - times[i - 1]);
+  return {
+    type,
+    // The first and last ticks keep their labels: ECharts drops them at minute steps otherwise.
+    axisLabel: { hideOverlap: true, showMinLabel: true, showMaxLabel: true },
+    ...(Number.isFinite(step) ? { minInterval: step } : {}),
   };
 }

@@ -417,6 +417,26 @@ describe("lists and charts", () => {
     ]);
   });
 
+  it("ticks a time axis no finer than its data, and hides labels that would overlap", () => {
+    const minutes = buildChartOption(
+      { kind: "chart", query: "Q", chartType: "bar", series: [{ rows: "points", encode: { x: "/t", y: "/v" } }] },
+      { points: ["2026-11-25T08:59:00Z", "2026-11-25T09:00:00Z", "2026-11-25T09:02:00Z"].map((t) => ({ t, v: 1 })) },
+    );
+    expect(minutes.xAxis).toEqual({
+      type: "time",
+      axisLabel: { hideOverlap: true, showMinLabel: true, showMaxLabel: true },
+      minInterval: 60_000,
+    });
+    const one = buildChartOption(
+      { kind: "chart", query: "Q", chartType: "bar", series: [{ rows: "points", encode: { x: "/t", y: "/v" } }] },
+      { points: [{ t: "2026-11-25T08:59:00Z", v: 1 }] },
+    );
+    expect(one.xAxis).toEqual({
+      type: "time",
+      axisLabel: { hideOverlap: true, showMinLabel: true, showMaxLabel: true },
+    });
+  });
+
   it("stacks named bars, keeps the y labels, and colours a name alike in a bar and a pie chart", () => {
     const rows = {
       points: ["eth_call", "eth_chainId", "eth_blockNumber", "eth_getLogs"].map((name) => ({ name, v: 1 })),
