@@ -28,9 +28,8 @@ export class AckRecorder {
   private inFlight: Promise<void> | null = null;
   private pending: Acknowledgement | null = null;
   private pendingBatches = 0;
+  private inFlightBatches = 0;
   private failure: { error: unknown } | null = null;
-  /** Batches acknowledged and not yet recorded (in flight or pending). */
-  private unrecorded = 0;
   private lastWriteAt = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
 
@@ -39,7 +38,6 @@ export class AckRecorder {
   /** A batch was acknowledged: records it now, or with the next statement. */
   add(ack: Acknowledgement): void {
     this.throwFailure();
-    this.unrecorded++;
     this.pendingBatches++;
     const p = this.pending;
     if (p) {
@@ -51,7 +49,7 @@ export class AckRecorder {
 
   /** Until fewer than `limit` acknowledged batches are unrecorded (what is pending is written now). */
   async below(limit: number): Promise<void> {
-    while (this.unrecorded >= limit && !this.failure) {
+    while (this.pendingBatches + this.inFlightBatches >= limit && !this.failure) {
       if (!this.inFlight) this.writeNow();
       await this.inFlight;
     }
@@ -74,14 +72,14 @@ export class AckRecorder {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const ack = this.pending;
-    const batches = this.pendingBatches;
+    if (!ack) return;
+    this.inFlightBatches = this.pendingBatches;
     this.pending = null;
     this.pendingBatches = 0;
-    if (!ack) return;
     this.lastWriteAt = performance.now();
     this.inFlight = this.write(ack).then(
       () => {
-        this.unrecorded -= batches;
+        this.inFlightBatches = 0;
         this.inFlight = null;
         this.schedule();
       },
