@@ -1,0 +1,4 @@
+import type { Generator } from "./index.ts";
+
+/** Every generator `npm run generate` runs; a new one adds its module here. */
+export const generators: Generator[] = [];
