@@ -63,7 +63,7 @@ const PROBE_TTL_MS = 5 * 60_000;
 /** A node that could not be reached is asked again sooner. */
 const FAILED_PROBE_TTL_MS = 30_000;
 
-type Probe = Record<EvmDataset, DatasetAvailability>;
+export type Probe = Record<EvmDataset, DatasetAvailability>;
 const probes = new Map<string, { until: number; result: Promise<Probe> }>();
 
 /** The node's datasets, probed once per network and node URL and cached; concurrent callers share one probe. */
@@ -83,14 +83,23 @@ function probeNode(upstream: Upstream): Promise<Probe> {
   return entry.result;
 }
 
+/** Why a destination cannot be chosen, or null: not built yet, or (FUNCTION) no functions runtime connected. */
+export function destinationReason(
+  destination: { value: string; label: string; notBuilt?: true },
+  functionsConnected: boolean,
+): string | null {
+  if (destination.notBuilt) return `${destination.label} destinations are not available yet.`;
+  if (destination.value === "FUNCTION" && !functionsConnected)
+    return "Function destinations need the functions runtime, which is not connected to this service.";
+  return null;
+}
+
 export function destinationOptions(services: object | undefined): Option[] {
   const runtime = services && streamsRuntime(services);
-  return DESTINATIONS.map(({ value, label, notBuilt }) => {
-    let reason: string | null = null;
-    if (notBuilt) reason = `${label} destinations are not available yet.`;
-    else if (value === "FUNCTION" && !runtime?.destinationDeps?.functionInvoker)
-      reason = "Function destinations need the functions runtime, which is not connected to this service.";
-    return { value, label, disabled: reason !== null, reason };
+  const functionsConnected = Boolean(runtime?.destinationDeps?.functionInvoker);
+  return DESTINATIONS.map((destination) => {
+    const reason = destinationReason(destination, functionsConnected);
+    return { value: destination.value, label: destination.label, disabled: reason !== null, reason };
   });
 }
 
@@ -108,20 +117,32 @@ export async function datasetOptions(services: object | undefined, chain: Catalo
   const upstream = evm && services ? streamsRuntime(services)?.upstreams.get(network.value) : undefined;
   const probe = upstream ? await probeNode(upstream) : null;
   return ALL_DATASETS.map((value): Option => {
-    let reason: string | null = null;
-    if (!evm) reason = "Streams read EVM networks only for now.";
-    else if (!(EVM_DATASETS as readonly string[]).includes(value)) reason = `${value} is not an EVM dataset.`;
-    else if (!services) reason = null;
-    else if (!probe) reason = `No chain node serves ${network.value} on this service.`;
-    else {
-      const state = probe[value as EvmDataset];
-      if (!state.available) reason = `The ${network.value} node cannot serve it: ${state.reason ?? "unavailable"}.`;
-    }
+    const reason = datasetReason(value, evm, network.value, services ? probe : "unchecked");
     return { value, label: DATASET_LABELS[value], disabled: reason !== null, reason };
   });
 }
 
-function networkReason(network: CatalogueNetwork): string | null {
+/**
+ * Why a dataset cannot be chosen on a network, or null: the catalogue's rules (EVM chains and datasets
+ * only), then the network's chain node: `node` is what it answered when probed, null when the service
+ * has none for the network, "unchecked" when there is no service to ask (the catalogue's rules only).
+ */
+export function datasetReason(
+  dataset: string,
+  evm: boolean,
+  network: string,
+  node: Probe | null | "unchecked",
+): string | null {
+  if (!evm) return "Streams read EVM networks only for now.";
+  if (!(EVM_DATASETS as readonly string[]).includes(dataset)) return `${dataset} is not an EVM dataset.`;
+  if (node === "unchecked") return null;
+  if (!node) return `No chain node serves ${network} on this service.`;
+  const state = node[dataset as EvmDataset];
+  return state.available ? null : `The ${network} node cannot serve it: ${state.reason ?? "unavailable"}.`;
+}
+
+/** Why a network cannot be chosen, or null: disabled, or coming soon. */
+export function networkReason(network: CatalogueNetwork): string | null {
   if (network.disabled) return "This network is disabled.";
   if (network.comingSoon) return "This network is coming soon.";
   return null;
