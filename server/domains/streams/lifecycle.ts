@@ -55,6 +55,21 @@ export function wholeRangeDelivered(endRange: number | null, nextBlock: number |
   return endRange !== null && nextBlock != null && nextBlock > endRange;
 }
 
+/** What a stream reads and where it starts (the fields an update may change). */
+interface StreamTarget {
+  startRange: number;
+  network: string;
+  dataset: string;
+}
+
+/**
+ * Whether an update makes a stream start over at its start block (its checkpoint and stored hashes
+ * forgotten): a new start block, network or dataset, since its progress was through other blocks.
+ */
+export function restartsDelivery(current: StreamTarget, patch: Partial<StreamTarget>): boolean {
+  return (["startRange", "network", "dataset"] as const).some((k) => patch[k] !== undefined && patch[k] !== current[k]);
+}
+
 /**
  * Applies an event to one stream of an account, atomically (the row is locked while deciding).
  * Throws NOT_FOUND for another account's stream and CONFLICT for a transition the table refuses.

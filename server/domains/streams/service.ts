@@ -24,7 +24,7 @@ import {
   runCode,
   testResult,
 } from "../functions/service.ts";
-import { applyStreamEvent, wholeRangeDelivered } from "./lifecycle.ts";
+import { applyStreamEvent, restartsDelivery, wholeRangeDelivered } from "./lifecycle.ts";
 import { streamPermissions, unavailableFields } from "./permissions.ts";
 import { streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
@@ -209,11 +209,7 @@ export async function updateStream(
       values.destinationAttributes = shown;
       values.destinationSecrets = sealSecrets(box, kept);
     }
-    const restart =
-      (patch.startRange !== undefined && patch.startRange !== current.startRange) ||
-      (patch.network !== undefined && patch.network !== current.network) ||
-      (patch.dataset !== undefined && patch.dataset !== current.dataset);
-    if (restart) await store.resetProgress(tx, accountId, id);
+    if (restartsDelivery(current, patch)) await store.resetProgress(tx, accountId, id);
     const row = await store.updateStream(tx, accountId, id, values);
     if (!row) throw notFound("Stream");
     return row;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   nextStatus,
+  restartsDelivery,
   STREAM_STATUSES,
   type StreamEvent,
   type StreamStatus,
@@ -60,5 +61,17 @@ describe("stream lifecycle", () => {
     { name: "no progress row", endRange: 10, nextBlock: undefined, delivered: false },
   ])("a completed stream's whole range delivered: $name", ({ endRange, nextBlock, delivered }) => {
     expect(wholeRangeDelivered(endRange, nextBlock)).toBe(delivered);
+  });
+
+  const current = { startRange: 100, network: "ethereum-sepolia", dataset: "BLOCK" };
+  it.each([
+    { name: "nothing changed", patch: {}, restarts: false },
+    { name: "the same values sent again", patch: { ...current }, restarts: false },
+    { name: "a new start block", patch: { startRange: 50 }, restarts: true },
+    { name: "a new network", patch: { network: "ethereum-mainnet" }, restarts: true },
+    { name: "a new dataset", patch: { dataset: "LOGS" }, restarts: true },
+    { name: "a start block of -1 (the tip) after a number", patch: { startRange: -1 }, restarts: true },
+  ])("an update restarts delivery: $name → $restarts", ({ patch, restarts }) => {
+    expect(restartsDelivery(current, patch)).toBe(restarts);
   });
 });
