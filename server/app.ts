@@ -16,8 +16,11 @@ import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { domainResolvers } from "./domains/index.ts";
+import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
 import { attachStreamsRuntime } from "./domains/streams/runtime.ts";
+import { CreditTable } from "./domains/usage/credits.ts";
+import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
@@ -105,7 +108,13 @@ async function assemble(
   // The data plane: chain nodes, the RPC proxy with its rate-limit and meter stages, the stream engine.
   const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
   if (config.roles.proxy) {
-    const stages = await createRpcStages({ db, events: services.events, config, log });
+    const stages = await createRpcStages({
+      limits: databaseLimitSource(db),
+      meter: { sink: databaseMeterSink(db, services.events), pricing: new CreditTable() },
+      events: services.events,
+      config,
+      log,
+    });
     await mountDataPlane(app, {
       db,
       events: services.events,
