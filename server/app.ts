@@ -17,6 +17,7 @@ import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { domainResolvers } from "./domains/index.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
+import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
 import { attachStreamsRuntime } from "./domains/streams/runtime.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
@@ -116,7 +117,7 @@ async function assemble(
       log,
     });
     await mountDataPlane(app, {
-      db,
+      records: databaseEndpointRecords(db),
       events: services.events,
       upstreams: chainNodes,
       rateLimit: stages.rateLimit,
