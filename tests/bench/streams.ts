@@ -33,8 +33,8 @@ import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.t
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { EvmDatasetReader } from "../../server/dataplane/datasets/reader.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { batchesPerSpan } from "../../server/dataplane/engine/planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
-import { batchesPerSpan } from "../../server/dataplane/engine/runner.ts";
 import { PostClient } from "../../server/dataplane/http/post-client.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";

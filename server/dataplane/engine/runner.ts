@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { applyStreamEvent, type StreamEvent } from "../../domains/streams/lifecycle.ts";
+import { applyStreamEvent } from "../../domains/streams/lifecycle.ts";
 import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
@@ -25,7 +25,17 @@ import { createFilter, type Filter } from "../sandbox/filter.ts";
 import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
 import { type MetricSample, type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
+import {
+  type BatchSettings,
+  batchesPerSpan,
+  batchSizeOf,
+  lastDeliverable,
+  needsNewerTip,
+  planBatch,
+  planSpan,
+} from "./planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "./recorder.ts";
+import { type AttemptFailure, type AttemptResult, type RetryPolicy, StreamFailure, withRetries } from "./retry.ts";
 import type { StreamRow } from "./store.ts";
 import * as store from "./store.ts";
 
@@ -51,8 +61,7 @@ interface Parts {
   rpc: RpcClient;
   filter: Filter | null;
   destination: Destination;
-  maxRetry: number;
-  retryIntervalMs: number;
+  retry: RetryPolicy;
 }
 
 /**
@@ -79,14 +88,9 @@ interface AheadBatch {
 
 class Stop extends Error {}
 
-/** A stream's failure that ends its run: the stream is paused or terminated with this reason. */
-class StreamFailure extends Error {
-  constructor(
-    message: string,
-    readonly event: Extract<StreamEvent, "FAIL_PAUSE" | "FAIL_TERMINATE">,
-  ) {
-    super(message);
-  }
+/** Why one attempt at delivering a batch failed: its filter run, or the delivery itself. */
+interface DeliveryFailure extends AttemptFailure {
+  stage: "filter" | "delivery";
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -97,26 +101,6 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  */
 const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
 const FILTER_LOG_LINES_KEPT = 10;
-
-/**
- * Read-ahead: spans of whole batches, each read in one request, so a stream behind the chain tip
- * pays a node round trip per span instead of per batch. A span holds about READ_SPAN_BYTES of
- * dataset (judged by the last batch), at most READ_SPAN_MAX_BLOCKS blocks, and at least one batch. Up
- * to two spans are read ahead: a new one is read when no more than one span's batches are left.
- * At three calls per block at most, a span's request stays within the 1,000 calls a node takes by
- * default (see RpcClient). When the estimate was wrong (small blocks, then large ones) and the node
- * refuses or fails the span, the next span is one batch, whose delivery renews the estimate. Larger spans
- * than 64 KiB and 50 blocks (which were read in requests of 50 calls) measured +8% blocks/s on empty
- * blocks at batch 10.
- */
-export const READ_SPAN_BYTES = 512 * 1024;
-export const READ_SPAN_MAX_BLOCKS = 300;
-
-/** Batches per read-ahead span for batches of `size` blocks of about `bytesPerBlock` each. */
-export function batchesPerSpan(size: number, bytesPerBlock: number): number {
-  const blocks = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / Math.max(1, bytesPerBlock)));
-  return Math.max(1, Math.floor(blocks / size));
-}
 
 function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetBatchJson {
   if (whole.fromBlock === from && whole.toBlock === to) return whole;
@@ -132,7 +116,10 @@ function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetB
  * Runs one stream under a lease: read a batch, check it continues the delivered chain (reorgs), run
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
- * Pipeline: the following batches are read (in spans, see {@link READ_SPAN_BYTES}) while one is
+ * Which blocks each batch and read-ahead span covers is planned in planning.ts; how a failed batch is
+ * retried, in retry.ts.
+ *
+ * Pipeline: the following batches are read (in spans, see READ_SPAN_BYTES) while one is
  * filtered and delivered; the next batch is prepared (its JSON made, the filter run on it, and the
  * destination's request built, see Destination.prepare) while this one's POST is in flight; and a
  * delivered batch's record (the checkpoint write) is sent once the next batch's delivery has gone out,
@@ -278,14 +265,12 @@ export class StreamRunner {
         throw new StreamFailure(`filter function does not compile: ${syntax.message}`, "FAIL_TERMINATE");
       }
     }
-    const policy = retryPolicy(row.destinationAttributes);
     return {
       reader: new EvmDatasetReader(upstream.httpUrl),
       rpc: new RpcClient(upstream.httpUrl),
       filter,
       destination,
-      maxRetry: policy.maxRetry,
-      retryIntervalMs: policy.retryIntervalMs,
+      retry: retryPolicy(row.destinationAttributes),
     };
   }
 
@@ -322,43 +307,37 @@ export class StreamRunner {
           ahead = [];
         }
         const row = this.row;
-        const end = row.endRange;
-        if (end !== null && next > end) {
-          await recorder.settled();
-          await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
-            reason: `delivered every block up to ${end}`,
-          });
-          await this.logLine("INFO", `Stream completed: every block up to its end range ${end} was delivered.`);
-          return;
-        }
-
-        // Plan the batch [next, to].
-        const size = Math.max(1, row.datasetBatchSize);
-        let last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
-        if (next + size - 1 > last) {
+        const settings: BatchSettings = {
+          batchSize: row.datasetBatchSize,
+          elastic: row.elasticBatchEnabled,
+          keepDistanceFromTip: row.keepDistanceFromTip,
+          endRange: row.endRange,
+        };
+        if (needsNewerTip(settings, next, tip)) {
           try {
             tip = await parts.reader.latestBlock();
           } catch (e) {
             await this.readFailed(e);
             continue;
           }
-          last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
         }
-        if (next > last) {
+        const plan = planBatch(settings, { next, tip, reorgUntil });
+        if (plan.kind === "complete") {
+          await recorder.settled();
+          await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
+            reason: `delivered every block up to ${row.endRange}`,
+          });
+          await this.logLine(
+            "INFO",
+            `Stream completed: every block up to its end range ${row.endRange} was delivered.`,
+          );
+          return;
+        }
+        if (plan.kind === "wait") {
           await this.sleep(this.deps.tipPollMs);
           continue;
         }
-        let to = next + size - 1;
-        if (to > last) {
-          // Elastic batches shrink to what the chain has; fixed ones wait for a full batch (or the range's end).
-          if (row.elasticBatchEnabled || last === end) to = last;
-          else {
-            await this.sleep(this.deps.tipPollMs);
-            continue;
-          }
-        }
-        if (next <= reorgUntil) to = Math.min(to, reorgUntil);
-        const isReorg = next <= reorgUntil;
+        const { to, isReorg } = plan;
 
         const startedAt = performance.now();
         let batch: DatasetBatchJson;
@@ -413,25 +392,13 @@ export class StreamRunner {
 
         // Read the following batches while this one is filtered and delivered: whenever no more than
         // one span's batches are left, the next span is read in one request and cut into batches.
-        const span = batchesPerSpan(size, bytesPerBlock);
+        const span = batchesPerSpan(batchSizeOf(settings), bytesPerBlock);
+        const last = lastDeliverable(settings, tip);
         while (ahead.length <= span) {
           const spanFrom = ahead.length > 0 ? ahead[ahead.length - 1].to + 1 : to + 1;
-          const planned: { from: number; to: number }[] = [];
-          let plannedTo = spanFrom - 1;
-          while (planned.length < span) {
-            const nextFrom = plannedTo + 1;
-            const nextTo = Math.min(nextFrom + size - 1, last);
-            if (
-              nextFrom > nextTo ||
-              nextFrom <= reorgUntil ||
-              !(nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
-            )
-              break;
-            planned.push({ from: nextFrom, to: nextTo });
-            plannedTo = nextTo;
-          }
+          const planned = planSpan(settings, { from: spanFrom, last, reorgUntil, count: span });
           if (planned.length === 0) break;
-          const read = parts.reader.fetchBatchJson(row.dataset as EvmDataset, spanFrom, plannedTo);
+          const read = parts.reader.fetchBatchJson(row.dataset as EvmDataset, spanFrom, planned[planned.length - 1].to);
           for (const b of planned) {
             const part = read.then((whole) => sliceBatch(whole, b.from, b.to));
             part.catch(() => undefined);
@@ -570,9 +537,9 @@ export class StreamRunner {
 
   /**
    * Filters and delivers one batch (prepared ahead when `prepared` is given), retrying per the
-   * destination's policy; throws StreamFailure when it gives up. Returns the size of the batch's
-   * dataset JSON. Each attempt adds its metrics in one sample; the one that succeeds adds the batch's
-   * latency, from `startedAt` (when its reading started) to its acknowledgement (or its skip).
+   * destination's policy (see retry.ts); throws StreamFailure when it gives up. Returns the size of the
+   * batch's dataset JSON. Each attempt adds its metrics in one sample; the one that succeeds adds the
+   * batch's latency, from `startedAt` (when its reading started) to its acknowledgement (or its skip).
    */
   private async deliver(
     parts: Parts,
@@ -581,86 +548,101 @@ export class StreamRunner {
     startedAt: number,
     prepared?: Promise<Prepared>,
   ): Promise<number> {
-    const row = this.row;
     const ready = prepared ? await prepared : this.prepare(parts, batch, isReorg);
-    const { dataJson, dataBytes, metadata } = ready;
-    let attempts = 0;
-    let counted = false;
-    while (true) {
-      this.check();
-      attempts++;
-      const sample: MetricSample = attempts === 1 ? {} : { retries: 1 };
-      let failure: { message: string; terminal: boolean };
-      let payloadJson: string | null = dataJson;
-      let payloadBytes = dataBytes;
-      const run =
-        attempts === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
-      if (run) {
-        const outcome = await run;
-        sample.filterMs = outcome.durationMs;
-        const lines = outcome.logs.slice(0, FILTER_LOG_LINES_KEPT);
-        for (const line of lines)
-          await this.logLine(line.level, `filter (blocks ${batch.fromBlock}–${batch.toBlock}): ${line.message}`);
-        if (!outcome.ok) {
-          failure = {
-            message: `filter failed on blocks ${batch.fromBlock}–${batch.toBlock}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
-            terminal: outcome.error.kind === "SYNTAX",
-          };
-          sample.errors = 1;
-          this.deps.metrics.add(row, sample);
-          if (failure.terminal || attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
-          await this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempts} of ${parts.maxRetry + 1}).`);
-          await this.sleep(parts.retryIntervalMs);
-          continue;
-        }
-        payloadJson = outcome.skipped ? null : outcome.resultJson;
-        payloadBytes = outcome.sizeBytes;
-      }
-      if (!counted) {
-        counted = true;
-        sample.blocks = batch.toBlock - batch.fromBlock + 1;
-        sample.bytesTotal = dataBytes;
-      }
-      if (payloadJson === null) {
-        sample.latencyMs = performance.now() - startedAt;
-        this.deps.metrics.add(row, sample);
-        return dataBytes;
-      }
-      sample.requests = 1;
-      try {
-        const early = attempts === 1 ? await ready.firstDelivery : null;
-        await (early
-          ? early.send()
-          : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
-        sample.delivered = 1;
-        sample.latencyMs = performance.now() - startedAt;
-        sample.bytesBillable = payloadBytes;
-        sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
-        this.deps.metrics.add(row, sample);
-        return dataBytes;
-      } catch (e) {
-        const retryable = !(e instanceof DestinationError) || e.retryable;
-        failure = {
-          message: `delivery of blocks ${batch.fromBlock}–${batch.toBlock} failed: ${(e as Error).message}`,
-          terminal: !retryable,
-        };
-        sample.errors = 1;
-        this.deps.metrics.add(row, sample);
-        if (attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
-        await this.logLine(
-          "WARNING",
-          `${failure.message}; retrying in ${parts.retryIntervalMs / 1000} s (attempt ${attempts} of ${parts.maxRetry + 1}).`,
-        );
-        await this.sleep(parts.retryIntervalMs);
-      }
-    }
+    const { maxRetry, retryIntervalMs } = parts.retry;
+    const state = { counted: false };
+    return withRetries(
+      parts.retry,
+      (attempt) => this.attempt(parts, batch, isReorg, startedAt, ready, attempt, state),
+      {
+        retrying: (failure: DeliveryFailure, attempt) =>
+          failure.stage === "filter"
+            ? this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempt} of ${maxRetry + 1}).`)
+            : this.logLine(
+                "WARNING",
+                `${failure.message}; retrying in ${retryIntervalMs / 1000} s (attempt ${attempt} of ${maxRetry + 1}).`,
+              ),
+        wait: (ms) => this.sleep(ms),
+      },
+    );
   }
 
-  private giveUp(failure: { message: string; terminal: boolean }, attempts: number): StreamFailure {
-    return new StreamFailure(
-      `${failure.message} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`,
-      failure.terminal ? "FAIL_TERMINATE" : "FAIL_PAUSE",
-    );
+  /**
+   * One attempt at a batch: runs the filter (the prepared first run on attempt 1) and delivers what it
+   * returns, adding the attempt's metrics. `state.counted` says the batch's blocks and bytes were
+   * already counted by an earlier attempt.
+   */
+  private async attempt(
+    parts: Parts,
+    batch: DatasetBatchJson,
+    isReorg: boolean,
+    startedAt: number,
+    ready: Prepared,
+    attempt: number,
+    state: { counted: boolean },
+  ): Promise<AttemptResult<number, DeliveryFailure>> {
+    this.check();
+    const row = this.row;
+    const { dataJson, dataBytes, metadata } = ready;
+    const blocks = `${batch.fromBlock}–${batch.toBlock}`;
+    const sample: MetricSample = attempt === 1 ? {} : { retries: 1 };
+    const failed = (failure: DeliveryFailure): AttemptResult<number, DeliveryFailure> => {
+      sample.errors = 1;
+      this.deps.metrics.add(row, sample);
+      return { ok: false, failure };
+    };
+    let payloadJson: string | null = dataJson;
+    let payloadBytes = dataBytes;
+    const run = attempt === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
+    if (run) {
+      const outcome = await run;
+      sample.filterMs = outcome.durationMs;
+      for (const line of outcome.logs.slice(0, FILTER_LOG_LINES_KEPT))
+        await this.logLine(line.level, `filter (blocks ${blocks}): ${line.message}`);
+      if (!outcome.ok) {
+        const syntax = outcome.error.kind === "SYNTAX";
+        return failed({
+          stage: "filter",
+          message: `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+          terminal: syntax,
+          final: syntax,
+        });
+      }
+      payloadJson = outcome.skipped ? null : outcome.resultJson;
+      payloadBytes = outcome.sizeBytes;
+    }
+    if (!state.counted) {
+      state.counted = true;
+      sample.blocks = batch.toBlock - batch.fromBlock + 1;
+      sample.bytesTotal = dataBytes;
+    }
+    if (payloadJson === null) {
+      sample.latencyMs = performance.now() - startedAt;
+      this.deps.metrics.add(row, sample);
+      return { ok: true, value: dataBytes };
+    }
+    sample.requests = 1;
+    try {
+      const early = attempt === 1 ? await ready.firstDelivery : null;
+      await (early
+        ? early.send()
+        : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
+    } catch (e) {
+      // A destination that refuses the batch for good terminates the stream once the retries are spent.
+      const retryable = !(e instanceof DestinationError) || e.retryable;
+      return failed({
+        stage: "delivery",
+        message: `delivery of blocks ${blocks} failed: ${(e as Error).message}`,
+        terminal: !retryable,
+        final: false,
+      });
+    }
+    sample.delivered = 1;
+    sample.latencyMs = performance.now() - startedAt;
+    sample.bytesBillable = payloadBytes;
+    sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
+    this.deps.metrics.add(row, sample);
+    return { ok: true, value: dataBytes };
   }
 
   private async fail(failure: StreamFailure): Promise<void> {
