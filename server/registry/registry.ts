@@ -22,6 +22,7 @@ import {
   validate,
   visit,
 } from "graphql";
+import type { Manifest } from "../../schemas/generated/screen.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
 import { createAjv, type EntitySchemas, loadEntitySchemas } from "../platform/validation.ts";
 
@@ -38,16 +39,6 @@ export class RegistryError extends Error {
     );
     this.name = "RegistryError";
   }
-}
-
-export interface Manifest {
-  id: string;
-  route: string;
-  title: string;
-  nav?: { section?: string; label?: string; parent?: string; tab?: string; hidden?: true; order?: number };
-  requires?: { role?: Role; flag?: string | null };
-  views: Record<string, unknown>[];
-  [key: string]: unknown;
 }
 
 export interface Operation {
@@ -465,10 +456,10 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     const nav = screen.manifest.nav;
     if (!nav || seen.has(screen.manifest.id)) return false;
     seen.add(screen.manifest.id);
-    if (nav.section) return true;
+    if ("section" in nav) return true;
     const parent = nav.parent ? byId.get(nav.parent) : undefined;
     if (nav.parent && !parent) return false;
-    if (nav.tab) return parent ? reachable(parent, seen) : false;
+    if ("tab" in nav) return parent ? reachable(parent, seen) : false;
     const linked = links.some(
       (link) =>
         routePattern(screen.manifest.route).test(link.replace(/\{[^}]+\}/g, "x")) ||
@@ -477,7 +468,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     return linked && (!parent || reachable(parent, seen));
   };
   for (const screen of screens) {
-    const parentId = screen.manifest.nav?.parent;
+    const nav = screen.manifest.nav;
+    const parentId = nav && "parent" in nav ? nav.parent : undefined;
     if (parentId && !byId.has(parentId))
       problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
     else if (!reachable(screen))
