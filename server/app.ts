@@ -15,13 +15,13 @@ import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
-import { domainResolvers } from "./domains/index.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
+import { allResolvers } from "./graphql/all-resolvers.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
@@ -192,7 +192,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
     schema: apiSdl(),
-    resolvers: mergeResolvers([...domainResolvers, { DateTime, JSON: JSONScalar }]) as never,
+    resolvers: mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]) as never,
     jit: 1,
     graphiql: false,
     path: "/graphql",
