@@ -71,6 +71,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
   }
 }
 
+/**
+ * The wiring, in one place. The data plane declares ports and each is filled here with a domain's
+ * adapter: the stream engine's EngineStore (streams) and FunctionInvoker (functions); the proxy's
+ * EndpointRecordSource (security), LimitSource (rate limits), MeterSink and CallPricing (usage).
+ */
 async function assemble(
   config: AppConfig,
   log: Logger,
@@ -99,7 +104,7 @@ async function assemble(
   });
   await app.register(cookie);
 
-  // The data plane's ports, filled by the domains' adapters.
+  // The stream engine.
   const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
   // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
