@@ -15,17 +15,18 @@ import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
-import { domainResolvers } from "./domains/index.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
-import { attachStreamsRuntime } from "./domains/streams/runtime.ts";
+import { engineStore } from "./domains/streams/engine-store.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
+import { allResolvers } from "./graphql/all-resolvers.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
+import type { Services } from "./graphql/services.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
@@ -35,7 +36,6 @@ import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
 import { RegistryHolder } from "./registry/watch.ts";
 import { seed } from "./seed.ts";
-import type { Services } from "./services.ts";
 
 export interface App {
   app: FastifyInstance;
@@ -71,6 +71,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
   }
 }
 
+/**
+ * The wiring, in one place. The data plane declares ports and each is filled here with a domain's
+ * adapter: the stream engine's EngineStore (streams) and FunctionInvoker (functions); the proxy's
+ * EndpointRecordSource (security), LimitSource (rate limits), MeterSink and CallPricing (usage).
+ */
 async function assemble(
   config: AppConfig,
   log: Logger,
@@ -82,11 +87,11 @@ async function assemble(
   const endpointCreatedHooks = [initialTokenHook];
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
-  const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
+  const events = new DomainEvents();
   // What the data plane caches, changed through any process's API, reaches every process's data plane.
   const eventsRelay = await relayEvents(
     db.$client,
-    services.events,
+    events,
     ["endpoint.changed", "ratelimits.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
@@ -99,6 +104,23 @@ async function assemble(
   });
   await app.register(cookie);
 
+  // The stream engine.
+  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
+  // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
+  const destinationDeps = { functionInvoker: functionInvoker(db) };
+  const streamEngine = config.roles.engine
+    ? startStreamEngine({ db, store: engineStore, log, config, upstreams: chainNodes, mailer, destinationDeps })
+    : null;
+
+  const services: Services = {
+    events,
+    registry,
+    endpointCreatedHooks,
+    // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
+    streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
+  };
+
   if (config.roles.api) await registerApi(app, config, log, db, services);
 
   app.get("/healthz", async () => {
@@ -106,19 +128,18 @@ async function assemble(
     return { ok: true };
   });
 
-  // The data plane: chain nodes, the RPC proxy with its rate-limit and meter stages, the stream engine.
-  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  // The RPC proxy with its rate-limit and meter stages.
   if (config.roles.proxy) {
     const stages = await createRpcStages({
       limits: databaseLimitSource(db),
-      meter: { sink: databaseMeterSink(db, services.events), pricing: new CreditTable() },
-      events: services.events,
+      meter: { sink: databaseMeterSink(db, events), pricing: new CreditTable() },
+      events,
       config,
       log,
     });
     await mountDataPlane(app, {
       records: databaseEndpointRecords(db),
-      events: services.events,
+      events,
       upstreams: chainNodes,
       rateLimit: stages.rateLimit,
       meter: stages.meter,
@@ -126,14 +147,6 @@ async function assemble(
     });
     app.addHook("onClose", async () => stages.close());
   }
-  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
-  // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
-  const destinationDeps = { functionInvoker: functionInvoker(db) };
-  const streamEngine = config.roles.engine
-    ? startStreamEngine({ db, log, config, upstreams: chainNodes, mailer, services, destinationDeps })
-    : null;
-  // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
-  if (!streamEngine) attachStreamsRuntime(services, { upstreams: chainNodes, wake: () => {}, mailer, destinationDeps });
 
   let stopWatching: (() => void) | null = null;
   if (config.roles.api && config.dev) {
@@ -184,7 +197,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
     schema: apiSdl(),
-    resolvers: mergeResolvers([...domainResolvers, { DateTime, JSON: JSONScalar }]) as never,
+    resolvers: mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]) as never,
     jit: 1,
     graphiql: false,
     path: "/graphql",

@@ -13,7 +13,7 @@ import {
   findNetwork,
   needsUpgrade,
 } from "../catalogue/networks.ts";
-import { streamsRuntime } from "./runtime.ts";
+import { type StreamsServices, streamsRuntime } from "./runtime.ts";
 
 /**
  * What a stream may use: destinations, compressions, and per chain and network the datasets. Built
@@ -83,7 +83,7 @@ function probeNode(upstream: Upstream): Promise<Probe> {
   return entry.result;
 }
 
-export function destinationOptions(services: object | undefined): Option[] {
+export function destinationOptions(services: StreamsServices | undefined): Option[] {
   const runtime = services && streamsRuntime(services);
   return DESTINATIONS.map(({ value, label, notBuilt }) => {
     let reason: string | null = null;
@@ -103,7 +103,11 @@ export function compressionOptions(): Option[] {
 }
 
 /** Without services (a caller that has none to give) only the catalogue's rules apply, not the node's. */
-export async function datasetOptions(services: object | undefined, chain: CatalogueChain, network: CatalogueNetwork) {
+export async function datasetOptions(
+  services: StreamsServices | undefined,
+  chain: CatalogueChain,
+  network: CatalogueNetwork,
+) {
   const evm = chain.chainCompatibility === "evm";
   const upstream = evm && services ? streamsRuntime(services)?.upstreams.get(network.value) : undefined;
   const probe = upstream ? await probeNode(upstream) : null;
@@ -128,7 +132,7 @@ function networkReason(network: CatalogueNetwork): string | null {
 }
 
 /** The stream permissions for an account on a plan costing planPriceCents (only needsUpgrade depends on it). */
-export async function streamPermissions(services: object, planPriceCents: number) {
+export async function streamPermissions(services: StreamsServices, planPriceCents: number) {
   const chainConfigs = await Promise.all(
     chains.map(async (chain) => {
       const networks = await Promise.all(
@@ -178,7 +182,7 @@ export async function streamPermissions(services: object, planPriceCents: number
  * services only the catalogue's rules apply (FUNCTION then counts as unavailable).
  */
 export async function unavailableFields(
-  services: object | undefined,
+  services: StreamsServices | undefined,
   s: { network: string; dataset: string; destination: string },
 ): Promise<{ pointer: string; message: string }[]> {
   const fields: { pointer: string; message: string }[] = [];
