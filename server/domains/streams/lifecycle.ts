@@ -32,6 +32,30 @@ export function nextStatus(current: StreamStatus, event: StreamEvent): StreamSta
 }
 
 /**
+ * What an event does to a stream (or webhook, by `product`): the status it moves to, and whether the
+ * row is written (an event that leaves the status as it is changes nothing, except ACTIVATE, which
+ * clears the reason of a failure); or why the table refuses it.
+ */
+export type Transition = { next: StreamStatus; write: boolean } | { refused: string };
+
+export function transition(current: StreamStatus, product: string, event: StreamEvent): Transition {
+  const next = nextStatus(current, event);
+  if (!next)
+    return {
+      refused: `A ${current.toLowerCase()} ${product.toLowerCase()} cannot ${event.toLowerCase().replace("_", " and ")}.`,
+    };
+  return { next, write: next !== current || event === "ACTIVATE" };
+}
+
+/**
+ * Whether a completed stream delivered its whole range (its next block is past its end block), so it
+ * cannot be activated again before its end block is moved. Unknown progress does not block it.
+ */
+export function wholeRangeDelivered(endRange: number | null, nextBlock: number | null | undefined): boolean {
+  return endRange !== null && nextBlock != null && nextBlock > endRange;
+}
+
+/**
  * Applies an event to one stream of an account, atomically (the row is locked while deciding).
  * Throws NOT_FOUND for another account's stream and CONFLICT for a transition the table refuses.
  */
@@ -50,15 +74,12 @@ export async function applyStreamEvent(
       .for("update");
     if (!row || (options.product && row.product !== options.product))
       throw notFound(options.product === "WEBHOOK" ? "Webhook" : "Stream");
-    const next = nextStatus(row.status as StreamStatus, event);
-    if (!next)
-      throw conflict(
-        `A ${row.status.toLowerCase()} ${row.product.toLowerCase()} cannot ${event.toLowerCase().replace("_", " and ")}.`,
-      );
-    if (next === row.status && event !== "ACTIVATE") return row;
+    const change = transition(row.status as StreamStatus, row.product, event);
+    if ("refused" in change) throw conflict(change.refused);
+    if (!change.write) return row;
     const [updated] = await tx
       .update(streams)
-      .set({ status: next, statusReason: options.reason ?? null, updatedAt: sql`now()` })
+      .set({ status: change.next, statusReason: options.reason ?? null, updatedAt: sql`now()` })
       .where(eq(streams.id, streamId))
       .returning();
     return updated;

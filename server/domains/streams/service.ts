@@ -24,7 +24,7 @@ import {
   runCode,
   testResult,
 } from "../functions/service.ts";
-import { applyStreamEvent } from "./lifecycle.ts";
+import { applyStreamEvent, wholeRangeDelivered } from "./lifecycle.ts";
 import { streamPermissions, unavailableFields } from "./permissions.ts";
 import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
@@ -235,7 +235,7 @@ export async function activateStream(
   if (!current) throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
   if (current.status === "COMPLETED") {
     const progress = (await store.progressOf(db, accountId, [id])).get(id);
-    if (current.endRange !== null && progress?.nextBlock != null && progress.nextBlock > current.endRange)
+    if (wholeRangeDelivered(current.endRange, progress?.nextBlock))
       throw conflict("This stream delivered its whole range; move its end block before activating it again.");
   }
   const row = await applyStreamEvent(db, accountId, id, "ACTIVATE", { product });
