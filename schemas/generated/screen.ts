@@ -32,6 +32,8 @@ export type Nav =
  */
 export type Role = "VIEWER" | "ADMIN" | "OWNER";
 /**
+ * One view of the screen, by its kind.
+ *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "view".
  */
@@ -91,12 +93,67 @@ export type Predicate =
       any: Predicate[];
     };
 /**
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers); tags (options: labelKey, emptyText); code; json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "readWidget".
+ */
+export type ReadWidget =
+  | "text"
+  | "status"
+  | "link"
+  | "email"
+  | "datetime"
+  | "boolean"
+  | "number"
+  | "tags"
+  | "code"
+  | "json"
+  | "secret-once";
+/**
  * An entity schema name with an optional JSON pointer, e.g. endpoint#/$defs/createInput.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "schemaRef".
  */
 export type SchemaRef = string;
+/**
+ * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers. tests/contract checks the renderer and the app register exactly these.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "editWidget".
+ */
+export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block";
+/**
+ * rjsf's own form controls a `ui:widget` may name; tests/contract checks rjsf resolves each.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "formWidget".
+ */
+export type FormWidget =
+  | "hidden"
+  | "password"
+  | "textarea"
+  | "select"
+  | "radio"
+  | "checkbox"
+  | "checkboxes"
+  | "updown"
+  | "range";
+/**
+ * Fields the renderer's forms provide by name (`ui:field`): key-value (an object edited as key and value rows). tests/contract checks the renderer provides exactly these.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "formField".
+ */
+export type FormField = "key-value";
+/**
+ * The widget registry's views for `custom` views: runner (built in; options are a runnerOptions) and those the app registers. tests/contract checks the renderer and the app register exactly these.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "viewWidget".
+ */
+export type ViewWidget = "runner" | "code-sample" | "stream-filter-tester" | "stream-raw-payload";
 
 /**
  * One screen of the console: its route, navigation place, permissions and views. Version 1.
@@ -322,12 +379,9 @@ export interface TimeRange {
 export interface Field {
   field: Pointer;
   label?: string;
+  widget?: ReadWidget;
   /**
-   * A widget registry name; overrides the default chosen from the schema. Built in: text, status, link, email, datetime, boolean, number, tags, code, json (collapsible, pretty-printed JSON with a copy button; options: collapsed (boolean, default false for small values), maxHeight (px)), secret-once.
-   */
-  widget?: string;
-  /**
-   * Options for the widget: status { colors, labels }, number { unit, grouping: false for codes and block numbers }, boolean { labels: [yes, no] }, tags { labelKey, emptyText }, json { collapsed, maxHeight }, secret-once { warning }.
+   * Options for the widget (see readWidget).
    */
   options?: {
     [k: string]: unknown;
@@ -413,13 +467,22 @@ export interface Confirm {
 export interface ActionForm {
   title?: string;
   schema: SchemaRef;
-  /**
-   * rjsf uiSchema. Edit widgets of the registry (`ui:widget`): `remote-options` (a select whose options come from a named query; `ui:options` is an optionsSource), `code-editor` (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }) and `tags-input` (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }).
-   */
-  uiSchema?: {
+  uiSchema?: UiSchema;
+  initial?: Variables;
+}
+/**
+ * rjsf uiSchema: `ui:` keys for this level, other keys for properties (and `items`) by name. `ui:widget` names an editWidget or a formWidget, `ui:field` a formField.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "uiSchema".
+ */
+export interface UiSchema {
+  "ui:widget"?: EditWidget | FormWidget;
+  "ui:field"?: FormField;
+  "ui:options"?: {
     [k: string]: unknown;
   };
-  initial?: Variables;
+  [k: string]: unknown;
 }
 /**
  * After the mutation succeeds, show one field of its result in a dialog. With the `secret-once` widget the value (a token, a key) is shown exactly once, with a copy button and a warning that it will not be shown again; the dialog closes only when the viewer confirms they copied it. Example: { "field": "/createToken/token", "widget": "secret-once" }.
@@ -429,10 +492,7 @@ export interface ActionForm {
  */
 export interface ShowResult {
   field: Pointer;
-  /**
-   * A widget registry name with a read view; default `secret-once`. `json` shows a whole object.
-   */
-  widget?: string;
+  widget?: ReadWidget;
   /**
    * The dialog's title; default the action's label.
    */
@@ -484,12 +544,7 @@ export interface FormView {
   title?: string;
   mutation: string;
   schema: SchemaRef;
-  /**
-   * rjsf uiSchema. Edit widgets of the registry (`ui:widget`): `remote-options` (a select whose options come from a named query; `ui:options` is an optionsSource), `code-editor` (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }) and `tags-input` (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }).
-   */
-  uiSchema?: {
-    [k: string]: unknown;
-  };
+  uiSchema?: UiSchema;
   variables?: Variables;
   initial?: {
     query: string;
@@ -553,10 +608,7 @@ export interface CustomView {
   kind: "custom";
   id?: string;
   title?: string;
-  /**
-   * A name in the widget registry with a `view`.
-   */
-  widget: string;
+  widget: ViewWidget;
   query?: string;
   variables?: Variables;
   options?: {
@@ -571,10 +623,7 @@ export interface CustomView {
 export interface RunnerOutput {
   path: Path;
   label?: string;
-  /**
-   * A widget registry name with a read view (json, number, tags, code, text …); default from the value: json for objects and arrays, else text.
-   */
-  widget?: string;
+  widget?: ReadWidget;
   /**
    * Options for the widget (e.g. unit for number).
    */
@@ -598,12 +647,7 @@ export interface RunnerOptions {
    */
   mutation?: string;
   schema: SchemaRef;
-  /**
-   * rjsf uiSchema for the form (edit widgets as in a form view: remote-options, code-editor, tags-input).
-   */
-  uiSchema?: {
-    [k: string]: unknown;
-  };
+  uiSchema?: UiSchema;
   variables?: Variables;
   initial?: Variables;
   /**

@@ -6,6 +6,7 @@ import {
   probeDatasets,
 } from "../../dataplane/datasets/reader.ts";
 import { BZIP2_UNSUPPORTED } from "../../dataplane/destinations/common.ts";
+import { loadEntitySchemas } from "../../platform/validation.ts";
 import {
   type CatalogueChain,
   type CatalogueNetwork,
@@ -29,21 +30,16 @@ export interface Option {
   reason: string | null;
 }
 
-const ALL_DATASETS = [...EVM_DATASETS, "LEDGER", "PROGRAMS_WITH_LOGS"] as const;
-
-const DATASET_LABELS: Record<(typeof ALL_DATASETS)[number], string> = {
-  BLOCK: "Block",
-  RECEIPTS: "Receipts",
-  BLOCK_WITH_RECEIPTS: "Block with receipts",
-  LOGS: "Logs",
-  TRANSACTIONS: "Transactions",
-  TRACE_BLOCKS: "Trace blocks",
-  DEBUG_TRACE: "Debug trace",
-  BLOCK_WITH_RECEIPTS_TRACE_BLOCK: "Block with receipts and trace_block",
-  BLOCK_WITH_RECEIPTS_DEBUG_TRACE: "Block with receipts and debug trace",
-  LEDGER: "Ledger",
-  PROGRAMS_WITH_LOGS: "Programs with logs",
+/** The dataset enum and its labels, declared once in the stream entity schema. */
+const datasetSchema = loadEntitySchemas().stream.$defs as {
+  dataset: { enum: string[]; "x-enumLabels": Record<string, string> };
 };
+const DATASET_LABELS = datasetSchema.dataset["x-enumLabels"];
+/** The EVM datasets first, in the reader's order, then the others. */
+const ALL_DATASETS = [
+  ...EVM_DATASETS,
+  ...datasetSchema.dataset.enum.filter((value) => !(EVM_DATASETS as readonly string[]).includes(value)),
+];
 
 const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
   { value: "WEBHOOK", label: "Webhook" },
