@@ -13,7 +13,8 @@ import { startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
-import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
+import { SESSION_COOKIE } from "./domains/account/service.ts";
+import { SessionCache } from "./domains/account/sessions.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { domainResolvers } from "./domains/index.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
@@ -78,12 +79,13 @@ async function assemble(
   const endpointCreatedHooks = [initialTokenHook];
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
-  const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
-  // What the data plane caches, changed through any process's API, reaches every process's data plane.
+  const events = new DomainEvents();
+  const services: Services = { events, registry, endpointCreatedHooks, sessions: new SessionCache(db, events) };
+  // What the data plane and the session cache keep, changed through any process's API, reaches every process.
   const eventsRelay = await relayEvents(
     db.$client,
     services.events,
-    ["endpoint.changed", "ratelimits.changed"],
+    ["endpoint.changed", "ratelimits.changed", "sessions.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
 
@@ -191,7 +193,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
       config,
       log,
       services,
-      principal: await resolveSession(db, request.cookies[SESSION_COOKIE]),
+      principal: await services.sessions.resolve(request.cookies[SESSION_COOKIE]),
       request,
       reply,
     }),

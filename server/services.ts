@@ -1,3 +1,4 @@
+import type { SessionCache } from "./domains/account/sessions.ts";
 import type { EndpointCreatedHook } from "./domains/endpoints/service.ts";
 import type { DomainEvents } from "./platform/events.ts";
 import type { RegistryHolder } from "./registry/watch.ts";
@@ -7,4 +8,6 @@ export interface Services {
   events: DomainEvents;
   registry: RegistryHolder;
   endpointCreatedHooks: EndpointCreatedHook[];
+  /** Who each session cookie belongs to, kept in the process. */
+  sessions: SessionCache;
 }

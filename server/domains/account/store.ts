@@ -8,23 +8,10 @@ export type UserRow = typeof users.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export type PlanRow = typeof plans.$inferSelect;
 
-// Authentication comes before any account is known, so these two look users up by email or session.
+// Authentication comes before any account is known, so this looks users up by email (and sessions.ts
+// sessions by their token).
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
-  return row;
-}
-
-export async function findSession(db: Executor, tokenHash: string) {
-  const [row] = await db
-    .select({
-      userId: sessions.userId,
-      accountId: sessions.accountId,
-      expiresAt: sessions.expiresAt,
-      role: memberships.role,
-    })
-    .from(sessions)
-    .innerJoin(memberships, and(eq(memberships.accountId, sessions.accountId), eq(memberships.userId, sessions.userId)))
-    .where(eq(sessions.tokenHash, tokenHash));
   return row;
 }
 
