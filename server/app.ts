@@ -13,7 +13,8 @@ import { startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
-import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
+import { SESSION_COOKIE } from "./domains/account/service.ts";
+import { SessionCache } from "./domains/account/sessions.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
@@ -88,11 +89,11 @@ async function assemble(
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
   const events = new DomainEvents();
-  // What the data plane caches, changed through any process's API, reaches every process's data plane.
+  // What the data plane and the session cache keep, changed through any process's API, reaches every process.
   const eventsRelay = await relayEvents(
     db.$client,
     events,
-    ["endpoint.changed", "ratelimits.changed"],
+    ["endpoint.changed", "ratelimits.changed", "sessions.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
 
@@ -117,6 +118,7 @@ async function assemble(
     events,
     registry,
     endpointCreatedHooks,
+    sessions: new SessionCache(db, events),
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
   };
@@ -214,7 +216,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
       config,
       log,
       services,
-      principal: await resolveSession(db, request.cookies[SESSION_COOKIE]),
+      principal: await services.sessions.resolve(request.cookies[SESSION_COOKIE]),
       request,
       reply,
     }),

@@ -1,3 +1,4 @@
+import type { SessionCache } from "../domains/account/sessions.ts";
 import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
 import type { StreamsRuntime } from "../domains/streams/runtime.ts";
 import type { DomainEvents } from "../platform/events.ts";
@@ -10,4 +11,6 @@ export interface Services {
   endpointCreatedHooks: EndpointCreatedHook[];
   /** The chain nodes, the stream engine's wake-up, the mailer and the functions runtime. */
   streams: StreamsRuntime;
+  /** Who each session cookie belongs to, kept in the process. */
+  sessions: SessionCache;
 }

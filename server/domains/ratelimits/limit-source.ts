@@ -110,7 +110,7 @@ function accountLimit(accountId: string, rps: number | null): Limit | null {
 }
 
 /** An endpoint's bucket overrides and rate limiters as limits. */
-function endpointLimits(
+export function endpointLimits(
   endpointId: string,
   planRps: number | null,
   limiterRows: LimiterRow[],
