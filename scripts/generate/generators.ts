@@ -1,4 +1,5 @@
 import type { Generator } from "./index.ts";
+import { screenTypes } from "./screen-types.ts";
 
 /** Every generator `npm run generate` runs; a new one adds its module here. */
-export const generators: Generator[] = [];
+export const generators: Generator[] = [screenTypes];

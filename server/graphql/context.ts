@@ -4,7 +4,7 @@ import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { forbidden, unauthenticated } from "../platform/errors.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 
 /** Who is calling: a signed-in user acting in one account with one role. */
 export interface Principal {

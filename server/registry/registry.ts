@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
+import Ajv2020, { type ErrorObject } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import {
   type DefinitionNode,
@@ -22,6 +22,7 @@ import {
   validate,
   visit,
 } from "graphql";
+import type { Manifest } from "../../schemas/generated/screen.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
 import { createAjv, type EntitySchemas, loadEntitySchemas } from "../platform/validation.ts";
 
@@ -38,16 +39,6 @@ export class RegistryError extends Error {
     );
     this.name = "RegistryError";
   }
-}
-
-export interface Manifest {
-  id: string;
-  route: string;
-  title: string;
-  nav?: { section?: string; label?: string; parent?: string; tab?: string; hidden?: true; order?: number };
-  requires?: { role?: Role; flag?: string | null };
-  views: Record<string, unknown>[];
-  [key: string]: unknown;
 }
 
 export interface Operation {
@@ -276,6 +267,56 @@ function checkFormAgainstMutation(
   return problems;
 }
 
+/**
+ * The meta-schema's errors as a reader needs them: what was found and what is allowed, once per place.
+ * A failed oneOf or anyOf is left out, since its branches' own errors say more; the allowed values of
+ * several enums at one place (anyOf of enums) are listed together.
+ */
+function manifestProblems(errors: ErrorObject[], metaSchema: Record<string, unknown>): Omit<Problem, "file">[] {
+  const problems = new Map<string, { pointer: string; reason: string }>();
+  const allowedAt = new Map<string, unknown[]>();
+  for (const error of errors) {
+    const pointer = error.instancePath;
+    if (error.keyword === "oneOf" || error.keyword === "anyOf") continue;
+    if (error.keyword === "enum") {
+      const allowed = [...(allowedAt.get(pointer) ?? []), ...(error.params.allowedValues as unknown[])];
+      allowedAt.set(pointer, allowed);
+      problems.set(`${pointer} enum`, {
+        pointer,
+        reason: `${JSON.stringify(error.data)} is not one of: ${allowed.join(", ")}`,
+      });
+      continue;
+    }
+    let reason = error.message ?? error.keyword;
+    if (error.keyword === "const")
+      reason = `${JSON.stringify(error.data)} is not ${JSON.stringify(error.params.allowedValue)}`;
+    if (error.keyword === "additionalProperties") reason = `${reason} (${String(error.params.additionalProperty)})`;
+    if (error.keyword === "discriminator" && error.params.error === "mapping") {
+      const tag = String(error.params.tag);
+      const allowed = discriminatorValues(error.parentSchema as Record<string, unknown>, tag, metaSchema);
+      problems.set(`${pointer} ${tag}`, {
+        pointer: `${pointer}/${tag}`,
+        reason: `${JSON.stringify(error.params.tagValue)} is not one of: ${allowed.join(", ")}`,
+      });
+      continue;
+    }
+    problems.set(`${pointer} ${reason}`, { pointer, reason });
+  }
+  return [...problems.values()];
+}
+
+/** The values a discriminated oneOf accepts for its tag, e.g. every view kind. */
+export function discriminatorValues(
+  union: Record<string, unknown>,
+  tag: string,
+  metaSchema: Record<string, unknown>,
+): unknown[] {
+  const defs = metaSchema.$defs as Record<string, { properties?: Record<string, { const?: unknown }> }>;
+  return ((union.oneOf ?? []) as { $ref?: string }[]).map(
+    (branch) => defs[(branch.$ref ?? "").replace("#/$defs/", "")]?.properties?.[tag]?.const,
+  );
+}
+
 const routePattern = (route: string) =>
   new RegExp(`^${route.replace(/:[a-zA-Z]+/g, "[^/]+").replace(/\{[^}]+\}/g, "[^/]+")}$`);
 
@@ -360,11 +401,10 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   }
 
   // Manifests against the meta-schema, then against the operations and entity schemas they name.
-  const metaAjv = new Ajv2020({ allErrors: true, strict: false });
+  const metaSchema = JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8"));
+  const metaAjv = new Ajv2020({ allErrors: true, strict: false, discriminator: true, verbose: true });
   addFormats.default(metaAjv);
-  const validateManifest = metaAjv.compile(
-    JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8")),
-  );
+  const validateManifest = metaAjv.compile(metaSchema);
   const screens: Registry["screens"] = [];
   for (const file of walkFiles(screensDir, ".screen.json")) {
     let manifest: Manifest;
@@ -375,18 +415,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       continue;
     }
     if (!validateManifest(manifest)) {
-      // oneOf failures repeat each branch's errors; the deepest ones say the most.
-      const seen = new Set<string>();
-      for (const error of validateManifest.errors ?? []) {
-        const key = `${error.instancePath} ${error.message}`;
-        if (seen.has(key) || error.keyword === "oneOf") continue;
-        seen.add(key);
-        problems.push({
-          file: rel(file),
-          pointer: error.instancePath,
-          reason: `${error.message}${error.params && "additionalProperty" in error.params ? ` (${String(error.params.additionalProperty)})` : ""}`,
-        });
-      }
+      for (const { pointer, reason } of manifestProblems(validateManifest.errors ?? [], metaSchema))
+        problems.push({ file: rel(file), pointer, reason });
       continue;
     }
     const used = new Set<string>();
@@ -465,10 +495,10 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     const nav = screen.manifest.nav;
     if (!nav || seen.has(screen.manifest.id)) return false;
     seen.add(screen.manifest.id);
-    if (nav.section) return true;
+    if ("section" in nav) return true;
     const parent = nav.parent ? byId.get(nav.parent) : undefined;
     if (nav.parent && !parent) return false;
-    if (nav.tab) return parent ? reachable(parent, seen) : false;
+    if ("tab" in nav) return parent ? reachable(parent, seen) : false;
     const linked = links.some(
       (link) =>
         routePattern(screen.manifest.route).test(link.replace(/\{[^}]+\}/g, "x")) ||
@@ -477,7 +507,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     return linked && (!parent || reachable(parent, seen));
   };
   for (const screen of screens) {
-    const parentId = screen.manifest.nav?.parent;
+    const nav = screen.manifest.nav;
+    const parentId = nav && "parent" in nav ? nav.parent : undefined;
     if (parentId && !byId.has(parentId))
       problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
     else if (!reachable(screen))

@@ -10,6 +10,8 @@ import { gunzipSync } from "node:zlib";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { type StreamEngine, startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import type { Db } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
 import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
@@ -56,18 +58,23 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
   const upstreams = staticUpstreams([
     { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl: anvil.wsUrl, source: "local" },
   ]);
+  const mailer = createMailer(built.db);
+  const destinationDeps = { functionInvoker: functionInvoker(built.db) };
   const engine = startStreamEngine({
     db: built.db,
+    store: engineStore,
+    destinationDeps,
     log: built.log,
     config,
     upstreams,
-    services: built.services,
-    mailer: createMailer(built.db),
+    mailer,
     leaseTtlMs: 3000,
     pollMs: 100,
     tipPollMs: 100,
     metricsFlushMs: 0,
   });
+  // The streams API reads blocks from this test's anvil and wakes this engine.
+  built.services.streams = { upstreams, wake: engine.wake, mailer, destinationDeps };
   if (options.engine === false) await engine.stop();
   let nextId = 1;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {

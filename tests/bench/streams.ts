@@ -36,6 +36,8 @@ import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { batchesPerSpan } from "../../server/dataplane/engine/planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
 import { PostClient } from "../../server/dataplane/http/post-client.ts";
+import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
@@ -253,6 +255,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     const [{ id: accountId }] = (await db.execute(sql`select id from accounts limit 1`)).rows as { id: string }[];
     const engine = startStreamEngine({
       db,
+      store: engineStore,
+      destinationDeps: { functionInvoker: functionInvoker(db) },
       log: app.log,
       config,
       upstreams: staticUpstreams([

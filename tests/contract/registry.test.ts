@@ -112,6 +112,76 @@ describe("the registry loader refuses a broken registry", () => {
     expect(reasons).toMatch(/chain is required but the schema does not require it/);
   });
 
+  it("refuses an unknown widget, view kind or action, naming its pointer and the known names", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label", widget: "sparkline" }],
+            rowActions: [{ label: "Nothing" }],
+          },
+          { kind: "graph", query: "BrokenList" },
+          { kind: "custom", widget: "nowhere" },
+          { kind: "form", mutation: "BrokenCreate", schema: "endpoint", uiSchema: { label: { "ui:widget": "dial" } } },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          pointer: "/views/0/columns/0/widget",
+          reason: expect.stringMatching(/^"sparkline" is not one of: text, status, .*json/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/1/kind",
+          reason: expect.stringMatching(/"graph" is not one of: list,/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/2/widget",
+          reason: expect.stringMatching(/"nowhere" is not one of: .*runner/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/3/uiSchema/label/ui:widget",
+          reason: expect.stringMatching(/"dial" is not one of: .*remote-options.*password/),
+        }),
+      ]),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ pointer: "/views/0/rowActions/0", reason: "must have required property 'mutation'" }),
+      ]),
+    );
+    expect(problems.every((p) => p.file === "screens/broken.screen.json")).toBe(true);
+    const unknownAction = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label" }],
+            rowActions: [{ label: "Poke", mutation: "PokeTag" }],
+          },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(unknownAction).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          pointer: "/views/0/rowActions/0/mutation",
+          reason: expect.stringMatching(/names the mutation PokeTag, which no .graphql document/),
+        }),
+      ]),
+    );
+  });
+
   it("refuses a screen nothing leads to", () => {
     const problems = withScreen(
       {

@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { applyStreamEvent } from "../../domains/streams/lifecycle.ts";
 import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
@@ -36,11 +35,11 @@ import {
 } from "./planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "./recorder.ts";
 import { type AttemptFailure, type AttemptResult, type RetryPolicy, StreamFailure, withRetries } from "./retry.ts";
-import type { StreamRow } from "./store.ts";
-import * as store from "./store.ts";
+import type { Acknowledgement, EngineStore, Heartbeat, LogLevel, StreamRow } from "./store.ts";
 
 export interface RunnerDeps {
   db: Db;
+  store: EngineStore;
   owner: string;
   leaseTtlMs: number;
   /** How often a runner at the chain tip asks for a new block, and renews its lease while waiting. */
@@ -160,7 +159,7 @@ export class StreamRunner {
       })
       .finally(async () => {
         if (this.heartbeat) clearInterval(this.heartbeat);
-        await store.releaseLease(deps.db.$client, streamId, deps.owner).catch(() => undefined);
+        await deps.store.releaseLease(deps.db.$client, streamId, deps.owner).catch(() => undefined);
       });
   }
 
@@ -176,7 +175,7 @@ export class StreamRunner {
 
   /** Renews the lease and learns the stream's status and sequence (see onHeartbeat). */
   private beat(): void {
-    store
+    this.deps.store
       .renewLease(this.deps.ackPool, this.streamId, this.deps.owner, this.deps.leaseTtlMs)
       .then((hb) => this.onHeartbeat(hb))
       .catch(() => undefined);
@@ -201,20 +200,20 @@ export class StreamRunner {
     if (this.stopped) throw new Stop();
   }
 
-  private onHeartbeat(hb: store.Heartbeat | null): void {
+  private onHeartbeat(hb: Heartbeat | null): void {
     if (hb?.status !== "ACTIVE") {
       if (!hb) this.deps.log.warn({ streamId: this.streamId }, "stream lease lost; stopping its runner");
       this.stop();
     } else if (hb.sequence !== this.row.sequence) this.reloadWanted = true;
   }
 
-  private async logLine(level: store.LogLevel, message: string): Promise<void> {
-    await store.writeLog(this.deps.db, this.row, level, message).catch(() => undefined);
+  private async logLine(level: LogLevel, message: string): Promise<void> {
+    await this.deps.store.writeLog(this.deps.db, this.row, level, message).catch(() => undefined);
   }
 
   private async run(): Promise<void> {
     const { db, leaseTtlMs } = this.deps;
-    const row = await store.loadStream(db, this.streamId);
+    const row = await this.deps.store.loadStream(db, this.streamId);
     if (row?.status !== "ACTIVE") return;
     this.row = row;
     this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
@@ -283,7 +282,7 @@ export class StreamRunner {
   private async loop(initial: Parts): Promise<void> {
     let parts = initial;
     const { db } = this.deps;
-    let next = await store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
+    let next = await this.deps.store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
     let reorgUntil = -1;
     let tip = -1;
     let ahead: AheadBatch[] = [];
@@ -299,7 +298,7 @@ export class StreamRunner {
         if (this.reloadWanted) {
           this.reloadWanted = false;
           await recorder.settled();
-          const fresh = await store.loadStream(db, this.streamId);
+          const fresh = await this.deps.store.loadStream(db, this.streamId);
           if (fresh?.status !== "ACTIVE") return;
           this.row = fresh;
           await this.dispose(parts);
@@ -324,7 +323,7 @@ export class StreamRunner {
         const plan = planBatch(settings, { next, tip, reorgUntil });
         if (plan.kind === "complete") {
           await recorder.settled();
-          await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
+          await this.deps.store.applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
             reason: `delivered every block up to ${row.endRange}`,
           });
           await this.logLine(
@@ -443,9 +442,9 @@ export class StreamRunner {
    * loop's microtasks have sent the next batch when it was ready, so the database round trip is not on
    * the way from one delivery to the next.
    */
-  private async record(ack: store.Acknowledgement): Promise<void> {
+  private async record(ack: Acknowledgement): Promise<void> {
     await afterSends();
-    if (!(await store.acknowledge(this.deps.ackPool, ack))) {
+    if (!(await this.deps.store.acknowledge(this.deps.ackPool, ack))) {
       this.deps.log.warn(
         { streamId: ack.streamId },
         "stream acknowledgement was not recorded (lease lost, or the checkpoint is not where the batch starts)",
@@ -492,11 +491,11 @@ export class StreamRunner {
    */
   private async forkPoint(parts: Parts, first: number, header: BlockHeader): Promise<number | null> {
     const { db } = this.deps;
-    const prev = await store.storedHash(db, this.row.id, first - 1);
+    const prev = await this.deps.store.storedHash(db, this.row.id, first - 1);
     if (prev === undefined || prev === header.parentHash) return null;
     let n = first - 1;
     while (n >= 0) {
-      const stored = await store.storedHash(db, this.row.id, n);
+      const stored = await this.deps.store.storedHash(db, this.row.id, n);
       if (stored === undefined) break;
       const [onNode] = await this.fetchHeaders(parts, n, n);
       if (onNode.hash === stored) break;
@@ -650,7 +649,9 @@ export class StreamRunner {
     const verb = failure.event === "FAIL_TERMINATE" ? "terminated" : "paused";
     await this.logLine("ERROR", `${row.product === "WEBHOOK" ? "Webhook" : "Stream"} ${verb}: ${failure.message}`);
     try {
-      await applyStreamEvent(this.deps.db, row.accountId, row.id, failure.event, { reason: failure.message });
+      await this.deps.store.applyStreamEvent(this.deps.db, row.accountId, row.id, failure.event, {
+        reason: failure.message,
+      });
     } catch (e) {
       // The user paused or deleted it meanwhile: nothing more to do.
       this.deps.log.info({ streamId: row.id, err: e }, "stream state changed before the engine could record a failure");

@@ -1,13 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { accountsWithStatus } from "../../domains/endpoints/store.ts";
-import { capBody, maskUrl, pruneErrorLogs } from "../../domains/errorlogs/service.ts";
-import * as errorLogStore from "../../domains/errorlogs/store.ts";
-import { CreditTable } from "../../domains/usage/credits.ts";
-import { enforceMonthlyLimit } from "../../domains/usage/service.ts";
-import * as usageStore from "../../domains/usage/store.ts";
-import type { Db } from "../../platform/db/index.ts";
-import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
@@ -15,9 +7,90 @@ import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
 /** The proxy's MeterEvent carries the request and response details error logs and archive detection use. */
 export type DetailedMeterEvent = MeterEvent;
 
+/** One endpoint's calls of one method in one minute, added to what is stored. */
+export interface UsageMinute {
+  accountId: string;
+  endpointId: string;
+  method: string;
+  minute: Date;
+  requests: number;
+  credits: number;
+  archiveRequests: number;
+  refused: number;
+}
+
+/** A failed call as the error logs keep it (URL masked, bodies capped). */
+export interface FailedCall {
+  accountId: string;
+  endpointId: string;
+  requestId: string;
+  at: Date;
+  method: string;
+  httpMethod: string;
+  status: number;
+  errorCode: number | null;
+  errorKind: string;
+  message: string;
+  url: string;
+  network: string;
+  transport: string;
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+/** An account's usage in its current period against its plan's responses per month. */
+export interface MonthlyLimit {
+  total: number;
+  limit: number;
+  end: Date;
+  reached: boolean;
+}
+
+/**
+ * Where the meter writes, and the account rules it applies after writing: the port the usage and
+ * error-log domains fill (server/domains/usage/meter-sink.ts).
+ */
+export interface MeterSink {
+  addUsage(rows: UsageMinute[]): Promise<void>;
+  addFailedCalls(rows: FailedCall[]): Promise<void>;
+  /** Compares the account's period total with its plan, moving its endpoints to LIMIT_REACHED and back. */
+  enforceMonthlyLimit(accountId: string): Promise<MonthlyLimit>;
+  /** Accounts whose endpoints are LIMIT_REACHED (re-checked by housekeeping: a new period or a higher limit). */
+  accountsAtLimit(): Promise<string[]>;
+  /** Deletes failed calls older than `retentionDays` (undefined: the error logs' default). */
+  pruneFailedCalls(retentionDays: number | undefined): Promise<void>;
+}
+
+/** What a call costs in credits, and whether it is an archive call (the usage domain's credit table). */
+export interface CallPricing {
+  cost(
+    network: string,
+    method: string,
+    params: unknown,
+    head: number | undefined,
+  ): { credits: number; archive: boolean };
+}
+
+/** Bodies kept per failed call: enough to see the call and the error, bounded so a large batch cannot bloat memory or the table. */
+export const BODY_LIMIT = 16 * 1024;
+
+/** Tokens in endpoint URLs (/rpc/<exId>/<token>) become ****; query strings are dropped. */
+export function maskUrl(url: string): string {
+  const path = url.split(/[?#]/)[0];
+  return path.replace(/^(\/rpc\/[^/]+)\/[^/]+/, "$1/****");
+}
+
+/** A body as stored: text, cut to BODY_LIMIT bytes with a note saying so. */
+export function capBody(body: Buffer | string | null | undefined): string | null {
+  if (body === null || body === undefined) return null;
+  const buffer = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  if (buffer.length <= BODY_LIMIT) return buffer.toString("utf8");
+  return `${buffer.subarray(0, BODY_LIMIT).toString("utf8")}… [${buffer.length - BODY_LIMIT} more bytes not kept]`;
+}
+
 export interface MeterOptions {
-  db: Db;
-  events: DomainEvents;
+  sink: MeterSink;
+  pricing: CallPricing;
   log?: Logger;
   /** Flush at least this often (ms). */
   flushMs?: number;
@@ -31,7 +104,6 @@ export interface MeterOptions {
   totalsRefreshMs?: number;
   /** The chain head per network, for archive detection; archive calls need it (see method-credits.json). */
   headOf?: (network: string) => number | undefined;
-  credits?: CreditTable;
 }
 
 interface UsageCell {
@@ -67,21 +139,18 @@ const NO_METHOD = "(none)";
  */
 export class UsageMeter implements MeterStage {
   private cells = new Map<string, UsageCell>();
-  private logs: errorLogStore.NewErrorLog[] = [];
+  private logs: FailedCall[] = [];
   private totals = new Map<string, PeriodTotal>();
   private touched = new Map<string, number>();
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private housekeeping: NodeJS.Timeout | null = null;
-  private readonly credits: CreditTable;
   private readonly requestPrefix = randomBytes(4).toString("hex");
   private requestCounter = 0;
   /** Error logs dropped because too many were waiting. */
   droppedLogs = 0;
 
-  constructor(private readonly options: MeterOptions) {
-    this.credits = options.credits ?? new CreditTable();
-  }
+  constructor(private readonly options: MeterOptions) {}
 
   start(): this {
     this.timer = setInterval(() => void this.flush(), this.options.flushMs ?? 1000);
@@ -120,7 +189,7 @@ export class UsageMeter implements MeterStage {
         continue;
       }
       const params = event.calls ? (event.calls[i] as { params?: unknown } | undefined)?.params : undefined;
-      const cost = this.credits.cost(record.network, method, params, head);
+      const cost = this.options.pricing.cost(record.network, method, params, head);
       this.count(record.accountId, record.id, method, minute, 1, cost.credits, cost.archive, 0);
       if (httpFailed) {
         this.logFailure(
@@ -275,12 +344,12 @@ export class UsageMeter implements MeterStage {
     return this.flushing;
   }
 
-  private async write(cells: Map<string, UsageCell>, logs: errorLogStore.NewErrorLog[], touched: Map<string, number>) {
-    const { db, log } = this.options;
+  private async write(cells: Map<string, UsageCell>, logs: FailedCall[], touched: Map<string, number>) {
+    const { sink, log } = this.options;
     const rows = [...cells.values()].map((c) => ({ ...c, minute: new Date(c.minute) }));
     try {
       // Chunks keep each statement under PostgreSQL's 65535 parameters.
-      for (let i = 0; i < rows.length; i += 4000) await usageStore.addMinutes(db, rows.slice(i, i + 4000));
+      for (let i = 0; i < rows.length; i += 4000) await sink.addUsage(rows.slice(i, i + 4000));
     } catch (error) {
       log?.error({ err: error, rows: rows.length }, "metering: writing usage failed; kept for the next flush");
       for (const [key, cell] of cells) {
@@ -297,7 +366,7 @@ export class UsageMeter implements MeterStage {
       return;
     }
     try {
-      for (let i = 0; i < logs.length; i += 1000) await errorLogStore.insertLogs(db, logs.slice(i, i + 1000));
+      for (let i = 0; i < logs.length; i += 1000) await sink.addFailedCalls(logs.slice(i, i + 1000));
     } catch (error) {
       log?.error({ err: error, logs: logs.length }, "metering: writing error logs failed; dropped");
       this.droppedLogs += logs.length;
@@ -318,7 +387,7 @@ export class UsageMeter implements MeterStage {
       known.total += addedCredits;
       if (known.total < known.limit || known.reached) return;
     }
-    const result = await enforceMonthlyLimit(this.options.db, this.options.events, accountId);
+    const result = await this.options.sink.enforceMonthlyLimit(accountId);
     this.totals.set(accountId, {
       total: result.total,
       limit: result.limit,
@@ -330,11 +399,11 @@ export class UsageMeter implements MeterStage {
 
   /** Prunes old error logs and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
   async housekeep(): Promise<void> {
-    const { db, events, log } = this.options;
+    const { sink, log } = this.options;
     try {
-      await pruneErrorLogs(db, this.options.retentionDays);
-      for (const accountId of await accountsWithStatus(db, "LIMIT_REACHED")) {
-        const result = await enforceMonthlyLimit(db, events, accountId);
+      await sink.pruneFailedCalls(this.options.retentionDays);
+      for (const accountId of await sink.accountsAtLimit()) {
+        const result = await sink.enforceMonthlyLimit(accountId);
         this.totals.set(accountId, {
           total: result.total,
           limit: result.limit,

@@ -136,7 +136,7 @@ function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: s
 async function startSession(ctx: Context, accountId: string, userId: string) {
   const session = await service.createSession(ctx.db, ctx.config, accountId, userId);
   setSessionCookie(ctx.request, ctx.reply, session.token, session.expiresAt);
-  const resolved = await service.resolveSession(ctx.db, session.token);
+  const resolved = await ctx.services.sessions.resolve(session.token);
   if (!resolved) throw new Error("A new session could not be read back");
   ctx.principal = resolved;
   return loadViewer(ctx, resolved);
@@ -166,7 +166,7 @@ export const accountResolvers: Resolvers = {
       return startSession(ctx, accountId, userId);
     },
     signOut: async (_: unknown, __: unknown, ctx: Context) => {
-      if (ctx.principal) await store.deleteSession(ctx.db, ctx.principal.sessionTokenHash);
+      if (ctx.principal) await service.signOut(ctx.db, ctx.services.events, ctx.principal);
       ctx.reply.clearCookie(service.SESSION_COOKIE, { path: "/" });
       ctx.principal = null;
       return true;
@@ -178,7 +178,7 @@ export const accountResolvers: Resolvers = {
     ) => {
       const principal = requirePrincipal(ctx);
       validateInput("account#/$defs/setPasswordInput", args);
-      return service.setPassword(ctx.db, principal, args);
+      return service.setPassword(ctx.db, ctx.services.events, principal, args);
     },
     updateAccount: async (_: unknown, args: { input: unknown }, ctx: Context) => {
       const principal = requirePrincipal(ctx);
@@ -189,7 +189,7 @@ export const accountResolvers: Resolvers = {
     updateUserRole: async (_: unknown, args: { userId: string; role: string }, ctx: Context) => {
       const principal = requireRole(ctx, "ADMIN");
       validateInput("team-member#/$defs/roleInput", { role: args.role });
-      return memberView(await service.updateUserRole(ctx.db, principal, args.userId, args.role));
+      return memberView(await service.updateUserRole(ctx.db, ctx.services.events, principal, args.userId, args.role));
     },
   },
 };

@@ -4,9 +4,10 @@ import path from "node:path";
 import type { AppConfig } from "../../platform/config.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, forbidden, notFound } from "../../platform/errors.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
-import { isRole, type Role } from "../../platform/roles.ts";
+import type { Role } from "../../platform/roles.ts";
 import * as store from "./store.ts";
 
 export const FREE_PLAN_ID = "b6_free";
@@ -18,6 +19,13 @@ const LOCK_AFTER = 8;
 const LOCK_MINUTES = 15;
 /** Failures older than this no longer count. */
 const FAILURE_WINDOW_MINUTES = 15;
+
+/** The session in use and whose it is. */
+interface SessionOwner {
+  accountId: string;
+  userId: string;
+  sessionTokenHash: string;
+}
 
 export const hashSessionToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -119,12 +127,10 @@ export async function createSession(db: Db, config: AppConfig, accountId: string
   return { token, expiresAt };
 }
 
-export async function resolveSession(db: Db, token: string | undefined) {
-  if (!token) return null;
-  const tokenHash = hashSessionToken(token);
-  const session = await store.findSession(db, tokenHash);
-  if (!session || session.expiresAt.getTime() <= Date.now() || !isRole(session.role)) return null;
-  return { userId: session.userId, accountId: session.accountId, role: session.role, sessionTokenHash: tokenHash };
+/** Ends a session; every process forgets it before this returns. */
+export async function signOut(db: Db, events: DomainEvents, principal: SessionOwner) {
+  await store.deleteSession(db, principal.sessionTokenHash);
+  await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId: principal.userId });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -165,7 +171,8 @@ export async function authenticate(db: Db, email: string, password: string) {
 
 export async function setPassword(
   db: Db,
-  principal: { accountId: string; userId: string; sessionTokenHash: string },
+  events: DomainEvents,
+  principal: SessionOwner,
   input: { currentPassword: string; password: string; passwordConfirmation: string },
 ) {
   if (input.password !== input.passwordConfirmation) {
@@ -181,6 +188,7 @@ export async function setPassword(
     await store.updateUser(tx, principal.accountId, principal.userId, { passwordHash });
     await store.deleteOtherSessions(tx, principal.accountId, principal.userId, principal.sessionTokenHash);
   });
+  await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId: principal.userId });
   return { success: true, message: "Your password was changed. Other sessions were signed out.", error: null };
 }
 
@@ -221,6 +229,7 @@ export async function updateAccount(
 /** The one rule for role changes: admins and the owner change roles; the owner stays owner. */
 export async function updateUserRole(
   db: Db,
+  events: DomainEvents,
   principal: { accountId: string; userId: string },
   userId: string,
   role: string,
@@ -232,6 +241,7 @@ export async function updateUserRole(
   if (!member) throw notFound("The team member");
   if (member.role === "OWNER") throw conflict("The account owner's role cannot be changed.");
   await store.updateMemberRole(db, principal.accountId, userId, role);
+  await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId });
   const updated = await store.getMember(db, principal.accountId, userId);
   if (!updated) throw notFound("The team member");
   return updated;

@@ -6,6 +6,7 @@ import {
   probeDatasets,
 } from "../../dataplane/datasets/reader.ts";
 import { BZIP2_UNSUPPORTED } from "../../dataplane/destinations/common.ts";
+import { loadEntitySchemas } from "../../platform/validation.ts";
 import {
   type CatalogueChain,
   type CatalogueNetwork,
@@ -13,7 +14,7 @@ import {
   findNetwork,
   needsUpgrade,
 } from "../catalogue/networks.ts";
-import { streamsRuntime } from "./runtime.ts";
+import { type StreamsServices, streamsRuntime } from "./runtime.ts";
 
 /**
  * What a stream may use: destinations, compressions, and per chain and network the datasets. Built
@@ -29,21 +30,16 @@ export interface Option {
   reason: string | null;
 }
 
-const ALL_DATASETS = [...EVM_DATASETS, "LEDGER", "PROGRAMS_WITH_LOGS"] as const;
-
-const DATASET_LABELS: Record<(typeof ALL_DATASETS)[number], string> = {
-  BLOCK: "Block",
-  RECEIPTS: "Receipts",
-  BLOCK_WITH_RECEIPTS: "Block with receipts",
-  LOGS: "Logs",
-  TRANSACTIONS: "Transactions",
-  TRACE_BLOCKS: "Trace blocks",
-  DEBUG_TRACE: "Debug trace",
-  BLOCK_WITH_RECEIPTS_TRACE_BLOCK: "Block with receipts and trace_block",
-  BLOCK_WITH_RECEIPTS_DEBUG_TRACE: "Block with receipts and debug trace",
-  LEDGER: "Ledger",
-  PROGRAMS_WITH_LOGS: "Programs with logs",
+/** The dataset enum and its labels, declared once in the stream entity schema. */
+const datasetSchema = loadEntitySchemas().stream.$defs as {
+  dataset: { enum: string[]; "x-enumLabels": Record<string, string> };
 };
+const DATASET_LABELS = datasetSchema.dataset["x-enumLabels"];
+/** The EVM datasets first, in the reader's order, then the others. */
+const ALL_DATASETS = [
+  ...EVM_DATASETS,
+  ...datasetSchema.dataset.enum.filter((value) => !(EVM_DATASETS as readonly string[]).includes(value)),
+];
 
 const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
   { value: "WEBHOOK", label: "Webhook" },
@@ -94,7 +90,7 @@ export function destinationReason(
   return null;
 }
 
-export function destinationOptions(services: object | undefined): Option[] {
+export function destinationOptions(services: StreamsServices | undefined): Option[] {
   const runtime = services && streamsRuntime(services);
   const functionsConnected = Boolean(runtime?.destinationDeps?.functionInvoker);
   return DESTINATIONS.map((destination) => {
@@ -112,7 +108,11 @@ export function compressionOptions(): Option[] {
 }
 
 /** Without services (a caller that has none to give) only the catalogue's rules apply, not the node's. */
-export async function datasetOptions(services: object | undefined, chain: CatalogueChain, network: CatalogueNetwork) {
+export async function datasetOptions(
+  services: StreamsServices | undefined,
+  chain: CatalogueChain,
+  network: CatalogueNetwork,
+) {
   const evm = chain.chainCompatibility === "evm";
   const upstream = evm && services ? streamsRuntime(services)?.upstreams.get(network.value) : undefined;
   const probe = upstream ? await probeNode(upstream) : null;
@@ -149,7 +149,7 @@ export function networkReason(network: CatalogueNetwork): string | null {
 }
 
 /** The stream permissions for an account on a plan costing planPriceCents (only needsUpgrade depends on it). */
-export async function streamPermissions(services: object, planPriceCents: number) {
+export async function streamPermissions(services: StreamsServices, planPriceCents: number) {
   const chainConfigs = await Promise.all(
     chains.map(async (chain) => {
       const networks = await Promise.all(
@@ -199,7 +199,7 @@ export async function streamPermissions(services: object, planPriceCents: number
  * services only the catalogue's rules apply (FUNCTION then counts as unavailable).
  */
 export async function unavailableFields(
-  services: object | undefined,
+  services: StreamsServices | undefined,
   s: { network: string; dataset: string; destination: string },
 ): Promise<{ pointer: string; message: string }[]> {
   const fields: { pointer: string; message: string }[] = [];

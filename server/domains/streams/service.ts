@@ -26,7 +26,7 @@ import {
 } from "../functions/service.ts";
 import { applyStreamEvent, restartsDelivery, wholeRangeDelivered } from "./lifecycle.ts";
 import { streamPermissions, unavailableFields } from "./permissions.ts";
-import { streamsRuntime, upstreamFor } from "./runtime.ts";
+import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
 export const MASK = "********";
@@ -59,7 +59,11 @@ type TargetedStream = Required<Pick<StreamInput, "network" | "dataset" | "destin
  * The rules every stream (and webhook) obeys beyond its JSON Schema, including that its destination
  * and dataset are not disabled in the stream permissions (the same function builds both).
  */
-async function checkRules(s: TargetedStream, services: object | undefined, checkAvailability = true): Promise<void> {
+async function checkRules(
+  s: TargetedStream,
+  services: StreamsServices | undefined,
+  checkAvailability = true,
+): Promise<void> {
   const fields = [];
   const found = findNetwork(s.network);
   if (!found) fields.push({ pointer: "/network", message: "This network is not in the catalogue." });
@@ -118,7 +122,7 @@ export async function createStream(
   accountId: string,
   input: StreamInput,
   product: store.Product,
-  services?: object,
+  services?: StreamsServices,
 ) {
   const s = input as TargetedStream;
   await checkRules(s, services);
@@ -137,7 +141,7 @@ export async function createStreamWithFunction(
   box: SecretBox,
   accountId: string,
   input: Omit<StreamInput, "destination"> & { function: NewFunction },
-  services?: object,
+  services?: StreamsServices,
 ) {
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
@@ -163,7 +167,7 @@ export async function updateStream(
   id: string,
   patch: StreamInput,
   product: store.Product,
-  services?: object,
+  services?: StreamsServices,
 ) {
   return db.transaction(async (tx) => {
     const current = await store.getStream(tx, accountId, id, product);
@@ -216,7 +220,13 @@ export async function updateStream(
   });
 }
 
-export async function activateStream(db: Db, accountId: string, id: string, product: store.Product, services?: object) {
+export async function activateStream(
+  db: Db,
+  accountId: string,
+  id: string,
+  product: store.Product,
+  services?: StreamsServices,
+) {
   const current = await store.getStream(db, accountId, id, product);
   if (!current) throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
   if (current.status === "COMPLETED") {
@@ -260,7 +270,11 @@ export function shownAttributes(
 
 // ---------------------------------------------------------------- reading blocks
 
-async function withReader<T>(services: object, network: string, fn: (r: EvmDatasetReader) => Promise<T>): Promise<T> {
+async function withReader<T>(
+  services: StreamsServices,
+  network: string,
+  fn: (r: EvmDatasetReader) => Promise<T>,
+): Promise<T> {
   const reader = new EvmDatasetReader(upstreamFor(services, network).httpUrl, { timeoutMs: 15_000 });
   try {
     return await fn(reader);
@@ -277,12 +291,12 @@ async function withReader<T>(services: object, network: string, fn: (r: EvmDatas
   }
 }
 
-export function latestBlock(services: object, network: string): Promise<number> {
+export function latestBlock(services: StreamsServices, network: string): Promise<number> {
   return withReader(services, network, (r) => r.latestBlock());
 }
 
 export async function readBatch(
-  services: object,
+  services: StreamsServices,
   network: string,
   dataset: string,
   blockNumber: number,
@@ -310,7 +324,7 @@ interface BlockFilterInput {
 }
 
 /** A batch as the engine would hand it to a filter: its JSON and the engine's metadata. */
-async function blockPayload(services: object, input: BlockFilterInput) {
+async function blockPayload(services: StreamsServices, input: BlockFilterInput) {
   const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
   const metadata = {
     dataset: input.dataset,
@@ -337,7 +351,7 @@ function runFilter(
   );
 }
 
-export async function runFilterOn(services: object, input: BlockFilterInput & { filterFunction: string }) {
+export async function runFilterOn(services: StreamsServices, input: BlockFilterInput & { filterFunction: string }) {
   const { dataJson, metadata } = await blockPayload(services, input);
   const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata);
   if (!outcome.ok)
@@ -363,7 +377,7 @@ export async function runFilterOn(services: object, input: BlockFilterInput & { 
  * given), then the function with that result as params.data. Nothing is saved or recorded.
  */
 export async function runNewFunctionOn(
-  services: object,
+  services: StreamsServices,
   input: BlockFilterInput & { code: string; timeoutSec?: number },
 ) {
   const { dataJson, metadata } = await blockPayload(services, input);
@@ -400,7 +414,7 @@ export async function runNewFunctionOn(
 }
 
 export async function testDestination(
-  services: object,
+  services: StreamsServices,
   accountId: string,
   attrs: DestinationAttributes,
   ctx: { network?: string; dataset?: string } = {},
@@ -471,7 +485,7 @@ export function filterTemplates(network: string) {
  * the template's datasets that the network's node serves, starting at the chain tip. Derived from the
  * permissions, so a template is offered only where a stream made from it would be accepted.
  */
-export async function streamTemplates(services: object, planPriceCents: number) {
+export async function streamTemplates(services: StreamsServices, planPriceCents: number) {
   const { chainConfigs } = await streamPermissions(services, planPriceCents);
   return chainConfigs.flatMap((chain) =>
     chain.networks

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { staticUpstreams } from "../../../server/dataplane/chain/nodes.ts";
 import { EVM_DATASETS } from "../../../server/dataplane/datasets/reader.ts";
 import type { CatalogueNetwork } from "../../../server/domains/catalogue/networks.ts";
 import {
@@ -9,6 +10,7 @@ import {
   type Probe,
   streamPermissions,
 } from "../../../server/domains/streams/permissions.ts";
+import type { StreamsServices } from "../../../server/domains/streams/runtime.ts";
 import { isRole, type Role, roleAtLeast, roles } from "../../../server/platform/roles.ts";
 
 describe("roles", () => {
@@ -133,9 +135,12 @@ describe("stream permissions", () => {
   });
 
   it("marks paid-only networks needsUpgrade on the free plan only, and a chain when all its networks are", async () => {
-    // A services object with no streams runtime: no chain node is asked, so this runs without a network.
-    const free = await streamPermissions({}, 0);
-    const paid = await streamPermissions({}, 4900);
+    // A service with no chain nodes: no node is asked, so this runs without a network.
+    const services: StreamsServices = {
+      streams: { upstreams: staticUpstreams([]), wake: () => {}, mailer: null, destinationDeps: {} },
+    };
+    const free = await streamPermissions(services, 0);
+    const paid = await streamPermissions(services, 4900);
     const fantom = (p: typeof free) => p.chainConfigs.find((c) => c.chain === "fantom");
     const bitcoin = (p: typeof free) => p.chainConfigs.find((c) => c.chain === "bitcoin");
     expect(fantom(free)?.networks.map((n) => n.needsUpgrade)).toEqual([true]);

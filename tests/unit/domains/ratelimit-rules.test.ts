@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileEndpoint, type LimiterRow } from "../../../server/dataplane/ratelimit/stage.ts";
+import { endpointLimits, type LimiterRow } from "../../../server/domains/ratelimits/limit-source.ts";
 import {
   type Bucket,
   bucketDefault,
@@ -122,7 +122,7 @@ describe("rate-limit rules compiled for the proxy", () => {
     status: "ENABLED",
     ...over,
   });
-  const summary = (rules: ReturnType<typeof compileEndpoint>) =>
+  const summary = (rules: ReturnType<typeof endpointLimits>) =>
     rules.map((r) => ({
       key: r.key,
       limit: r.limit,
@@ -169,6 +169,6 @@ describe("rate-limit rules compiled for the proxy", () => {
       rules: [],
     },
   ])("$name", ({ limiters, overrides, rules }) => {
-    expect(summary(compileEndpoint("e", 25, limiters, overrides))).toEqual(rules);
+    expect(summary(endpointLimits("e", 25, limiters, overrides))).toEqual(rules);
   });
 });
