@@ -219,6 +219,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
       principal: await services.sessions.resolve(request.cookies[SESSION_COOKIE]),
       request,
       reply,
+      loaders: new Map(),
     }),
     errorFormatter: (execution) => {
       const errors = formatError({ errors: execution.errors }, config.production, log);

@@ -1,3 +1,4 @@
+import type DataLoader from "dataloader";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { AppConfig } from "../platform/config.ts";
@@ -22,6 +23,21 @@ export interface Context {
   principal: Principal | null;
   request: FastifyRequest;
   reply: FastifyReply;
+  /** This request's DataLoaders, by the function that makes each (see {@link loaderOf}). */
+  loaders: Map<unknown, DataLoader<unknown, unknown>>;
+}
+
+/**
+ * The request's DataLoader that `create` makes: the lookups a list's rows make one by one (a field
+ * resolver per row) are collected and answered by one batched query.
+ */
+export function loaderOf<K, V>(ctx: Context, create: (ctx: Context) => DataLoader<K, V>): DataLoader<K, V> {
+  let loader = ctx.loaders.get(create) as DataLoader<K, V> | undefined;
+  if (!loader) {
+    loader = create(ctx);
+    ctx.loaders.set(create, loader as DataLoader<unknown, unknown>);
+  }
+  return loader;
 }
 
 export function requirePrincipal(ctx: Context): Principal {

@@ -11,6 +11,7 @@
  * then the list operation's p50 at 1 connection, measured here with a sub-millisecond clock.
  * Targets: signed-in ≥ 0.8× anonymous; list ≥ 0.5× signed-in; list p50 at 1 connection ≤ 2 ms.
  * BENCH_SECONDS sets each throughput run's length (default 3), BENCH_ROUNDS the rounds (default 3).
+ * BENCH_CPU_PROF=<directory> runs the service with `node --cpu-prof` and writes its profile there.
  */
 import { Agent, request } from "node:http";
 import path from "node:path";
@@ -61,14 +62,19 @@ async function gql(url: string, cookie: string | null, query: string, variables:
   return { body, response };
 }
 
-async function throughput(url: string, headers: Record<string, string>, body: string): Promise<number> {
+async function throughput(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  duration = seconds,
+): Promise<number> {
   const result = await autocannon({
     url: `${url}/graphql`,
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body,
     connections: CONNECTIONS,
-    duration: seconds,
+    duration,
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.total / result.duration;
@@ -110,12 +116,16 @@ export async function runGraphqlBench(log: (line: string) => void = console.log)
   const postgres = await startPostgres();
   let service: Awaited<ReturnType<typeof startServiceProcess>> | null = null;
   try {
-    service = await startServiceProcess({
-      NODE_ENV: "production",
-      DATABASE_URL: postgres.url,
-      NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
-      NODEPLANE_LOCAL_CHAIN: "0",
-    });
+    service = await startServiceProcess(
+      {
+        NODE_ENV: "production",
+        DATABASE_URL: postgres.url,
+        NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+        NODEPLANE_LOCAL_CHAIN: "0",
+      },
+      60_000,
+      process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    );
     const url = service.url;
     const signIn = await gql(
       url,
@@ -159,6 +169,8 @@ export async function runGraphqlBench(log: (line: string) => void = console.log)
       { name: "signed-in { __typename }", headers: { cookie }, body: typename },
       { name: `endpoints list (${ENDPOINTS} rows)`, headers: { cookie }, body: listBody },
     ];
+    // Warm-up, not counted: the first runs of a case are slower (JIT, prepared statements, the query cache).
+    for (const c of cases) await throughput(url, c.headers, c.body, 1);
     const samples = cases.map(() => [] as number[]);
     for (let round = 0; round < rounds; round++) {
       for (const [i, c] of cases.entries()) {

@@ -14,9 +14,14 @@ export interface ServiceProcess {
 
 const repoRoot = join(import.meta.dirname, "..", "..");
 
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
+/** `nodeArgs` go to node before the script (`--cpu-prof` to profile the service). */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-process-"));
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server/main.ts"], {
     cwd: repoRoot,
     env: {
       ...process.env,

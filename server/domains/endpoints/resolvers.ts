@@ -87,10 +87,9 @@ export const endpointResolvers: Resolvers = {
     endpoints: async (_: unknown, args: ListArgs, ctx: Context) => {
       const { accountId } = requirePrincipal(ctx);
       const page = await service.listEndpoints(ctx.db, accountId, args);
-      const views = await viewsWithTags(ctx, accountId, page.rows);
-      const edges = page.rows.map((row, i) => ({
-        cursor: service.encodeCursor(store.cursorOf(row, page.order)),
-        node: views[i],
+      const edges = page.rows.map(({ endpoint, tags }) => ({
+        cursor: service.encodeCursor(store.cursorOf(endpoint, page.order)),
+        node: endpointView(ctx, endpoint, tags),
       }));
       return {
         edges,

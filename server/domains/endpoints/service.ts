@@ -236,10 +236,7 @@ export async function listEndpoints(
     return { rows: [], hasNextPage: false, totalCount: 0, order };
   }
   const filter = { search: args.search, tagIds, status: args.status };
-  const [rows, totalCount] = await Promise.all([
-    store.listEndpoints(db, accountId, filter, order, first + 1, after),
-    store.countEndpoints(db, accountId, filter),
-  ]);
+  const { rows, totalCount } = await store.listEndpoints(db, accountId, filter, order, first + 1, after);
   return { rows: rows.slice(0, first), hasNextPage: rows.length > first, totalCount, order };
 }
 

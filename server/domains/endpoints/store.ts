@@ -73,6 +73,24 @@ function filterConditions(shape: string): SQL[] {
   return conditions;
 }
 
+/** An endpoint's tags as a JSON array, sorted by label, in the row that lists it. */
+const tagsOfRow = sql<EndpointTag[]>`coalesce((
+  select json_agg(json_build_object('tagId', ${tags.id}, 'label', ${tags.label}) order by lower(${tags.label}))
+  from ${endpointTags} inner join ${tags} on ${tags.id} = ${endpointTags.tagId}
+  where ${endpointTags.endpointId} = ${endpoints.id} and ${tags.accountId} = ${sql.placeholder("accountId")}
+), '[]'::json)`;
+
+export interface EndpointTag {
+  tagId: string;
+  label: string;
+}
+
+/** A page of endpoints with their tags, and how many the filter matches in all (on every page). */
+export interface EndpointPage {
+  rows: { endpoint: EndpointRow; tags: EndpointTag[] }[];
+  totalCount: number;
+}
+
 const listQuery = preparedShapes("endpoints_list", (db, name, shape: ListShape) => {
   const [order, parts] = shape.split(":") as [EndpointOrder, string];
   const key = sortKey(order);
@@ -89,8 +107,12 @@ const listQuery = preparedShapes("endpoints_list", (db, name, shape: ListShape) 
         : sql`(${key}, ${endpoints.id}) > (${afterKey}, ${afterId})`,
     );
   }
+  // Uncorrelated: PostgreSQL counts once per query, not per row.
+  const total = sql<number>`(select count(*) from ${endpoints} where ${and(...filterConditions(parts))})`.mapWith(
+    Number,
+  );
   return db
-    .select()
+    .select({ endpoint: endpoints, total, tags: tagsOfRow })
     .from(endpoints)
     .where(and(...conditions))
     .orderBy(descending ? desc(key) : asc(key), descending ? desc(endpoints.id) : asc(endpoints.id))
@@ -98,6 +120,10 @@ const listQuery = preparedShapes("endpoints_list", (db, name, shape: ListShape) 
     .prepare(name);
 });
 
+/**
+ * Up to `first` endpoints after the cursor, with their tags and the filter's total, in one round trip
+ * (a second counts when the page is empty, having no row to carry the total).
+ */
 export async function listEndpoints(
   db: Executor,
   accountId: string,
@@ -105,14 +131,18 @@ export async function listEndpoints(
   order: EndpointOrder,
   first: number,
   after: Cursor | null,
-): Promise<EndpointRow[]> {
+): Promise<EndpointPage> {
   const shape: ListShape = `${order}:${filterShape(filter)}${after ? "a" : ""}`;
-  return listQuery(db, shape).execute({
+  const rows = await listQuery(db, shape).execute({
     ...filterValues(accountId, filter),
     afterKey: after?.key ?? null,
     afterId: after?.id ?? null,
     limit: first,
   });
+  return {
+    rows: rows.map(({ endpoint, tags }) => ({ endpoint, tags })),
+    totalCount: rows[0]?.total ?? (await countEndpoints(db, accountId, filter)),
+  };
 }
 
 const countQuery = preparedShapes("endpoints_count", (db, name, shape: FilterShape) =>

@@ -1,7 +1,8 @@
 import type { SecurityOptionName } from "../../dataplane/proxy/endpoint.ts";
-import { type Context, requirePrincipal, requireRole } from "../../graphql/context.ts";
+import { type Context, loaderOf, requirePrincipal, requireRole } from "../../graphql/context.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { validateInput } from "../../platform/validation.ts";
+import { type EndpointParent, endpointOptions, endpointRpcMethods, endpointSecurity } from "./loaders.ts";
 import * as service from "./service.ts";
 import type { EntryKind } from "./store.ts";
 
@@ -57,18 +58,10 @@ export const securityResolvers: Resolvers = {
     },
   },
   Endpoint: {
-    tokenAuth: async (parent: { id: string }, _: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return (await service.optionsOf(ctx.db, accountId, parent.id)).tokens;
-    },
-    security: async (parent: { id: string }, _: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return service.securityOf(ctx.db, accountId, parent.id);
-    },
-    rpcMethods: async (parent: { id: string }, _: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return service.rpcMethods(ctx.db, accountId, parent.id);
-    },
+    tokenAuth: async (parent: EndpointParent, _: unknown, ctx: Context) =>
+      (await loaderOf(ctx, endpointOptions).load(parent.id)).tokens,
+    security: (parent: EndpointParent, _: unknown, ctx: Context) => loaderOf(ctx, endpointSecurity).load(parent.id),
+    rpcMethods: (parent: EndpointParent, _: unknown, ctx: Context) => loaderOf(ctx, endpointRpcMethods).load(parent),
   },
   Mutation: {
     updateOption: async (_: unknown, args: { id: string; option: string; status: string }, ctx: Context) => {
