@@ -1,4 +1,6 @@
+import { generateEntityTypes } from "./entities.ts";
+import { generateGraphqlTypes } from "./graphql.ts";
 import type { Generator } from "./index.ts";
 
 /** Every generator `npm run generate` runs; a new one adds its module here. */
-export const generators: Generator[] = [];
+export const generators: Generator[] = [generateEntityTypes, generateGraphqlTypes];

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import type { CursorKey } from "../../platform/paging.ts";
 import { endpoints, endpointTags, tags } from "./tables.ts";
 
 export type EndpointRow = typeof endpoints.$inferSelect;
@@ -12,10 +13,8 @@ export interface EndpointFilter {
 }
 
 /** A position in a sorted list: the sort key's value and the id that breaks ties. */
-export interface Cursor {
-  key: string;
-  id: string;
-}
+export const cursorShape = ["string", "uuid"] as const;
+export type Cursor = CursorKey<typeof cursorShape>;
 
 const sortKey = (order: EndpointOrder) =>
   order.startsWith("LABEL")
@@ -24,7 +23,7 @@ const sortKey = (order: EndpointOrder) =>
 
 export function cursorOf(row: EndpointRow, order: EndpointOrder): Cursor {
   const key = order.startsWith("LABEL") ? (row.label ?? row.name).toLowerCase() : row.createdAt.toISOString();
-  return { key, id: row.id };
+  return [key, row.id];
 }
 
 function filterConditions(accountId: string, filter: EndpointFilter): SQL[] {
@@ -64,11 +63,12 @@ export async function listEndpoints(
   const descending = order.endsWith("DESC");
   const conditions = filterConditions(accountId, filter);
   if (after) {
-    const afterKey = order.startsWith("LABEL") ? sql`${after.key}` : sql`${after.key}::timestamptz`;
+    const [afterValue, afterId] = after;
+    const afterKey = order.startsWith("LABEL") ? sql`${afterValue}` : sql`${afterValue}::timestamptz`;
     conditions.push(
       descending
-        ? sql`(${key}, ${endpoints.id}) < (${afterKey}, ${after.id}::uuid)`
-        : sql`(${key}, ${endpoints.id}) > (${afterKey}, ${after.id}::uuid)`,
+        ? sql`(${key}, ${endpoints.id}) < (${afterKey}, ${afterId}::uuid)`
+        : sql`(${key}, ${endpoints.id}) > (${afterKey}, ${afterId}::uuid)`,
     );
   }
   return db
@@ -108,6 +108,18 @@ export async function getEndpoint(
     .from(endpoints)
     .where(and(eq(endpoints.accountId, accountId), eq(endpoints.id, id)));
   const [row] = lock ? await query.for("update") : await query;
+  return row;
+}
+
+export async function getEndpointByExId(
+  db: Executor,
+  accountId: string,
+  exId: string,
+): Promise<EndpointRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(endpoints)
+    .where(and(eq(endpoints.accountId, accountId), eq(endpoints.exId, exId)));
   return row;
 }
 
