@@ -29,6 +29,12 @@ export class AppError extends Error {
 export const badInput = (fields: FieldError[], message = "The input is not valid.") =>
   new AppError("BAD_USER_INPUT", message, fields);
 export const notFound = (what: string) => new AppError("NOT_FOUND", `${what} was not found.`);
+
+/** The one owned-or-not-found check: a row a store found for the account, or NOT_FOUND naming `what`. */
+export function foundOr<T>(row: T | undefined | null, what: string): T {
+  if (row === undefined || row === null) throw notFound(what);
+  return row;
+}
 export const forbidden = (message = "Your role does not allow this.") => new AppError("FORBIDDEN", message);
 export const unauthenticated = () => new AppError("UNAUTHENTICATED", "Sign in first.");
 export const conflict = (message: string) => new AppError("CONFLICT", message);

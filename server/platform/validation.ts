@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import type { EntityInputRef, EntityInputs } from "../../schemas/generated/entities.ts";
 import { badInput, type FieldError } from "./errors.ts";
 
 const entitiesDir = path.resolve(import.meta.dirname, "../../schemas/entities");
@@ -83,9 +84,10 @@ function humanMessage(error: ErrorObject): string {
 
 /**
  * Validates a mutation's input with the same JSON Schema the console's form uses.
- * Throws BAD_USER_INPUT naming every bad field by JSON pointer; returns the input typed.
+ * Throws BAD_USER_INPUT naming every bad field by JSON pointer; returns the input as the type
+ * generated from that schema (schemas/generated/entities.ts).
  */
-export function validateInput<T>(schemaRef: string, data: unknown): T {
+export function validateInput<R extends EntityInputRef>(schemaRef: R, data: unknown): EntityInputs[R] {
   const validate = validatorFor(schemaRef);
   if (!validate(data)) {
     const seen = new Set<string>();
@@ -96,5 +98,6 @@ export function validateInput<T>(schemaRef: string, data: unknown): T {
     });
     throw badInput(fields);
   }
-  return data as T;
+  // The schema just checked is the one the type was generated from.
+  return data as EntityInputs[R];
 }

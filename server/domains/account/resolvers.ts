@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type Context, type Principal, requirePrincipal, requireRole } from "../../graphql/context.ts";
+import type { Context, Principal } from "../../graphql/context.ts";
+import { field, fieldWithInput, publicField, publicFieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { notFound } from "../../platform/errors.ts";
-import { validateInput } from "../../platform/validation.ts";
 import * as service from "./service.ts";
-import * as store from "./store.ts";
+import type * as store from "./store.ts";
 
 const flagNames = [
   "smartContracts",
@@ -51,12 +50,7 @@ function planView(plan: store.PlanRow) {
 }
 
 export async function loadViewer(ctx: Context, principal: Principal) {
-  const [account, member, subscription] = await Promise.all([
-    store.getAccount(ctx.db, principal.accountId),
-    store.getMember(ctx.db, principal.accountId, principal.userId),
-    store.getSubscription(ctx.db, principal.accountId),
-  ]);
-  if (!account || !member || !subscription) throw notFound("The account");
+  const { account, member, subscription } = await service.viewerOf(ctx.db, principal);
   const flags = service.featureFlags(ctx.config, account);
   const trialMs = account.freeTrialEndsAt ? account.freeTrialEndsAt.getTime() - Date.now() : null;
   const { subscription: sub, plan } = subscription;
@@ -142,54 +136,53 @@ async function startSession(ctx: Context, accountId: string, userId: string) {
   return loadViewer(ctx, resolved);
 }
 
+/** What the Viewer, TeamMember and Plan types resolve from (the generated types' mappers). */
+export type ViewerView = Awaited<ReturnType<typeof loadViewer>>;
+export type TeamMemberView = ReturnType<typeof memberView>;
+export type PlanView = ReturnType<typeof planView>;
+
 export const accountResolvers: Resolvers = {
   Query: {
-    viewer: (_: unknown, __: unknown, ctx: Context) => (ctx.principal ? loadViewer(ctx, ctx.principal) : null),
-    team: async (_: unknown, __: unknown, ctx: Context) => {
-      const principal = requirePrincipal(ctx);
-      return (await store.listMembers(ctx.db, principal.accountId)).map(memberView);
-    },
-    plans: async (_: unknown, __: unknown, ctx: Context) => {
-      requirePrincipal(ctx);
-      return (await store.listPlans(ctx.db)).map(planView);
-    },
+    viewer: publicField(({ ctx, principal }) => (principal ? loadViewer(ctx, principal) : null)),
+    team: field("VIEWER", async ({ ctx, accountId }) => (await service.listMembers(ctx.db, accountId)).map(memberView)),
+    plans: field("VIEWER", async ({ ctx }) => (await service.listPlans(ctx.db)).map(planView)),
   },
   Mutation: {
-    signUp: async (_: unknown, args: { input: unknown }, ctx: Context) => {
-      const input = validateInput<service.SignUpInput>("account#/$defs/signUpInput", args.input);
+    signUp: publicFieldWithInput({ schema: "account#/$defs/signUpInput" }, async ({ ctx, input }) => {
       const { accountId, userId } = await service.signUp(ctx.db, input);
       return startSession(ctx, accountId, userId);
-    },
-    signIn: async (_: unknown, args: { email: string; password: string }, ctx: Context) => {
-      validateInput("account#/$defs/signInInput", args);
-      const { accountId, userId } = await service.authenticate(ctx.db, args.email, args.password);
-      return startSession(ctx, accountId, userId);
-    },
-    signOut: async (_: unknown, __: unknown, ctx: Context) => {
-      if (ctx.principal) await service.signOut(ctx.db, ctx.services.events, ctx.principal);
+    }),
+    signIn: publicFieldWithInput(
+      { schema: "account#/$defs/signInInput", of: (args) => args },
+      async ({ ctx, input }) => {
+        const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password);
+        return startSession(ctx, accountId, userId);
+      },
+    ),
+    signOut: publicField(async ({ ctx, principal }) => {
+      if (principal) await service.signOut(ctx.db, ctx.services.events, principal);
       ctx.reply.clearCookie(service.SESSION_COOKIE, { path: "/" });
       ctx.principal = null;
       return true;
-    },
-    setPassword: async (
-      _: unknown,
-      args: { currentPassword: string; password: string; passwordConfirmation: string },
-      ctx: Context,
-    ) => {
-      const principal = requirePrincipal(ctx);
-      validateInput("account#/$defs/setPasswordInput", args);
-      return service.setPassword(ctx.db, ctx.services.events, principal, args);
-    },
-    updateAccount: async (_: unknown, args: { input: unknown }, ctx: Context) => {
-      const principal = requirePrincipal(ctx);
-      const input = validateInput<service.UpdateAccountInput>("account#/$defs/updateAccountInput", args.input);
-      await service.updateAccount(ctx.db, principal, input);
-      return loadViewer(ctx, principal);
-    },
-    updateUserRole: async (_: unknown, args: { userId: string; role: string }, ctx: Context) => {
-      const principal = requireRole(ctx, "ADMIN");
-      validateInput("team-member#/$defs/roleInput", { role: args.role });
-      return memberView(await service.updateUserRole(ctx.db, ctx.services.events, principal, args.userId, args.role));
-    },
+    }),
+    setPassword: fieldWithInput(
+      "VIEWER",
+      { schema: "account#/$defs/setPasswordInput", of: (args) => args },
+      ({ ctx, principal, input }) => service.setPassword(ctx.db, ctx.services.events, principal, input),
+    ),
+    updateAccount: fieldWithInput(
+      "VIEWER",
+      { schema: "account#/$defs/updateAccountInput" },
+      async ({ ctx, principal, input }) => {
+        await service.updateAccount(ctx.db, principal, input);
+        return loadViewer(ctx, principal);
+      },
+    ),
+    updateUserRole: fieldWithInput(
+      "ADMIN",
+      { schema: "team-member#/$defs/roleInput", of: (args) => ({ role: args.role }) },
+      async ({ ctx, principal, args, input }) =>
+        memberView(await service.updateUserRole(ctx.db, ctx.services.events, principal, args.userId, input.role)),
+    ),
   },
 };

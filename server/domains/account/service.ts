@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { AppConfig } from "../../platform/config.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { AppError, badInput, conflict, forbidden, notFound } from "../../platform/errors.ts";
+import { AppError, badInput, conflict, forbidden, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
@@ -250,3 +250,29 @@ export async function updateUserRole(
 export function featureFlags(config: AppConfig, account: store.AccountRow): Record<string, boolean> {
   return { ...config.featureFlags, ...account.featureFlags };
 }
+
+/** The price of the account's plan in cents (0 without a subscription): what plan-gated features compare. */
+export async function planPriceCents(db: Executor, accountId: string): Promise<number> {
+  return (await store.getSubscription(db, accountId))?.plan.priceCents ?? 0;
+}
+
+/** What the viewer is made of: the account, the caller's membership and the subscription with its plan. */
+export async function viewerOf(db: Db, principal: { accountId: string; userId: string }) {
+  const [account, member, subscription] = await Promise.all([
+    store.getAccount(db, principal.accountId),
+    store.getMember(db, principal.accountId, principal.userId),
+    store.getSubscription(db, principal.accountId),
+  ]);
+  if (!account || !member || !subscription) throw notFound("The account");
+  return { account, member, subscription };
+}
+
+export async function getAccountOrFail(db: Executor, accountId: string) {
+  return foundOr(await store.getAccount(db, accountId), "The account");
+}
+
+export const listMembers = (db: Db, accountId: string) => store.listMembers(db, accountId);
+
+export const listPlans = (db: Db) => store.listPlans(db);
+
+export const endSession = (db: Db, sessionTokenHash: string) => store.deleteSession(db, sessionTokenHash);

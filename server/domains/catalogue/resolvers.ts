@@ -1,14 +1,12 @@
-import { type Context, requirePrincipal } from "../../graphql/context.ts";
+import { field } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { getSubscription } from "../account/store.ts";
+import { planPriceCents } from "../account/service.ts";
 import { chains, needsUpgrade } from "./networks.ts";
 
 export const catalogueResolvers: Resolvers = {
   Query: {
-    chains: async (_: unknown, __: unknown, ctx: Context) => {
-      const principal = requirePrincipal(ctx);
-      const subscription = await getSubscription(ctx.db, principal.accountId);
-      const price = subscription?.plan.priceCents ?? 0;
+    chains: field("VIEWER", async ({ ctx, accountId }) => {
+      const price = await planPriceCents(ctx.db, accountId);
       return chains.map((chain) => {
         const networks = chain.networks.map((network) => ({
           value: network.value,
@@ -34,6 +32,6 @@ export const catalogueResolvers: Resolvers = {
           networks,
         };
       });
-    },
+    }),
   },
 };

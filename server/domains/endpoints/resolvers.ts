@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { type Context, requirePrincipal, requireRole } from "../../graphql/context.ts";
+import type { Context } from "../../graphql/context.ts";
+import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { validateInput } from "../../platform/validation.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import * as service from "./service.ts";
-import * as store from "./store.ts";
+import type * as store from "./store.ts";
 
 type QuickstartCatalogue = Record<string, { apps: unknown[]; dapps: unknown[]; wallets: unknown[] }>;
 const quickstart = JSON.parse(
@@ -21,6 +21,9 @@ export function endpointUrls(base: string, exId: string) {
   const httpUrl = `${base}/rpc/${exId}`;
   return { httpUrl, wssUrl: httpUrl.replace(/^http/, "ws") };
 }
+
+/** What the Endpoint type's fields resolve from (the generated types' mapper for Endpoint). */
+export type EndpointView = ReturnType<typeof endpointView>;
 
 function endpointView(ctx: Context, row: store.EndpointRow, tags: { tagId: string; label: string }[]) {
   const found = findNetwork(row.network);
@@ -50,7 +53,7 @@ function endpointView(ctx: Context, row: store.EndpointRow, tags: { tagId: strin
 }
 
 async function viewsWithTags(ctx: Context, accountId: string, rows: store.EndpointRow[]) {
-  const links = await store.tagsOfEndpoints(
+  const links = await service.tagsOfEndpoints(
     ctx.db,
     accountId,
     rows.map((r) => r.id),
@@ -69,93 +72,72 @@ async function oneView(ctx: Context, accountId: string, row: store.EndpointRow) 
   return view;
 }
 
-interface ListArgs {
-  first?: number | null;
-  after?: string | null;
-  search?: string | null;
-  tagIds?: string[] | null;
-  status?: string | null;
-  orderBy?: store.EndpointOrder | null;
-}
-
 export const endpointResolvers: Resolvers = {
   Query: {
-    endpoint: async (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return oneView(ctx, accountId, await service.getEndpointOrFail(ctx.db, accountId, args.id));
-    },
-    endpoints: async (_: unknown, args: ListArgs, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
+    endpoint: field("VIEWER", async ({ ctx, accountId, args }) =>
+      oneView(ctx, accountId, await service.getEndpointOrFail(ctx.db, accountId, args.id)),
+    ),
+    endpoints: field("VIEWER", async ({ ctx, accountId, args }) => {
       const page = await service.listEndpoints(ctx.db, accountId, args);
-      const edges = page.rows.map(({ endpoint, tags }) => ({
-        cursor: service.encodeCursor(store.cursorOf(endpoint, page.order)),
-        node: endpointView(ctx, endpoint, tags),
-      }));
       return {
-        edges,
-        pageInfo: { endCursor: edges.at(-1)?.cursor ?? null, hasNextPage: page.hasNextPage },
+        edges: page.edges.map(({ cursor, node }) => ({ cursor, node: endpointView(ctx, node.endpoint, node.tags) })),
+        pageInfo: page.pageInfo,
         totalCount: page.totalCount,
       };
-    },
-    tags: async (_: unknown, __: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return store.listTags(ctx.db, accountId);
-    },
+    }),
+    tags: field("VIEWER", ({ ctx, accountId }) => service.listTags(ctx.db, accountId)),
   },
   Mutation: {
-    createEndpoint: async (_: unknown, args: { input: unknown }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      const input = validateInput<{ chain: string; network: string; label?: string }>(
-        "endpoint#/$defs/createInput",
-        args.input,
-      );
-      const { endpoint, shownOnce } = await service.createEndpoint(
-        ctx.db,
-        ctx.services.events,
-        ctx.services.endpointCreatedHooks,
-        accountId,
-        input,
-      );
-      return { ...(await oneView(ctx, accountId, endpoint)), ...shownOnce };
-    },
-    updateEndpointLabel: async (_: unknown, args: { id: string; label: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      validateInput("endpoint#/$defs/labelInput", { label: args.label });
-      return oneView(
-        ctx,
-        accountId,
-        await service.updateLabel(ctx.db, ctx.services.events, accountId, args.id, args.label),
-      );
-    },
-    toggleEndpointPaused: async (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      return oneView(ctx, accountId, await service.togglePaused(ctx.db, ctx.services.events, accountId, args.id));
-    },
-    archiveEndpoint: async (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      return oneView(ctx, accountId, await service.archive(ctx.db, ctx.services.events, accountId, args.id));
-    },
-    addEndpointTag: async (_: unknown, args: { endpointId: string; label: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      validateInput("endpoint#/$defs/tagInput", { label: args.label });
-      return oneView(
-        ctx,
-        accountId,
-        await service.addTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.label),
-      );
-    },
-    removeEndpointTag: async (_: unknown, args: { endpointId: string; tagId: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      return oneView(
+    createEndpoint: fieldWithInput(
+      "ADMIN",
+      { schema: "endpoint#/$defs/createInput" },
+      async ({ ctx, accountId, input }) => {
+        const { endpoint, shownOnce } = await service.createEndpoint(
+          ctx.db,
+          ctx.services.events,
+          ctx.services.endpointCreatedHooks,
+          accountId,
+          input,
+        );
+        return { ...(await oneView(ctx, accountId, endpoint)), ...shownOnce };
+      },
+    ),
+    updateEndpointLabel: fieldWithInput(
+      "ADMIN",
+      { schema: "endpoint#/$defs/labelInput", of: (args) => ({ label: args.label }) },
+      async ({ ctx, accountId, args, input }) =>
+        oneView(
+          ctx,
+          accountId,
+          await service.updateLabel(ctx.db, ctx.services.events, accountId, args.id, input.label),
+        ),
+    ),
+    toggleEndpointPaused: field("ADMIN", async ({ ctx, accountId, args }) =>
+      oneView(ctx, accountId, await service.togglePaused(ctx.db, ctx.services.events, accountId, args.id)),
+    ),
+    archiveEndpoint: field("ADMIN", async ({ ctx, accountId, args }) =>
+      oneView(ctx, accountId, await service.archive(ctx.db, ctx.services.events, accountId, args.id)),
+    ),
+    addEndpointTag: fieldWithInput(
+      "ADMIN",
+      { schema: "endpoint#/$defs/tagInput", of: (args) => ({ label: args.label }) },
+      async ({ ctx, accountId, args, input }) =>
+        oneView(
+          ctx,
+          accountId,
+          await service.addTag(ctx.db, ctx.services.events, accountId, args.endpointId, input.label),
+        ),
+    ),
+    removeEndpointTag: field("ADMIN", async ({ ctx, accountId, args }) =>
+      oneView(
         ctx,
         accountId,
         await service.removeTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.tagId),
-      );
-    },
-    deleteTag: async (_: unknown, args: { tagId: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
+      ),
+    ),
+    deleteTag: field("ADMIN", async ({ ctx, accountId, args }) => {
       await service.deleteTag(ctx.db, accountId, args.tagId);
       return { success: true, message: "The tag was deleted.", error: null };
-    },
+    }),
   },
 };

@@ -1,8 +1,9 @@
 import { randomBytes, randomInt } from "node:crypto";
 import type { Db } from "../../platform/db/index.ts";
-import { badInput, conflict, notFound } from "../../platform/errors.ts";
+import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
+import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { getSubscription } from "../account/store.ts";
 import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.ts";
 import * as store from "./store.ts";
@@ -76,9 +77,13 @@ const pick = <T>(list: readonly T[]) => list[randomInt(list.length)];
 const generateName = () => `${pick(adjectives)}-${pick(nouns)}-${randomInt(1000, 10000)}`;
 
 export async function getEndpointOrFail(db: Db, accountId: string, id: string) {
-  const row = isUuid(id) ? await store.getEndpoint(db, accountId, id) : undefined;
-  if (!row) throw notFound("The endpoint");
-  return row;
+  return foundOr(isUuid(id) ? await store.getEndpoint(db, accountId, id) : undefined, "The endpoint");
+}
+
+/** An endpoint named by its exId (as the spec's calls do) or by its id. */
+export async function endpointByKey(db: Db, accountId: string, key: string) {
+  if (isUuid(key)) return getEndpointOrFail(db, accountId, key);
+  return foundOr(await store.getEndpointByExId(db, accountId, key), "The endpoint");
 }
 
 export async function createEndpoint(
@@ -211,8 +216,6 @@ export async function deleteTag(db: Db, accountId: string, tagId: string) {
   if (!isUuid(tagId) || !(await store.deleteTag(db, accountId, tagId))) throw notFound("The tag");
 }
 
-const PAGE_MAX = 100;
-
 export async function listEndpoints(
   db: Db,
   accountId: string,
@@ -225,30 +228,22 @@ export async function listEndpoints(
     orderBy?: store.EndpointOrder | null;
   },
 ) {
-  const first = args.first ?? 20;
-  if (!Number.isInteger(first) || first < 1 || first > PAGE_MAX) {
-    throw badInput([{ pointer: "/first", message: `Ask for 1 to ${PAGE_MAX} endpoints at a time.` }]);
-  }
+  const first = pageSize(args.first, { refuse: { argument: "first", what: "endpoints" } });
   const order = args.orderBy ?? "CREATED_AT_DESC";
-  const after = args.after ? decodeCursor(args.after) : null;
+  const after = cursorArgument(args.after, store.cursorShape);
   const tagIds = (args.tagIds ?? []).filter(isUuid);
   if (args.tagIds && args.tagIds.length > 0 && tagIds.length === 0) {
-    return { rows: [], hasNextPage: false, totalCount: 0, order };
+    return {
+      ...connection([], first, (row: store.EndpointPage["rows"][number]) => store.cursorOf(row.endpoint, order)),
+      totalCount: 0,
+    };
   }
   const filter = { search: args.search, tagIds, status: args.status };
   const { rows, totalCount } = await store.listEndpoints(db, accountId, filter, order, first + 1, after);
-  return { rows: rows.slice(0, first), hasNextPage: rows.length > first, totalCount, order };
+  return { ...connection(rows, first, (row) => store.cursorOf(row.endpoint, order)), totalCount };
 }
 
-export const encodeCursor = (cursor: store.Cursor) =>
-  Buffer.from(JSON.stringify([cursor.key, cursor.id])).toString("base64url");
+export const listTags = (db: Db, accountId: string) => store.listTags(db, accountId);
 
-function decodeCursor(text: string): store.Cursor {
-  try {
-    const [key, id] = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown[];
-    if (typeof key === "string" && typeof id === "string" && isUuid(id)) return { key, id };
-  } catch {
-    // falls through to the error below
-  }
-  throw badInput([{ pointer: "/after", message: "This cursor is not valid." }]);
-}
+export const tagsOfEndpoints = (db: Db, accountId: string, endpointIds: string[]) =>
+  store.tagsOfEndpoints(db, accountId, endpointIds);

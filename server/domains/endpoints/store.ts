@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
+import type { CursorKey } from "../../platform/paging.ts";
 import { endpoints, endpointTags, tags } from "./tables.ts";
 
 export type EndpointRow = typeof endpoints.$inferSelect;
@@ -13,10 +14,8 @@ export interface EndpointFilter {
 }
 
 /** A position in a sorted list: the sort key's value and the id that breaks ties. */
-export interface Cursor {
-  key: string;
-  id: string;
-}
+export const cursorShape = ["string", "uuid"] as const;
+export type Cursor = CursorKey<typeof cursorShape>;
 
 const sortKey = (order: EndpointOrder) =>
   order.startsWith("LABEL")
@@ -25,7 +24,7 @@ const sortKey = (order: EndpointOrder) =>
 
 export function cursorOf(row: EndpointRow, order: EndpointOrder): Cursor {
   const key = order.startsWith("LABEL") ? (row.label ?? row.name).toLowerCase() : row.createdAt.toISOString();
-  return { key, id: row.id };
+  return [key, row.id];
 }
 
 /** Which parts a list query has: its SQL differs by these, never by the values. */
@@ -135,8 +134,8 @@ export async function listEndpoints(
   const shape: ListShape = `${order}:${filterShape(filter)}${after ? "a" : ""}`;
   const rows = await listQuery(db, shape).execute({
     ...filterValues(accountId, filter),
-    afterKey: after?.key ?? null,
-    afterId: after?.id ?? null,
+    afterKey: after?.[0] ?? null,
+    afterId: after?.[1] ?? null,
     limit: first,
   });
   return {
@@ -179,6 +178,18 @@ export async function getEndpoint(
     .from(endpoints)
     .where(and(eq(endpoints.accountId, accountId), eq(endpoints.id, id)));
   const [row] = lock ? await query.for("update") : await query;
+  return row;
+}
+
+export async function getEndpointByExId(
+  db: Executor,
+  accountId: string,
+  exId: string,
+): Promise<EndpointRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(endpoints)
+    .where(and(eq(endpoints.accountId, accountId), eq(endpoints.exId, exId)));
   return row;
 }
 

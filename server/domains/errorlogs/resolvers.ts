@@ -1,6 +1,6 @@
-import { type Context, requirePrincipal } from "../../graphql/context.ts";
+import { field, fieldWithInput } from "../../graphql/field.ts";
+import type { QueryErrorLogsArgs } from "../../graphql/generated/resolvers.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { validateInput } from "../../platform/validation.ts";
 import * as service from "./service.ts";
 import type { ErrorLogRow } from "./store.ts";
 
@@ -19,38 +19,40 @@ const logView = (r: Omit<ErrorLogRow, "requestBody" | "responseBody">) => ({
   requestId: r.requestId,
 });
 
-interface ListArgs {
-  endpointExId: string;
-  from?: Date | null;
-  to?: Date | null;
-  limit: number;
-  nextAt?: string | null;
+/** The query as its schema states it: the window defaults to the day before `to` (or now). */
+function query(args: QueryErrorLogsArgs) {
+  const to = args.to ? new Date(args.to) : new Date();
+  const from = args.from ? new Date(args.from) : new Date(to.getTime() - 86_400_000);
+  return {
+    endpointExId: args.endpointExId,
+    from: from.toISOString(),
+    to: to.toISOString(),
+    limit: args.limit,
+    ...(args.nextAt ? { nextAt: args.nextAt } : {}),
+  };
 }
 
 export const errorLogResolvers: Resolvers = {
   Query: {
-    errorLogs: async (_: unknown, args: ListArgs, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      const to = args.to ? new Date(args.to) : new Date();
-      const from = args.from ? new Date(args.from) : new Date(to.getTime() - 86_400_000);
-      validateInput("error-log#/$defs/query", {
-        endpointExId: args.endpointExId,
-        from: from.toISOString(),
-        to: to.toISOString(),
-        limit: args.limit,
-        ...(args.nextAt ? { nextAt: args.nextAt } : {}),
-      });
-      const page = await service.listErrorLogs(ctx.db, accountId, {
-        ...args,
-        from,
-        to,
-      });
-      return { logs: page.logs.map(logView), nextAt: page.nextAt, hasMore: page.nextAt !== null };
-    },
-    errorLogDetails: async (_: unknown, args: { endpointExId: string; requestId: string }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
+    errorLogs: fieldWithInput(
+      "VIEWER",
+      { schema: "error-log#/$defs/query", of: query },
+      async ({ ctx, accountId, input }) => {
+        const page = await service.listErrorLogs(ctx.db, accountId, {
+          ...input,
+          from: new Date(input.from),
+          to: new Date(input.to),
+        });
+        return {
+          logs: page.rows.map(logView),
+          nextAt: page.pageInfo.endCursor && page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null,
+          hasMore: page.pageInfo.hasNextPage,
+        };
+      },
+    ),
+    errorLogDetails: field("VIEWER", async ({ ctx, accountId, args }) => {
       const row = await service.errorLogDetails(ctx.db, accountId, args.endpointExId, args.requestId);
       return { log: logView(row), request: row.requestBody, response: row.responseBody };
-    },
+    }),
   },
 };

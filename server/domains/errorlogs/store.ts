@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import type { CursorKey } from "../../platform/paging.ts";
 import { errorLogs } from "./tables.ts";
 
 export type ErrorLogRow = typeof errorLogs.$inferSelect;
@@ -11,6 +12,10 @@ export async function insertLogs(db: Executor, rows: NewErrorLog[]) {
   await db.insert(errorLogs).values(rows);
 }
 
+/** Error logs page newest first: a position is a time and the id that breaks ties. */
+export const errorLogCursorShape = ["timestamp", "integer"] as const;
+export const errorLogCursorOf = (row: { at: Date; id: number }) => [row.at, row.id] as const;
+
 /** Newest first in [from, to]; `before` continues after the last row of the previous page. */
 export async function listLogs(
   db: Executor,
@@ -18,7 +23,7 @@ export async function listLogs(
   endpointId: string,
   window: { from: Date; to: Date },
   limit: number,
-  before: { at: Date; id: number } | null,
+  before: CursorKey<typeof errorLogCursorShape> | null,
 ) {
   const conditions = [
     eq(errorLogs.accountId, accountId),
@@ -27,7 +32,8 @@ export async function listLogs(
     lte(errorLogs.at, window.to),
   ];
   if (before) {
-    const older = or(lt(errorLogs.at, before.at), and(eq(errorLogs.at, before.at), lt(errorLogs.id, before.id)));
+    const [at, id] = before;
+    const older = or(lt(errorLogs.at, at), and(eq(errorLogs.at, at), lt(errorLogs.id, id)));
     if (older) conditions.push(older);
   }
   return db

@@ -1,13 +1,13 @@
-import { and, desc, eq, sql } from "drizzle-orm";
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { badInput, notFound } from "../../platform/errors.ts";
-import { isUuid } from "../../platform/ids.ts";
-import { DEFAULT_FUNCTION_TIMEOUT_SEC, functionActivations, functions } from "./tables.ts";
+import { badInput, foundOr } from "../../platform/errors.ts";
+import { pageSize } from "../../platform/paging.ts";
+import type { ActivationRow, FunctionRow } from "./store.ts";
+import * as store from "./store.ts";
+import { DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
 
-export type FunctionRow = typeof functions.$inferSelect;
-export type ActivationRow = typeof functionActivations.$inferSelect;
+export type { ActivationRow, FunctionRow } from "./store.ts";
 
 export interface FunctionInput {
   name?: string;
@@ -133,29 +133,16 @@ export async function checkFunctionCode(code: string, pointer = "/code"): Promis
     ]);
 }
 
-export function listFunctions(db: Db, accountId: string): Promise<FunctionRow[]> {
-  return db.select().from(functions).where(eq(functions.accountId, accountId)).orderBy(desc(functions.createdAt));
-}
+export const listFunctions = (db: Db, accountId: string) => store.listFunctions(db, accountId);
 
-async function findFunction(db: Executor, accountId: string, id: string): Promise<FunctionRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  const [row] = await db
-    .select()
-    .from(functions)
-    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
-  return row;
-}
-
-export async function getFunction(db: Db, accountId: string, id: string): Promise<FunctionRow> {
-  const row = await findFunction(db, accountId, id);
-  if (!row) throw notFound("Function");
-  return row;
+export async function getFunction(db: Executor, accountId: string, id: string): Promise<FunctionRow> {
+  return foundOr(await store.getFunction(db, accountId, id), "Function");
 }
 
 export type NewFunction = Required<Pick<FunctionInput, "name" | "code">> & FunctionInput;
 
 export async function functionExists(db: Executor, accountId: string, id: string): Promise<boolean> {
-  return (await findFunction(db, accountId, id)) !== undefined;
+  return (await store.getFunction(db, accountId, id)) !== undefined;
 }
 
 export async function createFunction(db: Db, accountId: string, input: NewFunction): Promise<FunctionRow> {
@@ -164,18 +151,13 @@ export async function createFunction(db: Db, accountId: string, input: NewFuncti
 }
 
 /** Inserts checked input (see checkFunctionCode); createStreamWithFunction calls it inside its transaction. */
-export async function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
-  const [row] = await db
-    .insert(functions)
-    .values({
-      accountId,
-      name: input.name,
-      description: input.description || null,
-      code: input.code,
-      timeoutSec: input.timeoutSec,
-    })
-    .returning();
-  return row;
+export function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+  return store.insertFunction(db, accountId, {
+    name: input.name,
+    description: input.description || null,
+    code: input.code,
+    timeoutSec: input.timeoutSec,
+  });
 }
 
 export async function updateFunction(
@@ -186,18 +168,13 @@ export async function updateFunction(
 ): Promise<FunctionRow> {
   await getFunction(db, accountId, id);
   if (patch.code !== undefined) await checkFunctionCode(patch.code);
-  const [row] = await db
-    .update(functions)
-    .set({
-      ...(patch.name !== undefined && { name: patch.name }),
-      ...(patch.description !== undefined && { description: patch.description || null }),
-      ...(patch.code !== undefined && { code: patch.code }),
-      ...(patch.timeoutSec !== undefined && { timeoutSec: patch.timeoutSec }),
-      updatedAt: new Date(),
-    })
-    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)))
-    .returning();
-  return row;
+  const row = await store.updateFunction(db, accountId, id, {
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.description !== undefined && { description: patch.description || null }),
+    ...(patch.code !== undefined && { code: patch.code }),
+    ...(patch.timeoutSec !== undefined && { timeoutSec: patch.timeoutSec }),
+  });
+  return foundOr(row, "Function");
 }
 
 /** Streams still delivering to the function keep it: they are named in the refusal. */
@@ -216,7 +193,7 @@ export async function deleteFunction(
         message: `Streams deliver to this function: ${using.join(", ")}. Delete them or change their destination first.`,
       },
     ]);
-  await db.delete(functions).where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
+  await store.deleteFunction(db, accountId, id);
   return { success: true, message: `Function "${fn.name}" deleted.` };
 }
 
@@ -240,24 +217,20 @@ export async function activate(
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
   const run = await runCode(fn.code, params, Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec));
-  const [activation] = await db
-    .insert(functionActivations)
-    .values({
-      functionId: fn.id,
-      accountId,
-      activationSource: from.source,
-      streamId: from.streamId ?? null,
-      network: from.network ?? null,
-      dataset: from.dataset ?? null,
-      blockNumber: from.blockNumber ?? null,
-      durationMs: run.durationMs,
-      success: run.success,
-      size: run.size,
-      resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
-      error: run.error,
-      logs: run.logs,
-    })
-    .returning();
+  const activation = await store.insertActivation(db, accountId, {
+    functionId: fn.id,
+    activationSource: from.source,
+    streamId: from.streamId ?? null,
+    network: from.network ?? null,
+    dataset: from.dataset ?? null,
+    blockNumber: from.blockNumber ?? null,
+    durationMs: run.durationMs,
+    success: run.success,
+    size: run.size,
+    resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
+    error: run.error,
+    logs: run.logs,
+  });
   await pruneHistory(db, fn.id);
   return { activation, run };
 }
@@ -269,18 +242,16 @@ async function pruneHistory(db: Db, functionId: string): Promise<void> {
     return;
   }
   runsSincePrune.delete(functionId);
-  await db.execute(sql`
-    delete from function_activations where function_id = ${functionId} and created_at < (
-      select created_at from function_activations where function_id = ${functionId}
-      order by created_at desc offset ${HISTORY_KEPT - 1} limit 1)`);
+  await store.pruneActivations(db, functionId, HISTORY_KEPT);
 }
 
-export async function history(db: Db, accountId: string, id: string, limit: number): Promise<ActivationRow[]> {
+/** The function's newest activations, after checking the account owns it. */
+export async function history(
+  db: Db,
+  accountId: string,
+  id: string,
+  first: number | null | undefined,
+): Promise<ActivationRow[]> {
   await getFunction(db, accountId, id);
-  return db
-    .select()
-    .from(functionActivations)
-    .where(and(eq(functionActivations.accountId, accountId), eq(functionActivations.functionId, id)))
-    .orderBy(desc(functionActivations.createdAt))
-    .limit(limit);
+  return store.listActivations(db, accountId, id, pageSize(first));
 }

@@ -1,7 +1,7 @@
-import { type Context, requirePrincipal, requireRole } from "../../graphql/context.ts";
+import type { EntityInputRef } from "../../../schemas/generated/entities.ts";
+import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { validateInput } from "../../platform/validation.ts";
-import { type Bucket, effectiveRate, type Interval, limiterKey } from "./rules.ts";
+import { effectiveRate, limiterKey } from "./rules.ts";
 import * as service from "./service.ts";
 import type { AuditRow } from "./store.ts";
 
@@ -41,98 +41,68 @@ function limitsView(limits: Awaited<ReturnType<typeof service.getRateLimits>>) {
   return { ...limits, audit: limits.audit.map(auditView) };
 }
 
-/** The GraphQL arguments minus nulls, so optional fields are absent (as the JSON Schema expects). */
-const present = (args: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null && v !== undefined));
+/** What the RateLimiter and RateLimits types resolve from (the generated types' mappers). */
+export type RateLimiterView = ReturnType<typeof limiterView>;
+export type RateLimitsView = ReturnType<typeof limitsView>;
 
-type Args = Record<string, unknown>;
+/** The mutations whose arguments are their input, nulls dropped as the JSON Schema expects. */
+const argsInput = <R extends EntityInputRef>(schema: R) => ({ schema, of: (args: object) => present(args) });
 
 export const rateLimitResolvers: Resolvers = {
   Query: {
-    rateLimiters: async (
-      _: unknown,
-      args: { endpointId: string; chain?: string | null; network?: string | null },
-      ctx: Context,
-    ) => {
-      const { accountId } = requirePrincipal(ctx);
+    rateLimiters: field("VIEWER", async ({ ctx, accountId, args }) => {
       const views = await service.listRateLimiters(ctx.db, accountId, args.endpointId, args.chain, args.network);
       return views.map(limiterView);
-    },
-    rateLimits: async (_: unknown, args: { endpointId: string }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return limitsView(await service.getRateLimits(ctx.db, accountId, args.endpointId));
-    },
+    }),
+    rateLimits: field("VIEWER", async ({ ctx, accountId, args }) =>
+      limitsView(await service.getRateLimits(ctx.db, accountId, args.endpointId)),
+    ),
   },
   Mutation: {
-    createRateLimiter: async (_: unknown, args: Args, ctx: Context) => {
-      const actor = requireRole(ctx, "ADMIN");
-      const input = validateInput<{
-        endpointId: string;
-        interval: Interval;
-        rate: number;
-        methods: string[];
-        reason: string;
-        limitByIP: boolean;
-      }>("rate-limiter#/$defs/createInput", present(args));
-      return limiterView(await service.createRateLimiter(ctx.db, ctx.services.events, actor, input));
-    },
-    updateRateLimiter: async (_: unknown, args: Args, ctx: Context) => {
-      const actor = requireRole(ctx, "ADMIN");
-      const input = validateInput<Parameters<typeof service.updateRateLimiter>[3]>(
-        "rate-limiter#/$defs/updateInput",
-        present(args),
-      );
-      return limiterView(await service.updateRateLimiter(ctx.db, ctx.services.events, actor, input));
-    },
-    updateRateLimiterRate: async (_: unknown, args: Args, ctx: Context) => {
-      const actor = requireRole(ctx, "ADMIN");
-      const input = validateInput<Parameters<typeof service.updateRateLimiterRate>[3]>(
-        "rate-limiter#/$defs/updateRateInput",
-        present(args),
-      );
-      return limiterView(await service.updateRateLimiterRate(ctx.db, ctx.services.events, actor, input));
-    },
-    deleteRateLimiter: async (
-      _: unknown,
-      args: { endpointId: string; chain?: string | null; network?: string | null; rateLimiterId: string },
-      ctx: Context,
-    ) => {
-      const actor = requireRole(ctx, "ADMIN");
-      return service.deleteRateLimiter(ctx.db, ctx.services.events, actor, args);
-    },
-    createRateLimitOverride: async (_: unknown, args: Args, ctx: Context) => {
-      const actor = requireRole(ctx, "ADMIN");
-      const input = validateInput<{ endpointId: string; bucket: Bucket; rateLimit: number; reason: string }>(
-        "rate-limiter#/$defs/overrideInput",
-        present(args),
-      );
-      return limitsView(await service.createOverride(ctx.db, ctx.services.events, actor, "LIMIT", input));
-    },
-    createRateLimitKeyOverride: async (_: unknown, args: Args, ctx: Context) => {
-      const actor = requireRole(ctx, "ADMIN");
-      const input = validateInput<{ endpointId: string; bucket: Bucket; reason: string }>(
-        "rate-limiter#/$defs/keyOverrideInput",
-        present(args),
-      );
-      return limitsView(await service.createOverride(ctx.db, ctx.services.events, actor, "KEY", input));
-    },
-    deleteRateLimitOverride: async (
-      _: unknown,
-      args: { endpointId: string; overrideId: string; reason: string },
-      ctx: Context,
-    ) => {
-      const actor = requireRole(ctx, "ADMIN");
-      validateInput("rate-limiter#/$defs/deleteOverrideInput", args);
-      return limitsView(await service.deleteOverride(ctx.db, ctx.services.events, actor, "LIMIT", args));
-    },
-    deleteRateLimitKeyOverride: async (
-      _: unknown,
-      args: { endpointId: string; overrideId: string; reason: string },
-      ctx: Context,
-    ) => {
-      const actor = requireRole(ctx, "ADMIN");
-      validateInput("rate-limiter#/$defs/deleteOverrideInput", args);
-      return limitsView(await service.deleteOverride(ctx.db, ctx.services.events, actor, "KEY", args));
-    },
+    createRateLimiter: fieldWithInput(
+      "ADMIN",
+      argsInput("rate-limiter#/$defs/createInput"),
+      async ({ ctx, principal, input }) =>
+        limiterView(await service.createRateLimiter(ctx.db, ctx.services.events, principal, input)),
+    ),
+    updateRateLimiter: fieldWithInput(
+      "ADMIN",
+      argsInput("rate-limiter#/$defs/updateInput"),
+      async ({ ctx, principal, input }) =>
+        limiterView(await service.updateRateLimiter(ctx.db, ctx.services.events, principal, input)),
+    ),
+    updateRateLimiterRate: fieldWithInput(
+      "ADMIN",
+      argsInput("rate-limiter#/$defs/updateRateInput"),
+      async ({ ctx, principal, input }) =>
+        limiterView(await service.updateRateLimiterRate(ctx.db, ctx.services.events, principal, input)),
+    ),
+    deleteRateLimiter: field("ADMIN", ({ ctx, principal, args }) =>
+      service.deleteRateLimiter(ctx.db, ctx.services.events, principal, args),
+    ),
+    createRateLimitOverride: fieldWithInput(
+      "ADMIN",
+      argsInput("rate-limiter#/$defs/overrideInput"),
+      async ({ ctx, principal, input }) =>
+        limitsView(await service.createOverride(ctx.db, ctx.services.events, principal, "LIMIT", input)),
+    ),
+    createRateLimitKeyOverride: fieldWithInput(
+      "ADMIN",
+      argsInput("rate-limiter#/$defs/keyOverrideInput"),
+      async ({ ctx, principal, input }) =>
+        limitsView(await service.createOverride(ctx.db, ctx.services.events, principal, "KEY", input)),
+    ),
+    deleteRateLimitOverride: fieldWithInput(
+      "ADMIN",
+      { schema: "rate-limiter#/$defs/deleteOverrideInput", of: (args) => args },
+      async ({ ctx, principal, input }) =>
+        limitsView(await service.deleteOverride(ctx.db, ctx.services.events, principal, "LIMIT", input)),
+    ),
+    deleteRateLimitKeyOverride: fieldWithInput(
+      "ADMIN",
+      { schema: "rate-limiter#/$defs/deleteOverrideInput", of: (args) => args },
+      async ({ ctx, principal, input }) =>
+        limitsView(await service.deleteOverride(ctx.db, ctx.services.events, principal, "KEY", input)),
+    ),
   },
 };

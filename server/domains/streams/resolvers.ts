@@ -1,21 +1,20 @@
 import type { DestinationAttributes } from "../../dataplane/destinations/index.ts";
-import { type Context, requirePrincipal, requireRole } from "../../graphql/context.ts";
+import type { Context } from "../../graphql/context.ts";
+import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { AppError, notFound } from "../../platform/errors.ts";
+import { AppError } from "../../platform/errors.ts";
 import { listOutbox } from "../../platform/mail.ts";
 import { secretBox } from "../../platform/secrets.ts";
-import { validateInput } from "../../platform/validation.ts";
-import { getSubscription } from "../account/store.ts";
+import { planPriceCents } from "../account/service.ts";
 import { streamPermissions } from "./permissions.ts";
 import { streamsRuntime } from "./runtime.ts";
 import * as service from "./service.ts";
-import * as store from "./store.ts";
+import type * as store from "./store.ts";
 
 const box = (ctx: Context) => secretBox(ctx.config);
-const pageSize = (n: number | null | undefined, dflt = 20) => Math.min(Math.max(n ?? dflt, 1), 100);
 
 async function streamViews(ctx: Context, accountId: string, rows: store.StreamRow[]) {
-  const progress = await store.progressOf(
+  const progress = await service.progressOf(
     ctx.db,
     accountId,
     rows.map((r) => r.id),
@@ -33,31 +32,41 @@ async function streamViews(ctx: Context, accountId: string, rows: store.StreamRo
   });
 }
 
+/** What the Stream type's fields resolve from (the generated types' mapper for Stream). */
+export type StreamView = Awaited<ReturnType<typeof streamViews>>[number];
+
 async function oneView(ctx: Context, accountId: string, row: store.StreamRow) {
   return (await streamViews(ctx, accountId, [row]))[0];
 }
 
-async function owned(ctx: Context, accountId: string, id: string) {
-  const row = await store.getStream(ctx.db, accountId, id, "STREAM");
-  if (!row) throw notFound("Stream");
-  return row;
-}
+/** What the StreamLog, FilterTemplate, StreamTemplate and StreamPermissions types resolve from. */
+export type StreamLogView = store.StreamLogRow;
+export type FilterTemplateView = ReturnType<typeof service.filterTemplates>[number];
+export type StreamTemplateView = Awaited<ReturnType<typeof service.streamTemplates>>[number];
+export type StreamPermissionsView = Awaited<ReturnType<typeof streamPermissions>>;
 
-/** The input of test…Destination mutations: the attributes of that destination type. */
-function testInput(type: DestinationAttributes["type"], ref: string) {
-  return async (_: unknown, args: { input: Record<string, unknown> }, ctx: Context) => {
-    const { accountId } = requireRole(ctx, "ADMIN");
-    const attrs = validateInput<Record<string, unknown>>(`stream#/$defs/${ref}`, args.input);
-    return service.testDestination(ctx.services, accountId, { ...attrs, type } as unknown as DestinationAttributes);
-  };
-}
+type TestDestinationRef =
+  | "webhookAttributes"
+  | "postgresAttributes"
+  | "s3Attributes"
+  | "azureAttributes"
+  | "snowflakeAttributes"
+  | "functionAttributes";
+
+/** The test…Destination mutations: their input is the attributes of that destination type. */
+const testDestination = (type: DestinationAttributes["type"], ref: TestDestinationRef) =>
+  fieldWithInput("ADMIN", { schema: `stream#/$defs/${ref}` }, ({ ctx, accountId, input }) =>
+    // The schema checked the attributes of this type; the destination union is keyed by `type`.
+    service.testDestination(ctx.services, accountId, { ...input, type } as DestinationAttributes),
+  );
+
+const payloadInput = { schema: "stream#/$defs/payloadInput", of: (args: unknown) => args } as const;
 
 export const streamResolvers: Resolvers = {
   Query: {
-    streams: async (_: unknown, args: { limit?: number; after?: string; search?: string }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      const page = await store.listStreams(ctx.db, accountId, "STREAM", {
-        limit: pageSize(args.limit),
+    streams: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await service.listStreams(ctx.db, accountId, "STREAM", {
+        first: args.limit,
         after: args.after,
         search: args.search,
       });
@@ -66,34 +75,24 @@ export const streamResolvers: Resolvers = {
         pageInfo: page.pageInfo,
         totalCount: page.totalCount,
       };
-    },
-    stream: async (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return oneView(ctx, accountId, await owned(ctx, accountId, args.id));
-    },
-    streamMetrics: async (_: unknown, args: { id: string; startDate: Date; endDate?: Date | null }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      await owned(ctx, accountId, args.id);
+    }),
+    stream: field("VIEWER", async ({ ctx, accountId, args }) =>
+      oneView(ctx, accountId, await service.ownedStream(ctx.db, accountId, args.id, "STREAM")),
+    ),
+    streamMetrics: field("VIEWER", async ({ ctx, accountId, args }) => {
       const to = args.endDate ? new Date(args.endDate) : new Date();
       const from = new Date(args.startDate);
-      return service.buildMetrics(await store.metricMinutes(ctx.db, accountId, args.id, from, to), from, to);
-    },
-    streamLogs: async (
-      _: unknown,
-      args: { id: string; first?: number; after?: string; levels?: string[]; searchText?: string },
-      ctx: Context,
-    ) => {
-      const { accountId } = requirePrincipal(ctx);
-      await owned(ctx, accountId, args.id);
-      return store.logs(ctx.db, accountId, args.id, { ...args, first: pageSize(args.first, 50) });
-    },
-    streamRawPayload: async (
-      _: unknown,
-      args: { network: string; dataset: string; blockNumber: number; batchSize?: number },
-      ctx: Context,
-    ) => {
-      requirePrincipal(ctx);
-      const input = validateInput<typeof args>("stream#/$defs/payloadInput", args);
+      return service.buildMetrics(
+        await service.metricMinutes(ctx.db, accountId, args.id, "STREAM", from, to),
+        from,
+        to,
+      );
+    }),
+    streamLogs: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await service.streamLogs(ctx.db, accountId, args.id, "STREAM", args);
+      return { logs: page.rows, pageInfo: page.pageInfo };
+    }),
+    streamRawPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, input }) => {
       const batch = await service.readBatch(
         ctx.services,
         input.network,
@@ -102,176 +101,114 @@ export const streamResolvers: Resolvers = {
         input.batchSize ?? 1,
       );
       return service.payloadResult(JSON.stringify(batch.items));
-    },
-    streamDatasetData: async (
-      _: unknown,
-      args: { network: string; dataset: string; blockNumber: number },
-      ctx: Context,
-    ) => {
-      requirePrincipal(ctx);
-      const input = validateInput<typeof args>("stream#/$defs/payloadInput", args);
+    }),
+    streamDatasetData: fieldWithInput("VIEWER", payloadInput, async ({ ctx, input }) => {
       const batch = await service.readBatch(ctx.services, input.network, input.dataset, input.blockNumber, 1);
       return service.payloadResult(JSON.stringify(batch.items[0]));
-    },
-    streamFinalPayload: async (
-      _: unknown,
-      args: {
-        network: string;
-        dataset: string;
-        blockNumber: number;
-        batchSize: number;
-        filterFunction?: string | null;
-        filterVersion?: string;
-      },
-      ctx: Context,
-    ) => {
-      requirePrincipal(ctx);
-      const input = validateInput<typeof args>("stream#/$defs/payloadInput", args);
+    }),
+    streamFinalPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, input }) => {
       if (!input.filterFunction) {
         const batch = await service.readBatch(
           ctx.services,
           input.network,
           input.dataset,
           input.blockNumber,
-          input.batchSize,
+          input.batchSize ?? 1,
         );
         return service.payloadResult(JSON.stringify(batch.items));
       }
       const r = await service.runFilterOn(ctx.services, { ...input, filterFunction: input.filterFunction });
       if (r.error) throw new AppError("BAD_USER_INPUT", `The filter failed: ${r.error}`);
       return service.payloadResult(r.result === null ? null : JSON.stringify(r.result));
-    },
-    streamFilterTemplates: (_: unknown, args: { network: string }, ctx: Context) => {
-      requirePrincipal(ctx);
-      return service.filterTemplates(args.network);
-    },
-    streamTemplates: async (_: unknown, __: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      const subscription = await getSubscription(ctx.db, accountId);
-      return service.streamTemplates(ctx.services, subscription?.plan.priceCents ?? 0);
-    },
-    quickstreamsCount: (_: unknown, __: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return store.countStreams(ctx.db, accountId, "STREAM");
-    },
-    streamLatestBlock: (_: unknown, args: { network: string }, ctx: Context) => {
-      requirePrincipal(ctx);
-      return service.latestBlock(ctx.services, args.network);
-    },
-    streamPermissions: async (_: unknown, __: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      const subscription = await getSubscription(ctx.db, accountId);
-      return streamPermissions(ctx.services, subscription?.plan.priceCents ?? 0);
-    },
-    notificationOutbox: async (_: unknown, __: unknown, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return {
-        emailConnected: streamsRuntime(ctx.services)?.mailer?.connected ?? false,
-        notifications: await listOutbox(ctx.db, accountId),
-      };
-    },
+    }),
+    streamFilterTemplates: field("VIEWER", ({ args }) => service.filterTemplates(args.network)),
+    streamTemplates: field("VIEWER", async ({ ctx, accountId }) =>
+      service.streamTemplates(ctx.services, await planPriceCents(ctx.db, accountId)),
+    ),
+    quickstreamsCount: field("VIEWER", ({ ctx, accountId }) => service.countStreams(ctx.db, accountId, "STREAM")),
+    streamLatestBlock: field("VIEWER", ({ ctx, args }) => service.latestBlock(ctx.services, args.network)),
+    streamPermissions: field("VIEWER", async ({ ctx, accountId }) =>
+      streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId)),
+    ),
+    notificationOutbox: field("VIEWER", async ({ ctx, accountId }) => ({
+      emailConnected: streamsRuntime(ctx.services)?.mailer?.connected ?? false,
+      notifications: await listOutbox(ctx.db, accountId),
+    })),
   },
   Mutation: {
-    createStream: async (_: unknown, args: { input: service.StreamInput }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      const input = validateInput<service.StreamInput>("stream#/$defs/createInput", args.input);
-      const row = await service.createStream(ctx.db, box(ctx), accountId, input, "STREAM", ctx.services);
-      if (row.status === "ACTIVE") streamsRuntime(ctx.services)?.wake();
-      return oneView(ctx, accountId, row);
-    },
-    updateStream: async (_: unknown, args: { input: service.StreamInput & { id: string } }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      const { id, ...patch } = validateInput<service.StreamInput & { id: string }>(
-        "stream#/$defs/updateInput",
-        args.input,
-      );
-      return oneView(
-        ctx,
-        accountId,
-        await service.updateStream(ctx.db, box(ctx), accountId, id, patch, "STREAM", ctx.services),
-      );
-    },
-    activateStream: async (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      return oneView(ctx, accountId, await service.activateStream(ctx.db, accountId, args.id, "STREAM", ctx.services));
-    },
-    pauseStream: async (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      await owned(ctx, accountId, args.id);
+    createStream: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/createInput" },
+      async ({ ctx, accountId, input }) => {
+        const row = await service.createStream(ctx.db, box(ctx), accountId, input, "STREAM", ctx.services);
+        if (row.status === "ACTIVE") streamsRuntime(ctx.services)?.wake();
+        return oneView(ctx, accountId, row);
+      },
+    ),
+    updateStream: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/updateInput" },
+      async ({ ctx, accountId, input }) => {
+        const { id, ...patch } = input;
+        return oneView(
+          ctx,
+          accountId,
+          await service.updateStream(ctx.db, box(ctx), accountId, id, patch, "STREAM", ctx.services),
+        );
+      },
+    ),
+    activateStream: field("ADMIN", async ({ ctx, accountId, args }) =>
+      oneView(ctx, accountId, await service.activateStream(ctx.db, accountId, args.id, "STREAM", ctx.services)),
+    ),
+    pauseStream: field("ADMIN", async ({ ctx, accountId, args }) => {
+      await service.ownedStream(ctx.db, accountId, args.id, "STREAM");
       return oneView(ctx, accountId, await service.pauseStream(ctx.db, accountId, args.id, "STREAM"));
-    },
-    migrateStream: async (_: unknown, args: { id: string; region: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      const { region } = validateInput<{ region: string }>("stream#/$defs/migrateInput", { region: args.region });
-      return oneView(ctx, accountId, await service.migrateStream(ctx.db, accountId, args.id, region));
-    },
-    deleteStream: (_: unknown, args: { id: string }, ctx: Context) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      return service.deleteStream(ctx.db, accountId, args.id, "STREAM");
-    },
-    checkConnection: async (
-      _: unknown,
-      args: {
-        input: {
-          destination: string;
-          destinationAttributes: Record<string, unknown>;
-          network?: string;
-          dataset?: string;
-        };
-      },
-      ctx: Context,
-    ) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      const input = validateInput<typeof args.input>("stream#/$defs/checkConnectionInput", args.input);
-      return service.testDestination(
-        ctx.services,
-        accountId,
-        { ...input.destinationAttributes, type: input.destination } as unknown as DestinationAttributes,
-        input,
-      );
-    },
-    testWebhookDestination: testInput("WEBHOOK", "webhookAttributes"),
-    testPostgresDestination: testInput("POSTGRES", "postgresAttributes"),
-    testS3Destination: testInput("S3", "s3Attributes"),
-    testAzureDestination: testInput("AZURE", "azureAttributes"),
-    testSnowflakeDestination: testInput("SNOWFLAKE", "snowflakeAttributes"),
-    testFunctionDestination: testInput("FUNCTION", "functionAttributes"),
-    createStreamWithFunction: async (
-      _: unknown,
-      args: { input: Parameters<typeof service.createStreamWithFunction>[3] },
-      ctx: Context,
-    ) => {
-      const { accountId } = requireRole(ctx, "ADMIN");
-      const input = validateInput<typeof args.input>("stream#/$defs/createWithFunctionInput", args.input);
-      const row = await service.createStreamWithFunction(ctx.db, box(ctx), accountId, input, ctx.services);
-      return oneView(ctx, accountId, row);
-    },
-    testNewFunctionForStream: async (
-      _: unknown,
-      args: { input: Parameters<typeof service.runNewFunctionOn>[1] },
-      ctx: Context,
-    ) => {
-      requireRole(ctx, "ADMIN");
-      const input = validateInput<typeof args.input>("stream#/$defs/newFunctionTestInput", args.input);
-      return service.runNewFunctionOn(ctx.services, input);
-    },
-    testFilterFunction: async (
-      _: unknown,
-      args: {
-        input: {
-          network: string;
-          dataset: string;
-          blockNumber: number;
-          batchSize?: number;
-          filterFunction: string;
-          filterVersion?: string;
-        };
-      },
-      ctx: Context,
-    ) => {
-      requireRole(ctx, "ADMIN");
-      const input = validateInput<typeof args.input>("stream#/$defs/filterTestInput", args.input);
-      return service.runFilterOn(ctx.services, input);
-    },
+    }),
+    migrateStream: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/migrateInput", of: (args) => ({ region: args.region }) },
+      async ({ ctx, accountId, args, input }) =>
+        oneView(ctx, accountId, await service.migrateStream(ctx.db, accountId, args.id, input.region)),
+    ),
+    deleteStream: field("ADMIN", ({ ctx, accountId, args }) =>
+      service.deleteStream(ctx.db, accountId, args.id, "STREAM"),
+    ),
+    checkConnection: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/checkConnectionInput" },
+      ({ ctx, accountId, input }) =>
+        service.testDestination(
+          ctx.services,
+          accountId,
+          // The schema checked the attributes against the destination type named beside them.
+          { ...input.destinationAttributes, type: input.destination } as DestinationAttributes,
+          input,
+        ),
+    ),
+    testWebhookDestination: testDestination("WEBHOOK", "webhookAttributes"),
+    testPostgresDestination: testDestination("POSTGRES", "postgresAttributes"),
+    testS3Destination: testDestination("S3", "s3Attributes"),
+    testAzureDestination: testDestination("AZURE", "azureAttributes"),
+    testSnowflakeDestination: testDestination("SNOWFLAKE", "snowflakeAttributes"),
+    testFunctionDestination: testDestination("FUNCTION", "functionAttributes"),
+    createStreamWithFunction: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/createWithFunctionInput" },
+      async ({ ctx, accountId, input }) =>
+        oneView(
+          ctx,
+          accountId,
+          await service.createStreamWithFunction(ctx.db, box(ctx), accountId, input, ctx.services),
+        ),
+    ),
+    testNewFunctionForStream: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/newFunctionTestInput" },
+      ({ ctx, input }) => service.runNewFunctionOn(ctx.services, input),
+    ),
+    testFilterFunction: fieldWithInput("ADMIN", { schema: "stream#/$defs/filterTestInput" }, ({ ctx, input }) =>
+      // A null filter function is run as an empty one: it fails like any filter without main.
+      service.runFilterOn(ctx.services, { ...input, filterFunction: input.filterFunction ?? "" }),
+    ),
   },
 };

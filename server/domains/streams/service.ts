@@ -13,7 +13,8 @@ import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/engine/me
 import { filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterLog, FilterMetadata, FilterVersion } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { AppError, badInput, conflict, notFound } from "../../platform/errors.ts";
+import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
+import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import {
@@ -227,8 +228,7 @@ export async function activateStream(
   product: store.Product,
   services?: StreamsServices,
 ) {
-  const current = await store.getStream(db, accountId, id, product);
-  if (!current) throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
+  const current = await ownedStream(db, accountId, id, product);
   if (current.status === "COMPLETED") {
     const progress = (await store.progressOf(db, accountId, [id])).get(id);
     if (wholeRangeDelivered(current.endRange, progress?.nextBlock))
@@ -244,18 +244,83 @@ export function pauseStream(db: Db, accountId: string, id: string, product: stor
 }
 
 export async function migrateStream(db: Db, accountId: string, id: string, region: string) {
-  const current = await store.getStream(db, accountId, id, "STREAM");
-  if (!current) throw notFound("Stream");
-  const row = await store.updateStream(db, accountId, id, { region });
-  if (!row) throw notFound("Stream");
-  return row;
+  await ownedStream(db, accountId, id, "STREAM");
+  return foundOr(await store.updateStream(db, accountId, id, { region }), "Stream");
 }
 
 export async function deleteStream(db: Db, accountId: string, id: string, product: store.Product) {
-  if (!(await store.deleteStream(db, accountId, id, product)))
-    throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
+  if (!(await store.deleteStream(db, accountId, id, product))) throw notFound(productName(product));
   return { success: true, message: product === "WEBHOOK" ? "Webhook deleted." : "Stream deleted.", error: null };
 }
+
+// ---------------------------------------------------------------- reading
+
+const productName = (product: store.Product) => (product === "WEBHOOK" ? "Webhook" : "Stream");
+
+/** The account's stream (or webhook) with this id, or NOT_FOUND. */
+export async function ownedStream(db: Executor, accountId: string, id: string, product: store.Product) {
+  return foundOr(await store.getStream(db, accountId, id, product), productName(product));
+}
+
+export async function listStreams(
+  db: Db,
+  accountId: string,
+  product: store.Product,
+  args: { first?: number | null; after?: string | null; search?: string | null },
+) {
+  const size = pageSize(args.first);
+  const page = await store.listStreams(db, accountId, product, {
+    limit: size + 1,
+    after: cursorArgument(args.after, store.streamCursorShape),
+    search: args.search,
+  });
+  return { ...connection(page.rows, size, store.streamCursorOf), totalCount: page.totalCount };
+}
+
+/** A stream's (or webhook's) log, newest first, after checking the account owns it. */
+export async function streamLogs(
+  db: Db,
+  accountId: string,
+  id: string,
+  product: store.Product,
+  args: { first?: number | null; after?: string | null; levels?: string[] | null; searchText?: string | null },
+) {
+  await ownedStream(db, accountId, id, product);
+  const size = pageSize(args.first, { fallback: 50 });
+  const rows = await store.logs(db, accountId, id, {
+    limit: size + 1,
+    after: cursorArgument(args.after, store.logCursorShape),
+    levels: args.levels,
+    searchText: args.searchText,
+  });
+  return connection(rows, size, store.logCursorOf);
+}
+
+/** A stream's (or webhook's) metric minutes in [from, to], after checking the account owns it. */
+export async function metricMinutes(
+  db: Db,
+  accountId: string,
+  id: string,
+  product: store.Product,
+  from: Date,
+  to: Date,
+) {
+  await ownedStream(db, accountId, id, product);
+  return store.metricMinutes(db, accountId, id, from, to);
+}
+
+export const progressOf = (db: Db, accountId: string, ids: string[]) => store.progressOf(db, accountId, ids);
+
+export const countStreams = (db: Db, accountId: string, product: store.Product) =>
+  store.countStreams(db, accountId, product);
+
+/** Names of the account's streams that deliver to a function (a function in use cannot be deleted). */
+export const streamsDeliveringTo = (db: Executor, accountId: string, functionId: string) =>
+  store.streamsDeliveringTo(db, accountId, functionId);
+
+/** Delivery resumes at this block on the next activation. */
+export const setCheckpoint = (db: Db, accountId: string, id: string, nextBlock: number) =>
+  store.setCheckpoint(db, accountId, id, nextBlock);
 
 /** Attributes as the API shows them: secrets masked. */
 export function shownAttributes(

@@ -1,26 +1,20 @@
 import { and, desc, eq, gte, ilike, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
+import type { CursorKey } from "../../platform/paging.ts";
 import { streamBlockHashes, streamCheckpoints, streamLogs, streamMetricMinutes, streams } from "./tables.ts";
 
 export type StreamRow = typeof streams.$inferSelect;
 export type NewStream = Omit<typeof streams.$inferInsert, "accountId" | "id">;
 export type Product = "STREAM" | "WEBHOOK";
 
-interface Cursor {
-  t: string;
-  id: string;
-}
-const encode = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString("base64url");
-function decode(s: string | null | undefined): Cursor | null {
-  if (!s) return null;
-  try {
-    const c = JSON.parse(Buffer.from(s, "base64url").toString()) as Cursor;
-    return typeof c.t === "string" && isUuid(c.id) ? c : null;
-  } catch {
-    return null;
-  }
-}
+/** Streams page newest first: a position is a creation time and the id that breaks ties. */
+export const streamCursorShape = ["timestamp", "uuid"] as const;
+export const streamCursorOf = (row: StreamRow) => [row.createdAt, row.id] as const;
+/** Logs page newest first by their serial id. */
+export const logCursorShape = ["integer"] as const;
+export const logCursorOf = (row: StreamLogRow) => [row.id] as const;
+export type StreamLogRow = typeof streamLogs.$inferSelect;
 
 export async function insertStream(db: Executor, accountId: string, values: NewStream): Promise<StreamRow> {
   const [row] = await db
@@ -48,9 +42,8 @@ export async function listStreams(
   db: Executor,
   accountId: string,
   product: Product,
-  options: { limit: number; after?: string | null; search?: string | null },
+  options: { limit: number; after: CursorKey<typeof streamCursorShape> | null; search?: string | null },
 ) {
-  const cursor = decode(options.after);
   const where = [eq(streams.accountId, accountId), eq(streams.product, product)];
   if (options.search) {
     const term = `%${options.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -63,30 +56,18 @@ export async function listStreams(
     if (any) where.push(any);
   }
   const base = and(...where);
-  const page = cursor
-    ? and(
-        base,
-        or(
-          lt(streams.createdAt, new Date(cursor.t)),
-          and(eq(streams.createdAt, new Date(cursor.t)), lt(streams.id, cursor.id)),
-        ),
-      )
+  const after = options.after;
+  const page = after
+    ? and(base, or(lt(streams.createdAt, after[0]), and(eq(streams.createdAt, after[0]), lt(streams.id, after[1]))))
     : base;
   const rows = await db
     .select()
     .from(streams)
     .where(page)
     .orderBy(desc(streams.createdAt), desc(streams.id))
-    .limit(options.limit + 1);
+    .limit(options.limit);
   const [{ count }] = await db.select({ count: sql<number>`count(*)::int` }).from(streams).where(base);
-  const hasNextPage = rows.length > options.limit;
-  const pageRows = rows.slice(0, options.limit);
-  const last = pageRows.at(-1);
-  return {
-    rows: pageRows,
-    totalCount: count,
-    pageInfo: { hasNextPage, endCursor: last ? encode({ t: last.createdAt.toISOString(), id: last.id }) : null },
-  };
+  return { rows, totalCount: count };
 }
 
 /** How many streams of a product the account has (every status). */
@@ -153,28 +134,24 @@ export async function logs(
   db: Executor,
   accountId: string,
   streamId: string,
-  options: { first: number; after?: string | null; levels?: string[] | null; searchText?: string | null },
-) {
+  options: {
+    limit: number;
+    after: CursorKey<typeof logCursorShape> | null;
+    levels?: string[] | null;
+    searchText?: string | null;
+  },
+): Promise<StreamLogRow[]> {
   const where = [eq(streamLogs.accountId, accountId), eq(streamLogs.streamId, streamId)];
-  const after = options.after && /^\d+$/.test(options.after) ? Number(options.after) : null;
-  if (after !== null) where.push(lt(streamLogs.id, after));
+  if (options.after) where.push(lt(streamLogs.id, options.after[0]));
   if (options.levels?.length) where.push(inArray(streamLogs.level, options.levels));
   if (options.searchText)
     where.push(ilike(streamLogs.message, `%${options.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
-  const rows = await db
+  return db
     .select()
     .from(streamLogs)
     .where(and(...where))
     .orderBy(desc(streamLogs.id))
-    .limit(options.first + 1);
-  const page = rows.slice(0, options.first);
-  return {
-    logs: page,
-    pageInfo: {
-      hasNextPage: rows.length > options.first,
-      endCursor: page.length ? String(page[page.length - 1].id) : null,
-    },
-  };
+    .limit(options.limit);
 }
 
 export async function metricMinutes(db: Executor, accountId: string, streamId: string, from: Date, to: Date) {

@@ -1,6 +1,5 @@
-import { type Context, requirePrincipal } from "../../graphql/context.ts";
+import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { validateInput } from "../../platform/validation.ts";
 import { CreditTable } from "./credits.ts";
 import * as service from "./service.ts";
 
@@ -10,19 +9,17 @@ const pricing = {
   archiveMultiplier: credits.catalogue.archiveMultiplier,
 };
 
-const present = (args: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null && v !== undefined));
+/** What the Usage and TopEndpoint types resolve from (the generated types' mappers). */
+export type UsageView = Awaited<ReturnType<typeof service.getUsage>>;
+export type TopEndpointView = Awaited<ReturnType<typeof service.topEndpoints>>[number];
 
 export const usageResolvers: Resolvers = {
   Query: {
-    usage: async (_: unknown, args: service.UsageArgs, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      validateInput("usage#/$defs/query", present(args as Record<string, unknown>));
-      return service.getUsage(ctx.db, accountId, args, pricing);
-    },
-    topEndpoints: async (_: unknown, args: { limit?: number | null; periodIndex?: number | null }, ctx: Context) => {
-      const { accountId } = requirePrincipal(ctx);
-      return service.topEndpoints(ctx.db, accountId, args);
-    },
+    usage: fieldWithInput(
+      "VIEWER",
+      { schema: "usage#/$defs/query", of: (args) => present(args) },
+      ({ ctx, accountId, args }) => service.getUsage(ctx.db, accountId, args, pricing),
+    ),
+    topEndpoints: field("VIEWER", ({ ctx, accountId, args }) => service.topEndpoints(ctx.db, accountId, args)),
   },
 };

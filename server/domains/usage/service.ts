@@ -2,6 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../platform/db/index.ts";
 import { badInput, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
+import { pageSize } from "../../platform/paging.ts";
 import { setLimitReached } from "../endpoints/service.ts";
 import { tagsOfEndpoints } from "../endpoints/store.ts";
 import { endpoints } from "../endpoints/tables.ts";
@@ -202,9 +203,7 @@ export async function topEndpoints(
   args: { limit?: number | null; periodIndex?: number | null },
   now = new Date(),
 ) {
-  const limit = args.limit ?? 5;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-    throw badInput([{ pointer: "/limit", message: "Ask for 1 to 100 endpoints." }]);
+  const limit = pageSize(args.limit, { fallback: 5, refuse: { argument: "limit", what: "endpoints" } });
   const sub = await subscriptionOrFail(db, accountId);
   const period = billingPeriod(sub, now, args.periodIndex ?? 0);
   const rows = await store.topEndpoints(db, accountId, period.start, period.end, limit);

@@ -1,0 +1,122 @@
+import { badInput } from "./errors.ts";
+import { isUuid } from "./ids.ts";
+
+/**
+ * The one way a list pages. A cursor is opaque to the client: the base64url JSON of the sort key's
+ * parts and the id that breaks ties. A list reads one row more than the page to know whether another
+ * page follows. A cursor that does not decode to the list's key is BAD_USER_INPUT on its argument.
+ */
+
+/** What one part of a cursor holds, and what it decodes to. */
+interface CursorParts {
+  string: string;
+  uuid: string;
+  integer: number;
+  timestamp: Date;
+}
+export type CursorPart = keyof CursorParts;
+export type CursorKey<S extends readonly CursorPart[]> = { [I in keyof S]: CursorParts[S[I]] };
+
+const encodePart = (value: string | number | Date) => (value instanceof Date ? value.toISOString() : value);
+
+export function encodeCursor(key: readonly (string | number | Date)[]): string {
+  return Buffer.from(JSON.stringify(key.map(encodePart))).toString("base64url");
+}
+
+function decodePart(part: CursorPart, value: unknown): string | number | Date | undefined {
+  switch (part) {
+    case "string":
+      return typeof value === "string" ? value : undefined;
+    case "uuid":
+      return typeof value === "string" && isUuid(value) ? value : undefined;
+    case "integer":
+      return Number.isSafeInteger(value) ? (value as number) : undefined;
+    case "timestamp": {
+      if (typeof value !== "string") return undefined;
+      const date = new Date(value);
+      return Number.isNaN(date.getTime()) ? undefined : date;
+    }
+  }
+}
+
+/** The key a cursor holds, checked against the list's key shape; `argument` names the bad argument. */
+export function decodeCursor<const S extends readonly CursorPart[]>(
+  text: string,
+  shape: S,
+  argument = "after",
+): CursorKey<S> {
+  const refused = badInput([{ pointer: `/${argument}`, message: "This cursor is not valid." }]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+  } catch {
+    throw refused;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== shape.length) throw refused;
+  const key = shape.map((part, i) => decodePart(part, parsed[i]));
+  if (key.some((value) => value === undefined)) throw refused;
+  // Each part was decoded by its kind in the shape, which is what CursorKey<S> says.
+  return key as unknown as CursorKey<S>;
+}
+
+/** The cursor argument decoded, or null on the first page (no cursor, or an empty one). */
+export function cursorArgument<const S extends readonly CursorPart[]>(
+  text: string | null | undefined,
+  shape: S,
+  argument = "after",
+): CursorKey<S> | null {
+  return text ? decodeCursor(text, shape, argument) : null;
+}
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface PageSizeRule {
+  fallback?: number;
+  max?: number;
+  /**
+   * Refuse a size out of range (BAD_USER_INPUT on `argument`) instead of bringing it within: the lists
+   * that did so before the rule was shared keep doing it.
+   */
+  refuse?: { argument: string; what: string };
+}
+
+/** How many rows a page holds: the asked size within 1..max, or the fallback when none was asked. */
+export function pageSize(requested: number | null | undefined, rule: PageSizeRule = {}): number {
+  const max = rule.max ?? MAX_PAGE_SIZE;
+  const size = requested ?? rule.fallback ?? DEFAULT_PAGE_SIZE;
+  if (rule.refuse && (!Number.isInteger(size) || size < 1 || size > max))
+    throw badInput([
+      { pointer: `/${rule.refuse.argument}`, message: `Ask for 1 to ${max} ${rule.refuse.what} at a time.` },
+    ]);
+  return Math.min(Math.max(size, 1), max);
+}
+
+export interface Edge<T> {
+  cursor: string;
+  node: T;
+}
+
+export interface Connection<T> {
+  rows: T[];
+  edges: Edge<T>[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+/**
+ * A page from the rows a list read (at most `size + 1`, in order): the first `size`, each with its
+ * cursor, and whether more follow.
+ */
+export function connection<T>(
+  fetched: readonly T[],
+  size: number,
+  keyOf: (row: T) => readonly (string | number | Date)[],
+): Connection<T> {
+  const rows = fetched.slice(0, size);
+  const edges = rows.map((node) => ({ cursor: encodeCursor(keyOf(node)), node }));
+  return {
+    rows,
+    edges,
+    pageInfo: { hasNextPage: fetched.length > size, endCursor: edges.at(-1)?.cursor ?? null },
+  };
+}
