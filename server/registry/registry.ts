@@ -491,6 +491,17 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
         links.push(value.split("?")[0]);
     });
   }
+  // Every navigation a manifest declares (an action's `to`, a field's `link`, a list's `rowLink`, a
+  // `redirect`) leads to a screen; a `to` elsewhere (a time range's variable) is not one.
+  for (const screen of screens) {
+    walkJson(screen.manifest, "", (key, value, pointer, parent) => {
+      const navigates = key === "to" ? typeof parent.label === "string" : ["link", "rowLink", "redirect"].includes(key);
+      if (!navigates || typeof value !== "string") return;
+      const target = value.split("?")[0].replace(/\{[^}]+\}/g, "x");
+      if (!screens.some((candidate) => routePattern(candidate.manifest.route).test(target)))
+        problems.push({ file: screen.file, pointer, reason: `leads to ${value}, which is no screen's route` });
+    });
+  }
   const reachable = (screen: Registry["screens"][number], seen = new Set<string>()): boolean => {
     const nav = screen.manifest.nav;
     if (!nav || seen.has(screen.manifest.id)) return false;

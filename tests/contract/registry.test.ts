@@ -182,6 +182,35 @@ describe("the registry loader refuses a broken registry", () => {
     );
   });
 
+  it("refuses an action, link or row link that leads to no screen", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label", link: "/broken/{id}" }],
+            rowLink: "/broken",
+            toolbar: [{ label: "Elsewhere", to: "/nowhere/{id}" }],
+          },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual([
+      expect.objectContaining({
+        pointer: "/views/0/columns/0/link",
+        reason: "leads to /broken/{id}, which is no screen's route",
+      }),
+      expect.objectContaining({
+        pointer: "/views/0/toolbar/0/to",
+        reason: "leads to /nowhere/{id}, which is no screen's route",
+      }),
+    ]);
+  });
+
   it("refuses a screen nothing leads to", () => {
     const problems = withScreen(
       {
