@@ -211,6 +211,38 @@ describe("the registry loader refuses a broken registry", () => {
     ]);
   });
 
+  it("refuses an entity schema with a misspelt keyword or a label for no value of its enum", () => {
+    dir = mkdtempSync(path.join(tmpdir(), "registry-"));
+    cpSync(path.join(rootDir, "schemas"), path.join(dir, "schemas"), { recursive: true });
+    cpSync(path.join(rootDir, "screens"), path.join(dir, "screens"), { recursive: true });
+    const file = path.join(dir, "schemas/entities/stream.schema.json");
+    const stream = JSON.parse(readFileSync(file, "utf8"));
+    stream.$defs.dataset["x-enumLabels"].NOT_A_DATASET = "Nothing";
+    stream.$defs.metadataMode.requried = ["x"];
+    writeFileSync(file, JSON.stringify(stream));
+    let problems: { file: string; pointer: string; reason: string }[] = [];
+    try {
+      loadRegistry(dir, apiSchema);
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems = error.problems;
+    }
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        {
+          file: "schemas/entities/stream.schema.json",
+          pointer: "/$defs/dataset/x-enumLabels/NOT_A_DATASET",
+          reason: "labels NOT_A_DATASET, which is not a value of its enum",
+        },
+        {
+          file: "schemas/entities/stream.schema.json",
+          pointer: "/$defs/metadataMode/requried",
+          reason: expect.stringMatching(/^does not compile: .*unknown keyword: "requried"/),
+        },
+      ]),
+    );
+  });
+
   it("refuses a screen nothing leads to", () => {
     const problems = withScreen(
       {
