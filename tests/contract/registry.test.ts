@@ -112,7 +112,7 @@ describe("the registry loader refuses a broken registry", () => {
     expect(reasons).toMatch(/chain is required but the schema does not require it/);
   });
 
-  it("refuses an unknown widget, view kind or action, naming its pointer and the known names", () => {
+  it("refuses an unknown widget, view kind, icon or action, naming its pointer and the known names", () => {
     const problems = withScreen(
       {
         ...base,
@@ -122,7 +122,7 @@ describe("the registry loader refuses a broken registry", () => {
             query: "BrokenList",
             rows: "tags",
             columns: [{ field: "/label", widget: "sparkline" }],
-            rowActions: [{ label: "Nothing" }],
+            rowActions: [{ label: "Nothing", icon: "sparkles" }],
           },
           { kind: "graph", query: "BrokenList" },
           { kind: "custom", widget: "nowhere" },
@@ -136,6 +136,10 @@ describe("the registry loader refuses a broken registry", () => {
         expect.objectContaining({
           pointer: "/views/0/columns/0/widget",
           reason: expect.stringMatching(/^"sparkline" is not one of: text, status, .*json/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/0/rowActions/0/icon",
+          reason: expect.stringMatching(/^"sparkles" is not one of: .*archive/),
         }),
         expect.objectContaining({
           pointer: "/views/1/kind",
