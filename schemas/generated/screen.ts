@@ -10,7 +10,7 @@ export type Nav =
   | {
       section: string;
       label: string;
-      icon?: string;
+      icon?: Icon;
       order?: number;
       /**
        * The label of this screen's own tab when other screens are its tabs; default Overview.
@@ -26,6 +26,39 @@ export type Nav =
       hidden: true;
       parent?: string;
     };
+/**
+ * The icons the app registers by name (src/icons.ts and the widgets' icons); tests/contract checks it registers exactly these.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "icon".
+ */
+export type Icon =
+  | "api"
+  | "apps"
+  | "archive"
+  | "chart"
+  | "code"
+  | "copy"
+  | "dashboard"
+  | "delete"
+  | "edit"
+  | "key"
+  | "lock"
+  | "mail"
+  | "more"
+  | "pause"
+  | "play"
+  | "plus"
+  | "region"
+  | "reload"
+  | "role"
+  | "send"
+  | "settings"
+  | "stream"
+  | "tag"
+  | "team"
+  | "user"
+  | "webhook";
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "role".
@@ -417,7 +450,7 @@ export interface Field {
 export interface Action {
   id?: string;
   label: string;
-  icon?: string;
+  icon?: Icon;
   /**
    * Navigate instead of mutating; {path} placeholders are filled from the row or record.
    */

@@ -24,7 +24,7 @@ import {
 } from "graphql";
 import type { Manifest } from "../../schemas/generated/screen.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
-import { createAjv, type EntitySchemas, loadEntitySchemas } from "../platform/validation.ts";
+import { ENUM_LABELS_KEYWORD, type EntitySchemas } from "../platform/validation.ts";
 
 export interface Problem {
   file: string;
@@ -317,6 +317,76 @@ export function discriminatorValues(
   );
 }
 
+const ENTITIES_DIR = "schemas/entities";
+
+/**
+ * The entity schemas, each checked: JSON, its `$id` its file name, compiled strictly (an unknown keyword
+ * is a typo the service would otherwise ignore, e.g. "requried"), its x-enumLabels naming only values of
+ * its enum. Problems name the file and, where it can be found, the pointer.
+ */
+function checkedEntitySchemas(rootDir: string, problems: Problem[]): { schemas: EntitySchemas; ajv: Ajv2020 } {
+  const schemas: EntitySchemas = {};
+  const fileOf = (id: string) => `${ENTITIES_DIR}/${id}.schema.json`;
+  for (const name of readdirSync(path.join(rootDir, ENTITIES_DIR))
+    .filter((entry) => entry.endsWith(".schema.json"))
+    .sort()) {
+    const id = name.replace(/\.schema\.json$/, "");
+    try {
+      schemas[id] = JSON.parse(readFileSync(path.join(rootDir, ENTITIES_DIR, name), "utf8")) as Record<string, unknown>;
+    } catch (error) {
+      problems.push({ file: fileOf(id), pointer: "", reason: `not JSON: ${(error as Error).message}` });
+    }
+  }
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  addFormats.default(ajv);
+  ajv.addKeyword(ENUM_LABELS_KEYWORD);
+  for (const [id, schema] of Object.entries(schemas)) {
+    if (schema.$id !== id)
+      problems.push({
+        file: fileOf(id),
+        pointer: "/$id",
+        reason: `the $id must be the file name without .schema.json (${id})`,
+      });
+    else ajv.addSchema(schema);
+    walkJson(schema, "", (key, value, pointer, parent) => {
+      if (key !== "x-enumLabels" || !value || typeof value !== "object") return;
+      const values = new Set((Array.isArray(parent.enum) ? parent.enum : []).map(String));
+      for (const label of Object.keys(value))
+        if (!values.has(label))
+          problems.push({
+            file: fileOf(id),
+            pointer: `${pointer}/${pointerEscape(label)}`,
+            reason: `labels ${label}, which is not a value of its enum`,
+          });
+    });
+  }
+  for (const [id, schema] of Object.entries(schemas)) {
+    if (schema.$id !== id) continue;
+    try {
+      ajv.getSchema(id);
+    } catch (error) {
+      const message = (error as Error).message;
+      problems.push({
+        file: fileOf(id),
+        pointer: keywordPointer(schema, message),
+        reason: `does not compile: ${message}`,
+      });
+    }
+  }
+  return { schemas, ajv };
+}
+
+/** Where the keyword an ajv strict-mode message names first appears in a schema ("" when it names none). */
+function keywordPointer(schema: unknown, message: string): string {
+  const keyword = /keyword:? "([^"]+)"/.exec(message)?.[1];
+  let found = "";
+  if (keyword)
+    walkJson(schema, "", (key, _value, pointer) => {
+      if (!found && key === keyword) found = pointer;
+    });
+  return found;
+}
+
 const routePattern = (route: string) =>
   new RegExp(`^${route.replace(/:[a-zA-Z]+/g, "[^/]+").replace(/\{[^}]+\}/g, "[^/]+")}$`);
 
@@ -325,19 +395,15 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   const screensDir = path.join(rootDir, "screens");
   const rel = (file: string) => path.relative(rootDir, file);
 
-  let schemas: EntitySchemas = {};
-  try {
-    schemas = loadEntitySchemas(path.join(rootDir, "schemas/entities"));
-  } catch (error) {
-    problems.push({ file: "schemas/entities", pointer: "", reason: String(error) });
-  }
-  let entityAjv: Ajv2020 | null = null;
-  try {
-    entityAjv = createAjv(schemas);
-    for (const name of Object.keys(schemas)) entityAjv.getSchema(name);
-  } catch (error) {
-    problems.push({ file: "schemas/entities", pointer: "", reason: `does not compile: ${(error as Error).message}` });
-  }
+  const { schemas, ajv: entityAjv } = checkedEntitySchemas(rootDir, problems);
+  /** Whether a schema ref names an entity schema; one that does not compile is reported already. */
+  const knownSchema = (ref: string) => {
+    try {
+      return Boolean(entityAjv.getSchema(ref));
+    } catch {
+      return true;
+    }
+  };
 
   // Operations from every document, and the fragments they share.
   const documents: { file: string; document: DocumentNode }[] = [];
@@ -439,7 +505,7 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       if (key === "mutation") expectOperation(value, "mutation", pointer);
       if (key === "refresh" && Array.isArray(value))
         for (const [i, name] of value.entries()) expectOperation(name, "query", `${pointer}/${i}`);
-      if (key === "schema" && typeof value === "string" && entityAjv && !entityAjv.getSchema(value)) {
+      if (key === "schema" && typeof value === "string" && !knownSchema(value)) {
         problems.push({
           file: rel(file),
           pointer,
@@ -489,6 +555,17 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     walkJson(screen.manifest, "", (key, value) => {
       if (["to", "link", "rowLink", "redirect"].includes(key) && typeof value === "string")
         links.push(value.split("?")[0]);
+    });
+  }
+  // Every navigation a manifest declares (an action's `to`, a field's `link`, a list's `rowLink`, a
+  // `redirect`) leads to a screen; a `to` elsewhere (a time range's variable) is not one.
+  for (const screen of screens) {
+    walkJson(screen.manifest, "", (key, value, pointer, parent) => {
+      const navigates = key === "to" ? typeof parent.label === "string" : ["link", "rowLink", "redirect"].includes(key);
+      if (!navigates || typeof value !== "string") return;
+      const target = value.split("?")[0].replace(/\{[^}]+\}/g, "x");
+      if (!screens.some((candidate) => routePattern(candidate.manifest.route).test(target)))
+        problems.push({ file: screen.file, pointer, reason: `leads to ${value}, which is no screen's route` });
     });
   }
   const reachable = (screen: Registry["screens"][number], seen = new Set<string>()): boolean => {

@@ -112,7 +112,7 @@ describe("the registry loader refuses a broken registry", () => {
     expect(reasons).toMatch(/chain is required but the schema does not require it/);
   });
 
-  it("refuses an unknown widget, view kind or action, naming its pointer and the known names", () => {
+  it("refuses an unknown widget, view kind, icon or action, naming its pointer and the known names", () => {
     const problems = withScreen(
       {
         ...base,
@@ -122,7 +122,7 @@ describe("the registry loader refuses a broken registry", () => {
             query: "BrokenList",
             rows: "tags",
             columns: [{ field: "/label", widget: "sparkline" }],
-            rowActions: [{ label: "Nothing" }],
+            rowActions: [{ label: "Nothing", icon: "sparkles" }],
           },
           { kind: "graph", query: "BrokenList" },
           { kind: "custom", widget: "nowhere" },
@@ -136,6 +136,10 @@ describe("the registry loader refuses a broken registry", () => {
         expect.objectContaining({
           pointer: "/views/0/columns/0/widget",
           reason: expect.stringMatching(/^"sparkline" is not one of: text, status, .*json/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/0/rowActions/0/icon",
+          reason: expect.stringMatching(/^"sparkles" is not one of: .*archive/),
         }),
         expect.objectContaining({
           pointer: "/views/1/kind",
@@ -178,6 +182,67 @@ describe("the registry loader refuses a broken registry", () => {
           pointer: "/views/0/rowActions/0/mutation",
           reason: expect.stringMatching(/names the mutation PokeTag, which no .graphql document/),
         }),
+      ]),
+    );
+  });
+
+  it("refuses an action, link or row link that leads to no screen", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label", link: "/broken/{id}" }],
+            rowLink: "/broken",
+            toolbar: [{ label: "Elsewhere", to: "/nowhere/{id}" }],
+          },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual([
+      expect.objectContaining({
+        pointer: "/views/0/columns/0/link",
+        reason: "leads to /broken/{id}, which is no screen's route",
+      }),
+      expect.objectContaining({
+        pointer: "/views/0/toolbar/0/to",
+        reason: "leads to /nowhere/{id}, which is no screen's route",
+      }),
+    ]);
+  });
+
+  it("refuses an entity schema with a misspelt keyword or a label for no value of its enum", () => {
+    dir = mkdtempSync(path.join(tmpdir(), "registry-"));
+    cpSync(path.join(rootDir, "schemas"), path.join(dir, "schemas"), { recursive: true });
+    cpSync(path.join(rootDir, "screens"), path.join(dir, "screens"), { recursive: true });
+    const file = path.join(dir, "schemas/entities/stream.schema.json");
+    const stream = JSON.parse(readFileSync(file, "utf8"));
+    stream.$defs.dataset["x-enumLabels"].NOT_A_DATASET = "Nothing";
+    stream.$defs.metadataMode.requried = ["x"];
+    writeFileSync(file, JSON.stringify(stream));
+    let problems: { file: string; pointer: string; reason: string }[] = [];
+    try {
+      loadRegistry(dir, apiSchema);
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems = error.problems;
+    }
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        {
+          file: "schemas/entities/stream.schema.json",
+          pointer: "/$defs/dataset/x-enumLabels/NOT_A_DATASET",
+          reason: "labels NOT_A_DATASET, which is not a value of its enum",
+        },
+        {
+          file: "schemas/entities/stream.schema.json",
+          pointer: "/$defs/metadataMode/requried",
+          reason: expect.stringMatching(/^does not compile: .*unknown keyword: "requried"/),
+        },
       ]),
     );
   });

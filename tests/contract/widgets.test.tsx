@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// The names a manifest may use for widgets, form controls and view kinds are declared once, in
+// The names a manifest may use for widgets, form controls, icons and view kinds are declared once, in
 // schemas/screen.schema.json (the service validates manifests with it and knows no React); here the
 // renderer and the app must register exactly those names.
 import { readFileSync } from "node:fs";
@@ -9,8 +9,10 @@ import { getDefaultRegistry } from "@rjsf/core";
 import { hasWidget, type RJSFSchema } from "@rjsf/utils";
 import { describe, expect, it } from "vitest";
 import "../../renderer/index.ts";
+import "../../src/icons.ts";
 import "../../src/widgets/index.ts";
 import { formFields } from "../../renderer/form/SchemaForm.tsx";
+import { iconNames } from "../../renderer/icons.tsx";
 import { viewKinds } from "../../renderer/screens.tsx";
 import { editWidgets, getWidget, widgetNames } from "../../renderer/widgets/registry.ts";
 import { discriminatorValues } from "../../server/registry/registry.ts";
@@ -43,6 +45,10 @@ describe("the names manifests may use", () => {
     const types: RJSFSchema[] = [{ type: "string" }, { type: "boolean" }, { type: "number" }, { type: "array" }];
     const missing = declared("formWidget").filter((name) => !types.some((schema) => hasWidget(schema, name, widgets)));
     expect(missing).toEqual([]);
+  });
+
+  it("declare exactly the icons the app registers", () => {
+    expect(iconNames().sort()).toEqual(declared("icon"));
   });
 
   it("declare exactly the view kinds the renderer shows", () => {
