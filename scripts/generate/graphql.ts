@@ -68,6 +68,7 @@ export async function generateGraphqlTypes(): Promise<GeneratedFile[]> {
       useTypeImports: true,
       contextType: "../context.ts#Context",
       makeResolverTypeCallable: true,
+      // A parent need not carry the fields its type resolves itself (Endpoint.security, Viewer fields).
       defaultMapper: "Partial<{T}>",
       mappers,
       enumsAsTypes: true,

@@ -20,5 +20,6 @@ export function mergeResolvers(maps: Resolvers[]): Resolvers {
       }
     }
   }
+  // Each map was checked against Resolvers on its own; the merge only joins their fields.
   return merged as Resolvers;
 }

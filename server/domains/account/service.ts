@@ -276,3 +276,6 @@ export const listMembers = (db: Db, accountId: string) => store.listMembers(db, 
 export const listPlans = (db: Db) => store.listPlans(db);
 
 export const endSession = (db: Db, sessionTokenHash: string) => store.deleteSession(db, sessionTokenHash);
+
+/** The account's subscription and plan, locked until the transaction ends (limits checked against it hold). */
+export const lockedSubscription = (tx: Executor, accountId: string) => store.getSubscription(tx, accountId, true);

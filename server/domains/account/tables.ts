@@ -12,9 +12,10 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { createdAtColumn, idColumn } from "../../platform/db/columns.ts";
 
 export const accounts = pgTable("accounts", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: idColumn(),
   companyName: text("company_name"),
   isEnterprise: boolean("is_enterprise").notNull().default(false),
   billingVersion: integer("billing_version").notNull().default(6),
@@ -24,13 +25,19 @@ export const accounts = pgTable("accounts", {
   /** Per-account overrides of the configured feature flag defaults, by flag name. */
   featureFlags: jsonb("feature_flags").$type<Record<string, boolean>>().notNull().default({}),
   freeTrialEndsAt: timestamp("free_trial_ends_at", { withTimezone: true }),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  createdAt: createdAtColumn(),
 });
+
+/** The column of every row an account owns: the account goes, its rows go. */
+export const accountIdColumn = () =>
+  uuid("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" });
 
 export const users = pgTable(
   "users",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: idColumn(),
     email: text("email").notNull(),
     passwordHash: text("password_hash"),
     fullName: text("full_name"),
@@ -38,7 +45,7 @@ export const users = pgTable(
     profileImage: text("profile_image"),
     isVerified: boolean("is_verified").notNull().default(false),
     onboardedAt: timestamp("onboarded_at", { withTimezone: true }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
 );
@@ -46,15 +53,13 @@ export const users = pgTable(
 export const memberships = pgTable(
   "memberships",
   {
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountIdColumn(),
     userId: uuid("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     /** OWNER, ADMIN or VIEWER; exactly one OWNER (the primary user) per account. */
     role: text("role").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.userId] }), index("memberships_user").on(t.userId)],
 );
@@ -67,11 +72,9 @@ export const sessions = pgTable(
     userId: uuid("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountIdColumn(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [index("sessions_user").on(t.userId)],
 );
@@ -93,11 +96,11 @@ export const plans = pgTable("plans", {
   defaultEndpointLimit: integer("default_endpoint_limit").notNull(),
   defaultResponsesPerMonth: bigint("default_responses_per_month", { mode: "number" }).notNull(),
   defaultRequestsPerSecond: integer("default_requests_per_second").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  createdAt: createdAtColumn(),
 });
 
 export const subscriptions = pgTable("subscriptions", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: idColumn(),
   accountId: uuid("account_id")
     .notNull()
     .unique()

@@ -1,10 +1,10 @@
 import { randomBytes, randomInt } from "node:crypto";
-import type { Db } from "../../platform/db/index.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
-import { getSubscription } from "../account/store.ts";
+import { lockedSubscription } from "../account/service.ts";
 import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.ts";
 import * as store from "./store.ts";
 
@@ -76,7 +76,7 @@ const nouns = [
 const pick = <T>(list: readonly T[]) => list[randomInt(list.length)];
 const generateName = () => `${pick(adjectives)}-${pick(nouns)}-${randomInt(1000, 10000)}`;
 
-export async function getEndpointOrFail(db: Db, accountId: string, id: string) {
+export async function getEndpointOrFail(db: Executor, accountId: string, id: string) {
   return foundOr(isUuid(id) ? await store.getEndpoint(db, accountId, id) : undefined, "The endpoint");
 }
 
@@ -102,7 +102,7 @@ export async function createEndpoint(
   }
   const created = await db.transaction(async (tx) => {
     // Locking the subscription row serialises concurrent creations against the limit.
-    const subscription = await getSubscription(tx, accountId, true);
+    const subscription = await lockedSubscription(tx, accountId);
     if (!subscription) throw notFound("The subscription");
     if (needsUpgrade(found.network, subscription.plan.priceCents)) {
       throw badInput([{ pointer: "/network", message: `${found.network.label} needs a paid plan.` }]);
@@ -247,3 +247,6 @@ export const listTags = (db: Db, accountId: string) => store.listTags(db, accoun
 
 export const tagsOfEndpoints = (db: Db, accountId: string, endpointIds: string[]) =>
   store.tagsOfEndpoints(db, accountId, endpointIds);
+
+/** The account's endpoints among these ids (any status). */
+export const endpointsByIds = (db: Db, accountId: string, ids: string[]) => store.getEndpoints(db, accountId, ids);

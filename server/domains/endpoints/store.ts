@@ -181,6 +181,14 @@ export async function getEndpoint(
   return row;
 }
 
+export function getEndpoints(db: Executor, accountId: string, ids: string[]): Promise<EndpointRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(endpoints)
+    .where(and(eq(endpoints.accountId, accountId), inArray(endpoints.id, ids)));
+}
+
 export async function getEndpointByExId(
   db: Executor,
   accountId: string,

@@ -1,14 +1,13 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { accounts } from "../account/tables.ts";
+import { createdAtColumn, idColumn } from "../../platform/db/columns.ts";
+import { accountIdColumn } from "../account/tables.ts";
 
 export const endpoints = pgTable(
   "endpoints",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     /** Public, unguessable key used in the endpoint's URLs (its subdomain at a real provider). */
     exId: text("ex_id").notNull().unique(),
     /** A readable generated name, e.g. "frosty-meadow-4821". */
@@ -19,7 +18,7 @@ export const endpoints = pgTable(
     status: text("status").notNull().default("ACTIVE"),
     isDedicated: boolean("is_dedicated").notNull().default(false),
     // Millisecond precision, so a cursor made from a JavaScript Date finds the row again.
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
     archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
   (t) => [index("endpoints_account_created").on(t.accountId, t.createdAt)],
@@ -28,12 +27,10 @@ export const endpoints = pgTable(
 export const tags = pgTable(
   "tags",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     label: text("label").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [uniqueIndex("tags_account_label").on(t.accountId, sql`lower(${t.label})`)],
 );

@@ -12,8 +12,8 @@ export async function listErrorLogs(
   args: { endpointExId: string; from: Date; to: Date; limit: number; nextAt?: string | null },
 ) {
   if (args.to < args.from) throw badInput([{ pointer: "/to", message: "The end is before the start." }]);
-  const endpoint = await endpointByKey(db, accountId, args.endpointExId);
   const before = cursorArgument(args.nextAt, store.errorLogCursorShape, "nextAt");
+  const endpoint = await endpointByKey(db, accountId, args.endpointExId);
   const rows = await store.listLogs(
     db,
     accountId,

@@ -1,16 +1,6 @@
-import {
-  bigint,
-  boolean,
-  doublePrecision,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uuid,
-} from "drizzle-orm/pg-core";
-import { accounts } from "../account/tables.ts";
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
+import { accountIdColumn } from "../account/tables.ts";
 
 /** A function's timeout when none is given (seconds). */
 export const DEFAULT_FUNCTION_TIMEOUT_SEC = 10;
@@ -23,18 +13,16 @@ export const DEFAULT_FUNCTION_TIMEOUT_SEC = 10;
 export const functions = pgTable(
   "functions",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     name: text("name").notNull(),
     description: text("description"),
     /** The spec's function language; only NODEJS (JavaScript) runs here. */
     kind: text("kind").notNull().default("NODEJS"),
     code: text("code").notNull(),
     timeoutSec: integer("timeout_sec").notNull().default(DEFAULT_FUNCTION_TIMEOUT_SEC),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
+    updatedAt: updatedAtColumn(3),
   },
   (t) => [index("functions_account_idx").on(t.accountId, t.createdAt)],
 );
@@ -43,14 +31,12 @@ export const functions = pgTable(
 export const functionActivations = pgTable(
   "function_activations",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: idColumn(),
     functionId: uuid("function_id")
       .notNull()
       .references(() => functions.id, { onDelete: "cascade" }),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    accountId: accountIdColumn(),
+    createdAt: createdAtColumn(3),
     /** STREAM (a stream delivered a batch to it) or CALL (callFunction). */
     activationSource: text("activation_source").notNull(),
     streamId: uuid("stream_id"),

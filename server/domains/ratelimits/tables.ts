@@ -1,15 +1,14 @@
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { accounts } from "../account/tables.ts";
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
+import { accountIdColumn } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
 
 /** A per-endpoint limit on a list of methods over an interval (SECOND, MINUTE or DAY), optionally per client IP. */
 export const rateLimiters = pgTable(
   "rate_limiters",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
@@ -17,8 +16,8 @@ export const rateLimiters = pgTable(
     /** Method names; "*" matches every method. */
     methods: text("methods").array().notNull(),
     limitByIp: boolean("limit_by_ip").notNull().default(false),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
+    updatedAt: updatedAtColumn(3),
   },
   (t) => [index("rate_limiters_account_endpoint").on(t.accountId, t.endpointId)],
 );
@@ -27,10 +26,8 @@ export const rateLimiters = pgTable(
 export const rateLimiterRates = pgTable(
   "rate_limiter_rates",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     rateLimiterId: uuid("rate_limiter_id")
       .notNull()
       .references(() => rateLimiters.id, { onDelete: "cascade" }),
@@ -38,7 +35,7 @@ export const rateLimiterRates = pgTable(
     /** Who set it: USER (the console) is the only source so far. */
     source: text("source").notNull().default("USER"),
     status: text("status").notNull().default("ENABLED"),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
   },
   (t) => [index("rate_limiter_rates_limiter").on(t.rateLimiterId)],
 );
@@ -47,10 +44,8 @@ export const rateLimiterRates = pgTable(
 export const rateLimitOverrides = pgTable(
   "rate_limit_overrides",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
@@ -58,7 +53,7 @@ export const rateLimitOverrides = pgTable(
     bucket: text("bucket").notNull(),
     rateLimit: integer("rate_limit"),
     reason: text("reason").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
   },
   (t) => [uniqueIndex("rate_limit_overrides_endpoint_kind_bucket").on(t.endpointId, t.kind, t.bucket)],
 );
@@ -67,10 +62,8 @@ export const rateLimitOverrides = pgTable(
 export const rateLimitAudits = pgTable(
   "rate_limit_audits",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
@@ -84,7 +77,7 @@ export const rateLimitAudits = pgTable(
     userEmail: text("user_email"),
     userRole: text("user_role").notNull(),
     changes: jsonb("changes").$type<Record<string, unknown>>().notNull().default({}),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
   },
   (t) => [index("rate_limit_audits_endpoint").on(t.accountId, t.endpointId, t.createdAt)],
 );

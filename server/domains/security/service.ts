@@ -14,7 +14,7 @@ import { badInput, conflict, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { findNetwork } from "../catalogue/networks.ts";
-import * as endpointStore from "../endpoints/store.ts";
+import { getEndpointOrFail } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
 /** How many items each list may hold per endpoint. */
@@ -40,8 +40,7 @@ function tokenView(row: store.TokenRow, value?: string) {
 }
 
 async function endpointOrFail(db: Executor, accountId: string, endpointId: string, change: boolean) {
-  const row = isUuid(endpointId) ? await endpointStore.getEndpoint(db, accountId, endpointId) : undefined;
-  if (!row) throw notFound("The endpoint");
+  const row = await getEndpointOrFail(db, accountId, endpointId);
   if (change && row.status === "ARCHIVED") throw conflict("This endpoint is archived and can no longer be changed.");
   return row;
 }

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { accounts } from "../account/tables.ts";
+import { boolean, index, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
+import { accountIdColumn } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
 
 /** One row per endpoint that has had a security setting changed; no row means every option is off. */
@@ -8,9 +9,7 @@ export const endpointSecurity = pgTable("endpoint_security", {
   endpointId: uuid("endpoint_id")
     .primaryKey()
     .references(() => endpoints.id, { onDelete: "cascade" }),
-  accountId: uuid("account_id")
-    .notNull()
-    .references(() => accounts.id, { onDelete: "cascade" }),
+  accountId: accountIdColumn(),
   jwts: boolean("jwts").notNull().default(false),
   tokens: boolean("tokens").notNull().default(false),
   referrers: boolean("referrers").notNull().default(false),
@@ -23,24 +22,22 @@ export const endpointSecurity = pgTable("endpoint_security", {
   enforceChainNetwork: boolean("enforce_chain_network").notNull().default(false),
   /** The request header naming the client's IP behind a CDN, e.g. cf-connecting-ip. */
   ipCustomHeaderName: text("ip_custom_header_name"),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: updatedAtColumn(),
 });
 
 /** Endpoint tokens: only a SHA-256 of the value is kept (the value is shown once, at creation). */
 export const endpointTokens = pgTable(
   "endpoint_tokens",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
     tokenHash: text("token_hash").notNull().unique(),
     /** The first characters of the token, to tell tokens apart in the list. */
     tokenPrefix: text("token_prefix").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [index("endpoint_tokens_endpoint").on(t.endpointId)],
 );
@@ -48,10 +45,8 @@ export const endpointTokens = pgTable(
 export const endpointJwts = pgTable(
   "endpoint_jwts",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
@@ -61,7 +56,7 @@ export const endpointJwts = pgTable(
     publicKey: text("public_key").notNull(),
     /** SHA-256 of the key's DER encoding, hex. */
     fingerprint: text("fingerprint").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [uniqueIndex("endpoint_jwts_endpoint_kid").on(t.endpointId, t.kid)],
 );
@@ -73,16 +68,14 @@ export const endpointJwts = pgTable(
 export const endpointSecurityEntries = pgTable(
   "endpoint_security_entries",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
     kind: text("kind").notNull(),
     value: text("value").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [
     uniqueIndex("endpoint_security_entries_value").on(t.endpointId, t.kind, sql`lower(${t.value})`),
@@ -94,14 +87,12 @@ export const endpointSecurityEntries = pgTable(
 export const endpointDisabledMethods = pgTable(
   "endpoint_disabled_methods",
   {
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountIdColumn(),
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
     method: text("method").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAtColumn(),
   },
   (t) => [primaryKey({ columns: [t.endpointId, t.method] })],
 );

@@ -285,11 +285,12 @@ export async function streamLogs(
   product: store.Product,
   args: { first?: number | null; after?: string | null; levels?: string[] | null; searchText?: string | null },
 ) {
+  const after = cursorArgument(args.after, store.logCursorShape);
   await ownedStream(db, accountId, id, product);
   const size = pageSize(args.first, { fallback: 50 });
   const rows = await store.logs(db, accountId, id, {
     limit: size + 1,
-    after: cursorArgument(args.after, store.logCursorShape),
+    after,
     levels: args.levels,
     searchText: args.searchText,
   });

@@ -13,7 +13,8 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
-import { accounts } from "../account/tables.ts";
+import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
+import { accountIdColumn } from "../account/tables.ts";
 
 /**
  * Streams and webhooks: one table, since a webhook is a stream with a WEBHOOK destination, the
@@ -24,10 +25,8 @@ import { accounts } from "../account/tables.ts";
 export const streams = pgTable(
   "streams",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    id: idColumn(),
+    accountId: accountIdColumn(),
     /** STREAM or WEBHOOK. */
     product: text("product").notNull().default("STREAM"),
     name: text("name").notNull(),
@@ -54,8 +53,8 @@ export const streams = pgTable(
     /** Bumped on every change of configuration; a running engine reloads the stream when it moves. */
     sequence: integer("sequence").notNull().default(0),
     region: text("region").notNull().default("USA_EAST"),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
+    updatedAt: updatedAtColumn(3),
   },
   (t) => [
     index("streams_account_product_created").on(t.accountId, t.product, t.createdAt),
@@ -69,7 +68,7 @@ export const streamCheckpoints = pgTable("stream_checkpoints", {
     .primaryKey()
     .references(() => streams.id, { onDelete: "cascade" }),
   nextBlock: bigint("next_block", { mode: "number" }).notNull(),
-  updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  updatedAt: updatedAtColumn(3),
 });
 
 /** Hashes of the most recently delivered blocks, to find the fork point of a reorg. */
@@ -104,7 +103,7 @@ export const streamLogs = pgTable(
       .references(() => streams.id, { onDelete: "cascade" }),
     level: text("level").notNull(),
     message: text("message").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtColumn(3),
   },
   (t) => [index("stream_logs_stream").on(t.streamId, t.id)],
 );

@@ -1,11 +1,8 @@
-import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../platform/db/index.ts";
 import { badInput, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
-import { setLimitReached } from "../endpoints/service.ts";
-import { tagsOfEndpoints } from "../endpoints/store.ts";
-import { endpoints } from "../endpoints/tables.ts";
+import { endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
 const MONTH_LIMIT = 24;
@@ -137,12 +134,7 @@ export async function getUsage(
     store.totals(db, accountId, window.start, window.end),
   ]);
   const endpointIds = [...new Set(rows.map((r) => r.endpointId))];
-  const endpointRows = endpointIds.length
-    ? await db
-        .select()
-        .from(endpoints)
-        .where(and(eq(endpoints.accountId, accountId), inArray(endpoints.id, endpointIds)))
-    : [];
+  const endpointRows = await endpointsByIds(db, accountId, endpointIds);
   const tagLinks = await tagsOfEndpoints(db, accountId, endpointIds);
   const endpointUsages = endpointRows
     .map((e) => {

@@ -14,6 +14,7 @@ import type { StreamRow } from "../streams/store.ts";
  */
 export const WEBHOOK_DATASET = "BLOCK_WITH_RECEIPTS";
 
+/** What creating and updating share: every field may be absent on an update. */
 type WebhookInput = Omit<WebhookCreateInput, "name" | "network" | "url"> & Partial<WebhookCreateInput>;
 
 function toStreamInput(input: WebhookInput, current?: StreamRow): streamService.StreamInput {
