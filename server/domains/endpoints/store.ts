@@ -1,4 +1,5 @@
-import { and, asc, count, desc, eq, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableName, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { CursorKey } from "../../platform/paging.ts";
@@ -72,11 +73,18 @@ function filterConditions(shape: string): SQL[] {
   return conditions;
 }
 
+/**
+ * A column named with its table. Drizzle leaves columns bare in the select list of a one-table query,
+ * where a subquery's `id` would then be its own table's, not the listed row's.
+ */
+const qualified = (column: AnyPgColumn) =>
+  sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
 /** An endpoint's tags as a JSON array, sorted by label, in the row that lists it. */
 const tagsOfRow = sql<EndpointTag[]>`coalesce((
-  select json_agg(json_build_object('tagId', ${tags.id}, 'label', ${tags.label}) order by lower(${tags.label}))
-  from ${endpointTags} inner join ${tags} on ${tags.id} = ${endpointTags.tagId}
-  where ${endpointTags.endpointId} = ${endpoints.id} and ${tags.accountId} = ${sql.placeholder("accountId")}
+  select json_agg(json_build_object('tagId', ${qualified(tags.id)}, 'label', ${qualified(tags.label)}) order by lower(${qualified(tags.label)}))
+  from ${endpointTags} inner join ${tags} on ${qualified(tags.id)} = ${qualified(endpointTags.tagId)}
+  where ${qualified(endpointTags.endpointId)} = ${qualified(endpoints.id)} and ${qualified(tags.accountId)} = ${sql.placeholder("accountId")}
 ), '[]'::json)`;
 
 export interface EndpointTag {
