@@ -133,6 +133,8 @@ export function parseEgressAllow(text: string | undefined): EgressAllowEntry[] {
   return entries;
 }
 
+type AgentCallback = (error: Error | null, socket: Duplex) => void;
+
 type LookupAll = (
   hostname: string,
   options: dns.LookupAllOptions,
@@ -173,7 +175,7 @@ export class EgressPolicy {
       if (entry.kind === "host") this.allowedHosts.add(entry.name);
       else this.allowedRanges.addSubnet(entry.network, entry.prefix, entry.family);
     }
-    for (const port of options.ownPorts ?? []) this.ownPorts.add(port);
+    for (const port of options.ownPorts ?? []) this.addOwnPort(port);
     this.resolver = options.resolve ?? (dns.lookup as LookupAll);
   }
 
@@ -308,41 +310,44 @@ export class EgressPolicy {
     return socket;
   }
 
-  /** An http or https agent (by the URL's protocol) whose connections apply the policy, for SDK clients. */
-  agent(protocol: "http:" | "https:", options: http.AgentOptions = {}): http.Agent {
-    const guard = (
-      connectOptions: { host?: string | null; port?: number | string | null },
-      callback: ((error: Error | null, socket: Duplex) => void) | undefined,
-    ): EgressRefused | null => {
-      const port = Number(connectOptions.port ?? (protocol === "https:" ? 443 : 80));
-      const refused = this.refusedNow(connectOptions.host ?? "localhost", port);
-      if (refused && callback) process.nextTick(() => callback(refused, new net.Socket()));
-      return refused;
-    };
-    const withLookup = <T extends { port?: number | string | null }>(connectOptions: T) => ({
-      ...connectOptions,
-      lookup: this.lookup(Number(connectOptions.port ?? (protocol === "https:" ? 443 : 80))),
-    });
-    if (protocol === "https:") {
-      return new (class extends https.Agent {
-        override createConnection(
-          connectOptions: http.ClientRequestArgs,
-          callback?: (error: Error | null, socket: Duplex) => void,
-        ): Duplex | null | undefined {
-          if (guard(connectOptions, callback)) return undefined;
-          return super.createConnection(withLookup(connectOptions), callback);
-        }
-      })(options);
-    }
+  /** An http agent whose connections apply the policy, for SDK clients. */
+  httpAgent(options: http.AgentOptions = {}): http.Agent {
+    const connection = this.agentConnection(80);
     return new (class extends http.Agent {
-      override createConnection(
-        connectOptions: http.ClientRequestArgs,
-        callback?: (error: Error | null, socket: Duplex) => void,
-      ): Duplex | null | undefined {
-        if (guard(connectOptions, callback)) return undefined;
-        return super.createConnection(withLookup(connectOptions), callback);
+      override createConnection(connectOptions: http.ClientRequestArgs, callback?: AgentCallback) {
+        return connection(connectOptions, callback, (checked) => super.createConnection(checked, callback));
       }
     })(options);
+  }
+
+  /** An https agent whose connections apply the policy (SNI and certificates use the host named). */
+  httpsAgent(options: https.AgentOptions = {}): https.Agent {
+    const connection = this.agentConnection(443);
+    return new (class extends https.Agent {
+      override createConnection(connectOptions: http.ClientRequestArgs, callback?: AgentCallback) {
+        return connection(connectOptions, callback, (checked) => super.createConnection(checked, callback));
+      }
+    })(options);
+  }
+
+  /**
+   * An agent's createConnection: a refused address or local name fails through the callback before
+   * connecting; anything else connects with the policy's lookup.
+   */
+  private agentConnection(defaultPort: number) {
+    return (
+      connectOptions: http.ClientRequestArgs,
+      callback: AgentCallback | undefined,
+      connect: (checked: http.ClientRequestArgs) => Duplex | null | undefined,
+    ): Duplex | null | undefined => {
+      const port = Number(connectOptions.port ?? defaultPort);
+      const refused = this.refusedNow(connectOptions.host ?? "localhost", port);
+      if (refused) {
+        if (callback) process.nextTick(() => callback(refused, new net.Socket()));
+        return undefined;
+      }
+      return connect({ ...connectOptions, lookup: this.lookup(port) });
+    };
   }
 
   /** The refusal checkHost finds, as a value. */

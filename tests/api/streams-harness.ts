@@ -16,6 +16,7 @@ import type { Db } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
 import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
 
 export const NETWORK = "ethereum-mainnet";
 export const DEMO_PASSWORD = "demo-password-for-tests";
@@ -47,6 +48,7 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
     HOST: "127.0.0.1",
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+    NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
     // The test runs its own engine, against its own anvil.
     NODEPLANE_ROLES: "api,proxy",
   });
@@ -59,7 +61,7 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
     { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl: anvil.wsUrl, source: "local" },
   ]);
   const mailer = createMailer(built.db);
-  const destinationDeps = { functionInvoker: functionInvoker(built.db) };
+  const destinationDeps = { egress: testEgress, functionInvoker: functionInvoker(built.db) };
   const engine = startStreamEngine({
     db: built.db,
     store: engineStore,

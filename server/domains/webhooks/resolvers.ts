@@ -244,11 +244,11 @@ export const webhookResolvers: Resolvers = {
       }
       if (payloadJson === null)
         return { success: true, message: "The filter skipped this block: nothing was sent.", durationMs: 0 };
-      const destination = createDestination(streamService.storedAttributes(box(ctx), row), {
-        streamId: row.id,
-        network: row.network,
-        dataset: WEBHOOK_DATASET,
-      });
+      const destination = createDestination(
+        streamService.storedAttributes(box(ctx), row),
+        { streamId: row.id, network: row.network, dataset: WEBHOOK_DATASET },
+        ctx.services.streams.destinationDeps,
+      );
       try {
         const ack = await destination.deliver({
           startBlock: input.blockNumber,

@@ -239,10 +239,10 @@ describe("the policy", () => {
           });
           request.on("error", reject);
         });
-      await expect(get(strict.agent("http:"), "127.0.0.1")).rejects.toThrow("127.0.0.1 is a loopback address");
-      await expect(get(strict.agent("http:"), "localhost")).rejects.toThrow("loopback");
+      await expect(get(strict.httpAgent(), "127.0.0.1")).rejects.toThrow("127.0.0.1 is a loopback address");
+      await expect(get(strict.httpAgent(), "localhost")).rejects.toThrow("loopback");
       const allowed = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1/8") });
-      await expect(get(allowed.agent("http:"), "127.0.0.1")).resolves.toBe("HTTP 200");
+      await expect(get(allowed.httpAgent(), "127.0.0.1")).resolves.toBe("HTTP 200");
     });
 
     it("a socket for drivers refuses refused addresses and local socket paths", async () => {
