@@ -31,6 +31,7 @@ import type { Services } from "./graphql/services.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
+import { EgressPolicy } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
 import { createLogger } from "./platform/logger.ts";
@@ -108,8 +109,25 @@ async function assemble(
   // The stream engine.
   const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
+  // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
+  // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.
+  const egress = new EgressPolicy({
+    allow: config.egressAllow,
+    ownPorts: [
+      config.port,
+      ...(config.databaseUrl ? [] : [Number(new URL(database.url).port)]),
+      ...chainNodes
+        .list()
+        .filter((u) => u.source === "local")
+        .map((u) => Number(new URL(u.httpUrl).port)),
+    ],
+  });
+  app.server.on("listening", () => {
+    const address = app.server.address();
+    if (address && typeof address === "object") egress.addOwnPort(address.port);
+  });
   // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
-  const destinationDeps = { functionInvoker: functionInvoker(db) };
+  const destinationDeps = { egress, functionInvoker: functionInvoker(db) };
   const streamEngine = config.roles.engine
     ? startStreamEngine({ db, store: engineStore, log, config, upstreams: chainNodes, mailer, destinationDeps })
     : null;

@@ -10,6 +10,7 @@ import { functionInvoker } from "./domains/functions/invoker.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import { loadConfig } from "./platform/config.ts";
 import { openDatabase } from "./platform/db/index.ts";
+import { EgressPolicy } from "./platform/egress.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
 
@@ -22,7 +23,17 @@ const pollMs = Number(process.env.NODEPLANE_ENGINE_POLL_MS ?? 1000);
 const engine = startStreamEngine({
   db,
   store: engineStore,
-  destinationDeps: { functionInvoker: functionInvoker(db) },
+  destinationDeps: {
+    // Not to the local chain nodes this process started, nor private addresses the operator did not allow.
+    egress: new EgressPolicy({
+      allow: config.egressAllow,
+      ownPorts: nodes
+        .list()
+        .filter((u) => u.source === "local")
+        .map((u) => Number(new URL(u.httpUrl).port)),
+    }),
+    functionInvoker: functionInvoker(db),
+  },
   log,
   config,
   upstreams: nodes,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { type EgressAllowEntry, parseEgressAllow } from "./egress.ts";
 
 export interface AppConfig {
   /** The repository root: schemas, screens and the built console are found from here. */
@@ -29,6 +30,11 @@ export interface AppConfig {
   featureFlags: Record<string, boolean>;
   sessionDays: number;
   logLevel: string;
+  /**
+   * Hosts and ranges tenants' webhooks and destinations may reach although the egress policy refuses
+   * their kind of address (NODEPLANE_EGRESS_ALLOW); see platform/egress.ts.
+   */
+  egressAllow: EgressAllowEntry[];
 }
 
 const rootDir = path.resolve(import.meta.dirname, "../..");
@@ -91,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     featureFlags: parseFlags(env.NODEPLANE_FLAGS),
     sessionDays: 14,
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
+    egressAllow: parseEgressAllow(env.NODEPLANE_EGRESS_ALLOW),
   };
 }
 

@@ -11,6 +11,7 @@ import { MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.t
 import { functionInvoker } from "../../server/domains/functions/invoker.ts";
 import { engineStore, KEPT_HASHES } from "../../server/domains/streams/engine-store.ts";
 import type { TestUser } from "../support/api.ts";
+import { testEgress } from "../support/egress.ts";
 import {
   blockNumbers,
   NETWORK,
@@ -80,7 +81,7 @@ async function engineHere(options: { httpUrl?: string } & Partial<Parameters<typ
   return startStreamEngine({
     db: t.db,
     store: engineStore,
-    destinationDeps: { functionInvoker: functionInvoker(t.db) },
+    destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(t.db) },
     log: (await import("pino")).pino({ level: "silent" }),
     config: { dataDir: t.dataDir },
     upstreams: staticUpstreams([{ network: NETWORK, chainId: 1, httpUrl, wsUrl: null, source: "local" }]),

@@ -41,6 +41,7 @@ import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
+import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
 
 const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
 const TX_BLOCKS = Number(process.env.BENCH_TX_BLOCKS ?? 60);
@@ -235,6 +236,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     PORT: "0",
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_NETWORKS_CONFIG: networks,
+    NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
     LOG_LEVEL: "error",
   });
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
@@ -256,7 +258,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     const engine = startStreamEngine({
       db,
       store: engineStore,
-      destinationDeps: { functionInvoker: functionInvoker(db) },
+      destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(db) },
       log: app.log,
       config,
       upstreams: staticUpstreams([

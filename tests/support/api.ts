@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
 export interface GqlError {
   message: string;
@@ -136,6 +137,7 @@ export async function startTestApp(
       HOST: "127.0.0.1",
       NODEPLANE_DATA_DIR: dataDir,
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
+      NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       ...env,
     });
     built = await buildApp(config);

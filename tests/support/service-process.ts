@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
 export interface ServiceProcess {
   url: string;
@@ -31,6 +32,7 @@ export async function startServiceProcess(
       NODEPLANE_DATA_DIR: dataDir,
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
       LOG_LEVEL: "warn",
+      NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

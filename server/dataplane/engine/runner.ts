@@ -50,7 +50,7 @@ export interface RunnerDeps {
   metrics: MetricsBuffer;
   /** Connections for acknowledgements and lease renewals (see startStreamEngine). */
   ackPool: pg.Pool;
-  destinationDeps?: DestinationDeps;
+  destinationDeps: DestinationDeps;
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
 }

@@ -164,11 +164,11 @@ export async function sendPayload(
   }
   if (payloadJson === null)
     return { success: true, message: "The filter skipped this block: nothing was sent.", durationMs: 0 };
-  const destination = createDestination(streamService.storedAttributes(box, row), {
-    streamId: row.id,
-    network: row.network,
-    dataset: WEBHOOK_DATASET,
-  });
+  const destination = createDestination(
+    streamService.storedAttributes(box, row),
+    { streamId: row.id, network: row.network, dataset: WEBHOOK_DATASET },
+    services.streams.destinationDeps,
+  );
   try {
     const ack = await destination.deliver({ startBlock: blockNumber, endBlock: blockNumber, payloadJson });
     return { success: true, message: `Sent ${ack.bytes} bytes: ${ack.detail}`, durationMs: ack.durationMs };

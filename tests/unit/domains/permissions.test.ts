@@ -11,6 +11,7 @@ import {
   streamPermissions,
 } from "../../../server/domains/streams/permissions.ts";
 import type { StreamsServices } from "../../../server/domains/streams/runtime.ts";
+import { EgressPolicy } from "../../../server/platform/egress.ts";
 import { isRole, type Role, roleAtLeast, roles } from "../../../server/platform/roles.ts";
 
 describe("roles", () => {
@@ -137,7 +138,12 @@ describe("stream permissions", () => {
   it("marks paid-only networks needsUpgrade on the free plan only, and a chain when all its networks are", async () => {
     // A service with no chain nodes: no node is asked, so this runs without a network.
     const services: StreamsServices = {
-      streams: { upstreams: staticUpstreams([]), wake: () => {}, mailer: null, destinationDeps: {} },
+      streams: {
+        upstreams: staticUpstreams([]),
+        wake: () => {},
+        mailer: null,
+        destinationDeps: { egress: new EgressPolicy() },
+      },
     };
     const free = await streamPermissions(services, 0);
     const paid = await streamPermissions(services, 4900);
