@@ -1,6 +1,7 @@
 /**
  * The service as a separate OS process (`server/main.ts`), for tests about several processes sharing
- * state (a database, Redis). It prints its URL once listening; stop() sends SIGTERM and waits.
+ * state (a database, Redis, a data directory). It prints its URL once listening; stop() sends SIGTERM and
+ * waits. A NODEPLANE_DATA_DIR in `env` is the caller's and is kept; otherwise a temporary one is made and removed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,13 +10,14 @@ import { join } from "node:path";
 
 export interface ServiceProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
 const repoRoot = join(import.meta.dirname, "..", "..");
 
 export async function startServiceProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-process-"));
+  const ownDataDir = env.NODEPLANE_DATA_DIR ? null : mkdtempSync(join(tmpdir(), "nodeplane-process-"));
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
     cwd: repoRoot,
     env: {
@@ -23,7 +25,7 @@ export async function startServiceProcess(env: Record<string, string>, timeoutMs
       NODE_ENV: "test",
       PORT: "0",
       HOST: "127.0.0.1",
-      NODEPLANE_DATA_DIR: dataDir,
+      ...(ownDataDir ? { NODEPLANE_DATA_DIR: ownDataDir } : {}),
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
       LOG_LEVEL: "warn",
       ...env,
@@ -32,7 +34,9 @@ export async function startServiceProcess(env: Record<string, string>, timeoutMs
   });
   let output = "";
   const stopped = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const cleanUp = () => rmSync(dataDir, { recursive: true, force: true });
+  const cleanUp = () => {
+    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+  };
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
@@ -56,6 +60,7 @@ export async function startServiceProcess(env: Record<string, string>, timeoutMs
     });
     return {
       url,
+      pid: child.pid as number,
       async stop() {
         child.kill("SIGTERM");
         await stopped;
