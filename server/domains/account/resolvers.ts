@@ -162,7 +162,7 @@ export const accountResolvers: Resolvers = {
     },
     signIn: async (_: unknown, args: { email: string; password: string }, ctx: Context) => {
       validateInput("account#/$defs/signInInput", args);
-      const { accountId, userId } = await service.authenticate(ctx.db, args.email, args.password);
+      const { accountId, userId } = await service.authenticate(ctx.db, args.email, args.password, ctx.request.ip);
       return startSession(ctx, accountId, userId);
     },
     signOut: async (_: unknown, __: unknown, ctx: Context) => {
