@@ -1,6 +1,6 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { signIn, signUp, uniqueEmail, useTestApp } from "../support/api.ts";
+import { signIn, signUp, startTestApp, type TestApp, uniqueEmail, useTestApp } from "../support/api.ts";
 
 const ctx = useTestApp();
 const DEMO_PASSWORD = "demo-password-for-tests";
@@ -117,8 +117,8 @@ describe("sign-up, sign-in and the viewer", () => {
       addresses += 1;
       return `10.16.${Math.floor(addresses / 250)}.${(addresses % 250) + 1}`;
     };
-    const attempt = async (email: string, password: string, address: string) => {
-      const response = await ctx.app.client().request("/graphql", {
+    const attempt = async (email: string, password: string, address: string, app: TestApp = ctx.app) => {
+      const response = await app.client().request("/graphql", {
         method: "POST",
         headers: { "content-type": "application/json", "x-forwarded-for": address },
         body: JSON.stringify({
@@ -151,6 +151,22 @@ describe("sign-up, sign-in and the viewer", () => {
       );
       expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 192 });
       expect(await attempt(user.email, user.password, newAddress())).toBe("RATE_LIMITED");
+    }, 60_000);
+
+    it("counts attempts made through two service instances on one database together", async () => {
+      const other = await startTestApp({}, { database: ctx.app.database });
+      try {
+        const user = await signUp(ctx.app);
+        const codes = await Promise.all(
+          [ctx.app, other].flatMap((app) =>
+            Array.from({ length: 25 }, () => attempt(user.email, "wrong-password", newAddress(), app)),
+          ),
+        );
+        expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 42 });
+        expect(await attempt(user.email, user.password, newAddress(), other)).toBe("RATE_LIMITED");
+      } finally {
+        await other.close();
+      }
     }, 60_000);
 
     it("limits one address trying many emails; its successful sign-ins do not count", async () => {
