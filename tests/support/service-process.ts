@@ -1,6 +1,7 @@
 /**
  * The service as a separate OS process (`server/main.ts`), for tests about several processes sharing
- * state (a database, Redis). It prints its URL once listening; stop() sends SIGTERM and waits.
+ * state (a database, Redis, a data directory). It prints its URL once listening; stop() sends SIGTERM and
+ * waits. A NODEPLANE_DATA_DIR in `env` is the caller's and is kept; otherwise a temporary one is made and removed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +11,7 @@ import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
 export interface ServiceProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -21,7 +23,7 @@ export async function startServiceProcess(
   timeoutMs = 60_000,
   nodeArgs: string[] = [],
 ): Promise<ServiceProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-process-"));
+  const ownDataDir = env.NODEPLANE_DATA_DIR ? null : mkdtempSync(join(tmpdir(), "nodeplane-process-"));
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server/main.ts"], {
     cwd: repoRoot,
     env: {
@@ -29,7 +31,7 @@ export async function startServiceProcess(
       NODE_ENV: "test",
       PORT: "0",
       HOST: "127.0.0.1",
-      NODEPLANE_DATA_DIR: dataDir,
+      ...(ownDataDir ? { NODEPLANE_DATA_DIR: ownDataDir } : {}),
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
       LOG_LEVEL: "warn",
       NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
@@ -39,7 +41,9 @@ export async function startServiceProcess(
   });
   let output = "";
   const stopped = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const cleanUp = () => rmSync(dataDir, { recursive: true, force: true });
+  const cleanUp = () => {
+    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+  };
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
@@ -63,6 +67,7 @@ export async function startServiceProcess(
     });
     return {
       url,
+      pid: child.pid as number,
       async stop() {
         child.kill("SIGTERM");
         await stopped;

@@ -155,7 +155,7 @@ export const accountResolvers: Resolvers = {
     signIn: publicFieldWithInput(
       { schema: "account#/$defs/signInInput", of: (args) => args },
       async ({ ctx, input }) => {
-        const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password);
+        const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password, ctx.request.ip);
         return startSession(ctx, accountId, userId);
       },
     ),

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { getTableName } from "drizzle-orm";
+import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import type { AppConfig } from "../../platform/config.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, forbidden, foundOr, notFound } from "../../platform/errors.ts";
@@ -9,6 +11,7 @@ import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
 import type { Role } from "../../platform/roles.ts";
 import * as store from "./store.ts";
+import { signInLimits } from "./tables.ts";
 
 export const FREE_PLAN_ID = "b6_free";
 export const SESSION_COOKIE = "np_session";
@@ -19,6 +22,8 @@ const LOCK_AFTER = 8;
 const LOCK_MINUTES = 15;
 /** Failures older than this no longer count. */
 const FAILURE_WINDOW_MINUTES = 15;
+/** Failed sign-ins from one client address, whatever the emails, before the address is refused for LOCK_MINUTES. */
+const ADDRESS_LOCK_AFTER = 30;
 
 /** The session in use and whose it is. */
 interface SessionOwner {
@@ -135,35 +140,67 @@ export async function signOut(db: Db, events: DomainEvents, principal: SessionOw
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Checks an email and password. Failures for one email are slowed down and, past a
- * threshold, refused for a while, whether or not the email has an account.
- */
-export async function authenticate(db: Db, email: string, password: string) {
-  const now = new Date();
-  const attempts = await store.getSignInAttempts(db, email);
-  const recent =
-    attempts && now.getTime() - attempts.lastFailureAt.getTime() < FAILURE_WINDOW_MINUTES * 60_000
-      ? attempts.failures
-      : 0;
-  if (attempts?.lockedUntil && attempts.lockedUntil > now) {
-    const minutes = Math.ceil((attempts.lockedUntil.getTime() - now.getTime()) / 60_000);
+interface SignInLimiters {
+  email: RateLimiterPostgres;
+  address: RateLimiterPostgres;
+}
+
+/** The sign-in counters of a database (one pair per connection pool), in its sign_in_limits table. */
+const limitersByPool = new WeakMap<Db["$client"], SignInLimiters>();
+
+function signInLimiters(db: Db): SignInLimiters {
+  let limiters = limitersByPool.get(db.$client);
+  if (!limiters) {
+    const shared = {
+      storeClient: db.$client,
+      tableName: getTableName(signInLimits),
+      tableCreated: true,
+      duration: FAILURE_WINDOW_MINUTES * 60,
+      blockDuration: LOCK_MINUTES * 60,
+    };
+    limiters = {
+      email: new RateLimiterPostgres({ ...shared, keyPrefix: "email", points: LOCK_AFTER }),
+      address: new RateLimiterPostgres({ ...shared, keyPrefix: "address", points: ADDRESS_LOCK_AFTER }),
+    };
+    limitersByPool.set(db.$client, limiters);
+  }
+  return limiters;
+}
+
+/** Counts one attempt (one atomic statement, so parallel attempts each count), or refuses it while locked. */
+async function countAttempt(limiter: RateLimiterPostgres, key: string, whose: string): Promise<RateLimiterRes> {
+  try {
+    return await limiter.consume(key);
+  } catch (refusal) {
+    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    const minutes = Math.max(1, Math.ceil(refusal.msBeforeNext / 60_000));
     throw new AppError(
       "RATE_LIMITED",
-      `Too many failed sign-ins for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+      `Too many failed sign-ins ${whose}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
     );
   }
-  if (recent >= SLOW_AFTER) await sleep(Math.min(250 * 2 ** (recent - SLOW_AFTER), 4000));
+}
+
+/**
+ * Checks an email and password. Every attempt is counted before the password is checked, per email
+ * (whether or not it has an account) and per client address: past SLOW_AFTER an email's answers are
+ * slowed down, past LOCK_AFTER the email is refused for a while, past ADDRESS_LOCK_AFTER the address is.
+ * A success clears the email's count and takes the attempt back from the address's.
+ */
+export async function authenticate(db: Db, email: string, password: string, clientAddress: string) {
+  const limiters = signInLimiters(db);
+  // Hashed: any length fits the key column, and the table holds no email addresses.
+  const emailKey = createHash("sha256").update(email.toLowerCase()).digest("hex");
+  await countAttempt(limiters.address, clientAddress, "from this address");
+  const counted = await countAttempt(limiters.email, emailKey, "for this email");
+  const earlier = counted.consumedPoints - 1;
+  if (earlier >= SLOW_AFTER) await sleep(Math.min(250 * 2 ** (earlier - SLOW_AFTER), 4000));
 
   const user = await store.findUserByEmail(db, email);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
-  if (!user || !valid) {
-    const failures = recent + 1;
-    const lockedUntil = failures >= LOCK_AFTER ? new Date(now.getTime() + LOCK_MINUTES * 60_000) : null;
-    await store.setSignInFailures(db, email, failures, now, lockedUntil);
-    throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
-  }
-  if (attempts) await store.clearSignInAttempts(db, email);
+  if (!user || !valid) throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
+  await limiters.email.delete(emailKey);
+  await limiters.address.reward(clientAddress);
   const membership = await store.firstMembership(db, user.id);
   if (!membership) throw new AppError("FORBIDDEN", "This user belongs to no account.");
   return { userId: user.id, accountId: membership.accountId };

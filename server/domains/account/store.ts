@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { Role } from "../../platform/roles.ts";
-import { accounts, memberships, plans, sessions, signInAttempts, subscriptions, users } from "./tables.ts";
+import { accounts, memberships, plans, sessions, subscriptions, users } from "./tables.ts";
 
 export type AccountRow = typeof accounts.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
@@ -45,26 +45,6 @@ export async function firstMembership(db: Executor, userId: string) {
     .orderBy(asc(memberships.createdAt))
     .limit(1);
   return row;
-}
-
-export async function getSignInAttempts(db: Executor, email: string) {
-  const [row] = await db.select().from(signInAttempts).where(eq(signInAttempts.email, email.toLowerCase()));
-  return row;
-}
-
-export async function setSignInFailures(
-  db: Executor,
-  email: string,
-  failures: number,
-  now: Date,
-  lockedUntil: Date | null,
-) {
-  const row = { email: email.toLowerCase(), failures, lastFailureAt: now, lockedUntil };
-  await db.insert(signInAttempts).values(row).onConflictDoUpdate({ target: signInAttempts.email, set: row });
-}
-
-export async function clearSignInAttempts(db: Executor, email: string) {
-  await db.delete(signInAttempts).where(eq(signInAttempts.email, email.toLowerCase()));
 }
 
 export async function insertUser(db: Executor, row: typeof users.$inferInsert): Promise<UserRow> {
