@@ -1,9 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
+
+const repoRoot = resolve(import.meta.dirname, "../..");
 
 /** One data directory, one service: a second start leaves the first alone; a dead owner's lock is taken over. */
 describe("the data directory's service lock", () => {
@@ -59,6 +61,20 @@ describe("the data directory's service lock", () => {
     await expect(second).rejects.toThrow(
       new RegExp(`exited with 1 before listening:[\\s\\S]*already running on .* \\(pid ${first.pid}, port ${port}\\)`),
     );
+
+    // `npm start` refuses the same way, before building the console.
+    const builtIndex = join(repoRoot, "dist", "index.html");
+    const builtBefore = existsSync(builtIndex) ? statSync(builtIndex).mtimeMs : null;
+    const npmStart = spawnSync("npm", ["start"], {
+      cwd: repoRoot,
+      env: { ...process.env, ...env(), NODE_ENV: "test", PORT: "0" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(npmStart.status).toBe(1);
+    expect(npmStart.stderr).toContain(`already running on ${dataDir} (pid ${first.pid}, port ${port})`);
+    expect(npmStart.stdout).not.toContain("Building the console");
+    expect(existsSync(builtIndex) ? statSync(builtIndex).mtimeMs : null).toBe(builtBefore);
 
     expect(isAlive(database)).toBe(true);
     expect(postmasterPid()).toBe(database);

@@ -146,6 +146,25 @@ if (wanted("graphql")) {
   console.log(`(graphql done at ${elapsed()})`);
 }
 
+if (wanted("signin")) {
+  const { runSignInBench } = await import("./signin.ts");
+  console.log("\n=== signin: 200 parallel wrong passwords for one email, each from its own address ===");
+  const r = await runSignInBench();
+  checks.push({
+    bench: "signin",
+    target: "a burst of 200: the lock's number checked, the rest and the right password refused",
+    measured: `${r.checked} checked, ${r.refused} refused, right password ${r.rightPasswordRefused ? "refused" : "accepted"}`,
+    met: r.correct,
+  });
+  checks.push({
+    bench: "signin",
+    target: `slowest answer within the back-off schedule (≤ ${r.slowestBoundMs} ms)`,
+    measured: `${r.slowestMs.toFixed(0)} ms`,
+    met: r.slowestMs <= r.slowestBoundMs,
+  });
+  console.log(`(signin done at ${elapsed()})`);
+}
+
 console.log(`\n=== summary (${elapsed()}) ===`);
 const w = {
   bench: Math.max(5, ...checks.map((c) => c.bench.length)),

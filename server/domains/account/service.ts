@@ -17,8 +17,8 @@ export const FREE_PLAN_ID = "b6_free";
 export const SESSION_COOKIE = "np_session";
 
 /** Sign-in throttling: after SLOW_AFTER failures each answer waits longer; after LOCK_AFTER the email is refused. */
-const SLOW_AFTER = 3;
-const LOCK_AFTER = 8;
+export const SLOW_AFTER = 3;
+export const LOCK_AFTER = 8;
 const LOCK_MINUTES = 15;
 /** Failures older than this no longer count. */
 const FAILURE_WINDOW_MINUTES = 15;
@@ -140,6 +140,10 @@ export async function signOut(db: Db, events: DomainEvents, principal: SessionOw
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long a sign-in attempt waits before its check, after this many earlier failures for its email. */
+export const signInBackoffMs = (earlierFailures: number) =>
+  earlierFailures < SLOW_AFTER ? 0 : Math.min(250 * 2 ** (earlierFailures - SLOW_AFTER), 4000);
+
 interface SignInLimiters {
   email: RateLimiterPostgres;
   address: RateLimiterPostgres;
@@ -158,10 +162,11 @@ function signInLimiters(db: Db): SignInLimiters {
       duration: FAILURE_WINDOW_MINUTES * 60,
       blockDuration: LOCK_MINUTES * 60,
     };
-    limiters = {
-      email: new RateLimiterPostgres({ ...shared, keyPrefix: "email", points: LOCK_AFTER }),
-      address: new RateLimiterPostgres({ ...shared, keyPrefix: "address", points: ADDRESS_LOCK_AFTER }),
-    };
+    // Once a key's lock is written to the table (at points + 1), later attempts in this process are refused
+    // from memory until the lock ends, without a query.
+    const limiter = (keyPrefix: string, points: number) =>
+      new RateLimiterPostgres({ ...shared, keyPrefix, points, inMemoryBlockOnConsumed: points + 2 });
+    limiters = { email: limiter("email", LOCK_AFTER), address: limiter("address", ADDRESS_LOCK_AFTER) };
     limitersByPool.set(db.$client, limiters);
   }
   return limiters;
@@ -193,8 +198,8 @@ export async function authenticate(db: Db, email: string, password: string, clie
   const emailKey = createHash("sha256").update(email.toLowerCase()).digest("hex");
   await countAttempt(limiters.address, clientAddress, "from this address");
   const counted = await countAttempt(limiters.email, emailKey, "for this email");
-  const earlier = counted.consumedPoints - 1;
-  if (earlier >= SLOW_AFTER) await sleep(Math.min(250 * 2 ** (earlier - SLOW_AFTER), 4000));
+  const backoff = signInBackoffMs(counted.consumedPoints - 1);
+  if (backoff > 0) await sleep(backoff);
 
   const user = await store.findUserByEmail(db, email);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);

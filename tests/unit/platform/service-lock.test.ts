@@ -37,6 +37,12 @@ describe("takeServiceLock", () => {
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
+  it("makes a data directory that does not exist yet (a first start)", () => {
+    const fresh = join(dataDir, "new", ".data");
+    takeServiceLock(fresh).release();
+    expect(readdirSync(fresh)).toEqual([]);
+  });
+
   it("refuses while the process the lock names runs, naming its pid and port", () => {
     sleeper = spawn("sleep", ["30"]);
     const pid = sleeper.pid as number;
