@@ -40,14 +40,13 @@ export function loaderOf<K, V>(ctx: Context, create: (ctx: Context) => DataLoade
   return loader;
 }
 
-export function requirePrincipal(ctx: Context): Principal {
-  if (!ctx.principal) throw unauthenticated();
-  return ctx.principal;
-}
-
-/** The one server-side permission check: the caller's role must be at least `role`. */
+/**
+ * The one server-side permission check: the caller must be signed in and their role at least `role`
+ * (VIEWER: any member). Resolvers reach it through `field` (field.ts).
+ */
 export function requireRole(ctx: Context, role: Role): Principal {
-  const principal = requirePrincipal(ctx);
+  const principal = ctx.principal;
+  if (!principal) throw unauthenticated();
   if (!roleAtLeast(principal.role, role)) throw forbidden();
   return principal;
 }

@@ -3,6 +3,7 @@ import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import nodemailer from "nodemailer";
 import type { Logger } from "pino";
 import type { Executor } from "./db/index.ts";
+import { pageSize } from "./paging.ts";
 
 /**
  * Notification e-mail. With `SMTP_URL` (e.g. smtp://user:pass@host:587) messages go out over SMTP
@@ -77,11 +78,11 @@ export function createMailer(
   };
 }
 
-export async function listOutbox(db: Executor, accountId: string, limit = 50) {
+export async function listOutbox(db: Executor, accountId: string, limit?: number) {
   return db
     .select()
     .from(mailOutbox)
     .where(eq(mailOutbox.accountId, accountId))
     .orderBy(desc(mailOutbox.createdAt))
-    .limit(Math.min(Math.max(limit, 1), 200));
+    .limit(pageSize(limit, { fallback: 50, max: 200 }));
 }

@@ -63,8 +63,7 @@ function addMonths(date: Date, months: number): Date {
 
 /** A subscription row copying its plan's limits; billing manages it from here on. */
 export async function startSubscription(db: Executor, accountId: string, planId: string, now = new Date()) {
-  const plan = await store.getPlan(db, planId);
-  if (!plan) throw notFound("The plan");
+  const plan = foundOr(await store.getPlan(db, planId), "The plan");
   await store.insertSubscription(db, {
     accountId,
     planId,
@@ -220,8 +219,7 @@ export async function setPassword(
   if (input.password !== input.passwordConfirmation) {
     return { success: false, message: null, error: "The new password and its confirmation differ." };
   }
-  const member = await store.getMember(db, principal.accountId, principal.userId);
-  if (!member) throw notFound("The user");
+  const member = foundOr(await store.getMember(db, principal.accountId, principal.userId), "The user");
   if (!(await verifyPassword(member.user.passwordHash, input.currentPassword))) {
     return { success: false, message: null, error: "The current password is not right." };
   }
@@ -279,13 +277,14 @@ export async function updateUserRole(
   if (role !== "ADMIN" && role !== "VIEWER") {
     throw badInput([{ pointer: "/role", message: "Choose one of: ADMIN, VIEWER." }]);
   }
-  const member = isUuid(userId) ? await store.getMember(db, principal.accountId, userId) : undefined;
-  if (!member) throw notFound("The team member");
+  const member = foundOr(
+    isUuid(userId) ? await store.getMember(db, principal.accountId, userId) : undefined,
+    "The team member",
+  );
   if (member.role === "OWNER") throw conflict("The account owner's role cannot be changed.");
   await store.updateMemberRole(db, principal.accountId, userId, role);
   await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId });
-  const updated = await store.getMember(db, principal.accountId, userId);
-  if (!updated) throw notFound("The team member");
+  const updated = foundOr(await store.getMember(db, principal.accountId, userId), "The team member");
   return updated;
 }
 

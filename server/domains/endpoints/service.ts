@@ -102,8 +102,7 @@ export async function createEndpoint(
   }
   const created = await db.transaction(async (tx) => {
     // Locking the subscription row serialises concurrent creations against the limit.
-    const subscription = await lockedSubscription(tx, accountId);
-    if (!subscription) throw notFound("The subscription");
+    const subscription = foundOr(await lockedSubscription(tx, accountId), "The subscription");
     if (needsUpgrade(found.network, subscription.plan.priceCents)) {
       throw badInput([{ pointer: "/network", message: `${found.network.label} needs a paid plan.` }]);
     }
@@ -161,8 +160,7 @@ async function transition(
   action: "togglePause" | "archive",
 ) {
   const updated = await db.transaction(async (tx) => {
-    const row = isUuid(id) ? await store.getEndpoint(tx, accountId, id, true) : undefined;
-    if (!row) throw notFound("The endpoint");
+    const row = foundOr(isUuid(id) ? await store.getEndpoint(tx, accountId, id, true) : undefined, "The endpoint");
     const status = nextStatus(row.status as EndpointStatus, action);
     return store.updateEndpoint(tx, accountId, id, {
       status,
@@ -205,8 +203,7 @@ export async function addTag(db: Db, events: DomainEvents, accountId: string, en
 
 export async function removeTag(db: Db, events: DomainEvents, accountId: string, endpointId: string, tagId: string) {
   const row = await getEndpointOrFail(db, accountId, endpointId);
-  const tag = isUuid(tagId) ? await store.getTag(db, accountId, tagId) : undefined;
-  if (!tag) throw notFound("The tag");
+  foundOr(isUuid(tagId) ? await store.getTag(db, accountId, tagId) : undefined, "The tag");
   await store.unlinkTag(db, endpointId, tagId);
   events.emit("endpoint.changed", { accountId, endpointId });
   return row;

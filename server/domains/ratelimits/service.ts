@@ -1,5 +1,5 @@
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { notFound } from "../../platform/errors.ts";
+import { foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Role } from "../../platform/roles.ts";
@@ -83,8 +83,7 @@ async function views(
 }
 
 async function oneView(db: Executor, accountId: string, endpointId: string, limiterId: string) {
-  const limiter = await store.getLimiter(db, accountId, endpointId, limiterId);
-  if (!limiter) throw notFound("The rate limiter");
+  const limiter = foundOr(await store.getLimiter(db, accountId, endpointId, limiterId), "The rate limiter");
   const [view] = await views(db, accountId, endpointId, [limiter]);
   return view;
 }
@@ -156,8 +155,10 @@ export async function updateRateLimiter(
   const endpoint = await endpointOf(db, actor.accountId, input.endpointId, input.chain, input.network);
   if (!isUuid(input.rateLimiterId)) throw notFound("The rate limiter");
   const view = await db.transaction(async (tx) => {
-    const before = await store.getLimiter(tx, actor.accountId, endpoint.id, input.rateLimiterId);
-    if (!before) throw notFound("The rate limiter");
+    const before = foundOr(
+      await store.getLimiter(tx, actor.accountId, endpoint.id, input.rateLimiterId),
+      "The rate limiter",
+    );
     const set = {
       ...(input.methods && { methods: input.methods }),
       ...(input.interval && { interval: input.interval }),
@@ -197,8 +198,7 @@ export async function updateRateLimiterRate(
   const endpoint = await endpointOf(db, actor.accountId, input.endpointId, input.chain, input.network);
   if (!isUuid(input.rateLimiterRateId)) throw notFound("The rate");
   const view = await db.transaction(async (tx) => {
-    const found = await store.getRate(tx, actor.accountId, endpoint.id, input.rateLimiterRateId);
-    if (!found) throw notFound("The rate");
+    const found = foundOr(await store.getRate(tx, actor.accountId, endpoint.id, input.rateLimiterRateId), "The rate");
     const set = {
       ...(typeof input.rate === "number" && { rate: input.rate }),
       ...(typeof input.enabled === "boolean" && { status: input.enabled ? "ENABLED" : "DISABLED" }),
@@ -226,8 +226,10 @@ export async function deleteRateLimiter(
   const endpoint = await endpointOf(db, actor.accountId, input.endpointId, input.chain, input.network);
   if (!isUuid(input.rateLimiterId)) throw notFound("The rate limiter");
   await db.transaction(async (tx) => {
-    const before = await store.getLimiter(tx, actor.accountId, endpoint.id, input.rateLimiterId);
-    if (!before) throw notFound("The rate limiter");
+    const before = foundOr(
+      await store.getLimiter(tx, actor.accountId, endpoint.id, input.rateLimiterId),
+      "The rate limiter",
+    );
     await store.deleteLimiter(tx, actor.accountId, before.id);
     await audit(tx, actor, endpoint.id, {
       subject: "RATE_LIMITER",
@@ -321,8 +323,10 @@ export async function deleteOverride(
   const endpoint = await endpointOf(db, actor.accountId, input.endpointId);
   if (!isUuid(input.overrideId)) throw notFound("The override");
   await db.transaction(async (tx) => {
-    const deleted = await store.deleteOverride(tx, actor.accountId, endpoint.id, kind, input.overrideId);
-    if (!deleted) throw notFound("The override");
+    const deleted = foundOr(
+      await store.deleteOverride(tx, actor.accountId, endpoint.id, kind, input.overrideId),
+      "The override",
+    );
     await audit(tx, actor, endpoint.id, {
       subject: kind === "LIMIT" ? "LIMIT_OVERRIDE" : "KEY_OVERRIDE",
       subjectId: deleted.id,

@@ -10,7 +10,7 @@ import {
   securityOptionNames,
 } from "../../dataplane/proxy/endpoint.ts";
 import type { Db, Executor, Tx } from "../../platform/db/index.ts";
-import { badInput, conflict, notFound } from "../../platform/errors.ts";
+import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { findNetwork } from "../catalogue/networks.ts";
@@ -309,8 +309,10 @@ export async function createEntry(
 }
 
 export async function deleteEntry(db: Db, events: DomainEvents, accountId: string, kind: store.EntryKind, id: string) {
-  const row = isUuid(id) ? await store.deleteEntry(db, accountId, kind, id) : undefined;
-  if (!row) throw notFound(`The ${entryName[kind]}`);
+  const row = foundOr(
+    isUuid(id) ? await store.deleteEntry(db, accountId, kind, id) : undefined,
+    `The ${entryName[kind]}`,
+  );
   changed(events, accountId, row.endpointId);
 }
 
@@ -349,8 +351,10 @@ export async function toggleRpcMethod(
 ) {
   const endpoint = await endpointOrFail(db, accountId, endpointId, true);
   const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
-  const known = (methodCatalogue[compatibility] ?? []).find((m) => m.name === method);
-  if (!known) throw notFound(`The method ${method}`);
+  const known = foundOr(
+    (methodCatalogue[compatibility] ?? []).find((m) => m.name === method),
+    `The method ${method}`,
+  );
   const disabled = await store.toggleDisabledMethod(db, accountId, endpointId, method);
   changed(events, accountId, endpointId);
   return { id: known.name, name: known.name, description: known.description, disabled };

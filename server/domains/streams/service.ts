@@ -171,8 +171,7 @@ export async function updateStream(
   services?: StreamsServices,
 ) {
   return db.transaction(async (tx) => {
-    const current = await store.getStream(tx, accountId, id, product);
-    if (!current) throw notFound(product === "WEBHOOK" ? "Webhook" : "Stream");
+    const current = await ownedStream(tx, accountId, id, product);
     const merged = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -215,8 +214,7 @@ export async function updateStream(
       values.destinationSecrets = sealSecrets(box, kept);
     }
     if (restartsDelivery(current, patch)) await store.resetProgress(tx, accountId, id);
-    const row = await store.updateStream(tx, accountId, id, values);
-    if (!row) throw notFound("Stream");
+    const row = foundOr(await store.updateStream(tx, accountId, id, values), "Stream");
     return row;
   });
 }

@@ -1,5 +1,5 @@
 import type { Db } from "../../platform/db/index.ts";
-import { badInput, notFound } from "../../platform/errors.ts";
+import { badInput, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
 import { endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
@@ -50,8 +50,7 @@ export function billingPeriod(sub: { currentPeriodStart: Date; currentPeriodEnd:
 }
 
 async function subscriptionOrFail(db: Db, accountId: string) {
-  const sub = await store.subscriptionOf(db, accountId);
-  if (!sub) throw notFound("The subscription");
+  const sub = foundOr(await store.subscriptionOf(db, accountId), "The subscription");
   return sub;
 }
 
