@@ -315,7 +315,6 @@ describe("SQL round trips of every list view in screens/", () => {
       if (!FIXED_LENGTH[view.rows]) expect(large.rows, "rows for 1 and for many items").toBeGreaterThan(small.rows);
       expect(small.trips, "the list reads the database").toBeGreaterThan(0);
       expect(large.trips, "SQL round trips for many items").toBe(small.trips);
-      
     });
   }
 });
