@@ -1,7 +1,8 @@
-// A list page costs a fixed number of SQL round trips whatever its size. Every list view in screens/ is
-// run as the console runs it (its operation, its variables, its page size) for an account with one item
-// and for one with several, and the round trips the service makes for each request are counted: the
-// two counts must be equal. A per-row lookup (N+1) makes the second larger.
+// A list page costs a fixed number of SQL round trips whatever its size. Every list in screens/ (a list
+// view, or the options of a field or filter: whatever names a query and its rows) is run as the console
+// runs it (its operation, its variables, its page size) for an account with one item and for one with
+// several, and the round trips the service makes for each request are counted: the two counts must be
+// equal. A per-row lookup (N+1) makes the second larger.
 import { eq } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
 import pg from "pg";
@@ -20,10 +21,15 @@ import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/a
 /** Items of each kind the larger account has (the dashboard's lists show five). */
 const MANY = 5;
 
-/** Lists whose length does not follow the account's items, and why. */
+/** Lists (query and rows) whose length does not follow the account's items, and why. */
 const FIXED_LENGTH: Record<string, string> = {
-  "rateLimits.defaults": "one row per bucket, from the plan",
-  endpointRpcMethods: "the chain's methods, n of them disabled by request filters",
+  "RateLimits rateLimits.defaults": "one row per bucket, from the plan",
+  "EndpointRpcMethods endpointRpcMethods": "the chain's methods, n of them disabled by request filters",
+  "Chains chains": "the catalogue",
+  "Chains chains[].networks[]": "the catalogue",
+  "StreamNetworks chains[].networks[]": "the catalogue",
+  "StreamDatasets streamPermissions.networkDatasets": "the catalogue, as the plan allows",
+  "StreamDestinations streamPermissions.destinations": "the catalogue, as the plan allows",
 };
 
 interface ListView {
@@ -35,23 +41,30 @@ interface ListView {
   rows: string;
 }
 
-/** Every list view of every screen, with the operation text and variable templates it runs. */
+/** Every list of every screen: each object in a manifest naming a query and its rows. */
 function listViews(rootDir: string): ListView[] {
   const registry = loadRegistry(rootDir, loadApiSchema());
-  const views: ListView[] = [];
-  for (const { manifest } of registry.screens) {
-    for (const view of manifest.views) {
-      if (view.kind !== "list") continue;
-      const query = String(view.query);
-      const operation = registry.operations.get(query);
-      if (!operation) throw new Error(`${manifest.id}: no operation ${query}`);
-      const variables = { ...((view.variables as Record<string, unknown> | undefined) ?? {}) };
-      const paging = view.paging as { first: string; pageSize: number } | undefined;
-      if (paging) variables[paging.first] = paging.pageSize;
-      views.push({ screen: manifest.id, query, text: operation.text, variables, rows: String(view.rows) });
+  const views = new Map<string, ListView>();
+  const visit = (screen: string, value: unknown) => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(screen, item);
+      return;
     }
-  }
-  return views;
+    if (!value || typeof value !== "object") return;
+    const node = value as Record<string, unknown>;
+    if (typeof node.query === "string" && typeof node.rows === "string") {
+      const operation = registry.operations.get(node.query);
+      if (!operation) throw new Error(`${screen}: no operation ${node.query}`);
+      const variables = { ...((node.variables as Record<string, unknown> | undefined) ?? {}) };
+      const paging = node.paging as { first: string; pageSize: number } | undefined;
+      if (paging) variables[paging.first] = paging.pageSize;
+      const view = { screen, query: node.query, text: operation.text, variables, rows: node.rows };
+      views.set(`${view.query} ${view.rows} ${JSON.stringify(variables)}`, view);
+    }
+    for (const child of Object.values(node)) visit(screen, child);
+  };
+  for (const { manifest } of registry.screens) visit(manifest.id, manifest);
+  return [...views.values()];
 }
 
 /** The rows at a path like `a.b[].c`. */
@@ -294,8 +307,8 @@ afterAll(async () => {
 });
 
 describe("SQL round trips of every list view in screens/", () => {
-  it("finds the list views", () => {
-    expect(views.length).toBeGreaterThan(10);
+  it("finds the lists", () => {
+    expect(views.length).toBeGreaterThan(30);
   });
 
   for (const view of views) {
@@ -312,8 +325,10 @@ describe("SQL round trips of every list view in screens/", () => {
       };
       const small = await run(one);
       const large = await run(many);
-      if (!FIXED_LENGTH[view.rows]) expect(large.rows, "rows for 1 and for many items").toBeGreaterThan(small.rows);
-      expect(small.trips, "the list reads the database").toBeGreaterThan(0);
+      if (!FIXED_LENGTH[`${view.query} ${view.rows}`]) {
+        expect(large.rows, "rows for 1 and for many items").toBeGreaterThan(small.rows);
+        expect(small.trips, "the list reads the database").toBeGreaterThan(0);
+      }
       expect(large.trips, "SQL round trips for many items").toBe(small.trips);
     });
   }
