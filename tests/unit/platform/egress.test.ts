@@ -146,6 +146,18 @@ describe("the policy", () => {
     expect(policy.refusal("8.8.8.8", 8080)).toBeNull();
   });
 
+  it("refuses this machine's own public addresses unless allowed", () => {
+    const machine = new EgressPolicy({ machineAddresses: ["203.0.114.7", "2001:4860::7"] });
+    expect(machine.refusal("203.0.114.7", 22)).toBe(
+      "refused by the egress policy: 203.0.114.7 is an address of this machine; an operator can allow it with NODEPLANE_EGRESS_ALLOW",
+    );
+    expect(machine.refusal("::ffff:203.0.114.7", 22)).toContain("an address of this machine");
+    expect(machine.refusal("2001:4860::7", 22)).toContain("an address of this machine");
+    expect(machine.refusal("203.0.114.8", 22)).toBeNull();
+    const allowed = new EgressPolicy({ machineAddresses: ["203.0.114.7"], allow: parseEgressAllow("203.0.114.7") });
+    expect(allowed.refusal("203.0.114.7", 22)).toBeNull();
+  });
+
   it("refuses localhost by name, and names resolving to refused addresses", async () => {
     expect(() => strict.checkHost("localhost", 80)).toThrow("localhost is a loopback address");
     expect(() => strict.checkHost("api.localhost", 80)).toThrow(EgressRefused);
