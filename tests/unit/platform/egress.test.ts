@@ -2,6 +2,7 @@ import type dns from "node:dns";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../server/platform/config.ts";
 import { classifyAddress, EgressPolicy, EgressRefused, parseEgressAllow } from "../../../server/platform/egress.ts";
 
 /** A resolver that answers from a table, so a test names what a host resolves to. */
@@ -100,6 +101,14 @@ describe("the allow list setting", () => {
     ]);
     expect(parseEgressAllow(undefined)).toEqual([]);
     expect(parseEgressAllow("")).toEqual([]);
+  });
+
+  it("is read with the other settings, and a wrong entry stops the start", () => {
+    expect(loadConfig({}).egressAllow).toEqual([]);
+    expect(loadConfig({ NODEPLANE_EGRESS_ALLOW: "receiver.internal" }).egressAllow).toEqual([
+      { kind: "host", name: "receiver.internal" },
+    ]);
+    expect(() => loadConfig({ NODEPLANE_EGRESS_ALLOW: "10.0.0.0/99" })).toThrow("NODEPLANE_EGRESS_ALLOW");
   });
 
   it.each(["10.0.0.0/33", "::1/129", "10.0.0.0/8/1", "http://x", "a b", "10.0.0.0/x"])("refuses %s", (entry) => {
