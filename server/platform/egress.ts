@@ -76,6 +76,12 @@ function bareAddress(address: string): string {
   return address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
 }
 
+/** One spelling per address, so addresses compare as strings. */
+function addressKey(address: string): string {
+  const bare = bareAddress(address);
+  return net.isIPv6(bare) ? canonicalIPv6(bare) : bare;
+}
+
 /** What kind of address `address` (an IP address) is; "public" when no refused range holds it. */
 export function classifyAddress(address: string): AddressClass {
   const bare = bareAddress(address);
@@ -155,15 +161,15 @@ export interface EgressPolicyOptions {
 function ownAddresses(): Set<string> {
   const addresses = new Set<string>();
   for (const list of Object.values(os.networkInterfaces()))
-    for (const i of list ?? []) addresses.add(bareAddress(i.address).toLowerCase());
+    for (const i of list ?? []) addresses.add(addressKey(i.address));
   return addresses;
 }
 
 /**
  * The one place the rule is applied. Clients that connect where a tenant says take their sockets,
  * lookups and agents from here: `connect`/`tlsConnect` (node:net and node:tls options), `socket`
- * (a net.Socket whose `connect` is checked, for drivers that take a stream), `agent` (node:http and
- * node:https agents for SDKs) and `resolve` (for a client with no hook: checks before it connects).
+ * (a net.Socket whose `connect` is checked, for drivers that take a stream), `httpAgent`/`httpsAgent`
+ * (for SDKs) and `resolve` (for a client with no hook: checks just before it connects).
  */
 export class EgressPolicy {
   private readonly allowedRanges = new net.BlockList();
@@ -180,7 +186,7 @@ export class EgressPolicy {
     for (const port of options.ownPorts ?? []) this.addOwnPort(port);
     this.resolver = options.resolve ?? (dns.lookup as LookupAll);
     this.machineAddresses = options.machineAddresses
-      ? new Set([...options.machineAddresses].map((a) => bareAddress(a).toLowerCase()))
+      ? new Set([...options.machineAddresses].map(addressKey))
       : ownAddresses();
   }
 
@@ -197,7 +203,7 @@ export class EgressPolicy {
     const bare = bareAddress(address).toLowerCase();
     const kind = classifyAddress(bare);
     const v4 = net.isIPv6(bare) ? embeddedIPv4(bare) : null;
-    const mine = this.machineAddresses.has(bare) || (v4 !== null && this.machineAddresses.has(v4));
+    const mine = this.machineAddresses.has(addressKey(bare)) || (v4 !== null && this.machineAddresses.has(v4));
     if (this.ownPorts.has(port) && (mine || kind === "loopback" || kind === "unspecified"))
       return `refused by the egress policy: ${bare} port ${port} is this service's own port`;
     if (kind === "public" && !mine) return null;
