@@ -76,6 +76,12 @@ function bareAddress(address: string): string {
   return address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
 }
 
+/** One spelling per address, so addresses compare as strings. */
+function addressKey(address: string): string {
+  const bare = bareAddress(address);
+  return net.isIPv6(bare) ? canonicalIPv6(bare) : bare;
+}
+
 /** What kind of address `address` (an IP address) is; "public" when no refused range holds it. */
 export function classifyAddress(address: string): AddressClass {
   const bare = bareAddress(address);
@@ -147,27 +153,29 @@ export interface EgressPolicyOptions {
   ownPorts?: Iterable<number>;
   /** How host names are resolved; dns.lookup (the system resolver) unless a test names another. */
   resolve?: LookupAll;
+  /** This machine's addresses; its network interfaces' unless a test names others. */
+  machineAddresses?: Iterable<string>;
 }
 
 /** The addresses of this machine's interfaces, where the service's own ports are found. */
 function ownAddresses(): Set<string> {
   const addresses = new Set<string>();
   for (const list of Object.values(os.networkInterfaces()))
-    for (const i of list ?? []) addresses.add(bareAddress(i.address).toLowerCase());
+    for (const i of list ?? []) addresses.add(addressKey(i.address));
   return addresses;
 }
 
 /**
  * The one place the rule is applied. Clients that connect where a tenant says take their sockets,
  * lookups and agents from here: `connect`/`tlsConnect` (node:net and node:tls options), `socket`
- * (a net.Socket whose `connect` is checked, for drivers that take a stream), `agent` (node:http and
- * node:https agents for SDKs) and `resolve` (for a client with no hook: checks before it connects).
+ * (a net.Socket whose `connect` is checked, for drivers that take a stream), `httpAgent`/`httpsAgent`
+ * (for SDKs) and `resolve` (for a client with no hook: checks just before it connects).
  */
 export class EgressPolicy {
   private readonly allowedRanges = new net.BlockList();
   private readonly allowedHosts = new Set<string>();
   private readonly ownPorts = new Set<number>();
-  private readonly machineAddresses = ownAddresses();
+  private readonly machineAddresses: Set<string>;
   private readonly resolver: LookupAll;
 
   constructor(options: EgressPolicyOptions = {}) {
@@ -177,6 +185,9 @@ export class EgressPolicy {
     }
     for (const port of options.ownPorts ?? []) this.addOwnPort(port);
     this.resolver = options.resolve ?? (dns.lookup as LookupAll);
+    this.machineAddresses = options.machineAddresses
+      ? new Set([...options.machineAddresses].map(addressKey))
+      : ownAddresses();
   }
 
   /** A port this service listens on: refused on this machine's addresses whatever the allow list says. */
@@ -192,15 +203,17 @@ export class EgressPolicy {
     const bare = bareAddress(address).toLowerCase();
     const kind = classifyAddress(bare);
     const v4 = net.isIPv6(bare) ? embeddedIPv4(bare) : null;
-    const local = kind === "loopback" || kind === "unspecified" || this.machineAddresses.has(bare);
-    if (this.ownPorts.has(port) && (local || (v4 !== null && this.machineAddresses.has(v4))))
+    const mine = this.machineAddresses.has(addressKey(bare)) || (v4 !== null && this.machineAddresses.has(v4));
+    if (this.ownPorts.has(port) && (mine || kind === "loopback" || kind === "unspecified"))
       return `refused by the egress policy: ${bare} port ${port} is this service's own port`;
-    if (kind === "public") return null;
+    if (kind === "public" && !mine) return null;
     if (host !== undefined && this.allowedHosts.has(host.toLowerCase().replace(/\.$/, ""))) return null;
     if (this.allowedRanges.check(bare, net.isIPv4(bare) ? "ipv4" : "ipv6")) return null;
     if (v4 !== null && this.allowedRanges.check(v4, "ipv4")) return null;
     const form = v4 !== null ? ` (the IPv4 address ${v4} in an IPv6 form)` : "";
-    const what = `${article(kind)} ${kind} address${form}; an operator can allow it with ${EGRESS_ALLOW_SETTING}`;
+    // A public address of this machine reaches whatever listens on its other interfaces' ports.
+    const kindText = kind === "public" ? "an address of this machine" : `${article(kind)} ${kind} address`;
+    const what = `${kindText}${form}; an operator can allow it with ${EGRESS_ALLOW_SETTING}`;
     const named = host !== undefined && bareAddress(host).toLowerCase() !== bare;
     return named
       ? `refused by the egress policy: ${host} resolves to ${bare}, ${what}`

@@ -11,7 +11,7 @@ import { MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.t
 import { functionInvoker } from "../../server/domains/functions/invoker.ts";
 import { engineStore, KEPT_HASHES } from "../../server/domains/streams/engine-store.ts";
 import type { TestUser } from "../support/api.ts";
-import { testEgress } from "../support/egress.ts";
+import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
 import {
   blockNumbers,
   NETWORK,
@@ -69,6 +69,7 @@ function engineProcess(): ChildProcess {
       NODEPLANE_NETWORKS_CONFIG: networks,
       NODEPLANE_LEASE_TTL_MS: "2000",
       NODEPLANE_ENGINE_POLL_MS: "100",
+      NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       LOG_LEVEL: "warn",
     },
     stdio: ["ignore", "inherit", "inherit"],

@@ -2,6 +2,7 @@ import type dns from "node:dns";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../server/platform/config.ts";
 import { classifyAddress, EgressPolicy, EgressRefused, parseEgressAllow } from "../../../server/platform/egress.ts";
 
 /** A resolver that answers from a table, so a test names what a host resolves to. */
@@ -102,6 +103,14 @@ describe("the allow list setting", () => {
     expect(parseEgressAllow("")).toEqual([]);
   });
 
+  it("is read with the other settings, and a wrong entry stops the start", () => {
+    expect(loadConfig({}).egressAllow).toEqual([]);
+    expect(loadConfig({ NODEPLANE_EGRESS_ALLOW: "receiver.internal" }).egressAllow).toEqual([
+      { kind: "host", name: "receiver.internal" },
+    ]);
+    expect(() => loadConfig({ NODEPLANE_EGRESS_ALLOW: "10.0.0.0/99" })).toThrow("NODEPLANE_EGRESS_ALLOW");
+  });
+
   it.each(["10.0.0.0/33", "::1/129", "10.0.0.0/8/1", "http://x", "a b", "10.0.0.0/x"])("refuses %s", (entry) => {
     expect(() => parseEgressAllow(entry)).toThrow(`NODEPLANE_EGRESS_ALLOW: "${entry}" is not`);
   });
@@ -144,6 +153,18 @@ describe("the policy", () => {
     expect(policy.refusal("0.0.0.0", 8080)).toContain("own port");
     expect(policy.refusal("127.0.0.1", 8081)).toBeNull();
     expect(policy.refusal("8.8.8.8", 8080)).toBeNull();
+  });
+
+  it("refuses this machine's own public addresses unless allowed", () => {
+    const machine = new EgressPolicy({ machineAddresses: ["203.0.114.7", "2001:4860::7"] });
+    expect(machine.refusal("203.0.114.7", 22)).toBe(
+      "refused by the egress policy: 203.0.114.7 is an address of this machine; an operator can allow it with NODEPLANE_EGRESS_ALLOW",
+    );
+    expect(machine.refusal("::ffff:203.0.114.7", 22)).toContain("an address of this machine");
+    expect(machine.refusal("2001:4860::7", 22)).toContain("an address of this machine");
+    expect(machine.refusal("203.0.114.8", 22)).toBeNull();
+    const allowed = new EgressPolicy({ machineAddresses: ["203.0.114.7"], allow: parseEgressAllow("203.0.114.7") });
+    expect(allowed.refusal("203.0.114.7", 22)).toBeNull();
   });
 
   it("refuses localhost by name, and names resolving to refused addresses", async () => {
