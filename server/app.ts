@@ -163,6 +163,7 @@ async function assemble(
       upstreams: chainNodes,
       rateLimit: stages.rateLimit,
       meter: stages.meter,
+      maxBatchCalls: config.maxBatchCalls,
       log: (message, error) => log.warn({ err: error }, message),
     });
     app.addHook("onClose", async () => stages.close());

@@ -36,6 +36,10 @@ export interface FailedCall {
   transport: string;
   requestBody: string | null;
   responseBody: string | null;
+  /** How many calls the request held (1 for a single call). */
+  calls: number;
+  /** How many of them failed: a request's failed calls are kept as one row, described by its first failure. */
+  failedCalls: number;
 }
 
 /** An account's usage in its current period against its plan's responses per month. */
@@ -125,6 +129,27 @@ interface PeriodTotal {
   loadedAt: number;
 }
 
+/** The failed calls of one request, tallied for its one error-log row. */
+class FailedCalls {
+  first: { method: string; refusal: Refusal; index: number } | null = null;
+  count = 0;
+  private readonly byKind = new Map<string, number>();
+
+  add(method: string, refusal: Refusal, index: number, calls = 1): void {
+    if (!this.first || index < this.first.index) this.first = { method, refusal, index };
+    this.count += calls;
+    this.byKind.set(refusal.kind, (this.byKind.get(refusal.kind) ?? 0) + calls);
+  }
+
+  /** The first failure's message; past one failure in a batch, how many failed and of which kinds. */
+  describe(calls: number): string {
+    const message = this.first?.refusal.message ?? "";
+    if (this.count <= 1 || this.byKind.size === 0 || calls <= 1) return message;
+    const kinds = [...this.byKind].map(([kind, n]) => `${kind} ${n}`).join(", ");
+    return `${message} (${this.count} of ${calls} calls failed: ${kinds})`;
+  }
+}
+
 /** Error logs waiting beyond this are dropped (and counted), so a database outage cannot exhaust memory. */
 const MAX_PENDING_LOGS = 20_000;
 const MAX_PENDING_CELLS = 200_000;
@@ -170,7 +195,9 @@ export class UsageMeter implements MeterStage {
     if (event.requestRefusal) {
       if (methods.length === 0) this.count(record.accountId, record.id, NO_METHOD, minute, 0, 0, false, 1);
       for (const m of methods) this.count(record.accountId, record.id, m || NO_METHOD, minute, 0, 0, false, 1);
-      this.logFailure(event, now, methods[0] ?? "", event.requestRefusal, 0, methods.length > 1);
+      const failures = new FailedCalls();
+      failures.add(methods[0] ?? "", event.requestRefusal, 0, Math.max(methods.length, 1));
+      this.logFailures(event, now, failures, false);
       return;
     }
     let refusedAt: Map<number, Refusal> | null = null;
@@ -180,21 +207,20 @@ export class UsageMeter implements MeterStage {
     }
     const head = event.calls && this.options.headOf ? this.options.headOf(record.network) : undefined;
     const httpFailed = event.httpStatus >= 400;
+    const failures = new FailedCalls();
     for (let i = 0; i < methods.length; i++) {
       const method = methods[i] || NO_METHOD;
       const refusal = refusedAt?.get(i);
       if (refusal) {
         this.count(record.accountId, record.id, method, minute, 0, 0, false, 1);
-        this.logFailure(event, now, methods[i], refusal, i, methods.length > 1);
+        failures.add(methods[i], refusal, i);
         continue;
       }
       const params = event.calls ? (event.calls[i] as { params?: unknown } | undefined)?.params : undefined;
       const cost = this.options.pricing.cost(record.network, method, params, head);
       this.count(record.accountId, record.id, method, minute, 1, cost.credits, cost.archive, 0);
       if (httpFailed) {
-        this.logFailure(
-          event,
-          now,
+        failures.add(
           methods[i],
           {
             kind: "UPSTREAM_HTTP_ERROR",
@@ -203,11 +229,11 @@ export class UsageMeter implements MeterStage {
             message: `The upstream answered HTTP ${event.httpStatus}.`,
           },
           i,
-          methods.length > 1,
         );
       }
     }
-    if (!httpFailed && event.responseBody) this.logJsonRpcErrors(event, now);
+    if (!httpFailed && event.responseBody) this.findJsonRpcErrors(event, failures);
+    this.logFailures(event, now, failures, methods.length > 1);
     if (this.cells.size >= (this.options.flushRows ?? 5000) || this.logs.length >= (this.options.flushRows ?? 5000)) {
       void this.flush();
     }
@@ -253,41 +279,45 @@ export class UsageMeter implements MeterStage {
     return id;
   }
 
-  private logFailure(
-    event: DetailedMeterEvent,
-    at: number,
-    method: string,
-    refusal: Refusal,
-    index: number,
-    batch: boolean,
-  ) {
+  /**
+   * One error-log row per request however many of its calls failed: the first failure's method, status
+   * and error, with the counts (and, past one failure, a count per kind in the message). A batch's row is
+   * stored under `<x-request-id>.<index of that first failure>`; bodies are capped once, for the row.
+   */
+  private logFailures(event: DetailedMeterEvent, at: number, failures: FailedCalls, batch: boolean) {
+    const first = failures.first;
+    if (!first) return;
     if (this.logs.length >= MAX_PENDING_LOGS) {
       this.droppedLogs++;
       return;
     }
     const record = event.endpoint.record;
     const requestId = this.requestIdOf(event);
+    const calls = Math.max(event.methods.length, 1);
+    const refusal = first.refusal;
     this.logs.push({
       accountId: record.accountId,
       endpointId: record.id,
-      requestId: batch ? `${requestId}.${index}` : requestId,
+      requestId: batch ? `${requestId}.${first.index}` : requestId,
       at: new Date(at),
-      method: (method || NO_METHOD).slice(0, 200),
+      method: (first.method || NO_METHOD).slice(0, 200),
       httpMethod: event.httpMethod ?? (event.transport === "ws" ? "WS" : "POST"),
       status: refusal.http === 200 ? event.httpStatus : refusal.http,
       errorCode: refusal.code || null,
       errorKind: refusal.kind,
-      message: refusal.message.slice(0, 1000),
+      message: (event.requestRefusal ? refusal.message : failures.describe(calls)).slice(0, 1000),
       url: maskUrl(event.url ?? `/rpc/${record.exId}`),
       network: record.network,
       transport: event.transport,
       requestBody: capBody(event.requestBody),
       responseBody: capBody(event.responseBody),
+      calls,
+      failedCalls: Math.min(failures.count, calls),
     });
   }
 
   /** JSON-RPC errors in an answer the upstream gave (a cheap byte search first: most answers have none). */
-  private logJsonRpcErrors(event: DetailedMeterEvent, at: number) {
+  private findJsonRpcErrors(event: DetailedMeterEvent, failures: FailedCalls) {
     const body = event.responseBody as Buffer | string;
     const hasError = typeof body === "string" ? body.includes('"error"') : body.includes('"error"');
     if (!hasError) return;
@@ -311,9 +341,7 @@ export class UsageMeter implements MeterStage {
       const found = methodOfId.get(JSON.stringify(answer.id ?? null));
       const index = found?.index ?? position;
       if (refusedIndexes.has(index)) return;
-      this.logFailure(
-        event,
-        at,
+      failures.add(
         found?.method ?? event.methods[index] ?? "",
         {
           kind: "JSON_RPC_ERROR",
@@ -322,7 +350,6 @@ export class UsageMeter implements MeterStage {
           message: typeof answer.error?.message === "string" ? answer.error.message : "JSON-RPC error",
         },
         index,
-        event.methods.length > 1,
       );
     });
   }

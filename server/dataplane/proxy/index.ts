@@ -16,6 +16,8 @@ export interface MountDataPlaneDeps {
   /** The metering stage (none attached: nothing is recorded). */
   meter?: MeterStage;
   log?: (message: string, error?: unknown) => void;
+  /** Most calls in one batch (see DataPlaneDeps.maxBatchCalls). */
+  maxBatchCalls?: number;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function mountDataPlane(
     upstreams: deps.upstreams,
     rateLimit: deps.rateLimit,
     meter: deps.meter,
+    maxBatchCalls: deps.maxBatchCalls,
     onError: (error) => deps.log?.("a data plane stage failed", error),
   });
   app.addHook("onClose", async () => directory.close());

@@ -7,7 +7,7 @@ import { PostClient } from "../http/post-client.ts";
 import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
-import { errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
+import { batchTooLarge, errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 import { NONE_REFUSED, type Refused, RequestRecord } from "./request-record.ts";
 import { type MeterStage, noMeter, noRateLimit, type RateLimitStage } from "./stages.ts";
 
@@ -46,6 +46,8 @@ export interface DataPlaneDeps {
   onError?: (error: unknown) => void;
   /** Largest accepted request body. */
   maxBodyBytes?: number;
+  /** Most calls accepted in one batch (HTTP body or WebSocket message); Geth's default, 1000, when absent. */
+  maxBatchCalls?: number;
 }
 
 /** How a request named its endpoint: by the key in /rpc/:exId[/:token], or by a domain mask host. */
@@ -56,6 +58,8 @@ export interface RouteTarget {
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
+/** Geth's BatchRequestLimit default: the most calls one batch may hold. */
+export const DEFAULT_MAX_BATCH_CALLS = 1000;
 const refusedOf = (perCall: (Refusal | undefined)[]): Refused =>
   perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
 const EMPTY = Buffer.alloc(0);
@@ -112,12 +116,14 @@ function loggedUrl(req: RpcRequest, target: RouteTarget): string {
   return `${target.host}${target.pathToken ? "/****" : "/"}`;
 }
 
+const methodsOf = (calls: unknown[]): string[] => calls.map((c) => (isCall(c) ? c.method : ""));
+
 /** The methods and calls of a body the proxy refused before reading it, when it parses (for the logs only). */
 function callsOf(body: Buffer): { methods: string[]; calls: unknown[] } | undefined {
   if (body.length === 0) return undefined;
   const parsed = parseBody(body);
   if ("error" in parsed) return undefined;
-  return { methods: parsed.calls.map((c) => (isCall(c) ? c.method : "")), calls: parsed.calls };
+  return { methods: methodsOf(parsed.calls), calls: parsed.calls };
 }
 
 /**
@@ -182,6 +188,7 @@ export class DataPlane {
   private readonly rateLimit: RateLimitStage;
   private readonly meter: MeterStage;
   readonly maxBodyBytes: number;
+  readonly maxBatchCalls: number;
   /** The x-request-id of each upgrade being accepted, for its 101 answer. */
   private readonly upgradeIds = new WeakMap<IncomingMessage, string>();
 
@@ -189,6 +196,7 @@ export class DataPlane {
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
     this.maxBodyBytes = deps.maxBodyBytes ?? 5 * 1024 * 1024;
+    this.maxBatchCalls = deps.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
     this.wss.on("headers", (headers: string[], req: IncomingMessage) => {
       const id = this.upgradeIds.get(req);
       if (id) headers.push(`X-Request-Id: ${id}`);
@@ -325,6 +333,19 @@ export class DataPlane {
       return;
     }
     const calls = parsed.calls;
+    if (parsed.batch && calls.length > this.maxBatchCalls) {
+      // Refused before any per-call work (checks, rate limits, pricing): one answer and one error log.
+      const tooLarge = batchTooLarge(calls, this.maxBatchCalls);
+      res.writeHead(200, {
+        ...JSON_HEADERS,
+        ...headers,
+        "content-length": Buffer.byteLength(tooLarge.body),
+        "x-request-id": requestId,
+      });
+      res.end(tooLarge.body);
+      if (metered) request.parsed(calls, methodsOf(calls));
+      return this.finish(request.refusedWhole(tooLarge.refusal, tooLarge.body));
+    }
     const methods: string[] = [];
     const perCall: (Refusal | undefined)[] = new Array(calls.length);
     let refusedCount = 0;
@@ -591,10 +612,13 @@ export class DataPlane {
         if (metered) meterNow(request.refusedWhole(parsed.error, sent, Buffer.byteLength(sent)));
         return;
       }
-      request.parsed(
-        parsed.calls,
-        parsed.calls.map((c) => (isCall(c) ? c.method : "")),
-      );
+      request.parsed(parsed.calls, methodsOf(parsed.calls));
+      if (parsed.batch && parsed.calls.length > this.maxBatchCalls) {
+        const tooLarge = batchTooLarge(parsed.calls, this.maxBatchCalls);
+        client.send(tooLarge.body);
+        if (metered) meterNow(request.refusedWhole(tooLarge.refusal, tooLarge.body, Buffer.byteLength(tooLarge.body)));
+        return;
+      }
       const perCall = parsed.calls.map((c) => (isCall(c) ? checkCall(current, c) : refusal("INVALID_REQUEST")));
       const admitted = await this.rateLimit.admit(request);
       let requestRefusal: Refusal | null = null;
