@@ -16,6 +16,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
+import { validateInput } from "../../platform/validation.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import {
   checkFunctionCode,
@@ -161,6 +162,50 @@ export async function createStreamWithFunction(
   return row;
 }
 
+/** The keys of a stream's create input a stored row has (all but `status`, which has its own mutations). */
+const STORED_INPUT_KEYS = [
+  "name",
+  "network",
+  "dataset",
+  "datasetBatchSize",
+  "elasticBatchEnabled",
+  "includeStreamMetadata",
+  "destination",
+  "startRange",
+  "endRange",
+  "filterFunction",
+  "filterVersion",
+  "fixBlockReorgs",
+  "keepDistanceFromTip",
+  "notificationEmail",
+  "region",
+] as const;
+
+/**
+ * The stream as it would be after `patch`, in its create input's shape, so a partial update is checked
+ * whole: attributes sent alone are checked against the stored destination's schema, and a new
+ * destination needs its attributes. Secrets left out or sent masked count as their stored values.
+ */
+function wholeAfterUpdate(box: SecretBox, current: store.StreamRow, patch: StreamInput): Record<string, unknown> {
+  const whole: Record<string, unknown> = {};
+  for (const k of STORED_INPUT_KEYS) {
+    const value = patch[k] !== undefined ? patch[k] : current[k];
+    if (value !== null && value !== undefined) whole[k] = value;
+  }
+  const destinationChanged = patch.destination !== undefined && patch.destination !== current.destination;
+  const stored = destinationChanged ? {} : openSecrets(box, current.destinationSecrets);
+  const attributes: Record<string, unknown> =
+    patch.destinationAttributes === undefined
+      ? { ...(destinationChanged ? {} : current.destinationAttributes), ...stored }
+      : {};
+  for (const [k, v] of Object.entries(patch.destinationAttributes ?? {})) {
+    if (v !== MASK) attributes[k] = v;
+    else if (stored[k] !== undefined) attributes[k] = stored[k];
+  }
+  whole.destinationAttributes = attributes;
+  return whole;
+}
+
 export async function updateStream(
   db: Db,
   box: SecretBox,
@@ -176,6 +221,7 @@ export async function updateStream(
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
     } as StreamInput & typeof current;
+    validateInput("stream#/$defs/createInput", wholeAfterUpdate(box, current, patch));
     // A stream whose node later went away can still be renamed or paused; only a new target is checked.
     const targetChanged = (["network", "dataset", "destination"] as const).some(
       (k) => patch[k] !== undefined && patch[k] !== current[k],
