@@ -101,7 +101,7 @@ async function assemble(
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: graphqlLimits.bodyBytes,
-    trustProxy: true,
+    trustProxy: config.trustProxy,
     logController: new LogController({ disableRequestLogging: true }),
   });
   await app.register(cookie);

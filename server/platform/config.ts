@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
 import path from "node:path";
 import { type EgressAllowEntry, parseEgressAllow } from "./egress.ts";
 
@@ -35,6 +36,11 @@ export interface AppConfig {
    * their kind of address (NODEPLANE_EGRESS_ALLOW); see platform/egress.ts.
    */
   egressAllow: EgressAllowEntry[];
+  /**
+   * Which peers may name the client's address in X-Forwarded-For (NODEPLANE_TRUST_PROXY): none by
+   * default, so a client cannot choose the address its sign-in attempts are counted under.
+   */
+  trustProxy: TrustProxy;
   /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
   maxBatchCalls: number;
 }
@@ -79,6 +85,21 @@ function parseRoles(text: string | undefined): Record<ProcessRole, boolean> {
   return { api: wanted.includes("api"), proxy: wanted.includes("proxy"), engine: wanted.includes("engine") };
 }
 
+/** Fastify's trustProxy: off, every peer, or the peers in these addresses and ranges. */
+export type TrustProxy = boolean | string;
+
+function parseTrustProxy(text: string | undefined): TrustProxy {
+  const value = (text ?? "").trim();
+  if (value === "" || value === "false" || value === "0") return false;
+  if (value === "true") return true;
+  for (const part of value.split(",").map((p) => p.trim())) {
+    const [address, prefix] = part.split("/");
+    if (!isIP(address) || (prefix !== undefined && !/^\d{1,3}$/.test(prefix)))
+      throw new Error(`NODEPLANE_TRUST_PROXY takes true or addresses and CIDR ranges; got ${part}`);
+  }
+  return value;
+}
+
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === "") return fallback;
   const value = Number(text);
@@ -107,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     sessionDays: 14,
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
     egressAllow: parseEgressAllow(env.NODEPLANE_EGRESS_ALLOW),
+    trustProxy: parseTrustProxy(env.NODEPLANE_TRUST_PROXY),
     maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
   };
 }

@@ -2,7 +2,9 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { signIn, signUp, startTestApp, type TestApp, uniqueEmail, useTestApp } from "../support/api.ts";
 
-const ctx = useTestApp();
+// The tests name client addresses in X-Forwarded-For, which the service trusts only from a named proxy.
+const trustLoopback = { NODEPLANE_TRUST_PROXY: "127.0.0.1,::1" };
+const ctx = useTestApp(trustLoopback);
 const DEMO_PASSWORD = "demo-password-for-tests";
 
 const viewerQuery = `{ viewer {
@@ -112,7 +114,7 @@ describe("sign-up, sign-in and the viewer", () => {
 
   describe("under parallel attempts", () => {
     let addresses = 0;
-    /** A client address of its own (the service trusts X-Forwarded-For), so tests do not share address counts. */
+    /** A client address of its own (named in X-Forwarded-For), so tests do not share address counts. */
     const newAddress = () => {
       addresses += 1;
       return `10.16.${Math.floor(addresses / 250)}.${(addresses % 250) + 1}`;
@@ -154,7 +156,7 @@ describe("sign-up, sign-in and the viewer", () => {
     }, 60_000);
 
     it("counts attempts made through two service instances on one database together", async () => {
-      const other = await startTestApp({}, { database: ctx.app.database });
+      const other = await startTestApp(trustLoopback, { database: ctx.app.database });
       try {
         const user = await signUp(ctx.app);
         const codes = await Promise.all(

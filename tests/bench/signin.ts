@@ -56,6 +56,8 @@ export async function runSignInBench(log: (line: string) => void = console.log):
       DATABASE_URL: postgres.url,
       NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
       NODEPLANE_LOCAL_CHAIN: "0",
+      // The bench names client addresses in X-Forwarded-For.
+      NODEPLANE_TRUST_PROXY: "127.0.0.1,::1",
     });
     const url = service.url;
     // Warm-up (connections, prepared statements), from an address and for an email of their own.
