@@ -307,13 +307,14 @@ export class EgressPolicy {
     const connect = socket.connect.bind(socket) as (options: net.TcpNetConnectOpts) => net.Socket;
     socket.connect = function (this: net.Socket, ...args: unknown[]): net.Socket {
       const [first, second] = args;
-      if (typeof first === "number" && typeof second === "string") {
-        const refused = policy.refusedNow(second, first);
+      const port = typeof first === "string" && /^\d+$/.test(first) ? Number(first) : first;
+      if (typeof port === "number" && typeof second === "string") {
+        const refused = policy.refusedNow(second, port);
         if (refused) {
           process.nextTick(() => socket.destroy(refused));
           return socket;
         }
-        return connect({ port: first, host: second, lookup: policy.lookup(first) });
+        return connect({ port, host: second, lookup: policy.lookup(port) });
       }
       process.nextTick(() =>
         socket.destroy(new EgressRefused("refused by the egress policy: a local socket path is this machine")),

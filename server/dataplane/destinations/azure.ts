@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import type http from "node:http";
+import type https from "node:https";
 import { AnonymousCredential, ContainerClient, newPipeline, type RequestPolicyFactory } from "@azure/storage-blob";
 import type { EgressPolicy } from "../../platform/egress.ts";
 import { assertCompression, encodeObject, errorMessage, isEgressRefusal, objectName } from "./common.ts";
@@ -24,6 +26,8 @@ export class AzureDestination implements Destination {
   private readonly container: ContainerClient;
   private readonly fileType: FileType;
   private readonly compression: Compression;
+  /** The egress policy's agents every request goes through; closed with the destination. */
+  private readonly agents: { http: http.Agent; https: https.Agent };
 
   constructor(
     private readonly attrs: AzureAttributes,
@@ -43,7 +47,8 @@ export class AzureDestination implements Destination {
     const base = (attrs.endpoint ?? `https://${attrs.storageAccount}.blob.core.windows.net`).replace(/\/+$/, "");
     const sas = attrs.sasToken.replace(/^\?/, "");
     const pipeline = newPipeline(new AnonymousCredential(), { retryOptions: { maxTries: 1, tryTimeoutInMs: 30_000 } });
-    pipeline.factories.push(egressAgents(egress));
+    this.agents = { http: egress.httpAgent({ keepAlive: true }), https: egress.httpsAgent({ keepAlive: true }) };
+    pipeline.factories.push(throughAgents(this.agents));
     this.container = new ContainerClient(`${base}/${attrs.container}?${sas}`, pipeline);
   }
 
@@ -81,20 +86,21 @@ export class AzureDestination implements Destination {
     return { bytes: obj.body.length, durationMs: performance.now() - t, detail: `${this.attrs.container}/${name}` };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
 }
 
 /**
  * A pipeline step that sends every request through the egress policy's agents: the endpoint is the
  * tenant's, so connections go only where the policy allows.
  */
-function egressAgents(egress: EgressPolicy): RequestPolicyFactory {
-  const http = egress.httpAgent({ keepAlive: true });
-  const https = egress.httpsAgent({ keepAlive: true });
+function throughAgents(agents: { http: http.Agent; https: https.Agent }): RequestPolicyFactory {
   return {
     create: (next) => ({
       sendRequest: (request) => {
-        request.agent = request.url.startsWith("https:") ? https : http;
+        request.agent = request.url.startsWith("https:") ? agents.https : agents.http;
         return next.sendRequest(request);
       },
     }),

@@ -273,6 +273,9 @@ describe("the policy", () => {
       );
       const allowed = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1") });
       expect(await connectError(allowed.socket().connect(port, "127.0.0.1"))).toBeNull();
+      // A port given as text is a port, not a socket path.
+      const asText = allowed.socket() as unknown as { connect(port: string, host: string): net.Socket };
+      expect(await connectError(asText.connect(String(port), "127.0.0.1"))).toBeNull();
     });
   });
 });
