@@ -4,7 +4,8 @@
  * the proxy benchmark runs 1 round of 1 s throughput runs unless BENCH_SECONDS / BENCH_ROUNDS say
  * otherwise; the streams benchmark its default ranges (BENCH_BLOCKS, BENCH_TX_BLOCKS, BENCH_STREAM_ROUNDS);
  * the filter benchmark ~100 ms per side, round and case. Select some with arguments:
- * `npm run bench -- filter streams`. The graphql benchmark reads the same BENCH_SECONDS / BENCH_ROUNDS
+ * `npm run bench -- filter streams`. The batch benchmark (one oversized JSON-RPC batch against the service's
+ * memory and /healthz) takes about 30 s. The graphql benchmark reads the same BENCH_SECONDS / BENCH_ROUNDS
  * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run).
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
@@ -163,6 +164,36 @@ if (wanted("signin")) {
     met: r.slowestMs <= r.slowestBoundMs,
   });
   console.log(`(signin done at ${elapsed()})`);
+}
+
+if (wanted("batch")) {
+  const { runBatchBench } = await import("./batch.ts");
+  console.log(
+    "\n=== batch: one large JSON-RPC batch against the service's memory and /healthz, beside a window without it ===",
+  );
+  const rows = await runBatchBench();
+  const baseline = rows[0];
+  for (const r of rows.slice(1)) {
+    checks.push({
+      bench: "batch",
+      target: `${r.name}: RSS growth < 50 MB`,
+      measured: `+${r.rssGrowthMb.toFixed(1)} MB (baseline +${baseline.rssGrowthMb.toFixed(1)} MB)`,
+      met: r.rssGrowthMb < 50,
+    });
+    checks.push({
+      bench: "batch",
+      target: `${r.name}: /healthz max ≤ baseline max + 250 ms`,
+      measured: `${r.healthzMaxMs.toFixed(1)} ms, p50 ${r.healthzP50Ms.toFixed(2)} ms (baseline ${baseline.healthzMaxMs.toFixed(1)} / ${baseline.healthzP50Ms.toFixed(2)} ms)`,
+      met: r.healthzMaxMs <= baseline.healthzMaxMs + 250,
+    });
+    checks.push({
+      bench: "batch",
+      target: `${r.name}: one error-log row`,
+      measured: `${r.errorLogRows} (${r.errorLogs})`,
+      met: r.errorLogRows === 1,
+    });
+  }
+  console.log(`(batch done at ${elapsed()})`);
 }
 
 console.log(`\n=== summary (${elapsed()}) ===`);
