@@ -8,7 +8,7 @@ import cookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
-import type { Logger } from "pino";
+import type { DestinationStream, Logger } from "pino";
 import { startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
@@ -52,8 +52,13 @@ export interface App {
 /** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
 const graphqlLimits = { depth: 10, cost: 5000, aliases: 15, directives: 10, tokens: 2000, bodyBytes: 256 * 1024 };
 
-export async function buildApp(config: AppConfig): Promise<App> {
-  const log = createLogger(config.logLevel);
+export interface BuildOptions {
+  /** Where the log is written (standard output when not given); tests read it back. */
+  logDestination?: DestinationStream;
+}
+
+export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
+  const log = createLogger(config.logLevel, options.logDestination);
   const apiSchema = loadApiSchema();
   // Refuses to start, naming each file, pointer and reason, when a manifest is wrong.
   const registry = new RegistryHolder(config.rootDir, apiSchema);
