@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
@@ -5,10 +6,17 @@ import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import cookie from "@fastify/cookie";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
-import type { Logger } from "pino";
+import type { DestinationStream, Logger } from "pino";
 import { startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
@@ -24,7 +32,7 @@ import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import { allResolvers } from "./graphql/all-resolvers.ts";
 import type { Context } from "./graphql/context.ts";
-import { formatError } from "./graphql/errors.ts";
+import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { Services } from "./graphql/services.ts";
@@ -52,8 +60,13 @@ export interface App {
 /** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
 const graphqlLimits = { depth: 10, cost: 5000, aliases: 15, directives: 10, tokens: 2000, bodyBytes: 256 * 1024 };
 
-export async function buildApp(config: AppConfig): Promise<App> {
-  const log = createLogger(config.logLevel);
+export interface BuildOptions {
+  /** Where the log is written (standard output when not given); tests read it back. */
+  logDestination?: DestinationStream;
+}
+
+export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
+  const log = createLogger(config.logLevel, options.logDestination);
   const apiSchema = loadApiSchema();
   // Refuses to start, naming each file, pointer and reason, when a manifest is wrong.
   const registry = new RegistryHolder(config.rootDir, apiSchema);
@@ -103,7 +116,10 @@ async function assemble(
     bodyLimit: graphqlLimits.bodyBytes,
     trustProxy: config.trustProxy,
     logController: new LogController({ disableRequestLogging: true }),
+    // Unique across processes and restarts: an INTERNAL answer's request id finds its log line.
+    genReqId: () => randomUUID(),
   });
+  app.setErrorHandler(requestErrorHandler(config, log));
   await app.register(cookie);
 
   // The stream engine.
@@ -198,11 +214,47 @@ async function assemble(
   };
 }
 
+/** A refusal of the request itself (a body that is not JSON, too large, a missing file): its status, or undefined. */
+function clientStatus(error: FastifyError): number | undefined {
+  return typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500
+    ? error.statusCode
+    : undefined;
+}
+
+/**
+ * Every failure outside the resolvers (the context builder's session lookup, a refused body, /healthz,
+ * the proxy, static files) is answered here: the caller's mistakes as they are, anything else INTERNAL
+ * with the request id only, its details in the log.
+ */
+function requestErrorHandler(config: AppConfig, log: Logger) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split("?")[0];
+    if (config.roles.api && path === graphqlPath) {
+      const errors = formatError({ errors: [error] }, { production: config.production, log, requestId: request.id });
+      const internal = errors.some((e) => e.extensions.code === "INTERNAL");
+      return reply.code(internal ? 500 : 400).send({ data: null, errors });
+    }
+    const status = clientStatus(error);
+    if (status) return reply.code(status).send({ error: error.message });
+    log.error({ err: error, reqId: request.id, path }, "request failed");
+    if (path.startsWith("/rpc/")) {
+      return reply.code(500).send({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32603, message: "Internal error", data: { requestId: request.id } },
+      });
+    }
+    return reply.code(500).send({ error: INTERNAL_MESSAGE, code: "INTERNAL", requestId: request.id });
+  };
+}
+
+const graphqlPath = "/graphql";
+
 /** The GraphQL API: CSRF guard, hardening limits, error codes, and the context every resolver gets. */
 async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger, db: Db, services: Services) {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
   app.addHook("onRequest", async (request, reply) => {
-    if (request.url.split("?")[0] !== "/graphql") return;
+    if (request.url.split("?")[0] !== graphqlPath) return;
     if (request.method === "GET")
       return reply
         .code(405)
@@ -221,7 +273,9 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
     resolvers: mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]) as never,
     jit: 1,
     graphiql: false,
-    path: "/graphql",
+    path: graphqlPath,
+    // Errors thrown outside execution (the context builder, a refused body) go to requestErrorHandler.
+    errorHandler: false,
     validationRules: [
       maxDepthRule({ n: graphqlLimits.depth }),
       costLimitRule({ maxCost: graphqlLimits.cost }),
@@ -240,8 +294,9 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
       reply,
       loaders: new Map(),
     }),
-    errorFormatter: (execution) => {
-      const errors = formatError({ errors: execution.errors }, config.production, log);
+    errorFormatter: (execution, context) => {
+      const requestId = context.reply.request.id;
+      const errors = formatError({ errors: execution.errors }, { production: config.production, log, requestId });
       const queryRefused = !execution.data && errors.every((e) => e.extensions.code === "BAD_USER_INPUT" && !e.path);
       return { statusCode: queryRefused ? 400 : 200, response: { data: execution.data ?? null, errors } as never };
     },

@@ -6,6 +6,8 @@ interface GraphQLErrorLike {
   path?: readonly (string | number)[];
   locations?: readonly { line: number; column: number }[];
   originalError?: unknown;
+  /** An error that is neither ours nor the query's: its message is not for the caller. */
+  internal?: boolean;
 }
 
 interface FormattedError {
@@ -26,11 +28,29 @@ function flatten(error: unknown): GraphQLErrorLike[] {
   if (Array.isArray(nestedOriginal)) return nestedOriginal.flatMap(flatten);
   if (error instanceof AppError) return [{ message: error.message, originalError: error }];
   if (isGraphQLError(error)) return [error];
-  return [{ message: error instanceof Error ? error.message : String(error), originalError: error }];
+  // Fastify's own refusals of the request (a body that is not JSON, too large): their messages are for the caller.
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  const refused = typeof status === "number" && status >= 400 && status < 500;
+  return [
+    { message: error instanceof Error ? error.message : String(error), originalError: error, internal: !refused },
+  ];
 }
 
-/** Gives every error a stable code; what is not ours is either a refused query or an internal failure. */
-export function formatError(error: unknown, production: boolean, log: Logger): FormattedError[] {
+/** What the caller is told of a failure on our side; the request id finds it in the log. */
+export const INTERNAL_MESSAGE = "Something went wrong on our side.";
+
+export interface FormatOptions {
+  production: boolean;
+  log: Logger;
+  /** The request's id: INTERNAL answers carry it and the log line has it. */
+  requestId: string;
+}
+
+/**
+ * Gives every error a stable code; what is not ours is either a refused query or an internal failure.
+ * An internal failure says only INTERNAL and the request id; what failed goes to the log.
+ */
+export function formatError(error: unknown, { production, log, requestId }: FormatOptions): FormattedError[] {
   return flatten(error).map((graphqlError) => {
     const original = graphqlError.originalError;
     const base = { path: graphqlError.path, locations: graphqlError.locations };
@@ -42,9 +62,12 @@ export function formatError(error: unknown, production: boolean, log: Logger): F
           original.fields.length > 0 ? { code: original.code, fields: original.fields } : { code: original.code },
       };
     }
-    if (original && !isGraphQLError(original) && graphqlError.path) {
-      log.error({ err: original, path: graphqlError.path }, "resolver failed");
-      return { ...base, message: "Something went wrong on our side.", extensions: { code: "INTERNAL" } };
+    if (graphqlError.internal || (original && !isGraphQLError(original) && graphqlError.path)) {
+      log.error(
+        { err: original, path: graphqlError.path, reqId: requestId },
+        graphqlError.path ? "resolver failed" : "request failed before its resolvers ran",
+      );
+      return { ...base, message: INTERNAL_MESSAGE, extensions: { code: "INTERNAL", requestId } };
     }
     // A query the schema refuses: parse and validation errors, depth/cost/alias/token limits, bad variables.
     const message = production ? graphqlError.message.replace(/ ?Did you mean .*\?$/, "") : graphqlError.message;

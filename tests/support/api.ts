@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import type { DestinationStream } from "pino";
 import { afterAll, beforeAll } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
@@ -110,11 +111,12 @@ export interface TestApp {
 /**
  * Starts the service in this process on a free port, on a fresh database of its own, or on
  * `options.database` (another app's, to play a second process of one deployment; left for its owner
- * to drop). `env` adds to or overrides the environment the config is loaded from.
+ * to drop). `env` adds to or overrides the environment the config is loaded from; `options.logDestination`
+ * receives the service's log (set LOG_LEVEL in `env` for more than warnings).
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: { database?: TestDatabase } = {},
+  options: { database?: TestDatabase; logDestination?: DestinationStream } = {},
 ): Promise<TestApp> {
   // Imported lazily, so a test file that only uses the client or the database helpers does not
   // load the whole service.
@@ -140,7 +142,7 @@ export async function startTestApp(
       NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       ...env,
     });
-    built = await buildApp(config);
+    built = await buildApp(config, { logDestination: options.logDestination });
     const { app } = built;
     if (!app.server.listening) await app.listen({ port: 0, host: "127.0.0.1" });
     const address = app.server.address();
