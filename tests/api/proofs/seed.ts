@@ -1,0 +1,124 @@
+/**
+ * The proofs' fixtures: one of each kind of thing an account owns, created through the API, and a
+ * snapshot of every table to show a refused call wrote nothing.
+ */
+
+import { sql } from "drizzle-orm";
+import { exportSPKI, generateKeyPair } from "jose";
+import type { Db } from "../../../server/platform/db/index.ts";
+import type { TestUser } from "../../support/api.ts";
+import type { Kind, Samples } from "./operations.ts";
+
+export async function newPublicKey(): Promise<string> {
+  const { publicKey } = await generateKeyPair("RS256", { extractable: true });
+  return exportSPKI(publicKey);
+}
+
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function, stream and webhook. */
+export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
+  const gql = owner.client.gqlOk.bind(owner.client);
+  const publicKey = await newPublicKey();
+  const ids: Partial<Record<Kind, string>> = {};
+  const { createEndpoint } = await gql<{ createEndpoint: { id: string; exId: string } }>(
+    "mutation($input: CreateEndpointInput!) { createEndpoint(input: $input) { id exId } }",
+    { input: { chain: "ethereum", network, label: "proof" } },
+  );
+  ids.endpoint = createEndpoint.id;
+  ids.endpointExId = createEndpoint.exId;
+  const e = { e: ids.endpoint };
+  const tagged = await gql<{ addEndpointTag: { tags: { tagId: string }[] } }>(
+    'mutation($e: ID!) { addEndpointTag(endpointId: $e, label: "proof") { tags { tagId } } }',
+    e,
+  );
+  ids.tag = tagged.addEndpointTag.tags[0].tagId;
+  ids.token = (
+    await gql<{ createAuthToken: { id: string } }>("mutation($e: ID!) { createAuthToken(id: $e) { id } }", e)
+  ).createAuthToken.id;
+  ids.jwt = (
+    await gql<{ createJwt: { id: string } }>(
+      'mutation($e: ID!, $p: String!) { createJwt(id: $e, name: "proof", kid: "proof", publicKey: $p) { id } }',
+      { ...e, p: publicKey },
+    )
+  ).createJwt.id;
+  const entries = [
+    ["referrer", 'createReferrer(endpointId: $e, referrer: "app.example.com")'],
+    ["ip", 'createIp(endpointId: $e, ip: "10.0.0.1")'],
+    ["domainMask", `createDomainMask(endpointId: $e, host: "proof-${ids.endpointExId}.example.com")`],
+    ["requestFilter", 'createRequestFilter(endpointId: $e, method: "eth_call")'],
+  ] as const;
+  for (const [kind, call] of entries) {
+    const data = await gql<Record<string, { id: string }>>(`mutation($e: ID!) { ${call} { id } }`, e);
+    ids[kind] = Object.values(data)[0].id;
+  }
+  const limiter = await gql<{ createRateLimiter: { id: string; rates: { id: string }[] } }>(
+    'mutation($e: ID!) { createRateLimiter(endpointId: $e, interval: MINUTE, rate: 10, methods: ["eth_call"], reason: "proof", limitByIP: false) { id rates { id } } }',
+    e,
+  );
+  ids.rateLimiter = limiter.createRateLimiter.id;
+  ids.rateLimiterRate = limiter.createRateLimiter.rates[0].id;
+  const override = await gql<{ createRateLimitOverride: { limitOverrides: { rateLimit: { id: string } }[] } }>(
+    'mutation($e: ID!) { createRateLimitOverride(endpointId: $e, bucket: RPM, rateLimit: 100, reason: "proof") { limitOverrides { rateLimit { id } } } }',
+    e,
+  );
+  ids.limitOverride = override.createRateLimitOverride.limitOverrides[0].rateLimit.id;
+  const keyOverride = await gql<{ createRateLimitKeyOverride: { keyOverrides: { rateLimit: { id: string } }[] } }>(
+    'mutation($e: ID!) { createRateLimitKeyOverride(endpointId: $e, bucket: RPS, reason: "proof") { keyOverrides { rateLimit { id } } } }',
+    e,
+  );
+  ids.keyOverride = keyOverride.createRateLimitKeyOverride.keyOverrides[0].rateLimit.id;
+  ids.function = (
+    await gql<{ createFunction: { id: string } }>(
+      "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+      { input: { name: "proof", code: "function main(params) { return params.data; }" } },
+    )
+  ).createFunction.id;
+  ids.stream = (
+    await gql<{ createStream: { id: string } }>(
+      "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+      {
+        input: {
+          name: "proof",
+          network,
+          dataset: "BLOCK",
+          destination: "WEBHOOK",
+          destinationAttributes: { url, securityToken: "proof-secret", maxRetry: 1, retryIntervalSec: 0 },
+          startRange: 1,
+          endRange: 2,
+        },
+      },
+    )
+  ).createStream.id;
+  ids.webhook = (
+    await gql<{ createWebhook: { id: string } }>(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+      { input: { name: "proof", network, url } },
+    )
+  ).createWebhook.id;
+  const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
+  ids.user = team.find((m) => m.role !== "OWNER")?.userId;
+  return { ids, network, url, publicKey };
+}
+
+/** Tables whose rows change by merely being signed in or counted, not by what a call asks for. */
+const UNTRACKED = /session|sign_in|rate_limit_points|rlflx/;
+
+/** A digest of every row of every table, by table: equal snapshots mean nothing was written. */
+export async function snapshot(db: Db): Promise<Record<string, string>> {
+  const tables = await db.execute<{ name: string }>(
+    sql`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`,
+  );
+  const digests: Record<string, string> = {};
+  for (const { name } of tables.rows) {
+    if (UNTRACKED.test(name)) continue;
+    const r = await db.execute<{ digest: string | null }>(
+      sql.raw(`select md5(string_agg(t::text, '|' order by t::text)) as digest from "${name}" t`),
+    );
+    digests[name] = r.rows[0].digest ?? "empty";
+  }
+  return digests;
+}
+
+/** The tables whose rows differ between two snapshots. */
+export function changedTables(before: Record<string, string>, after: Record<string, string>): string[] {
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((t) => before[t] !== after[t]);
+}
