@@ -2,6 +2,6 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "postgresql",
-  schema: "./server/platform/db/schema.ts",
+  schema: "./server/domains/tables.ts",
   out: "./server/platform/migrations",
 });

@@ -6,13 +6,14 @@ import type { ErrorSchema } from "@rjsf/utils";
 import { App, Button, Dropdown, Modal, Skeleton, Space, Tooltip } from "antd";
 import { lazy, type ReactNode, Suspense, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router";
-import { GqlError, useData, useRefresh, useRunOperation } from "./data.tsx";
-import { mapFieldErrors, withoutNulls } from "./form/fieldErrors.ts";
+import { useData, useRefresh } from "./data.tsx";
+import { withoutNulls } from "./form/fieldErrors.ts";
 import { icon } from "./icons.tsx";
 import { can, requiredRole } from "./permissions.ts";
-import { evalPredicate, fillTemplate, getPointer, resolveValue, resolveVariables, type Scope } from "./resolve.ts";
+import { evalPredicate, fillTemplate, getPointer, resolveValue, type Scope } from "./resolve.ts";
 import { resolveSchemaRef } from "./schema.ts";
 import type { Action, JsonSchema, ShowResult } from "./types.ts";
+import { useOperationRun } from "./useOperationRun.ts";
 import { getWidget } from "./widgets/registry.ts";
 
 // rjsf and ajv load only when a dialog with a form opens.
@@ -34,16 +35,6 @@ export function actionState(action: Action, role: string | undefined, subject: u
   return { visible: true, enabled: true };
 }
 
-/** A user-facing sentence for an error from the service. */
-export function errorMessage(error: unknown): string {
-  if (error instanceof GqlError) {
-    if (error.code === "FORBIDDEN") return "You do not have permission to do this.";
-    if (error.code === "RATE_LIMITED") return error.message || "Too many attempts. Try again shortly.";
-    return error.message;
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
 interface DialogState {
   action: Action;
   scope: Scope;
@@ -61,49 +52,40 @@ export function useActionRunner() {
   const { message, modal } = App.useApp();
   const navigate = useNavigate();
   const refresh = useRefresh();
-  const runOperation = useRunOperation();
+  const { run: runOperation, running: busy } = useOperationRun();
   const { registry } = useData();
   const [dialog, setDialog] = useState<DialogState | null>(null);
   const [shown, setShown] = useState<{ spec: ShowResult; label: string; value: unknown; result: unknown } | null>(null);
-  const [busy, setBusy] = useState(false);
   const formRef = useRef<CoreForm>(null);
 
   async function execute(action: Action, scope: Scope): Promise<boolean> {
     if (!action.mutation) return true;
-    setBusy(true);
-    try {
-      const result = await runOperation(action.mutation, resolveVariables(action.variables, scope));
-      message.success(action.successMessage ?? `${action.label}: done`);
-      if (action.showResult)
-        setShown({
-          spec: action.showResult,
-          label: action.label,
-          value: getPointer(result, action.showResult.field),
-          result,
-        });
-      await refresh(action.refresh);
-      if (action.redirect)
-        navigate(fillTemplate(action.redirect, { ...result, ...(scope.form as object) }, true, scope));
-      return true;
-    } catch (error) {
-      if (dialog || action.form) {
-        const fields = error instanceof GqlError ? error.fields : [];
-        if (fields.length && action.form) {
-          const schema = resolveSchemaRef(registry.schemas, action.form.schema);
-          const { extraErrors, unmatched } = mapFieldErrors(fields, action.variables, schema);
-          setDialog((current) =>
-            current ? { ...current, extraErrors, formError: unmatched.join(" ") || null } : current,
-          );
-          return false;
-        }
-        setDialog((current) => (current ? { ...current, formError: errorMessage(error) } : current));
-        return false;
-      }
-      message.error(errorMessage(error));
-      return false;
-    } finally {
-      setBusy(false);
-    }
+    const outcome = await runOperation({
+      operation: action.mutation,
+      variables: action.variables,
+      scope,
+      schema: action.form ? resolveSchemaRef(registry.schemas, action.form.schema) : undefined,
+      onSuccess: async (result) => {
+        message.success(action.successMessage ?? `${action.label}: done`);
+        if (action.showResult)
+          setShown({
+            spec: action.showResult,
+            label: action.label,
+            value: getPointer(result, action.showResult.field),
+            result,
+          });
+        await refresh(action.refresh);
+        if (action.redirect)
+          navigate(fillTemplate(action.redirect, { ...result, ...(scope.form as object) }, true, scope));
+      },
+    });
+    if (outcome.ok) return true;
+    // In a dialog the errors stay beside its fields; otherwise they are a message.
+    if (dialog || action.form) {
+      const { extraErrors, formError } = outcome.errors;
+      setDialog((current) => (current ? { ...current, extraErrors, formError } : current));
+    } else message.error(outcome.errors.formError);
+    return false;
   }
 
   function run(action: Action, scope: Scope) {

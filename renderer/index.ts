@@ -10,7 +10,7 @@ registerWidget("tags-input", { edit: TagsInputWidget });
 // The runner carries a form, so it loads with the form library only on screens that use it.
 registerWidget("runner", { view: lazy(() => import("./views/RunnerView.tsx")) });
 
-export { Actions, actionState, errorMessage } from "./actions.tsx";
+export { Actions, actionState } from "./actions.tsx";
 export {
   createHttpTransport,
   DataProvider,
@@ -25,4 +25,5 @@ export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
+export { errorMessage } from "./useOperationRun.ts";
 export { type CustomViewProps, type ReadWidgetProps, registerWidget } from "./widgets/registry.ts";

@@ -104,33 +104,33 @@ function usePageHeading(root: Manifest, scope: Scope): { text: string; fromRecor
   };
 }
 
-function ViewSwitch({
-  view,
-  scope,
-  isHeading,
-  pageTitle,
-}: {
-  view: View;
+interface ViewProps<Spec extends View> {
+  view: Spec;
   scope: Scope;
   isHeading: boolean;
   pageTitle: string;
-}) {
-  switch (view.kind) {
-    case "list":
-      return <ListView view={view} scope={scope} />;
-    case "detail":
-      return <DetailView view={view} scope={scope} titleInHeading={isHeading} />;
-    case "form":
-      return (
-        <Suspense fallback={<Card loading style={{ maxWidth: 720 }} />}>
-          <FormView view={view} scope={scope} pageTitle={pageTitle} />
-        </Suspense>
-      );
-    case "chart":
-      return <ChartView view={view} scope={scope} />;
-    case "custom":
-      return <CustomView view={view} scope={scope} />;
-  }
+}
+
+/** How each view kind of the manifest format renders; the contract suite checks these are the schema's kinds. */
+const VIEWS: { [Kind in View["kind"]]: (props: ViewProps<Extract<View, { kind: Kind }>>) => ReactNode } = {
+  list: ({ view, scope }) => <ListView view={view} scope={scope} />,
+  detail: ({ view, scope, isHeading }) => <DetailView view={view} scope={scope} titleInHeading={isHeading} />,
+  form: ({ view, scope, pageTitle }) => (
+    <Suspense fallback={<Card loading style={{ maxWidth: 720 }} />}>
+      <FormView view={view} scope={scope} pageTitle={pageTitle} />
+    </Suspense>
+  ),
+  chart: ({ view, scope }) => <ChartView view={view} scope={scope} />,
+  custom: ({ view, scope }) => <CustomView view={view} scope={scope} />,
+};
+
+/** The view kinds the renderer can show. */
+export const viewKinds = (): string[] => Object.keys(VIEWS);
+
+function ViewSwitch(props: ViewProps<View>) {
+  // The map is keyed by kind, so the entry for props.view.kind takes exactly this view's type.
+  const render = VIEWS[props.view.kind] as (props: ViewProps<View>) => ReactNode;
+  return render(props);
 }
 
 export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; notAuthorised?: ReactNode }) {

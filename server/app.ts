@@ -13,25 +13,31 @@ import { startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
-import { resolveSession, SESSION_COOKIE } from "./domains/account/service.ts";
+import { SESSION_COOKIE } from "./domains/account/service.ts";
+import { SessionCache } from "./domains/account/sessions.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
-import { domainResolvers } from "./domains/index.ts";
+import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
+import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
-import { attachStreamsRuntime } from "./domains/streams/runtime.ts";
+import { engineStore } from "./domains/streams/engine-store.ts";
+import { CreditTable } from "./domains/usage/credits.ts";
+import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
+import { allResolvers } from "./graphql/all-resolvers.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError } from "./graphql/errors.ts";
 import { mergeResolvers } from "./graphql/resolvers.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
+import type { Services } from "./graphql/services.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
+import { EgressPolicy } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
 import { RegistryHolder } from "./registry/watch.ts";
 import { seed } from "./seed.ts";
-import type { Services } from "./services.ts";
 
 export interface App {
   app: FastifyInstance;
@@ -67,6 +73,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
   }
 }
 
+/**
+ * The wiring, in one place. The data plane declares ports and each is filled here with a domain's
+ * adapter: the stream engine's EngineStore (streams) and FunctionInvoker (functions); the proxy's
+ * EndpointRecordSource (security), LimitSource (rate limits), MeterSink and CallPricing (usage).
+ */
 async function assemble(
   config: AppConfig,
   log: Logger,
@@ -78,12 +89,12 @@ async function assemble(
   const endpointCreatedHooks = [initialTokenHook];
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
-  const services: Services = { events: new DomainEvents(), registry, endpointCreatedHooks };
-  // What the data plane caches, changed through any process's API, reaches every process's data plane.
+  const events = new DomainEvents();
+  // What the data plane and the session cache keep, changed through any process's API, reaches every process.
   const eventsRelay = await relayEvents(
     db.$client,
-    services.events,
-    ["endpoint.changed", "ratelimits.changed"],
+    events,
+    ["endpoint.changed", "ratelimits.changed", "sessions.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
 
@@ -95,6 +106,41 @@ async function assemble(
   });
   await app.register(cookie);
 
+  // The stream engine.
+  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
+  // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
+  // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.
+  const egress = new EgressPolicy({
+    allow: config.egressAllow,
+    ownPorts: [
+      config.port,
+      ...(config.databaseUrl ? [] : [Number(new URL(database.url).port)]),
+      ...chainNodes
+        .list()
+        .filter((u) => u.source === "local")
+        .map((u) => Number(new URL(u.httpUrl).port)),
+    ],
+  });
+  app.server.on("listening", () => {
+    const address = app.server.address();
+    if (address && typeof address === "object") egress.addOwnPort(address.port);
+  });
+  // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
+  const destinationDeps = { egress, functionInvoker: functionInvoker(db) };
+  const streamEngine = config.roles.engine
+    ? startStreamEngine({ db, store: engineStore, log, config, upstreams: chainNodes, mailer, destinationDeps })
+    : null;
+
+  const services: Services = {
+    events,
+    registry,
+    endpointCreatedHooks,
+    sessions: new SessionCache(db, events),
+    // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
+    streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
+  };
+
   if (config.roles.api) await registerApi(app, config, log, db, services);
 
   app.get("/healthz", async () => {
@@ -102,28 +148,26 @@ async function assemble(
     return { ok: true };
   });
 
-  // The data plane: chain nodes, the RPC proxy with its rate-limit and meter stages, the stream engine.
-  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  // The RPC proxy with its rate-limit and meter stages.
   if (config.roles.proxy) {
-    const stages = await createRpcStages({ db, events: services.events, config, log });
+    const stages = await createRpcStages({
+      limits: databaseLimitSource(db),
+      meter: { sink: databaseMeterSink(db, events), pricing: new CreditTable() },
+      events,
+      config,
+      log,
+    });
     await mountDataPlane(app, {
-      db,
-      events: services.events,
+      records: databaseEndpointRecords(db),
+      events,
       upstreams: chainNodes,
       rateLimit: stages.rateLimit,
       meter: stages.meter,
+      maxBatchCalls: config.maxBatchCalls,
       log: (message, error) => log.warn({ err: error }, message),
     });
     app.addHook("onClose", async () => stages.close());
   }
-  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
-  // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
-  const destinationDeps = { functionInvoker: functionInvoker(db) };
-  const streamEngine = config.roles.engine
-    ? startStreamEngine({ db, log, config, upstreams: chainNodes, mailer, services, destinationDeps })
-    : null;
-  // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
-  if (!streamEngine) attachStreamsRuntime(services, { upstreams: chainNodes, wake: () => {}, mailer, destinationDeps });
 
   let stopWatching: (() => void) | null = null;
   if (config.roles.api && config.dev) {
@@ -174,7 +218,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
     schema: apiSdl(),
-    resolvers: mergeResolvers([...domainResolvers, { DateTime, JSON: JSONScalar }]) as never,
+    resolvers: mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]) as never,
     jit: 1,
     graphiql: false,
     path: "/graphql",
@@ -191,9 +235,10 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
       config,
       log,
       services,
-      principal: await resolveSession(db, request.cookies[SESSION_COOKIE]),
+      principal: await services.sessions.resolve(request.cookies[SESSION_COOKIE]),
       request,
       reply,
+      loaders: new Map(),
     }),
     errorFormatter: (execution) => {
       const errors = formatError({ errors: execution.errors }, config.production, log);

@@ -1,8 +1,31 @@
 import { buildApp } from "./app.ts";
 import { loadConfig } from "./platform/config.ts";
+import { ensureBuilt } from "./platform/console-build.ts";
+import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
 import { RegistryError } from "./registry/registry.ts";
 
-const config = loadConfig(process.env, process.argv.slice(2));
+const args = process.argv.slice(2);
+const config = loadConfig(process.env, args);
+
+// The service that runs the embedded PostgreSQL server owns the data directory; with an external database
+// the directory holds only the secrets key, which processes split by role share.
+let lock: ServiceLock | null = null;
+if (!config.databaseUrl) {
+  try {
+    lock = takeServiceLock(config.dataDir);
+  } catch (error) {
+    if (error instanceof ServiceLockHeld) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const held = lock;
+  process.on("exit", () => held.release());
+}
+
+// `npm start` passes --build: the console is rebuilt when stale, only once this start owns the data directory.
+if (args.includes("--build") && !config.dev) ensureBuilt(config.rootDir);
 
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
@@ -16,6 +39,8 @@ try {
 }
 
 const address = await app.app.listen({ port: config.port, host: config.host });
+const listening = app.app.server.address();
+if (listening && typeof listening === "object") lock?.recordPort(listening.port);
 const url = config.publicUrl ?? address.replace("127.0.0.1", "localhost");
 const { demoEmail, demoPassword, passwordCreated } = app.firstStart;
 console.log(`

@@ -78,7 +78,7 @@ export interface SchemaFormProps {
 export default SchemaForm;
 
 // Fields the renderer provides by name (`ui:field`), beside the registry's edit widgets (`ui:widget`).
-const FIELDS = { "key-value": KeyValueField };
+export const formFields = { "key-value": KeyValueField };
 
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 
@@ -145,7 +145,7 @@ export function SchemaForm(props: SchemaFormProps) {
         formContext={formContext}
         validator={validator}
         widgets={widgets}
-        fields={FIELDS}
+        fields={formFields}
         noHtml5Validate
         // No placeholder items for an array's minItems: an empty item is not a value, and it would be
         // reported as "must be string" rather than as a missing value.

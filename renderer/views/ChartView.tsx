@@ -1,9 +1,9 @@
 import { Alert, Card, Empty, Skeleton } from "antd";
 import { lazy, Suspense, useMemo } from "react";
-import { errorMessage } from "../actions.tsx";
 import { useOperation } from "../data.tsx";
 import { resolveVariables, type Scope } from "../resolve.ts";
 import type { ChartView as ChartViewSpec } from "../types.ts";
+import { errorMessage } from "../useOperationRun.ts";
 import { buildChartOption } from "./chartOption.ts";
 
 const ChartPanel = lazy(() => import("./ChartPanel.tsx"));

@@ -1,10 +1,10 @@
 // A `custom` view: a named widget's view from the widget registry, with its optional query result.
 import { Alert, Card, Skeleton } from "antd";
 import { Suspense, useMemo } from "react";
-import { errorMessage } from "../actions.tsx";
 import { useOperation } from "../data.tsx";
 import { getPath, resolveVariables, type Scope } from "../resolve.ts";
 import type { CustomView as CustomViewSpec } from "../types.ts";
+import { errorMessage } from "../useOperationRun.ts";
 import { getWidget } from "../widgets/registry.ts";
 
 export function CustomView({ view, scope }: { view: CustomViewSpec; scope: Scope }) {

@@ -2,11 +2,12 @@
 // and widgets come from the entity schema; record actions in the card's header.
 import { Alert, Button, Card, Descriptions, Result, Skeleton, Space, Typography } from "antd";
 import { useMemo } from "react";
-import { Actions, errorMessage } from "../actions.tsx";
+import { Actions } from "../actions.tsx";
 import { useData, useOperation } from "../data.tsx";
 import { evalPredicate, fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
 import type { DetailView as DetailViewSpec } from "../types.ts";
+import { errorMessage } from "../useOperationRun.ts";
 import { FieldValue } from "./FieldValue.tsx";
 
 /** `titleInHeading`: the page heading already shows this record's title, so the card does not repeat it. */

@@ -1,20 +1,17 @@
 // The form view: an rjsf form from the entity schema the mutation's input is validated with on the
 // server; optional initial data from a named query; server field errors beside their fields;
 // success message, refreshes and a redirect filled from the mutation result.
-import type { ErrorSchema } from "@rjsf/utils";
 import { Alert, App, Card, Skeleton, Typography } from "antd";
 import { useEffect, useMemo, useState } from "react";
 import { useNavigate } from "react-router";
-import { errorMessage } from "../actions.tsx";
-import { GqlError, useData, useOperation, useRefresh, useRunOperation } from "../data.tsx";
-import { mapFieldErrors, withoutNulls } from "../form/fieldErrors.ts";
+import { useData, useOperation, useRefresh } from "../data.tsx";
+import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
 import { can, requiredRole } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
-import type { FormView as FormViewSpec, Variables } from "../types.ts";
-
-const DEFAULT_VARIABLES: Variables = { input: "$form" };
+import type { FormView as FormViewSpec } from "../types.ts";
+import { errorMessage, FORM_AS_INPUT, useOperationRun } from "../useOperationRun.ts";
 
 /** `pageTitle`: the heading above the form; the card does not repeat a title equal to it. */
 export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope: Scope; pageTitle?: string }) {
@@ -22,7 +19,6 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
   const { message } = App.useApp();
   const navigate = useNavigate();
   const refresh = useRefresh();
-  const runOperation = useRunOperation();
   const schema = useMemo(() => resolveSchemaRef(registry.schemas, view.schema), [registry.schemas, view.schema]);
   const initialVariables = useMemo(() => resolveVariables(view.initial?.variables, scope), [view.initial, scope]);
   const initial = useOperation(view.initial?.query, initialVariables);
@@ -36,9 +32,7 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
     return withoutNulls(resolveVariables(Object.fromEntries(bound), scope));
   }, [schema, view.variables, scope]);
   const [formData, setFormData] = useState<Record<string, unknown> | null>(view.initial ? null : seed);
-  const [extraErrors, setExtraErrors] = useState<ErrorSchema | undefined>();
-  const [formError, setFormError] = useState<string | null>(null);
-  const [submitting, setSubmitting] = useState(false);
+  const { run, running: submitting, errors } = useOperationRun();
   const [generation, setGeneration] = useState(0);
   const needed = requiredRole(view.role, true);
   const allowed = can(viewer.userRole, needed);
@@ -51,30 +45,22 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
   }, [view.initial, initial.data, formData, schema, seed]);
 
   async function submit(data: Record<string, unknown>) {
-    setSubmitting(true);
-    setFormError(null);
-    setExtraErrors(undefined);
-    const variables = view.variables ?? DEFAULT_VARIABLES;
-    try {
-      const result = await runOperation(view.mutation, resolveVariables(variables, { ...scope, form: data }));
-      message.success(view.submit?.successMessage ?? "Saved");
-      await refresh([...(view.submit?.refresh ?? []), ...(view.initial ? [view.initial.query] : [])]);
-      if (view.submit?.reset) {
-        setFormData(seed);
-        // A new form: the fields the user left are not in error just because they were emptied.
-        setGeneration((current) => current + 1);
-      }
-      if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
-    } catch (error) {
-      const fields = error instanceof GqlError ? error.fields : [];
-      if (fields.length) {
-        const mapped = mapFieldErrors(fields, variables, schema);
-        setExtraErrors(mapped.extraErrors);
-        setFormError(mapped.unmatched.join(" ") || null);
-      } else setFormError(errorMessage(error));
-    } finally {
-      setSubmitting(false);
-    }
+    await run({
+      operation: view.mutation,
+      variables: view.variables ?? FORM_AS_INPUT,
+      scope: { ...scope, form: data },
+      schema,
+      onSuccess: async (result) => {
+        message.success(view.submit?.successMessage ?? "Saved");
+        await refresh([...(view.submit?.refresh ?? []), ...(view.initial ? [view.initial.query] : [])]);
+        if (view.submit?.reset) {
+          setFormData(seed);
+          // A new form: the fields the user left are not in error just because they were emptied.
+          setGeneration((current) => current + 1);
+        }
+        if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
+      },
+    });
   }
 
   return (
@@ -96,8 +82,8 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
           formData={formData}
           onChange={setFormData}
           onSubmit={submit}
-          extraErrors={extraErrors}
-          formError={formError}
+          extraErrors={errors.extraErrors}
+          formError={errors.formError}
           disabled={!allowed}
           submitting={submitting}
           submitLabel={view.submit?.label}

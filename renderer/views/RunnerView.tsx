@@ -1,20 +1,17 @@
 // The `runner` custom view: a small form whose data runs a named query or mutation; the result paths
 // the manifest names are shown below it with read widgets (JSON, numbers, tags …). Generic: e.g. test
 // a piece of code on a sample input, or look something up. Loaded lazily with the form library.
-import type { ErrorSchema } from "@rjsf/utils";
 import { Alert, Descriptions, Empty, Typography } from "antd";
 import { useMemo, useState } from "react";
-import { errorMessage } from "../actions.tsx";
-import { GqlError, useData, useRefresh, useRunOperation } from "../data.tsx";
-import { mapFieldErrors, withoutNulls } from "../form/fieldErrors.ts";
+import { useData, useRefresh } from "../data.tsx";
+import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
 import { can, requiredRole } from "../permissions.ts";
-import { getPath, resolveValue, resolveVariables, type Scope } from "../resolve.ts";
+import { getPath, resolveValue, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
-import type { RunnerOptions, RunnerOutput, Variables } from "../types.ts";
+import type { RunnerOptions, RunnerOutput } from "../types.ts";
+import { FORM_AS_INPUT, useOperationRun } from "../useOperationRun.ts";
 import { type CustomViewProps, getWidget } from "../widgets/registry.ts";
-
-const DEFAULT_VARIABLES: Variables = { input: "$form" };
 
 /** The read widget for an output: the manifest's, else json for objects and arrays, number, text. */
 export function outputWidget(output: RunnerOutput, value: unknown): string {
@@ -31,42 +28,32 @@ export function runnerRole(options: RunnerOptions) {
 export default function RunnerView({ data, options: raw, scope }: CustomViewProps) {
   const options = raw as unknown as RunnerOptions;
   const { registry, viewer } = useData();
-  const runOperation = useRunOperation();
   const refresh = useRefresh();
   const runScope = useMemo<Scope>(() => ({ ...scope, record: data }), [scope, data]);
   const schema = useMemo(() => resolveSchemaRef(registry.schemas, options.schema), [registry.schemas, options.schema]);
   const [formData, setFormData] = useState<Record<string, unknown>>(() =>
     withoutNulls((resolveValue(options.initial ?? {}, runScope) ?? {}) as Record<string, unknown>),
   );
-  const [running, setRunning] = useState(false);
+  const { run, running, errors } = useOperationRun();
   const [result, setResult] = useState<{ data: Record<string, unknown>; ms: number } | null>(null);
-  const [extraErrors, setExtraErrors] = useState<ErrorSchema | undefined>();
-  const [formError, setFormError] = useState<string | null>(null);
   const needed = runnerRole(options);
   const allowed = can(viewer.userRole, needed);
   const operation = options.mutation ?? options.query ?? "";
-  const variables = options.variables ?? DEFAULT_VARIABLES;
+  const variables = options.variables ?? FORM_AS_INPUT;
 
-  async function run(form: Record<string, unknown>) {
-    setRunning(true);
-    setFormError(null);
-    setExtraErrors(undefined);
+  async function runWith(form: Record<string, unknown>) {
     const started = performance.now();
-    try {
-      const answer = await runOperation(operation, resolveVariables(variables, { ...runScope, form }));
-      setResult({ data: answer, ms: Math.round(performance.now() - started) });
-      if (options.refresh?.length) await refresh(options.refresh);
-    } catch (error) {
-      setResult(null);
-      const fields = error instanceof GqlError ? error.fields : [];
-      if (fields.length) {
-        const mapped = mapFieldErrors(fields, variables, schema);
-        setExtraErrors(mapped.extraErrors);
-        setFormError(mapped.unmatched.join(" ") || null);
-      } else setFormError(errorMessage(error));
-    } finally {
-      setRunning(false);
-    }
+    const outcome = await run({
+      operation,
+      variables,
+      scope: { ...runScope, form },
+      schema,
+      onSuccess: async (answer) => {
+        setResult({ data: answer, ms: Math.round(performance.now() - started) });
+        if (options.refresh?.length) await refresh(options.refresh);
+      },
+    });
+    if (!outcome.ok) setResult(null);
   }
 
   const outputs: RunnerOutput[] = options.outputs?.length ? options.outputs : [{ path: "", label: "Result" }];
@@ -80,9 +67,9 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
         uiSchema={options.uiSchema}
         formData={formData}
         onChange={setFormData}
-        onSubmit={run}
-        extraErrors={extraErrors}
-        formError={formError}
+        onSubmit={runWith}
+        extraErrors={errors.extraErrors}
+        formError={errors.formError}
         disabled={!allowed}
         submitting={running}
         submitLabel={options.submitLabel ?? "Run"}

@@ -1,14 +1,29 @@
 // Long pages (hundreds of rows) render only the rows in view, with @tanstack/react-virtual over the
-// same TanStack Table model the antd Table uses for short pages. Styled with antd's table tokens.
+// same TanStack Table model the antd Table uses for short pages, and offer what it offers: sortable
+// column headers and row selection (by the list's state, so both survive moving between the two).
+// Styled with antd's table tokens.
+import { CaretDownOutlined, CaretUpOutlined } from "@ant-design/icons";
 import { flexRender, type RowData, type Table, type TableFeatures } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { theme } from "antd";
+import { Checkbox, theme } from "antd";
+import type { SortOrder } from "antd/es/table/interface";
 import { useRef } from "react";
 import { Actions } from "../actions.tsx";
 import type { Scope } from "../resolve.ts";
-import type { Action, ListView } from "../types.ts";
+import type { Action, Field, ListView } from "../types.ts";
+import type { RowSelection } from "./useListState.ts";
 
 const ROW_HEIGHT = 48;
+const SELECT_WIDTH = 48;
+
+/** The order a click on a sortable header moves to, as antd's Table does: ascending, descending, none. */
+export function nextSortOrder(current: SortOrder | undefined): SortOrder | undefined {
+  if (current === "ascend") return "descend";
+  if (current === "descend") return undefined;
+  return "ascend";
+}
+
+const ARIA_SORT = { ascend: "ascending", descend: "descending" } as const;
 
 export function VirtualRows<F extends TableFeatures, T extends RowData>({
   table,
@@ -16,12 +31,21 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
   onRowOpen,
   actions,
   scope,
+  selection,
+  sorting,
 }: {
   table: Table<F, T>;
   view: ListView;
   onRowOpen?: (row: Record<string, unknown>) => void;
   actions: Action[];
   scope: Scope;
+  /** The selected rows by id, when the viewer may select. */
+  selection?: { selected: RowSelection; onChange: (rows: RowSelection) => void };
+  /** The list's sort, when it has one. */
+  sorting?: {
+    orderOf: (field: Field) => SortOrder | undefined;
+    sortBy: (field: Field, order: SortOrder | undefined) => void;
+  };
 }) {
   const { token } = theme.useToken();
   const parent = useRef<HTMLDivElement>(null);
@@ -32,7 +56,15 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
     estimateSize: () => ROW_HEIGHT,
     overscan: 12,
   });
-  const template = `${view.columns.map((column) => (column.width ? `${column.width}px` : "minmax(120px, 1fr)")).join(" ")}${actions.length ? " auto" : ""}`;
+  const selectedCount = selection ? rows.filter((row) => selection.selected[row.id]).length : 0;
+  const toggleRow = (id: string, on: boolean) => {
+    if (!selection) return;
+    const next: RowSelection = { ...selection.selected };
+    if (on) next[id] = true;
+    else delete next[id];
+    selection.onChange(next);
+  };
+  const template = `${selection ? `${SELECT_WIDTH}px ` : ""}${view.columns.map((column) => (column.width ? `${column.width}px` : "minmax(120px, 1fr)")).join(" ")}${actions.length ? " auto" : ""}`;
   const cellStyle = { padding: "0 12px", overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" as const };
   const open = (original: Record<string, unknown>) => onRowOpen?.(original);
   // Real table elements laid out as grids: absolutely placed rows need display:grid on every level.
@@ -58,11 +90,46 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
               borderBottom: `1px solid ${token.colorBorderSecondary}`,
             }}
           >
-            {table.getAllLeafColumns().map((column) => (
-              <th key={column.id} style={{ ...cellStyle, textAlign: "start", fontWeight: 600 }}>
-                {String(column.columnDef.header ?? "")}
+            {selection ? (
+              <th style={cellStyle}>
+                <Checkbox
+                  aria-label="Select all"
+                  checked={rows.length > 0 && selectedCount === rows.length}
+                  indeterminate={selectedCount > 0 && selectedCount < rows.length}
+                  onChange={(event) =>
+                    selection.onChange(
+                      event.target.checked ? Object.fromEntries(rows.map((row) => [row.id, true as const])) : {},
+                    )
+                  }
+                />
               </th>
-            ))}
+            ) : null}
+            {table.getAllLeafColumns().map((column, index) => {
+              const field = view.columns[index];
+              const header = String(column.columnDef.header ?? "");
+              const order = sorting?.orderOf(field);
+              return (
+                <th
+                  key={column.id}
+                  style={{ ...cellStyle, textAlign: "start", fontWeight: 600 }}
+                  aria-sort={order === undefined ? undefined : order ? ARIA_SORT[order] : "none"}
+                >
+                  {sorting && order !== undefined ? (
+                    <button
+                      type="button"
+                      className="np-sort-header"
+                      onClick={() => sorting.sortBy(field, nextSortOrder(order ?? undefined))}
+                      style={{ all: "unset", cursor: "pointer", display: "inline-flex", gap: 4, alignItems: "center" }}
+                    >
+                      {header}
+                      {order === "ascend" ? <CaretUpOutlined /> : order === "descend" ? <CaretDownOutlined /> : null}
+                    </button>
+                  ) : (
+                    header
+                  )}
+                </th>
+              );
+            })}
             {actions.length ? (
               <th style={cellStyle}>
                 <span className="np-sr-only">Actions</span>
@@ -101,6 +168,19 @@ export function VirtualRows<F extends TableFeatures, T extends RowData>({
                   cursor: onRowOpen ? "pointer" : undefined,
                 }}
               >
+                {selection ? (
+                  <td
+                    style={cellStyle}
+                    onClick={(event) => event.stopPropagation()}
+                    onKeyDown={(event) => event.stopPropagation()}
+                  >
+                    <Checkbox
+                      aria-label="Select row"
+                      checked={Boolean(selection.selected[row.id])}
+                      onChange={(event) => toggleRow(row.id, event.target.checked)}
+                    />
+                  </td>
+                ) : null}
                 {row.getAllCells().map((cell) => (
                   <td key={cell.id} style={cellStyle}>
                     {flexRender(cell.column.columnDef.cell, cell.getContext())}

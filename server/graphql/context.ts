@@ -1,10 +1,11 @@
+import type DataLoader from "dataloader";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { forbidden, unauthenticated } from "../platform/errors.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 
 /** Who is calling: a signed-in user acting in one account with one role. */
 export interface Principal {
@@ -22,6 +23,21 @@ export interface Context {
   principal: Principal | null;
   request: FastifyRequest;
   reply: FastifyReply;
+  /** This request's DataLoaders, by the function that makes each (see {@link loaderOf}). */
+  loaders: Map<unknown, DataLoader<unknown, unknown>>;
+}
+
+/**
+ * The request's DataLoader that `create` makes: the lookups a list's rows make one by one (a field
+ * resolver per row) are collected and answered by one batched query.
+ */
+export function loaderOf<K, V>(ctx: Context, create: (ctx: Context) => DataLoader<K, V>): DataLoader<K, V> {
+  let loader = ctx.loaders.get(create) as DataLoader<K, V> | undefined;
+  if (!loader) {
+    loader = create(ctx);
+    ctx.loaders.set(create, loader as DataLoader<unknown, unknown>);
+  }
+  return loader;
 }
 
 /**

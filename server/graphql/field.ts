@@ -1,7 +1,7 @@
 import type { GraphQLResolveInfo } from "graphql";
 import type { EntityInputRef, EntityInputs } from "../../schemas/generated/entities.ts";
 import type { Role } from "../platform/roles.ts";
-import { validateInput } from "../platform/validation.ts";
+import { assertSafeValues, validateInput } from "../platform/validation.ts";
 import { type Context, type Principal, requireRole } from "./context.ts";
 
 /**
@@ -39,15 +39,44 @@ type FieldResolver<P, A, T> = (parent: P, args: A, ctx: Context, info?: GraphQLR
 
 const inputOf = <A>(args: A) => (args as { input?: unknown }).input;
 
+/**
+ * Every argument is checked for values no schema should have to repeat (control characters, unsafe
+ * numbers, runaway JSON; see unsafeValues), pointers naming the argument (`/label`, `/input/name`).
+ */
+function checkedArgs<A>(args: A): A {
+  assertSafeValues(args);
+  return args;
+}
+
+/** The input is checked the same way first, so its pointers are relative to it as the schema's are. */
 function checkedInput<A, R extends EntityInputRef>(rule: InputRule<A, R>, args: A): EntityInputs[R] {
-  return validateInput(rule.schema, (rule.of ?? inputOf)(args));
+  const value = (rule.of ?? inputOf)(args);
+  assertSafeValues(value);
+  checkedArgs(args);
+  return validateInput(rule.schema, value);
+}
+
+/**
+ * Which schema a resolver checks its input with, readable from the resolver maps, so the generated
+ * input proofs (tests/api/proofs) find every field's schema without a table of their own.
+ */
+const inputRules = new WeakMap<object, InputRule<never, EntityInputRef>>();
+
+export function inputRuleOf(resolver: unknown): InputRule<never, EntityInputRef> | undefined {
+  return typeof resolver === "function" ? inputRules.get(resolver) : undefined;
+}
+
+function withInputRule<F extends object, A, R extends EntityInputRef>(resolver: F, input: InputRule<A, R>): F {
+  // The rule's `of` only reads the arguments it was declared for; the proofs pass those.
+  inputRules.set(resolver, input as InputRule<never, EntityInputRef>);
+  return resolver;
 }
 
 /** A field a signed-in member with at least `role` may call. */
 export function field<A, P, T>(role: Role, rule: (call: Call<A, P>) => T): FieldResolver<P, A, T> {
   return (parent, args, ctx) => {
     const principal = requireRole(ctx, role);
-    return rule({ args, parent, ctx, principal, accountId: principal.accountId });
+    return rule({ args: checkedArgs(args), parent, ctx, principal, accountId: principal.accountId });
   };
 }
 
@@ -57,7 +86,7 @@ export function fieldWithInput<A, P, T, R extends EntityInputRef>(
   input: InputRule<A, R>,
   rule: (call: Call<A, P> & { input: EntityInputs[R] }) => T,
 ): FieldResolver<P, A, T> {
-  return (parent, args, ctx) => {
+  return withInputRule<FieldResolver<P, A, T>, A, R>((parent, args, ctx) => {
     const principal = requireRole(ctx, role);
     return rule({
       args,
@@ -67,12 +96,12 @@ export function fieldWithInput<A, P, T, R extends EntityInputRef>(
       accountId: principal.accountId,
       input: checkedInput(input, args),
     });
-  };
+  }, input);
 }
 
 /** A field anyone may call (the viewer, signing up, in and out). */
 export function publicField<A, P, T>(rule: (call: PublicCall<A, P>) => T): FieldResolver<P, A, T> {
-  return (parent, args, ctx) => rule({ args, parent, ctx, principal: ctx.principal });
+  return (parent, args, ctx) => rule({ args: checkedArgs(args), parent, ctx, principal: ctx.principal });
 }
 
 /** The same, with the input checked first. */
@@ -80,7 +109,10 @@ export function publicFieldWithInput<A, P, T, R extends EntityInputRef>(
   input: InputRule<A, R>,
   rule: (call: PublicCall<A, P> & { input: EntityInputs[R] }) => T,
 ): FieldResolver<P, A, T> {
-  return (parent, args, ctx) => rule({ args, parent, ctx, principal: ctx.principal, input: checkedInput(input, args) });
+  return withInputRule<FieldResolver<P, A, T>, A, R>(
+    (parent, args, ctx) => rule({ args, parent, ctx, principal: ctx.principal, input: checkedInput(input, args) }),
+    input,
+  );
 }
 
 /** The arguments without null values, so optional fields are absent as the JSON Schemas expect. */

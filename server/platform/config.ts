@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { type EgressAllowEntry, parseEgressAllow } from "./egress.ts";
 
 export interface AppConfig {
   /** The repository root: schemas, screens and the built console are found from here. */
@@ -29,6 +30,13 @@ export interface AppConfig {
   featureFlags: Record<string, boolean>;
   sessionDays: number;
   logLevel: string;
+  /**
+   * Hosts and ranges tenants' webhooks and destinations may reach although the egress policy refuses
+   * their kind of address (NODEPLANE_EGRESS_ALLOW); see platform/egress.ts.
+   */
+  egressAllow: EgressAllowEntry[];
+  /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
+  maxBatchCalls: number;
 }
 
 const rootDir = path.resolve(import.meta.dirname, "../..");
@@ -71,6 +79,13 @@ function parseRoles(text: string | undefined): Record<ProcessRole, boolean> {
   return { api: wanted.includes("api"), proxy: wanted.includes("proxy"), engine: wanted.includes("engine") };
 }
 
+function positiveInteger(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${text}`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): AppConfig {
   const port = env.PORT === undefined ? 8080 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -91,6 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     featureFlags: parseFlags(env.NODEPLANE_FLAGS),
     sessionDays: 14,
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
+    egressAllow: parseEgressAllow(env.NODEPLANE_EGRESS_ALLOW),
+    maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
   };
 }
 

@@ -1,6 +1,6 @@
 // Carries chosen domain events between service processes through PostgreSQL NOTIFY/LISTEN, so a
-// change made through one process's API reaches the data plane of every other process at once
-// (an endpoint's new token, a new rate limiter). After its LISTEN connection is re-established it emits
+// change made through one process's API reaches the data plane and caches of every other process at
+// once (an endpoint's new token, a new rate limiter, a signed-out session). After its LISTEN connection is re-established it emits
 // "relay.resynced" locally, since what was sent meanwhile is lost.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
@@ -32,10 +32,10 @@ export async function relayEvents(
   const received = new WeakSet<object>();
 
   const unsubscribes = names.map((name) =>
-    events.on(name, (payload) => {
+    events.on(name, async (payload) => {
       if (received.has(payload)) return;
       const envelope: Envelope = { origin, name, payload };
-      pool
+      await pool
         .query("select pg_notify($1, $2)", [EVENTS_CHANNEL, JSON.stringify(envelope)])
         .catch((error) => log(`could not publish ${name} to other processes`, error));
     }),

@@ -6,6 +6,11 @@ export interface DomainEventMap {
   /** An endpoint's rate limiters, rates or overrides changed; the rate-limit stage reloads that endpoint. */
   "ratelimits.changed": { accountId: string; endpointId: string };
   /**
+   * A user's sessions or role in an account changed (sign-out, password change, role change): what a
+   * process cached of that user's sessions in that account is dropped.
+   */
+  "sessions.changed": { accountId: string; userId: string };
+  /**
    * The events relay listens again after losing its connection: events from other processes may have
    * been missed, so caches built from them reload whole. Local only, never relayed.
    */
@@ -20,7 +25,16 @@ export class DomainEvents {
     this.emitter.emit(name, payload);
   }
 
-  on<K extends keyof DomainEventMap>(name: K, listener: (payload: DomainEventMap[K]) => void) {
+  /**
+   * Emits and waits for the listeners that return a promise: the events relay's is settled once the
+   * event is published to every other process, so a change that must not be seen stale anywhere (a
+   * sign-out) answers only after that.
+   */
+  async emitAndWait<K extends keyof DomainEventMap>(name: K, payload: DomainEventMap[K]) {
+    await Promise.all(this.emitter.listeners(name).map((listener) => listener(payload)));
+  }
+
+  on<K extends keyof DomainEventMap>(name: K, listener: (payload: DomainEventMap[K]) => void | Promise<void>) {
     this.emitter.on(name, listener);
     return () => this.emitter.off(name, listener);
   }

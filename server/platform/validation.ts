@@ -101,3 +101,73 @@ export function validateInput<R extends EntityInputRef>(schemaRef: R, data: unkn
   // The schema just checked is the one the type was generated from.
   return data as EntityInputs[R];
 }
+
+/** How deep a JSON value may nest: deeper values overflow the stack of JSON.stringify and of the stores. */
+export const MAX_JSON_DEPTH = 64;
+/** How many values (keys and items) one argument may hold in all. */
+export const MAX_JSON_VALUES = 10_000;
+
+/**
+ * C0 control characters other than tab, line feed and carriage return, and DEL. NUL cannot be stored
+ * in PostgreSQL text or jsonb at all; the others are never meant in a name, a URL or code.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job.
+const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
+const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * The checks every argument of every field gets before any schema or rule sees it (the field helpers
+ * run it), so no value can reach a store or JSON.stringify that PostgreSQL or the stack cannot take:
+ * no control characters in text, no number that is not a finite safe integer where it is integral,
+ * no JSON nested deeper than MAX_JSON_DEPTH or larger than MAX_JSON_VALUES values.
+ * Returns the bad fields by JSON pointer under `base`; empty when the value is fine.
+ */
+export function unsafeValues(value: unknown, base = ""): FieldError[] {
+  const fields: FieldError[] = [];
+  let count = 0;
+  const visit = (v: unknown, pointer: string, depth: number): void => {
+    if (fields.length >= 20) return;
+    count += 1;
+    if (count > MAX_JSON_VALUES) {
+      if (count === MAX_JSON_VALUES + 1)
+        fields.push({ pointer: base || "/", message: `Send at most ${MAX_JSON_VALUES} values.` });
+      return;
+    }
+    if (typeof v === "string") {
+      if (CONTROL_CHARACTER.test(v))
+        fields.push({ pointer: pointer || "/", message: "This contains control characters, which are not allowed." });
+      return;
+    }
+    if (typeof v === "number") {
+      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)))
+        fields.push({
+          pointer: pointer || "/",
+          message: `Numbers must be between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`,
+        });
+      return;
+    }
+    if (v === null || typeof v !== "object") return;
+    if (depth >= MAX_JSON_DEPTH) {
+      fields.push({ pointer: pointer || "/", message: `This nests deeper than ${MAX_JSON_DEPTH} levels.` });
+      return;
+    }
+    if (Array.isArray(v)) {
+      for (const [i, item] of v.entries()) visit(item, `${pointer}/${i}`, depth + 1);
+      return;
+    }
+    for (const [key, item] of Object.entries(v)) {
+      if (CONTROL_CHARACTER.test(key))
+        fields.push({ pointer: pointer || "/", message: "A key contains control characters, which are not allowed." });
+      else visit(item, `${pointer}/${escapePointer(key)}`, depth + 1);
+    }
+  };
+  visit(value, base, 0);
+  return fields;
+}
+
+/** Throws BAD_USER_INPUT naming every unsafe value (see unsafeValues). */
+export function assertSafeValues(value: unknown, base = ""): void {
+  const fields = unsafeValues(value, base);
+  if (fields.length > 0) throw badInput(fields);
+}

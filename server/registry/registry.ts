@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
+import Ajv2020, { type ErrorObject } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import {
   type DefinitionNode,
@@ -22,8 +22,9 @@ import {
   validate,
   visit,
 } from "graphql";
+import type { Manifest } from "../../schemas/generated/screen.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
-import { createAjv, type EntitySchemas, loadEntitySchemas } from "../platform/validation.ts";
+import { ENUM_LABELS_KEYWORD, type EntitySchemas } from "../platform/validation.ts";
 
 export interface Problem {
   file: string;
@@ -38,16 +39,6 @@ export class RegistryError extends Error {
     );
     this.name = "RegistryError";
   }
-}
-
-export interface Manifest {
-  id: string;
-  route: string;
-  title: string;
-  nav?: { section?: string; label?: string; parent?: string; tab?: string; hidden?: true; order?: number };
-  requires?: { role?: Role; flag?: string | null };
-  views: Record<string, unknown>[];
-  [key: string]: unknown;
 }
 
 export interface Operation {
@@ -276,6 +267,126 @@ function checkFormAgainstMutation(
   return problems;
 }
 
+/**
+ * The meta-schema's errors as a reader needs them: what was found and what is allowed, once per place.
+ * A failed oneOf or anyOf is left out, since its branches' own errors say more; the allowed values of
+ * several enums at one place (anyOf of enums) are listed together.
+ */
+function manifestProblems(errors: ErrorObject[], metaSchema: Record<string, unknown>): Omit<Problem, "file">[] {
+  const problems = new Map<string, { pointer: string; reason: string }>();
+  const allowedAt = new Map<string, unknown[]>();
+  for (const error of errors) {
+    const pointer = error.instancePath;
+    if (error.keyword === "oneOf" || error.keyword === "anyOf") continue;
+    if (error.keyword === "enum") {
+      const allowed = [...(allowedAt.get(pointer) ?? []), ...(error.params.allowedValues as unknown[])];
+      allowedAt.set(pointer, allowed);
+      problems.set(`${pointer} enum`, {
+        pointer,
+        reason: `${JSON.stringify(error.data)} is not one of: ${allowed.join(", ")}`,
+      });
+      continue;
+    }
+    let reason = error.message ?? error.keyword;
+    if (error.keyword === "const")
+      reason = `${JSON.stringify(error.data)} is not ${JSON.stringify(error.params.allowedValue)}`;
+    if (error.keyword === "additionalProperties") reason = `${reason} (${String(error.params.additionalProperty)})`;
+    if (error.keyword === "discriminator" && error.params.error === "mapping") {
+      const tag = String(error.params.tag);
+      const allowed = discriminatorValues(error.parentSchema as Record<string, unknown>, tag, metaSchema);
+      problems.set(`${pointer} ${tag}`, {
+        pointer: `${pointer}/${tag}`,
+        reason: `${JSON.stringify(error.params.tagValue)} is not one of: ${allowed.join(", ")}`,
+      });
+      continue;
+    }
+    problems.set(`${pointer} ${reason}`, { pointer, reason });
+  }
+  return [...problems.values()];
+}
+
+/** The values a discriminated oneOf accepts for its tag, e.g. every view kind. */
+export function discriminatorValues(
+  union: Record<string, unknown>,
+  tag: string,
+  metaSchema: Record<string, unknown>,
+): unknown[] {
+  const defs = metaSchema.$defs as Record<string, { properties?: Record<string, { const?: unknown }> }>;
+  return ((union.oneOf ?? []) as { $ref?: string }[]).map(
+    (branch) => defs[(branch.$ref ?? "").replace("#/$defs/", "")]?.properties?.[tag]?.const,
+  );
+}
+
+const ENTITIES_DIR = "schemas/entities";
+
+/**
+ * The entity schemas, each checked: JSON, its `$id` its file name, compiled strictly (an unknown keyword
+ * is a typo the service would otherwise ignore, e.g. "requried"), its x-enumLabels naming only values of
+ * its enum. Problems name the file and, where it can be found, the pointer.
+ */
+function checkedEntitySchemas(rootDir: string, problems: Problem[]): { schemas: EntitySchemas; ajv: Ajv2020 } {
+  const schemas: EntitySchemas = {};
+  const fileOf = (id: string) => `${ENTITIES_DIR}/${id}.schema.json`;
+  for (const name of readdirSync(path.join(rootDir, ENTITIES_DIR))
+    .filter((entry) => entry.endsWith(".schema.json"))
+    .sort()) {
+    const id = name.replace(/\.schema\.json$/, "");
+    try {
+      schemas[id] = JSON.parse(readFileSync(path.join(rootDir, ENTITIES_DIR, name), "utf8")) as Record<string, unknown>;
+    } catch (error) {
+      problems.push({ file: fileOf(id), pointer: "", reason: `not JSON: ${(error as Error).message}` });
+    }
+  }
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  addFormats.default(ajv);
+  ajv.addKeyword(ENUM_LABELS_KEYWORD);
+  for (const [id, schema] of Object.entries(schemas)) {
+    if (schema.$id !== id)
+      problems.push({
+        file: fileOf(id),
+        pointer: "/$id",
+        reason: `the $id must be the file name without .schema.json (${id})`,
+      });
+    else ajv.addSchema(schema);
+    walkJson(schema, "", (key, value, pointer, parent) => {
+      if (key !== "x-enumLabels" || !value || typeof value !== "object") return;
+      const values = new Set((Array.isArray(parent.enum) ? parent.enum : []).map(String));
+      for (const label of Object.keys(value))
+        if (!values.has(label))
+          problems.push({
+            file: fileOf(id),
+            pointer: `${pointer}/${pointerEscape(label)}`,
+            reason: `labels ${label}, which is not a value of its enum`,
+          });
+    });
+  }
+  for (const [id, schema] of Object.entries(schemas)) {
+    if (schema.$id !== id) continue;
+    try {
+      ajv.getSchema(id);
+    } catch (error) {
+      const message = (error as Error).message;
+      problems.push({
+        file: fileOf(id),
+        pointer: keywordPointer(schema, message),
+        reason: `does not compile: ${message}`,
+      });
+    }
+  }
+  return { schemas, ajv };
+}
+
+/** Where the keyword an ajv strict-mode message names first appears in a schema ("" when it names none). */
+function keywordPointer(schema: unknown, message: string): string {
+  const keyword = /keyword:? "([^"]+)"/.exec(message)?.[1];
+  let found = "";
+  if (keyword)
+    walkJson(schema, "", (key, _value, pointer) => {
+      if (!found && key === keyword) found = pointer;
+    });
+  return found;
+}
+
 const routePattern = (route: string) =>
   new RegExp(`^${route.replace(/:[a-zA-Z]+/g, "[^/]+").replace(/\{[^}]+\}/g, "[^/]+")}$`);
 
@@ -284,19 +395,15 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   const screensDir = path.join(rootDir, "screens");
   const rel = (file: string) => path.relative(rootDir, file);
 
-  let schemas: EntitySchemas = {};
-  try {
-    schemas = loadEntitySchemas(path.join(rootDir, "schemas/entities"));
-  } catch (error) {
-    problems.push({ file: "schemas/entities", pointer: "", reason: String(error) });
-  }
-  let entityAjv: Ajv2020 | null = null;
-  try {
-    entityAjv = createAjv(schemas);
-    for (const name of Object.keys(schemas)) entityAjv.getSchema(name);
-  } catch (error) {
-    problems.push({ file: "schemas/entities", pointer: "", reason: `does not compile: ${(error as Error).message}` });
-  }
+  const { schemas, ajv: entityAjv } = checkedEntitySchemas(rootDir, problems);
+  /** Whether a schema ref names an entity schema; one that does not compile is reported already. */
+  const knownSchema = (ref: string) => {
+    try {
+      return Boolean(entityAjv.getSchema(ref));
+    } catch {
+      return true;
+    }
+  };
 
   // Operations from every document, and the fragments they share.
   const documents: { file: string; document: DocumentNode }[] = [];
@@ -360,11 +467,10 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   }
 
   // Manifests against the meta-schema, then against the operations and entity schemas they name.
-  const metaAjv = new Ajv2020({ allErrors: true, strict: false });
+  const metaSchema = JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8"));
+  const metaAjv = new Ajv2020({ allErrors: true, strict: false, discriminator: true, verbose: true });
   addFormats.default(metaAjv);
-  const validateManifest = metaAjv.compile(
-    JSON.parse(readFileSync(path.join(rootDir, "schemas/screen.schema.json"), "utf8")),
-  );
+  const validateManifest = metaAjv.compile(metaSchema);
   const screens: Registry["screens"] = [];
   for (const file of walkFiles(screensDir, ".screen.json")) {
     let manifest: Manifest;
@@ -375,18 +481,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       continue;
     }
     if (!validateManifest(manifest)) {
-      // oneOf failures repeat each branch's errors; the deepest ones say the most.
-      const seen = new Set<string>();
-      for (const error of validateManifest.errors ?? []) {
-        const key = `${error.instancePath} ${error.message}`;
-        if (seen.has(key) || error.keyword === "oneOf") continue;
-        seen.add(key);
-        problems.push({
-          file: rel(file),
-          pointer: error.instancePath,
-          reason: `${error.message}${error.params && "additionalProperty" in error.params ? ` (${String(error.params.additionalProperty)})` : ""}`,
-        });
-      }
+      for (const { pointer, reason } of manifestProblems(validateManifest.errors ?? [], metaSchema))
+        problems.push({ file: rel(file), pointer, reason });
       continue;
     }
     const used = new Set<string>();
@@ -409,7 +505,7 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       if (key === "mutation") expectOperation(value, "mutation", pointer);
       if (key === "refresh" && Array.isArray(value))
         for (const [i, name] of value.entries()) expectOperation(name, "query", `${pointer}/${i}`);
-      if (key === "schema" && typeof value === "string" && entityAjv && !entityAjv.getSchema(value)) {
+      if (key === "schema" && typeof value === "string" && !knownSchema(value)) {
         problems.push({
           file: rel(file),
           pointer,
@@ -461,14 +557,25 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
         links.push(value.split("?")[0]);
     });
   }
+  // Every navigation a manifest declares (an action's `to`, a field's `link`, a list's `rowLink`, a
+  // `redirect`) leads to a screen; a `to` elsewhere (a time range's variable) is not one.
+  for (const screen of screens) {
+    walkJson(screen.manifest, "", (key, value, pointer, parent) => {
+      const navigates = key === "to" ? typeof parent.label === "string" : ["link", "rowLink", "redirect"].includes(key);
+      if (!navigates || typeof value !== "string") return;
+      const target = value.split("?")[0].replace(/\{[^}]+\}/g, "x");
+      if (!screens.some((candidate) => routePattern(candidate.manifest.route).test(target)))
+        problems.push({ file: screen.file, pointer, reason: `leads to ${value}, which is no screen's route` });
+    });
+  }
   const reachable = (screen: Registry["screens"][number], seen = new Set<string>()): boolean => {
     const nav = screen.manifest.nav;
     if (!nav || seen.has(screen.manifest.id)) return false;
     seen.add(screen.manifest.id);
-    if (nav.section) return true;
+    if ("section" in nav) return true;
     const parent = nav.parent ? byId.get(nav.parent) : undefined;
     if (nav.parent && !parent) return false;
-    if (nav.tab) return parent ? reachable(parent, seen) : false;
+    if ("tab" in nav) return parent ? reachable(parent, seen) : false;
     const linked = links.some(
       (link) =>
         routePattern(screen.manifest.route).test(link.replace(/\{[^}]+\}/g, "x")) ||
@@ -477,7 +584,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     return linked && (!parent || reachable(parent, seen));
   };
   for (const screen of screens) {
-    const parentId = screen.manifest.nav?.parent;
+    const nav = screen.manifest.nav;
+    const parentId = nav && "parent" in nav ? nav.parent : undefined;
     if (parentId && !byId.has(parentId))
       problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
     else if (!reachable(screen))

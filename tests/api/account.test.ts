@@ -1,6 +1,6 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { signIn, signUp, uniqueEmail, useTestApp } from "../support/api.ts";
+import { signIn, signUp, startTestApp, type TestApp, uniqueEmail, useTestApp } from "../support/api.ts";
 
 const ctx = useTestApp();
 const DEMO_PASSWORD = "demo-password-for-tests";
@@ -109,6 +109,79 @@ describe("sign-up, sign-in and the viewer", () => {
     );
     expect(errors?.[0].extensions?.code).toBe("RATE_LIMITED");
   }, 30_000);
+
+  describe("under parallel attempts", () => {
+    let addresses = 0;
+    /** A client address of its own (the service trusts X-Forwarded-For), so tests do not share address counts. */
+    const newAddress = () => {
+      addresses += 1;
+      return `10.16.${Math.floor(addresses / 250)}.${(addresses % 250) + 1}`;
+    };
+    const attempt = async (email: string, password: string, address: string, app: TestApp = ctx.app) => {
+      const response = await app.client().request("/graphql", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": address },
+        body: JSON.stringify({
+          query: "mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }",
+          variables: { e: email, p: password },
+        }),
+      });
+      const body = (await response.json()) as { errors?: { extensions?: { code?: string } }[] };
+      return body.errors?.[0]?.extensions?.code ?? "OK";
+    };
+    const tally = (codes: string[]) => {
+      const counts: Record<string, number> = {};
+      for (const code of codes) counts[code] = (counts[code] ?? 0) + 1;
+      return counts;
+    };
+
+    it("counts every one of 50 parallel wrong passwords and then refuses the right one", async () => {
+      const user = await signUp(ctx.app);
+      const address = newAddress();
+      const codes = await Promise.all(Array.from({ length: 50 }, () => attempt(user.email, "wrong-password", address)));
+      // Eight are checked (and fail); every other attempt is refused unchecked, by the email's or the address's lock.
+      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 42 });
+      expect(await attempt(user.email, user.password, newAddress())).toBe("RATE_LIMITED");
+    }, 60_000);
+
+    it("keeps a burst of 200 attempts from 200 addresses to the email's eight checks", async () => {
+      const user = await signUp(ctx.app);
+      const codes = await Promise.all(
+        Array.from({ length: 200 }, () => attempt(user.email.toUpperCase(), "wrong-password", newAddress())),
+      );
+      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 192 });
+      expect(await attempt(user.email, user.password, newAddress())).toBe("RATE_LIMITED");
+    }, 60_000);
+
+    it("counts attempts made through two service instances on one database together", async () => {
+      const other = await startTestApp({}, { database: ctx.app.database });
+      try {
+        const user = await signUp(ctx.app);
+        const codes = await Promise.all(
+          [ctx.app, other].flatMap((app) =>
+            Array.from({ length: 25 }, () => attempt(user.email, "wrong-password", newAddress(), app)),
+          ),
+        );
+        expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 42 });
+        expect(await attempt(user.email, user.password, newAddress(), other)).toBe("RATE_LIMITED");
+      } finally {
+        await other.close();
+      }
+    }, 60_000);
+
+    it("limits one address trying many emails; its successful sign-ins do not count", async () => {
+      const user = await signUp(ctx.app);
+      const address = newAddress();
+      for (let i = 0; i < 3; i++) expect(await attempt(user.email, user.password, address)).toBe("OK");
+      const codes = await Promise.all(
+        Array.from({ length: 40 }, () => attempt(uniqueEmail("guess"), "wrong-password", address)),
+      );
+      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 30, RATE_LIMITED: 10 });
+      // The address is refused even with a right password; the account itself is not locked.
+      expect(await attempt(user.email, user.password, address)).toBe("RATE_LIMITED");
+      expect(await attempt(user.email, user.password, newAddress())).toBe("OK");
+    }, 60_000);
+  });
 
   it("changes a password only with the current one and a matching confirmation", async () => {
     const user = await signUp(ctx.app);

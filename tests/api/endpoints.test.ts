@@ -248,6 +248,16 @@ describe("endpoints", () => {
     expect(mine.endpoint).toEqual({ label: "Mine", status: "ACTIVE", tags: [{ label: "secret" }] });
   });
 
+  it("lists each endpoint with its own tags, sorted by label", async () => {
+    const owner = await signIn(ctx.app, "demo@nodeplane.local", DEMO_PASSWORD);
+    const { edges } = await list(owner.client, { orderBy: "LABEL_ASC" });
+    const tagsOf = (label: string) =>
+      edges.find((e) => e.node.label === label)?.node.tags.map((t) => t.label) ?? "not listed";
+    // The demo seed tags its two endpoints differently.
+    expect(tagsOf("Wallet backend")).toEqual(["production", "wallet"]);
+    expect(tagsOf("Indexer")).toEqual(["staging"]);
+  });
+
   it("lists the networks catalogue with its flags", async () => {
     const user = await signUp(ctx.app);
     const { chains } = await user.client.gqlOk<{

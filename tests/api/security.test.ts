@@ -4,13 +4,15 @@ import { exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
-import { PgEndpointDirectory } from "../../server/dataplane/proxy/pg-directory.ts";
 import { registerDataPlane } from "../../server/dataplane/proxy/register.ts";
+import { SyncedEndpointDirectory } from "../../server/dataplane/proxy/synced-directory.ts";
 import { accounts } from "../../server/domains/account/tables.ts";
 import { endpoints } from "../../server/domains/endpoints/tables.ts";
+import { databaseEndpointRecords } from "../../server/domains/security/endpoint-records.ts";
 import * as security from "../../server/domains/security/service.ts";
 import * as securityTables from "../../server/domains/security/tables.ts";
-import { type Db, openDatabase, runMigrations, schema } from "../../server/platform/db/index.ts";
+import * as schema from "../../server/domains/tables.ts";
+import { type Db, openDatabase, runMigrations } from "../../server/platform/db/index.ts";
 import { AppError } from "../../server/platform/errors.ts";
 import { DomainEvents } from "../../server/platform/events.ts";
 import { relayEvents } from "../../server/platform/events-relay.ts";
@@ -23,7 +25,7 @@ let database: TestDatabase;
 let db: Db;
 let node: AnvilNode;
 let app: FastifyInstance;
-let directory: PgEndpointDirectory;
+let directory: SyncedEndpointDirectory;
 let url: string;
 const events = new DomainEvents();
 let alice: string;
@@ -51,7 +53,7 @@ beforeAll(async () => {
     .values({ accountId: alice, exId, name: "calm-river-1000", chain: "ethereum", network: "ethereum-sepolia" })
     .returning({ id: endpoints.id });
   node = await startAnvil({ chainId: 11155111 });
-  directory = new PgEndpointDirectory(db, events);
+  directory = new SyncedEndpointDirectory(databaseEndpointRecords(db), events);
   await directory.start();
   app = Fastify();
   registerDataPlane(app, {
@@ -285,7 +287,7 @@ describe("other processes", () => {
   async function otherProcess() {
     const otherEvents = new DomainEvents();
     const relay = await relayEvents(db.$client, otherEvents, ["endpoint.changed"], () => {});
-    const other = new PgEndpointDirectory(db, otherEvents);
+    const other = new SyncedEndpointDirectory(databaseEndpointRecords(db), otherEvents);
     await other.start();
     return {
       other,

@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
-import { KEPT_HASHES } from "../../server/dataplane/engine/store.ts";
+import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { engineStore, KEPT_HASHES } from "../../server/domains/streams/engine-store.ts";
 import type { TestUser } from "../support/api.ts";
+import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
 import {
   blockNumbers,
   NETWORK,
@@ -59,7 +61,7 @@ function engineProcess(): ChildProcess {
     networks,
     JSON.stringify({ local: { networks: [] }, upstreams: { [NETWORK]: { http: t.anvil.httpUrl } } }),
   );
-  return spawn(process.execPath, ["--import", "tsx", "server/dataplane/engine/main.ts"], {
+  return spawn(process.execPath, ["--import", "tsx", "server/engine.ts"], {
     env: {
       ...process.env,
       DATABASE_URL: t.database.url,
@@ -67,6 +69,7 @@ function engineProcess(): ChildProcess {
       NODEPLANE_NETWORKS_CONFIG: networks,
       NODEPLANE_LEASE_TTL_MS: "2000",
       NODEPLANE_ENGINE_POLL_MS: "100",
+      NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       LOG_LEVEL: "warn",
     },
     stdio: ["ignore", "inherit", "inherit"],
@@ -78,6 +81,8 @@ async function engineHere(options: { httpUrl?: string } & Partial<Parameters<typ
   const { httpUrl = t.anvil.httpUrl, ...rest } = options;
   return startStreamEngine({
     db: t.db,
+    store: engineStore,
+    destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(t.db) },
     log: (await import("pino")).pino({ level: "silent" }),
     config: { dataDir: t.dataDir },
     upstreams: staticUpstreams([{ network: NETWORK, chainId: 1, httpUrl, wsUrl: null, source: "local" }]),

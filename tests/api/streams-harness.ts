@@ -10,10 +10,13 @@ import { gunzipSync } from "node:zlib";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { type StreamEngine, startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import type { Db } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
 import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 
 export const NETWORK = "ethereum-mainnet";
 export const DEMO_PASSWORD = "demo-password-for-tests";
@@ -31,7 +34,13 @@ export interface StreamsTestApp {
   close(): Promise<void>;
 }
 
-export async function startStreamsApp(options: { engine?: boolean } = {}): Promise<StreamsTestApp> {
+/**
+ * `egressAllow` is the service's NODEPLANE_EGRESS_ALLOW: loopback receivers by default, "" for the
+ * default egress policy.
+ */
+export async function startStreamsApp(
+  options: { engine?: boolean; egressAllow?: string } = {},
+): Promise<StreamsTestApp> {
   const { buildApp } = await import("../../server/app.ts");
   const { loadConfig } = await import("../../server/platform/config.ts");
   const database = await createTestDatabase();
@@ -45,6 +54,7 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
     HOST: "127.0.0.1",
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+    NODEPLANE_EGRESS_ALLOW: options.egressAllow ?? TEST_EGRESS_ALLOW,
     // The test runs its own engine, against its own anvil.
     NODEPLANE_ROLES: "api,proxy",
   });
@@ -56,18 +66,27 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
   const upstreams = staticUpstreams([
     { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl: anvil.wsUrl, source: "local" },
   ]);
+  const mailer = createMailer(built.db);
+  // The service's own egress policy (from its config), so this engine delivers where the service would.
+  const destinationDeps = {
+    egress: built.services.streams.destinationDeps.egress,
+    functionInvoker: functionInvoker(built.db),
+  };
   const engine = startStreamEngine({
     db: built.db,
+    store: engineStore,
+    destinationDeps,
     log: built.log,
     config,
     upstreams,
-    services: built.services,
-    mailer: createMailer(built.db),
+    mailer,
     leaseTtlMs: 3000,
     pollMs: 100,
     tipPollMs: 100,
     metricsFlushMs: 0,
   });
+  // The streams API reads blocks from this test's anvil and wakes this engine.
+  built.services.streams = { upstreams, wake: engine.wake, mailer, destinationDeps };
   if (options.engine === false) await engine.stop();
   let nextId = 1;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
@@ -101,9 +120,9 @@ export async function startStreamsApp(options: { engine?: boolean } = {}): Promi
 
 /** The streams app signed in as the demo owner, with `blocks` blocks mined (1..blocks): a test file's usual start. */
 export async function startStreamsAppAsOwner(
-  options: { engine?: boolean; blocks?: number } = {},
+  options: { engine?: boolean; blocks?: number; egressAllow?: string } = {},
 ): Promise<{ t: StreamsTestApp; owner: TestUser }> {
-  const t = await startStreamsApp({ engine: options.engine });
+  const t = await startStreamsApp({ engine: options.engine, egressAllow: options.egressAllow });
   const owner = await signIn(t.asTestApp, "demo@nodeplane.local", DEMO_PASSWORD);
   if (options.blocks) await t.rpc("anvil_mine", [`0x${options.blocks.toString(16)}`]);
   return { t, owner };

@@ -19,7 +19,10 @@ import type { MeterStage, RateLimitStage } from "../../server/dataplane/proxy/st
 import { seedPlans, signUp } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
 import { createEndpoint } from "../../server/domains/endpoints/service.ts";
+import { databaseLimitSource } from "../../server/domains/ratelimits/limit-source.ts";
 import { createRateLimiter } from "../../server/domains/ratelimits/service.ts";
+import { CreditTable } from "../../server/domains/usage/credits.ts";
+import { databaseMeterSink } from "../../server/domains/usage/meter-sink.ts";
 import { openDatabase, runMigrations } from "../../server/platform/db/index.ts";
 import { DomainEvents } from "../../server/platform/events.ts";
 
@@ -79,7 +82,12 @@ if (kind === "plain") {
     { accountId, userId, role: "OWNER" },
     { endpointId, interval: "SECOND", rate: 100_000_000, methods: ["*"], reason: "bench", limitByIP: true },
   );
-  const stages = await createRpcStages({ db, events, config: { redisUrl: null } });
+  const stages = await createRpcStages({
+    limits: databaseLimitSource(db),
+    meter: { sink: databaseMeterSink(db, events), pricing: new CreditTable() },
+    events,
+    config: { redisUrl: null },
+  });
   const directory = new EndpointCache();
   directory.put({
     id: endpointId,

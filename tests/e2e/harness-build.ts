@@ -1,54 +1,14 @@
 /**
- * Whether the built console in `dist/` is older than its sources, and building it when it is
- * (no vitest import: `tests/run.ts` uses it too).
+ * The console build rule (server/platform/console-build.ts) bound to this repository, for the test runner
+ * and the end-to-end harness (no vitest import: `tests/run.ts` uses it too).
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
+import * as consoleBuild from "../../server/platform/console-build.ts";
 
 export const repoRoot = resolve(import.meta.dirname, "../..");
 
-/** What the console build reads; a change to any of them makes `dist/` stale. */
-const buildInputs = [
-  "src",
-  "renderer",
-  "screens",
-  "schemas",
-  "index.html",
-  "vite.config.ts",
-  "package.json",
-  "package-lock.json",
-];
-
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
-  return newest;
-}
-
 /** Why `dist/` needs a build, or null when it is up to date. */
-export function buildStaleness(): string | null {
-  const builtIndex = join(repoRoot, "dist", "index.html");
-  if (!existsSync(builtIndex)) return "dist/ is missing";
-  const built = statSync(builtIndex).mtimeMs;
-  for (const input of buildInputs) {
-    if (newestMtime(join(repoRoot, input)) > built) return `${input} changed since the last build`;
-  }
-  return null;
-}
+export const buildStaleness = (): string | null => consoleBuild.buildStaleness(repoRoot);
 
 /** Runs `npm run build` when `dist/` is missing or stale. */
-export function ensureBuilt(log: (line: string) => void = (line) => console.log(line)): void {
-  const reason = buildStaleness();
-  if (!reason) return;
-  log(`Building the console (${reason}): npm run build`);
-  // A production bundle, as users get: vitest's NODE_ENV=test would make a development one.
-  execFileSync("npm", ["run", "build"], {
-    cwd: repoRoot,
-    stdio: "inherit",
-    env: { ...process.env, NODE_ENV: "production" },
-  });
-}
+export const ensureBuilt = (log?: (line: string) => void): void => consoleBuild.ensureBuilt(repoRoot, log);

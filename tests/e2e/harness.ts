@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
+import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { freePort } from "../support/ports.ts";
 import { ensureBuilt, repoRoot } from "./harness-build.ts";
 import { ensureChromium } from "./harness-chromium.ts";
@@ -102,6 +103,7 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
     HOST: "127.0.0.1",
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+    NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
     ...options.env,
   };
   delete env.DATABASE_URL;

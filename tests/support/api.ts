@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
 export interface GqlError {
   message: string;
@@ -107,16 +108,24 @@ export interface TestApp {
 }
 
 /**
- * Starts the service in this process on a free port, on a fresh database of its own.
- * `env` adds to or overrides the environment the config is loaded from.
+ * Starts the service in this process on a free port, on a fresh database of its own, or on
+ * `options.database` (another app's, to play a second process of one deployment; left for its owner
+ * to drop). `env` adds to or overrides the environment the config is loaded from.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { database?: TestDatabase } = {},
+): Promise<TestApp> {
   // Imported lazily, so a test file that only uses the client or the database helpers does not
   // load the whole service.
   const { buildApp } = await import("../../server/app.ts");
   const { loadConfig } = await import("../../server/platform/config.ts");
 
-  const database = await createTestDatabase();
+  const shared = options.database;
+  const database = shared ?? (await createTestDatabase());
+  const dropOwn = async (dropOptions?: { force?: boolean }) => {
+    if (!shared) await database.drop(dropOptions);
+  };
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-api-"));
   let built: { app: FastifyInstance; close(): Promise<void> } | undefined;
   try {
@@ -128,6 +137,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       HOST: "127.0.0.1",
       NODEPLANE_DATA_DIR: dataDir,
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
+      NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       ...env,
     });
     built = await buildApp(config);
@@ -146,7 +156,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         try {
           await running.close();
         } finally {
-          await database.drop();
+          await dropOwn();
           rmSync(dataDir, { recursive: true, force: true });
         }
       },
@@ -154,7 +164,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   } catch (error) {
     await built?.close().catch(() => undefined);
     // Not forced: connections a half-started app left open would die with errors that hide this one.
-    await database.drop({ force: false }).catch(() => undefined);
+    await dropOwn({ force: false }).catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }

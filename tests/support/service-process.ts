@@ -1,38 +1,49 @@
 /**
  * The service as a separate OS process (`server/main.ts`), for tests about several processes sharing
- * state (a database, Redis). It prints its URL once listening; stop() sends SIGTERM and waits.
+ * state (a database, Redis, a data directory). It prints its URL once listening; stop() sends SIGTERM and
+ * waits. A NODEPLANE_DATA_DIR in `env` is the caller's and is kept; otherwise a temporary one is made and removed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
 export interface ServiceProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
 const repoRoot = join(import.meta.dirname, "..", "..");
 
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-process-"));
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+/** `nodeArgs` go to node before the script (`--cpu-prof` to profile the service). */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
+  const ownDataDir = env.NODEPLANE_DATA_DIR ? null : mkdtempSync(join(tmpdir(), "nodeplane-process-"));
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server/main.ts"], {
     cwd: repoRoot,
     env: {
       ...process.env,
       NODE_ENV: "test",
       PORT: "0",
       HOST: "127.0.0.1",
-      NODEPLANE_DATA_DIR: dataDir,
+      ...(ownDataDir ? { NODEPLANE_DATA_DIR: ownDataDir } : {}),
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
       LOG_LEVEL: "warn",
+      NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   const stopped = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const cleanUp = () => rmSync(dataDir, { recursive: true, force: true });
+  const cleanUp = () => {
+    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+  };
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
@@ -56,6 +67,7 @@ export async function startServiceProcess(env: Record<string, string>, timeoutMs
     });
     return {
       url,
+      pid: child.pid as number,
       async stop() {
         child.kill("SIGTERM");
         await stopped;

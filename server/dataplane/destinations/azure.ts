@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { AnonymousCredential, ContainerClient } from "@azure/storage-blob";
-import { assertCompression, encodeObject, errorMessage, objectName } from "./common.ts";
+import { AnonymousCredential, ContainerClient, newPipeline, type RequestPolicyFactory } from "@azure/storage-blob";
+import type { EgressPolicy } from "../../platform/egress.ts";
+import { assertCompression, encodeObject, errorMessage, isEgressRefusal, objectName } from "./common.ts";
 import {
   type AzureAttributes,
   type Compression,
@@ -27,6 +28,7 @@ export class AzureDestination implements Destination {
   constructor(
     private readonly attrs: AzureAttributes,
     private readonly ctx: DestinationContext,
+    egress: EgressPolicy,
   ) {
     this.compression = assertCompression(attrs.fileCompression);
     this.fileType = attrs.fileType ?? "JSON";
@@ -40,9 +42,9 @@ export class AzureDestination implements Destination {
     }
     const base = (attrs.endpoint ?? `https://${attrs.storageAccount}.blob.core.windows.net`).replace(/\/+$/, "");
     const sas = attrs.sasToken.replace(/^\?/, "");
-    this.container = new ContainerClient(`${base}/${attrs.container}?${sas}`, new AnonymousCredential(), {
-      retryOptions: { maxTries: 1, tryTimeoutInMs: 30_000 },
-    });
+    const pipeline = newPipeline(new AnonymousCredential(), { retryOptions: { maxTries: 1, tryTimeoutInMs: 30_000 } });
+    pipeline.factories.push(egressAgents(egress));
+    this.container = new ContainerClient(`${base}/${attrs.container}?${sas}`, pipeline);
   }
 
   async test(): Promise<TestResult> {
@@ -73,13 +75,30 @@ export class AzureDestination implements Destination {
       });
     } catch (e) {
       const status = (e as { statusCode?: number }).statusCode;
-      const retryable = status === undefined || status >= 500 || status === 429;
+      const retryable = (status === undefined && !isEgressRefusal(e)) || (status ?? 0) >= 500 || status === 429;
       throw new DestinationError(`Azure Blob: ${describe(e)}`, { retryable, status });
     }
     return { bytes: obj.body.length, durationMs: performance.now() - t, detail: `${this.attrs.container}/${name}` };
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A pipeline step that sends every request through the egress policy's agents: the endpoint is the
+ * tenant's, so connections go only where the policy allows.
+ */
+function egressAgents(egress: EgressPolicy): RequestPolicyFactory {
+  const http = egress.httpAgent({ keepAlive: true });
+  const https = egress.httpsAgent({ keepAlive: true });
+  return {
+    create: (next) => ({
+      sendRequest: (request) => {
+        request.agent = request.url.startsWith("https:") ? https : http;
+        return next.sendRequest(request);
+      },
+    }),
+  };
 }
 
 function describe(e: unknown): string {

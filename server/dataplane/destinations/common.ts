@@ -1,5 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { parquetWriteBuffer } from "hyparquet-writer";
+import { EgressRefused } from "../../platform/egress.ts";
 import {
   type Compression,
   type DeliveryBatch,
@@ -61,6 +62,17 @@ export function errorMessage(e: unknown): string {
     return e.message || (typeof code === "string" ? code : e.name);
   }
   return String(e);
+}
+
+/**
+ * Whether the egress policy refused the connection behind `e` (SDKs wrap the socket's error, keeping its
+ * code or cause). A refusal does not get better by retrying: the operator's allow list must change.
+ */
+export function isEgressRefusal(e: unknown): boolean {
+  for (let error = e, depth = 0; error instanceof Error && depth < 5; error = error.cause, depth++) {
+    if (error instanceof EgressRefused || (error as { code?: unknown }).code === "EGRESS_REFUSED") return true;
+  }
+  return false;
 }
 
 export function batchMetadata(ctx: DestinationContext, batch: DeliveryBatch) {

@@ -1,5 +1,6 @@
+import type { EgressPolicy } from "../../platform/egress.ts";
 import { AzureDestination } from "./azure.ts";
-import { errorMessage, redact, secretsOf } from "./common.ts";
+import { errorMessage, isEgressRefusal, redact, secretsOf } from "./common.ts";
 import { FunctionDestination } from "./function.ts";
 import { PostgresDestination } from "./postgres.ts";
 import { S3Destination } from "./s3.ts";
@@ -22,6 +23,8 @@ export { signPayload, verifySignature } from "./signature.ts";
 export * from "./types.ts";
 
 export interface DestinationDeps {
+  /** Where destinations may connect: every host a tenant names goes through it. */
+  egress: EgressPolicy;
   /** The functions runtime; without it a FUNCTION destination cannot be created. */
   functionInvoker?: FunctionInvoker;
 }
@@ -34,7 +37,7 @@ export interface DestinationDeps {
 export function createDestination(
   attrs: DestinationAttributes,
   ctx: DestinationContext,
-  deps: DestinationDeps = {},
+  deps: DestinationDeps,
 ): Destination {
   const secrets = secretsOf(attrs);
   let inner: Destination;
@@ -49,15 +52,15 @@ export function createDestination(
 function build(attrs: DestinationAttributes, ctx: DestinationContext, deps: DestinationDeps): Destination {
   switch (attrs.type) {
     case "WEBHOOK":
-      return new WebhookDestination(attrs, ctx);
+      return new WebhookDestination(attrs, ctx, deps.egress);
     case "POSTGRES":
-      return new PostgresDestination(attrs, ctx);
+      return new PostgresDestination(attrs, ctx, deps.egress);
     case "S3":
-      return new S3Destination(attrs, ctx);
+      return new S3Destination(attrs, ctx, deps.egress);
     case "AZURE":
-      return new AzureDestination(attrs, ctx);
+      return new AzureDestination(attrs, ctx, deps.egress);
     case "SNOWFLAKE":
-      return new SnowflakeDestination(attrs, ctx);
+      return new SnowflakeDestination(attrs, ctx, deps.egress);
     case "FUNCTION":
       if (!deps.functionInvoker) {
         throw new DestinationError("functions runtime not connected: FUNCTION destinations cannot run yet", {
@@ -75,7 +78,7 @@ function build(attrs: DestinationAttributes, ctx: DestinationContext, deps: Dest
 function sanitize(e: unknown, secrets: string[]): DestinationError {
   const message = redact(errorMessage(e), secrets);
   if (e instanceof DestinationError) return new DestinationError(message, e.options);
-  return new DestinationError(message, { retryable: true });
+  return new DestinationError(message, { retryable: !isEgressRefusal(e) });
 }
 
 /** The one place secrets are cut out of what a destination says (the error's cause and stack are dropped). */

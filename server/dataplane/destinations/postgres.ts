@@ -1,5 +1,6 @@
 import pg from "pg";
-import { errorMessage } from "./common.ts";
+import type { EgressPolicy } from "../../platform/egress.ts";
+import { errorMessage, isEgressRefusal } from "./common.ts";
 import {
   type DeliveryAck,
   type DeliveryBatch,
@@ -44,6 +45,7 @@ export class PostgresDestination implements Destination {
   constructor(
     attrs: PostgresAttributes,
     private readonly ctx: DestinationContext,
+    egress: EgressPolicy,
   ) {
     this.table = parseTableName(attrs.tableName);
     const sslmode = attrs.sslmode ?? "REQUIRE";
@@ -61,6 +63,8 @@ export class PostgresDestination implements Destination {
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
       query_timeout: 30_000,
+      // Each connection's socket checks the address it connects to (and refuses a local socket path).
+      stream: () => egress.socket(),
     });
     // An idle client that loses its server must not crash the process; the next query reports it.
     this.pool.on("error", () => {});
@@ -116,7 +120,7 @@ export class PostgresDestination implements Destination {
     } catch (e) {
       const code = (e as { code?: string }).code ?? "";
       // SQLSTATE classes 22 (data), 42 (syntax/permission) will not get better by retrying.
-      const retryable = !/^(22|42)/.test(code);
+      const retryable = !/^(22|42)/.test(code) && !isEgressRefusal(e);
       throw new DestinationError(`PostgreSQL: ${errorMessage(e)}`, { retryable });
     }
   }

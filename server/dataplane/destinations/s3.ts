@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { assertCompression, encodeObject, errorMessage, objectName } from "./common.ts";
+import type { EgressPolicy } from "../../platform/egress.ts";
+import { assertCompression, encodeObject, errorMessage, isEgressRefusal, objectName } from "./common.ts";
 import {
   type Compression,
   type DeliveryAck,
@@ -32,6 +33,7 @@ export class S3Destination implements Destination {
   constructor(
     private readonly attrs: S3Attributes,
     private readonly ctx: DestinationContext,
+    egress: EgressPolicy,
   ) {
     this.compression = assertCompression(attrs.fileCompression);
     this.fileType = attrs.fileType ?? "JSON";
@@ -51,7 +53,13 @@ export class S3Destination implements Destination {
       forcePathStyle: Boolean(endpoint),
       credentials: { accessKeyId: attrs.accessKey, secretAccessKey: attrs.secretKey },
       maxAttempts: 1,
-      requestHandler: { requestTimeout: 30_000, connectionTimeout: 10_000 },
+      requestHandler: {
+        requestTimeout: 30_000,
+        connectionTimeout: 10_000,
+        // The endpoint is the tenant's: connections go where the egress policy allows.
+        httpAgent: egress.httpAgent({ keepAlive: true }),
+        httpsAgent: egress.httpsAgent({ keepAlive: true }),
+      },
     });
   }
 
@@ -88,7 +96,7 @@ export class S3Destination implements Destination {
       );
     } catch (e) {
       const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      const retryable = status === undefined || status >= 500 || status === 429;
+      const retryable = (status === undefined && !isEgressRefusal(e)) || (status ?? 0) >= 500 || status === 429;
       throw new DestinationError(`S3: ${describe(e)}`, { retryable, status });
     }
     return { bytes: obj.body.length, durationMs: performance.now() - t, detail: `s3://${this.attrs.bucket}/${key}` };

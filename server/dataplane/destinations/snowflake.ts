@@ -1,5 +1,6 @@
 import snowflake from "snowflake-sdk";
-import { errorMessage } from "./common.ts";
+import type { EgressPolicy } from "../../platform/egress.ts";
+import { errorMessage, isEgressRefusal } from "./common.ts";
 import {
   type DeliveryAck,
   type DeliveryBatch,
@@ -32,6 +33,7 @@ export class SnowflakeDestination implements Destination {
   constructor(
     private readonly attrs: SnowflakeAttributes,
     private readonly ctx: DestinationContext,
+    private readonly egress: EgressPolicy,
   ) {
     for (const [k, v] of [
       ["database", attrs.database],
@@ -97,6 +99,16 @@ export class SnowflakeDestination implements Destination {
   private async connect(): Promise<snowflake.Connection> {
     if (this.connection?.isUp()) return this.connection;
     const a = this.attrs;
+    // The driver takes no socket or agent, so its host is resolved and checked just before it connects.
+    const host = a.host ?? `${a.account}.snowflakecomputing.com`;
+    const port = a.port ?? ((a.protocol ?? "https") === "https" ? 443 : 80);
+    try {
+      await this.egress.resolve(host, port);
+    } catch (e) {
+      throw new DestinationError(`Snowflake: cannot connect to account ${a.account}: ${errorMessage(e)}`, {
+        retryable: !isEgressRefusal(e),
+      });
+    }
     const conn = snowflake.createConnection({
       account: a.account,
       username: a.username,

@@ -1,6 +1,7 @@
 import { gzipSync } from "node:zlib";
+import type { EgressPolicy } from "../../platform/egress.ts";
 import { AnswerTimeout, PostClient, type PostRequest } from "../http/post-client.ts";
-import { assertCompression, batchMetadata, errorMessage } from "./common.ts";
+import { assertCompression, batchMetadata, errorMessage, isEgressRefusal } from "./common.ts";
 import { NONCE_HEADER, SIGNATURE_HEADER, signPayload, TIMESTAMP_HEADER } from "./signature.ts";
 import {
   type DeliveryAck,
@@ -52,6 +53,7 @@ export class WebhookDestination implements Destination {
   constructor(
     private readonly attrs: WebhookAttributes,
     private readonly ctx: DestinationContext,
+    egress: EgressPolicy,
   ) {
     try {
       this.url = new URL(attrs.url);
@@ -81,7 +83,7 @@ export class WebhookDestination implements Destination {
     if (this.compression === "GZIP") lines += "content-encoding: gzip\r\n";
     this.fixedHeaderLines = lines;
     // The post timeout bounds the whole exchange (connecting, sending, the answer's head and body).
-    this.client = new PostClient({ connections: 4, maxIdle: 4, timeoutMs: this.timeoutMs });
+    this.client = new PostClient({ connections: 4, maxIdle: 4, timeoutMs: this.timeoutMs, egress });
   }
 
   async test(): Promise<TestResult> {
@@ -163,7 +165,9 @@ export class WebhookDestination implements Destination {
       if (e instanceof AnswerTimeout && e.status >= 200 && e.status < 300)
         return { status: e.status, bytes: request.bytes, durationMs: performance.now() - started };
       const reason = e instanceof AnswerTimeout ? `no answer within ${this.timeoutMs / 1000} s` : errorMessage(e);
-      throw new DestinationError(`webhook POST to ${this.url.host} failed: ${reason}`, { retryable: true });
+      throw new DestinationError(`webhook POST to ${this.url.host} failed: ${reason}`, {
+        retryable: !isEgressRefusal(e),
+      });
     }
     if (status < 200 || status >= 300) {
       const trimmed = text.length > 500 ? `${text.slice(0, 500)}…` : text;

@@ -2,8 +2,6 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "pino";
-import { functionInvoker } from "../../domains/functions/invoker.ts";
-import { attachStreamsRuntime } from "../../domains/streams/runtime.ts";
 import type { Db } from "../../platform/db/index.ts";
 import { listenWithReconnect } from "../../platform/db/listen.ts";
 import type { Mailer } from "../../platform/mail.ts";
@@ -13,10 +11,12 @@ import type { DestinationDeps } from "../destinations/index.ts";
 import type { FilterHelpers } from "../sandbox/types.ts";
 import { MetricsBuffer } from "./metrics.ts";
 import { StreamRunner } from "./runner.ts";
-import * as store from "./store.ts";
+import type { EngineStore } from "./store.ts";
 
 export interface StreamEngineDeps {
   db: Db;
+  /** The streams' queries (the streams domain's engineStore). */
+  store: EngineStore;
   log: Logger;
   /** The data directory holds the key that opens destination secrets. */
   config: { dataDir: string };
@@ -24,8 +24,8 @@ export interface StreamEngineDeps {
   upstreams: UpstreamMap;
   /** Notification e-mail; without it failures are only logged on the stream. */
   mailer?: Mailer | null;
-  /** Default: the functions runtime on this database (FUNCTION destinations run the account's functions). */
-  destinationDeps?: DestinationDeps;
+  /** What destinations call into: the functions runtime (FUNCTION destinations run the account's functions). */
+  destinationDeps: DestinationDeps;
   /** The key-value store seam for filters, per account. */
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   /** Unique per process; default host:pid:random. */
@@ -40,8 +40,6 @@ export interface StreamEngineDeps {
   maxStreams?: number;
   /** Metrics flush interval. Default 5 s. */
   metricsFlushMs?: number;
-  /** The app's Services: the streams API reaches the chain nodes, mailer and engine through it. */
-  services?: object;
 }
 
 export interface StreamEngine {
@@ -70,7 +68,6 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   const pollMs = deps.pollMs ?? 1000;
   const maxStreams = deps.maxStreams ?? 200;
   const log = deps.log.child({ component: "stream-engine", owner: ownerId });
-  const destinationDeps = deps.destinationDeps ?? { functionInvoker: functionInvoker(deps.db) };
   const metrics = new MetricsBuffer(
     deps.db.$client,
     (e) => log.warn({ err: e }, "stream metrics flush failed"),
@@ -89,14 +86,15 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
 
   const tick = async () => {
     if (stopping || runners.size >= maxStreams) return;
-    const ids = await store.activeStreamIds(deps.db.$client, maxStreams);
+    const ids = await deps.store.activeStreamIds(deps.db.$client, maxStreams);
     for (const id of ids) {
       if (stopping || runners.size >= maxStreams) break;
       if (runners.has(id)) continue;
-      if (!(await store.takeLease(deps.db.$client, id, ownerId, leaseTtlMs))) continue;
+      if (!(await deps.store.takeLease(deps.db.$client, id, ownerId, leaseTtlMs))) continue;
       const runner = new StreamRunner(
         {
           db: deps.db,
+          store: deps.store,
           owner: ownerId,
           leaseTtlMs,
           tipPollMs: deps.tipPollMs ?? 1000,
@@ -105,7 +103,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
           mailer: deps.mailer ?? null,
           metrics,
           ackPool,
-          destinationDeps,
+          destinationDeps: deps.destinationDeps,
           filterHelpers: deps.filterHelpers,
           log,
         },
@@ -135,15 +133,6 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
       for (const runner of runners.values()) runner.refresh();
     },
   });
-  if (deps.services) {
-    attachStreamsRuntime(deps.services, {
-      upstreams: deps.upstreams,
-      wake,
-      mailer: deps.mailer ?? null,
-      destinationDeps,
-    });
-  }
-
   return {
     ownerId,
     running: () => [...runners.keys()],

@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { applyStreamEvent, type StreamEvent } from "../../domains/streams/lifecycle.ts";
 import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
@@ -25,12 +24,22 @@ import { createFilter, type Filter } from "../sandbox/filter.ts";
 import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
 import { type MetricSample, type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
+import {
+  type BatchSettings,
+  batchesPerSpan,
+  batchSizeOf,
+  lastDeliverable,
+  needsNewerTip,
+  planBatch,
+  planSpan,
+} from "./planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "./recorder.ts";
-import type { StreamRow } from "./store.ts";
-import * as store from "./store.ts";
+import { type AttemptFailure, type AttemptResult, type RetryPolicy, StreamFailure, withRetries } from "./retry.ts";
+import type { Acknowledgement, EngineStore, Heartbeat, LogLevel, StreamRow } from "./store.ts";
 
 export interface RunnerDeps {
   db: Db;
+  store: EngineStore;
   owner: string;
   leaseTtlMs: number;
   /** How often a runner at the chain tip asks for a new block, and renews its lease while waiting. */
@@ -41,7 +50,7 @@ export interface RunnerDeps {
   metrics: MetricsBuffer;
   /** Connections for acknowledgements and lease renewals (see startStreamEngine). */
   ackPool: pg.Pool;
-  destinationDeps?: DestinationDeps;
+  destinationDeps: DestinationDeps;
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
 }
@@ -51,8 +60,7 @@ interface Parts {
   rpc: RpcClient;
   filter: Filter | null;
   destination: Destination;
-  maxRetry: number;
-  retryIntervalMs: number;
+  retry: RetryPolicy;
 }
 
 /**
@@ -79,14 +87,9 @@ interface AheadBatch {
 
 class Stop extends Error {}
 
-/** A stream's failure that ends its run: the stream is paused or terminated with this reason. */
-class StreamFailure extends Error {
-  constructor(
-    message: string,
-    readonly event: Extract<StreamEvent, "FAIL_PAUSE" | "FAIL_TERMINATE">,
-  ) {
-    super(message);
-  }
+/** Why one attempt at delivering a batch failed: its filter run, or the delivery itself. */
+interface DeliveryFailure extends AttemptFailure {
+  stage: "filter" | "delivery";
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -97,26 +100,6 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  */
 const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
 const FILTER_LOG_LINES_KEPT = 10;
-
-/**
- * Read-ahead: spans of whole batches, each read in one request, so a stream behind the chain tip
- * pays a node round trip per span instead of per batch. A span holds about READ_SPAN_BYTES of
- * dataset (judged by the last batch), at most READ_SPAN_MAX_BLOCKS blocks, and at least one batch. Up
- * to two spans are read ahead: a new one is read when no more than one span's batches are left.
- * At three calls per block at most, a span's request stays within the 1,000 calls a node takes by
- * default (see RpcClient). When the estimate was wrong (small blocks, then large ones) and the node
- * refuses or fails the span, the next span is one batch, whose delivery renews the estimate. Larger spans
- * than 64 KiB and 50 blocks (which were read in requests of 50 calls) measured +8% blocks/s on empty
- * blocks at batch 10.
- */
-export const READ_SPAN_BYTES = 512 * 1024;
-export const READ_SPAN_MAX_BLOCKS = 300;
-
-/** Batches per read-ahead span for batches of `size` blocks of about `bytesPerBlock` each. */
-export function batchesPerSpan(size: number, bytesPerBlock: number): number {
-  const blocks = Math.min(READ_SPAN_MAX_BLOCKS, Math.floor(READ_SPAN_BYTES / Math.max(1, bytesPerBlock)));
-  return Math.max(1, Math.floor(blocks / size));
-}
 
 function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetBatchJson {
   if (whole.fromBlock === from && whole.toBlock === to) return whole;
@@ -132,7 +115,10 @@ function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetB
  * Runs one stream under a lease: read a batch, check it continues the delivered chain (reorgs), run
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
- * Pipeline: the following batches are read (in spans, see {@link READ_SPAN_BYTES}) while one is
+ * Which blocks each batch and read-ahead span covers is planned in planning.ts; how a failed batch is
+ * retried, in retry.ts.
+ *
+ * Pipeline: the following batches are read (in spans, see READ_SPAN_BYTES) while one is
  * filtered and delivered; the next batch is prepared (its JSON made, the filter run on it, and the
  * destination's request built, see Destination.prepare) while this one's POST is in flight; and a
  * delivered batch's record (the checkpoint write) is sent once the next batch's delivery has gone out,
@@ -173,7 +159,7 @@ export class StreamRunner {
       })
       .finally(async () => {
         if (this.heartbeat) clearInterval(this.heartbeat);
-        await store.releaseLease(deps.db.$client, streamId, deps.owner).catch(() => undefined);
+        await deps.store.releaseLease(deps.db.$client, streamId, deps.owner).catch(() => undefined);
       });
   }
 
@@ -189,7 +175,7 @@ export class StreamRunner {
 
   /** Renews the lease and learns the stream's status and sequence (see onHeartbeat). */
   private beat(): void {
-    store
+    this.deps.store
       .renewLease(this.deps.ackPool, this.streamId, this.deps.owner, this.deps.leaseTtlMs)
       .then((hb) => this.onHeartbeat(hb))
       .catch(() => undefined);
@@ -214,20 +200,20 @@ export class StreamRunner {
     if (this.stopped) throw new Stop();
   }
 
-  private onHeartbeat(hb: store.Heartbeat | null): void {
+  private onHeartbeat(hb: Heartbeat | null): void {
     if (hb?.status !== "ACTIVE") {
       if (!hb) this.deps.log.warn({ streamId: this.streamId }, "stream lease lost; stopping its runner");
       this.stop();
     } else if (hb.sequence !== this.row.sequence) this.reloadWanted = true;
   }
 
-  private async logLine(level: store.LogLevel, message: string): Promise<void> {
-    await store.writeLog(this.deps.db, this.row, level, message).catch(() => undefined);
+  private async logLine(level: LogLevel, message: string): Promise<void> {
+    await this.deps.store.writeLog(this.deps.db, this.row, level, message).catch(() => undefined);
   }
 
   private async run(): Promise<void> {
     const { db, leaseTtlMs } = this.deps;
-    const row = await store.loadStream(db, this.streamId);
+    const row = await this.deps.store.loadStream(db, this.streamId);
     if (row?.status !== "ACTIVE") return;
     this.row = row;
     this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
@@ -278,14 +264,12 @@ export class StreamRunner {
         throw new StreamFailure(`filter function does not compile: ${syntax.message}`, "FAIL_TERMINATE");
       }
     }
-    const policy = retryPolicy(row.destinationAttributes);
     return {
       reader: new EvmDatasetReader(upstream.httpUrl),
       rpc: new RpcClient(upstream.httpUrl),
       filter,
       destination,
-      maxRetry: policy.maxRetry,
-      retryIntervalMs: policy.retryIntervalMs,
+      retry: retryPolicy(row.destinationAttributes),
     };
   }
 
@@ -298,7 +282,7 @@ export class StreamRunner {
   private async loop(initial: Parts): Promise<void> {
     let parts = initial;
     const { db } = this.deps;
-    let next = await store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
+    let next = await this.deps.store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
     let reorgUntil = -1;
     let tip = -1;
     let ahead: AheadBatch[] = [];
@@ -314,7 +298,7 @@ export class StreamRunner {
         if (this.reloadWanted) {
           this.reloadWanted = false;
           await recorder.settled();
-          const fresh = await store.loadStream(db, this.streamId);
+          const fresh = await this.deps.store.loadStream(db, this.streamId);
           if (fresh?.status !== "ACTIVE") return;
           this.row = fresh;
           await this.dispose(parts);
@@ -322,43 +306,37 @@ export class StreamRunner {
           ahead = [];
         }
         const row = this.row;
-        const end = row.endRange;
-        if (end !== null && next > end) {
-          await recorder.settled();
-          await applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
-            reason: `delivered every block up to ${end}`,
-          });
-          await this.logLine("INFO", `Stream completed: every block up to its end range ${end} was delivered.`);
-          return;
-        }
-
-        // Plan the batch [next, to].
-        const size = Math.max(1, row.datasetBatchSize);
-        let last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
-        if (next + size - 1 > last) {
+        const settings: BatchSettings = {
+          batchSize: row.datasetBatchSize,
+          elastic: row.elasticBatchEnabled,
+          keepDistanceFromTip: row.keepDistanceFromTip,
+          endRange: row.endRange,
+        };
+        if (needsNewerTip(settings, next, tip)) {
           try {
             tip = await parts.reader.latestBlock();
           } catch (e) {
             await this.readFailed(e);
             continue;
           }
-          last = end === null ? tip - row.keepDistanceFromTip : Math.min(end, tip - row.keepDistanceFromTip);
         }
-        if (next > last) {
+        const plan = planBatch(settings, { next, tip, reorgUntil });
+        if (plan.kind === "complete") {
+          await recorder.settled();
+          await this.deps.store.applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
+            reason: `delivered every block up to ${row.endRange}`,
+          });
+          await this.logLine(
+            "INFO",
+            `Stream completed: every block up to its end range ${row.endRange} was delivered.`,
+          );
+          return;
+        }
+        if (plan.kind === "wait") {
           await this.sleep(this.deps.tipPollMs);
           continue;
         }
-        let to = next + size - 1;
-        if (to > last) {
-          // Elastic batches shrink to what the chain has; fixed ones wait for a full batch (or the range's end).
-          if (row.elasticBatchEnabled || last === end) to = last;
-          else {
-            await this.sleep(this.deps.tipPollMs);
-            continue;
-          }
-        }
-        if (next <= reorgUntil) to = Math.min(to, reorgUntil);
-        const isReorg = next <= reorgUntil;
+        const { to, isReorg } = plan;
 
         const startedAt = performance.now();
         let batch: DatasetBatchJson;
@@ -413,25 +391,13 @@ export class StreamRunner {
 
         // Read the following batches while this one is filtered and delivered: whenever no more than
         // one span's batches are left, the next span is read in one request and cut into batches.
-        const span = batchesPerSpan(size, bytesPerBlock);
+        const span = batchesPerSpan(batchSizeOf(settings), bytesPerBlock);
+        const last = lastDeliverable(settings, tip);
         while (ahead.length <= span) {
           const spanFrom = ahead.length > 0 ? ahead[ahead.length - 1].to + 1 : to + 1;
-          const planned: { from: number; to: number }[] = [];
-          let plannedTo = spanFrom - 1;
-          while (planned.length < span) {
-            const nextFrom = plannedTo + 1;
-            const nextTo = Math.min(nextFrom + size - 1, last);
-            if (
-              nextFrom > nextTo ||
-              nextFrom <= reorgUntil ||
-              !(nextTo - nextFrom + 1 === size || row.elasticBatchEnabled || nextTo === end)
-            )
-              break;
-            planned.push({ from: nextFrom, to: nextTo });
-            plannedTo = nextTo;
-          }
+          const planned = planSpan(settings, { from: spanFrom, last, reorgUntil, count: span });
           if (planned.length === 0) break;
-          const read = parts.reader.fetchBatchJson(row.dataset as EvmDataset, spanFrom, plannedTo);
+          const read = parts.reader.fetchBatchJson(row.dataset as EvmDataset, spanFrom, planned[planned.length - 1].to);
           for (const b of planned) {
             const part = read.then((whole) => sliceBatch(whole, b.from, b.to));
             part.catch(() => undefined);
@@ -476,9 +442,9 @@ export class StreamRunner {
    * loop's microtasks have sent the next batch when it was ready, so the database round trip is not on
    * the way from one delivery to the next.
    */
-  private async record(ack: store.Acknowledgement): Promise<void> {
+  private async record(ack: Acknowledgement): Promise<void> {
     await afterSends();
-    if (!(await store.acknowledge(this.deps.ackPool, ack))) {
+    if (!(await this.deps.store.acknowledge(this.deps.ackPool, ack))) {
       this.deps.log.warn(
         { streamId: ack.streamId },
         "stream acknowledgement was not recorded (lease lost, or the checkpoint is not where the batch starts)",
@@ -525,11 +491,11 @@ export class StreamRunner {
    */
   private async forkPoint(parts: Parts, first: number, header: BlockHeader): Promise<number | null> {
     const { db } = this.deps;
-    const prev = await store.storedHash(db, this.row.id, first - 1);
+    const prev = await this.deps.store.storedHash(db, this.row.id, first - 1);
     if (prev === undefined || prev === header.parentHash) return null;
     let n = first - 1;
     while (n >= 0) {
-      const stored = await store.storedHash(db, this.row.id, n);
+      const stored = await this.deps.store.storedHash(db, this.row.id, n);
       if (stored === undefined) break;
       const [onNode] = await this.fetchHeaders(parts, n, n);
       if (onNode.hash === stored) break;
@@ -570,9 +536,9 @@ export class StreamRunner {
 
   /**
    * Filters and delivers one batch (prepared ahead when `prepared` is given), retrying per the
-   * destination's policy; throws StreamFailure when it gives up. Returns the size of the batch's
-   * dataset JSON. Each attempt adds its metrics in one sample; the one that succeeds adds the batch's
-   * latency, from `startedAt` (when its reading started) to its acknowledgement (or its skip).
+   * destination's policy (see retry.ts); throws StreamFailure when it gives up. Returns the size of the
+   * batch's dataset JSON. Each attempt adds its metrics in one sample; the one that succeeds adds the
+   * batch's latency, from `startedAt` (when its reading started) to its acknowledgement (or its skip).
    */
   private async deliver(
     parts: Parts,
@@ -581,86 +547,101 @@ export class StreamRunner {
     startedAt: number,
     prepared?: Promise<Prepared>,
   ): Promise<number> {
-    const row = this.row;
     const ready = prepared ? await prepared : this.prepare(parts, batch, isReorg);
-    const { dataJson, dataBytes, metadata } = ready;
-    let attempts = 0;
-    let counted = false;
-    while (true) {
-      this.check();
-      attempts++;
-      const sample: MetricSample = attempts === 1 ? {} : { retries: 1 };
-      let failure: { message: string; terminal: boolean };
-      let payloadJson: string | null = dataJson;
-      let payloadBytes = dataBytes;
-      const run =
-        attempts === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
-      if (run) {
-        const outcome = await run;
-        sample.filterMs = outcome.durationMs;
-        const lines = outcome.logs.slice(0, FILTER_LOG_LINES_KEPT);
-        for (const line of lines)
-          await this.logLine(line.level, `filter (blocks ${batch.fromBlock}–${batch.toBlock}): ${line.message}`);
-        if (!outcome.ok) {
-          failure = {
-            message: `filter failed on blocks ${batch.fromBlock}–${batch.toBlock}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
-            terminal: outcome.error.kind === "SYNTAX",
-          };
-          sample.errors = 1;
-          this.deps.metrics.add(row, sample);
-          if (failure.terminal || attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
-          await this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempts} of ${parts.maxRetry + 1}).`);
-          await this.sleep(parts.retryIntervalMs);
-          continue;
-        }
-        payloadJson = outcome.skipped ? null : outcome.resultJson;
-        payloadBytes = outcome.sizeBytes;
-      }
-      if (!counted) {
-        counted = true;
-        sample.blocks = batch.toBlock - batch.fromBlock + 1;
-        sample.bytesTotal = dataBytes;
-      }
-      if (payloadJson === null) {
-        sample.latencyMs = performance.now() - startedAt;
-        this.deps.metrics.add(row, sample);
-        return dataBytes;
-      }
-      sample.requests = 1;
-      try {
-        const early = attempts === 1 ? await ready.firstDelivery : null;
-        await (early
-          ? early.send()
-          : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
-        sample.delivered = 1;
-        sample.latencyMs = performance.now() - startedAt;
-        sample.bytesBillable = payloadBytes;
-        sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
-        this.deps.metrics.add(row, sample);
-        return dataBytes;
-      } catch (e) {
-        const retryable = !(e instanceof DestinationError) || e.retryable;
-        failure = {
-          message: `delivery of blocks ${batch.fromBlock}–${batch.toBlock} failed: ${(e as Error).message}`,
-          terminal: !retryable,
-        };
-        sample.errors = 1;
-        this.deps.metrics.add(row, sample);
-        if (attempts > parts.maxRetry) throw this.giveUp(failure, attempts);
-        await this.logLine(
-          "WARNING",
-          `${failure.message}; retrying in ${parts.retryIntervalMs / 1000} s (attempt ${attempts} of ${parts.maxRetry + 1}).`,
-        );
-        await this.sleep(parts.retryIntervalMs);
-      }
-    }
+    const { maxRetry, retryIntervalMs } = parts.retry;
+    const state = { counted: false };
+    return withRetries(
+      parts.retry,
+      (attempt) => this.attempt(parts, batch, isReorg, startedAt, ready, attempt, state),
+      {
+        retrying: (failure: DeliveryFailure, attempt) =>
+          failure.stage === "filter"
+            ? this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempt} of ${maxRetry + 1}).`)
+            : this.logLine(
+                "WARNING",
+                `${failure.message}; retrying in ${retryIntervalMs / 1000} s (attempt ${attempt} of ${maxRetry + 1}).`,
+              ),
+        wait: (ms) => this.sleep(ms),
+      },
+    );
   }
 
-  private giveUp(failure: { message: string; terminal: boolean }, attempts: number): StreamFailure {
-    return new StreamFailure(
-      `${failure.message} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`,
-      failure.terminal ? "FAIL_TERMINATE" : "FAIL_PAUSE",
-    );
+  /**
+   * One attempt at a batch: runs the filter (the prepared first run on attempt 1) and delivers what it
+   * returns, adding the attempt's metrics. `state.counted` says the batch's blocks and bytes were
+   * already counted by an earlier attempt.
+   */
+  private async attempt(
+    parts: Parts,
+    batch: DatasetBatchJson,
+    isReorg: boolean,
+    startedAt: number,
+    ready: Prepared,
+    attempt: number,
+    state: { counted: boolean },
+  ): Promise<AttemptResult<number, DeliveryFailure>> {
+    this.check();
+    const row = this.row;
+    const { dataJson, dataBytes, metadata } = ready;
+    const blocks = `${batch.fromBlock}–${batch.toBlock}`;
+    const sample: MetricSample = attempt === 1 ? {} : { retries: 1 };
+    const failed = (failure: DeliveryFailure): AttemptResult<number, DeliveryFailure> => {
+      sample.errors = 1;
+      this.deps.metrics.add(row, sample);
+      return { ok: false, failure };
+    };
+    let payloadJson: string | null = dataJson;
+    let payloadBytes = dataBytes;
+    const run = attempt === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
+    if (run) {
+      const outcome = await run;
+      sample.filterMs = outcome.durationMs;
+      for (const line of outcome.logs.slice(0, FILTER_LOG_LINES_KEPT))
+        await this.logLine(line.level, `filter (blocks ${blocks}): ${line.message}`);
+      if (!outcome.ok) {
+        const syntax = outcome.error.kind === "SYNTAX";
+        return failed({
+          stage: "filter",
+          message: `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
+          terminal: syntax,
+          final: syntax,
+        });
+      }
+      payloadJson = outcome.skipped ? null : outcome.resultJson;
+      payloadBytes = outcome.sizeBytes;
+    }
+    if (!state.counted) {
+      state.counted = true;
+      sample.blocks = batch.toBlock - batch.fromBlock + 1;
+      sample.bytesTotal = dataBytes;
+    }
+    if (payloadJson === null) {
+      sample.latencyMs = performance.now() - startedAt;
+      this.deps.metrics.add(row, sample);
+      return { ok: true, value: dataBytes };
+    }
+    sample.requests = 1;
+    try {
+      const early = attempt === 1 ? await ready.firstDelivery : null;
+      await (early
+        ? early.send()
+        : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
+    } catch (e) {
+      // A destination that refuses the batch for good terminates the stream once the retries are spent.
+      const retryable = !(e instanceof DestinationError) || e.retryable;
+      return failed({
+        stage: "delivery",
+        message: `delivery of blocks ${blocks} failed: ${(e as Error).message}`,
+        terminal: !retryable,
+        final: false,
+      });
+    }
+    sample.delivered = 1;
+    sample.latencyMs = performance.now() - startedAt;
+    sample.bytesBillable = payloadBytes;
+    sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
+    this.deps.metrics.add(row, sample);
+    return { ok: true, value: dataBytes };
   }
 
   private async fail(failure: StreamFailure): Promise<void> {
@@ -668,7 +649,9 @@ export class StreamRunner {
     const verb = failure.event === "FAIL_TERMINATE" ? "terminated" : "paused";
     await this.logLine("ERROR", `${row.product === "WEBHOOK" ? "Webhook" : "Stream"} ${verb}: ${failure.message}`);
     try {
-      await applyStreamEvent(this.deps.db, row.accountId, row.id, failure.event, { reason: failure.message });
+      await this.deps.store.applyStreamEvent(this.deps.db, row.accountId, row.id, failure.event, {
+        reason: failure.message,
+      });
     } catch (e) {
       // The user paused or deleted it meanwhile: nothing more to do.
       this.deps.log.info({ streamId: row.id, err: e }, "stream state changed before the engine could record a failure");

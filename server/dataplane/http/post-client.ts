@@ -1,5 +1,6 @@
 import net from "node:net";
 import tls from "node:tls";
+import type { EgressPolicy } from "../../platform/egress.ts";
 
 export interface PostAnswer {
   status: number;
@@ -274,6 +275,7 @@ export class PostClient {
   private readonly timeoutMs: number;
   private readonly idleTimeoutMs: number;
   private readonly ca: string | Buffer | undefined;
+  private readonly egress: EgressPolicy | undefined;
   private readonly sweep: NodeJS.Timeout;
   private closed = false;
 
@@ -285,9 +287,15 @@ export class PostClient {
       idleTimeoutMs?: number;
       /** Certificate authorities trusted for https servers instead of the system's (a private node). */
       ca?: string | Buffer;
+      /**
+       * Where a tenant names the URL (webhooks): every connection is checked by the egress policy, on
+       * the address connected to. The proxy's upstreams are the operator's and go without one.
+       */
+      egress?: EgressPolicy;
     } = {},
   ) {
     this.ca = options.ca;
+    this.egress = options.egress;
     this.maxConnections = options.connections ?? 128;
     this.maxIdle = options.maxIdle ?? 32;
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -308,16 +316,7 @@ export class PostClient {
         ? `authorization: Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}\r\n`
         : "";
       origin = {
-        connect: secure
-          ? () =>
-              tls.connect({
-                host,
-                port,
-                servername: net.isIP(host) ? undefined : host,
-                ALPNProtocols: ["http/1.1"],
-                ca: this.ca,
-              })
-          : () => net.connect({ host, port }),
+        connect: this.connector(secure, host, port),
         // The URL's own path and query (a provider's key often lives there) are kept.
         headPrefix: `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${auth}content-type: application/json\r\ncontent-length: `,
         idle: [],
@@ -327,6 +326,22 @@ export class PostClient {
       this.origins.set(httpUrl, origin);
     }
     return origin;
+  }
+
+  /** How an origin's connections are made: through the egress policy when the client has one. */
+  private connector(secure: boolean, host: string, port: number): () => net.Socket {
+    const egress = this.egress;
+    if (secure) {
+      const options = {
+        host,
+        port,
+        servername: net.isIP(host) ? undefined : host,
+        ALPNProtocols: ["http/1.1"],
+        ca: this.ca,
+      };
+      return egress ? () => egress.tlsConnect(options) : () => tls.connect(options);
+    }
+    return egress ? () => egress.connect({ host, port }) : () => net.connect({ host, port });
   }
 
   /**

@@ -1,13 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { accountsWithStatus } from "../../domains/endpoints/store.ts";
-import { capBody, maskUrl, pruneErrorLogs } from "../../domains/errorlogs/service.ts";
-import * as errorLogStore from "../../domains/errorlogs/store.ts";
-import { CreditTable } from "../../domains/usage/credits.ts";
-import { enforceMonthlyLimit } from "../../domains/usage/service.ts";
-import * as usageStore from "../../domains/usage/store.ts";
-import type { Db } from "../../platform/db/index.ts";
-import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
@@ -15,9 +7,94 @@ import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
 /** The proxy's MeterEvent carries the request and response details error logs and archive detection use. */
 export type DetailedMeterEvent = MeterEvent;
 
+/** One endpoint's calls of one method in one minute, added to what is stored. */
+export interface UsageMinute {
+  accountId: string;
+  endpointId: string;
+  method: string;
+  minute: Date;
+  requests: number;
+  credits: number;
+  archiveRequests: number;
+  refused: number;
+}
+
+/** A failed call as the error logs keep it (URL masked, bodies capped). */
+export interface FailedCall {
+  accountId: string;
+  endpointId: string;
+  requestId: string;
+  at: Date;
+  method: string;
+  httpMethod: string;
+  status: number;
+  errorCode: number | null;
+  errorKind: string;
+  message: string;
+  url: string;
+  network: string;
+  transport: string;
+  requestBody: string | null;
+  responseBody: string | null;
+  /** How many calls the request held (1 for a single call). */
+  calls: number;
+  /** How many of them failed: a request's failed calls are kept as one row, described by its first failure. */
+  failedCalls: number;
+}
+
+/** An account's usage in its current period against its plan's responses per month. */
+export interface MonthlyLimit {
+  total: number;
+  limit: number;
+  end: Date;
+  reached: boolean;
+}
+
+/**
+ * Where the meter writes, and the account rules it applies after writing: the port the usage and
+ * error-log domains fill (server/domains/usage/meter-sink.ts).
+ */
+export interface MeterSink {
+  addUsage(rows: UsageMinute[]): Promise<void>;
+  addFailedCalls(rows: FailedCall[]): Promise<void>;
+  /** Compares the account's period total with its plan, moving its endpoints to LIMIT_REACHED and back. */
+  enforceMonthlyLimit(accountId: string): Promise<MonthlyLimit>;
+  /** Accounts whose endpoints are LIMIT_REACHED (re-checked by housekeeping: a new period or a higher limit). */
+  accountsAtLimit(): Promise<string[]>;
+  /** Deletes failed calls older than `retentionDays` (undefined: the error logs' default). */
+  pruneFailedCalls(retentionDays: number | undefined): Promise<void>;
+}
+
+/** What a call costs in credits, and whether it is an archive call (the usage domain's credit table). */
+export interface CallPricing {
+  cost(
+    network: string,
+    method: string,
+    params: unknown,
+    head: number | undefined,
+  ): { credits: number; archive: boolean };
+}
+
+/** Bodies kept per failed call: enough to see the call and the error, bounded so a large batch cannot bloat memory or the table. */
+export const BODY_LIMIT = 16 * 1024;
+
+/** Tokens in endpoint URLs (/rpc/<exId>/<token>) become ****; query strings are dropped. */
+export function maskUrl(url: string): string {
+  const path = url.split(/[?#]/)[0];
+  return path.replace(/^(\/rpc\/[^/]+)\/[^/]+/, "$1/****");
+}
+
+/** A body as stored: text, cut to BODY_LIMIT bytes with a note saying so. */
+export function capBody(body: Buffer | string | null | undefined): string | null {
+  if (body === null || body === undefined) return null;
+  const buffer = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  if (buffer.length <= BODY_LIMIT) return buffer.toString("utf8");
+  return `${buffer.subarray(0, BODY_LIMIT).toString("utf8")}… [${buffer.length - BODY_LIMIT} more bytes not kept]`;
+}
+
 export interface MeterOptions {
-  db: Db;
-  events: DomainEvents;
+  sink: MeterSink;
+  pricing: CallPricing;
   log?: Logger;
   /** Flush at least this often (ms). */
   flushMs?: number;
@@ -31,7 +108,6 @@ export interface MeterOptions {
   totalsRefreshMs?: number;
   /** The chain head per network, for archive detection; archive calls need it (see method-credits.json). */
   headOf?: (network: string) => number | undefined;
-  credits?: CreditTable;
 }
 
 interface UsageCell {
@@ -53,6 +129,27 @@ interface PeriodTotal {
   loadedAt: number;
 }
 
+/** The failed calls of one request, tallied for its one error-log row. */
+class FailedCalls {
+  first: { method: string; refusal: Refusal; index: number } | null = null;
+  count = 0;
+  private readonly byKind = new Map<string, number>();
+
+  add(method: string, refusal: Refusal, index: number, calls = 1): void {
+    if (!this.first || index < this.first.index) this.first = { method, refusal, index };
+    this.count += calls;
+    this.byKind.set(refusal.kind, (this.byKind.get(refusal.kind) ?? 0) + calls);
+  }
+
+  /** The first failure's message; past one failure in a batch, how many failed and of which kinds. */
+  describe(calls: number): string {
+    const message = this.first?.refusal.message ?? "";
+    if (this.count <= 1 || this.byKind.size === 0 || calls <= 1) return message;
+    const kinds = [...this.byKind].map(([kind, n]) => `${kind} ${n}`).join(", ");
+    return `${message} (${this.count} of ${calls} calls failed: ${kinds})`;
+  }
+}
+
 /** Error logs waiting beyond this are dropped (and counted), so a database outage cannot exhaust memory. */
 const MAX_PENDING_LOGS = 20_000;
 const MAX_PENDING_CELLS = 200_000;
@@ -67,21 +164,18 @@ const NO_METHOD = "(none)";
  */
 export class UsageMeter implements MeterStage {
   private cells = new Map<string, UsageCell>();
-  private logs: errorLogStore.NewErrorLog[] = [];
+  private logs: FailedCall[] = [];
   private totals = new Map<string, PeriodTotal>();
   private touched = new Map<string, number>();
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private housekeeping: NodeJS.Timeout | null = null;
-  private readonly credits: CreditTable;
   private readonly requestPrefix = randomBytes(4).toString("hex");
   private requestCounter = 0;
   /** Error logs dropped because too many were waiting. */
   droppedLogs = 0;
 
-  constructor(private readonly options: MeterOptions) {
-    this.credits = options.credits ?? new CreditTable();
-  }
+  constructor(private readonly options: MeterOptions) {}
 
   start(): this {
     this.timer = setInterval(() => void this.flush(), this.options.flushMs ?? 1000);
@@ -101,7 +195,9 @@ export class UsageMeter implements MeterStage {
     if (event.requestRefusal) {
       if (methods.length === 0) this.count(record.accountId, record.id, NO_METHOD, minute, 0, 0, false, 1);
       for (const m of methods) this.count(record.accountId, record.id, m || NO_METHOD, minute, 0, 0, false, 1);
-      this.logFailure(event, now, methods[0] ?? "", event.requestRefusal, 0, methods.length > 1);
+      const failures = new FailedCalls();
+      failures.add(methods[0] ?? "", event.requestRefusal, 0, Math.max(methods.length, 1));
+      this.logFailures(event, now, failures, false);
       return;
     }
     let refusedAt: Map<number, Refusal> | null = null;
@@ -111,21 +207,20 @@ export class UsageMeter implements MeterStage {
     }
     const head = event.calls && this.options.headOf ? this.options.headOf(record.network) : undefined;
     const httpFailed = event.httpStatus >= 400;
+    const failures = new FailedCalls();
     for (let i = 0; i < methods.length; i++) {
       const method = methods[i] || NO_METHOD;
       const refusal = refusedAt?.get(i);
       if (refusal) {
         this.count(record.accountId, record.id, method, minute, 0, 0, false, 1);
-        this.logFailure(event, now, methods[i], refusal, i, methods.length > 1);
+        failures.add(methods[i], refusal, i);
         continue;
       }
       const params = event.calls ? (event.calls[i] as { params?: unknown } | undefined)?.params : undefined;
-      const cost = this.credits.cost(record.network, method, params, head);
+      const cost = this.options.pricing.cost(record.network, method, params, head);
       this.count(record.accountId, record.id, method, minute, 1, cost.credits, cost.archive, 0);
       if (httpFailed) {
-        this.logFailure(
-          event,
-          now,
+        failures.add(
           methods[i],
           {
             kind: "UPSTREAM_HTTP_ERROR",
@@ -134,11 +229,11 @@ export class UsageMeter implements MeterStage {
             message: `The upstream answered HTTP ${event.httpStatus}.`,
           },
           i,
-          methods.length > 1,
         );
       }
     }
-    if (!httpFailed && event.responseBody) this.logJsonRpcErrors(event, now);
+    if (!httpFailed && event.responseBody) this.findJsonRpcErrors(event, failures);
+    this.logFailures(event, now, failures, methods.length > 1);
     if (this.cells.size >= (this.options.flushRows ?? 5000) || this.logs.length >= (this.options.flushRows ?? 5000)) {
       void this.flush();
     }
@@ -184,41 +279,45 @@ export class UsageMeter implements MeterStage {
     return id;
   }
 
-  private logFailure(
-    event: DetailedMeterEvent,
-    at: number,
-    method: string,
-    refusal: Refusal,
-    index: number,
-    batch: boolean,
-  ) {
+  /**
+   * One error-log row per request however many of its calls failed: the first failure's method, status
+   * and error, with the counts (and, past one failure, a count per kind in the message). A batch's row is
+   * stored under `<x-request-id>.<index of that first failure>`; bodies are capped once, for the row.
+   */
+  private logFailures(event: DetailedMeterEvent, at: number, failures: FailedCalls, batch: boolean) {
+    const first = failures.first;
+    if (!first) return;
     if (this.logs.length >= MAX_PENDING_LOGS) {
       this.droppedLogs++;
       return;
     }
     const record = event.endpoint.record;
     const requestId = this.requestIdOf(event);
+    const calls = Math.max(event.methods.length, 1);
+    const refusal = first.refusal;
     this.logs.push({
       accountId: record.accountId,
       endpointId: record.id,
-      requestId: batch ? `${requestId}.${index}` : requestId,
+      requestId: batch ? `${requestId}.${first.index}` : requestId,
       at: new Date(at),
-      method: (method || NO_METHOD).slice(0, 200),
+      method: (first.method || NO_METHOD).slice(0, 200),
       httpMethod: event.httpMethod ?? (event.transport === "ws" ? "WS" : "POST"),
       status: refusal.http === 200 ? event.httpStatus : refusal.http,
       errorCode: refusal.code || null,
       errorKind: refusal.kind,
-      message: refusal.message.slice(0, 1000),
+      message: (event.requestRefusal ? refusal.message : failures.describe(calls)).slice(0, 1000),
       url: maskUrl(event.url ?? `/rpc/${record.exId}`),
       network: record.network,
       transport: event.transport,
       requestBody: capBody(event.requestBody),
       responseBody: capBody(event.responseBody),
+      calls,
+      failedCalls: Math.min(failures.count, calls),
     });
   }
 
   /** JSON-RPC errors in an answer the upstream gave (a cheap byte search first: most answers have none). */
-  private logJsonRpcErrors(event: DetailedMeterEvent, at: number) {
+  private findJsonRpcErrors(event: DetailedMeterEvent, failures: FailedCalls) {
     const body = event.responseBody as Buffer | string;
     const hasError = typeof body === "string" ? body.includes('"error"') : body.includes('"error"');
     if (!hasError) return;
@@ -242,9 +341,7 @@ export class UsageMeter implements MeterStage {
       const found = methodOfId.get(JSON.stringify(answer.id ?? null));
       const index = found?.index ?? position;
       if (refusedIndexes.has(index)) return;
-      this.logFailure(
-        event,
-        at,
+      failures.add(
         found?.method ?? event.methods[index] ?? "",
         {
           kind: "JSON_RPC_ERROR",
@@ -253,7 +350,6 @@ export class UsageMeter implements MeterStage {
           message: typeof answer.error?.message === "string" ? answer.error.message : "JSON-RPC error",
         },
         index,
-        event.methods.length > 1,
       );
     });
   }
@@ -275,12 +371,12 @@ export class UsageMeter implements MeterStage {
     return this.flushing;
   }
 
-  private async write(cells: Map<string, UsageCell>, logs: errorLogStore.NewErrorLog[], touched: Map<string, number>) {
-    const { db, log } = this.options;
+  private async write(cells: Map<string, UsageCell>, logs: FailedCall[], touched: Map<string, number>) {
+    const { sink, log } = this.options;
     const rows = [...cells.values()].map((c) => ({ ...c, minute: new Date(c.minute) }));
     try {
       // Chunks keep each statement under PostgreSQL's 65535 parameters.
-      for (let i = 0; i < rows.length; i += 4000) await usageStore.addMinutes(db, rows.slice(i, i + 4000));
+      for (let i = 0; i < rows.length; i += 4000) await sink.addUsage(rows.slice(i, i + 4000));
     } catch (error) {
       log?.error({ err: error, rows: rows.length }, "metering: writing usage failed; kept for the next flush");
       for (const [key, cell] of cells) {
@@ -297,7 +393,7 @@ export class UsageMeter implements MeterStage {
       return;
     }
     try {
-      for (let i = 0; i < logs.length; i += 1000) await errorLogStore.insertLogs(db, logs.slice(i, i + 1000));
+      for (let i = 0; i < logs.length; i += 1000) await sink.addFailedCalls(logs.slice(i, i + 1000));
     } catch (error) {
       log?.error({ err: error, logs: logs.length }, "metering: writing error logs failed; dropped");
       this.droppedLogs += logs.length;
@@ -318,7 +414,7 @@ export class UsageMeter implements MeterStage {
       known.total += addedCredits;
       if (known.total < known.limit || known.reached) return;
     }
-    const result = await enforceMonthlyLimit(this.options.db, this.options.events, accountId);
+    const result = await this.options.sink.enforceMonthlyLimit(accountId);
     this.totals.set(accountId, {
       total: result.total,
       limit: result.limit,
@@ -330,11 +426,11 @@ export class UsageMeter implements MeterStage {
 
   /** Prunes old error logs and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
   async housekeep(): Promise<void> {
-    const { db, events, log } = this.options;
+    const { sink, log } = this.options;
     try {
-      await pruneErrorLogs(db, this.options.retentionDays);
-      for (const accountId of await accountsWithStatus(db, "LIMIT_REACHED")) {
-        const result = await enforceMonthlyLimit(db, events, accountId);
+      await sink.pruneFailedCalls(this.options.retentionDays);
+      for (const accountId of await sink.accountsAtLimit()) {
+        const result = await sink.enforceMonthlyLimit(accountId);
         this.totals.set(accountId, {
           total: result.total,
           limit: result.limit,

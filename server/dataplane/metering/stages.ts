@@ -1,9 +1,8 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { AppConfig } from "../../platform/config.ts";
-import type { Db } from "../../platform/db/index.ts";
 import type { DomainEvents } from "../../platform/events.ts";
-import { databaseLimitSource, FlexibleRateLimitStage } from "../ratelimit/stage.ts";
+import { FlexibleRateLimitStage, type LimitSource } from "../ratelimit/stage.ts";
 import { type MeterOptions, UsageMeter } from "./meter.ts";
 
 export interface RpcStages {
@@ -16,18 +15,21 @@ export interface RpcStages {
 /**
  * The proxy's rate-limit and meter stages, ready to pass to registerDataPlane:
  *
- *   const stages = await createRpcStages({ db, events: services.events, config, log });
+ *   const stages = await createRpcStages({ limits, meter: { sink, pricing }, events, config, log });
  *   registerDataPlane(app, { directory, upstreams, rateLimit: stages.rateLimit, meter: stages.meter });
  *   app.addHook("onClose", () => stages.close());
  *
  * Counters are in this process's memory, or in Redis when config.redisUrl (REDIS_URL) is set.
  */
 export async function createRpcStages(deps: {
-  db: Db;
+  /** What the rate-limit stage enforces. */
+  limits: LimitSource;
+  /** Where the meter writes and how it prices calls, with optional timings. */
+  meter: MeterOptions;
+  /** "ratelimits.changed" and "relay.resynced" reload the rate limits. */
   events: DomainEvents;
   config: Pick<AppConfig, "redisUrl">;
   log?: Logger;
-  meter?: Partial<MeterOptions>;
   rateLimitRefreshMs?: number;
 }): Promise<RpcStages> {
   const redis = deps.config.redisUrl
@@ -37,13 +39,13 @@ export async function createRpcStages(deps: {
     deps.log?.warn({ err: error }, "rate limits: Redis error (limiting in memory meanwhile)"),
   );
   const rateLimit = await new FlexibleRateLimitStage({
-    source: databaseLimitSource(deps.db),
+    source: deps.limits,
     events: deps.events,
     redis,
     refreshMs: deps.rateLimitRefreshMs,
     log: deps.log,
   }).start();
-  const meter = new UsageMeter({ db: deps.db, events: deps.events, log: deps.log, ...deps.meter }).start();
+  const meter = new UsageMeter({ log: deps.log, ...deps.meter }).start();
   return {
     rateLimit,
     meter,

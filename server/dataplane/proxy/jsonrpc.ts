@@ -54,6 +54,9 @@ export const refusals = {
   UPSTREAM_FAILED: { http: 502, code: -32091, message: "The upstream node did not answer." },
   INTERNAL: { http: 500, code: -32603, message: "Internal error in the proxy." },
   METHOD_NOT_ALLOWED: { http: 405, code: -32600, message: "Send JSON-RPC with POST, or open a WebSocket." },
+  // Geth's answer to a batch over its BatchRequestLimit, word for word (rpc/handler.go, errMsgBatchTooLarge):
+  // HTTP 200 and a one-element array, so clients that read a batch's answer as an array see the error.
+  BATCH_TOO_LARGE: { http: 200, code: -32600, message: "batch too large" },
 } as const;
 
 export type RefusalKind = keyof typeof refusals;
@@ -85,6 +88,16 @@ export function errorObject(id: JsonRpcId | undefined, r: Refusal): string {
   const error: Record<string, unknown> = { code: r.code, message: r.message };
   if (r.data !== undefined) error.data = r.data;
   return JSON.stringify({ jsonrpc: "2.0", id: id ?? null, error });
+}
+
+/**
+ * The answer to a batch of more calls than the limit, as Geth gives it: an array holding one error object
+ * with the id of the batch's first call (null when none has one). `data.limit` says how many are accepted.
+ */
+export function batchTooLarge(calls: unknown[], limit: number): { refusal: Refusal; body: string } {
+  const first = calls.find((c): c is JsonRpcCall => isCall(c) && c.id !== undefined);
+  const r = refusal("BATCH_TOO_LARGE", undefined, { limit });
+  return { refusal: r, body: `[${errorObject(first?.id, r)}]` };
 }
 
 export function isCall(value: unknown): value is JsonRpcCall {

@@ -7,15 +7,9 @@ import { PostClient } from "../http/post-client.ts";
 import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
-import { errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
-import {
-  type MeterEvent,
-  type MeterStage,
-  noMeter,
-  noRateLimit,
-  type ProxyRequestInfo,
-  type RateLimitStage,
-} from "./stages.ts";
+import { batchTooLarge, errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
+import { NONE_REFUSED, type Refused, RequestRecord } from "./request-record.ts";
+import { type MeterStage, noMeter, noRateLimit, type RateLimitStage } from "./stages.ts";
 
 /**
  * What the proxy reads of an HTTP request: node's IncomingMessage, or a request the fast lane read off the
@@ -52,6 +46,8 @@ export interface DataPlaneDeps {
   onError?: (error: unknown) => void;
   /** Largest accepted request body. */
   maxBodyBytes?: number;
+  /** Most calls accepted in one batch (HTTP body or WebSocket message); Geth's default, 1000, when absent. */
+  maxBatchCalls?: number;
 }
 
 /** How a request named its endpoint: by the key in /rpc/:exId[/:token], or by a domain mask host. */
@@ -62,9 +58,9 @@ export interface RouteTarget {
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
-type Refused = { index: number; refusal: Refusal };
-const NONE_REFUSED: Refused[] = [];
-const refusedOf = (perCall: (Refusal | undefined)[]): Refused[] =>
+/** Geth's BatchRequestLimit default: the most calls one batch may hold. */
+export const DEFAULT_MAX_BATCH_CALLS = 1000;
+const refusedOf = (perCall: (Refusal | undefined)[]): Refused =>
   perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
 const EMPTY = Buffer.alloc(0);
 const BATCH_REFUSED: Refusal = {
@@ -120,12 +116,14 @@ function loggedUrl(req: RpcRequest, target: RouteTarget): string {
   return `${target.host}${target.pathToken ? "/****" : "/"}`;
 }
 
+const methodsOf = (calls: unknown[]): string[] => calls.map((c) => (isCall(c) ? c.method : ""));
+
 /** The methods and calls of a body the proxy refused before reading it, when it parses (for the logs only). */
 function callsOf(body: Buffer): { methods: string[]; calls: unknown[] } | undefined {
   if (body.length === 0) return undefined;
   const parsed = parseBody(body);
   if ("error" in parsed) return undefined;
-  return { methods: parsed.calls.map((c) => (isCall(c) ? c.method : "")), calls: parsed.calls };
+  return { methods: methodsOf(parsed.calls), calls: parsed.calls };
 }
 
 /**
@@ -190,6 +188,7 @@ export class DataPlane {
   private readonly rateLimit: RateLimitStage;
   private readonly meter: MeterStage;
   readonly maxBodyBytes: number;
+  readonly maxBatchCalls: number;
   /** The x-request-id of each upgrade being accepted, for its 101 answer. */
   private readonly upgradeIds = new WeakMap<IncomingMessage, string>();
 
@@ -197,6 +196,7 @@ export class DataPlane {
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
     this.maxBodyBytes = deps.maxBodyBytes ?? 5 * 1024 * 1024;
+    this.maxBatchCalls = deps.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
     this.wss.on("headers", (headers: string[], req: IncomingMessage) => {
       const id = this.upgradeIds.get(req);
       if (id) headers.push(`X-Request-Id: ${id}`);
@@ -257,13 +257,20 @@ export class DataPlane {
       this.answer(res, refusal("NOT_FOUND"), requestId);
       return;
     }
-    const record = endpoint.record;
-    const headers: Record<string, string> = record.options.cors
+    const settings = endpoint.record;
+    const headers: Record<string, string> = settings.options.cors
       ? { ...endpoint.extraHeaders, ...corsHeaders(req) }
       : endpoint.extraHeaders;
-    const clientIp = clientIpOf(endpoint, req);
-    const info: ProxyRequestInfo = { endpoint, transport: "http", clientIp, methods: [] };
     const metered = this.meter !== noMeter;
+    const request = new RequestRecord({
+      endpoint,
+      transport: "http",
+      clientIp: clientIpOf(endpoint, req),
+      startedAt,
+      requestId,
+      httpMethod: req.method,
+      url: metered ? loggedUrl(req, target) : undefined,
+    });
     // A request refused before its body was read: answer at once, then (only with a meter) read the body
     // to log its methods and bytes.
     const refuseEarly = async (r: Refusal, extra: Record<string, string> = headers) => {
@@ -279,14 +286,14 @@ export class DataPlane {
         // Too large or cut off: logged without its body.
       }
       const found = body ? callsOf(body) : undefined;
-      if (found) info.methods = found.methods;
-      const kept = body && body.length > 0 ? body : null;
-      this.record(info, startedAt, r.http, null, r, NONE_REFUSED, req, target, requestId, kept, sent, found?.calls);
+      if (found) request.parsed(found.calls, found.methods);
+      request.requestBody = body && body.length > 0 ? body : null;
+      this.finish(request.refusedWhole(r, sent));
     };
 
-    if (record.status !== "ACTIVE") {
+    if (settings.status !== "ACTIVE") {
       return refuseEarly(
-        refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"),
+        refusal(settings.status in statusKinds ? (settings.status as keyof typeof statusKinds) : "DISABLED"),
       );
     }
     if (req.method === "OPTIONS") {
@@ -298,7 +305,7 @@ export class DataPlane {
     if (req.method !== "POST") {
       return refuseEarly(refusal("METHOD_NOT_ALLOWED"), { ...headers, allow: "POST, OPTIONS" });
     }
-    let denied = checkAccess(endpoint, req.headers, clientIp, target.pathToken);
+    let denied = checkAccess(endpoint, req.headers, request.clientIp, target.pathToken);
     if (denied instanceof Promise) denied = await denied;
     if (denied) return refuseEarly(denied);
     let body: Buffer;
@@ -313,54 +320,50 @@ export class DataPlane {
           message: `The body is larger than ${this.maxBodyBytes} bytes.`,
         };
         const sent = this.answer(res, r, requestId, { ...headers, connection: "close" });
-        this.record(info, startedAt, r.http, null, r, NONE_REFUSED, req, target, requestId, null, sent);
+        this.finish(request.refusedWhole(r, sent));
         return;
       }
       res.destroy();
       return;
     }
+    request.requestBody = body;
     const parsed = parseBody(body);
     if ("error" in parsed) {
-      const sent = this.answer(res, parsed.error, requestId, headers);
-      this.record(
-        info,
-        startedAt,
-        parsed.error.http,
-        null,
-        parsed.error,
-        NONE_REFUSED,
-        req,
-        target,
-        requestId,
-        body,
-        sent,
-      );
+      this.finish(request.refusedWhole(parsed.error, this.answer(res, parsed.error, requestId, headers)));
       return;
     }
     const calls = parsed.calls;
+    if (parsed.batch && calls.length > this.maxBatchCalls) {
+      // Refused before any per-call work (checks, rate limits, pricing): one answer and one error log.
+      const tooLarge = batchTooLarge(calls, this.maxBatchCalls);
+      res.writeHead(200, {
+        ...JSON_HEADERS,
+        ...headers,
+        "content-length": Buffer.byteLength(tooLarge.body),
+        "x-request-id": requestId,
+      });
+      res.end(tooLarge.body);
+      if (metered) request.parsed(calls, methodsOf(calls));
+      return this.finish(request.refusedWhole(tooLarge.refusal, tooLarge.body));
+    }
+    const methods: string[] = [];
     const perCall: (Refusal | undefined)[] = new Array(calls.length);
     let refusedCount = 0;
     for (let i = 0; i < calls.length; i++) {
       const c = calls[i];
       const ok = isCall(c);
-      info.methods.push(ok ? c.method : "");
+      methods.push(ok ? c.method : "");
       const r = ok ? checkCall(endpoint, c) : refusal("INVALID_REQUEST");
       perCall[i] = r;
       if (r) refusedCount++;
     }
-    const finish = (
-      httpStatus: number,
-      responseBytes: number | null,
-      r: Refusal | null,
-      refused: Refused[],
-      out: Buffer | string,
-    ) => this.record(info, startedAt, httpStatus, responseBytes, r, refused, req, target, requestId, body, out, calls);
-    let admitted = this.rateLimit.admit(info);
+    request.parsed(calls, methods);
+    let admitted = this.rateLimit.admit(request);
     if (admitted instanceof Promise) admitted = await admitted;
     if (admitted) {
       if ("refuse" in admitted) {
         const sent = this.answer(res, admitted.refuse, requestId, headers);
-        return finish(admitted.refuse.http, null, admitted.refuse, NONE_REFUSED, sent);
+        return this.finish(request.refusedWhole(admitted.refuse, sent));
       }
       admitted.perCall.forEach((r, i) => {
         if (r && !perCall[i]) {
@@ -369,13 +372,14 @@ export class DataPlane {
         }
       });
     }
-    const refused: Refused[] = refusedCount === 0 ? NONE_REFUSED : refusedOf(perCall);
-    const upstream = this.deps.upstreams.get(record.network);
+    const refused = refusedCount === 0 ? NONE_REFUSED : refusedOf(perCall);
+    request.refused = refused;
+    const upstream = this.deps.upstreams.get(settings.network);
     if (!upstream && refused.length < calls.length) {
-      const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${record.network}.`, {
-        network: record.network,
+      const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${settings.network}.`, {
+        network: settings.network,
       });
-      return finish(r.http, null, r, refused, this.answer(res, r, requestId, headers));
+      return this.finish(request.refusedWhole(r, this.answer(res, r, requestId, headers)));
     }
     let status = 200;
     let out: Buffer | string;
@@ -391,8 +395,8 @@ export class DataPlane {
         out = await this.forwardPartialBatch(upstream, calls, perCall);
       }
     } catch {
-      const r = refusal("UPSTREAM_FAILED", undefined, { network: record.network });
-      return finish(r.http, null, r, refused, this.answer(res, r, requestId, headers));
+      const r = refusal("UPSTREAM_FAILED", undefined, { network: settings.network });
+      return this.finish(request.refusedWhole(r, this.answer(res, r, requestId, headers)));
     }
     const length = typeof out === "string" ? Buffer.byteLength(out) : out.length;
     res.writeHead(
@@ -406,47 +410,17 @@ export class DataPlane {
     // meter that throws there is reported like any failure inside the proxy, never left uncaught.
     process.nextTick(() => {
       try {
-        finish(status, length, null, refused, out);
+        this.finish(request.answered(status, length, out));
       } catch (error) {
         this.deps.onError?.(error);
       }
     });
   }
 
-  /** Hands a finished HTTP request to the meter stage (nothing is built when no meter is attached). */
-  private record(
-    info: ProxyRequestInfo,
-    startedAt: number,
-    httpStatus: number,
-    responseBytes: number | null,
-    requestRefusal: Refusal | null,
-    refused: Refused[],
-    req: RpcRequest,
-    target: RouteTarget,
-    requestId: string,
-    requestBody: Buffer | null,
-    responseBody: Buffer | string,
-    calls?: unknown[],
-  ): void {
+  /** Hands a finished request to the meter stage (nothing is recorded when no meter is attached). */
+  private finish(request: RequestRecord): void {
     if (this.meter === noMeter) return;
-    this.meter.record({
-      endpoint: info.endpoint,
-      transport: info.transport,
-      clientIp: info.clientIp,
-      methods: info.methods,
-      startedAt,
-      durationMs: performance.now() - startedAt,
-      httpStatus,
-      responseBytes,
-      refused,
-      requestRefusal,
-      httpMethod: req.method,
-      url: loggedUrl(req, target),
-      calls,
-      requestBody,
-      responseBody,
-      requestId,
-    });
+    this.meter.record(request.end());
   }
 
   /** A batch where some calls were refused: forward the rest, answer in the original order. */
@@ -496,19 +470,16 @@ export class DataPlane {
         `HTTP/1.1 ${r.http} ${r.kind}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
       );
       if (!endpoint || this.meter === noMeter) return;
-      this.record(
-        { endpoint, transport: "ws", clientIp, methods: [] },
+      const request = new RequestRecord({
+        endpoint,
+        transport: "ws",
+        clientIp,
         startedAt,
-        r.http,
-        null,
-        r,
-        NONE_REFUSED,
-        req,
-        target,
         requestId,
-        null,
-        body,
-      );
+        httpMethod: req.method,
+        url: loggedUrl(req, target),
+      });
+      this.finish(request.refusedWhole(r, body));
     };
     const endpoint = await this.lookupOrLoad(target);
     if (!endpoint) return reject(refusal("NOT_FOUND"));
@@ -553,39 +524,30 @@ export class DataPlane {
     const url = metered ? loggedUrl(req, target) : "";
     // Messages forwarded and waiting for their reply (by reply key), so the reply's bytes, and a JSON-RPC
     // error in it, are metered with the message. Only kept when a meter is attached.
-    const awaiting = new Map<string, MeterEvent>();
-    const meterNow = (event: MeterEvent) => {
-      event.durationMs = performance.now() - event.startedAt;
-      this.meter.record(event);
-    };
+    const awaiting = new Map<string, RequestRecord>();
+    const meterNow = (request: RequestRecord) => this.meter.record(request.end());
     const meterReply = (data: Buffer) => {
       const keys = replyKeys(data);
       if (keys === null) {
-        // A subscription notification: metered as a call of its own (eth_subscription), with its bytes.
-        const now = performance.now();
-        this.meter.record({
+        // A subscription notification: metered as a call of its own (eth_subscription), with its bytes,
+        // taking no time.
+        const notification = new RequestRecord({
           endpoint: checked,
           transport: "ws",
           clientIp,
-          methods: ["eth_subscription"],
-          startedAt: now,
-          durationMs: 0,
-          httpStatus: 200,
-          responseBytes: data.length,
-          refused: NONE_REFUSED,
-          requestRefusal: null,
+          startedAt: performance.now(),
           httpMethod: "WS",
           url,
         });
+        notification.methods = ["eth_subscription"];
+        this.meter.record(notification.answered(200, data.length, null));
         return;
       }
       for (const key of keys ?? []) {
-        const event = awaiting.get(key);
-        if (!event) continue;
+        const request = awaiting.get(key);
+        if (!request) continue;
         awaiting.delete(key);
-        event.responseBytes = data.length;
-        event.responseBody = data;
-        return meterNow(event);
+        return meterNow(request.answered(request.httpStatus, data.length, data));
       }
     };
     const closeBoth = (code: number, reason: string) => {
@@ -634,37 +596,31 @@ export class DataPlane {
       }
       const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
       const parsed = parseBody(raw);
-      const info: ProxyRequestInfo = { endpoint: current, transport: "ws", clientIp, methods: [] };
-      const event = (
-        httpStatus: number,
-        requestRefusal: Refusal | null,
-        refused: Refused[],
-        sent: string | null,
-        calls?: unknown[],
-      ): MeterEvent => ({
-        ...info,
+      const request = new RequestRecord({
+        endpoint: current,
+        transport: "ws",
+        clientIp,
         startedAt,
-        durationMs: 0,
-        httpStatus,
-        responseBytes: sent === null ? null : Buffer.byteLength(sent),
-        refused,
-        requestRefusal,
+        requestId: metered ? newRequestId() : undefined,
         httpMethod: "WS",
         url,
-        calls,
-        requestBody: raw,
-        responseBody: sent,
-        requestId: newRequestId(),
       });
+      request.requestBody = raw;
       if ("error" in parsed) {
         const sent = errorObject(null, parsed.error);
         client.send(sent);
-        if (metered) meterNow(event(parsed.error.http, parsed.error, NONE_REFUSED, sent));
+        if (metered) meterNow(request.refusedWhole(parsed.error, sent, Buffer.byteLength(sent)));
         return;
       }
-      info.methods = parsed.calls.map((c) => (isCall(c) ? c.method : ""));
+      request.parsed(parsed.calls, methodsOf(parsed.calls));
+      if (parsed.batch && parsed.calls.length > this.maxBatchCalls) {
+        const tooLarge = batchTooLarge(parsed.calls, this.maxBatchCalls);
+        client.send(tooLarge.body);
+        if (metered) meterNow(request.refusedWhole(tooLarge.refusal, tooLarge.body, Buffer.byteLength(tooLarge.body)));
+        return;
+      }
       const perCall = parsed.calls.map((c) => (isCall(c) ? checkCall(current, c) : refusal("INVALID_REQUEST")));
-      const admitted = await this.rateLimit.admit(info);
+      const admitted = await this.rateLimit.admit(request);
       let requestRefusal: Refusal | null = null;
       if (admitted) {
         if ("refuse" in admitted) requestRefusal = admitted.refuse;
@@ -692,13 +648,15 @@ export class DataPlane {
         client.send(sent);
       }
       if (!metered) return;
-      const e = event(requestRefusal?.http ?? 200, requestRefusal, refused, sent, parsed.calls);
+      request.refused = refused;
+      request.requestRefusal = requestRefusal;
+      request.answered(requestRefusal?.http ?? 200, sent === null ? null : Buffer.byteLength(sent), sent);
       const key = sent === null ? replyKeyOfCall(parsed.batch, parsed.calls) : undefined;
-      if (key === undefined || awaiting.size >= MAX_PENDING_REPLIES) return meterNow(e);
+      if (key === undefined || awaiting.size >= MAX_PENDING_REPLIES) return meterNow(request);
       // A client reusing an id before its reply came: the earlier message is metered without a reply.
       const earlier = awaiting.get(key);
       if (earlier) meterNow(earlier);
-      awaiting.set(key, e);
+      awaiting.set(key, request);
     };
     client.on("message", (data: RawData) => {
       onMessage(data).catch((error) => {

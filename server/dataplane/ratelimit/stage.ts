@@ -1,19 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
-import {
-  ALL_METHODS,
-  type Bucket,
-  bucketLabel,
-  bucketLimit,
-  bucketSeconds,
-  buckets,
-  effectiveRate,
-  type Interval,
-  intervalSeconds,
-} from "../../domains/ratelimits/rules.ts";
-import * as store from "../../domains/ratelimits/store.ts";
-import type { Db } from "../../platform/db/index.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { ProxyRequestInfo, RateDecision, RateLimitStage } from "../proxy/stages.ts";
@@ -21,10 +8,14 @@ import type { ProxyRequestInfo, RateDecision, RateLimitStage } from "../proxy/st
 /** The JSON-RPC code of a call refused by a rate limit (the HTTP status is 429). */
 export const RATE_LIMITED_CODE = -32029;
 
-/** One limit that applies to an endpoint's calls, compiled for the hot path. */
-interface Rule {
+/**
+ * One limit the stage enforces. What limits there are and what they mean (plan RPS, bucket overrides,
+ * rate limiters) are the rate-limit rules of server/domains/ratelimits, which supply the LimitSource.
+ */
+export interface Limit {
   /** null: every method. */
-  methods: Set<string> | null;
+  methods: readonly string[] | null;
+  /** Counted per client IP instead of once for the key. */
   perIp: boolean;
   limit: number;
   seconds: number;
@@ -32,39 +23,27 @@ interface Rule {
   key: string;
   /** What the refusal names. */
   describe: string;
+  /** The refusal's JSON-RPC error data. */
   data: Record<string, unknown>;
 }
 
-interface AccountLimit {
-  rule: Rule;
+/** A limit compiled for the hot path. */
+interface Rule extends Omit<Limit, "methods"> {
+  methods: Set<string> | null;
 }
 
-type LimitScope = { accountId: string; endpointId: string };
+const ruleOf = (limit: Limit): Rule => ({ ...limit, methods: limit.methods ? new Set(limit.methods) : null });
 
-/** Where the stage reads what to enforce (the database in the service). */
+export type LimitScope = { accountId: string; endpointId: string };
+
+/** Where the stage reads what to enforce (the port the rate-limits domain fills from the database). */
 export interface LimitSource {
-  allAccountRps(): Promise<{ accountId: string; rps: number }[]>;
-  planRps(accountId: string): Promise<number | null>;
-  limiters(scope: LimitScope | null): Promise<LimiterRow[]>;
-  overrides(scope: LimitScope | null): Promise<OverrideRow[]>;
-}
-
-export type LimiterRow = Awaited<ReturnType<typeof store.enforcedLimiters>>[number];
-export type OverrideRow = {
-  accountId: string;
-  endpointId: string;
-  kind: string;
-  bucket: string;
-  rateLimit: number | null;
-};
-
-export function databaseLimitSource(db: Db): LimitSource {
-  return {
-    allAccountRps: () => store.allAccountRps(db),
-    planRps: (accountId) => store.planRps(db, accountId),
-    limiters: (scope) => store.enforcedLimiters(db, scope),
-    overrides: (scope) => store.enforcedOverrides(db, scope),
-  };
+  /** Every account's limit (null: none) and every endpoint's limits, by id. */
+  all(): Promise<{ accounts: Map<string, Limit | null>; endpoints: Map<string, Limit[]> }>;
+  /** One account's limit (an account created since the last full load). */
+  account(accountId: string): Promise<Limit | null>;
+  /** One endpoint's limits and its account's, after a change. */
+  endpoint(scope: LimitScope): Promise<{ account: Limit | null; endpoint: Limit[] }>;
 }
 
 export interface RateLimitStageOptions {
@@ -87,7 +66,7 @@ export interface RateLimitStageOptions {
  * `refreshMs` (plan changes reach it that way).
  */
 export class FlexibleRateLimitStage implements RateLimitStage {
-  private accounts = new Map<string, AccountLimit | null>();
+  private accounts = new Map<string, Rule | null>();
   private endpoints = new Map<string, Rule[]>();
   private limiters = new Map<string, RateLimiterAbstract>();
   private pendingAccounts = new Set<string>();
@@ -123,67 +102,28 @@ export class FlexibleRateLimitStage implements RateLimitStage {
   }
 
   async reloadAll(): Promise<void> {
-    const { source } = this.options;
-    const [rps, limiterRows, overrideRows] = await Promise.all([
-      source.allAccountRps(),
-      source.limiters(null),
-      source.overrides(null),
-    ]);
-    const accounts = new Map<string, AccountLimit | null>();
-    for (const r of rps) accounts.set(r.accountId, this.accountLimit(r.accountId, r.rps));
-    const byEndpoint = new Map<string, { accountId: string; limiters: LimiterRow[]; overrides: OverrideRow[] }>();
-    const entry = (accountId: string, endpointId: string) => {
-      let e = byEndpoint.get(endpointId);
-      if (!e) {
-        e = { accountId, limiters: [], overrides: [] };
-        byEndpoint.set(endpointId, e);
-      }
-      return e;
-    };
-    for (const l of limiterRows) entry(l.accountId, l.endpointId).limiters.push(l);
-    for (const o of overrideRows) entry(o.accountId, o.endpointId).overrides.push(o);
+    const all = await this.options.source.all();
+    const accounts = new Map<string, Rule | null>();
+    for (const [accountId, limit] of all.accounts) accounts.set(accountId, limit && ruleOf(limit));
     const endpoints = new Map<string, Rule[]>();
-    const rpsOf = new Map(rps.map((r) => [r.accountId, r.rps]));
-    for (const [endpointId, e] of byEndpoint) {
-      endpoints.set(endpointId, compileEndpoint(endpointId, rpsOf.get(e.accountId) ?? null, e.limiters, e.overrides));
-    }
+    for (const [endpointId, limits] of all.endpoints) endpoints.set(endpointId, limits.map(ruleOf));
     this.accounts = accounts;
     this.endpoints = endpoints;
   }
 
   async reloadEndpoint(scope: LimitScope): Promise<void> {
-    const { source } = this.options;
-    const [planRps, limiterRows, overrideRows] = await Promise.all([
-      source.planRps(scope.accountId),
-      source.limiters(scope),
-      source.overrides(scope),
-    ]);
-    this.accounts.set(scope.accountId, this.accountLimit(scope.accountId, planRps));
-    this.endpoints.set(scope.endpointId, compileEndpoint(scope.endpointId, planRps, limiterRows, overrideRows));
+    const limits = await this.options.source.endpoint(scope);
+    this.accounts.set(scope.accountId, limits.account && ruleOf(limits.account));
+    this.endpoints.set(scope.endpointId, limits.endpoint.map(ruleOf));
   }
 
-  private accountLimit(accountId: string, rps: number | null): AccountLimit | null {
-    if (rps === null || rps <= 0) return null;
-    return {
-      rule: {
-        methods: null,
-        perIp: false,
-        limit: rps,
-        seconds: 1,
-        key: `a:${accountId}`,
-        describe: `the plan's limit of ${rps} requests per second for the account`,
-        data: { limit: "PLAN_RPS", rate: rps, interval: "SECOND" },
-      },
-    };
-  }
-
-  /** An account created since the last reload: its plan RPS is loaded in the background. */
+  /** An account created since the last reload: its limit is loaded in the background. */
   private loadAccount(accountId: string): void {
     if (this.pendingAccounts.has(accountId)) return;
     this.pendingAccounts.add(accountId);
     this.options.source
-      .planRps(accountId)
-      .then((rps) => this.accounts.set(accountId, this.accountLimit(accountId, rps)))
+      .account(accountId)
+      .then((limit) => this.accounts.set(accountId, limit && ruleOf(limit)))
       .catch((error) => this.options.log?.error({ err: error }, "rate limits: account load failed"))
       .finally(() => this.pendingAccounts.delete(accountId));
   }
@@ -219,7 +159,7 @@ export class FlexibleRateLimitStage implements RateLimitStage {
     }
     const rules = this.endpoints.get(record.id);
     if (!account && !rules) return undefined;
-    const applied: Rule[] = account ? [account.rule] : [];
+    const applied: Rule[] = account ? [account] : [];
     if (rules) for (const r of rules) applied.push(r);
     return this.consume(applied, methods, request.clientIp);
   }
@@ -326,54 +266,4 @@ function limitRefusal(rule: Rule, msBeforeNext: number): Refusal {
     message: `Rate limited: ${rule.describe}. Retry in ${Math.max(1, Math.ceil(msBeforeNext / 1000))} s.`,
     data: { ...rule.data, retryAfterMs: Math.max(0, msBeforeNext) },
   };
-}
-
-/** An endpoint's bucket overrides and rate limiters as rules. */
-export function compileEndpoint(
-  endpointId: string,
-  planRps: number | null,
-  limiterRows: LimiterRow[],
-  overrideRows: { kind: string; bucket: string; rateLimit: number | null }[],
-): Rule[] {
-  const rules: Rule[] = [];
-  for (const bucket of buckets as readonly Bucket[]) {
-    const { limit, perIp } = bucketLimit(bucket, planRps, overrideRows);
-    if (limit === null) continue;
-    rules.push({
-      methods: null,
-      perIp,
-      limit,
-      seconds: bucketSeconds[bucket],
-      key: `e:${endpointId}:${bucket}`,
-      describe: `this endpoint's ${bucket} limit of ${limit} requests ${bucketLabel[bucket]}${perIp ? " per client IP" : ""}`,
-      data: {
-        limit: bucket,
-        rate: limit,
-        interval: bucket === "RPS" ? "SECOND" : bucket === "RPM" ? "MINUTE" : "DAY",
-        perIp,
-      },
-    });
-  }
-  const byLimiter = new Map<string, (typeof limiterRows)[number][]>();
-  for (const row of limiterRows) {
-    const list = byLimiter.get(row.id) ?? [];
-    list.push(row);
-    byLimiter.set(row.id, list);
-  }
-  for (const [id, rows] of byLimiter) {
-    const rate = effectiveRate(rows);
-    if (rate === null) continue;
-    const { interval, methods, limitByIp } = rows[0];
-    const all = methods.includes(ALL_METHODS);
-    rules.push({
-      methods: all ? null : new Set(methods),
-      perIp: limitByIp,
-      limit: rate,
-      seconds: intervalSeconds[interval as Interval],
-      key: `l:${id}`,
-      describe: `rate limiter ${id} allows ${rate} calls per ${interval.toLowerCase()}${all ? "" : ` to ${methods.join(", ")}`}${limitByIp ? " per client IP" : ""}`,
-      data: { limit: "RATE_LIMITER", rateLimiterId: id, rate, interval, methods, perIp: limitByIp },
-    });
-  }
-  return rules;
 }

@@ -130,7 +130,7 @@ function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: s
 async function startSession(ctx: Context, accountId: string, userId: string) {
   const session = await service.createSession(ctx.db, ctx.config, accountId, userId);
   setSessionCookie(ctx.request, ctx.reply, session.token, session.expiresAt);
-  const resolved = await service.resolveSession(ctx.db, session.token);
+  const resolved = await ctx.services.sessions.resolve(session.token);
   if (!resolved) throw new Error("A new session could not be read back");
   ctx.principal = resolved;
   return loadViewer(ctx, resolved);
@@ -155,12 +155,12 @@ export const accountResolvers: Resolvers = {
     signIn: publicFieldWithInput(
       { schema: "account#/$defs/signInInput", of: (args) => args },
       async ({ ctx, input }) => {
-        const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password);
+        const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password, ctx.request.ip);
         return startSession(ctx, accountId, userId);
       },
     ),
     signOut: publicField(async ({ ctx, principal }) => {
-      if (principal) await service.endSession(ctx.db, principal.sessionTokenHash);
+      if (principal) await service.signOut(ctx.db, ctx.services.events, principal);
       ctx.reply.clearCookie(service.SESSION_COOKIE, { path: "/" });
       ctx.principal = null;
       return true;
@@ -168,7 +168,7 @@ export const accountResolvers: Resolvers = {
     setPassword: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/setPasswordInput", of: (args) => args },
-      ({ ctx, principal, input }) => service.setPassword(ctx.db, principal, input),
+      ({ ctx, principal, input }) => service.setPassword(ctx.db, ctx.services.events, principal, input),
     ),
     updateAccount: fieldWithInput(
       "VIEWER",
@@ -182,7 +182,7 @@ export const accountResolvers: Resolvers = {
       "ADMIN",
       { schema: "team-member#/$defs/roleInput", of: (args) => ({ role: args.role }) },
       async ({ ctx, principal, args, input }) =>
-        memberView(await service.updateUserRole(ctx.db, principal, args.userId, input.role)),
+        memberView(await service.updateUserRole(ctx.db, ctx.services.events, principal, args.userId, input.role)),
     ),
   },
 };

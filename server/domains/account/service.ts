@@ -1,23 +1,36 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { getTableName } from "drizzle-orm";
+import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import type { AppConfig } from "../../platform/config.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, forbidden, foundOr, notFound } from "../../platform/errors.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
-import { isRole, type Role } from "../../platform/roles.ts";
+import type { Role } from "../../platform/roles.ts";
 import * as store from "./store.ts";
+import { signInLimits } from "./tables.ts";
 
 export const FREE_PLAN_ID = "b6_free";
 export const SESSION_COOKIE = "np_session";
 
 /** Sign-in throttling: after SLOW_AFTER failures each answer waits longer; after LOCK_AFTER the email is refused. */
-const SLOW_AFTER = 3;
-const LOCK_AFTER = 8;
+export const SLOW_AFTER = 3;
+export const LOCK_AFTER = 8;
 const LOCK_MINUTES = 15;
 /** Failures older than this no longer count. */
 const FAILURE_WINDOW_MINUTES = 15;
+/** Failed sign-ins from one client address, whatever the emails, before the address is refused for LOCK_MINUTES. */
+const ADDRESS_LOCK_AFTER = 30;
+
+/** The session in use and whose it is. */
+interface SessionOwner {
+  accountId: string;
+  userId: string;
+  sessionTokenHash: string;
+}
 
 export const hashSessionToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -118,45 +131,80 @@ export async function createSession(db: Db, config: AppConfig, accountId: string
   return { token, expiresAt };
 }
 
-export async function resolveSession(db: Db, token: string | undefined) {
-  if (!token) return null;
-  const tokenHash = hashSessionToken(token);
-  const session = await store.findSession(db, tokenHash);
-  if (!session || session.expiresAt.getTime() <= Date.now() || !isRole(session.role)) return null;
-  return { userId: session.userId, accountId: session.accountId, role: session.role, sessionTokenHash: tokenHash };
+/** Ends a session; every process forgets it before this returns. */
+export async function signOut(db: Db, events: DomainEvents, principal: SessionOwner) {
+  await store.deleteSession(db, principal.sessionTokenHash);
+  await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId: principal.userId });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Checks an email and password. Failures for one email are slowed down and, past a
- * threshold, refused for a while, whether or not the email has an account.
- */
-export async function authenticate(db: Db, email: string, password: string) {
-  const now = new Date();
-  const attempts = await store.getSignInAttempts(db, email);
-  const recent =
-    attempts && now.getTime() - attempts.lastFailureAt.getTime() < FAILURE_WINDOW_MINUTES * 60_000
-      ? attempts.failures
-      : 0;
-  if (attempts?.lockedUntil && attempts.lockedUntil > now) {
-    const minutes = Math.ceil((attempts.lockedUntil.getTime() - now.getTime()) / 60_000);
+/** How long a sign-in attempt waits before its check, after this many earlier failures for its email. */
+export const signInBackoffMs = (earlierFailures: number) =>
+  earlierFailures < SLOW_AFTER ? 0 : Math.min(250 * 2 ** (earlierFailures - SLOW_AFTER), 4000);
+
+interface SignInLimiters {
+  email: RateLimiterPostgres;
+  address: RateLimiterPostgres;
+}
+
+/** The sign-in counters of a database (one pair per connection pool), in its sign_in_limits table. */
+const limitersByPool = new WeakMap<Db["$client"], SignInLimiters>();
+
+function signInLimiters(db: Db): SignInLimiters {
+  let limiters = limitersByPool.get(db.$client);
+  if (!limiters) {
+    const shared = {
+      storeClient: db.$client,
+      tableName: getTableName(signInLimits),
+      tableCreated: true,
+      duration: FAILURE_WINDOW_MINUTES * 60,
+      blockDuration: LOCK_MINUTES * 60,
+    };
+    // Once a key's lock is written to the table (at points + 1), later attempts in this process are refused
+    // from memory until the lock ends, without a query.
+    const limiter = (keyPrefix: string, points: number) =>
+      new RateLimiterPostgres({ ...shared, keyPrefix, points, inMemoryBlockOnConsumed: points + 2 });
+    limiters = { email: limiter("email", LOCK_AFTER), address: limiter("address", ADDRESS_LOCK_AFTER) };
+    limitersByPool.set(db.$client, limiters);
+  }
+  return limiters;
+}
+
+/** Counts one attempt (one atomic statement, so parallel attempts each count), or refuses it while locked. */
+async function countAttempt(limiter: RateLimiterPostgres, key: string, whose: string): Promise<RateLimiterRes> {
+  try {
+    return await limiter.consume(key);
+  } catch (refusal) {
+    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    const minutes = Math.max(1, Math.ceil(refusal.msBeforeNext / 60_000));
     throw new AppError(
       "RATE_LIMITED",
-      `Too many failed sign-ins for this email. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+      `Too many failed sign-ins ${whose}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
     );
   }
-  if (recent >= SLOW_AFTER) await sleep(Math.min(250 * 2 ** (recent - SLOW_AFTER), 4000));
+}
+
+/**
+ * Checks an email and password. Every attempt is counted before the password is checked, per email
+ * (whether or not it has an account) and per client address: past SLOW_AFTER an email's answers are
+ * slowed down, past LOCK_AFTER the email is refused for a while, past ADDRESS_LOCK_AFTER the address is.
+ * A success clears the email's count and takes the attempt back from the address's.
+ */
+export async function authenticate(db: Db, email: string, password: string, clientAddress: string) {
+  const limiters = signInLimiters(db);
+  // Hashed: any length fits the key column, and the table holds no email addresses.
+  const emailKey = createHash("sha256").update(email.toLowerCase()).digest("hex");
+  await countAttempt(limiters.address, clientAddress, "from this address");
+  const counted = await countAttempt(limiters.email, emailKey, "for this email");
+  const backoff = signInBackoffMs(counted.consumedPoints - 1);
+  if (backoff > 0) await sleep(backoff);
 
   const user = await store.findUserByEmail(db, email);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
-  if (!user || !valid) {
-    const failures = recent + 1;
-    const lockedUntil = failures >= LOCK_AFTER ? new Date(now.getTime() + LOCK_MINUTES * 60_000) : null;
-    await store.setSignInFailures(db, email, failures, now, lockedUntil);
-    throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
-  }
-  if (attempts) await store.clearSignInAttempts(db, email);
+  if (!user || !valid) throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
+  await limiters.email.delete(emailKey);
+  await limiters.address.reward(clientAddress);
   const membership = await store.firstMembership(db, user.id);
   if (!membership) throw new AppError("FORBIDDEN", "This user belongs to no account.");
   return { userId: user.id, accountId: membership.accountId };
@@ -164,7 +212,8 @@ export async function authenticate(db: Db, email: string, password: string) {
 
 export async function setPassword(
   db: Db,
-  principal: { accountId: string; userId: string; sessionTokenHash: string },
+  events: DomainEvents,
+  principal: SessionOwner,
   input: { currentPassword: string; password: string; passwordConfirmation: string },
 ) {
   if (input.password !== input.passwordConfirmation) {
@@ -179,6 +228,7 @@ export async function setPassword(
     await store.updateUser(tx, principal.accountId, principal.userId, { passwordHash });
     await store.deleteOtherSessions(tx, principal.accountId, principal.userId, principal.sessionTokenHash);
   });
+  await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId: principal.userId });
   return { success: true, message: "Your password was changed. Other sessions were signed out.", error: null };
 }
 
@@ -219,6 +269,7 @@ export async function updateAccount(
 /** The one rule for role changes: admins and the owner change roles; the owner stays owner. */
 export async function updateUserRole(
   db: Db,
+  events: DomainEvents,
   principal: { accountId: string; userId: string },
   userId: string,
   role: string,
@@ -232,6 +283,7 @@ export async function updateUserRole(
   );
   if (member.role === "OWNER") throw conflict("The account owner's role cannot be changed.");
   await store.updateMemberRole(db, principal.accountId, userId, role);
+  await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId });
   const updated = foundOr(await store.getMember(db, principal.accountId, userId), "The team member");
   return updated;
 }

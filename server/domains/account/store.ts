@@ -1,30 +1,18 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { Role } from "../../platform/roles.ts";
-import { accounts, memberships, plans, sessions, signInAttempts, subscriptions, users } from "./tables.ts";
+import { accounts, memberships, plans, sessions, subscriptions, users } from "./tables.ts";
 
 export type AccountRow = typeof accounts.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export type PlanRow = typeof plans.$inferSelect;
 
-// Authentication comes before any account is known, so these two look users up by email or session.
+// Authentication comes before any account is known, so this looks users up by email (and sessions.ts
+// sessions by their token).
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(sql`lower(${users.email}) = lower(${email})`);
-  return row;
-}
-
-export async function findSession(db: Executor, tokenHash: string) {
-  const [row] = await db
-    .select({
-      userId: sessions.userId,
-      accountId: sessions.accountId,
-      expiresAt: sessions.expiresAt,
-      role: memberships.role,
-    })
-    .from(sessions)
-    .innerJoin(memberships, and(eq(memberships.accountId, sessions.accountId), eq(memberships.userId, sessions.userId)))
-    .where(eq(sessions.tokenHash, tokenHash));
   return row;
 }
 
@@ -59,26 +47,6 @@ export async function firstMembership(db: Executor, userId: string) {
   return row;
 }
 
-export async function getSignInAttempts(db: Executor, email: string) {
-  const [row] = await db.select().from(signInAttempts).where(eq(signInAttempts.email, email.toLowerCase()));
-  return row;
-}
-
-export async function setSignInFailures(
-  db: Executor,
-  email: string,
-  failures: number,
-  now: Date,
-  lockedUntil: Date | null,
-) {
-  const row = { email: email.toLowerCase(), failures, lastFailureAt: now, lockedUntil };
-  await db.insert(signInAttempts).values(row).onConflictDoUpdate({ target: signInAttempts.email, set: row });
-}
-
-export async function clearSignInAttempts(db: Executor, email: string) {
-  await db.delete(signInAttempts).where(eq(signInAttempts.email, email.toLowerCase()));
-}
-
 export async function insertUser(db: Executor, row: typeof users.$inferInsert): Promise<UserRow> {
   const [user] = await db.insert(users).values(row).returning();
   return user;
@@ -93,17 +61,32 @@ export async function insertMembership(db: Executor, accountId: string, userId: 
   await db.insert(memberships).values({ accountId, userId, role });
 }
 
+const accountQuery = preparedQuery("account_by_id", (db, name) =>
+  db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.id, sql.placeholder("accountId")))
+    .prepare(name),
+);
+
 export async function getAccount(db: Executor, accountId: string): Promise<AccountRow | undefined> {
-  const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+  const [row] = await accountQuery(db).execute({ accountId });
   return row;
 }
 
-export async function getMember(db: Executor, accountId: string, userId: string) {
-  const [row] = await db
+const memberQuery = preparedQuery("member_of_account", (db, name) =>
+  db
     .select({ user: users, role: memberships.role, joinedAt: memberships.createdAt })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
+    .where(
+      and(eq(memberships.accountId, sql.placeholder("accountId")), eq(memberships.userId, sql.placeholder("userId"))),
+    )
+    .prepare(name),
+);
+
+export async function getMember(db: Executor, accountId: string, userId: string) {
+  const [row] = await memberQuery(db).execute({ accountId, userId });
   return row;
 }
 
@@ -139,13 +122,17 @@ export async function updateAccountRow(db: Executor, accountId: string, set: Par
   await db.update(accounts).set(set).where(eq(accounts.id, accountId));
 }
 
-export async function getSubscription(db: Executor, accountId: string, lock = false) {
+const subscriptionQuery = preparedShapes("subscription_of_account", (db, name, shape: "read" | "lock") => {
   const query = db
     .select({ subscription: subscriptions, plan: plans })
     .from(subscriptions)
     .innerJoin(plans, eq(plans.id, subscriptions.planId))
-    .where(eq(subscriptions.accountId, accountId));
-  const [row] = lock ? await query.for("update", { of: subscriptions }) : await query;
+    .where(eq(subscriptions.accountId, sql.placeholder("accountId")));
+  return (shape === "lock" ? query.for("update", { of: subscriptions }) : query).prepare(name);
+});
+
+export async function getSubscription(db: Executor, accountId: string, lock = false) {
+  const [row] = await subscriptionQuery(db, lock ? "lock" : "read").execute({ accountId });
   return row;
 }
 

@@ -11,6 +11,7 @@ import {
   timestamp,
   uniqueIndex,
   uuid,
+  varchar,
 } from "drizzle-orm/pg-core";
 import { createdAtColumn, idColumn } from "../../platform/db/columns.ts";
 
@@ -79,11 +80,14 @@ export const sessions = pgTable(
   (t) => [index("sessions_user").on(t.userId)],
 );
 
-export const signInAttempts = pgTable("sign_in_attempts", {
-  email: text("email").primaryKey(),
-  failures: integer("failures").notNull().default(0),
-  lastFailureAt: timestamp("last_failure_at", { withTimezone: true }).notNull(),
-  lockedUntil: timestamp("locked_until", { withTimezone: true }),
+/**
+ * Sign-in attempts per email and per client address, counted by rate-limiter-flexible's PostgreSQL store:
+ * its columns (key: the limiter's prefix and the counted key; expire: epoch ms), so every process shares them.
+ */
+export const signInLimits = pgTable("sign_in_limits", {
+  key: varchar("key", { length: 255 }).primaryKey(),
+  points: integer("points").notNull().default(0),
+  expire: bigint("expire", { mode: "number" }),
 });
 
 export const plans = pgTable("plans", {

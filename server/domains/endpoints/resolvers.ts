@@ -79,9 +79,8 @@ export const endpointResolvers: Resolvers = {
     ),
     endpoints: field("VIEWER", async ({ ctx, accountId, args }) => {
       const page = await service.listEndpoints(ctx.db, accountId, args);
-      const views = await viewsWithTags(ctx, accountId, page.rows);
       return {
-        edges: page.edges.map((edge, i) => ({ cursor: edge.cursor, node: views[i] })),
+        edges: page.edges.map(({ cursor, node }) => ({ cursor, node: endpointView(ctx, node.endpoint, node.tags) })),
         pageInfo: page.pageInfo,
         totalCount: page.totalCount,
       };

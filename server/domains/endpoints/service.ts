@@ -230,14 +230,14 @@ export async function listEndpoints(
   const after = cursorArgument(args.after, store.cursorShape);
   const tagIds = (args.tagIds ?? []).filter(isUuid);
   if (args.tagIds && args.tagIds.length > 0 && tagIds.length === 0) {
-    return { ...connection([], first, (row: store.EndpointRow) => store.cursorOf(row, order)), totalCount: 0 };
+    return {
+      ...connection([], first, (row: store.EndpointPage["rows"][number]) => store.cursorOf(row.endpoint, order)),
+      totalCount: 0,
+    };
   }
   const filter = { search: args.search, tagIds, status: args.status };
-  const [rows, totalCount] = await Promise.all([
-    store.listEndpoints(db, accountId, filter, order, first + 1, after),
-    store.countEndpoints(db, accountId, filter),
-  ]);
-  return { ...connection(rows, first, (row) => store.cursorOf(row, order)), totalCount };
+  const { rows, totalCount } = await store.listEndpoints(db, accountId, filter, order, first + 1, after);
+  return { ...connection(rows, first, (row) => store.cursorOf(row.endpoint, order)), totalCount };
 }
 
 export const listTags = (db: Db, accountId: string) => store.listTags(db, accountId);

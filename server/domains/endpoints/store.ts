@@ -1,5 +1,7 @@
-import { and, asc, count, desc, eq, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableName, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
+import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { CursorKey } from "../../platform/paging.ts";
 import { endpoints, endpointTags, tags } from "./tables.ts";
 
@@ -26,12 +28,32 @@ export function cursorOf(row: EndpointRow, order: EndpointOrder): Cursor {
   return [key, row.id];
 }
 
-function filterConditions(accountId: string, filter: EndpointFilter): SQL[] {
-  const conditions: SQL[] = [eq(endpoints.accountId, accountId)];
-  conditions.push(filter.status ? eq(endpoints.status, filter.status) : ne(endpoints.status, "ARCHIVED"));
+/** Which parts a list query has: its SQL differs by these, never by the values. */
+type FilterShape = `${"s" | ""}${"t" | ""}${"f" | ""}`;
+type ListShape = `${EndpointOrder}:${FilterShape}${"a" | ""}`;
+
+function filterShape(filter: EndpointFilter): FilterShape {
+  return `${filter.search?.trim() ? "s" : ""}${filter.tagIds && filter.tagIds.length > 0 ? "t" : ""}${filter.status ? "f" : ""}` as FilterShape;
+}
+
+/** The filter's values, named as the conditions' placeholders. */
+function filterValues(accountId: string, filter: EndpointFilter) {
   const search = filter.search?.trim();
-  if (search) {
-    const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return {
+    accountId,
+    status: filter.status ?? null,
+    pattern: search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null,
+    tagIds: filter.tagIds ?? [],
+  };
+}
+
+function filterConditions(shape: string): SQL[] {
+  const conditions: SQL[] = [eq(endpoints.accountId, sql.placeholder("accountId"))];
+  conditions.push(
+    shape.includes("f") ? eq(endpoints.status, sql.placeholder("status")) : ne(endpoints.status, "ARCHIVED"),
+  );
+  if (shape.includes("s")) {
+    const pattern = sql.placeholder("pattern");
     const match = or(
       ilike(endpoints.label, pattern),
       ilike(endpoints.name, pattern),
@@ -40,17 +62,75 @@ function filterConditions(accountId: string, filter: EndpointFilter): SQL[] {
     );
     if (match) conditions.push(match);
   }
-  if (filter.tagIds && filter.tagIds.length > 0) {
+  if (shape.includes("t")) {
     conditions.push(
       inArray(
         endpoints.id,
-        sql`(select ${endpointTags.endpointId} from ${endpointTags} where ${inArray(endpointTags.tagId, filter.tagIds)})`,
+        sql`(select ${endpointTags.endpointId} from ${endpointTags} where ${endpointTags.tagId} = any(${sql.placeholder("tagIds")}::uuid[]))`,
       ),
     );
   }
   return conditions;
 }
 
+/**
+ * A column named with its table. Drizzle leaves columns bare in the select list of a one-table query,
+ * where a subquery's `id` would then be its own table's, not the listed row's.
+ */
+const qualified = (column: AnyPgColumn) =>
+  sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
+/** An endpoint's tags as a JSON array, sorted by label, in the row that lists it. */
+const tagsOfRow = sql<EndpointTag[]>`coalesce((
+  select json_agg(json_build_object('tagId', ${qualified(tags.id)}, 'label', ${qualified(tags.label)}) order by lower(${qualified(tags.label)}))
+  from ${endpointTags} inner join ${tags} on ${qualified(tags.id)} = ${qualified(endpointTags.tagId)}
+  where ${qualified(endpointTags.endpointId)} = ${qualified(endpoints.id)} and ${qualified(tags.accountId)} = ${sql.placeholder("accountId")}
+), '[]'::json)`;
+
+export interface EndpointTag {
+  tagId: string;
+  label: string;
+}
+
+/** A page of endpoints with their tags, and how many the filter matches in all (on every page). */
+export interface EndpointPage {
+  rows: { endpoint: EndpointRow; tags: EndpointTag[] }[];
+  totalCount: number;
+}
+
+const listQuery = preparedShapes("endpoints_list", (db, name, shape: ListShape) => {
+  const [order, parts] = shape.split(":") as [EndpointOrder, string];
+  const key = sortKey(order);
+  const descending = order.endsWith("DESC");
+  const conditions = filterConditions(parts);
+  if (parts.includes("a")) {
+    const afterKey = order.startsWith("LABEL")
+      ? sql`${sql.placeholder("afterKey")}`
+      : sql`${sql.placeholder("afterKey")}::timestamptz`;
+    const afterId = sql`${sql.placeholder("afterId")}::uuid`;
+    conditions.push(
+      descending
+        ? sql`(${key}, ${endpoints.id}) < (${afterKey}, ${afterId})`
+        : sql`(${key}, ${endpoints.id}) > (${afterKey}, ${afterId})`,
+    );
+  }
+  // Uncorrelated: PostgreSQL counts once per query, not per row.
+  const total = sql<number>`(select count(*) from ${endpoints} where ${and(...filterConditions(parts))})`.mapWith(
+    Number,
+  );
+  return db
+    .select({ endpoint: endpoints, total, tags: tagsOfRow })
+    .from(endpoints)
+    .where(and(...conditions))
+    .orderBy(descending ? desc(key) : asc(key), descending ? desc(endpoints.id) : asc(endpoints.id))
+    .limit(sql.placeholder("limit"))
+    .prepare(name);
+});
+
+/**
+ * Up to `first` endpoints after the cursor, with their tags and the filter's total, in one round trip
+ * (a second counts when the page is empty, having no row to carry the total).
+ */
 export async function listEndpoints(
   db: Executor,
   accountId: string,
@@ -58,32 +138,30 @@ export async function listEndpoints(
   order: EndpointOrder,
   first: number,
   after: Cursor | null,
-): Promise<EndpointRow[]> {
-  const key = sortKey(order);
-  const descending = order.endsWith("DESC");
-  const conditions = filterConditions(accountId, filter);
-  if (after) {
-    const [afterValue, afterId] = after;
-    const afterKey = order.startsWith("LABEL") ? sql`${afterValue}` : sql`${afterValue}::timestamptz`;
-    conditions.push(
-      descending
-        ? sql`(${key}, ${endpoints.id}) < (${afterKey}, ${afterId}::uuid)`
-        : sql`(${key}, ${endpoints.id}) > (${afterKey}, ${afterId}::uuid)`,
-    );
-  }
-  return db
-    .select()
-    .from(endpoints)
-    .where(and(...conditions))
-    .orderBy(descending ? desc(key) : asc(key), descending ? desc(endpoints.id) : asc(endpoints.id))
-    .limit(first);
+): Promise<EndpointPage> {
+  const shape: ListShape = `${order}:${filterShape(filter)}${after ? "a" : ""}`;
+  const rows = await listQuery(db, shape).execute({
+    ...filterValues(accountId, filter),
+    afterKey: after?.[0] ?? null,
+    afterId: after?.[1] ?? null,
+    limit: first,
+  });
+  return {
+    rows: rows.map(({ endpoint, tags }) => ({ endpoint, tags })),
+    totalCount: rows[0]?.total ?? (await countEndpoints(db, accountId, filter)),
+  };
 }
 
-export async function countEndpoints(db: Executor, accountId: string, filter: EndpointFilter): Promise<number> {
-  const [row] = await db
+const countQuery = preparedShapes("endpoints_count", (db, name, shape: FilterShape) =>
+  db
     .select({ n: count() })
     .from(endpoints)
-    .where(and(...filterConditions(accountId, filter)));
+    .where(and(...filterConditions(shape)))
+    .prepare(name),
+);
+
+export async function countEndpoints(db: Executor, accountId: string, filter: EndpointFilter): Promise<number> {
+  const [row] = await countQuery(db, filterShape(filter)).execute(filterValues(accountId, filter));
   return row.n;
 }
 
@@ -157,14 +235,24 @@ export async function updateEndpoint(
   return row;
 }
 
-export async function tagsOfEndpoints(db: Executor, accountId: string, endpointIds: string[]) {
-  if (endpointIds.length === 0) return [];
-  return db
+const tagsQuery = preparedQuery("endpoint_tags_of", (db, name) =>
+  db
     .select({ endpointId: endpointTags.endpointId, tagId: tags.id, label: tags.label })
     .from(endpointTags)
     .innerJoin(tags, eq(tags.id, endpointTags.tagId))
-    .where(and(eq(tags.accountId, accountId), inArray(endpointTags.endpointId, endpointIds)))
-    .orderBy(asc(sql`lower(${tags.label})`));
+    .where(
+      and(
+        eq(tags.accountId, sql.placeholder("accountId")),
+        sql`${endpointTags.endpointId} = any(${sql.placeholder("endpointIds")}::uuid[])`,
+      ),
+    )
+    .orderBy(asc(sql`lower(${tags.label})`))
+    .prepare(name),
+);
+
+export async function tagsOfEndpoints(db: Executor, accountId: string, endpointIds: string[]) {
+  if (endpointIds.length === 0) return [];
+  return tagsQuery(db).execute({ accountId, endpointIds });
 }
 
 export async function listTags(db: Executor, accountId: string) {

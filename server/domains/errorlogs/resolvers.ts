@@ -17,6 +17,8 @@ const logView = (r: Omit<ErrorLogRow, "requestBody" | "responseBody">) => ({
   errorKind: r.errorKind,
   message: r.message,
   requestId: r.requestId,
+  calls: r.calls,
+  failedCalls: r.failedCalls,
 });
 
 /** The query as its schema states it: the window defaults to the day before `to` (or now). */

@@ -52,6 +52,8 @@ export async function listLogs(
       url: errorLogs.url,
       network: errorLogs.network,
       transport: errorLogs.transport,
+      calls: errorLogs.calls,
+      failedCalls: errorLogs.failedCalls,
     })
     .from(errorLogs)
     .where(and(...conditions))

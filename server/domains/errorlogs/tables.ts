@@ -1,6 +1,6 @@
 import { bigserial, index, integer, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
-/** One failed call: refused by the proxy, limited, failed upstream, or answered with a JSON-RPC error. */
+/** One request with failed calls (one row however many of a batch's calls failed): refused by the proxy, limited, failed upstream, or answered with a JSON-RPC error. */
 export const errorLogs = pgTable(
   "error_logs",
   {
@@ -22,6 +22,10 @@ export const errorLogs = pgTable(
     transport: text("transport").notNull(),
     requestBody: text("request_body"),
     responseBody: text("response_body"),
+    /** How many calls the request held; a batch's failures are one row, described by its first failure. */
+    calls: integer("calls").notNull().default(1),
+    /** How many of those calls failed. */
+    failedCalls: integer("failed_calls").notNull().default(1),
   },
   (t) => [
     index("error_logs_endpoint_at").on(t.accountId, t.endpointId, t.at, t.id),

@@ -3,6 +3,7 @@ import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import { pageSize } from "../../platform/paging.ts";
+import { assertSafeValues } from "../../platform/validation.ts";
 import type { ActivationRow, FunctionRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
@@ -42,6 +43,7 @@ export function paramsOf(input: ParamsInput): FunctionParams {
     } catch (e) {
       throw badInput([{ pointer: "/paramsJson", message: `This is not valid JSON: ${(e as Error).message}` }]);
     }
+    assertSafeValues(params, "/paramsJson");
   }
   if (params && typeof params === "object" && !Array.isArray(params) && "data" in params)
     return params as FunctionParams;

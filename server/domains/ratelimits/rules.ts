@@ -41,3 +41,14 @@ export function bucketLimit(
 }
 
 export const limiterKey = (limitByIp: boolean) => (limitByIp ? "endpoint+ip" : "endpoint");
+
+/** What a bucket counts by and limits to with no override: RPS, the plan's rate on the whole account; RPM and RPD, nothing. */
+export function bucketDefault(
+  bucket: Bucket,
+  planRps: number | null,
+): { key: "account" | "endpoint"; limit: number | null } {
+  return bucket === "RPS" ? { key: "account", limit: planRps } : { key: "endpoint", limit: null };
+}
+
+/** What an override's bucket counts by: a KEY override, each client IP of the endpoint; a LIMIT override, the endpoint. */
+export const overrideKey = (kind: string) => limiterKey(kind === "KEY");

@@ -4,7 +4,7 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Role } from "../../platform/roles.ts";
 import { getEndpointOrFail } from "../endpoints/service.ts";
-import { type Bucket, buckets, type Interval, limiterKey } from "./rules.ts";
+import { type Bucket, bucketDefault, buckets, type Interval, limiterKey, overrideKey } from "./rules.ts";
 import * as store from "./store.ts";
 
 /** Who changes a limit: recorded in the audit. */
@@ -257,18 +257,23 @@ export async function getRateLimits(db: Db, accountId: string, endpointId: strin
     store.listOverrides(db, accountId, endpoint.id),
     store.listAudits(db, accountId, endpoint.id),
   ]);
-  const defaults: RateLimitEntryView[] = buckets.map((bucket) => ({
-    bucket,
-    key: bucket === "RPS" ? "account" : "endpoint",
-    rateLimit: {
-      id: `default:${bucket}`,
-      rateLimit: bucket === "RPS" ? rps : null,
-      audit: { reason: bucket === "RPS" ? "The plan's requests per second, shared by the account's endpoints." : null },
-    },
-  }));
+  const defaults: RateLimitEntryView[] = buckets.map((bucket) => {
+    const { key, limit } = bucketDefault(bucket, rps);
+    return {
+      bucket,
+      key,
+      rateLimit: {
+        id: `default:${bucket}`,
+        rateLimit: limit,
+        audit: {
+          reason: key === "account" ? "The plan's requests per second, shared by the account's endpoints." : null,
+        },
+      },
+    };
+  });
   const entry = (o: store.OverrideRow): RateLimitEntryView => ({
     bucket: o.bucket as Bucket,
-    key: o.kind === "KEY" ? "endpoint+ip" : "endpoint",
+    key: overrideKey(o.kind),
     rateLimit: { id: o.id, rateLimit: o.rateLimit, audit: { reason: o.reason } },
   });
   return {

@@ -1,6 +1,7 @@
-import type { Context } from "../../graphql/context.ts";
+import { type Context, loaderOf } from "../../graphql/context.ts";
 import { type Call, field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import { endpointOptions, endpointRpcMethods, endpointSecurity } from "./loaders.ts";
 import * as service from "./service.ts";
 import type { EntryKind } from "./store.ts";
 
@@ -67,10 +68,10 @@ export const securityResolvers: Resolvers = {
   Endpoint: {
     tokenAuth: field(
       "VIEWER",
-      async ({ ctx, accountId, parent }) => (await service.optionsOf(ctx.db, accountId, parent.id)).tokens,
+      async ({ ctx, parent }) => (await loaderOf(ctx, endpointOptions).load(parent.id)).tokens,
     ),
-    security: field("VIEWER", ({ ctx, accountId, parent }) => service.securityOf(ctx.db, accountId, parent.id)),
-    rpcMethods: field("VIEWER", ({ ctx, accountId, parent }) => service.rpcMethods(ctx.db, accountId, parent.id)),
+    security: field("VIEWER", ({ ctx, parent }) => loaderOf(ctx, endpointSecurity).load(parent.id)),
+    rpcMethods: field("VIEWER", ({ ctx, parent }) => loaderOf(ctx, endpointRpcMethods).load(parent)),
   },
   Mutation: {
     updateOption: fieldWithInput(

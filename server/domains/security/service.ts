@@ -50,26 +50,47 @@ const changed = (events: DomainEvents, accountId: string, endpointId: string) =>
 
 export async function securityOf(db: Db, accountId: string, endpointId: string) {
   await endpointOrFail(db, accountId, endpointId, false);
+  const [view] = await securityOfEndpoints(db, accountId, [endpointId]);
+  return view;
+}
+
+/** The security settings of endpoints the caller has already read (so known to be the account's), in order. */
+export async function securityOfEndpoints(db: Executor, accountId: string, endpointIds: readonly string[]) {
+  const ids = [...endpointIds];
   const [options, tokens, jwts, entries] = await Promise.all([
-    store.getSecurity(db, accountId, endpointId),
-    store.listTokens(db, accountId, endpointId),
-    store.listJwts(db, accountId, endpointId),
-    store.listEntries(db, accountId, endpointId),
+    store.securityOf(db, accountId, ids),
+    store.tokensOf(db, accountId, ids),
+    store.jwtsOf(db, accountId, ids),
+    store.entriesOf(db, accountId, ids),
   ]);
-  const of = (kind: store.EntryKind) => entries.filter((e) => e.kind === kind);
-  return {
-    options: optionsView(options),
-    tokens: tokens.map((t) => tokenView(t)),
-    jwts: jwts.map((j) => ({ id: j.id, name: j.name, kid: j.kid, fingerprint: j.fingerprint, publicKey: j.publicKey })),
-    referrers: of("REFERRER").map((e) => ({ id: e.id, referrer: e.value })),
-    ips: of("IP").map((e) => ({ id: e.id, ip: e.value })),
-    domainMasks: of("DOMAIN_MASK").map((e) => ({ id: e.id, host: e.value })),
-    requestFilters: of("REQUEST_FILTER").map((e) => ({ id: e.id, method: e.value })),
-  };
+  return ids.map((endpointId) => {
+    const of = (kind: store.EntryKind) => entries.filter((e) => e.endpointId === endpointId && e.kind === kind);
+    return {
+      options: optionsView(options.find((o) => o.endpointId === endpointId)),
+      tokens: tokens.filter((t) => t.endpointId === endpointId).map((t) => tokenView(t)),
+      jwts: jwts
+        .filter((j) => j.endpointId === endpointId)
+        .map((j) => ({ id: j.id, name: j.name, kid: j.kid, fingerprint: j.fingerprint, publicKey: j.publicKey })),
+      referrers: of("REFERRER").map((e) => ({ id: e.id, referrer: e.value })),
+      ips: of("IP").map((e) => ({ id: e.id, ip: e.value })),
+      domainMasks: of("DOMAIN_MASK").map((e) => ({ id: e.id, host: e.value })),
+      requestFilters: of("REQUEST_FILTER").map((e) => ({ id: e.id, method: e.value })),
+    };
+  });
 }
 
 export async function optionsOf(db: Executor, accountId: string, endpointId: string): Promise<OptionsView> {
   return optionsView(await store.getSecurity(db, accountId, endpointId));
+}
+
+/** The options of several endpoints, in order. */
+export async function optionsOfEndpoints(
+  db: Executor,
+  accountId: string,
+  endpointIds: readonly string[],
+): Promise<OptionsView[]> {
+  const rows = await store.securityOf(db, accountId, [...endpointIds]);
+  return endpointIds.map((id) => optionsView(rows.find((r) => r.endpointId === id)));
 }
 
 export async function updateOption(
@@ -298,10 +319,27 @@ export async function deleteEntry(db: Db, events: DomainEvents, accountId: strin
 /** The methods known for the endpoint's chain, each with whether it is disabled there. */
 export async function rpcMethods(db: Db, accountId: string, endpointId: string) {
   const endpoint = await endpointOrFail(db, accountId, endpointId, false);
-  const disabled = new Set(await store.listDisabledMethods(db, accountId, endpointId));
-  const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
-  const known = methodCatalogue[compatibility] ?? [];
-  return known.map((m) => ({ id: m.name, name: m.name, description: m.description, disabled: disabled.has(m.name) }));
+  const [methods] = await rpcMethodsOfEndpoints(db, accountId, [endpoint]);
+  return methods;
+}
+
+/** The methods of endpoints the caller has already read, each marked disabled or not, in order. */
+export async function rpcMethodsOfEndpoints(
+  db: Executor,
+  accountId: string,
+  endpoints: readonly { id: string; network: string }[],
+) {
+  const disabled = await store.disabledMethodsOf(
+    db,
+    accountId,
+    endpoints.map((e) => e.id),
+  );
+  return endpoints.map((endpoint) => {
+    const off = new Set(disabled.filter((d) => d.endpointId === endpoint.id).map((d) => d.method));
+    const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
+    const known = methodCatalogue[compatibility] ?? [];
+    return known.map((m) => ({ id: m.name, name: m.name, description: m.description, disabled: off.has(m.name) }));
+  });
 }
 
 export async function toggleRpcMethod(

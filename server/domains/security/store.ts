@@ -1,4 +1,4 @@
-import { and, asc, count, eq, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import {
   endpointDisabledMethods,
@@ -20,11 +20,16 @@ export async function getSecurity(
   accountId: string,
   endpointId: string,
 ): Promise<SecurityRow | undefined> {
-  const [row] = await db
+  const [row] = await securityOf(db, accountId, [endpointId]);
+  return row;
+}
+
+/** The option rows of several endpoints (an endpoint without one has none). */
+export async function securityOf(db: Executor, accountId: string, endpointIds: string[]): Promise<SecurityRow[]> {
+  return db
     .select()
     .from(endpointSecurity)
-    .where(and(eq(endpointSecurity.accountId, accountId), eq(endpointSecurity.endpointId, endpointId)));
-  return row;
+    .where(and(eq(endpointSecurity.accountId, accountId), inArray(endpointSecurity.endpointId, endpointIds)));
 }
 
 export async function upsertSecurity(
@@ -46,10 +51,14 @@ export async function upsertSecurity(
 }
 
 export async function listTokens(db: Executor, accountId: string, endpointId: string): Promise<TokenRow[]> {
+  return tokensOf(db, accountId, [endpointId]);
+}
+
+export async function tokensOf(db: Executor, accountId: string, endpointIds: string[]): Promise<TokenRow[]> {
   return db
     .select()
     .from(endpointTokens)
-    .where(and(eq(endpointTokens.accountId, accountId), eq(endpointTokens.endpointId, endpointId)))
+    .where(and(eq(endpointTokens.accountId, accountId), inArray(endpointTokens.endpointId, endpointIds)))
     .orderBy(asc(endpointTokens.createdAt), asc(endpointTokens.id));
 }
 
@@ -94,10 +103,14 @@ export async function deleteToken(
 }
 
 export async function listJwts(db: Executor, accountId: string, endpointId: string): Promise<JwtRow[]> {
+  return jwtsOf(db, accountId, [endpointId]);
+}
+
+export async function jwtsOf(db: Executor, accountId: string, endpointIds: string[]): Promise<JwtRow[]> {
   return db
     .select()
     .from(endpointJwts)
-    .where(and(eq(endpointJwts.accountId, accountId), eq(endpointJwts.endpointId, endpointId)))
+    .where(and(eq(endpointJwts.accountId, accountId), inArray(endpointJwts.endpointId, endpointIds)))
     .orderBy(asc(endpointJwts.createdAt), asc(endpointJwts.id));
 }
 
@@ -134,10 +147,16 @@ export async function deleteJwt(db: Executor, accountId: string, endpointId: str
 }
 
 export async function listEntries(db: Executor, accountId: string, endpointId: string): Promise<EntryRow[]> {
+  return entriesOf(db, accountId, [endpointId]);
+}
+
+export async function entriesOf(db: Executor, accountId: string, endpointIds: string[]): Promise<EntryRow[]> {
   return db
     .select()
     .from(endpointSecurityEntries)
-    .where(and(eq(endpointSecurityEntries.accountId, accountId), eq(endpointSecurityEntries.endpointId, endpointId)))
+    .where(
+      and(eq(endpointSecurityEntries.accountId, accountId), inArray(endpointSecurityEntries.endpointId, endpointIds)),
+    )
     .orderBy(asc(endpointSecurityEntries.createdAt), asc(endpointSecurityEntries.id));
 }
 
@@ -196,11 +215,16 @@ export async function deleteEntry(
 }
 
 export async function listDisabledMethods(db: Executor, accountId: string, endpointId: string): Promise<string[]> {
-  const rows = await db
-    .select({ method: endpointDisabledMethods.method })
+  return (await disabledMethodsOf(db, accountId, [endpointId])).map((r) => r.method);
+}
+
+export async function disabledMethodsOf(db: Executor, accountId: string, endpointIds: string[]) {
+  return db
+    .select({ endpointId: endpointDisabledMethods.endpointId, method: endpointDisabledMethods.method })
     .from(endpointDisabledMethods)
-    .where(and(eq(endpointDisabledMethods.accountId, accountId), eq(endpointDisabledMethods.endpointId, endpointId)));
-  return rows.map((r) => r.method);
+    .where(
+      and(eq(endpointDisabledMethods.accountId, accountId), inArray(endpointDisabledMethods.endpointId, endpointIds)),
+    );
 }
 
 /** Flips one method: returns true when it is now disabled. */

@@ -32,6 +32,45 @@ export function nextStatus(current: StreamStatus, event: StreamEvent): StreamSta
 }
 
 /**
+ * What an event does to a stream (or webhook, by `product`): the status it moves to, and whether the
+ * row is written (an event that leaves the status as it is changes nothing, except ACTIVATE, which
+ * clears the reason of a failure); or why the table refuses it.
+ */
+export type Transition = { next: StreamStatus; write: boolean } | { refused: string };
+
+export function transition(current: StreamStatus, product: string, event: StreamEvent): Transition {
+  const next = nextStatus(current, event);
+  if (!next)
+    return {
+      refused: `A ${current.toLowerCase()} ${product.toLowerCase()} cannot ${event.toLowerCase().replace("_", " and ")}.`,
+    };
+  return { next, write: next !== current || event === "ACTIVATE" };
+}
+
+/**
+ * Whether a completed stream delivered its whole range (its next block is past its end block), so it
+ * cannot be activated again before its end block is moved. Unknown progress does not block it.
+ */
+export function wholeRangeDelivered(endRange: number | null, nextBlock: number | null | undefined): boolean {
+  return endRange !== null && nextBlock != null && nextBlock > endRange;
+}
+
+/** What a stream reads and where it starts (the fields an update may change). */
+interface StreamTarget {
+  startRange: number;
+  network: string;
+  dataset: string;
+}
+
+/**
+ * Whether an update makes a stream start over at its start block (its checkpoint and stored hashes
+ * forgotten): a new start block, network or dataset, since its progress was through other blocks.
+ */
+export function restartsDelivery(current: StreamTarget, patch: Partial<StreamTarget>): boolean {
+  return (["startRange", "network", "dataset"] as const).some((k) => patch[k] !== undefined && patch[k] !== current[k]);
+}
+
+/**
  * Applies an event to one stream of an account, atomically (the row is locked while deciding).
  * Throws NOT_FOUND for another account's stream and CONFLICT for a transition the table refuses.
  */
@@ -50,15 +89,12 @@ export async function applyStreamEvent(
       .for("update");
     if (!row || (options.product && row.product !== options.product))
       throw notFound(options.product === "WEBHOOK" ? "Webhook" : "Stream");
-    const next = nextStatus(row.status as StreamStatus, event);
-    if (!next)
-      throw conflict(
-        `A ${row.status.toLowerCase()} ${row.product.toLowerCase()} cannot ${event.toLowerCase().replace("_", " and ")}.`,
-      );
-    if (next === row.status && event !== "ACTIVATE") return row;
+    const change = transition(row.status as StreamStatus, row.product, event);
+    if ("refused" in change) throw conflict(change.refused);
+    if (!change.write) return row;
     const [updated] = await tx
       .update(streams)
-      .set({ status: next, statusReason: options.reason ?? null, updatedAt: sql`now()` })
+      .set({ status: change.next, statusReason: options.reason ?? null, updatedAt: sql`now()` })
       .where(eq(streams.id, streamId))
       .returning();
     return updated;

@@ -6,6 +6,7 @@ import {
   probeDatasets,
 } from "../../dataplane/datasets/reader.ts";
 import { BZIP2_UNSUPPORTED } from "../../dataplane/destinations/common.ts";
+import { loadEntitySchemas } from "../../platform/validation.ts";
 import {
   type CatalogueChain,
   type CatalogueNetwork,
@@ -13,7 +14,7 @@ import {
   findNetwork,
   needsUpgrade,
 } from "../catalogue/networks.ts";
-import { streamsRuntime } from "./runtime.ts";
+import { type StreamsServices, streamsRuntime } from "./runtime.ts";
 
 /**
  * What a stream may use: destinations, compressions, and per chain and network the datasets. Built
@@ -29,21 +30,16 @@ export interface Option {
   reason: string | null;
 }
 
-const ALL_DATASETS = [...EVM_DATASETS, "LEDGER", "PROGRAMS_WITH_LOGS"] as const;
-
-const DATASET_LABELS: Record<(typeof ALL_DATASETS)[number], string> = {
-  BLOCK: "Block",
-  RECEIPTS: "Receipts",
-  BLOCK_WITH_RECEIPTS: "Block with receipts",
-  LOGS: "Logs",
-  TRANSACTIONS: "Transactions",
-  TRACE_BLOCKS: "Trace blocks",
-  DEBUG_TRACE: "Debug trace",
-  BLOCK_WITH_RECEIPTS_TRACE_BLOCK: "Block with receipts and trace_block",
-  BLOCK_WITH_RECEIPTS_DEBUG_TRACE: "Block with receipts and debug trace",
-  LEDGER: "Ledger",
-  PROGRAMS_WITH_LOGS: "Programs with logs",
+/** The dataset enum and its labels, declared once in the stream entity schema. */
+const datasetSchema = loadEntitySchemas().stream.$defs as {
+  dataset: { enum: string[]; "x-enumLabels": Record<string, string> };
 };
+const DATASET_LABELS = datasetSchema.dataset["x-enumLabels"];
+/** The EVM datasets first, in the reader's order, then the others. */
+const ALL_DATASETS = [
+  ...EVM_DATASETS,
+  ...datasetSchema.dataset.enum.filter((value) => !(EVM_DATASETS as readonly string[]).includes(value)),
+];
 
 const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
   { value: "WEBHOOK", label: "Webhook" },
@@ -63,7 +59,7 @@ const PROBE_TTL_MS = 5 * 60_000;
 /** A node that could not be reached is asked again sooner. */
 const FAILED_PROBE_TTL_MS = 30_000;
 
-type Probe = Record<EvmDataset, DatasetAvailability>;
+export type Probe = Record<EvmDataset, DatasetAvailability>;
 const probes = new Map<string, { until: number; result: Promise<Probe> }>();
 
 /** The node's datasets, probed once per network and node URL and cached; concurrent callers share one probe. */
@@ -83,14 +79,23 @@ function probeNode(upstream: Upstream): Promise<Probe> {
   return entry.result;
 }
 
-export function destinationOptions(services: object | undefined): Option[] {
+/** Why a destination cannot be chosen, or null: not built yet, or (FUNCTION) no functions runtime connected. */
+export function destinationReason(
+  destination: { value: string; label: string; notBuilt?: true },
+  functionsConnected: boolean,
+): string | null {
+  if (destination.notBuilt) return `${destination.label} destinations are not available yet.`;
+  if (destination.value === "FUNCTION" && !functionsConnected)
+    return "Function destinations need the functions runtime, which is not connected to this service.";
+  return null;
+}
+
+export function destinationOptions(services: StreamsServices | undefined): Option[] {
   const runtime = services && streamsRuntime(services);
-  return DESTINATIONS.map(({ value, label, notBuilt }) => {
-    let reason: string | null = null;
-    if (notBuilt) reason = `${label} destinations are not available yet.`;
-    else if (value === "FUNCTION" && !runtime?.destinationDeps?.functionInvoker)
-      reason = "Function destinations need the functions runtime, which is not connected to this service.";
-    return { value, label, disabled: reason !== null, reason };
+  const functionsConnected = Boolean(runtime?.destinationDeps?.functionInvoker);
+  return DESTINATIONS.map((destination) => {
+    const reason = destinationReason(destination, functionsConnected);
+    return { value: destination.value, label: destination.label, disabled: reason !== null, reason };
   });
 }
 
@@ -103,32 +108,48 @@ export function compressionOptions(): Option[] {
 }
 
 /** Without services (a caller that has none to give) only the catalogue's rules apply, not the node's. */
-export async function datasetOptions(services: object | undefined, chain: CatalogueChain, network: CatalogueNetwork) {
+export async function datasetOptions(
+  services: StreamsServices | undefined,
+  chain: CatalogueChain,
+  network: CatalogueNetwork,
+) {
   const evm = chain.chainCompatibility === "evm";
   const upstream = evm && services ? streamsRuntime(services)?.upstreams.get(network.value) : undefined;
   const probe = upstream ? await probeNode(upstream) : null;
   return ALL_DATASETS.map((value): Option => {
-    let reason: string | null = null;
-    if (!evm) reason = "Streams read EVM networks only for now.";
-    else if (!(EVM_DATASETS as readonly string[]).includes(value)) reason = `${value} is not an EVM dataset.`;
-    else if (!services) reason = null;
-    else if (!probe) reason = `No chain node serves ${network.value} on this service.`;
-    else {
-      const state = probe[value as EvmDataset];
-      if (!state.available) reason = `The ${network.value} node cannot serve it: ${state.reason ?? "unavailable"}.`;
-    }
+    const reason = datasetReason(value, evm, network.value, services ? probe : "unchecked");
     return { value, label: DATASET_LABELS[value], disabled: reason !== null, reason };
   });
 }
 
-function networkReason(network: CatalogueNetwork): string | null {
+/**
+ * Why a dataset cannot be chosen on a network, or null: the catalogue's rules (EVM chains and datasets
+ * only), then the network's chain node: `node` is what it answered when probed, null when the service
+ * has none for the network, "unchecked" when there is no service to ask (the catalogue's rules only).
+ */
+export function datasetReason(
+  dataset: string,
+  evm: boolean,
+  network: string,
+  node: Probe | null | "unchecked",
+): string | null {
+  if (!evm) return "Streams read EVM networks only for now.";
+  if (!(EVM_DATASETS as readonly string[]).includes(dataset)) return `${dataset} is not an EVM dataset.`;
+  if (node === "unchecked") return null;
+  if (!node) return `No chain node serves ${network} on this service.`;
+  const state = node[dataset as EvmDataset];
+  return state.available ? null : `The ${network} node cannot serve it: ${state.reason ?? "unavailable"}.`;
+}
+
+/** Why a network cannot be chosen, or null: disabled, or coming soon. */
+export function networkReason(network: CatalogueNetwork): string | null {
   if (network.disabled) return "This network is disabled.";
   if (network.comingSoon) return "This network is coming soon.";
   return null;
 }
 
 /** The stream permissions for an account on a plan costing planPriceCents (only needsUpgrade depends on it). */
-export async function streamPermissions(services: object, planPriceCents: number) {
+export async function streamPermissions(services: StreamsServices, planPriceCents: number) {
   const chainConfigs = await Promise.all(
     chains.map(async (chain) => {
       const networks = await Promise.all(
@@ -178,7 +199,7 @@ export async function streamPermissions(services: object, planPriceCents: number
  * services only the catalogue's rules apply (FUNCTION then counts as unavailable).
  */
 export async function unavailableFields(
-  services: object | undefined,
+  services: StreamsServices | undefined,
   s: { network: string; dataset: string; destination: string },
 ): Promise<{ pointer: string; message: string }[]> {
   const fields: { pointer: string; message: string }[] = [];

@@ -16,6 +16,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
+import { validateInput } from "../../platform/validation.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import {
   checkFunctionCode,
@@ -25,9 +26,9 @@ import {
   runCode,
   testResult,
 } from "../functions/service.ts";
-import { applyStreamEvent } from "./lifecycle.ts";
+import { applyStreamEvent, restartsDelivery, wholeRangeDelivered } from "./lifecycle.ts";
 import { streamPermissions, unavailableFields } from "./permissions.ts";
-import { streamsRuntime, upstreamFor } from "./runtime.ts";
+import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
 export const MASK = "********";
@@ -60,7 +61,11 @@ type TargetedStream = Required<Pick<StreamInput, "network" | "dataset" | "destin
  * The rules every stream (and webhook) obeys beyond its JSON Schema, including that its destination
  * and dataset are not disabled in the stream permissions (the same function builds both).
  */
-async function checkRules(s: TargetedStream, services: object | undefined, checkAvailability = true): Promise<void> {
+async function checkRules(
+  s: TargetedStream,
+  services: StreamsServices | undefined,
+  checkAvailability = true,
+): Promise<void> {
   const fields = [];
   const found = findNetwork(s.network);
   if (!found) fields.push({ pointer: "/network", message: "This network is not in the catalogue." });
@@ -119,7 +124,7 @@ export async function createStream(
   accountId: string,
   input: StreamInput,
   product: store.Product,
-  services?: object,
+  services?: StreamsServices,
 ) {
   const s = input as TargetedStream;
   await checkRules(s, services);
@@ -138,7 +143,7 @@ export async function createStreamWithFunction(
   box: SecretBox,
   accountId: string,
   input: Omit<StreamInput, "destination"> & { function: NewFunction },
-  services?: object,
+  services?: StreamsServices,
 ) {
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
@@ -157,6 +162,50 @@ export async function createStreamWithFunction(
   return row;
 }
 
+/** The keys of a stream's create input a stored row has (all but `status`, which has its own mutations). */
+const STORED_INPUT_KEYS = [
+  "name",
+  "network",
+  "dataset",
+  "datasetBatchSize",
+  "elasticBatchEnabled",
+  "includeStreamMetadata",
+  "destination",
+  "startRange",
+  "endRange",
+  "filterFunction",
+  "filterVersion",
+  "fixBlockReorgs",
+  "keepDistanceFromTip",
+  "notificationEmail",
+  "region",
+] as const;
+
+/**
+ * The stream as it would be after `patch`, in its create input's shape, so a partial update is checked
+ * whole: attributes sent alone are checked against the stored destination's schema, and a new
+ * destination needs its attributes. Secrets left out or sent masked count as their stored values.
+ */
+function wholeAfterUpdate(box: SecretBox, current: store.StreamRow, patch: StreamInput): Record<string, unknown> {
+  const whole: Record<string, unknown> = {};
+  for (const k of STORED_INPUT_KEYS) {
+    const value = patch[k] !== undefined ? patch[k] : current[k];
+    if (value !== null && value !== undefined) whole[k] = value;
+  }
+  const destinationChanged = patch.destination !== undefined && patch.destination !== current.destination;
+  const stored = destinationChanged ? {} : openSecrets(box, current.destinationSecrets);
+  const attributes: Record<string, unknown> =
+    patch.destinationAttributes === undefined
+      ? { ...(destinationChanged ? {} : current.destinationAttributes), ...stored }
+      : {};
+  for (const [k, v] of Object.entries(patch.destinationAttributes ?? {})) {
+    if (v !== MASK) attributes[k] = v;
+    else if (stored[k] !== undefined) attributes[k] = stored[k];
+  }
+  whole.destinationAttributes = attributes;
+  return whole;
+}
+
 export async function updateStream(
   db: Db,
   box: SecretBox,
@@ -164,7 +213,7 @@ export async function updateStream(
   id: string,
   patch: StreamInput,
   product: store.Product,
-  services?: object,
+  services?: StreamsServices,
 ) {
   return db.transaction(async (tx) => {
     const current = await ownedStream(tx, accountId, id, product);
@@ -172,6 +221,7 @@ export async function updateStream(
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
     } as StreamInput & typeof current;
+    validateInput("stream#/$defs/createInput", wholeAfterUpdate(box, current, patch));
     // A stream whose node later went away can still be renamed or paused; only a new target is checked.
     const targetChanged = (["network", "dataset", "destination"] as const).some(
       (k) => patch[k] !== undefined && patch[k] !== current[k],
@@ -209,21 +259,23 @@ export async function updateStream(
       values.destinationAttributes = shown;
       values.destinationSecrets = sealSecrets(box, kept);
     }
-    const restart =
-      (patch.startRange !== undefined && patch.startRange !== current.startRange) ||
-      (patch.network !== undefined && patch.network !== current.network) ||
-      (patch.dataset !== undefined && patch.dataset !== current.dataset);
-    if (restart) await store.resetProgress(tx, accountId, id);
+    if (restartsDelivery(current, patch)) await store.resetProgress(tx, accountId, id);
     const row = foundOr(await store.updateStream(tx, accountId, id, values), "Stream");
     return row;
   });
 }
 
-export async function activateStream(db: Db, accountId: string, id: string, product: store.Product, services?: object) {
+export async function activateStream(
+  db: Db,
+  accountId: string,
+  id: string,
+  product: store.Product,
+  services?: StreamsServices,
+) {
   const current = await ownedStream(db, accountId, id, product);
   if (current.status === "COMPLETED") {
     const progress = (await store.progressOf(db, accountId, [id])).get(id);
-    if (current.endRange !== null && progress?.nextBlock != null && progress.nextBlock > current.endRange)
+    if (wholeRangeDelivered(current.endRange, progress?.nextBlock))
       throw conflict("This stream delivered its whole range; move its end block before activating it again.");
   }
   const row = await applyStreamEvent(db, accountId, id, "ACTIVATE", { product });
@@ -328,7 +380,11 @@ export function shownAttributes(
 
 // ---------------------------------------------------------------- reading blocks
 
-async function withReader<T>(services: object, network: string, fn: (r: EvmDatasetReader) => Promise<T>): Promise<T> {
+async function withReader<T>(
+  services: StreamsServices,
+  network: string,
+  fn: (r: EvmDatasetReader) => Promise<T>,
+): Promise<T> {
   const reader = new EvmDatasetReader(upstreamFor(services, network).httpUrl, { timeoutMs: 15_000 });
   try {
     return await fn(reader);
@@ -345,12 +401,12 @@ async function withReader<T>(services: object, network: string, fn: (r: EvmDatas
   }
 }
 
-export function latestBlock(services: object, network: string): Promise<number> {
+export function latestBlock(services: StreamsServices, network: string): Promise<number> {
   return withReader(services, network, (r) => r.latestBlock());
 }
 
 export async function readBatch(
-  services: object,
+  services: StreamsServices,
   network: string,
   dataset: string,
   blockNumber: number,
@@ -378,7 +434,7 @@ interface BlockFilterInput {
 }
 
 /** A batch as the engine would hand it to a filter: its JSON and the engine's metadata. */
-async function blockPayload(services: object, input: BlockFilterInput) {
+async function blockPayload(services: StreamsServices, input: BlockFilterInput) {
   const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
   const metadata = {
     dataset: input.dataset,
@@ -405,7 +461,7 @@ function runFilter(
   );
 }
 
-export async function runFilterOn(services: object, input: BlockFilterInput & { filterFunction: string }) {
+export async function runFilterOn(services: StreamsServices, input: BlockFilterInput & { filterFunction: string }) {
   const { dataJson, metadata } = await blockPayload(services, input);
   const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata);
   if (!outcome.ok)
@@ -431,7 +487,7 @@ export async function runFilterOn(services: object, input: BlockFilterInput & { 
  * given), then the function with that result as params.data. Nothing is saved or recorded.
  */
 export async function runNewFunctionOn(
-  services: object,
+  services: StreamsServices,
   input: BlockFilterInput & { code: string; timeoutSec?: number },
 ) {
   const { dataJson, metadata } = await blockPayload(services, input);
@@ -468,7 +524,7 @@ export async function runNewFunctionOn(
 }
 
 export async function testDestination(
-  services: object,
+  services: StreamsServices,
   accountId: string,
   attrs: DestinationAttributes,
   ctx: { network?: string; dataset?: string } = {},
@@ -539,7 +595,7 @@ export function filterTemplates(network: string) {
  * the template's datasets that the network's node serves, starting at the chain tip. Derived from the
  * permissions, so a template is offered only where a stream made from it would be accepted.
  */
-export async function streamTemplates(services: object, planPriceCents: number) {
+export async function streamTemplates(services: StreamsServices, planPriceCents: number) {
   const { chainConfigs } = await streamPermissions(services, planPriceCents);
   return chainConfigs.flatMap((chain) =>
     chain.networks

@@ -3,7 +3,7 @@ import { createDestination, type WebhookAttributes } from "../../dataplane/desti
 import type { Db } from "../../platform/db/index.ts";
 import { AppError } from "../../platform/errors.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
-import { streamsRuntime } from "../streams/runtime.ts";
+import { type StreamsServices, streamsRuntime } from "../streams/runtime.ts";
 import * as streamService from "../streams/service.ts";
 import type { StreamRow } from "../streams/store.ts";
 
@@ -58,7 +58,7 @@ export const ownedWebhook = (db: Db, accountId: string, id: string) =>
 export async function createWebhook(
   db: Db,
   box: SecretBox,
-  services: object,
+  services: StreamsServices,
   accountId: string,
   input: WebhookCreateInput,
 ) {
@@ -70,7 +70,7 @@ export async function createWebhook(
 export async function updateWebhook(
   db: Db,
   box: SecretBox,
-  services: object,
+  services: StreamsServices,
   accountId: string,
   input: WebhookUpdateInput,
 ) {
@@ -82,7 +82,7 @@ export async function updateWebhook(
 /** LATEST skips what was missed while paused: delivery starts at the current tip. */
 export async function activateWebhook(
   db: Db,
-  services: object,
+  services: StreamsServices,
   accountId: string,
   id: string,
   from: "LAST" | "LATEST",
@@ -116,13 +116,13 @@ export async function webhookMetrics(db: Db, accountId: string, id: string, from
   };
 }
 
-export async function rawPayload(services: object, network: string, blockNumber: number) {
+export async function rawPayload(services: StreamsServices, network: string, blockNumber: number) {
   const batch = await streamService.readBatch(services, network, WEBHOOK_DATASET, blockNumber, 1);
   return streamService.payloadResult(JSON.stringify(batch.items));
 }
 
 export function testUrl(
-  services: object,
+  services: StreamsServices,
   accountId: string,
   input: { url: string; compression?: string; securityToken?: string },
 ) {
@@ -130,7 +130,10 @@ export function testUrl(
   return streamService.testDestination(services, accountId, { ...input, type: "WEBHOOK" } as WebhookAttributes);
 }
 
-export function testFilter(services: object, input: { network: string; blockNumber: number; filterFunction: string }) {
+export function testFilter(
+  services: StreamsServices,
+  input: { network: string; blockNumber: number; filterFunction: string },
+) {
   return streamService.runFilterOn(services, { ...input, dataset: WEBHOOK_DATASET });
 }
 
@@ -138,7 +141,7 @@ export function testFilter(services: object, input: { network: string; blockNumb
 export async function sendPayload(
   db: Db,
   box: SecretBox,
-  services: object,
+  services: StreamsServices,
   accountId: string,
   id: string,
   blockNumber: number,
@@ -161,11 +164,11 @@ export async function sendPayload(
   }
   if (payloadJson === null)
     return { success: true, message: "The filter skipped this block: nothing was sent.", durationMs: 0 };
-  const destination = createDestination(streamService.storedAttributes(box, row), {
-    streamId: row.id,
-    network: row.network,
-    dataset: WEBHOOK_DATASET,
-  });
+  const destination = createDestination(
+    streamService.storedAttributes(box, row),
+    { streamId: row.id, network: row.network, dataset: WEBHOOK_DATASET },
+    services.streams.destinationDeps,
+  );
   try {
     const ack = await destination.deliver({ startBlock: blockNumber, endBlock: blockNumber, payloadJson });
     return { success: true, message: `Sent ${ack.bytes} bytes: ${ack.detail}`, durationMs: ack.durationMs };

@@ -1097,6 +1097,10 @@ export type ErrorLog = {
   errorKind: Scalars["String"]["output"];
   message?: Maybe<Scalars["String"]["output"]>;
   requestId: Scalars["String"]["output"];
+  /** How many calls the request held (1 for a single call). */
+  calls: Scalars["Int"]["output"];
+  /** How many of them failed. A batch's failures are one log, described by its first failure (requestId <x-request-id>.<its index>). */
+  failedCalls: Scalars["Int"]["output"];
 };
 
 export type ErrorLogPage = {
@@ -3156,6 +3160,8 @@ export type ErrorLogResolvers<
   errorKind?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   message?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   requestId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  calls?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  failedCalls?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
 export type ErrorLogPageResolvers<

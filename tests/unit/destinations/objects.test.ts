@@ -14,6 +14,7 @@ import {
   type S3Attributes,
 } from "../../../server/dataplane/destinations/index.ts";
 import { AZ_ACCOUNT, AZ_KEY, type Azurite, startAzurite } from "../../support/azurite.ts";
+import { testEgress } from "../../support/egress.ts";
 import { freePort } from "../datasets/anvil.ts";
 
 const ctx = { streamId: "s-1", network: "local", dataset: "BLOCK" };
@@ -97,7 +98,7 @@ async function readParquet(bytes: Buffer) {
 
 describe("S3 destination (s3rver)", () => {
   it("test() reaches the bucket and leaves no probe object behind", async () => {
-    const d = createDestination(s3Attrs, ctx);
+    const d = createDestination(s3Attrs, ctx, { egress: testEgress });
     expect(await d.test()).toMatchObject({ ok: true });
     const client = new S3Client({
       region: "us-east-1",
@@ -112,15 +113,17 @@ describe("S3 destination (s3rver)", () => {
   });
 
   it("writes JSON, gzipped JSON and Parquet objects under the prefix", async () => {
-    const plain = createDestination(s3Attrs, ctx);
+    const plain = createDestination(s3Attrs, ctx, { egress: testEgress });
     expect((await plain.deliver(batch)).detail).toBe("s3://stream-bucket/eth/000000000100-000000000101.json");
     expect((await s3Get("eth/000000000100-000000000101.json")).toString()).toBe(batch.payloadJson);
 
-    const gz = createDestination({ ...s3Attrs, fileCompression: "GZIP" }, ctx);
+    const gz = createDestination({ ...s3Attrs, fileCompression: "GZIP" }, ctx, { egress: testEgress });
     await gz.deliver(batch);
     expect(gunzipSync(await s3Get("eth/000000000100-000000000101.json.gz")).toString()).toBe(batch.payloadJson);
 
-    const pq = createDestination({ ...s3Attrs, fileType: "PARQUET", fileCompression: "GZIP" }, ctx);
+    const pq = createDestination({ ...s3Attrs, fileType: "PARQUET", fileCompression: "GZIP" }, ctx, {
+      egress: testEgress,
+    });
     await pq.deliver(batch);
     const rows = await readParquet(await s3Get("eth/000000000100-000000000101.parquet"));
     // hyparquet hands JSON columns back as their text.
@@ -131,12 +134,14 @@ describe("S3 destination (s3rver)", () => {
   });
 
   it("reports a missing bucket and bad credentials without revealing the secret key", async () => {
-    const missing = await createDestination({ ...s3Attrs, bucket: "no-such-bucket" }, ctx).test();
+    const missing = await createDestination({ ...s3Attrs, bucket: "no-such-bucket" }, ctx, {
+      egress: testEgress,
+    }).test();
     expect(missing).toMatchObject({ ok: false });
     expect(missing.message).toMatch(/^S3: bucket not found/);
     const secretKey = "wrong-secret-key-0123456789abcdef";
     // s3rver checks the access key (not every signature), so both are wrong here.
-    const d = createDestination({ ...s3Attrs, accessKey: "NOT-A-KEY", secretKey }, ctx);
+    const d = createDestination({ ...s3Attrs, accessKey: "NOT-A-KEY", secretKey }, ctx, { egress: testEgress });
     const bad = await d.test();
     expect(bad.ok).toBe(false);
     expect(bad.message).not.toContain(secretKey);
@@ -146,13 +151,15 @@ describe("S3 destination (s3rver)", () => {
   });
 
   it("refuses BZIP2 with a clear reason", () => {
-    expect(() => createDestination({ ...s3Attrs, fileCompression: "BZIP2" }, ctx)).toThrow(BZIP2_UNSUPPORTED);
+    expect(() => createDestination({ ...s3Attrs, fileCompression: "BZIP2" }, ctx, { egress: testEgress })).toThrow(
+      BZIP2_UNSUPPORTED,
+    );
   });
 });
 
 describe("Azure destination (Azurite)", () => {
   it("test() checks the container with the SAS token and leaves no probe blob", async () => {
-    expect(await createDestination(azAttrs, ctx).test()).toMatchObject({ ok: true });
+    expect(await createDestination(azAttrs, ctx, { egress: testEgress }).test()).toMatchObject({ ok: true });
     const service = new BlobServiceClient(azEndpoint, new StorageSharedKeyCredential(AZ_ACCOUNT, AZ_KEY));
     const names: string[] = [];
     for await (const b of service.getContainerClient("stream-container").listBlobsFlat()) names.push(b.name);
@@ -160,22 +167,26 @@ describe("Azure destination (Azurite)", () => {
   });
 
   it("writes block blobs as JSON and Parquet", async () => {
-    const d = createDestination({ ...azAttrs, fileCompression: "GZIP" }, ctx);
+    const d = createDestination({ ...azAttrs, fileCompression: "GZIP" }, ctx, { egress: testEgress });
     expect((await d.deliver(batch)).detail).toBe("stream-container/eth/000000000100-000000000101.json.gz");
     const service = new BlobServiceClient(azEndpoint, new StorageSharedKeyCredential(AZ_ACCOUNT, AZ_KEY));
     const container = service.getContainerClient("stream-container");
     const gz = await container.getBlockBlobClient("eth/000000000100-000000000101.json.gz").downloadToBuffer();
     expect(gunzipSync(gz).toString()).toBe(batch.payloadJson);
-    await createDestination({ ...azAttrs, fileType: "PARQUET" }, ctx).deliver(batch);
+    await createDestination({ ...azAttrs, fileType: "PARQUET" }, ctx, { egress: testEgress }).deliver(batch);
     const pq = await container.getBlockBlobClient("eth/000000000100-000000000101.parquet").downloadToBuffer();
     expect((await readParquet(pq)).map((r) => JSON.parse(r.data))).toEqual([{ number: "0x64" }, { number: "0x65" }]);
   });
 
   it("reports a missing container and an unreachable service without the SAS token", async () => {
-    const missing = await createDestination({ ...azAttrs, container: "no-such-container" }, ctx).test();
+    const missing = await createDestination({ ...azAttrs, container: "no-such-container" }, ctx, {
+      egress: testEgress,
+    }).test();
     expect(missing.ok).toBe(false);
     expect(missing.message).toMatch(/container not found/);
-    const down = createDestination({ ...azAttrs, endpoint: `http://127.0.0.1:1/${AZ_ACCOUNT}` }, ctx);
+    const down = createDestination({ ...azAttrs, endpoint: `http://127.0.0.1:1/${AZ_ACCOUNT}` }, ctx, {
+      egress: testEgress,
+    });
     const t = await down.test();
     expect(t.ok).toBe(false);
     const err = (await down.deliver(batch).catch((e: unknown) => e)) as Error;

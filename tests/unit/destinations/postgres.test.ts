@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestProject } from "vitest/node";
 import { createDestination, type PostgresAttributes } from "../../../server/dataplane/destinations/index.ts";
 import startTestServer, { createTestDatabase, type TestDatabase } from "../../support/database.ts";
+import { testEgress } from "../../support/egress.ts";
 
 // The shared test-infra helper: its globalSetup starts an embedded PostgreSQL (or uses DATABASE_URL);
 // the unit project has no globalSetup, so this file starts it itself.
@@ -38,7 +39,7 @@ const ctx = { streamId: "s-1", network: "local", dataset: "BLOCK" };
 
 describe("postgres destination", () => {
   it("test() checks access without writing, then deliver() creates the table and inserts rows", async () => {
-    const d = createDestination(attrs, ctx);
+    const d = createDestination(attrs, ctx, { egress: testEgress });
     try {
       const t = await d.test();
       expect(t).toMatchObject({
@@ -76,7 +77,7 @@ describe("postgres destination", () => {
   });
 
   it("writes into a schema-qualified table", async () => {
-    const d = createDestination({ ...attrs, tableName: "public.other_rows" }, ctx);
+    const d = createDestination({ ...attrs, tableName: "public.other_rows" }, ctx, { egress: testEgress });
     try {
       expect((await d.deliver({ startBlock: 1, endBlock: 1, payloadJson: "[]" })).detail).toBe(
         '"public"."other_rows" row 1',
@@ -88,12 +89,14 @@ describe("postgres destination", () => {
 
   it("rejects a table name that is not an identifier", () => {
     for (const tableName of ['rows"; DROP TABLE x; --', "a.b.c", "1rows", "rows table"]) {
-      expect(() => createDestination({ ...attrs, tableName }, ctx)).toThrow(/must be a plain identifier/);
+      expect(() => createDestination({ ...attrs, tableName }, ctx, { egress: testEgress })).toThrow(
+        /must be a plain identifier/,
+      );
     }
   });
 
   it("honours sslmode REQUIRE (the test server has no TLS, so it is refused)", async () => {
-    const d = createDestination({ ...attrs, sslmode: "REQUIRE" }, ctx);
+    const d = createDestination({ ...attrs, sslmode: "REQUIRE" }, ctx, { egress: testEgress });
     try {
       const t = await d.test();
       expect(t.ok).toBe(false);
@@ -105,7 +108,7 @@ describe("postgres destination", () => {
 
   it("reports a wrong password without revealing it", async () => {
     const password = `${PASSWORD_MARK}-wrong-Secret-9f8e7d`;
-    const d = createDestination({ ...attrs, password }, ctx);
+    const d = createDestination({ ...attrs, password }, ctx, { egress: testEgress });
     try {
       const t = await d.test();
       expect(t.ok).toBe(false);

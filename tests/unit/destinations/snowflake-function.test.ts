@@ -4,6 +4,7 @@ import {
   type FunctionInvoker,
   type SnowflakeAttributes,
 } from "../../../server/dataplane/destinations/index.ts";
+import { testEgress } from "../../support/egress.ts";
 
 const ctx = { streamId: "s-1", network: "local", dataset: "BLOCK" };
 
@@ -25,7 +26,7 @@ describe("snowflake destination", () => {
   };
 
   it("test() fails with the reason, promptly and without the password", async () => {
-    const d = createDestination(attrs, ctx);
+    const d = createDestination(attrs, ctx, { egress: testEgress });
     const t0 = Date.now();
     const r = await d.test();
     expect(r.ok).toBe(false);
@@ -39,7 +40,7 @@ describe("snowflake destination", () => {
   }, 40_000);
 
   it("rejects identifiers that are not plain names", () => {
-    expect(() => createDestination({ ...attrs, tableName: "BLOCKS; DROP" }, ctx)).toThrow(
+    expect(() => createDestination({ ...attrs, tableName: "BLOCKS; DROP" }, ctx, { egress: testEgress })).toThrow(
       'tableName "BLOCKS; DROP" must be a plain Snowflake identifier',
     );
   });
@@ -47,7 +48,7 @@ describe("snowflake destination", () => {
 
 describe("function destination", () => {
   it("cannot be created until the functions runtime is connected", () => {
-    expect(() => createDestination({ type: "FUNCTION", functionID: "fn-1" }, ctx)).toThrow(
+    expect(() => createDestination({ type: "FUNCTION", functionID: "fn-1" }, ctx, { egress: testEgress })).toThrow(
       "functions runtime not connected: FUNCTION destinations cannot run yet",
     );
   });
@@ -63,7 +64,7 @@ describe("function destination", () => {
     const d = createDestination(
       { type: "FUNCTION", functionID: "fn-1", postTimeoutSec: 5 },
       { ...ctx, accountId: "acct-1", metadata: "BODY" },
-      { functionInvoker: invoker },
+      { egress: testEgress, functionInvoker: invoker },
     );
     await d.deliver({ startBlock: 3, endBlock: 3, payloadJson: '[{"a":1}]' });
     await d.test();
@@ -94,13 +95,18 @@ describe("function destination", () => {
   it("refuses to run without the stream's account", () => {
     const invoker: FunctionInvoker = { invoke: async () => ({ ok: true }) };
     expect(() =>
-      createDestination({ type: "FUNCTION", functionID: "fn-1" }, ctx, { functionInvoker: invoker }),
+      createDestination({ type: "FUNCTION", functionID: "fn-1" }, ctx, {
+        egress: testEgress,
+        functionInvoker: invoker,
+      }),
     ).toThrow("a function destination needs the stream's account");
   });
 });
 
 describe("unsupported destination types", () => {
   it("says so", () => {
-    expect(() => createDestination({ type: "KAFKA" } as never, ctx)).toThrow("destination type KAFKA is not supported");
+    expect(() => createDestination({ type: "KAFKA" } as never, ctx, { egress: testEgress })).toThrow(
+      "destination type KAFKA is not supported",
+    );
   });
 });

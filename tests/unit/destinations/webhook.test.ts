@@ -10,6 +10,7 @@ import {
   verifySignature,
   type WebhookAttributes,
 } from "../../../server/dataplane/destinations/index.ts";
+import { testEgress } from "../../support/egress.ts";
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -51,6 +52,7 @@ function webhook(extra: Partial<WebhookAttributes> = {}, metadata: "BODY" | "HEA
   return createDestination(
     { type: "WEBHOOK", url: `${base}/hook`, securityToken: TOKEN, headers: { "x-custom": "yes" }, ...extra },
     { ...ctx, metadata },
+    { egress: testEgress },
   );
 }
 
@@ -178,7 +180,7 @@ describe("webhook destination", () => {
   });
 
   it("reports an unreachable receiver", async () => {
-    const d = createDestination({ type: "WEBHOOK", url: "http://127.0.0.1:1/hook" }, ctx);
+    const d = createDestination({ type: "WEBHOOK", url: "http://127.0.0.1:1/hook" }, ctx, { egress: testEgress });
     const r = await d.test();
     expect(r.ok).toBe(false);
     expect(r.message).toMatch(/webhook POST to 127\.0\.0\.1:1 failed: .*ECONNREFUSED/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capBody, maskUrl } from "../../../server/domains/errorlogs/service.ts";
+import { capBody, maskUrl } from "../../../server/dataplane/metering/meter.ts";
 import { CreditTable } from "../../../server/domains/usage/credits.ts";
 import { billingPeriod } from "../../../server/domains/usage/service.ts";
 

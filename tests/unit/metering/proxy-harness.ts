@@ -9,6 +9,9 @@ import { createRpcStages, type RpcStages } from "../../../server/dataplane/meter
 import { EndpointCache } from "../../../server/dataplane/proxy/directory.ts";
 import { defaultSecurityOptions, type EndpointRecord } from "../../../server/dataplane/proxy/endpoint.ts";
 import { registerDataPlane } from "../../../server/dataplane/proxy/register.ts";
+import { databaseLimitSource } from "../../../server/domains/ratelimits/limit-source.ts";
+import { CreditTable } from "../../../server/domains/usage/credits.ts";
+import { databaseMeterSink } from "../../../server/domains/usage/meter-sink.ts";
 import { type Db, openDatabase } from "../../../server/platform/db/index.ts";
 import { DomainEvents } from "../../../server/platform/events.ts";
 
@@ -47,11 +50,17 @@ export async function startProxyHarness(
   const db = openDatabase(databaseUrl, 4);
   const events = new DomainEvents();
   const stages = await createRpcStages({
-    db,
+    limits: databaseLimitSource(db),
     events,
     config: { redisUrl: options.redisUrl ?? null },
-    // Tests flush by hand; the timers stay out of the way.
-    meter: { flushMs: 3_600_000, housekeepingMs: 3_600_000, totalsRefreshMs: 0 },
+    meter: {
+      sink: databaseMeterSink(db, events),
+      pricing: new CreditTable(),
+      // Tests flush by hand; the timers stay out of the way.
+      flushMs: 3_600_000,
+      housekeepingMs: 3_600_000,
+      totalsRefreshMs: 0,
+    },
     rateLimitRefreshMs: 0,
   });
   const directory = new EndpointCache();

@@ -8,24 +8,23 @@ import {
 import type { ProxyRequestInfo, RateDecision } from "../../../server/dataplane/proxy/stages.ts";
 import {
   FlexibleRateLimitStage,
-  type LimiterRow,
   type LimitSource,
-  type OverrideRow,
   RATE_LIMITED_CODE,
 } from "../../../server/dataplane/ratelimit/stage.ts";
+import { type LimiterRow, limitSourceOf, type OverrideRow } from "../../../server/domains/ratelimits/limit-source.ts";
 import { describeWithRedis, redisKeyPrefix, redisUrl } from "../../support/redis.ts";
 
 const ACCOUNT = "00000000-0000-4000-8000-000000000001";
 const ENDPOINT = "00000000-0000-4000-8000-0000000000e1";
 
-/** What the stage would read from the database, held in arrays the test changes. */
+/** The rate-limit rules over what the stage would read from the database, held in arrays the test changes. */
 function source(state: { rps: number; limiters?: LimiterRow[]; overrides?: OverrideRow[] }): LimitSource {
-  return {
+  return limitSourceOf({
     allAccountRps: async () => [{ accountId: ACCOUNT, rps: state.rps }],
     planRps: async () => state.rps,
     limiters: async () => state.limiters ?? [],
     overrides: async () => state.overrides ?? [],
-  };
+  });
 }
 
 const endpoint = compileProxyEndpoint({

@@ -25,7 +25,7 @@ import {
 } from "../../../renderer/schema.ts";
 import type { JsonSchema } from "../../../renderer/types.ts";
 import { buildChartOption, coloursByName } from "../../../renderer/views/chartOption.ts";
-import { descending } from "../../../renderer/views/ListView.tsx";
+import { descending } from "../../../renderer/views/useListState.ts";
 import { relativeTime, statusColor } from "../../../renderer/widgets/builtins.tsx";
 import { DEFAULT_RULES, isDateTime, isEnum, isTagList, isUri, pickWidget } from "../../../renderer/widgets/registry.ts";
 

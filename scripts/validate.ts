@@ -1,0 +1,105 @@
+/**
+ * `npm run validate [-- --junit report.xml] [--root dir]`: checks every screen manifest, entity schema,
+ * operation document and form against the API's SDL, without a database or a browser. The rules are the
+ * screen registry's own (server/registry/registry.ts), the same the service applies at start. Prints one
+ * line per problem (file, JSON pointer, reason); exits 1 when there is any.
+ */
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { buildSchema, type GraphQLSchema } from "graphql";
+import { loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
+
+const SDL = "schemas/api.graphql";
+
+export interface ValidationResult {
+  /** Every file checked, from the root. */
+  files: string[];
+  problems: Problem[];
+}
+
+/** The files the registry reads, so a report lists the ones that passed too. */
+function checkedFiles(rootDir: string): string[] {
+  const walk = (dir: string, keep: (name: string) => boolean): string[] =>
+    readdirSync(path.join(rootDir, dir))
+      .sort()
+      .flatMap((name) => {
+        const rel = path.join(dir, name);
+        if (statSync(path.join(rootDir, rel)).isDirectory()) return walk(rel, keep);
+        return keep(name) ? [rel] : [];
+      });
+  return [
+    SDL,
+    "schemas/screen.schema.json",
+    ...walk("schemas/entities", (name) => name.endsWith(".schema.json")),
+    ...walk("screens", (name) => name.endsWith(".graphql") || name.endsWith(".screen.json")),
+  ];
+}
+
+export function validateProject(rootDir: string): ValidationResult {
+  const files = checkedFiles(rootDir);
+  let apiSchema: GraphQLSchema;
+  try {
+    apiSchema = buildSchema(readFileSync(path.join(rootDir, SDL), "utf8"));
+  } catch (error) {
+    return { files, problems: [{ file: SDL, pointer: "", reason: (error as Error).message }] };
+  }
+  try {
+    loadRegistry(rootDir, apiSchema);
+    return { files, problems: [] };
+  } catch (error) {
+    if (error instanceof RegistryError) return { files, problems: error.problems };
+    throw error;
+  }
+}
+
+const xmlEscape = (text: string) =>
+  text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c] ?? c);
+
+/** A JUnit XML report: one test case per file checked, one failure per problem. */
+export function junitReport({ files, problems }: ValidationResult): string {
+  const byFile = new Map<string, Problem[]>(files.map((file) => [file, []]));
+  for (const problem of problems) byFile.set(problem.file, [...(byFile.get(problem.file) ?? []), problem]);
+  const cases = [...byFile].map(([file, found]) => {
+    const failures = found.map(
+      (p) =>
+        `      <failure message="${xmlEscape(`${p.pointer || "/"}: ${p.reason}`)}" type="${xmlEscape(p.pointer || "/")}">${xmlEscape(p.reason)}</failure>`,
+    );
+    const open = `    <testcase classname="nodeplane.validate" name="${xmlEscape(file)}" file="${xmlEscape(file)}"`;
+    return failures.length ? `${open}>\n${failures.join("\n")}\n    </testcase>` : `${open}/>`;
+  });
+  const failed = [...byFile.values()].filter((found) => found.length > 0).length;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="nodeplane validate" tests="${byFile.size}" failures="${failed}">`,
+    `  <testsuite name="nodeplane validate" tests="${byFile.size}" failures="${failed}" errors="0" skipped="0">`,
+    ...cases,
+    "  </testsuite>",
+    "</testsuites>",
+    "",
+  ].join("\n");
+}
+
+function option(argv: string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  if (at === -1) return undefined;
+  const value = argv[at + 1];
+  if (!value || value.startsWith("--")) throw new Error(`${name} needs a value`);
+  return value;
+}
+
+function main(argv: string[]): number {
+  const rootDir = path.resolve(option(argv, "--root") ?? path.resolve(import.meta.dirname, ".."));
+  const junit = option(argv, "--junit");
+  const result = validateProject(rootDir);
+  for (const p of result.problems) console.error(`${p.file} ${p.pointer || "/"}: ${p.reason}`);
+  if (junit) writeFileSync(junit, junitReport(result));
+  if (result.problems.length) {
+    console.error(`${result.problems.length} problem(s) in ${result.files.length} files checked.`);
+    return 1;
+  }
+  console.log(`${result.files.length} files checked: no problems.`);
+  return 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exitCode = main(process.argv.slice(2));

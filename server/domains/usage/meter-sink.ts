@@ -1,0 +1,23 @@
+import type { MeterSink } from "../../dataplane/metering/meter.ts";
+import type { Db } from "../../platform/db/index.ts";
+import type { DomainEvents } from "../../platform/events.ts";
+import { accountsWithStatus } from "../endpoints/store.ts";
+import { pruneErrorLogs } from "../errorlogs/service.ts";
+import * as errorLogStore from "../errorlogs/store.ts";
+import { enforceMonthlyLimit } from "./service.ts";
+import * as usageStore from "./store.ts";
+
+/** The proxy meter's sink on this service's database: usage minutes, error logs and the monthly limit. */
+export function databaseMeterSink(db: Db, events: DomainEvents): MeterSink {
+  return {
+    addUsage: (rows) => usageStore.addMinutes(db, rows),
+    addFailedCalls: async (rows) => {
+      await errorLogStore.insertLogs(db, rows);
+    },
+    enforceMonthlyLimit: (accountId) => enforceMonthlyLimit(db, events, accountId),
+    accountsAtLimit: () => accountsWithStatus(db, "LIMIT_REACHED"),
+    pruneFailedCalls: async (retentionDays) => {
+      await pruneErrorLogs(db, retentionDays);
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import type { SessionCache } from "../domains/account/sessions.ts";
+import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
+import type { StreamsRuntime } from "../domains/streams/runtime.ts";
+import type { DomainEvents } from "../platform/events.ts";
+import type { RegistryHolder } from "../registry/watch.ts";
+
+/** Long-lived parts of the service that resolvers reach through the context; app.ts builds them. */
+export interface Services {
+  events: DomainEvents;
+  registry: RegistryHolder;
+  endpointCreatedHooks: EndpointCreatedHook[];
+  /** The chain nodes, the stream engine's wake-up, the mailer and the functions runtime. */
+  streams: StreamsRuntime;
+  /** Who each session cookie belongs to, kept in the process. */
+  sessions: SessionCache;
+}

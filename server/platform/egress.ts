@@ -1,0 +1,376 @@
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import os from "node:os";
+import type { Duplex } from "node:stream";
+import tls from "node:tls";
+
+/**
+ * The egress policy: where the service may connect when a tenant names the place (webhook URLs,
+ * destination hosts and endpoints, their connection tests). Loopback, private, link-local, multicast,
+ * unspecified and reserved addresses, and this service's own ports, are refused unless the operator
+ * allows a host or range with NODEPLANE_EGRESS_ALLOW. The check is on the address actually connected
+ * to: host names are resolved by the policy's own lookup at connect time, so a name that resolves to a
+ * public address when checked and a private one when connecting (DNS rebinding) does not pass.
+ */
+
+export const EGRESS_ALLOW_SETTING = "NODEPLANE_EGRESS_ALLOW";
+
+export type AddressClass = "loopback" | "private" | "link-local" | "multicast" | "unspecified" | "reserved" | "public";
+
+const refusedRanges: [AddressClass, string, number, "ipv4" | "ipv6"][] = [
+  ["unspecified", "0.0.0.0", 8, "ipv4"],
+  ["private", "10.0.0.0", 8, "ipv4"],
+  ["private", "100.64.0.0", 10, "ipv4"],
+  ["loopback", "127.0.0.0", 8, "ipv4"],
+  ["link-local", "169.254.0.0", 16, "ipv4"],
+  ["private", "172.16.0.0", 12, "ipv4"],
+  ["reserved", "192.0.0.0", 24, "ipv4"],
+  ["reserved", "192.0.2.0", 24, "ipv4"],
+  ["private", "192.168.0.0", 16, "ipv4"],
+  ["reserved", "198.18.0.0", 15, "ipv4"],
+  ["reserved", "198.51.100.0", 24, "ipv4"],
+  ["reserved", "203.0.113.0", 24, "ipv4"],
+  ["multicast", "224.0.0.0", 4, "ipv4"],
+  ["reserved", "240.0.0.0", 4, "ipv4"],
+  ["unspecified", "::", 128, "ipv6"],
+  ["loopback", "::1", 128, "ipv6"],
+  ["reserved", "100::", 64, "ipv6"],
+  ["reserved", "2001:db8::", 32, "ipv6"],
+  ["private", "fc00::", 7, "ipv6"],
+  ["link-local", "fe80::", 10, "ipv6"],
+  ["private", "fec0::", 10, "ipv6"],
+  ["multicast", "ff00::", 8, "ipv6"],
+];
+
+const classLists = new Map<AddressClass, net.BlockList>();
+for (const [kind, network, prefix, family] of refusedRanges) {
+  let list = classLists.get(kind);
+  if (!list) {
+    list = new net.BlockList();
+    classLists.set(kind, list);
+  }
+  list.addSubnet(network, prefix, family);
+}
+
+/** IPv6 forms that carry an IPv4 address: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d). */
+const EMBEDDED_IPV4 = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/** An IPv6 address as WHATWG URL writes it: lower case, zeros compressed, embedded IPv4 in hex. */
+function canonicalIPv6(address: string): string {
+  return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+}
+
+/** The IPv4 address an IPv6 address stands for, when it embeds one. */
+export function embeddedIPv4(ipv6: string): string | null {
+  const match = EMBEDDED_IPV4.exec(canonicalIPv6(ipv6));
+  if (!match) return null;
+  const high = Number.parseInt(match[1], 16);
+  const low = Number.parseInt(match[2], 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+}
+
+/** An address without brackets or an IPv6 zone ("fe80::1%eth0"). */
+function bareAddress(address: string): string {
+  return address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+}
+
+/** One spelling per address, so addresses compare as strings. */
+function addressKey(address: string): string {
+  const bare = bareAddress(address);
+  return net.isIPv6(bare) ? canonicalIPv6(bare) : bare;
+}
+
+/** What kind of address `address` (an IP address) is; "public" when no refused range holds it. */
+export function classifyAddress(address: string): AddressClass {
+  const bare = bareAddress(address);
+  const family = net.isIP(bare);
+  if (family === 0) throw new Error(`${address} is not an IP address`);
+  const v4 = family === 6 ? embeddedIPv4(bare) : null;
+  if (v4 !== null) return classifyAddress(v4);
+  for (const [kind, list] of classLists) if (list.check(bare, family === 4 ? "ipv4" : "ipv6")) return kind;
+  return "public";
+}
+
+const article = (kind: AddressClass) => (kind === "unspecified" ? "an" : "a");
+
+/** Names that always mean this machine (RFC 6761), refused without asking DNS. */
+function isLocalhostName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}
+
+/** The connection the policy refused; `message` says why and what the operator can do. */
+export class EgressRefused extends Error {
+  readonly code = "EGRESS_REFUSED";
+}
+
+/** One entry of NODEPLANE_EGRESS_ALLOW: a host name, an IP address, or a CIDR range. */
+export type EgressAllowEntry =
+  | { kind: "host"; name: string }
+  | { kind: "range"; network: string; prefix: number; family: "ipv4" | "ipv6" };
+
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
+
+/** Reads NODEPLANE_EGRESS_ALLOW (comma-separated); throws naming the entry that is neither a host, an address nor a range. */
+export function parseEgressAllow(text: string | undefined): EgressAllowEntry[] {
+  const entries: EgressAllowEntry[] = [];
+  for (const raw of (text ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [address, prefixText, extra] = raw.split("/");
+    const bare = bareAddress(address);
+    const family = net.isIP(bare);
+    if (family !== 0) {
+      const max = family === 4 ? 32 : 128;
+      const prefix = prefixText === undefined ? max : Number(prefixText);
+      if (extra !== undefined || !/^\d+$/.test(prefixText ?? String(max)) || prefix > max)
+        throw new Error(`${EGRESS_ALLOW_SETTING}: "${raw}" is not a host name, IP address or CIDR range`);
+      entries.push({ kind: "range", network: bare, prefix, family: family === 4 ? "ipv4" : "ipv6" });
+    } else if (prefixText === undefined && HOST_NAME.test(raw.toLowerCase())) {
+      entries.push({ kind: "host", name: raw.toLowerCase().replace(/\.$/, "") });
+    } else {
+      throw new Error(`${EGRESS_ALLOW_SETTING}: "${raw}" is not a host name, IP address or CIDR range`);
+    }
+  }
+  return entries;
+}
+
+type AgentCallback = (error: Error | null, socket: Duplex) => void;
+
+type LookupAll = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
+
+export interface EgressPolicyOptions {
+  allow?: readonly EgressAllowEntry[];
+  /** Ports this service listens on (more are added with addOwnPort once known). */
+  ownPorts?: Iterable<number>;
+  /** How host names are resolved; dns.lookup (the system resolver) unless a test names another. */
+  resolve?: LookupAll;
+  /** This machine's addresses; its network interfaces' unless a test names others. */
+  machineAddresses?: Iterable<string>;
+}
+
+/** The addresses of this machine's interfaces, where the service's own ports are found. */
+function ownAddresses(): Set<string> {
+  const addresses = new Set<string>();
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const i of list ?? []) addresses.add(addressKey(i.address));
+  return addresses;
+}
+
+/**
+ * The one place the rule is applied. Clients that connect where a tenant says take their sockets,
+ * lookups and agents from here: `connect`/`tlsConnect` (node:net and node:tls options), `socket`
+ * (a net.Socket whose `connect` is checked, for drivers that take a stream), `httpAgent`/`httpsAgent`
+ * (for SDKs) and `resolve` (for a client with no hook: checks just before it connects).
+ */
+export class EgressPolicy {
+  private readonly allowedRanges = new net.BlockList();
+  private readonly allowedHosts = new Set<string>();
+  private readonly ownPorts = new Set<number>();
+  private readonly machineAddresses: Set<string>;
+  private readonly resolver: LookupAll;
+
+  constructor(options: EgressPolicyOptions = {}) {
+    for (const entry of options.allow ?? []) {
+      if (entry.kind === "host") this.allowedHosts.add(entry.name);
+      else this.allowedRanges.addSubnet(entry.network, entry.prefix, entry.family);
+    }
+    for (const port of options.ownPorts ?? []) this.addOwnPort(port);
+    this.resolver = options.resolve ?? (dns.lookup as LookupAll);
+    this.machineAddresses = options.machineAddresses
+      ? new Set([...options.machineAddresses].map(addressKey))
+      : ownAddresses();
+  }
+
+  /** A port this service listens on: refused on this machine's addresses whatever the allow list says. */
+  addOwnPort(port: number): void {
+    if (port > 0) this.ownPorts.add(port);
+  }
+
+  /**
+   * Why connecting to `address` (an IP address) on `port` is refused, or null when it is not. `host`
+   * is the name asked for, when there was one (an allowed name allows whatever it resolves to).
+   */
+  refusal(address: string, port: number, host?: string): string | null {
+    const bare = bareAddress(address).toLowerCase();
+    const kind = classifyAddress(bare);
+    const v4 = net.isIPv6(bare) ? embeddedIPv4(bare) : null;
+    const mine = this.machineAddresses.has(addressKey(bare)) || (v4 !== null && this.machineAddresses.has(v4));
+    if (this.ownPorts.has(port) && (mine || kind === "loopback" || kind === "unspecified"))
+      return `refused by the egress policy: ${bare} port ${port} is this service's own port`;
+    if (kind === "public" && !mine) return null;
+    if (host !== undefined && this.allowedHosts.has(host.toLowerCase().replace(/\.$/, ""))) return null;
+    if (this.allowedRanges.check(bare, net.isIPv4(bare) ? "ipv4" : "ipv6")) return null;
+    if (v4 !== null && this.allowedRanges.check(v4, "ipv4")) return null;
+    const form = v4 !== null ? ` (the IPv4 address ${v4} in an IPv6 form)` : "";
+    // A public address of this machine reaches whatever listens on its other interfaces' ports.
+    const kindText = kind === "public" ? "an address of this machine" : `${article(kind)} ${kind} address`;
+    const what = `${kindText}${form}; an operator can allow it with ${EGRESS_ALLOW_SETTING}`;
+    const named = host !== undefined && bareAddress(host).toLowerCase() !== bare;
+    return named
+      ? `refused by the egress policy: ${host} resolves to ${bare}, ${what}`
+      : `refused by the egress policy: ${bare} is ${what}`;
+  }
+
+  /**
+   * Checks what can be checked without resolving: an IP address, or a name that always means this
+   * machine ("localhost"). Throws EgressRefused; other names are checked when they are resolved.
+   */
+  checkHost(host: string, port: number): void {
+    const bare = bareAddress(host);
+    if (net.isIP(bare) !== 0) {
+      const reason = this.refusal(bare, port);
+      if (reason) throw new EgressRefused(reason);
+    } else if (isLocalhostName(bare) && !this.allowedHosts.has(bare.toLowerCase().replace(/\.$/, ""))) {
+      throw new EgressRefused(
+        `refused by the egress policy: ${bare} is a loopback address; an operator can allow it with ${EGRESS_ALLOW_SETTING}`,
+      );
+    }
+  }
+
+  /** A lookup for net/tls connections to `port`: resolves with the policy's resolver and keeps only allowed addresses. */
+  lookup(port: number): net.LookupFunction {
+    return (hostname, options, callback) => {
+      try {
+        this.checkHost(hostname, port);
+      } catch (error) {
+        callback(error as EgressRefused, "", 0);
+        return;
+      }
+      this.resolver(hostname, { family: options.family, hints: options.hints, all: true }, (error, addresses) => {
+        if (error) {
+          callback(error, "", 0);
+          return;
+        }
+        const allowed = addresses.filter((a) => this.refusal(a.address, port, hostname) === null);
+        if (allowed.length === 0) {
+          const reason = addresses.length > 0 ? this.refusal(addresses[0].address, port, hostname) : null;
+          callback(new EgressRefused(reason ?? `${hostname} has no address`), "", 0);
+        } else if (options.all) callback(null, allowed);
+        else callback(null, allowed[0].address, allowed[0].family);
+      });
+    };
+  }
+
+  /** Resolves `host` and checks every address, for a client that cannot take a lookup; throws EgressRefused. */
+  async resolve(host: string, port: number): Promise<string[]> {
+    this.checkHost(host, port);
+    const bare = bareAddress(host);
+    if (net.isIP(bare) !== 0) return [bare];
+    const addresses = await new Promise<dns.LookupAddress[]>((resolve, reject) =>
+      this.resolver(bare, { all: true }, (error, found) => (error ? reject(error) : resolve(found))),
+    );
+    for (const a of addresses) {
+      const reason = this.refusal(a.address, port, bare);
+      if (reason) throw new EgressRefused(reason);
+    }
+    return addresses.map((a) => a.address);
+  }
+
+  /** net.connect with the policy applied; a refused address fails the socket before any packet is sent. */
+  connect(options: net.TcpNetConnectOpts): net.Socket {
+    const refused = this.refusedNow(options.host ?? "localhost", options.port);
+    if (refused) {
+      const socket = new net.Socket();
+      process.nextTick(() => socket.destroy(refused));
+      return socket;
+    }
+    return net.connect({ ...options, lookup: this.lookup(options.port) });
+  }
+
+  /** tls.connect with the policy applied (SNI and certificate checks use the host named, not the address). */
+  tlsConnect(options: tls.ConnectionOptions & { host: string; port: number }): tls.TLSSocket {
+    const refused = this.refusedNow(options.host, options.port);
+    if (refused) {
+      const socket = new tls.TLSSocket(new net.Socket());
+      process.nextTick(() => socket.destroy(refused));
+      return socket;
+    }
+    return tls.connect({ ...options, lookup: this.lookup(options.port) });
+  }
+
+  /**
+   * A socket whose `connect(port, host)` applies the policy, for drivers that connect a stream they are
+   * given (pg). A local socket path (`connect(path)`) is refused: it is this machine.
+   */
+  socket(): net.Socket {
+    const policy = this;
+    const socket = new net.Socket();
+    const connect = socket.connect.bind(socket) as (options: net.TcpNetConnectOpts) => net.Socket;
+    socket.connect = function (this: net.Socket, ...args: unknown[]): net.Socket {
+      const [first, second] = args;
+      if (typeof first === "number" && typeof second === "string") {
+        const refused = policy.refusedNow(second, first);
+        if (refused) {
+          process.nextTick(() => socket.destroy(refused));
+          return socket;
+        }
+        return connect({ port: first, host: second, lookup: policy.lookup(first) });
+      }
+      process.nextTick(() =>
+        socket.destroy(new EgressRefused("refused by the egress policy: a local socket path is this machine")),
+      );
+      return socket;
+    } as net.Socket["connect"];
+    return socket;
+  }
+
+  /** An http agent whose connections apply the policy, for SDK clients. */
+  httpAgent(options: http.AgentOptions = {}): http.Agent {
+    const connection = this.agentConnection(80);
+    return new (class extends http.Agent {
+      override createConnection(connectOptions: http.ClientRequestArgs, callback?: AgentCallback) {
+        return connection(connectOptions, callback, (checked) => super.createConnection(checked, callback));
+      }
+    })(options);
+  }
+
+  /** An https agent whose connections apply the policy (SNI and certificates use the host named). */
+  httpsAgent(options: https.AgentOptions = {}): https.Agent {
+    const connection = this.agentConnection(443);
+    return new (class extends https.Agent {
+      override createConnection(connectOptions: http.ClientRequestArgs, callback?: AgentCallback) {
+        return connection(connectOptions, callback, (checked) => super.createConnection(checked, callback));
+      }
+    })(options);
+  }
+
+  /**
+   * An agent's createConnection: a refused address or local name fails through the callback before
+   * connecting; anything else connects with the policy's lookup.
+   */
+  private agentConnection(defaultPort: number) {
+    return (
+      connectOptions: http.ClientRequestArgs,
+      callback: AgentCallback | undefined,
+      connect: (checked: http.ClientRequestArgs) => Duplex | null | undefined,
+    ): Duplex | null | undefined => {
+      const port = Number(connectOptions.port ?? defaultPort);
+      const refused = this.refusedNow(connectOptions.host ?? "localhost", port);
+      if (refused) {
+        if (callback) process.nextTick(() => callback(refused, new net.Socket()));
+        return undefined;
+      }
+      return connect({ ...connectOptions, lookup: this.lookup(port) });
+    };
+  }
+
+  /** The refusal checkHost finds, as a value. */
+  private refusedNow(host: string, port: number): EgressRefused | null {
+    try {
+      this.checkHost(host, port);
+      return null;
+    } catch (error) {
+      if (error instanceof EgressRefused) return error;
+      throw error;
+    }
+  }
+}

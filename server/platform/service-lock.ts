@@ -1,0 +1,186 @@
+/**
+ * One service per data directory. The service that owns a data directory (its embedded PostgreSQL server)
+ * holds `service.lock` there, naming its process id, its start time and, once listening, its port. The
+ * lock is created whole and atomically (written to a file of its own, then hard-linked into place, which
+ * fails when one exists), so a second start sees either no lock or a complete one.
+ */
+import {
+  closeSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+
+interface LockOwner {
+  pid: number;
+  /** The owner's start time as the kernel counts it (/proc/<pid>/stat), so a reused pid is not taken for it. */
+  processStart: string | null;
+  port: number | null;
+}
+
+/** Another live service holds the data directory. */
+export class ServiceLockHeld extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly owner: LockOwner,
+  ) {
+    const port = owner.port === null ? "starting, no port yet" : `port ${owner.port}`;
+    super(`Nodeplane is already running on ${dataDir} (pid ${owner.pid}, ${port}); stop it first.`);
+    this.name = "ServiceLockHeld";
+  }
+}
+
+export interface ServiceLock {
+  /** Records the port the service listens on, for the message a second start prints. */
+  recordPort(port: number): void;
+  release(): void;
+}
+
+const lockFile = (dataDir: string) => path.join(dataDir, "service.lock");
+
+/** Field 22 of /proc/<pid>/stat (after the parenthesised command name, which may hold spaces), or null off Linux. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, owned by another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Whether the process a lock names still runs: alive, not this process (a restarted container reuses
+ * pids), and started when the lock says (a pid reused by another program is not the owner).
+ */
+function ownerRuns(owner: LockOwner): boolean {
+  if (owner.pid === process.pid || !isAlive(owner.pid)) return false;
+  const started = processStart(owner.pid);
+  return started === null || owner.processStart === null || started === owner.processStart;
+}
+
+function parseOwner(text: string): LockOwner | null {
+  try {
+    const value = JSON.parse(text) as Partial<LockOwner>;
+    if (!Number.isInteger(value.pid) || (value.pid as number) <= 0) return null;
+    return {
+      pid: value.pid as number,
+      processStart: typeof value.processStart === "string" ? value.processStart : null,
+      port: Number.isInteger(value.port) ? (value.port as number) : null,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** The lock as it is now, with its inode (to tell it from one written after it), or null when there is none. */
+function readLock(file: string): { owner: LockOwner | null; inode: number } | null {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+  try {
+    return { inode: fstatSync(fd).ino, owner: parseOwner(readFileSync(fd, "utf8")) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Takes the data directory's lock, or throws ServiceLockHeld naming the live owner. A lock whose owner no
+ * longer runs (a killed service) is moved aside and taken over; when a concurrent start took it over first,
+ * the lock moved by mistake is put back and that start is the owner.
+ */
+export function takeServiceLock(dataDir: string): ServiceLock {
+  const file = lockFile(dataDir);
+  const mine: LockOwner = { pid: process.pid, processStart: processStart(process.pid), port: null };
+  const write = (target: string) => writeFileSync(target, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
+  const staging = `${file}.${process.pid}`;
+  mkdirSync(dataDir, { recursive: true });
+  write(staging);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(staging, file);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const current = readLock(file);
+      if (!current) continue;
+      if (current.owner && ownerRuns(current.owner)) throw new ServiceLockHeld(dataDir, current.owner);
+      if (attempt >= 5) throw new Error(`Could not take over ${file}: other starts keep changing it`);
+      const moved = `${file}.stale.${process.pid}`;
+      try {
+        renameSync(file, moved);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw error;
+      }
+      const taken = readLock(moved);
+      if (taken?.inode !== current.inode || taken?.owner?.pid !== current.owner?.pid) {
+        // Another start replaced the stale lock between our read and the rename: its lock goes back.
+        try {
+          linkSync(moved, file);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        }
+      }
+      unlinkSync(moved);
+    }
+  } finally {
+    unlinkSync(staging);
+  }
+
+  const holds = () => readLock(file)?.owner?.pid === process.pid;
+  return {
+    recordPort(port) {
+      if (!holds()) throw new Error(`${file} no longer names this process`);
+      mine.port = port;
+      write(staging);
+      renameSync(staging, file);
+    },
+    release() {
+      if (holds()) unlinkSync(file);
+    },
+  };
+}
+
+/** Whether a process runs Nodeplane's service entry point (a PostgreSQL server it started is not left behind). */
+export function runsService(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .some((arg) => arg.endsWith("server/main.ts"));
+  } catch {
+    return false;
+  }
+}
+
+/** The parent of a process (/proc/<pid>/stat field 4), or null off Linux or when it is gone. */
+export function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signIn, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
+import { freePort } from "../support/ports.ts";
+import {
+  DEMO_PASSWORD,
+  NETWORK,
+  type StreamsTestApp,
+  startReceiver,
+  startStreamsAppAsOwner,
+} from "./streams-harness.ts";
+
+/**
+ * The egress policy through the API: with the default policy (NODEPLANE_EGRESS_ALLOW empty) nothing a
+ * tenant names may reach loopback, whether to probe ports, reach the service's database or drive the
+ * chain node every tenant shares; the operator's allow list opens what it names, and never the
+ * service's own port.
+ */
+const REFUSED =
+  "refused by the egress policy: 127.0.0.1 is a loopback address; an operator can allow it with NODEPLANE_EGRESS_ALLOW";
+
+const TEST_WEBHOOK =
+  "mutation($input: TestWebhookDestinationInput!) { testWebhookUrl(input: $input) { success message } }";
+type TestAnswer = { success: boolean; message: string };
+
+describe("under the default egress policy", () => {
+  let t: StreamsTestApp;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    ({ t, owner } = await startStreamsAppAsOwner({ engine: false, blocks: 2, egressAllow: "" }));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const testUrl = async (url: string) =>
+    (await owner.client.gqlOk<{ testWebhookUrl: TestAnswer }>(TEST_WEBHOOK, { input: { url } })).testWebhookUrl;
+
+  it("testWebhookUrl refuses loopback with the reason, the same for an open and a closed port", async () => {
+    const receiver = await startReceiver();
+    try {
+      const open = await testUrl(receiver.url);
+      expect(open.success).toBe(false);
+      expect(open.message).toContain(REFUSED);
+      expect(receiver.received).toHaveLength(0);
+      const openPort = new URL(receiver.url).port;
+      const closedPort = String(await freePort());
+      const closed = await testUrl(receiver.url.replace(`:${openPort}`, `:${closedPort}`));
+      expect(closed.success).toBe(false);
+      expect(closed.message.replaceAll(closedPort, "PORT")).toBe(open.message.replaceAll(openPort, "PORT"));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it.each([
+    "http://2130706433/",
+    "http://0x7f.1/",
+    "http://localhost/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://0.0.0.0/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://10.0.0.1/",
+  ])("testWebhookUrl refuses %s", async (url) => {
+    const answer = await testUrl(url);
+    expect(answer.success).toBe(false);
+    expect(answer.message).toMatch(
+      /refused by the egress policy: .* (loopback|unspecified|link-local|private) address.*NODEPLANE_EGRESS_ALLOW/,
+    );
+  });
+
+  it("testPostgresDestination does not reach the service's own database server", async () => {
+    const url = new URL(t.database.url);
+    const { testPostgresDestination } = await owner.client.gqlOk<{ testPostgresDestination: TestAnswer }>(
+      "mutation($input: JSON!) { testPostgresDestination(input: $input) { success message } }",
+      {
+        input: {
+          host: url.hostname,
+          port: Number(url.port),
+          username: decodeURIComponent(url.username),
+          password: decodeURIComponent(url.password) || "x",
+          database: url.pathname.slice(1),
+          tableName: "public.accounts",
+          sslmode: "DISABLE",
+        },
+      },
+    );
+    expect(testPostgresDestination).toEqual({ success: false, message: `PostgreSQL: ${REFUSED}` });
+  });
+
+  it("a webhook pointed at the shared chain node cannot call it (sendWebhookPayload)", async () => {
+    const address = "0x00000000000000000000000000000000000000aa";
+    const before = await t.rpc<string>("eth_getBalance", [address, "latest"]);
+    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string } }>(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+      {
+        input: {
+          name: "node poke",
+          network: NETWORK,
+          url: t.anvil.httpUrl,
+          filterFunction: `function main(stream) { return { jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: ["${address}", "0x3635c9adc5dea00000"] }; }`,
+        },
+      },
+    );
+    const { sendWebhookPayload } = await owner.client.gqlOk<{ sendWebhookPayload: TestAnswer }>(
+      "mutation($input: SendWebhookPayloadInput!) { sendWebhookPayload(input: $input) { success message } }",
+      { input: { id: createWebhook.id, blockNumber: 1 } },
+    );
+    expect(sendWebhookPayload.success).toBe(false);
+    expect(sendWebhookPayload.message).toContain(REFUSED);
+    expect(await t.rpc<string>("eth_getBalance", [address, "latest"])).toBe(before);
+  });
+});
+
+describe("with NODEPLANE_EGRESS_ALLOW naming the receiver", () => {
+  let app: TestApp;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    app = await startTestApp({ NODEPLANE_EGRESS_ALLOW: "127.0.0.1/32" });
+    owner = await signIn(app, "demo@nodeplane.local", DEMO_PASSWORD);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("reaches the allowed address, but not addresses the list does not name, nor the service's own port", async () => {
+    const receiver = await startReceiver();
+    const testUrl = async (url: string) =>
+      (await owner.client.gqlOk<{ testWebhookUrl: TestAnswer }>(TEST_WEBHOOK, { input: { url } })).testWebhookUrl;
+    try {
+      expect(await testUrl(receiver.url)).toMatchObject({ success: true, message: "webhook answered HTTP 200" });
+      expect(receiver.received).toHaveLength(1);
+      const other = await testUrl(receiver.url.replace("127.0.0.1", "[::1]"));
+      expect(other.message).toContain("::1 is a loopback address");
+      const own = await testUrl(`${app.url}/graphql`);
+      expect(own.success).toBe(false);
+      expect(own.message).toContain(`127.0.0.1 port ${new URL(app.url).port} is this service's own port`);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

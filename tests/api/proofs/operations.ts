@@ -1,0 +1,337 @@
+/**
+ * The API's operations as the SDL declares them (graphql-js on schemas/api.graphql), with argument values
+ * built from their types, so the proofs cover a new operation without anyone writing a test for it.
+ * Only what a type cannot say is declared here: which operations are self-service, which kind of thing
+ * an id argument names, and a few valid sample values the schemas check (a key, a URL, code).
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import {
+  buildSchema,
+  type GraphQLField,
+  type GraphQLInputType,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+} from "graphql";
+import { allResolvers } from "../../../server/graphql/all-resolvers.ts";
+import { inputRuleOf } from "../../../server/graphql/field.ts";
+
+export const api = buildSchema(readFileSync(path.resolve(import.meta.dirname, "../../../schemas/api.graphql"), "utf8"));
+
+export interface Operation {
+  type: "query" | "mutation";
+  name: string;
+  field: GraphQLField<unknown, unknown>;
+}
+
+export function operations(): Operation[] {
+  const of = (type: Operation["type"], fields: Record<string, GraphQLField<unknown, unknown>>) =>
+    Object.values(fields).map((field) => ({ type, name: field.name, field }));
+  return [
+    ...of("query", api.getQueryType()?.getFields() ?? {}),
+    ...of("mutation", api.getMutationType()?.getFields() ?? {}),
+  ];
+}
+
+/** The document calling `op` with the arguments given, each as a variable of its SDL type. */
+export function documentFor(op: Operation, args: Record<string, unknown>): string {
+  const used = op.field.args.filter((a) => args[a.name] !== undefined);
+  const declared = used.map((a) => `$${a.name}: ${a.type.toString()}`).join(", ");
+  const call = used.map((a) => `${a.name}: $${a.name}`).join(", ");
+  const selection = isLeafType(getNamedType(op.field.type)) ? "" : " { __typename }";
+  return `${op.type} Proof${declared ? `(${declared})` : ""} { ${op.name}${call ? `(${call})` : ""}${selection} }`;
+}
+
+// ---------------------------------------------------------------- roles
+
+/** Mutations a VIEWER may call, and why: they act on the caller's own session or user, never the account's things. */
+export const SELF_SERVICE: Record<string, string> = {
+  signUp: "creates a new account of one's own; open to anyone",
+  signIn: "starts one's own session; open to anyone",
+  signOut: "ends one's own session",
+  setPassword: "changes one's own password (the current one is required)",
+  updateAccount: "changes one's own name and preferences",
+};
+
+// ---------------------------------------------------------------- ids
+
+/** The kinds of thing an account owns that an operation may name by id; the tenancy proof seeds one of each. */
+export type Kind =
+  | "endpoint"
+  | "endpointExId"
+  | "tag"
+  | "token"
+  | "jwt"
+  | "referrer"
+  | "ip"
+  | "domainMask"
+  | "requestFilter"
+  | "rateLimiter"
+  | "rateLimiterRate"
+  | "limitOverride"
+  | "keyOverride"
+  | "stream"
+  | "webhook"
+  | "function"
+  | "user";
+
+/**
+ * What each id argument names, by `operation.argument` (`operation.argument.field` inside an input).
+ * An id argument the SDL gains without an entry here fails the coverage proof.
+ */
+export const ID_ARGS: Record<string, Kind> = {
+  "endpoint.id": "endpoint",
+  "rateLimiters.endpointId": "endpoint",
+  "rateLimits.endpointId": "endpoint",
+  "errorLogs.endpointExId": "endpointExId",
+  "errorLogDetails.endpointExId": "endpointExId",
+  "stream.id": "stream",
+  "streamMetrics.id": "stream",
+  "streamLogs.id": "stream",
+  "webhook.id": "webhook",
+  "webhookMetrics.id": "webhook",
+  "webhookLogs.id": "webhook",
+  "security.id": "endpoint",
+  "endpointRpcMethods.endpointId": "endpoint",
+  "function.id": "function",
+  "functionHistory.id": "function",
+  "updateUserRole.userId": "user",
+  "updateEndpointLabel.id": "endpoint",
+  "toggleEndpointPaused.id": "endpoint",
+  "archiveEndpoint.id": "endpoint",
+  "addEndpointTag.endpointId": "endpoint",
+  "removeEndpointTag.endpointId": "endpoint",
+  "removeEndpointTag.tagId": "tag",
+  "deleteTag.tagId": "tag",
+  "createRateLimiter.endpointId": "endpoint",
+  "updateRateLimiter.endpointId": "endpoint",
+  "updateRateLimiter.rateLimiterId": "rateLimiter",
+  "updateRateLimiterRate.endpointId": "endpoint",
+  "updateRateLimiterRate.rateLimiterRateId": "rateLimiterRate",
+  "deleteRateLimiter.endpointId": "endpoint",
+  "deleteRateLimiter.rateLimiterId": "rateLimiter",
+  "createRateLimitOverride.endpointId": "endpoint",
+  "deleteRateLimitOverride.endpointId": "endpoint",
+  "deleteRateLimitOverride.overrideId": "limitOverride",
+  "createRateLimitKeyOverride.endpointId": "endpoint",
+  "deleteRateLimitKeyOverride.endpointId": "endpoint",
+  "deleteRateLimitKeyOverride.overrideId": "keyOverride",
+  "updateStream.input.id": "stream",
+  "activateStream.id": "stream",
+  "pauseStream.id": "stream",
+  "migrateStream.id": "stream",
+  "deleteStream.id": "stream",
+  "updateWebhook.input.id": "webhook",
+  "activateWebhook.id": "webhook",
+  "pauseWebhook.id": "webhook",
+  "deleteWebhook.id": "webhook",
+  "sendWebhookPayload.input.id": "webhook",
+  "updateOption.id": "endpoint",
+  "updateIpCustomHeader.id": "endpoint",
+  "createAuthToken.id": "endpoint",
+  "deleteAuthToken.id": "endpoint",
+  "deleteAuthToken.tokenId": "token",
+  "createJwt.id": "endpoint",
+  "deleteJwt.id": "endpoint",
+  "deleteJwt.jwtId": "jwt",
+  "createReferrer.endpointId": "endpoint",
+  "deleteReferrer.id": "referrer",
+  "createIp.endpointId": "endpoint",
+  "deleteIp.id": "ip",
+  "createDomainMask.endpointId": "endpoint",
+  "deleteDomainMask.id": "domainMask",
+  "createRequestFilter.endpointId": "endpoint",
+  "deleteRequestFilter.id": "requestFilter",
+  "toggleRpcMethod.endpointId": "endpoint",
+  "updateFunction.input.id": "function",
+  "deleteFunction.id": "function",
+  "callFunction.input.id": "function",
+};
+
+/** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
+export const NOT_OWNED_IDS: Record<string, string> = {
+  "endpoints.tagIds": "a filter: it narrows the caller's own endpoints and finds nothing of another account",
+  "errorLogDetails.requestId": "looked up within the endpoint named by endpointExId, which is the tenancy case",
+  "toggleRpcMethod.methodId": "a JSON-RPC method name from the catalogue, the same for every account",
+};
+
+/** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
+export function idArguments(op: Operation): string[] {
+  const found: string[] = [];
+  const visit = (name: string, prefix: string, type: GraphQLInputType) => {
+    const named = getNamedType(type);
+    if (isInputObjectType(named)) {
+      for (const f of Object.values(named.getFields())) visit(f.name, `${prefix}${name}.`, f.type);
+      return;
+    }
+    if (named.name === "ID" || (named.name === "String" && /Id$/.test(name))) found.push(`${prefix}${name}`);
+  };
+  for (const a of op.field.args) visit(a.name, "", a.type);
+  return found;
+}
+
+// ---------------------------------------------------------------- sample values
+
+export interface Samples {
+  ids: Partial<Record<Kind, string>>;
+  network: string;
+  /** A URL the egress policy allows (a local receiver). */
+  url: string;
+  /** A PEM public key createJwt accepts. */
+  publicKey: string;
+}
+
+const isoHoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
+
+/** A valid value for a leaf by its name, when its type alone does not make one. */
+function namedSample(name: string, samples: Samples): unknown {
+  const byName: Record<string, unknown> = {
+    network: samples.network,
+    chain: "ethereum",
+    email: "proof@example.com",
+    notificationEmail: "proof@example.com",
+    url: samples.url,
+    password: "proof-password-1",
+    currentPassword: "proof-password-1",
+    passwordConfirmation: "proof-password-1",
+    filterFunction: "function main(stream) { return stream.data; }",
+    code: "function main(params) { return params.data; }",
+    referrer: "app.example.com",
+    ip: "10.0.0.1",
+    host: "proof.example.com",
+    method: "eth_call",
+    methods: ["eth_call"],
+    methodId: "eth_call",
+    header: "X-Proof",
+    publicKey: samples.publicKey,
+    kid: "proof-kid",
+    role: "VIEWER",
+    requestId: "proof-request",
+    securityToken: "proof-security-token",
+    blockNumber: 1,
+    startRange: 1,
+    batchSize: 1,
+    datasetBatchSize: 1,
+    limit: 10,
+    first: 10,
+    rate: 10,
+    rateLimit: 100,
+    timeoutSec: 5,
+    startDate: isoHoursAgo(1),
+    from: isoHoursAgo(1),
+    destinationAttributes: { url: samples.url, maxRetry: 1, retryIntervalSec: 0 },
+    params: { data: 1 },
+  };
+  return byName[name];
+}
+
+const enumSamples: Record<string, string> = {
+  StreamDestination: "WEBHOOK",
+  StreamDataset: "BLOCK",
+  StreamStatus: "PAUSED",
+};
+
+/** The JSON inputs of the test…Destination mutations: the attributes of their destination type. */
+const JSON_INPUTS: Record<string, (s: Samples) => unknown> = {
+  testWebhookDestination: (s) => ({ url: s.url }),
+  testFunctionDestination: (s) => ({ functionID: s.ids.function ?? "00000000-0000-0000-0000-000000000000" }),
+  testPostgresDestination: () => ({
+    host: "127.0.0.1",
+    port: 1,
+    database: "proof",
+    username: "proof",
+    password: "proof",
+    tableName: "proof",
+    sslmode: "disable",
+  }),
+  testS3Destination: () => ({
+    endpoint: "http://127.0.0.1:1",
+    bucket: "proof",
+    accessKey: "proof",
+    secretKey: "proof",
+  }),
+  testAzureDestination: () => ({ storageAccount: "proof", container: "proof", sasToken: "sv=proof" }),
+  testSnowflakeDestination: () => ({
+    account: "proof",
+    username: "proof",
+    password: "proof",
+    database: "proof",
+    schema: "proof",
+    warehouse: "proof",
+    tableName: "proof",
+  }),
+};
+
+/**
+ * Valid arguments for an operation: ids of the kinds `ID_ARGS` names, values by name where a type says
+ * too little, otherwise the first enum value, `1`, `false` or a short text. Optional arguments are left
+ * out unless `withOptional`.
+ */
+export function sampleArgs(op: Operation, samples: Samples, withOptional = false): Record<string, unknown> {
+  const value = (key: string, name: string, type: GraphQLInputType, required: boolean): unknown => {
+    if (!required && !withOptional) return undefined;
+    const kind = ID_ARGS[`${op.name}.${key}`];
+    if (kind) return samples.ids[kind] ?? `not-seeded-${kind}`;
+    const inner = isNonNullType(type) ? type.ofType : type;
+    if (key === "input" && JSON_INPUTS[op.name]) return JSON_INPUTS[op.name](samples);
+    if (isEnumType(inner)) return enumSamples[inner.name] ?? inner.getValues()[0].value;
+    const byName = namedSample(name, samples);
+    if (byName !== undefined) return isListType(inner) && !Array.isArray(byName) ? [byName] : byName;
+    if (isListType(inner)) {
+      const item = value(key, name, inner.ofType, true);
+      return item === undefined ? [] : [item];
+    }
+    if (isInputObjectType(inner)) {
+      const object: Record<string, unknown> = {};
+      for (const f of Object.values(inner.getFields())) {
+        const v = value(`${key}.${f.name}`, f.name, f.type, isNonNullType(f.type));
+        if (v !== undefined) object[f.name] = v;
+      }
+      return object;
+    }
+    switch (inner.name) {
+      case "Int":
+      case "Float":
+        return 1;
+      case "Boolean":
+        return false;
+      case "DateTime":
+        return new Date().toISOString();
+      case "JSON":
+        return {};
+      default:
+        return `proof-${name}`;
+    }
+  };
+  const args: Record<string, unknown> = {};
+  for (const a of op.field.args) {
+    const v = value(a.name, a.name, a.type, isNonNullType(a.type));
+    if (v !== undefined) args[a.name] = v;
+  }
+  return args;
+}
+
+// ---------------------------------------------------------------- input rules
+
+/** The resolver of each operation, from the resolver maps the service runs. */
+export function resolverOf(op: Operation): unknown {
+  const key = op.type === "query" ? "Query" : "Mutation";
+  for (const map of allResolvers) {
+    const fields = (map as Record<string, Record<string, unknown> | undefined>)[key];
+    if (fields && op.name in fields) return fields[op.name];
+  }
+  return undefined;
+}
+
+/**
+ * Which entity schema checks an operation's input and where the checked value sits in the arguments:
+ * under `input` (the default) or the arguments themselves (a rule with `of`).
+ */
+export function inputSchemaOf(op: Operation): { ref: string; base: "input" | "args" } | undefined {
+  const rule = inputRuleOf(resolverOf(op));
+  return rule ? { ref: rule.schema, base: rule.of ? "args" : "input" } : undefined;
+}

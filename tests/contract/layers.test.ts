@@ -1,0 +1,227 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The service's layers point one way: platform ← dataplane ← domains ← graphql / registry ← app
+ * (an arrow: "is imported by"). The data plane declares ports and never imports a domain; domains supply
+ * the adapters; app.ts wires them. A domain's `resolvers.ts` is part of the GraphQL layer. Every import
+ * counts, `import type` and dynamic `import()` included.
+ */
+const root = path.resolve(import.meta.dirname, "../..");
+const serverDir = path.join(root, "server");
+const schemasDir = path.join(root, "schemas");
+
+type Layer = "platform" | "dataplane" | "domains" | "registry" | "graphql" | "app";
+
+/** What each layer may import besides itself. */
+const mayImport: Record<Layer, Layer[]> = {
+  platform: [],
+  dataplane: ["platform"],
+  domains: ["platform", "dataplane"],
+  registry: ["platform", "dataplane", "domains"],
+  // The API serves the registry (its resolvers read it), so graphql may import registry, not the other way.
+  graphql: ["platform", "dataplane", "domains", "registry"],
+  app: ["platform", "dataplane", "domains", "registry", "graphql"],
+};
+
+/** The entry points and the wiring: they may import every layer. */
+const appFiles = new Set(["app.ts", "main.ts", "seed.ts", "engine.ts"]);
+
+function layerOf(file: string): Layer | null {
+  const rel = path.relative(serverDir, file).split(path.sep).join("/");
+  if (appFiles.has(rel)) return "app";
+  const [top, area, name] = rel.split("/");
+  if (top === "domains" && name === "resolvers.ts") return "graphql";
+  if (top === "registry" && area === "resolvers.ts") return "graphql";
+  if (top === "platform" || top === "dataplane" || top === "domains" || top === "graphql" || top === "registry")
+    return top;
+  return null;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : [];
+  });
+}
+
+/** Every module specifier in a file: static imports and re-exports (type-only too), import(), import("x").T. */
+function specifiersOf(file: string, text = readFileSync(file, "utf8")): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+      if (ts.isStringLiteral(node.moduleSpecifier)) found.push(node.moduleSpecifier.text);
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
+      found.push(node.moduleReference.expression.text);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [argument] = node.arguments;
+      if (argument && ts.isStringLiteralLike(argument)) found.push(argument.text);
+    } else if (ts.isImportTypeNode(node)) {
+      const argument = node.argument;
+      if (ts.isLiteralTypeNode(argument) && ts.isStringLiteral(argument.literal)) found.push(argument.literal.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The file a relative specifier names (with or without its extension, or a folder's index.ts). */
+function resolveRelative(from: string, specifier: string, files: Set<string>): string {
+  const base = path.resolve(path.dirname(from), specifier);
+  for (const candidate of [base, `${base}.ts`, path.join(base, "index.ts")]) if (files.has(candidate)) return candidate;
+  return base;
+}
+
+interface Edge {
+  from: string;
+  to: string;
+  specifier: string;
+}
+
+const rel = (file: string) => path.relative(root, file).split(path.sep).join("/");
+
+function importGraph(): Edge[] {
+  const files = sourceFiles(serverDir);
+  const known = new Set(files);
+  return files.flatMap((from) =>
+    specifiersOf(from)
+      .filter((specifier) => specifier.startsWith("."))
+      .map((specifier) => ({ from, specifier, to: resolveRelative(from, specifier, known) })),
+  );
+}
+
+/** Each broken rule, naming the file, the import and the rule. */
+function wrongWayImports(edges: Edge[]): string[] {
+  const problems: string[] = [];
+  for (const { from, to, specifier } of edges) {
+    const fromLayer = layerOf(from);
+    if (!fromLayer) {
+      problems.push(`${rel(from)}: belongs to no layer (add it to one, or to appFiles if it is an entry point)`);
+      continue;
+    }
+    if (!to.startsWith(serverDir + path.sep)) {
+      // Outside server/, only the contract's declarations (schemas/, e.g. its generated types).
+      if (!to.startsWith(schemasDir + path.sep))
+        problems.push(
+          `${rel(from)}: import "${specifier}" reaches ${rel(to)}; outside server/ the service imports only schemas/`,
+        );
+      continue;
+    }
+    const toLayer = layerOf(to);
+    if (!toLayer) {
+      problems.push(`${rel(from)}: import "${specifier}": ${rel(to)} belongs to no layer`);
+      continue;
+    }
+    if (fromLayer === toLayer || mayImport[fromLayer].includes(toLayer)) continue;
+    problems.push(
+      `${rel(from)}: import "${specifier}" runs the wrong way: ${fromLayer} must not import ${toLayer} (${rel(to)}); ` +
+        `${fromLayer} may import ${[fromLayer, ...mayImport[fromLayer]].join(", ")}`,
+    );
+  }
+  return problems;
+}
+
+/** Import cycles among the given files (strongly connected components of more than one file, or a self-import). */
+function cyclesAmong(edges: Edge[], inScope: (file: string) => boolean): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) {
+    if (!inScope(from) || !inScope(to)) continue;
+    next.set(from, [...(next.get(from) ?? []), to]);
+  }
+  // Tarjan's algorithm.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let counter = 0;
+  const connect = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (next.get(v) ?? []).includes(v)) cycles.push(component.map(rel).sort());
+  };
+  for (const v of next.keys()) if (!index.has(v)) connect(v);
+  return cycles;
+}
+
+describe("server layers", () => {
+  const edges = importGraph();
+
+  it("reads the imports it checks (the parser sees every kind)", () => {
+    const text = [
+      'import a from "./a.ts";',
+      'import type { B } from "./b.ts";',
+      'export * from "./c.ts";',
+      'export { d } from "./d.ts";',
+      'const e = await import("./e.ts");',
+      'type F = import("./f.ts").F;',
+      'import "./g.ts";',
+    ].join("\n");
+    expect(specifiersOf("x.ts", text)).toEqual(["./a.ts", "./b.ts", "./c.ts", "./d.ts", "./e.ts", "./f.ts", "./g.ts"]);
+    expect(edges.length).toBeGreaterThan(100);
+  });
+
+  it("names a wrong-way import and a platform cycle (the checks can fail)", () => {
+    const at = (p: string) => path.join(serverDir, p);
+    const wrong = wrongWayImports([
+      {
+        from: at("dataplane/metering/meter.ts"),
+        to: at("domains/usage/store.ts"),
+        specifier: "../../domains/usage/store.ts",
+      },
+    ]);
+    expect(wrong).toEqual([
+      'server/dataplane/metering/meter.ts: import "../../domains/usage/store.ts" runs the wrong way: dataplane must not import domains (server/domains/usage/store.ts); dataplane may import dataplane, platform',
+    ]);
+    expect(
+      wrongWayImports([
+        { from: at("domains/x/service.ts"), to: at("domains/x/resolvers.ts"), specifier: "./resolvers.ts" },
+        { from: at("registry/registry.ts"), to: at("graphql/context.ts"), specifier: "../graphql/context.ts" },
+        { from: at("graphql/x.ts"), to: path.join(root, "renderer/types.ts"), specifier: "../../renderer/types.ts" },
+        { from: at("registry/registry.ts"), to: path.join(schemasDir, "generated/screen.ts"), specifier: "x" },
+      ]),
+    ).toHaveLength(3);
+    const cycle = cyclesAmong(
+      [
+        { from: at("platform/mail.ts"), to: at("platform/db/index.ts"), specifier: "./db/index.ts" },
+        { from: at("platform/db/index.ts"), to: at("platform/mail.ts"), specifier: "../mail.ts" },
+      ],
+      () => true,
+    );
+    expect(cycle).toEqual([["server/platform/db/index.ts", "server/platform/mail.ts"]]);
+  });
+
+  it("has no import that runs the wrong way", () => {
+    expect(wrongWayImports(edges)).toEqual([]);
+  });
+
+  it("has no import cycle in server/platform", () => {
+    expect(cyclesAmong(edges, (file) => layerOf(file) === "platform")).toEqual([]);
+  });
+});

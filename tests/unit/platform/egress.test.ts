@@ -1,0 +1,278 @@
+import type dns from "node:dns";
+import http from "node:http";
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../server/platform/config.ts";
+import { classifyAddress, EgressPolicy, EgressRefused, parseEgressAllow } from "../../../server/platform/egress.ts";
+
+/** A resolver that answers from a table, so a test names what a host resolves to. */
+function resolverOf(table: Record<string, string[]>) {
+  return (
+    hostname: string,
+    _options: dns.LookupAllOptions,
+    callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+  ) => {
+    const found = table[hostname];
+    if (!found) {
+      const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      error.code = "ENOTFOUND";
+      process.nextTick(() => callback(error, []));
+      return;
+    }
+    process.nextTick(() =>
+      callback(
+        null,
+        found.map((address) => ({ address, family: net.isIP(address) })),
+      ),
+    );
+  };
+}
+
+/** The host part of a URL as the WHATWG parser writes it (what webhook URLs go through). */
+const urlHost = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, "");
+
+describe("address classification", () => {
+  it.each([
+    ["127.0.0.1", "loopback"],
+    ["127.255.0.9", "loopback"],
+    ["::1", "loopback"],
+    ["10.1.2.3", "private"],
+    ["172.16.0.1", "private"],
+    ["172.31.255.255", "private"],
+    ["192.168.1.1", "private"],
+    ["100.64.0.1", "private"],
+    ["100.127.255.254", "private"],
+    ["fc00::1", "private"],
+    ["fd12:3456::1", "private"],
+    ["169.254.169.254", "link-local"],
+    ["fe80::1", "link-local"],
+    ["fe80::1%eth0", "link-local"],
+    ["224.0.0.1", "multicast"],
+    ["239.255.255.250", "multicast"],
+    ["ff02::1", "multicast"],
+    ["0.0.0.0", "unspecified"],
+    ["::", "unspecified"],
+    ["255.255.255.255", "reserved"],
+    // IPv4-mapped, IPv4-compatible and NAT64 forms stand for the IPv4 address they carry.
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:7f00:1", "loopback"],
+    ["[::ffff:10.0.0.1]", "private"],
+    ["::ffff:169.254.169.254", "link-local"],
+    ["::ffff:0.0.0.0", "unspecified"],
+    ["::ffff:224.0.0.1", "multicast"],
+    ["::127.0.0.1", "loopback"],
+    ["64:ff9b::10.0.0.1", "private"],
+    ["::ffff:8.8.8.8", "public"],
+    ["8.8.8.8", "public"],
+    ["1.1.1.1", "public"],
+    ["172.32.0.1", "public"],
+    ["100.128.0.1", "public"],
+    ["2606:4700:4700::1111", "public"],
+  ])("%s is %s", (address, kind) => {
+    expect(classifyAddress(address)).toBe(kind);
+  });
+
+  it.each([
+    // WHATWG URL reads decimal, hex and short forms as IPv4 addresses; the policy sees what it made.
+    ["http://2130706433/hook", "127.0.0.1", "loopback"],
+    ["http://0x7f.1/hook", "127.0.0.1", "loopback"],
+    ["http://0177.0.0.1/hook", "127.0.0.1", "loopback"],
+    ["http://127.1/hook", "127.0.0.1", "loopback"],
+    ["http://0/hook", "0.0.0.0", "unspecified"],
+    ["http://[::ffff:127.0.0.1]/hook", "::ffff:7f00:1", "loopback"],
+    ["http://0xa9fea9fe/", "169.254.169.254", "link-local"],
+  ])("%s has host %s, %s", (url, host, kind) => {
+    expect(urlHost(url)).toBe(host);
+    expect(classifyAddress(urlHost(url))).toBe(kind);
+  });
+
+  it("refuses a host that is no IP address", () => {
+    expect(() => classifyAddress("example.com")).toThrow("not an IP address");
+  });
+});
+
+describe("the allow list setting", () => {
+  it("reads hosts, addresses and ranges", () => {
+    expect(parseEgressAllow("127.0.0.1/32, ::1,receiver.internal,10.0.0.0/8")).toEqual([
+      { kind: "range", network: "127.0.0.1", prefix: 32, family: "ipv4" },
+      { kind: "range", network: "::1", prefix: 128, family: "ipv6" },
+      { kind: "host", name: "receiver.internal" },
+      { kind: "range", network: "10.0.0.0", prefix: 8, family: "ipv4" },
+    ]);
+    expect(parseEgressAllow(undefined)).toEqual([]);
+    expect(parseEgressAllow("")).toEqual([]);
+  });
+
+  it("is read with the other settings, and a wrong entry stops the start", () => {
+    expect(loadConfig({}).egressAllow).toEqual([]);
+    expect(loadConfig({ NODEPLANE_EGRESS_ALLOW: "receiver.internal" }).egressAllow).toEqual([
+      { kind: "host", name: "receiver.internal" },
+    ]);
+    expect(() => loadConfig({ NODEPLANE_EGRESS_ALLOW: "10.0.0.0/99" })).toThrow("NODEPLANE_EGRESS_ALLOW");
+  });
+
+  it.each(["10.0.0.0/33", "::1/129", "10.0.0.0/8/1", "http://x", "a b", "10.0.0.0/x"])("refuses %s", (entry) => {
+    expect(() => parseEgressAllow(entry)).toThrow(`NODEPLANE_EGRESS_ALLOW: "${entry}" is not`);
+  });
+});
+
+describe("the policy", () => {
+  const strict = new EgressPolicy();
+
+  it("says why an address is refused and how to allow it", () => {
+    expect(strict.refusal("127.0.0.1", 80)).toBe(
+      "refused by the egress policy: 127.0.0.1 is a loopback address; an operator can allow it with NODEPLANE_EGRESS_ALLOW",
+    );
+    expect(strict.refusal("0.0.0.0", 80)).toContain("0.0.0.0 is an unspecified address");
+    expect(strict.refusal("::ffff:10.0.0.1", 80)).toContain(
+      "::ffff:10.0.0.1 is a private address (the IPv4 address 10.0.0.1 in an IPv6 form)",
+    );
+    expect(strict.refusal("93.184.215.14", 443)).toBeNull();
+  });
+
+  it("allows ranges and names the operator lists, IPv4 ranges also in IPv6 forms", () => {
+    const policy = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1/32,10.0.0.0/8,receiver.internal") });
+    expect(policy.refusal("127.0.0.1", 80)).toBeNull();
+    expect(policy.refusal("::ffff:127.0.0.1", 80)).toBeNull();
+    expect(policy.refusal("10.9.9.9", 80)).toBeNull();
+    expect(policy.refusal("127.0.0.2", 80)).toContain("loopback");
+    expect(policy.refusal("::1", 80)).toContain("loopback");
+    expect(policy.refusal("192.168.0.9", 80, "receiver.internal")).toBeNull();
+    expect(policy.refusal("192.168.0.9", 80, "other.internal")).toBe(
+      "refused by the egress policy: other.internal resolves to 192.168.0.9, a private address; an operator can allow it with NODEPLANE_EGRESS_ALLOW",
+    );
+  });
+
+  it("refuses this service's own ports on this machine's addresses even when the range is allowed", () => {
+    const policy = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1/32"), ownPorts: [5432] });
+    policy.addOwnPort(8080);
+    expect(policy.refusal("127.0.0.1", 5432)).toBe(
+      "refused by the egress policy: 127.0.0.1 port 5432 is this service's own port",
+    );
+    expect(policy.refusal("127.0.0.1", 8080)).toContain("own port");
+    expect(policy.refusal("0.0.0.0", 8080)).toContain("own port");
+    expect(policy.refusal("127.0.0.1", 8081)).toBeNull();
+    expect(policy.refusal("8.8.8.8", 8080)).toBeNull();
+  });
+
+  it("refuses this machine's own public addresses unless allowed", () => {
+    const machine = new EgressPolicy({ machineAddresses: ["203.0.114.7", "2001:4860::7"] });
+    expect(machine.refusal("203.0.114.7", 22)).toBe(
+      "refused by the egress policy: 203.0.114.7 is an address of this machine; an operator can allow it with NODEPLANE_EGRESS_ALLOW",
+    );
+    expect(machine.refusal("::ffff:203.0.114.7", 22)).toContain("an address of this machine");
+    expect(machine.refusal("2001:4860::7", 22)).toContain("an address of this machine");
+    expect(machine.refusal("203.0.114.8", 22)).toBeNull();
+    const allowed = new EgressPolicy({ machineAddresses: ["203.0.114.7"], allow: parseEgressAllow("203.0.114.7") });
+    expect(allowed.refusal("203.0.114.7", 22)).toBeNull();
+  });
+
+  it("refuses localhost by name, and names resolving to refused addresses", async () => {
+    expect(() => strict.checkHost("localhost", 80)).toThrow("localhost is a loopback address");
+    expect(() => strict.checkHost("api.localhost", 80)).toThrow(EgressRefused);
+    expect(() => strict.checkHost("[::1]", 80)).toThrow("::1 is a loopback address");
+    expect(() => strict.checkHost("example.com", 80)).not.toThrow();
+
+    const policy = new EgressPolicy({
+      resolve: resolverOf({
+        "inside.example": ["127.0.0.1"],
+        "mixed.example": ["10.0.0.5", "93.184.215.14"],
+        "metadata.example": ["::ffff:169.254.169.254"],
+        "outside.example": ["93.184.215.14"],
+      }),
+    });
+    await expect(policy.resolve("inside.example", 80)).rejects.toThrow(
+      "refused by the egress policy: inside.example resolves to 127.0.0.1, a loopback address",
+    );
+    await expect(policy.resolve("metadata.example", 80)).rejects.toThrow("link-local address");
+    // A client that connects by itself must not be handed a name with any refused address.
+    await expect(policy.resolve("mixed.example", 80)).rejects.toThrow("10.0.0.5, a private address");
+    await expect(policy.resolve("outside.example", 80)).resolves.toEqual(["93.184.215.14"]);
+    await expect(policy.resolve("2130706433", 80)).rejects.toThrow(/ENOTFOUND|refused/);
+  });
+
+  it("the system resolver's reading of a numeric host name is checked too", async () => {
+    // getaddrinfo reads "2130706433" as 127.0.0.1 (inet_aton); what it returns is what is checked.
+    await expect(strict.resolve("2130706433", 80)).rejects.toThrow("2130706433 resolves to 127.0.0.1, a loopback");
+  });
+
+  it("lookup keeps only allowed addresses, so a connection goes to a checked one", async () => {
+    const policy = new EgressPolicy({
+      resolve: resolverOf({ "mixed.example": ["10.0.0.5", "93.184.215.14"], "inside.example": ["127.0.0.1"] }),
+    });
+    const lookupAll = (host: string) =>
+      new Promise<unknown>((resolve, reject) =>
+        policy.lookup(80)(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+      );
+    await expect(lookupAll("mixed.example")).resolves.toEqual([{ address: "93.184.215.14", family: 4 }]);
+    await expect(lookupAll("inside.example")).rejects.toThrow(EgressRefused);
+  });
+
+  describe("connections", () => {
+    let server: http.Server;
+    let port: number;
+    beforeAll(async () => {
+      server = http.createServer((_req, res) => res.end("ok"));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      port = (server.address() as net.AddressInfo).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    const connectError = (socket: net.Socket) =>
+      new Promise<Error | null>((resolve) => {
+        socket.once("connect", () => {
+          socket.destroy();
+          resolve(null);
+        });
+        socket.once("error", resolve);
+      });
+
+    it("refuses an address before connecting, and a name that resolves to it (DNS rebinding)", async () => {
+      let accepted = 0;
+      server.on("connection", () => accepted++);
+      const rebinding = new EgressPolicy({ resolve: resolverOf({ "rebind.example": ["127.0.0.1"] }) });
+      const byAddress = await connectError(rebinding.connect({ host: "127.0.0.1", port }));
+      const byName = await connectError(rebinding.connect({ host: "rebind.example", port }));
+      expect(byAddress).toBeInstanceOf(EgressRefused);
+      expect(byName?.message).toContain("rebind.example resolves to 127.0.0.1, a loopback address");
+      expect(accepted).toBe(0);
+    });
+
+    it("connects where the operator allows", async () => {
+      const allowed = new EgressPolicy({
+        allow: parseEgressAllow("receiver.internal"),
+        resolve: resolverOf({ "receiver.internal": ["127.0.0.1"] }),
+      });
+      expect(await connectError(allowed.connect({ host: "receiver.internal", port }))).toBeNull();
+      expect(
+        await connectError(
+          new EgressPolicy({ allow: parseEgressAllow("127.0.0.1") }).connect({ host: "127.0.0.1", port }),
+        ),
+      ).toBeNull();
+    });
+
+    it("agents refuse what the policy refuses and pass what it allows", async () => {
+      const get = (agent: http.Agent, host: string) =>
+        new Promise<string>((resolve, reject) => {
+          const request = http.get({ host, port, agent, path: "/" }, (res) => {
+            res.resume();
+            res.on("end", () => resolve(`HTTP ${res.statusCode}`));
+          });
+          request.on("error", reject);
+        });
+      await expect(get(strict.httpAgent(), "127.0.0.1")).rejects.toThrow("127.0.0.1 is a loopback address");
+      await expect(get(strict.httpAgent(), "localhost")).rejects.toThrow("loopback");
+      const allowed = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1/8") });
+      await expect(get(allowed.httpAgent(), "127.0.0.1")).resolves.toBe("HTTP 200");
+    });
+
+    it("a socket for drivers refuses refused addresses and local socket paths", async () => {
+      expect(await connectError(strict.socket().connect(port, "127.0.0.1"))).toBeInstanceOf(EgressRefused);
+      expect((await connectError(strict.socket().connect("/tmp/.s.PGSQL.5432")))?.message).toContain(
+        "a local socket path",
+      );
+      const allowed = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1") });
+      expect(await connectError(allowed.socket().connect(port, "127.0.0.1"))).toBeNull();
+    });
+  });
+});

@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ServiceLockHeld, takeServiceLock } from "../../../server/platform/service-lock.ts";
+
+const repoRoot = resolve(import.meta.dirname, "../../..");
+const startOf = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+};
+
+describe("takeServiceLock", () => {
+  let dataDir: string;
+  const lockFile = () => join(dataDir, "service.lock");
+  const lockContent = () => JSON.parse(readFileSync(lockFile(), "utf8"));
+  let sleeper: ChildProcess | null = null;
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "nodeplane-lock-unit-"));
+  });
+  afterEach(() => {
+    sleeper?.kill("SIGKILL");
+    sleeper = null;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("writes its pid and start time, then its port, and removes the lock on release", () => {
+    const lock = takeServiceLock(dataDir);
+    expect(lockContent()).toEqual({ pid: process.pid, processStart: startOf(process.pid), port: null });
+    lock.recordPort(4321);
+    expect(lockContent()).toMatchObject({ pid: process.pid, port: 4321 });
+    lock.release();
+    expect(existsSync(lockFile())).toBe(false);
+    // Nothing but the lock was ever left in the directory.
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
+  it("makes a data directory that does not exist yet (a first start)", () => {
+    const fresh = join(dataDir, "new", ".data");
+    takeServiceLock(fresh).release();
+    expect(readdirSync(fresh)).toEqual([]);
+  });
+
+  it("refuses while the process the lock names runs, naming its pid and port", () => {
+    sleeper = spawn("sleep", ["30"]);
+    const pid = sleeper.pid as number;
+    writeFileSync(lockFile(), JSON.stringify({ pid, processStart: startOf(pid), port: 8080 }));
+    expect(() => takeServiceLock(dataDir)).toThrow(ServiceLockHeld);
+    expect(() => takeServiceLock(dataDir)).toThrow(`already running on ${dataDir} (pid ${pid}, port 8080)`);
+    expect(lockContent()).toMatchObject({ pid, port: 8080 });
+  });
+
+  it("takes over a lock whose process exited, or whose pid now belongs to another process", () => {
+    const exited = spawnSync("true").pid;
+    sleeper = spawn("sleep", ["30"]);
+    const reused = { pid: sleeper.pid, processStart: "1", port: 8080 };
+    for (const stale of [{ pid: exited, port: 8080 }, reused, "not a lock"]) {
+      writeFileSync(lockFile(), typeof stale === "string" ? stale : JSON.stringify(stale));
+      const lock = takeServiceLock(dataDir);
+      expect(lockContent()).toMatchObject({ pid: process.pid, port: null });
+      lock.release();
+    }
+  });
+
+  it("lets exactly one of several processes racing for a stale lock take it", async () => {
+    writeFileSync(lockFile(), JSON.stringify({ pid: spawnSync("true").pid, port: 8080 }));
+    const script = join(dataDir, "race.ts");
+    const goAt = Date.now() + 4000;
+    writeFileSync(
+      script,
+      `import { takeServiceLock } from ${JSON.stringify(join(repoRoot, "server/platform/service-lock.ts"))};
+while (Date.now() < ${goAt});
+try {
+  const lock = takeServiceLock(${JSON.stringify(dataDir)});
+  console.log("took");
+  setTimeout(() => lock.release(), 5000);
+} catch (error) {
+  console.log(error.message);
+}
+`,
+    );
+    const racers = Array.from({ length: 6 }, () => {
+      const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: repoRoot });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      return new Promise<{ pid: number; output: string }>((done) =>
+        child.once("exit", () => done({ pid: child.pid as number, output: output.trim() })),
+      );
+    });
+    const results = await Promise.all(racers);
+    const winners = results.filter((r) => r.output === "took");
+    expect(winners).toHaveLength(1);
+    for (const loser of results.filter((r) => r.output !== "took"))
+      expect(loser.output).toContain(`already running on ${dataDir} (pid ${winners[0].pid}, starting, no port yet)`);
+    expect(existsSync(lockFile())).toBe(false);
+  }, 60_000);
+});
