@@ -99,11 +99,12 @@ export function fieldWithInput<A, P, T, R extends EntityInputRef>(
   }, input);
 }
 
-/** A field anyone may call; with `input`, checked as above. */
+/** A field anyone may call (the viewer, signing up, in and out). */
 export function publicField<A, P, T>(rule: (call: PublicCall<A, P>) => T): FieldResolver<P, A, T> {
   return (parent, args, ctx) => rule({ args: checkedArgs(args), parent, ctx, principal: ctx.principal });
 }
 
+/** The same, with the input checked first. */
 export function publicFieldWithInput<A, P, T, R extends EntityInputRef>(
   input: InputRule<A, R>,
   rule: (call: PublicCall<A, P> & { input: EntityInputs[R] }) => T,
@@ -116,6 +117,7 @@ export function publicFieldWithInput<A, P, T, R extends EntityInputRef>(
 
 /** The arguments without null values, so optional fields are absent as the JSON Schemas expect. */
 export function present<A extends object>(args: A): Partial<A> {
+  // Only entries are dropped, so what is left has the arguments' own keys and types.
   return Object.fromEntries(
     Object.entries(args).filter(([, value]) => value !== null && value !== undefined),
   ) as Partial<A>;

@@ -1,9 +1,32 @@
-import { type Context, loaderOf } from "../../graphql/context.ts";
+import DataLoader from "dataloader";
+import { type Context, loaderOf, requireRole } from "../../graphql/context.ts";
 import { type Call, field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { endpointOptions, endpointRpcMethods, endpointSecurity } from "./loaders.ts";
 import * as service from "./service.ts";
 import type { EntryKind } from "./store.ts";
+
+// Batched per-row lookups for the Endpoint type's security fields: a list of endpoints asking for them
+// costs one query per field, not one per row. They are part of the GraphQL layer (they read the request's
+// caller), so they live here rather than beside the service.
+
+const endpointOptions = (ctx: Context) =>
+  new DataLoader<string, service.OptionsView>((ids) =>
+    service.optionsOfEndpoints(ctx.db, requireRole(ctx, "VIEWER").accountId, ids),
+  );
+
+const endpointSecurity = (ctx: Context) =>
+  new DataLoader<string, Awaited<ReturnType<typeof service.securityOfEndpoints>>[number]>((ids) =>
+    service.securityOfEndpoints(ctx.db, requireRole(ctx, "VIEWER").accountId, ids),
+  );
+
+const endpointRpcMethods = (ctx: Context) =>
+  new DataLoader<
+    { id: string; network: string },
+    Awaited<ReturnType<typeof service.rpcMethodsOfEndpoints>>[number],
+    string
+  >((endpoints) => service.rpcMethodsOfEndpoints(ctx.db, requireRole(ctx, "VIEWER").accountId, endpoints), {
+    cacheKeyFn: (endpoint) => endpoint.id,
+  });
 
 const ok = (message: string) => ({ success: true, message, error: null });
 
