@@ -234,8 +234,8 @@ function requestErrorHandler(config: AppConfig, log: Logger) {
       const internal = errors.some((e) => e.extensions.code === "INTERNAL");
       return reply.code(internal ? 500 : 400).send({ data: null, errors });
     }
-    const status = clientStatus(error);
-    if (status) return reply.code(status).send({ error: error.message });
+    // Fastify's own refusals (a body that is not JSON, too large, a missing file) keep its default answer.
+    if (clientStatus(error)) return reply.send(error);
     log.error({ err: error, reqId: request.id, path }, "request failed");
     if (path.startsWith("/rpc/")) {
       return reply.code(500).send({

@@ -206,6 +206,9 @@ describe("a failing database", () => {
           body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
         }),
       );
+      const notJson = { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" };
+      await record("a GraphQL body that is not JSON", await fetch(new URL("/graphql", app.url), notJson));
+      await record("a proxy body that is not JSON", await fetch(new URL(endpointPath, app.url), notJson));
       await record("health check", await fetch(new URL("/healthz", app.url)));
       await record("console page", await fetch(new URL("/streams", app.url)));
       await record("static file", await fetch(new URL("/assets/none.js", app.url)));

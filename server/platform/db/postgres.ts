@@ -73,6 +73,9 @@ export async function startDatabaseServer(config: AppConfig, log: Logger): Promi
       persistent: true,
       // PostgreSQL refuses to run as root; the package creates and uses a `postgres` system user.
       createPostgresUser: true,
+      // The server's log (passed to ours at debug level) keeps no values: without an error's DETAIL
+      // ("Failing row contains (...)") or the statement that failed.
+      postgresFlags: ["-c", "log_error_verbosity=terse", "-c", "log_min_error_statement=panic"],
       onLog: (message) => log.debug({ postgres: message.trim() }),
       onError: (error) => log.error({ postgres: String(error) }),
     });
