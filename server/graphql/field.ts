@@ -48,12 +48,12 @@ function checkedArgs<A>(args: A): A {
   return args;
 }
 
-/** The input is checked the same way first, so its pointers are relative to it as the schema's are. */
+/** `args.input` is checked the same way first, so its pointers are relative to it as the schema's are. */
 function checkedInput<A, R extends EntityInputRef>(rule: InputRule<A, R>, args: A): EntityInputs[R] {
-  const value = (rule.of ?? inputOf)(args);
-  assertSafeValues(value);
+  if (!rule.of) assertSafeValues(inputOf(args));
+  // An `of` may read the arguments (parse a date, say): they are checked before it runs.
   checkedArgs(args);
-  return validateInput(rule.schema, value);
+  return validateInput(rule.schema, (rule.of ?? inputOf)(args));
 }
 
 /**

@@ -130,8 +130,9 @@ export function unsafeValues(value: unknown, base = ""): FieldError[] {
     if (fields.length >= 20) return;
     count += 1;
     if (count > MAX_JSON_VALUES) {
+      // Named where the limit was passed, which is inside the value that is too large.
       if (count === MAX_JSON_VALUES + 1)
-        fields.push({ pointer: base || "/", message: `Send at most ${MAX_JSON_VALUES} values.` });
+        fields.push({ pointer: pointer || "/", message: `Send at most ${MAX_JSON_VALUES} values in all.` });
       return;
     }
     if (typeof v === "string") {
