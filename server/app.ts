@@ -23,6 +23,7 @@ import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
+import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
@@ -103,11 +104,12 @@ async function assemble(
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
 
   const events = new DomainEvents();
-  // What the data plane and the session cache keep, changed through any process's API, reaches every process.
+  // What the data plane, the session cache and the endpoint lists keep, changed through any process's
+  // API, reaches every process.
   const eventsRelay = await relayEvents(
     db.$client,
     events,
-    ["endpoint.changed", "ratelimits.changed", "sessions.changed"],
+    ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
 
@@ -153,6 +155,7 @@ async function assemble(
     registry,
     endpointCreatedHooks,
     sessions: new SessionCache(db, events),
+    endpointLists: new EndpointListCache(db, events),
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
   };

@@ -1,4 +1,5 @@
 import type { SessionCache } from "../domains/account/sessions.ts";
+import type { EndpointListCache } from "../domains/endpoints/list-cache.ts";
 import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
 import type { StreamsRuntime } from "../domains/streams/runtime.ts";
 import type { DomainEvents } from "../platform/events.ts";
@@ -13,4 +14,6 @@ export interface Services {
   streams: StreamsRuntime;
   /** Who each session cookie belongs to, kept in the process. */
   sessions: SessionCache;
+  /** Each account's endpoints as the list pages them, kept in the process. */
+  endpointLists: EndpointListCache;
 }

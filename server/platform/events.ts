@@ -3,6 +3,11 @@ import { EventEmitter } from "node:events";
 export interface DomainEventMap {
   /** An endpoint's status, label, tags or settings changed; caches of it must be refreshed. */
   "endpoint.changed": { accountId: string; endpointId: string };
+  /**
+   * Endpoints of an account changed in a way no "endpoint.changed" names (a tag deleted from every
+   * endpoint at once): lists of them are read again.
+   */
+  "endpoints.listChanged": { accountId: string };
   /** An endpoint's rate limiters, rates or overrides changed; the rate-limit stage reloads that endpoint. */
   "ratelimits.changed": { accountId: string; endpointId: string };
   /**

@@ -78,7 +78,7 @@ export const endpointResolvers: Resolvers = {
       oneView(ctx, accountId, await service.getEndpointOrFail(ctx.db, accountId, args.id)),
     ),
     endpoints: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await service.listEndpoints(ctx.db, accountId, args);
+      const page = await service.listEndpoints(ctx.db, ctx.services.endpointLists, accountId, args);
       return {
         edges: page.edges.map(({ cursor, node }) => ({ cursor, node: endpointView(ctx, node.endpoint, node.tags) })),
         pageInfo: page.pageInfo,
@@ -136,7 +136,7 @@ export const endpointResolvers: Resolvers = {
       ),
     ),
     deleteTag: field("ADMIN", async ({ ctx, accountId, args }) => {
-      await service.deleteTag(ctx.db, accountId, args.tagId);
+      await service.deleteTag(ctx.db, ctx.services.events, accountId, args.tagId);
       return { success: true, message: "The tag was deleted.", error: null };
     }),
   },

@@ -6,6 +6,7 @@ import { isUuid } from "../../platform/ids.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { lockedSubscription } from "../account/service.ts";
 import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.ts";
+import type { EndpointListCache } from "./list-cache.ts";
 import * as store from "./store.ts";
 
 export type EndpointStatus =
@@ -209,12 +210,18 @@ export async function removeTag(db: Db, events: DomainEvents, accountId: string,
   return row;
 }
 
-export async function deleteTag(db: Db, accountId: string, tagId: string) {
+export async function deleteTag(db: Db, events: DomainEvents, accountId: string, tagId: string) {
   if (!isUuid(tagId) || !(await store.deleteTag(db, accountId, tagId))) throw notFound("The tag");
+  await events.emitAndWait("endpoints.listChanged", { accountId });
 }
 
+/**
+ * A page of the account's endpoints: from the process's list cache when one is given and can answer,
+ * else from SQL; both give the same page.
+ */
 export async function listEndpoints(
   db: Db,
+  lists: EndpointListCache | null,
   accountId: string,
   args: {
     first?: number | null;
@@ -236,7 +243,9 @@ export async function listEndpoints(
     };
   }
   const filter = { search: args.search, tagIds, status: args.status };
-  const { rows, totalCount } = await store.listEndpoints(db, accountId, filter, order, first + 1, after);
+  const { rows, totalCount } =
+    (await lists?.page(accountId, filter, order, first + 1, after)) ??
+    (await store.listEndpoints(db, accountId, filter, order, first + 1, after));
   return { ...connection(rows, first, (row) => store.cursorOf(row.endpoint, order)), totalCount };
 }
 

@@ -152,6 +152,46 @@ export async function listEndpoints(
   };
 }
 
+/** An endpoint as the list cache keeps it: what a page shows, and its keys as PostgreSQL computes them. */
+export interface ListedEndpointRow {
+  endpoint: EndpointRow;
+  tags: EndpointTag[];
+  /** `lower(coalesce(label, name))`: the LABEL orders' key. */
+  labelKey: string;
+  /** The fields a search matches, lowered by PostgreSQL (ILIKE compares the lowered text and pattern). */
+  lowerLabel: string | null;
+  lowerName: string;
+  lowerNetwork: string;
+  lowerExId: string;
+}
+
+const accountListQuery = preparedQuery("endpoints_of_account", (db, name) => {
+  const key = sortKey("LABEL_ASC");
+  return db
+    .select({
+      endpoint: endpoints,
+      tags: tagsOfRow,
+      labelKey: key,
+      lowerLabel: sql<string | null>`lower(${endpoints.label})`,
+      lowerName: sql<string>`lower(${endpoints.name})`,
+      lowerNetwork: sql<string>`lower(${endpoints.network})`,
+      lowerExId: sql<string>`lower(${endpoints.exId})`,
+    })
+    .from(endpoints)
+    .where(eq(endpoints.accountId, sql.placeholder("accountId")))
+    .orderBy(asc(key), asc(endpoints.id))
+    .limit(sql.placeholder("limit"))
+    .prepare(name);
+});
+
+/**
+ * Up to `limit` of the account's endpoints of every status with their tags, in LABEL_ASC order as
+ * PostgreSQL sorts under its collation, in one round trip.
+ */
+export function endpointsOfAccount(db: Executor, accountId: string, limit: number): Promise<ListedEndpointRow[]> {
+  return accountListQuery(db).execute({ accountId, limit });
+}
+
 const countQuery = preparedShapes("endpoints_count", (db, name, shape: FilterShape) =>
   db
     .select({ n: count() })
