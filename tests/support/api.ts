@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll } from "vitest";
+import type { Services } from "../../server/graphql/services.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
@@ -102,6 +103,8 @@ export interface TestApp {
   url: string;
   database: TestDatabase;
   dataDir: string;
+  /** The service's long-lived parts (its events, caches), for a test that must reach behind the API. */
+  services: Services;
   /** A new client with no session. */
   client(): GqlClient;
   close(): Promise<void>;
@@ -127,7 +130,7 @@ export async function startTestApp(
     if (!shared) await database.drop(dropOptions);
   };
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-api-"));
-  let built: { app: FastifyInstance; close(): Promise<void> } | undefined;
+  let built: { app: FastifyInstance; services: Services; close(): Promise<void> } | undefined;
   try {
     const config = loadConfig({
       ...process.env,
@@ -151,6 +154,7 @@ export async function startTestApp(
       url,
       database,
       dataDir,
+      services: running.services,
       client: () => new GqlClient(url),
       async close() {
         try {
