@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import type { DestinationStream } from "pino";
 import { afterAll, beforeAll } from "vitest";
+import type { Services } from "../../server/graphql/services.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
 
@@ -103,6 +104,8 @@ export interface TestApp {
   url: string;
   database: TestDatabase;
   dataDir: string;
+  /** The service's long-lived parts (its events, caches), for a test that must reach behind the API. */
+  services: Services;
   /** A new client with no session. */
   client(): GqlClient;
   close(): Promise<void>;
@@ -129,7 +132,7 @@ export async function startTestApp(
     if (!shared) await database.drop(dropOptions);
   };
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-api-"));
-  let built: { app: FastifyInstance; close(): Promise<void> } | undefined;
+  let built: { app: FastifyInstance; services: Services; close(): Promise<void> } | undefined;
   try {
     const config = loadConfig({
       ...process.env,
@@ -153,6 +156,7 @@ export async function startTestApp(
       url,
       database,
       dataDir,
+      services: running.services,
       client: () => new GqlClient(url),
       async close() {
         try {
