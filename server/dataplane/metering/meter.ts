@@ -207,12 +207,14 @@ export class UsageMeter implements MeterStage {
     }
     const head = event.calls && this.options.headOf ? this.options.headOf(record.network) : undefined;
     const httpFailed = event.httpStatus >= 400;
-    const failures = new FailedCalls();
+    // Made at the first failure: most requests have none.
+    let failures: FailedCalls | null = null;
     for (let i = 0; i < methods.length; i++) {
       const method = methods[i] || NO_METHOD;
       const refusal = refusedAt?.get(i);
       if (refusal) {
         this.count(record.accountId, record.id, method, minute, 0, 0, false, 1);
+        failures ??= new FailedCalls();
         failures.add(methods[i], refusal, i);
         continue;
       }
@@ -220,6 +222,7 @@ export class UsageMeter implements MeterStage {
       const cost = this.options.pricing.cost(record.network, method, params, head);
       this.count(record.accountId, record.id, method, minute, 1, cost.credits, cost.archive, 0);
       if (httpFailed) {
+        failures ??= new FailedCalls();
         failures.add(
           methods[i],
           {
@@ -232,8 +235,8 @@ export class UsageMeter implements MeterStage {
         );
       }
     }
-    if (!httpFailed && event.responseBody) this.findJsonRpcErrors(event, failures);
-    this.logFailures(event, now, failures, methods.length > 1);
+    if (!httpFailed && event.responseBody) failures = this.findJsonRpcErrors(event, failures);
+    if (failures) this.logFailures(event, now, failures, methods.length > 1);
     if (this.cells.size >= (this.options.flushRows ?? 5000) || this.logs.length >= (this.options.flushRows ?? 5000)) {
       void this.flush();
     }
@@ -317,16 +320,17 @@ export class UsageMeter implements MeterStage {
   }
 
   /** JSON-RPC errors in an answer the upstream gave (a cheap byte search first: most answers have none). */
-  private findJsonRpcErrors(event: DetailedMeterEvent, failures: FailedCalls) {
+  private findJsonRpcErrors(event: DetailedMeterEvent, found: FailedCalls | null): FailedCalls | null {
     const body = event.responseBody as Buffer | string;
     const hasError = typeof body === "string" ? body.includes('"error"') : body.includes('"error"');
-    if (!hasError) return;
+    if (!hasError) return found;
     let parsed: unknown;
     try {
       parsed = JSON.parse(typeof body === "string" ? body : body.toString("utf8"));
     } catch {
-      return;
+      return found;
     }
+    const failures = found ?? new FailedCalls();
     const answers = Array.isArray(parsed) ? parsed : [parsed];
     const refusedIndexes = new Set(event.refused.map((r) => r.index));
     const methodOfId = new Map<string, { method: string; index: number }>();
@@ -338,11 +342,11 @@ export class UsageMeter implements MeterStage {
     answers.forEach((a, position) => {
       if (!a || typeof a !== "object" || !("error" in a)) return;
       const answer = a as { id?: unknown; error?: { code?: unknown; message?: unknown } };
-      const found = methodOfId.get(JSON.stringify(answer.id ?? null));
-      const index = found?.index ?? position;
+      const named = methodOfId.get(JSON.stringify(answer.id ?? null));
+      const index = named?.index ?? position;
       if (refusedIndexes.has(index)) return;
       failures.add(
-        found?.method ?? event.methods[index] ?? "",
+        named?.method ?? event.methods[index] ?? "",
         {
           kind: "JSON_RPC_ERROR",
           http: 200,
@@ -352,6 +356,7 @@ export class UsageMeter implements MeterStage {
         index,
       );
     });
+    return failures;
   }
 
   /** Writes what is pending; one flush at a time, the next waits for it. */

@@ -238,7 +238,7 @@ export class DataPlane {
   /**
    * Serves one HTTP request; never rejects (a failure inside a stage answers 500 and is reported).
    * Every answer carries x-request-id: the client's own when it sent a plain one (see SANE_REQUEST_ID),
-   * else a new one; error logs are stored under it (a batch's calls under `<id>.<index>`).
+   * else a new one; error logs are stored under it (a batch's one row under `<id>.<index of its first failure>`).
    */
   handleHttp(req: RpcRequest, res: RpcResponse, target: RouteTarget): Promise<void> {
     const requestId = requestIdOf(req);

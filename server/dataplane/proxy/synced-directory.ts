@@ -10,9 +10,11 @@ export type EndpointRecordSource = (where?: { ids?: string[]; exIds?: string[] }
 
 /**
  * The proxy's endpoint directory kept in step with the service's records: everything in memory, loaded at start.
- * Freshness: the "endpoint.changed" domain event reloads that endpoint at once. The service's events
- * relay (server/platform/events-relay.ts) brings that event from every other process, so a change made
- * through any API process reaches every proxy process within one round trip. A full reload runs every
+ * Freshness: the "endpoint.changed" domain event reloads that endpoint at once, and the services emit it
+ * with emitAndWait, so the mutation answers once this process's proxy serves the change. The service's
+ * events relay (server/platform/events-relay.ts) brings that event from every other process (published
+ * before the mutation answers), so a change made through any API process reaches every proxy process
+ * within one round trip. A full reload runs every
  * `fullReloadMs` and on "relay.resynced" (the relay lost its connection and may have missed events).
  * A key that is not in memory is looked up once (then remembered as missing for a few seconds), which
  * covers an endpoint created a moment before its notification arrived.
@@ -25,6 +27,7 @@ export class SyncedEndpointDirectory implements EndpointDirectory {
   private readonly missing = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<CompiledEndpoint | undefined>>();
   private readonly rereads = new Map<string, NodeJS.Timeout>();
+  private readonly reloading = new Map<string, Promise<void>>();
 
   constructor(
     private readonly records: EndpointRecordSource,
@@ -36,9 +39,11 @@ export class SyncedEndpointDirectory implements EndpointDirectory {
     await this.reloadAll();
     const reloadFailed = (e: unknown) => this.options.log?.("endpoint directory reload failed", e);
     this.unsubscribes = [
+      // The reload is returned: the services emit with emitAndWait, so a mutation answers only once the
+      // proxy in this process serves the new state.
       this.events.on("endpoint.changed", ({ endpointId }) => {
-        void this.invalidate(endpointId).catch(reloadFailed);
         this.rereadSoon(endpointId);
+        return this.invalidate(endpointId).catch(reloadFailed);
       }),
       this.events.on("relay.resynced", () => void this.reloadAll().catch(reloadFailed)),
     ];
@@ -81,8 +86,25 @@ export class SyncedEndpointDirectory implements EndpointDirectory {
     return pending;
   }
 
-  /** Reloads one endpoint now (the security and endpoints services reach this through the domain event). */
-  async invalidate(endpointId: string): Promise<void> {
+  /**
+   * Reloads one endpoint now (the security and endpoints services reach this through the domain event).
+   * Reloads of one endpoint run one after another, so the last change's read is the one kept (two reads
+   * in flight could otherwise land in the wrong order: a resume put back under the pause before it).
+   */
+  invalidate(endpointId: string): Promise<void> {
+    const previous = this.reloading.get(endpointId);
+    const next = previous
+      ? previous.catch(() => undefined).then(() => this.reload(endpointId))
+      : this.reload(endpointId);
+    this.reloading.set(endpointId, next);
+    const forget = () => {
+      if (this.reloading.get(endpointId) === next) this.reloading.delete(endpointId);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async reload(endpointId: string): Promise<void> {
     const [record] = await this.records({ ids: [endpointId] });
     if (record) {
       this.cache.put(record);

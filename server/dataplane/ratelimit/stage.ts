@@ -85,7 +85,8 @@ export class FlexibleRateLimitStage implements RateLimitStage {
     const events = this.options.events;
     if (events)
       this.unsubscribes = [
-        events.on("ratelimits.changed", (scope) => void this.reloadEndpoint(scope).catch(reloadFailed)),
+        // Returned, so a change emitted with emitAndWait answers only once it is in force here.
+        events.on("ratelimits.changed", (scope) => this.reloadEndpoint(scope).catch(reloadFailed)),
         events.on("relay.resynced", () => void this.reloadAll().catch(reloadFailed)),
       ];
     const refreshMs = this.options.refreshMs ?? 30_000;

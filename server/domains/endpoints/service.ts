@@ -125,7 +125,7 @@ export async function createEndpoint(
     for (const hook of hooks) shownOnce = { ...shownOnce, ...(await hook(tx, endpoint)) };
     return { endpoint, shownOnce };
   });
-  events.emit("endpoint.changed", { accountId, endpointId: created.endpoint.id });
+  await events.emitAndWait("endpoint.changed", { accountId, endpointId: created.endpoint.id });
   return created;
 }
 
@@ -138,7 +138,7 @@ export async function updateLabel(db: Db, events: DomainEvents, accountId: strin
   const row = await getEndpointOrFail(db, accountId, id);
   assertNotArchived(row);
   const updated = await store.updateEndpoint(db, accountId, id, { label: label.trim() });
-  events.emit("endpoint.changed", { accountId, endpointId: id });
+  await events.emitAndWait("endpoint.changed", { accountId, endpointId: id });
   return updated;
 }
 
@@ -169,7 +169,7 @@ async function transition(
     });
   });
   // After the commit: listeners read the endpoint back from the database.
-  events.emit("endpoint.changed", { accountId, endpointId: id });
+  await events.emitAndWait("endpoint.changed", { accountId, endpointId: id });
   return updated;
 }
 
@@ -187,7 +187,7 @@ export async function setLimitReached(db: Db, events: DomainEvents, accountId: s
   const moved = reached
     ? await store.moveStatus(db, accountId, "ACTIVE", "LIMIT_REACHED")
     : await store.moveStatus(db, accountId, "LIMIT_REACHED", "ACTIVE");
-  for (const { id } of moved) events.emit("endpoint.changed", { accountId, endpointId: id });
+  await Promise.all(moved.map(({ id }) => events.emitAndWait("endpoint.changed", { accountId, endpointId: id })));
   return moved.map((m) => m.id);
 }
 
@@ -198,7 +198,7 @@ export async function addTag(db: Db, events: DomainEvents, accountId: string, en
     const tag = await store.ensureTag(tx, accountId, label.trim());
     await store.linkTag(tx, endpointId, tag.id);
   });
-  events.emit("endpoint.changed", { accountId, endpointId });
+  await events.emitAndWait("endpoint.changed", { accountId, endpointId });
   return row;
 }
 
@@ -206,7 +206,7 @@ export async function removeTag(db: Db, events: DomainEvents, accountId: string,
   const row = await getEndpointOrFail(db, accountId, endpointId);
   foundOr(isUuid(tagId) ? await store.getTag(db, accountId, tagId) : undefined, "The tag");
   await store.unlinkTag(db, endpointId, tagId);
-  events.emit("endpoint.changed", { accountId, endpointId });
+  await events.emitAndWait("endpoint.changed", { accountId, endpointId });
   return row;
 }
 

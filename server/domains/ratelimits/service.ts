@@ -88,8 +88,9 @@ async function oneView(db: Executor, accountId: string, endpointId: string, limi
   return view;
 }
 
+/** Waits until the change is in force at this process's proxy and published to the others. */
 const changed = (events: DomainEvents, accountId: string, endpointId: string) =>
-  events.emit("ratelimits.changed", { accountId, endpointId });
+  events.emitAndWait("ratelimits.changed", { accountId, endpointId });
 
 export async function createRateLimiter(
   db: Db,
@@ -133,7 +134,7 @@ export async function createRateLimiter(
     });
     return oneView(tx, actor.accountId, endpoint.id, limiter.id);
   });
-  changed(events, actor.accountId, endpoint.id);
+  await changed(events, actor.accountId, endpoint.id);
   return view;
 }
 
@@ -177,7 +178,7 @@ export async function updateRateLimiter(
     });
     return oneView(tx, actor.accountId, endpoint.id, before.id);
   });
-  changed(events, actor.accountId, endpoint.id);
+  await changed(events, actor.accountId, endpoint.id);
   return view;
 }
 
@@ -213,7 +214,7 @@ export async function updateRateLimiterRate(
     });
     return oneView(tx, actor.accountId, endpoint.id, found.limiter.id);
   });
-  changed(events, actor.accountId, endpoint.id);
+  await changed(events, actor.accountId, endpoint.id);
   return view;
 }
 
@@ -239,7 +240,7 @@ export async function deleteRateLimiter(
       changes: { interval: before.interval, methods: before.methods, limitByIP: before.limitByIp },
     });
   });
-  changed(events, actor.accountId, endpoint.id);
+  await changed(events, actor.accountId, endpoint.id);
   return { success: true, message: "The rate limiter was deleted." };
 }
 
@@ -309,7 +310,7 @@ export async function createOverride(
       changes: { bucket: input.bucket, ...(kind === "LIMIT" && { rateLimit: input.rateLimit }) },
     });
   });
-  changed(events, actor.accountId, endpoint.id);
+  await changed(events, actor.accountId, endpoint.id);
   return getRateLimits(db, actor.accountId, endpoint.id);
 }
 
@@ -335,6 +336,6 @@ export async function deleteOverride(
       changes: { bucket: deleted.bucket, rateLimit: deleted.rateLimit },
     });
   });
-  changed(events, actor.accountId, endpoint.id);
+  await changed(events, actor.accountId, endpoint.id);
   return getRateLimits(db, actor.accountId, endpoint.id);
 }

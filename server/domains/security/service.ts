@@ -45,8 +45,9 @@ async function endpointOrFail(db: Executor, accountId: string, endpointId: strin
   return row;
 }
 
+/** Waits until the change is in force at this process's proxy and published to the others. */
 const changed = (events: DomainEvents, accountId: string, endpointId: string) =>
-  events.emit("endpoint.changed", { accountId, endpointId });
+  events.emitAndWait("endpoint.changed", { accountId, endpointId });
 
 export async function securityOf(db: Db, accountId: string, endpointId: string) {
   await endpointOrFail(db, accountId, endpointId, false);
@@ -113,7 +114,7 @@ export async function updateOption(
     }
     return store.upsertSecurity(tx, accountId, endpointId, { [option]: enabled });
   });
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
   return optionsView(row);
 }
 
@@ -128,7 +129,7 @@ export async function updateIpCustomHeader(
   const row = await store.upsertSecurity(db, accountId, endpointId, {
     ipCustomHeaderName: header.trim().toLowerCase(),
   });
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
   return optionsView(row);
 }
 
@@ -166,7 +167,7 @@ export async function createToken(db: Db, events: DomainEvents, accountId: strin
     }
     return addToken(tx, accountId, endpointId);
   });
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
   return tokenView(created.row, created.value);
 }
 
@@ -179,7 +180,7 @@ export async function deleteToken(
 ) {
   await endpointOrFail(db, accountId, endpointId, false);
   if (!isUuid(tokenId) || !(await store.deleteToken(db, accountId, endpointId, tokenId))) throw notFound("The token");
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
 }
 
 /** Parses an uploaded public key; returns its normalised PEM and fingerprint, or throws naming the field. */
@@ -223,14 +224,14 @@ export async function createJwt(
     if (!inserted) throw conflict(`This endpoint already has a key with kid "${input.kid.trim()}".`);
     return inserted;
   });
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
   return { id: row.id, name: row.name, kid: row.kid, fingerprint: row.fingerprint, publicKey: row.publicKey };
 }
 
 export async function deleteJwt(db: Db, events: DomainEvents, accountId: string, endpointId: string, jwtId: string) {
   await endpointOrFail(db, accountId, endpointId, false);
   if (!isUuid(jwtId) || !(await store.deleteJwt(db, accountId, endpointId, jwtId))) throw notFound("The JWT key");
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
 }
 
 const entryField: Record<store.EntryKind, string> = {
@@ -304,7 +305,7 @@ export async function createEntry(
     }
     return inserted;
   });
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
   return row;
 }
 
@@ -313,7 +314,7 @@ export async function deleteEntry(db: Db, events: DomainEvents, accountId: strin
     isUuid(id) ? await store.deleteEntry(db, accountId, kind, id) : undefined,
     `The ${entryName[kind]}`,
   );
-  changed(events, accountId, row.endpointId);
+  await changed(events, accountId, row.endpointId);
 }
 
 /** The methods known for the endpoint's chain, each with whether it is disabled there. */
@@ -356,6 +357,6 @@ export async function toggleRpcMethod(
     `The method ${method}`,
   );
   const disabled = await store.toggleDisabledMethod(db, accountId, endpointId, method);
-  changed(events, accountId, endpointId);
+  await changed(events, accountId, endpointId);
   return { id: known.name, name: known.name, description: known.description, disabled };
 }

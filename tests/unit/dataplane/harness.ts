@@ -32,6 +32,7 @@ export async function startHarness(
     meter?: MeterStage;
     onError?: (error: unknown) => void;
     maxBodyBytes?: number;
+    maxBatchCalls?: number;
   } = {},
 ): Promise<Harness> {
   const node = await startAnvil({ chainId: SEPOLIA, blockTimeSeconds: 1 });
@@ -51,6 +52,7 @@ export async function startHarness(
     meter,
     onError: options.onError,
     maxBodyBytes: options.maxBodyBytes,
+    maxBatchCalls: options.maxBatchCalls,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
