@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { badInput } from "../../platform/errors.ts";
 
 export interface CatalogueNetwork {
   value: string;
@@ -33,6 +34,13 @@ const byNetwork = new Map(
 
 export function findNetwork(value: string) {
   return byNetwork.get(value);
+}
+
+/** A network the caller names: one not in the catalogue is their mistake, named at `pointer`, before any call. */
+export function catalogueNetwork(value: string, pointer = "/network") {
+  const found = byNetwork.get(value);
+  if (!found) throw badInput([{ pointer, message: "This network is not in the catalogue." }]);
+  return found;
 }
 
 /** Whether the account's plan may use a network: the one rule behind needsUpgrade. */

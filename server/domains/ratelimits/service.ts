@@ -3,6 +3,7 @@ import { foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Role } from "../../platform/roles.ts";
+import { catalogueNetwork } from "../catalogue/networks.ts";
 import { getEndpointOrFail } from "../endpoints/service.ts";
 import { type Bucket, bucketDefault, buckets, type Interval, limiterKey, overrideKey } from "./rules.ts";
 import * as store from "./store.ts";
@@ -22,6 +23,7 @@ export async function endpointOf(
   chain?: string | null,
   network?: string | null,
 ) {
+  if (network) catalogueNetwork(network);
   const endpoint = await getEndpointOrFail(db, accountId, endpointId);
   if ((chain && chain !== endpoint.chain) || (network && network !== endpoint.network)) throw notFound("The endpoint");
   return endpoint;

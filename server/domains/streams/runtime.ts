@@ -1,8 +1,8 @@
 import type { UpstreamMap } from "../../dataplane/chain/nodes.ts";
 import type { DestinationDeps } from "../../dataplane/destinations/index.ts";
-import { AppError, badInput } from "../../platform/errors.ts";
+import { AppError } from "../../platform/errors.ts";
 import type { Mailer } from "../../platform/mail.ts";
-import { findNetwork } from "../catalogue/networks.ts";
+import { catalogueNetwork } from "../catalogue/networks.ts";
 
 /**
  * What the streams and webhooks API needs from the running service: the chain nodes (to read blocks
@@ -27,8 +27,7 @@ export function streamsRuntime(services: StreamsServices): StreamsRuntime {
 
 /** The chain node of a network; a name not in the catalogue is the caller's mistake, before any call. */
 export function upstreamFor(services: StreamsServices, network: string) {
-  if (!findNetwork(network))
-    throw badInput([{ pointer: "/network", message: "This network is not in the catalogue." }]);
+  catalogueNetwork(network);
   const upstream = services.streams.upstreams.get(network);
   if (!upstream) throw new AppError("UPSTREAM_FAILED", `Network ${network} has no chain node configured.`);
   return upstream;

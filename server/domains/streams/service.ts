@@ -17,7 +17,7 @@ import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { validateInput } from "../../platform/validation.ts";
-import { findNetwork } from "../catalogue/networks.ts";
+import { catalogueNetwork, findNetwork } from "../catalogue/networks.ts";
 import {
   checkFunctionCode,
   functionExists,
@@ -529,6 +529,7 @@ export async function testDestination(
   attrs: DestinationAttributes,
   ctx: { network?: string; dataset?: string } = {},
 ): Promise<{ success: boolean; message: string; durationMs: number }> {
+  if (ctx.network) catalogueNetwork(ctx.network);
   let result: TestResult;
   try {
     const destination = createDestination(
@@ -572,12 +573,11 @@ export function filterTemplates(network: string) {
   if (!existsSync(templatesFile)) return [];
   const raw = JSON.parse(readFileSync(templatesFile, "utf8")) as TemplateFile[] | { templates: TemplateFile[] };
   const list = Array.isArray(raw) ? raw : raw.templates;
-  const chain = findNetwork(network)?.chain;
+  const { chain } = catalogueNetwork(network);
   return list
     .filter((t) => {
       if (t.networks?.length) return t.networks.includes(network);
-      if (t.chains?.length)
-        return chain ? t.chains.includes(chain.chain) || t.chains.includes(chain.chainCompatibility) : false;
+      if (t.chains?.length) return t.chains.includes(chain.chain) || t.chains.includes(chain.chainCompatibility);
       return true;
     })
     .map((t) => ({

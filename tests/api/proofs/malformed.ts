@@ -141,6 +141,15 @@ function genericViolations(scalar: string): { what: string; value: unknown }[] {
   }
 }
 
+/**
+ * What a value means by its name, beyond its type and schema: a network must be in the catalogue and a
+ * block must exist, and saying otherwise is the caller's mistake, not an upstream failure.
+ */
+const NAMED_VIOLATIONS: Record<string, { what: string; value: unknown }[]> = {
+  network: [{ what: "not in the catalogue", value: "no-such-network" }],
+  blockNumber: [{ what: "far beyond the chain's tip", value: 2 ** 52 }],
+};
+
 const pointerOf = (path: string[]) => `/${path.join("/")}`;
 
 function setAt(args: Json, path: string[], value: unknown): Json {
@@ -209,6 +218,7 @@ export function malformedVariants(op: Operation, baseline: Json): Malformed[] {
     }
     if (isEnumType(inner) || !isScalarType(inner) || inner.name === "Boolean") return;
     for (const v of genericViolations(inner.name)) add(path, v.what, v.value);
+    for (const v of NAMED_VIOLATIONS[path[path.length - 1]] ?? []) add(path, v.what, v.value);
     for (const { schema, condition, parent } of schemasAt(path)) {
       for (const v of schemaViolations(schema.schema, inner.name)) add(path, v.what, v.value);
       if (inner.name === "JSON") jsonProperties(path, schema, condition, parent, value);

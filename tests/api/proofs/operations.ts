@@ -266,6 +266,11 @@ const JSON_INPUTS: Record<string, (s: Samples) => unknown> = {
   }),
 };
 
+/** Samples for one operation's argument where the name means something else than elsewhere. */
+const OP_SAMPLES: Record<string, unknown> = {
+  "createStreamWithFunction.input.destinationAttributes": { maxRetry: 1, retryIntervalSec: 0 },
+};
+
 /**
  * Valid arguments for an operation: ids of the kinds `ID_ARGS` names, values by name where a type says
  * too little, otherwise the first enum value, `1`, `false` or a short text. Optional arguments are left
@@ -278,6 +283,7 @@ export function sampleArgs(op: Operation, samples: Samples, withOptional = false
     if (kind) return samples.ids[kind] ?? `not-seeded-${kind}`;
     const inner = isNonNullType(type) ? type.ofType : type;
     if (key === "input" && JSON_INPUTS[op.name]) return JSON_INPUTS[op.name](samples);
+    if (`${op.name}.${key}` in OP_SAMPLES) return OP_SAMPLES[`${op.name}.${key}`];
     if (isEnumType(inner)) return enumSamples[inner.name] ?? inner.getValues()[0].value;
     const byName = namedSample(name, samples);
     if (byName !== undefined) return isListType(inner) && !Array.isArray(byName) ? [byName] : byName;
