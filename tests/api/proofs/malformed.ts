@@ -148,6 +148,7 @@ function genericViolations(scalar: string): { what: string; value: unknown }[] {
 const NAMED_VIOLATIONS: Record<string, { what: string; value: unknown }[]> = {
   network: [{ what: "not in the catalogue", value: "no-such-network" }],
   blockNumber: [{ what: "far beyond the chain's tip", value: 2 ** 52 }],
+  paramsJson: [{ what: "JSON text nested 5000 deep", value: `${"[".repeat(5000)}1${"]".repeat(5000)}` }],
 };
 
 const pointerOf = (path: string[]) => `/${path.join("/")}`;

@@ -269,6 +269,11 @@ const JSON_INPUTS: Record<string, (s: Samples) => unknown> = {
 /** Samples for one operation's argument where the name means something else than elsewhere. */
 const OP_SAMPLES: Record<string, unknown> = {
   "createStreamWithFunction.input.destinationAttributes": { maxRetry: 1, retryIntervalSec: 0 },
+  // params and paramsJson are one or the other: the samples send the JSON text.
+  "callFunction.input.params": undefined,
+  "testFunction.input.params": undefined,
+  "callFunction.input.paramsJson": '{"data": 1}',
+  "testFunction.input.paramsJson": '{"data": 1}',
 };
 
 /**
