@@ -47,6 +47,22 @@ export interface FormatOptions {
 }
 
 /**
+ * The JSON pointer of a variable its type refused, from graphql-js's message
+ * (`Variable "$input" got invalid value … at "input.tags[0]"; …` → /input/tags/0), so a bad
+ * variable names its field as the resolvers' own input errors do.
+ */
+export function variablePointer(message: string): string | null {
+  const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value/.exec(message);
+  if (!variable) return null;
+  const at = /^Variable "\$[_0-9A-Za-z]+" got invalid value .*? at "([^"]+)"; /s.exec(message);
+  const path = at ? at[1] : variable[1];
+  return `/${path
+    .replace(/\[(\d+)\]/g, ".$1")
+    .split(".")
+    .join("/")}`;
+}
+
+/**
  * Gives every error a stable code; what is not ours is either a refused query or an internal failure.
  * An internal failure says only INTERNAL and the request id; what failed goes to the log.
  */
@@ -71,6 +87,9 @@ export function formatError(error: unknown, { production, log, requestId }: Form
     }
     // A query the schema refuses: parse and validation errors, depth/cost/alias/token limits, bad variables.
     const message = production ? graphqlError.message.replace(/ ?Did you mean .*\?$/, "") : graphqlError.message;
-    return { ...base, message, extensions: { code: "BAD_USER_INPUT" } };
+    const pointer = variablePointer(graphqlError.message);
+    return pointer
+      ? { ...base, message, extensions: { code: "BAD_USER_INPUT", fields: [{ pointer, message }] } }
+      : { ...base, message, extensions: { code: "BAD_USER_INPUT" } };
   });
 }
