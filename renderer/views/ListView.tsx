@@ -129,7 +129,9 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
     </Empty>
   );
 
-  const onRowOpen = view.rowLink ? (row: Row) => navigate(fillTemplate(view.rowLink as string, row, true)) : undefined;
+  const onRowOpen = view.rowLink
+    ? (row: Row) => navigate(fillTemplate(view.rowLink as string, row, true, scope))
+    : undefined;
   const selection = selectable ? { selected: rowSelection, onChange: setRowSelection } : undefined;
   const sorting = view.sort ? { orderOf: state.sortOrderOf, sortBy: state.sortBy } : undefined;
 
