@@ -2,7 +2,8 @@
 import { Button, Select, Space, Typography } from "antd";
 import type { ListState } from "./useListState.ts";
 
-const PAGE_SIZES = [10, 25, 50, 100, 250, 500];
+/** The page sizes offered; the service serves pages up to the largest (MAX_PAGE_SIZE in server/platform/paging.ts). */
+export const PAGE_SIZES = [10, 25, 50, 100, 250, 500];
 
 export function ListPager({ paging, shown }: { paging: NonNullable<ListState["paging"]>; shown: number }) {
   const { total } = paging;

@@ -69,7 +69,8 @@ export function cursorArgument<const S extends readonly CursorPart[]>(
 }
 
 export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+/** The largest page a list serves: the console's pager offers up to this (renderer/views/ListPager.tsx). */
+export const MAX_PAGE_SIZE = 500;
 
 export interface PageSizeRule {
   fallback?: number;

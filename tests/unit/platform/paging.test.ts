@@ -57,17 +57,17 @@ describe("page size", () => {
     expect(pageSize(undefined)).toBe(20);
     expect(pageSize(null, { fallback: 50 })).toBe(50);
     expect(pageSize(0)).toBe(1);
-    expect(pageSize(1000)).toBe(100);
+    expect(pageSize(1000)).toBe(500);
     expect(pageSize(300, { max: 200 })).toBe(200);
   });
 
   it("refuses a size out of range on its argument when the list says so", () => {
     const rule = { refuse: { argument: "first", what: "endpoints" } };
-    expect(pageSize(100, rule)).toBe(100);
-    for (const size of [0, 101, 2.5])
+    expect(pageSize(500, rule)).toBe(500);
+    for (const size of [0, 501, 2.5])
       expect(refusal(() => pageSize(size, rule))).toMatchObject({
         code: "BAD_USER_INPUT",
-        fields: [{ pointer: "/first", message: "Ask for 1 to 100 endpoints at a time." }],
+        fields: [{ pointer: "/first", message: "Ask for 1 to 500 endpoints at a time." }],
       });
   });
 });
