@@ -216,10 +216,6 @@ export async function deleteTag(db: Db, events: DomainEvents, accountId: string,
 }
 
 /**
- * A page of the account's endpoints: from the process's list cache when one is given and can answer,
- * else from SQL; both give the same page.
- */
-/**
  * Encoded cursors by endpoint row, one map per sort key. The list cache hands out the same row objects
  * on every request, so a listed endpoint's cursor is encoded once, not per page; rows read by SQL are
  * new objects and simply miss.
@@ -239,6 +235,10 @@ function encodedCursor(row: store.EndpointRow, order: store.EndpointOrder): stri
   return cursor;
 }
 
+/**
+ * A page of the account's endpoints: from the process's list cache when one is given and can answer,
+ * else from SQL; both give the same page.
+ */
 export async function listEndpoints(
   db: Db,
   lists: EndpointListCache | null,
