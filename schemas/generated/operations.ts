@@ -338,7 +338,6 @@ export type EndpointsQuery = {
   endpoints: {
     totalCount: number;
     edges: Array<{
-      cursor: string;
       node: {
         id: string;
         label: string | null;

@@ -25,7 +25,7 @@ export function endpointUrls(base: string, exId: string) {
 /** What the Endpoint type's fields resolve from (the generated types' mapper for Endpoint). */
 export type EndpointView = ReturnType<typeof endpointView>;
 
-function endpointView(ctx: Context, row: store.EndpointRow, tags: { tagId: string; label: string }[]) {
+function endpointView(base: string, row: store.EndpointRow, tags: { tagId: string; label: string }[]) {
   const found = findNetwork(row.network);
   const compatibility = found?.chain.chainCompatibility ?? "evm";
   return {
@@ -37,7 +37,7 @@ function endpointView(ctx: Context, row: store.EndpointRow, tags: { tagId: strin
     network: row.network,
     canonicalNetwork: found?.network.canonicalNetwork ?? row.network,
     status: row.status,
-    ...endpointUrls(publicBase(ctx), row.exId),
+    ...endpointUrls(base, row.exId),
     chainCompatibility: compatibility,
     docsExName: row.chain,
     isDedicated: row.isDedicated,
@@ -47,9 +47,25 @@ function endpointView(ctx: Context, row: store.EndpointRow, tags: { tagId: strin
     quickstart: quickstart[compatibility] ?? { apps: [], dapps: [], wallets: [] },
     // No add-on can be installed before the marketplace exists.
     installedAddons: [],
-    createdAt: row.createdAt,
+    // DateTime's text, written here once: a listed endpoint's view is kept and served on every page.
+    createdAt: row.createdAt.toISOString(),
     accountId: row.accountId,
   };
+}
+
+/**
+ * Views of listed endpoints by row. The list cache hands out the same row and tags objects on every
+ * request, so a listed endpoint's view is built once per base URL, not per page; rows read by SQL are
+ * new objects and simply miss.
+ */
+const listedViews = new WeakMap<store.EndpointRow, { base: string; tags: store.EndpointTag[]; view: EndpointView }>();
+
+function listedView(base: string, row: store.EndpointRow, tags: store.EndpointTag[]): EndpointView {
+  const listed = listedViews.get(row);
+  if (listed?.base === base && listed.tags === tags) return listed.view;
+  const view = endpointView(base, row, tags);
+  listedViews.set(row, { base, tags, view });
+  return view;
 }
 
 async function viewsWithTags(ctx: Context, accountId: string, rows: store.EndpointRow[]) {
@@ -60,7 +76,7 @@ async function viewsWithTags(ctx: Context, accountId: string, rows: store.Endpoi
   );
   return rows.map((row) =>
     endpointView(
-      ctx,
+      publicBase(ctx),
       row,
       links.filter((l) => l.endpointId === row.id).map((l) => ({ tagId: l.tagId, label: l.label })),
     ),
@@ -79,8 +95,9 @@ export const endpointResolvers: Resolvers = {
     ),
     endpoints: field("VIEWER", async ({ ctx, accountId, args }) => {
       const page = await service.listEndpoints(ctx.db, ctx.services.endpointLists, accountId, args);
+      const base = publicBase(ctx);
       return {
-        edges: page.edges.map(({ cursor, node }) => ({ cursor, node: endpointView(ctx, node.endpoint, node.tags) })),
+        edges: page.edges.map(({ cursor, node }) => ({ cursor, node: listedView(base, node.endpoint, node.tags) })),
         pageInfo: page.pageInfo,
         totalCount: page.totalCount,
       };

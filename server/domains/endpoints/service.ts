@@ -3,7 +3,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
-import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
+import { connectionWithCursors, cursorArgument, encodeCursor, pageSize } from "../../platform/paging.ts";
 import { lockedSubscription } from "../account/service.ts";
 import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.ts";
 import type { EndpointListCache } from "./list-cache.ts";
@@ -216,6 +216,26 @@ export async function deleteTag(db: Db, events: DomainEvents, accountId: string,
 }
 
 /**
+ * Encoded cursors by endpoint row, one map per sort key. The list cache hands out the same row objects
+ * on every request, so a listed endpoint's cursor is encoded once, not per page; rows read by SQL are
+ * new objects and simply miss.
+ */
+const encodedCursors = {
+  label: new WeakMap<store.EndpointRow, string>(),
+  createdAt: new WeakMap<store.EndpointRow, string>(),
+};
+
+function encodedCursor(row: store.EndpointRow, order: store.EndpointOrder): string {
+  const encoded = order.startsWith("LABEL") ? encodedCursors.label : encodedCursors.createdAt;
+  let cursor = encoded.get(row);
+  if (cursor === undefined) {
+    cursor = encodeCursor(store.cursorOf(row, order));
+    encoded.set(row, cursor);
+  }
+  return cursor;
+}
+
+/**
  * A page of the account's endpoints: from the process's list cache when one is given and can answer,
  * else from SQL; both give the same page.
  */
@@ -238,7 +258,9 @@ export async function listEndpoints(
   const tagIds = (args.tagIds ?? []).filter(isUuid);
   if (args.tagIds && args.tagIds.length > 0 && tagIds.length === 0) {
     return {
-      ...connection([], first, (row: store.EndpointPage["rows"][number]) => store.cursorOf(row.endpoint, order)),
+      ...connectionWithCursors([], first, (row: store.EndpointPage["rows"][number]) =>
+        encodedCursor(row.endpoint, order),
+      ),
       totalCount: 0,
     };
   }
@@ -246,7 +268,7 @@ export async function listEndpoints(
   const { rows, totalCount } =
     (await lists?.page(accountId, filter, order, first + 1, after)) ??
     (await store.listEndpoints(db, accountId, filter, order, first + 1, after));
-  return { ...connection(rows, first, (row) => store.cursorOf(row.endpoint, order)), totalCount };
+  return { ...connectionWithCursors(rows, first, (row) => encodedCursor(row.endpoint, order)), totalCount };
 }
 
 export const listTags = (db: Db, accountId: string) => store.listTags(db, accountId);
