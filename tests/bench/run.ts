@@ -196,6 +196,27 @@ if (wanted("batch")) {
   console.log(`(batch done at ${elapsed()})`);
 }
 
+if (wanted("inforce")) {
+  const { runInForceBench } = await import("./inforce.ts");
+  console.log(
+    "\n=== inforce: pause, resume and token revocation through process A, in force at A's and B's proxies (one database) ===",
+  );
+  const r = await runInForceBench();
+  checks.push({
+    bench: "inforce",
+    target: "other process: p95 ≤ 100 ms from the mutation's answer",
+    measured: `p95 ${r.otherProcess.p95.toFixed(1)} ms, max ${r.otherProcess.max.toFixed(1)} ms (${r.otherProcessOldAnswers} old answers; same process p95 ${r.sameProcess.p95.toFixed(1)} ms, ${r.sameProcessOldAnswers} old; NOTIFY floor p95 ${r.notifyFloor.p95.toFixed(1)} ms)`,
+    met: r.otherProcess.p95 <= 100,
+  });
+  checks.push({
+    bench: "inforce",
+    target: "same process: the first call after the mutation's answer gets the new answer",
+    measured: `${r.sameProcessOldAnswers} old answers in ${r.rounds * 3} changes`,
+    met: r.sameProcessOldAnswers === 0,
+  });
+  console.log(`(inforce done at ${elapsed()})`);
+}
+
 console.log(`\n=== summary (${elapsed()}) ===`);
 const w = {
   bench: Math.max(5, ...checks.map((c) => c.bench.length)),
