@@ -6,7 +6,8 @@
  * the filter benchmark ~100 ms per side, round and case. Select some with arguments:
  * `npm run bench -- filter streams`. The batch benchmark (one oversized JSON-RPC batch against the service's
  * memory and /healthz) takes about 30 s. The graphql benchmark reads the same BENCH_SECONDS / BENCH_ROUNDS
- * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run).
+ * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run). The inforce benchmark (two
+ * service processes on one database, 30 rounds of each change by default, BENCH_INFORCE_ROUNDS) about 25 s.
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
