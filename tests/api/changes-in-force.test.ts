@@ -1,6 +1,7 @@
 // A change made in the console is in force at the proxy when the mutation answers: in the process that
-// answered it at once (no wait between the answer and the next call), in another process of the same
-// deployment (one database, the events relay) within 100 ms.
+// answered it at once (no wait between the answer and the next call); another process of the same
+// deployment (one database, the events relay) converges to it. How soon it does is a benchmark's
+// figure (`npm run bench -- inforce`), not an assertion here.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -87,13 +88,12 @@ async function rpc(app: TestApp, endpoint: Endpoint, token = endpoint.initialTok
   return res.status;
 }
 
-/** Calls the other process's proxy until it answers `status`; the milliseconds that took. */
-async function untilAnswers(app: TestApp, endpoint: Endpoint, status: number, token?: string): Promise<number> {
-  const started = performance.now();
-  const deadline = started + 2000;
+/** Calls the other process's proxy until it answers `status`; 2 s is the bound of "eventually". */
+async function untilAnswers(app: TestApp, endpoint: Endpoint, status: number, token?: string): Promise<void> {
+  const deadline = performance.now() + 2000;
   for (;;) {
     const got = await rpc(app, endpoint, token);
-    if (got === status) return performance.now() - started;
+    if (got === status) return;
     if (performance.now() > deadline) throw new Error(`the other process still answers ${got}, not ${status}`);
   }
 }
@@ -166,22 +166,19 @@ describe("a change is in force at the proxy when the mutation answers", () => {
     expect(await rpc(first, endpoint)).toBe(410);
   });
 
-  it("another process of the deployment refuses within 100 ms of the answer", async () => {
+  it("another process of the deployment converges to each pause, resume and token revocation", async () => {
     const user = await signUp(first);
     const endpoint = await endpointWithoutPlanLimit(user);
     const gql = (query: string, variables: Record<string, unknown>) => user.client.gqlOk(query, variables);
     await untilAnswers(second, endpoint, 200);
 
     const pause = `mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }`;
-    const paused: number[] = [];
-    const resumed: number[] = [];
     for (let i = 0; i < 10; i++) {
       await gql(pause, { id: endpoint.id });
-      paused.push(await untilAnswers(second, endpoint, 423));
+      await untilAnswers(second, endpoint, 423);
       await gql(pause, { id: endpoint.id });
-      resumed.push(await untilAnswers(second, endpoint, 200));
+      await untilAnswers(second, endpoint, 200);
     }
-    const revoked: number[] = [];
     for (let i = 0; i < 5; i++) {
       const created = await user.client.gqlOk<{ createAuthToken: { id: string; token: string } }>(
         `mutation($id: ID!) { createAuthToken(id: $id) { id token } }`,
@@ -192,12 +189,7 @@ describe("a change is in force at the proxy when the mutation answers", () => {
         id: endpoint.id,
         t: created.createAuthToken.id,
       });
-      revoked.push(await untilAnswers(second, endpoint, 401, created.createAuthToken.token));
+      await untilAnswers(second, endpoint, 401, created.createAuthToken.token);
     }
-    const slowest = Math.max(...paused, ...resumed, ...revoked);
-    expect(
-      slowest,
-      `pause ${paused.map(Math.round)}, resume ${resumed.map(Math.round)}, revoke ${revoked.map(Math.round)} ms`,
-    ).toBeLessThan(100);
   });
 });

@@ -6,7 +6,8 @@
  * the filter benchmark ~100 ms per side, round and case. Select some with arguments:
  * `npm run bench -- filter streams`. The batch benchmark (one oversized JSON-RPC batch against the service's
  * memory and /healthz) takes about 30 s. The graphql benchmark reads the same BENCH_SECONDS / BENCH_ROUNDS
- * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run).
+ * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run). The inforce benchmark (two
+ * service processes on one database, 30 rounds of each change by default, BENCH_INFORCE_ROUNDS) about 25 s.
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
@@ -194,6 +195,27 @@ if (wanted("batch")) {
     });
   }
   console.log(`(batch done at ${elapsed()})`);
+}
+
+if (wanted("inforce")) {
+  const { runInForceBench } = await import("./inforce.ts");
+  console.log(
+    "\n=== inforce: pause, resume and token revocation through process A, in force at A's and B's proxies (one database) ===",
+  );
+  const r = await runInForceBench();
+  checks.push({
+    bench: "inforce",
+    target: "other process: p95 ≤ 100 ms from the mutation's answer",
+    measured: `p95 ${r.otherProcess.p95.toFixed(1)} ms, max ${r.otherProcess.max.toFixed(1)} ms (${r.otherProcessOldAnswers} old answers; same process p95 ${r.sameProcess.p95.toFixed(1)} ms, ${r.sameProcessOldAnswers} old; NOTIFY floor p95 ${r.notifyFloor.p95.toFixed(1)} ms)`,
+    met: r.otherProcess.p95 <= 100,
+  });
+  checks.push({
+    bench: "inforce",
+    target: "same process: the first call after the mutation's answer gets the new answer",
+    measured: `${r.sameProcessOldAnswers} old answers in ${r.rounds * 3} changes`,
+    met: r.sameProcessOldAnswers === 0,
+  });
+  console.log(`(inforce done at ${elapsed()})`);
 }
 
 console.log(`\n=== summary (${elapsed()}) ===`);
