@@ -181,6 +181,9 @@ const STORED_INPUT_KEYS = [
   "region",
 ] as const;
 
+/** Stored keys where an empty text sent in an update means none. */
+const EMPTY_MEANS_NONE: ReadonlySet<string> = new Set(["filterFunction", "notificationEmail"]);
+
 /**
  * The stream as it would be after `patch`, in its create input's shape, so a partial update is checked
  * whole: attributes sent alone are checked against the stored destination's schema, and a new
@@ -229,25 +232,10 @@ export async function updateStream(
     await checkRules(merged, services, targetChanged);
     if (targetChanged || patch.destinationAttributes !== undefined) await checkFunctionTarget(tx, accountId, merged);
     const values: Partial<store.NewStream> = {};
-    for (const k of [
-      "name",
-      "network",
-      "dataset",
-      "datasetBatchSize",
-      "elasticBatchEnabled",
-      "includeStreamMetadata",
-      "destination",
-      "startRange",
-      "endRange",
-      "filterVersion",
-      "fixBlockReorgs",
-      "keepDistanceFromTip",
-      "region",
-    ] as const) {
-      if (patch[k] !== undefined) (values as Record<string, unknown>)[k] = patch[k];
+    for (const k of STORED_INPUT_KEYS) {
+      if (patch[k] === undefined) continue;
+      (values as Record<string, unknown>)[k] = EMPTY_MEANS_NONE.has(k) ? patch[k] || null : patch[k];
     }
-    if (patch.filterFunction !== undefined) values.filterFunction = patch.filterFunction || null;
-    if (patch.notificationEmail !== undefined) values.notificationEmail = patch.notificationEmail || null;
     if (patch.destinationAttributes !== undefined || (patch.destination && patch.destination !== current.destination)) {
       const { shown, secrets } = splitSecrets(patch.destinationAttributes ?? {});
       // A secret left out (or sent back masked) keeps its stored value, unless the destination type changed.
