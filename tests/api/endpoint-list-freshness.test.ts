@@ -2,28 +2,11 @@
 // its own list in the answer to the next request, and in another process's list (two services on one
 // database) as soon as PostgreSQL has delivered the events relay's notification: that one is asked again
 // for a moment. Each process has the list cached from a request just before the change.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GqlClient, signUp, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
+import { describe, expect, it } from "vitest";
+import { type GqlClient, signUp, useTwoTestApps } from "../support/api.ts";
 
-let first: TestApp;
-let second: TestApp;
-
-beforeAll(async () => {
-  first = await startTestApp();
-  second = await startTestApp({}, { database: first.database });
-});
-
-afterAll(async () => {
-  await second?.close();
-  await first?.close();
-});
-
-/** A client of the second service carrying the same session cookie (the same browser, another process). */
-function onSecond(user: TestUser): GqlClient {
-  const client = new GqlClient(second.url);
-  for (const [name, value] of user.client.cookies) client.cookies.set(name, value);
-  return client;
-}
+const apps = useTwoTestApps();
+const { onSecond } = apps;
 
 /** The list as the screen shows it, with a status filter, as text to compare. */
 async function listed(client: GqlClient, status: string | null = null): Promise<string> {
@@ -51,7 +34,7 @@ async function soon(ask: () => Promise<string>, expected: string): Promise<strin
 
 describe("the endpoints list after a change", () => {
   it("shows each change at once in the process that made it, and soon in another", async () => {
-    const user = await signUp(first);
+    const user = await signUp(apps.first);
     const here = user.client;
     const elsewhere = onSecond(user);
     type Node = { id: string; label: string | null; status: string; tags: { tagId: string; label: string }[] };

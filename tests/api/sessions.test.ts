@@ -3,30 +3,13 @@
 // relay's notification (milliseconds; the other process has the session cached from a request just
 // before, and would otherwise trust it for a minute). The change answers only after the notification is
 // sent, but its delivery to another process is asynchronous, so the other is asked again for a moment.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GqlClient, signIn, signUp, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
+import { describe, expect, it } from "vitest";
+import { type GqlClient, signIn, signUp, useTwoTestApps } from "../support/api.ts";
 
 const DEMO_PASSWORD = "demo-password-for-tests";
 
-let first: TestApp;
-let second: TestApp;
-
-beforeAll(async () => {
-  first = await startTestApp();
-  second = await startTestApp({}, { database: first.database });
-});
-
-afterAll(async () => {
-  await second?.close();
-  await first?.close();
-});
-
-/** A client of the second service carrying the same session cookie (the same browser, another process). */
-function onSecond(user: TestUser): GqlClient {
-  const client = new GqlClient(second.url);
-  for (const [name, value] of user.client.cookies) client.cookies.set(name, value);
-  return client;
-}
+const apps = useTwoTestApps();
+const { onSecond } = apps;
 
 const whoAmI = async (client: GqlClient) =>
   (await client.gqlOk<{ viewer: { email: string } | null }>("{ viewer { email } }")).viewer?.email ?? null;
@@ -47,7 +30,7 @@ async function soon<T>(ask: () => Promise<T>, expected: T): Promise<T> {
 
 describe("a session changed through one process", () => {
   it("is signed out in the other at once", async () => {
-    const user = await signUp(first);
+    const user = await signUp(apps.first);
     const elsewhere = onSecond(user);
     expect(await whoAmI(elsewhere)).toBe(user.email);
     expect(await whoAmI(elsewhere)).toBe(user.email);
@@ -57,8 +40,8 @@ describe("a session changed through one process", () => {
   });
 
   it("loses other sessions in the other at once when the password changes", async () => {
-    const user = await signUp(first);
-    const other = await signIn(first, user.email, user.password);
+    const user = await signUp(apps.first);
+    const other = await signIn(apps.first, user.email, user.password);
     const elsewhere = onSecond(other);
     expect(await whoAmI(elsewhere)).toBe(user.email);
 
@@ -72,8 +55,8 @@ describe("a session changed through one process", () => {
   });
 
   it("has its new role in the other at once, both ways", async () => {
-    const owner = await signIn(first, "demo@nodeplane.local", DEMO_PASSWORD);
-    const member = await signIn(first, "viewer@nodeplane.local", DEMO_PASSWORD);
+    const owner = await signIn(apps.first, "demo@nodeplane.local", DEMO_PASSWORD);
+    const member = await signIn(apps.first, "viewer@nodeplane.local", DEMO_PASSWORD);
     const elsewhere = onSecond(member);
     const setRole = (role: string) =>
       owner.client.gqlOk("mutation($u: ID!, $r: String!) { updateUserRole(userId: $u, role: $r) { role } }", {

@@ -196,6 +196,43 @@ export function useTestApp(env: Record<string, string> = {}): { readonly app: Te
   };
 }
 
+/**
+ * Two services on one database, as two processes of one deployment, for a test file; `onSecond(user)`
+ * is a client of the second carrying the user's session cookie (the same browser, another process).
+ */
+export function useTwoTestApps(): {
+  readonly first: TestApp;
+  readonly second: TestApp;
+  onSecond(user: TestUser): GqlClient;
+} {
+  let apps: [TestApp, TestApp] | undefined;
+  beforeAll(async () => {
+    const first = await startTestApp();
+    apps = [first, await startTestApp({}, { database: first.database })];
+  });
+  afterAll(async () => {
+    await apps?.[1].close();
+    await apps?.[0].close();
+  });
+  const started = (): [TestApp, TestApp] => {
+    if (!apps) throw new Error("the test apps are not started: use them inside a test or hook");
+    return apps;
+  };
+  return {
+    get first() {
+      return started()[0];
+    },
+    get second() {
+      return started()[1];
+    },
+    onSecond(user) {
+      const client = new GqlClient(started()[1].url);
+      for (const [name, value] of user.client.cookies) client.cookies.set(name, value);
+      return client;
+    },
+  };
+}
+
 export interface TestUser {
   client: GqlClient;
   email: string;
