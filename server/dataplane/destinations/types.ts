@@ -1,3 +1,11 @@
+import type {
+  StreamAzureAttributes,
+  StreamFunctionAttributes,
+  StreamPostgresAttributes,
+  StreamS3Attributes,
+  StreamSnowflakeAttributes,
+  StreamWebhookAttributes,
+} from "../../../schemas/generated/entities.ts";
 /**
  * What the stream/webhook engine calls to deliver batches. One {@link Destination} per stream,
  * made by `createDestination(attributes, context)` from the stream's typed destination attributes
@@ -10,88 +18,14 @@ export type FileType = "JSON" | "PARQUET";
 export type SslMode = "DISABLE" | "REQUIRE";
 export type MetadataMode = "BODY" | "HEADER" | "NONE";
 
-interface RetryAttributes {
-  maxRetry?: number;
-  retryIntervalSec?: number;
-  version?: string;
-}
-
-export interface WebhookAttributes extends RetryAttributes {
-  type: "WEBHOOK";
-  url: string;
-  compression?: Compression;
-  headers?: Record<string, string>;
-  postTimeoutSec?: number;
-  /** Secret: signs every request (see signature.ts). */
-  securityToken?: string;
-}
-
-export interface PostgresAttributes extends RetryAttributes {
-  type: "POSTGRES";
-  host: string;
-  port?: number;
-  username: string;
-  /** Secret. */
-  password?: string;
-  database: string;
-  /** `table` or `schema.table`, each part a plain SQL identifier. */
-  tableName: string;
-  sslmode?: SslMode;
-}
-
-export interface S3Attributes extends RetryAttributes {
-  type: "S3";
-  accessKey: string;
-  /** Secret. */
-  secretKey: string;
-  bucket: string;
-  /** host[:port] or a full URL of an S3-compatible service; empty for AWS itself. */
-  endpoint?: string;
-  region?: string;
-  fileType?: FileType;
-  fileCompression?: Compression;
-  objectPrefix?: string;
-  useSsl?: boolean;
-}
-
-export interface AzureAttributes extends RetryAttributes {
-  type: "AZURE";
-  storageAccount: string;
-  /** Secret: a SAS token (with or without the leading "?"). */
-  sasToken: string;
-  container: string;
-  blobPrefix?: string;
-  fileType?: FileType;
-  fileCompression?: Compression;
-  /**
-   * Blob service URL, for emulators and sovereign clouds (e.g. Azurite's
-   * http://127.0.0.1:10000/devstoreaccount1). Default https://<storageAccount>.blob.core.windows.net.
-   */
-  endpoint?: string;
-}
-
-export interface SnowflakeAttributes extends RetryAttributes {
-  type: "SNOWFLAKE";
-  username: string;
-  /** Secret. */
-  password?: string;
-  account: string;
-  warehouse: string;
-  protocol?: "https" | "http";
-  host?: string;
-  port?: number;
-  database: string;
-  schema: string;
-  tableName: string;
-}
-
-export interface FunctionAttributes extends RetryAttributes {
-  type: "FUNCTION";
-  functionID: string;
-  postTimeoutSec?: number;
-  /** Secret. */
-  securityToken?: string;
-}
+// Each destination's attributes are the stream entity schema's (schemas/entities/stream.schema.json,
+// generated into schemas/generated/entities.ts), tagged with the destination they belong to.
+export type WebhookAttributes = StreamWebhookAttributes & { type: "WEBHOOK" };
+export type PostgresAttributes = StreamPostgresAttributes & { type: "POSTGRES" };
+export type S3Attributes = StreamS3Attributes & { type: "S3" };
+export type AzureAttributes = StreamAzureAttributes & { type: "AZURE" };
+export type SnowflakeAttributes = StreamSnowflakeAttributes & { type: "SNOWFLAKE" };
+export type FunctionAttributes = StreamFunctionAttributes & { type: "FUNCTION" };
 
 export type DestinationAttributes =
   | WebhookAttributes

@@ -67,6 +67,8 @@ export class WebhookDestination implements Destination {
     this.timeoutMs = Math.max(1, attrs.postTimeoutSec ?? 10) * 1000;
     let lines = "";
     for (const [name, value] of Object.entries(attrs.headers ?? {})) {
+      // The schema's map type allows a missing value; JSON never has one.
+      if (value === undefined) continue;
       if (!HEADER_NAME.test(name)) {
         throw new DestinationError(`header name "${name}" is not a valid HTTP header name`, { retryable: false });
       }
