@@ -62,7 +62,9 @@ describe("the response cache", () => {
 
   it("keeps the answer to the endpoints list screen's own operation", async () => {
     const registry = loadRegistry(path.resolve(import.meta.dirname, "../.."), loadApiSchema());
-    const view = registry.screens.find((s) => s.manifest.id === "endpoints.list")?.manifest.views[0];
+    const view = registry.screens
+      .find((s) => s.manifest.id === "endpoints.list")
+      ?.manifest.views.find((v) => v.kind === "list");
     const operation = typeof view?.query === "string" ? registry.operations.get(view.query) : undefined;
     if (!operation) throw new Error("the endpoints list screen has no operation");
     const user = await signUp(ctx.app);
