@@ -124,7 +124,7 @@ export function testResult(run: FunctionRun) {
 /** Refuses code that does not compile or has no main (compiled, not run), with the sandbox's message and line. */
 export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
   const filter = await createFilter({ source: code, version: FUNCTION_CONVENTION });
-  const error = filter.check();
+  const error = await filter.check();
   filter.dispose();
   if (error)
     throw badInput([
