@@ -205,11 +205,16 @@ export function filterErrorText(error: FilterError): string {
 }
 
 /** Creates a filter. Its code is loaded into an isolate on the first run or check(). */
-export async function createFilter(options: FilterOptions): Promise<Filter> {
+export function newFilter(options: FilterOptions): Filter {
   return new Filter(options.source, options.version ?? DEFAULT_FILTER_VERSION, options.helpers, {
     ...DEFAULT_FILTER_LIMITS,
     ...options.limits,
   });
+}
+
+/** The same, for callers written when loading the engine was asynchronous. */
+export async function createFilter(options: FilterOptions): Promise<Filter> {
+  return newFilter(options);
 }
 
 /** One-shot run for "test filter function": loads, runs once on the input, disposes. */
