@@ -320,9 +320,12 @@ export async function runFunctionBench(log: (line: string) => void = console.log
   // The bare baseline: the same main in an isolate of this process, JSON text in and out.
   const isolate = new ivm.Isolate({ memoryLimit: 64 });
   const context = isolate.createContextSync();
-  const bare = context.evalSync(`${FUNCTION_SOURCE}; (function (text) { return JSON.stringify(main({ data: JSON.parse(text) })) })`, {
-    reference: true,
-  }) as import("isolated-vm").Reference<(text: string) => string>;
+  const bare = context.evalSync(
+    `${FUNCTION_SOURCE}; (function (text) { return JSON.stringify(main({ data: JSON.parse(text) })) })`,
+    {
+      reference: true,
+    },
+  ) as import("isolated-vm").Reference<(text: string) => string>;
   const bareAsync = (i: number) => bare.apply(undefined, [input(i).data], { timeout: 10_000 });
   const bareSync = (i: number) => bare.applySync(undefined, [input(i).data], { timeout: 10_000 });
   for (let i = 0; i < 200; i++) {

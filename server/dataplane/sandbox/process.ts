@@ -92,8 +92,8 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
 }
 
 export class SandboxProcess {
-  /** Bumped at every start: a filter opened in an earlier generation is opened again. */
-  generation = 0;
+  /** Bumped when the process is replaced: a filter loaded in an earlier generation is loaded again. */
+  generation = 1;
   private child: ChildProcess | null = null;
   private socket: Socket | null = null;
   private nextId = 1;
@@ -101,6 +101,11 @@ export class SandboxProcess {
   private readonly opens = new Map<number, PendingOpen>();
   private lastHeard = 0;
   private watchdog: NodeJS.Timeout | null = null;
+
+  /** The sandbox process's pid while it runs (tests kill it to see a crash contained). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
 
   newId(): number {
     return this.nextId++;
@@ -148,7 +153,6 @@ export class SandboxProcess {
 
   private ensureStarted(): void {
     if (this.child) return;
-    this.generation++;
     const child = spawn(process.execPath, HOST_ARGS, { stdio: ["ignore", "inherit", "inherit", "pipe"] });
     const socket = child.stdio[3] as Socket;
     this.child = child;
@@ -186,7 +190,10 @@ export class SandboxProcess {
     // Opening runs top-level code under a filter's limit; 10 s covers any limit a filter is given.
     if (this.opens.size > 0) longest = Math.max(longest, 10_000);
     if (now - this.lastHeard > longest + GRACE_MS) {
-      this.restart(null, "the sandbox process stopped answering (a call could not be stopped at its time limit)");
+      this.restart(
+        null,
+        "the sandbox process stopped answering: V8 could not stop the call (an isolate that allocates far past its memory limit in one step can do this)",
+      );
     }
   }
 
@@ -247,6 +254,7 @@ export class SandboxProcess {
     const child = this.child;
     this.child = null;
     this.socket = null;
+    this.generation++;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const now = Date.now();
     for (const [, call] of this.calls) {
