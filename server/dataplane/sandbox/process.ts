@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import type { Socket } from "node:net";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { type FromHost, type HostError, readFrames, type ToHost, writeFrame } from "./frames.ts";
 import { FILTER_HELPER_NAMES, type FilterHelperName, type FilterHelpers } from "./types.ts";
 
@@ -16,8 +17,16 @@ import { FILTER_HELPER_NAMES, type FilterHelperName, type FilterHelpers } from "
  */
 const GRACE_MS = 2_000;
 const WATCHDOG_EVERY_MS = 250;
-/** The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host. */
-const HOST_ARGS = ["--no-node-snapshot", "--import", "tsx", fileURLToPath(new URL("./host.ts", import.meta.url))];
+/**
+ * The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host; tsx is
+ * found from here, not from the directory the service was started in.
+ */
+const HOST_ARGS = [
+  "--no-node-snapshot",
+  "--import",
+  pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
+  fileURLToPath(new URL("./host.ts", import.meta.url)),
+];
 
 export interface HostOutcome {
   error: HostError | null;
