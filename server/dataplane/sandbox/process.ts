@@ -171,6 +171,9 @@ export class SandboxProcess {
     child.on("exit", (code, signal) => {
       if (this.child === child) this.restart(null, `the sandbox process exited (${signal ?? `code ${code}`})`);
     });
+    child.on("error", (e) => {
+      if (this.child === child) this.restart(null, `the sandbox process could not be started (${e.message})`);
+    });
     this.idle();
   }
 
