@@ -16,6 +16,8 @@ import { FILTER_HELPER_NAMES, type FilterHelperName, type FilterHelpers } from "
  * that ran too long with TIMEOUT, the others with a RUNTIME error saying to retry.
  */
 const GRACE_MS = 2_000;
+/** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
+const START_MS = 30_000;
 const WATCHDOG_EVERY_MS = 250;
 /**
  * The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host; tsx is
@@ -109,6 +111,8 @@ export class SandboxProcess {
   private readonly calls = new Map<number, PendingCall>();
   private readonly opens = new Map<number, PendingOpen>();
   private lastHeard = 0;
+  private ready = false;
+  private startedAt = 0;
   private watchdog: NodeJS.Timeout | null = null;
 
   /** The sandbox process's pid while it runs (tests kill it to see a crash contained). */
@@ -164,6 +168,8 @@ export class SandboxProcess {
     if (this.child) return;
     const child = spawn(process.execPath, HOST_ARGS, { stdio: ["ignore", "inherit", "inherit", "pipe"] });
     const socket = child.stdio[3] as Socket;
+    this.ready = false;
+    this.startedAt = Date.now();
     this.child = child;
     this.socket = socket;
     readFrames<FromHost>(socket, (frame) => this.onFrame(child, frame.header, frame.body));
@@ -197,6 +203,11 @@ export class SandboxProcess {
 
   private check(): void {
     const now = Date.now();
+    if (!this.ready) {
+      if (now - this.startedAt > START_MS)
+        this.restart(null, `the sandbox process did not start within ${START_MS} ms`);
+      return;
+    }
     let longest = 0;
     for (const call of this.calls.values()) longest = Math.max(longest, call.timeoutMs);
     // Opening runs top-level code under a filter's limit; 10 s covers any limit a filter is given.
@@ -214,6 +225,7 @@ export class SandboxProcess {
     this.lastHeard = Date.now();
     switch (h.op) {
       case "ready":
+        this.ready = true;
         return;
       case "opened": {
         const open = this.opens.get(h.fid);
