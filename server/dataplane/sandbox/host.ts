@@ -23,6 +23,8 @@ const FILENAME = "filter.js";
  * not hold up the filters queued behind it.
  */
 const SYNC_CALL_MAX_MS = 1_000;
+/** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
+const MAX_WAITING_HELPERS = 256;
 
 interface Instance {
   fid: number;
@@ -192,6 +194,10 @@ function finishAsync(fid: number, rid: number, out: string): void {
 function helper(fid: number, rid: number, hid: number, name: string, args: string): void {
   const call = calls.get(rid);
   if (!call || call.inst.fid !== fid || call.finished) return;
+  if (call.outstanding >= MAX_WAITING_HELPERS) {
+    // Thrown into the isolate: the helper's promise rejects with this message.
+    throw new Error(`more than ${MAX_WAITING_HELPERS} qnLib calls waiting at once: await them in smaller groups`);
+  }
   call.outstanding++;
   send({ op: "helper", rid, hid, name }, args);
 }

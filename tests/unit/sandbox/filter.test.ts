@@ -284,6 +284,23 @@ describe("filter sandbox: async main and key-value helpers", () => {
     expect(failed(await f.run({ data: [] })).kind).toBe("TIMEOUT");
   });
 
+  it("refuses more helper calls waiting at once than the limit", async () => {
+    const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
+    const f = await filter(
+      `async function main() {
+        const all = [];
+        for (let i = 0; i < 300; i++) all.push(qnLib.qnGetSet("k").then(() => "ok", (e) => e.message));
+        const out = await Promise.all(all);
+        return [out.filter((x) => x === "ok").length, out.find((x) => x !== "ok")];
+      }`,
+      { helpers },
+    );
+    expect(await f.run({ data: [] })).toMatchObject({
+      ok: true,
+      resultJson: JSON.stringify([256, "more than 256 qnLib calls waiting at once: await them in smaller groups"]),
+    });
+  });
+
   it("reports a promise that can never settle", async () => {
     const f = await filter("async function main() { await new Promise(() => {}); return 1 }");
     expect(failed(await f.run({ data: [] })).message).toMatch(/never settled/);
