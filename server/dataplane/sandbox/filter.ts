@@ -1,4 +1,3 @@
-import type { HostError } from "./frames.ts";
 import { type HostOutcome, SandboxRestarted, sandboxProcess } from "./process.ts";
 import {
   DEFAULT_FILTER_LIMITS,
@@ -54,8 +53,9 @@ function lineOf(stack: string | undefined): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function filterError(e: HostError): FilterError {
-  return e.line === undefined ? { kind: e.kind, message: e.message } : e;
+/** The error as callers compare it: no `line` key when there is no line. */
+function filterError(e: FilterError): FilterError {
+  return e.line === undefined || e.line === null ? { kind: e.kind, message: e.message } : e;
 }
 
 export class Filter {

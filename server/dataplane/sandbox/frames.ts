@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import type { FilterError } from "./types.ts";
 
 /**
  * Length-prefixed frames between the service and its sandbox process, over one pipe:
@@ -82,22 +83,16 @@ export type ToHost =
   | { op: "helped"; rid: number; hid: number; ok: boolean }
   | { op: "close"; fid: number };
 
-export interface HostError {
-  kind: "SYNTAX" | "RUNTIME" | "TIMEOUT" | "MEMORY" | "RESULT_NOT_SERIALIZABLE";
-  message: string;
-  line?: number;
-}
-
 /** What the sandbox process answers. */
 export type FromHost =
   | { op: "ready" }
-  | { op: "opened"; fid: number; error: HostError | null }
+  | { op: "opened"; fid: number; error: FilterError | null }
   /**
    * Body: the guest's encoded outcome (see bootstrap.ts) when error is null; otherwise the logs
    * written before the failure, as encoded by the guest (may be empty). The isolate is dropped after
    * any failure, so the next call starts from a fresh one.
    */
-  | { op: "done"; rid: number; heapBytes: number; error: HostError | null }
+  | { op: "done"; rid: number; heapBytes: number; error: FilterError | null }
   /** Body: the arguments as a JSON array. */
   | { op: "helper"; rid: number; hid: number; name: string }
   /** V8 lost control of an isolate: the process must be replaced. */

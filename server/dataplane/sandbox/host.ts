@@ -13,8 +13,8 @@
 import net from "node:net";
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
-import { type FromHost, type HostError, readFrames, type ToHost, writeFrame } from "./frames.ts";
-import { FILTER_HELPER_NAMES } from "./types.ts";
+import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
+import { FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
 
 const FILENAME = "filter.js";
 /**
@@ -52,7 +52,7 @@ const instances = new Map<number, Instance>();
 const calls = new Map<number, Call>();
 
 class HostFault extends Error {
-  constructor(readonly hostError: HostError) {
+  constructor(readonly hostError: FilterError) {
     super(hostError.message);
   }
 }
@@ -63,7 +63,7 @@ function lineOf(text: string | undefined): number | undefined {
 }
 
 /** Classifies what isolated-vm threw out of a call or a compile. */
-function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number }, timeoutMs: number): HostError {
+function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number }, timeoutMs: number): FilterError {
   if (e instanceof HostFault) return e.hostError;
   const err = e instanceof Error ? e : new Error(String(e));
   if (/Script execution timed out/.test(err.message)) {
@@ -150,7 +150,7 @@ async function invoke<R>(call: Call, ref: ivm.Reference<(...args: never[]) => R>
   ) as R;
 }
 
-function timeoutError(call: Call): HostError {
+function timeoutError(call: Call): FilterError {
   return { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms` };
 }
 
@@ -166,7 +166,7 @@ function finish(call: Call, out: string): void {
   send({ op: "done", rid: call.rid, heapBytes: heapOf(call.inst), error: null }, out);
 }
 
-function fail(call: Call, error: HostError): void {
+function fail(call: Call, error: FilterError): void {
   if (call.finished) return;
   call.finished = true;
   clearTimeout(call.timer);

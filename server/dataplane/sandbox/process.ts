@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { type FromHost, type HostError, readFrames, type ToHost, writeFrame } from "./frames.ts";
-import { FILTER_HELPER_NAMES, type FilterHelperName, type FilterHelpers } from "./types.ts";
+import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
+import { FILTER_HELPER_NAMES, type FilterError, type FilterHelperName, type FilterHelpers } from "./types.ts";
 
 /**
  * The service's side of the sandbox process (host.ts): starts it on first use, sends it filters to
@@ -31,7 +31,7 @@ const HOST_ARGS = [
 ];
 
 export interface HostOutcome {
-  error: HostError | null;
+  error: FilterError | null;
   heapBytes: number;
   /** The guest's encoded outcome (see bootstrap.ts). */
   body: string;
@@ -46,7 +46,7 @@ interface PendingCall {
 }
 
 interface PendingOpen {
-  resolve: (error: HostError | null) => void;
+  resolve: (error: FilterError | null) => void;
   reject: (e: Error) => void;
 }
 
@@ -128,7 +128,7 @@ export class SandboxProcess {
   open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string) {
     this.ensureStarted();
     const generation = this.generation;
-    return new Promise<{ error: HostError | null; generation: number }>((resolve, reject) => {
+    return new Promise<{ error: FilterError | null; generation: number }>((resolve, reject) => {
       this.opens.set(fid, { resolve: (error) => resolve({ error, generation }), reject });
       this.busy();
       this.send({ op: "open", fid, ...header }, source);
