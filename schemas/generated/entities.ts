@@ -144,9 +144,9 @@ export interface RateLimiterCreateInput {
    */
   methods: [string, ...string[]];
   /**
-   * Why: kept in the audit.
+   * Why, for whoever reads the audit later.
    */
-  reason: string;
+  reason?: string;
   limitByIP: boolean;
 }
 
@@ -154,9 +154,9 @@ export interface RateLimiterDeleteOverrideInput {
   endpointId: string;
   overrideId: string;
   /**
-   * Why: kept in the audit.
+   * Why, for whoever reads the audit later.
    */
-  reason: string;
+  reason?: string;
 }
 
 /**
@@ -171,9 +171,9 @@ export interface RateLimiterKeyOverrideInput {
    */
   bucket: "RPS" | "RPM" | "RPD";
   /**
-   * Why: kept in the audit.
+   * Why, for whoever reads the audit later.
    */
-  reason: string;
+  reason?: string;
 }
 
 export type RateLimiterMethod = string;
@@ -197,9 +197,9 @@ export interface RateLimiterOverrideInput {
    */
   rateLimit: number;
   /**
-   * Why: kept in the audit.
+   * Why, for whoever reads the audit later.
    */
-  reason: string;
+  reason?: string;
 }
 
 /**
@@ -208,7 +208,7 @@ export interface RateLimiterOverrideInput {
 export type RateLimiterRate = number;
 
 /**
- * Why: kept in the audit.
+ * Why, for whoever reads the audit later.
  */
 export type RateLimiterReason = string;
 
@@ -229,9 +229,9 @@ export interface RateLimiterUpdateInput {
    */
   interval?: "SECOND" | "MINUTE" | "DAY";
   /**
-   * Why: kept in the audit.
+   * Why, for whoever reads the audit later.
    */
-  reason: string;
+  reason?: string;
   limitByIP?: boolean;
 }
 
@@ -245,9 +245,9 @@ export interface RateLimiterUpdateRateInput {
    */
   rate?: number;
   /**
-   * Why: kept in the audit.
+   * Why, for whoever reads the audit later.
    */
-  reason: string;
+  reason?: string;
   enabled?: boolean;
 }
 

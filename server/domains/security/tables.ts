@@ -96,3 +96,29 @@ export const endpointDisabledMethods = pgTable(
   },
   (t) => [primaryKey({ columns: [t.endpointId, t.method] })],
 );
+
+/**
+ * Every change to an endpoint's security: what, on which option or list, by whom and in which role.
+ * `detail` names the item (an IP, a referrer, a key id, a token's first characters), never a secret.
+ */
+export const securityAudits = pgTable(
+  "security_audits",
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    /** TURN_ON, TURN_OFF, ADD, REMOVE or SET. */
+    action: text("action").notNull(),
+    /** The option the change belongs to, named as in updateOption (ips, tokens, …). */
+    subject: text("subject").notNull(),
+    detail: text("detail"),
+    userId: uuid("user_id"),
+    /** The user's e-mail at the time, kept so the audit still reads after the user leaves. */
+    userEmail: text("user_email"),
+    userRole: text("user_role").notNull(),
+    createdAt: createdAtColumn(3),
+  },
+  (t) => [index("security_audits_endpoint").on(t.accountId, t.endpointId, t.createdAt)],
+);
