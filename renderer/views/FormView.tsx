@@ -8,7 +8,7 @@ import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
-import { can, requiredRole } from "../permissions.ts";
+import { can, requiredRole, roleLabel } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
 import type { FormView as FormViewSpec } from "../types.ts";
@@ -129,7 +129,12 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
     >
       {view.description ? <Typography.Paragraph type="secondary">{view.description}</Typography.Paragraph> : null}
       {!allowed ? (
-        <Alert type="info" showIcon style={{ marginBottom: 16 }} title={`Changing this needs the ${needed} role.`} />
+        <Alert
+          type="info"
+          showIcon
+          style={{ marginBottom: 16 }}
+          title={`Changing this needs the ${roleLabel(needed)} role.`}
+        />
       ) : null}
       {initial.error ? <Alert type="error" showIcon title={errorMessage(initial.error)} /> : null}
       {formData ? (
