@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
 import { accountIdColumn } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
@@ -118,7 +118,9 @@ export const securityAudits = pgTable(
     /** The user's e-mail at the time, kept so the audit still reads after the user leaves. */
     userEmail: text("user_email"),
     userRole: text("user_role").notNull(),
-    createdAt: createdAtColumn(3),
+    // The clock, not the transaction's start: one change can write two rows (an item added, then its
+    // check turned on), and the audit lists them in the order they were made.
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`clock_timestamp()`),
   },
   (t) => [index("security_audits_endpoint").on(t.accountId, t.endpointId, t.createdAt)],
 );

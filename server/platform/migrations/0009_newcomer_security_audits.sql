@@ -8,7 +8,7 @@ CREATE TABLE "security_audits" (
 	"user_id" uuid,
 	"user_email" text,
 	"user_role" text NOT NULL,
-	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
+	"created_at" timestamp with time zone DEFAULT clock_timestamp() NOT NULL
 );
 --> statement-breakpoint
 ALTER TABLE "security_audits" ADD CONSTRAINT "security_audits_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
