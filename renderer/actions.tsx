@@ -9,7 +9,7 @@ import { useNavigate } from "react-router";
 import { useData, useRefresh } from "./data.tsx";
 import { withoutNulls } from "./form/fieldErrors.ts";
 import { icon } from "./icons.tsx";
-import { can, requiredRole } from "./permissions.ts";
+import { can, requiredRole, roleLabel } from "./permissions.ts";
 import { evalPredicate, fillTemplate, getPointer, resolveValue, type Scope } from "./resolve.ts";
 import { resolveSchemaRef } from "./schema.ts";
 import type { Action, JsonSchema, ShowResult } from "./types.ts";
@@ -29,7 +29,7 @@ export interface ActionState {
 export function actionState(action: Action, role: string | undefined, subject: unknown, scope: Scope): ActionState {
   if (!evalPredicate(action.visibleWhen, subject, scope)) return { visible: false, enabled: false };
   const needed = requiredRole(action.role, Boolean(action.mutation));
-  if (!can(role, needed)) return { visible: true, enabled: false, reason: `Needs the ${needed} role` };
+  if (!can(role, needed)) return { visible: true, enabled: false, reason: `Needs the ${roleLabel(needed)} role` };
   if (action.disabledWhen && evalPredicate(action.disabledWhen, subject, scope))
     return { visible: true, enabled: false, reason: "Not available in this state" };
   return { visible: true, enabled: true };

@@ -61,7 +61,7 @@ export function createHttpTransport(url = "/graphql"): Transport {
   };
 }
 
-export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations } }";
+export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations locked } }";
 
 interface DataContextValue {
   transport: Transport;

@@ -1,5 +1,6 @@
-// The one permission function. Roles are ordered OWNER > ADMIN > VIEWER; a VIEWER changes nothing,
-// so anything that runs a mutation needs at least ADMIN whatever the manifest says.
+// The one permission function. Roles are ordered OWNER > ADMIN > VIEWER; a VIEWER changes nothing of
+// the account, so anything that runs a mutation needs at least ADMIN unless its manifest says otherwise
+// (the service checks every mutation's role whatever the console shows).
 import type { Role } from "./types.ts";
 
 const RANK: Record<Role, number> = { VIEWER: 1, ADMIN: 2, OWNER: 3 };
@@ -10,8 +11,18 @@ export function can(role: string | null | undefined, required: Role = "VIEWER"):
   return have !== undefined && have >= RANK[required];
 }
 
-/** The role an action or form needs: a mutation needs at least ADMIN. */
+const LABELS: Record<Role, string> = { VIEWER: "Viewer", ADMIN: "Admin", OWNER: "Owner" };
+
+/** A role as people read it ("Admin"); an unknown one as it is. */
+export function roleLabel(role: string): string {
+  return LABELS[role as Role] ?? role;
+}
+
+/**
+ * The role an action or form needs: a mutation needs at least ADMIN, unless the manifest declares
+ * it open to every member (`"role": "VIEWER"`: a member's own name and password).
+ */
 export function requiredRole(declared: Role | undefined, mutates: boolean): Role {
-  if (!mutates) return declared ?? "VIEWER";
-  return declared && RANK[declared] > RANK.ADMIN ? declared : "ADMIN";
+  if (!mutates || declared) return declared ?? "VIEWER";
+  return "ADMIN";
 }

@@ -12,6 +12,7 @@ import { ChartView } from "./views/ChartView.tsx";
 import { CustomView } from "./views/CustomView.tsx";
 import { DetailView } from "./views/DetailView.tsx";
 import { ListView } from "./views/ListView.tsx";
+import { NeedsRole } from "./views/NeedsRole.tsx";
 
 // Forms bring rjsf and ajv; only screens with a form view load them.
 const FormView = lazy(() => import("./views/FormView.tsx").then((module) => ({ default: module.FormView })));
@@ -133,7 +134,7 @@ function ViewSwitch(props: ViewProps<View>) {
   return render(props);
 }
 
-export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; notAuthorised?: ReactNode }) {
+export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const { registry, viewer } = useData();
   const params = useParams();
   const [search] = useSearchParams();
@@ -158,7 +159,8 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
     document.title = `${heading.text} · Nodeplane`;
   }, [heading.text]);
 
-  if (!can(viewer.userRole, manifest.requires?.role)) return <>{notAuthorised}</>;
+  if (!can(viewer.userRole, manifest.requires?.role))
+    return <NeedsRole title={manifest.title} needed={manifest.requires?.role ?? "VIEWER"} have={viewer.userRole} />;
 
   return (
     <div className="np-screen" data-screen={manifest.id}>
@@ -210,18 +212,25 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
   );
 }
 
-/** Routes for every screen in the registry, then the shell's extra routes (e.g. a 404). */
-export function RegistryRoutes({ extra, notAuthorised }: { extra?: RouteObject[]; notAuthorised?: ReactNode }) {
-  const { registry } = useData();
+/**
+ * Routes for every screen in the registry, then for the screens the viewer's role does not open (each
+ * says which role it needs), then the shell's extra routes (e.g. a 404).
+ */
+export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
+  const { registry, viewer } = useData();
   const routes = useMemo<RouteObject[]>(
     () => [
       ...registry.screens.map((manifest) => ({
         path: manifest.route,
-        element: <ScreenPage key={manifest.id} manifest={manifest} notAuthorised={notAuthorised} />,
+        element: <ScreenPage key={manifest.id} manifest={manifest} />,
+      })),
+      ...(registry.locked ?? []).map((screen) => ({
+        path: screen.route,
+        element: <NeedsRole title={screen.title} needed={screen.requires.role ?? "VIEWER"} have={viewer.userRole} />,
       })),
       ...(extra ?? []),
     ],
-    [registry.screens, extra, notAuthorised],
+    [registry.screens, registry.locked, viewer.userRole, extra],
   );
   return useRoutes(routes);
 }

@@ -34,12 +34,22 @@ export type {
   View,
 } from "../schemas/generated/screen.ts";
 
+/** A screen the viewer's role does not open: its address says which role it needs. */
+export interface LockedScreen {
+  id: string;
+  route: string;
+  title: string;
+  requires: { role?: Role };
+}
+
 /** What `Query.registry` returns. */
 export interface Registry {
   version: number;
   screens: Manifest[];
   schemas: Record<string, JsonSchema>;
   operations: Record<string, string>;
+  /** Absent from registries recorded before it existed. */
+  locked?: LockedScreen[];
 }
 
 /** A JSON Schema (2020-12) object; only the keys the renderer reads are named. */

@@ -159,6 +159,7 @@ async function assemble(
     sessions: new SessionCache(db, events),
     endpointLists: new EndpointListCache(db, events),
     answers: new ResponseCache(resolvers, loadApiSchema()),
+    upstreams: chainNodes,
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
   };

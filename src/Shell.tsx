@@ -19,7 +19,7 @@ import {
 } from "../renderer/index.ts";
 import { SignIn } from "./pages/SignIn.tsx";
 import { SignUp } from "./pages/SignUp.tsx";
-import { NotAuthorised, NotFound } from "./pages/Status.tsx";
+import { NotFound } from "./pages/Status.tsx";
 import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
 
 const ROLE_COLORS: Record<string, string> = { OWNER: "gold", ADMIN: "blue", VIEWER: "default" };
@@ -132,7 +132,7 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
                 style={{ marginBottom: 16 }}
               />
             ) : null}
-            <RegistryRoutes extra={extraRoutes} notAuthorised={<NotAuthorised />} />
+            <RegistryRoutes extra={extraRoutes} />
           </Layout.Content>
         </Layout>
       </Layout>

@@ -1,6 +1,7 @@
 // The one rjsf form every form view and action dialog uses: antd theme, ajv validation with the
 // same entity schema the server validates with, validation on submit and blur, server field errors
 // beside their fields, and the registry's edit widgets (e.g. remote-options).
+
 import RjsfForm from "@rjsf/antd";
 import type CoreForm from "@rjsf/core";
 import {
@@ -17,6 +18,7 @@ import { type Ref, useMemo, useState } from "react";
 import { withEnumNames } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
+import { EnumSelect } from "./EnumSelect.tsx";
 import type { FormContext } from "./fieldErrors.ts";
 import { KeyValueField } from "./KeyValueField.tsx";
 
@@ -97,7 +99,7 @@ function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>, id = "
 }
 
 export function SchemaForm(props: SchemaFormProps) {
-  const widgets = useMemo(() => editWidgets(), []);
+  const widgets = useMemo(() => ({ SelectWidget: EnumSelect, ...editWidgets() }), []);
   // Until the first submit, only the fields the user has left show their errors (not every empty
   // required field at the first blur); from then on the whole form validates on blur.
   const [touched, setTouched] = useState<ReadonlySet<string>>(() => new Set());

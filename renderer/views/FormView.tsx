@@ -1,17 +1,70 @@
 // The form view: an rjsf form from the entity schema the mutation's input is validated with on the
 // server; optional initial data from a named query; server field errors beside their fields;
-// success message, refreshes and a redirect filled from the mutation result.
-import { Alert, App, Card, Skeleton, Typography } from "antd";
-import { useEffect, useMemo, useState } from "react";
+// success message, refreshes and a redirect filled from the mutation result, or the result shown
+// once in place of the form (`submit.result`) with a button to the redirect.
+import { Alert, App, Button, Card, Skeleton, Typography } from "antd";
+import { Suspense, useEffect, useMemo, useState } from "react";
 import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
-import { can, requiredRole } from "../permissions.ts";
+import { can, requiredRole, roleLabel } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
 import type { FormView as FormViewSpec } from "../types.ts";
 import { errorMessage, FORM_AS_INPUT, useOperationRun } from "../useOperationRun.ts";
+import { getWidget } from "../widgets/registry.ts";
+
+type ResultSpec = NonNullable<NonNullable<FormViewSpec["submit"]>["result"]>;
+
+/**
+ * A mutation's result in place of the form: kept only in this component's state, so a value the
+ * service returns once (a first token) is on screen until the viewer leaves, and never again.
+ */
+function FormResult({
+  spec,
+  result,
+  redirect,
+  scope,
+}: {
+  spec: ResultSpec;
+  result: Record<string, unknown>;
+  redirect: string | undefined;
+  scope: Scope;
+}) {
+  const navigate = useNavigate();
+  const Widget = getWidget(spec.widget)?.view;
+  const record = getPath(result, spec.record);
+  return (
+    <Card
+      data-view="form-result"
+      title={spec.title ? fillTemplate(spec.title, record, false, scope) : undefined}
+      style={{ maxWidth: 960 }}
+    >
+      {spec.description ? (
+        <Typography.Paragraph type="secondary">
+          {fillTemplate(spec.description, record, false, scope)}
+        </Typography.Paragraph>
+      ) : null}
+      {Widget ? (
+        <Suspense fallback={<Skeleton active />}>
+          <Widget data={record} options={spec.options ?? {}} scope={scope} />
+        </Suspense>
+      ) : (
+        <Alert type="warning" showIcon title={`The widget ${spec.widget} is not available.`} />
+      )}
+      {redirect ? (
+        <Button
+          type="primary"
+          style={{ marginTop: 16 }}
+          onClick={() => navigate(fillTemplate(redirect, result, true, scope))}
+        >
+          {spec.continueLabel ?? "Continue"}
+        </Button>
+      ) : null}
+    </Card>
+  );
+}
 
 /** `pageTitle`: the heading above the form; the card does not repeat a title equal to it. */
 export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope: Scope; pageTitle?: string }) {
@@ -34,6 +87,7 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
   const [formData, setFormData] = useState<Record<string, unknown> | null>(view.initial ? null : seed);
   const { run, running: submitting, errors } = useOperationRun();
   const [generation, setGeneration] = useState(0);
+  const [result, setResult] = useState<Record<string, unknown> | null>(null);
   const needed = requiredRole(view.role, true);
   const allowed = can(viewer.userRole, needed);
 
@@ -58,10 +112,14 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
           // A new form: the fields the user left are not in error just because they were emptied.
           setGeneration((current) => current + 1);
         }
-        if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
+        if (view.submit?.result) setResult(result);
+        else if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
       },
     });
   }
+
+  if (result && view.submit?.result)
+    return <FormResult spec={view.submit.result} result={result} redirect={view.submit.redirect} scope={scope} />;
 
   return (
     <Card
@@ -71,7 +129,12 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
     >
       {view.description ? <Typography.Paragraph type="secondary">{view.description}</Typography.Paragraph> : null}
       {!allowed ? (
-        <Alert type="info" showIcon style={{ marginBottom: 16 }} title={`Changing this needs the ${needed} role.`} />
+        <Alert
+          type="info"
+          showIcon
+          style={{ marginBottom: 16 }}
+          title={`Changing this needs the ${roleLabel(needed)} role.`}
+        />
       ) : null}
       {initial.error ? <Alert type="error" showIcon title={errorMessage(initial.error)} /> : null}
       {formData ? (

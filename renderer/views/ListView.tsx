@@ -9,7 +9,7 @@ import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
 import { can, requiredRole } from "../permissions.ts";
-import { fillTemplate, getPointer, type Scope } from "../resolve.ts";
+import { evalPredicate, fillTemplate, getPointer, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
 import type { ListView as ListViewSpec } from "../types.ts";
 import { errorMessage } from "../useOperationRun.ts";
@@ -138,7 +138,26 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   return (
     <div className="np-list" data-view="list">
       {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
+      {view.description ? (
+        <Typography.Paragraph type="secondary" style={{ margin: "0 0 12px" }}>
+          {view.description}
+        </Typography.Paragraph>
+      ) : null}
       <ListBulkBar view={view} scope={scope} selectedRows={selectedRows} clearSelection={() => setRowSelection({})} />
+      {view.notice && result.data && evalPredicate(view.notice.when, result.data, scope) ? (
+        <Alert
+          type={view.notice.type ?? "info"}
+          showIcon
+          data-notice
+          style={{ marginBottom: 12 }}
+          title={view.notice.text}
+          action={
+            view.notice.actions?.length ? (
+              <Actions actions={view.notice.actions} subject={result.data} scope={scope} size="small" />
+            ) : undefined
+          }
+        />
+      ) : null}
       {result.error ? (
         <Alert
           type="error"

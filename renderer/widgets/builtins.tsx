@@ -151,10 +151,11 @@ function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
   );
 }
 
-function Code({ value }: ReadWidgetProps) {
+/** Code with a copy button, unless the field says `copy: false` (a masked token: its copy would be useless). */
+function Code({ value, copy }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   return (
-    <Typography.Text code copyable={{ text: String(value) }}>
+    <Typography.Text code copyable={copy === false ? false : { text: String(value) }}>
       {String(value)}
     </Typography.Text>
   );

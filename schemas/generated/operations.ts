@@ -377,6 +377,7 @@ export type ChainsQuery = {
       comingSoon: boolean;
       beta: boolean;
       needsUpgrade: boolean;
+      served: boolean;
     }>;
   }>;
 };
@@ -409,7 +410,17 @@ export type CreateEndpointMutationVariables = Exact<{
   input: CreateEndpointInput;
 }>;
 
-export type CreateEndpointMutation = { createEndpoint: { id: string } };
+export type CreateEndpointMutation = {
+  createEndpoint: {
+    id: string;
+    label: string | null;
+    network: string;
+    httpUrl: string;
+    wssUrl: string;
+    tokenAuth: boolean;
+    initialToken: string | null;
+  };
+};
 
 export type ToggleEndpointPausedMutationVariables = Exact<{
   id: string | number;
@@ -632,6 +643,15 @@ export type EndpointSecurityQuery = {
     ips: Array<{ id: string; ip: string }>;
     domainMasks: Array<{ id: string; host: string }>;
     requestFilters: Array<{ id: string; method: string }>;
+    audit: Array<{
+      id: string;
+      date: Date | string;
+      action: string;
+      subject: string;
+      detail: string | null;
+      user: string | null;
+      userRole: string;
+    }>;
   };
 };
 

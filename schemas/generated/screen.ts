@@ -233,6 +233,10 @@ export interface ListView {
    */
   id?: string;
   title?: string;
+  /**
+   * A sentence under the title: what the list is for, where it stands among the screen's lists.
+   */
+  description?: string;
   query: string;
   variables?: Variables;
   entity?: string;
@@ -269,6 +273,15 @@ export interface ListView {
   empty?: {
     title?: string;
     description?: string;
+  };
+  /**
+   * A sentence above the list while `when` holds of the query's result (e.g. the check the list feeds is off), with optional actions on that result (e.g. turn it on).
+   */
+  notice?: {
+    when: Predicate;
+    type?: "info" | "warning";
+    text: string;
+    actions?: Action[];
   };
 }
 /**
@@ -597,6 +610,31 @@ export interface FormView {
      * Clear the form after success (e.g. a password form).
      */
     reset?: boolean;
+    /**
+     * After success, show the mutation's result in place of the form with a view widget, once (it lives only on this page: a value the service returns only in this answer, such as a first token, is gone when the viewer leaves), and a button to `redirect`. Example: { "widget": "code-sample", "record": "createEndpoint", "continueLabel": "Go to the endpoint" }.
+     */
+    result?: {
+      widget: ViewWidget;
+      record: Path;
+      /**
+       * The card's title; {path} placeholders are filled from the record.
+       */
+      title?: string;
+      /**
+       * Text above the widget; {path} placeholders are filled from the record.
+       */
+      description?: string;
+      /**
+       * Options for the widget.
+       */
+      options?: {
+        [k: string]: unknown;
+      };
+      /**
+       * The label of the button that follows `redirect`; default Continue.
+       */
+      continueLabel?: string;
+    };
   };
   description?: string;
 }

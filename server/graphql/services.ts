@@ -1,3 +1,4 @@
+import type { UpstreamMap } from "../dataplane/chain/nodes.ts";
 import type { SessionCache } from "../domains/account/sessions.ts";
 import type { EndpointListCache } from "../domains/endpoints/list-cache.ts";
 import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
@@ -11,6 +12,8 @@ export interface Services {
   events: DomainEvents;
   registry: RegistryHolder;
   endpointCreatedHooks: EndpointCreatedHook[];
+  /** The chain nodes this installation has, by network: which networks it serves. */
+  upstreams: UpstreamMap;
   /** The chain nodes, the stream engine's wake-up, the mailer and the functions runtime. */
   streams: StreamsRuntime;
   /** Who each session cookie belongs to, kept in the process. */

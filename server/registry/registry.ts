@@ -55,11 +55,20 @@ export interface Registry {
   schemas: EntitySchemas;
 }
 
+/** A screen the viewer's role does not open: enough to say so at its address, nothing of its content. */
+export interface LockedScreen {
+  id: string;
+  route: string;
+  title: string;
+  requires: NonNullable<Manifest["requires"]>;
+}
+
 export interface RegistryView {
   version: number;
   screens: Manifest[];
   schemas: EntitySchemas;
   operations: Record<string, string>;
+  locked: LockedScreen[];
 }
 
 const REGISTRY_VERSION = 1;
@@ -628,13 +637,30 @@ function mapToArgs(text: string, variables: Record<string, unknown>): Record<str
 
 /** The screens, schemas and operations a viewer with this role and these flags may use. */
 export function registryFor(registry: Registry, role: Role, flags: Record<string, boolean>): RegistryView {
-  const screens = registry.screens.filter(({ manifest }) => {
-    const requires = manifest.requires ?? {};
-    return roleAtLeast(role, requires.role ?? "VIEWER") && (!requires.flag || flags[requires.flag] === true);
+  const flagged = registry.screens.filter(({ manifest }) => {
+    const flag = manifest.requires?.flag;
+    return !flag || flags[flag] === true;
   });
+  const opens = ({ manifest }: (typeof flagged)[number]) => roleAtLeast(role, manifest.requires?.role ?? "VIEWER");
+  const screens = flagged.filter(opens);
+  // A screen behind a feature flag that is off stays unknown; one behind a role says which role it needs.
+  const locked = flagged
+    .filter((screen) => !opens(screen))
+    .map(({ manifest }) => ({
+      id: manifest.id,
+      route: manifest.route,
+      title: manifest.title,
+      requires: manifest.requires ?? {},
+    }));
   const operations: Record<string, string> = {};
   for (const screen of screens) {
     for (const name of screen.operations) operations[name] = registry.operations.get(name)?.text ?? "";
   }
-  return { version: REGISTRY_VERSION, screens: screens.map((s) => s.manifest), schemas: registry.schemas, operations };
+  return {
+    version: REGISTRY_VERSION,
+    screens: screens.map((s) => s.manifest),
+    schemas: registry.schemas,
+    operations,
+    locked,
+  };
 }

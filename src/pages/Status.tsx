@@ -15,18 +15,3 @@ export function NotFound() {
     />
   );
 }
-
-export function NotAuthorised() {
-  return (
-    <Result
-      status="403"
-      title="Not authorised"
-      subTitle="Your role does not give access to this page. Ask an account admin if you need it."
-      extra={
-        <Link to="/">
-          <Button>Back to the dashboard</Button>
-        </Link>
-      }
-    />
-  );
-}

@@ -294,6 +294,36 @@ describe("team and roles", () => {
     );
     expect(after.companyName).toBe("Nodeplane Demo");
   });
+
+  it("lets a viewer change their own name and password, and nothing of the account with them", async () => {
+    const viewer = await signIn(ctx.app, "viewer@nodeplane.local", DEMO_PASSWORD);
+    const update = (input: Record<string, unknown>) =>
+      viewer.client.gql<{ updateAccount: { userFullName: string; telegramUsername: string } }>(
+        "mutation($input: UpdateAccountInput!) { updateAccount(input: $input) { userFullName telegramUsername } }",
+        { input },
+      );
+    expect((await update({ userFullName: "Vera Viewer", telegramUsername: "@vera" })).data?.updateAccount).toEqual({
+      userFullName: "Vera Viewer",
+      telegramUsername: "vera",
+    });
+    // An account-wide field in the same change refuses the whole change.
+    const mixed = await update({ userFullName: "Not saved", companyName: "Taken over" });
+    expect(mixed.errors?.[0].extensions?.code).toBe("FORBIDDEN");
+    const { viewer: read } = await viewer.client.gqlOk<{ viewer: { userFullName: string; companyName: string } }>(
+      "{ viewer { userFullName companyName } }",
+    );
+    expect(read).toEqual({ userFullName: "Vera Viewer", companyName: "Nodeplane Demo" });
+
+    const setPassword = (current: string, next: string) =>
+      viewer.client.gqlOk<{ setPassword: { success: boolean } }>(
+        "mutation($c: String!, $p: String!) { setPassword(currentPassword: $c, password: $p, passwordConfirmation: $p) { success } }",
+        { c: current, p: next },
+      );
+    expect((await setPassword(DEMO_PASSWORD, "viewer-own-password-1")).setPassword.success).toBe(true);
+    await signIn(ctx.app, "viewer@nodeplane.local", "viewer-own-password-1");
+    // Put back, for the tests that sign in as the demo viewer.
+    expect((await setPassword("viewer-own-password-1", DEMO_PASSWORD)).setPassword.success).toBe(true);
+  });
 });
 
 describe("feature flags", () => {

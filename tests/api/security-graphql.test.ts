@@ -1,5 +1,6 @@
 // Endpoint security end to end: /graphql (roles, tenancy, validation) and the service's own /rpc routes
 // in front of a real anvil.
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,6 +133,114 @@ describe("security through GraphQL and the service's own proxy", () => {
     await eventually(async () => (await rpc(endpoint.httpUrl)).body.error?.code === -32006);
     await alice.client.gqlOk(`mutation($id: ID!) { toggleEndpointPaused(id: $id) { status } }`, { id: endpoint.id });
     await eventually(async () => (await rpc(endpoint.httpUrl)).status === 423);
+  });
+
+  it("the first IP rule turns the allowlist on, at once, and every change is in the audit", async () => {
+    const alice = await signUp(app);
+    const created = await alice.client.gqlOk<{
+      createEndpoint: { id: string; httpUrl: string; initialToken: string };
+    }>(
+      `mutation { createEndpoint(input: { chain: "ethereum", network: "ethereum-sepolia" }) { id httpUrl initialToken } }`,
+    );
+    const endpoint = created.createEndpoint;
+    // The first token from creation's answer calls the endpoint as the success screen shows it.
+    const url = `${endpoint.httpUrl}/${endpoint.initialToken}`;
+    await eventually(async () => (await rpc(url)).status === 200);
+
+    const addIp = (ip: string) =>
+      alice.client.gqlOk<{ createIp: { id: string } }>(
+        `mutation($e: ID!, $ip: String!) { createIp(endpointId: $e, ip: $ip) { id } }`,
+        {
+          e: endpoint.id,
+          ip,
+        },
+      );
+    const first = await addIp("10.0.0.0/8");
+    const options = async () =>
+      (
+        await alice.client.gqlOk<{ security: { options: { ips: boolean; referrers: boolean; jwts: boolean } } }>(
+          `query($id: ID!) { security(id: $id) { options { ips referrers jwts } } }`,
+          { id: endpoint.id },
+        )
+      ).security.options;
+    expect((await options()).ips).toBe(true);
+    // In force when the mutation answers: this machine is not in 10.0.0.0/8.
+    expect((await rpc(url)).status).toBe(403);
+    await addIp("127.0.0.1");
+    await eventually(async () => (await rpc(url)).status === 200);
+
+    // Turned off by hand, a second rule leaves it off: only the first item turns a check on.
+    await alice.client.gqlOk(`mutation($id: ID!) { updateOption(id: $id, option: ips, status: DISABLED) { ips } }`, {
+      id: endpoint.id,
+    });
+    await addIp("192.168.0.0/16");
+    expect((await options()).ips).toBe(false);
+
+    await alice.client.gqlOk(
+      `mutation($e: ID!) { createReferrer(endpointId: $e, referrer: "app.example.com") { id } }`,
+      {
+        e: endpoint.id,
+      },
+    );
+    expect((await options()).referrers).toBe(true);
+    await alice.client.gqlOk(`mutation($id: ID!) { deleteIp(id: $id) { success } }`, { id: first.createIp.id });
+
+    const { security } = await alice.client.gqlOk<{
+      security: { audit: { action: string; subject: string; detail: string | null; user: string; userRole: string }[] };
+    }>(`query($id: ID!) { security(id: $id) { audit { action subject detail user userRole date } } }`, {
+      id: endpoint.id,
+    });
+    expect(security.audit.map((a) => [a.action, a.subject, a.detail])).toEqual([
+      ["REMOVE", "ips", "10.0.0.0/8"],
+      ["TURN_ON", "referrers", "with its first item"],
+      ["ADD", "referrers", "app.example.com"],
+      ["ADD", "ips", "192.168.0.0/16"],
+      ["TURN_OFF", "ips", null],
+      ["ADD", "ips", "127.0.0.1"],
+      ["TURN_ON", "ips", "with its first item"],
+      ["ADD", "ips", "10.0.0.0/8"],
+    ]);
+    for (const entry of security.audit) expect(entry).toMatchObject({ user: alice.email, userRole: "OWNER" });
+    // No token value is ever in the audit; a new token is named by its first characters.
+    const token = await alice.client.gqlOk<{ createAuthToken: { token: string } }>(
+      `mutation($id: ID!) { createAuthToken(id: $id) { token } }`,
+      { id: endpoint.id },
+    );
+    const after = await alice.client.gqlOk<{ security: { audit: { detail: string | null }[] } }>(
+      `query($id: ID!) { security(id: $id) { audit { detail } } }`,
+      { id: endpoint.id },
+    );
+    expect(after.security.audit[0].detail).toBe(`${token.createAuthToken.token.slice(0, 4)}${"•".repeat(8)}`);
+    expect(JSON.stringify(after)).not.toContain(token.createAuthToken.token);
+    expect(JSON.stringify(after)).not.toContain(endpoint.initialToken);
+  });
+
+  it("the first JWT key turns JWT authentication on", async () => {
+    const alice = await signUp(app);
+    const endpoint = await newEndpoint(alice.client);
+    const { publicKey } = generateKeyPairSync("ed25519");
+    const pem = publicKey.export({ type: "spki", format: "pem" }).toString();
+    await alice.client.gqlOk(
+      `mutation($id: ID!, $pem: String!) { createJwt(id: $id, name: "backend", kid: "k1", publicKey: $pem) { id } }`,
+      { id: endpoint.id, pem },
+    );
+    const { security } = await alice.client.gqlOk<{
+      security: { options: { jwts: boolean }; audit: { action: string; subject: string }[] };
+    }>(`query($id: ID!) { security(id: $id) { options { jwts } audit { action subject } } }`, { id: endpoint.id });
+    expect(security.options.jwts).toBe(true);
+    expect(security.audit.slice(0, 2)).toEqual([
+      { action: "TURN_ON", subject: "jwts" },
+      { action: "ADD", subject: "jwts" },
+    ]);
+  });
+
+  it("the catalogue says which networks this installation serves", async () => {
+    const alice = await signUp(app);
+    const { chains } = await alice.client.gqlOk<{ chains: { networks: { value: string; served: boolean }[] }[] }>(
+      "{ chains { networks { value served } } }",
+    );
+    const served = chains.flatMap((chain) => chain.networks).filter((network) => network.served);
+    expect(served.map((network) => network.value)).toEqual(["ethereum-sepolia"]);
   });
 
   it("another account gets NOT_FOUND; a VIEWER reads but changes nothing", async () => {

@@ -28,6 +28,8 @@ let app: FastifyInstance;
 let directory: SyncedEndpointDirectory;
 let url: string;
 const events = new DomainEvents();
+/** The account's owner acting, as the resolvers pass the signed-in member. */
+const as = (accountId: string): security.Actor => ({ accountId, userId: null, role: "OWNER" });
 let alice: string;
 let bob: string;
 let endpointId: string;
@@ -125,12 +127,12 @@ describe("tokens", () => {
   });
 
   it("several tokens work; a deleted one is refused at once", async () => {
-    const second = await security.createToken(db, events, alice, endpointId);
+    const second = await security.createToken(db, events, as(alice), endpointId);
     await eventually(async () => (await chainId(`/rpc/${exId}/${second.token}`)).status === 200);
     const listed = await security.securityOf(db, alice, endpointId);
     const firstId = listed.tokens.find((t) => t.token.startsWith(first.slice(0, 4)) && t.id !== second.id)
       ?.id as string;
-    await security.deleteToken(db, events, alice, endpointId, firstId);
+    await security.deleteToken(db, events, as(alice), endpointId, firstId);
     await eventually(async () => (await chainId(`/rpc/${exId}/${first}`)).status === 401);
     expect((await chainId(`/rpc/${exId}/${second.token}`)).status).toBe(200);
     first = second.token;
@@ -139,16 +141,16 @@ describe("tokens", () => {
   it("another account cannot see or change them", async () => {
     const listed = await security.securityOf(db, alice, endpointId);
     expect(await codeOf(security.securityOf(db, bob, endpointId))).toBe("NOT_FOUND");
-    expect(await codeOf(security.createToken(db, events, bob, endpointId))).toBe("NOT_FOUND");
-    expect(await codeOf(security.deleteToken(db, events, bob, endpointId, listed.tokens[0].id))).toBe("NOT_FOUND");
-    expect(await codeOf(security.updateOption(db, events, bob, endpointId, "tokens", false))).toBe("NOT_FOUND");
+    expect(await codeOf(security.createToken(db, events, as(bob), endpointId))).toBe("NOT_FOUND");
+    expect(await codeOf(security.deleteToken(db, events, as(bob), endpointId, listed.tokens[0].id))).toBe("NOT_FOUND");
+    expect(await codeOf(security.updateOption(db, events, as(bob), endpointId, "tokens", false))).toBe("NOT_FOUND");
     expect((await security.securityOf(db, alice, endpointId)).tokens).toHaveLength(1);
   });
 
   it("turning the option off opens the endpoint", async () => {
-    await security.updateOption(db, events, alice, endpointId, "tokens", false);
+    await security.updateOption(db, events, as(alice), endpointId, "tokens", false);
     await eventually(async () => (await chainId(`/rpc/${exId}`)).status === 200);
-    await security.updateOption(db, events, alice, endpointId, "tokens", true);
+    await security.updateOption(db, events, as(alice), endpointId, "tokens", true);
     await eventually(async () => (await chainId(`/rpc/${exId}`)).status === 401);
   });
 });
@@ -157,39 +159,41 @@ describe("lists and options", () => {
   const withToken = () => `/rpc/${exId}`;
   let token: string;
   beforeAll(async () => {
-    await security.updateOption(db, events, alice, endpointId, "tokens", false);
-    token = (await security.createToken(db, events, alice, endpointId)).token;
+    await security.updateOption(db, events, as(alice), endpointId, "tokens", false);
+    token = (await security.createToken(db, events, as(alice), endpointId)).token;
     expect(token).toBeTruthy();
   });
 
   it("IP rules: validated, enforced when on, and not another account's to delete", async () => {
-    expect(await codeOf(security.createEntry(db, events, alice, endpointId, "IP", "300.1.1.1"))).toBe("BAD_USER_INPUT");
-    const rule = await security.createEntry(db, events, alice, endpointId, "IP", "10.0.0.0/8");
-    await security.updateOption(db, events, alice, endpointId, "ips", true);
+    expect(await codeOf(security.createEntry(db, events, as(alice), endpointId, "IP", "300.1.1.1"))).toBe(
+      "BAD_USER_INPUT",
+    );
+    const rule = await security.createEntry(db, events, as(alice), endpointId, "IP", "10.0.0.0/8");
+    await security.updateOption(db, events, as(alice), endpointId, "ips", true);
     await eventually(async () => (await chainId(withToken())).status === 403);
-    const local = await security.createEntry(db, events, alice, endpointId, "IP", "127.0.0.1");
+    const local = await security.createEntry(db, events, as(alice), endpointId, "IP", "127.0.0.1");
     await eventually(async () => (await chainId(withToken())).status === 200);
-    expect(await codeOf(security.deleteEntry(db, events, bob, "IP", local.id))).toBe("NOT_FOUND");
-    await security.deleteEntry(db, events, alice, "IP", local.id);
+    expect(await codeOf(security.deleteEntry(db, events, as(bob), "IP", local.id))).toBe("NOT_FOUND");
+    await security.deleteEntry(db, events, as(alice), "IP", local.id);
     await eventually(async () => (await chainId(withToken())).status === 403);
-    await security.updateOption(db, events, alice, endpointId, "ips", false);
+    await security.updateOption(db, events, as(alice), endpointId, "ips", false);
     await eventually(async () => (await chainId(withToken())).status === 200);
-    await security.deleteEntry(db, events, alice, "IP", rule.id);
+    await security.deleteEntry(db, events, as(alice), "IP", rule.id);
   });
 
   it("referrers: normalised, enforced when on", async () => {
-    const r = await security.createEntry(db, events, alice, endpointId, "REFERRER", "https://App.Example.com/path");
+    const r = await security.createEntry(db, events, as(alice), endpointId, "REFERRER", "https://App.Example.com/path");
     expect(r.value).toBe("app.example.com");
-    await security.updateOption(db, events, alice, endpointId, "referrers", true);
+    await security.updateOption(db, events, as(alice), endpointId, "referrers", true);
     await eventually(async () => (await chainId(withToken())).status === 403);
     expect((await chainId(withToken(), { origin: "https://app.example.com" })).status).toBe(200);
-    await security.updateOption(db, events, alice, endpointId, "referrers", false);
+    await security.updateOption(db, events, as(alice), endpointId, "referrers", false);
     await eventually(async () => (await chainId(withToken())).status === 200);
   });
 
   it("domain masks: a host belongs to one endpoint overall", async () => {
-    await security.createEntry(db, events, alice, endpointId, "DOMAIN_MASK", "RPC.Alice.test");
-    expect(await codeOf(security.createEntry(db, events, alice, endpointId, "DOMAIN_MASK", "rpc.alice.test"))).toBe(
+    await security.createEntry(db, events, as(alice), endpointId, "DOMAIN_MASK", "RPC.Alice.test");
+    expect(await codeOf(security.createEntry(db, events, as(alice), endpointId, "DOMAIN_MASK", "rpc.alice.test"))).toBe(
       "CONFLICT",
     );
     const [{ id: bobEndpoint }] = await db
@@ -202,32 +206,32 @@ describe("lists and options", () => {
         network: "ethereum-sepolia",
       })
       .returning({ id: endpoints.id });
-    expect(await codeOf(security.createEntry(db, events, bob, bobEndpoint, "DOMAIN_MASK", "rpc.alice.test"))).toBe(
+    expect(await codeOf(security.createEntry(db, events, as(bob), bobEndpoint, "DOMAIN_MASK", "rpc.alice.test"))).toBe(
       "CONFLICT",
     );
     expect(
       await codeOf(
-        security.createEntry(db, events, alice, endpointId, "DOMAIN_MASK", "console.test", ["console.test"]),
+        security.createEntry(db, events, as(alice), endpointId, "DOMAIN_MASK", "console.test", ["console.test"]),
       ),
     ).toBe("BAD_USER_INPUT");
   });
 
   it("request filters and method toggles reach the proxy", async () => {
-    expect(await codeOf(security.createEntry(db, events, alice, endpointId, "REQUEST_FILTER", "eth_notAThing"))).toBe(
-      "BAD_USER_INPUT",
-    );
-    await security.createEntry(db, events, alice, endpointId, "REQUEST_FILTER", "eth_blockNumber");
-    await security.updateOption(db, events, alice, endpointId, "requestFilters", true);
+    expect(
+      await codeOf(security.createEntry(db, events, as(alice), endpointId, "REQUEST_FILTER", "eth_notAThing")),
+    ).toBe("BAD_USER_INPUT");
+    await security.createEntry(db, events, as(alice), endpointId, "REQUEST_FILTER", "eth_blockNumber");
+    await security.updateOption(db, events, as(alice), endpointId, "requestFilters", true);
     await eventually(async () => (await chainId(withToken())).body.error?.code === -32005);
-    await security.updateOption(db, events, alice, endpointId, "requestFilters", false);
-    const toggled = await security.toggleRpcMethod(db, events, alice, endpointId, "eth_chainId");
+    await security.updateOption(db, events, as(alice), endpointId, "requestFilters", false);
+    const toggled = await security.toggleRpcMethod(db, events, as(alice), endpointId, "eth_chainId");
     expect(toggled.disabled).toBe(true);
     await eventually(async () => (await chainId(withToken())).body.error?.code === -32006);
     expect((await security.rpcMethods(db, alice, endpointId)).find((m) => m.name === "eth_chainId")?.disabled).toBe(
       true,
     );
-    expect(await codeOf(security.toggleRpcMethod(db, events, bob, endpointId, "eth_chainId"))).toBe("NOT_FOUND");
-    expect((await security.toggleRpcMethod(db, events, alice, endpointId, "eth_chainId")).disabled).toBe(false);
+    expect(await codeOf(security.toggleRpcMethod(db, events, as(bob), endpointId, "eth_chainId"))).toBe("NOT_FOUND");
+    expect((await security.toggleRpcMethod(db, events, as(alice), endpointId, "eth_chainId")).disabled).toBe(false);
     await eventually(
       async () =>
         (await chainId(withToken())).status === 200 && (await chainId(withToken())).body.result === "0xaa36a7",
@@ -237,7 +241,7 @@ describe("lists and options", () => {
   it("JWT keys: checked on upload, verified by kid on requests", async () => {
     expect(
       await codeOf(
-        security.createJwt(db, events, alice, endpointId, {
+        security.createJwt(db, events, as(alice), endpointId, {
           name: "bad",
           kid: "k",
           publicKey: "-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----",
@@ -245,7 +249,7 @@ describe("lists and options", () => {
       ),
     ).toBe("BAD_USER_INPUT");
     const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
-    const jwt = await security.createJwt(db, events, alice, endpointId, {
+    const jwt = await security.createJwt(db, events, as(alice), endpointId, {
       name: "backend",
       kid: "rsa-1",
       publicKey: await exportSPKI(publicKey),
@@ -253,31 +257,31 @@ describe("lists and options", () => {
     expect(jwt.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(
       await codeOf(
-        security.createJwt(db, events, alice, endpointId, {
+        security.createJwt(db, events, as(alice), endpointId, {
           name: "again",
           kid: "rsa-1",
           publicKey: await exportSPKI(publicKey),
         }),
       ),
     ).toBe("CONFLICT");
-    await security.updateOption(db, events, alice, endpointId, "jwts", true);
+    await security.updateOption(db, events, as(alice), endpointId, "jwts", true);
     await eventually(async () => (await chainId(withToken())).status === 401);
     const signed = await new SignJWT({})
       .setProtectedHeader({ alg: "RS256", kid: "rsa-1" })
       .setExpirationTime("5m")
       .sign(privateKey);
     expect((await chainId(withToken(), { authorization: `Bearer ${signed}` })).status).toBe(200);
-    await security.deleteJwt(db, events, alice, endpointId, jwt.id);
+    await security.deleteJwt(db, events, as(alice), endpointId, jwt.id);
     await eventually(async () => (await chainId(withToken(), { authorization: `Bearer ${signed}` })).status === 401);
-    await security.updateOption(db, events, alice, endpointId, "jwts", false);
+    await security.updateOption(db, events, as(alice), endpointId, "jwts", false);
   });
 
   it("the client IP header must be named before the option goes on", async () => {
-    expect(await codeOf(security.updateOption(db, events, alice, endpointId, "ipCustomHeader", true))).toBe(
+    expect(await codeOf(security.updateOption(db, events, as(alice), endpointId, "ipCustomHeader", true))).toBe(
       "BAD_USER_INPUT",
     );
-    await security.updateIpCustomHeader(db, events, alice, endpointId, "CF-Connecting-IP");
-    const options = await security.updateOption(db, events, alice, endpointId, "ipCustomHeader", true);
+    await security.updateIpCustomHeader(db, events, as(alice), endpointId, "CF-Connecting-IP");
+    const options = await security.updateOption(db, events, as(alice), endpointId, "ipCustomHeader", true);
     expect(options).toMatchObject({ ipCustomHeader: true, ipCustomHeaderName: "cf-connecting-ip" });
   });
 });
@@ -303,7 +307,7 @@ describe("other processes", () => {
     const { other, close } = await otherProcess();
     try {
       const before = other.byExId(exId)?.record.options.hsts;
-      await security.updateOption(db, events, alice, endpointId, "hsts", !before);
+      await security.updateOption(db, events, as(alice), endpointId, "hsts", !before);
       await eventually(async () => other.byExId(exId)?.record.options.hsts === !before);
     } finally {
       await close();

@@ -42,6 +42,23 @@ describe("the screen registry", () => {
       for (const match of names) expect(owner.operations[match.split(":")[1].replaceAll('"', "")]).toBeTruthy();
     }
   });
+
+  it("names the screens a role does not open, with the role they need and nothing of their content", () => {
+    const registry = loadRegistry(rootDir, apiSchema);
+    const viewer = registryFor(registry, "VIEWER", {});
+    const create = viewer.locked.find((screen) => screen.route === "/endpoints/new");
+    expect(create).toEqual({
+      id: "endpoints.create",
+      route: "/endpoints/new",
+      title: expect.any(String),
+      requires: { role: "ADMIN" },
+    });
+    expect(viewer.screens.some((screen) => screen.id === "endpoints.create")).toBe(false);
+    expect(registryFor(registry, "OWNER", {}).locked).toEqual([]);
+    // A screen behind a flag that is off is neither served nor named.
+    const flagged = registry.screens.find(({ manifest }) => manifest.requires?.flag);
+    if (flagged) expect(viewer.locked.some((screen) => screen.id === flagged.manifest.id)).toBe(false);
+  });
 });
 
 describe("the registry loader refuses a broken registry", () => {

@@ -1,8 +1,14 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
 
-const e2e = useE2E();
+// One local anvil node, for Ethereum Sepolia: the create form offers only networks the service serves.
+const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-networks-")), "networks.json");
+writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-sepolia"], blockTimeSeconds: 1 } }));
+const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
 
 async function signInAs(page: Page, email: string) {
   await page.goto("/");
@@ -55,10 +61,11 @@ describe("the console, end to end", () => {
       .click();
     await page.waitForURL(/\/endpoints\/new/);
     await choose(page, "Chain", "Ethereum");
-    await choose(page, "Network", "Ethereum Holesky");
+    await choose(page, "Network", "Ethereum Sepolia");
     await page.getByLabel("Label").fill("E2E checkout");
     await screenshot(page, "foundation-03-create");
     await page.getByRole("button", { name: /create endpoint/i }).click();
+    await page.getByRole("button", { name: /go to the endpoint/i }).click();
 
     await page.waitForURL(/\/endpoints\/[0-9a-f-]{36}$/);
     await page.getByRole("heading", { name: "E2E checkout" }).waitFor();

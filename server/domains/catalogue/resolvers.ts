@@ -19,6 +19,7 @@ export const catalogueResolvers: Resolvers = {
           comingSoon: network.comingSoon === true,
           beta: network.beta === true,
           needsUpgrade: needsUpgrade(network, price),
+          served: ctx.services.upstreams.get(network.value) !== undefined,
         }));
         return {
           chain: chain.chain,

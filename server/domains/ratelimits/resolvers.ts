@@ -94,13 +94,13 @@ export const rateLimitResolvers: Resolvers = {
     ),
     deleteRateLimitOverride: fieldWithInput(
       "ADMIN",
-      { schema: "rate-limiter#/$defs/deleteOverrideInput", of: (args) => args },
+      argsInput("rate-limiter#/$defs/deleteOverrideInput"),
       async ({ ctx, principal, input }) =>
         limitsView(await service.deleteOverride(ctx.db, ctx.services.events, principal, "LIMIT", input)),
     ),
     deleteRateLimitKeyOverride: fieldWithInput(
       "ADMIN",
-      { schema: "rate-limiter#/$defs/deleteOverrideInput", of: (args) => args },
+      argsInput("rate-limiter#/$defs/deleteOverrideInput"),
       async ({ ctx, principal, input }) =>
         limitsView(await service.deleteOverride(ctx.db, ctx.services.events, principal, "KEY", input)),
     ),

@@ -103,7 +103,7 @@ export async function createRateLimiter(
     interval: Interval;
     rate: number;
     methods: string[];
-    reason: string;
+    reason?: string;
     limitByIP: boolean;
   },
 ) {
@@ -124,7 +124,7 @@ export async function createRateLimiter(
       subject: "RATE_LIMITER",
       subjectId: limiter.id,
       action: "CREATE",
-      reason: input.reason,
+      reason: input.reason ?? "",
       changes: {
         interval: input.interval,
         methods: input.methods,
@@ -151,7 +151,7 @@ export async function updateRateLimiter(
     rateLimiterId: string;
     methods?: string[] | null;
     interval?: Interval | null;
-    reason: string;
+    reason?: string;
     limitByIP?: boolean | null;
   },
 ) {
@@ -172,7 +172,7 @@ export async function updateRateLimiter(
       subject: "RATE_LIMITER",
       subjectId: before.id,
       action: "UPDATE",
-      reason: input.reason,
+      reason: input.reason ?? "",
       changes: {
         before: { interval: before.interval, methods: before.methods, limitByIP: before.limitByIp },
         after: set,
@@ -194,7 +194,7 @@ export async function updateRateLimiterRate(
     network?: string | null;
     rateLimiterRateId: string;
     rate?: number | null;
-    reason: string;
+    reason?: string;
     enabled?: boolean | null;
   },
 ) {
@@ -211,7 +211,7 @@ export async function updateRateLimiterRate(
       subject: "RATE",
       subjectId: found.rate.id,
       action: "UPDATE",
-      reason: input.reason,
+      reason: input.reason ?? "",
       changes: { before: { rate: found.rate.rate, status: found.rate.status }, after: set },
     });
     return oneView(tx, actor.accountId, endpoint.id, found.limiter.id);
@@ -293,7 +293,7 @@ export async function createOverride(
   events: DomainEvents,
   actor: Actor,
   kind: "LIMIT" | "KEY",
-  input: { endpointId: string; bucket: Bucket; rateLimit?: number; reason: string },
+  input: { endpointId: string; bucket: Bucket; rateLimit?: number; reason?: string },
 ) {
   const endpoint = await endpointOf(db, actor.accountId, input.endpointId);
   await db.transaction(async (tx) => {
@@ -302,13 +302,13 @@ export async function createOverride(
       kind,
       bucket: input.bucket,
       rateLimit: kind === "LIMIT" ? (input.rateLimit ?? null) : null,
-      reason: input.reason,
+      reason: input.reason ?? "",
     });
     await audit(tx, actor, endpoint.id, {
       subject: kind === "LIMIT" ? "LIMIT_OVERRIDE" : "KEY_OVERRIDE",
       subjectId: saved.id,
       action: "CREATE",
-      reason: input.reason,
+      reason: input.reason ?? "",
       changes: { bucket: input.bucket, ...(kind === "LIMIT" && { rateLimit: input.rateLimit }) },
     });
   });
@@ -321,7 +321,7 @@ export async function deleteOverride(
   events: DomainEvents,
   actor: Actor,
   kind: "LIMIT" | "KEY",
-  input: { endpointId: string; overrideId: string; reason: string },
+  input: { endpointId: string; overrideId: string; reason?: string },
 ) {
   const endpoint = await endpointOf(db, actor.accountId, input.endpointId);
   if (!isUuid(input.overrideId)) throw notFound("The override");
@@ -334,7 +334,7 @@ export async function deleteOverride(
       subject: kind === "LIMIT" ? "LIMIT_OVERRIDE" : "KEY_OVERRIDE",
       subjectId: deleted.id,
       action: "DELETE",
-      reason: input.reason,
+      reason: input.reason ?? "",
       changes: { bucket: deleted.bucket, rateLimit: deleted.rateLimit },
     });
   });

@@ -53,11 +53,11 @@ function entryResolvers<F extends string, V>(
         schema: `security#/$defs/${schema}`,
         of: (args: { endpointId: string } & Record<F, string>) => ({ [valueField]: args[valueField] }),
       },
-      async ({ ctx, accountId, args }) => {
+      async ({ ctx, principal, args }) => {
         const row = await service.createEntry(
           ctx.db,
           ctx.services.events,
-          accountId,
+          principal,
           args.endpointId,
           kind,
           args[valueField],
@@ -66,8 +66,8 @@ function entryResolvers<F extends string, V>(
         return view(row);
       },
     ),
-    remove: field("ADMIN", async ({ ctx, accountId, args }: Call<{ id: string }, unknown>) => {
-      await service.deleteEntry(ctx.db, ctx.services.events, accountId, kind, args.id);
+    remove: field("ADMIN", async ({ ctx, principal, args }: Call<{ id: string }, unknown>) => {
+      await service.deleteEntry(ctx.db, ctx.services.events, principal, kind, args.id);
       return ok("Deleted.");
     }),
   };
@@ -100,20 +100,20 @@ export const securityResolvers: Resolvers = {
     updateOption: fieldWithInput(
       "ADMIN",
       { schema: "security#/$defs/updateOptionInput", of: (args) => ({ option: args.option, status: args.status }) },
-      ({ ctx, accountId, args, input }) =>
-        service.updateOption(ctx.db, ctx.services.events, accountId, args.id, input.option, input.status === "ENABLED"),
+      ({ ctx, principal, args, input }) =>
+        service.updateOption(ctx.db, ctx.services.events, principal, args.id, input.option, input.status === "ENABLED"),
     ),
     updateIpCustomHeader: fieldWithInput(
       "ADMIN",
       { schema: "security#/$defs/ipCustomHeaderInput", of: (args) => ({ header: args.header }) },
-      ({ ctx, accountId, args, input }) =>
-        service.updateIpCustomHeader(ctx.db, ctx.services.events, accountId, args.id, input.header),
+      ({ ctx, principal, args, input }) =>
+        service.updateIpCustomHeader(ctx.db, ctx.services.events, principal, args.id, input.header),
     ),
-    createAuthToken: field("ADMIN", ({ ctx, accountId, args }) =>
-      service.createToken(ctx.db, ctx.services.events, accountId, args.id),
+    createAuthToken: field("ADMIN", ({ ctx, principal, args }) =>
+      service.createToken(ctx.db, ctx.services.events, principal, args.id),
     ),
-    deleteAuthToken: field("ADMIN", async ({ ctx, accountId, args }) => {
-      await service.deleteToken(ctx.db, ctx.services.events, accountId, args.id, args.tokenId);
+    deleteAuthToken: field("ADMIN", async ({ ctx, principal, args }) => {
+      await service.deleteToken(ctx.db, ctx.services.events, principal, args.id, args.tokenId);
       return ok("The token was deleted; requests using it are refused from now on.");
     }),
     createJwt: fieldWithInput(
@@ -122,10 +122,10 @@ export const securityResolvers: Resolvers = {
         schema: "security#/$defs/jwtInput",
         of: (args) => ({ name: args.name, publicKey: args.publicKey, kid: args.kid }),
       },
-      ({ ctx, accountId, args, input }) => service.createJwt(ctx.db, ctx.services.events, accountId, args.id, input),
+      ({ ctx, principal, args, input }) => service.createJwt(ctx.db, ctx.services.events, principal, args.id, input),
     ),
-    deleteJwt: field("ADMIN", async ({ ctx, accountId, args }) => {
-      await service.deleteJwt(ctx.db, ctx.services.events, accountId, args.id, args.jwtId);
+    deleteJwt: field("ADMIN", async ({ ctx, principal, args }) => {
+      await service.deleteJwt(ctx.db, ctx.services.events, principal, args.id, args.jwtId);
       return ok("The JWT key was deleted.");
     }),
     createReferrer: referrers.create,
@@ -136,8 +136,8 @@ export const securityResolvers: Resolvers = {
     deleteDomainMask: domainMasks.remove,
     createRequestFilter: requestFilters.create,
     deleteRequestFilter: requestFilters.remove,
-    toggleRpcMethod: field("ADMIN", ({ ctx, accountId, args }) =>
-      service.toggleRpcMethod(ctx.db, ctx.services.events, accountId, args.endpointId, args.methodId),
+    toggleRpcMethod: field("ADMIN", ({ ctx, principal, args }) =>
+      service.toggleRpcMethod(ctx.db, ctx.services.events, principal, args.endpointId, args.methodId),
     ),
   },
 };

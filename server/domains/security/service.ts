@@ -13,12 +13,71 @@ import type { Db, Executor, Tx } from "../../platform/db/index.ts";
 import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
+import type { Role } from "../../platform/roles.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { getEndpointOrFail } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
 /** How many items each list may hold per endpoint. */
 export const limits = { tokens: 20, jwts: 20, entries: 100 } as const;
+
+/** Who changes an endpoint's security: recorded in its audit (userId null for the service itself). */
+export interface Actor {
+  accountId: string;
+  userId: string | null;
+  role: Role;
+}
+
+type AuditAction = "TURN_ON" | "TURN_OFF" | "ADD" | "REMOVE" | "SET";
+
+/** Keeps one change in the endpoint's security audit, in the transaction that makes it. */
+async function audit(
+  tx: Executor,
+  actor: Actor,
+  endpointId: string,
+  action: AuditAction,
+  subject: SecurityOptionName | "rpcMethods",
+  detail: string | null = null,
+) {
+  const userEmail = actor.userId ? await store.userEmail(tx, actor.userId) : null;
+  await store.insertAudit(tx, actor.accountId, {
+    endpointId,
+    action,
+    subject,
+    detail,
+    userId: actor.userId,
+    userEmail,
+    userRole: actor.role,
+  });
+}
+
+/**
+ * The option a list's first item turns on (as other providers' consoles do): adding an IP, referrer,
+ * domain mask or JWT key to an empty list means "check this". Request filters are left as they are:
+ * a method list is a restriction users build up before they turn it on.
+ */
+const optionOfFirstItem: Partial<Record<store.EntryKind | "JWT", SecurityOptionName>> = {
+  IP: "ips",
+  REFERRER: "referrers",
+  DOMAIN_MASK: "domainMasks",
+  JWT: "jwts",
+};
+
+/** Turns `option` on when the list just got its first item and the option was off; audited. */
+async function turnOnWithFirstItem(
+  tx: Executor,
+  actor: Actor,
+  endpointId: string,
+  kind: store.EntryKind | "JWT",
+  itemsBefore: number,
+) {
+  const option = optionOfFirstItem[kind];
+  if (!option || itemsBefore > 0) return;
+  const current = await store.getSecurity(tx, actor.accountId, endpointId);
+  if (current?.[option]) return;
+  await store.upsertSecurity(tx, actor.accountId, endpointId, { [option]: true });
+  await audit(tx, actor, endpointId, "TURN_ON", option, "with its first item");
+}
 
 const methodCatalogue = JSON.parse(
   readFileSync(path.resolve(import.meta.dirname, "../../../schemas/catalogue/rpc-methods.json"), "utf8"),
@@ -58,11 +117,12 @@ export async function securityOf(db: Db, accountId: string, endpointId: string) 
 /** The security settings of endpoints the caller has already read (so known to be the account's), in order. */
 export async function securityOfEndpoints(db: Executor, accountId: string, endpointIds: readonly string[]) {
   const ids = [...endpointIds];
-  const [options, tokens, jwts, entries] = await Promise.all([
+  const [options, tokens, jwts, entries, audits] = await Promise.all([
     store.securityOf(db, accountId, ids),
     store.tokensOf(db, accountId, ids),
     store.jwtsOf(db, accountId, ids),
     store.entriesOf(db, accountId, ids),
+    store.auditsOf(db, accountId, ids),
   ]);
   return ids.map((endpointId) => {
     const of = (kind: store.EntryKind) => entries.filter((e) => e.endpointId === endpointId && e.kind === kind);
@@ -76,8 +136,21 @@ export async function securityOfEndpoints(db: Executor, accountId: string, endpo
       ips: of("IP").map((e) => ({ id: e.id, ip: e.value })),
       domainMasks: of("DOMAIN_MASK").map((e) => ({ id: e.id, host: e.value })),
       requestFilters: of("REQUEST_FILTER").map((e) => ({ id: e.id, method: e.value })),
+      audit: audits.filter((a) => a.endpointId === endpointId).map(auditView),
     };
   });
+}
+
+function auditView(row: store.AuditRow) {
+  return {
+    id: row.id,
+    date: row.createdAt,
+    action: row.action,
+    subject: row.subject,
+    detail: row.detail,
+    user: row.userEmail,
+    userRole: row.userRole,
+  };
 }
 
 export async function optionsOf(db: Executor, accountId: string, endpointId: string): Promise<OptionsView> {
@@ -97,11 +170,12 @@ export async function optionsOfEndpoints(
 export async function updateOption(
   db: Db,
   events: DomainEvents,
-  accountId: string,
+  actor: Actor,
   endpointId: string,
   option: SecurityOptionName,
   enabled: boolean,
 ): Promise<OptionsView> {
+  const { accountId } = actor;
   if (!securityOptionNames.includes(option))
     throw badInput([{ pointer: "/option", message: `Unknown option ${option}.` }]);
   await endpointOrFail(db, accountId, endpointId, true);
@@ -112,7 +186,10 @@ export async function updateOption(
         { pointer: "/option", message: "Name the client IP header first (for example cf-connecting-ip)." },
       ]);
     }
-    return store.upsertSecurity(tx, accountId, endpointId, { [option]: enabled });
+    const row = await store.upsertSecurity(tx, accountId, endpointId, { [option]: enabled });
+    if (Boolean(current?.[option]) !== enabled)
+      await audit(tx, actor, endpointId, enabled ? "TURN_ON" : "TURN_OFF", option);
+    return row;
   });
   await changed(events, accountId, endpointId);
   return optionsView(row);
@@ -121,13 +198,17 @@ export async function updateOption(
 export async function updateIpCustomHeader(
   db: Db,
   events: DomainEvents,
-  accountId: string,
+  actor: Actor,
   endpointId: string,
   header: string,
 ) {
+  const { accountId } = actor;
   await endpointOrFail(db, accountId, endpointId, true);
-  const row = await store.upsertSecurity(db, accountId, endpointId, {
-    ipCustomHeaderName: header.trim().toLowerCase(),
+  const name = header.trim().toLowerCase();
+  const row = await db.transaction(async (tx) => {
+    const updated = await store.upsertSecurity(tx, accountId, endpointId, { ipCustomHeaderName: name });
+    await audit(tx, actor, endpointId, "SET", "ipCustomHeader", name);
+    return updated;
   });
   await changed(events, accountId, endpointId);
   return optionsView(row);
@@ -158,28 +239,30 @@ export async function initialTokenHook(tx: Tx, endpoint: { id: string; accountId
   return { initialToken: await createInitialToken(tx, endpoint.accountId, endpoint.id) };
 }
 
-export async function createToken(db: Db, events: DomainEvents, accountId: string, endpointId: string) {
+export async function createToken(db: Db, events: DomainEvents, actor: Actor, endpointId: string) {
+  const { accountId } = actor;
   await endpointOrFail(db, accountId, endpointId, true);
   const created = await db.transaction(async (tx) => {
     await store.lockSecurity(tx, accountId, endpointId);
     if ((await store.countTokens(tx, accountId, endpointId)) >= limits.tokens) {
       throw conflict(`An endpoint can have at most ${limits.tokens} tokens; delete one first.`);
     }
-    return addToken(tx, accountId, endpointId);
+    const added = await addToken(tx, accountId, endpointId);
+    await audit(tx, actor, endpointId, "ADD", "tokens", maskToken(added.row.tokenPrefix));
+    return added;
   });
   await changed(events, accountId, endpointId);
   return tokenView(created.row, created.value);
 }
 
-export async function deleteToken(
-  db: Db,
-  events: DomainEvents,
-  accountId: string,
-  endpointId: string,
-  tokenId: string,
-) {
+export async function deleteToken(db: Db, events: DomainEvents, actor: Actor, endpointId: string, tokenId: string) {
+  const { accountId } = actor;
   await endpointOrFail(db, accountId, endpointId, false);
-  if (!isUuid(tokenId) || !(await store.deleteToken(db, accountId, endpointId, tokenId))) throw notFound("The token");
+  await db.transaction(async (tx) => {
+    const row = isUuid(tokenId) ? await store.deleteToken(tx, accountId, endpointId, tokenId) : undefined;
+    if (!row) throw notFound("The token");
+    await audit(tx, actor, endpointId, "REMOVE", "tokens", maskToken(row.tokenPrefix));
+  });
   await changed(events, accountId, endpointId);
 }
 
@@ -204,15 +287,17 @@ export function parsePublicKey(text: string): { pem: string; fingerprint: string
 export async function createJwt(
   db: Db,
   events: DomainEvents,
-  accountId: string,
+  actor: Actor,
   endpointId: string,
   input: { name: string; publicKey: string; kid: string },
 ) {
+  const { accountId } = actor;
   await endpointOrFail(db, accountId, endpointId, true);
   const { pem, fingerprint } = parsePublicKey(input.publicKey);
   const row = await db.transaction(async (tx) => {
     await store.lockSecurity(tx, accountId, endpointId);
-    if ((await store.countJwts(tx, accountId, endpointId)) >= limits.jwts) {
+    const before = await store.countJwts(tx, accountId, endpointId);
+    if (before >= limits.jwts) {
       throw conflict(`An endpoint can have at most ${limits.jwts} JWT keys; delete one first.`);
     }
     const inserted = await store.insertJwt(tx, accountId, endpointId, {
@@ -222,15 +307,22 @@ export async function createJwt(
       fingerprint,
     });
     if (!inserted) throw conflict(`This endpoint already has a key with kid "${input.kid.trim()}".`);
+    await audit(tx, actor, endpointId, "ADD", "jwts", `${inserted.name} (kid ${inserted.kid})`);
+    await turnOnWithFirstItem(tx, actor, endpointId, "JWT", before);
     return inserted;
   });
   await changed(events, accountId, endpointId);
   return { id: row.id, name: row.name, kid: row.kid, fingerprint: row.fingerprint, publicKey: row.publicKey };
 }
 
-export async function deleteJwt(db: Db, events: DomainEvents, accountId: string, endpointId: string, jwtId: string) {
+export async function deleteJwt(db: Db, events: DomainEvents, actor: Actor, endpointId: string, jwtId: string) {
+  const { accountId } = actor;
   await endpointOrFail(db, accountId, endpointId, false);
-  if (!isUuid(jwtId) || !(await store.deleteJwt(db, accountId, endpointId, jwtId))) throw notFound("The JWT key");
+  await db.transaction(async (tx) => {
+    const row = isUuid(jwtId) ? await store.deleteJwt(tx, accountId, endpointId, jwtId) : undefined;
+    if (!row) throw notFound("The JWT key");
+    await audit(tx, actor, endpointId, "REMOVE", "jwts", `${row.name} (kid ${row.kid})`);
+  });
   await changed(events, accountId, endpointId);
 }
 
@@ -239,6 +331,13 @@ const entryField: Record<store.EntryKind, string> = {
   IP: "/ip",
   DOMAIN_MASK: "/host",
   REQUEST_FILTER: "/method",
+};
+/** The option each list belongs to, as the audit names it. */
+const entryOption: Record<store.EntryKind, SecurityOptionName> = {
+  REFERRER: "referrers",
+  IP: "ips",
+  DOMAIN_MASK: "domainMasks",
+  REQUEST_FILTER: "requestFilters",
 };
 const entryName: Record<store.EntryKind, string> = {
   REFERRER: "referrer",
@@ -279,12 +378,13 @@ export function normaliseEntry(kind: store.EntryKind, raw: string, network: stri
 export async function createEntry(
   db: Db,
   events: DomainEvents,
-  accountId: string,
+  actor: Actor,
   endpointId: string,
   kind: store.EntryKind,
   raw: string,
   reservedHosts: string[] = [],
 ) {
+  const { accountId } = actor;
   const endpoint = await endpointOrFail(db, accountId, endpointId, true);
   const value = normaliseEntry(kind, raw, endpoint.network);
   if (kind === "DOMAIN_MASK" && reservedHosts.map((h) => h.toLowerCase()).includes(value)) {
@@ -292,7 +392,8 @@ export async function createEntry(
   }
   const row = await db.transaction(async (tx) => {
     await store.lockSecurity(tx, accountId, endpointId);
-    if ((await store.countEntries(tx, accountId, endpointId, kind)) >= limits.entries) {
+    const before = await store.countEntries(tx, accountId, endpointId, kind);
+    if (before >= limits.entries) {
       throw conflict(`An endpoint can have at most ${limits.entries} ${entryName[kind]}s.`);
     }
     const inserted = await store.insertEntry(tx, accountId, endpointId, kind, value);
@@ -303,17 +404,24 @@ export async function createEntry(
           : `This ${entryName[kind]} is already in the list.`,
       );
     }
+    await audit(tx, actor, endpointId, "ADD", entryOption[kind], value);
+    await turnOnWithFirstItem(tx, actor, endpointId, kind, before);
     return inserted;
   });
   await changed(events, accountId, endpointId);
   return row;
 }
 
-export async function deleteEntry(db: Db, events: DomainEvents, accountId: string, kind: store.EntryKind, id: string) {
-  const row = foundOr(
-    isUuid(id) ? await store.deleteEntry(db, accountId, kind, id) : undefined,
-    `The ${entryName[kind]}`,
-  );
+export async function deleteEntry(db: Db, events: DomainEvents, actor: Actor, kind: store.EntryKind, id: string) {
+  const { accountId } = actor;
+  const row = await db.transaction(async (tx) => {
+    const deleted = foundOr(
+      isUuid(id) ? await store.deleteEntry(tx, accountId, kind, id) : undefined,
+      `The ${entryName[kind]}`,
+    );
+    await audit(tx, actor, deleted.endpointId, "REMOVE", entryOption[kind], deleted.value);
+    return deleted;
+  });
   await changed(events, accountId, row.endpointId);
 }
 
@@ -343,20 +451,19 @@ export async function rpcMethodsOfEndpoints(
   });
 }
 
-export async function toggleRpcMethod(
-  db: Db,
-  events: DomainEvents,
-  accountId: string,
-  endpointId: string,
-  method: string,
-) {
+export async function toggleRpcMethod(db: Db, events: DomainEvents, actor: Actor, endpointId: string, method: string) {
+  const { accountId } = actor;
   const endpoint = await endpointOrFail(db, accountId, endpointId, true);
   const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
   const known = foundOr(
     (methodCatalogue[compatibility] ?? []).find((m) => m.name === method),
     `The method ${method}`,
   );
-  const disabled = await store.toggleDisabledMethod(db, accountId, endpointId, method);
+  const disabled = await db.transaction(async (tx) => {
+    const now = await store.toggleDisabledMethod(tx, accountId, endpointId, method);
+    await audit(tx, actor, endpointId, now ? "TURN_OFF" : "TURN_ON", "rpcMethods", method);
+    return now;
+  });
   await changed(events, accountId, endpointId);
   return { id: known.name, name: known.name, description: known.description, disabled };
 }

@@ -1,11 +1,13 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { users } from "../account/tables.ts";
 import {
   endpointDisabledMethods,
   endpointJwts,
   endpointSecurity,
   endpointSecurityEntries,
   endpointTokens,
+  securityAudits,
 } from "./tables.ts";
 
 export type SecurityRow = typeof endpointSecurity.$inferSelect;
@@ -13,6 +15,7 @@ export type TokenRow = typeof endpointTokens.$inferSelect;
 export type JwtRow = typeof endpointJwts.$inferSelect;
 export type EntryRow = typeof endpointSecurityEntries.$inferSelect;
 export type EntryKind = "REFERRER" | "IP" | "DOMAIN_MASK" | "REQUEST_FILTER";
+export type AuditRow = typeof securityAudits.$inferSelect;
 export type OptionColumns = Omit<SecurityRow, "endpointId" | "accountId" | "updatedAt">;
 
 export async function getSecurity(
@@ -88,8 +91,8 @@ export async function deleteToken(
   accountId: string,
   endpointId: string,
   tokenId: string,
-): Promise<boolean> {
-  const rows = await db
+): Promise<TokenRow | undefined> {
+  const [row] = await db
     .delete(endpointTokens)
     .where(
       and(
@@ -98,8 +101,8 @@ export async function deleteToken(
         eq(endpointTokens.id, tokenId),
       ),
     )
-    .returning({ id: endpointTokens.id });
-  return rows.length > 0;
+    .returning();
+  return row;
 }
 
 export async function listJwts(db: Executor, accountId: string, endpointId: string): Promise<JwtRow[]> {
@@ -136,14 +139,19 @@ export async function insertJwt(
   return rows[0];
 }
 
-export async function deleteJwt(db: Executor, accountId: string, endpointId: string, jwtId: string): Promise<boolean> {
-  const rows = await db
+export async function deleteJwt(
+  db: Executor,
+  accountId: string,
+  endpointId: string,
+  jwtId: string,
+): Promise<JwtRow | undefined> {
+  const [row] = await db
     .delete(endpointJwts)
     .where(
       and(eq(endpointJwts.accountId, accountId), eq(endpointJwts.endpointId, endpointId), eq(endpointJwts.id, jwtId)),
     )
-    .returning({ id: endpointJwts.id });
-  return rows.length > 0;
+    .returning();
+  return row;
 }
 
 export async function listEntries(db: Executor, accountId: string, endpointId: string): Promise<EntryRow[]> {
@@ -255,4 +263,39 @@ export async function lockSecurity(db: Executor, accountId: string, endpointId: 
   await db.execute(
     sql`select 1 from ${endpointSecurity} where ${endpointSecurity.endpointId} = ${endpointId} and ${endpointSecurity.accountId} = ${accountId} for update`,
   );
+}
+
+export async function insertAudit(
+  db: Executor,
+  accountId: string,
+  row: Omit<typeof securityAudits.$inferInsert, "accountId">,
+): Promise<void> {
+  await db.insert(securityAudits).values({ ...row, accountId });
+}
+
+/** The newest `limit` changes of each endpoint's security, newest first. */
+export async function auditsOf(db: Executor, accountId: string, endpointIds: string[], limit = 100) {
+  // Ranked per endpoint so a list of endpoints reads `limit` rows of each in one query.
+  const ranked = db
+    .select({
+      id: securityAudits.id,
+      rank: sql<number>`row_number() over (partition by ${securityAudits.endpointId} order by ${securityAudits.createdAt} desc, ${securityAudits.id} desc)`.as(
+        "rank",
+      ),
+    })
+    .from(securityAudits)
+    .where(and(eq(securityAudits.accountId, accountId), inArray(securityAudits.endpointId, endpointIds)))
+    .as("ranked");
+  return db
+    .select({ audit: securityAudits })
+    .from(securityAudits)
+    .innerJoin(ranked, eq(ranked.id, securityAudits.id))
+    .where(sql`${ranked.rank} <= ${limit}`)
+    .orderBy(desc(securityAudits.createdAt), desc(securityAudits.id))
+    .then((rows) => rows.map((r) => r.audit));
+}
+
+export async function userEmail(db: Executor, userId: string): Promise<string | null> {
+  const [row] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+  return row?.email ?? null;
 }

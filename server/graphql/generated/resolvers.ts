@@ -186,6 +186,8 @@ export type Registry = {
   schemas: Scalars["JSON"]["output"];
   /** Operation documents by operation name. */
   operations: Scalars["JSON"]["output"];
+  /** Screens this viewer's role does not open (id, route, title, requires), so their addresses can say which role they need. */
+  locked: Array<Scalars["JSON"]["output"]>;
 };
 
 export type Network = {
@@ -201,6 +203,8 @@ export type Network = {
   comingSoon: Scalars["Boolean"]["output"];
   beta: Scalars["Boolean"]["output"];
   needsUpgrade: Scalars["Boolean"]["output"];
+  /** Whether this installation has a chain node (local or upstream) for the network: an endpoint elsewhere answers every call with an error. */
+  served: Scalars["Boolean"]["output"];
 };
 
 export type Chain = {
@@ -651,7 +655,7 @@ export type MutationCreateRateLimiterArgs = {
   interval: RateLimiterInterval;
   rate: Scalars["Int"]["input"];
   methods: Array<Scalars["String"]["input"]>;
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
   limitByIP: Scalars["Boolean"]["input"];
 };
 
@@ -662,7 +666,7 @@ export type MutationUpdateRateLimiterArgs = {
   rateLimiterId: Scalars["ID"]["input"];
   methods?: InputMaybe<Array<Scalars["String"]["input"]>>;
   interval?: InputMaybe<RateLimiterInterval>;
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
   limitByIP?: InputMaybe<Scalars["Boolean"]["input"]>;
 };
 
@@ -672,7 +676,7 @@ export type MutationUpdateRateLimiterRateArgs = {
   network?: InputMaybe<Scalars["String"]["input"]>;
   rateLimiterRateId: Scalars["ID"]["input"];
   rate?: InputMaybe<Scalars["Int"]["input"]>;
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
   enabled?: InputMaybe<Scalars["Boolean"]["input"]>;
 };
 
@@ -687,25 +691,25 @@ export type MutationCreateRateLimitOverrideArgs = {
   endpointId: Scalars["ID"]["input"];
   bucket: RateLimitBucket;
   rateLimit: Scalars["Int"]["input"];
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type MutationDeleteRateLimitOverrideArgs = {
   endpointId: Scalars["ID"]["input"];
   overrideId: Scalars["ID"]["input"];
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type MutationCreateRateLimitKeyOverrideArgs = {
   endpointId: Scalars["ID"]["input"];
   bucket: RateLimitBucket;
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type MutationDeleteRateLimitKeyOverrideArgs = {
   endpointId: Scalars["ID"]["input"];
   overrideId: Scalars["ID"]["input"];
-  reason: Scalars["String"]["input"];
+  reason?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type MutationCreateStreamArgs = {
@@ -910,6 +914,7 @@ export type RateLimitBucket = "RPS" | "RPM" | "RPD";
 export type RateLimitAudit = {
   __typename?: "RateLimitAudit";
   date: Scalars["DateTime"]["output"];
+  /** Empty when the change was made without one. */
   reason: Scalars["String"]["output"];
   /** The acting user's e-mail. */
   user?: Maybe<Scalars["String"]["output"]>;
@@ -1651,6 +1656,21 @@ export type RequestFilter = {
   method: Scalars["String"]["output"];
 };
 
+/** One change to an endpoint's security. `detail` names the item (an IP, a referrer, a key, a token's first characters), never a secret. */
+export type SecurityAudit = {
+  __typename?: "SecurityAudit";
+  id: Scalars["ID"]["output"];
+  date: Scalars["DateTime"]["output"];
+  /** TURN_ON, TURN_OFF, ADD, REMOVE or SET. */
+  action: Scalars["String"]["output"];
+  /** The option the change belongs to, named as in updateOption, or rpcMethods. */
+  subject: Scalars["String"]["output"];
+  detail?: Maybe<Scalars["String"]["output"]>;
+  /** The acting user's e-mail. */
+  user?: Maybe<Scalars["String"]["output"]>;
+  userRole: Scalars["String"]["output"];
+};
+
 export type EndpointSecurity = {
   __typename?: "EndpointSecurity";
   options: EndpointSecurityOptions;
@@ -1660,6 +1680,8 @@ export type EndpointSecurity = {
   ips: Array<Ip>;
   domainMasks: Array<DomainMask>;
   requestFilters: Array<RequestFilter>;
+  /** The newest 100 changes to this endpoint's security, newest first. */
+  audit: Array<SecurityAudit>;
 };
 
 /** A JSON-RPC method known for the endpoint's chain; `id` is the method name. */
@@ -1997,6 +2019,7 @@ export type ResolversTypes = {
   Ip: ResolverTypeWrapper<Partial<Ip>>;
   DomainMask: ResolverTypeWrapper<Partial<DomainMask>>;
   RequestFilter: ResolverTypeWrapper<Partial<RequestFilter>>;
+  SecurityAudit: ResolverTypeWrapper<Partial<SecurityAudit>>;
   EndpointSecurity: ResolverTypeWrapper<Partial<EndpointSecurity>>;
   RpcMethod: ResolverTypeWrapper<Partial<RpcMethod>>;
   FunctionLanguage: ResolverTypeWrapper<Partial<FunctionLanguage>>;
@@ -2118,6 +2141,7 @@ export type ResolversParentTypes = {
   Ip: Partial<Ip>;
   DomainMask: Partial<DomainMask>;
   RequestFilter: Partial<RequestFilter>;
+  SecurityAudit: Partial<SecurityAudit>;
   EndpointSecurity: Partial<EndpointSecurity>;
   RpcMethod: Partial<RpcMethod>;
   FunctionLimits: Partial<FunctionLimits>;
@@ -2305,6 +2329,7 @@ export type RegistryResolvers<
   screens?: Resolver<Array<ResolversTypes["JSON"]>, ParentType, ContextType>;
   schemas?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
   operations?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
+  locked?: Resolver<Array<ResolversTypes["JSON"]>, ParentType, ContextType>;
 };
 
 export type NetworkResolvers<
@@ -2321,6 +2346,7 @@ export type NetworkResolvers<
   comingSoon?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   beta?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   needsUpgrade?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  served?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
 };
 
 export type ChainResolvers<
@@ -2651,22 +2677,19 @@ export type MutationResolvers<
     ResolversTypes["RateLimiter"],
     ParentType,
     ContextType,
-    RequireFields<
-      MutationCreateRateLimiterArgs,
-      "endpointId" | "interval" | "rate" | "methods" | "reason" | "limitByIP"
-    >
+    RequireFields<MutationCreateRateLimiterArgs, "endpointId" | "interval" | "rate" | "methods" | "limitByIP">
   >;
   updateRateLimiter?: Resolver<
     ResolversTypes["RateLimiter"],
     ParentType,
     ContextType,
-    RequireFields<MutationUpdateRateLimiterArgs, "endpointId" | "rateLimiterId" | "reason">
+    RequireFields<MutationUpdateRateLimiterArgs, "endpointId" | "rateLimiterId">
   >;
   updateRateLimiterRate?: Resolver<
     ResolversTypes["RateLimiter"],
     ParentType,
     ContextType,
-    RequireFields<MutationUpdateRateLimiterRateArgs, "endpointId" | "rateLimiterRateId" | "reason">
+    RequireFields<MutationUpdateRateLimiterRateArgs, "endpointId" | "rateLimiterRateId">
   >;
   deleteRateLimiter?: Resolver<
     ResolversTypes["DeleteRateLimiterResult"],
@@ -2678,25 +2701,25 @@ export type MutationResolvers<
     ResolversTypes["RateLimits"],
     ParentType,
     ContextType,
-    RequireFields<MutationCreateRateLimitOverrideArgs, "endpointId" | "bucket" | "rateLimit" | "reason">
+    RequireFields<MutationCreateRateLimitOverrideArgs, "endpointId" | "bucket" | "rateLimit">
   >;
   deleteRateLimitOverride?: Resolver<
     ResolversTypes["RateLimits"],
     ParentType,
     ContextType,
-    RequireFields<MutationDeleteRateLimitOverrideArgs, "endpointId" | "overrideId" | "reason">
+    RequireFields<MutationDeleteRateLimitOverrideArgs, "endpointId" | "overrideId">
   >;
   createRateLimitKeyOverride?: Resolver<
     ResolversTypes["RateLimits"],
     ParentType,
     ContextType,
-    RequireFields<MutationCreateRateLimitKeyOverrideArgs, "endpointId" | "bucket" | "reason">
+    RequireFields<MutationCreateRateLimitKeyOverrideArgs, "endpointId" | "bucket">
   >;
   deleteRateLimitKeyOverride?: Resolver<
     ResolversTypes["RateLimits"],
     ParentType,
     ContextType,
-    RequireFields<MutationDeleteRateLimitKeyOverrideArgs, "endpointId" | "overrideId" | "reason">
+    RequireFields<MutationDeleteRateLimitKeyOverrideArgs, "endpointId" | "overrideId">
   >;
   createStream?: Resolver<
     ResolversTypes["Stream"],
@@ -3615,6 +3638,19 @@ export type RequestFilterResolvers<
   method?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
+export type SecurityAuditResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["SecurityAudit"] = ResolversParentTypes["SecurityAudit"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  date?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  action?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  detail?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  user?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  userRole?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
 export type EndpointSecurityResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["EndpointSecurity"] = ResolversParentTypes["EndpointSecurity"],
@@ -3626,6 +3662,7 @@ export type EndpointSecurityResolvers<
   ips?: Resolver<Array<ResolversTypes["Ip"]>, ParentType, ContextType>;
   domainMasks?: Resolver<Array<ResolversTypes["DomainMask"]>, ParentType, ContextType>;
   requestFilters?: Resolver<Array<ResolversTypes["RequestFilter"]>, ParentType, ContextType>;
+  audit?: Resolver<Array<ResolversTypes["SecurityAudit"]>, ParentType, ContextType>;
 };
 
 export type RpcMethodResolvers<
@@ -3775,6 +3812,7 @@ export type Resolvers<ContextType = Context> = {
   Ip?: IpResolvers<ContextType>;
   DomainMask?: DomainMaskResolvers<ContextType>;
   RequestFilter?: RequestFilterResolvers<ContextType>;
+  SecurityAudit?: SecurityAuditResolvers<ContextType>;
   EndpointSecurity?: EndpointSecurityResolvers<ContextType>;
   RpcMethod?: RpcMethodResolvers<ContextType>;
   FunctionLimits?: FunctionLimitsResolvers<ContextType>;

@@ -87,7 +87,7 @@ export function renderRoute(
             registry={options.registry}
             viewer={options.viewer}
           >
-            <RegistryRoutes extra={[{ path: "*", element: <p>not found</p> }]} notAuthorised={<p>not authorised</p>} />
+            <RegistryRoutes extra={[{ path: "*", element: <p>not found</p> }]} />
           </DataProvider>
         </MemoryRouter>
       </SWRConfig>

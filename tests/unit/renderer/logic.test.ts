@@ -103,9 +103,10 @@ describe("the permission function", () => {
     expect(can("GUEST", "VIEWER")).toBe(false);
   });
 
-  it("a mutation needs at least ADMIN whatever the manifest says", () => {
-    expect(requiredRole("VIEWER", true)).toBe("ADMIN");
+  it("a mutation needs ADMIN unless the manifest opens it to every member", () => {
+    expect(requiredRole("VIEWER", true)).toBe("VIEWER");
     expect(requiredRole(undefined, true)).toBe("ADMIN");
+    expect(requiredRole("ADMIN", true)).toBe("ADMIN");
     expect(requiredRole("OWNER", true)).toBe("OWNER");
     expect(requiredRole(undefined, false)).toBe("VIEWER");
   });

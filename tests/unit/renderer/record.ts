@@ -49,8 +49,8 @@ async function gql(cookie: string, query: string, variables: Record<string, unkn
 
 const owner = await session("demo@nodeplane.local");
 const viewer = await session("viewer@nodeplane.local");
-const ownerRegistry = await gql(owner, "query Registry { registry { version screens schemas operations } }");
-const viewerRegistry = await gql(viewer, "query Registry { registry { version screens schemas operations } }");
+const ownerRegistry = await gql(owner, "query Registry { registry { version screens schemas operations locked } }");
+const viewerRegistry = await gql(viewer, "query Registry { registry { version screens schemas operations locked } }");
 writeFileSync(path.join(out, "registry.owner.json"), `${JSON.stringify(ownerRegistry, null, 2)}\n`);
 writeFileSync(path.join(out, "registry.viewer.json"), `${JSON.stringify(viewerRegistry, null, 2)}\n`);
 const registry = ownerRegistry.data?.registry as Registry;
