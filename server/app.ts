@@ -158,7 +158,7 @@ async function assemble(
     endpointCreatedHooks,
     sessions: new SessionCache(db, events),
     endpointLists: new EndpointListCache(db, events),
-    answers: new ResponseCache(resolvers, loadApiSchema()),
+    answers: new ResponseCache(resolvers, loadApiSchema(), graphqlLimits.tokens),
     upstreams: chainNodes,
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },

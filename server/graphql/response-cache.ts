@@ -76,6 +76,26 @@ const MAX_ONE_ANSWER_CHARS = 1024 * 1024;
 /** Operations whose cacheability was worked out, by their text. */
 const MAX_OPERATIONS = 1_000;
 
+const operationKey = (query: string, operationName: string | undefined) => `${operationName ?? ""}\n${query}`;
+
+/** The variables as text for the key; null for variables too deep to write (the API refuses those). */
+function variablesText(variables: unknown): string | null {
+  try {
+    return JSON.stringify(variables ?? null);
+  } catch {
+    return null;
+  }
+}
+
+/** The document, or null for a text that does not parse (the API answered it with an error). */
+function parsed(query: string, maxTokens: number): DocumentNode | null {
+  try {
+    return parse(query, { maxTokens });
+  } catch {
+    return null;
+  }
+}
+
 type ResolverMap = Record<string, Record<string, unknown> | unknown>;
 
 export class ResponseCache {
@@ -93,6 +113,8 @@ export class ResponseCache {
   constructor(
     private readonly resolvers: ResolverMap,
     private readonly schema: GraphQLSchema,
+    /** The API's own limit on a query's tokens (graphql-armor's), so parsing here costs no more. */
+    private readonly maxTokens: number,
   ) {}
 
   /**
@@ -104,6 +126,10 @@ export class ResponseCache {
     if (!principal || !body || typeof body !== "object" || Array.isArray(body) || typeof body.query !== "string")
       return null;
     const operationName = typeof body.operationName === "string" ? body.operationName : undefined;
+    // A mutation, or a query that reads more than snapshots, costs one lookup here once it is known.
+    if (this.operations.get(operationKey(body.query, operationName)) === false) return null;
+    const variables = variablesText(body.variables);
+    if (variables === null) return null;
     const key = [
       principal.userId,
       principal.accountId,
@@ -111,7 +137,7 @@ export class ResponseCache {
       request.protocol,
       request.host,
       operationName ?? "",
-      JSON.stringify(body.variables ?? null),
+      variables,
       body.query,
     ].join("\n");
     const stored = this.answers.get(key);
@@ -133,8 +159,8 @@ export class ResponseCache {
     this.pending.delete(request);
     const { record } = pending;
     if (statusCode !== 200 || typeof payload !== "string" || payload.length > MAX_ONE_ANSWER_CHARS) return;
-    if (record.uncacheable || record.snapshots.length === 0) return;
     if (!this.cacheableOperation(pending.query, pending.operationName)) return;
+    if (record.uncacheable || record.snapshots.length === 0) return;
     // Whether the answer has errors: a kept answer never does (they may be about a passing failure).
     if (payload.includes('"errors":')) return;
     this.answers.set(pending.key, { body: payload, snapshots: record.snapshots });
@@ -142,17 +168,18 @@ export class ResponseCache {
   }
 
   private cacheableOperation(query: string, operationName: string | undefined): boolean {
-    const key = `${operationName ?? ""}\n${query}`;
+    const key = operationKey(query, operationName);
     let cacheable = this.operations.get(key);
     if (cacheable === undefined) {
-      cacheable = this.onlySnapshotReads(parse(query), operationName);
+      cacheable = this.onlySnapshotReads(parsed(query, this.maxTokens), operationName);
       this.operations.set(key, cacheable);
     }
     return cacheable;
   }
 
   /** Whether the operation is a query whose every field with its own resolver is a snapshot read. */
-  private onlySnapshotReads(document: DocumentNode, operationName: string | undefined): boolean {
+  private onlySnapshotReads(document: DocumentNode | null, operationName: string | undefined): boolean {
+    if (!document) return false;
     const operation = getOperationAST(document, operationName);
     if (operation?.operation !== "query") return false;
     const typeInfo = new TypeInfo(this.schema);
