@@ -24,6 +24,7 @@ import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
+import { registerFunctionCalls } from "./domains/functions/http.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
@@ -160,7 +161,10 @@ async function assemble(
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
   };
 
-  if (config.roles.api) await registerApi(app, config, log, db, services);
+  if (config.roles.api) {
+    await registerApi(app, config, log, db, services);
+    registerFunctionCalls(app, { db, sessions: services.sessions, services });
+  }
 
   app.get("/healthz", async () => {
     await db.execute("select 1");
