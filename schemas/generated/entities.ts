@@ -61,6 +61,9 @@ export interface ErrorLogQuery {
   nextAt?: string | null;
 }
 
+/**
+ * network, dataset and blockNumber go together: params.data and params.metadata are then that block's.
+ */
 export interface FunctionCallInput {
   id: string;
   /**

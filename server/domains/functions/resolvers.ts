@@ -132,10 +132,7 @@ export const functionResolvers: Resolvers = {
       async ({ ctx, accountId, input }) => {
         await service.getFunction(ctx.db, accountId, input.id);
         const params = service.paramsOf(input);
-        const block =
-          input.network && input.dataset && input.blockNumber !== undefined
-            ? { network: input.network, dataset: input.dataset, blockNumber: input.blockNumber }
-            : null;
+        const block = service.callBlock(input);
         if (block && (params.data !== null || params.metadata !== undefined))
           throw badInput([{ pointer: "/params", message: "Give params or a block to read them from, not both." }]);
         const { activation } = await service.activate(

@@ -4,6 +4,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
+import { catalogueNetwork } from "../catalogue/networks.ts";
 import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
@@ -73,6 +74,27 @@ export function paramsOf(input: ParamsInput): FunctionParams {
       ? (params as FunctionParams)
       : { data: params ?? null };
   return userData === undefined || userData === null ? base : { ...base, user_data: userData };
+}
+
+/**
+ * The block a call reads params.data and params.metadata from: network, dataset and blockNumber together,
+ * or none of them. A network not in the catalogue is named first; an incomplete block on what was given.
+ */
+export function callBlock(input: {
+  network?: string;
+  dataset?: string;
+  blockNumber?: number;
+}): { network: string; dataset: string; blockNumber: number } | null {
+  const { network, dataset, blockNumber } = input;
+  if (network !== undefined) catalogueNetwork(network);
+  if (network !== undefined && dataset !== undefined && blockNumber !== undefined)
+    return { network, dataset, blockNumber };
+  const given = (["network", "dataset", "blockNumber"] as const).filter((k) => input[k] !== undefined);
+  if (given.length > 0)
+    throw badInput(
+      given.map((k) => ({ pointer: `/${k}`, message: "Give network, dataset and blockNumber together, or none." })),
+    );
+  return null;
 }
 
 /** The same, with the data already JSON text (a stream's payload), handed to the sandbox as it is. */

@@ -229,6 +229,7 @@ function namedSample(name: string, samples: Samples): unknown {
     rate: 10,
     rateLimit: 100,
     timeoutSec: 5,
+    memoryMb: 128,
     startDate: isoHoursAgo(1),
     from: isoHoursAgo(1),
     destinationAttributes: { url: samples.url, maxRetry: 1, retryIntervalSec: 0 },
