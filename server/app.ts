@@ -340,7 +340,9 @@ async function serveConsoleWithVite(app: FastifyInstance, config: AppConfig) {
   await app.register(middie);
   const vite = await createServer({ root: config.rootDir, server: { middlewareMode: true }, appType: "spa" });
   app.use((req, res, next) => {
-    if (apiPrefixes.some((p) => req.url?.startsWith(p))) return next();
+    // Vite serves files and the page (GET, HEAD); other methods are the API's (a function's HTTP address).
+    if (apiPrefixes.some((p) => req.url?.startsWith(p)) || (req.method !== "GET" && req.method !== "HEAD"))
+      return next();
     vite.middlewares(req, res, next);
   });
   app.addHook("onClose", async () => vite.close());
