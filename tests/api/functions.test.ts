@@ -429,6 +429,12 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
     expect(m.usage.cumulative.at(-1)?.value).toBeCloseTo(billed, 12);
     expect(m.size.total).toBe(runs[0].size + runs[1].size);
     expect(m.duration.average).toBeCloseTo(m.duration.total / 3, 9);
+    // The metrics screen's document gives startDate a default: it arrives as text and is read the same.
+    const { functionMetrics: all } = await owner.client.gqlOk<{ functionMetrics: { execution: { total: number } } }>(
+      'query($id: ID!, $start: DateTime = "2000-01-01T00:00:00Z") { functionMetrics(id: $id, startDate: $start) { execution { total } } }',
+      { id },
+    );
+    expect(all.execution.total).toBe(3);
 
     const { functionsBillingUsage: u } = await owner.client.gqlOk<{
       functionsBillingUsage: { gbSeconds: number; executions: number; ticks: { gbSeconds: number }[] };

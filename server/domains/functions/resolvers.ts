@@ -87,8 +87,15 @@ export const functionResolvers: Resolvers = {
       const page = await service.logs(ctx.db, accountId, args.id, args);
       return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: logView(e.node) })) };
     }),
+    // A DateTime a document gives as a variable's default arrives as its text: both are read with new Date.
     functionMetrics: field("VIEWER", ({ ctx, accountId, args }) =>
-      service.metrics(ctx.db, accountId, args.id, args.startDate, args.endDate),
+      service.metrics(
+        ctx.db,
+        accountId,
+        args.id,
+        new Date(args.startDate),
+        args.endDate ? new Date(args.endDate) : null,
+      ),
     ),
     functionPermissions: field("VIEWER", async ({ ctx, accountId }) =>
       permissionsView(await streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId))),
@@ -98,7 +105,13 @@ export const functionResolvers: Resolvers = {
       return [...FUNCTION_TEMPLATES];
     }),
     functionsBillingUsage: field("VIEWER", ({ ctx, accountId, args }) =>
-      service.billingUsage(ctx.db, accountId, args.start, args.end, args.tick === "HOUR" ? "hour" : "day"),
+      service.billingUsage(
+        ctx.db,
+        accountId,
+        new Date(args.start),
+        new Date(args.end),
+        args.tick === "HOUR" ? "hour" : "day",
+      ),
     ),
   },
   Mutation: {
