@@ -899,6 +899,7 @@ export type ActivationFieldsFragment = {
   blockNumber: number | null;
   duration: number;
   memory: number;
+  memoryLimit: number;
   billable: number;
   success: boolean;
   size: number;
@@ -928,6 +929,7 @@ export type FunctionHistoryQuery = {
         blockNumber: number | null;
         duration: number;
         memory: number;
+        memoryLimit: number;
         billable: number;
         success: boolean;
         size: number;
@@ -957,6 +959,7 @@ export type FunctionActivationQuery = {
     blockNumber: number | null;
     duration: number;
     memory: number;
+    memoryLimit: number;
     billable: number;
     success: boolean;
     size: number;
@@ -1129,6 +1132,7 @@ export type CallFunctionMutation = {
     blockNumber: number | null;
     duration: number;
     memory: number;
+    memoryLimit: number;
     billable: number;
     success: boolean;
     size: number;
@@ -1150,6 +1154,7 @@ export type TestFunctionMutation = {
     size: number;
     duration: number;
     memory: number;
+    memoryLimit: number;
     error: string | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };

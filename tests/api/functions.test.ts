@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const FUNCTION_FIELDS = "id name description kind code limits { timeout }";
 const ACTIVATION_FIELDS =
-  "id activationSource version streamId network dataset blockNumber duration memory billable userData success size result error logs { level message }";
+  "id activationSource version streamId network dataset blockNumber duration memory memoryLimit billable userData success size result error logs { level message }";
 
 const counter = `async function main(params) {
   console.log("batch " + params.metadata.batch_start_range + "-" + params.metadata.batch_end_range);
@@ -47,6 +47,7 @@ interface Activation {
   blockNumber: number | null;
   duration: number;
   memory: number;
+  memoryLimit: number;
   billable: number;
   userData: unknown;
   success: boolean;
@@ -241,7 +242,7 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
     expect((await update({ name: "renamed", description: "same code" })).updateFunction.version).toBe(2);
     expect((await update({ code: "function main() { return 2; }" })).updateFunction.version).toBe(2);
     expect((await update({ memoryMb: 256 })).updateFunction.version).toBe(3);
-    expect((await call(owner, { id })).data?.callFunction).toMatchObject({ result: "2", version: 3, memory: 256 });
+    expect((await call(owner, { id })).data?.callFunction).toMatchObject({ result: "2", version: 3, memoryLimit: 256 });
     expect((await history(owner, id)).map((h) => [h.version, h.result])).toEqual([
       [3, "2"],
       [1, "1"],
@@ -394,7 +395,9 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
       (await call(owner, { id, params: "fail" })).data?.callFunction as Activation,
     ];
     for (const r of runs) {
-      expect(r.memory).toBe(512);
+      expect(r.memoryLimit).toBe(512);
+      expect(r.memory).toBeGreaterThan(0);
+      expect(r.memory).toBeLessThanOrEqual(512);
       expect(r.billable).toBeCloseTo(gbSeconds(512, r.duration), 12);
       expect(r.billable).toBeGreaterThan(0);
     }
@@ -663,7 +666,7 @@ describe("streams with a FUNCTION destination", () => {
     });
     const ordered = [...runs].reverse();
     expect(ordered.every((r) => r.success && r.activationSource === "STREAM" && r.streamId === stream.id)).toBe(true);
-    expect(ordered.every((r) => r.version === 1 && r.memory === 128 && r.billable > 0)).toBe(true);
+    expect(ordered.every((r) => r.version === 1 && r.memoryLimit === 128 && r.billable > 0)).toBe(true);
     expect(ordered.flatMap((r) => (JSON.parse(r.result as string) as { blocks: number[] }).blocks)).toEqual(
       blockNumbers(Array.from({ length: 9 }, (_, i) => ({ number: `0x${(i + 1).toString(16)}` }))),
     );

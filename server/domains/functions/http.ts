@@ -7,7 +7,7 @@ import { SESSION_COOKIE } from "../account/service.ts";
 import type { SessionCache } from "../account/sessions.ts";
 import type { StreamsServices } from "../streams/runtime.ts";
 import { blockPayload, latestBlock } from "../streams/service.ts";
-import { activate, type FunctionParams, type FunctionParamsJson } from "./service.ts";
+import { activate, type FunctionParams, type FunctionParamsJson, usedMb } from "./service.ts";
 
 /** Every function's HTTP address (relative to the service's base URL). */
 export const callPath = (functionId: string) => `/functions/${encodeURIComponent(functionId)}/call`;
@@ -73,7 +73,8 @@ export function registerFunctionCalls(
         error: run.error,
         logs: run.logs,
         duration: run.durationMs,
-        memory: run.memoryMb,
+        memory: usedMb(run.memoryBytes),
+        memoryLimit: run.memoryMb,
         billable: activation.billableGbSeconds,
       });
     } catch (e) {

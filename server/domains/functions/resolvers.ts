@@ -19,7 +19,8 @@ const activationView = (row: service.ActivationRow) => ({
   ...row,
   activationSource: row.activationSource as (typeof service.ACTIVATION_SOURCES)[number],
   duration: row.durationMs,
-  memory: row.memoryMb,
+  memory: service.usedMb(row.memoryUsedBytes),
+  memoryLimit: row.memoryMb,
   billable: row.billableGbSeconds,
   result: row.resultPreview,
 });

@@ -1,5 +1,6 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
@@ -24,6 +25,8 @@ export function billedMbMs(memoryMb: number, durationMs: number): number {
   return memoryMb * Math.max(1, Math.ceil(durationMs));
 }
 export const gbSecondsOf = (mbMs: number) => mbMs / 1024 / 1000;
+/** MB of heap a run used, rounded up (what the history shows beside the MB it had). */
+export const usedMb = (bytes: number) => Math.ceil(bytes / (1024 * 1024));
 
 export interface FunctionInput {
   name?: string;
@@ -115,8 +118,10 @@ export interface FunctionRun {
   resultJson: string | null;
   size: number;
   durationMs: number;
-  /** MB the run had (its configured memory; the sandbox reports no heap use yet). */
+  /** MB the run had: its configured memory (the isolate's heap limit), what it is billed for. */
   memoryMb: number;
+  /** The isolate's used heap after the call, in bytes. */
+  memoryBytes: number;
   logs: FilterLog[];
   error: string | null;
 }
@@ -130,8 +135,9 @@ const PRUNE_EVERY = 50;
 const runsSincePrune = new Map<string, number>();
 
 /**
- * Functions run in the filter sandbox (no host, network or file access) with filter version V4's calling
- * convention: `main(stream)` sync or async, and returning nothing is a null result rather than an error.
+ * Functions run in the filter sandbox (V8 isolates: no host, network or file access) with filter version
+ * V4's calling convention: `main(stream)` sync or async, and returning nothing is a null result rather
+ * than an error.
  */
 const FUNCTION_CONVENTION = "V4" as const;
 /** Where the host puts params.user_data in the metadata it hands the sandbox; the wrapper takes it out. */
@@ -156,25 +162,29 @@ function wrappedSource(code: string): string {
   return `${prologue}${code}\n;return typeof main === "function" ? main : undefined;\n})());\n`;
 }
 
-/** Runs function code once, within its limits. One place for how any function code runs. */
+/**
+ * Runs function code within its limits. One place for how any function code runs. With `warm` (a stored
+ * function) the code runs in that function version's warm isolate; without it (a test of unsaved code)
+ * in a fresh one.
+ */
 export async function runCode(
   code: string,
   params: FunctionParams | FunctionParamsJson,
   limits: FunctionLimits = {},
+  warm?: WarmKey,
 ): Promise<FunctionRun> {
   const timeoutSec = limits.timeoutSec ?? DEFAULT_FUNCTION_TIMEOUT_SEC;
   const memoryMb = limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB;
   const data = "dataJson" in params ? params.dataJson : JSON.stringify(params.data ?? null);
   const metadata: FilterMetadata = { ...(params.metadata ?? {}) };
   if (params.user_data !== undefined && params.user_data !== null) metadata[USER_DATA_KEY] = params.user_data;
-  const outcome = await testFilter(
-    {
-      source: wrappedSource(code),
-      version: FUNCTION_CONVENTION,
-      limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
-    },
-    { data, metadata },
-  );
+  const options = {
+    source: wrappedSource(code),
+    version: FUNCTION_CONVENTION,
+    limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
+  };
+  const input = { data, metadata };
+  const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
   if (!outcome.ok)
     return {
       success: false,
@@ -182,6 +192,7 @@ export async function runCode(
       size: 0,
       durationMs: outcome.durationMs,
       memoryMb,
+      memoryBytes: outcome.memoryBytes,
       logs: outcome.logs,
       error: filterErrorText(outcome.error),
     };
@@ -191,6 +202,7 @@ export async function runCode(
     size: outcome.sizeBytes,
     durationMs: outcome.durationMs,
     memoryMb,
+    memoryBytes: outcome.memoryBytes,
     logs: outcome.logs,
     error: null,
   };
@@ -204,7 +216,8 @@ export function testResult(run: FunctionRun) {
     logs: run.logs,
     size: run.size,
     duration: run.durationMs,
-    memory: run.memoryMb,
+    memory: usedMb(run.memoryBytes),
+    memoryLimit: run.memoryMb,
     error: run.error,
   };
 }
@@ -212,7 +225,7 @@ export function testResult(run: FunctionRun) {
 /** Refuses code that does not compile or has no main (loaded, main not called), with the sandbox's message and line. */
 export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
   const filter = await createFilter({ source: wrappedSource(code), version: FUNCTION_CONVENTION });
-  const error = filter.check();
+  const error = await filter.check();
   filter.dispose();
   if (error)
     throw badInput([
@@ -342,10 +355,12 @@ export async function activate(
   maxTimeoutSec?: number,
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
-  const run = await runCode(fn.code, params, {
-    timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec),
-    memoryMb: fn.memoryMb,
-  });
+  const run = await runCode(
+    fn.code,
+    params,
+    { timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec), memoryMb: fn.memoryMb },
+    { accountId, functionId: fn.id },
+  );
   const mbMs = billedMbMs(run.memoryMb, run.durationMs);
   const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;
   const activation = await db.transaction((tx) =>
@@ -362,6 +377,7 @@ export async function activate(
         blockNumber: from.blockNumber ?? null,
         durationMs: run.durationMs,
         memoryMb: run.memoryMb,
+        memoryUsedBytes: run.memoryBytes,
         billableGbSeconds: gbSecondsOf(mbMs),
         success: run.success,
         size: run.size,

@@ -84,6 +84,8 @@ export const functionActivations = pgTable(
     durationMs: doublePrecision("duration_ms").notNull(),
     /** MB the run was given (and billed for). */
     memoryMb: integer("memory_mb").notNull().default(DEFAULT_FUNCTION_MEMORY_MB),
+    /** The isolate's used heap after the run (bytes), as the sandbox reports it. */
+    memoryUsedBytes: bigint("memory_used_bytes", { mode: "number" }).notNull().default(0),
     /** GB-seconds billed for the run (see billedGbSeconds). */
     billableGbSeconds: doublePrecision("billable_gb_seconds").notNull().default(0),
     success: boolean("success").notNull(),

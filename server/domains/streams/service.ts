@@ -491,6 +491,7 @@ export async function runNewFunctionOn(
         size: 0,
         duration: outcome.durationMs,
         memory: 0,
+        memoryLimit: 0,
         error: `The stream's filter failed: ${filterErrorText(outcome.error)}`,
       };
     if (outcome.skipped)
@@ -504,6 +505,7 @@ export async function runNewFunctionOn(
         size: 0,
         duration: outcome.durationMs,
         memory: 0,
+        memoryLimit: 0,
         error: null,
       };
     payloadJson = outcome.resultJson as string;

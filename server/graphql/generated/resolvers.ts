@@ -1817,8 +1817,10 @@ export type FunctionActivation = {
   blockNumber?: Maybe<Scalars["Float"]["output"]>;
   /** Milliseconds. */
   duration: Scalars["Float"]["output"];
-  /** MB the run had. */
+  /** MB of heap the run used (its isolate's, after the call, rounded up). */
   memory: Scalars["Int"]["output"];
+  /** MB the run had (the function's memory), and was billed for. */
+  memoryLimit: Scalars["Int"]["output"];
   success: Scalars["Boolean"]["output"];
   /** Bytes of the result's JSON. */
   size: Scalars["Int"]["output"];
@@ -1967,7 +1969,10 @@ export type FunctionTestResult = {
   logs: Array<StreamFilterLog>;
   size: Scalars["Int"]["output"];
   duration: Scalars["Float"]["output"];
+  /** MB of heap the run used (rounded up); 0 when the function did not run. */
   memory: Scalars["Int"]["output"];
+  /** MB the run had. */
+  memoryLimit: Scalars["Int"]["output"];
   error?: Maybe<Scalars["String"]["output"]>;
 };
 
@@ -4079,6 +4084,7 @@ export type FunctionActivationResolvers<
   blockNumber?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
   duration?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   memory?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memoryLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   success?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   billable?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
@@ -4240,6 +4246,7 @@ export type FunctionTestResultResolvers<
   size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   duration?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   memory?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memoryLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 

@@ -24,6 +24,7 @@ CREATE TABLE "function_versions" (
 --> statement-breakpoint
 ALTER TABLE "function_activations" ADD COLUMN "version" integer DEFAULT 1 NOT NULL;--> statement-breakpoint
 ALTER TABLE "function_activations" ADD COLUMN "memory_mb" integer DEFAULT 128 NOT NULL;--> statement-breakpoint
+ALTER TABLE "function_activations" ADD COLUMN "memory_used_bytes" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "function_activations" ADD COLUMN "billable_gb_seconds" double precision DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "function_activations" ADD COLUMN "user_data" jsonb;--> statement-breakpoint
 ALTER TABLE "function_activations" ADD COLUMN "result_json" text;--> statement-breakpoint
