@@ -2,6 +2,7 @@ import { type HostOutcome, SandboxRestarted, sandboxProcess } from "./process.ts
 import {
   DEFAULT_FILTER_LIMITS,
   DEFAULT_FILTER_VERSION,
+  errorPlace,
   type FilterError,
   type FilterHelpers,
   type FilterLimits,
@@ -47,11 +48,6 @@ export interface FilterInput {
 
 const LEVELS = new Set<FilterLogLevel>(["INFO", "WARNING", "ERROR"]);
 const MIB = 1024 * 1024;
-
-function lineOf(stack: string | undefined): number | undefined {
-  const m = stack ? /filter\.js:(\d+)/.exec(stack) : null;
-  return m ? Number(m[1]) : undefined;
-}
 
 /** The error as callers compare it: no `line` key when there is no line. */
 function filterError(e: FilterError): FilterError {
@@ -178,11 +174,9 @@ export class Filter {
     const err = JSON.parse(body.slice(1)) as { kind: FilterError["kind"]; message: string; stack: string };
     // A thrown error may leave the user's globals half-updated: the next call starts from a fresh isolate.
     this.unload();
-    const line = lineOf(err.stack);
     return {
       ok: false,
-      error:
-        line === undefined ? { kind: err.kind, message: err.message } : { kind: err.kind, message: err.message, line },
+      error: { kind: err.kind, message: err.message, ...errorPlace(err.stack) },
       durationMs,
       memoryBytes,
       logs,
@@ -199,9 +193,10 @@ export class Filter {
   }
 }
 
-/** A filter error as one line: `KIND: message (line N)`. */
+/** A filter error as one line: `KIND: message (line N, column M)`. */
 export function filterErrorText(error: FilterError): string {
-  return `${error.kind}: ${error.message}${error.line ? ` (line ${error.line})` : ""}`;
+  const column = error.column ? `, column ${error.column}` : "";
+  return `${error.kind}: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`;
 }
 
 /** Creates a filter. Its code is loaded into an isolate on the first run or check(). */

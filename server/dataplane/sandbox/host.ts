@@ -14,7 +14,7 @@ import net from "node:net";
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
-import { FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
+import { errorPlace, FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
 
 const FILENAME = "filter.js";
 /**
@@ -57,11 +57,6 @@ class HostFault extends Error {
   }
 }
 
-function lineOf(text: string | undefined): number | undefined {
-  const m = text ? /filter\.js:(\d+)/.exec(text) : null;
-  return m ? Number(m[1]) : undefined;
-}
-
 /** Classifies what isolated-vm threw out of a call or a compile. */
 function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number }, timeoutMs: number): FilterError {
   if (e instanceof HostFault) return e.hostError;
@@ -75,12 +70,12 @@ function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number },
   if (err.name === "SyntaxError") {
     // isolated-vm appends the position: "Unexpected token '}' [filter.js:2:11]".
     const message = err.message.replace(/ \[filter\.js:\d+:\d+\]$/, "");
-    return { kind: "SYNTAX", message: `SyntaxError: ${message}`, line: lineOf(err.message) };
+    return { kind: "SYNTAX", message: `SyntaxError: ${message}`, ...errorPlace(err.message) };
   }
   if (err.name === "RangeError" && /Maximum call stack size exceeded/.test(err.message)) {
     return { kind: "MEMORY", message: "filter exceeded the stack limit (too deep recursion)" };
   }
-  return { kind: "RUNTIME", message: `${err.name}: ${err.message}`, line: lineOf(err.stack) };
+  return { kind: "RUNTIME", message: `${err.name}: ${err.message}`, ...errorPlace(err.stack) };
 }
 
 function drop(fid: number): void {

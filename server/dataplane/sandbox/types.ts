@@ -47,6 +47,15 @@ export interface FilterError {
   message: string;
   /** 1-based line in the user's source, when V8 reports one. */
   line?: number;
+  /** 1-based column on that line, when V8 reports one. */
+  column?: number;
+}
+
+/** Where in the user's source V8 placed an error: the first `filter.js:line:column` in its text or stack. */
+export function errorPlace(text: string | undefined): { line?: number; column?: number } {
+  const m = text ? /filter\.js:(\d+)(?::(\d+))?/.exec(text) : null;
+  if (!m) return {};
+  return m[2] ? { line: Number(m[1]), column: Number(m[2]) } : { line: Number(m[1]) };
 }
 
 export interface FilterSuccess {

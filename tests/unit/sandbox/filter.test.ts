@@ -310,8 +310,8 @@ describe("filter sandbox: async main and key-value helpers", () => {
 describe("filter sandbox: errors and limits", () => {
   it("reports a syntax error", async () => {
     const f = await filter("function main(stream) { return ( }");
-    expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "SYNTAX", line: 1 });
-    expect(await f.check()).toMatchObject({ kind: "SYNTAX" });
+    expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "SYNTAX", line: 1, column: 34 });
+    expect(await f.check()).toMatchObject({ kind: "SYNTAX", line: 1, column: 34 });
   });
 
   it("reports a source without main", async () => {
@@ -322,10 +322,10 @@ describe("filter sandbox: errors and limits", () => {
     });
   });
 
-  it("reports a thrown error with its line and keeps logs written before it", async () => {
+  it("reports a thrown error with its line and column and keeps logs written before it", async () => {
     const f = await filter("function main(stream) {\n  console.log('before');\n  throw new Error('boom');\n}");
     const r = await f.run({ data: [] });
-    expect(failed(r)).toEqual({ kind: "RUNTIME", message: "Error: boom", line: 3 });
+    expect(failed(r)).toEqual({ kind: "RUNTIME", message: "Error: boom", line: 3, column: 9 });
     expect(r.logs).toEqual([{ level: "INFO", message: "before" }]);
   });
 
