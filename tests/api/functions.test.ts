@@ -137,6 +137,12 @@ describe("functions", () => {
     const thrown = await run('function main() { throw new Error("nope"); }');
     expect(thrown.testFunction.success).toBe(false);
     expect(thrown.testFunction.error).toContain("nope");
+    // The place of an error is in the user's code, not the wrapper that builds params around it.
+    const place = (await run("function main() { return null.x; }")).testFunction.error ?? "";
+    const [, line, column] = place.match(/line (\d+), column (\d+)/) ?? [];
+    expect(Number(line), place).toBe(1);
+    expect(Number(column), place).toBeGreaterThan(18);
+    expect(Number(column), place).toBeLessThan(36);
     const loop = await run("function main() { for (;;) {} }", null, 1);
     expect(loop.testFunction.success).toBe(false);
     expect(loop.testFunction.error).toMatch(/^TIMEOUT/);

@@ -1,5 +1,5 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import type { FilterError, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
 import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
@@ -143,23 +143,31 @@ const FUNCTION_CONVENTION = "V4" as const;
 /** Where the host puts params.user_data in the metadata it hands the sandbox; the wrapper takes it out. */
 const USER_DATA_KEY = "nodeplane_user_data";
 
+/** The start of the wrapper around a function's code (see wrappedSource). */
+const PROLOGUE =
+  "var main = (function (userMain) {" +
+  ' if (typeof userMain !== "function") throw new Error("The code defines no function main(params).");' +
+  " return function (stream) {" +
+  ` var metadata = stream.metadata, params = { data: stream.data, metadata: metadata, user_data: null };` +
+  ` if (metadata && Object.prototype.hasOwnProperty.call(metadata, "${USER_DATA_KEY}")) {` +
+  ` params.user_data = metadata["${USER_DATA_KEY}"]; var rest = {};` +
+  ` for (var k in metadata) if (k !== "${USER_DATA_KEY}") rest[k] = metadata[k]; params.metadata = rest; }` +
+  " return userMain(params); };" +
+  "})((function () {";
+
 /**
  * The sandbox calls `main(stream)` with a batch's data and metadata; a function's main gets params with
  * user_data beside them. The user's code runs in a function scope that starts on its first line (so
  * errors keep their line numbers), and the global main the sandbox calls builds the params.
  */
 function wrappedSource(code: string): string {
-  const prologue =
-    "var main = (function (userMain) {" +
-    ' if (typeof userMain !== "function") throw new Error("The code defines no function main(params).");' +
-    " return function (stream) {" +
-    ` var metadata = stream.metadata, params = { data: stream.data, metadata: metadata, user_data: null };` +
-    ` if (metadata && Object.prototype.hasOwnProperty.call(metadata, "${USER_DATA_KEY}")) {` +
-    ` params.user_data = metadata["${USER_DATA_KEY}"]; var rest = {};` +
-    ` for (var k in metadata) if (k !== "${USER_DATA_KEY}") rest[k] = metadata[k]; params.metadata = rest; }` +
-    " return userMain(params); };" +
-    "})((function () {";
-  return `${prologue}${code}\n;return typeof main === "function" ? main : undefined;\n})());\n`;
+  return `${PROLOGUE}${code}\n;return typeof main === "function" ? main : undefined;\n})());\n`;
+}
+
+/** An error's place in the user's code: on its first line, columns come after the wrapper's prologue. */
+function inUserCode(error: FilterError): FilterError {
+  if (error.line !== 1 || error.column === undefined || error.column <= PROLOGUE.length) return error;
+  return { ...error, column: error.column - PROLOGUE.length };
 }
 
 /**
@@ -194,7 +202,7 @@ export async function runCode(
       memoryMb,
       memoryBytes: outcome.memoryBytes,
       logs: outcome.logs,
-      error: filterErrorText(outcome.error),
+      error: filterErrorText(inUserCode(outcome.error)),
     };
   return {
     success: true,
@@ -225,15 +233,18 @@ export function testResult(run: FunctionRun) {
 /** Refuses code that does not compile or has no main (loaded, main not called), with the sandbox's message and line. */
 export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
   const filter = await createFilter({ source: wrappedSource(code), version: FUNCTION_CONVENTION });
-  const error = await filter.check();
+  const found = await filter.check();
   filter.dispose();
-  if (error)
+  if (found) {
+    const error = inUserCode(found);
+    const column = error.column ? `, column ${error.column}` : "";
     throw badInput([
       {
         pointer,
-        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line})` : ""}`,
+        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`,
       },
     ]);
+  }
 }
 
 export const listFunctions = (db: Db, accountId: string) => store.listFunctions(db, accountId);
