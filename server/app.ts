@@ -24,6 +24,7 @@ import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
+import { registerFunctionCalls } from "./domains/functions/http.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
@@ -164,7 +165,10 @@ async function assemble(
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
   };
 
-  if (config.roles.api) await registerApi(app, config, log, db, services, resolvers);
+  if (config.roles.api) {
+    await registerApi(app, config, log, db, services, resolvers);
+    registerFunctionCalls(app, { db, sessions: services.sessions, services });
+  }
 
   app.get("/healthz", async () => {
     await db.execute("select 1");
@@ -369,7 +373,9 @@ async function serveConsoleWithVite(app: FastifyInstance, config: AppConfig) {
   await app.register(middie);
   const vite = await createServer({ root: config.rootDir, server: { middlewareMode: true }, appType: "spa" });
   app.use((req, res, next) => {
-    if (apiPrefixes.some((p) => req.url?.startsWith(p))) return next();
+    // Vite serves files and the page (GET, HEAD); other methods are the API's (a function's HTTP address).
+    if (apiPrefixes.some((p) => req.url?.startsWith(p)) || (req.method !== "GET" && req.method !== "HEAD"))
+      return next();
     vite.middlewares(req, res, next);
   });
   app.addHook("onClose", async () => vite.close());

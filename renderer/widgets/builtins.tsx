@@ -122,8 +122,11 @@ function NumberView({ value, options }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const number = Number(value);
   const unit = options.unit ? ` ${String(options.unit)}` : "";
-  // Codes and ids (an error code, a block number) read better without thousands separators.
-  const text = options.grouping === false ? String(number) : number.toLocaleString("en");
+  // Codes and ids (an error code, a block number) read better without thousands separators; small
+  // quantities (GB-seconds of one run) need more than the default three fraction digits.
+  const digits = typeof options.maximumFractionDigits === "number" ? options.maximumFractionDigits : undefined;
+  const text =
+    options.grouping === false ? String(number) : number.toLocaleString("en", { maximumFractionDigits: digits });
   return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${text}${unit}`}</span>;
 }
 

@@ -77,6 +77,9 @@ export interface ErrorLogQuery {
   nextAt?: string | null;
 }
 
+/**
+ * network, dataset and blockNumber go together: params.data and params.metadata are then that block's.
+ */
 export interface FunctionCallInput {
   id: string;
   /**
@@ -89,6 +92,59 @@ export interface FunctionCallInput {
    * Params as JSON text, as typed in the console; instead of params. An object with data (and metadata) is passed as is; any other value becomes params.data.
    */
   paramsJson?: string;
+  /**
+   * Passed to main as params.user_data.
+   */
+  userData?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * params.user_data as JSON text, instead of userData.
+   */
+  userDataJson?: string;
+  network?: string;
+  dataset?:
+    | "BLOCK"
+    | "BLOCK_WITH_RECEIPTS"
+    | "BLOCK_WITH_RECEIPTS_DEBUG_TRACE"
+    | "BLOCK_WITH_RECEIPTS_TRACE_BLOCK"
+    | "DEBUG_TRACE"
+    | "LEDGER"
+    | "LOGS"
+    | "PROGRAMS_WITH_LOGS"
+    | "RECEIPTS"
+    | "TRACE_BLOCKS"
+    | "TRANSACTIONS";
+  blockNumber?: number;
+}
+
+/**
+ * The body of POST /functions/<id>/call.
+ */
+export interface FunctionHttpCall {
+  /**
+   * params.user_data.
+   */
+  user_data?: {
+    [k: string]: unknown | undefined;
+  };
+  network?: string;
+  dataset?:
+    | "BLOCK"
+    | "BLOCK_WITH_RECEIPTS"
+    | "BLOCK_WITH_RECEIPTS_DEBUG_TRACE"
+    | "BLOCK_WITH_RECEIPTS_TRACE_BLOCK"
+    | "DEBUG_TRACE"
+    | "LEDGER"
+    | "LOGS"
+    | "PROGRAMS_WITH_LOGS"
+    | "RECEIPTS"
+    | "TRACE_BLOCKS"
+    | "TRANSACTIONS";
+  /**
+   * A block number, or "latest".
+   */
+  block?: number | "latest";
 }
 
 export interface FunctionNewFunction {
@@ -99,6 +155,10 @@ export interface FunctionNewFunction {
    * The longest one run may take.
    */
   timeoutSec?: number;
+  /**
+   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   */
+  memoryMb?: number;
 }
 
 /**
@@ -106,11 +166,23 @@ export interface FunctionNewFunction {
  */
 export type FunctionParamsJson = string;
 
+export interface FunctionQuickInput {
+  templateId: string;
+  /**
+   * The template's title when left empty.
+   */
+  name?: string;
+}
+
 export interface FunctionRunForm {
   /**
    * Params as JSON text, as typed in the console; instead of params. An object with data (and metadata) is passed as is; any other value becomes params.data.
    */
   paramsJson?: string;
+  /**
+   * params.user_data as JSON text, instead of userData.
+   */
+  userDataJson?: string;
 }
 
 export interface FunctionTestInput {
@@ -124,6 +196,20 @@ export interface FunctionTestInput {
    * The longest one run may take.
    */
   timeoutSec?: number;
+  /**
+   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   */
+  memoryMb?: number;
+  /**
+   * Passed to main as params.user_data.
+   */
+  userData?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * params.user_data as JSON text, instead of userData.
+   */
+  userDataJson?: string;
 }
 
 export interface FunctionUpdateInput {
@@ -135,7 +221,16 @@ export interface FunctionUpdateInput {
    * The longest one run may take.
    */
   timeoutSec?: number;
+  /**
+   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   */
+  memoryMb?: number;
 }
+
+/**
+ * params.user_data as JSON text, instead of userData.
+ */
+export type FunctionUserDataJson = string;
 
 /**
  * RPS, RPM or RPD: requests per second, minute or day to this endpoint.
@@ -578,6 +673,10 @@ export interface StreamCreateWithFunctionInput {
      * The longest one run may take.
      */
     timeoutSec?: number;
+    /**
+     * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+     */
+    memoryMb?: number;
   };
   destinationAttributes?: {
     postTimeoutSec?: number;
@@ -703,6 +802,10 @@ export interface StreamNewFunctionTestInput {
    * The longest one run may take.
    */
   timeoutSec?: number;
+  /**
+   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   */
+  memoryMb?: number;
 }
 
 export interface StreamPayloadInput {
@@ -956,11 +1059,14 @@ export interface EntityInputs {
   "endpoint#/$defs/tagInput": EndpointTagInput;
   "error-log#/$defs/query": ErrorLogQuery;
   "function#/$defs/callInput": FunctionCallInput;
+  "function#/$defs/httpCall": FunctionHttpCall;
   "function#/$defs/newFunction": FunctionNewFunction;
   "function#/$defs/paramsJson": FunctionParamsJson;
+  "function#/$defs/quickInput": FunctionQuickInput;
   "function#/$defs/runForm": FunctionRunForm;
   "function#/$defs/testInput": FunctionTestInput;
   "function#/$defs/updateInput": FunctionUpdateInput;
+  "function#/$defs/userDataJson": FunctionUserDataJson;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
   "rate-limiter#/$defs/createInput": RateLimiterCreateInput;
   "rate-limiter#/$defs/deleteOverrideInput": RateLimiterDeleteOverrideInput;

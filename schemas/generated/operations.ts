@@ -193,11 +193,22 @@ export type SecurityOptionStatus = "ENABLED" | "DISABLED";
 
 export type FunctionLanguage = "DOTNET" | "GO" | "JAVA" | "NODEJS" | "PHP" | "PYTHON" | "RUBY" | "SWIFT";
 
+export type FunctionActivationSource =
+  /** Its HTTP address. */
+  | "RPC"
+  /** A stream delivered a batch. */
+  | "STREAM"
+  /** A destination test. */
+  | "TEST"
+  /** callFunction (the console's Run tab). */
+  | "CALL";
+
 export type CreateFunctionInput = {
   name: string;
   description?: string | null | undefined;
   code: string;
   timeoutSec?: number | null | undefined;
+  memoryMb?: number | null | undefined;
 };
 
 export type UpdateFunctionInput = {
@@ -206,13 +217,40 @@ export type UpdateFunctionInput = {
   description?: string | null | undefined;
   code?: string | null | undefined;
   timeoutSec?: number | null | undefined;
+  memoryMb?: number | null | undefined;
 };
 
 export type CallFunctionInput = {
   id: string | number;
+  /** params.data and params.metadata as a stream gives them (or any value: params.data). */
   params?: unknown;
   /** Params as JSON text (as typed in the console), instead of params. */
   paramsJson?: string | null | undefined;
+  /** params.user_data. */
+  userData?: unknown;
+  /** user_data as JSON text, instead of userData. */
+  userDataJson?: string | null | undefined;
+  /** With dataset and blockNumber: params.data and params.metadata are that block's, as a stream would deliver it. */
+  network?: string | null | undefined;
+  dataset?: StreamDataset | null | undefined;
+  blockNumber?: number | null | undefined;
+};
+
+export type TestFunctionInput = {
+  code: string;
+  params?: unknown;
+  /** Params as JSON text (as typed in the console), instead of params. */
+  paramsJson?: string | null | undefined;
+  userData?: unknown;
+  userDataJson?: string | null | undefined;
+  timeoutSec?: number | null | undefined;
+  memoryMb?: number | null | undefined;
+};
+
+export type CreateQuickFunctionInput = {
+  templateId: string | number;
+  /** Its name; the template's title when left out. */
+  name?: string | null | undefined;
 };
 
 export type CreateStreamWithFunctionInput = {
@@ -789,23 +827,35 @@ export type FunctionFieldsFragment = {
   kind: FunctionLanguage;
   code: string;
   timeoutSec: number;
+  memoryMb: number;
+  version: number;
+  callUrl: string;
   createdAt: Date | string;
   updatedAt: Date | string;
 };
 
-export type FunctionsQueryVariables = Exact<{ [key: string]: never }>;
+export type FunctionsQueryVariables = Exact<{
+  limit?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
 
 export type FunctionsQuery = {
-  functions: Array<{
-    id: string;
-    name: string;
-    description: string | null;
-    kind: FunctionLanguage;
-    code: string;
-    timeoutSec: number;
-    createdAt: Date | string;
-    updatedAt: Date | string;
-  }>;
+  functionsOverview: {
+    totalCount: number;
+    edges: Array<{
+      node: {
+        id: string;
+        name: string;
+        description: string | null;
+        kind: FunctionLanguage;
+        timeoutSec: number;
+        memoryMb: number;
+        version: number;
+        createdAt: Date | string;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
 };
 
 export type FunctionQueryVariables = Exact<{
@@ -820,21 +870,60 @@ export type FunctionQuery = {
     kind: FunctionLanguage;
     code: string;
     timeoutSec: number;
+    memoryMb: number;
+    version: number;
+    callUrl: string;
     createdAt: Date | string;
     updatedAt: Date | string;
   };
 };
 
+export type FunctionSettingsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type FunctionSettingsQuery = {
+  functionSettings: {
+    id: string;
+    name: string;
+    description: string | null;
+    code: string;
+    timeoutSec: number;
+    memoryMb: number;
+  };
+};
+
+export type FunctionVersionsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type FunctionVersionsQuery = {
+  functionVersions: Array<{
+    id: string;
+    version: number;
+    code: string;
+    timeoutSec: number;
+    memoryMb: number;
+    createdAt: Date | string;
+  }>;
+};
+
 export type ActivationFieldsFragment = {
   id: string;
   createdAt: Date | string;
-  activationSource: string;
+  activationSource: FunctionActivationSource;
+  version: number;
   streamId: string | null;
   network: string | null;
+  dataset: string | null;
   blockNumber: number | null;
   duration: number;
+  memory: number;
+  memoryLimit: number;
+  billable: number;
   success: boolean;
   size: number;
+  userData: unknown;
   result: string | null;
   error: string | null;
   logs: Array<{ level: LogLevel; message: string }>;
@@ -843,23 +932,170 @@ export type ActivationFieldsFragment = {
 export type FunctionHistoryQueryVariables = Exact<{
   id: string | number;
   first?: number | null | undefined;
+  after?: string | null | undefined;
 }>;
 
 export type FunctionHistoryQuery = {
-  functionHistory: Array<{
+  functionHistory: {
+    edges: Array<{
+      node: {
+        id: string;
+        createdAt: Date | string;
+        activationSource: FunctionActivationSource;
+        version: number;
+        streamId: string | null;
+        network: string | null;
+        dataset: string | null;
+        blockNumber: number | null;
+        duration: number;
+        memory: number;
+        memoryLimit: number;
+        billable: number;
+        success: boolean;
+        size: number;
+        userData: unknown;
+        result: string | null;
+        error: string | null;
+        logs: Array<{ level: LogLevel; message: string }>;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type FunctionActivationQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type FunctionActivationQuery = {
+  functionActivation: {
     id: string;
     createdAt: Date | string;
-    activationSource: string;
+    activationSource: FunctionActivationSource;
+    version: number;
     streamId: string | null;
     network: string | null;
+    dataset: string | null;
     blockNumber: number | null;
     duration: number;
+    memory: number;
+    memoryLimit: number;
+    billable: number;
     success: boolean;
     size: number;
+    userData: unknown;
     result: string | null;
     error: string | null;
     logs: Array<{ level: LogLevel; message: string }>;
-  }>;
+  };
+};
+
+export type FunctionActivationResultQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type FunctionActivationResultQuery = {
+  functionActivationResult: {
+    id: string;
+    success: boolean;
+    size: number;
+    kept: boolean;
+    result: unknown;
+    error: string | null;
+  };
+};
+
+export type FunctionLogsQueryVariables = Exact<{
+  id: string | number;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  levels?: Array<LogLevel> | LogLevel | null | undefined;
+  searchText?: string | null | undefined;
+}>;
+
+export type FunctionLogsQuery = {
+  functionLogs: {
+    edges: Array<{
+      node: { id: string; activationId: string; createdAt: Date | string; level: LogLevel; message: string };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type FunctionMetricFieldsFragment = {
+  total: number;
+  datapoints: Array<{ timestamp: Date | string; value: number }>;
+  cumulative: Array<{ timestamp: Date | string; value: number }>;
+};
+
+export type FunctionMetricsQueryVariables = Exact<{
+  id: string | number;
+  startDate?: Date | null | undefined;
+  endDate?: Date | null | undefined;
+}>;
+
+export type FunctionMetricsQuery = {
+  functionMetrics: {
+    from: Date | string;
+    to: Date | string;
+    execution: {
+      total: number;
+      datapoints: Array<{ timestamp: Date | string; value: number }>;
+      cumulative: Array<{ timestamp: Date | string; value: number }>;
+    };
+    error: {
+      total: number;
+      datapoints: Array<{ timestamp: Date | string; value: number }>;
+      cumulative: Array<{ timestamp: Date | string; value: number }>;
+    };
+    size: {
+      total: number;
+      datapoints: Array<{ timestamp: Date | string; value: number }>;
+      cumulative: Array<{ timestamp: Date | string; value: number }>;
+    };
+    usage: {
+      total: number;
+      datapoints: Array<{ timestamp: Date | string; value: number }>;
+      cumulative: Array<{ timestamp: Date | string; value: number }>;
+    };
+    duration: {
+      total: number;
+      average: number;
+      datapoints: Array<{ timestamp: Date | string; value: number }>;
+      cumulative: Array<{ timestamp: Date | string; value: number }>;
+    };
+  };
+};
+
+export type FunctionPermissionsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type FunctionPermissionsQuery = {
+  functionPermissions: {
+    memorySizes: Array<number>;
+    maxTimeoutSec: number;
+    languages: Array<{ value: FunctionLanguage; label: string; disabled: boolean; comingSoon: boolean }>;
+  };
+};
+
+export type FunctionTemplatesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type FunctionTemplatesQuery = {
+  functionTemplates: Array<{ id: string; title: string; description: string; code: string; exampleParams: string }>;
+};
+
+export type FunctionsBillingUsageQueryVariables = Exact<{
+  start: Date;
+  end: Date;
+  tick?: UsageTickType | null | undefined;
+}>;
+
+export type FunctionsBillingUsageQuery = {
+  functionsBillingUsage: {
+    gbSeconds: number;
+    executions: number;
+    errors: number;
+    ticks: Array<{ timestamp: Date | string; gbSeconds: number; executions: number; errors: number }>;
+  };
 };
 
 export type CreateFunctionMutationVariables = Exact<{
@@ -867,6 +1103,12 @@ export type CreateFunctionMutationVariables = Exact<{
 }>;
 
 export type CreateFunctionMutation = { createFunction: { id: string } };
+
+export type CreateQuickFunctionMutationVariables = Exact<{
+  input: CreateQuickFunctionInput;
+}>;
+
+export type CreateQuickFunctionMutation = { createQuickFunction: { id: string } };
 
 export type UpdateFunctionMutationVariables = Exact<{
   input: UpdateFunctionInput;
@@ -880,6 +1122,9 @@ export type UpdateFunctionMutation = {
     kind: FunctionLanguage;
     code: string;
     timeoutSec: number;
+    memoryMb: number;
+    version: number;
+    callUrl: string;
     createdAt: Date | string;
     updatedAt: Date | string;
   };
@@ -899,14 +1144,37 @@ export type CallFunctionMutation = {
   callFunction: {
     id: string;
     createdAt: Date | string;
-    activationSource: string;
+    activationSource: FunctionActivationSource;
+    version: number;
     streamId: string | null;
     network: string | null;
+    dataset: string | null;
     blockNumber: number | null;
     duration: number;
+    memory: number;
+    memoryLimit: number;
+    billable: number;
     success: boolean;
     size: number;
+    userData: unknown;
     result: string | null;
+    error: string | null;
+    logs: Array<{ level: LogLevel; message: string }>;
+  };
+};
+
+export type TestFunctionMutationVariables = Exact<{
+  input: TestFunctionInput;
+}>;
+
+export type TestFunctionMutation = {
+  testFunction: {
+    success: boolean;
+    result: unknown;
+    size: number;
+    duration: number;
+    memory: number;
+    memoryLimit: number;
     error: string | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };

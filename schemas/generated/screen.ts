@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers); tags (options: labelKey, emptyText); code; json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText); code; json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".

@@ -49,6 +49,7 @@ const mappers = {
   Webhook: "../../domains/webhooks/resolvers.ts#WebhookView",
   Function: "../../domains/functions/resolvers.ts#FunctionView",
   FunctionActivation: "../../domains/functions/resolvers.ts#ActivationView",
+  FunctionPermissions: "../../domains/functions/resolvers.ts#FunctionPermissionsView",
   RateLimiter: "../../domains/ratelimits/resolvers.ts#RateLimiterView",
   RateLimits: "../../domains/ratelimits/resolvers.ts#RateLimitsView",
   Usage: "../../domains/usage/resolvers.ts#UsageView",

@@ -56,6 +56,7 @@ const defaultFlags: Record<string, boolean> = {
   accountRps: true,
   newDashboard: true,
   billing4: true,
+  quickfunctions: true,
 };
 
 function parseFlags(text: string | undefined): Record<string, boolean> {

@@ -30,6 +30,7 @@ const FIXED_LENGTH: Record<string, string> = {
   "StreamNetworks chains[].networks[]": "the catalogue",
   "StreamDatasets streamPermissions.networkDatasets": "the catalogue, as the plan allows",
   "StreamDestinations streamPermissions.destinations": "the catalogue, as the plan allows",
+  "FunctionTemplates functionTemplates": "the quick functions' templates",
 };
 
 interface ListView {
@@ -177,12 +178,12 @@ async function accountWith(
       { e, m: [`eth_method${i}`] },
     );
   }
-  // Functions, and n runs of the first.
+  // Functions, and n runs (each writing a log line) and n versions of the first.
   const functionIds: string[] = [];
   for (const i of range) {
     const { createFunction } = await client.gqlOk<{ createFunction: { id: string } }>(
       "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
-      { input: { name: `function ${i}`, code: "function main(params) { return params; }" } },
+      { input: { name: `function ${i}`, code: 'function main(params) { console.log("run"); return params; }' } },
     );
     functionIds.push(createFunction.id);
   }
@@ -190,6 +191,10 @@ async function accountWith(
     await client.gqlOk("mutation($input: CallFunctionInput!) { callFunction(input: $input) { id } }", {
       input: { id: functionIds[0], params: { i } },
     });
+    if (i > 0)
+      await client.gqlOk("mutation($input: UpdateFunctionInput!) { updateFunction(input: $input) { id } }", {
+        input: { id: functionIds[0], code: `function main(params) { console.log("run ${i}"); return params; }` },
+      });
   }
   // Streams and webhooks (rows as the API stores them), n log lines on the first of each.
   const streamRow = (product: string, i: number) => ({

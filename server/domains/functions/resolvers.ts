@@ -1,30 +1,118 @@
+import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
-import { streamsDeliveringTo } from "../streams/service.ts";
+import { badInput, forbidden } from "../../platform/errors.ts";
+import { featureFlags, getAccountOrFail, planPriceCents } from "../account/service.ts";
+import { streamPermissions } from "../streams/permissions.ts";
+import type { StreamPermissionsView } from "../streams/resolvers.ts";
+import { blockPayload, streamsDeliveringTo } from "../streams/service.ts";
+import { callPath } from "./http.ts";
 import * as service from "./service.ts";
+import { createQuickFunction, FUNCTION_TEMPLATES } from "./templates.ts";
 
-const functionView = (row: service.FunctionRow) => ({ ...row, limits: { timeout: row.timeoutSec } });
+const functionView = (row: service.FunctionRow) => ({
+  ...row,
+  limits: { timeout: row.timeoutSec, memory: row.memoryMb },
+});
 
 const activationView = (row: service.ActivationRow) => ({
   ...row,
+  activationSource: row.activationSource as (typeof service.ACTIVATION_SOURCES)[number],
   duration: row.durationMs,
+  memory: service.usedMb(row.memoryUsedBytes),
+  memoryLimit: row.memoryMb,
+  billable: row.billableGbSeconds,
   result: row.resultPreview,
 });
 
-/** What the Function and FunctionActivation types resolve from (the generated types' mappers). */
+const logView = (row: service.LogLineRow) => ({
+  id: `${row.activationId}:${row.line}`,
+  activationId: row.activationId,
+  createdAt: row.createdAt,
+  level: row.level as (typeof service.LOG_LEVELS)[number],
+  message: row.message,
+});
+
+/** The networks and datasets a call may read a block from are the streams' own. */
+const permissionsView = (streams: StreamPermissionsView) => ({
+  languages: service.languageOptions(),
+  memorySizes: [...service.FUNCTION_MEMORY_SIZES_MB],
+  maxTimeoutSec: service.MAX_FUNCTION_TIMEOUT_SEC,
+  chainConfigs: streams.chainConfigs,
+});
+
+/** What the Function, FunctionActivation and FunctionPermissions types resolve from (the generated types' mappers). */
 export type FunctionView = ReturnType<typeof functionView>;
 export type ActivationView = ReturnType<typeof activationView>;
+export type FunctionPermissionsView = ReturnType<typeof permissionsView>;
+
+/** The base of the function's HTTP address: PUBLIC_URL, or the address this request came to. */
+const publicBase = (ctx: Context) => ctx.config.publicUrl ?? `${ctx.request.protocol}://${ctx.request.host}`;
+
+/** Quick functions are behind the account's `quickfunctions` flag. */
+async function requireQuickFunctions(ctx: Context, accountId: string): Promise<void> {
+  const flags = featureFlags(ctx.config, await getAccountOrFail(ctx.db, accountId));
+  if (!flags.quickfunctions) throw forbidden("Quick functions are not enabled for this account.");
+}
 
 export const functionResolvers: Resolvers = {
+  Function: {
+    callUrl: (parent, _args, ctx) => `${publicBase(ctx)}${callPath(parent.id)}`,
+  },
   Query: {
     functions: field("VIEWER", async ({ ctx, accountId }) =>
       (await service.listFunctions(ctx.db, accountId)).map(functionView),
     ),
+    functionsOverview: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await service.functionsPage(ctx.db, accountId, args);
+      return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: functionView(e.node) })) };
+    }),
     function: field("VIEWER", async ({ ctx, accountId, args }) =>
       functionView(await service.getFunction(ctx.db, accountId, args.id)),
     ),
-    functionHistory: field("VIEWER", async ({ ctx, accountId, args }) =>
-      (await service.history(ctx.db, accountId, args.id, args.first)).map(activationView),
+    functionSettings: field("VIEWER", async ({ ctx, accountId, args }) =>
+      functionView(await service.getFunction(ctx.db, accountId, args.id)),
+    ),
+    functionVersions: field("VIEWER", ({ ctx, accountId, args }) => service.versions(ctx.db, accountId, args.id)),
+    functionHistory: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await service.history(ctx.db, accountId, args.id, args);
+      return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: activationView(e.node) })) };
+    }),
+    functionActivation: field("VIEWER", async ({ ctx, accountId, args }) =>
+      activationView(await service.getActivation(ctx.db, accountId, args.id)),
+    ),
+    functionActivationResult: field("VIEWER", ({ ctx, accountId, args }) =>
+      service.activationResult(ctx.db, accountId, args.id),
+    ),
+    functionLogs: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await service.logs(ctx.db, accountId, args.id, args);
+      return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: logView(e.node) })) };
+    }),
+    // A DateTime a document gives as a variable's default arrives as its text: both are read with new Date.
+    functionMetrics: field("VIEWER", ({ ctx, accountId, args }) =>
+      service.metrics(
+        ctx.db,
+        accountId,
+        args.id,
+        new Date(args.startDate),
+        args.endDate ? new Date(args.endDate) : null,
+      ),
+    ),
+    functionPermissions: field("VIEWER", async ({ ctx, accountId }) =>
+      permissionsView(await streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId))),
+    ),
+    functionTemplates: field("VIEWER", async ({ ctx, accountId }) => {
+      await requireQuickFunctions(ctx, accountId);
+      return [...FUNCTION_TEMPLATES];
+    }),
+    functionsBillingUsage: field("VIEWER", ({ ctx, accountId, args }) =>
+      service.billingUsage(
+        ctx.db,
+        accountId,
+        new Date(args.start),
+        new Date(args.end),
+        args.tick === "HOUR" ? "hour" : "day",
+      ),
     ),
   },
   Mutation: {
@@ -32,6 +120,14 @@ export const functionResolvers: Resolvers = {
       "ADMIN",
       { schema: "function#/$defs/newFunction" },
       async ({ ctx, accountId, input }) => functionView(await service.createFunction(ctx.db, accountId, input)),
+    ),
+    createQuickFunction: fieldWithInput(
+      "ADMIN",
+      { schema: "function#/$defs/quickInput" },
+      async ({ ctx, accountId, input }) => {
+        await requireQuickFunctions(ctx, accountId);
+        return functionView(await createQuickFunction(ctx.db, accountId, input));
+      },
     ),
     updateFunction: fieldWithInput(
       "ADMIN",
@@ -48,14 +144,28 @@ export const functionResolvers: Resolvers = {
       "ADMIN",
       { schema: "function#/$defs/callInput" },
       async ({ ctx, accountId, input }) => {
-        const { activation } = await service.activate(ctx.db, accountId, input.id, service.paramsOf(input), {
-          source: "CALL",
-        });
+        await service.getFunction(ctx.db, accountId, input.id);
+        const params = service.paramsOf(input);
+        const block = service.callBlock(input);
+        if (block && (params.data !== null || params.metadata !== undefined))
+          throw badInput([{ pointer: "/params", message: "Give params or a block to read them from, not both." }]);
+        const { activation } = await service.activate(
+          ctx.db,
+          accountId,
+          input.id,
+          block ? { ...(await blockPayload(ctx.services, block)), user_data: params.user_data } : params,
+          { source: "CALL", ...block },
+        );
         return activationView(activation);
       },
     ),
     testFunction: fieldWithInput("ADMIN", { schema: "function#/$defs/testInput" }, async ({ input }) =>
-      service.testResult(await service.runCode(input.code, service.paramsOf(input), input.timeoutSec)),
+      service.testResult(
+        await service.runCode(input.code, service.paramsOf(input), {
+          timeoutSec: input.timeoutSec,
+          memoryMb: input.memoryMb,
+        }),
+      ),
     ),
   },
 };

@@ -1,60 +1,115 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import type { FilterError, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
 import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
-import { pageSize } from "../../platform/paging.ts";
+import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
-import type { ActivationRow, FunctionRow } from "./store.ts";
+import { catalogueNetwork } from "../catalogue/networks.ts";
+import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
-import { DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
+import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
 
-export type { ActivationRow, FunctionRow } from "./store.ts";
+export type { ActivationRow, FunctionRow, FunctionVersionRow, LogLineRow } from "./store.ts";
+
+/** The memory sizes a function may have (MB): 128 to 1024 in steps of 128, as the function entity schema says. */
+export const FUNCTION_MEMORY_SIZES_MB = [128, 256, 384, 512, 640, 768, 896, 1024] as const;
+export const MAX_FUNCTION_TIMEOUT_SEC = 60;
+
+/**
+ * Billing: a run is billed its configured memory for its duration rounded up to the next millisecond, at
+ * least 1 ms (AWS Lambda's rule since December 2020; Google Cloud Run functions round up to 100 ms). The
+ * product is kept as an exact integer of MB-milliseconds; GB-seconds are that / 1024 / 1000.
+ */
+export function billedMbMs(memoryMb: number, durationMs: number): number {
+  return memoryMb * Math.max(1, Math.ceil(durationMs));
+}
+export const gbSecondsOf = (mbMs: number) => mbMs / 1024 / 1000;
+/** MB of heap a run used, rounded up (what the history shows beside the MB it had). */
+export const usedMb = (bytes: number) => Math.ceil(bytes / (1024 * 1024));
 
 export interface FunctionInput {
   name?: string;
   description?: string | null;
   code?: string;
   timeoutSec?: number;
+  memoryMb?: number;
 }
 
-/** What a function is called with: `main(params)` sees `params.data` and `params.metadata`. */
+/** What `main(params)` is given: the batch's data and metadata (a stream's, or a block's), and the caller's user_data. */
 export interface FunctionParams {
-  data: unknown;
+  data?: unknown;
   metadata?: Record<string, unknown>;
+  user_data?: unknown;
 }
 
-/** How a call gives its params: as a JSON value, or as JSON text (typed in the console). */
+/** How a call gives its params and user data: as JSON values, or as JSON text (typed in the console). */
 export interface ParamsInput {
   params?: unknown;
   paramsJson?: string;
+  userData?: unknown;
+  userDataJson?: string;
+}
+
+function jsonField(value: unknown, text: string | undefined | null, field: string, textField: string): unknown {
+  if (text === undefined || text === null) return value;
+  if (value !== undefined && value !== null)
+    throw badInput([{ pointer: `/${textField}`, message: `Give ${field} or ${textField}, not both.` }]);
+  let parsed: unknown;
+  try {
+    parsed = text.trim() === "" ? null : JSON.parse(text);
+  } catch (e) {
+    throw badInput([{ pointer: `/${textField}`, message: `This is not valid JSON: ${(e as Error).message}` }]);
+  }
+  assertSafeValues(parsed, `/${textField}`);
+  return parsed;
 }
 
 /**
- * A call's params: an object with data (and metadata) is used as is; any other value is the data.
- * JSON text that does not parse is refused on its field.
+ * A call's params: an object with data (and metadata) is used as is; any other value is the data. The
+ * user data, given on its own, is params.user_data. JSON text that does not parse is refused on its field.
  */
 export function paramsOf(input: ParamsInput): FunctionParams {
-  let params = input.params;
-  if (input.paramsJson !== undefined && input.paramsJson !== null) {
-    if (params !== undefined && params !== null)
-      throw badInput([{ pointer: "/paramsJson", message: "Give params or paramsJson, not both." }]);
-    try {
-      params = input.paramsJson.trim() === "" ? null : JSON.parse(input.paramsJson);
-    } catch (e) {
-      throw badInput([{ pointer: "/paramsJson", message: `This is not valid JSON: ${(e as Error).message}` }]);
-    }
-    assertSafeValues(params, "/paramsJson");
-  }
-  if (params && typeof params === "object" && !Array.isArray(params) && "data" in params)
-    return params as FunctionParams;
-  return { data: params ?? null };
+  const params = jsonField(input.params, input.paramsJson, "params", "paramsJson");
+  const userData = jsonField(input.userData, input.userDataJson, "userData", "userDataJson");
+  const base: FunctionParams =
+    params && typeof params === "object" && !Array.isArray(params) && "data" in params
+      ? (params as FunctionParams)
+      : { data: params ?? null };
+  return userData === undefined || userData === null ? base : { ...base, user_data: userData };
+}
+
+/**
+ * The block a call reads params.data and params.metadata from: network, dataset and blockNumber together,
+ * or none of them. A network not in the catalogue is named first; an incomplete block on what was given.
+ */
+export function callBlock(input: {
+  network?: string;
+  dataset?: string;
+  blockNumber?: number;
+}): { network: string; dataset: string; blockNumber: number } | null {
+  const { network, dataset, blockNumber } = input;
+  if (network !== undefined) catalogueNetwork(network);
+  if (network !== undefined && dataset !== undefined && blockNumber !== undefined)
+    return { network, dataset, blockNumber };
+  const given = (["network", "dataset", "blockNumber"] as const).filter((k) => input[k] !== undefined);
+  if (given.length > 0)
+    throw badInput(
+      given.map((k) => ({ pointer: `/${k}`, message: "Give network, dataset and blockNumber together, or none." })),
+    );
+  return null;
 }
 
 /** The same, with the data already JSON text (a stream's payload), handed to the sandbox as it is. */
 export interface FunctionParamsJson {
   dataJson: string;
   metadata?: Record<string, unknown>;
+  user_data?: unknown;
+}
+
+export interface FunctionLimits {
+  timeoutSec?: number;
+  memoryMb?: number;
 }
 
 export interface FunctionRun {
@@ -63,6 +118,8 @@ export interface FunctionRun {
   resultJson: string | null;
   size: number;
   durationMs: number;
+  /** MB the run had: its configured memory (the isolate's heap limit), what it is billed for. */
+  memoryMb: number;
   /** The isolate's used heap after the call, in bytes. */
   memoryBytes: number;
   logs: FilterLog[];
@@ -70,32 +127,71 @@ export interface FunctionRun {
 }
 
 const RESULT_PREVIEW_CHARS = 2000;
+/** A run's whole result is kept (for functionActivationResult) up to this many bytes; bigger ones only as a preview. */
+export const RESULT_KEPT_BYTES = 256 * 1024;
 /** Runs kept per function (the newest); older ones are pruned every PRUNE_EVERY runs recorded here. */
 export const HISTORY_KEPT = 1000;
 const PRUNE_EVERY = 50;
 const runsSincePrune = new Map<string, number>();
 
 /**
- * Functions run in the filter sandbox (V8 isolates: no host, network or file access) with filter version V4's
- * calling convention, which is a function's: `main(params)` with `params.data` and `params.metadata`,
- * sync or async, and returning nothing is a null result rather than an error.
+ * Functions run in the filter sandbox (V8 isolates: no host, network or file access) with filter version
+ * V4's calling convention: `main(stream)` sync or async, and returning nothing is a null result rather
+ * than an error.
  */
 const FUNCTION_CONVENTION = "V4" as const;
+/** Where the host puts params.user_data in the metadata it hands the sandbox; the wrapper takes it out. */
+const USER_DATA_KEY = "nodeplane_user_data";
+
+/** The start of the wrapper around a function's code (see wrappedSource). */
+const PROLOGUE =
+  "var main = (function (userMain) {" +
+  ' if (typeof userMain !== "function") throw new Error("The code defines no function main(params).");' +
+  " return function (stream) {" +
+  ` var metadata = stream.metadata, params = { data: stream.data, metadata: metadata, user_data: null };` +
+  ` if (metadata && Object.prototype.hasOwnProperty.call(metadata, "${USER_DATA_KEY}")) {` +
+  ` params.user_data = metadata["${USER_DATA_KEY}"]; var rest = {};` +
+  ` for (var k in metadata) if (k !== "${USER_DATA_KEY}") rest[k] = metadata[k]; params.metadata = rest; }` +
+  " return userMain(params); };" +
+  "})((function () {";
 
 /**
- * Runs function code within `timeoutSec`. One place for how any function code runs. With `warm` (a
- * stored function) the code runs in that function version's warm isolate; without it (a test of
- * unsaved code) in a fresh one.
+ * The sandbox calls `main(stream)` with a batch's data and metadata; a function's main gets params with
+ * user_data beside them. The user's code runs in a function scope that starts on its first line (so
+ * errors keep their line numbers), and the global main the sandbox calls builds the params.
+ */
+function wrappedSource(code: string): string {
+  return `${PROLOGUE}${code}\n;return typeof main === "function" ? main : undefined;\n})());\n`;
+}
+
+/** An error's place in the user's code: on its first line, columns come after the wrapper's prologue. */
+function inUserCode(error: FilterError): FilterError {
+  if (error.line !== 1 || error.column === undefined || error.column <= PROLOGUE.length) return error;
+  return { ...error, column: error.column - PROLOGUE.length };
+}
+
+/**
+ * Runs function code within its limits. One place for how any function code runs. With `warm` (a stored
+ * function) the code runs in that function version's warm isolate; without it (a test of unsaved code)
+ * in a fresh one.
  */
 export async function runCode(
   code: string,
   params: FunctionParams | FunctionParamsJson,
-  timeoutSec = DEFAULT_FUNCTION_TIMEOUT_SEC,
+  limits: FunctionLimits = {},
   warm?: WarmKey,
 ): Promise<FunctionRun> {
+  const timeoutSec = limits.timeoutSec ?? DEFAULT_FUNCTION_TIMEOUT_SEC;
+  const memoryMb = limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB;
   const data = "dataJson" in params ? params.dataJson : JSON.stringify(params.data ?? null);
-  const options = { source: code, version: FUNCTION_CONVENTION, limits: { timeoutMs: timeoutSec * 1000 } };
-  const input = { data, metadata: (params.metadata ?? {}) as FilterMetadata };
+  const metadata: FilterMetadata = { ...(params.metadata ?? {}) };
+  if (params.user_data !== undefined && params.user_data !== null) metadata[USER_DATA_KEY] = params.user_data;
+  const options = {
+    source: wrappedSource(code),
+    version: FUNCTION_CONVENTION,
+    limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
+  };
+  const input = { data, metadata };
   const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
   if (!outcome.ok)
     return {
@@ -103,22 +199,24 @@ export async function runCode(
       resultJson: null,
       size: 0,
       durationMs: outcome.durationMs,
+      memoryMb,
       memoryBytes: outcome.memoryBytes,
       logs: outcome.logs,
-      error: filterErrorText(outcome.error),
+      error: filterErrorText(inUserCode(outcome.error)),
     };
   return {
     success: true,
     resultJson: outcome.resultJson,
     size: outcome.sizeBytes,
     durationMs: outcome.durationMs,
+    memoryMb,
     memoryBytes: outcome.memoryBytes,
     logs: outcome.logs,
     error: null,
   };
 }
 
-/** What a test run answers (the API's FunctionTestResult): nothing is recorded. */
+/** What a test run answers (the API's FunctionTestResult): nothing is recorded or billed. */
 export function testResult(run: FunctionRun) {
   return {
     success: run.success,
@@ -126,25 +224,40 @@ export function testResult(run: FunctionRun) {
     logs: run.logs,
     size: run.size,
     duration: run.durationMs,
+    memory: usedMb(run.memoryBytes),
+    memoryLimit: run.memoryMb,
     error: run.error,
   };
 }
 
-/** Refuses code that does not compile or has no main (compiled, not run), with the sandbox's message and line. */
+/** Refuses code that does not compile or has no main (loaded, main not called), with the sandbox's message and line. */
 export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
-  const filter = await createFilter({ source: code, version: FUNCTION_CONVENTION });
-  const error = await filter.check();
+  const filter = await createFilter({ source: wrappedSource(code), version: FUNCTION_CONVENTION });
+  const found = await filter.check();
   filter.dispose();
-  if (error)
+  if (found) {
+    const error = inUserCode(found);
+    const column = error.column ? `, column ${error.column}` : "";
     throw badInput([
       {
         pointer,
-        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line})` : ""}`,
+        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`,
       },
     ]);
+  }
 }
 
 export const listFunctions = (db: Db, accountId: string) => store.listFunctions(db, accountId);
+
+/** The functions overview: newest first, `limit` at a time. */
+export async function functionsPage(db: Db, accountId: string, args: { limit?: number | null; after?: string | null }) {
+  const size = pageSize(args.limit);
+  const page = await store.listFunctionsPage(db, accountId, {
+    limit: size + 1,
+    after: cursorArgument(args.after, store.createdCursorShape),
+  });
+  return { ...connection(page.rows, size, store.createdCursorOf), totalCount: page.totalCount };
+}
 
 export async function getFunction(db: Executor, accountId: string, id: string): Promise<FunctionRow> {
   return foundOr(await store.getFunction(db, accountId, id), "Function");
@@ -158,34 +271,58 @@ export async function functionExists(db: Executor, accountId: string, id: string
 
 export async function createFunction(db: Db, accountId: string, input: NewFunction): Promise<FunctionRow> {
   await checkFunctionCode(input.code);
-  return insertFunction(db, accountId, input);
+  return db.transaction((tx) => insertFunction(tx, accountId, input));
 }
 
-/** Inserts checked input (see checkFunctionCode); createStreamWithFunction calls it inside its transaction. */
+/** Inserts checked input (see checkFunctionCode) as version 1; createStreamWithFunction calls it inside its transaction. */
 export function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
   return store.insertFunction(db, accountId, {
     name: input.name,
     description: input.description || null,
     code: input.code,
     timeoutSec: input.timeoutSec,
+    memoryMb: input.memoryMb,
   });
 }
 
+/**
+ * Changes a function. A change of its code, timeout or memory is a new version (runs name the version
+ * they ran); a new name or description is not.
+ */
 export async function updateFunction(
   db: Db,
   accountId: string,
   id: string,
   patch: FunctionInput,
 ): Promise<FunctionRow> {
-  await getFunction(db, accountId, id);
+  const current = await getFunction(db, accountId, id);
   if (patch.code !== undefined) await checkFunctionCode(patch.code);
-  const row = await store.updateFunction(db, accountId, id, {
-    ...(patch.name !== undefined && { name: patch.name }),
-    ...(patch.description !== undefined && { description: patch.description || null }),
-    ...(patch.code !== undefined && { code: patch.code }),
-    ...(patch.timeoutSec !== undefined && { timeoutSec: patch.timeoutSec }),
-  });
+  const newVersion =
+    (patch.code !== undefined && patch.code !== current.code) ||
+    (patch.timeoutSec !== undefined && patch.timeoutSec !== current.timeoutSec) ||
+    (patch.memoryMb !== undefined && patch.memoryMb !== current.memoryMb);
+  const row = await db.transaction((tx) =>
+    store.updateFunction(
+      tx,
+      accountId,
+      id,
+      {
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.description !== undefined && { description: patch.description || null }),
+        ...(patch.code !== undefined && { code: patch.code }),
+        ...(patch.timeoutSec !== undefined && { timeoutSec: patch.timeoutSec }),
+        ...(patch.memoryMb !== undefined && { memoryMb: patch.memoryMb }),
+      },
+      newVersion,
+    ),
+  );
   return foundOr(row, "Function");
+}
+
+/** Every version of a function, newest first. */
+export async function versions(db: Db, accountId: string, id: string) {
+  await getFunction(db, accountId, id);
+  return store.listVersions(db, accountId, id);
 }
 
 /** Streams still delivering to the function keep it: they are named in the refusal. */
@@ -208,16 +345,18 @@ export async function deleteFunction(
   return { success: true, message: `Function "${fn.name}" deleted.` };
 }
 
+export const ACTIVATION_SOURCES = ["RPC", "STREAM", "TEST", "CALL"] as const;
+
 export interface ActivationSource {
-  /** STREAM: a stream delivered a batch; TEST: a destination test; CALL: callFunction. */
-  source: "STREAM" | "TEST" | "CALL";
+  /** RPC: its HTTP address; STREAM: a stream delivered a batch; TEST: a destination test; CALL: callFunction. */
+  source: (typeof ACTIVATION_SOURCES)[number];
   streamId?: string;
   network?: string;
   dataset?: string;
   blockNumber?: number;
 }
 
-/** Runs a stored function and records the activation (its history). */
+/** Runs a stored function's current version, records the run (its history) and bills it (its usage row). */
 export async function activate(
   db: Db,
   accountId: string,
@@ -227,24 +366,41 @@ export async function activate(
   maxTimeoutSec?: number,
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
-  const run = await runCode(fn.code, params, Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec), {
-    accountId,
-    functionId: fn.id,
-  });
-  const activation = await store.insertActivation(db, accountId, {
-    functionId: fn.id,
-    activationSource: from.source,
-    streamId: from.streamId ?? null,
-    network: from.network ?? null,
-    dataset: from.dataset ?? null,
-    blockNumber: from.blockNumber ?? null,
-    durationMs: run.durationMs,
-    success: run.success,
-    size: run.size,
-    resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
-    error: run.error,
-    logs: run.logs,
-  });
+  const run = await runCode(
+    fn.code,
+    params,
+    { timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec), memoryMb: fn.memoryMb },
+    { accountId, functionId: fn.id },
+  );
+  const mbMs = billedMbMs(run.memoryMb, run.durationMs);
+  const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;
+  const activation = await db.transaction((tx) =>
+    store.insertActivation(
+      tx,
+      accountId,
+      {
+        functionId: fn.id,
+        activationSource: from.source,
+        version: fn.version,
+        streamId: from.streamId ?? null,
+        network: from.network ?? null,
+        dataset: from.dataset ?? null,
+        blockNumber: from.blockNumber ?? null,
+        durationMs: run.durationMs,
+        memoryMb: run.memoryMb,
+        memoryUsedBytes: run.memoryBytes,
+        billableGbSeconds: gbSecondsOf(mbMs),
+        success: run.success,
+        size: run.size,
+        userData: params.user_data ?? null,
+        resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
+        resultJson: keepResult ? run.resultJson : null,
+        error: run.error,
+        logs: run.logs,
+      },
+      { mbMs },
+    ),
+  );
   await pruneHistory(db, fn.id);
   return { activation, run };
 }
@@ -259,13 +415,136 @@ async function pruneHistory(db: Db, functionId: string): Promise<void> {
   await store.pruneActivations(db, functionId, HISTORY_KEPT);
 }
 
-/** The function's newest activations, after checking the account owns it. */
+/** The function's runs, newest first, after checking the account owns it. */
 export async function history(
   db: Db,
   accountId: string,
   id: string,
-  first: number | null | undefined,
-): Promise<ActivationRow[]> {
+  args: { first?: number | null; after?: string | null },
+) {
+  const after = cursorArgument(args.after, store.createdCursorShape);
   await getFunction(db, accountId, id);
-  return store.listActivations(db, accountId, id, pageSize(first));
+  const size = pageSize(args.first);
+  const rows = await store.listActivations(db, accountId, id, { limit: size + 1, after });
+  return connection(rows, size, store.createdCursorOf);
+}
+
+export async function getActivation(db: Db, accountId: string, id: string): Promise<ActivationRow> {
+  return foundOr(await store.getActivation(db, accountId, id), "Function activation");
+}
+
+/** A run's whole result, when it was kept; a bigger one is answered as missing with its size. */
+export async function activationResult(db: Db, accountId: string, id: string) {
+  const row = await getActivation(db, accountId, id);
+  const kept = row.resultJson !== null || row.size === 0;
+  return {
+    id: row.id,
+    success: row.success,
+    size: row.size,
+    kept,
+    result: row.resultJson === null ? null : (JSON.parse(row.resultJson) as unknown),
+    error: row.error,
+  };
+}
+
+export const LOG_LEVELS = ["INFO", "WARNING", "ERROR"] as const;
+
+/** The function's console lines, newest first, with level and text filters. */
+export async function logs(
+  db: Db,
+  accountId: string,
+  id: string,
+  args: { first?: number | null; after?: string | null; levels?: readonly string[] | null; searchText?: string | null },
+) {
+  const after = cursorArgument(args.after, store.logCursorShape);
+  await getFunction(db, accountId, id);
+  const size = pageSize(args.first, { fallback: 50 });
+  const rows = await store.listLogLines(db, accountId, id, {
+    limit: size + 1,
+    after,
+    levels: args.levels,
+    searchText: args.searchText,
+  });
+  return connection(rows, size, (r) => [r.createdAt, r.activationId, r.line]);
+}
+
+/** The window a metrics query covers: from startDate to endDate (default now), at most 31 days. */
+export function metricsWindow(startDate: Date, endDate?: Date | null): { from: Date; to: Date } {
+  const to = endDate ?? new Date();
+  if (to.getTime() <= startDate.getTime())
+    throw badInput([{ pointer: "/endDate", message: "The end of the window must be after its start." }]);
+  const from = new Date(Math.max(startDate.getTime(), to.getTime() - 31 * 24 * 3600 * 1000));
+  return { from, to };
+}
+
+/** Per-minute points of one measure, and the same summed from the start of the window. */
+function series(rows: UsageMinuteRow[], value: (r: UsageMinuteRow) => number) {
+  let total = 0;
+  const datapoints = rows.map((r) => ({ timestamp: r.minute, value: value(r) }));
+  const cumulative = rows.map((r) => {
+    total += value(r);
+    return { timestamp: r.minute, value: total };
+  });
+  return { datapoints, cumulative, total };
+}
+
+/** A function's metrics in a window: executions, errors, duration, response size and GB-seconds per minute. */
+export async function metrics(db: Db, accountId: string, id: string, startDate: Date, endDate?: Date | null) {
+  await getFunction(db, accountId, id);
+  const { from, to } = metricsWindow(startDate, endDate);
+  const rows = await store.usageMinutes(db, accountId, id, from, to);
+  const execution = series(rows, (r) => r.executions);
+  const durationTotal = rows.reduce((a, r) => a + r.durationMs, 0);
+  return {
+    from,
+    to,
+    execution,
+    error: series(rows, (r) => r.errors),
+    size: series(rows, (r) => r.responseBytes),
+    usage: series(rows, (r) => gbSecondsOf(r.mbMs)),
+    duration: {
+      /** Average milliseconds per run, per minute. */
+      datapoints: rows.map((r) => ({ timestamp: r.minute, value: r.executions ? r.durationMs / r.executions : 0 })),
+      cumulative: series(rows, (r) => r.durationMs).cumulative,
+      total: durationTotal,
+      average: execution.total ? durationTotal / execution.total : 0,
+    },
+  };
+}
+
+/** The account's function usage in [start, end): GB-seconds, runs and errors per hour or day. */
+export async function billingUsage(db: Db, accountId: string, start: Date, end: Date, tick: "hour" | "day") {
+  if (end.getTime() <= start.getTime())
+    throw badInput([{ pointer: "/end", message: "The end of the period must be after its start." }]);
+  const rows = await store.accountUsage(db, accountId, start, end, tick);
+  const ticks = rows.map((r) => ({
+    timestamp: r.at,
+    gbSeconds: gbSecondsOf(r.mbMs),
+    executions: r.executions,
+    errors: r.errors,
+  }));
+  return {
+    start,
+    end,
+    gbSeconds: gbSecondsOf(rows.reduce((a, r) => a + r.mbMs, 0)),
+    executions: rows.reduce((a, r) => a + r.executions, 0),
+    errors: rows.reduce((a, r) => a + r.errors, 0),
+    ticks,
+  };
+}
+
+/** The spec's languages: only Node.js runs here; the others are listed as coming soon, never run. */
+export const LANGUAGES = [
+  { value: "NODEJS", label: "Node.js", comingSoon: false },
+  { value: "PYTHON", label: "Python", comingSoon: true },
+  { value: "GO", label: "Go", comingSoon: true },
+  { value: "JAVA", label: "Java", comingSoon: true },
+  { value: "DOTNET", label: ".NET", comingSoon: true },
+  { value: "PHP", label: "PHP", comingSoon: true },
+  { value: "RUBY", label: "Ruby", comingSoon: true },
+  { value: "SWIFT", label: "Swift", comingSoon: true },
+] as const;
+
+export function languageOptions() {
+  return LANGUAGES.map((l) => ({ ...l, disabled: l.comingSoon }));
 }

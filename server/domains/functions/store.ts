@@ -1,21 +1,54 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, lt, or, sql } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
-import { functionActivations, functions } from "./tables.ts";
+import type { CursorKey } from "../../platform/paging.ts";
+import { functionActivations, functions, functionUsageMinutes, functionVersions } from "./tables.ts";
 
 export type FunctionRow = typeof functions.$inferSelect;
+export type FunctionVersionRow = typeof functionVersions.$inferSelect;
 export type ActivationRow = typeof functionActivations.$inferSelect;
+export type UsageMinuteRow = typeof functionUsageMinutes.$inferSelect;
 export type NewActivation = Omit<typeof functionActivations.$inferInsert, "accountId" | "id">;
+
+/** Functions, activations and versions page newest first by (createdAt, id). */
+export const createdCursorShape = ["timestamp", "uuid"] as const;
+export const createdCursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt, row.id] as const;
+/** Log lines page newest first by their run (createdAt, id) and their line number in it. */
+export const logCursorShape = ["timestamp", "uuid", "integer"] as const;
 
 export interface FunctionValues {
   name?: string;
   description?: string | null;
   code?: string;
   timeoutSec?: number;
+  memoryMb?: number;
 }
 
+type NewFunctionValues = Required<Pick<FunctionValues, "name" | "code">> & FunctionValues;
+
+const olderThan = (created: PgColumn, id: PgColumn, after: CursorKey<typeof createdCursorShape>) =>
+  or(lt(created, after[0]), and(eq(created, after[0]), lt(id, after[1])));
+
+/** Every function of the account, newest first (the stream destination's picker). */
 export function listFunctions(db: Executor, accountId: string): Promise<FunctionRow[]> {
   return db.select().from(functions).where(eq(functions.accountId, accountId)).orderBy(desc(functions.createdAt));
+}
+
+export async function listFunctionsPage(
+  db: Executor,
+  accountId: string,
+  options: { limit: number; after: CursorKey<typeof createdCursorShape> | null },
+) {
+  const base = eq(functions.accountId, accountId);
+  const rows = await db
+    .select()
+    .from(functions)
+    .where(options.after ? and(base, olderThan(functions.createdAt, functions.id, options.after)) : base)
+    .orderBy(desc(functions.createdAt), desc(functions.id))
+    .limit(options.limit);
+  const [{ count }] = await db.select({ count: sql<number>`count(*)::int` }).from(functions).where(base);
+  return { rows, totalCount: count };
 }
 
 export async function getFunction(db: Executor, accountId: string, id: string): Promise<FunctionRow | undefined> {
@@ -27,29 +60,45 @@ export async function getFunction(db: Executor, accountId: string, id: string): 
   return row;
 }
 
-export async function insertFunction(
-  db: Executor,
-  accountId: string,
-  values: Required<Pick<FunctionValues, "name" | "code">> & FunctionValues,
-): Promise<FunctionRow> {
+async function insertVersion(db: Executor, row: FunctionRow): Promise<void> {
+  await db.insert(functionVersions).values({
+    functionId: row.id,
+    accountId: row.accountId,
+    version: row.version,
+    code: row.code,
+    timeoutSec: row.timeoutSec,
+    memoryMb: row.memoryMb,
+  });
+}
+
+/** A new function and its version 1. Run it in a transaction: the two rows exist together or not at all. */
+export async function insertFunction(db: Executor, accountId: string, values: NewFunctionValues): Promise<FunctionRow> {
   const [row] = await db
     .insert(functions)
     .values({ ...values, accountId })
     .returning();
+  await insertVersion(db, row);
   return row;
 }
 
+/**
+ * Changes a function; with `newVersion` its version moves on by one and the new version is kept (run it in
+ * a transaction). The row is locked first, so two updates at once make two versions, one after the other.
+ */
 export async function updateFunction(
   db: Executor,
   accountId: string,
   id: string,
   values: FunctionValues,
+  newVersion: boolean,
 ): Promise<FunctionRow | undefined> {
+  if (!isUuid(id)) return undefined;
   const [row] = await db
     .update(functions)
-    .set({ ...values, updatedAt: new Date() })
+    .set({ ...values, ...(newVersion && { version: sql`${functions.version} + 1` }), updatedAt: new Date() })
     .where(and(eq(functions.accountId, accountId), eq(functions.id, id)))
     .returning();
+  if (row && newVersion) await insertVersion(db, row);
   return row;
 }
 
@@ -57,11 +106,48 @@ export async function deleteFunction(db: Executor, accountId: string, id: string
   await db.delete(functions).where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
 }
 
-export async function insertActivation(db: Executor, accountId: string, values: NewActivation): Promise<ActivationRow> {
+export function listVersions(db: Executor, accountId: string, functionId: string): Promise<FunctionVersionRow[]> {
+  return db
+    .select()
+    .from(functionVersions)
+    .where(and(eq(functionVersions.accountId, accountId), eq(functionVersions.functionId, functionId)))
+    .orderBy(desc(functionVersions.version));
+}
+
+/** Records a run and adds it to its minute's usage row, together. */
+export async function insertActivation(
+  db: Executor,
+  accountId: string,
+  values: NewActivation,
+  usage: { mbMs: number },
+): Promise<ActivationRow> {
   const [row] = await db
     .insert(functionActivations)
     .values({ ...values, accountId })
     .returning();
+  const failed = values.success ? 0 : 1;
+  await db
+    .insert(functionUsageMinutes)
+    .values({
+      accountId,
+      functionId: values.functionId,
+      minute: sql`date_trunc('minute', ${row.createdAt}::timestamptz)`,
+      executions: 1,
+      errors: failed,
+      durationMs: values.durationMs,
+      responseBytes: values.size,
+      mbMs: usage.mbMs,
+    })
+    .onConflictDoUpdate({
+      target: [functionUsageMinutes.functionId, functionUsageMinutes.minute],
+      set: {
+        executions: sql`${functionUsageMinutes.executions} + 1`,
+        errors: sql`${functionUsageMinutes.errors} + ${failed}`,
+        durationMs: sql`${functionUsageMinutes.durationMs} + ${values.durationMs}`,
+        responseBytes: sql`${functionUsageMinutes.responseBytes} + ${values.size}`,
+        mbMs: sql`${functionUsageMinutes.mbMs} + ${usage.mbMs}`,
+      },
+    });
   return row;
 }
 
@@ -77,12 +163,113 @@ export function listActivations(
   db: Executor,
   accountId: string,
   functionId: string,
-  limit: number,
+  options: { limit: number; after: CursorKey<typeof createdCursorShape> | null },
 ): Promise<ActivationRow[]> {
+  const base = and(eq(functionActivations.accountId, accountId), eq(functionActivations.functionId, functionId));
   return db
     .select()
     .from(functionActivations)
-    .where(and(eq(functionActivations.accountId, accountId), eq(functionActivations.functionId, functionId)))
-    .orderBy(desc(functionActivations.createdAt))
-    .limit(limit);
+    .where(
+      options.after ? and(base, olderThan(functionActivations.createdAt, functionActivations.id, options.after)) : base,
+    )
+    .orderBy(desc(functionActivations.createdAt), desc(functionActivations.id))
+    .limit(options.limit);
+}
+
+export async function getActivation(db: Executor, accountId: string, id: string): Promise<ActivationRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await db
+    .select()
+    .from(functionActivations)
+    .where(and(eq(functionActivations.accountId, accountId), eq(functionActivations.id, id)));
+  return row;
+}
+
+export interface LogLineRow {
+  activationId: string;
+  createdAt: Date;
+  line: number;
+  level: string;
+  message: string;
+}
+
+/**
+ * A function's console lines, newest run first and each run's lines last first, read from the runs
+ * that keep them (so they go when their run is pruned).
+ */
+export async function listLogLines(
+  db: Executor,
+  accountId: string,
+  functionId: string,
+  options: {
+    limit: number;
+    after: CursorKey<typeof logCursorShape> | null;
+    levels?: readonly string[] | null;
+    searchText?: string | null;
+  },
+): Promise<LogLineRow[]> {
+  const conditions = [sql`a.account_id = ${accountId}`, sql`a.function_id = ${functionId}`];
+  if (options.after) {
+    const [at, id, line] = options.after;
+    conditions.push(sql`(a.created_at, a.id, l.n) < (${at.toISOString()}::timestamptz, ${id}::uuid, ${line})`);
+  }
+  if (options.levels?.length) conditions.push(sql`l.entry->>'level' in ${options.levels}`);
+  if (options.searchText)
+    conditions.push(sql`l.entry->>'message' ilike ${`%${options.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
+  const result = await db.execute<{
+    activation_id: string;
+    created_at: string;
+    n: string;
+    level: string;
+    message: string;
+  }>(sql`
+    select a.id as activation_id, a.created_at, l.n, l.entry->>'level' as level, l.entry->>'message' as message
+    from function_activations a cross join lateral jsonb_array_elements(a.logs) with ordinality as l(entry, n)
+    where ${sql.join(conditions, sql` and `)}
+    order by a.created_at desc, a.id desc, l.n desc
+    limit ${options.limit}`);
+  return result.rows.map((r) => ({
+    activationId: r.activation_id,
+    createdAt: new Date(r.created_at),
+    line: Number(r.n),
+    level: r.level,
+    message: r.message,
+  }));
+}
+
+/** A function's usage rows in [from, to), oldest first. */
+export function usageMinutes(
+  db: Executor,
+  accountId: string,
+  functionId: string,
+  from: Date,
+  to: Date,
+): Promise<UsageMinuteRow[]> {
+  return db
+    .select()
+    .from(functionUsageMinutes)
+    .where(
+      and(
+        eq(functionUsageMinutes.accountId, accountId),
+        eq(functionUsageMinutes.functionId, functionId),
+        gte(functionUsageMinutes.minute, from),
+        lt(functionUsageMinutes.minute, to),
+      ),
+    )
+    .orderBy(asc(functionUsageMinutes.minute));
+}
+
+/** All the account's functions' usage in [from, to), summed per `tick` (a PostgreSQL date_trunc unit). */
+export async function accountUsage(db: Executor, accountId: string, from: Date, to: Date, tick: "hour" | "day") {
+  const result = await db.execute<{ at: string; executions: string; errors: string; mb_ms: string }>(sql`
+    select date_trunc(${tick}, minute) as at, sum(executions) as executions, sum(errors) as errors, sum(mb_ms) as mb_ms
+    from function_usage_minutes
+    where account_id = ${accountId} and minute >= ${from.toISOString()}::timestamptz and minute < ${to.toISOString()}::timestamptz
+    group by 1 order by 1`);
+  return result.rows.map((r) => ({
+    at: new Date(r.at),
+    executions: Number(r.executions),
+    errors: Number(r.errors),
+    mbMs: Number(r.mb_ms),
+  }));
 }

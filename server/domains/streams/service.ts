@@ -421,8 +421,8 @@ interface BlockFilterInput {
   filterVersion?: string;
 }
 
-/** A batch as the engine would hand it to a filter: its JSON and the engine's metadata. */
-async function blockPayload(services: StreamsServices, input: BlockFilterInput) {
+/** A batch as the engine would hand it to a filter (or a function called on a block): its JSON and the engine's metadata. */
+export async function blockPayload(services: StreamsServices, input: BlockFilterInput) {
   const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
   const metadata = {
     dataset: input.dataset,
@@ -476,7 +476,7 @@ export async function runFilterOn(services: StreamsServices, input: BlockFilterI
  */
 export async function runNewFunctionOn(
   services: StreamsServices,
-  input: BlockFilterInput & { code: string; timeoutSec?: number },
+  input: BlockFilterInput & { code: string; timeoutSec?: number; memoryMb?: number },
 ) {
   const { dataJson, metadata } = await blockPayload(services, input);
   let payloadJson = dataJson;
@@ -490,6 +490,8 @@ export async function runNewFunctionOn(
         logs: outcome.logs,
         size: 0,
         duration: outcome.durationMs,
+        memory: 0,
+        memoryLimit: 0,
         error: `The stream's filter failed: ${filterErrorText(outcome.error)}`,
       };
     if (outcome.skipped)
@@ -502,12 +504,18 @@ export async function runNewFunctionOn(
         ],
         size: 0,
         duration: outcome.durationMs,
+        memory: 0,
+        memoryLimit: 0,
         error: null,
       };
     payloadJson = outcome.resultJson as string;
     filterLogs = outcome.logs;
   }
-  const run = await runCode(input.code, { dataJson: payloadJson, metadata }, input.timeoutSec);
+  const run = await runCode(
+    input.code,
+    { dataJson: payloadJson, metadata },
+    { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
+  );
   return { ...testResult(run), logs: [...filterLogs, ...run.logs] };
 }
 

@@ -4,7 +4,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from "graphql";
 import type { PlanView, TeamMemberView, ViewerView } from "../../domains/account/resolvers.ts";
 import type { EndpointView } from "../../domains/endpoints/resolvers.ts";
-import type { ActivationView, FunctionView } from "../../domains/functions/resolvers.ts";
+import type { ActivationView, FunctionPermissionsView, FunctionView } from "../../domains/functions/resolvers.ts";
 import type { RateLimiterView, RateLimitsView } from "../../domains/ratelimits/resolvers.ts";
 import type {
   FilterTemplateView,
@@ -360,11 +360,30 @@ export type Query = {
   /** The security settings of one endpoint (id is the endpoint's id). */
   security: EndpointSecurity;
   endpointRpcMethods: Array<RpcMethod>;
-  /** The account's functions, newest first. */
+  /** The account's functions, newest first (pickers). */
   functions: Array<Function>;
+  /** The functions overview, newest first. */
+  functionsOverview: FunctionConnection;
   function: Function;
+  /** The function's settings (the same record as function). */
+  functionSettings: Function;
+  /** Every version of the function, newest first. */
+  functionVersions: Array<FunctionVersion>;
   /** A function's runs, newest first. */
-  functionHistory: Array<FunctionActivation>;
+  functionHistory: FunctionActivationConnection;
+  /** One run. */
+  functionActivation: FunctionActivation;
+  /** One run's whole result. */
+  functionActivationResult: FunctionActivationResult;
+  /** Lines the function's runs wrote, newest first. */
+  functionLogs: FunctionLogConnection;
+  /** Per minute from startDate to endDate (default now), at most 31 days. */
+  functionMetrics: FunctionMetrics;
+  functionPermissions: FunctionPermissions;
+  /** Quick functions' templates (feature flag quickfunctions). */
+  functionTemplates: Array<FunctionTemplate>;
+  /** What the account's functions used in [start, end), per hour or day. */
+  functionsBillingUsage: FunctionsBillingUsage;
 };
 
 export type QueryEndpointArgs = {
@@ -507,13 +526,55 @@ export type QueryEndpointRpcMethodsArgs = {
   endpointId: Scalars["ID"]["input"];
 };
 
+export type QueryFunctionsOverviewArgs = {
+  limit?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+};
+
 export type QueryFunctionArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type QueryFunctionSettingsArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type QueryFunctionVersionsArgs = {
   id: Scalars["ID"]["input"];
 };
 
 export type QueryFunctionHistoryArgs = {
   id: Scalars["ID"]["input"];
   first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryFunctionActivationArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type QueryFunctionActivationResultArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type QueryFunctionLogsArgs = {
+  id: Scalars["ID"]["input"];
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  levels?: InputMaybe<Array<LogLevel>>;
+  searchText?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryFunctionMetricsArgs = {
+  id: Scalars["ID"]["input"];
+  startDate: Scalars["DateTime"]["input"];
+  endDate?: InputMaybe<Scalars["DateTime"]["input"]>;
+};
+
+export type QueryFunctionsBillingUsageArgs = {
+  start: Scalars["DateTime"]["input"];
+  end: Scalars["DateTime"]["input"];
+  tick?: InputMaybe<UsageTickType>;
 };
 
 export type Mutation = {
@@ -587,6 +648,8 @@ export type Mutation = {
   callFunction: FunctionActivation;
   /** Runs code without saving it or recording a run. */
   testFunction: FunctionTestResult;
+  /** Deploys a template as a new function in one step (feature flag quickfunctions). */
+  createQuickFunction: Function;
   /** Creates a function and a stream that delivers to it, together. */
   createStreamWithFunction: Stream;
   /** Runs the function of FUNCTION destination attributes on an empty batch. */
@@ -889,6 +952,10 @@ export type MutationCallFunctionArgs = {
 
 export type MutationTestFunctionArgs = {
   input: TestFunctionInput;
+};
+
+export type MutationCreateQuickFunctionArgs = {
+  input: CreateQuickFunctionInput;
 };
 
 export type MutationCreateStreamWithFunctionArgs = {
@@ -1699,9 +1766,11 @@ export type FunctionLimits = {
   __typename?: "FunctionLimits";
   /** Seconds one run may take. */
   timeout: Scalars["Int"]["output"];
+  /** MB of memory a run has (and is billed for). */
+  memory: Scalars["Int"]["output"];
 };
 
-/** JavaScript run on demand or by a stream with a FUNCTION destination (the spec's Function, or action). */
+/** JavaScript run on demand, over HTTP or by a stream with a FUNCTION destination (the spec's Function, or action). */
 export type Function = {
   __typename?: "Function";
   id: Scalars["ID"]["output"];
@@ -1711,32 +1780,210 @@ export type Function = {
   code: Scalars["String"]["output"];
   /** Seconds one run may take (limits.timeout, named as the inputs name it). */
   timeoutSec: Scalars["Int"]["output"];
+  /** MB of memory a run has (limits.memory). */
+  memoryMb: Scalars["Int"]["output"];
+  /** The current version: 1 when created, one more on each change of its code, timeout or memory. */
+  version: Scalars["Int"]["output"];
+  /** Its HTTP address: POST JSON here to call it (with a signed-in session, for now). */
+  callUrl: Scalars["String"]["output"];
   createdAt: Scalars["DateTime"]["output"];
   updatedAt: Scalars["DateTime"]["output"];
   limits: FunctionLimits;
 };
+
+export type FunctionEdge = {
+  __typename?: "FunctionEdge";
+  cursor: Scalars["String"]["output"];
+  node: Function;
+};
+
+export type FunctionConnection = {
+  __typename?: "FunctionConnection";
+  edges: Array<FunctionEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars["Int"]["output"];
+};
+
+/** One version of a function's code and limits. */
+export type FunctionVersion = {
+  __typename?: "FunctionVersion";
+  id: Scalars["ID"]["output"];
+  version: Scalars["Int"]["output"];
+  code: Scalars["String"]["output"];
+  timeoutSec: Scalars["Int"]["output"];
+  memoryMb: Scalars["Int"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+};
+
+export type FunctionActivationSource =
+  /** Its HTTP address. */
+  | "RPC"
+  /** A stream delivered a batch. */
+  | "STREAM"
+  /** A destination test. */
+  | "TEST"
+  /** callFunction (the console's Run tab). */
+  | "CALL";
 
 /** One run of a function (the spec's activation and history item). */
 export type FunctionActivation = {
   __typename?: "FunctionActivation";
   id: Scalars["ID"]["output"];
   createdAt: Scalars["DateTime"]["output"];
-  /** STREAM (a stream delivered a batch), TEST (a destination test) or CALL (callFunction). */
-  activationSource: Scalars["String"]["output"];
+  activationSource: FunctionActivationSource;
+  /** The function's version that ran. */
+  version: Scalars["Int"]["output"];
   streamId?: Maybe<Scalars["ID"]["output"]>;
   network?: Maybe<Scalars["String"]["output"]>;
   dataset?: Maybe<Scalars["String"]["output"]>;
   blockNumber?: Maybe<Scalars["Float"]["output"]>;
+  /** Milliseconds. */
   duration: Scalars["Float"]["output"];
+  /** MB of heap the run used (its isolate's, after the call, rounded up). */
+  memory: Scalars["Int"]["output"];
+  /** MB the run had (the function's memory), and was billed for. */
+  memoryLimit: Scalars["Int"]["output"];
   success: Scalars["Boolean"]["output"];
+  /** Bytes of the result's JSON. */
   size: Scalars["Int"]["output"];
+  /** GB-seconds billed for the run. */
+  billable: Scalars["Float"]["output"];
+  /** The params.user_data it was called with. */
+  userData?: Maybe<Scalars["JSON"]["output"]>;
   /** The start of the result's JSON. */
   result?: Maybe<Scalars["String"]["output"]>;
   error?: Maybe<Scalars["String"]["output"]>;
   logs: Array<StreamFilterLog>;
 };
 
-/** What a test run returned (nothing is recorded). */
+export type FunctionActivationEdge = {
+  __typename?: "FunctionActivationEdge";
+  cursor: Scalars["String"]["output"];
+  node: FunctionActivation;
+};
+
+export type FunctionActivationConnection = {
+  __typename?: "FunctionActivationConnection";
+  edges: Array<FunctionActivationEdge>;
+  pageInfo: PageInfo;
+};
+
+/** A run's whole result. */
+export type FunctionActivationResult = {
+  __typename?: "FunctionActivationResult";
+  id: Scalars["ID"]["output"];
+  success: Scalars["Boolean"]["output"];
+  size: Scalars["Int"]["output"];
+  /** False when the result was too large to keep (over 256 KiB): only its start is in the history. */
+  kept: Scalars["Boolean"]["output"];
+  result?: Maybe<Scalars["JSON"]["output"]>;
+  error?: Maybe<Scalars["String"]["output"]>;
+};
+
+/** A line a function wrote with console.*, from one of its runs. */
+export type FunctionLog = {
+  __typename?: "FunctionLog";
+  id: Scalars["ID"]["output"];
+  activationId: Scalars["ID"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  level: LogLevel;
+  message: Scalars["String"]["output"];
+};
+
+export type FunctionLogEdge = {
+  __typename?: "FunctionLogEdge";
+  cursor: Scalars["String"]["output"];
+  node: FunctionLog;
+};
+
+export type FunctionLogConnection = {
+  __typename?: "FunctionLogConnection";
+  edges: Array<FunctionLogEdge>;
+  pageInfo: PageInfo;
+};
+
+/** One measure per minute with runs, and the same summed from the window's start. */
+export type FunctionMetric = {
+  __typename?: "FunctionMetric";
+  datapoints: Array<MetricPoint>;
+  cumulative: Array<MetricPoint>;
+  total: Scalars["Float"]["output"];
+};
+
+export type FunctionDurationMetric = {
+  __typename?: "FunctionDurationMetric";
+  /** Average milliseconds per run, per minute with runs. */
+  datapoints: Array<MetricPoint>;
+  /** Milliseconds of all runs, summed from the window's start. */
+  cumulative: Array<MetricPoint>;
+  total: Scalars["Float"]["output"];
+  average: Scalars["Float"]["output"];
+};
+
+export type FunctionMetrics = {
+  __typename?: "FunctionMetrics";
+  from: Scalars["DateTime"]["output"];
+  to: Scalars["DateTime"]["output"];
+  execution: FunctionMetric;
+  error: FunctionMetric;
+  duration: FunctionDurationMetric;
+  /** Bytes of results. */
+  size: FunctionMetric;
+  /** GB-seconds billed. */
+  usage: FunctionMetric;
+};
+
+export type FunctionUsageTick = {
+  __typename?: "FunctionUsageTick";
+  timestamp: Scalars["DateTime"]["output"];
+  gbSeconds: Scalars["Float"]["output"];
+  executions: Scalars["Float"]["output"];
+  errors: Scalars["Float"]["output"];
+};
+
+/** The account's function usage in a period (what functions bill). */
+export type FunctionsBillingUsage = {
+  __typename?: "FunctionsBillingUsage";
+  start: Scalars["DateTime"]["output"];
+  end: Scalars["DateTime"]["output"];
+  gbSeconds: Scalars["Float"]["output"];
+  executions: Scalars["Float"]["output"];
+  errors: Scalars["Float"]["output"];
+  ticks: Array<FunctionUsageTick>;
+};
+
+export type FunctionLanguageOption = {
+  __typename?: "FunctionLanguageOption";
+  value: FunctionLanguage;
+  label: Scalars["String"]["output"];
+  disabled: Scalars["Boolean"]["output"];
+  comingSoon: Scalars["Boolean"]["output"];
+};
+
+export type FunctionPermissions = {
+  __typename?: "FunctionPermissions";
+  /** The spec's languages; those not offered yet are disabled and coming soon. */
+  languages: Array<FunctionLanguageOption>;
+  /** MB a function may have. */
+  memorySizes: Array<Scalars["Int"]["output"]>;
+  /** The longest timeout a function may have (seconds). */
+  maxTimeoutSec: Scalars["Int"]["output"];
+  /** The networks and datasets a call may read a block from (the streams' own). */
+  chainConfigs: Array<StreamPermissionChain>;
+};
+
+/** A quick function's starting point. */
+export type FunctionTemplate = {
+  __typename?: "FunctionTemplate";
+  id: Scalars["ID"]["output"];
+  title: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  code: Scalars["String"]["output"];
+  /** Params to call it with, as JSON text. */
+  exampleParams: Scalars["String"]["output"];
+};
+
+/** What a test run returned (nothing is recorded or billed). */
 export type FunctionTestResult = {
   __typename?: "FunctionTestResult";
   success: Scalars["Boolean"]["output"];
@@ -1744,6 +1991,10 @@ export type FunctionTestResult = {
   logs: Array<StreamFilterLog>;
   size: Scalars["Int"]["output"];
   duration: Scalars["Float"]["output"];
+  /** MB of heap the run used (rounded up); 0 when the function did not run. */
+  memory: Scalars["Int"]["output"];
+  /** MB the run had. */
+  memoryLimit: Scalars["Int"]["output"];
   error?: Maybe<Scalars["String"]["output"]>;
 };
 
@@ -1752,6 +2003,7 @@ export type CreateFunctionInput = {
   description?: InputMaybe<Scalars["String"]["input"]>;
   code: Scalars["String"]["input"];
   timeoutSec?: InputMaybe<Scalars["Int"]["input"]>;
+  memoryMb?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
 export type UpdateFunctionInput = {
@@ -1760,13 +2012,23 @@ export type UpdateFunctionInput = {
   description?: InputMaybe<Scalars["String"]["input"]>;
   code?: InputMaybe<Scalars["String"]["input"]>;
   timeoutSec?: InputMaybe<Scalars["Int"]["input"]>;
+  memoryMb?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
 export type CallFunctionInput = {
   id: Scalars["ID"]["input"];
+  /** params.data and params.metadata as a stream gives them (or any value: params.data). */
   params?: InputMaybe<Scalars["JSON"]["input"]>;
   /** Params as JSON text (as typed in the console), instead of params. */
   paramsJson?: InputMaybe<Scalars["String"]["input"]>;
+  /** params.user_data. */
+  userData?: InputMaybe<Scalars["JSON"]["input"]>;
+  /** user_data as JSON text, instead of userData. */
+  userDataJson?: InputMaybe<Scalars["String"]["input"]>;
+  /** With dataset and blockNumber: params.data and params.metadata are that block's, as a stream would deliver it. */
+  network?: InputMaybe<Scalars["String"]["input"]>;
+  dataset?: InputMaybe<StreamDataset>;
+  blockNumber?: InputMaybe<Scalars["Float"]["input"]>;
 };
 
 export type TestFunctionInput = {
@@ -1774,7 +2036,16 @@ export type TestFunctionInput = {
   params?: InputMaybe<Scalars["JSON"]["input"]>;
   /** Params as JSON text (as typed in the console), instead of params. */
   paramsJson?: InputMaybe<Scalars["String"]["input"]>;
+  userData?: InputMaybe<Scalars["JSON"]["input"]>;
+  userDataJson?: InputMaybe<Scalars["String"]["input"]>;
   timeoutSec?: InputMaybe<Scalars["Int"]["input"]>;
+  memoryMb?: InputMaybe<Scalars["Int"]["input"]>;
+};
+
+export type CreateQuickFunctionInput = {
+  templateId: Scalars["ID"]["input"];
+  /** Its name; the template's title when left out. */
+  name?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type CreateStreamWithFunctionInput = {
@@ -1809,6 +2080,7 @@ export type TestNewFunctionForStreamInput = {
   filterVersion?: InputMaybe<FilterVersion>;
   code: Scalars["String"]["input"];
   timeoutSec?: InputMaybe<Scalars["Int"]["input"]>;
+  memoryMb?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -2025,12 +2297,37 @@ export type ResolversTypes = {
   FunctionLanguage: ResolverTypeWrapper<Partial<FunctionLanguage>>;
   FunctionLimits: ResolverTypeWrapper<Partial<FunctionLimits>>;
   Function: ResolverTypeWrapper<FunctionView>;
+  FunctionEdge: ResolverTypeWrapper<Partial<Omit<FunctionEdge, "node"> & { node: ResolversTypes["Function"] }>>;
+  FunctionConnection: ResolverTypeWrapper<
+    Partial<Omit<FunctionConnection, "edges"> & { edges: Array<ResolversTypes["FunctionEdge"]> }>
+  >;
+  FunctionVersion: ResolverTypeWrapper<Partial<FunctionVersion>>;
+  FunctionActivationSource: ResolverTypeWrapper<Partial<FunctionActivationSource>>;
   FunctionActivation: ResolverTypeWrapper<ActivationView>;
+  FunctionActivationEdge: ResolverTypeWrapper<
+    Partial<Omit<FunctionActivationEdge, "node"> & { node: ResolversTypes["FunctionActivation"] }>
+  >;
+  FunctionActivationConnection: ResolverTypeWrapper<
+    Partial<Omit<FunctionActivationConnection, "edges"> & { edges: Array<ResolversTypes["FunctionActivationEdge"]> }>
+  >;
+  FunctionActivationResult: ResolverTypeWrapper<Partial<FunctionActivationResult>>;
+  FunctionLog: ResolverTypeWrapper<Partial<FunctionLog>>;
+  FunctionLogEdge: ResolverTypeWrapper<Partial<FunctionLogEdge>>;
+  FunctionLogConnection: ResolverTypeWrapper<Partial<FunctionLogConnection>>;
+  FunctionMetric: ResolverTypeWrapper<Partial<FunctionMetric>>;
+  FunctionDurationMetric: ResolverTypeWrapper<Partial<FunctionDurationMetric>>;
+  FunctionMetrics: ResolverTypeWrapper<Partial<FunctionMetrics>>;
+  FunctionUsageTick: ResolverTypeWrapper<Partial<FunctionUsageTick>>;
+  FunctionsBillingUsage: ResolverTypeWrapper<Partial<FunctionsBillingUsage>>;
+  FunctionLanguageOption: ResolverTypeWrapper<Partial<FunctionLanguageOption>>;
+  FunctionPermissions: ResolverTypeWrapper<FunctionPermissionsView>;
+  FunctionTemplate: ResolverTypeWrapper<Partial<FunctionTemplate>>;
   FunctionTestResult: ResolverTypeWrapper<Partial<FunctionTestResult>>;
   CreateFunctionInput: ResolverTypeWrapper<Partial<CreateFunctionInput>>;
   UpdateFunctionInput: ResolverTypeWrapper<Partial<UpdateFunctionInput>>;
   CallFunctionInput: ResolverTypeWrapper<Partial<CallFunctionInput>>;
   TestFunctionInput: ResolverTypeWrapper<Partial<TestFunctionInput>>;
+  CreateQuickFunctionInput: ResolverTypeWrapper<Partial<CreateQuickFunctionInput>>;
   CreateStreamWithFunctionInput: ResolverTypeWrapper<Partial<CreateStreamWithFunctionInput>>;
   TestNewFunctionForStreamInput: ResolverTypeWrapper<Partial<TestNewFunctionForStreamInput>>;
 };
@@ -2146,12 +2443,36 @@ export type ResolversParentTypes = {
   RpcMethod: Partial<RpcMethod>;
   FunctionLimits: Partial<FunctionLimits>;
   Function: FunctionView;
+  FunctionEdge: Partial<Omit<FunctionEdge, "node"> & { node: ResolversParentTypes["Function"] }>;
+  FunctionConnection: Partial<
+    Omit<FunctionConnection, "edges"> & { edges: Array<ResolversParentTypes["FunctionEdge"]> }
+  >;
+  FunctionVersion: Partial<FunctionVersion>;
   FunctionActivation: ActivationView;
+  FunctionActivationEdge: Partial<
+    Omit<FunctionActivationEdge, "node"> & { node: ResolversParentTypes["FunctionActivation"] }
+  >;
+  FunctionActivationConnection: Partial<
+    Omit<FunctionActivationConnection, "edges"> & { edges: Array<ResolversParentTypes["FunctionActivationEdge"]> }
+  >;
+  FunctionActivationResult: Partial<FunctionActivationResult>;
+  FunctionLog: Partial<FunctionLog>;
+  FunctionLogEdge: Partial<FunctionLogEdge>;
+  FunctionLogConnection: Partial<FunctionLogConnection>;
+  FunctionMetric: Partial<FunctionMetric>;
+  FunctionDurationMetric: Partial<FunctionDurationMetric>;
+  FunctionMetrics: Partial<FunctionMetrics>;
+  FunctionUsageTick: Partial<FunctionUsageTick>;
+  FunctionsBillingUsage: Partial<FunctionsBillingUsage>;
+  FunctionLanguageOption: Partial<FunctionLanguageOption>;
+  FunctionPermissions: FunctionPermissionsView;
+  FunctionTemplate: Partial<FunctionTemplate>;
   FunctionTestResult: Partial<FunctionTestResult>;
   CreateFunctionInput: Partial<CreateFunctionInput>;
   UpdateFunctionInput: Partial<UpdateFunctionInput>;
   CallFunctionInput: Partial<CallFunctionInput>;
   TestFunctionInput: Partial<TestFunctionInput>;
+  CreateQuickFunctionInput: Partial<CreateQuickFunctionInput>;
   CreateStreamWithFunctionInput: Partial<CreateStreamWithFunctionInput>;
   TestNewFunctionForStreamInput: Partial<TestNewFunctionForStreamInput>;
 };
@@ -2592,12 +2913,62 @@ export type QueryResolvers<
     RequireFields<QueryEndpointRpcMethodsArgs, "endpointId">
   >;
   functions?: Resolver<Array<ResolversTypes["Function"]>, ParentType, ContextType>;
+  functionsOverview?: Resolver<
+    ResolversTypes["FunctionConnection"],
+    ParentType,
+    ContextType,
+    Partial<QueryFunctionsOverviewArgs>
+  >;
   function?: Resolver<ResolversTypes["Function"], ParentType, ContextType, RequireFields<QueryFunctionArgs, "id">>;
+  functionSettings?: Resolver<
+    ResolversTypes["Function"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionSettingsArgs, "id">
+  >;
+  functionVersions?: Resolver<
+    Array<ResolversTypes["FunctionVersion"]>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionVersionsArgs, "id">
+  >;
   functionHistory?: Resolver<
-    Array<ResolversTypes["FunctionActivation"]>,
+    ResolversTypes["FunctionActivationConnection"],
     ParentType,
     ContextType,
     RequireFields<QueryFunctionHistoryArgs, "id">
+  >;
+  functionActivation?: Resolver<
+    ResolversTypes["FunctionActivation"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionActivationArgs, "id">
+  >;
+  functionActivationResult?: Resolver<
+    ResolversTypes["FunctionActivationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionActivationResultArgs, "id">
+  >;
+  functionLogs?: Resolver<
+    ResolversTypes["FunctionLogConnection"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionLogsArgs, "id">
+  >;
+  functionMetrics?: Resolver<
+    ResolversTypes["FunctionMetrics"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionMetricsArgs, "id" | "startDate">
+  >;
+  functionPermissions?: Resolver<ResolversTypes["FunctionPermissions"], ParentType, ContextType>;
+  functionTemplates?: Resolver<Array<ResolversTypes["FunctionTemplate"]>, ParentType, ContextType>;
+  functionsBillingUsage?: Resolver<
+    ResolversTypes["FunctionsBillingUsage"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryFunctionsBillingUsageArgs, "start" | "end">
   >;
 };
 
@@ -2966,6 +3337,12 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationTestFunctionArgs, "input">
+  >;
+  createQuickFunction?: Resolver<
+    ResolversTypes["Function"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateQuickFunctionArgs, "input">
   >;
   createStreamWithFunction?: Resolver<
     ResolversTypes["Stream"],
@@ -3680,6 +4057,7 @@ export type FunctionLimitsResolvers<
   ParentType extends ResolversParentTypes["FunctionLimits"] = ResolversParentTypes["FunctionLimits"],
 > = {
   timeout?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memory?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
 export type FunctionResolvers<
@@ -3692,9 +4070,41 @@ export type FunctionResolvers<
   kind?: Resolver<ResolversTypes["FunctionLanguage"], ParentType, ContextType>;
   code?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   timeoutSec?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memoryMb?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  callUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
   limits?: Resolver<ResolversTypes["FunctionLimits"], ParentType, ContextType>;
+};
+
+export type FunctionEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionEdge"] = ResolversParentTypes["FunctionEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["Function"], ParentType, ContextType>;
+};
+
+export type FunctionConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionConnection"] = ResolversParentTypes["FunctionConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["FunctionEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type FunctionVersionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionVersion"] = ResolversParentTypes["FunctionVersion"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  timeoutSec?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memoryMb?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
 };
 
 export type FunctionActivationResolvers<
@@ -3703,17 +4113,164 @@ export type FunctionActivationResolvers<
 > = {
   id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
-  activationSource?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  activationSource?: Resolver<ResolversTypes["FunctionActivationSource"], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   streamId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
   network?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   dataset?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   blockNumber?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
   duration?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  memory?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memoryLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   success?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  billable?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  userData?: Resolver<Maybe<ResolversTypes["JSON"]>, ParentType, ContextType>;
   result?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   logs?: Resolver<Array<ResolversTypes["StreamFilterLog"]>, ParentType, ContextType>;
+};
+
+export type FunctionActivationEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionActivationEdge"] = ResolversParentTypes["FunctionActivationEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["FunctionActivation"], ParentType, ContextType>;
+};
+
+export type FunctionActivationConnectionResolvers<
+  ContextType = Context,
+  ParentType extends
+    ResolversParentTypes["FunctionActivationConnection"] = ResolversParentTypes["FunctionActivationConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["FunctionActivationEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+};
+
+export type FunctionActivationResultResolvers<
+  ContextType = Context,
+  ParentType extends
+    ResolversParentTypes["FunctionActivationResult"] = ResolversParentTypes["FunctionActivationResult"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  success?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  kept?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  result?: Resolver<Maybe<ResolversTypes["JSON"]>, ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+};
+
+export type FunctionLogResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionLog"] = ResolversParentTypes["FunctionLog"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  activationId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  level?: Resolver<ResolversTypes["LogLevel"], ParentType, ContextType>;
+  message?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type FunctionLogEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionLogEdge"] = ResolversParentTypes["FunctionLogEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["FunctionLog"], ParentType, ContextType>;
+};
+
+export type FunctionLogConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionLogConnection"] = ResolversParentTypes["FunctionLogConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["FunctionLogEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+};
+
+export type FunctionMetricResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionMetric"] = ResolversParentTypes["FunctionMetric"],
+> = {
+  datapoints?: Resolver<Array<ResolversTypes["MetricPoint"]>, ParentType, ContextType>;
+  cumulative?: Resolver<Array<ResolversTypes["MetricPoint"]>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type FunctionDurationMetricResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionDurationMetric"] = ResolversParentTypes["FunctionDurationMetric"],
+> = {
+  datapoints?: Resolver<Array<ResolversTypes["MetricPoint"]>, ParentType, ContextType>;
+  cumulative?: Resolver<Array<ResolversTypes["MetricPoint"]>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  average?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type FunctionMetricsResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionMetrics"] = ResolversParentTypes["FunctionMetrics"],
+> = {
+  from?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  execution?: Resolver<ResolversTypes["FunctionMetric"], ParentType, ContextType>;
+  error?: Resolver<ResolversTypes["FunctionMetric"], ParentType, ContextType>;
+  duration?: Resolver<ResolversTypes["FunctionDurationMetric"], ParentType, ContextType>;
+  size?: Resolver<ResolversTypes["FunctionMetric"], ParentType, ContextType>;
+  usage?: Resolver<ResolversTypes["FunctionMetric"], ParentType, ContextType>;
+};
+
+export type FunctionUsageTickResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionUsageTick"] = ResolversParentTypes["FunctionUsageTick"],
+> = {
+  timestamp?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  gbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  executions?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  errors?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type FunctionsBillingUsageResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionsBillingUsage"] = ResolversParentTypes["FunctionsBillingUsage"],
+> = {
+  start?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  end?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  gbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  executions?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  errors?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  ticks?: Resolver<Array<ResolversTypes["FunctionUsageTick"]>, ParentType, ContextType>;
+};
+
+export type FunctionLanguageOptionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionLanguageOption"] = ResolversParentTypes["FunctionLanguageOption"],
+> = {
+  value?: Resolver<ResolversTypes["FunctionLanguage"], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  disabled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  comingSoon?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+};
+
+export type FunctionPermissionsResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionPermissions"] = ResolversParentTypes["FunctionPermissions"],
+> = {
+  languages?: Resolver<Array<ResolversTypes["FunctionLanguageOption"]>, ParentType, ContextType>;
+  memorySizes?: Resolver<Array<ResolversTypes["Int"]>, ParentType, ContextType>;
+  maxTimeoutSec?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  chainConfigs?: Resolver<Array<ResolversTypes["StreamPermissionChain"]>, ParentType, ContextType>;
+};
+
+export type FunctionTemplateResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionTemplate"] = ResolversParentTypes["FunctionTemplate"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  title?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  exampleParams?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
 export type FunctionTestResultResolvers<
@@ -3725,6 +4282,8 @@ export type FunctionTestResultResolvers<
   logs?: Resolver<Array<ResolversTypes["StreamFilterLog"]>, ParentType, ContextType>;
   size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   duration?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  memory?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  memoryLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
@@ -3817,6 +4376,23 @@ export type Resolvers<ContextType = Context> = {
   RpcMethod?: RpcMethodResolvers<ContextType>;
   FunctionLimits?: FunctionLimitsResolvers<ContextType>;
   Function?: FunctionResolvers<ContextType>;
+  FunctionEdge?: FunctionEdgeResolvers<ContextType>;
+  FunctionConnection?: FunctionConnectionResolvers<ContextType>;
+  FunctionVersion?: FunctionVersionResolvers<ContextType>;
   FunctionActivation?: FunctionActivationResolvers<ContextType>;
+  FunctionActivationEdge?: FunctionActivationEdgeResolvers<ContextType>;
+  FunctionActivationConnection?: FunctionActivationConnectionResolvers<ContextType>;
+  FunctionActivationResult?: FunctionActivationResultResolvers<ContextType>;
+  FunctionLog?: FunctionLogResolvers<ContextType>;
+  FunctionLogEdge?: FunctionLogEdgeResolvers<ContextType>;
+  FunctionLogConnection?: FunctionLogConnectionResolvers<ContextType>;
+  FunctionMetric?: FunctionMetricResolvers<ContextType>;
+  FunctionDurationMetric?: FunctionDurationMetricResolvers<ContextType>;
+  FunctionMetrics?: FunctionMetricsResolvers<ContextType>;
+  FunctionUsageTick?: FunctionUsageTickResolvers<ContextType>;
+  FunctionsBillingUsage?: FunctionsBillingUsageResolvers<ContextType>;
+  FunctionLanguageOption?: FunctionLanguageOptionResolvers<ContextType>;
+  FunctionPermissions?: FunctionPermissionsResolvers<ContextType>;
+  FunctionTemplate?: FunctionTemplateResolvers<ContextType>;
   FunctionTestResult?: FunctionTestResultResolvers<ContextType>;
 };

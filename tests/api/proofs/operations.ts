@@ -77,6 +77,7 @@ export type Kind =
   | "stream"
   | "webhook"
   | "function"
+  | "functionActivation"
   | "user";
 
 /**
@@ -99,6 +100,12 @@ export const ID_ARGS: Record<string, Kind> = {
   "endpointRpcMethods.endpointId": "endpoint",
   "function.id": "function",
   "functionHistory.id": "function",
+  "functionSettings.id": "function",
+  "functionVersions.id": "function",
+  "functionLogs.id": "function",
+  "functionMetrics.id": "function",
+  "functionActivation.id": "functionActivation",
+  "functionActivationResult.id": "functionActivation",
   "updateUserRole.userId": "user",
   "updateEndpointLabel.id": "endpoint",
   "toggleEndpointPaused.id": "endpoint",
@@ -157,6 +164,7 @@ export const NOT_OWNED_IDS: Record<string, string> = {
   "endpoints.tagIds": "a filter: it narrows the caller's own endpoints and finds nothing of another account",
   "errorLogDetails.requestId": "looked up within the endpoint named by endpointExId, which is the tenancy case",
   "toggleRpcMethod.methodId": "a JSON-RPC method name from the catalogue, the same for every account",
+  "createQuickFunction.input.templateId": "a template from the catalogue, the same for every account",
 };
 
 /** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
@@ -221,6 +229,7 @@ function namedSample(name: string, samples: Samples): unknown {
     rate: 10,
     rateLimit: 100,
     timeoutSec: 5,
+    memoryMb: 128,
     startDate: isoHoursAgo(1),
     from: isoHoursAgo(1),
     destinationAttributes: { url: samples.url, maxRetry: 1, retryIntervalSec: 0 },
@@ -274,6 +283,15 @@ const OP_SAMPLES: Record<string, unknown> = {
   "testFunction.input.params": undefined,
   "callFunction.input.paramsJson": '{"data": 1}',
   "testFunction.input.paramsJson": '{"data": 1}',
+  // The same for userData and userDataJson; a call's block (network, dataset, blockNumber) replaces params.
+  "callFunction.input.userData": undefined,
+  "testFunction.input.userData": undefined,
+  "callFunction.input.userDataJson": '{"name": "proof"}',
+  "testFunction.input.userDataJson": '{"name": "proof"}',
+  "createQuickFunction.input.templateId": "hello-user-data",
+  "callFunction.input.network": undefined,
+  "callFunction.input.dataset": undefined,
+  "callFunction.input.blockNumber": undefined,
 };
 
 /**

@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { Db } from "../../platform/db/index.ts";
+import { AppError, type ErrorCode } from "../../platform/errors.ts";
+import { roleAtLeast } from "../../platform/roles.ts";
+import { assertSafeValues, validateInput } from "../../platform/validation.ts";
+import { SESSION_COOKIE } from "../account/service.ts";
+import type { SessionCache } from "../account/sessions.ts";
+import type { StreamsServices } from "../streams/runtime.ts";
+import { blockPayload, latestBlock } from "../streams/service.ts";
+import { activate, type FunctionParams, type FunctionParamsJson, usedMb } from "./service.ts";
+
+/** Every function's HTTP address (relative to the service's base URL). */
+export const callPath = (functionId: string) => `/functions/${encodeURIComponent(functionId)}/call`;
+
+const STATUS: Record<ErrorCode, number> = {
+  BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  RATE_LIMITED: 429,
+  UPSTREAM_FAILED: 502,
+  INTERNAL: 500,
+};
+
+function refuse(reply: FastifyReply, error: AppError) {
+  return reply.code(STATUS[error.code]).send({
+    error: error.message,
+    code: error.code,
+    ...(error.fields.length > 0 && { fields: error.fields }),
+  });
+}
+
+/**
+ * `POST /functions/<id>/call`: JSON in ({ user_data, network, dataset, block }, all optional), JSON out.
+ * It takes the signed-in session (an ADMIN, as callFunction does) until access tokens land; a JSON body is
+ * required, so a cross-site form cannot call it with the user's cookie. A run is recorded with source RPC
+ * and billed. The answer is 200 when main returned, 502 when it threw or ran out of time or memory (as a
+ * cloud function's URL answers an unhandled error), and the API's error codes otherwise.
+ */
+export function registerFunctionCalls(
+  app: FastifyInstance,
+  deps: { db: Db; sessions: SessionCache; services: StreamsServices },
+): void {
+  app.post<{ Params: { id: string } }>("/functions/:id/call", async (request, reply) => {
+    try {
+      if (!String(request.headers["content-type"] ?? "").startsWith("application/json"))
+        throw new AppError("BAD_USER_INPUT", "Send the call as application/json.");
+      const principal = await deps.sessions.resolve(request.cookies[SESSION_COOKIE]);
+      if (!principal) throw new AppError("UNAUTHENTICATED", "Sign in first.");
+      if (!roleAtLeast(principal.role, "ADMIN")) throw new AppError("FORBIDDEN", "Your role does not allow this.");
+      const body = request.body ?? {};
+      assertSafeValues(body);
+      const call = validateInput("function#/$defs/httpCall", body);
+      const userData = call.user_data ?? null;
+      let params: FunctionParams | FunctionParamsJson = { data: null, metadata: {}, user_data: userData };
+      let block: { network: string; dataset: string; blockNumber: number } | undefined;
+      if (call.network && call.dataset && call.block !== undefined) {
+        const blockNumber = call.block === "latest" ? await latestBlock(deps.services, call.network) : call.block;
+        block = { network: call.network, dataset: call.dataset, blockNumber };
+        params = { ...(await blockPayload(deps.services, block)), user_data: userData };
+      }
+      const { activation, run } = await activate(deps.db, principal.accountId, request.params.id, params, {
+        source: "RPC",
+        ...block,
+      });
+      return reply.code(run.success ? 200 : 502).send({
+        activationId: activation.id,
+        functionId: activation.functionId,
+        version: activation.version,
+        success: run.success,
+        result: run.resultJson === null ? null : (JSON.parse(run.resultJson) as unknown),
+        error: run.error,
+        logs: run.logs,
+        duration: run.durationMs,
+        memory: usedMb(run.memoryBytes),
+        memoryLimit: run.memoryMb,
+        billable: activation.billableGbSeconds,
+      });
+    } catch (e) {
+      if (e instanceof AppError) return refuse(reply, e);
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,72 @@
+// Functions end to end: a quick function deployed from a template, its code tested unsaved, run from
+// the Run tab, and its history, logs and metrics (runs and GB-seconds) seen in the console.
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+
+const e2e = useE2E();
+
+async function signIn(page: Page, email: string) {
+  await page.goto("/");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(DEMO_PASSWORD);
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await page
+    .getByRole("menuitem", { name: /functions/i })
+    .first()
+    .waitFor();
+}
+
+describe("functions, end to end", () => {
+  it("deploys a quick function, tests and runs it, and shows its history, logs and metrics", async () => {
+    const page = await e2e.newPage({ viewport: { width: 1440, height: 1000 } });
+    await signIn(page, "demo@nodeplane.local");
+
+    // Quick function: a template becomes a deployed function in one step.
+    await page.getByRole("menuitem", { name: /quick function/i }).click();
+    await page.getByLabel("Template").click();
+    await page.locator(".ant-select-dropdown:visible").getByText("Echo user data", { exact: true }).click();
+    await page.getByLabel("Name", { exact: true }).fill("E2E echo");
+    await page.getByRole("button", { name: "Deploy" }).click();
+    await page.waitForURL(/\/functions\/[0-9a-f-]{36}$/);
+    const functionPath = new URL(page.url()).pathname;
+    await page.getByRole("heading", { name: "E2E echo" }).waitFor();
+    expect(await page.getByText(`${functionPath}/call`).count()).toBeGreaterThan(0);
+
+    // Code tab: the saved code, tested with user data; nothing is recorded.
+    await page.getByRole("tab", { name: "Code" }).click();
+    await expect.poll(() => page.locator("textarea").first().inputValue()).toContain("params.user_data");
+    await page.getByLabel("User data (JSON)").fill('{ "who": "e2e test" }');
+    await page.getByRole("button", { name: "Test", exact: true }).click();
+    await expect.poll(() => page.getByText('"who": "e2e test"').count()).toBeGreaterThan(0);
+    await screenshot(page, "functions-01-code");
+
+    // Run tab: two recorded runs.
+    await page.getByRole("tab", { name: "Run" }).click();
+    await page.getByLabel("User data (JSON)").fill('{ "who": "e2e run" }');
+    for (let i = 0; i < 2; i++) {
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await expect.poll(() => page.getByText("Success", { exact: true }).count()).toBeGreaterThan(0);
+    }
+
+    // Overview: both runs in the history, from the Run tab.
+    await page.getByRole("tab", { name: "Overview" }).click();
+    await expect.poll(() => page.locator(".ant-table-row").count()).toBe(2);
+
+    // Logs: the console lines of the runs.
+    await page.getByRole("tab", { name: "Logs" }).click();
+    await expect.poll(() => page.getByText('called with {"who":"e2e run"}').count()).toBe(2);
+
+    // Metrics: two runs, GB-seconds billed, and the charts drawn.
+    await page.getByRole("tab", { name: "Metrics" }).click();
+    const totals = page.locator(".ant-descriptions").first();
+    await expect.poll(() => totals.getByText("Runs", { exact: true }).count()).toBe(1);
+    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Runs\s*2/);
+    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Billed \(GB-s\)\s*0\.\d+ GB-s/);
+    // Every chart draws its series (ECharts renders SVG).
+    await expect.poll(() => page.locator('[data-view="chart"]').count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(6);
+    await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
+    await screenshot(page, "functions-02-metrics");
+    expect(e2e.pageErrors).toEqual([]);
+  });
+});
