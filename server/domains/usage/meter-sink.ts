@@ -7,10 +7,11 @@ import * as errorLogStore from "../errorlogs/store.ts";
 import { enforceMonthlyLimit } from "./service.ts";
 import * as usageStore from "./store.ts";
 
-/** The proxy meter's sink on this service's database: usage minutes, error logs and the monthly limit. */
+/** The proxy meter's sink on this service's database: usage minutes, endpoint metrics, error logs and the monthly limit. */
 export function databaseMeterSink(db: Db, events: DomainEvents): MeterSink {
   return {
     addUsage: (rows) => usageStore.addMinutes(db, rows),
+    addEndpointMinutes: (rows) => usageStore.addEndpointMinutes(db, rows),
     addFailedCalls: async (rows) => {
       await errorLogStore.insertLogs(db, rows);
     },

@@ -89,6 +89,8 @@ export const ID_ARGS: Record<string, Kind> = {
   "rateLimits.endpointId": "endpoint",
   "errorLogs.endpointExId": "endpointExId",
   "errorLogDetails.endpointExId": "endpointExId",
+  "endpointMetrics.endpointId": "endpoint",
+  "usage.endpointId": "endpoint",
   "stream.id": "stream",
   "streamMetrics.id": "stream",
   "streamLogs.id": "stream",
