@@ -1335,6 +1335,7 @@ export type UsageOverviewQueryVariables = Exact<{
   periodIndex?: number | null | undefined;
   tickType?: UsageTickType | null | undefined;
   pastDay?: boolean | null | undefined;
+  endpointId?: string | number | null | undefined;
 }>;
 
 export type UsageOverviewQuery = {
@@ -1382,6 +1383,10 @@ export type UsageTopEndpointsQuery = {
     totalUsage: number;
   }>;
 };
+
+export type UsageEndpointOptionsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type UsageEndpointOptionsQuery = { endpoints: { edges: Array<{ node: { id: string; label: string | null } }> } };
 
 export type WebhookFieldsFragment = {
   id: string;
