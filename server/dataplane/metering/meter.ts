@@ -83,6 +83,8 @@ export interface MeterSink {
   accountsAtLimit(): Promise<string[]>;
   /** Deletes failed calls older than `retentionDays` (undefined: the error logs' default). */
   pruneFailedCalls(retentionDays: number | undefined): Promise<void>;
+  /** Deletes endpoint metric minutes older than the longest range the metrics show. */
+  pruneEndpointMinutes(): Promise<void>;
 }
 
 /** What a call costs in credits, and whether it is an archive call (the usage domain's credit table). */
@@ -137,7 +139,7 @@ export interface MeterOptions {
   flushRows?: number;
   /** Error logs older than this are deleted (days). */
   retentionDays?: number;
-  /** How often old error logs are pruned and LIMIT_REACHED endpoints re-checked (ms). */
+  /** How often old error logs and endpoint metrics are pruned and LIMIT_REACHED endpoints re-checked (ms). */
   housekeepingMs?: number;
   /** How often an account's period total is re-read, to include other processes' usage (ms). */
   totalsRefreshMs?: number;
@@ -549,11 +551,12 @@ export class UsageMeter implements MeterStage {
     });
   }
 
-  /** Prunes old error logs and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
+  /** Prunes old error logs and endpoint metrics, and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
   async housekeep(): Promise<void> {
     const { sink, log } = this.options;
     try {
       await sink.pruneFailedCalls(this.options.retentionDays);
+      await sink.pruneEndpointMinutes();
       for (const accountId of await sink.accountsAtLimit()) {
         const result = await sink.enforceMonthlyLimit(accountId);
         this.totals.set(accountId, {

@@ -13,6 +13,14 @@ export const METRICS_RANGES: Record<MetricsRange, { points: number; stepSeconds:
   MONTH: { points: 120, stepSeconds: 6 * 3600 },
 };
 
+/** Endpoint metric minutes are kept for the longest range, and a day more. */
+export const METRICS_RETENTION_DAYS = 31;
+
+/** Deletes endpoint metric minutes past METRICS_RETENTION_DAYS (usage minutes, which bill, are kept). */
+export async function pruneEndpointMetrics(db: Db, now = new Date()) {
+  return store.pruneEndpointMinutesBefore(db, new Date(now.getTime() - METRICS_RETENTION_DAYS * 86_400_000));
+}
+
 /** Methods charted by name; the others are summed as "other" (as the usage screen does). */
 const METHOD_SERIES = 10;
 const QUANTILES = [

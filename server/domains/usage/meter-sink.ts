@@ -4,6 +4,7 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { accountsWithStatus } from "../endpoints/store.ts";
 import { pruneErrorLogs } from "../errorlogs/service.ts";
 import * as errorLogStore from "../errorlogs/store.ts";
+import { pruneEndpointMetrics } from "./endpoint-metrics.ts";
 import { enforceMonthlyLimit } from "./service.ts";
 import * as usageStore from "./store.ts";
 
@@ -19,6 +20,9 @@ export function databaseMeterSink(db: Db, events: DomainEvents): MeterSink {
     accountsAtLimit: () => accountsWithStatus(db, "LIMIT_REACHED"),
     pruneFailedCalls: async (retentionDays) => {
       await pruneErrorLogs(db, retentionDays);
+    },
+    pruneEndpointMinutes: async () => {
+      await pruneEndpointMetrics(db);
     },
   };
 }

@@ -234,3 +234,11 @@ export async function endpointRequestPoints(
     n: Number(r.n),
   }));
 }
+
+/** Pruning spans accounts: every endpoint metric minute before the cutoff goes. Returns how many. */
+export async function pruneEndpointMinutesBefore(db: Executor, cutoff: Date) {
+  const result = await db.execute(
+    sql`delete from ${endpointMetricMinutes} where ${endpointMetricMinutes.minute} < ${cutoff}`,
+  );
+  return result.rowCount ?? 0;
+}

@@ -46,6 +46,7 @@ export const endpointMetricMinutes = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.endpointId, t.minute] }),
-    index("endpoint_metric_minutes_account_minute").on(t.accountId, t.minute),
+    // Reads go by endpoint and minute (the key); pruning goes by minute across endpoints.
+    index("endpoint_metric_minutes_minute").on(t.minute),
   ],
 );

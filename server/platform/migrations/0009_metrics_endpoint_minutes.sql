@@ -11,4 +11,4 @@ CREATE TABLE "endpoint_metric_minutes" (
 --> statement-breakpoint
 ALTER TABLE "error_logs" ADD COLUMN "client_ip" text;--> statement-breakpoint
 ALTER TABLE "error_logs" ADD COLUMN "origin" text;--> statement-breakpoint
-CREATE INDEX "endpoint_metric_minutes_account_minute" ON "endpoint_metric_minutes" USING btree ("account_id","minute");
+CREATE INDEX "endpoint_metric_minutes_minute" ON "endpoint_metric_minutes" USING btree ("minute");
