@@ -27,7 +27,7 @@ export function coloursByName(names: Iterable<string>): Map<string, string> {
   return colours;
 }
 
-export function buildChartOption(view: ChartView, data: unknown): ChartOption {
+export function buildChartOption(view: ChartView, data: unknown, now = Date.now()): ChartOption {
   const grouped: { spec: ChartView["series"][number]; groups: Map<string, [unknown, unknown][]> }[] = [];
   for (const spec of view.series) {
     const rows = getPath(data, spec.rows);
@@ -96,6 +96,8 @@ export function buildChartOption(view: ChartView, data: unknown): ChartOption {
     xAxis: xAxisOf(
       view.xType ?? "time",
       grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => x)),
+      view.chartType === "bar",
+      now,
     ),
     // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
     yAxis: view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" },
@@ -103,22 +105,100 @@ export function buildChartOption(view: ChartView, data: unknown): ChartOption {
   };
 }
 
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** Tick spacings a time axis may use, finest first. */
+const TICK_SPACINGS = [
+  MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  2 * HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  DAY,
+  2 * DAY,
+  7 * DAY,
+  14 * DAY,
+  30 * DAY,
+];
+const MAX_TICKS = 7;
+
+const localOffset = (time: number) => new Date(time).getTimezoneOffset() * MINUTE;
+
 /**
- * A time axis ticks no finer than its data (per-minute rows get minute ticks, not labels every five
- * seconds crowding into each other when the data spans a minute or two), and drops labels that would
- * still overlap.
+ * Where a time axis puts its ticks: only at positions of the data's own grid (first, first + step, …),
+ * at most MAX_TICKS of them, as many steps apart as the finest spacing that allows, on round times
+ * (local midnight, the hour, a quarter …) when the grid has them, else on UTC's, else from the first point.
  */
-function xAxisOf(type: NonNullable<ChartView["xType"]>, xs: unknown[]): ChartOption {
+export function timeTicks(first: number, last: number, step: number): number[] {
+  const span = last - first;
+  const spacing =
+    TICK_SPACINGS.find((s) => s >= step && s % step === 0 && span / s < MAX_TICKS) ??
+    step * Math.max(1, Math.ceil(span / step / (MAX_TICKS - 1)));
+  const grid = (from: number) => {
+    const ticks: number[] = [];
+    for (let t = from; t <= last; t += spacing) ticks.push(t);
+    return ticks;
+  };
+  const candidates: number[] = [];
+  for (let t = first; t <= last && t < first + spacing; t += step) candidates.push(t);
+  const round =
+    candidates.find((t) => (t - localOffset(t)) % spacing === 0) ?? candidates.find((t) => t % spacing === 0);
+  return grid(round ?? first);
+}
+
+const dayOf = (time: number) => new Date(time).toLocaleDateString("en", { month: "short", day: "numeric" });
+const clockOf = (time: number) =>
+  new Date(time).toLocaleTimeString("en", { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+
+/** Tick labels in local time: the date where a day starts or at the first tick, the time within a day. */
+export function tickLabels(ticks: number[], step: number): Map<number, string> {
+  const labels = new Map<number, string>();
+  ticks.forEach((tick, i) => {
+    const day = dayOf(tick);
+    const newDay = i === 0 || dayOf(ticks[i - 1]) !== day;
+    if (step >= DAY) labels.set(tick, day);
+    else labels.set(tick, newDay ? `${day} ${clockOf(tick)}` : clockOf(tick));
+  });
+  return labels;
+}
+
+/**
+ * A time axis spans its data and no more: from the first point to the last (bars get half a step each
+ * side to fit, but the axis never reaches past now), so it never runs into the future or pads a lone
+ * point with a day either side as ECharts would. Its ticks sit on the data's own grid (timeTicks), so
+ * each tick is a point of the series, labelled in the user's time zone.
+ */
+function xAxisOf(type: NonNullable<ChartView["xType"]>, xs: unknown[], bars: boolean, now: number): ChartOption {
   if (type !== "time") return { type };
   const times = [...new Set(xs.map((x) => (typeof x === "number" ? x : Date.parse(String(x)))))]
     .filter(Number.isFinite)
     .sort((a, b) => a - b);
+  if (times.length === 0) return { type };
   let step = Number.POSITIVE_INFINITY;
   for (let i = 1; i < times.length; i++) step = Math.min(step, times[i] - times[i - 1]);
+  // A lone point says nothing of its step: a minute, the finest any series of the service has.
+  const width = Number.isFinite(step) ? step : MINUTE;
+  const first = times[0];
+  const last = times[times.length - 1];
+  const pad = bars || times.length === 1 ? width / 2 : 0;
+  const ticks = timeTicks(first, last, width);
+  const labels = tickLabels(ticks, width);
   return {
     type,
-    // The first and last ticks keep their labels: ECharts drops them at minute steps otherwise.
-    axisLabel: { hideOverlap: true, showMinLabel: true, showMaxLabel: true },
-    ...(Number.isFinite(step) ? { minInterval: step } : {}),
+    min: first - pad,
+    max: Math.max(last, Math.min(last + pad, now)),
+    axisTick: { customValues: ticks },
+    axisLabel: {
+      customValues: ticks,
+      hideOverlap: true,
+      formatter: (value: number) => labels.get(value) ?? `${dayOf(value)} ${clockOf(value)}`,
+    },
   };
 }

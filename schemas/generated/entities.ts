@@ -69,6 +69,28 @@ export interface EndpointTagInput {
   label: string;
 }
 
+export interface EndpointMetricsMethod {
+  method?: string;
+  calls?: number;
+  refused?: number;
+  credits?: number;
+  [k: string]: unknown | undefined;
+}
+
+export type EndpointMetricsRange = "HOUR" | "DAY" | "WEEK" | "MONTH";
+
+export interface EndpointMetricsRefusal {
+  reason?: string;
+  calls?: number;
+  [k: string]: unknown | undefined;
+}
+
+export interface EndpointMetricsStatus {
+  status?: number;
+  requests?: number;
+  [k: string]: unknown | undefined;
+}
+
 export interface ErrorLogQuery {
   endpointExId: string;
   from: string;
@@ -980,6 +1002,7 @@ export interface UsageQuery {
   periodIndex?: number;
   tickType?: "HOUR" | "DAY";
   pastDay?: boolean;
+  endpointId?: string;
 }
 
 export interface WebhookActivateInput {
@@ -1057,6 +1080,10 @@ export interface EntityInputs {
   "endpoint#/$defs/label": EndpointLabel;
   "endpoint#/$defs/labelInput": EndpointLabelInput;
   "endpoint#/$defs/tagInput": EndpointTagInput;
+  "endpoint-metrics#/$defs/method": EndpointMetricsMethod;
+  "endpoint-metrics#/$defs/range": EndpointMetricsRange;
+  "endpoint-metrics#/$defs/refusal": EndpointMetricsRefusal;
+  "endpoint-metrics#/$defs/status": EndpointMetricsStatus;
   "error-log#/$defs/query": ErrorLogQuery;
   "function#/$defs/callInput": FunctionCallInput;
   "function#/$defs/httpCall": FunctionHttpCall;

@@ -40,6 +40,17 @@ export type RateLimitBucket = "RPS" | "RPM" | "RPD";
 
 export type UsageTickType = "HOUR" | "DAY";
 
+/** A window of an endpoint's metrics ending now, and the width of its points. */
+export type MetricsRange =
+  /** The past hour, per minute. */
+  | "HOUR"
+  /** The past 24 hours, per 15 minutes. */
+  | "DAY"
+  /** The past 7 days, per hour. */
+  | "WEEK"
+  /** The past 30 days, per 6 hours. */
+  | "MONTH";
+
 export type StreamStatus = "ACTIVE" | "COMPLETED" | "PAUSED" | "TERMINATED";
 
 export type StreamDestination =
@@ -518,6 +529,8 @@ export type ErrorLogsQuery = {
       message: string | null;
       url: string;
       network: string;
+      clientIp: string | null;
+      origin: string | null;
     }>;
   };
 };
@@ -542,7 +555,36 @@ export type ErrorLogDetailsQuery = {
       message: string | null;
       url: string;
       network: string;
+      clientIp: string | null;
+      origin: string | null;
     };
+  };
+};
+
+export type EndpointMetricsQueryVariables = Exact<{
+  endpointId: string | number;
+  range?: MetricsRange | null | undefined;
+}>;
+
+export type EndpointMetricsQuery = {
+  endpointMetrics: {
+    range: MetricsRange;
+    startTime: Date | string;
+    endTime: Date | string;
+    stepSeconds: number;
+    requests: number;
+    calls: number;
+    refused: number;
+    p50: number;
+    p95: number;
+    p99: number;
+    methods: Array<{ method: string; calls: number; refused: number; credits: number }>;
+    statuses: Array<{ status: number; requests: number }>;
+    refusals: Array<{ reason: string; calls: number }>;
+    callPoints: Array<{ name: string; timestamp: Date | string; value: number }>;
+    statusPoints: Array<{ name: string; timestamp: Date | string; value: number }>;
+    refusalPoints: Array<{ name: string; timestamp: Date | string; value: number }>;
+    latencyPoints: Array<{ name: string; timestamp: Date | string; value: number }>;
   };
 };
 
@@ -1581,6 +1623,7 @@ export type UsageOverviewQueryVariables = Exact<{
   periodIndex?: number | null | undefined;
   tickType?: UsageTickType | null | undefined;
   pastDay?: boolean | null | undefined;
+  endpointId?: string | number | null | undefined;
 }>;
 
 export type UsageOverviewQuery = {
@@ -1628,6 +1671,10 @@ export type UsageTopEndpointsQuery = {
     totalUsage: number;
   }>;
 };
+
+export type UsageEndpointOptionsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type UsageEndpointOptionsQuery = { endpoints: { edges: Array<{ node: { id: string; label: string | null } }> } };
 
 export type WebhookFieldsFragment = {
   id: string;

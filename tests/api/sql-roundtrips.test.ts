@@ -11,7 +11,7 @@ import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
 import { streamLogs, streams } from "../../server/domains/streams/tables.ts";
-import { usageMinutes } from "../../server/domains/usage/tables.ts";
+import { endpointMetricMinutes, usageMinutes } from "../../server/domains/usage/tables.ts";
 import { loadApiSchema } from "../../server/graphql/schema.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { mailOutbox } from "../../server/platform/mail.ts";
@@ -220,7 +220,8 @@ async function accountWith(
       .insert(streamLogs)
       .values(range.map((i) => ({ accountId, streamId, level: "INFO", message: `line ${i}` })));
   }
-  // Error logs of the first endpoint, usage of n methods over n endpoints, n notifications.
+  // Error logs of the first endpoint, usage of n methods over n endpoints (and all n on the first, for
+  // its metrics), n refusal reasons on the first endpoint, n notifications.
   await db.insert(errorLogs).values(
     range.map((i) => ({
       accountId,
@@ -247,6 +248,23 @@ async function accountWith(
       credits: 20 + i,
     })),
   );
+  if (n > 1)
+    await db
+      .insert(usageMinutes)
+      .values(
+        range
+          .slice(1)
+          .map((i) => ({ accountId, endpointId: endpoint.id, method: `eth_method${i}`, minute, requests: 1 })),
+      );
+  await db.insert(endpointMetricMinutes).values({
+    accountId,
+    endpointId: endpoint.id,
+    minute,
+    requests: n,
+    statuses: { "403": n },
+    refusals: Object.fromEntries(range.map((i) => [`REASON_${i}`, 1])),
+    latencyHistogram: [n],
+  });
   await db
     .insert(mailOutbox)
     .values(range.map((i) => ({ accountId, to: `ops${i}@example.com`, subject: `notice ${i}`, body: "text" })));

@@ -1,11 +1,10 @@
 import type pg from "pg";
+import { BUCKETS_MS, bucketOf } from "../histogram.ts";
 
 /**
  * Per-stream metrics, aggregated per minute in memory and flushed in batches (one multi-row upsert).
  *
- * Percentiles come from fixed histograms: each minute row keeps counts over {@link BUCKETS_MS}; a
- * percentile over a window sums the rows' counts and answers the upper bound of the bucket holding
- * that rank (so p90 = "90% of calls took at most this long", accurate to one bucket).
+ * Percentiles come from fixed histograms (../histogram.ts): each minute row keeps counts over its buckets.
  *
  * Definitions:
  * - blocks: blocks processed (read and filtered), `datasets` in the API;
@@ -18,53 +17,8 @@ import type pg from "pg";
  * - latency: from the start of reading a batch to the destination's acknowledgement (or the filter's
  *   skip), histogram.
  */
-export const BUCKETS_MS = [
-  0.05,
-  0.1,
-  0.25,
-  0.5,
-  1,
-  2.5,
-  5,
-  10,
-  25,
-  50,
-  100,
-  250,
-  500,
-  1000,
-  2500,
-  5000,
-  10000,
-  30000,
-  60000,
-  Number.POSITIVE_INFINITY,
-];
 export const FILTER_THRESHOLD_MS = 50;
 export const WEBHOOK_CREDITS_PER_DELIVERY = 1;
-
-export function bucketOf(ms: number): number {
-  for (let i = 0; i < BUCKETS_MS.length; i++) if (ms <= BUCKETS_MS[i]) return i;
-  return BUCKETS_MS.length - 1;
-}
-
-/** The upper bound of the bucket that holds quantile q (0..1) of the histogram; 0 when empty. */
-export function percentile(histogram: number[], q: number): number {
-  const total = histogram.reduce((a, b) => a + b, 0);
-  if (total === 0) return 0;
-  const rank = Math.ceil(q * total);
-  let seen = 0;
-  for (let i = 0; i < histogram.length; i++) {
-    seen += histogram[i] ?? 0;
-    if (seen >= rank) return Number.isFinite(BUCKETS_MS[i]) ? BUCKETS_MS[i] : BUCKETS_MS[BUCKETS_MS.length - 2];
-  }
-  return BUCKETS_MS[BUCKETS_MS.length - 2];
-}
-
-export function addHistograms(a: number[], b: number[]): number[] {
-  const out = Array.from({ length: BUCKETS_MS.length }, (_, i) => (a[i] ?? 0) + (b[i] ?? 0));
-  return out;
-}
 
 export interface MetricSample {
   blocks?: number;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { isUuid } from "../../platform/ids.ts";
+import { addHistograms, bucketOf, emptyHistogram } from "../histogram.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
 
@@ -17,6 +18,21 @@ export interface UsageMinute {
   credits: number;
   archiveRequests: number;
   refused: number;
+}
+
+/**
+ * One endpoint's requests in one minute, added to what is stored: by HTTP status, refused calls by
+ * refusal kind, and answer times as counts over the buckets of ../histogram.ts.
+ */
+export interface EndpointMinute {
+  accountId: string;
+  endpointId: string;
+  minute: Date;
+  /** HTTP requests and WebSocket messages (a batch is one), whatever their answer. */
+  requests: number;
+  statuses: Record<string, number>;
+  refusals: Record<string, number>;
+  latencyHistogram: number[];
 }
 
 /** A failed call as the error logs keep it (URL masked, bodies capped). */
@@ -40,6 +56,9 @@ export interface FailedCall {
   calls: number;
   /** How many of them failed: a request's failed calls are kept as one row, described by its first failure. */
   failedCalls: number;
+  clientIp: string | null;
+  /** Scheme, host and port of the request's Origin (or Referer); null when it sent neither. */
+  origin: string | null;
 }
 
 /** An account's usage in its current period against its plan's responses per month. */
@@ -56,6 +75,7 @@ export interface MonthlyLimit {
  */
 export interface MeterSink {
   addUsage(rows: UsageMinute[]): Promise<void>;
+  addEndpointMinutes(rows: EndpointMinute[]): Promise<void>;
   addFailedCalls(rows: FailedCall[]): Promise<void>;
   /** Compares the account's period total with its plan, moving its endpoints to LIMIT_REACHED and back. */
   enforceMonthlyLimit(accountId: string): Promise<MonthlyLimit>;
@@ -63,6 +83,8 @@ export interface MeterSink {
   accountsAtLimit(): Promise<string[]>;
   /** Deletes failed calls older than `retentionDays` (undefined: the error logs' default). */
   pruneFailedCalls(retentionDays: number | undefined): Promise<void>;
+  /** Deletes endpoint metric minutes older than the longest range the metrics show. */
+  pruneEndpointMinutes(): Promise<void>;
 }
 
 /** What a call costs in credits, and whether it is an archive call (the usage domain's credit table). */
@@ -77,6 +99,21 @@ export interface CallPricing {
 
 /** Bodies kept per failed call: enough to see the call and the error, bounded so a large batch cannot bloat memory or the table. */
 export const BODY_LIMIT = 16 * 1024;
+
+/**
+ * An Origin or Referer as stored: a URL cut to its scheme, host and port (a Referer's path and query may
+ * carry tokens), anything else (`null`, a bare host) as sent, at most 255 characters.
+ */
+export function loggedOrigin(header: string | undefined): string | null {
+  if (!header) return null;
+  try {
+    const url = new URL(header);
+    if (url.protocol === "http:" || url.protocol === "https:") return url.origin.slice(0, 255);
+  } catch {
+    // Not a URL: kept as sent.
+  }
+  return header.slice(0, 255);
+}
 
 /** Tokens in endpoint URLs (/rpc/<exId>/<token>) become ****; query strings are dropped. */
 export function maskUrl(url: string): string {
@@ -102,7 +139,7 @@ export interface MeterOptions {
   flushRows?: number;
   /** Error logs older than this are deleted (days). */
   retentionDays?: number;
-  /** How often old error logs are pruned and LIMIT_REACHED endpoints re-checked (ms). */
+  /** How often old error logs and endpoint metrics are pruned and LIMIT_REACHED endpoints re-checked (ms). */
   housekeepingMs?: number;
   /** How often an account's period total is re-read, to include other processes' usage (ms). */
   totalsRefreshMs?: number;
@@ -119,6 +156,17 @@ interface UsageCell {
   credits: number;
   archiveRequests: number;
   refused: number;
+}
+
+/** An endpoint's requests in the minute being counted (see EndpointMinute). */
+interface RequestCell {
+  accountId: string;
+  endpointId: string;
+  minute: number;
+  requests: number;
+  statuses: Map<number, number>;
+  refusals: Map<string, number>;
+  latency: number[];
 }
 
 interface PeriodTotal {
@@ -150,6 +198,32 @@ class FailedCalls {
   }
 }
 
+/** One row per endpoint and minute (one upsert cannot touch a row twice): cells kept back from a failed flush, or from a clock that stepped back, are added together. */
+function endpointMinutesOf(cells: RequestCell[]): EndpointMinute[] {
+  const rows = new Map<string, EndpointMinute>();
+  for (const cell of cells) {
+    const key = `${cell.endpointId}|${cell.minute}`;
+    const row = rows.get(key);
+    if (!row) {
+      rows.set(key, {
+        accountId: cell.accountId,
+        endpointId: cell.endpointId,
+        minute: new Date(cell.minute),
+        requests: cell.requests,
+        statuses: Object.fromEntries(cell.statuses),
+        refusals: Object.fromEntries(cell.refusals),
+        latencyHistogram: cell.latency,
+      });
+      continue;
+    }
+    row.requests += cell.requests;
+    for (const [status, n] of cell.statuses) row.statuses[status] = (row.statuses[status] ?? 0) + n;
+    for (const [kind, n] of cell.refusals) row.refusals[kind] = (row.refusals[kind] ?? 0) + n;
+    row.latencyHistogram = addHistograms(row.latencyHistogram, cell.latency);
+  }
+  return [...rows.values()];
+}
+
 /** Error logs waiting beyond this are dropped (and counted), so a database outage cannot exhaust memory. */
 const MAX_PENDING_LOGS = 20_000;
 const MAX_PENDING_CELLS = 200_000;
@@ -164,6 +238,9 @@ const NO_METHOD = "(none)";
  */
 export class UsageMeter implements MeterStage {
   private cells = new Map<string, UsageCell>();
+  /** This minute's request cell per endpoint; one from an earlier minute moves to `closedRequestCells`. */
+  private requestCells = new Map<string, RequestCell>();
+  private closedRequestCells: RequestCell[] = [];
   private logs: FailedCall[] = [];
   private totals = new Map<string, PeriodTotal>();
   private touched = new Map<string, number>();
@@ -192,7 +269,13 @@ export class UsageMeter implements MeterStage {
     const now = Date.now();
     const minute = now - (now % 60_000);
     const methods = event.methods;
+    const requests = this.requestCellOf(record.accountId, record.id, minute);
+    requests.requests++;
+    requests.statuses.set(event.httpStatus, (requests.statuses.get(event.httpStatus) ?? 0) + 1);
+    if (!event.untimed) requests.latency[bucketOf(event.durationMs)]++;
     if (event.requestRefusal) {
+      const kind = event.requestRefusal.kind;
+      requests.refusals.set(kind, (requests.refusals.get(kind) ?? 0) + Math.max(methods.length, 1));
       if (methods.length === 0) this.count(record.accountId, record.id, NO_METHOD, minute, 0, 0, false, 1);
       for (const m of methods) this.count(record.accountId, record.id, m || NO_METHOD, minute, 0, 0, false, 1);
       const failures = new FailedCalls();
@@ -214,6 +297,7 @@ export class UsageMeter implements MeterStage {
       const refusal = refusedAt?.get(i);
       if (refusal) {
         this.count(record.accountId, record.id, method, minute, 0, 0, false, 1);
+        requests.refusals.set(refusal.kind, (requests.refusals.get(refusal.kind) ?? 0) + 1);
         failures ??= new FailedCalls();
         failures.add(methods[i], refusal, i);
         continue;
@@ -237,9 +321,27 @@ export class UsageMeter implements MeterStage {
     }
     if (!httpFailed && event.responseBody) failures = this.findJsonRpcErrors(event, failures);
     if (failures) this.logFailures(event, now, failures, methods.length > 1);
-    if (this.cells.size >= (this.options.flushRows ?? 5000) || this.logs.length >= (this.options.flushRows ?? 5000)) {
+    const flushRows = this.options.flushRows ?? 5000;
+    if (this.cells.size >= flushRows || this.logs.length >= flushRows || this.closedRequestCells.length >= flushRows) {
       void this.flush();
     }
+  }
+
+  private requestCellOf(accountId: string, endpointId: string, minute: number): RequestCell {
+    const cell = this.requestCells.get(endpointId);
+    if (cell && cell.minute === minute) return cell;
+    if (cell && this.closedRequestCells.length < MAX_PENDING_CELLS) this.closedRequestCells.push(cell);
+    const next: RequestCell = {
+      accountId,
+      endpointId,
+      minute,
+      requests: 0,
+      statuses: new Map(),
+      refusals: new Map(),
+      latency: emptyHistogram(),
+    };
+    this.requestCells.set(endpointId, next);
+    return next;
   }
 
   private count(
@@ -316,6 +418,8 @@ export class UsageMeter implements MeterStage {
       responseBody: capBody(event.responseBody),
       calls,
       failedCalls: Math.min(failures.count, calls),
+      clientIp: event.clientIp || null,
+      origin: loggedOrigin(event.origin),
     });
   }
 
@@ -362,21 +466,31 @@ export class UsageMeter implements MeterStage {
   /** Writes what is pending; one flush at a time, the next waits for it. */
   flush(): Promise<void> {
     if (this.flushing)
-      return this.flushing.then(() => (this.cells.size || this.logs.length ? this.flush() : undefined));
-    if (this.cells.size === 0 && this.logs.length === 0) return Promise.resolve();
+      return this.flushing.then(() =>
+        this.cells.size || this.logs.length || this.requestCells.size ? this.flush() : undefined,
+      );
+    if (this.cells.size === 0 && this.logs.length === 0 && this.requestCells.size === 0) return Promise.resolve();
     const cells = this.cells;
     const logs = this.logs;
     const touched = this.touched;
+    const requestCells = [...this.closedRequestCells, ...this.requestCells.values()];
     this.cells = new Map();
     this.logs = [];
     this.touched = new Map();
-    this.flushing = this.write(cells, logs, touched).finally(() => {
+    this.requestCells = new Map();
+    this.closedRequestCells = [];
+    this.flushing = this.write(cells, logs, touched, requestCells).finally(() => {
       this.flushing = null;
     });
     return this.flushing;
   }
 
-  private async write(cells: Map<string, UsageCell>, logs: FailedCall[], touched: Map<string, number>) {
+  private async write(
+    cells: Map<string, UsageCell>,
+    logs: FailedCall[],
+    touched: Map<string, number>,
+    requestCells: RequestCell[],
+  ) {
     const { sink, log } = this.options;
     const rows = [...cells.values()].map((c) => ({ ...c, minute: new Date(c.minute) }));
     try {
@@ -395,7 +509,15 @@ export class UsageMeter implements MeterStage {
         }
       }
       for (const [a, c] of touched) this.touched.set(a, (this.touched.get(a) ?? 0) + c);
+      this.closedRequestCells.push(...requestCells);
       return;
+    }
+    try {
+      const minutes = endpointMinutesOf(requestCells);
+      for (let i = 0; i < minutes.length; i += 4000) await sink.addEndpointMinutes(minutes.slice(i, i + 4000));
+    } catch (error) {
+      // Usage (billing) is kept for the next flush; these are metrics, dropped rather than held twice.
+      log?.error({ err: error, rows: requestCells.length }, "metering: writing endpoint metrics failed; dropped");
     }
     try {
       for (let i = 0; i < logs.length; i += 1000) await sink.addFailedCalls(logs.slice(i, i + 1000));
@@ -429,11 +551,12 @@ export class UsageMeter implements MeterStage {
     });
   }
 
-  /** Prunes old error logs and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
+  /** Prunes old error logs and endpoint metrics, and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */
   async housekeep(): Promise<void> {
     const { sink, log } = this.options;
     try {
       await sink.pruneFailedCalls(this.options.retentionDays);
+      await sink.pruneEndpointMinutes();
       for (const accountId of await sink.accountsAtLimit()) {
         const result = await sink.enforceMonthlyLimit(accountId);
         this.totals.set(accountId, {

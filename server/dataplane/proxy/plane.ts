@@ -116,6 +116,9 @@ function loggedUrl(req: RpcRequest, target: RouteTarget): string {
   return `${target.host}${target.pathToken ? "/****" : "/"}`;
 }
 
+/** The Origin header, or the Referer when there is none: what the error logs show as the request's origin. */
+const originHeaderOf = (headers: IncomingHttpHeaders): string | undefined => headers.origin ?? headers.referer;
+
 const methodsOf = (calls: unknown[]): string[] => calls.map((c) => (isCall(c) ? c.method : ""));
 
 /** The methods and calls of a body the proxy refused before reading it, when it parses (for the logs only). */
@@ -270,6 +273,7 @@ export class DataPlane {
       requestId,
       httpMethod: req.method,
       url: metered ? loggedUrl(req, target) : undefined,
+      origin: metered ? originHeaderOf(req.headers) : undefined,
     });
     // A request refused before its body was read: answer at once, then (only with a meter) read the body
     // to log its methods and bytes.
@@ -478,6 +482,7 @@ export class DataPlane {
         requestId,
         httpMethod: req.method,
         url: loggedUrl(req, target),
+        origin: originHeaderOf(req.headers),
       });
       this.finish(request.refusedWhole(r, body));
     };
@@ -522,6 +527,7 @@ export class DataPlane {
     let checked = first;
     const metered = this.meter !== noMeter;
     const url = metered ? loggedUrl(req, target) : "";
+    const origin = metered ? originHeaderOf(req.headers) : undefined;
     // Messages forwarded and waiting for their reply (by reply key), so the reply's bytes, and a JSON-RPC
     // error in it, are metered with the message. Only kept when a meter is attached.
     const awaiting = new Map<string, RequestRecord>();
@@ -538,8 +544,10 @@ export class DataPlane {
           startedAt: performance.now(),
           httpMethod: "WS",
           url,
+          origin,
         });
         notification.methods = ["eth_subscription"];
+        notification.untimed = true;
         this.meter.record(notification.answered(200, data.length, null));
         return;
       }
@@ -566,8 +574,11 @@ export class DataPlane {
     upstream.on("error", () => closeBoth(1011, "The upstream node did not answer."));
     client.on("close", () => {
       if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.close();
-      // Messages still waiting for a reply are metered without one.
-      for (const event of awaiting.values()) meterNow(event);
+      // Messages still waiting for a reply are metered without one (and so without an answer time).
+      for (const event of awaiting.values()) {
+        event.untimed = true;
+        meterNow(event);
+      }
       awaiting.clear();
     });
     client.on("error", () => upstream.terminate());
@@ -604,6 +615,7 @@ export class DataPlane {
         requestId: metered ? newRequestId() : undefined,
         httpMethod: "WS",
         url,
+        origin,
       });
       request.requestBody = raw;
       if ("error" in parsed) {
@@ -652,10 +664,16 @@ export class DataPlane {
       request.requestRefusal = requestRefusal;
       request.answered(requestRefusal?.http ?? 200, sent === null ? null : Buffer.byteLength(sent), sent);
       const key = sent === null ? replyKeyOfCall(parsed.batch, parsed.calls) : undefined;
-      if (key === undefined || awaiting.size >= MAX_PENDING_REPLIES) return meterNow(request);
+      if (key === undefined || awaiting.size >= MAX_PENDING_REPLIES) {
+        request.untimed = sent === null;
+        return meterNow(request);
+      }
       // A client reusing an id before its reply came: the earlier message is metered without a reply.
       const earlier = awaiting.get(key);
-      if (earlier) meterNow(earlier);
+      if (earlier) {
+        earlier.untimed = true;
+        meterNow(earlier);
+      }
       awaiting.set(key, request);
     };
     client.on("message", (data: RawData) => {

@@ -18,6 +18,8 @@ export interface RequestOrigin {
   httpMethod?: string;
   /** The URL as logged (see MeterEvent.url); left out when no meter is attached. */
   url?: string;
+  /** See MeterEvent.origin; left out when no meter is attached. */
+  origin?: string;
 }
 
 /**
@@ -34,6 +36,9 @@ export class RequestRecord implements MeterEvent {
   requestId: string | undefined;
   readonly httpMethod: string | undefined;
   readonly url: string | undefined;
+  readonly origin: string | undefined;
+  /** See MeterEvent.untimed. */
+  untimed = false;
   /** The method of each call, in order (see ProxyRequestInfo.methods). */
   methods: string[] = [];
   /** The parsed calls; undefined until the body parses. */
@@ -55,6 +60,7 @@ export class RequestRecord implements MeterEvent {
     this.requestId = origin.requestId;
     this.httpMethod = origin.httpMethod;
     this.url = origin.url;
+    this.origin = origin.origin;
   }
 
   /** The request was parsed into these calls. */

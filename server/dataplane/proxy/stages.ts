@@ -47,6 +47,10 @@ export interface MeterEvent extends ProxyRequestInfo {
   responseBody?: Buffer | string | null;
   /** The id sent to the client as x-request-id (per message for WebSocket); the meter generates one when absent. */
   requestId?: string;
+  /** The request's Origin header, or its Referer when it has no Origin (as received; the meter shortens it). */
+  origin?: string;
+  /** True when `durationMs` is no answer time: a subscription notification, a WebSocket message metered without its reply. */
+  untimed?: boolean;
 }
 
 export interface MeterStage {

@@ -19,6 +19,8 @@ const logView = (r: Omit<ErrorLogRow, "requestBody" | "responseBody">) => ({
   requestId: r.requestId,
   calls: r.calls,
   failedCalls: r.failedCalls,
+  clientIp: r.clientIp,
+  origin: r.origin,
 });
 
 /** The query as its schema states it: the window defaults to the day before `to` (or now). */

@@ -54,6 +54,8 @@ export async function listLogs(
       transport: errorLogs.transport,
       calls: errorLogs.calls,
       failedCalls: errorLogs.failedCalls,
+      clientIp: errorLogs.clientIp,
+      origin: errorLogs.origin,
     })
     .from(errorLogs)
     .where(and(...conditions))

@@ -26,6 +26,10 @@ export const errorLogs = pgTable(
     calls: integer("calls").notNull().default(1),
     /** How many of those calls failed. */
     failedCalls: integer("failed_calls").notNull().default(1),
+    /** The client's address as the proxy saw it (the ipCustomHeader option's header when that is on). */
+    clientIp: text("client_ip"),
+    /** The request's Origin, or its Referer cut to scheme, host and port; null when it sent neither. */
+    origin: text("origin"),
   },
   (t) => [
     index("error_logs_endpoint_at").on(t.accountId, t.endpointId, t.at, t.id),

@@ -9,7 +9,7 @@ import {
 import { RpcError } from "../../dataplane/datasets/rpc.ts";
 import { createDestination, type DestinationAttributes, type TestResult } from "../../dataplane/destinations/index.ts";
 import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
-import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/engine/metrics.ts";
+import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/histogram.ts";
 import { filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterLog, FilterMetadata, FilterVersion } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";

@@ -4,13 +4,15 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { accountsWithStatus } from "../endpoints/store.ts";
 import { pruneErrorLogs } from "../errorlogs/service.ts";
 import * as errorLogStore from "../errorlogs/store.ts";
+import { pruneEndpointMetrics } from "./endpoint-metrics.ts";
 import { enforceMonthlyLimit } from "./service.ts";
 import * as usageStore from "./store.ts";
 
-/** The proxy meter's sink on this service's database: usage minutes, error logs and the monthly limit. */
+/** The proxy meter's sink on this service's database: usage minutes, endpoint metrics, error logs and the monthly limit. */
 export function databaseMeterSink(db: Db, events: DomainEvents): MeterSink {
   return {
     addUsage: (rows) => usageStore.addMinutes(db, rows),
+    addEndpointMinutes: (rows) => usageStore.addEndpointMinutes(db, rows),
     addFailedCalls: async (rows) => {
       await errorLogStore.insertLogs(db, rows);
     },
@@ -18,6 +20,9 @@ export function databaseMeterSink(db: Db, events: DomainEvents): MeterSink {
     accountsAtLimit: () => accountsWithStatus(db, "LIMIT_REACHED"),
     pruneFailedCalls: async (retentionDays) => {
       await pruneErrorLogs(db, retentionDays);
+    },
+    pruneEndpointMinutes: async () => {
+      await pruneEndpointMetrics(db);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { CreditTable } from "./credits.ts";
+import { endpointMetrics } from "./endpoint-metrics.ts";
 import * as service from "./service.ts";
 
 const credits = new CreditTable();
@@ -21,5 +22,6 @@ export const usageResolvers: Resolvers = {
       ({ ctx, accountId, args }) => service.getUsage(ctx.db, accountId, args, pricing),
     ),
     topEndpoints: field("VIEWER", ({ ctx, accountId, args }) => service.topEndpoints(ctx.db, accountId, args)),
+    endpointMetrics: field("VIEWER", ({ ctx, accountId, args }) => endpointMetrics(ctx.db, accountId, args)),
   },
 };

@@ -2,7 +2,7 @@ import type { Db } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
-import { endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
+import { endpointByKey, endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
 const MONTH_LIMIT = 24;
@@ -109,6 +109,8 @@ export interface UsageArgs {
   periodIndex?: number | null;
   tickType?: "HOUR" | "DAY" | null;
   pastDay?: boolean | null;
+  /** One endpoint of the account (its id or key); all of them when absent. */
+  endpointId?: string | null;
 }
 
 export async function getUsage(
@@ -123,14 +125,15 @@ export async function getUsage(
     throw badInput([{ pointer: "/periodIndex", message: `Choose a period from 0 to ${MONTH_LIMIT}.` }]);
   }
   const sub = await subscriptionOrFail(db, accountId);
+  const endpointId = args.endpointId ? (await endpointByKey(db, accountId, args.endpointId)).id : undefined;
   const window = args.pastDay
     ? { start: new Date(now.getTime() - 86_400_000), end: now }
     : billingPeriod(sub, now, periodIndex);
   const tick = args.tickType === "DAY" ? "day" : args.tickType === "HOUR" || args.pastDay ? "hour" : "day";
   const [rows, tickRows, totals] = await Promise.all([
-    store.byEndpointAndMethod(db, accountId, window.start, window.end),
-    store.ticks(db, accountId, window.start, window.end, tick),
-    store.totals(db, accountId, window.start, window.end),
+    store.byEndpointAndMethod(db, accountId, window.start, window.end, endpointId),
+    store.ticks(db, accountId, window.start, window.end, tick, endpointId),
+    store.totals(db, accountId, window.start, window.end, endpointId),
   ]);
   const endpointIds = [...new Set(rows.map((r) => r.endpointId))];
   const endpointRows = await endpointsByIds(db, accountId, endpointIds);

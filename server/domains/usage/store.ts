@@ -2,9 +2,10 @@ import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { subscriptions } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
-import { usageMinutes } from "./tables.ts";
+import { endpointMetricMinutes, usageMinutes } from "./tables.ts";
 
 export type UsageMinuteRow = typeof usageMinutes.$inferInsert;
+export type EndpointMinuteRow = typeof endpointMetricMinutes.$inferInsert;
 
 /**
  * The meter's batch writer: one multi-row upsert adding to each (endpoint, minute, method) row. It spans
@@ -26,15 +27,45 @@ export async function addMinutes(db: Executor, rows: UsageMinuteRow[]) {
     });
 }
 
-/** Usage is kept per minute: a window includes the minute it starts in. */
-const inWindow = (accountId: string, start: Date, end: Date) =>
+/** Two count maps ({"200": 3}) added key by key. */
+const addCounts = (stored: unknown, added: string) =>
+  sql.raw(
+    `(select coalesce(jsonb_object_agg(k, n), '{}'::jsonb) from (select k, sum(v::bigint) n from (select * from jsonb_each_text(${stored}) union all select * from jsonb_each_text(excluded.${added})) e(k, v) group by k) s)`,
+  );
+
+/**
+ * The meter's batch writer for endpoint metrics: one multi-row upsert adding requests, each map's counts
+ * and the histogram's buckets to each (endpoint, minute) row. Spans accounts, as addMinutes does.
+ */
+export async function addEndpointMinutes(db: Executor, rows: EndpointMinuteRow[]) {
+  if (rows.length === 0) return;
+  const table = '"endpoint_metric_minutes"';
+  await db
+    .insert(endpointMetricMinutes)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [endpointMetricMinutes.endpointId, endpointMetricMinutes.minute],
+      set: {
+        requests: sql`${endpointMetricMinutes.requests} + excluded.requests`,
+        statuses: addCounts(`${table}.statuses`, "statuses"),
+        refusals: addCounts(`${table}.refusals`, "refusals"),
+        latencyHistogram: sql.raw(
+          `array(select coalesce(${table}.latency_histogram[i], 0) + coalesce(excluded.latency_histogram[i], 0) from generate_series(1, greatest(cardinality(${table}.latency_histogram), cardinality(excluded.latency_histogram))) i order by i)`,
+        ),
+      },
+    });
+}
+
+/** Usage is kept per minute: a window includes the minute it starts in; `endpointId` narrows it to one endpoint. */
+const inWindow = (accountId: string, start: Date, end: Date, endpointId?: string) =>
   and(
     eq(usageMinutes.accountId, accountId),
     gte(usageMinutes.minute, new Date(start.getTime() - (start.getTime() % 60_000))),
     lt(usageMinutes.minute, end),
+    endpointId === undefined ? undefined : eq(usageMinutes.endpointId, endpointId),
   );
 
-export async function totals(db: Executor, accountId: string, start: Date, end: Date) {
+export async function totals(db: Executor, accountId: string, start: Date, end: Date, endpointId?: string) {
   const [row] = await db
     .select({
       credits: sql<number>`coalesce(sum(${usageMinutes.credits}), 0)::float8`,
@@ -42,7 +73,7 @@ export async function totals(db: Executor, accountId: string, start: Date, end: 
       lastMinute: sql<Date | null>`max(${usageMinutes.minute})`,
     })
     .from(usageMinutes)
-    .where(inWindow(accountId, start, end));
+    .where(inWindow(accountId, start, end, endpointId));
   return {
     credits: Number(row.credits),
     requests: Number(row.requests),
@@ -51,7 +82,13 @@ export async function totals(db: Executor, accountId: string, start: Date, end: 
 }
 
 /** Per endpoint and method in the window. */
-export async function byEndpointAndMethod(db: Executor, accountId: string, start: Date, end: Date) {
+export async function byEndpointAndMethod(
+  db: Executor,
+  accountId: string,
+  start: Date,
+  end: Date,
+  endpointId?: string,
+) {
   const rows = await db
     .select({
       endpointId: usageMinutes.endpointId,
@@ -62,7 +99,7 @@ export async function byEndpointAndMethod(db: Executor, accountId: string, start
       refused: sql<number>`sum(${usageMinutes.refused})::float8`,
     })
     .from(usageMinutes)
-    .where(inWindow(accountId, start, end))
+    .where(inWindow(accountId, start, end, endpointId))
     .groupBy(usageMinutes.endpointId, usageMinutes.method);
   return rows.map((r) => ({
     ...r,
@@ -74,7 +111,14 @@ export async function byEndpointAndMethod(db: Executor, accountId: string, start
 }
 
 /** Credits per tick (hour or day, in UTC) and method in the window. */
-export async function ticks(db: Executor, accountId: string, start: Date, end: Date, tick: "hour" | "day") {
+export async function ticks(
+  db: Executor,
+  accountId: string,
+  start: Date,
+  end: Date,
+  tick: "hour" | "day",
+  endpointId?: string,
+) {
   const bucket = sql<Date>`date_trunc(${sql.raw(`'${tick}'`)}, ${usageMinutes.minute} at time zone 'UTC') at time zone 'UTC'`;
   const rows = await db
     .select({
@@ -84,7 +128,7 @@ export async function ticks(db: Executor, accountId: string, start: Date, end: D
       requests: sql<number>`sum(${usageMinutes.requests})::float8`,
     })
     .from(usageMinutes)
-    .where(inWindow(accountId, start, end))
+    .where(inWindow(accountId, start, end, endpointId))
     .groupBy(bucket, usageMinutes.method)
     .orderBy(bucket);
   return rows.map((r) => ({
@@ -111,4 +155,90 @@ export async function topEndpoints(db: Executor, accountId: string, start: Date,
 export async function subscriptionOf(db: Executor, accountId: string) {
   const [row] = await db.select().from(subscriptions).where(eq(subscriptions.accountId, accountId));
   return row;
+}
+
+/**
+ * A point's start: the minute rounded down to a multiple of `stepSeconds` since the epoch (UTC). The step is
+ * written into the text (an integer of ours), so the same expression in select and group by is one expression.
+ */
+function bucketOf(minute: typeof usageMinutes.minute | typeof endpointMetricMinutes.minute, stepSeconds: number) {
+  const step = sql.raw(String(Math.trunc(stepSeconds)));
+  return sql<Date>`to_timestamp(floor(extract(epoch from ${minute}) / ${step}) * ${step})`;
+}
+
+/** One endpoint's calls, refused calls and credits per point and method in [start, end). */
+export async function endpointMethodPoints(
+  db: Executor,
+  accountId: string,
+  endpointId: string,
+  window: { start: Date; end: Date; stepSeconds: number },
+) {
+  const bucket = bucketOf(usageMinutes.minute, window.stepSeconds);
+  const rows = await db
+    .select({
+      at: bucket,
+      method: usageMinutes.method,
+      calls: sql<number>`sum(${usageMinutes.requests})::float8`,
+      refused: sql<number>`sum(${usageMinutes.refused})::float8`,
+      credits: sql<number>`sum(${usageMinutes.credits})::float8`,
+    })
+    .from(usageMinutes)
+    .where(
+      and(
+        eq(usageMinutes.accountId, accountId),
+        eq(usageMinutes.endpointId, endpointId),
+        gte(usageMinutes.minute, window.start),
+        lt(usageMinutes.minute, window.end),
+      ),
+    )
+    .groupBy(bucket, usageMinutes.method);
+  return rows.map((r) => ({
+    at: new Date(r.at),
+    method: r.method,
+    calls: Number(r.calls),
+    refused: Number(r.refused),
+    credits: Number(r.credits),
+  }));
+}
+
+/**
+ * One endpoint's request metrics per point in [start, end), flat: requests (key ""), requests per HTTP
+ * status, refused calls per reason, and latency counts per histogram bucket (key = its index).
+ */
+export async function endpointRequestPoints(
+  db: Executor,
+  accountId: string,
+  endpointId: string,
+  window: { start: Date; end: Date; stepSeconds: number },
+) {
+  const m = endpointMetricMinutes;
+  const result = await db.execute<{ at: Date | string; family: string; key: string; n: number }>(sql`
+    with m as (
+      select ${bucketOf(m.minute, window.stepSeconds)} as at, ${m.requests} as requests, ${m.statuses} as statuses,
+        ${m.refusals} as refusals, ${m.latencyHistogram} as histogram
+      from ${m}
+      where ${m.accountId} = ${accountId} and ${m.endpointId} = ${endpointId}
+        and ${m.minute} >= ${window.start} and ${m.minute} < ${window.end}
+    )
+    select at, 'requests' as family, '' as key, sum(requests)::float8 as n from m group by at
+    union all
+    select at, 'status', s.key, sum(s.value::bigint)::float8 from m, jsonb_each_text(m.statuses) s group by at, s.key
+    union all
+    select at, 'refusal', r.key, sum(r.value::bigint)::float8 from m, jsonb_each_text(m.refusals) r group by at, r.key
+    union all
+    select at, 'latency', (h.i - 1)::text, sum(h.n)::float8 from m, unnest(m.histogram) with ordinality h(n, i) group by at, h.i`);
+  return result.rows.map((r) => ({
+    at: new Date(r.at),
+    family: r.family as "requests" | "status" | "refusal" | "latency",
+    key: r.key,
+    n: Number(r.n),
+  }));
+}
+
+/** Pruning spans accounts: every endpoint metric minute before the cutoff goes. Returns how many. */
+export async function pruneEndpointMinutesBefore(db: Executor, cutoff: Date) {
+  const result = await db.execute(
+    sql`delete from ${endpointMetricMinutes} where ${endpointMetricMinutes.minute} < ${cutoff}`,
+  );
+  return result.rowCount ?? 0;
 }

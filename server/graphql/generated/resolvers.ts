@@ -331,8 +331,11 @@ export type Query = {
   tags: Array<Tag>;
   rateLimiters: Array<RateLimiter>;
   rateLimits: RateLimits;
+  /** endpointId narrows everything to one endpoint of the account. */
   usage: Usage;
   topEndpoints: Array<TopEndpoint>;
+  /** endpointId also accepts the endpoint's key (exId). Without range: DAY. */
+  endpointMetrics: EndpointMetrics;
   /** Newest first. endpointExId also accepts the endpoint's id. Without to: now; without from: 24 hours before to. */
   errorLogs: ErrorLogPage;
   errorLogDetails: ErrorLogDetails;
@@ -413,11 +416,17 @@ export type QueryUsageArgs = {
   periodIndex?: InputMaybe<Scalars["Int"]["input"]>;
   tickType?: InputMaybe<UsageTickType>;
   pastDay?: InputMaybe<Scalars["Boolean"]["input"]>;
+  endpointId?: InputMaybe<Scalars["ID"]["input"]>;
 };
 
 export type QueryTopEndpointsArgs = {
   limit?: InputMaybe<Scalars["Int"]["input"]>;
   periodIndex?: InputMaybe<Scalars["Int"]["input"]>;
+};
+
+export type QueryEndpointMetricsArgs = {
+  endpointId: Scalars["ID"]["input"];
+  range?: InputMaybe<MetricsRange>;
 };
 
 export type QueryErrorLogsArgs = {
@@ -1150,6 +1159,73 @@ export type TopEndpoint = {
   totalUsage: Scalars["Float"]["output"];
 };
 
+/** A window of an endpoint's metrics ending now, and the width of its points. */
+export type MetricsRange =
+  /** The past hour, per minute. */
+  | "HOUR"
+  /** The past 24 hours, per 15 minutes. */
+  | "DAY"
+  /** The past 7 days, per hour. */
+  | "WEEK"
+  /** The past 30 days, per 6 hours. */
+  | "MONTH";
+
+export type EndpointMethodMetric = {
+  __typename?: "EndpointMethodMetric";
+  method: Scalars["String"]["output"];
+  /** Calls forwarded to the chain. */
+  calls: Scalars["Float"]["output"];
+  /** Calls the proxy refused (status, security, rate limits, per-method rules). */
+  refused: Scalars["Float"]["output"];
+  credits: Scalars["Float"]["output"];
+};
+
+export type EndpointStatusMetric = {
+  __typename?: "EndpointStatusMetric";
+  /** The HTTP status answered; WebSocket messages count as 200 unless refused whole. */
+  status: Scalars["Int"]["output"];
+  requests: Scalars["Float"]["output"];
+};
+
+export type EndpointRefusalMetric = {
+  __typename?: "EndpointRefusalMetric";
+  /** The proxy's refusal kind, as the error logs name it (TOKEN_REQUIRED, IP_NOT_ALLOWED, RATE_LIMITED …). */
+  reason: Scalars["String"]["output"];
+  calls: Scalars["Float"]["output"];
+};
+
+export type EndpointMetrics = {
+  __typename?: "EndpointMetrics";
+  range: MetricsRange;
+  /** The start of the first point. */
+  startTime: Scalars["DateTime"]["output"];
+  endTime: Scalars["DateTime"]["output"];
+  /** The width of each point, in seconds. */
+  stepSeconds: Scalars["Int"]["output"];
+  /** HTTP requests and WebSocket messages (a batch is one request). */
+  requests: Scalars["Float"]["output"];
+  /** Calls forwarded to the chain. */
+  calls: Scalars["Float"]["output"];
+  /** Calls the proxy refused. */
+  refused: Scalars["Float"]["output"];
+  /** Milliseconds from a request's arrival to its answer: the upper bound of the histogram bucket holding the rank (0 without requests). */
+  p50: Scalars["Float"]["output"];
+  p95: Scalars["Float"]["output"];
+  p99: Scalars["Float"]["output"];
+  /** Busiest first. */
+  methods: Array<EndpointMethodMetric>;
+  statuses: Array<EndpointStatusMetric>;
+  refusals: Array<EndpointRefusalMetric>;
+  /** Calls received (forwarded and refused) per point, by method: the ten busiest methods, the rest as other. */
+  callPoints: Array<NamedMetricPoint>;
+  /** Requests per point, by HTTP status. */
+  statusPoints: Array<NamedMetricPoint>;
+  /** Refused calls per point, by reason. */
+  refusalPoints: Array<NamedMetricPoint>;
+  /** p50, p95 and p99 (ms) per point with requests. */
+  latencyPoints: Array<NamedMetricPoint>;
+};
+
 export type ErrorLog = {
   __typename?: "ErrorLog";
   timestamp: Scalars["DateTime"]["output"];
@@ -1173,6 +1249,10 @@ export type ErrorLog = {
   calls: Scalars["Int"]["output"];
   /** How many of them failed. A batch's failures are one log, described by its first failure (requestId <x-request-id>.<its index>). */
   failedCalls: Scalars["Int"]["output"];
+  /** The client's address as the proxy saw it (the endpoint's client-IP header when that option is on). */
+  clientIp?: Maybe<Scalars["String"]["output"]>;
+  /** The request's Origin, or its Referer cut to scheme, host and port; null when it sent neither. */
+  origin?: Maybe<Scalars["String"]["output"]>;
 };
 
 export type ErrorLogPage = {
@@ -2223,6 +2303,11 @@ export type ResolversTypes = {
   BillingPeriod: ResolverTypeWrapper<Partial<BillingPeriod>>;
   Usage: ResolverTypeWrapper<UsageView>;
   TopEndpoint: ResolverTypeWrapper<TopEndpointView>;
+  MetricsRange: ResolverTypeWrapper<Partial<MetricsRange>>;
+  EndpointMethodMetric: ResolverTypeWrapper<Partial<EndpointMethodMetric>>;
+  EndpointStatusMetric: ResolverTypeWrapper<Partial<EndpointStatusMetric>>;
+  EndpointRefusalMetric: ResolverTypeWrapper<Partial<EndpointRefusalMetric>>;
+  EndpointMetrics: ResolverTypeWrapper<Partial<EndpointMetrics>>;
   ErrorLog: ResolverTypeWrapper<Partial<ErrorLog>>;
   ErrorLogPage: ResolverTypeWrapper<Partial<ErrorLogPage>>;
   ErrorLogDetails: ResolverTypeWrapper<Partial<ErrorLogDetails>>;
@@ -2385,6 +2470,10 @@ export type ResolversParentTypes = {
   BillingPeriod: Partial<BillingPeriod>;
   Usage: UsageView;
   TopEndpoint: TopEndpointView;
+  EndpointMethodMetric: Partial<EndpointMethodMetric>;
+  EndpointStatusMetric: Partial<EndpointStatusMetric>;
+  EndpointRefusalMetric: Partial<EndpointRefusalMetric>;
+  EndpointMetrics: Partial<EndpointMetrics>;
   ErrorLog: Partial<ErrorLog>;
   ErrorLogPage: Partial<ErrorLogPage>;
   ErrorLogDetails: Partial<ErrorLogDetails>;
@@ -2813,6 +2902,12 @@ export type QueryResolvers<
     ParentType,
     ContextType,
     Partial<QueryTopEndpointsArgs>
+  >;
+  endpointMetrics?: Resolver<
+    ResolversTypes["EndpointMetrics"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryEndpointMetricsArgs, "endpointId">
   >;
   errorLogs?: Resolver<
     ResolversTypes["ErrorLogPage"],
@@ -3544,6 +3639,55 @@ export type TopEndpointResolvers<
   totalUsage?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
 };
 
+export type EndpointMethodMetricResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["EndpointMethodMetric"] = ResolversParentTypes["EndpointMethodMetric"],
+> = {
+  method?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  calls?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  refused?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  credits?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type EndpointStatusMetricResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["EndpointStatusMetric"] = ResolversParentTypes["EndpointStatusMetric"],
+> = {
+  status?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  requests?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type EndpointRefusalMetricResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["EndpointRefusalMetric"] = ResolversParentTypes["EndpointRefusalMetric"],
+> = {
+  reason?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  calls?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type EndpointMetricsResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["EndpointMetrics"] = ResolversParentTypes["EndpointMetrics"],
+> = {
+  range?: Resolver<ResolversTypes["MetricsRange"], ParentType, ContextType>;
+  startTime?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  endTime?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  stepSeconds?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  requests?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  calls?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  refused?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  p50?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  p95?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  p99?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  methods?: Resolver<Array<ResolversTypes["EndpointMethodMetric"]>, ParentType, ContextType>;
+  statuses?: Resolver<Array<ResolversTypes["EndpointStatusMetric"]>, ParentType, ContextType>;
+  refusals?: Resolver<Array<ResolversTypes["EndpointRefusalMetric"]>, ParentType, ContextType>;
+  callPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
+  statusPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
+  refusalPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
+  latencyPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
+};
+
 export type ErrorLogResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["ErrorLog"] = ResolversParentTypes["ErrorLog"],
@@ -3562,6 +3706,8 @@ export type ErrorLogResolvers<
   requestId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   calls?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   failedCalls?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  clientIp?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  origin?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
 export type ErrorLogPageResolvers<
@@ -4329,6 +4475,10 @@ export type Resolvers<ContextType = Context> = {
   BillingPeriod?: BillingPeriodResolvers<ContextType>;
   Usage?: UsageResolvers<ContextType>;
   TopEndpoint?: TopEndpointResolvers<ContextType>;
+  EndpointMethodMetric?: EndpointMethodMetricResolvers<ContextType>;
+  EndpointStatusMetric?: EndpointStatusMetricResolvers<ContextType>;
+  EndpointRefusalMetric?: EndpointRefusalMetricResolvers<ContextType>;
+  EndpointMetrics?: EndpointMetricsResolvers<ContextType>;
   ErrorLog?: ErrorLogResolvers<ContextType>;
   ErrorLogPage?: ErrorLogPageResolvers<ContextType>;
   ErrorLogDetails?: ErrorLogDetailsResolvers<ContextType>;

@@ -90,6 +90,8 @@ export const ID_ARGS: Record<string, Kind> = {
   "rateLimits.endpointId": "endpoint",
   "errorLogs.endpointExId": "endpointExId",
   "errorLogDetails.endpointExId": "endpointExId",
+  "endpointMetrics.endpointId": "endpoint",
+  "usage.endpointId": "endpoint",
   "stream.id": "stream",
   "streamMetrics.id": "stream",
   "streamLogs.id": "stream",
@@ -296,14 +298,15 @@ const OP_SAMPLES: Record<string, unknown> = {
 
 /**
  * Valid arguments for an operation: ids of the kinds `ID_ARGS` names, values by name where a type says
- * too little, otherwise the first enum value, `1`, `false` or a short text. Optional arguments are left
- * out unless `withOptional`.
+ * too little, otherwise the first enum value, `1`, `false` or a short text. Optional arguments other than
+ * ids are left out unless `withOptional`.
  */
 export function sampleArgs(op: Operation, samples: Samples, withOptional = false): Record<string, unknown> {
   const value = (key: string, name: string, type: GraphQLInputType, required: boolean): unknown => {
-    if (!required && !withOptional) return undefined;
+    // An optional id (usage's endpointId) names a thing as a required one does: it is always sent.
     const kind = ID_ARGS[`${op.name}.${key}`];
     if (kind) return samples.ids[kind] ?? `not-seeded-${kind}`;
+    if (!required && !withOptional) return undefined;
     const inner = isNonNullType(type) ? type.ofType : type;
     if (key === "input" && JSON_INPUTS[op.name]) return JSON_INPUTS[op.name](samples);
     if (`${op.name}.${key}` in OP_SAMPLES) return OP_SAMPLES[`${op.name}.${key}`];

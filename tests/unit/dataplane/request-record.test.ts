@@ -31,6 +31,7 @@ const arrived = () =>
     requestId: "req-1",
     httpMethod: "POST",
     url: "/rpc/ex",
+    origin: "https://app.example.com",
   });
 
 const body = Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}');
@@ -55,6 +56,8 @@ const eventOf = (r: RequestRecord): Required<MeterEvent> => ({
   requestBody: r.requestBody,
   responseBody: r.responseBody,
   requestId: r.requestId as string,
+  origin: r.origin as string,
+  untimed: r.untimed,
 });
 
 const origin = {
@@ -65,6 +68,8 @@ const origin = {
   requestId: "req-1",
   httpMethod: "POST",
   url: "/rpc/ex",
+  origin: "https://app.example.com",
+  untimed: false,
 };
 
 describe("RequestRecord", () => {

@@ -24,7 +24,7 @@ import {
   withEnumNames,
 } from "../../../renderer/schema.ts";
 import type { JsonSchema } from "../../../renderer/types.ts";
-import { buildChartOption, coloursByName } from "../../../renderer/views/chartOption.ts";
+import { buildChartOption, coloursByName, tickLabels, timeTicks } from "../../../renderer/views/chartOption.ts";
 import { descending } from "../../../renderer/views/useListState.ts";
 import { relativeTime, statusColor } from "../../../renderer/widgets/builtins.tsx";
 import { DEFAULT_RULES, isDateTime, isEnum, isTagList, isUri, pickWidget } from "../../../renderer/widgets/registry.ts";
@@ -418,24 +418,60 @@ describe("lists and charts", () => {
     ]);
   });
 
-  it("ticks a time axis no finer than its data, and hides labels that would overlap", () => {
-    const minutes = buildChartOption(
-      { kind: "chart", query: "Q", chartType: "bar", series: [{ rows: "points", encode: { x: "/t", y: "/v" } }] },
-      { points: ["2026-11-25T08:59:00Z", "2026-11-25T09:00:00Z", "2026-11-25T09:02:00Z"].map((t) => ({ t, v: 1 })) },
+  it("spans a time axis over its data only, never past now, with ticks on the data's own points", () => {
+    const at = (iso: string) => Date.parse(iso);
+    const chart = (chartType: "bar" | "line", times: string[], now: number) =>
+      buildChartOption(
+        { kind: "chart", query: "Q", chartType, series: [{ rows: "points", encode: { x: "/t", y: "/v" } }] },
+        { points: times.map((t) => ({ t, v: 1 })) },
+        now,
+      ).xAxis as {
+        min: number;
+        max: number;
+        axisTick: { customValues: number[] };
+        axisLabel: { customValues: number[] };
+      };
+    // Per-minute bars: half a minute either side, and a tick on each minute (there are four).
+    const minutes = chart(
+      "bar",
+      ["2026-11-25T08:59:00Z", "2026-11-25T09:00:00Z", "2026-11-25T09:02:00Z"],
+      at("2026-11-25T10:00:00Z"),
     );
-    expect(minutes.xAxis).toEqual({
-      type: "time",
-      axisLabel: { hideOverlap: true, showMinLabel: true, showMaxLabel: true },
-      minInterval: 60_000,
-    });
-    const one = buildChartOption(
-      { kind: "chart", query: "Q", chartType: "bar", series: [{ rows: "points", encode: { x: "/t", y: "/v" } }] },
-      { points: [{ t: "2026-11-25T08:59:00Z", v: 1 }] },
+    expect(minutes.min).toBe(at("2026-11-25T08:58:30Z"));
+    expect(minutes.max).toBe(at("2026-11-25T09:02:30Z"));
+    expect(minutes.axisTick.customValues).toEqual(
+      ["08:59", "09:00", "09:01", "09:02"].map((hm) => at(`2026-11-25T${hm}:00Z`)),
     );
-    expect(one.xAxis).toEqual({
-      type: "time",
-      axisLabel: { hideOverlap: true, showMinLabel: true, showMaxLabel: true },
-    });
+    expect(minutes.axisLabel.customValues).toEqual(minutes.axisTick.customValues);
+    // The current minute's bar ends at now, not half a minute into the future.
+    const current = chart("bar", ["2026-11-25T08:59:00Z", "2026-11-25T09:00:00Z"], at("2026-11-25T09:00:10Z"));
+    expect(current.max).toBe(at("2026-11-25T09:00:10Z"));
+    // Hourly points over a day: a line ends at its last point; at most 7 ticks, each one of the points.
+    const hours = Array.from({ length: 25 }, (_, i) =>
+      new Date(at("2026-11-24T09:00:00Z") + i * 3_600_000).toISOString(),
+    );
+    const day = chart("line", hours, at("2026-11-25T09:30:00Z"));
+    expect(day.min).toBe(at(hours[0]));
+    expect(day.max).toBe(at(hours[24]));
+    const ticks = day.axisTick.customValues;
+    expect(ticks.length).toBeGreaterThan(1);
+    expect(ticks.length).toBeLessThanOrEqual(7);
+    expect(ticks.every((t) => hours.map(at).includes(t))).toBe(true);
+    expect(new Set(ticks.slice(1).map((t, i) => t - ticks[i]))).toEqual(new Set([6 * 3_600_000]));
+    // A lone point gets a minute around it (ECharts would pad it with a day either side), capped at now.
+    const one = chart("bar", ["2026-11-25T08:59:00Z"], at("2026-11-25T08:59:10Z"));
+    expect([one.min, one.max]).toEqual([at("2026-11-25T08:58:30Z"), at("2026-11-25T08:59:10Z")]);
+    expect(one.axisTick.customValues).toEqual([at("2026-11-25T08:59:00Z")]);
+  });
+
+  it("labels time ticks with the date where a day starts and the time within it", () => {
+    const ticks = [0, 6, 12, 18, 24].map((h) => Date.UTC(2026, 10, 24, 12) + h * 3_600_000);
+    const labels = [...tickLabels(ticks, 3_600_000).values()];
+    expect(labels[0]).toMatch(/^Nov \d+ \d\d:\d\d$/);
+    expect(labels.filter((l) => /^Nov/.test(l)).length).toBeGreaterThanOrEqual(2);
+    expect(labels.filter((l) => /^\d\d:\d\d$/.test(l)).length).toBeGreaterThanOrEqual(2);
+    expect([...tickLabels([Date.UTC(2026, 10, 24, 12)], 86_400_000).values()]).toEqual(["Nov 24"]);
+    expect(timeTicks(0, 59 * 60_000, 60_000)).toEqual([0, 10, 20, 30, 40, 50].map((m) => m * 60_000));
   });
 
   it("stacks named bars, keeps the y labels, and colours a name alike in a bar and a pie chart", () => {
