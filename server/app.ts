@@ -25,6 +25,9 @@ import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
+import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
+import { kvPartRoutes } from "./domains/kv/part-route.ts";
+import { partStorage } from "./domains/kv/part-storage.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
@@ -89,7 +92,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
 /**
  * The wiring, in one place. The data plane declares ports and each is filled here with a domain's
- * adapter: the stream engine's EngineStore (streams) and FunctionInvoker (functions); the proxy's
+ * adapter: the stream engine's EngineStore (streams), FunctionInvoker (functions) and FilterHelpers
+ * (the key-value store); the proxy's
  * EndpointRecordSource (security), LimitSource (rate limits), MeterSink and CallPricing (usage).
  */
 async function assemble(
@@ -147,8 +151,18 @@ async function assemble(
   // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
   const destinationDeps = { egress, functionInvoker: functionInvoker(db) };
   const streamEngine = config.roles.engine
-    ? startStreamEngine({ db, store: engineStore, log, config, upstreams: chainNodes, mailer, destinationDeps })
+    ? startStreamEngine({
+        db,
+        store: engineStore,
+        log,
+        config,
+        upstreams: chainNodes,
+        mailer,
+        destinationDeps,
+        filterHelpers: kvFilterHelpers(db),
+      })
     : null;
+  const kvParts = partStorage(config);
 
   const services: Services = {
     events,
@@ -158,9 +172,12 @@ async function assemble(
     endpointLists: new EndpointListCache(db, events),
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
+    kvParts: kvParts.storage,
   };
 
   if (config.roles.api) await registerApi(app, config, log, db, services);
+  // Parts of key-value uploads PUT to this service (when no S3 bucket keeps them).
+  if (config.roles.api && kvParts.local) await kvPartRoutes(app, { db, storage: kvParts.local });
 
   app.get("/healthz", async () => {
     await db.execute("select 1");
@@ -306,7 +323,7 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
   });
 }
 
-const apiPrefixes = ["/graphql", "/rpc", "/healthz"];
+const apiPrefixes = ["/graphql", "/rpc", "/healthz", "/kv-uploads"];
 
 async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");

@@ -28,6 +28,30 @@ export interface AccountUpdateAccountInput {
   accountAIOptOut?: boolean;
 }
 
+export interface AddressBookCreateInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
+export interface AddressBookItemsInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
 export interface EndpointCreateInput {
   chain: string;
   network: string;
@@ -119,6 +143,88 @@ export interface FunctionUpdateInput {
    * The longest one run may take.
    */
   timeoutSec?: number;
+}
+
+export interface KvListCreateInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
+export interface KvListItemsInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
+export interface KvUploadInitiateInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+}
+
+export interface KvUploadPartInput {
+  uploadId: string;
+  partNumber: number;
+}
+
+export interface KvValueAddValuesInput {
+  /**
+   * @minItems 1
+   */
+  values: [
+    {
+      /**
+       * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+       */
+      key: string;
+      /**
+       * Any text, up to your plan's value size.
+       */
+      value: string;
+    },
+    ...{
+      /**
+       * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+       */
+      key: string;
+      /**
+       * Any text, up to your plan's value size.
+       */
+      value: string;
+    }[],
+  ];
+}
+
+export interface KvValueRemoveValuesInput {
+  /**
+   * @minItems 1
+   */
+  keys: [string, ...string[]];
+}
+
+export interface KvValueValueInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  /**
+   * Any text, up to your plan's value size.
+   */
+  value: string;
 }
 
 /**
@@ -932,6 +1038,8 @@ export interface EntityInputs {
   "account#/$defs/signInInput": AccountSignInInput;
   "account#/$defs/signUpInput": AccountSignUpInput;
   "account#/$defs/updateAccountInput": AccountUpdateAccountInput;
+  "address-book#/$defs/createInput": AddressBookCreateInput;
+  "address-book#/$defs/itemsInput": AddressBookItemsInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;
   "endpoint#/$defs/label": EndpointLabel;
   "endpoint#/$defs/labelInput": EndpointLabelInput;
@@ -943,6 +1051,13 @@ export interface EntityInputs {
   "function#/$defs/runForm": FunctionRunForm;
   "function#/$defs/testInput": FunctionTestInput;
   "function#/$defs/updateInput": FunctionUpdateInput;
+  "kv-list#/$defs/createInput": KvListCreateInput;
+  "kv-list#/$defs/itemsInput": KvListItemsInput;
+  "kv-upload#/$defs/initiateInput": KvUploadInitiateInput;
+  "kv-upload#/$defs/partInput": KvUploadPartInput;
+  "kv-value#/$defs/addValuesInput": KvValueAddValuesInput;
+  "kv-value#/$defs/removeValuesInput": KvValueRemoveValuesInput;
+  "kv-value#/$defs/valueInput": KvValueValueInput;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
   "rate-limiter#/$defs/createInput": RateLimiterCreateInput;
   "rate-limiter#/$defs/deleteOverrideInput": RateLimiterDeleteOverrideInput;

@@ -1,6 +1,7 @@
 import type { SessionCache } from "../domains/account/sessions.ts";
 import type { EndpointListCache } from "../domains/endpoints/list-cache.ts";
 import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
+import type { PartStorage } from "../domains/kv/part-storage.ts";
 import type { StreamsRuntime } from "../domains/streams/runtime.ts";
 import type { DomainEvents } from "../platform/events.ts";
 import type { RegistryHolder } from "../registry/watch.ts";
@@ -16,4 +17,6 @@ export interface Services {
   sessions: SessionCache;
   /** Each account's endpoints as the list pages them, kept in the process. */
   endpointLists: EndpointListCache;
+  /** Where the parts of key-value uploads are kept (the data directory, or S3). */
+  kvParts: PartStorage;
 }
