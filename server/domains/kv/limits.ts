@@ -31,8 +31,8 @@ const FALLBACK_PLAN = "b6_free";
 export const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Characters of one item of a list or set (an address is 42). */
 export const MAX_ITEM_CHARS = 256;
-/** Items one add or remove call may carry (an upload carries more, in parts). */
-export const MAX_ITEMS_PER_CALL = 10_000;
+/** Items one add or remove call may carry (an upload carries more, in parts; a GraphQL argument holds at most 10,000 values). */
+export const MAX_ITEMS_PER_CALL = 5_000;
 /** Bytes of one uploaded part, and of a whole upload. */
 export const MAX_PART_BYTES = 16 * 1024 * 1024;
 export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
