@@ -77,6 +77,7 @@ export type Kind =
   | "stream"
   | "webhook"
   | "function"
+  | "kvUpload"
   | "user";
 
 /**
@@ -99,6 +100,9 @@ export const ID_ARGS: Record<string, Kind> = {
   "endpointRpcMethods.endpointId": "endpoint",
   "function.id": "function",
   "functionHistory.id": "function",
+  "kvUploadPartUrl.input.uploadId": "kvUpload",
+  "completeKvUpload.uploadId": "kvUpload",
+  "abortKvUpload.uploadId": "kvUpload",
   "updateUserRole.userId": "user",
   "updateEndpointLabel.id": "endpoint",
   "toggleEndpointPaused.id": "endpoint",

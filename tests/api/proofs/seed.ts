@@ -14,7 +14,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function, stream and webhook. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function, upload, stream and webhook. */
 export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
   const gql = owner.client.gqlOk.bind(owner.client);
   const publicKey = await newPublicKey();
@@ -72,6 +72,11 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       { input: { name: "proof", code: "function main(params) { return params.data; }" } },
     )
   ).createFunction.id;
+  ids.kvUpload = (
+    await gql<{ initiateListUpload: { uploadId: string } }>(
+      'mutation { initiateListUpload(input: { key: "proof" }) { uploadId } }',
+    )
+  ).initiateListUpload.uploadId;
   ids.stream = (
     await gql<{ createStream: { id: string } }>(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
