@@ -183,7 +183,7 @@ function KvUpload({ options, scope }: CustomViewProps) {
   const percent = upload ? Math.floor((100 * Math.min(loaded, upload.file.size)) / Math.max(1, upload.file.size)) : 0;
 
   return (
-    <Space direction="vertical" style={{ width: "100%" }} data-widget="kv-upload">
+    <Space orientation="vertical" style={{ width: "100%" }} data-widget="kv-upload">
       <Typography.Text type="secondary">
         A text file with one entry per line or entries separated by commas (up to 64 MiB). It is sent in parts; the{" "}
         {noun} are added all at once when every part has arrived
@@ -191,7 +191,7 @@ function KvUpload({ options, scope }: CustomViewProps) {
       </Typography.Text>
       {!keyParam && (
         <Input
-          aria-label="Key"
+          aria-label="Key to upload into"
           placeholder="Key, e.g. watched_addresses"
           value={typedKey}
           disabled={active}
