@@ -17,7 +17,7 @@ import { operationOf, refreshOf, useRun } from "./stream-parts.tsx";
 const formatBytes = (bytes: number) =>
   bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
-/** S3 refuses parts under 5 MiB but the last; this service takes any size, so its parts are smaller. */
+/** Small parts to this service (a failed one costs little to send again); larger ones to S3 (fewer requests). */
 const partSizeFor = (bucket: string) => (bucket === "local" ? 1024 * 1024 : 8 * 1024 * 1024);
 const TRIES_PER_PART = 3;
 

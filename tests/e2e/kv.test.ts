@@ -55,6 +55,7 @@ describe("key-value store", () => {
     await page.getByPlaceholder("Search addresses").press("Enter");
     await page.getByText("0x000000000000000000000000000000000000c350").waitFor();
     await screenshot(page, "kv-address-book-detail");
-    expect(e2e.pageErrors).toEqual([]);
+    // The browser logs the part broken on purpose; nothing else may fail.
+    expect(e2e.pageErrors.filter((error) => !error.includes("net::ERR_CONNECTION_RESET"))).toEqual([]);
   }, 180_000);
 });

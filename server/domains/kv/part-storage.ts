@@ -1,16 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListPartsCommand,
-  type Part,
-  S3Client,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 // The signer and request type the AWS SDK presigns with (@aws-sdk/s3-request-presigner wraps these two).
 import { HttpRequest } from "@smithy/protocol-http";
 import { SignatureV4 } from "@smithy/signature-v4";
@@ -21,19 +12,19 @@ import type { UploadRow } from "./store.ts";
 
 /**
  * Where the parts of multipart uploads are kept until they are completed or aborted: files under the
- * data directory, PUT to this service's signed part URLs; or an S3 multipart upload, PUT straight to
+ * data directory, PUT to this service's signed part URLs; or objects in an S3 bucket, PUT straight to
  * S3 with presigned URLs.
  */
 export interface PartStorage {
   /** "local", or the S3 bucket's name (the spec's `bucket` of an upload). */
   readonly bucket: string;
   /** Prepares an upload; what it returns is stored on the upload's row. */
-  begin(accountId: string, uploadId: string): Promise<{ objectKey: string | null; s3UploadId: string | null }>;
+  begin(accountId: string, uploadId: string): Promise<{ objectPrefix: string | null }>;
   /** A URL to PUT part `partNumber` to until `expiresAt`; `baseUrl` is where this service is reached. */
   partUrl(upload: UploadRow, partNumber: number, expiresAt: Date, baseUrl: string): Promise<string>;
   /** The parts joined in order; UPSTREAM_FAILED or BAD_USER_INPUT when they cannot be read. */
   read(upload: UploadRow): Promise<Buffer>;
-  /** Deletes whatever the upload left (parts, a joined object). */
+  /** Deletes the upload's parts. */
   discard(upload: UploadRow): Promise<void>;
 }
 
@@ -60,7 +51,7 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
     bucket: "local",
     async begin(_accountId, uploadId) {
       await mkdir(dirOf(uploadId), { recursive: true });
-      return { objectKey: null, s3UploadId: null };
+      return { objectPrefix: null };
     },
     async partUrl(upload, partNumber, expiresAt, baseUrl) {
       const expires = Math.floor(expiresAt.getTime() / 1000);
@@ -121,6 +112,11 @@ class Sha256 {
 
 const upstream = (what: string) => new AppError("UPSTREAM_FAILED", `The upload store could not ${what}.`);
 
+/**
+ * Parts as objects of their own under the upload's prefix (`…/part-00001`), each PUT to a presigned
+ * URL: any part may be sent again, parts have no minimum size (S3's multipart upload wants 5 MiB), and
+ * every S3-compatible server takes them. Complete reads them in order; abort deletes them.
+ */
 export function s3PartStorage(settings: KvUploadS3, client = new S3Client(s3ClientConfig(settings))): PartStorage {
   const Bucket = settings.bucket;
   const signer = new SignatureV4({
@@ -140,9 +136,9 @@ export function s3PartStorage(settings: KvUploadS3, client = new S3Client(s3Clie
     }
     return new URL(`https://${Bucket}.s3.${settings.region}.amazonaws.com/${encodedKey}`);
   };
-  const ids = (upload: UploadRow) => {
-    if (!upload.objectKey || !upload.s3UploadId) throw upstream("find this upload");
-    return { Bucket, Key: upload.objectKey, UploadId: upload.s3UploadId };
+  const prefixOf = (upload: UploadRow) => {
+    if (!upload.objectPrefix) throw upstream("find this upload");
+    return upload.objectPrefix;
   };
   const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     try {
@@ -152,28 +148,31 @@ export function s3PartStorage(settings: KvUploadS3, client = new S3Client(s3Clie
       throw upstream(what);
     }
   };
-  const missingUpload = (error: unknown) => (error as { name?: string }).name === "NoSuchUpload";
+  /** The upload's part objects, in part order. */
+  const partsOf = async (upload: UploadRow) => {
+    const parts: { Key: string; Size: number }[] = [];
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefixOf(upload), ContinuationToken }));
+      for (const object of page.Contents ?? [])
+        if (object.Key && /\/part-\d{5}$/.test(object.Key)) parts.push({ Key: object.Key, Size: object.Size ?? 0 });
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+    return parts.sort((a, b) => a.Key.localeCompare(b.Key));
+  };
 
   return {
     bucket: Bucket,
-    begin: (accountId, uploadId) =>
-      call("begin the upload", async () => {
-        const Key = `kv-uploads/${accountId}/${uploadId}`;
-        const answer = await client.send(new CreateMultipartUploadCommand({ Bucket, Key }));
-        if (!answer.UploadId) throw upstream("begin the upload");
-        return { objectKey: Key, s3UploadId: answer.UploadId };
-      }),
+    begin: async (accountId, uploadId) => ({ objectPrefix: `kv-uploads/${accountId}/${uploadId}/` }),
     partUrl: (upload, partNumber, expiresAt) =>
       call("sign a part URL", async () => {
-        const { Key, UploadId } = ids(upload);
-        const url = objectUrl(Key);
+        const url = objectUrl(`${prefixOf(upload)}${partFile(partNumber)}`);
         const request = new HttpRequest({
           method: "PUT",
           protocol: url.protocol,
           hostname: url.hostname,
           port: url.port ? Number(url.port) : undefined,
           path: url.pathname,
-          query: { partNumber: String(partNumber), uploadId: UploadId },
           headers: { host: url.host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" },
         });
         const expiresIn = Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
@@ -186,45 +185,19 @@ export function s3PartStorage(settings: KvUploadS3, client = new S3Client(s3Clie
       }),
     read: (upload) =>
       call("read the upload", async () => {
-        const { Key, UploadId } = ids(upload);
-        const parts: Part[] = [];
-        let marker: string | undefined;
-        try {
-          do {
-            const page = await client.send(new ListPartsCommand({ Bucket, Key, UploadId, PartNumberMarker: marker }));
-            parts.push(...(page.Parts ?? []));
-            marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
-          } while (marker);
-          if (parts.length === 0) throw noParts();
-          const total = parts.reduce((sum, part) => sum + (part.Size ?? 0), 0);
-          if (total > MAX_UPLOAD_BYTES) throw tooLarge();
-          await client.send(
-            new CompleteMultipartUploadCommand({
-              Bucket,
-              Key,
-              UploadId,
-              MultipartUpload: {
-                Parts: parts
-                  .sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0))
-                  .map((part) => ({ PartNumber: part.PartNumber, ETag: part.ETag })),
-              },
-            }),
-          );
-        } catch (error) {
-          // Completed by an earlier attempt whose items were then refused: the joined object is there.
-          if (!missingUpload(error)) throw error;
+        const parts = await partsOf(upload);
+        if (parts.length === 0) throw noParts();
+        if (parts.reduce((sum, part) => sum + part.Size, 0) > MAX_UPLOAD_BYTES) throw tooLarge();
+        const bodies: Buffer[] = [];
+        for (const part of parts) {
+          const object = await client.send(new GetObjectCommand({ Bucket, Key: part.Key }));
+          bodies.push(Buffer.from((await object.Body?.transformToByteArray()) ?? []));
         }
-        const object = await client.send(new GetObjectCommand({ Bucket, Key }));
-        if (!object.Body) throw noParts();
-        return Buffer.from(await object.Body.transformToByteArray());
+        return Buffer.concat(bodies);
       }),
     discard: (upload) =>
       call("delete the upload's parts", async () => {
-        const { Key, UploadId } = ids(upload);
-        await client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId })).catch((error) => {
-          if (!missingUpload(error)) throw error;
-        });
-        await client.send(new DeleteObjectCommand({ Bucket, Key }));
+        for (const part of await partsOf(upload)) await client.send(new DeleteObjectCommand({ Bucket, Key: part.Key }));
       }),
   };
 }

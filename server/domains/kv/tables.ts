@@ -91,7 +91,7 @@ export const kvValues = pgTable(
 
 /**
  * A multipart upload in progress (the spec's initiate → part URLs → complete or abort). Its parts are
- * files under the data directory, or parts of an S3 multipart upload (`s3UploadId`) when a bucket is set.
+ * files under the data directory, or objects under `objectPrefix` in the S3 bucket when one is set.
  */
 export const kvUploads = pgTable(
   "kv_uploads",
@@ -103,9 +103,8 @@ export const kvUploads = pgTable(
     key: text("key").notNull(),
     /** "local" (parts kept by this service) or the S3 bucket's name. */
     bucket: text("bucket").notNull(),
-    /** The object key of the S3 multipart upload and its UploadId; null for local uploads. */
-    objectKey: text("object_key"),
-    s3UploadId: text("s3_upload_id"),
+    /** Where the parts are in the S3 bucket (one object each); null for local uploads. */
+    objectPrefix: text("object_prefix"),
     createdAt: createdAtColumn(3),
     expiresAt: timestamp("expires_at", { withTimezone: true, precision: 3 }).notNull(),
   },

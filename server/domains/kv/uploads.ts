@@ -44,8 +44,7 @@ export async function initiateUpload(
     kind,
     key,
     bucket: storage.bucket,
-    objectKey: where.objectKey,
-    s3UploadId: where.s3UploadId,
+    objectPrefix: where.objectPrefix,
     expiresAt: new Date(now.getTime() + UPLOAD_HOURS * 3600_000),
   });
   return { uploadId: row.id, key: row.key, bucket: row.bucket };

@@ -40,8 +40,7 @@ CREATE TABLE "kv_uploads" (
 	"kind" text NOT NULL,
 	"key" text NOT NULL,
 	"bucket" text NOT NULL,
-	"object_key" text,
-	"s3_upload_id" text,
+	"object_prefix" text,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	"expires_at" timestamp (3) with time zone NOT NULL
 );
