@@ -112,7 +112,11 @@ async function accountWith(
   const owner = await signUp(app);
   const { client } = owner;
   const accountId = owner.viewer.id;
-  await db.update(subscriptions).set({ endpointLimit: 100 }).where(eq(subscriptions.accountId, accountId));
+  // The Build plan: room for 5 of each kind of key-value key (the Free plan allows 10 keys in all).
+  await db
+    .update(subscriptions)
+    .set({ endpointLimit: 100, planId: "b6_build" })
+    .where(eq(subscriptions.accountId, accountId));
   const range = Array.from({ length: n }, (_, i) => i);
 
   const endpoints: { id: string; exId: string }[] = [];
