@@ -616,7 +616,10 @@ describe("helpers for filters and functions", () => {
         ["0x03", "ERC20", "100"],
         ["0x04", "ERC20", "7"],
       ]);
-      expect(calls).toEqual(["qnContainsAddressBookItems"]);
+      // One call into the store for the whole batch: the membership check itself, or (as the V8 sandbox
+      // does) one snapshot of the address book it then keeps beside the isolate.
+      expect(calls).toHaveLength(1);
+      expect(["qnContainsAddressBookItems", "itemsSnapshot"]).toContain(calls[0]);
     } finally {
       await database.$client.end();
     }
