@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { testFilter } from "../../server/dataplane/sandbox/filter.ts";
+import { createFilter, testFilter } from "../../server/dataplane/sandbox/filter.ts";
 import { KvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import * as kvStore from "../../server/domains/kv/store.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
@@ -621,6 +621,35 @@ describe("helpers for filters and functions", () => {
       expect(calls).toHaveLength(1);
       expect(["qnContainsAddressBookItems", "itemsSnapshot"]).toContain(calls[0]);
     } finally {
+      await database.$client.end();
+    }
+  });
+  it("a running filter sees a change made to its address book after it started", async () => {
+    const owner = await signUp(ctx.app);
+    await owner.client.gqlOk('mutation { createAddressBook(input: { key: "live", items: ["0xaa"] }) { success } }');
+    const database = db();
+    const filter = await createFilter({
+      source: 'async function main(stream) { return await qnLib.qnContainsAddressBookItems("live", stream.data); }',
+      version: "V5",
+      helpers: new KvFilterHelpers(database, owner.viewer.id),
+    });
+    try {
+      const run = async () => {
+        const outcome = await filter.run({ data: JSON.stringify(["0xaa", "0xbb"]), metadata: {} });
+        if (!outcome.ok) throw new Error(JSON.stringify(outcome.error));
+        return JSON.parse(outcome.resultJson ?? "null");
+      };
+      expect(await run()).toEqual([true, false]);
+      await owner.client.gqlOk('mutation { addAddressBookItems(input: { key: "live", items: ["0xbb"] }) { success } }');
+      expect(await run()).toEqual([true, true]);
+      await owner.client.gqlOk(
+        'mutation { removeAddressBookItems(input: { key: "live", items: ["0xaa"] }) { success } }',
+      );
+      expect(await run()).toEqual([false, true]);
+      await owner.client.gqlOk('mutation { deleteAddressBook(key: "live") { success } }');
+      expect(await run()).toEqual([false, false]);
+    } finally {
+      filter.dispose();
       await database.$client.end();
     }
   });
