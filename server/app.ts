@@ -26,6 +26,9 @@ import { SessionCache } from "./domains/account/sessions.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { registerFunctionCalls } from "./domains/functions/http.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
+import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
+import { kvPartRoutes } from "./domains/kv/part-route.ts";
+import { partStorage } from "./domains/kv/part-storage.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
@@ -91,7 +94,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 
 /**
  * The wiring, in one place. The data plane declares ports and each is filled here with a domain's
- * adapter: the stream engine's EngineStore (streams) and FunctionInvoker (functions); the proxy's
+ * adapter: the stream engine's EngineStore (streams), FunctionInvoker (functions) and FilterHelpers
+ * (the key-value store); the proxy's
  * EndpointRecordSource (security), LimitSource (rate limits), MeterSink and CallPricing (usage).
  */
 async function assemble(
@@ -149,8 +153,18 @@ async function assemble(
   // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
   const destinationDeps = { egress, functionInvoker: functionInvoker(db) };
   const streamEngine = config.roles.engine
-    ? startStreamEngine({ db, store: engineStore, log, config, upstreams: chainNodes, mailer, destinationDeps })
+    ? startStreamEngine({
+        db,
+        store: engineStore,
+        log,
+        config,
+        upstreams: chainNodes,
+        mailer,
+        destinationDeps,
+        filterHelpers: kvFilterHelpers(db),
+      })
     : null;
+  const kvParts = partStorage(config);
 
   const resolvers = mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]);
   const services: Services = {
@@ -163,11 +177,14 @@ async function assemble(
     upstreams: chainNodes,
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
+    kvParts: kvParts.storage,
   };
 
   if (config.roles.api) {
     await registerApi(app, config, log, db, services, resolvers);
     registerFunctionCalls(app, { db, sessions: services.sessions, services });
+    // Parts of key-value uploads PUT to this service (when no S3 bucket keeps them).
+    if (kvParts.local) await kvPartRoutes(app, { db, storage: kvParts.local });
   }
 
   app.get("/healthz", async () => {
@@ -343,7 +360,7 @@ async function registerApi(
   });
 }
 
-const apiPrefixes = ["/graphql", "/rpc", "/healthz"];
+const apiPrefixes = ["/graphql", "/rpc", "/healthz", "/kv-uploads"];
 
 async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");

@@ -44,6 +44,30 @@ export interface AccountUpdateAccountInput {
   accountAIOptOut?: boolean;
 }
 
+export interface AddressBookCreateInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
+export interface AddressBookItemsInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
 export interface EndpointCreateInput {
   chain: string;
   network: string;
@@ -253,6 +277,88 @@ export interface FunctionUpdateInput {
  * params.user_data as JSON text, instead of userData.
  */
 export type FunctionUserDataJson = string;
+
+export interface KvListCreateInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
+export interface KvListItemsInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  items?: string[] | null;
+  /**
+   * One per line or separated by commas.
+   */
+  itemsText?: string | null;
+}
+
+export interface KvUploadInitiateInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+}
+
+export interface KvUploadPartInput {
+  uploadId: string;
+  partNumber: number;
+}
+
+export interface KvValueAddValuesInput {
+  /**
+   * @minItems 1
+   */
+  values: [
+    {
+      /**
+       * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+       */
+      key: string;
+      /**
+       * Any text, up to your plan's value size.
+       */
+      value: string;
+    },
+    ...{
+      /**
+       * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+       */
+      key: string;
+      /**
+       * Any text, up to your plan's value size.
+       */
+      value: string;
+    }[],
+  ];
+}
+
+export interface KvValueRemoveValuesInput {
+  /**
+   * @minItems 1
+   */
+  keys: [string, ...string[]];
+}
+
+export interface KvValueValueInput {
+  /**
+   * 1 to 128 letters, digits, underscores, dashes, dots or colons.
+   */
+  key: string;
+  /**
+   * Any text, up to your plan's value size.
+   */
+  value: string;
+}
 
 /**
  * RPS, RPM or RPD: requests per second, minute or day to this endpoint.
@@ -1076,6 +1182,8 @@ export interface EntityInputs {
   "account#/$defs/signInInput": AccountSignInInput;
   "account#/$defs/signUpInput": AccountSignUpInput;
   "account#/$defs/updateAccountInput": AccountUpdateAccountInput;
+  "address-book#/$defs/createInput": AddressBookCreateInput;
+  "address-book#/$defs/itemsInput": AddressBookItemsInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;
   "endpoint#/$defs/label": EndpointLabel;
   "endpoint#/$defs/labelInput": EndpointLabelInput;
@@ -1094,6 +1202,13 @@ export interface EntityInputs {
   "function#/$defs/testInput": FunctionTestInput;
   "function#/$defs/updateInput": FunctionUpdateInput;
   "function#/$defs/userDataJson": FunctionUserDataJson;
+  "kv-list#/$defs/createInput": KvListCreateInput;
+  "kv-list#/$defs/itemsInput": KvListItemsInput;
+  "kv-upload#/$defs/initiateInput": KvUploadInitiateInput;
+  "kv-upload#/$defs/partInput": KvUploadPartInput;
+  "kv-value#/$defs/addValuesInput": KvValueAddValuesInput;
+  "kv-value#/$defs/removeValuesInput": KvValueRemoveValuesInput;
+  "kv-value#/$defs/valueInput": KvValueValueInput;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
   "rate-limiter#/$defs/createInput": RateLimiterCreateInput;
   "rate-limiter#/$defs/deleteOverrideInput": RateLimiterDeleteOverrideInput;

@@ -286,6 +286,35 @@ export type CreateStreamWithFunctionInput = {
   status?: StreamStatus | null | undefined;
 };
 
+export type CreateKvItemsInput = {
+  key: string;
+  items?: Array<string> | null | undefined;
+  /** Items as typed in the console: one per line or separated by commas, instead of items. */
+  itemsText?: string | null | undefined;
+};
+
+export type KvItemsInput = {
+  key: string;
+  items?: Array<string> | null | undefined;
+  /** Items as typed in the console: one per line or separated by commas, instead of items. */
+  itemsText?: string | null | undefined;
+};
+
+export type KvValueInput = {
+  key: string;
+  value: string;
+};
+
+export type InitiateKvUploadInput = {
+  key: string;
+};
+
+export type KvUploadPartInput = {
+  uploadId: string | number;
+  /** 1 to 10,000, as in S3. */
+  partNumber: number;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -1273,6 +1302,218 @@ export type DashboardTopEndpointsQuery = {
     totalUsage: number;
   }>;
 };
+
+export type KvListsQueryVariables = Exact<{
+  after?: string | null | undefined;
+  limit?: number | null | undefined;
+  searchTerm?: string | null | undefined;
+}>;
+
+export type KvListsQuery = {
+  lists: {
+    totalCount: number;
+    edges: Array<{
+      node: { key: string; listId: string; numberOfItems: number; createdAt: Date | string; updatedAt: Date | string };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type KvListQueryVariables = Exact<{
+  key: string;
+  after?: string | null | undefined;
+  limit?: number | null | undefined;
+  searchTerm?: string | null | undefined;
+}>;
+
+export type KvListQuery = {
+  list: {
+    list: { key: string; listId: string; numberOfItems: number; createdAt: Date | string; updatedAt: Date | string };
+    items: {
+      totalCount: number;
+      edges: Array<{ node: { item: string } }>;
+      pageInfo: { endCursor: string | null; hasNextPage: boolean };
+    };
+  };
+};
+
+export type AddressBooksQueryVariables = Exact<{
+  after?: string | null | undefined;
+  limit?: number | null | undefined;
+  searchTerm?: string | null | undefined;
+}>;
+
+export type AddressBooksQuery = {
+  addressBooks: {
+    totalCount: number;
+    edges: Array<{
+      node: {
+        key: string;
+        addressBookId: string;
+        numberOfAddresses: number;
+        createdAt: Date | string;
+        updatedAt: Date | string;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type AddressBookQueryVariables = Exact<{
+  key: string;
+  after?: string | null | undefined;
+  limit?: number | null | undefined;
+  searchTerm?: string | null | undefined;
+}>;
+
+export type AddressBookQuery = {
+  addressBook: {
+    addressBook: {
+      key: string;
+      addressBookId: string;
+      numberOfAddresses: number;
+      createdAt: Date | string;
+      updatedAt: Date | string;
+    };
+    items: {
+      totalCount: number;
+      edges: Array<{ node: { item: string } }>;
+      pageInfo: { endCursor: string | null; hasNextPage: boolean };
+    };
+  };
+};
+
+export type KvValuesQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  searchTerm?: string | null | undefined;
+}>;
+
+export type KvValuesQuery = {
+  values: {
+    totalCount: number;
+    edges: Array<{ node: { key: string; value: string; createdAt: Date | string; updatedAt: Date | string } }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type KvValueQueryVariables = Exact<{
+  key: string;
+}>;
+
+export type KvValueQuery = {
+  value: { key: string; value: string; createdAt: Date | string; updatedAt: Date | string };
+};
+
+export type CreateListMutationVariables = Exact<{
+  input: CreateKvItemsInput;
+}>;
+
+export type CreateListMutation = { createList: { success: boolean; key: string | null; addedCount: number } };
+
+export type DeleteListMutationVariables = Exact<{
+  key: string;
+}>;
+
+export type DeleteListMutation = { deleteList: { success: boolean; key: string } };
+
+export type AddListItemsMutationVariables = Exact<{
+  input: KvItemsInput;
+}>;
+
+export type AddListItemsMutation = { addListItems: { success: boolean; key: string | null; addedCount: number } };
+
+export type RemoveListItemsMutationVariables = Exact<{
+  input: KvItemsInput;
+}>;
+
+export type RemoveListItemsMutation = {
+  removeListItems: { success: boolean; key: string | null; removedCount: number };
+};
+
+export type CreateAddressBookMutationVariables = Exact<{
+  input: CreateKvItemsInput;
+}>;
+
+export type CreateAddressBookMutation = {
+  createAddressBook: { success: boolean; key: string | null; addedCount: number };
+};
+
+export type DeleteAddressBookMutationVariables = Exact<{
+  key: string;
+}>;
+
+export type DeleteAddressBookMutation = { deleteAddressBook: { success: boolean; key: string } };
+
+export type AddAddressBookItemsMutationVariables = Exact<{
+  input: KvItemsInput;
+}>;
+
+export type AddAddressBookItemsMutation = {
+  addAddressBookItems: { success: boolean; key: string | null; addedCount: number };
+};
+
+export type RemoveAddressBookItemsMutationVariables = Exact<{
+  input: KvItemsInput;
+}>;
+
+export type RemoveAddressBookItemsMutation = {
+  removeAddressBookItems: { success: boolean; key: string | null; removedCount: number };
+};
+
+export type CreateValueMutationVariables = Exact<{
+  input: KvValueInput;
+}>;
+
+export type CreateValueMutation = { createValue: { key: string; value: string } };
+
+export type UpdateValueMutationVariables = Exact<{
+  input: KvValueInput;
+}>;
+
+export type UpdateValueMutation = { updateValue: { key: string; value: string } };
+
+export type DeleteValueMutationVariables = Exact<{
+  key: string;
+}>;
+
+export type DeleteValueMutation = { deleteValue: { success: boolean; key: string } };
+
+export type InitiateListUploadMutationVariables = Exact<{
+  input: InitiateKvUploadInput;
+}>;
+
+export type InitiateListUploadMutation = { initiateListUpload: { uploadId: string; key: string; bucket: string } };
+
+export type InitiateAddressBookUploadMutationVariables = Exact<{
+  input: InitiateKvUploadInput;
+}>;
+
+export type InitiateAddressBookUploadMutation = {
+  initiateAddressBookUpload: { uploadId: string; key: string; bucket: string };
+};
+
+export type KvUploadPartUrlMutationVariables = Exact<{
+  input: KvUploadPartInput;
+}>;
+
+export type KvUploadPartUrlMutation = {
+  kvUploadPartUrl: { url: string; partNumber: number; expiresAt: Date | string };
+};
+
+export type CompleteKvUploadMutationVariables = Exact<{
+  uploadId: string | number;
+}>;
+
+export type CompleteKvUploadMutation = {
+  completeKvUpload: { success: boolean; key: string | null; addedCount: number };
+};
+
+export type AbortKvUploadMutationVariables = Exact<{
+  uploadId: string | number;
+}>;
+
+export type AbortKvUploadMutation = { abortKvUpload: { success: boolean; message: string | null } };
 
 export type StreamFilterTemplatesQueryVariables = Exact<{
   network: string;

@@ -186,7 +186,7 @@ export type FormField = "key-value";
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "viewWidget".
  */
-export type ViewWidget = "runner" | "code-sample" | "stream-filter-tester" | "stream-raw-payload";
+export type ViewWidget = "runner" | "code-sample" | "stream-filter-tester" | "stream-raw-payload" | "kv-upload";
 
 /**
  * One screen of the console: its route, navigation place, permissions and views. Version 1.

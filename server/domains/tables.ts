@@ -5,6 +5,7 @@ export * from "./account/tables.ts";
 export * from "./endpoints/tables.ts";
 export * from "./errorlogs/tables.ts";
 export * from "./functions/tables.ts";
+export * from "./kv/tables.ts";
 export * from "./ratelimits/tables.ts";
 export * from "./security/tables.ts";
 export * from "./streams/tables.ts";

@@ -3,6 +3,7 @@ import { catalogueResolvers } from "../domains/catalogue/resolvers.ts";
 import { endpointResolvers } from "../domains/endpoints/resolvers.ts";
 import { errorLogResolvers } from "../domains/errorlogs/resolvers.ts";
 import { functionResolvers } from "../domains/functions/resolvers.ts";
+import { kvResolvers } from "../domains/kv/resolvers.ts";
 import { rateLimitResolvers } from "../domains/ratelimits/resolvers.ts";
 import { securityResolvers } from "../domains/security/resolvers.ts";
 import { streamResolvers } from "../domains/streams/resolvers.ts";
@@ -24,4 +25,5 @@ export const allResolvers: Resolvers[] = [
   rateLimitResolvers,
   usageResolvers,
   errorLogResolvers,
+  kvResolvers,
 ];

@@ -2,6 +2,7 @@ import type { UpstreamMap } from "../dataplane/chain/nodes.ts";
 import type { SessionCache } from "../domains/account/sessions.ts";
 import type { EndpointListCache } from "../domains/endpoints/list-cache.ts";
 import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
+import type { PartStorage } from "../domains/kv/part-storage.ts";
 import type { StreamsRuntime } from "../domains/streams/runtime.ts";
 import type { DomainEvents } from "../platform/events.ts";
 import type { RegistryHolder } from "../registry/watch.ts";
@@ -22,4 +23,6 @@ export interface Services {
   endpointLists: EndpointListCache;
   /** Answers to repeated reads built only from snapshots like the endpoint lists. */
   answers: ResponseCache;
+  /** Where the parts of key-value uploads are kept (the data directory, or S3). */
+  kvParts: PartStorage;
 }

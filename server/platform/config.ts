@@ -43,6 +43,19 @@ export interface AppConfig {
   trustProxy: TrustProxy;
   /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
   maxBatchCalls: number;
+  /**
+   * The S3 bucket that keeps key-value uploads' parts (NODEPLANE_KV_S3_BUCKET, with _ENDPOINT for an
+   * S3-compatible server, _REGION and _FORCE_PATH_STYLE; credentials from the AWS SDK's usual sources).
+   * Null: parts are kept under the data directory and served by this service.
+   */
+  kvUploadS3: KvUploadS3 | null;
+}
+
+export interface KvUploadS3 {
+  bucket: string;
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
 }
 
 const rootDir = path.resolve(import.meta.dirname, "../..");
@@ -131,6 +144,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     egressAllow: parseEgressAllow(env.NODEPLANE_EGRESS_ALLOW),
     trustProxy: parseTrustProxy(env.NODEPLANE_TRUST_PROXY),
     maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
+    kvUploadS3: env.NODEPLANE_KV_S3_BUCKET
+      ? {
+          bucket: env.NODEPLANE_KV_S3_BUCKET,
+          endpoint: env.NODEPLANE_KV_S3_ENDPOINT || null,
+          region: env.NODEPLANE_KV_S3_REGION || "us-east-1",
+          forcePathStyle: env.NODEPLANE_KV_S3_FORCE_PATH_STYLE === "true" || Boolean(env.NODEPLANE_KV_S3_ENDPOINT),
+        }
+      : null,
   };
 }
 

@@ -83,7 +83,10 @@ function rowsAt(data: unknown, path: string): unknown[] {
 }
 
 /** Route parameters of an account's screens: the first of each kind of item it has. */
-type RouteParams = Record<"endpointId" | "functionId" | "streamId" | "webhookId", string>;
+type RouteParams = Record<
+  "endpointId" | "functionId" | "streamId" | "webhookId" | "listKey" | "addressBookKey" | "valueKey",
+  string
+>;
 
 function resolveVariables(templates: Record<string, unknown>, route: RouteParams): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
@@ -110,7 +113,11 @@ async function accountWith(
   const owner = await signUp(app);
   const { client } = owner;
   const accountId = owner.viewer.id;
-  await db.update(subscriptions).set({ endpointLimit: 100 }).where(eq(subscriptions.accountId, accountId));
+  // The Build plan: room for 5 of each kind of key-value key (the Free plan allows 10 keys in all).
+  await db
+    .update(subscriptions)
+    .set({ endpointLimit: 100, planId: "b6_build" })
+    .where(eq(subscriptions.accountId, accountId));
   const range = Array.from({ length: n }, (_, i) => i);
 
   const endpoints: { id: string; exId: string }[] = [];
@@ -268,6 +275,19 @@ async function accountWith(
   await db
     .insert(mailOutbox)
     .values(range.map((i) => ({ accountId, to: `ops${i}@example.com`, subject: `notice ${i}`, body: "text" })));
+  // Key-value store: n lists, address books and values; the first list and book hold n items.
+  for (const i of range) {
+    const items = i === 0 ? range.map((j) => `0x${j.toString(16).padStart(40, "0")}`) : [];
+    await client.gqlOk("mutation($input: CreateKvItemsInput!) { createList(input: $input) { success } }", {
+      input: { key: `list-${i}`, items },
+    });
+    await client.gqlOk("mutation($input: CreateKvItemsInput!) { createAddressBook(input: $input) { success } }", {
+      input: { key: `book-${i}`, items },
+    });
+    await client.gqlOk("mutation($input: KvValueInput!) { createValue(input: $input) { key } }", {
+      input: { key: `value-${i}`, value: `${i}` },
+    });
+  }
 
   return {
     accountId,
@@ -277,6 +297,9 @@ async function accountWith(
       functionId: functionIds[0],
       streamId: streamIds[0].id,
       webhookId: webhookIds[0].id,
+      listKey: "list-0",
+      addressBookKey: "book-0",
+      valueKey: "value-0",
     },
   };
 }

@@ -387,6 +387,17 @@ export type Query = {
   functionTemplates: Array<FunctionTemplate>;
   /** What the account's functions used in [start, end), per hour or day. */
   functionsBillingUsage: FunctionsBillingUsage;
+  /** The account's lists, by key. */
+  lists: KvListConnection;
+  /** A list and a page of its items (searchTerm matches items). */
+  list: KvListDetail;
+  /** The account's address books, by key. */
+  addressBooks: AddressBookConnection;
+  /** An address book and a page of its addresses (searchTerm matches addresses). */
+  addressBook: AddressBookDetail;
+  /** The account's values, by key (searchTerm matches keys). */
+  values: KvValueConnection;
+  value: KvValue;
 };
 
 export type QueryEndpointArgs = {
@@ -586,6 +597,42 @@ export type QueryFunctionsBillingUsageArgs = {
   tick?: InputMaybe<UsageTickType>;
 };
 
+export type QueryListsArgs = {
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  limit?: InputMaybe<Scalars["Int"]["input"]>;
+  searchTerm?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryListArgs = {
+  key: Scalars["String"]["input"];
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  limit?: InputMaybe<Scalars["Int"]["input"]>;
+  searchTerm?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryAddressBooksArgs = {
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  limit?: InputMaybe<Scalars["Int"]["input"]>;
+  searchTerm?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryAddressBookArgs = {
+  key: Scalars["String"]["input"];
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  limit?: InputMaybe<Scalars["Int"]["input"]>;
+  searchTerm?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryValuesArgs = {
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  searchTerm?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryValueArgs = {
+  key: Scalars["String"]["input"];
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -665,6 +712,32 @@ export type Mutation = {
   testFunctionDestination: DestinationTestResult;
   /** Runs new function code on what a stream would deliver for a block (after its filter). */
   testNewFunctionForStream: FunctionTestResult;
+  createList: KvAddResult;
+  deleteList: KvDeleteResult;
+  addListItems: KvAddResult;
+  /** Removes every occurrence of each item. */
+  removeListItems: KvRemoveResult;
+  createAddressBook: KvAddResult;
+  deleteAddressBook: KvDeleteResult;
+  /** Adds the addresses the address book does not hold yet; addedCount counts those. */
+  addAddressBookItems: KvAddResult;
+  removeAddressBookItems: KvRemoveResult;
+  createValue: KvValue;
+  updateValue: KvValue;
+  deleteValue: KvDeleteResult;
+  /** Sets several values, making the keys that are missing. */
+  addValues: KvAddResult;
+  removeValues: KvRemoveResult;
+  /** Begins uploading items into a list (made on completion when missing). */
+  initiateListUpload: KvUpload;
+  /** Begins uploading addresses into an address book (made on completion when missing). */
+  initiateAddressBookUpload: KvUpload;
+  /** A signed URL, valid for 15 minutes, to PUT one part to; asking again for a part replaces it. */
+  kvUploadPartUrl: KvUploadPartUrl;
+  /** Joins the parts in order, reads items separated by line breaks or commas and adds them in one transaction. */
+  completeKvUpload: KvAddResult;
+  /** Ends an upload and deletes its parts. */
+  abortKvUpload: MutationResult;
 };
 
 export type MutationSignUpArgs = {
@@ -977,6 +1050,78 @@ export type MutationTestFunctionDestinationArgs = {
 
 export type MutationTestNewFunctionForStreamArgs = {
   input: TestNewFunctionForStreamInput;
+};
+
+export type MutationCreateListArgs = {
+  input: CreateKvItemsInput;
+};
+
+export type MutationDeleteListArgs = {
+  key: Scalars["String"]["input"];
+};
+
+export type MutationAddListItemsArgs = {
+  input: KvItemsInput;
+};
+
+export type MutationRemoveListItemsArgs = {
+  input: KvItemsInput;
+};
+
+export type MutationCreateAddressBookArgs = {
+  input: CreateKvItemsInput;
+};
+
+export type MutationDeleteAddressBookArgs = {
+  key: Scalars["String"]["input"];
+};
+
+export type MutationAddAddressBookItemsArgs = {
+  input: KvItemsInput;
+};
+
+export type MutationRemoveAddressBookItemsArgs = {
+  input: KvItemsInput;
+};
+
+export type MutationCreateValueArgs = {
+  input: KvValueInput;
+};
+
+export type MutationUpdateValueArgs = {
+  input: KvValueInput;
+};
+
+export type MutationDeleteValueArgs = {
+  key: Scalars["String"]["input"];
+};
+
+export type MutationAddValuesArgs = {
+  input: AddKvValuesInput;
+};
+
+export type MutationRemoveValuesArgs = {
+  input: RemoveKvValuesInput;
+};
+
+export type MutationInitiateListUploadArgs = {
+  input: InitiateKvUploadInput;
+};
+
+export type MutationInitiateAddressBookUploadArgs = {
+  input: InitiateKvUploadInput;
+};
+
+export type MutationKvUploadPartUrlArgs = {
+  input: KvUploadPartInput;
+};
+
+export type MutationCompleteKvUploadArgs = {
+  uploadId: Scalars["ID"]["input"];
+};
+
+export type MutationAbortKvUploadArgs = {
+  uploadId: Scalars["ID"]["input"];
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -2163,6 +2308,180 @@ export type TestNewFunctionForStreamInput = {
   memoryMb?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
+export type KvList = {
+  __typename?: "KvList";
+  key: Scalars["String"]["output"];
+  /** The spec's listId: the list's key. */
+  listId: Scalars["String"]["output"];
+  numberOfItems: Scalars["Int"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  updatedAt: Scalars["DateTime"]["output"];
+};
+
+export type KvListEdge = {
+  __typename?: "KvListEdge";
+  cursor: Scalars["String"]["output"];
+  node: KvList;
+};
+
+export type KvListConnection = {
+  __typename?: "KvListConnection";
+  edges: Array<KvListEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars["Int"]["output"];
+};
+
+export type AddressBook = {
+  __typename?: "AddressBook";
+  key: Scalars["String"]["output"];
+  /** The spec's addressBookId: the address book's key. */
+  addressBookId: Scalars["String"]["output"];
+  numberOfAddresses: Scalars["Int"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  updatedAt: Scalars["DateTime"]["output"];
+};
+
+export type AddressBookEdge = {
+  __typename?: "AddressBookEdge";
+  cursor: Scalars["String"]["output"];
+  node: AddressBook;
+};
+
+export type AddressBookConnection = {
+  __typename?: "AddressBookConnection";
+  edges: Array<AddressBookEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars["Int"]["output"];
+};
+
+/** One item of a list or address book. */
+export type KvItem = {
+  __typename?: "KvItem";
+  item: Scalars["String"]["output"];
+};
+
+export type KvItemEdge = {
+  __typename?: "KvItemEdge";
+  cursor: Scalars["String"]["output"];
+  node: KvItem;
+};
+
+export type KvItemConnection = {
+  __typename?: "KvItemConnection";
+  edges: Array<KvItemEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars["Int"]["output"];
+};
+
+/** A list with one page of its items, in order. */
+export type KvListDetail = {
+  __typename?: "KvListDetail";
+  list: KvList;
+  items: KvItemConnection;
+};
+
+/** An address book with one page of its addresses, in order of the address. */
+export type AddressBookDetail = {
+  __typename?: "AddressBookDetail";
+  addressBook: AddressBook;
+  items: KvItemConnection;
+};
+
+export type KvValue = {
+  __typename?: "KvValue";
+  key: Scalars["String"]["output"];
+  value: Scalars["String"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  updatedAt: Scalars["DateTime"]["output"];
+};
+
+export type KvValueEdge = {
+  __typename?: "KvValueEdge";
+  cursor: Scalars["String"]["output"];
+  node: KvValue;
+};
+
+export type KvValueConnection = {
+  __typename?: "KvValueConnection";
+  edges: Array<KvValueEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars["Int"]["output"];
+};
+
+export type KvAddResult = {
+  __typename?: "KvAddResult";
+  success: Scalars["Boolean"]["output"];
+  key?: Maybe<Scalars["String"]["output"]>;
+  addedCount: Scalars["Int"]["output"];
+};
+
+export type KvRemoveResult = {
+  __typename?: "KvRemoveResult";
+  success: Scalars["Boolean"]["output"];
+  key?: Maybe<Scalars["String"]["output"]>;
+  removedCount: Scalars["Int"]["output"];
+};
+
+export type KvDeleteResult = {
+  __typename?: "KvDeleteResult";
+  success: Scalars["Boolean"]["output"];
+  key: Scalars["String"]["output"];
+};
+
+/** A multipart upload begun: its parts are PUT to part URLs, then it is completed or aborted. */
+export type KvUpload = {
+  __typename?: "KvUpload";
+  uploadId: Scalars["ID"]["output"];
+  key: Scalars["String"]["output"];
+  /** Where the parts are kept: local (this service) or the S3 bucket's name. */
+  bucket: Scalars["String"]["output"];
+};
+
+export type KvUploadPartUrl = {
+  __typename?: "KvUploadPartUrl";
+  /** PUT the part's bytes here before expiresAt. */
+  url: Scalars["String"]["output"];
+  partNumber: Scalars["Int"]["output"];
+  expiresAt: Scalars["DateTime"]["output"];
+};
+
+export type CreateKvItemsInput = {
+  key: Scalars["String"]["input"];
+  items?: InputMaybe<Array<Scalars["String"]["input"]>>;
+  /** Items as typed in the console: one per line or separated by commas, instead of items. */
+  itemsText?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type KvItemsInput = {
+  key: Scalars["String"]["input"];
+  items?: InputMaybe<Array<Scalars["String"]["input"]>>;
+  /** Items as typed in the console: one per line or separated by commas, instead of items. */
+  itemsText?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type KvValueInput = {
+  key: Scalars["String"]["input"];
+  value: Scalars["String"]["input"];
+};
+
+export type AddKvValuesInput = {
+  values: Array<KvValueInput>;
+};
+
+export type RemoveKvValuesInput = {
+  keys: Array<Scalars["String"]["input"]>;
+};
+
+export type InitiateKvUploadInput = {
+  key: Scalars["String"]["input"];
+};
+
+export type KvUploadPartInput = {
+  uploadId: Scalars["ID"]["input"];
+  /** 1 to 10,000, as in S3. */
+  partNumber: Scalars["Int"]["input"];
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -2415,6 +2734,32 @@ export type ResolversTypes = {
   CreateQuickFunctionInput: ResolverTypeWrapper<Partial<CreateQuickFunctionInput>>;
   CreateStreamWithFunctionInput: ResolverTypeWrapper<Partial<CreateStreamWithFunctionInput>>;
   TestNewFunctionForStreamInput: ResolverTypeWrapper<Partial<TestNewFunctionForStreamInput>>;
+  KvList: ResolverTypeWrapper<Partial<KvList>>;
+  KvListEdge: ResolverTypeWrapper<Partial<KvListEdge>>;
+  KvListConnection: ResolverTypeWrapper<Partial<KvListConnection>>;
+  AddressBook: ResolverTypeWrapper<Partial<AddressBook>>;
+  AddressBookEdge: ResolverTypeWrapper<Partial<AddressBookEdge>>;
+  AddressBookConnection: ResolverTypeWrapper<Partial<AddressBookConnection>>;
+  KvItem: ResolverTypeWrapper<Partial<KvItem>>;
+  KvItemEdge: ResolverTypeWrapper<Partial<KvItemEdge>>;
+  KvItemConnection: ResolverTypeWrapper<Partial<KvItemConnection>>;
+  KvListDetail: ResolverTypeWrapper<Partial<KvListDetail>>;
+  AddressBookDetail: ResolverTypeWrapper<Partial<AddressBookDetail>>;
+  KvValue: ResolverTypeWrapper<Partial<KvValue>>;
+  KvValueEdge: ResolverTypeWrapper<Partial<KvValueEdge>>;
+  KvValueConnection: ResolverTypeWrapper<Partial<KvValueConnection>>;
+  KvAddResult: ResolverTypeWrapper<Partial<KvAddResult>>;
+  KvRemoveResult: ResolverTypeWrapper<Partial<KvRemoveResult>>;
+  KvDeleteResult: ResolverTypeWrapper<Partial<KvDeleteResult>>;
+  KvUpload: ResolverTypeWrapper<Partial<KvUpload>>;
+  KvUploadPartUrl: ResolverTypeWrapper<Partial<KvUploadPartUrl>>;
+  CreateKvItemsInput: ResolverTypeWrapper<Partial<CreateKvItemsInput>>;
+  KvItemsInput: ResolverTypeWrapper<Partial<KvItemsInput>>;
+  KvValueInput: ResolverTypeWrapper<Partial<KvValueInput>>;
+  AddKvValuesInput: ResolverTypeWrapper<Partial<AddKvValuesInput>>;
+  RemoveKvValuesInput: ResolverTypeWrapper<Partial<RemoveKvValuesInput>>;
+  InitiateKvUploadInput: ResolverTypeWrapper<Partial<InitiateKvUploadInput>>;
+  KvUploadPartInput: ResolverTypeWrapper<Partial<KvUploadPartInput>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -2564,6 +2909,32 @@ export type ResolversParentTypes = {
   CreateQuickFunctionInput: Partial<CreateQuickFunctionInput>;
   CreateStreamWithFunctionInput: Partial<CreateStreamWithFunctionInput>;
   TestNewFunctionForStreamInput: Partial<TestNewFunctionForStreamInput>;
+  KvList: Partial<KvList>;
+  KvListEdge: Partial<KvListEdge>;
+  KvListConnection: Partial<KvListConnection>;
+  AddressBook: Partial<AddressBook>;
+  AddressBookEdge: Partial<AddressBookEdge>;
+  AddressBookConnection: Partial<AddressBookConnection>;
+  KvItem: Partial<KvItem>;
+  KvItemEdge: Partial<KvItemEdge>;
+  KvItemConnection: Partial<KvItemConnection>;
+  KvListDetail: Partial<KvListDetail>;
+  AddressBookDetail: Partial<AddressBookDetail>;
+  KvValue: Partial<KvValue>;
+  KvValueEdge: Partial<KvValueEdge>;
+  KvValueConnection: Partial<KvValueConnection>;
+  KvAddResult: Partial<KvAddResult>;
+  KvRemoveResult: Partial<KvRemoveResult>;
+  KvDeleteResult: Partial<KvDeleteResult>;
+  KvUpload: Partial<KvUpload>;
+  KvUploadPartUrl: Partial<KvUploadPartUrl>;
+  CreateKvItemsInput: Partial<CreateKvItemsInput>;
+  KvItemsInput: Partial<KvItemsInput>;
+  KvValueInput: Partial<KvValueInput>;
+  AddKvValuesInput: Partial<AddKvValuesInput>;
+  RemoveKvValuesInput: Partial<RemoveKvValuesInput>;
+  InitiateKvUploadInput: Partial<InitiateKvUploadInput>;
+  KvUploadPartInput: Partial<KvUploadPartInput>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -3065,6 +3436,22 @@ export type QueryResolvers<
     ContextType,
     RequireFields<QueryFunctionsBillingUsageArgs, "start" | "end">
   >;
+  lists?: Resolver<ResolversTypes["KvListConnection"], ParentType, ContextType, Partial<QueryListsArgs>>;
+  list?: Resolver<ResolversTypes["KvListDetail"], ParentType, ContextType, RequireFields<QueryListArgs, "key">>;
+  addressBooks?: Resolver<
+    ResolversTypes["AddressBookConnection"],
+    ParentType,
+    ContextType,
+    Partial<QueryAddressBooksArgs>
+  >;
+  addressBook?: Resolver<
+    ResolversTypes["AddressBookDetail"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryAddressBookArgs, "key">
+  >;
+  values?: Resolver<ResolversTypes["KvValueConnection"], ParentType, ContextType, Partial<QueryValuesArgs>>;
+  value?: Resolver<ResolversTypes["KvValue"], ParentType, ContextType, RequireFields<QueryValueArgs, "key">>;
 };
 
 export type MutationResolvers<
@@ -3456,6 +3843,114 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationTestNewFunctionForStreamArgs, "input">
+  >;
+  createList?: Resolver<
+    ResolversTypes["KvAddResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateListArgs, "input">
+  >;
+  deleteList?: Resolver<
+    ResolversTypes["KvDeleteResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteListArgs, "key">
+  >;
+  addListItems?: Resolver<
+    ResolversTypes["KvAddResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationAddListItemsArgs, "input">
+  >;
+  removeListItems?: Resolver<
+    ResolversTypes["KvRemoveResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRemoveListItemsArgs, "input">
+  >;
+  createAddressBook?: Resolver<
+    ResolversTypes["KvAddResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateAddressBookArgs, "input">
+  >;
+  deleteAddressBook?: Resolver<
+    ResolversTypes["KvDeleteResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteAddressBookArgs, "key">
+  >;
+  addAddressBookItems?: Resolver<
+    ResolversTypes["KvAddResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationAddAddressBookItemsArgs, "input">
+  >;
+  removeAddressBookItems?: Resolver<
+    ResolversTypes["KvRemoveResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRemoveAddressBookItemsArgs, "input">
+  >;
+  createValue?: Resolver<
+    ResolversTypes["KvValue"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateValueArgs, "input">
+  >;
+  updateValue?: Resolver<
+    ResolversTypes["KvValue"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateValueArgs, "input">
+  >;
+  deleteValue?: Resolver<
+    ResolversTypes["KvDeleteResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteValueArgs, "key">
+  >;
+  addValues?: Resolver<
+    ResolversTypes["KvAddResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationAddValuesArgs, "input">
+  >;
+  removeValues?: Resolver<
+    ResolversTypes["KvRemoveResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRemoveValuesArgs, "input">
+  >;
+  initiateListUpload?: Resolver<
+    ResolversTypes["KvUpload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationInitiateListUploadArgs, "input">
+  >;
+  initiateAddressBookUpload?: Resolver<
+    ResolversTypes["KvUpload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationInitiateAddressBookUploadArgs, "input">
+  >;
+  kvUploadPartUrl?: Resolver<
+    ResolversTypes["KvUploadPartUrl"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationKvUploadPartUrlArgs, "input">
+  >;
+  completeKvUpload?: Resolver<
+    ResolversTypes["KvAddResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCompleteKvUploadArgs, "uploadId">
+  >;
+  abortKvUpload?: Resolver<
+    ResolversTypes["MutationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationAbortKvUploadArgs, "uploadId">
   >;
 };
 
@@ -4433,6 +4928,173 @@ export type FunctionTestResultResolvers<
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
+export type KvListResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvList"] = ResolversParentTypes["KvList"],
+> = {
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  listId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  numberOfItems?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type KvListEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvListEdge"] = ResolversParentTypes["KvListEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["KvList"], ParentType, ContextType>;
+};
+
+export type KvListConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvListConnection"] = ResolversParentTypes["KvListConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["KvListEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type AddressBookResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddressBook"] = ResolversParentTypes["AddressBook"],
+> = {
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  addressBookId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  numberOfAddresses?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type AddressBookEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddressBookEdge"] = ResolversParentTypes["AddressBookEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["AddressBook"], ParentType, ContextType>;
+};
+
+export type AddressBookConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddressBookConnection"] = ResolversParentTypes["AddressBookConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["AddressBookEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type KvItemResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvItem"] = ResolversParentTypes["KvItem"],
+> = {
+  item?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type KvItemEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvItemEdge"] = ResolversParentTypes["KvItemEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["KvItem"], ParentType, ContextType>;
+};
+
+export type KvItemConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvItemConnection"] = ResolversParentTypes["KvItemConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["KvItemEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type KvListDetailResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvListDetail"] = ResolversParentTypes["KvListDetail"],
+> = {
+  list?: Resolver<ResolversTypes["KvList"], ParentType, ContextType>;
+  items?: Resolver<ResolversTypes["KvItemConnection"], ParentType, ContextType>;
+};
+
+export type AddressBookDetailResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddressBookDetail"] = ResolversParentTypes["AddressBookDetail"],
+> = {
+  addressBook?: Resolver<ResolversTypes["AddressBook"], ParentType, ContextType>;
+  items?: Resolver<ResolversTypes["KvItemConnection"], ParentType, ContextType>;
+};
+
+export type KvValueResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvValue"] = ResolversParentTypes["KvValue"],
+> = {
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type KvValueEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvValueEdge"] = ResolversParentTypes["KvValueEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["KvValue"], ParentType, ContextType>;
+};
+
+export type KvValueConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvValueConnection"] = ResolversParentTypes["KvValueConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["KvValueEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type KvAddResultResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvAddResult"] = ResolversParentTypes["KvAddResult"],
+> = {
+  success?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  key?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  addedCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type KvRemoveResultResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvRemoveResult"] = ResolversParentTypes["KvRemoveResult"],
+> = {
+  success?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  key?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  removedCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type KvDeleteResultResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvDeleteResult"] = ResolversParentTypes["KvDeleteResult"],
+> = {
+  success?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type KvUploadResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvUpload"] = ResolversParentTypes["KvUpload"],
+> = {
+  uploadId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  bucket?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type KvUploadPartUrlResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvUploadPartUrl"] = ResolversParentTypes["KvUploadPartUrl"],
+> = {
+  url?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  partNumber?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -4545,4 +5207,23 @@ export type Resolvers<ContextType = Context> = {
   FunctionPermissions?: FunctionPermissionsResolvers<ContextType>;
   FunctionTemplate?: FunctionTemplateResolvers<ContextType>;
   FunctionTestResult?: FunctionTestResultResolvers<ContextType>;
+  KvList?: KvListResolvers<ContextType>;
+  KvListEdge?: KvListEdgeResolvers<ContextType>;
+  KvListConnection?: KvListConnectionResolvers<ContextType>;
+  AddressBook?: AddressBookResolvers<ContextType>;
+  AddressBookEdge?: AddressBookEdgeResolvers<ContextType>;
+  AddressBookConnection?: AddressBookConnectionResolvers<ContextType>;
+  KvItem?: KvItemResolvers<ContextType>;
+  KvItemEdge?: KvItemEdgeResolvers<ContextType>;
+  KvItemConnection?: KvItemConnectionResolvers<ContextType>;
+  KvListDetail?: KvListDetailResolvers<ContextType>;
+  AddressBookDetail?: AddressBookDetailResolvers<ContextType>;
+  KvValue?: KvValueResolvers<ContextType>;
+  KvValueEdge?: KvValueEdgeResolvers<ContextType>;
+  KvValueConnection?: KvValueConnectionResolvers<ContextType>;
+  KvAddResult?: KvAddResultResolvers<ContextType>;
+  KvRemoveResult?: KvRemoveResultResolvers<ContextType>;
+  KvDeleteResult?: KvDeleteResultResolvers<ContextType>;
+  KvUpload?: KvUploadResolvers<ContextType>;
+  KvUploadPartUrl?: KvUploadPartUrlResolvers<ContextType>;
 };

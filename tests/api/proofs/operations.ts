@@ -78,6 +78,7 @@ export type Kind =
   | "webhook"
   | "function"
   | "functionActivation"
+  | "kvUpload"
   | "user";
 
 /**
@@ -108,6 +109,9 @@ export const ID_ARGS: Record<string, Kind> = {
   "functionMetrics.id": "function",
   "functionActivation.id": "functionActivation",
   "functionActivationResult.id": "functionActivation",
+  "kvUploadPartUrl.input.uploadId": "kvUpload",
+  "completeKvUpload.uploadId": "kvUpload",
+  "abortKvUpload.uploadId": "kvUpload",
   "updateUserRole.userId": "user",
   "updateEndpointLabel.id": "endpoint",
   "toggleEndpointPaused.id": "endpoint",

@@ -14,7 +14,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), stream and webhook. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, stream and webhook. */
 export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
   const gql = owner.client.gqlOk.bind(owner.client);
   const publicKey = await newPublicKey();
@@ -78,6 +78,11 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       { input: { id: ids.function, params: 1 } },
     )
   ).callFunction.id;
+  ids.kvUpload = (
+    await gql<{ initiateListUpload: { uploadId: string } }>(
+      'mutation { initiateListUpload(input: { key: "proof" }) { uploadId } }',
+    )
+  ).initiateListUpload.uploadId;
   ids.stream = (
     await gql<{ createStream: { id: string } }>(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",

@@ -1,0 +1,133 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import type { Executor } from "../../platform/db/index.ts";
+import { AppError, badInput, type FieldError } from "../../platform/errors.ts";
+import { subscriptions } from "../account/tables.ts";
+
+/**
+ * Every limit of the key-value store, in one place: the plan's (from schemas/catalogue/kv-limits.json)
+ * and the fixed ones every plan shares. Each check answers with the limit in words.
+ */
+
+export interface PlanKvLimits {
+  /** Lists, sets and values of the account together. */
+  keys: number;
+  /** Items in one list or set. */
+  itemsPerKey: number;
+  /** UTF-8 bytes of one value. */
+  valueBytes: number;
+}
+
+interface LimitsFile {
+  plans: Record<string, PlanKvLimits>;
+}
+
+const limitsFile = path.resolve(import.meta.dirname, "../../../schemas/catalogue/kv-limits.json");
+const planLimits = (JSON.parse(readFileSync(limitsFile, "utf8")) as LimitsFile).plans;
+const FALLBACK_PLAN = "b6_free";
+
+/** A key: 1–128 letters, digits and `_ - . :`. */
+export const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** Characters of one item of a list or set (an address is 42). */
+export const MAX_ITEM_CHARS = 256;
+/** Items one add or remove call may carry (an upload carries more, in parts; a GraphQL argument holds at most 10,000 values). */
+export const MAX_ITEMS_PER_CALL = 5_000;
+/** Bytes of one uploaded part, and of a whole upload. */
+export const MAX_PART_BYTES = 16 * 1024 * 1024;
+export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+/** How long a part URL may be used, and an upload kept before it is swept. */
+export const PART_URL_SECONDS = 15 * 60;
+export const UPLOAD_HOURS = 24;
+
+export async function limitsOf(db: Executor, accountId: string): Promise<PlanKvLimits> {
+  const [row] = await db
+    .select({ planId: subscriptions.planId })
+    .from(subscriptions)
+    .where(eq(subscriptions.accountId, accountId));
+  return planLimits[row?.planId ?? FALLBACK_PLAN] ?? planLimits[FALLBACK_PLAN];
+}
+
+const tooMany = (message: string) => new AppError("CONFLICT", message);
+
+/** A new key would take the account past its plan's keys. */
+export function checkKeyCount(limits: PlanKvLimits, keysAfter: number) {
+  if (keysAfter > limits.keys)
+    throw tooMany(
+      `Your plan allows ${limits.keys.toLocaleString("en-US")} keys (lists, sets and values together). Delete one or upgrade your plan.`,
+    );
+}
+
+/** A list or set would hold more items than the plan allows. */
+export function checkItemCount(limits: PlanKvLimits, key: string, itemsAfter: number) {
+  if (itemsAfter > limits.itemsPerKey)
+    throw tooMany(
+      `"${key}" would hold ${itemsAfter.toLocaleString("en-US")} items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
+    );
+}
+
+export function checkValueSize(limits: PlanKvLimits, value: string, pointer: string) {
+  const bytes = Buffer.byteLength(value, "utf8");
+  if (bytes > limits.valueBytes)
+    throw badInput([
+      {
+        pointer,
+        message: `This value is ${bytes.toLocaleString("en-US")} bytes; your plan allows ${limits.valueBytes.toLocaleString("en-US")}.`,
+      },
+    ]);
+}
+
+export function checkKey(key: string, pointer: string) {
+  if (!KEY_PATTERN.test(key))
+    throw badInput([{ pointer, message: "A key is 1 to 128 letters, digits, underscores, dashes, dots or colons." }]);
+}
+
+/** Why an item is refused, or null: trimmed, 1..MAX_ITEM_CHARS, no control characters or commas. */
+export function itemProblem(item: string): string | null {
+  if (item.length === 0) return "An item cannot be empty.";
+  if (item.length > MAX_ITEM_CHARS) return `An item is at most ${MAX_ITEM_CHARS} characters.`;
+  // Commas and line breaks separate items in an uploaded file, so no item may hold one.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f,]/.test(item)) return "An item cannot contain commas or control characters.";
+  if (item.trim() !== item) return "An item cannot start or end with spaces.";
+  return null;
+}
+
+/** Checks the items of one call; each bad one is named by its pointer. */
+export function checkItems(items: readonly string[], pointer: string) {
+  if (items.length > MAX_ITEMS_PER_CALL)
+    throw badInput([
+      {
+        pointer,
+        message: `At most ${MAX_ITEMS_PER_CALL.toLocaleString("en-US")} items at a time; upload a file for more.`,
+      },
+    ]);
+  const fields: FieldError[] = [];
+  items.forEach((item, i) => {
+    const problem = itemProblem(item);
+    if (problem && fields.length < 20) fields.push({ pointer: `${pointer}/${i}`, message: problem });
+  });
+  if (fields.length) throw badInput(fields);
+}
+
+/**
+ * Items from text: one per line or separated by commas, each trimmed, empty ones skipped. The first
+ * bad item is refused naming its line (BAD_USER_INPUT on `pointer`).
+ */
+export function parseItemsText(text: string, pointer: string): string[] {
+  const items: string[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    for (const piece of lines[i].split(",")) {
+      const item = piece.trim();
+      if (item === "") continue;
+      const problem = itemProblem(item);
+      if (problem) {
+        const message = `Line ${(i + 1).toLocaleString("en-US")}: ${problem}`;
+        throw badInput([{ pointer, message }], message);
+      }
+      items.push(item);
+    }
+  }
+  return items;
+}
