@@ -222,3 +222,79 @@ describe("delivery history", () => {
     expect(freePage.streamDeliveries.deliveries.map((d) => d.startBlock)).toEqual([2]);
   });
 });
+
+describe("filters that do not compile", () => {
+  const broken = "function main(stream) {\n  const x = ;\n  return stream.data;\n}";
+  const fieldError = (errors: { extensions?: Record<string, unknown> }[] | undefined) => {
+    expect(errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+    const fields = errors?.[0].extensions?.fields as { pointer: string; message: string }[];
+    return fields.find((f) => f.pointer === "/filterFunction")?.message;
+  };
+
+  it("are refused at create and update with their line (and column, when the sandbox reports it); nothing is written", async () => {
+    const before = (await owner.client.gqlOk<{ webhooks: { totalCount: number } }>("{ webhooks { totalCount } }"))
+      .webhooks.totalCount;
+    const created = await owner.client.gql(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+      { input: { name: "broken", network: NETWORK, url: "http://127.0.0.1:9/x", filterFunction: broken } },
+    );
+    expect(fieldError(created.errors)).toMatch(/^Line 2(, column \d+)?: SyntaxError/);
+    expect(
+      (await owner.client.gqlOk<{ webhooks: { totalCount: number } }>("{ webhooks { totalCount } }")).webhooks
+        .totalCount,
+    ).toBe(before);
+
+    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string } }>(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+      {
+        input: {
+          name: "fine",
+          network: NETWORK,
+          url: "http://127.0.0.1:9/x",
+          filterFunction: "function main(s) { return s.data; }",
+        },
+      },
+    );
+    const updated = await owner.client.gql(
+      "mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { id } }",
+      { input: { id: createWebhook.id, filterFunction: broken } },
+    );
+    expect(fieldError(updated.errors)).toMatch(/^Line 2(, column \d+)?: SyntaxError/);
+    const kept = await owner.client.gqlOk<{ webhook: { filterFunction: string } }>(
+      "query($id: ID!) { webhook(id: $id) { filterFunction } }",
+      { id: createWebhook.id },
+    );
+    expect(kept.webhook.filterFunction).toBe("function main(s) { return s.data; }");
+
+    const stream = await owner.client.gql(
+      "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+      {
+        input: {
+          name: "broken",
+          network: NETWORK,
+          dataset: "BLOCK",
+          destination: "WEBHOOK",
+          destinationAttributes: { url: "http://127.0.0.1:9/x" },
+          startRange: 1,
+          filterFunction: "function main(stream) {\n  return stream.data.map(b => b.\n}",
+        },
+      },
+    );
+    expect(fieldError(stream.errors)).toMatch(/^Line 3(, column \d+)?: SyntaxError/);
+    const noMain = await owner.client.gql(
+      "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+      {
+        input: {
+          name: "no main",
+          network: NETWORK,
+          dataset: "BLOCK",
+          destination: "WEBHOOK",
+          destinationAttributes: { url: "http://127.0.0.1:9/x" },
+          startRange: 1,
+          filterFunction: "function handler(stream) { return stream.data; }",
+        },
+      },
+    );
+    expect(fieldError(noMain.errors)).toMatch(/must define function main/);
+  });
+});
