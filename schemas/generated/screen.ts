@@ -70,7 +70,7 @@ export type Role = "VIEWER" | "ADMIN" | "OWNER";
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "view".
  */
-export type View = ListView | DetailView | FormView | ChartView | CustomView;
+export type View = ListView | DetailView | FormView | ChartView | CustomView | AlertView;
 /**
  * A literal, or a reference: $route.x, $query.x (URL search), $row.x, $record.x, $item.x (one item of an array field), $form, $form.x, $viewer.x, $result.x. References inside objects and arrays are resolved too.
  *
@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers); tags (options: labelKey, emptyText); code; json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers); tags (options: labelKey, emptyText); code (options: maxChars, cut on screen, copied whole); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -648,6 +648,53 @@ export interface CustomView {
     [k: string]: unknown;
   };
   record?: Path;
+}
+/**
+ * A banner shown only while its query answers rows (e.g. streams that failed): a title counting them, one line per row (the first five) with a link, and a closing sentence.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "alertView".
+ */
+export interface AlertView {
+  kind: "alert";
+  id?: string;
+  query: string;
+  variables?: Variables;
+  rows: Path;
+  /**
+   * The banner's colour and icon; default error.
+   */
+  type?: "error" | "warning" | "info";
+  /**
+   * The banner's title; {count} is the number of rows.
+   */
+  title: string;
+  /**
+   * The title when there is one row.
+   */
+  titleOne?: string;
+  item: {
+    /**
+     * A row's text with {path} placeholders.
+     */
+    text: string;
+    /**
+     * Shown after the text, muted (e.g. the reason).
+     */
+    detail?: string;
+    /**
+     * A route with {path} placeholders from the row.
+     */
+    link?: string;
+  };
+  /**
+   * A sentence after the rows: what to do.
+   */
+  description?: string;
+  /**
+   * The warning's title when the query fails.
+   */
+  errorTitle: string;
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
