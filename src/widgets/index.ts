@@ -5,3 +5,4 @@ import "./stream-icons.tsx";
 import "./stream-raw-payload.tsx";
 import "./stream-start-block.tsx";
 import "./code-editor.tsx";
+import "./filter-editor.tsx";
