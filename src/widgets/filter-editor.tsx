@@ -144,6 +144,8 @@ export interface FilterEditorProps {
   disabled?: boolean;
   /** Messages of a compile or run error: the field shows it in red and its line is marked. */
   errors?: string[];
+  /** Whether the messages are said under the code (default); false where the screen says them already. */
+  errorText?: boolean;
   describedBy?: string;
   /** Whether the sample starts open. */
   sampleOpen?: boolean;
@@ -164,6 +166,12 @@ export function FilterEditor(props: FilterEditorProps) {
         errorLine={errorLineOf(props.errors)}
         describedBy={props.describedBy}
       />
+      {/* The form shows its help text in place of a field's errors: where the error is, is said here. */}
+      {props.errors?.length && props.errorText !== false ? (
+        <Typography.Text type="danger" role="alert" data-testid="filter-error">
+          {props.errors.join(" ")}
+        </Typography.Text>
+      ) : null}
       <Collapse
         size="small"
         defaultActiveKey={props.sampleOpen ? ["sample"] : []}

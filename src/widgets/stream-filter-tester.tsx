@@ -288,13 +288,17 @@ function FilterTester({ data, options }: CustomViewProps) {
             id="filter-tester-code"
             label="Filter function"
             value={code}
-            onChange={(next) => setCode(next ?? "")}
+            onChange={(next) => {
+              setCode(next ?? "");
+              setSaveError(null);
+            }}
             rows={18}
             network={network}
             dataset={withDataset ? dataset : fixedDataset}
             latestBlock={operationOf(options.latestBlock)}
             payload={operationOf(options.payload)}
-            errors={result?.error ? [result.error] : saveError ? [saveError] : undefined}
+            errors={saveError ? [saveError] : result?.error ? [result.error] : undefined}
+            errorText={false}
           />
         </Col>
         <Col xs={24} xl={12}>
