@@ -32,9 +32,10 @@ import { engineStore } from "./domains/streams/engine-store.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import { allResolvers } from "./graphql/all-resolvers.ts";
-import type { Context } from "./graphql/context.ts";
+import type { Context, Principal } from "./graphql/context.ts";
 import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
-import { mergeResolvers } from "./graphql/resolvers.ts";
+import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
+import { newReadRecord, type ReadRecord, ResponseCache } from "./graphql/response-cache.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { Services } from "./graphql/services.ts";
 import type { AppConfig } from "./platform/config.ts";
@@ -150,17 +151,19 @@ async function assemble(
     ? startStreamEngine({ db, store: engineStore, log, config, upstreams: chainNodes, mailer, destinationDeps })
     : null;
 
+  const resolvers = mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]);
   const services: Services = {
     events,
     registry,
     endpointCreatedHooks,
     sessions: new SessionCache(db, events),
     endpointLists: new EndpointListCache(db, events),
+    answers: new ResponseCache(resolvers, loadApiSchema()),
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
   };
 
-  if (config.roles.api) await registerApi(app, config, log, db, services);
+  if (config.roles.api) await registerApi(app, config, log, db, services, resolvers);
 
   app.get("/healthz", async () => {
     await db.execute("select 1");
@@ -254,7 +257,14 @@ function requestErrorHandler(config: AppConfig, log: Logger) {
 const graphqlPath = "/graphql";
 
 /** The GraphQL API: CSRF guard, hardening limits, error codes, and the context every resolver gets. */
-async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger, db: Db, services: Services) {
+async function registerApi(
+  app: FastifyInstance,
+  config: AppConfig,
+  log: Logger,
+  db: Db,
+  services: Services,
+  resolvers: Resolvers,
+) {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
   app.addHook("onRequest", async (request, reply) => {
     if (request.url.split("?")[0] !== graphqlPath) return;
@@ -270,10 +280,31 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
     }
   });
 
+  // The caller, read once per request: by the response cache first, then by the context.
+  const callers = new WeakMap<FastifyRequest, Principal | null>();
+  const callerOf = async (request: FastifyRequest) => {
+    if (callers.has(request)) return callers.get(request) ?? null;
+    const principal = await services.sessions.resolve(request.cookies[SESSION_COOKIE]);
+    callers.set(request, principal);
+    return principal;
+  };
+  const reads = new WeakMap<FastifyRequest, ReadRecord>();
+  app.addHook("preHandler", async (request, reply) => {
+    if (request.routeOptions.url !== graphqlPath || request.method !== "POST") return;
+    const record = newReadRecord();
+    reads.set(request, record);
+    const stored = services.answers.lookup(request, await callerOf(request), record);
+    if (stored !== null) return reply.type("application/json; charset=utf-8").send(stored);
+  });
+  app.addHook("onSend", async (request, reply, payload) => {
+    if (request.routeOptions.url === graphqlPath) services.answers.keep(request, reply.statusCode, payload);
+    return payload;
+  });
+
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
     schema: apiSdl(),
-    resolvers: mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]) as never,
+    resolvers: resolvers as never,
     jit: 1,
     graphiql: false,
     path: graphqlPath,
@@ -292,10 +323,11 @@ async function registerApi(app: FastifyInstance, config: AppConfig, log: Logger,
       config,
       log,
       services,
-      principal: await services.sessions.resolve(request.cookies[SESSION_COOKIE]),
+      principal: await callerOf(request),
       request,
       reply,
       loaders: new Map(),
+      reads: reads.get(request) ?? newReadRecord(),
     }),
     errorFormatter: (execution, context) => {
       const requestId = context.reply.request.id;

@@ -5,6 +5,7 @@ import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { forbidden, unauthenticated } from "../platform/errors.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
+import type { ReadRecord } from "./response-cache.ts";
 import type { Services } from "./services.ts";
 
 /** Who is calling: a signed-in user acting in one account with one role. */
@@ -25,6 +26,8 @@ export interface Context {
   reply: FastifyReply;
   /** This request's DataLoaders, by the function that makes each (see {@link loaderOf}). */
   loaders: Map<unknown, DataLoader<unknown, unknown>>;
+  /** Where this request's answers came from, for the response cache (response-cache.ts). */
+  reads: ReadRecord;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
 import type { StreamsRuntime } from "../domains/streams/runtime.ts";
 import type { DomainEvents } from "../platform/events.ts";
 import type { RegistryHolder } from "../registry/watch.ts";
+import type { ResponseCache } from "./response-cache.ts";
 
 /** Long-lived parts of the service that resolvers reach through the context; app.ts builds them. */
 export interface Services {
@@ -16,4 +17,6 @@ export interface Services {
   sessions: SessionCache;
   /** Each account's endpoints as the list pages them, kept in the process. */
   endpointLists: EndpointListCache;
+  /** Answers to repeated reads built only from snapshots like the endpoint lists. */
+  answers: ResponseCache;
 }

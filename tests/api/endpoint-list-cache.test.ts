@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accounts } from "../../server/domains/account/tables.ts";
 import { EndpointListCache } from "../../server/domains/endpoints/list-cache.ts";
-import { archive, listEndpoints } from "../../server/domains/endpoints/service.ts";
+import { archive, listEndpoints, updateLabel } from "../../server/domains/endpoints/service.ts";
 import type { EndpointOrder } from "../../server/domains/endpoints/store.ts";
 import { endpoints, endpointTags, tags } from "../../server/domains/endpoints/tables.ts";
 import { type Db, openDatabase, runMigrations } from "../../server/platform/db/index.ts";
@@ -92,12 +92,18 @@ afterAll(async () => {
 
 type Args = Parameters<typeof listEndpoints>[3];
 
+/** A page from the cache (`lists`) or from SQL (null), without the check of whether it still holds. */
+async function listed(lists: EndpointListCache | null, args: Args) {
+  const { isCurrent: _, ...page } = await listEndpoints(db, lists, accountId, args);
+  return page;
+}
+
 /** Every page of the list, following endCursor, from the cache (`lists`) or from SQL (null). */
 async function allPages(lists: EndpointListCache | null, args: Args) {
   const pages = [];
   let after: string | null = null;
   for (let i = 0; i < 50; i++) {
-    const page = await listEndpoints(db, lists, accountId, { ...args, after });
+    const page = await listed(lists, { ...args, after });
     pages.push(page);
     if (!page.pageInfo.hasNextPage) break;
     after = page.pageInfo.endCursor;
@@ -138,34 +144,43 @@ describe("the endpoints list cache", () => {
       for (const after of cursors)
         for (const search of [null, "é", "Émile"]) {
           const ask = (lists: EndpointListCache | null) =>
-            listEndpoints(db, lists, accountId, { orderBy, after, search, first: 5 }).catch(
-              (error: Error) => error.message,
-            );
+            listed(lists, { orderBy, after, search, first: 5 }).catch((error: Error) => error.message);
           expect(await ask(cache), JSON.stringify({ orderBy, after, search })).toEqual(await ask(null));
         }
   });
 
   it("does not keep what a load read before a drop", async () => {
     const archived = { first: 100, status: "ARCHIVED" };
-    const [target] = (await listEndpoints(db, null, accountId, { first: 1 })).edges;
+    const [target] = (await listed(null, { first: 1 })).edges;
     events.emit("endpoints.listChanged", { accountId });
-    const loading = listEndpoints(db, cache, accountId, archived);
+    const loading = listed(cache, archived);
     // The change's event arrives while the load is under way; the change is in the database from then on.
     events.emit("endpoint.changed", { accountId, endpointId: target.node.endpoint.id });
     const stale = await loading;
     await db.update(endpoints).set({ status: "ARCHIVED" }).where(eq(endpoints.id, target.node.endpoint.id));
-    const fresh = await listEndpoints(db, cache, accountId, archived);
+    const fresh = await listed(cache, archived);
     expect(fresh.totalCount).toBe(stale.totalCount + 1);
-    expect(fresh).toEqual(await listEndpoints(db, null, accountId, archived));
+    expect(fresh).toEqual(await listed(null, archived));
   });
 
   it("drops an account's list when the service changes its endpoints", async () => {
     const archived = { first: 100, status: "ARCHIVED" };
-    const before = await listEndpoints(db, cache, accountId, archived);
-    const [target] = (await listEndpoints(db, null, accountId, { first: 1 })).edges;
+    const before = await listed(cache, archived);
+    const [target] = (await listed(null, { first: 1 })).edges;
     await archive(db, events, accountId, target.node.endpoint.id);
-    const after = await listEndpoints(db, cache, accountId, archived);
+    const after = await listed(cache, archived);
     expect(after.totalCount).toBe(before.totalCount + 1);
-    expect(after).toEqual(await listEndpoints(db, null, accountId, archived));
+    expect(after).toEqual(await listed(null, archived));
+  });
+
+  it("says whether a page from the cache still holds, until the account's endpoints change", async () => {
+    const fromCache = await listEndpoints(db, cache, accountId, { first: 5 });
+    const fromSql = await listEndpoints(db, null, accountId, { first: 5 });
+    expect(fromSql.isCurrent).toBeNull();
+    expect(fromCache.isCurrent?.()).toBe(true);
+    const [target] = fromCache.edges;
+    await updateLabel(db, events, accountId, target.node.endpoint.id, "relabelled");
+    expect(fromCache.isCurrent?.()).toBe(false);
+    expect((await listEndpoints(db, cache, accountId, { first: 5 })).isCurrent?.()).toBe(true);
   });
 });

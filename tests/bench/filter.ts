@@ -1,22 +1,29 @@
 /**
- * Filter overhead per block: the QuickJS sandbox against the same function called as plain JS in this
- * process, on the same blocks. Run: `node --import tsx tests/bench/filter.ts` (also `npm run bench`).
- * Target: at most 0.1 ms of overhead per block for a trivial filter.
+ * The sandbox (V8 isolates in the sandbox process) against the same code as plain JavaScript in this
+ * process. Run: `node --no-node-snapshot --import tsx tests/bench/filter.ts` (also `npm run bench --
+ * filter`; the flag lets this process load isolated-vm for the bare-isolate baseline).
  *
- * "Trivial filter" means two filters, both measured: pass-through `return stream.data` and skip
- * `return null` (a filter deciding on metadata alone). For them the whole sandbox cost is overhead, so
- * the target is checked on the sandbox's total time per block (stricter than sandbox − plain). A real
- * filter (count transactions, reading every block) is measured beside them for information.
+ * 1. Filters per block. Both sides start from what the engine has — the batch as JSON text from the
+ *    node — and end with the JSON text to deliver: plain = JSON.parse + main + JSON.stringify in Node;
+ *    sandbox = Filter.run (the text goes to the sandbox process and into the isolate, is parsed there
+ *    only if the filter reads it, and an untouched batch that is returned is delivered as the text
+ *    passed in). Trivial filters: pass-through `return stream.data` and skip `return null` (targets:
+ *    ≤ 20 µs per block in the sandbox); "count txs (reads all)" parses every transaction (target: ≤ 1.3×
+ *    plain). Blocks are shaped like mainnet blocks with full transactions (synthetic values): 1 tx
+ *    (~2 KiB) and 150 txs (~108 KiB) per block, 1 and 10 blocks per batch.
+ * 2. Set membership: each transaction's from and to checked against an address book of 100,000
+ *    addresses, through qnLib.qnContainsAddressBookItems (in-memory FilterHelpers with itemsSnapshot),
+ *    against the same filter with the set as a plain JavaScript Set in plain JS (target ≤ 2×).
+ * 3. Function calls (warm isolate per function version, runWarm): p50 and calls per second, against a
+ *    bare isolated-vm call of the same main in this process (`apply`, which runs on isolated-vm's
+ *    threads like the sandbox, and `applySync` on this thread) (target p50 ≤ 1 ms).
  *
- * Both sides start from what the engine has — the batch as JSON text from the node — and end with the
- * JSON text to deliver: plain = JSON.parse + main + JSON.stringify in Node; sandbox = Filter.run (the
- * text is copied into QuickJS and parsed there only if the filter reads it; an untouched batch that is
- * returned is delivered as the text passed in). Blocks are shaped like mainnet blocks with full
- * transactions (synthetic values): 1 tx (~2 KiB) and 150 txs (~108 KiB) per block, 1 and 10 blocks per
- * batch. Plain and sandbox alternate in rounds; each figure is the median of its rounds.
+ * The machine is shared: the two sides alternate call by call and each figure is the median of its
+ * calls, so both see the same load.
  */
 import { randomBytes } from "node:crypto";
 import { createFilter } from "../../server/dataplane/sandbox/filter.ts";
+import type { FilterHelpers } from "../../server/dataplane/sandbox/types.ts";
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString("hex")}`;
 const num = (n: number) => `0x${n.toString(16)}`;
@@ -66,9 +73,10 @@ export const TRIVIAL_FILTERS = {
   "pass-through": "function main(stream) { return stream.data }",
   "skip (return null)": "function main(stream) { return null }",
 } as const;
+export const READS_ALL = "count txs (reads all)";
 const sources: Record<string, string> = {
   ...TRIVIAL_FILTERS,
-  "count txs (reads all)":
+  [READS_ALL]:
     "function main(stream) { let n = 0; for (const b of stream.data) n += b.transactions.length; return { n } }",
 };
 const SHAPES = [
@@ -77,9 +85,8 @@ const SHAPES = [
   [150, 1],
   [150, 10],
 ] as const;
-const ROUNDS = 3;
-/** Time each side gets per round and case; keeps the whole benchmark around 15 s. */
-const ROUND_MS = Number(process.env.BENCH_FILTER_ROUND_MS ?? 100);
+/** Time per case (both sides together); keeps the whole benchmark under a minute. */
+const CASE_MS = Number(process.env.BENCH_FILTER_CASE_MS ?? 1_000);
 
 export interface FilterBenchRow {
   filter: string;
@@ -89,32 +96,50 @@ export interface FilterBenchRow {
   blocksPerBatch: number;
   plainUsPerBlock: number;
   sandboxUsPerBlock: number;
-  overheadUsPerBlock: number;
+  ratio: number;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)];
 
-function plainFunction(source: string): (s: unknown) => unknown {
+function plainFunction(source: string, ...bindings: [string, unknown][]): (...a: unknown[]) => unknown {
   // The same source, as a plain JS function in this process.
-  return new Function(`${source}; return main;`)() as (s: unknown) => unknown;
+  return new Function(...bindings.map(([k]) => k), `${source}; return main;`)(...bindings.map(([, v]) => v)) as (
+    ...a: unknown[]
+  ) => unknown;
 }
 
-/** Runs `one` for about ROUND_MS (at least 3 times); µs per block. */
-async function timedLoop(one: (i: number) => unknown, blocksPerBatch: number): Promise<number> {
-  let n = 0;
-  const t = performance.now();
-  let elapsed = 0;
-  while (n < 3 || elapsed < ROUND_MS) {
-    await one(n++);
-    elapsed = performance.now() - t;
+/**
+ * Alternates `a` and `b` call by call for about `ms` (at least 20 calls each); the median time of each,
+ * in µs.
+ */
+async function sideBySide(
+  a: (i: number) => unknown,
+  b: (i: number) => unknown,
+  ms = CASE_MS,
+): Promise<[number[], number[]]> {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const end = performance.now() + ms;
+  for (let i = 0; ta.length < 20 || performance.now() < end; i++) {
+    let t = performance.now();
+    await a(i);
+    ta.push((performance.now() - t) * 1000);
+    t = performance.now();
+    await b(i);
+    tb.push((performance.now() - t) * 1000);
   }
-  return (elapsed * 1000) / (n * blocksPerBatch);
+  return [ta, tb];
+}
+
+function batchesOf(txPerBlock: number, blocksPerBatch: number): string[] {
+  return Array.from({ length: 8 }, (_, b) =>
+    JSON.stringify(Array.from({ length: blocksPerBatch }, (_, i) => block(b * blocksPerBatch + i, txPerBlock))),
+  );
 }
 
 async function measure(label: string, source: string, txPerBlock: number, blocksPerBatch: number) {
-  const batches = Array.from({ length: 8 }, (_, b) =>
-    JSON.stringify(Array.from({ length: blocksPerBatch }, (_, i) => block(b * blocksPerBatch + i, txPerBlock))),
-  );
+  const batches = batchesOf(txPerBlock, blocksPerBatch);
   const metadata = { dataset: "BLOCK", network: "bench" };
   const plainMain = plainFunction(source);
   const plain = (json: string) => {
@@ -128,20 +153,18 @@ async function measure(label: string, source: string, txPerBlock: number, blocks
     return r.resultJson;
   };
   // Warm up, and check both sides deliver the same JSON.
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 20; i++) {
     const json = batches[i % batches.length];
     const [a, b] = [plain(json), await sandbox(json)];
     if (a !== b) throw new Error(`${label}: sandbox and plain results differ`);
   }
-  const plainRuns: number[] = [];
-  const sandboxRuns: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    plainRuns.push(await timedLoop((i) => plain(batches[i % batches.length]), blocksPerBatch));
-    sandboxRuns.push(await timedLoop((i) => sandbox(batches[i % batches.length]), blocksPerBatch));
-  }
+  const [plainRuns, sandboxRuns] = await sideBySide(
+    (i) => plain(batches[i % batches.length]),
+    (i) => sandbox(batches[i % batches.length]),
+  );
   filter.dispose();
-  const plainUs = median(plainRuns);
-  const sandboxUs = median(sandboxRuns);
+  const plainUs = median(plainRuns) / blocksPerBatch;
+  const sandboxUs = median(sandboxRuns) / blocksPerBatch;
   return {
     filter: label,
     trivial: label in TRIVIAL_FILTERS,
@@ -150,7 +173,7 @@ async function measure(label: string, source: string, txPerBlock: number, blocks
     blocksPerBatch,
     plainUsPerBlock: plainUs,
     sandboxUsPerBlock: sandboxUs,
-    overheadUsPerBlock: sandboxUs - plainUs,
+    ratio: sandboxUs / plainUs,
   };
 }
 
@@ -161,13 +184,8 @@ export function formatFilterRow(r: FilterBenchRow): string {
     `${String(r.blocksPerBatch).padStart(3)} blocks/batch`,
     `plain ${r.plainUsPerBlock.toFixed(1).padStart(8)} µs/block`,
     `sandbox ${r.sandboxUsPerBlock.toFixed(1).padStart(8)} µs/block`,
-    `sandbox − plain ${r.overheadUsPerBlock.toFixed(1).padStart(8)} µs/block`,
+    `${r.ratio.toFixed(2).padStart(6)}×`,
   ].join("  ");
-}
-
-/** The worst sandbox time per block of a trivial filter (the checked figure), with its row. */
-export function worstTrivial(rows: FilterBenchRow[]): FilterBenchRow {
-  return rows.filter((r) => r.trivial).sort((a, b) => b.sandboxUsPerBlock - a.sandboxUsPerBlock)[0];
 }
 
 export async function runFilterBench(log: (line: string) => void = console.log): Promise<FilterBenchRow[]> {
@@ -182,14 +200,165 @@ export async function runFilterBench(log: (line: string) => void = console.log):
   return rows;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(
-    "filter cost per block; trivial filters = pass-through `return stream.data` and skip `return null` (target: sandbox ≤ 100 µs/block)\n",
+// ---------------------------------------------------------------------------------------------- sets
+
+export const SET_SIZE = 100_000;
+const SET_FILTER = `async function main(stream) {
+  const addresses = [];
+  for (const b of stream.data) for (const tx of b.transactions) addresses.push(tx.from, tx.to);
+  const hits = await qnLib.qnContainsAddressBookItems("watched", addresses);
+  const out = [];
+  let i = 0;
+  for (const b of stream.data) for (const tx of b.transactions) { if (hits[i] || hits[i + 1]) out.push(tx.hash); i += 2; }
+  return out.length ? out : null;
+}`;
+const SET_PLAIN = `function main(stream) {
+  const out = [];
+  for (const b of stream.data) for (const tx of b.transactions) if (WATCHED.has(tx.from) || WATCHED.has(tx.to)) out.push(tx.hash);
+  return out.length ? out : null;
+}`;
+
+export interface SetBenchRow {
+  txPerBlock: number;
+  blocksPerBatch: number;
+  plainUsPerBlock: number;
+  sandboxUsPerBlock: number;
+  ratio: number;
+}
+
+/** Blocks whose transactions have, one in ten, a `from` or `to` in the returned address book. */
+function setCase(txPerBlock: number, blocksPerBatch: number) {
+  const batches = Array.from({ length: 8 }, (_, b) =>
+    Array.from({ length: blocksPerBatch }, (_, i) => block(b * blocksPerBatch + i, txPerBlock)),
   );
-  const rows = await runFilterBench();
-  for (const label of Object.keys(TRIVIAL_FILTERS)) {
-    const mine = rows.filter((r) => r.filter === label);
-    const worst = Math.max(...mine.map((r) => r.sandboxUsPerBlock));
-    console.log(`${label}: worst ${worst.toFixed(1)} µs/block in the sandbox: ${worst <= 100 ? "met" : "NOT met"}`);
+  const book = Array.from({ length: SET_SIZE }, () => hex(20));
+  let k = 0;
+  for (const batch of batches)
+    for (const b of batch)
+      for (const tx of b.transactions) {
+        if (k % 10 === 0) tx.to = book[k % SET_SIZE];
+        k++;
+      }
+  return { batches: batches.map((b) => JSON.stringify(b)), book };
+}
+
+export async function runSetBench(log: (line: string) => void = console.log): Promise<SetBenchRow[]> {
+  const rows: SetBenchRow[] = [];
+  for (const [tx, perBatch] of [
+    [150, 1],
+    [150, 10],
+  ] as const) {
+    const { batches, book } = setCase(tx, perBatch);
+    let snapshots = 0;
+    const helpers = {
+      itemsSnapshot: async (key: string, known: number | null) => {
+        snapshots++;
+        if (key !== "watched") return { version: 0, items: [] };
+        return { version: 1, items: known === 1 ? null : book };
+      },
+    } as Partial<FilterHelpers> as FilterHelpers;
+    const watched = new Set(book);
+    const plainMain = plainFunction(SET_PLAIN, ["WATCHED", watched]);
+    const plain = (json: string) => {
+      const out = plainMain({ data: JSON.parse(json), metadata: {} });
+      return out === null ? null : JSON.stringify(out);
+    };
+    const filter = await createFilter({ source: SET_FILTER, helpers, limits: { memoryBytes: 256 * 1024 * 1024 } });
+    const sandbox = async (json: string) => {
+      const r = await filter.run({ data: json, metadata: {} });
+      if (!r.ok) throw new Error(r.error.message);
+      return r.resultJson;
+    };
+    for (let i = 0; i < 10; i++) {
+      const json = batches[i % batches.length];
+      if (plain(json) !== (await sandbox(json))) throw new Error("set filter: sandbox and plain results differ");
+    }
+    const before = snapshots;
+    const [p, s] = await sideBySide(
+      (i) => plain(batches[i % batches.length]),
+      (i) => sandbox(batches[i % batches.length]),
+    );
+    if (snapshots - before !== s.length) throw new Error("set filter: expected one snapshot question per call");
+    filter.dispose();
+    const row = {
+      txPerBlock: tx,
+      blocksPerBatch: perBatch,
+      plainUsPerBlock: median(p) / perBatch,
+      sandboxUsPerBlock: median(s) / perBatch,
+      ratio: median(s) / median(p),
+    };
+    rows.push(row);
+    log(
+      `  set of ${SET_SIZE} addresses  ${tx} tx/block  ${String(perBatch).padStart(2)} blocks/batch  plain Set ${row.plainUsPerBlock.toFixed(1).padStart(8)} µs/block  sandbox qnLib ${row.sandboxUsPerBlock.toFixed(1).padStart(8)} µs/block  ${row.ratio.toFixed(2)}×`,
+    );
   }
+  return rows;
+}
+
+// ----------------------------------------------------------------------------------------- functions
+
+const FUNCTION_SOURCE = "function main(params) { return { sum: params.data.a + params.data.b, n: params.data.n } }";
+
+export interface FunctionBenchRow {
+  subject: string;
+  p50Us: number;
+  p99Us: number;
+  callsPerSecond: number;
+}
+
+export async function runFunctionBench(log: (line: string) => void = console.log): Promise<FunctionBenchRow[]> {
+  const { runWarm } = await import("../../server/dataplane/sandbox/warm.ts");
+  const { default: ivm } = await import("isolated-vm");
+  const key = { accountId: "bench", functionId: "sum" };
+  const options = { source: FUNCTION_SOURCE, version: "V4" as const, limits: { timeoutMs: 10_000 } };
+  const input = (i: number) => ({ data: JSON.stringify({ a: i, b: 2, n: "x" }), metadata: {} });
+  const warm = async (i: number) => {
+    const r = await runWarm(key, options, input(i));
+    if (!r.ok) throw new Error(r.error.message);
+    return r.resultJson;
+  };
+  // The bare baseline: the same main in an isolate of this process, JSON text in and out.
+  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  const context = isolate.createContextSync();
+  const bare = context.evalSync(
+    `${FUNCTION_SOURCE}; (function (text) { return JSON.stringify(main({ data: JSON.parse(text) })) })`,
+    {
+      reference: true,
+    },
+  ) as import("isolated-vm").Reference<(text: string) => string>;
+  const bareAsync = (i: number) => bare.apply(undefined, [input(i).data], { timeout: 10_000 });
+  const bareSync = (i: number) => bare.applySync(undefined, [input(i).data], { timeout: 10_000 });
+  for (let i = 0; i < 200; i++) {
+    if ((await warm(i)) !== (await bareAsync(i))) throw new Error("function: sandbox and bare results differ");
+    bareSync(i);
+  }
+  const [w, a] = await sideBySide(warm, bareAsync, 2 * CASE_MS);
+  const [, sync] = await sideBySide(warm, bareSync, CASE_MS / 2);
+  isolate.dispose();
+  const row = (subject: string, xs: number[]): FunctionBenchRow => ({
+    subject,
+    p50Us: median(xs),
+    p99Us: quantile(xs, 0.99),
+    callsPerSecond: 1e6 / (xs.reduce((x, y) => x + y, 0) / xs.length),
+  });
+  const rows = [
+    row("warm function (sandbox)", w),
+    row("bare isolate call, apply (isolated-vm's threads)", a),
+    row("bare isolate call, applySync (this thread)", sync),
+  ];
+  for (const r of rows) {
+    log(
+      `  ${r.subject.padEnd(50)}  p50 ${r.p50Us.toFixed(1).padStart(7)} µs  p99 ${r.p99Us.toFixed(1).padStart(8)} µs  ${Math.round(r.callsPerSecond).toString().padStart(7)} calls/s (one at a time)`,
+    );
+  }
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log("filters per block (sandbox against plain JS):");
+  await runFilterBench();
+  console.log(`\nset membership (${SET_SIZE} addresses):`);
+  await runSetBench();
+  console.log("\nfunction calls:");
+  await runFunctionBench();
 }

@@ -1,7 +1,7 @@
 /**
  * The stream engine benchmark (`node --import tsx tests/bench/streams.ts`, also run by `npm run bench`).
  * Blocks per second from a local anvil through a trivial filter (pass-through, `return stream.data`) to
- * a local webhook receiver (the whole engine: read-ahead, QuickJS filter, signed POST, acknowledgement
+ * a local webhook receiver (the whole engine: read-ahead, sandboxed filter, signed POST, acknowledgement
  * in PostgreSQL; the receiver is a process of its own, tests/bench/webhook-receiver.ts), against the raw rate at which the same dataset reader fetches the same blocks with the
  * same batch size, one batch after another, measured beside it in the same round; and the filter's cost
  * per block (from the engine's own filter timings). Targets: >= 0.8x the raw read rate, <= 0.1 ms filter

@@ -263,7 +263,7 @@ export class StreamRunner {
         version: row.filterVersion as FilterVersion,
         helpers: this.deps.filterHelpers?.(row.accountId),
       });
-      const syntax = filter.check();
+      const syntax = await filter.check();
       if (syntax) {
         filter.dispose();
         await destination.close();

@@ -1,34 +1,39 @@
 /**
- * The guest-side prelude, evaluated in every fresh QuickJS context before the user's code. It captures
- * JSON.parse/stringify before the user can replace them, installs a console that records lines in
- * the guest (no host call per log line), installs `qnLib` for versions that have it, and returns a
- * `bind(main)` that yields the per-call entry point.
+ * The guest-side prelude, run in every new isolate before the user's code. It captures JSON.parse and
+ * stringify before the user can replace them, installs a console that records lines in the guest (no
+ * host call per log line), installs `qnLib` for versions that have it, removes the few built-ins that
+ * reach outside one call (SharedArrayBuffer, Atomics, WebAssembly), and returns
+ * `{ bind(main) → run, settle }`.
  *
- * The entry point returns one string (or a promise of one) so a call crosses the host boundary once:
+ * `run(call, dataText, metaJson)` answers one string, so a call crosses into the host once:
  *   [ "L" <length> ":" <logs JSON> ] then "S" (skip) | "V" <result JSON> | "E" <error JSON>
  *   | "P" (the batch itself, unread: the host delivers the JSON text it passed in)
  *   | "Q" <metadata JSON> (the stream object itself, its batch unread: the host builds
  *     `{"data":<its JSON text>,"metadata":<metadata JSON>}`, which is what stringifying it would give)
+ *   | "A" (main returned a promise: the same string comes later through hostFinish(call, string)).
  *
- * The batch reaches the guest lazily: `data` / `stream.data` is a Proxy over an empty array that, on
- * the first operation of any kind (a read, a write, a key listing; Array.isArray sees through it),
- * asks the host for the batch's JSON text (`hostData`, not reachable by user code), parses it into
- * that array and from then on forwards every operation to it. A filter that decides on metadata alone
- * never pays for copying or parsing the batch, and one that returns it untouched (the "P"/"Q"
- * pass-through above) pays for neither those nor a stringify. Filters see an ordinary array; a
- * touched batch (mutations included) is stringified like any other value. The host holds the text
- * only during the call, so when the call ends a batch still reachable from the filter's state (a
- * global that kept it) is filled then; QuickJS frees unreachable objects at once (reference
- * counting), so a WeakRef tells whether anything kept it, erring on the side of filling.
- * Uncatchable conditions (interrupt, out of memory, stack overflow) are rethrown for the host to
- * classify, because the guest may be unable to allocate while handling them.
+ * The batch arrives as JSON text and is parsed lazily: `data` / `stream.data` is a Proxy over an empty
+ * array that, on the first operation of any kind (a read, a write, a key listing; Array.isArray sees
+ * through it), parses the text into that array and from then on forwards every operation to it. A
+ * filter that decides on metadata alone never pays for parsing the batch, and one that returns it
+ * untouched (the "P"/"Q" pass-through above) pays for neither that nor a stringify. The Proxy keeps its
+ * own text, so a batch kept in a global from an earlier call still reads as that call's blocks.
+ *
+ * Helpers: `qnLib.<name>(...)` sends its arguments to the host (hostHelper) and returns a promise the
+ * host settles through `settle(hid, ok, text)`. With snapshots, qnContainsListItems and
+ * qnContainsAddressBookItems answer from a Set kept here per key: each call of main asks the host once
+ * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
+ * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostCall, hostData, helperNames, version, maxLines, maxChars) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames, version, maxLines, maxChars, snapshots) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
-  var ProxyCtor = Proxy, WeakRefCtor = WeakRef, create = Object.create, keys = Object.keys;
-  var apply = Reflect.apply, deref = WeakRef.prototype.deref;
+  var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
+  var create = Object.create, keys = Object.keys, freeze = Object.freeze;
   var objectProto = Object.prototype, arrayProto = Array.prototype;
+  delete globalThis.SharedArrayBuffer;
+  delete globalThis.Atomics;
+  delete globalThis.WebAssembly;
   // One trap per Proxy operation; each fills the target (once) and forwards. Each lazy batch's handler
   // inherits these (a chain without Object.prototype, so nothing the filter adds there is consulted).
   var traps = create(null);
@@ -41,14 +46,15 @@ export const BOOTSTRAP_SOURCE = `(function (hostCall, hostData, helperNames, ver
     };
   });
   function fill(handler) {
-    if (!handler.pending) return;
-    handler.pending = false;
-    var items = parse(hostData()), target = handler.target;
+    var text = handler.text;
+    if (text === null) return;
+    handler.text = null;
+    var items = parse(text), target = handler.target;
     for (var i = 0; i < items.length; i++) target[i] = items[i];
   }
-  function lazyBatch() {
+  function lazyBatch(text) {
     var handler = create(traps);
-    handler.pending = true;
+    handler.text = text;
     handler.target = [];
     return { value: new ProxyCtor(handler.target, handler), handler: handler };
   }
@@ -56,17 +62,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostCall, hostData, helperNames, ver
   function plainJson() {
     return objectProto.toJSON === undefined && arrayProto.toJSON === undefined;
   }
-  var current = null, currentStream = null, held;
-  /** Ends the call's hold on its batch; fills it if the filter kept it (see above). */
-  function release() {
-    var batch = current;
-    current = currentStream = null;
-    if (!batch || !batch.handler || !batch.handler.pending) return;
-    var handler = batch.handler, ref = new WeakRefCtor(batch.value);
-    batch = null;
-    if (apply(deref, ref, []) !== undefined) fill(handler);
-  }
   var strict = version >= 5, streamObject = version >= 3, asyncAllowed = version >= 4;
+  var current = null, currentStream = null, currentCall = 0;
   var logs = [], dropped = 0;
   function text(v) {
     if (typeof v === "string") return v;
@@ -82,23 +79,72 @@ export const BOOTSTRAP_SOURCE = `(function (hostCall, hostData, helperNames, ver
       logs[logs.length] = [level, m];
     };
   }
-  globalThis.console = Object.freeze({
-    log: logger("INFO"), info: logger("INFO"), debug: logger("INFO"),
+  globalThis.console = freeze({
+    log: logger("INFO"), info: logger("INFO"), debug: logger("INFO"), trace: logger("INFO"),
     warn: logger("WARNING"), error: logger("ERROR")
   });
+  var waits = create(null), nextHid = 0;
+  function callHost(name, args) {
+    return new PromiseCtor(function (resolve, reject) {
+      var hid = ++nextHid;
+      waits[hid] = [resolve, reject];
+      hostHelper(currentCall, hid, name, stringify(args));
+    });
+  }
+  function settleHelper(hid, ok, body) {
+    var w = waits[hid];
+    if (!w) return;
+    delete waits[hid];
+    if (ok) w[0](parse(body)); else w[1](new ErrorCtor(body));
+  }
+  // Per key: { version, set }; "checked" holds the keys whose version was asked for in this call.
+  var lists = create(null), books = create(null), checked = create(null);
+  function snapshot(cache, tag, key, lower) {
+    var entry = cache[key];
+    if (entry && checked[tag + key]) return PromiseCtor.resolve(entry.set);
+    return callHost("itemsSnapshot", [key, entry ? entry.version : null]).then(function (r) {
+      if (r.items !== null || !entry) {
+        var set = new SetCtor(), items = r.items || [];
+        for (var i = 0; i < items.length; i++) set.add(lower ? String(items[i]).toLowerCase() : items[i]);
+        entry = cache[key] = { version: r.version, set: set };
+      } else entry.version = r.version;
+      checked[tag + key] = true;
+      return entry.set;
+    });
+  }
+  function strings(v) {
+    if (!isArray(v)) return false;
+    for (var i = 0; i < v.length; i++) if (typeof v[i] !== "string") return false;
+    return true;
+  }
+  function contains(name, cache, tag, lower) {
+    return function (key, items) {
+      if (arguments.length < 2) return PromiseCtor.reject(new ErrorCtor("qnLib." + name + " expects 2 argument(s), got " + arguments.length));
+      if (typeof key !== "string") return PromiseCtor.reject(new ErrorCtor("qnLib." + name + ": argument 1 must be a string"));
+      if (!strings(items)) return PromiseCtor.reject(new ErrorCtor("qnLib." + name + ": argument 2 must be an array of strings"));
+      var wanted = [];
+      for (var i = 0; i < items.length; i++) wanted[i] = lower ? items[i].toLowerCase() : items[i];
+      return snapshot(cache, tag, key, lower).then(function (set) {
+        var out = [];
+        for (var i = 0; i < wanted.length; i++) out[i] = set.has(wanted[i]);
+        return out;
+      });
+    };
+  }
   if (asyncAllowed) {
     var lib = {};
     helperNames.forEach(function (name) {
       lib[name] = function () {
         var args = [];
         for (var i = 0; i < arguments.length; i++) args[i] = arguments[i];
-        return hostCall(name, stringify(args)).then(function (json) { return parse(json); });
+        return callHost(name, args);
       };
     });
-    globalThis.qnLib = Object.freeze(lib);
-  }
-  function fatal(e) {
-    return e instanceof InternalError && (e.message === "interrupted" || e.message === "out of memory" || e.message === "stack overflow");
+    if (snapshots) {
+      lib.qnContainsListItems = contains("qnContainsListItems", lists, "l:", false);
+      lib.qnContainsAddressBookItems = contains("qnContainsAddressBookItems", books, "b:", true);
+    }
+    globalThis.qnLib = freeze(lib);
   }
   function takeLogs() {
     if (dropped > 0) logs[logs.length] = ["WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)"];
@@ -107,81 +153,70 @@ export const BOOTSTRAP_SOURCE = `(function (hostCall, hostData, helperNames, ver
     logs = []; dropped = 0;
     return out;
   }
+  var MEMORY_ERRORS = { "Maximum call stack size exceeded": "the stack limit (too deep recursion)",
+    "Invalid string length": "a size limit: string too long", "Invalid array length": "a size limit: array too long",
+    "Array buffer allocation failed": "its memory limit" };
   function failure(kind, e) {
+    if (e instanceof RangeErrorCtor && MEMORY_ERRORS[e.message]) {
+      return takeLogs() + "E" + stringify({ kind: "MEMORY", message: "filter exceeded " + MEMORY_ERRORS[e.message], stack: "" });
+    }
     var message = e && typeof e === "object" && "message" in e ? String(e.name || "Error") + ": " + String(e.message) : "Uncaught " + text(e);
     var stack = e && typeof e === "object" && typeof e.stack === "string" ? e.stack : "";
     return takeLogs() + "E" + stringify({ kind: kind, message: message, stack: stack });
   }
   function settle(v) {
     var out = outcome(v);
-    v = null;
-    release();
+    current = currentStream = null;
     return out;
   }
   function outcome(v) {
     var batch = current, stream = currentStream;
     if (v === null || (v === undefined && !strict)) return takeLogs() + "S";
-    if (batch && batch.handler && batch.handler.pending && plainJson()) {
+    if (batch && batch.handler && batch.handler.text !== null && plainJson()) {
       if (v === batch.value) return takeLogs() + "P";
       if (v === stream && stream.data === batch.value) {
         var k = keys(stream);
         if (k.length === 2 && k[0] === "data" && k[1] === "metadata") {
           var m;
-          try { m = stringify(stream.metadata); } catch (e) {
-            if (fatal(e)) throw e;
-            return failure("RESULT_NOT_SERIALIZABLE", e);
-          }
+          try { m = stringify(stream.metadata); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
           if (m !== undefined) return takeLogs() + "Q" + m;
         }
       }
     }
-    batch = stream = null;
     if (v === undefined) return takeLogs() + "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned undefined: return null to skip a batch", stack: "" });
     var s;
-    try { s = stringify(v); } catch (e) {
-      if (fatal(e)) throw e;
-      return failure("RESULT_NOT_SERIALIZABLE", e);
-    }
+    try { s = stringify(v); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
     if (s === undefined) return takeLogs() + "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
     return takeLogs() + "V" + s;
   }
   function reject(e) {
-    if (fatal(e)) throw e;
-    var out = failure("RUNTIME", e);
-    e = null;
-    release();
-    return out;
+    current = currentStream = null;
+    return failure("RUNTIME", e);
   }
-  /** The synchronous result, handed to settle with no variable but settle's own pointing at it. */
-  function takeHeld() {
-    var v = held;
-    held = undefined;
-    return v;
-  }
-  return function bind(main) {
-    // dataJson: the batch's text when it is not an array (only a caller's mistake; parsed at once),
-    // otherwise null and the batch is fetched from the host on first use.
-    return function run(dataJson, metaJson) {
-      var result;
+  function bind(main) {
+    // dataText: the batch's JSON text; an array is parsed on first use, anything else (only a caller's
+    // mistake) at once.
+    return function run(call, dataText, metaJson) {
+      currentCall = call;
+      checked = create(null);
+      var result, promised = false;
       try {
-        current = dataJson === null ? lazyBatch() : { value: parse(dataJson), handler: null };
+        current = dataText.charCodeAt(0) === 0x5b ? lazyBatch(dataText) : { value: parse(dataText), handler: null };
         var metadata = parse(metaJson);
         if (streamObject) result = main(currentStream = { data: current.value, metadata: metadata });
         else if (version === 2) result = main(current.value, metadata);
         else result = main(current.value);
+        // (Asking the untouched batch for "then" would parse it; it is an array, never a promise.)
+        promised = result !== null && typeof result === "object" && result !== current.value && typeof result.then === "function";
       } catch (e) { return reject(e); }
-      // (Asking the untouched batch for "then" would fetch it; it is an array, never a promise.)
-      if (result !== null && typeof result === "object" && result !== current.value && typeof result.then === "function") {
-        if (!asyncAllowed) {
-          result = null;
-          release();
-          return takeLogs() + "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
-        }
-        return result.then(settle, reject);
+      if (!promised) return settle(result);
+      if (!asyncAllowed) {
+        current = currentStream = null;
+        return takeLogs() + "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
       }
-      held = result;
-      result = undefined;
-      return settle(takeHeld());
+      PromiseCtor.resolve(result).then(settle, reject).then(function (out) { hostFinish(call, out); });
+      return "A";
     };
-  };
+  }
+  return { bind: bind, settle: settleHelper };
 })`;

@@ -1,8 +1,8 @@
 /**
  * Types of the filter sandbox: what the stream/webhook engine passes in and gets back.
  *
- * Filter versions (the spec's FilterVersion V1–V5). All versions run in the same QuickJS sandbox with
- * the same limits and the same console capture; they differ only in the calling convention:
+ * Filter versions (the spec's FilterVersion V1–V5). All versions run in the same sandbox (a V8 isolate
+ * in the sandbox process, see process.ts and host.ts) with the same limits and the same console capture; they differ only in the calling convention:
  *
  * | version | main is called as            | async main + `qnLib` helpers | `return undefined`          |
  * | ------- | ---------------------------- | ---------------------------- | --------------------------- |
@@ -45,8 +45,17 @@ export type FilterErrorKind = "SYNTAX" | "RUNTIME" | "TIMEOUT" | "MEMORY" | "RES
 export interface FilterError {
   kind: FilterErrorKind;
   message: string;
-  /** 1-based line in the user's source, when QuickJS reports one. */
+  /** 1-based line in the user's source, when V8 reports one. */
   line?: number;
+  /** 1-based column on that line, when V8 reports one. */
+  column?: number;
+}
+
+/** Where in the user's source V8 placed an error: the first `filter.js:line:column` in its text or stack. */
+export function errorPlace(text: string | undefined): { line?: number; column?: number } {
+  const m = text ? /filter\.js:(\d+)(?::(\d+))?/.exec(text) : null;
+  if (!m) return {};
+  return m[2] ? { line: Number(m[1]), column: Number(m[2]) } : { line: Number(m[1]) };
 }
 
 export interface FilterSuccess {
@@ -58,12 +67,16 @@ export interface FilterSuccess {
   /** UTF-8 byte length of resultJson (0 when skipped). */
   sizeBytes: number;
   durationMs: number;
+  /** The isolate's used heap after the call, in bytes (a function activation's memory). */
+  memoryBytes: number;
   logs: FilterLog[];
 }
 export interface FilterFailure {
   ok: false;
   error: FilterError;
   durationMs: number;
+  /** The isolate's used heap when the call ended (0 when the isolate was lost). */
+  memoryBytes: number;
   logs: FilterLog[];
 }
 export type FilterOutcome = FilterSuccess | FilterFailure;
@@ -71,13 +84,12 @@ export type FilterOutcome = FilterSuccess | FilterFailure;
 export interface FilterLimits {
   /** Wall-clock budget of one call, including awaited helper calls. */
   timeoutMs: number;
-  /** Heap limit of the filter's QuickJS runtime (the batch is parsed inside it, so size it for batches). */
-  memoryBytes: number;
   /**
-   * Stack limit of the QuickJS runtime (deep recursion ends with a MEMORY error). Keep it well under
-   * V8's own stack: WASM frames run on it, and a V8 stack overflow inside QuickJS corrupts the runtime.
+   * Heap limit of the filter's isolate, rounded up to whole MiB, at least 8 (the batch is parsed
+   * inside it, so size it for batches). V8 treats it as a guideline: a call that allocates far past
+   * it in one step can crash the isolate, which the sandbox process contains (see host.ts).
    */
-  stackBytes: number;
+  memoryBytes: number;
   /** At most this many console lines are kept per call; the rest are counted in one closing WARNING. */
   maxLogLines: number;
   /** Each console line is cut to this many characters. */
@@ -87,15 +99,14 @@ export interface FilterLimits {
 export const DEFAULT_FILTER_LIMITS: FilterLimits = {
   timeoutMs: 1_000,
   memoryBytes: 64 * 1024 * 1024,
-  stackBytes: 256 * 1024,
   maxLogLines: 200,
   maxLogChars: 4_096,
 };
 
 /**
- * The one seam through which filters read (and write) the account's key-value store. The key-value
- * area implements it later; until then no helpers are passed and every `qnLib` call rejects with
- * "key-value store not connected". Names follow the filter API (`qnLib.<name>` inside the filter).
+ * The one seam through which filters and functions read (and write) the account's key-value store.
+ * Without helpers every `qnLib` call rejects with "key-value store not connected". Names follow the
+ * filter API (`qnLib.<name>` inside the filter), except itemsSnapshot, which user code never calls.
  * Arguments arrive already type-checked (keys are strings, items string arrays); results must be
  * JSON-serialisable. Lists hold strings; "sets" are single key → value pairs; address books are lists
  * of addresses.
@@ -115,6 +126,14 @@ export interface FilterHelpers {
   qnGetAllSets(): Promise<string[]>;
   qnGetAddressBook(key: string): Promise<string[]>;
   qnContainsAddressBookItems(key: string, addresses: string[]): Promise<boolean[]>;
+  /**
+   * The items of a list or address book with a version that changes on every write of that key;
+   * items is null when knownVersion is still current. With it, qnContainsListItems and
+   * qnContainsAddressBookItems answer from a Set kept inside the isolate, asking only for the version
+   * once per call of main (see bootstrap.ts). (A partial set of helpers without it, as tests pass,
+   * has those two answered by the methods above.)
+   */
+  itemsSnapshot(key: string, knownVersion: number | null): Promise<{ version: number; items: string[] | null }>;
 }
 
 export const FILTER_HELPER_NAMES = [

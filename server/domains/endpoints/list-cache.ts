@@ -150,7 +150,8 @@ export class EndpointListCache {
 
   /**
    * What store.listEndpoints answers for these arguments, from the process's copy of the account's
-   * endpoints; null when the SQL path must answer.
+   * endpoints, with a check of whether that copy is still the current one; null when the SQL path must
+   * answer.
    */
   async page(
     accountId: string,
@@ -158,7 +159,7 @@ export class EndpointListCache {
     order: store.EndpointOrder,
     limit: number,
     after: store.Cursor | null,
-  ): Promise<store.EndpointPage | null> {
+  ): Promise<(store.EndpointPage & { isCurrent: () => boolean }) | null> {
     const matches = matcher(filter);
     if (!matches) return null;
     const list = await this.entry(accountId);
@@ -172,7 +173,7 @@ export class EndpointListCache {
     }
     let totalCount = 0;
     for (const row of list.byLabel) if (matches(row)) totalCount++;
-    return { rows, totalCount };
+    return { rows, totalCount, isCurrent: () => this.cache.get(accountId) === list };
   }
 
   private entry(accountId: string): Promise<Entry> {

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import { readFrom, snapshotRead } from "../../graphql/response-cache.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import * as service from "./service.ts";
 import type * as store from "./store.ts";
@@ -93,15 +94,18 @@ export const endpointResolvers: Resolvers = {
     endpoint: field("VIEWER", async ({ ctx, accountId, args }) =>
       oneView(ctx, accountId, await service.getEndpointOrFail(ctx.db, accountId, args.id)),
     ),
-    endpoints: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await service.listEndpoints(ctx.db, ctx.services.endpointLists, accountId, args);
-      const base = publicBase(ctx);
-      return {
-        edges: page.edges.map(({ cursor, node }) => ({ cursor, node: listedView(base, node.endpoint, node.tags) })),
-        pageInfo: page.pageInfo,
-        totalCount: page.totalCount,
-      };
-    }),
+    endpoints: snapshotRead(
+      field("VIEWER", async ({ ctx, accountId, args }) => {
+        const page = await service.listEndpoints(ctx.db, ctx.services.endpointLists, accountId, args);
+        readFrom(ctx.reads, page.isCurrent);
+        const base = publicBase(ctx);
+        return {
+          edges: page.edges.map(({ cursor, node }) => ({ cursor, node: listedView(base, node.endpoint, node.tags) })),
+          pageInfo: page.pageInfo,
+          totalCount: page.totalCount,
+        };
+      }),
+    ),
     tags: field("VIEWER", ({ ctx, accountId }) => service.listTags(ctx.db, accountId)),
   },
   Mutation: {

@@ -235,9 +235,13 @@ function encodedCursor(row: store.EndpointRow, order: store.EndpointOrder): stri
   return cursor;
 }
 
+/** An answer read from nothing that can change (no tag id names a tag). */
+const alwaysCurrent = () => true;
+
 /**
  * A page of the account's endpoints: from the process's list cache when one is given and can answer,
- * else from SQL; both give the same page.
+ * else from SQL; both give the same page. `isCurrent` says whether the page still holds (null: it was
+ * read from SQL, and only SQL can tell).
  */
 export async function listEndpoints(
   db: Db,
@@ -262,13 +266,19 @@ export async function listEndpoints(
         encodedCursor(row.endpoint, order),
       ),
       totalCount: 0,
+      isCurrent: alwaysCurrent,
     };
   }
   const filter = { search: args.search, tagIds, status: args.status };
-  const { rows, totalCount } =
-    (await lists?.page(accountId, filter, order, first + 1, after)) ??
-    (await store.listEndpoints(db, accountId, filter, order, first + 1, after));
-  return { ...connectionWithCursors(rows, first, (row) => encodedCursor(row.endpoint, order)), totalCount };
+  const { rows, totalCount, isCurrent } = (await lists?.page(accountId, filter, order, first + 1, after)) ?? {
+    ...(await store.listEndpoints(db, accountId, filter, order, first + 1, after)),
+    isCurrent: null,
+  };
+  return {
+    ...connectionWithCursors(rows, first, (row) => encodedCursor(row.endpoint, order)),
+    totalCount,
+    isCurrent,
+  };
 }
 
 export const listTags = (db: Db, accountId: string) => store.listTags(db, accountId);

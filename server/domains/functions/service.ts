@@ -1,5 +1,6 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type { FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import { pageSize } from "../../platform/paging.ts";
@@ -62,6 +63,8 @@ export interface FunctionRun {
   resultJson: string | null;
   size: number;
   durationMs: number;
+  /** The isolate's used heap after the call, in bytes. */
+  memoryBytes: number;
   logs: FilterLog[];
   error: string | null;
 }
@@ -73,29 +76,34 @@ const PRUNE_EVERY = 50;
 const runsSincePrune = new Map<string, number>();
 
 /**
- * Functions run in the filter sandbox (QuickJS: no host, network or file access) with filter version V4's
+ * Functions run in the filter sandbox (V8 isolates: no host, network or file access) with filter version V4's
  * calling convention, which is a function's: `main(params)` with `params.data` and `params.metadata`,
  * sync or async, and returning nothing is a null result rather than an error.
  */
 const FUNCTION_CONVENTION = "V4" as const;
 
-/** Runs function code once, within `timeoutSec`. One place for how any function code runs. */
+/**
+ * Runs function code within `timeoutSec`. One place for how any function code runs. With `warm` (a
+ * stored function) the code runs in that function version's warm isolate; without it (a test of
+ * unsaved code) in a fresh one.
+ */
 export async function runCode(
   code: string,
   params: FunctionParams | FunctionParamsJson,
   timeoutSec = DEFAULT_FUNCTION_TIMEOUT_SEC,
+  warm?: WarmKey,
 ): Promise<FunctionRun> {
   const data = "dataJson" in params ? params.dataJson : JSON.stringify(params.data ?? null);
-  const outcome = await testFilter(
-    { source: code, version: FUNCTION_CONVENTION, limits: { timeoutMs: timeoutSec * 1000 } },
-    { data, metadata: (params.metadata ?? {}) as FilterMetadata },
-  );
+  const options = { source: code, version: FUNCTION_CONVENTION, limits: { timeoutMs: timeoutSec * 1000 } };
+  const input = { data, metadata: (params.metadata ?? {}) as FilterMetadata };
+  const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
   if (!outcome.ok)
     return {
       success: false,
       resultJson: null,
       size: 0,
       durationMs: outcome.durationMs,
+      memoryBytes: outcome.memoryBytes,
       logs: outcome.logs,
       error: filterErrorText(outcome.error),
     };
@@ -104,6 +112,7 @@ export async function runCode(
     resultJson: outcome.resultJson,
     size: outcome.sizeBytes,
     durationMs: outcome.durationMs,
+    memoryBytes: outcome.memoryBytes,
     logs: outcome.logs,
     error: null,
   };
@@ -124,7 +133,7 @@ export function testResult(run: FunctionRun) {
 /** Refuses code that does not compile or has no main (compiled, not run), with the sandbox's message and line. */
 export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
   const filter = await createFilter({ source: code, version: FUNCTION_CONVENTION });
-  const error = filter.check();
+  const error = await filter.check();
   filter.dispose();
   if (error)
     throw badInput([
@@ -218,7 +227,10 @@ export async function activate(
   maxTimeoutSec?: number,
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
-  const run = await runCode(fn.code, params, Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec));
+  const run = await runCode(fn.code, params, Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec), {
+    accountId,
+    functionId: fn.id,
+  });
   const activation = await store.insertActivation(db, accountId, {
     functionId: fn.id,
     activationSource: from.source,

@@ -6,7 +6,7 @@ import { accountIdColumn } from "../account/tables.ts";
 export const DEFAULT_FUNCTION_TIMEOUT_SEC = 10;
 
 /**
- * Functions (the spec's "Function (action)"): an account's code, run in the QuickJS sandbox as
+ * Functions (the spec's "Function (action)"): an account's code, run in the filter sandbox as
  * `main(params)`, called by streams with a FUNCTION destination and by tests. `timeout_sec` is the spec's
  * limits.timeout.
  */

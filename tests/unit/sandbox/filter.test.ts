@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createFilter, type Filter, type FilterOptions, testFilter } from "../../../server/dataplane/sandbox/filter.ts";
+import { sandboxProcess } from "../../../server/dataplane/sandbox/process.ts";
 import type { FilterHelpers, FilterOutcome } from "../../../server/dataplane/sandbox/types.ts";
 
 const batch = [
@@ -124,14 +125,14 @@ describe("filter sandbox: results", () => {
     expect(await later.run({ data: batch })).toMatchObject({ ok: true, resultJson: "2" });
   });
 
-  it("a batch larger than the memory limit fails with MEMORY when read, and is free when not", async () => {
+  it("a batch larger than the memory limit fails with MEMORY (its text is copied into the isolate), and the filter goes on", async () => {
     const big = JSON.stringify([{ pad: "x".repeat(24 * 1024 * 1024) }]);
     const limits = { memoryBytes: 16 * 1024 * 1024, timeoutMs: 5_000 };
     const reads = await filter("function main(stream) { return stream.data.length }", { limits });
     expect(failed(await reads.run({ data: big })).kind).toBe("MEMORY");
     expect(await reads.run({ data: batch })).toMatchObject({ ok: true, resultJson: "2" });
-    const skips = await filter("function main(stream) { return null }", { limits });
-    expect(await skips.run({ data: big })).toMatchObject({ ok: true, skipped: true });
+    const roomy = await filter("function main(stream) { return null }", { limits: { memoryBytes: 64 * 1024 * 1024 } });
+    expect(await roomy.run({ data: big })).toMatchObject({ ok: true, skipped: true });
   });
 
   it("a toJSON the filter installs still shapes a returned batch", async () => {
@@ -283,6 +284,23 @@ describe("filter sandbox: async main and key-value helpers", () => {
     expect(failed(await f.run({ data: [] })).kind).toBe("TIMEOUT");
   });
 
+  it("refuses more helper calls waiting at once than the limit", async () => {
+    const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
+    const f = await filter(
+      `async function main() {
+        const all = [];
+        for (let i = 0; i < 300; i++) all.push(qnLib.qnGetSet("k").then(() => "ok", (e) => e.message));
+        const out = await Promise.all(all);
+        return [out.filter((x) => x === "ok").length, out.find((x) => x !== "ok")];
+      }`,
+      { helpers },
+    );
+    expect(await f.run({ data: [] })).toMatchObject({
+      ok: true,
+      resultJson: JSON.stringify([256, "more than 256 qnLib calls waiting at once: await them in smaller groups"]),
+    });
+  });
+
   it("reports a promise that can never settle", async () => {
     const f = await filter("async function main() { await new Promise(() => {}); return 1 }");
     expect(failed(await f.run({ data: [] })).message).toMatch(/never settled/);
@@ -292,8 +310,8 @@ describe("filter sandbox: async main and key-value helpers", () => {
 describe("filter sandbox: errors and limits", () => {
   it("reports a syntax error", async () => {
     const f = await filter("function main(stream) { return ( }");
-    expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "SYNTAX", line: 1 });
-    expect(f.check()).toMatchObject({ kind: "SYNTAX" });
+    expect(failed(await f.run({ data: [] }))).toMatchObject({ kind: "SYNTAX", line: 1, column: 34 });
+    expect(await f.check()).toMatchObject({ kind: "SYNTAX", line: 1, column: 34 });
   });
 
   it("reports a source without main", async () => {
@@ -304,10 +322,10 @@ describe("filter sandbox: errors and limits", () => {
     });
   });
 
-  it("reports a thrown error with its line and keeps logs written before it", async () => {
+  it("reports a thrown error with its line and column and keeps logs written before it", async () => {
     const f = await filter("function main(stream) {\n  console.log('before');\n  throw new Error('boom');\n}");
     const r = await f.run({ data: [] });
-    expect(failed(r)).toEqual({ kind: "RUNTIME", message: "Error: boom", line: 3 });
+    expect(failed(r)).toEqual({ kind: "RUNTIME", message: "Error: boom", line: 3, column: 9 });
     expect(r.logs).toEqual([{ level: "INFO", message: "before" }]);
   });
 
@@ -367,10 +385,10 @@ describe("filter sandbox: errors and limits", () => {
 
 describe("filter sandbox: no host access", () => {
   it.each([
-    ["fetch", "function main() { return fetch('http://127.0.0.1/') }", "ReferenceError: 'fetch' is not defined"],
-    ["require", "function main() { return require('fs') }", "ReferenceError: 'require' is not defined"],
-    ["process", "function main() { return process.env }", "ReferenceError: 'process' is not defined"],
-    ["setTimeout", "function main() { setTimeout(() => 1, 1) }", "ReferenceError: 'setTimeout' is not defined"],
+    ["fetch", "function main() { return fetch('http://127.0.0.1/') }", "ReferenceError: fetch is not defined"],
+    ["require", "function main() { return require('fs') }", "ReferenceError: require is not defined"],
+    ["process", "function main() { return process.env }", "ReferenceError: process is not defined"],
+    ["setTimeout", "function main() { setTimeout(() => 1, 1) }", "ReferenceError: setTimeout is not defined"],
     ["import", "async function main() { return await import('fs') }", expect.stringMatching(/Error/)],
   ])("%s is not reachable", async (_name, source, message) => {
     const f = await filter(source);
@@ -388,10 +406,13 @@ describe("filter sandbox: no host access", () => {
       "module",
       "Buffer",
       "setTimeout",
-      "std",
-      "os",
-      "hostCall",
-      "hostData",
+      "setInterval",
+      "queueMicrotask",
+      "SharedArrayBuffer",
+      "Atomics",
+      "WebAssembly",
+      "hostHelper",
+      "hostFinish",
     ]) {
       expect(names).not.toContain(forbidden);
     }
@@ -404,5 +425,136 @@ describe("filter sandbox: no host access", () => {
     );
     expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
     expect(await f.run({ data: [1] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
+  });
+});
+
+describe("filter sandbox: the sandbox process", () => {
+  it("reports the isolate's used heap with each outcome", async () => {
+    const f = await filter(
+      "var kept = []; function main() { kept.push(new Array(100000).fill(1)); return kept.length }",
+    );
+    const first = await f.run({ data: [] });
+    const second = await f.run({ data: [] });
+    expect(first.memoryBytes).toBeGreaterThan(0);
+    expect(second.memoryBytes).toBeGreaterThan(first.memoryBytes + 500_000);
+  });
+
+  it("contains a crash of V8: the call fails, the sandbox is replaced, other filters go on", async () => {
+    const limits = { timeoutMs: 500, memoryBytes: 32 * 1024 * 1024 };
+    // One allocation far past the limit: V8 loses control of the isolate (isolated-vm's "catastrophic"
+    // error) and the thread running it never returns.
+    const crash = await filter(
+      "function main(s) { if (s.data[0] === 'crash') new Array(1e8).fill(0); return 'fine' }",
+      {
+        limits,
+      },
+    );
+    const bystander = await filter("var n = 0; function main() { return ++n }");
+    expect(await bystander.run({ data: [] })).toMatchObject({ resultJson: "1" });
+    expect(await crash.run({ data: ["no"] })).toMatchObject({ resultJson: '"fine"' });
+    const generation = sandboxProcess().generation;
+    const crashed = failed(await crash.run({ data: ["crash"] }));
+    expect(crashed.kind).toMatch(/TIMEOUT|MEMORY/);
+    expect(crashed.message).toMatch(/sandbox/);
+    expect(sandboxProcess().generation).toBe(generation + 1);
+    // Both filters load again into the new sandbox process; the bystander's state starts over.
+    expect(await crash.run({ data: ["no"] })).toMatchObject({ ok: true, resultJson: '"fine"' });
+    expect(await bystander.run({ data: [] })).toMatchObject({ ok: true, resultJson: "1" });
+    expect(sandboxProcess().generation).toBe(generation + 1);
+  }, 30_000);
+
+  it("a sandbox process that dies during a call gives that call a clear error and is replaced", async () => {
+    const f = await filter("function main() { const end = Date.now() + 2000; while (Date.now() < end); return 1 }", {
+      limits: { timeoutMs: 5_000 },
+    });
+    const ok = await filter("function main() { return 'ok' }");
+    expect(await ok.run({ data: [] })).toMatchObject({ ok: true });
+    const pid = sandboxProcess().pid as number;
+    const running = f.run({ data: [] });
+    setTimeout(() => process.kill(pid, "SIGKILL"), 300);
+    expect(failed(await running)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/exited.*retry/) });
+    expect(await ok.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"ok"' });
+    expect(sandboxProcess().pid).not.toBe(pid);
+  }, 30_000);
+});
+
+describe("filter sandbox: sets kept in the isolate (itemsSnapshot)", () => {
+  function store() {
+    const items: Record<string, string[]> = { watched: ["0xAA", "0xbb"], tags: ["a", "B"] };
+    const versions: Record<string, number> = { watched: 1, tags: 1 };
+    const asked: { key: string; known: number | null; sent: boolean }[] = [];
+    const helpers = {
+      itemsSnapshot: async (key: string, known: number | null) => {
+        const version = versions[key] ?? 0;
+        const sent = known !== version;
+        asked.push({ key, known, sent });
+        return { version, items: sent ? (items[key] ?? []) : null };
+      },
+      qnContainsAddressBookItems: async () => {
+        throw new Error("asked the host per item");
+      },
+      qnContainsListItems: async () => {
+        throw new Error("asked the host per item");
+      },
+    } as Partial<FilterHelpers> as FilterHelpers;
+    return {
+      helpers,
+      asked,
+      write(key: string, next: string[]) {
+        items[key] = next;
+        versions[key] = (versions[key] ?? 0) + 1;
+      },
+    };
+  }
+  const source = `async function main(stream) {
+    const out = [];
+    for (const tx of stream.data) out.push((await qnLib.qnContainsAddressBookItems("watched", [tx.from, tx.to])).join());
+    out.push((await qnLib.qnContainsListItems("tags", ["a", "b", "B"])).join());
+    return out;
+  }`;
+  const txs = [
+    { from: "0xaa", to: "0xcc" },
+    { from: "0xdd", to: "0xBB" },
+  ];
+
+  it("answers membership from a set in the isolate, asking the host once per key and call", async () => {
+    const s = store();
+    const f = await filter(source, { helpers: s.helpers });
+    expect(await f.run({ data: txs })).toMatchObject({
+      ok: true,
+      resultJson: JSON.stringify(["true,false", "false,true", "true,false,true"]),
+    });
+    expect(s.asked).toEqual([
+      { key: "watched", known: null, sent: true },
+      { key: "tags", known: null, sent: true },
+    ]);
+    // The next call asks for the versions again, and gets no items while they are current.
+    await f.run({ data: txs });
+    expect(s.asked.slice(2)).toEqual([
+      { key: "watched", known: 1, sent: false },
+      { key: "tags", known: 1, sent: false },
+    ]);
+  });
+
+  it("a change made after the filter started is seen on its next call", async () => {
+    const s = store();
+    const f = await filter(source, { helpers: s.helpers });
+    await f.run({ data: txs });
+    s.write("watched", ["0xcc"]);
+    expect(await f.run({ data: txs })).toMatchObject({
+      resultJson: JSON.stringify(["false,true", "false,false", "true,false,true"]),
+    });
+    expect(s.asked.slice(2, 3)).toEqual([{ key: "watched", known: 1, sent: true }]);
+  });
+
+  it("checks the arguments in the isolate", async () => {
+    const s = store();
+    const f = await filter("async function main() { return await qnLib.qnContainsListItems('tags', [1]) }", {
+      helpers: s.helpers,
+    });
+    expect(failed(await f.run({ data: [] })).message).toBe(
+      "Error: qnLib.qnContainsListItems: argument 2 must be an array of strings",
+    );
+    expect(s.asked).toEqual([]);
   });
 });

@@ -1,0 +1,251 @@
+/**
+ * The sandbox process: runs filters and functions in V8 isolates (isolated-vm), one isolate per open
+ * filter, on behalf of the service that started it (process.ts), over the pipe on fd 3 (frames.ts).
+ * It runs in its own process because V8 cannot always recover from an isolate's out-of-memory: some
+ * allocations (a 100-million-element array, a JSON.parse of a 200 MB text) end in a "catastrophic"
+ * error that leaves the thread stuck and its memory held, with no way back but ending the process.
+ * Here that ends only this process; the service restarts it and the callers get a clear error.
+ *
+ * Started with `node --no-node-snapshot` (isolated-vm on Node 20 needs it). Nothing here is reachable
+ * from user code: the isolate sees only the bootstrap's console and qnLib, which call back through the
+ * two callbacks below, tied to the isolate's own calls.
+ */
+import net from "node:net";
+import ivm from "isolated-vm";
+import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
+import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
+import { errorPlace, FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
+
+const FILENAME = "filter.js";
+/**
+ * Calls with a time limit up to this run on this process's main thread (~2 µs to enter the isolate);
+ * longer ones (functions) on isolated-vm's own threads (~30 µs more), so a long function call does
+ * not hold up the filters queued behind it.
+ */
+const SYNC_CALL_MAX_MS = 1_000;
+/** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
+const MAX_WAITING_HELPERS = 256;
+
+interface Instance {
+  fid: number;
+  isolate: ivm.Isolate;
+  context: ivm.Context;
+  run: ivm.Reference<(call: number, data: string, meta: string) => string>;
+  settle: ivm.Reference<(hid: number, ok: boolean, body: string) => void>;
+  memoryMiB: number;
+}
+
+interface Call {
+  rid: number;
+  inst: Instance;
+  deadline: number;
+  timeoutMs: number;
+  /** Helper requests sent to the service and not answered yet. */
+  outstanding: number;
+  finished: boolean;
+  timer: NodeJS.Timeout;
+}
+
+const socket = new net.Socket({ fd: 3, readable: true, writable: true });
+const send = (header: FromHost, body?: string) => writeFrame(socket, header, body);
+const instances = new Map<number, Instance>();
+const calls = new Map<number, Call>();
+
+class HostFault extends Error {
+  constructor(readonly hostError: FilterError) {
+    super(hostError.message);
+  }
+}
+
+/** Classifies what isolated-vm threw out of a call or a compile. */
+function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number }, timeoutMs: number): FilterError {
+  if (e instanceof HostFault) return e.hostError;
+  const err = e instanceof Error ? e : new Error(String(e));
+  if (/Script execution timed out/.test(err.message)) {
+    return { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${timeoutMs} ms` };
+  }
+  if (inst.isolate.isDisposed || /memory limit|disposed/i.test(err.message)) {
+    return { kind: "MEMORY", message: `filter exceeded its memory limit of ${inst.memoryMiB} MiB` };
+  }
+  if (err.name === "SyntaxError") {
+    // isolated-vm appends the position: "Unexpected token '}' [filter.js:2:11]".
+    const message = err.message.replace(/ \[filter\.js:\d+:\d+\]$/, "");
+    return { kind: "SYNTAX", message: `SyntaxError: ${message}`, ...errorPlace(err.message) };
+  }
+  if (err.name === "RangeError" && /Maximum call stack size exceeded/.test(err.message)) {
+    return { kind: "MEMORY", message: "filter exceeded the stack limit (too deep recursion)" };
+  }
+  return { kind: "RUNTIME", message: `${err.name}: ${err.message}`, ...errorPlace(err.stack) };
+}
+
+function drop(fid: number): void {
+  const inst = instances.get(fid);
+  instances.delete(fid);
+  if (inst && !inst.isolate.isDisposed) inst.isolate.dispose();
+}
+
+function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
+  drop(h.fid);
+  const isolate = new ivm.Isolate({
+    memoryLimit: h.memoryMiB,
+    onCatastrophicError: (message) => send({ op: "fatal", fid: h.fid, message }),
+  });
+  const shell = { isolate, memoryMiB: h.memoryMiB };
+  try {
+    const context = isolate.createContextSync();
+    const boot = context.evalSync(BOOTSTRAP_SOURCE, { filename: "bootstrap.js", reference: true }) as ivm.Reference<
+      (...args: unknown[]) => unknown
+    >;
+    const api = boot.applySync(
+      undefined,
+      [
+        new ivm.Callback((call: number, hid: number, name: string, args: string) =>
+          helper(h.fid, call, hid, name, args),
+        ),
+        new ivm.Callback((call: number, out: string) => finishAsync(h.fid, call, out)),
+        new ivm.ExternalCopy([...FILTER_HELPER_NAMES]).copyInto(),
+        h.version,
+        h.maxLogLines,
+        h.maxLogChars,
+        h.snapshots,
+      ],
+      { timeout: h.timeoutMs, result: { reference: true } },
+    ) as ivm.Reference<Record<string, unknown>>;
+    const bind = api.getSync("bind", { reference: true }) as ivm.Reference<(main: unknown) => unknown>;
+    const settle = api.getSync("settle", { reference: true }) as Instance["settle"];
+    // Compilation and top-level code get the same time budget as one call.
+    const script = isolate.compileScriptSync(source, { filename: FILENAME });
+    script.runSync(context, { timeout: h.timeoutMs });
+    const main = context.evalSync("typeof main === 'function' ? main : undefined", {
+      reference: true,
+    }) as ivm.Reference<unknown>;
+    if (main.typeof !== "function") {
+      throw new HostFault({ kind: "SYNTAX", message: "the filter must define function main(stream)" });
+    }
+    const run = bind.applySync(undefined, [main.derefInto()], { result: { reference: true } }) as Instance["run"];
+    instances.set(h.fid, { fid: h.fid, isolate, context, run, settle, memoryMiB: h.memoryMiB });
+    send({ op: "opened", fid: h.fid, error: null });
+  } catch (e) {
+    const error = classify(e, shell, h.timeoutMs);
+    if (!isolate.isDisposed) isolate.dispose();
+    // Top-level code that throws is reported as the filter not loading, with the thrown error.
+    send({ op: "opened", fid: h.fid, error });
+  }
+}
+
+/** Enters the isolate: on this thread for short limits, on isolated-vm's threads for long ones. */
+async function invoke<R>(call: Call, ref: ivm.Reference<(...args: never[]) => R>, args: unknown[]): Promise<R> {
+  const remaining = call.deadline - Date.now();
+  if (remaining <= 0) throw new HostFault(timeoutError(call));
+  const options = { timeout: Math.max(1, remaining) };
+  return (
+    call.timeoutMs <= SYNC_CALL_MAX_MS
+      ? ref.applySync(undefined, args as never[], options)
+      : await ref.apply(undefined, args as never[], options)
+  ) as R;
+}
+
+function timeoutError(call: Call): FilterError {
+  return { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms` };
+}
+
+function heapOf(inst: Instance): number {
+  return inst.isolate.isDisposed ? 0 : inst.isolate.getHeapStatisticsSync().used_heap_size;
+}
+
+function finish(call: Call, out: string): void {
+  if (call.finished) return;
+  call.finished = true;
+  clearTimeout(call.timer);
+  calls.delete(call.rid);
+  send({ op: "done", rid: call.rid, heapBytes: heapOf(call.inst), error: null }, out);
+}
+
+function fail(call: Call, error: FilterError): void {
+  if (call.finished) return;
+  call.finished = true;
+  clearTimeout(call.timer);
+  calls.delete(call.rid);
+  const heapBytes = heapOf(call.inst);
+  drop(call.inst.fid);
+  send({ op: "done", rid: call.rid, heapBytes, error });
+}
+
+/** After the isolate returns control: an async main with nothing left to wait for can never settle. */
+function afterTurn(call: Call): void {
+  if (!call.finished && call.outstanding === 0) {
+    fail(call, {
+      kind: "RUNTIME",
+      message: "main's promise never settled: it awaits something that is never resolved",
+    });
+  }
+}
+
+function finishAsync(fid: number, rid: number, out: string): void {
+  const call = calls.get(rid);
+  if (call && call.inst.fid === fid) finish(call, out);
+}
+
+function helper(fid: number, rid: number, hid: number, name: string, args: string): void {
+  const call = calls.get(rid);
+  if (!call || call.inst.fid !== fid || call.finished) return;
+  if (call.outstanding >= MAX_WAITING_HELPERS) {
+    // Thrown into the isolate: the helper's promise rejects with this message.
+    throw new Error(`more than ${MAX_WAITING_HELPERS} qnLib calls waiting at once: await them in smaller groups`);
+  }
+  call.outstanding++;
+  send({ op: "helper", rid, hid, name }, args);
+}
+
+function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
+  const inst = instances.get(h.fid);
+  if (!inst) {
+    send({ op: "done", rid: h.rid, heapBytes: 0, error: { kind: "RUNTIME", message: "the filter is not loaded" } });
+    return;
+  }
+  const call: Call = {
+    rid: h.rid,
+    inst,
+    deadline: Date.now() + h.timeoutMs,
+    timeoutMs: h.timeoutMs,
+    outstanding: 0,
+    finished: false,
+    // Only matters while the call waits for helpers: running code is stopped by isolated-vm's timeout.
+    timer: setTimeout(() => fail(call, timeoutError(call)), h.timeoutMs + 5),
+  };
+  calls.set(h.rid, call);
+  invoke(call, inst.run, [h.rid, data, h.meta]).then(
+    (out) => {
+      if (out !== "A") finish(call, out);
+      else afterTurn(call);
+    },
+    (e: unknown) => fail(call, classify(e, inst, h.timeoutMs)),
+  );
+}
+
+function helped(h: Extract<ToHost, { op: "helped" }>, body: string): void {
+  const call = calls.get(h.rid);
+  if (!call || call.finished) return;
+  call.outstanding--;
+  invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(
+    () => afterTurn(call),
+    (e: unknown) => fail(call, classify(e, call.inst, call.timeoutMs)),
+  );
+}
+
+readFrames<ToHost>(socket, ({ header, body }) => {
+  switch (header.op) {
+    case "open":
+      return open(header, body);
+    case "run":
+      return run(header, body);
+    case "helped":
+      return helped(header, body);
+    case "close":
+      return drop(header.fid);
+  }
+});
+// The service went away: nothing is left to run for.
+socket.on("end", () => process.exit(0));
+socket.on("error", () => process.exit(0));
+send({ op: "ready" });

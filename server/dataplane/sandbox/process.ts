@@ -1,0 +1,313 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import type { Socket } from "node:net";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
+import { FILTER_HELPER_NAMES, type FilterError, type FilterHelperName, type FilterHelpers } from "./types.ts";
+
+/**
+ * The service's side of the sandbox process (host.ts): starts it on first use, sends it filters to
+ * open and calls to run, answers its helper requests from each call's FilterHelpers, and replaces it
+ * when it dies or stops answering. User code never runs in this process.
+ *
+ * Watchdog: while calls are in flight the process must answer something within the longest of their
+ * time limits plus GRACE_MS (isolated-vm stops running code at the limit; an isolate V8 lost control
+ * of does not stop). Past that it is killed and restarted, and every call in flight fails: the call
+ * that ran too long with TIMEOUT, the others with a RUNTIME error saying to retry.
+ */
+const GRACE_MS = 2_000;
+/** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
+const START_MS = 30_000;
+const WATCHDOG_EVERY_MS = 250;
+/**
+ * The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host; tsx is
+ * found from here, not from the directory the service was started in.
+ */
+const HOST_ARGS = [
+  "--no-node-snapshot",
+  "--import",
+  pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
+  fileURLToPath(new URL("./host.ts", import.meta.url)),
+];
+
+export interface HostOutcome {
+  error: FilterError | null;
+  heapBytes: number;
+  /** The guest's encoded outcome (see bootstrap.ts). */
+  body: string;
+}
+
+interface PendingCall {
+  fid: number;
+  sentAt: number;
+  timeoutMs: number;
+  helpers: FilterHelpers | undefined;
+  resolve: (outcome: HostOutcome) => void;
+}
+
+interface PendingOpen {
+  resolve: (error: FilterError | null) => void;
+  reject: (e: Error) => void;
+}
+
+/** Raised to a caller when the sandbox process failed around its call (not the caller's code). */
+export class SandboxRestarted extends Error {}
+
+type HelperArg = "string" | "strings" | "object" | "version";
+const HELPER_ARGS: Record<FilterHelperName | "itemsSnapshot", HelperArg[]> = {
+  qnGetList: ["string"],
+  qnContainsListItems: ["string", "strings"],
+  qnGetAllLists: [],
+  qnAddListItem: ["string", "string"],
+  qnRemoveListItem: ["string", "string"],
+  qnUpsertList: ["string", "object"],
+  qnDeleteList: ["string"],
+  qnGetSet: ["string"],
+  qnAddSet: ["string", "string"],
+  qnBulkSets: ["object"],
+  qnDeleteSet: ["string"],
+  qnGetAllSets: [],
+  qnGetAddressBook: ["string"],
+  qnContainsAddressBookItems: ["string", "strings"],
+  itemsSnapshot: ["string", "version"],
+};
+const CALLABLE = new Set<string>([...FILTER_HELPER_NAMES, "itemsSnapshot"]);
+
+function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown[]): void {
+  const expected = HELPER_ARGS[name];
+  if (args.length < expected.length) {
+    throw new TypeError(`qnLib.${name} expects ${expected.length} argument(s), got ${args.length}`);
+  }
+  expected.forEach((kind, i) => {
+    const v = args[i];
+    const ok =
+      kind === "string"
+        ? typeof v === "string"
+        : kind === "strings"
+          ? Array.isArray(v) && v.every((x) => typeof x === "string")
+          : kind === "version"
+            ? v === null || typeof v === "number"
+            : v !== null && typeof v === "object" && !Array.isArray(v);
+    if (!ok) {
+      const what =
+        kind === "strings"
+          ? "an array of strings"
+          : kind === "string"
+            ? "a string"
+            : kind === "version"
+              ? "a number or null"
+              : "an object";
+      throw new TypeError(`qnLib.${name}: argument ${i + 1} must be ${what}`);
+    }
+  });
+}
+
+export class SandboxProcess {
+  /** Bumped when the process is replaced: a filter loaded in an earlier generation is loaded again. */
+  generation = 1;
+  private child: ChildProcess | null = null;
+  private socket: Socket | null = null;
+  private nextId = 1;
+  private readonly calls = new Map<number, PendingCall>();
+  private readonly opens = new Map<number, PendingOpen>();
+  private lastHeard = 0;
+  private ready = false;
+  private startedAt = 0;
+  private watchdog: NodeJS.Timeout | null = null;
+
+  /** The sandbox process's pid while it runs (tests kill it to see a crash contained). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  newId(): number {
+    return this.nextId++;
+  }
+
+  /** Opens (compiles and loads) a filter; its error, or null. Rejects when the process failed. */
+  open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string) {
+    this.ensureStarted();
+    const generation = this.generation;
+    return new Promise<{ error: FilterError | null; generation: number }>((resolve, reject) => {
+      this.opens.set(fid, { resolve: (error) => resolve({ error, generation }), reject });
+      this.busy();
+      this.send({ op: "open", fid, ...header }, source);
+    });
+  }
+
+  run(
+    fid: number,
+    meta: string,
+    data: string,
+    timeoutMs: number,
+    helpers: FilterHelpers | undefined,
+  ): Promise<HostOutcome> {
+    this.ensureStarted();
+    const rid = this.newId();
+    return new Promise<HostOutcome>((resolve) => {
+      this.calls.set(rid, { fid, sentAt: Date.now(), timeoutMs, helpers, resolve });
+      this.busy();
+      this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
+    });
+  }
+
+  close(fid: number): void {
+    if (this.socket) this.send({ op: "close", fid });
+  }
+
+  /** Ends the process (tests; the service exiting ends it too, its pipe closing). */
+  stop(): void {
+    this.restart(null, "the sandbox process was stopped");
+  }
+
+  private send(header: ToHost, body?: string): void {
+    if (this.socket) writeFrame(this.socket, header, body);
+  }
+
+  private ensureStarted(): void {
+    if (this.child) return;
+    const child = spawn(process.execPath, HOST_ARGS, { stdio: ["ignore", "inherit", "inherit", "pipe"] });
+    const socket = child.stdio[3] as Socket;
+    this.ready = false;
+    this.startedAt = Date.now();
+    this.child = child;
+    this.socket = socket;
+    readFrames<FromHost>(socket, (frame) => this.onFrame(child, frame.header, frame.body));
+    socket.on("error", () => {});
+    child.on("exit", (code, signal) => {
+      if (this.child === child) this.restart(null, `the sandbox process exited (${signal ?? `code ${code}`})`);
+    });
+    child.on("error", (e) => {
+      if (this.child === child) this.restart(null, `the sandbox process could not be started (${e.message})`);
+    });
+    this.idle();
+  }
+
+  /** In flight: keep the service's event loop (a script awaiting a call) alive and watch the process. */
+  private busy(): void {
+    if (this.calls.size + this.opens.size === 1) {
+      this.lastHeard = Date.now();
+      this.child?.ref();
+      this.socket?.ref();
+    }
+    this.watchdog ??= setInterval(() => this.check(), WATCHDOG_EVERY_MS);
+  }
+
+  private idle(): void {
+    if (this.calls.size + this.opens.size > 0) return;
+    this.child?.unref();
+    this.socket?.unref();
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  private check(): void {
+    const now = Date.now();
+    if (!this.ready) {
+      if (now - this.startedAt > START_MS)
+        this.restart(null, `the sandbox process did not start within ${START_MS} ms`);
+      return;
+    }
+    let longest = 0;
+    for (const call of this.calls.values()) longest = Math.max(longest, call.timeoutMs);
+    // Opening runs top-level code under a filter's limit; 10 s covers any limit a filter is given.
+    if (this.opens.size > 0) longest = Math.max(longest, 10_000);
+    if (now - this.lastHeard > longest + GRACE_MS) {
+      this.restart(
+        null,
+        "the sandbox process stopped answering: V8 could not stop the call (an isolate that allocates far past its memory limit in one step can do this)",
+      );
+    }
+  }
+
+  private onFrame(child: ChildProcess, h: FromHost, body: string): void {
+    if (child !== this.child) return;
+    this.lastHeard = Date.now();
+    switch (h.op) {
+      case "ready":
+        this.ready = true;
+        return;
+      case "opened": {
+        const open = this.opens.get(h.fid);
+        this.opens.delete(h.fid);
+        open?.resolve(h.error);
+        this.idle();
+        return;
+      }
+      case "done": {
+        const call = this.calls.get(h.rid);
+        this.calls.delete(h.rid);
+        call?.resolve({ error: h.error, heapBytes: h.heapBytes, body });
+        this.idle();
+        return;
+      }
+      case "helper":
+        void this.helper(h.rid, h.hid, h.name, body);
+        return;
+      case "fatal":
+        this.restart(h.fid, `V8 lost control of the filter's isolate (${h.message})`);
+        return;
+    }
+  }
+
+  private async helper(rid: number, hid: number, name: string, argsJson: string): Promise<void> {
+    const call = this.calls.get(rid);
+    if (!call) return;
+    let reply: { ok: boolean; body: string };
+    try {
+      if (!CALLABLE.has(name)) throw new Error(`qnLib has no helper ${name}`);
+      const helpers = call.helpers;
+      if (!helpers) throw new Error("key-value store not connected: qnLib helpers are unavailable");
+      const args = JSON.parse(argsJson) as unknown[];
+      const helperName = name as FilterHelperName | "itemsSnapshot";
+      checkHelperArgs(helperName, args);
+      const fn = helpers[helperName] as ((...a: unknown[]) => Promise<unknown>) | undefined;
+      if (typeof fn !== "function") throw new Error(`qnLib.${name} is not available here`);
+      reply = { ok: true, body: JSON.stringify((await fn.apply(helpers, args)) ?? null) };
+    } catch (e) {
+      reply = { ok: false, body: e instanceof Error ? e.message : String(e) };
+    }
+    if (this.calls.get(rid) === call) this.send({ op: "helped", rid, hid, ok: reply.ok }, reply.body);
+  }
+
+  /**
+   * Kills the process (if alive) and fails what was in flight; the next call starts a new one.
+   * `culprit`: the filter that crashed it, when known.
+   */
+  private restart(culprit: number | null, why: string): void {
+    const child = this.child;
+    this.child = null;
+    this.socket = null;
+    this.generation++;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    const now = Date.now();
+    for (const [, call] of this.calls) {
+      const guilty = culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs;
+      call.resolve({
+        error: guilty
+          ? culprit !== null
+            ? { kind: "MEMORY", message: `filter crashed the sandbox: ${why}; the sandbox was restarted` }
+            : { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms: ${why}` }
+          : { kind: "RUNTIME", message: `${why}; the sandbox was restarted before this call finished, retry it` },
+        heapBytes: 0,
+        body: "",
+      });
+    }
+    this.calls.clear();
+    for (const [fid, open] of this.opens) {
+      if (fid === culprit)
+        open.resolve({ kind: "MEMORY", message: `filter crashed the sandbox while loading: ${why}` });
+      else open.reject(new SandboxRestarted(`${why}; the filter could not be loaded, retry`));
+    }
+    this.opens.clear();
+    this.idle();
+  }
+}
+
+let shared: SandboxProcess | undefined;
+
+/** The process's one sandbox process (started on first use). */
+export function sandboxProcess(): SandboxProcess {
+  shared ??= new SandboxProcess();
+  return shared;
+}

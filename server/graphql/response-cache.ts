@@ -1,0 +1,180 @@
+import type { FastifyRequest } from "fastify";
+import {
+  type DocumentNode,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  getOperationAST,
+  Kind,
+  parse,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+} from "graphql";
+import { LRUCache } from "lru-cache";
+import type { Context, Principal } from "./context.ts";
+
+/**
+ * Answers to repeated reads, kept whole. A list screen asks the same query every time it is shown,
+ * polled or refocused; when everything in the answer comes from an in-process read model (the endpoint
+ * lists, say), the answer is the same until that model changes, and sending the stored text skips
+ * parsing the variables, executing, serialising and collecting the garbage of all three.
+ *
+ * An answer is kept only when it cannot differ from a fresh one:
+ * - the operation is a query, and every field in it that has a resolver of its own is marked with
+ *   {@link snapshotRead} (a field without one reads its parent's property, which the marked field made);
+ * - each marked field that ran said which snapshot it answered from ({@link readFrom}); one that had to
+ *   read the database instead says so, and nothing is kept;
+ * - the answer has no errors.
+ * It is served again only to the same member, in the same account and role, for the same host, query
+ * text, operation name and variables, while every snapshot it came from is still current (a change
+ * drops the snapshot at once in this process, through the events relay in the others).
+ */
+
+/** What resolvers of one request tell the cache about where their answers came from. */
+export interface ReadRecord {
+  /** One check per snapshot read: whether it is still the current one. */
+  snapshots: (() => boolean)[];
+  /** A resolver read something that is not a snapshot: the answer is not kept. */
+  uncacheable: boolean;
+}
+
+export const newReadRecord = (): ReadRecord => ({ snapshots: [], uncacheable: false });
+
+const snapshotReaders = new WeakSet<object>();
+
+/** Marks a resolver whose answer depends only on its arguments, the caller and the snapshots it names. */
+export function snapshotRead<P, A, T>(
+  resolver: (parent: P, args: A, ctx: Context, info?: GraphQLResolveInfo) => T,
+): (parent: P, args: A, ctx: Context, info?: GraphQLResolveInfo) => T {
+  snapshotReaders.add(resolver);
+  return resolver;
+}
+
+/** Records the snapshot a marked resolver answered from, or (null) that it read the database instead. */
+export function readFrom(record: ReadRecord, isCurrent: (() => boolean) | null): void {
+  if (isCurrent) record.snapshots.push(isCurrent);
+  else record.uncacheable = true;
+}
+
+interface StoredAnswer {
+  body: string;
+  snapshots: (() => boolean)[];
+}
+
+interface Pending {
+  key: string;
+  query: string;
+  operationName: string | undefined;
+  record: ReadRecord;
+}
+
+/** Answers kept: bounded by count and by their text's total length. */
+const MAX_ANSWERS = 10_000;
+const MAX_ANSWER_CHARS = 64 * 1024 * 1024;
+/** An answer larger than this is not kept (one such answer would push out many small ones). */
+const MAX_ONE_ANSWER_CHARS = 1024 * 1024;
+/** Operations whose cacheability was worked out, by their text. */
+const MAX_OPERATIONS = 1_000;
+
+type ResolverMap = Record<string, Record<string, unknown> | unknown>;
+
+export class ResponseCache {
+  private readonly answers = new LRUCache<string, StoredAnswer>({
+    max: MAX_ANSWERS,
+    maxSize: MAX_ANSWER_CHARS,
+    sizeCalculation: (answer) => answer.body.length,
+  });
+  /** Whether an operation (query text and operation name) may be kept at all, worked out once. */
+  private readonly operations = new LRUCache<string, boolean>({ max: MAX_OPERATIONS });
+  private readonly pending = new WeakMap<FastifyRequest, Pending>();
+  /** Answers served from here, and answers kept. */
+  readonly stats = { hits: 0, kept: 0 };
+
+  constructor(
+    private readonly resolvers: ResolverMap,
+    private readonly schema: GraphQLSchema,
+  ) {}
+
+  /**
+   * The stored answer to this request, or null. When there is none but one could be kept, `record` is
+   * remembered for the request, and {@link keep} stores the answer once it is sent.
+   */
+  lookup(request: FastifyRequest, principal: Principal | null, record: ReadRecord): string | null {
+    const body = request.body as { query?: unknown; operationName?: unknown; variables?: unknown } | null;
+    if (!principal || !body || typeof body !== "object" || Array.isArray(body) || typeof body.query !== "string")
+      return null;
+    const operationName = typeof body.operationName === "string" ? body.operationName : undefined;
+    const key = [
+      principal.userId,
+      principal.accountId,
+      principal.role,
+      request.protocol,
+      request.host,
+      operationName ?? "",
+      JSON.stringify(body.variables ?? null),
+      body.query,
+    ].join("\n");
+    const stored = this.answers.get(key);
+    if (stored) {
+      if (stored.snapshots.every((isCurrent) => isCurrent())) {
+        this.stats.hits++;
+        return stored.body;
+      }
+      this.answers.delete(key);
+    }
+    this.pending.set(request, { key, query: body.query, operationName, record });
+    return null;
+  }
+
+  /** Stores the answer just sent to `request`, when it may be kept. */
+  keep(request: FastifyRequest, statusCode: number, payload: unknown): void {
+    const pending = this.pending.get(request);
+    if (!pending) return;
+    this.pending.delete(request);
+    const { record } = pending;
+    if (statusCode !== 200 || typeof payload !== "string" || payload.length > MAX_ONE_ANSWER_CHARS) return;
+    if (record.uncacheable || record.snapshots.length === 0) return;
+    if (!this.cacheableOperation(pending.query, pending.operationName)) return;
+    // Whether the answer has errors: a kept answer never does (they may be about a passing failure).
+    if (payload.includes('"errors":')) return;
+    this.answers.set(pending.key, { body: payload, snapshots: record.snapshots });
+    this.stats.kept++;
+  }
+
+  private cacheableOperation(query: string, operationName: string | undefined): boolean {
+    const key = `${operationName ?? ""}\n${query}`;
+    let cacheable = this.operations.get(key);
+    if (cacheable === undefined) {
+      cacheable = this.onlySnapshotReads(parse(query), operationName);
+      this.operations.set(key, cacheable);
+    }
+    return cacheable;
+  }
+
+  /** Whether the operation is a query whose every field with its own resolver is a snapshot read. */
+  private onlySnapshotReads(document: DocumentNode, operationName: string | undefined): boolean {
+    const operation = getOperationAST(document, operationName);
+    if (operation?.operation !== "query") return false;
+    const typeInfo = new TypeInfo(this.schema);
+    const resolvers = this.resolvers;
+    let cacheable = true;
+    // Fragments not used by the operation are checked too: that only ever keeps less.
+    visit(
+      document,
+      visitWithTypeInfo(typeInfo, {
+        [Kind.FIELD]: () => {
+          const parent = typeInfo.getParentType();
+          const field = typeInfo.getFieldDef();
+          if (!parent || !field) cacheable = false;
+          else if (!field.name.startsWith("__")) {
+            const resolver = (resolvers[parent.name] as Record<string, unknown> | undefined)?.[field.name];
+            const own =
+              typeof resolver === "function" ? resolver : (resolver as { resolve?: unknown } | undefined)?.resolve;
+            if (typeof own === "function" && !snapshotReaders.has(own)) cacheable = false;
+          }
+        },
+      }),
+    );
+    return cacheable;
+  }
+}
