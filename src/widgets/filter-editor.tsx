@@ -108,7 +108,7 @@ export function DatasetSample(props: {
           {`${dataset} of ${network}, block ${state.block?.toLocaleString("en")}: main(stream) receives it as stream.data (one entry per block of the batch).`}
         </Typography.Text>
         <Button size="small" onClick={() => void load()}>
-          Latest block
+          Read a newer block
         </Button>
       </Space>
       <Tabs

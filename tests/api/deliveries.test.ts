@@ -231,14 +231,14 @@ describe("filters that do not compile", () => {
     return fields.find((f) => f.pointer === "/filterFunction")?.message;
   };
 
-  it("are refused at create and update with their line (and column, when the sandbox reports it); nothing is written", async () => {
+  it("are refused at create and update with their line and column; nothing is written", async () => {
     const before = (await owner.client.gqlOk<{ webhooks: { totalCount: number } }>("{ webhooks { totalCount } }"))
       .webhooks.totalCount;
     const created = await owner.client.gql(
       "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
       { input: { name: "broken", network: NETWORK, url: "http://127.0.0.1:9/x", filterFunction: broken } },
     );
-    expect(fieldError(created.errors)).toMatch(/^Line 2(, column \d+)?: SyntaxError/);
+    expect(fieldError(created.errors)).toMatch(/^Line 2, column \d+: /);
     expect(
       (await owner.client.gqlOk<{ webhooks: { totalCount: number } }>("{ webhooks { totalCount } }")).webhooks
         .totalCount,
@@ -259,7 +259,7 @@ describe("filters that do not compile", () => {
       "mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { id } }",
       { input: { id: createWebhook.id, filterFunction: broken } },
     );
-    expect(fieldError(updated.errors)).toMatch(/^Line 2(, column \d+)?: SyntaxError/);
+    expect(fieldError(updated.errors)).toMatch(/^Line 2, column \d+: /);
     const kept = await owner.client.gqlOk<{ webhook: { filterFunction: string } }>(
       "query($id: ID!) { webhook(id: $id) { filterFunction } }",
       { id: createWebhook.id },
@@ -280,7 +280,7 @@ describe("filters that do not compile", () => {
         },
       },
     );
-    expect(fieldError(stream.errors)).toMatch(/^Line 3(, column \d+)?: SyntaxError/);
+    expect(fieldError(stream.errors)).toMatch(/^Line 3, column \d+: /);
     const noMain = await owner.client.gql(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
       {

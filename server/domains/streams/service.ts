@@ -84,13 +84,11 @@ async function checkRules(
 }
 
 /**
- * Where a filter's compile error is, as its message begins: "Line 3, column 7: …" (the column when the
- * sandbox reports one).
+ * Where a filter's compile error is, as its message begins: "Line 3, column 7: …".
  */
 export function filterErrorPlace(error: FilterError): string {
-  const column = "column" in error && typeof error.column === "number" ? error.column : undefined;
   if (!error.line) return error.message;
-  return `Line ${error.line}${column ? `, column ${column}` : ""}: ${error.message}`;
+  return `Line ${error.line}${error.column ? `, column ${error.column}` : ""}: ${error.message}`;
 }
 
 /**
@@ -101,7 +99,7 @@ export async function checkFilterCompiles(source: string | null | undefined, ver
   if (!source) return;
   const filter = await createFilter({ source, version: (version ?? "V5") as FilterVersion });
   try {
-    const error = filter.check();
+    const error = await filter.check();
     if (error) throw badInput([{ pointer: "/filterFunction", message: filterErrorPlace(error) }]);
   } finally {
     filter.dispose();
