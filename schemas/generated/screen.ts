@@ -151,12 +151,12 @@ export type ReadWidget =
  */
 export type SchemaRef = string;
 /**
- * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers. tests/contract checks the renderer and the app register exactly these.
+ * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers (filter-editor: a stream's or webhook's filter with the dataset's shape and a sample block; `ui:options`: { latestBlock, payload: { query }, dataset?, rows? }). tests/contract checks the renderer and the app register exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "editWidget".
  */
-export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block";
+export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block" | "filter-editor";
 /**
  * rjsf's own form controls a `ui:widget` may name; tests/contract checks rjsf resolves each.
  *
