@@ -20,6 +20,7 @@ export {
   useRegistryQuery,
 } from "./data.tsx";
 export { icon, registerIcons } from "./icons.tsx";
+export { useLeaveGuard } from "./leaveGuard.ts";
 export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";

@@ -8,6 +8,7 @@ import { useData, useOperation } from "./data.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
+import { AlertView } from "./views/AlertView.tsx";
 import { ChartView } from "./views/ChartView.tsx";
 import { CustomView } from "./views/CustomView.tsx";
 import { DetailView } from "./views/DetailView.tsx";
@@ -123,6 +124,7 @@ const VIEWS: { [Kind in View["kind"]]: (props: ViewProps<Extract<View, { kind: K
   ),
   chart: ({ view, scope }) => <ChartView view={view} scope={scope} />,
   custom: ({ view, scope }) => <CustomView view={view} scope={scope} />,
+  alert: ({ view, scope }) => <AlertView view={view} scope={scope} />,
 };
 
 /** The view kinds the renderer can show. */

@@ -5,6 +5,7 @@ import type { Manifest, Role } from "../schemas/generated/screen.ts";
 export type {
   Action,
   ActionForm,
+  AlertView,
   ChartSeries,
   ChartView,
   Confirm,

@@ -8,6 +8,7 @@ import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
+import { useLeaveGuard } from "../leaveGuard.ts";
 import { can, requiredRole, roleLabel } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
@@ -88,6 +89,14 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
   const { run, running: submitting, errors } = useOperationRun();
   const [generation, setGeneration] = useState(0);
   const [result, setResult] = useState<Record<string, unknown> | null>(null);
+  // The data as it was when the user first touched the form (after the form filled its defaults),
+  // and again after each save: the form is dirty while it differs.
+  const [baseline, setBaseline] = useState<string | null>(null);
+  const dirty = baseline !== null && formData !== null && JSON.stringify(formData) !== baseline;
+  useLeaveGuard(dirty);
+  const touched = () => {
+    if (baseline === null && formData) setBaseline(JSON.stringify(formData));
+  };
   const needed = requiredRole(view.role, true);
   const allowed = can(viewer.userRole, needed);
 
@@ -105,6 +114,7 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
       scope: { ...scope, form: data },
       schema,
       onSuccess: async (result) => {
+        setBaseline(null);
         message.success(view.submit?.successMessage ?? "Saved");
         await refresh([...(view.submit?.refresh ?? []), ...(view.initial ? [view.initial.query] : [])]);
         if (view.submit?.reset) {
@@ -138,19 +148,22 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
       ) : null}
       {initial.error ? <Alert type="error" showIcon title={errorMessage(initial.error)} /> : null}
       {formData ? (
-        <SchemaForm
-          key={generation}
-          schema={schema}
-          uiSchema={view.uiSchema}
-          formData={formData}
-          onChange={setFormData}
-          onSubmit={submit}
-          extraErrors={errors.extraErrors}
-          formError={errors.formError}
-          disabled={!allowed}
-          submitting={submitting}
-          submitLabel={view.submit?.label}
-        />
+        // Any key, click or input inside the form marks where the user's edits start (before they apply).
+        <div onKeyDownCapture={touched} onMouseDownCapture={touched} onInputCapture={touched}>
+          <SchemaForm
+            key={generation}
+            schema={schema}
+            uiSchema={view.uiSchema}
+            formData={formData}
+            onChange={setFormData}
+            onSubmit={submit}
+            extraErrors={errors.extraErrors}
+            formError={errors.formError}
+            disabled={!allowed}
+            submitting={submitting}
+            submitLabel={view.submit?.label}
+          />
+        </div>
       ) : (
         <Skeleton active />
       )}

@@ -2,6 +2,7 @@
 import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
 import { Space, Tag, Tooltip, Typography } from "antd";
 import type { ReactNode } from "react";
+import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { JsonView } from "./json.tsx";
@@ -34,14 +35,25 @@ export function statusColor(value: string, colors?: Record<string, string>): str
   return STATUS_COLORS.find((entry) => entry.test.test(upper))?.color ?? "blue";
 }
 
-function Status({ value, options, schema }: ReadWidgetProps) {
+function Status({ value, options, schema, record }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const text = String(value);
   const labels = options.labels as Record<string, string> | undefined;
-  return (
+  const tag = (
     <Tag color={statusColor(text, options.colors as Record<string, string> | undefined)} variant="filled">
       {labels?.[text] ?? enumLabel(schema, text)}
     </Tag>
+  );
+  // `reason`: a pointer to why the record is in this state, shown under the tag (e.g. why a stream failed).
+  const reason = typeof options.reason === "string" ? getPointer(record, options.reason) : undefined;
+  if (isBlank(reason)) return tag;
+  return (
+    <Space orientation="vertical" size={2}>
+      {tag}
+      <Typography.Text type="secondary" style={{ fontSize: 12 }} ellipsis={{ tooltip: String(reason) }}>
+        {String(reason)}
+      </Typography.Text>
+    </Space>
   );
 }
 
@@ -154,12 +166,21 @@ function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
   );
 }
 
-/** Code with a copy button, unless the field says `copy: false` (a masked token: its copy would be useless). */
-function Code({ value, copy }: ReadWidgetProps) {
+/**
+ * Code with a copy button, unless the field says `copy: false` (a masked token: its copy would be useless).
+ * `maxChars`: a long value (a payload) is cut on screen; the copy button copies all of it.
+ */
+function Code({ value, copy, options }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
+  const text = String(value);
+  const max = typeof options.maxChars === "number" ? options.maxChars : undefined;
   return (
-    <Typography.Text code copyable={copy === false ? false : { text: String(value) }}>
-      {String(value)}
+    <Typography.Text
+      code
+      copyable={copy === false ? false : { text }}
+      style={max ? { wordBreak: "break-all" } : undefined}
+    >
+      {max && text.length > max ? `${text.slice(0, max)}…` : text}
     </Typography.Text>
   );
 }

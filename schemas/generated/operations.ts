@@ -315,6 +315,16 @@ export type KvUploadPartInput = {
   partNumber: number;
 };
 
+/**
+ * What the console shows of a stream's or webhook's status: one the engine stopped because it failed is
+ * FAILED (the engine paused it; activating resumes at its checkpoint) or TERMINATED (it cannot work as set
+ * up), never PAUSED like one its user paused.
+ */
+export type StreamState = "ACTIVE" | "COMPLETED" | "FAILED" | "PAUSED" | "TERMINATED";
+
+/** DELIVERED: the destination acknowledged the batch; SKIPPED: the filter returned null, nothing was sent. */
+export type DeliveryOutcome = "DELIVERED" | "FAILED" | "FILTER_FAILED" | "SKIPPED";
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -1289,6 +1299,30 @@ export type DashboardEndpointsQuery = {
   };
 };
 
+export type DashboardFailingStreamsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardFailingStreamsQuery = {
+  failingStreams: Array<{
+    id: string;
+    name: string;
+    state: StreamState;
+    statusReason: string | null;
+    failedAt: Date | string | null;
+  }>;
+};
+
+export type DashboardFailingWebhooksQueryVariables = Exact<{ [key: string]: never }>;
+
+export type DashboardFailingWebhooksQuery = {
+  failingWebhooks: Array<{
+    id: string;
+    name: string;
+    state: StreamState;
+    statusReason: string | null;
+    failedAt: Date | string | null;
+  }>;
+};
+
 export type DashboardTopEndpointsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type DashboardTopEndpointsQuery = {
@@ -1616,6 +1650,8 @@ export type StreamFieldsFragment = {
   updatedAt: Date | string;
   name: string;
   status: StreamStatus;
+  state: StreamState;
+  failedAt: Date | string | null;
   statusReason: string | null;
   network: string;
   dataset: StreamDataset;
@@ -1652,6 +1688,8 @@ export type StreamsQuery = {
       createdAt: Date | string;
       name: string;
       status: StreamStatus;
+      state: StreamState;
+      statusReason: string | null;
       network: string;
       dataset: StreamDataset;
       destination: StreamDestination;
@@ -1673,6 +1711,8 @@ export type StreamQuery = {
     updatedAt: Date | string;
     name: string;
     status: StreamStatus;
+    state: StreamState;
+    failedAt: Date | string | null;
     statusReason: string | null;
     network: string;
     dataset: StreamDataset;
@@ -1747,6 +1787,8 @@ export type UpdateStreamMutation = {
     updatedAt: Date | string;
     name: string;
     status: StreamStatus;
+    state: StreamState;
+    failedAt: Date | string | null;
     statusReason: string | null;
     network: string;
     dataset: StreamDataset;
@@ -1833,6 +1875,8 @@ export type CreateStreamWithFunctionMutation = {
     updatedAt: Date | string;
     name: string;
     status: StreamStatus;
+    state: StreamState;
+    failedAt: Date | string | null;
     statusReason: string | null;
     network: string;
     dataset: StreamDataset;
@@ -1859,6 +1903,52 @@ export type CreateStreamWithFunctionMutation = {
 export type StreamFunctionsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type StreamFunctionsQuery = { functions: Array<{ id: string; name: string }> };
+
+export type StreamDeliveryFieldsFragment = {
+  id: string;
+  createdAt: Date | string;
+  startBlock: number;
+  endBlock: number;
+  batches: number;
+  attempt: number;
+  outcome: DeliveryOutcome;
+  httpStatus: number | null;
+  answer: string;
+  latencyMs: number;
+  bytes: number;
+  preview: string | null;
+  isReorg: boolean;
+};
+
+export type StreamDeliveriesQueryVariables = Exact<{
+  id: string | number;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  outcomes?: Array<DeliveryOutcome> | DeliveryOutcome | null | undefined;
+  search?: string | null | undefined;
+}>;
+
+export type StreamDeliveriesQuery = {
+  streamDeliveries: {
+    retentionDays: number;
+    deliveries: Array<{
+      id: string;
+      createdAt: Date | string;
+      startBlock: number;
+      endBlock: number;
+      batches: number;
+      attempt: number;
+      outcome: DeliveryOutcome;
+      httpStatus: number | null;
+      answer: string;
+      latencyMs: number;
+      bytes: number;
+      preview: string | null;
+      isReorg: boolean;
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
 
 export type UsageOverviewQueryVariables = Exact<{
   periodIndex?: number | null | undefined;
@@ -1922,6 +2012,8 @@ export type WebhookFieldsFragment = {
   createdAt: Date | string;
   name: string;
   status: StreamStatus;
+  state: StreamState;
+  failedAt: Date | string | null;
   statusReason: string | null;
   network: string;
   url: string;
@@ -1948,6 +2040,8 @@ export type WebhooksQuery = {
       createdAt: Date | string;
       name: string;
       status: StreamStatus;
+      state: StreamState;
+      statusReason: string | null;
       network: string;
       url: string;
       lastDeliveredBlock: number | null;
@@ -1966,6 +2060,8 @@ export type WebhookQuery = {
     createdAt: Date | string;
     name: string;
     status: StreamStatus;
+    state: StreamState;
+    failedAt: Date | string | null;
     statusReason: string | null;
     network: string;
     url: string;
@@ -1996,6 +2092,8 @@ export type UpdateWebhookMutation = {
     createdAt: Date | string;
     name: string;
     status: StreamStatus;
+    state: StreamState;
+    failedAt: Date | string | null;
     statusReason: string | null;
     network: string;
     url: string;
@@ -2095,6 +2193,36 @@ export type WebhookLogsQueryVariables = Exact<{
 export type WebhookLogsQuery = {
   webhookLogs: {
     logs: Array<{ id: string; createdAt: Date | string; level: LogLevel; message: string }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type WebhookDeliveriesQueryVariables = Exact<{
+  id: string | number;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  outcomes?: Array<DeliveryOutcome> | DeliveryOutcome | null | undefined;
+  search?: string | null | undefined;
+}>;
+
+export type WebhookDeliveriesQuery = {
+  webhookDeliveries: {
+    retentionDays: number;
+    deliveries: Array<{
+      id: string;
+      createdAt: Date | string;
+      startBlock: number;
+      endBlock: number;
+      batches: number;
+      attempt: number;
+      outcome: DeliveryOutcome;
+      httpStatus: number | null;
+      answer: string;
+      latencyMs: number;
+      bytes: number;
+      preview: string | null;
+      isReorg: boolean;
+    }>;
     pageInfo: { endCursor: string | null; hasNextPage: boolean };
   };
 };

@@ -70,7 +70,7 @@ export type Role = "VIEWER" | "ADMIN" | "OWNER";
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "view".
  */
-export type View = ListView | DetailView | FormView | ChartView | CustomView;
+export type View = ListView | DetailView | FormView | ChartView | CustomView | AlertView;
 /**
  * A literal, or a reference: $route.x, $query.x (URL search), $row.x, $record.x, $item.x (one item of an array field), $form, $form.x, $viewer.x, $result.x. References inside objects and arrays are resolved too.
  *
@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText); code; json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -151,12 +151,12 @@ export type ReadWidget =
  */
 export type SchemaRef = string;
 /**
- * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers. tests/contract checks the renderer and the app register exactly these.
+ * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers (filter-editor: a stream's or webhook's filter with the dataset's shape and a sample block; `ui:options`: { latestBlock, payload: { query }, dataset?, rows? }). tests/contract checks the renderer and the app register exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "editWidget".
  */
-export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block";
+export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block" | "filter-editor";
 /**
  * rjsf's own form controls a `ui:widget` may name; tests/contract checks rjsf resolves each.
  *
@@ -686,6 +686,53 @@ export interface CustomView {
     [k: string]: unknown;
   };
   record?: Path;
+}
+/**
+ * A banner shown only while its query answers rows (e.g. streams that failed): a title counting them, one line per row (the first five) with a link, and a closing sentence.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "alertView".
+ */
+export interface AlertView {
+  kind: "alert";
+  id?: string;
+  query: string;
+  variables?: Variables;
+  rows: Path;
+  /**
+   * The banner's colour and icon; default error.
+   */
+  type?: "error" | "warning" | "info";
+  /**
+   * The banner's title; {count} is the number of rows.
+   */
+  title: string;
+  /**
+   * The title when there is one row.
+   */
+  titleOne?: string;
+  item: {
+    /**
+     * A row's text with {path} placeholders.
+     */
+    text: string;
+    /**
+     * Shown after the text, muted (e.g. the reason).
+     */
+    detail?: string;
+    /**
+     * A route with {path} placeholders from the row.
+     */
+    link?: string;
+  };
+  /**
+   * A sentence after the rows: what to do.
+   */
+  description?: string;
+  /**
+   * The warning's title when the query fails.
+   */
+  errorTitle: string;
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

@@ -43,6 +43,7 @@ const mappers = {
   Endpoint: "../../domains/endpoints/resolvers.ts#EndpointView",
   Stream: "../../domains/streams/resolvers.ts#StreamView",
   StreamLog: "../../domains/streams/resolvers.ts#StreamLogView",
+  StreamDelivery: "../../domains/streams/resolvers.ts#StreamDeliveryView",
   FilterTemplate: "../../domains/streams/resolvers.ts#FilterTemplateView",
   StreamTemplate: "../../domains/streams/resolvers.ts#StreamTemplateView",
   StreamPermissions: "../../domains/streams/resolvers.ts#StreamPermissionsView",

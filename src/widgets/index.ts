@@ -6,3 +6,4 @@ import "./stream-raw-payload.tsx";
 import "./stream-start-block.tsx";
 import "./code-editor.tsx";
 import "./kv-upload.tsx";
+import "./filter-editor.tsx";

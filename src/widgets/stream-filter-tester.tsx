@@ -6,11 +6,21 @@
 //   templates    a query taking $network and answering a list of { id, title, description, filterFunction, datasets }
 //   latestBlock  a query taking $network and answering the chain tip
 //   save         optional: the update mutation, called with { input: { id, filterFunction[, filterVersion] } }; `refresh` names queries
+//   payload      a query taking $network, $blockNumber (and $dataset) answering { payload }: the editor's sample
+//   dataset      the dataset when the record has none (webhooks)
 //   withDataset, withVersion, withBatchSize  show those inputs (streams) and send them to `run`
-import { Alert, App, Button, Card, Col, Descriptions, Input, InputNumber, Row, Select, Space, Typography } from "antd";
+import { Alert, App, Button, Card, Col, Descriptions, InputNumber, Row, Select, Space, Typography } from "antd";
 import { useMemo, useState } from "react";
-import { useOperation, useRefresh } from "../../renderer/data.tsx";
-import { type CustomViewProps, can, errorMessage, registerWidget, useData } from "../../renderer/index.ts";
+import { GqlError, useOperation, useRefresh } from "../../renderer/data.tsx";
+import {
+  type CustomViewProps,
+  can,
+  errorMessage,
+  registerWidget,
+  useData,
+  useLeaveGuard,
+} from "../../renderer/index.ts";
+import { FilterEditor } from "./filter-editor.tsx";
 import {
   BlockPicker,
   FilterLogs,
@@ -104,6 +114,11 @@ function FilterTester({ data, options }: CustomViewProps) {
   const [saving, setSaving] = useState(false);
   const [result, setResult] = useState<TestResult | null>(null);
   const [runError, setRunError] = useState<string | null>(null);
+  const [saveError, setSaveError] = useState<string | null>(null);
+  const fixedDataset = typeof options.dataset === "string" ? options.dataset : undefined;
+  const savedCode = typeof saved === "string" && saved ? saved : STARTER;
+  // Unsaved edits of a filter that can be saved are not lost silently.
+  useLeaveGuard(Boolean(saveName) && mayChange && code !== savedCode);
 
   const latest = useLatestBlock(operationOf(options.latestBlock), network);
   const block = blockNumber ?? latest.block ?? null;
@@ -150,6 +165,7 @@ function FilterTester({ data, options }: CustomViewProps) {
   async function save() {
     if (!saveName) return;
     setSaving(true);
+    setSaveError(null);
     try {
       const input: Record<string, unknown> = { id, filterFunction: code };
       if (withVersion) input.filterVersion = version;
@@ -157,7 +173,10 @@ function FilterTester({ data, options }: CustomViewProps) {
       message.success("Filter saved");
       await refresh(refreshOf(options.save));
     } catch (error) {
-      message.error(errorMessage(error));
+      // A filter that does not compile is refused with where the error is: shown on the editor.
+      const fields = error instanceof GqlError ? error.fields.map((field) => field.message) : [];
+      setSaveError(fields.length ? fields.join(" ") : errorMessage(error));
+      message.error("The filter was not saved");
     } finally {
       setSaving(false);
     }
@@ -246,7 +265,7 @@ function FilterTester({ data, options }: CustomViewProps) {
             loading={saving}
             aria-label="Save filter"
             aria-busy={saving}
-            disabled={!mayChange || code === saved}
+            disabled={!mayChange || code === savedCode}
             title={noRole}
           >
             Save filter
@@ -254,6 +273,7 @@ function FilterTester({ data, options }: CustomViewProps) {
         ) : null}
       </Space>
       {noRole ? <Alert type="info" showIcon title={noRole} /> : null}
+      {saveError ? <Alert type="error" showIcon title="The filter was not saved" description={saveError} /> : null}
       {template ? (
         <Typography.Text type="secondary">
           {template.description}
@@ -264,14 +284,21 @@ function FilterTester({ data, options }: CustomViewProps) {
       <LatestBlockError error={latest.error} />
       <Row gutter={16}>
         <Col xs={24} xl={12}>
-          <Input.TextArea
-            aria-label="Filter function"
+          <FilterEditor
+            id="filter-tester-code"
+            label="Filter function"
             value={code}
-            onChange={(event) => setCode(event.target.value)}
-            autoSize={{ minRows: 18, maxRows: 40 }}
-            spellCheck={false}
-            wrap="off"
-            style={{ fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", fontSize: 13, whiteSpace: "pre" }}
+            onChange={(next) => {
+              setCode(next ?? "");
+              setSaveError(null);
+            }}
+            rows={18}
+            network={network}
+            dataset={withDataset ? dataset : fixedDataset}
+            latestBlock={operationOf(options.latestBlock)}
+            payload={operationOf(options.payload)}
+            errors={saveError ? [saveError] : result?.error ? [result.error] : undefined}
+            errorText={false}
           />
         </Col>
         <Col xs={24} xl={12}>

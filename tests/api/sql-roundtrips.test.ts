@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
-import { streamLogs, streams } from "../../server/domains/streams/tables.ts";
+import { streamDeliveries, streamLogs, streams } from "../../server/domains/streams/tables.ts";
 import { endpointMetricMinutes, usageMinutes } from "../../server/domains/usage/tables.ts";
 import { loadApiSchema } from "../../server/graphql/schema.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
@@ -203,7 +203,7 @@ async function accountWith(
         input: { id: functionIds[0], code: `function main(params) { console.log("run ${i}"); return params; }` },
       });
   }
-  // Streams and webhooks (rows as the API stores them), n log lines on the first of each.
+  // Streams and webhooks (rows as the API stores them), n log lines and deliveries on the first of each.
   const streamRow = (product: string, i: number) => ({
     accountId,
     product,
@@ -213,6 +213,9 @@ async function accountWith(
     destination: "WEBHOOK",
     destinationAttributes: { url: `https://hooks.example.com/${i}` },
     startRange: 1,
+    // Each stopped by a failure, so the dashboard's banners list n of each.
+    statusReason: `delivery failed ${i}`,
+    failedAt: new Date(now - i * 1000),
   });
   const streamIds = await db
     .insert(streams)
@@ -226,6 +229,21 @@ async function accountWith(
     await db
       .insert(streamLogs)
       .values(range.map((i) => ({ accountId, streamId, level: "INFO", message: `line ${i}` })));
+    await db.insert(streamDeliveries).values(
+      range.map((i) => ({
+        accountId,
+        streamId,
+        startBlock: i,
+        endBlock: i,
+        attempt: 1,
+        outcome: "DELIVERED",
+        httpStatus: 200,
+        answer: "HTTP 200",
+        latencyMs: 1,
+        bytes: 10,
+        preview: "[]",
+      })),
+    );
   }
   // Error logs of the first endpoint, usage of n methods over n endpoints (and all n on the first, for
   // its metrics), n refusal reasons on the first endpoint, n notifications.

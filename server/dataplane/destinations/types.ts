@@ -66,6 +66,8 @@ export interface DeliveryAck {
   durationMs: number;
   /** Where it went: HTTP status, object key, table and row id. */
   detail: string;
+  /** The HTTP status, when the destination is a URL. */
+  status?: number;
 }
 
 export interface TestResult {

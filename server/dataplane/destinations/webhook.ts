@@ -121,7 +121,7 @@ export class WebhookDestination implements Destination {
   }
 
   private ack(sent: { status: number; bytes: number; durationMs: number }): DeliveryAck {
-    return { bytes: sent.bytes, durationMs: sent.durationMs, detail: `HTTP ${sent.status}` };
+    return { bytes: sent.bytes, durationMs: sent.durationMs, detail: `HTTP ${sent.status}`, status: sent.status };
   }
 
   /** A batch's request: its payload, with metadata in the body or headers as configured. */

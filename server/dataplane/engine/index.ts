@@ -9,6 +9,7 @@ import { secretBox } from "../../platform/secrets.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import type { DestinationDeps } from "../destinations/index.ts";
 import type { FilterHelpers } from "../sandbox/types.ts";
+import { DeliveryHistory } from "./deliveries.ts";
 import { MetricsBuffer } from "./metrics.ts";
 import { StreamRunner } from "./runner.ts";
 import type { EngineStore } from "./store.ts";
@@ -40,6 +41,8 @@ export interface StreamEngineDeps {
   maxStreams?: number;
   /** Metrics flush interval. Default 5 s. */
   metricsFlushMs?: number;
+  /** Delivery history flush interval. Default 1 s (0: only on flushMetrics and stop). */
+  deliveriesFlushMs?: number;
 }
 
 export interface StreamEngine {
@@ -48,7 +51,7 @@ export interface StreamEngine {
   running(): string[];
   /** Looks for streams to take now instead of at the next poll (after an activation). */
   wake(): void;
-  /** Flushes buffered metrics now (tests, shutdown). */
+  /** Flushes buffered metrics and delivery history now (tests, shutdown). */
   flushMetrics(): Promise<void>;
   /** Stops every runner (in-flight deliveries finish; unacknowledged batches are sent again by the next owner). */
   stop(): Promise<void>;
@@ -72,6 +75,14 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
     deps.db.$client,
     (e) => log.warn({ err: e }, "stream metrics flush failed"),
     deps.metricsFlushMs ?? 5000,
+  );
+  const deliveries = new DeliveryHistory(
+    {
+      recordDeliveries: (rows) => deps.store.recordDeliveries(deps.db.$client, rows),
+      pruneDeliveries: () => deps.store.pruneDeliveries(deps.db),
+    },
+    (e) => log.warn({ err: e }, "delivery history write failed"),
+    deps.deliveriesFlushMs,
   );
   const runners = new Map<string, StreamRunner>();
   const box = secretBox(deps.config);
@@ -102,6 +113,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
           box,
           mailer: deps.mailer ?? null,
           metrics,
+          deliveries,
           ackPool,
           destinationDeps: deps.destinationDeps,
           filterHelpers: deps.filterHelpers,
@@ -137,7 +149,9 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
     ownerId,
     running: () => [...runners.keys()],
     wake,
-    flushMetrics: () => metrics.flush(),
+    flushMetrics: async () => {
+      await Promise.all([metrics.flush(), deliveries.flush()]);
+    },
     async stop() {
       stopping = true;
       clearInterval(timer);
@@ -146,6 +160,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
       for (const r of runners.values()) r.stop();
       await Promise.all([...runners.values()].map((r) => r.done));
       await metrics.stop();
+      await deliveries.stop();
       await ackPool.end();
     },
   };

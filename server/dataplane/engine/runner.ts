@@ -19,10 +19,11 @@ import {
   DestinationError,
   type MetadataMode,
 } from "../destinations/index.ts";
-import type { PreparedDelivery } from "../destinations/types.ts";
+import type { DeliveryAck, PreparedDelivery } from "../destinations/types.ts";
 import { createFilter, type Filter } from "../sandbox/filter.ts";
 import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
+import type { DeliveryHistory, StreamDeliveryLog } from "./deliveries.ts";
 import { type MetricSample, type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
 import {
   type BatchSettings,
@@ -48,6 +49,8 @@ export interface RunnerDeps {
   box: SecretBox;
   mailer: Mailer | null;
   metrics: MetricsBuffer;
+  /** Where each attempt is recorded (buffered; see deliveries.ts). */
+  deliveries: DeliveryHistory;
   /** Connections for acknowledgements and lease renewals (see startStreamEngine). */
   ackPool: pg.Pool;
   destinationDeps: DestinationDeps;
@@ -148,6 +151,7 @@ export class StreamRunner {
   private row!: StreamRow;
   private reloadWanted = false;
   private lastReadWarning = 0;
+  private history!: StreamDeliveryLog;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -216,6 +220,7 @@ export class StreamRunner {
     const row = await this.deps.store.loadStream(db, this.streamId);
     if (row?.status !== "ACTIVE") return;
     this.row = row;
+    this.history = this.deps.deliveries.open(row);
     this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
     let parts: Parts | null = null;
     try {
@@ -226,6 +231,7 @@ export class StreamRunner {
       else throw e;
     } finally {
       await this.dispose(parts);
+      this.deps.deliveries.release(this.history);
     }
   }
 
@@ -600,12 +606,20 @@ export class StreamRunner {
         await this.logLine(line.level, `filter (blocks ${blocks}): ${line.message}`);
       if (!outcome.ok) {
         const syntax = outcome.error.kind === "SYNTAX";
-        return failed({
-          stage: "filter",
-          message: `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`,
-          terminal: syntax,
-          final: syntax,
+        const message = `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`;
+        this.history.add({
+          startBlock: batch.fromBlock,
+          endBlock: batch.toBlock,
+          attempt,
+          outcome: "FILTER_FAILED",
+          httpStatus: null,
+          answer: message,
+          latencyMs: outcome.durationMs,
+          bytes: 0,
+          payload: null,
+          isReorg,
         });
+        return failed({ stage: "filter", message, terminal: syntax, final: syntax });
       }
       payloadJson = outcome.skipped ? null : outcome.resultJson;
       payloadBytes = outcome.sizeBytes;
@@ -618,17 +632,43 @@ export class StreamRunner {
     if (payloadJson === null) {
       sample.latencyMs = performance.now() - startedAt;
       this.deps.metrics.add(row, sample);
+      this.history.add({
+        startBlock: batch.fromBlock,
+        endBlock: batch.toBlock,
+        attempt,
+        outcome: "SKIPPED",
+        httpStatus: null,
+        answer: "The filter returned null: nothing was sent.",
+        latencyMs: sample.filterMs ?? 0,
+        bytes: 0,
+        payload: null,
+        isReorg,
+      });
       return { ok: true, value: dataBytes };
     }
     sample.requests = 1;
+    const early = attempt === 1 ? await ready.firstDelivery : null;
+    const sentAt = performance.now();
+    let ack: DeliveryAck;
     try {
-      const early = attempt === 1 ? await ready.firstDelivery : null;
-      await (early
+      ack = await (early
         ? early.send()
         : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
     } catch (e) {
       // A destination that refuses the batch for good terminates the stream once the retries are spent.
       const retryable = !(e instanceof DestinationError) || e.retryable;
+      this.history.add({
+        startBlock: batch.fromBlock,
+        endBlock: batch.toBlock,
+        attempt,
+        outcome: "FAILED",
+        httpStatus: e instanceof DestinationError ? (e.status ?? null) : null,
+        answer: (e as Error).message,
+        latencyMs: performance.now() - sentAt,
+        bytes: payloadBytes,
+        payload: payloadJson,
+        isReorg,
+      });
       return failed({
         stage: "delivery",
         message: `delivery of blocks ${blocks} failed: ${(e as Error).message}`,
@@ -636,6 +676,18 @@ export class StreamRunner {
         final: false,
       });
     }
+    this.history.add({
+      startBlock: batch.fromBlock,
+      endBlock: batch.toBlock,
+      attempt,
+      outcome: "DELIVERED",
+      httpStatus: ack.status ?? null,
+      answer: ack.detail,
+      latencyMs: performance.now() - sentAt,
+      bytes: payloadBytes,
+      payload: payloadJson,
+      isReorg,
+    });
     sample.delivered = 1;
     sample.latencyMs = performance.now() - startedAt;
     sample.bytesBillable = payloadBytes;

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Db } from "../../platform/db/index.ts";
+import type { DeliveryRecord } from "./deliveries.ts";
 
 /**
  * The engine store: the port through which the stream engine reads streams and records its progress
@@ -26,6 +27,10 @@ export interface EngineStore {
   /** The stored hash of a delivered block, for finding a fork point. */
   storedHash(db: Db, streamId: string, blockNumber: number): Promise<string | undefined>;
   writeLog(db: Db, row: StreamRow, level: LogLevel, message: string): Promise<void>;
+  /** Adds attempts to the streams' delivery history (one statement; see deliveries.ts). */
+  recordDeliveries(pool: pg.Pool, rows: DeliveryRecord[]): Promise<void>;
+  /** Removes delivery history older than each account's plan keeps it. */
+  pruneDeliveries(db: Db): Promise<void>;
   /** Moves the stream's status by the streams domain's lifecycle; throws when the stream no longer allows it. */
   applyStreamEvent(
     db: Db,

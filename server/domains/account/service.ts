@@ -47,6 +47,7 @@ interface PlanCatalogue {
     defaultEndpointLimit: number;
     defaultResponsesPerMonth: number;
     defaultRequestsPerSecond: number;
+    deliveryHistoryDays: number;
   }[];
 }
 

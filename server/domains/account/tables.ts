@@ -100,6 +100,8 @@ export const plans = pgTable("plans", {
   defaultEndpointLimit: integer("default_endpoint_limit").notNull(),
   defaultResponsesPerMonth: bigint("default_responses_per_month", { mode: "number" }).notNull(),
   defaultRequestsPerSecond: integer("default_requests_per_second").notNull(),
+  /** Days the delivery history of streams and webhooks is kept (pruned by the stream engine). */
+  deliveryHistoryDays: integer("delivery_history_days").notNull().default(7),
   createdAt: createdAtColumn(),
 });
 

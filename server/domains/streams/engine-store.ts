@@ -1,8 +1,11 @@
 import { and, eq } from "drizzle-orm";
 import type pg from "pg";
+import type { DeliveryRecord } from "../../dataplane/engine/deliveries.ts";
 import type { Acknowledgement, EngineStore, Heartbeat, LogLevel, StreamRow } from "../../dataplane/engine/store.ts";
 import type { Db } from "../../platform/db/index.ts";
+import { DEFAULT_DELIVERY_HISTORY_DAYS } from "./deliveries.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
+import { pruneDeliveries as pruneOldDeliveries } from "./store.ts";
 import { streamBlockHashes, streamCheckpoints, streamLogs, streams } from "./tables.ts";
 
 /**
@@ -21,6 +24,10 @@ export const engineStore: EngineStore = {
   storedHash,
   writeLog,
   applyStreamEvent,
+  recordDeliveries,
+  pruneDeliveries: async (db) => {
+    await pruneOldDeliveries(db, DEFAULT_DELIVERY_HISTORY_DAYS);
+  },
 };
 
 /** How many delivered block hashes are kept per stream for finding a fork point. */
@@ -148,4 +155,41 @@ async function writeLog(db: Db, row: StreamRow, level: LogLevel, message: string
   await db
     .insert(streamLogs)
     .values({ accountId: row.accountId, streamId: row.id, level, message: message.slice(0, 4000) });
+}
+
+/**
+ * Writes delivery attempts in one statement: each column as one array parameter (a statement of
+ * thousands of rows keeps 14 parameters). A stream deleted meanwhile loses its rows with it; the
+ * rest get their ids in the order they were recorded (the history pages by id).
+ */
+async function recordDeliveries(pool: pg.Pool, rows: DeliveryRecord[]): Promise<void> {
+  await pool.query({
+    name: "stream-record-deliveries",
+    text: `insert into stream_deliveries (account_id, stream_id, created_at, start_block, end_block, batches, attempt,
+         outcome, http_status, answer, latency_ms, bytes, preview, is_reorg)
+       select x.account_id, x.stream_id, x.created_at, x.start_block, x.end_block, x.batches, x.attempt, x.outcome,
+         x.http_status, x.answer, x.latency_ms, x.bytes, x.preview, x.is_reorg
+       from unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::int[], $7::int[],
+         $8::text[], $9::int[], $10::text[], $11::float8[], $12::bigint[], $13::text[], $14::bool[])
+         with ordinality as x(account_id, stream_id, created_at, start_block, end_block, batches, attempt, outcome,
+           http_status, answer, latency_ms, bytes, preview, is_reorg, position)
+       where exists (select 1 from streams where id = x.stream_id)
+       order by x.position`,
+    values: [
+      rows.map((r) => r.accountId),
+      rows.map((r) => r.streamId),
+      rows.map((r) => r.at),
+      rows.map((r) => r.startBlock),
+      rows.map((r) => r.endBlock),
+      rows.map((r) => r.batches),
+      rows.map((r) => r.attempt),
+      rows.map((r) => r.outcome),
+      rows.map((r) => r.httpStatus),
+      rows.map((r) => r.answer),
+      rows.map((r) => r.latencyMs),
+      rows.map((r) => r.bytes),
+      rows.map((r) => r.preview),
+      rows.map((r) => r.isReorg),
+    ],
+  });
 }

@@ -12,6 +12,21 @@ export type StreamStatus = (typeof STREAM_STATUSES)[number];
  */
 export type StreamEvent = "ACTIVATE" | "PAUSE" | "COMPLETE" | "FAIL_PAUSE" | "FAIL_TERMINATE";
 
+/** Events by which the engine stops a stream that failed (it is shown as failing, not as paused by its user). */
+const FAILURES: ReadonlySet<StreamEvent> = new Set(["FAIL_PAUSE", "FAIL_TERMINATE"]);
+
+/**
+ * What the console shows of a stream's status: one the engine stopped because it failed is FAILED (it
+ * was paused: activating resumes it at its checkpoint) or TERMINATED (it cannot work as set up), never
+ * PAUSED like one its user paused.
+ */
+export type StreamState = "ACTIVE" | "PAUSED" | "FAILED" | "TERMINATED" | "COMPLETED";
+
+export function streamState(row: { status: string; failedAt: Date | null }): StreamState {
+  if (row.status === "PAUSED" && row.failedAt) return "FAILED";
+  return row.status as StreamState;
+}
+
 /** The one table of allowed transitions (state → event → next state). */
 const TRANSITIONS: Record<StreamStatus, Partial<Record<StreamEvent, StreamStatus>>> = {
   ACTIVE: {
@@ -94,7 +109,12 @@ export async function applyStreamEvent(
     if (!change.write) return row;
     const [updated] = await tx
       .update(streams)
-      .set({ status: change.next, statusReason: options.reason ?? null, updatedAt: sql`now()` })
+      .set({
+        status: change.next,
+        statusReason: options.reason ?? null,
+        failedAt: FAILURES.has(event) ? sql`now()` : null,
+        updatedAt: sql`now()`,
+      })
       .where(eq(streams.id, streamId))
       .returning();
     return updated;

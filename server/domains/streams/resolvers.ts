@@ -6,6 +6,8 @@ import { AppError } from "../../platform/errors.ts";
 import { listOutbox } from "../../platform/mail.ts";
 import { secretBox } from "../../platform/secrets.ts";
 import { planPriceCents } from "../account/service.ts";
+import * as deliveries from "./deliveries.ts";
+import { streamState } from "./lifecycle.ts";
 import { streamPermissions } from "./permissions.ts";
 import { streamsRuntime } from "./runtime.ts";
 import * as service from "./service.ts";
@@ -24,6 +26,7 @@ async function streamViews(ctx: Context, accountId: string, rows: store.StreamRo
     const { destinationSecrets: _sealed, accountId: _account, ...rest } = row;
     return {
       ...rest,
+      state: streamState(row),
       destinationAttributes: attributes,
       hasSecrets,
       nextBlock: progress.get(row.id)?.nextBlock ?? null,
@@ -41,6 +44,7 @@ async function oneView(ctx: Context, accountId: string, row: store.StreamRow) {
 
 /** What the StreamLog, FilterTemplate, StreamTemplate and StreamPermissions types resolve from. */
 export type StreamLogView = store.StreamLogRow;
+export type StreamDeliveryView = store.StreamDeliveryRow;
 export type FilterTemplateView = ReturnType<typeof service.filterTemplates>[number];
 export type StreamTemplateView = Awaited<ReturnType<typeof service.streamTemplates>>[number];
 export type StreamPermissionsView = Awaited<ReturnType<typeof streamPermissions>>;
@@ -78,6 +82,13 @@ export const streamResolvers: Resolvers = {
     }),
     stream: field("VIEWER", async ({ ctx, accountId, args }) =>
       oneView(ctx, accountId, await service.ownedStream(ctx.db, accountId, args.id, "STREAM")),
+    ),
+    streamDeliveries: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await deliveries.listDeliveries(ctx.db, accountId, args.id, "STREAM", args);
+      return { deliveries: page.rows, pageInfo: page.pageInfo, retentionDays: page.retentionDays };
+    }),
+    failingStreams: field("VIEWER", async ({ ctx, accountId }) =>
+      streamViews(ctx, accountId, await deliveries.failingStreams(ctx.db, accountId, "STREAM")),
     ),
     streamMetrics: field("VIEWER", async ({ ctx, accountId, args }) => {
       const to = args.endDate ? new Date(args.endDate) : new Date();

@@ -10,8 +10,8 @@ import { RpcError } from "../../dataplane/datasets/rpc.ts";
 import { createDestination, type DestinationAttributes, type TestResult } from "../../dataplane/destinations/index.ts";
 import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/histogram.ts";
-import { filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterLog, FilterMetadata, FilterVersion } from "../../dataplane/sandbox/types.ts";
+import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
+import type { FilterError, FilterLog, FilterMetadata, FilterVersion } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
@@ -83,6 +83,29 @@ async function checkRules(
   if (fields.length) throw badInput(fields);
 }
 
+/**
+ * Where a filter's compile error is, as its message begins: "Line 3, column 7: …".
+ */
+export function filterErrorPlace(error: FilterError): string {
+  if (!error.line) return error.message;
+  return `Line ${error.line}${error.column ? `, column ${error.column}` : ""}: ${error.message}`;
+}
+
+/**
+ * A filter that does not compile (or fails while loading, or has no main) is refused on save, with
+ * where the error is, so a stream never starts only to be terminated by its own filter.
+ */
+export async function checkFilterCompiles(source: string | null | undefined, version: string | undefined) {
+  if (!source) return;
+  const filter = await createFilter({ source, version: (version ?? "V5") as FilterVersion });
+  try {
+    const error = await filter.check();
+    if (error) throw badInput([{ pointer: "/filterFunction", message: filterErrorPlace(error) }]);
+  } finally {
+    filter.dispose();
+  }
+}
+
 /** A FUNCTION destination must name one of the account's own functions. */
 async function checkFunctionTarget(db: Executor, accountId: string, s: StreamInput): Promise<void> {
   if (s.destination !== "FUNCTION") return;
@@ -129,6 +152,7 @@ export async function createStream(
   const s = input as TargetedStream;
   await checkRules(s, services);
   await checkFunctionTarget(db, accountId, s);
+  await checkFilterCompiles(input.filterFunction, input.filterVersion);
   const row = await store.insertStream(db, accountId, newStreamValues(box, input, product));
   if (input.status === "ACTIVE") return activateStream(db, accountId, row.id, product);
   return row;
@@ -148,6 +172,7 @@ export async function createStreamWithFunction(
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
   await checkRules(stream as TargetedStream, services);
+  await checkFilterCompiles(stream.filterFunction, stream.filterVersion);
   await checkFunctionCode(fn.code, "/function/code");
   const row = await db.transaction(async (tx) => {
     const created = await insertFunction(tx, accountId, fn);
@@ -230,6 +255,8 @@ export async function updateStream(
       (k) => patch[k] !== undefined && patch[k] !== current[k],
     );
     await checkRules(merged, services, targetChanged);
+    if (patch.filterFunction !== undefined || patch.filterVersion !== undefined)
+      await checkFilterCompiles(merged.filterFunction, merged.filterVersion);
     if (targetChanged || patch.destinationAttributes !== undefined) await checkFunctionTarget(tx, accountId, merged);
     const values: Partial<store.NewStream> = {};
     for (const k of STORED_INPUT_KEYS) {

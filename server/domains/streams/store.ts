@@ -1,8 +1,15 @@
-import { and, desc, eq, gte, ilike, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, gte, ilike, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
-import { streamBlockHashes, streamCheckpoints, streamLogs, streamMetricMinutes, streams } from "./tables.ts";
+import {
+  streamBlockHashes,
+  streamCheckpoints,
+  streamDeliveries,
+  streamLogs,
+  streamMetricMinutes,
+  streams,
+} from "./tables.ts";
 
 export type StreamRow = typeof streams.$inferSelect;
 export type NewStream = Omit<typeof streams.$inferInsert, "accountId" | "id">;
@@ -15,6 +22,10 @@ export const streamCursorOf = (row: StreamRow) => [row.createdAt, row.id] as con
 export const logCursorShape = ["integer"] as const;
 export const logCursorOf = (row: StreamLogRow) => [row.id] as const;
 export type StreamLogRow = typeof streamLogs.$inferSelect;
+/** Deliveries page newest first by their serial id. */
+export const deliveryCursorShape = ["integer"] as const;
+export const deliveryCursorOf = (row: StreamDeliveryRow) => [row.id] as const;
+export type StreamDeliveryRow = typeof streamDeliveries.$inferSelect;
 
 export async function insertStream(db: Executor, accountId: string, values: NewStream): Promise<StreamRow> {
   const [row] = await db
@@ -203,4 +214,83 @@ export async function streamsDeliveringTo(db: Executor, accountId: string, funct
       ),
     );
   return rows.map((r) => r.name);
+}
+
+/** `%text%` for ILIKE, with its wildcards escaped. */
+const likeTerm = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * A stream's delivery history, newest first. A `search` that is a whole number matches a block inside a
+ * row's range or an HTTP status; other text, the destination's answer or the payload preview.
+ */
+export async function deliveries(
+  db: Executor,
+  accountId: string,
+  streamId: string,
+  options: {
+    limit: number;
+    after: CursorKey<typeof deliveryCursorShape> | null;
+    outcomes?: string[] | null;
+    search?: string | null;
+  },
+): Promise<StreamDeliveryRow[]> {
+  const where = [eq(streamDeliveries.accountId, accountId), eq(streamDeliveries.streamId, streamId)];
+  if (options.after) where.push(lt(streamDeliveries.id, options.after[0]));
+  if (options.outcomes?.length) where.push(inArray(streamDeliveries.outcome, options.outcomes));
+  const search = options.search?.trim();
+  if (search) {
+    const matches = /^\d{1,15}$/.test(search)
+      ? or(
+          and(lte(streamDeliveries.startBlock, Number(search)), gte(streamDeliveries.endBlock, Number(search))),
+          eq(streamDeliveries.httpStatus, Number(search)),
+        )
+      : or(ilike(streamDeliveries.answer, likeTerm(search)), ilike(streamDeliveries.preview, likeTerm(search)));
+    if (matches) where.push(matches);
+  }
+  return db
+    .select()
+    .from(streamDeliveries)
+    .where(and(...where))
+    .orderBy(desc(streamDeliveries.id))
+    .limit(options.limit);
+}
+
+/** How many days the account's plan keeps delivery history (the plan's default when it has none). */
+export async function deliveryHistoryDays(db: Executor, accountId: string): Promise<number | undefined> {
+  const rows = await db.execute<{ days: number }>(sql`select p.delivery_history_days as days
+    from subscriptions s join plans p on p.id = s.plan_id where s.account_id = ${accountId}`);
+  return rows.rows[0]?.days;
+}
+
+/**
+ * Removes delivery history older than each account's plan keeps it (accounts without a subscription
+ * keep `fallbackDays`). Returns the rows removed.
+ */
+export async function pruneDeliveries(db: Executor, fallbackDays: number, now = new Date()): Promise<number> {
+  // The first condition finds the candidates by the created_at index (older than the shortest
+  // retention of any plan); the second keeps what the row's own account's plan still keeps.
+  const r = await db.execute(sql`delete from stream_deliveries d
+    where d.created_at < ${now}::timestamptz - make_interval(days => least(${fallbackDays}::int,
+        (select coalesce(min(delivery_history_days), ${fallbackDays}::int) from plans)))
+      and d.created_at < ${now}::timestamptz - make_interval(days => coalesce(
+        (select p.delivery_history_days from subscriptions s join plans p on p.id = s.plan_id
+          where s.account_id = d.account_id), ${fallbackDays}::int))`);
+  return r.rowCount ?? 0;
+}
+
+/** The account's streams (or webhooks) the engine stopped because they failed, most recent failure first. */
+export async function failingStreams(db: Executor, accountId: string, product: Product, limit: number) {
+  return db
+    .select()
+    .from(streams)
+    .where(
+      and(
+        eq(streams.accountId, accountId),
+        eq(streams.product, product),
+        inArray(streams.status, ["PAUSED", "TERMINATED"]),
+        isNotNull(streams.failedAt),
+      ),
+    )
+    .orderBy(desc(streams.failedAt))
+    .limit(limit);
 }

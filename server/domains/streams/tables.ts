@@ -33,6 +33,8 @@ export const streams = pgTable(
     status: text("status").notNull().default("PAUSED"),
     /** Why the engine last paused, terminated or completed the stream. */
     statusReason: text("status_reason"),
+    /** When the engine stopped it because it failed (paused or terminated); null when it was not a failure. */
+    failedAt: timestamp("failed_at", { withTimezone: true, precision: 3 }),
     network: text("network").notNull(),
     dataset: text("dataset").notNull(),
     datasetBatchSize: integer("dataset_batch_size").notNull().default(1),
@@ -138,4 +140,34 @@ export const streamMetricMinutes = pgTable(
     primaryKey({ columns: [t.streamId, t.minute] }),
     index("stream_metric_minutes_account").on(t.accountId, t.minute),
   ],
+);
+
+/**
+ * Every delivery attempt of a stream or webhook (see dataplane/engine/deliveries.ts: attempts past a
+ * bound per second are folded into one row counting its `batches`). Kept for as many days as the
+ * account's plan says (deliveries.ts in this domain), pruned by the engine.
+ */
+export const streamDeliveries = pgTable(
+  "stream_deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: uuid("account_id").notNull(),
+    streamId: uuid("stream_id")
+      .notNull()
+      .references(() => streams.id, { onDelete: "cascade" }),
+    createdAt: createdAtColumn(3),
+    startBlock: bigint("start_block", { mode: "number" }).notNull(),
+    endBlock: bigint("end_block", { mode: "number" }).notNull(),
+    batches: integer("batches").notNull().default(1),
+    attempt: integer("attempt").notNull(),
+    /** DELIVERED, SKIPPED, FAILED or FILTER_FAILED. */
+    outcome: text("outcome").notNull(),
+    httpStatus: integer("http_status"),
+    answer: text("answer").notNull(),
+    latencyMs: doublePrecision("latency_ms").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+    preview: text("preview"),
+    isReorg: boolean("is_reorg").notNull().default(false),
+  },
+  (t) => [index("stream_deliveries_stream").on(t.streamId, t.id), index("stream_deliveries_created").on(t.createdAt)],
 );

@@ -2,6 +2,8 @@ import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { secretBox } from "../../platform/secrets.ts";
+import * as deliveries from "../streams/deliveries.ts";
+import { streamState } from "../streams/lifecycle.ts";
 import * as streamService from "../streams/service.ts";
 import type { StreamRow } from "../streams/store.ts";
 import * as service from "./service.ts";
@@ -21,7 +23,9 @@ async function views(ctx: Context, accountId: string, rows: StreamRow[]) {
       createdAt: row.createdAt,
       name: row.name,
       status: row.status,
+      state: streamState(row),
       statusReason: row.statusReason,
+      failedAt: row.failedAt,
       network: row.network,
       url: String(row.destinationAttributes.url ?? ""),
       filterFunction: row.filterFunction,
@@ -63,6 +67,13 @@ export const webhookResolvers: Resolvers = {
       const page = await streamService.streamLogs(ctx.db, accountId, args.id, "WEBHOOK", args);
       return { logs: page.rows, pageInfo: page.pageInfo };
     }),
+    webhookDeliveries: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await deliveries.listDeliveries(ctx.db, accountId, args.id, "WEBHOOK", args);
+      return { deliveries: page.rows, pageInfo: page.pageInfo, retentionDays: page.retentionDays };
+    }),
+    failingWebhooks: field("VIEWER", async ({ ctx, accountId }) =>
+      views(ctx, accountId, await deliveries.failingStreams(ctx.db, accountId, "WEBHOOK")),
+    ),
     webhookLatestBlock: field("VIEWER", ({ ctx, args }) => streamService.latestBlock(ctx.services, args.network)),
     webhookRawPayload: fieldWithInput(
       "VIEWER",

@@ -8,6 +8,7 @@ import type { ActivationView, FunctionPermissionsView, FunctionView } from "../.
 import type { RateLimiterView, RateLimitsView } from "../../domains/ratelimits/resolvers.ts";
 import type {
   FilterTemplateView,
+  StreamDeliveryView,
   StreamLogView,
   StreamPermissionsView,
   StreamTemplateView,
@@ -398,6 +399,14 @@ export type Query = {
   /** The account's values, by key (searchTerm matches keys). */
   values: KvValueConnection;
   value: KvValue;
+  /** A stream's delivery attempts, newest first; a search that is a number matches a block in a row's range or an HTTP status, other text the answer or the payload preview. */
+  streamDeliveries: StreamDeliveryConnection;
+  /** A webhook's delivery attempts, newest first; search as for streamDeliveries. */
+  webhookDeliveries: StreamDeliveryConnection;
+  /** Streams the engine stopped because they failed, most recent first (at most 20). */
+  failingStreams: Array<Stream>;
+  /** Webhooks the engine stopped because they failed, most recent first (at most 20). */
+  failingWebhooks: Array<Webhook>;
 };
 
 export type QueryEndpointArgs = {
@@ -631,6 +640,22 @@ export type QueryValuesArgs = {
 
 export type QueryValueArgs = {
   key: Scalars["String"]["input"];
+};
+
+export type QueryStreamDeliveriesArgs = {
+  id: Scalars["ID"]["input"];
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  outcomes?: InputMaybe<Array<DeliveryOutcome>>;
+  search?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryWebhookDeliveriesArgs = {
+  id: Scalars["ID"]["input"];
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+  outcomes?: InputMaybe<Array<DeliveryOutcome>>;
+  search?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type Mutation = {
@@ -1483,6 +1508,9 @@ export type Stream = {
   /** The next block to deliver (null before the first activation). */
   nextBlock?: Maybe<Scalars["Float"]["output"]>;
   lastDeliveredBlock?: Maybe<Scalars["Float"]["output"]>;
+  state: StreamState;
+  /** When the engine stopped it because it failed; null unless its state is FAILED or TERMINATED. */
+  failedAt?: Maybe<Scalars["DateTime"]["output"]>;
 };
 
 export type StreamConnection = {
@@ -1797,6 +1825,9 @@ export type Webhook = {
   startRange: Scalars["Float"]["output"];
   notificationEmail?: Maybe<Scalars["String"]["output"]>;
   lastDeliveredBlock?: Maybe<Scalars["Float"]["output"]>;
+  state: StreamState;
+  /** When the engine stopped it because it failed; null unless its state is FAILED or TERMINATED. */
+  failedAt?: Maybe<Scalars["DateTime"]["output"]>;
 };
 
 export type WebhookConnection = {
@@ -2482,6 +2513,50 @@ export type KvUploadPartInput = {
   partNumber: Scalars["Int"]["input"];
 };
 
+/**
+ * What the console shows of a stream's or webhook's status: one the engine stopped because it failed is
+ * FAILED (the engine paused it; activating resumes at its checkpoint) or TERMINATED (it cannot work as set
+ * up), never PAUSED like one its user paused.
+ */
+export type StreamState = "ACTIVE" | "COMPLETED" | "FAILED" | "PAUSED" | "TERMINATED";
+
+/** DELIVERED: the destination acknowledged the batch; SKIPPED: the filter returned null, nothing was sent. */
+export type DeliveryOutcome = "DELIVERED" | "FAILED" | "FILTER_FAILED" | "SKIPPED";
+
+/** One attempt at delivering a batch, or a run of attempts folded into one row (batches > 1). */
+export type StreamDelivery = {
+  __typename?: "StreamDelivery";
+  id: Scalars["ID"]["output"];
+  /** When the attempt ended (the last one's, for a folded run). */
+  createdAt: Scalars["DateTime"]["output"];
+  startBlock: Scalars["Float"]["output"];
+  endBlock: Scalars["Float"]["output"];
+  /** Attempts this row stands for: more than 1 when the stream ran through more batches a second than are kept one by one. */
+  batches: Scalars["Int"]["output"];
+  /** 1 for a batch's first try, 2 and on for its retries. */
+  attempt: Scalars["Int"]["output"];
+  outcome: DeliveryOutcome;
+  /** The HTTP status the destination answered, when it is a URL and answered. */
+  httpStatus?: Maybe<Scalars["Int"]["output"]>;
+  /** What the destination answered, or why the attempt failed. */
+  answer: Scalars["String"]["output"];
+  /** The destination's round trip (the filter's run when nothing was sent); the mean of a folded run. */
+  latencyMs: Scalars["Float"]["output"];
+  /** Bytes of the payload after the filter (the sum of a folded run). */
+  bytes: Scalars["Float"]["output"];
+  /** The payload's first 1,000 characters; null when nothing was sent. */
+  preview?: Maybe<Scalars["String"]["output"]>;
+  isReorg: Scalars["Boolean"]["output"];
+};
+
+export type StreamDeliveryConnection = {
+  __typename?: "StreamDeliveryConnection";
+  deliveries: Array<StreamDelivery>;
+  pageInfo: PageInfo;
+  /** Days the account's plan keeps delivery history. */
+  retentionDays: Scalars["Int"]["output"];
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -2760,6 +2835,12 @@ export type ResolversTypes = {
   RemoveKvValuesInput: ResolverTypeWrapper<Partial<RemoveKvValuesInput>>;
   InitiateKvUploadInput: ResolverTypeWrapper<Partial<InitiateKvUploadInput>>;
   KvUploadPartInput: ResolverTypeWrapper<Partial<KvUploadPartInput>>;
+  StreamState: ResolverTypeWrapper<Partial<StreamState>>;
+  DeliveryOutcome: ResolverTypeWrapper<Partial<DeliveryOutcome>>;
+  StreamDelivery: ResolverTypeWrapper<StreamDeliveryView>;
+  StreamDeliveryConnection: ResolverTypeWrapper<
+    Partial<Omit<StreamDeliveryConnection, "deliveries"> & { deliveries: Array<ResolversTypes["StreamDelivery"]> }>
+  >;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -2935,6 +3016,10 @@ export type ResolversParentTypes = {
   RemoveKvValuesInput: Partial<RemoveKvValuesInput>;
   InitiateKvUploadInput: Partial<InitiateKvUploadInput>;
   KvUploadPartInput: Partial<KvUploadPartInput>;
+  StreamDelivery: StreamDeliveryView;
+  StreamDeliveryConnection: Partial<
+    Omit<StreamDeliveryConnection, "deliveries"> & { deliveries: Array<ResolversParentTypes["StreamDelivery"]> }
+  >;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -3452,6 +3537,20 @@ export type QueryResolvers<
   >;
   values?: Resolver<ResolversTypes["KvValueConnection"], ParentType, ContextType, Partial<QueryValuesArgs>>;
   value?: Resolver<ResolversTypes["KvValue"], ParentType, ContextType, RequireFields<QueryValueArgs, "key">>;
+  streamDeliveries?: Resolver<
+    ResolversTypes["StreamDeliveryConnection"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryStreamDeliveriesArgs, "id">
+  >;
+  webhookDeliveries?: Resolver<
+    ResolversTypes["StreamDeliveryConnection"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryWebhookDeliveriesArgs, "id">
+  >;
+  failingStreams?: Resolver<Array<ResolversTypes["Stream"]>, ParentType, ContextType>;
+  failingWebhooks?: Resolver<Array<ResolversTypes["Webhook"]>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<
@@ -4252,6 +4351,8 @@ export type StreamResolvers<
   region?: Resolver<ResolversTypes["StreamRegion"], ParentType, ContextType>;
   nextBlock?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
   lastDeliveredBlock?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
+  state?: Resolver<ResolversTypes["StreamState"], ParentType, ContextType>;
+  failedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
 };
 
 export type StreamConnectionResolvers<
@@ -4544,6 +4645,8 @@ export type WebhookResolvers<
   startRange?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   notificationEmail?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   lastDeliveredBlock?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
+  state?: Resolver<ResolversTypes["StreamState"], ParentType, ContextType>;
+  failedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
 };
 
 export type WebhookConnectionResolvers<
@@ -5095,6 +5198,35 @@ export type KvUploadPartUrlResolvers<
   expiresAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
 };
 
+export type StreamDeliveryResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["StreamDelivery"] = ResolversParentTypes["StreamDelivery"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  startBlock?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  endBlock?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  batches?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  attempt?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes["DeliveryOutcome"], ParentType, ContextType>;
+  httpStatus?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  answer?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  latencyMs?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  bytes?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  preview?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  isReorg?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+};
+
+export type StreamDeliveryConnectionResolvers<
+  ContextType = Context,
+  ParentType extends
+    ResolversParentTypes["StreamDeliveryConnection"] = ResolversParentTypes["StreamDeliveryConnection"],
+> = {
+  deliveries?: Resolver<Array<ResolversTypes["StreamDelivery"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  retentionDays?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -5226,4 +5358,6 @@ export type Resolvers<ContextType = Context> = {
   KvDeleteResult?: KvDeleteResultResolvers<ContextType>;
   KvUpload?: KvUploadResolvers<ContextType>;
   KvUploadPartUrl?: KvUploadPartUrlResolvers<ContextType>;
+  StreamDelivery?: StreamDeliveryResolvers<ContextType>;
+  StreamDeliveryConnection?: StreamDeliveryConnectionResolvers<ContextType>;
 };
