@@ -176,7 +176,13 @@ async function assemble(
     answers: new ResponseCache(resolvers, loadApiSchema(), graphqlLimits.tokens),
     upstreams: chainNodes,
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
-    streams: { upstreams: chainNodes, wake: streamEngine?.wake ?? (() => {}), mailer, destinationDeps },
+    streams: {
+      upstreams: chainNodes,
+      wake: streamEngine?.wake ?? (() => {}),
+      mailer,
+      destinationDeps,
+      filterHelpers: kvFilterHelpers(db),
+    },
     kvParts: kvParts.storage,
   };
 

@@ -86,7 +86,7 @@ export async function startStreamsApp(
     metricsFlushMs: 0,
   });
   // The streams API reads blocks from this test's anvil and wakes this engine.
-  built.services.streams = { upstreams, wake: engine.wake, mailer, destinationDeps };
+  built.services.streams = { ...built.services.streams, upstreams, wake: engine.wake, mailer, destinationDeps };
   if (options.engine === false) await engine.stop();
   let nextId = 1;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {

@@ -159,12 +159,15 @@ export const functionResolvers: Resolvers = {
         return activationView(activation);
       },
     ),
-    testFunction: fieldWithInput("ADMIN", { schema: "function#/$defs/testInput" }, async ({ input }) =>
+    testFunction: fieldWithInput("ADMIN", { schema: "function#/$defs/testInput" }, async ({ ctx, accountId, input }) =>
       service.testResult(
-        await service.runCode(input.code, service.paramsOf(input), {
-          timeoutSec: input.timeoutSec,
-          memoryMb: input.memoryMb,
-        }),
+        await service.runCode(
+          input.code,
+          service.paramsOf(input),
+          { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
+          undefined,
+          ctx.services.streams.filterHelpers(accountId),
+        ),
       ),
     ),
   },

@@ -1,5 +1,6 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterError, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import type { FilterError, FilterHelpers, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
@@ -180,6 +181,7 @@ export async function runCode(
   params: FunctionParams | FunctionParamsJson,
   limits: FunctionLimits = {},
   warm?: WarmKey,
+  helpers?: FilterHelpers,
 ): Promise<FunctionRun> {
   const timeoutSec = limits.timeoutSec ?? DEFAULT_FUNCTION_TIMEOUT_SEC;
   const memoryMb = limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB;
@@ -190,6 +192,7 @@ export async function runCode(
     source: wrappedSource(code),
     version: FUNCTION_CONVENTION,
     limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
+    helpers,
   };
   const input = { data, metadata };
   const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
@@ -371,6 +374,7 @@ export async function activate(
     params,
     { timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec), memoryMb: fn.memoryMb },
     { accountId, functionId: fn.id },
+    kvFilterHelpers(db)(accountId),
   );
   const mbMs = billedMbMs(run.memoryMb, run.durationMs);
   const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;

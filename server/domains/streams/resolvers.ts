@@ -117,7 +117,7 @@ export const streamResolvers: Resolvers = {
       const batch = await service.readBatch(ctx.services, input.network, input.dataset, input.blockNumber, 1);
       return service.payloadResult(JSON.stringify(batch.items[0]));
     }),
-    streamFinalPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, input }) => {
+    streamFinalPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
       if (!input.filterFunction) {
         const batch = await service.readBatch(
           ctx.services,
@@ -128,7 +128,7 @@ export const streamResolvers: Resolvers = {
         );
         return service.payloadResult(JSON.stringify(batch.items));
       }
-      const r = await service.runFilterOn(ctx.services, { ...input, filterFunction: input.filterFunction });
+      const r = await service.runFilterOn(ctx.services, accountId, { ...input, filterFunction: input.filterFunction });
       if (r.error) throw new AppError("BAD_USER_INPUT", `The filter failed: ${r.error}`);
       return service.payloadResult(r.result === null ? null : JSON.stringify(r.result));
     }),
@@ -215,11 +215,14 @@ export const streamResolvers: Resolvers = {
     testNewFunctionForStream: fieldWithInput(
       "ADMIN",
       { schema: "stream#/$defs/newFunctionTestInput" },
-      ({ ctx, input }) => service.runNewFunctionOn(ctx.services, input),
+      ({ ctx, accountId, input }) => service.runNewFunctionOn(ctx.services, accountId, input),
     ),
-    testFilterFunction: fieldWithInput("ADMIN", { schema: "stream#/$defs/filterTestInput" }, ({ ctx, input }) =>
-      // A null filter function is run as an empty one: it fails like any filter without main.
-      service.runFilterOn(ctx.services, { ...input, filterFunction: input.filterFunction ?? "" }),
+    testFilterFunction: fieldWithInput(
+      "ADMIN",
+      { schema: "stream#/$defs/filterTestInput" },
+      ({ ctx, accountId, input }) =>
+        // A null filter function is run as an empty one: it fails like any filter without main.
+        service.runFilterOn(ctx.services, accountId, { ...input, filterFunction: input.filterFunction ?? "" }),
     ),
   },
 };

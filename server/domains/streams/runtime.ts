@@ -1,5 +1,6 @@
 import type { UpstreamMap } from "../../dataplane/chain/nodes.ts";
 import type { DestinationDeps } from "../../dataplane/destinations/index.ts";
+import type { FilterHelpers } from "../../dataplane/sandbox/types.ts";
 import { AppError } from "../../platform/errors.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
@@ -14,6 +15,8 @@ export interface StreamsRuntime {
   wake(): void;
   mailer: Mailer | null;
   destinationDeps: DestinationDeps;
+  /** What filters and functions tested from the console reach as `qnLib`: the account's key-value store. */
+  filterHelpers: (accountId: string) => FilterHelpers;
 }
 
 /** Where the streams functions find the runtime: the app's Services. */

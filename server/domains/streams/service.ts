@@ -11,7 +11,13 @@ import { createDestination, type DestinationAttributes, type TestResult } from "
 import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/histogram.ts";
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterError, FilterLog, FilterMetadata, FilterVersion } from "../../dataplane/sandbox/types.ts";
+import type {
+  FilterError,
+  FilterHelpers,
+  FilterLog,
+  FilterMetadata,
+  FilterVersion,
+} from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
@@ -469,16 +475,23 @@ function runFilter(
   filterVersion: string | undefined,
   dataJson: string,
   metadata: FilterMetadata,
+  helpers: FilterHelpers,
 ) {
   return testFilter(
-    { source: filterFunction, version: (filterVersion ?? "V5") as FilterVersion },
+    { source: filterFunction, version: (filterVersion ?? "V5") as FilterVersion, helpers },
     { data: dataJson, metadata },
   );
 }
 
-export async function runFilterOn(services: StreamsServices, input: BlockFilterInput & { filterFunction: string }) {
+/** Runs a filter on a block for the account, outside the engine, with the account's `qnLib`. */
+export async function runFilterOn(
+  services: StreamsServices,
+  accountId: string,
+  input: BlockFilterInput & { filterFunction: string },
+) {
   const { dataJson, metadata } = await blockPayload(services, input);
-  const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata);
+  const helpers = streamsRuntime(services).filterHelpers(accountId);
+  const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
   if (!outcome.ok)
     return {
       result: null,
@@ -503,13 +516,15 @@ export async function runFilterOn(services: StreamsServices, input: BlockFilterI
  */
 export async function runNewFunctionOn(
   services: StreamsServices,
+  accountId: string,
   input: BlockFilterInput & { code: string; timeoutSec?: number; memoryMb?: number },
 ) {
   const { dataJson, metadata } = await blockPayload(services, input);
+  const helpers = streamsRuntime(services).filterHelpers(accountId);
   let payloadJson = dataJson;
   let filterLogs: FilterLog[] = [];
   if (input.filterFunction) {
-    const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata);
+    const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
     if (!outcome.ok)
       return {
         success: false,
@@ -542,6 +557,8 @@ export async function runNewFunctionOn(
     input.code,
     { dataJson: payloadJson, metadata },
     { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
+    undefined,
+    helpers,
   );
   return { ...testResult(run), logs: [...filterLogs, ...run.logs] };
 }

@@ -117,8 +117,10 @@ export const webhookResolvers: Resolvers = {
       ({ ctx, accountId, input }) =>
         service.sendPayload(ctx.db, box(ctx), ctx.services, accountId, input.id, input.blockNumber),
     ),
-    testWebhookFilter: fieldWithInput("ADMIN", { schema: "webhook#/$defs/filterTestInput" }, ({ ctx, input }) =>
-      service.testFilter(ctx.services, input),
+    testWebhookFilter: fieldWithInput(
+      "ADMIN",
+      { schema: "webhook#/$defs/filterTestInput" },
+      ({ ctx, accountId, input }) => service.testFilter(ctx.services, accountId, input),
     ),
   },
 };

@@ -132,9 +132,10 @@ export function testUrl(
 
 export function testFilter(
   services: StreamsServices,
+  accountId: string,
   input: { network: string; blockNumber: number; filterFunction: string },
 ) {
-  return streamService.runFilterOn(services, { ...input, dataset: WEBHOOK_DATASET });
+  return streamService.runFilterOn(services, accountId, { ...input, dataset: WEBHOOK_DATASET });
 }
 
 /** Sends one block (through the webhook's filter) to its URL now, outside the engine. */
@@ -149,7 +150,7 @@ export async function sendPayload(
   const row = await ownedWebhook(db, accountId, id);
   let payloadJson: string | null;
   if (row.filterFunction) {
-    const r = await streamService.runFilterOn(services, {
+    const r = await streamService.runFilterOn(services, accountId, {
       network: row.network,
       dataset: WEBHOOK_DATASET,
       blockNumber,

@@ -143,6 +143,9 @@ describe("stream permissions", () => {
         wake: () => {},
         mailer: null,
         destinationDeps: { egress: new EgressPolicy() },
+        filterHelpers: () => {
+          throw new Error("no filter runs in this test");
+        },
       },
     };
     const free = await streamPermissions(services, 0);
