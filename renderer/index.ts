@@ -1,12 +1,15 @@
 // The renderer's public surface for the app shell.
 import "./widgets/builtins.tsx";
 import { lazy } from "react";
-import { RemoteOptionsWidget } from "./form/RemoteOptions.tsx";
-import { TagsInputWidget } from "./form/TagsInput.tsx";
 import { registerWidget } from "./widgets/registry.ts";
 
-registerWidget("remote-options", { edit: RemoteOptionsWidget });
-registerWidget("tags-input", { edit: TagsInputWidget });
+// Edit controls load with the first form that shows them.
+registerWidget("remote-options", {
+  edit: lazy(() => import("./form/RemoteOptions.tsx").then((module) => ({ default: module.RemoteOptionsWidget }))),
+});
+registerWidget("tags-input", {
+  edit: lazy(() => import("./form/TagsInput.tsx").then((module) => ({ default: module.TagsInputWidget }))),
+});
 // The runner carries a form, so it loads with the form library only on screens that use it.
 registerWidget("runner", { view: lazy(() => import("./views/RunnerView.tsx")) });
 

@@ -3,7 +3,6 @@
 // field (keyboard users are never trapped). `ui:options`: { rows?: number, language?: string }.
 import type { WidgetProps } from "@rjsf/utils";
 import { type KeyboardEvent, useRef, useState } from "react";
-import { registerWidget } from "../../renderer/index.ts";
 
 const INDENT = "  ";
 
@@ -31,7 +30,7 @@ export function indentEdit(
   };
 }
 
-function CodeEditor(props: WidgetProps) {
+export function CodeEditor(props: WidgetProps) {
   const text = typeof props.value === "string" ? props.value : "";
   const area = useRef<HTMLTextAreaElement>(null);
   const gutter = useRef<HTMLDivElement>(null);
@@ -84,5 +83,3 @@ function CodeEditor(props: WidgetProps) {
     </div>
   );
 }
-
-registerWidget("code-editor", { edit: CodeEditor });

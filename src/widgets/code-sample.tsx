@@ -3,7 +3,7 @@
 // tokenRequired?: pointer to a boolean }. When a token is required, the sample's URL ends in a
 // placeholder for it: tokens are shown only once, so the console cannot fill one in.
 import { Alert, Tabs, Typography } from "antd";
-import { type CustomViewProps, getPointer, registerWidget } from "../../renderer/index.ts";
+import { type CustomViewProps, getPointer } from "../../renderer/index.ts";
 
 function textAt(data: unknown, pointer: string): string {
   const value = getPointer(data, pointer);
@@ -28,7 +28,7 @@ export function samples(url: string, method: string): { key: string; label: stri
   ];
 }
 
-function CodeSample({ data, options }: CustomViewProps) {
+export function CodeSample({ data, options }: CustomViewProps) {
   const baseUrl = textAt(data, typeof options.url === "string" ? options.url : "/url");
   const method = typeof options.method === "string" ? options.method : "eth_blockNumber";
   const tokenRequired = typeof options.tokenRequired === "string" && getPointer(data, options.tokenRequired) === true;
@@ -63,5 +63,3 @@ function CodeSample({ data, options }: CustomViewProps) {
     </>
   );
 }
-
-registerWidget("code-sample", { view: CodeSample });

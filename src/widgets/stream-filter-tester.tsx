@@ -10,7 +10,7 @@
 import { Alert, App, Button, Card, Col, Descriptions, Input, InputNumber, Row, Select, Space, Typography } from "antd";
 import { useMemo, useState } from "react";
 import { useOperation, useRefresh } from "../../renderer/data.tsx";
-import { type CustomViewProps, can, errorMessage, registerWidget, useData } from "../../renderer/index.ts";
+import { type CustomViewProps, can, errorMessage, useData } from "../../renderer/index.ts";
 import {
   BlockPicker,
   FilterLogs,
@@ -79,7 +79,7 @@ export function testInput(
   return input;
 }
 
-function FilterTester({ data, options }: CustomViewProps) {
+export function FilterTester({ data, options }: CustomViewProps) {
   const { viewer } = useData();
   const { message } = App.useApp();
   const run = useRun();
@@ -312,5 +312,3 @@ function FilterTester({ data, options }: CustomViewProps) {
     </Space>
   );
 }
-
-registerWidget("stream-filter-tester", { view: FilterTester });
