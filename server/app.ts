@@ -132,7 +132,10 @@ async function assemble(
   }
 
   // The stream engine.
-  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  const chainNodes = await startChainNodes(config, {
+    log: (message) => log.info(message),
+    stateDir: path.join(config.dataDir, "chains"),
+  });
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
   // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
   // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.
