@@ -1,21 +1,20 @@
 // Every custom widget the manifests may name, registered by name; each loads when a screen first shows
 // it, so no screen downloads another screen's widgets.
-import { lazy } from "react";
-import { registerWidget } from "../../renderer/index.ts";
+import { lazyWidget, registerWidget } from "../../renderer/index.ts";
 import "./stream-icons.tsx";
 
 registerWidget("code-sample", {
-  view: lazy(() => import("./code-sample.tsx").then((module) => ({ default: module.CodeSample }))),
+  view: lazyWidget(() => import("./code-sample.tsx").then((module) => module.CodeSample)),
 });
 registerWidget("stream-filter-tester", {
-  view: lazy(() => import("./stream-filter-tester.tsx").then((module) => ({ default: module.FilterTester }))),
+  view: lazyWidget(() => import("./stream-filter-tester.tsx").then((module) => module.FilterTester)),
 });
 registerWidget("stream-raw-payload", {
-  view: lazy(() => import("./stream-raw-payload.tsx").then((module) => ({ default: module.RawPayload }))),
+  view: lazyWidget(() => import("./stream-raw-payload.tsx").then((module) => module.RawPayload)),
 });
 registerWidget("stream-start-block", {
-  edit: lazy(() => import("./stream-start-block.tsx").then((module) => ({ default: module.StartBlock }))),
+  edit: lazyWidget(() => import("./stream-start-block.tsx").then((module) => module.StartBlock)),
 });
 registerWidget("code-editor", {
-  edit: lazy(() => import("./code-editor.tsx").then((module) => ({ default: module.CodeEditor }))),
+  edit: lazyWidget(() => import("./code-editor.tsx").then((module) => module.CodeEditor)),
 });
