@@ -1,7 +1,6 @@
-// The GraphQL data layer: one transport (graphql-request against /graphql on the same origin, the
-// session travels in an HttpOnly cookie), operation documents looked up by name in the registry,
+// The GraphQL data layer: one transport (a JSON POST to /graphql on the same origin, the session
+// travels in an HttpOnly cookie), operation documents looked up by name in the registry,
 // SWR for caching, de-duplication and refreshes by operation name.
-import { ClientError, GraphQLClient } from "graphql-request";
 import { createContext, type ReactNode, useCallback, useContext, useMemo } from "react";
 import useSWR, { type SWRConfiguration, useSWRConfig } from "swr";
 import type { Registry, Viewer } from "./types.ts";
@@ -37,27 +36,34 @@ export function toGqlError(errors: RawError[] | undefined, fallback: string): Gq
   return new GqlError(first?.message ?? fallback, first?.extensions?.code ?? "INTERNAL", fields);
 }
 
-/** The production transport. `url` may be relative; it is resolved against the page's origin. */
+/**
+ * The production transport. `url` may be relative; it is resolved against the page's origin. A plain
+ * fetch: a GraphQL client library would bring the graphql parser into every screen's download.
+ */
 export function createHttpTransport(url = "/graphql"): Transport {
   const absolute = typeof window === "undefined" ? url : new URL(url, window.location.origin).href;
-  const client = new GraphQLClient(absolute, {
-    credentials: "include",
-    headers: { "content-type": "application/json" },
-  });
   return async (document, variables) => {
+    let response: Response;
     try {
-      return await client.request<Record<string, unknown>>(document, variables);
-    } catch (error) {
-      if (error instanceof ClientError) {
-        if (error.response.errors?.length) throw toGqlError(error.response.errors as RawError[], error.message);
-        const status = error.response.status;
-        throw new GqlError(
-          status === 429 ? "Too many requests. Try again shortly." : `The service answered ${status}.`,
-          status === 429 ? "RATE_LIMITED" : "INTERNAL",
-        );
-      }
+      response = await fetch(absolute, {
+        method: "POST",
+        credentials: "include",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ query: document, variables }),
+      });
+    } catch {
       throw new GqlError("Cannot reach the service. Check your connection and try again.", "UNREACHABLE");
     }
+    const body = (await response.json().catch(() => null)) as { data?: unknown; errors?: RawError[] } | null;
+    if (body?.errors?.length) throw toGqlError(body.errors, `The service answered ${response.status}.`);
+    if (!response.ok || !body || typeof body.data !== "object" || body.data === null) {
+      const status = response.status;
+      throw new GqlError(
+        status === 429 ? "Too many requests. Try again shortly." : `The service answered ${status}.`,
+        status === 429 ? "RATE_LIMITED" : "INTERNAL",
+      );
+    }
+    return body.data as Record<string, unknown>;
   };
 }
 

@@ -1,14 +1,16 @@
 // The renderer's public surface for the app shell.
 import "./widgets/builtins.tsx";
-import { lazy } from "react";
-import { RemoteOptionsWidget } from "./form/RemoteOptions.tsx";
-import { TagsInputWidget } from "./form/TagsInput.tsx";
-import { registerWidget } from "./widgets/registry.ts";
+import { lazyWidget, registerWidget } from "./widgets/registry.ts";
 
-registerWidget("remote-options", { edit: RemoteOptionsWidget });
-registerWidget("tags-input", { edit: TagsInputWidget });
+// Edit controls load with the first form that shows them.
+registerWidget("remote-options", {
+  edit: lazyWidget(() => import("./form/RemoteOptions.tsx").then((module) => module.RemoteOptionsWidget)),
+});
+registerWidget("tags-input", {
+  edit: lazyWidget(() => import("./form/TagsInput.tsx").then((module) => module.TagsInputWidget)),
+});
 // The runner carries a form, so it loads with the form library only on screens that use it.
-registerWidget("runner", { view: lazy(() => import("./views/RunnerView.tsx")) });
+registerWidget("runner", { view: lazyWidget(() => import("./views/RunnerView.tsx").then((module) => module.default)) });
 
 export { Actions, actionState } from "./actions.tsx";
 export {
@@ -27,4 +29,4 @@ export { getPointer } from "./resolve.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";
-export { type CustomViewProps, type ReadWidgetProps, registerWidget } from "./widgets/registry.ts";
+export { type CustomViewProps, lazyWidget, type ReadWidgetProps, registerWidget } from "./widgets/registry.ts";

@@ -8,15 +8,16 @@ import { useData, useOperation } from "./data.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
-import { AlertView } from "./views/AlertView.tsx";
-import { ChartView } from "./views/ChartView.tsx";
-import { CustomView } from "./views/CustomView.tsx";
-import { DetailView } from "./views/DetailView.tsx";
-import { ListView } from "./views/ListView.tsx";
 import { NeedsRole } from "./views/NeedsRole.tsx";
 
-// Forms bring rjsf and ajv; only screens with a form view load them.
+// Each view kind loads when a screen first shows one, so sign-in and a first screen download only the
+// views they draw (forms bring rjsf and ajv, lists the table, charts ECharts).
+const ListView = lazy(() => import("./views/ListView.tsx").then((module) => ({ default: module.ListView })));
+const DetailView = lazy(() => import("./views/DetailView.tsx").then((module) => ({ default: module.DetailView })));
 const FormView = lazy(() => import("./views/FormView.tsx").then((module) => ({ default: module.FormView })));
+const ChartView = lazy(() => import("./views/ChartView.tsx").then((module) => ({ default: module.ChartView })));
+const CustomView = lazy(() => import("./views/CustomView.tsx").then((module) => ({ default: module.CustomView })));
+const AlertView = lazy(() => import("./views/AlertView.tsx").then((module) => ({ default: module.AlertView })));
 
 export interface NavItem {
   id: string;
@@ -133,7 +134,7 @@ export const viewKinds = (): string[] => Object.keys(VIEWS);
 function ViewSwitch(props: ViewProps<View>) {
   // The map is keyed by kind, so the entry for props.view.kind takes exactly this view's type.
   const render = VIEWS[props.view.kind] as (props: ViewProps<View>) => ReactNode;
-  return render(props);
+  return <Suspense fallback={<Card loading />}>{render(props)}</Suspense>;
 }
 
 export function ScreenPage({ manifest }: { manifest: Manifest }) {

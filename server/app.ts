@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
@@ -48,6 +48,7 @@ import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres
 import { EgressPolicy } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
+import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
 import { RegistryHolder } from "./registry/watch.ts";
@@ -129,9 +130,18 @@ async function assemble(
   });
   app.setErrorHandler(requestErrorHandler(config, log));
   await app.register(cookie);
+  // Users reach this service over HTTPS (PUBLIC_URL): browsers are told to use nothing else.
+  if (servedOverHttps(config)) {
+    app.addHook("onRequest", async (_request, reply) => {
+      reply.header("strict-transport-security", HSTS);
+    });
+  }
 
   // The stream engine.
-  const chainNodes = await startChainNodes(config, { log: (message) => log.info(message) });
+  const chainNodes = await startChainNodes(config, {
+    log: (message) => log.info(message),
+    stateDir: path.join(config.dataDir, "chains"),
+  });
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
   // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
   // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.
@@ -371,23 +381,39 @@ const apiPrefixes = ["/graphql", "/rpc", "/healthz", "/kv-uploads"];
 async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");
   const indexFile = path.join(distDir, "index.html");
+  // The console's and the API's answers carry the security headers; the RPC proxy's are for other programs.
+  app.addHook("onRequest", async (request, reply) => {
+    if (!request.url.startsWith("/rpc")) reply.headers(SECURITY_HEADERS);
+  });
   if (!existsSync(indexFile)) {
     app.log.warn("the console is not built (run npm run build); only the API is served");
     return;
   }
   const { default: fastifyStatic } = await import("@fastify/static");
-  // Files are looked up per request, so a rebuilt console is served without a restart.
-  await app.register(fastifyStatic, { root: distDir, wildcard: true, index: "index.html" });
+  const assetsDir = path.join(distDir, "assets") + path.sep;
+  // Files are looked up per request, so a rebuilt console is served without a restart. The build wrote a
+  // brotli and a gzip copy of each text file; the one the browser accepts is sent as it is.
+  await app.register(fastifyStatic, {
+    root: distDir,
+    wildcard: true,
+    index: "index.html",
+    preCompressed: true,
+    dotfiles: "ignore",
+    cacheControl: false,
+    setHeaders: (reply, file) => {
+      reply.header("cache-control", file.startsWith(assetsDir) ? IMMUTABLE : REVALIDATE);
+    },
+  });
   // Every console route is the single-page app; API paths that reach here are unknown.
   app.setNotFoundHandler((request, reply) => {
     if (
-      request.method !== "GET" ||
+      (request.method !== "GET" && request.method !== "HEAD") ||
       apiPrefixes.some((p) => request.url.startsWith(p)) ||
       path.extname(request.url.split("?")[0])
     ) {
       return reply.code(404).send({ error: "Not found" });
     }
-    return reply.type("text/html").header("cache-control", "no-cache").send(readFileSync(indexFile, "utf8"));
+    return reply.sendFile("index.html");
   });
 }
 

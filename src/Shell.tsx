@@ -2,7 +2,7 @@
 // navigation built from the registry, the header with the viewer and sign-out, and the screens.
 import { LogoutOutlined, MenuFoldOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
 import { Alert, Avatar, Button, Dropdown, Layout, Menu, Result, Spin, Tag, Typography } from "antd";
-import { useMemo, useState } from "react";
+import { lazy, Suspense, useMemo, useState } from "react";
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
 import {
@@ -17,10 +17,12 @@ import {
   useRegistryQuery,
   type Viewer,
 } from "../renderer/index.ts";
-import { SignIn } from "./pages/SignIn.tsx";
-import { SignUp } from "./pages/SignUp.tsx";
-import { NotFound } from "./pages/Status.tsx";
 import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
+
+// Pages load when first shown: a signed-in start never downloads the sign-in form, nor sign-in the screens.
+const SignIn = lazy(() => import("./pages/SignIn.tsx").then((module) => ({ default: module.SignIn })));
+const SignUp = lazy(() => import("./pages/SignUp.tsx").then((module) => ({ default: module.SignUp })));
+const NotFound = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.NotFound })));
 
 const ROLE_COLORS: Record<string, string> = { OWNER: "gold", ADMIN: "blue", VIEWER: "default" };
 
@@ -132,7 +134,9 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
                 style={{ marginBottom: 16 }}
               />
             ) : null}
-            <RegistryRoutes extra={extraRoutes} />
+            <Suspense fallback={<Spin />}>
+              <RegistryRoutes extra={extraRoutes} />
+            </Suspense>
           </Layout.Content>
         </Layout>
       </Layout>
@@ -193,11 +197,19 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
         ? ""
         : `?next=${encodeURIComponent(location.pathname + location.search)}`;
     return (
-      <Routes>
-        <Route path="/sign-in" element={<SignIn transport={transport} onSignedIn={refreshViewer} />} />
-        <Route path="/sign-up" element={<SignUp transport={transport} onSignedIn={refreshViewer} />} />
-        <Route path="*" element={<Navigate to={`/sign-in${next}`} replace />} />
-      </Routes>
+      <Suspense
+        fallback={
+          <FullPage>
+            <Spin size="large" />
+          </FullPage>
+        }
+      >
+        <Routes>
+          <Route path="/sign-in" element={<SignIn transport={transport} onSignedIn={refreshViewer} />} />
+          <Route path="/sign-up" element={<SignUp transport={transport} onSignedIn={refreshViewer} />} />
+          <Route path="*" element={<Navigate to={`/sign-in${next}`} replace />} />
+        </Routes>
+      </Suspense>
     );
   }
   return <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />;

@@ -4,7 +4,7 @@
 import { type ColumnDef, flexRender, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
 import { Alert, Button, Empty, Skeleton, Space, Table, Typography } from "antd";
 import type { SortOrder } from "antd/es/table/interface";
-import { useMemo } from "react";
+import { lazy, Suspense, useMemo } from "react";
 import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
@@ -18,7 +18,12 @@ import { ListBulkBar } from "./ListBulkBar.tsx";
 import { ListPager } from "./ListPager.tsx";
 import { hasToolbar, ListToolbar } from "./ListToolbar.tsx";
 import { type Row, type RowSelection, useListState } from "./useListState.ts";
-import { VirtualRows } from "./VirtualRows.tsx";
+import type { VirtualRows as VirtualRowsComponent } from "./VirtualRows.tsx";
+
+// Long lists only: the virtualiser loads with the first list that needs it.
+const VirtualRows = lazy(() =>
+  import("./VirtualRows.tsx").then((module) => ({ default: module.VirtualRows })),
+) as unknown as typeof VirtualRowsComponent;
 
 const features = tableFeatures({ rowSelectionFeature });
 /** Above this many rows on one page the list renders only the rows in view. */
@@ -173,15 +178,17 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
       ) : result.isLoading && !rows.length ? (
         <Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />
       ) : rows.length > VIRTUAL_THRESHOLD ? (
-        <VirtualRows
-          table={table}
-          view={view}
-          onRowOpen={onRowOpen}
-          actions={rowActions}
-          scope={scope}
-          selection={selection}
-          sorting={sorting}
-        />
+        <Suspense fallback={<Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />}>
+          <VirtualRows
+            table={table}
+            view={view}
+            onRowOpen={onRowOpen}
+            actions={rowActions}
+            scope={scope}
+            selection={selection}
+            sorting={sorting}
+          />
+        </Suspense>
       ) : (
         <Table
           size="middle"

@@ -1,12 +1,13 @@
 // The time-range control of a list: presets (last 15 minutes, hour, 24 hours, 7 days) and a custom
 // range, written to the URL by the list (a preset as `range`, a custom range as the from/to variables).
 import { ReloadOutlined } from "@ant-design/icons";
-import { Button, DatePicker, Select, Space, Tooltip } from "antd";
-import { useState } from "react";
+import { Button, Select, Space, Tooltip } from "antd";
+import { lazy, Suspense, useState } from "react";
 import type { TimeRange } from "../types.ts";
 import { DEFAULT_PRESETS, presetLabel, type RangeChoice } from "./listState.ts";
 
 const CUSTOM = "custom";
+const CustomRangePicker = lazy(() => import("./CustomRangePicker.tsx"));
 
 function shortDate(iso: string): string {
   return new Date(iso).toLocaleString("en", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
@@ -49,19 +50,9 @@ export function TimeRangeControl({
         options={options}
       />
       {picking ? (
-        <DatePicker.RangePicker
-          showTime={{ format: "HH:mm" }}
-          format="YYYY-MM-DD HH:mm"
-          open
-          autoFocus
-          aria-label="Custom time range"
-          onOpenChange={(open) => !open && setPicking(false)}
-          onChange={(dates) => {
-            const [from, to] = dates ?? [];
-            if (from && to) onChoose({ from: from.toDate().toISOString(), to: to.toDate().toISOString() });
-            setPicking(false);
-          }}
-        />
+        <Suspense fallback={null}>
+          <CustomRangePicker onPicked={onChoose} onClose={() => setPicking(false)} />
+        </Suspense>
       ) : null}
       {isCustom ? null : (
         <Tooltip title="Refresh: move the range to end now">

@@ -2,7 +2,7 @@
 // edit control for rjsf (`widgets`), and a view for `custom` screens. Defaults for fields without an
 // explicit widget are chosen by small named predicates over the field's schema, in order.
 import type { WidgetProps } from "@rjsf/utils";
-import type { ComponentType, ReactNode } from "react";
+import { type ComponentType, createElement, lazy, type ReactNode, Suspense } from "react";
 import type { Scope } from "../resolve.ts";
 import { hasType } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
@@ -32,6 +32,16 @@ export interface WidgetEntry {
 }
 
 const widgets = new Map<string, WidgetEntry>();
+
+/**
+ * A widget part whose code loads when it first renders. A plain function component (rjsf accepts only
+ * functions as widgets) with its own Suspense boundary, so a field that appears mid-edit never
+ * suspends, and so resets, the form around it.
+ */
+export function lazyWidget<P extends object>(load: () => Promise<ComponentType<P>>): ComponentType<P> {
+  const Lazy = lazy(async () => ({ default: await load() })) as ComponentType<P>;
+  return (props: P) => createElement(Suspense, { fallback: null }, createElement(Lazy, props));
+}
 
 /** Adds or extends a widget; later registrations of the same name override earlier parts. */
 export function registerWidget(name: string, entry: WidgetEntry): void {

@@ -1,10 +1,14 @@
 /**
- * Whether the built console in `dist/` is older than its sources, and building it when it is. `npm start`
- * builds through here after taking the data directory's lock (never under a running service); the test
- * runner and the end-to-end harness use the same rule.
+ * Whether the built console in `dist/` was built from the sources as they are now, and building it when
+ * it was not. `npm start` builds through here after taking the data directory's lock (never under a
+ * running service); the test runner and the end-to-end harness use the same rule.
+ *
+ * The rule is a hash of the build's inputs (their paths and contents), which every build writes beside
+ * its output (vite.config.ts): a checkout, a copy or `touch` that changes no byte keeps the build, any changed byte rebuilds.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 /** What the console build reads; a change to any of them makes `dist/` stale. */
@@ -19,27 +23,47 @@ const buildInputs = [
   "package-lock.json",
 ];
 
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
-  return newest;
+/** Where the hash of the inputs a build was made from is kept (a dot file: the console does not serve it). */
+export const BUILD_STAMP = ".inputs-sha256";
+
+/** The files under an input (or the input itself when it is a file), in a stable order. */
+function inputFiles(rootDir: string, relative: string): string[] {
+  const full = join(rootDir, relative);
+  if (!existsSync(full)) return [];
+  if (!statSync(full).isDirectory()) return [relative];
+  return readdirSync(full, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relativeTo(rootDir, join(entry.parentPath, entry.name)))
+    .sort();
 }
 
-/** Why `dist/` needs a build, or null when it is up to date. */
-export function buildStaleness(rootDir: string): string | null {
-  const builtIndex = join(rootDir, "dist", "index.html");
-  if (!existsSync(builtIndex)) return "dist/ is missing";
-  const built = statSync(builtIndex).mtimeMs;
+function relativeTo(rootDir: string, file: string): string {
+  return file.slice(rootDir.length + 1);
+}
+
+/** The hash of everything the console build reads. */
+export function buildInputsHash(rootDir: string): string {
+  const hash = createHash("sha256");
   for (const input of buildInputs) {
-    if (newestMtime(join(rootDir, input)) > built) return `${input} changed since the last build`;
+    for (const file of inputFiles(rootDir, input))
+      hash
+        .update(`${file}\0`)
+        .update(readFileSync(join(rootDir, file)))
+        .update("\0");
   }
+  return hash.digest("hex");
+}
+
+/** Why `dist/` needs a build, or null when it was built from the current inputs. */
+export function buildStaleness(rootDir: string): string | null {
+  if (!existsSync(join(rootDir, "dist", "index.html"))) return "dist/ is missing";
+  const stamp = join(rootDir, "dist", BUILD_STAMP);
+  if (!existsSync(stamp)) return "dist/ does not say what it was built from";
+  if (readFileSync(stamp, "utf8").trim() !== buildInputsHash(rootDir)) return "the console's sources changed";
   return null;
 }
 
-/** Runs `npm run build` when `dist/` is missing or stale. */
+/** Runs `npm run build` when `dist/` is missing or stale (the build records its inputs: vite.config.ts). */
 export function ensureBuilt(rootDir: string, log: (line: string) => void = (line) => console.log(line)): void {
   const reason = buildStaleness(rootDir);
   if (!reason) return;

@@ -3,7 +3,6 @@
 // field (keyboard users are never trapped). `ui:options`: { rows?: number, language?: string }.
 import type { WidgetProps } from "@rjsf/utils";
 import { type KeyboardEvent, useRef, useState } from "react";
-import { registerWidget } from "../../renderer/index.ts";
 
 const INDENT = "  ";
 
@@ -124,7 +123,7 @@ export function errorLineOf(messages: readonly string[] | undefined): number | u
   return undefined;
 }
 
-function CodeEditor(props: WidgetProps) {
+export function CodeEditor(props: WidgetProps) {
   return (
     <CodeArea
       id={props.id}
@@ -143,5 +142,3 @@ function CodeEditor(props: WidgetProps) {
     />
   );
 }
-
-registerWidget("code-editor", { edit: CodeEditor });

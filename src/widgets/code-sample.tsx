@@ -6,7 +6,7 @@
 // carry it and the viewer is told it is shown once. Without one, when a token is required, the URLs
 // end in a placeholder: tokens are shown only once, so the console cannot fill one in later.
 import { Alert, Tabs, Typography } from "antd";
-import { type CustomViewProps, getPointer, registerWidget } from "../../renderer/index.ts";
+import { type CustomViewProps, getPointer } from "../../renderer/index.ts";
 
 function textAt(data: unknown, pointer: unknown): string {
   if (typeof pointer !== "string") return "";
@@ -77,7 +77,7 @@ function UrlRow({ label, url, kind }: { label: string; url: string; kind: string
   );
 }
 
-function CodeSample({ data, options }: CustomViewProps) {
+export function CodeSample({ data, options }: CustomViewProps) {
   const baseUrl = textAt(data, options.url ?? "/url");
   const baseWss = textAt(data, options.wssUrl);
   const token = textAt(data, options.token);
@@ -129,5 +129,3 @@ function CodeSample({ data, options }: CustomViewProps) {
     </div>
   );
 }
-
-registerWidget("code-sample", { view: CodeSample });

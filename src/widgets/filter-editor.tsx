@@ -9,7 +9,7 @@
 import type { WidgetProps } from "@rjsf/utils";
 import { Alert, Button, Collapse, Space, Tabs, Typography } from "antd";
 import { useCallback, useEffect, useState } from "react";
-import { errorMessage, registerWidget } from "../../renderer/index.ts";
+import { errorMessage } from "../../renderer/index.ts";
 import { CodeArea, errorLineOf } from "./code-editor.tsx";
 import { JsonResult, operationOf, useRun } from "./stream-parts.tsx";
 
@@ -194,7 +194,7 @@ export function FilterEditor(props: FilterEditorProps) {
   );
 }
 
-function FilterEditorWidget(props: WidgetProps) {
+export function FilterEditorWidget(props: WidgetProps) {
   const formData = (props.registry.formContext as { formData?: Record<string, unknown> } | undefined)?.formData ?? {};
   const { options } = props;
   const network = typeof formData.network === "string" && formData.network ? formData.network : undefined;
@@ -218,5 +218,3 @@ function FilterEditorWidget(props: WidgetProps) {
     />
   );
 }
-
-registerWidget("filter-editor", { edit: FilterEditorWidget });

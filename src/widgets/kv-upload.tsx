@@ -11,7 +11,7 @@
 import { Alert, App, Button, Input, Popconfirm, Progress, Space, Typography } from "antd";
 import { useRef, useState } from "react";
 import { useRefresh } from "../../renderer/data.tsx";
-import { type CustomViewProps, can, errorMessage, registerWidget, useData } from "../../renderer/index.ts";
+import { type CustomViewProps, can, errorMessage, useData } from "../../renderer/index.ts";
 import { operationOf, refreshOf, useRun } from "./stream-parts.tsx";
 
 const formatBytes = (bytes: number) =>
@@ -59,7 +59,7 @@ function putPart(url: string, body: Blob, onProgress: (loaded: number) => void, 
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function KvUpload({ options, scope }: CustomViewProps) {
+export function KvUpload({ options, scope }: CustomViewProps) {
   const { viewer } = useData();
   const run = useRun();
   const refresh = useRefresh();
@@ -266,5 +266,3 @@ function KvUpload({ options, scope }: CustomViewProps) {
     </Space>
   );
 }
-
-registerWidget("kv-upload", { view: KvUpload });

@@ -12,14 +12,7 @@
 import { Alert, App, Button, Card, Col, Descriptions, InputNumber, Row, Select, Space, Typography } from "antd";
 import { useMemo, useState } from "react";
 import { GqlError, useOperation, useRefresh } from "../../renderer/data.tsx";
-import {
-  type CustomViewProps,
-  can,
-  errorMessage,
-  registerWidget,
-  useData,
-  useLeaveGuard,
-} from "../../renderer/index.ts";
+import { type CustomViewProps, can, errorMessage, useData, useLeaveGuard } from "../../renderer/index.ts";
 import { FilterEditor } from "./filter-editor.tsx";
 import {
   BlockPicker,
@@ -89,7 +82,7 @@ export function testInput(
   return input;
 }
 
-function FilterTester({ data, options }: CustomViewProps) {
+export function FilterTester({ data, options }: CustomViewProps) {
   const { viewer } = useData();
   const { message } = App.useApp();
   const run = useRun();
@@ -339,5 +332,3 @@ function FilterTester({ data, options }: CustomViewProps) {
     </Space>
   );
 }
-
-registerWidget("stream-filter-tester", { view: FilterTester });

@@ -4,7 +4,7 @@
 // { payload, size }), latestBlock (a query taking $network).
 import { Alert, Button, Descriptions, Space, Typography } from "antd";
 import { useState } from "react";
-import { type CustomViewProps, errorMessage, registerWidget } from "../../renderer/index.ts";
+import { type CustomViewProps, errorMessage } from "../../renderer/index.ts";
 import {
   BlockPicker,
   fieldOf,
@@ -16,7 +16,7 @@ import {
   useRun,
 } from "./stream-parts.tsx";
 
-function RawPayload({ data, options }: CustomViewProps) {
+export function RawPayload({ data, options }: CustomViewProps) {
   const run = useRun();
   const network = String(fieldOf(data, "network") ?? "");
   const dataset = fieldOf(data, "dataset");
@@ -75,5 +75,3 @@ function RawPayload({ data, options }: CustomViewProps) {
     </Space>
   );
 }
-
-registerWidget("stream-raw-payload", { view: RawPayload });

@@ -2,11 +2,10 @@
 // when it is first activated (stored as -1, as the API takes it).
 import type { WidgetProps } from "@rjsf/utils";
 import { Checkbox, InputNumber, Space } from "antd";
-import { registerWidget } from "../../renderer/index.ts";
 
 export const LATEST = -1;
 
-function StartBlock({ id, value, onChange, disabled, readonly, placeholder }: WidgetProps) {
+export function StartBlock({ id, value, onChange, disabled, readonly, placeholder }: WidgetProps) {
   const latest = value === LATEST;
   return (
     <Space wrap>
@@ -30,5 +29,3 @@ function StartBlock({ id, value, onChange, disabled, readonly, placeholder }: Wi
     </Space>
   );
 }
-
-registerWidget("stream-start-block", { edit: StartBlock });

@@ -19,7 +19,17 @@ export interface AnvilOptions {
   blockTimeSeconds?: number;
   port?: number;
   host?: string;
+  /**
+   * A file the chain is kept in: loaded at start when it exists, written every {@link STATE_INTERVAL_SECONDS}
+   * and on stop. Without it the chain starts again at block 0 each time.
+   */
+  statePath?: string;
 }
+
+/** How often a node with a state file writes it (a node killed outright loses at most this much). */
+export const STATE_INTERVAL_SECONDS = 30;
+/** How long a node with a state file is given to write it when stopped, before it is killed. */
+const STATE_STOP_MS = 60_000;
 
 /** The platform binary shipped by the npm package @foundry-rs/anvil (its optional dependency per platform). */
 export function anvilBinary(): string {
@@ -94,6 +104,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   ];
   if (options.blockTimeSeconds && options.blockTimeSeconds > 0)
     args.push("--block-time", String(options.blockTimeSeconds));
+  if (options.statePath) args.push("--state", options.statePath, "--state-interval", String(STATE_INTERVAL_SECONDS));
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
@@ -114,8 +125,9 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
     pid: child.pid ?? -1,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      // SIGTERM: anvil writes its state file, if it has one, before it exits.
       child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), options.statePath ? STATE_STOP_MS : 3000);
       await exited;
       clearTimeout(timer);
     },

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import path from "node:path";
 import { type AnvilNode, startAnvil } from "./anvil.ts";
 
@@ -114,12 +114,41 @@ export function localChainWanted(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
+ * Starts one local node on its state file. A file anvil cannot load (cut short by a crash, written by an
+ * incompatible version) is set aside under a new name, kept for inspection, and the chain starts afresh:
+ * a service that does not start is worse than a chain that starts again at block 0.
+ */
+async function startLocalNode(
+  options: { chainId: number; blockTimeSeconds: number },
+  statePath: string | undefined,
+  log: (message: string) => void,
+): Promise<AnvilNode> {
+  if (!statePath) return startAnvil(options);
+  mkdirSync(path.dirname(statePath), { recursive: true });
+  try {
+    return await startAnvil({ ...options, statePath });
+  } catch (error) {
+    if (!existsSync(statePath)) throw error;
+    const setAside = `${statePath}.unreadable-${Date.now()}`;
+    renameSync(statePath, setAside);
+    log(`its state file could not be loaded (${(error as Error).message}); moved to ${setAside}, starting afresh`);
+    return startAnvil({ ...options, statePath });
+  }
+}
+
+/**
  * Starts a local anvil per local network (in parallel) and returns the upstream of every network.
  * Call `stop()` on shutdown; a process `exit` handler also kills the nodes if the service dies first.
  */
 export async function startChainNodes(
   config: { rootDir: string },
-  options: { env?: NodeJS.ProcessEnv; log?: (message: string) => void; startLocal?: boolean } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    log?: (message: string) => void;
+    startLocal?: boolean;
+    /** Where local nodes keep their chains (one file per network), so blocks survive a restart. */
+    stateDir?: string;
+  } = {},
 ): Promise<ChainNodes> {
   const env = options.env ?? process.env;
   const plan = planNetworks(readNetworksFile(config.rootDir, env), loadCatalogueNetworks(config.rootDir), env);
@@ -138,7 +167,11 @@ export async function startChainNodes(
   if (options.startLocal ?? localChainWanted(env)) {
     const started = await Promise.allSettled(
       plan.local.map(async ({ network, chainId }) => {
-        const node = await startAnvil({ chainId, blockTimeSeconds: plan.blockTimeSeconds });
+        const node = await startLocalNode(
+          { chainId, blockTimeSeconds: plan.blockTimeSeconds },
+          options.stateDir ? path.join(options.stateDir, `${network}.json`) : undefined,
+          (message) => options.log?.(`chain: ${network}: ${message}`),
+        );
         nodes.push(node);
         return { network, node };
       }),

@@ -1,4 +1,4 @@
-import snowflake from "snowflake-sdk";
+import type snowflake from "snowflake-sdk";
 import type { EgressPolicy } from "../../platform/egress.ts";
 import { errorMessage, isEgressRefusal } from "./common.ts";
 import {
@@ -21,8 +21,17 @@ import {
 const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,254}$/;
 const CONNECT_DEADLINE_MS = 15_000;
 
-// The driver logs to the console by default; its lines could carry connection details.
-snowflake.configure({ logLevel: "OFF" });
+let driver: Promise<typeof snowflake> | undefined;
+
+/** The driver, loaded with the first Snowflake connection: importing it takes seconds every start would pay. */
+function snowflakeDriver(): Promise<typeof snowflake> {
+  driver ??= import("snowflake-sdk").then(({ default: sdk }) => {
+    // The driver logs to the console by default; its lines could carry connection details.
+    sdk.configure({ logLevel: "OFF" });
+    return sdk;
+  });
+  return driver;
+}
 
 export class SnowflakeDestination implements Destination {
   readonly type = "SNOWFLAKE";
@@ -109,7 +118,7 @@ export class SnowflakeDestination implements Destination {
         retryable: !isEgressRefusal(e),
       });
     }
-    const conn = snowflake.createConnection({
+    const conn = (await snowflakeDriver()).createConnection({
       account: a.account,
       username: a.username,
       password: a.password,

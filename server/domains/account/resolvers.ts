@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Context, Principal } from "../../graphql/context.ts";
 import { field, fieldWithInput, publicField, publicFieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import type { AppConfig } from "../../platform/config.ts";
+import { servedOverHttps } from "../../platform/http-headers.ts";
 import * as service from "./service.ts";
 import type * as store from "./store.ts";
 
@@ -117,11 +119,18 @@ function memberView(member: NonNullable<Awaited<ReturnType<typeof store.getMembe
   };
 }
 
-function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expires: Date) {
+function setSessionCookie(
+  config: AppConfig,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string,
+  expires: Date,
+) {
   reply.setCookie(service.SESSION_COOKIE, token, {
     httpOnly: true,
     sameSite: "lax",
-    secure: request.protocol === "https",
+    // Secure whenever users reach the service over HTTPS, also behind a proxy that talks plain HTTP to it.
+    secure: servedOverHttps(config) || request.protocol === "https",
     path: "/",
     expires,
   });
@@ -129,7 +138,7 @@ function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: s
 
 async function startSession(ctx: Context, accountId: string, userId: string) {
   const session = await service.createSession(ctx.db, ctx.config, accountId, userId);
-  setSessionCookie(ctx.request, ctx.reply, session.token, session.expiresAt);
+  setSessionCookie(ctx.config, ctx.request, ctx.reply, session.token, session.expiresAt);
   const resolved = await ctx.services.sessions.resolve(session.token);
   if (!resolved) throw new Error("A new session could not be read back");
   ctx.principal = resolved;

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the networks file's ${VAR} syntax is what these tests are about
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -118,5 +118,68 @@ describe("startChainNodes", () => {
     }
     const written = (existsSync(stateDir) ? readdirSync(stateDir) : []).filter((d) => !before.has(d));
     expect(written).toEqual([]);
+  }, 60_000);
+
+  it("a local chain keeps its blocks across a restart: a block mined before is there after, the tip goes on from it", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "nodeplane-chain-state-"));
+    const file = path.join(dir, "networks.json");
+    // Mined on demand only (a long block time), so the test decides which blocks exist.
+    writeFileSync(file, JSON.stringify({ local: { networks: ["ethereum-sepolia"], blockTimeSeconds: 3600 } }));
+    const stateDir = path.join(dir, "chains");
+    const start = () => startChainNodes({ rootDir }, { env: { NODEPLANE_NETWORKS_CONFIG: file }, stateDir });
+    const rpc = async (url: string, method: string, params: unknown[] = []) => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return ((await res.json()) as { result: { hash: string } & string }).result;
+    };
+
+    const first = await start();
+    const firstUrl = first.get("ethereum-sepolia")?.httpUrl as string;
+    let tip: number;
+    let minedHash: string;
+    try {
+      await rpc(firstUrl, "anvil_mine", ["0x5"]);
+      tip = Number(await rpc(firstUrl, "eth_blockNumber"));
+      minedHash = (await rpc(firstUrl, "eth_getBlockByNumber", [`0x${tip.toString(16)}`, false])).hash;
+    } finally {
+      await first.stop();
+    }
+    expect(tip).toBeGreaterThanOrEqual(5);
+    expect(existsSync(path.join(stateDir, "ethereum-sepolia.json"))).toBe(true);
+
+    const second = await start();
+    const secondUrl = second.get("ethereum-sepolia")?.httpUrl as string;
+    try {
+      expect(Number(await rpc(secondUrl, "eth_blockNumber"))).toBeGreaterThanOrEqual(tip);
+      expect((await rpc(secondUrl, "eth_getBlockByNumber", [`0x${tip.toString(16)}`, false])).hash).toBe(minedHash);
+      await rpc(secondUrl, "anvil_mine", ["0x1"]);
+      expect(Number(await rpc(secondUrl, "eth_blockNumber"))).toBeGreaterThan(tip);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+
+  it("a state file anvil cannot load is set aside and the chain starts afresh", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "nodeplane-chain-state-"));
+    const file = path.join(dir, "networks.json");
+    writeFileSync(file, JSON.stringify({ local: { networks: ["ethereum-sepolia"], blockTimeSeconds: 3600 } }));
+    const stateDir = path.join(dir, "chains");
+    mkdirSync(stateDir);
+    writeFileSync(path.join(stateDir, "ethereum-sepolia.json"), '{"block":');
+    const lines: string[] = [];
+    const nodes = await startChainNodes(
+      { rootDir },
+      { env: { NODEPLANE_NETWORKS_CONFIG: file }, stateDir, log: (line) => lines.push(line) },
+    );
+    try {
+      expect(nodes.get("ethereum-sepolia")?.source).toBe("local");
+      expect(readdirSync(stateDir).some((name) => name.startsWith("ethereum-sepolia.json.unreadable-"))).toBe(true);
+      expect(lines.join("\n")).toMatch(/could not be loaded/);
+    } finally {
+      await nodes.stop();
+    }
   }, 60_000);
 });

@@ -1,0 +1,51 @@
+/**
+ * The headers the service answers with: the console's security headers and caching, and HSTS when the
+ * service is reached over HTTPS. One place, so the static files, the single-page fallback and the API
+ * agree.
+ */
+import type { AppConfig } from "./config.ts";
+
+/**
+ * The console's Content-Security-Policy. Scripts: our own files only, no inline script. `'unsafe-eval'`
+ * stays because the forms validate with ajv, which compiles each JSON Schema to a function at run time.
+ * Styles: antd's CSS-in-JS writes <style> elements at run time and components set `style` attributes,
+ * which a nonce cannot cover; so inline styles are allowed for styles only (see README, "Delivery").
+ */
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-eval'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** On every console and API response (not the RPC proxy's). */
+export const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": CONSOLE_CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  // For browsers without CSP frame-ancestors.
+  "x-frame-options": "DENY",
+  "cross-origin-opener-policy": "same-origin",
+};
+
+/**
+ * HSTS for a year. Without includeSubDomains: the operator's other hosts under the same domain are not
+ * this service's to bind to HTTPS.
+ */
+export const HSTS = "max-age=31536000";
+
+/** Whether users reach the service over HTTPS (PUBLIC_URL says so): cookies are then Secure and HSTS is sent. */
+export function servedOverHttps(config: Pick<AppConfig, "publicUrl">): boolean {
+  return config.publicUrl?.startsWith("https://") ?? false;
+}
+
+/** Built assets carry a content hash in their name (Vite's `assets/`): they never change, so cache them for a year. */
+export const IMMUTABLE = "public, max-age=31536000, immutable";
+/** Everything else (index.html): the browser revalidates, so a new build is picked up on the next load. */
+export const REVALIDATE = "no-cache";
