@@ -2,9 +2,18 @@
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
 import { Breadcrumb, Card, Skeleton, Space, Tabs, Typography } from "antd";
-import { lazy, type ReactNode, Suspense, useEffect, useMemo } from "react";
-import { Link, matchPath, type RouteObject, useNavigate, useParams, useRoutes, useSearchParams } from "react-router";
-import { useData, useOperation } from "./data.tsx";
+import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
+import {
+  Link,
+  matchPath,
+  type RouteObject,
+  useLocation,
+  useNavigate,
+  useParams,
+  useRoutes,
+  useSearchParams,
+} from "react-router";
+import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
@@ -94,11 +103,12 @@ function usePageHeading(root: Manifest, scope: Scope): { text: string; fromRecor
   const view = headingView(root);
   const variables = useMemo(() => resolveVariables(view?.variables, scope), [view, scope]);
   const result = useOperation(view?.query, variables);
+  const formatField = useRecordFormat(view?.entity);
   if (!view?.title) return { text: root.title, fromRecord: false, loading: false };
   const record = result.data ? getPath(result.data, view.record) : undefined;
   if (!record) return { text: root.title, fromRecord: false, loading: !result.error };
   return {
-    text: fillTemplate(view.title, record, false, scope).trim() || root.title,
+    text: fillTemplate(view.title, record, false, scope, formatField).trim() || root.title,
     fromRecord: true,
     loading: false,
   };
@@ -133,6 +143,25 @@ function ViewSwitch(props: ViewProps<View>) {
   return render(props);
 }
 
+/** The path whose heading last took focus; the page the browser opened first keeps focus where it starts. */
+let headingFocusedFor: string | undefined;
+
+/**
+ * After a navigation inside the console, focus goes to the new page's heading (once it shows its
+ * final text), so a screen reader announces the page and Tab continues from there.
+ */
+function useHeadingFocus(ready: boolean) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  const { pathname } = useLocation();
+  useEffect(() => {
+    if (!ready || headingFocusedFor === pathname) return;
+    const first = headingFocusedFor === undefined;
+    headingFocusedFor = pathname;
+    if (!first) ref.current?.focus();
+  }, [ready, pathname]);
+  return ref;
+}
+
 export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; notAuthorised?: ReactNode }) {
   const { registry, viewer } = useData();
   const params = useParams();
@@ -153,6 +182,7 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
   const parentRoute = parent ? fillRoute(parent.route, params) : null;
   const heading = usePageHeading(root, scope);
   const ownHeadingView = manifest === root ? headingView(root) : undefined;
+  const headingRef = useHeadingFocus(!heading.loading);
 
   useEffect(() => {
     document.title = `${heading.text} · Nodeplane`;
@@ -174,7 +204,7 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
           {heading.loading ? (
             <Skeleton.Input active size="small" style={{ width: 240, marginTop: 4 }} />
           ) : (
-            <Typography.Title level={3} style={{ margin: 0 }}>
+            <Typography.Title level={1} className="np-page-title" tabIndex={-1} ref={headingRef}>
               {heading.text}
             </Typography.Title>
           )}

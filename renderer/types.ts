@@ -40,6 +40,8 @@ export interface Registry {
   screens: Manifest[];
   schemas: Record<string, JsonSchema>;
   operations: Record<string, string>;
+  /** Names of catalogue values by kind (`network`, `chain`); absent in registries recorded before it. */
+  catalogue?: Record<string, Record<string, string>>;
 }
 
 /** A JSON Schema (2020-12) object; only the keys the renderer reads are named. */

@@ -35,7 +35,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
     () =>
       view.columns.map((field, index) => ({
         id: field.field || String(index),
-        header: labelFor(field, fieldSchema(entity, field.field)),
+        header: labelFor(field, fieldSchema(entity, field.field, registry.schemas)),
         accessorFn: (row: Row) => getPointer(row, field.field),
         cell: (context) => (
           <FieldValue
@@ -46,7 +46,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           />
         ),
       })),
-    [view.columns, entity, scope],
+    [view.columns, entity, scope, registry.schemas],
   );
 
   const table = useTable({

@@ -186,6 +186,8 @@ export type Registry = {
   schemas: Scalars["JSON"]["output"];
   /** Operation documents by operation name. */
   operations: Scalars["JSON"]["output"];
+  /** Names of catalogue values by kind (network, chain: value -> name), for fields marked x-catalogue. */
+  catalogue: Scalars["JSON"]["output"];
 };
 
 export type Network = {
@@ -2305,6 +2307,7 @@ export type RegistryResolvers<
   screens?: Resolver<Array<ResolversTypes["JSON"]>, ParentType, ContextType>;
   schemas?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
   operations?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
+  catalogue?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
 };
 
 export type NetworkResolvers<
