@@ -23,7 +23,7 @@ export { icon, registerIcons } from "./icons.tsx";
 export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";
-export { humanize } from "./schema.ts";
+export { enumLabel, humanize } from "./schema.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";

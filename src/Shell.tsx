@@ -114,11 +114,11 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
   const name = viewer.userFullName ? String(viewer.userFullName) : viewer.email;
   const navigation = (narrowed: boolean, onNavigate?: () => void) => (
     <nav aria-label="Main">
-      <Link to="/" className="np-brand" aria-label="Nodeplane home" onClick={onNavigate}>
+      <Link to="/" className="np-brand" onClick={onNavigate}>
         <span className="np-logo" aria-hidden="true">
           N
         </span>
-        {narrowed ? null : <span>Nodeplane</span>}
+        <span className={narrowed ? "np-sr-only" : undefined}>Nodeplane</span>
       </Link>
       <Menu
         mode="inline"
