@@ -1,18 +1,9 @@
 // From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
-import { Breadcrumb, Card, Skeleton, Space, Tabs, Typography } from "antd";
+import { Breadcrumb, Card, Skeleton, Space, Typography } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
-import {
-  Link,
-  matchPath,
-  type RouteObject,
-  useLocation,
-  useNavigate,
-  useParams,
-  useRoutes,
-  useSearchParams,
-} from "react-router";
+import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
@@ -166,7 +157,6 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
   const { registry, viewer } = useData();
   const params = useParams();
   const [search] = useSearchParams();
-  const navigate = useNavigate();
   const scope = useMemo<Scope>(() => {
     const query: Record<string, string | string[]> = {};
     for (const key of new Set(search.keys())) {
@@ -212,18 +202,23 @@ export function ScreenPage({ manifest, notAuthorised }: { manifest: Manifest; no
         </Space>
       </div>
       {family.length > 1 ? (
-        <Tabs
-          activeKey={manifest.id}
-          onChange={(key) => {
-            const target = family.find((candidate) => candidate.id === key);
-            const path = target ? fillRoute(target.route, params) : null;
-            if (path) navigate(path);
-          }}
-          items={family.map((candidate) => ({
-            key: candidate.id,
-            label: candidate === root ? rootTabLabel(root) : (candidate.nav as { tab: string }).tab,
-          }))}
-        />
+        // The tabs of a record are pages with their own addresses: links in a navigation landmark.
+        <nav className="np-tabs" aria-label={`${heading.text} sections`}>
+          {family.map((candidate) => {
+            const path = fillRoute(candidate.route, params);
+            const label = candidate === root ? rootTabLabel(root) : (candidate.nav as { tab: string }).tab;
+            return path ? (
+              <Link
+                key={candidate.id}
+                to={path}
+                className={candidate === manifest ? "np-tab np-tab-active" : "np-tab"}
+                aria-current={candidate === manifest ? "page" : undefined}
+              >
+                {label}
+              </Link>
+            ) : null;
+          })}
+        </nav>
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
         {manifest.views.map((view, index) => (

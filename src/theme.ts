@@ -13,6 +13,8 @@ export const theme: ThemeConfig = {
     colorTextTertiary: "#5c6370",
     colorTextDescription: "#5c6370",
     colorTextPlaceholder: "#6b7280",
+    colorTextDisabled: "#6b7280",
+    colorError: "#d9363e",
   },
   components: {
     Layout: { headerBg: "#ffffff", siderBg: "#ffffff", headerHeight: 56, headerPadding: "0 16px" },
