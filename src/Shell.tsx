@@ -71,6 +71,9 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
   const [collapsed, setCollapsed] = useCollapsed();
   const drawerMode = useMediaQuery(DRAWER_QUERY);
   const [drawerOpen, setDrawerOpen] = useState(false);
+  // Closed by choosing a page, the drawer leaves focus to that page's heading; closed otherwise, focus
+  // goes back to the button that opened it.
+  const [navigated, setNavigated] = useState(false);
   const sections = useMemo(() => (registry.data ? buildNavigation(registry.data.screens) : []), [registry.data]);
   const selected = registry.data ? menuEntryFor(location.pathname, registry.data.screens) : undefined;
   const extraRoutes = useMemo(
@@ -142,13 +145,17 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
             placement="left"
             open={drawerOpen}
             onClose={() => setDrawerOpen(false)}
+            focusable={{ focusTriggerAfterClose: !navigated }}
             size={264}
             title={null}
             closable={false}
             className="np-nav-drawer"
             styles={{ body: { padding: 0 } }}
           >
-            {navigation(false, () => setDrawerOpen(false))}
+            {navigation(false, () => {
+              setNavigated(true);
+              setDrawerOpen(false);
+            })}
           </Drawer>
         ) : (
           <Layout.Sider theme="light" width={232} collapsed={collapsed} collapsedWidth={64} className="np-sider">
@@ -163,7 +170,10 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
                 aria-label="Open navigation"
                 aria-expanded={drawerOpen}
                 icon={<MenuOutlined />}
-                onClick={() => setDrawerOpen(true)}
+                onClick={() => {
+                  setNavigated(false);
+                  setDrawerOpen(true);
+                }}
               />
             ) : (
               <Button
