@@ -12,7 +12,7 @@ export const theme: ThemeConfig = {
     colorTextSecondary: "#5c6370",
     colorTextTertiary: "#5c6370",
     colorTextDescription: "#5c6370",
-    colorTextPlaceholder: "#6b7280",
+    colorTextPlaceholder: "#5c6370",
     colorTextDisabled: "#6b7280",
     colorError: "#d9363e",
   },
