@@ -4,7 +4,7 @@
 import type CoreForm from "@rjsf/core";
 import type { ErrorSchema } from "@rjsf/utils";
 import { App, Button, Dropdown, Modal, Skeleton, Space, Tooltip } from "antd";
-import { lazy, type ReactNode, Suspense, useMemo, useRef, useState } from "react";
+import { lazy, type ReactNode, Suspense, useEffect, useId, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router";
 import { useData, useRefresh } from "./data.tsx";
 import { withoutNulls } from "./form/fieldErrors.ts";
@@ -44,6 +44,35 @@ interface DialogState {
   formError?: string | null;
 }
 
+const FIELD_SELECTOR =
+  "input:not([type=hidden]):not([disabled]), textarea:not([disabled]), select:not([disabled]), [role=combobox]";
+
+/** Focuses the first field inside once it renders (a dialog's form loads lazily), after the dialog's own focus. */
+function FocusFirstField({ children }: { children: ReactNode }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const root = ref.current;
+    if (!root) return;
+    let frame = 0;
+    const tryFocus = () => {
+      const field = root.querySelector<HTMLElement>(FIELD_SELECTOR);
+      if (!field) return false;
+      frame = requestAnimationFrame(() => field.focus());
+      return true;
+    };
+    if (tryFocus()) return () => cancelAnimationFrame(frame);
+    const observer = new MutationObserver(() => {
+      if (tryFocus()) observer.disconnect();
+    });
+    observer.observe(root, { childList: true, subtree: true });
+    return () => {
+      observer.disconnect();
+      cancelAnimationFrame(frame);
+    };
+  }, []);
+  return <div ref={ref}>{children}</div>;
+}
+
 /**
  * Runs actions; returns `run(action, scope)` and the dialogs to render. One runner per group of
  * buttons keeps dialogs next to the buttons that open them.
@@ -55,6 +84,14 @@ export function useActionRunner() {
   const { run: runOperation, running: busy } = useOperationRun();
   const { registry } = useData();
   const [dialog, setDialog] = useState<DialogState | null>(null);
+  // Focus goes back to what opened a dialog when it closes, so keyboard users keep their place.
+  const opener = useRef<HTMLElement | null>(null);
+  const open = dialog !== null;
+  useEffect(() => {
+    if (open || !opener.current) return;
+    if (opener.current.isConnected) opener.current.focus();
+    opener.current = null;
+  }, [open]);
   const [shown, setShown] = useState<{ spec: ShowResult; label: string; value: unknown; result: unknown } | null>(null);
   const formRef = useRef<CoreForm>(null);
 
@@ -96,6 +133,7 @@ export function useActionRunner() {
     if (action.form) {
       const schema = resolveSchemaRef(registry.schemas, action.form.schema);
       const initial = resolveValue(action.form.initial ?? {}, scope) as Record<string, unknown>;
+      opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
       setDialog({ action, scope, schema, formData: withoutNulls(initial) });
       return;
     }
@@ -132,18 +170,20 @@ export function useActionRunner() {
     >
       {dialog.action.confirm?.description ? <p>{dialog.action.confirm.description}</p> : null}
       <Suspense fallback={<Skeleton active />}>
-        <SchemaForm
-          formRef={formRef}
-          schema={dialog.schema}
-          uiSchema={dialog.action.form?.uiSchema}
-          formData={dialog.formData}
-          onChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
-          onSubmit={submitDialog}
-          extraErrors={dialog.extraErrors}
-          formError={dialog.formError}
-          submitting={busy}
-          hideSubmit
-        />
+        <FocusFirstField>
+          <SchemaForm
+            formRef={formRef}
+            schema={dialog.schema}
+            uiSchema={dialog.action.form?.uiSchema}
+            formData={dialog.formData}
+            onChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
+            onSubmit={submitDialog}
+            extraErrors={dialog.extraErrors}
+            formError={dialog.formError}
+            submitting={busy}
+            hideSubmit
+          />
+        </FocusFirstField>
       </Suspense>
     </Modal>
   ) : null;
@@ -194,6 +234,56 @@ interface ActionsProps {
   size?: "small" | "middle";
 }
 
+/**
+ * One action's button. In a row, an action with an icon is an icon button named by its label (tooltip
+ * and aria-label), so tables keep their width for data. Why a disabled action is disabled is in its
+ * tooltip for the eye and in a description a screen reader reads with the button.
+ */
+function ActionButton({
+  action,
+  state,
+  iconOnly,
+  type,
+  size,
+  onRun,
+}: {
+  action: Action;
+  state: ActionState;
+  iconOnly: boolean;
+  type: "primary" | "text" | "default";
+  size: "small" | "middle";
+  onRun: () => void;
+}) {
+  const reasonId = useId();
+  return (
+    <span className="np-action">
+      <Tooltip title={state.reason ?? (iconOnly ? action.label : undefined)}>
+        <Button
+          size={size}
+          type={type}
+          danger={action.danger || action.confirm?.danger}
+          icon={icon(action.icon)}
+          disabled={!state.enabled}
+          aria-label={iconOnly ? action.label : undefined}
+          aria-describedby={state.reason ? reasonId : undefined}
+          onClick={(event) => {
+            event.stopPropagation();
+            onRun();
+          }}
+          data-action={action.id ?? action.label}
+        >
+          {iconOnly ? null : action.label}
+        </Button>
+      </Tooltip>
+      {state.reason ? (
+        <span id={reasonId} className="np-sr-only">
+          {state.reason}
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
 /** Renders a group of actions for one subject. */
 export function Actions({ actions, subject, scope, mode = "buttons", size = "middle" }: ActionsProps) {
   const { viewer } = useData();
@@ -207,30 +297,17 @@ export function Actions({ actions, subject, scope, mode = "buttons", size = "mid
   );
   if (!states.length) return dialogs;
 
-  // In a row, an action with an icon is an icon button named by its label (tooltip and aria-label),
-  // so tables keep their width for data.
-  const button = ({ action, state }: (typeof states)[number]) => {
-    const iconOnly = mode === "compact" && !action.primary && Boolean(icon(action.icon));
-    return (
-      <Tooltip key={action.id ?? action.label} title={state.reason ?? (iconOnly ? action.label : undefined)}>
-        <Button
-          size={size}
-          type={action.primary ? "primary" : mode === "compact" ? "text" : "default"}
-          danger={action.danger || action.confirm?.danger}
-          icon={icon(action.icon)}
-          disabled={!state.enabled}
-          aria-label={iconOnly ? action.label : undefined}
-          onClick={(event) => {
-            event.stopPropagation();
-            run(action, scope);
-          }}
-          data-action={action.id ?? action.label}
-        >
-          {iconOnly ? null : action.label}
-        </Button>
-      </Tooltip>
-    );
-  };
+  const button = ({ action, state }: (typeof states)[number]) => (
+    <ActionButton
+      key={action.id ?? action.label}
+      action={action}
+      state={state}
+      iconOnly={mode === "compact" && !action.primary && Boolean(icon(action.icon))}
+      type={action.primary ? "primary" : mode === "compact" ? "text" : "default"}
+      size={size}
+      onRun={() => run(action, scope)}
+    />
+  );
 
   if (mode === "compact" && states.length > 2) {
     const [first, ...rest] = states;
@@ -242,7 +319,14 @@ export function Actions({ actions, subject, scope, mode = "buttons", size = "mid
           menu={{
             items: rest.map(({ action, state }) => ({
               key: action.id ?? action.label,
-              label: state.reason ? <Tooltip title={state.reason}>{action.label}</Tooltip> : action.label,
+              label: state.reason ? (
+                <Tooltip title={state.reason}>
+                  {action.label}
+                  <span className="np-sr-only">{` (${state.reason})`}</span>
+                </Tooltip>
+              ) : (
+                action.label
+              ),
               icon: icon(action.icon),
               danger: action.danger || action.confirm?.danger,
               disabled: !state.enabled,

@@ -3,7 +3,9 @@
 // SWR for caching, de-duplication and refreshes by operation name.
 import { createContext, type ReactNode, useCallback, useContext, useMemo } from "react";
 import useSWR, { type SWRConfiguration, useSWRConfig } from "swr";
-import type { Registry, Viewer } from "./types.ts";
+import { formatValue } from "./format.ts";
+import { fieldSchema } from "./schema.ts";
+import type { JsonSchema, Registry, Viewer } from "./types.ts";
 
 export interface FieldError {
   pointer: string;
@@ -67,7 +69,7 @@ export function createHttpTransport(url = "/graphql"): Transport {
   };
 }
 
-export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations locked } }";
+export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations locked catalogue } }";
 
 interface DataContextValue {
   transport: Transport;
@@ -83,6 +85,25 @@ export function DataProvider(props: { transport: Transport; registry: Registry; 
     [props.transport, props.registry, props.viewer],
   );
   return <DataContext.Provider value={value}>{props.children}</DataContext.Provider>;
+}
+
+/** A function that shows a value as people read it, by its schema, with this registry's catalogue names. */
+export function useFormat(): (value: unknown, schema: JsonSchema | undefined) => string {
+  const catalogue = useContext(DataContext)?.registry.catalogue;
+  return useCallback((value, schema) => formatValue(value, schema, catalogue), [catalogue]);
+}
+
+/** How a value at a dotted path of an entity's record reads, for titles filled from a template. */
+export function useRecordFormat(entityName: string | undefined): (value: unknown, path: string) => string {
+  const registry = useContext(DataContext)?.registry;
+  const format = useFormat();
+  return useCallback(
+    (value, path) => {
+      const entity = entityName ? registry?.schemas[entityName] : undefined;
+      return format(value, fieldSchema(entity, `/${path.split(".").join("/")}`, registry?.schemas));
+    },
+    [entityName, registry, format],
+  );
 }
 
 export function useData(): DataContextValue {

@@ -26,6 +26,7 @@ export { useLeaveGuard } from "./leaveGuard.ts";
 export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";
+export { enumLabel, humanize } from "./schema.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";

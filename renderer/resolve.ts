@@ -97,11 +97,19 @@ export function resolveVariables(variables: Variables | undefined, scope: Scope)
  * Fills `{path}` placeholders from data (dotted paths); `{$route.x}`-style references read the scope
  * instead. Values are URI-encoded when `encode` is set.
  */
-export function fillTemplate(template: string, data: unknown, encode = false, scope: Scope = {}): string {
+export function fillTemplate(
+  template: string,
+  data: unknown,
+  encode = false,
+  scope: Scope = {},
+  /** How a value of `data` at `path` reads (titles show labels, links keep raw values). */
+  format?: (value: unknown, path: string) => string,
+): string {
   return template.replace(/\{([^{}]+)\}/g, (_, raw: string) => {
     const path = raw.trim();
     const value = isReference(path) ? resolveValue(path, scope) : getPath(data, path);
-    const text = value === undefined || value === null ? "" : String(value);
+    const text =
+      value === undefined || value === null ? "" : format && !isReference(path) ? format(value, path) : String(value);
     return encode ? encodeURIComponent(text) : text;
   });
 }

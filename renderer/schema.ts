@@ -63,22 +63,40 @@ export function resolveSchemaRef(schemas: Record<string, JsonSchema>, ref: strin
   return { ...body, $defs: defs as JsonSchema["$defs"] };
 }
 
-function deref(schema: JsonSchema | undefined, root: JsonSchema): JsonSchema | undefined {
-  if (!schema?.$ref?.startsWith("#")) return schema;
+/**
+ * A schema with its `$ref` followed: a local one (`#/$defs/x`) within `root`, one into another entity
+ * (`stream#/$defs/compression`) within `schemas` when given. Siblings of the `$ref` win.
+ */
+function deref(
+  schema: JsonSchema | undefined,
+  root: JsonSchema,
+  schemas?: Record<string, JsonSchema>,
+): JsonSchema | undefined {
+  if (!schema?.$ref) return schema;
   const { $ref, ...siblings } = schema;
-  return { ...(deref(follow(root, $ref.slice(1)), root) ?? {}), ...siblings };
+  const { name, pointer } = parseSchemaRef($ref);
+  const owner = name ? schemas?.[name] : root;
+  if (!owner) return schema;
+  return { ...(deref(follow(owner, pointer), owner, schemas) ?? {}), ...siblings };
 }
 
-/** The schema of one field of an entity, by JSON pointer (`/labels`, `/items/0/size`). */
-export function fieldSchema(entity: JsonSchema | undefined, pointer: string): JsonSchema | undefined {
+/**
+ * The schema of one field of an entity, by JSON pointer (`/labels`, `/items/0/size`); references
+ * into other entities resolve when `schemas` (the registry's) is given.
+ */
+export function fieldSchema(
+  entity: JsonSchema | undefined,
+  pointer: string,
+  schemas?: Record<string, JsonSchema>,
+): JsonSchema | undefined {
   if (!entity) return undefined;
   let current: JsonSchema | undefined = entity;
   for (const part of pointer.split("/").slice(1)) {
-    current = deref(current, entity);
+    current = deref(current, entity, schemas);
     if (!current) return undefined;
     current = /^\d+$/.test(part) && current.items ? current.items : current.properties?.[part];
   }
-  return deref(current, entity);
+  return deref(current, entity, schemas);
 }
 
 export function hasType(schema: JsonSchema | undefined, type: string): boolean {

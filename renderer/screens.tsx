@@ -1,10 +1,10 @@
 // From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
-import { Breadcrumb, Card, Skeleton, Space, Tabs, Typography } from "antd";
-import { lazy, type ReactNode, Suspense, useEffect, useMemo } from "react";
-import { Link, matchPath, type RouteObject, useNavigate, useParams, useRoutes, useSearchParams } from "react-router";
-import { useData, useOperation } from "./data.tsx";
+import { Breadcrumb, Card, Skeleton, Space, Typography } from "antd";
+import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
+import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
+import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
@@ -97,11 +97,12 @@ function usePageHeading(root: Manifest, scope: Scope): { text: string; fromRecor
   const view = headingView(root);
   const variables = useMemo(() => resolveVariables(view?.variables, scope), [view, scope]);
   const result = useOperation(view?.query, variables);
+  const formatField = useRecordFormat(view?.entity);
   if (!view?.title) return { text: root.title, fromRecord: false, loading: false };
   const record = result.data ? getPath(result.data, view.record) : undefined;
   if (!record) return { text: root.title, fromRecord: false, loading: !result.error };
   return {
-    text: fillTemplate(view.title, record, false, scope).trim() || root.title,
+    text: fillTemplate(view.title, record, false, scope, formatField).trim() || root.title,
     fromRecord: true,
     loading: false,
   };
@@ -137,11 +138,29 @@ function ViewSwitch(props: ViewProps<View>) {
   return <Suspense fallback={<Card loading />}>{render(props)}</Suspense>;
 }
 
+/** The path whose heading last took focus; the page the browser opened first keeps focus where it starts. */
+let headingFocusedFor: string | undefined;
+
+/**
+ * After a navigation inside the console, focus goes to the new page's heading (once it shows its
+ * final text), so a screen reader announces the page and Tab continues from there.
+ */
+function useHeadingFocus(ready: boolean) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  const { pathname } = useLocation();
+  useEffect(() => {
+    if (!ready || headingFocusedFor === pathname) return;
+    const first = headingFocusedFor === undefined;
+    headingFocusedFor = pathname;
+    if (!first) ref.current?.focus();
+  }, [ready, pathname]);
+  return ref;
+}
+
 export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const { registry, viewer } = useData();
   const params = useParams();
   const [search] = useSearchParams();
-  const navigate = useNavigate();
   const scope = useMemo<Scope>(() => {
     const query: Record<string, string | string[]> = {};
     for (const key of new Set(search.keys())) {
@@ -157,6 +176,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const parentRoute = parent ? fillRoute(parent.route, params) : null;
   const heading = usePageHeading(root, scope);
   const ownHeadingView = manifest === root ? headingView(root) : undefined;
+  const headingRef = useHeadingFocus(!heading.loading);
 
   useEffect(() => {
     document.title = `${heading.text} · Nodeplane`;
@@ -179,7 +199,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
           {heading.loading ? (
             <Skeleton.Input active size="small" style={{ width: 240, marginTop: 4 }} />
           ) : (
-            <Typography.Title level={3} style={{ margin: 0 }}>
+            <Typography.Title level={1} className="np-page-title" tabIndex={-1} ref={headingRef}>
               {heading.text}
             </Typography.Title>
           )}
@@ -187,18 +207,23 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
         </Space>
       </div>
       {family.length > 1 ? (
-        <Tabs
-          activeKey={manifest.id}
-          onChange={(key) => {
-            const target = family.find((candidate) => candidate.id === key);
-            const path = target ? fillRoute(target.route, params) : null;
-            if (path) navigate(path);
-          }}
-          items={family.map((candidate) => ({
-            key: candidate.id,
-            label: candidate === root ? rootTabLabel(root) : (candidate.nav as { tab: string }).tab,
-          }))}
-        />
+        // The tabs of a record are pages with their own addresses: links in a navigation landmark.
+        <nav className="np-tabs" aria-label={`${heading.text} sections`}>
+          {family.map((candidate) => {
+            const path = fillRoute(candidate.route, params);
+            const label = candidate === root ? rootTabLabel(root) : (candidate.nav as { tab: string }).tab;
+            return path ? (
+              <Link
+                key={candidate.id}
+                to={path}
+                className={candidate === manifest ? "np-tab np-tab-active" : "np-tab"}
+                aria-current={candidate === manifest ? "page" : undefined}
+              >
+                {label}
+              </Link>
+            ) : null;
+          })}
+        </nav>
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
         {manifest.views.map((view, index) => (

@@ -51,6 +51,8 @@ export interface Registry {
   operations: Record<string, string>;
   /** Absent from registries recorded before it existed. */
   locked?: LockedScreen[];
+  /** Names of catalogue values by kind (`network`, `chain`); absent in registries recorded before it. */
+  catalogue?: Record<string, Record<string, string>>;
 }
 
 /** A JSON Schema (2020-12) object; only the keys the renderer reads are named. */

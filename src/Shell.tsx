@@ -1,8 +1,8 @@
 // The console shell: signed out, the sign-in and sign-up pages; signed in, the layout with the side
 // navigation built from the registry, the header with the viewer and sign-out, and the screens.
-import { LogoutOutlined, MenuFoldOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
-import { Alert, Avatar, Button, Dropdown, Layout, Menu, Result, Spin, Tag, Typography } from "antd";
-import { lazy, Suspense, useMemo, useState } from "react";
+import { LogoutOutlined, MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
+import { Alert, Avatar, Button, Drawer, Dropdown, Layout, Menu, Result, Spin, Tag, Typography } from "antd";
+import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from "react";
 import { Link, Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
 import {
@@ -10,6 +10,7 @@ import {
   DataProvider,
   errorMessage,
   GqlError,
+  humanize,
   icon,
   menuEntryFor,
   RegistryRoutes,
@@ -26,6 +27,42 @@ const NotFound = lazy(() => import("./pages/Status.tsx").then((module) => ({ def
 
 const ROLE_COLORS: Record<string, string> = { OWNER: "gold", ADMIN: "blue", VIEWER: "default" };
 
+/** Below this width (phones, tablets, small laptops) the navigation is a drawer opened from the header. */
+const DRAWER_QUERY = "(max-width: 1199.98px)";
+const COLLAPSED_KEY = "nodeplane.sidebarCollapsed";
+
+function useMediaQuery(query: string): boolean {
+  const subscribe = useCallback(
+    (onChange: () => void) => {
+      const list = window.matchMedia(query);
+      list.addEventListener("change", onChange);
+      return () => list.removeEventListener("change", onChange);
+    },
+    [query],
+  );
+  return useSyncExternalStore(subscribe, () => window.matchMedia(query).matches);
+}
+
+/** The side navigation's collapsed state, remembered in this browser. */
+function useCollapsed(): [boolean, (collapsed: boolean) => void] {
+  const [collapsed, setCollapsed] = useState(() => {
+    try {
+      return window.localStorage.getItem(COLLAPSED_KEY) === "true";
+    } catch {
+      return false;
+    }
+  });
+  const remember = (next: boolean) => {
+    setCollapsed(next);
+    try {
+      window.localStorage.setItem(COLLAPSED_KEY, String(next));
+    } catch {
+      // Storage may be off (private mode); the state still holds for this visit.
+    }
+  };
+  return [collapsed, remember];
+}
+
 function FullPage({ children }: { children: React.ReactNode }) {
   return <div className="np-fullpage">{children}</div>;
 }
@@ -33,7 +70,12 @@ function FullPage({ children }: { children: React.ReactNode }) {
 function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; viewer: Viewer; onSignOut: () => void }) {
   const registry = useRegistryQuery(transport, true);
   const location = useLocation();
-  const [collapsed, setCollapsed] = useState(false);
+  const [collapsed, setCollapsed] = useCollapsed();
+  const drawerMode = useMediaQuery(DRAWER_QUERY);
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  // Closed by choosing a page, the drawer leaves focus to that page's heading; closed otherwise, focus
+  // goes back to the button that opened it.
+  const [navigated, setNavigated] = useState(false);
   const sections = useMemo(() => (registry.data ? buildNavigation(registry.data.screens) : []), [registry.data]);
   const selected = registry.data ? menuEntryFor(location.pathname, registry.data.screens) : undefined;
   const extraRoutes = useMemo(
@@ -63,10 +105,11 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
       </FullPage>
     );
 
+  const narrow = collapsed && !drawerMode;
   const items = sections.map((section) => ({
     type: "group" as const,
     key: section.section,
-    label: collapsed ? null : section.section,
+    label: narrow ? null : section.section,
     children: section.items.map((item) => ({
       key: item.id,
       icon: icon(item.icon),
@@ -74,31 +117,75 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
     })),
   }));
   const name = viewer.userFullName ? String(viewer.userFullName) : viewer.email;
+  const navigation = (narrowed: boolean, onNavigate?: () => void) => (
+    <nav aria-label="Main">
+      <Link to="/" className="np-brand" onClick={onNavigate}>
+        <span className="np-logo" aria-hidden="true">
+          N
+        </span>
+        <span className={narrowed ? "np-sr-only" : undefined}>Nodeplane</span>
+      </Link>
+      <Menu
+        mode="inline"
+        selectedKeys={selected ? [selected] : []}
+        items={items}
+        className="np-menu"
+        onClick={onNavigate}
+      />
+    </nav>
+  );
 
   return (
     <DataProvider transport={transport} registry={registry.data} viewer={viewer}>
       <Layout className="np-layout">
-        <Layout.Sider theme="light" width={232} collapsed={collapsed} collapsedWidth={64} className="np-sider">
-          <Link to="/" className="np-brand" aria-label="Nodeplane home">
-            <span className="np-logo">N</span>
-            {collapsed ? null : <span>Nodeplane</span>}
-          </Link>
-          <Menu
-            mode="inline"
-            selectedKeys={selected ? [selected] : []}
-            items={items}
-            className="np-menu"
-            aria-label="Main"
-          />
-        </Layout.Sider>
+        {/* A fragment link: the browser moves focus to #main (focusable with tabIndex -1). */}
+        <a href="#main" className="np-skip-link">
+          Skip to content
+        </a>
+        {drawerMode ? (
+          <Drawer
+            placement="left"
+            open={drawerOpen}
+            onClose={() => setDrawerOpen(false)}
+            focusable={{ focusTriggerAfterClose: !navigated }}
+            size={264}
+            title={null}
+            closable={false}
+            className="np-nav-drawer"
+            styles={{ body: { padding: 0 } }}
+          >
+            {navigation(false, () => {
+              setNavigated(true);
+              setDrawerOpen(false);
+            })}
+          </Drawer>
+        ) : (
+          <Layout.Sider theme="light" width={232} collapsed={collapsed} collapsedWidth={64} className="np-sider">
+            {navigation(collapsed)}
+          </Layout.Sider>
+        )}
         <Layout>
           <Layout.Header className="np-header">
-            <Button
-              type="text"
-              aria-label={collapsed ? "Expand navigation" : "Collapse navigation"}
-              icon={collapsed ? <MenuUnfoldOutlined /> : <MenuFoldOutlined />}
-              onClick={() => setCollapsed(!collapsed)}
-            />
+            {drawerMode ? (
+              <Button
+                type="text"
+                aria-label="Open navigation"
+                aria-expanded={drawerOpen}
+                icon={<MenuOutlined />}
+                onClick={() => {
+                  setNavigated(false);
+                  setDrawerOpen(true);
+                }}
+              />
+            ) : (
+              <Button
+                type="text"
+                aria-label={collapsed ? "Expand navigation" : "Collapse navigation"}
+                aria-expanded={!collapsed}
+                icon={collapsed ? <MenuUnfoldOutlined /> : <MenuFoldOutlined />}
+                onClick={() => setCollapsed(!collapsed)}
+              />
+            )}
             <Dropdown
               trigger={["click"]}
               menu={{
@@ -119,12 +206,12 @@ function SignedIn({ transport, viewer, onSignOut }: { transport: Transport; view
                 </Avatar>
                 <span className="np-viewer-email">{viewer.email}</span>
                 <Tag color={ROLE_COLORS[viewer.userRole] ?? "default"} style={{ marginInlineEnd: 0 }}>
-                  {viewer.userRole}
+                  {humanize(viewer.userRole)}
                 </Tag>
               </Button>
             </Dropdown>
           </Layout.Header>
-          <Layout.Content className="np-content">
+          <Layout.Content className="np-content" id="main" tabIndex={-1}>
             {viewer.isVerified === false ? (
               <Alert
                 type="info"

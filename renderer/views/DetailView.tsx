@@ -3,7 +3,7 @@
 import { Alert, Button, Card, Descriptions, Result, Skeleton, Space, Typography } from "antd";
 import { useMemo } from "react";
 import { Actions } from "../actions.tsx";
-import { useData, useOperation } from "../data.tsx";
+import { useData, useOperation, useRecordFormat } from "../data.tsx";
 import { evalPredicate, fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
 import type { DetailView as DetailViewSpec } from "../types.ts";
@@ -26,6 +26,7 @@ export function DetailView({
   const result = useOperation(view.query, variables);
   const record = result.data ? getPath(result.data, view.record) : undefined;
   const recordScope = useMemo(() => ({ ...scope, record }), [scope, record]);
+  const formatField = useRecordFormat(view.entity);
 
   if (result.error?.code === "NOT_FOUND")
     return <Result status="404" title="Not found" subTitle="It may have been removed, or the link is wrong." />;
@@ -56,7 +57,7 @@ export function DetailView({
       title={
         view.title && !titleInHeading ? (
           <Typography.Title level={4} style={{ margin: 0 }}>
-            {fillTemplate(view.title, record, false, recordScope) || "Untitled"}
+            {fillTemplate(view.title, record, false, recordScope, formatField) || "Untitled"}
           </Typography.Title>
         ) : undefined
       }
@@ -75,7 +76,7 @@ export function DetailView({
               .filter((field) => evalPredicate(field.visibleWhen, record, recordScope))
               .map((field) => ({
                 key: field.field,
-                label: labelFor(field, fieldSchema(entity, field.field)),
+                label: labelFor(field, fieldSchema(entity, field.field, registry.schemas)),
                 children: <FieldValue field={field} record={record} entity={entity} scope={recordScope} />,
               }))}
           />

@@ -51,7 +51,8 @@ export function FieldValue({
   entity?: JsonSchema;
   scope: Scope;
 }) {
-  const schema = fieldSchema(entity, field.field);
+  const { registry } = useData();
+  const schema = fieldSchema(entity, field.field, registry.schemas);
   const name = pickWidget(field.widget, schema);
   const Read = getWidget(name)?.read ?? getWidget("text")?.read;
   const value = getPointer(record, field.field);

@@ -3,6 +3,7 @@
 import { Button, Input, Select, Space, Typography } from "antd";
 import { type ReactNode, useState } from "react";
 import { Actions } from "../actions.tsx";
+import { useData } from "../data.tsx";
 import { useRemoteOptions } from "../form/RemoteOptions.tsx";
 import type { Scope } from "../resolve.ts";
 import { enumLabel, fieldSchema } from "../schema.ts";
@@ -71,6 +72,7 @@ export function ListToolbar({
   state: ListState;
 }) {
   const { params, update } = state;
+  const { registry } = useData();
   const [searchText, setSearchText] = useState(
     view.search ? (params.get(paramName(view, view.search.variable)) ?? "") : "",
   );
@@ -122,7 +124,7 @@ export function ListToolbar({
                 scope={scope}
               />
             );
-          const filterSchema = filter.field ? fieldSchema(entity, filter.field) : undefined;
+          const filterSchema = filter.field ? fieldSchema(entity, filter.field, registry.schemas) : undefined;
           const options: StaticOption[] = Array.isArray(filter.options)
             ? filter.options
             : (filterSchema?.enum ?? []).map((entry) => ({

@@ -4,7 +4,7 @@
 import { type ColumnDef, flexRender, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
 import { Alert, Button, Empty, Skeleton, Space, Table, Typography } from "antd";
 import type { SortOrder } from "antd/es/table/interface";
-import { lazy, Suspense, useMemo } from "react";
+import { lazy, Suspense, useEffect, useMemo, useRef } from "react";
 import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
@@ -40,7 +40,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
     () =>
       view.columns.map((field, index) => ({
         id: field.field || String(index),
-        header: labelFor(field, fieldSchema(entity, field.field)),
+        header: labelFor(field, fieldSchema(entity, field.field, registry.schemas)),
         accessorFn: (row: Row) => getPointer(row, field.field),
         cell: (context) => (
           <FieldValue
@@ -51,7 +51,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           />
         ),
       })),
-    [view.columns, entity, scope],
+    [view.columns, entity, scope, registry.schemas],
   );
 
   const table = useTable({
@@ -66,6 +66,12 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   });
 
   const modelRows = table.getRowModel().rows;
+  // antd's scroll container of a wide table: focusable, so keyboard users can scroll it sideways.
+  const listRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    for (const region of listRef.current?.querySelectorAll(".ant-table-content") ?? [])
+      if (!region.hasAttribute("tabindex")) region.setAttribute("tabindex", "0");
+  });
   // Selection only helps someone who may run at least one bulk action.
   const selectable = (view.bulkActions ?? []).some((action) =>
     can(viewer.userRole, requiredRole(action.role, Boolean(action.mutation))),
@@ -141,7 +147,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const sorting = view.sort ? { orderOf: state.sortOrderOf, sortBy: state.sortBy } : undefined;
 
   return (
-    <div className="np-list" data-view="list">
+    <div className="np-list" data-view="list" ref={listRef}>
       {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
       {view.description ? (
         <Typography.Paragraph type="secondary" style={{ margin: "0 0 12px" }}>

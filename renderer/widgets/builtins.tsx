@@ -2,6 +2,8 @@
 import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
 import { Space, Tag, Tooltip, Typography } from "antd";
 import type { ReactNode } from "react";
+import { useFormat } from "../data.tsx";
+import { formatDuration, specialValueLabel } from "../format.ts";
 import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
@@ -15,10 +17,18 @@ function isBlank(value: unknown): boolean {
   return value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
 }
 
-function Text({ value, copy }: ReadWidgetProps) {
+function Text({ value, copy, schema }: ReadWidgetProps) {
+  const format = useFormat();
   if (isBlank(value)) return EMPTY;
-  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
-  return <Typography.Text copyable={copy ? { text } : false}>{text}</Typography.Text>;
+  // A number shown as text keeps its digits (a block number, a code); named values get their names.
+  const text = typeof value === "number" ? (specialValueLabel(value, schema) ?? String(value)) : format(value, schema);
+  return (
+    <Typography.Text
+      copyable={copy ? { text: typeof value === "object" ? JSON.stringify(value) : String(value) } : false}
+    >
+      {text}
+    </Typography.Text>
+  );
 }
 
 /** Colours for common status words; a field's `options.colors` overrides them. */
@@ -130,25 +140,40 @@ function BooleanView({ value, options }: ReadWidgetProps) {
   );
 }
 
-function NumberView({ value, options }: ReadWidgetProps) {
+function NumberView({ value, options, schema }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
+  const special = specialValueLabel(value, schema);
+  if (special !== undefined) return <span>{special}</span>;
   const number = Number(value);
-  const unit = options.unit ? ` ${String(options.unit)}` : "";
+  const unit = schema?.["x-unit"];
+  if (unit === "ms" || unit === "s")
+    return (
+      <span style={{ fontVariantNumeric: "tabular-nums" }}>
+        {formatDuration(unit === "s" ? number * 1000 : number)}
+      </span>
+    );
+  const suffix = options.unit ? ` ${String(options.unit)}` : "";
   // Codes and ids (an error code, a block number) read better without thousands separators; small
   // quantities (GB-seconds of one run) need more than the default three fraction digits.
   const digits = typeof options.maximumFractionDigits === "number" ? options.maximumFractionDigits : undefined;
   const text =
     options.grouping === false ? String(number) : number.toLocaleString("en", { maximumFractionDigits: digits });
-  return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${text}${unit}`}</span>;
+  return <span style={{ fontVariantNumeric: "tabular-nums" }}>{`${text}${suffix}`}</span>;
 }
 
-/** A tag's text: an object's label, an enum value's label; any other string as it is (a method name, a label). */
-function itemLabel(item: unknown, key: string, itemSchema: JsonSchema | undefined): string {
+/** A tag's text: an object's label; an enum value's label, a network's name; any other string as it is. */
+function itemLabel(
+  item: unknown,
+  key: string,
+  itemSchema: JsonSchema | undefined,
+  format: (value: unknown, schema: JsonSchema | undefined) => string,
+): string {
   if (item && typeof item === "object") return String((item as Record<string, unknown>)[key] ?? "");
-  return Array.isArray(itemSchema?.enum) ? enumLabel(itemSchema, String(item)) : String(item);
+  return format(item, itemSchema);
 }
 
 function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
+  const format = useFormat();
   const items = Array.isArray(value) ? value : [];
   if (!items.length)
     return options.emptyText ? <Typography.Text type="secondary">{String(options.emptyText)}</Typography.Text> : EMPTY;
@@ -158,7 +183,7 @@ function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
       {items.map((item, index) => (
         // Items of a tag list are distinct values; their content is their identity.
         <Tag key={typeof item === "object" ? JSON.stringify(item) : String(item)} style={{ marginInlineEnd: 0 }}>
-          {itemLabel(item, key, schema?.items)}
+          {itemLabel(item, key, schema?.items, format)}
           {itemExtra?.(item, index)}
         </Tag>
       ))}

@@ -47,7 +47,13 @@ export function JsonView({ value, options }: ReadWidgetProps) {
           <Typography.Text copyable={{ text, tooltips: ["Copy JSON", "Copied"] }} />
         </span>
       </div>
-      <pre style={{ maxHeight: open ? maxHeight : undefined }} className={open ? undefined : "np-json-faded"}>
+      <pre
+        // Focusable, so a keyboard user can scroll a long value.
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to be scrolled by keyboard
+        tabIndex={0}
+        style={{ maxHeight: open ? maxHeight : undefined }}
+        className={open ? undefined : "np-json-faded"}
+      >
         {shown}
       </pre>
     </div>

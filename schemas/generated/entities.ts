@@ -737,7 +737,7 @@ export type StreamCreateInput = {
     [k: string]: unknown | undefined;
   };
   /**
-   * -1 starts at the chain tip when first activated.
+   * The first block to deliver; Latest block starts at the chain tip when the stream is first activated.
    */
   startRange: number;
   /**
@@ -775,7 +775,7 @@ export interface StreamCreateWithFunctionInput {
     | "TRACE_BLOCKS"
     | "TRANSACTIONS";
   /**
-   * -1 starts at the chain tip when first activated.
+   * The first block to deliver; Latest block starts at the chain tip when the stream is first activated.
    */
   startRange: number;
   /**
@@ -1050,7 +1050,7 @@ export type StreamUpdateInput = {
     [k: string]: unknown | undefined;
   };
   /**
-   * -1 starts at the chain tip when first activated.
+   * The first block to deliver; Latest block starts at the chain tip when the stream is first activated.
    */
   startRange?: number;
   /**
@@ -1126,7 +1126,7 @@ export interface WebhookCreateInput {
   securityToken?: string;
   filterFunction?: string | null;
   /**
-   * -1 starts at the chain tip.
+   * The first block to deliver; Latest block starts at the chain tip when the webhook is first activated.
    */
   startRange?: number;
   notificationEmail?: string | null;
@@ -1167,7 +1167,7 @@ export interface WebhookUpdateInput {
   securityToken?: string;
   filterFunction?: string | null;
   /**
-   * -1 starts at the chain tip.
+   * The first block to deliver; Latest block starts at the chain tip when the webhook is first activated.
    */
   startRange?: number;
   notificationEmail?: string | null;

@@ -43,7 +43,7 @@ function inline(schemas: Schemas, file: string, node: unknown): unknown {
   }
   const copy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(object)) {
-    if (key === "title" || key === "x-enumLabels" || key === "$id" || key === "$schema" || key === "$defs") continue;
+    if (key === "title" || key.startsWith("x-") || key === "$id" || key === "$schema" || key === "$defs") continue;
     // `properties` maps names to schemas: a property called "title" is kept.
     copy[key] =
       key === "properties"

@@ -21,16 +21,27 @@ export function loadEntitySchemas(dir = entitiesDir): EntitySchemas {
   return schemas;
 }
 
-/** The one annotation of our own in entity schemas: how the console names an enum's values. */
-export const ENUM_LABELS_KEYWORD = {
-  keyword: "x-enumLabels",
-  metaSchema: { type: "object", additionalProperties: { type: "string" } },
-};
+/**
+ * Our own annotations in entity schemas, all about how the console shows a value (validation ignores
+ * them): `x-enumLabels` names an enum's values; `x-catalogue` marks a string that is a catalogue value
+ * (a network, a chain), shown by its name; `x-valueLabels` names special values of a field that is
+ * not an enum (`-1` → "Latest block"); `x-unit` is the unit of a number the console rounds and names.
+ */
+export const ANNOTATION_KEYWORDS = [
+  { keyword: "x-enumLabels", metaSchema: { type: "object", additionalProperties: { type: "string" } } },
+  { keyword: "x-catalogue", metaSchema: { enum: ["network", "chain"] } },
+  { keyword: "x-valueLabels", metaSchema: { type: "object", additionalProperties: { type: "string" } } },
+  { keyword: "x-unit", metaSchema: { enum: ["ms", "s"] } },
+];
+
+export function addAnnotationKeywords(ajv: Ajv2020): void {
+  for (const keyword of ANNOTATION_KEYWORDS) ajv.addKeyword(keyword);
+}
 
 export function createAjv(schemas: EntitySchemas): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: false });
   addFormats.default(ajv);
-  ajv.addKeyword(ENUM_LABELS_KEYWORD);
+  addAnnotationKeywords(ajv);
   for (const schema of Object.values(schemas)) ajv.addSchema(schema);
   return ajv;
 }

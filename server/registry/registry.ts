@@ -23,8 +23,9 @@ import {
   visit,
 } from "graphql";
 import type { Manifest } from "../../schemas/generated/screen.ts";
+import { chains } from "../domains/catalogue/networks.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
-import { ENUM_LABELS_KEYWORD, type EntitySchemas } from "../platform/validation.ts";
+import { addAnnotationKeywords, type EntitySchemas } from "../platform/validation.ts";
 
 export interface Problem {
   file: string;
@@ -69,9 +70,16 @@ export interface RegistryView {
   schemas: EntitySchemas;
   operations: Record<string, string>;
   locked: LockedScreen[];
+  /** Names of catalogue values by kind, for fields an entity schema marks `x-catalogue`. */
+  catalogue: Record<"network" | "chain", Record<string, string>>;
 }
 
 const REGISTRY_VERSION = 1;
+
+const catalogueNames: RegistryView["catalogue"] = {
+  network: Object.fromEntries(chains.flatMap((chain) => chain.networks.map((n) => [n.value, n.label]))),
+  chain: Object.fromEntries(chains.map((chain) => [chain.chain, chain.label])),
+};
 
 function walkFiles(dir: string, suffix: string): string[] {
   return readdirSync(dir)
@@ -348,7 +356,7 @@ function checkedEntitySchemas(rootDir: string, problems: Problem[]): { schemas: 
   }
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats.default(ajv);
-  ajv.addKeyword(ENUM_LABELS_KEYWORD);
+  addAnnotationKeywords(ajv);
   for (const [id, schema] of Object.entries(schemas)) {
     if (schema.$id !== id)
       problems.push({
@@ -662,5 +670,6 @@ export function registryFor(registry: Registry, role: Role, flags: Record<string
     schemas: registry.schemas,
     operations,
     locked,
+    catalogue: catalogueNames,
   };
 }

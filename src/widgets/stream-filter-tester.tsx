@@ -12,7 +12,7 @@
 import { Alert, App, Button, Card, Col, Descriptions, InputNumber, Row, Select, Space, Typography } from "antd";
 import { useMemo, useState } from "react";
 import { GqlError, useOperation, useRefresh } from "../../renderer/data.tsx";
-import { type CustomViewProps, can, errorMessage, useData, useLeaveGuard } from "../../renderer/index.ts";
+import { type CustomViewProps, can, enumLabel, errorMessage, useData, useLeaveGuard } from "../../renderer/index.ts";
 import { FilterEditor } from "./filter-editor.tsx";
 import {
   BlockPicker,
@@ -83,7 +83,9 @@ export function testInput(
 }
 
 export function FilterTester({ data, options }: CustomViewProps) {
-  const { viewer } = useData();
+  const { viewer, registry } = useData();
+  const datasetSchema = registry.schemas.stream?.$defs?.dataset;
+  const datasetLabel = (value: string) => enumLabel(datasetSchema, value);
   const { message } = App.useApp();
   const run = useRun();
   const refresh = useRefresh();
@@ -175,7 +177,7 @@ export function FilterTester({ data, options }: CustomViewProps) {
     }
   }
 
-  const noRole = mayChange ? undefined : "Testing and saving a filter needs the ADMIN role.";
+  const noRole = mayChange ? undefined : "Testing and saving a filter needs the Admin role.";
 
   return (
     <Space orientation="vertical" size={16} style={{ width: "100%" }} data-widget="stream-filter-tester">
@@ -203,7 +205,7 @@ export function FilterTester({ data, options }: CustomViewProps) {
               value={dataset}
               onChange={setDataset}
               style={{ width: 200 }}
-              options={DATASETS.map((value) => ({ value, label: value }))}
+              options={DATASETS.map((value) => ({ value, label: datasetLabel(value) }))}
             />
           </div>
         ) : null}
@@ -270,7 +272,7 @@ export function FilterTester({ data, options }: CustomViewProps) {
       {template ? (
         <Typography.Text type="secondary">
           {template.description}
-          {template.datasets.length ? ` Dataset: ${template.datasets.join(", ")}.` : ""}
+          {template.datasets.length ? ` Dataset: ${template.datasets.map(datasetLabel).join(", ")}.` : ""}
         </Typography.Text>
       ) : null}
       {templates.error ? <Alert type="warning" showIcon title={errorMessage(templates.error)} /> : null}

@@ -4,7 +4,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { buildSchema } from "graphql";
 import { describe, expect, test } from "vitest";
-import { ENUM_LABELS_KEYWORD } from "../../server/platform/validation.ts";
+import { addAnnotationKeywords } from "../../server/platform/validation.ts";
 
 const schemasDir = resolve(import.meta.dirname, "../../schemas");
 const entitiesDir = join(schemasDir, "entities");
@@ -17,8 +17,8 @@ function readJson(file: string): Record<string, unknown> {
 }
 
 // Strict, so an unknown keyword (a typo) fails here; a `required` naming a property defined elsewhere
-// (under oneOf) and union types are legitimate in these schemas, and so are our one annotation,
-// `x-enumLabels` (how the console names an enum's values), and OpenAPI's `discriminator` (a view is
+// (under oneOf) and union types are legitimate in these schemas, and so are our annotations (how the
+// console shows a value: `x-enumLabels`, `x-catalogue`, `x-valueLabels`, `x-unit`), and OpenAPI's `discriminator` (a view is
 // chosen by its kind, so a wrong view reports its own errors, not every kind's).
 function newAjv(): Ajv2020 {
   const ajv = new Ajv2020({
@@ -29,7 +29,7 @@ function newAjv(): Ajv2020 {
     discriminator: true,
   });
   addFormats(ajv);
-  ajv.addKeyword(ENUM_LABELS_KEYWORD);
+  addAnnotationKeywords(ajv);
   return ajv;
 }
 

@@ -124,7 +124,7 @@ describe("streams, end to end", () => {
     await screenshot(page, "streams-02-overview");
 
     // Filter tab: a template, tested on the chain tip, then a filter of our own, saved.
-    await page.getByRole("tab", { name: "Filter" }).click();
+    await page.getByRole("link", { name: "Filter", exact: true }).click();
     await page.getByLabel("Template").click();
     await page.locator(".ant-select-dropdown:visible").getByText("Large native transfers", { exact: true }).click();
     await expect.poll(() => page.getByLabel("Filter function").inputValue()).toContain("MIN_WEI");
@@ -153,7 +153,7 @@ describe("streams, end to end", () => {
     await page.getByText("Filter saved").waitFor();
 
     // Activate from the overview; the receiver gets the filtered blocks.
-    await page.getByRole("tab", { name: "Overview" }).click();
+    await page.getByRole("link", { name: "Overview", exact: true }).click();
     await page.getByRole("button", { name: "Activate" }).click();
     await expect.poll(() => page.getByText("Active", { exact: true }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => deliveries.length, { timeout: 30_000 }).toBeGreaterThan(0);
@@ -218,7 +218,7 @@ describe("streams, end to end", () => {
     await screenshot(page, "streams-10-function-runs");
 
     // Run it by hand from the Run tab: the result shows, and the run joins the history as a CALL.
-    await page.getByRole("tab", { name: "Run" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
     await page.getByLabel("Params (JSON)").fill('{ "data": [1, 2, 3], "metadata": {} }');
     await page.getByRole("button", { name: "Run" }).click();
     await page.locator(".np-runner-result").getByText('{"blocks":3}').waitFor();
@@ -226,7 +226,7 @@ describe("streams, end to end", () => {
     await page.getByRole("button", { name: "Run" }).click();
     await page.getByText(/This is not valid JSON/).waitFor();
     await screenshot(page, "streams-11-function-run");
-    await page.getByRole("tab", { name: "Overview" }).click();
+    await page.getByRole("link", { name: "Overview", exact: true }).click();
     await page.locator(".ant-table-row", { hasText: "CALL" }).getByText('{"blocks":3}').waitFor();
 
     expect(e2e.pageErrors).toEqual([]);

@@ -189,6 +189,8 @@ export type Registry = {
   operations: Scalars["JSON"]["output"];
   /** Screens this viewer's role does not open (id, route, title, requires), so their addresses can say which role they need. */
   locked: Array<Scalars["JSON"]["output"]>;
+  /** Names of catalogue values by kind (network, chain: value -> name), for fields marked x-catalogue. */
+  catalogue: Scalars["JSON"]["output"];
 };
 
 export type Network = {
@@ -3196,6 +3198,7 @@ export type RegistryResolvers<
   schemas?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
   operations?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
   locked?: Resolver<Array<ResolversTypes["JSON"]>, ParentType, ContextType>;
+  catalogue?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
 };
 
 export type NetworkResolvers<

@@ -1,0 +1,241 @@
+/**
+ * Accessibility: axe-core over every screen of the registry, for an owner and for a viewer, at desktop
+ * and phone widths; and the keyboard paths (skip link, focus on the page heading after navigation,
+ * dialogs that take focus and give it back).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { repoRoot } from "./harness-build.ts";
+
+// One local chain node, so a stream and a webhook can be created.
+const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-a11y-")), "networks.json");
+writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
+const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
+const axePath = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+
+async function signInAs(page: Page, email: string) {
+  await page.goto("/");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(DEMO_PASSWORD);
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await page.locator("h1").first().waitFor();
+}
+
+/** A GraphQL call with the page's session; fails the test on an error. */
+async function gql<T>(page: Page, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const answer = await page.evaluate(
+    async ({ query, variables }) => {
+      const response = await fetch("/graphql", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: unknown }[] };
+    },
+    { query, variables },
+  );
+  if (answer.errors?.length) throw new Error(`${query}: ${JSON.stringify(answer.errors)}`);
+  return answer.data as T;
+}
+
+/**
+ * One record of each kind the routes name, made as the owner: the demo endpoint, a call it refused
+ * (an error log), a function, a stream and a webhook. Returns the value of each route parameter.
+ */
+async function seedRecords(page: Page): Promise<Record<string, string>> {
+  const { endpoints } = await gql<{ endpoints: { edges: { node: { id: string; exId: string; httpUrl: string } }[] } }>(
+    page,
+    "{ endpoints(first: 1) { edges { node { id exId httpUrl } } } }",
+  );
+  const endpoint = endpoints.edges[0].node;
+  // Without a token the call is refused and logged.
+  await fetch(endpoint.httpUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+  });
+  // Nothing listens there: the webhook and stream are never activated.
+  const url = "http://127.0.0.1:9/hook";
+  const { createFunction } = await gql<{ createFunction: { id: string } }>(
+    page,
+    "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+    { input: { name: "Echo", code: "function main(params) { return params.data; }" } },
+  );
+  const { createStream } = await gql<{ createStream: { id: string } }>(
+    page,
+    "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+    {
+      input: {
+        name: "Blocks",
+        network: "ethereum-mainnet",
+        dataset: "BLOCK",
+        destination: "WEBHOOK",
+        destinationAttributes: { url, securityToken: "a11y-secret", maxRetry: 1, retryIntervalSec: 0 },
+        startRange: 1,
+        endRange: 2,
+      },
+    },
+  );
+  const { createWebhook } = await gql<{ createWebhook: { id: string } }>(
+    page,
+    "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+    { input: { name: "Transfers", network: "ethereum-mainnet", url } },
+  );
+  let requestId: string | undefined;
+  await expect
+    .poll(
+      async () => {
+        const { errorLogs } = await gql<{ errorLogs: { logs: { requestId: string }[] } }>(
+          page,
+          "query($e: String!) { errorLogs(endpointExId: $e, limit: 1) { logs { requestId } } }",
+          { e: endpoint.exId },
+        );
+        requestId = errorLogs.logs[0]?.requestId;
+        return requestId;
+      },
+      { timeout: 15_000 },
+    )
+    .toBeTruthy();
+  return {
+    endpointId: endpoint.id,
+    requestId: requestId as string,
+    functionId: createFunction.id,
+    streamId: createStream.id,
+    webhookId: createWebhook.id,
+  };
+}
+
+interface Violation {
+  route: string;
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+/** Runs axe on the page as it is and returns its serious and critical violations. */
+async function seriousViolations(page: Page, route: string): Promise<Violation[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: axePath });
+  const results = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document) => Promise<unknown> } }).axe;
+    return (await axe.run(document)) as {
+      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+    };
+  });
+  return results.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => ({
+      route,
+      id: violation.id,
+      impact: String(violation.impact),
+      help: violation.help,
+      targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
+    }));
+}
+
+/** Waits until the screen has its heading and nothing on it is still loading (a chart may keep loading). */
+async function settle(page: Page) {
+  await page.locator("h1").first().waitFor();
+  const loading = page.locator(".ant-skeleton, .ant-spin-spinning, .ant-card-loading-content");
+  for (let waited = 0; waited < 10_000 && (await loading.count()) > 0; waited += 200) await page.waitForTimeout(200);
+}
+
+async function registryRoutes(page: Page, params: Record<string, string>): Promise<string[]> {
+  const { registry } = await gql<{ registry: { screens: { route: string }[] } }>(page, "{ registry { screens } }");
+  return registry.screens.map(({ route }) =>
+    route.replace(/:([A-Za-z]+)/g, (_, name: string) => {
+      if (!params[name]) throw new Error(`no record for the route parameter ${name} of ${route}`);
+      return encodeURIComponent(params[name]);
+    }),
+  );
+}
+
+describe("accessibility", () => {
+  let params: Record<string, string> = {};
+
+  for (const [role, email] of [
+    ["owner", "demo@nodeplane.local"],
+    ["viewer", "viewer@nodeplane.local"],
+  ] as const)
+    for (const width of [1440, 390])
+      it(`finds no serious or critical axe violation on any screen for the ${role} at ${width} px`, async () => {
+        const page = await e2e.newPage({ viewport: { width, height: 900 } });
+        await signInAs(page, email);
+        if (!params.endpointId) {
+          const owner = role === "owner" ? page : await e2e.newPage();
+          if (owner !== page) await signInAs(owner, "demo@nodeplane.local");
+          params = await seedRecords(owner);
+        }
+        const routes = await registryRoutes(page, params);
+        expect(routes.length).toBeGreaterThan(role === "owner" ? 30 : 25);
+        const violations: Violation[] = [];
+        const overflowing: string[] = [];
+        for (const route of routes) {
+          await page.goto(route);
+          await settle(page);
+          violations.push(...(await seriousViolations(page, route)));
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          if (overflow > 0) overflowing.push(`${route} (${overflow} px)`);
+        }
+        await screenshot(page, `a11y-${role}-${width}-last-screen`);
+        mkdirSync(join(repoRoot, "test-results"), { recursive: true });
+        writeFileSync(
+          join(repoRoot, "test-results", `a11y-${role}-${width}.json`),
+          `${JSON.stringify({ violations, overflowing }, null, 2)}\n`,
+        );
+        expect(violations).toEqual([]);
+        expect(overflowing).toEqual([]);
+      }, 900_000);
+
+  it("offers a skip link, moves focus to the heading after navigation and gives focus back from dialogs", async () => {
+    const page = await e2e.newPage();
+    await signInAs(page, "demo@nodeplane.local");
+    await page.goto("/endpoints");
+    await settle(page);
+
+    await page.keyboard.press("Tab");
+    const skip = page.getByRole("link", { name: "Skip to content" });
+    await expect.poll(() => skip.evaluate((element) => element === document.activeElement)).toBe(true);
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("main");
+
+    await page.getByRole("menuitem", { name: /webhooks/i }).click();
+    await page.waitForURL(/\/webhooks$/);
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.tagName + (document.activeElement?.textContent ?? "")))
+      .toBe("H1Webhooks");
+
+    await page.goto(`/endpoints/${params.endpointId}`);
+    await settle(page);
+    const rename = page.getByRole("button", { name: "Rename" });
+    await rename.focus();
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog");
+    await dialog.waitFor();
+    await expect
+      .poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.id ?? ""))
+      .toMatch(/label$/);
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden" });
+    await expect.poll(() => rename.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(e2e.pageErrors).toEqual([]);
+  });
+
+  it("says in text why a viewer's actions are disabled", async () => {
+    const page = await e2e.newPage();
+    await signInAs(page, "viewer@nodeplane.local");
+    await page.goto(`/endpoints/${params.endpointId}`);
+    await settle(page);
+    const rename = page.getByRole("button", { name: "Rename" });
+    expect(await rename.isDisabled()).toBe(true);
+    const describedBy = await rename.getAttribute("aria-describedby");
+    expect(describedBy).toBeTruthy();
+    const reason = await page.locator(`[id="${describedBy}"]`).textContent();
+    expect(reason).toMatch(/admin/i);
+  });
+});
