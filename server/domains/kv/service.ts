@@ -162,10 +162,11 @@ export async function getCollection(db: Db, accountId: string, kind: CollectionK
 
 /** A list or set with one page of its items (a list's in order, a set's by item). */
 export async function collectionDetail(db: Db, accountId: string, kind: CollectionKind, key: string, args: PageArgs) {
-  const collection = await getCollection(db, accountId, kind, key);
+  // The arguments are checked before the key is looked up: a bad cursor is the caller's mistake either way.
   const size = pageSize(args.limit);
   const search = searchOf(args.searchTerm);
   const after = cursorArgument(args.after, [kind === "LIST" ? "integer" : "string"] as const);
+  const collection = await getCollection(db, accountId, kind, key);
   const [rows, totalCount] = await Promise.all([
     store.listItems(db, collection, { search, after, limit: size }),
     store.countItems(db, collection, search),
