@@ -100,7 +100,7 @@ describe("stream-filter-tester", () => {
   it("lets a VIEWER read but not run or save", async () => {
     render(filterRoute({ role: "VIEWER" }));
     expect(
-      await screen.findByText("Testing and saving a filter needs the ADMIN role.", {}, { timeout: 10_000 }),
+      await screen.findByText("Testing and saving a filter needs the Admin role.", {}, { timeout: 10_000 }),
     ).toBeTruthy();
     expect(screen.getByRole("button", { name: "Run" }).hasAttribute("disabled")).toBe(true);
     expect(screen.getByRole("button", { name: "Save filter" }).hasAttribute("disabled")).toBe(true);

@@ -45,6 +45,7 @@ async function run(t: Template, helpers?: FilterHelpers): Promise<unknown> {
 describe("filter templates", () => {
   it("each has the catalogue fields and compiles", () => {
     expect(templates.map((t) => t.id).sort()).toEqual([
+      "address-book-transfers",
       "contract-events-by-topic",
       "erc20-transfers",
       "large-native-transfers",
