@@ -177,7 +177,7 @@ export class ResponseCache {
     return cacheable;
   }
 
-  /** Whether the operation is a query whose every field with its own resolver is a snapshot read. */
+  /** Whether the operation is a query that reads a snapshot and whose every field with its own resolver does. */
   private onlySnapshotReads(document: DocumentNode | null, operationName: string | undefined): boolean {
     if (!document) return false;
     const operation = getOperationAST(document, operationName);
@@ -185,6 +185,7 @@ export class ResponseCache {
     const typeInfo = new TypeInfo(this.schema);
     const resolvers = this.resolvers;
     let cacheable = true;
+    let snapshotFields = 0;
     // Fragments not used by the operation are checked too: that only ever keeps less.
     visit(
       document,
@@ -197,11 +198,15 @@ export class ResponseCache {
             const resolver = (resolvers[parent.name] as Record<string, unknown> | undefined)?.[field.name];
             const own =
               typeof resolver === "function" ? resolver : (resolver as { resolve?: unknown } | undefined)?.resolve;
-            if (typeof own === "function" && !snapshotReaders.has(own)) cacheable = false;
+            if (typeof own === "function") {
+              if (snapshotReaders.has(own)) snapshotFields++;
+              else cacheable = false;
+            }
           }
         },
       }),
     );
-    return cacheable;
+    // An operation that reads no snapshot (`{ __typename }`) is never kept: nothing would say when it is stale.
+    return cacheable && snapshotFields > 0;
   }
 }
