@@ -111,6 +111,7 @@ export function CodeSample({ data, options }: CustomViewProps) {
       </div>
       <Tabs
         size="small"
+        className="np-sample-tabs"
         items={samples(url, method, wssUrl).map((sample) => ({
           key: sample.key,
           label: sample.label,

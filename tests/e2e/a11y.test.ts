@@ -3,7 +3,7 @@
  * and phone widths; and the keyboard paths (skip link, focus on the page heading after navigation,
  * dialogs that take focus and give it back).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import { repoRoot } from "./harness-build.ts";
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-a11y-")), "networks.json");
 writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
 const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
-const axePath = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 async function signInAs(page: Page, email: string) {
   await page.goto("/");
@@ -45,7 +45,8 @@ async function gql<T>(page: Page, query: string, variables: Record<string, unkno
 
 /**
  * One record of each kind the routes name, made as the owner: the demo endpoint, a call it refused
- * (an error log), a function, a stream and a webhook. Returns the value of each route parameter.
+ * (an error log), a function, a stream, a webhook, a list, an address book and a value. Returns the value
+ * of each route parameter.
  */
 async function seedRecords(page: Page): Promise<Record<string, string>> {
   const { endpoints } = await gql<{ endpoints: { edges: { node: { id: string; exId: string; httpUrl: string } }[] } }>(
@@ -86,6 +87,13 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
     "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
     { input: { name: "Transfers", network: "ethereum-mainnet", url } },
   );
+  // The key-value screens name a list, an address book and a value by key.
+  await gql(page, 'mutation { createList(input: { key: "a11y-list", items: ["one", "two"] }) { success } }');
+  await gql(
+    page,
+    'mutation { createAddressBook(input: { key: "a11y-book", items: ["0x00000000219ab540356cbb839cbe05303d7705fa"] }) { success } }',
+  );
+  await gql(page, 'mutation { createValue(input: { key: "a11y-value", value: "42" }) { key } }');
   let requestId: string | undefined;
   await expect
     .poll(
@@ -107,6 +115,9 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
     functionId: createFunction.id,
     streamId: createStream.id,
     webhookId: createWebhook.id,
+    listKey: "a11y-list",
+    addressBookKey: "a11y-book",
+    valueKey: "a11y-value",
   };
 }
 
@@ -120,7 +131,8 @@ interface Violation {
 
 /** Runs axe on the page as it is and returns its serious and critical violations. */
 async function seriousViolations(page: Page, route: string): Promise<Violation[]> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: axePath });
+  // Evaluated through the debugging protocol, not added as a <script>: the console's CSP refuses inline scripts.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
   const results = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (context: Document) => Promise<unknown> } }).axe;
     return (await axe.run(document)) as {

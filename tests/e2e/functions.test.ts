@@ -34,7 +34,7 @@ describe("functions, end to end", () => {
     expect(await page.getByText(`${functionPath}/call`).count()).toBeGreaterThan(0);
 
     // Code tab: the saved code, tested with user data; nothing is recorded.
-    await page.getByRole("tab", { name: "Code" }).click();
+    await page.getByRole("link", { name: "Code", exact: true }).click();
     await expect.poll(() => page.locator("textarea").first().inputValue()).toContain("params.user_data");
     await page.getByLabel("User data (JSON)").fill('{ "who": "e2e test" }');
     await page.getByRole("button", { name: "Test", exact: true }).click();
@@ -42,7 +42,7 @@ describe("functions, end to end", () => {
     await screenshot(page, "functions-01-code");
 
     // Run tab: two recorded runs.
-    await page.getByRole("tab", { name: "Run" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
     await page.getByLabel("User data (JSON)").fill('{ "who": "e2e run" }');
     for (let i = 0; i < 2; i++) {
       await page.getByRole("button", { name: "Run", exact: true }).click();
@@ -50,15 +50,15 @@ describe("functions, end to end", () => {
     }
 
     // Overview: both runs in the history, from the Run tab.
-    await page.getByRole("tab", { name: "Overview" }).click();
+    await page.getByRole("link", { name: "Overview", exact: true }).click();
     await expect.poll(() => page.locator(".ant-table-row").count()).toBe(2);
 
     // Logs: the console lines of the runs.
-    await page.getByRole("tab", { name: "Logs" }).click();
+    await page.getByRole("link", { name: "Logs", exact: true }).click();
     await expect.poll(() => page.getByText('called with {"who":"e2e run"}').count()).toBe(2);
 
     // Metrics: two runs, GB-seconds billed, and the charts drawn.
-    await page.getByRole("tab", { name: "Metrics" }).click();
+    await page.getByRole("link", { name: "Metrics", exact: true }).click();
     const totals = page.locator(".ant-descriptions").first();
     await expect.poll(() => totals.getByText("Runs", { exact: true }).count()).toBe(1);
     await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Runs\s*2/);
