@@ -647,10 +647,13 @@ export class StreamRunner {
       return { ok: true, value: dataBytes };
     }
     sample.requests = 1;
-    const early = attempt === 1 ? await ready.firstDelivery : null;
-    const sentAt = performance.now();
+    let sentAt = performance.now();
     let ack: DeliveryAck;
     try {
+      // Inside the try: a first delivery prepared during the previous batch may have failed already, and
+      // that failure is this batch's, to be recorded and retried (outside, it left the runner idle).
+      const early = attempt === 1 ? await ready.firstDelivery : null;
+      sentAt = performance.now();
       ack = await (early
         ? early.send()
         : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
