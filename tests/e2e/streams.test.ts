@@ -212,8 +212,7 @@ describe("streams, end to end", () => {
     await page.getByRole("link", { name: "E2E gas counter" }).click();
     await page.waitForURL(/\/functions\/[0-9a-f-]{36}$/);
     const runs = page.locator(".ant-table-row", { hasText: "STREAM" });
-    // Two minutes: on a loaded machine the first runs wait for the sandbox process to start (see issue 18's note).
-    await reloadUntil(page, async () => (await runs.count()) >= 3, 120_000);
+    await reloadUntil(page, async () => (await runs.count()) >= 3);
     expect(await runs.filter({ hasText: "Success" }).count()).toBe(await runs.count());
     await page.getByText('{"blocks":1}').first().waitFor();
     await screenshot(page, "streams-10-function-runs");
@@ -232,5 +231,5 @@ describe("streams, end to end", () => {
     await page.locator(".ant-table-row").getByText('{"blocks":3}').waitFor();
 
     expect(e2e.pageErrors).toEqual([]);
-  }, 240_000);
+  }, 120_000);
 });
