@@ -65,7 +65,7 @@ export function resolveSchemaRef(schemas: Record<string, JsonSchema>, ref: strin
 
 /**
  * A schema with its `$ref` followed: a local one (`#/$defs/x`) within `root`, one into another entity
- * (`stream#/$defs/compression`) within `schemas` when given. Siblings of the `$ref` win.
+ * (`<entity>#/$defs/<name>`) within `schemas` when given. Siblings of the `$ref` win.
  */
 function deref(
   schema: JsonSchema | undefined,

@@ -1,5 +1,5 @@
-// The alert view: a banner that shows only while a named query answers rows (e.g. streams that
-// failed), with a title that counts them and one line per row linking to it. Nothing shows while it
+// The alert view: a banner that shows only while a named query answers rows (records in a state the
+// user must act on), with a title that counts them and one line per row linking to it. Nothing shows while it
 // loads or when there are no rows; a failed query shows as a warning, so a problem is never hidden.
 import { Alert, Typography } from "antd";
 import { useMemo } from "react";

@@ -54,7 +54,7 @@ function Status({ value, options, schema, record }: ReadWidgetProps) {
       {labels?.[text] ?? enumLabel(schema, text)}
     </Tag>
   );
-  // `reason`: a pointer to why the record is in this state, shown under the tag (e.g. why a stream failed).
+  // `reason`: a pointer to why the record is in this state, shown under the tag.
   const reason = typeof options.reason === "string" ? getPointer(record, options.reason) : undefined;
   if (isBlank(reason)) return tag;
   return (
