@@ -26,7 +26,12 @@ interface JsonReport {
   numFailedTests: number;
   numPendingTests: number;
   numTodoTests: number;
-  testResults: { name: string; status: string; message?: string; assertionResults: { status: string }[] }[];
+  testResults: {
+    name: string;
+    status: string;
+    message?: string;
+    assertionResults: { status: string; fullName: string; failureMessages?: string[] }[];
+  }[];
 }
 
 function parseArgs(argv: string[]): Suite[] {
@@ -97,6 +102,10 @@ function runSuite(suite: Suite): { counts: Counts; notes: string[] } {
     counts.skipped = report.numPendingTests + report.numTodoTests;
     // A file that failed without a failing test (it did not load, or a hook threw) counts as one failure.
     for (const file of report.testResults) {
+      for (const test of file.assertionResults.filter((each) => each.status === "failed")) {
+        const reason = (test.failureMessages?.[0] ?? "").split("\n")[0].slice(0, 200);
+        notes.push(`failed: ${relative(repoRoot, file.name)} > ${test.fullName}: ${reason}`);
+      }
       if (file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed")) {
         counts.failed += 1;
         notes.push(`${relative(repoRoot, file.name)} failed outside any test: ${(file.message ?? "").split("\n")[0]}`);
@@ -159,8 +168,10 @@ function main(): number {
         continue;
       }
     }
-    const { counts } = runSuite(suite);
+    const { counts, notes } = runSuite(suite);
     summary.push(`${suite.padEnd(9)} ${formatCounts(counts)}`);
+    // The names of what failed go in the summary, where a CI log cut to its end still shows them.
+    for (const note of notes) summary.push(`  ${note}`);
     total.passed += counts.passed;
     total.failed += counts.failed;
     total.skipped += counts.skipped;
