@@ -400,8 +400,12 @@ export interface EgressProxyOptions {
   plainTarget?: { host: string; port: number };
 }
 
-/** The answer to a request the proxy did not forward; the client sees the reason as the response. */
-const PROXY_STATUS = { malformed: 400, refused: 403, unauthorized: 407, failed: 502 } as const;
+/**
+ * The answer to a request the proxy did not forward; the client sees the reason as the response. A
+ * refusal is 421, not 403: clients retry 403 from cloud storage (snowflake-sdk's result chunks, ten
+ * times over minutes), and a refusal does not change until the allow list does.
+ */
+const PROXY_STATUS = { malformed: 400, refused: 421, unauthorized: 407, failed: 502 } as const;
 
 /** "host:port" as a CONNECT line or a Host header writes it, IPv6 in brackets; null when it is not one. */
 function parseAuthority(authority: string, defaultPort?: number): { host: string; port: number } | null {

@@ -12,8 +12,9 @@ import { freePort } from "../../support/ports.ts";
 /**
  * The Snowflake driver takes no socket or lookup, only proxy settings: these tests prove that what it
  * connects to is checked on the address connected to (names that resolve to refused addresses, and a
- * name that rebinds between two connections), and that an allowed place is reached through the proxy,
- * over plain http and over TLS.
+ * name that rebinds between two connections), that an allowed place is reached through the proxy,
+ * over plain http and over TLS, and that the driver's other connections (queries, result chunks from
+ * cloud storage, logout) take the same way.
  */
 const ctx = { streamId: "s-1", network: "local", dataset: "BLOCK" };
 const batch = { startBlock: 1, endBlock: 1, payloadJson: "[]" };
@@ -197,6 +198,94 @@ describe("a Snowflake destination whose host name rebinds", () => {
     } finally {
       await new Promise<void>((resolve) => allowedReceiver.close(() => resolve()));
       await new Promise<void>((resolve) => refusedReceiver.close(() => resolve()));
+    }
+  });
+});
+
+describe("a Snowflake destination that logs in through the proxy", () => {
+  /**
+   * Enough of Snowflake's REST API for the driver: a login that succeeds, telemetry, and queries whose
+   * answer has one row inline and, when `chunkUrl` is set, a further result chunk to fetch from there.
+   */
+  let chunkUrl: string | undefined;
+  const paths: string[] = [];
+  let fake: http.Server;
+  let fakePort: number;
+  const ok = (data: unknown) => JSON.stringify({ success: true, code: null, message: null, data });
+  beforeAll(async () => {
+    fake = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const path = (req.url ?? "").split("?")[0];
+        paths.push(path);
+        res.writeHead(200, { "Content-Type": "application/json" });
+        if (path === "/session/v1/login-request") {
+          res.end(
+            ok({
+              token: "session-token",
+              masterToken: "master-token",
+              validityInSeconds: 3600,
+              masterValidityInSeconds: 14400,
+              sessionId: 1,
+              sessionInfo: { databaseName: "DB", schemaName: "PUBLIC", warehouseName: "WH", roleName: "LOADER" },
+              parameters: [],
+            }),
+          );
+        } else if (path === "/queries/v1/query-request") {
+          res.end(
+            ok({
+              parameters: [],
+              rowtype: [{ name: "ROLE", type: "text", nullable: true, length: 16, byteLength: 16 }],
+              rowset: [["LOADER"]],
+              total: chunkUrl ? 2 : 1,
+              returned: chunkUrl ? 2 : 1,
+              queryId: "query-1",
+              statementTypeId: 4096,
+              version: 1,
+              queryResultFormat: "json",
+              ...(chunkUrl
+                ? { chunks: [{ url: chunkUrl, rowCount: 1, uncompressedSize: 12, compressedSize: 12 }] }
+                : {}),
+            }),
+          );
+        } else res.end(ok({}));
+      });
+    });
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+    fakePort = (fake.address() as net.AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())));
+
+  const egress = new EgressPolicy({ allow: parseEgressAllow("receiver.internal"), resolve: resolverOf(answers) });
+
+  it("is reachable: the test logs in and queries, a delivery creates the table and inserts, close logs out", async () => {
+    chunkUrl = undefined;
+    paths.length = 0;
+    const { result, failure } = await testAndDeliver(egress, attrs("receiver.internal", fakePort, "http"));
+    expect(result).toMatchObject({ ok: true, message: "connected to Snowflake account xy12345" });
+    expect(failure).toBeNull();
+    expect(paths.filter((p) => p !== "/telemetry/send")).toEqual([
+      "/session/v1/login-request",
+      "/queries/v1/query-request",
+      "/queries/v1/query-request",
+      "/queries/v1/query-request",
+      // The logout when the destination closes.
+      "/session",
+    ]);
+  });
+
+  it("fetches result chunks from cloud storage through the proxy: a refused one fails the query with the reason", async () => {
+    chunkUrl = "https://inside.example/results/chunk-0";
+    try {
+      const { result, failure } = await testAndDeliver(egress, attrs("receiver.internal", fakePort, "http"));
+      expect(result.ok).toBe(false);
+      expect(result.message).toBe(
+        "Snowflake: refused by the egress policy: inside.example resolves to 127.0.0.1, a loopback address; an operator can allow it with NODEPLANE_EGRESS_ALLOW",
+      );
+      expect(failure?.message).toBe(result.message);
+      expect(failure?.retryable).toBe(false);
+    } finally {
+      chunkUrl = undefined;
     }
   });
 });

@@ -359,7 +359,7 @@ describe("the egress proxy (for clients that take only proxy settings)", () => {
       ]) {
         const { head, socket } = await connectThrough(proxy.port, target, credential);
         socket.destroy();
-        expect(head).toMatch(/^HTTP\/1\.1 403 /);
+        expect(head).toMatch(/^HTTP\/1\.1 421 /);
         expect(head).toContain(`refused by the egress policy: ${reason}`);
         const failure = proxy.takeFailure();
         expect(failure).toBeInstanceOf(EgressRefused);
@@ -408,7 +408,7 @@ describe("the egress proxy (for clients that take only proxy settings)", () => {
         body: "plain GET /abs",
       });
       const other = await get(`127.0.0.1:${echoPort}`, "/");
-      expect(other.status).toBe(403);
+      expect(other.status).toBe(421);
       expect(other.body).toBe(
         `refused by the egress policy: plain http goes only to the host the destination names, not 127.0.0.1:${echoPort}`,
       );
@@ -427,7 +427,7 @@ describe("the egress proxy (for clients that take only proxy settings)", () => {
           })
           .on("error", reject),
       );
-      expect(refused).toBe(403);
+      expect(refused).toBe(421);
     } finally {
       await withoutTarget.close();
     }
