@@ -31,6 +31,10 @@ let driver: Promise<typeof snowflake> | undefined;
 
 /** The driver, loaded with the first Snowflake connection: importing it takes seconds every start would pay. */
 function snowflakeDriver(): Promise<typeof snowflake> {
+  // When it loads, the driver probes cloud metadata addresses (169.254.169.254, metadata.google.internal)
+  // and AWS STS with this service's credentials, outside any proxy, and reports what it found to the
+  // host at login: a tenant's host would learn where this service runs. Its documented switch turns it off.
+  process.env.SNOWFLAKE_DISABLE_PLATFORM_DETECTION = "true";
   driver ??= import("snowflake-sdk").then(({ default: sdk }) => {
     // The driver logs to the console by default; its lines could carry connection details.
     sdk.configure({ logLevel: "OFF", disableOCSPChecks: true });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import type net from "node:net";
+import net from "node:net";
 import path from "node:path";
 import tls from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,6 +58,35 @@ let secure: tls.Server;
 let securePort: number;
 const secureServerNames: string[] = [];
 let accepted = 0;
+
+/**
+ * Every socket this process opens from before the driver loads, and the ports of the egress proxies
+ * opened: at the end, each socket must have gone to a proxy or through the policy's lookup.
+ */
+const sockets: { host: string; port: number; checked: boolean }[] = [];
+const proxyPorts = new Set<number>();
+const socketConnect = net.Socket.prototype.connect;
+const openProxy = EgressPolicy.prototype.openProxy;
+beforeAll(() => {
+  net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
+    // net.connect passes its normalized arguments as one array: [options, callback].
+    const first = Array.isArray(args[0]) ? args[0][0] : args[0];
+    if (first && typeof first === "object" && "port" in first) {
+      const options = first as net.TcpNetConnectOpts;
+      sockets.push({ host: options.host ?? "localhost", port: Number(options.port), checked: !!options.lookup });
+    }
+    return (socketConnect as (...a: unknown[]) => net.Socket).apply(this, args);
+  } as typeof socketConnect;
+  EgressPolicy.prototype.openProxy = async function (this: EgressPolicy, ...args) {
+    const proxy = await openProxy.apply(this, args);
+    proxyPorts.add(proxy.port);
+    return proxy;
+  };
+});
+afterAll(() => {
+  net.Socket.prototype.connect = socketConnect;
+  EgressPolicy.prototype.openProxy = openProxy;
+});
 
 beforeAll(async () => {
   web = http.createServer((req, res) => {
@@ -287,5 +316,16 @@ describe("a Snowflake destination that logs in through the proxy", () => {
     } finally {
       chunkUrl = undefined;
     }
+  });
+});
+
+describe("everything the driver connects to", () => {
+  it("went to its egress proxy or through the policy's lookup: nothing else, no cloud metadata probe", () => {
+    expect(proxyPorts.size).toBeGreaterThan(0);
+    const toProxies = sockets.filter((s) => s.host === "127.0.0.1" && proxyPorts.has(s.port));
+    const checked = sockets.filter((s) => s.checked);
+    expect(toProxies.length).toBeGreaterThan(0);
+    expect(checked.map((s) => s.host)).toContain("receiver.internal");
+    expect(sockets.filter((s) => !toProxies.includes(s) && !checked.includes(s))).toEqual([]);
   });
 });
