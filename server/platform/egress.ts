@@ -609,8 +609,12 @@ export class EgressProxy {
         upstreamResponse.pipe(response);
       },
     );
+    // A client that goes away takes its request to the target with it.
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy();
+    });
     upstream.on("error", (error) => {
-      if (response.headersSent) response.destroy();
+      if (response.headersSent || response.destroyed) response.destroy();
       else {
         const { status, reason } = this.failed(error);
         answer(status, reason);
