@@ -170,8 +170,8 @@ function ownAddresses(): Set<string> {
  * The one place the rule is applied. Clients that connect where a tenant says take their sockets,
  * lookups and agents from here: `connect`/`tlsConnect` (node:net and node:tls options), `socket`
  * (a net.Socket whose `connect` is checked, for drivers that take a stream), `httpAgent`/`httpsAgent`
- * (for SDKs), `openProxy` (for a client that takes only proxy settings) and `resolve` (checks what a
- * name resolves to, for a caller that only needs to know).
+ * (for SDKs) and `openProxy` (for a client that takes only proxy settings). There is no "check, then
+ * let the client connect by itself": the name could resolve elsewhere the second time (DNS rebinding).
  */
 export class EgressPolicy {
   private readonly allowedRanges = new net.BlockList();
@@ -273,21 +273,6 @@ export class EgressPolicy {
         else callback(null, allowed[0].address, allowed[0].family);
       });
     };
-  }
-
-  /** Resolves `host` and checks every address, for a client that cannot take a lookup; throws EgressRefused. */
-  async resolve(host: string, port: number): Promise<string[]> {
-    this.checkHost(host, port);
-    const bare = bareAddress(host);
-    if (net.isIP(bare) !== 0) return [bare];
-    const addresses = await new Promise<dns.LookupAddress[]>((resolve, reject) =>
-      this.resolver(bare, { all: true }, (error, found) => (error ? reject(error) : resolve(found))),
-    );
-    for (const a of addresses) {
-      const reason = this.refusal(a.address, port, bare);
-      if (reason) throw new EgressRefused(reason);
-    }
-    return addresses.map((a) => a.address);
   }
 
   /** net.connect with the policy applied; a refused address fails the socket before any packet is sent. */

@@ -19,8 +19,8 @@ import {
  * `SELECT CURRENT_ROLE()`; it writes nothing.
  *
  * The driver takes no socket, agent or lookup, only proxy settings, so each connection is pointed at
- * an egress proxy of its own (EgressPolicy.openProxy): login, queries, result chunks from cloud storage
- * and telemetry all connect through it, checked on the address connected to. The driver's OCSP and CRL
+ * an egress proxy of its own (EgressPolicy.openProxy): login, queries, result chunks from cloud storage,
+ * telemetry and logout all connect through it, checked on the address connected to. The driver's OCSP and CRL
  * revocation checks fetch from responders directly whatever the proxy says, so they are off; the
  * certificate chain and host name are still verified, as for every other destination.
  */
@@ -31,15 +31,17 @@ let driver: Promise<typeof snowflake> | undefined;
 
 /** The driver, loaded with the first Snowflake connection: importing it takes seconds every start would pay. */
 function snowflakeDriver(): Promise<typeof snowflake> {
-  // When it loads, the driver probes cloud metadata addresses (169.254.169.254, metadata.google.internal)
-  // and AWS STS with this service's credentials, outside any proxy, and reports what it found to the
-  // host at login: a tenant's host would learn where this service runs. Its documented switch turns it off.
-  process.env.SNOWFLAKE_DISABLE_PLATFORM_DETECTION = "true";
-  driver ??= import("snowflake-sdk").then(({ default: sdk }) => {
-    // The driver logs to the console by default; its lines could carry connection details.
-    sdk.configure({ logLevel: "OFF", disableOCSPChecks: true });
-    return sdk;
-  });
+  if (!driver) {
+    // When it loads, the driver probes cloud metadata addresses (169.254.169.254, metadata.google.internal)
+    // and AWS STS with this service's credentials, outside any proxy, and reports what it found to the
+    // host at login: a tenant's host would learn where this service runs. Its documented switch turns it off.
+    process.env.SNOWFLAKE_DISABLE_PLATFORM_DETECTION = "true";
+    driver = import("snowflake-sdk").then(({ default: sdk }) => {
+      // The driver logs to the console by default; its lines could carry connection details.
+      sdk.configure({ logLevel: "OFF", disableOCSPChecks: true });
+      return sdk;
+    });
+  }
   return driver;
 }
 
