@@ -44,7 +44,9 @@ class HeadSubscription {
   private lastHead: number | null = null;
   private readonly listeners = new Set<() => void>();
   private watchers = 0;
+  /** Connections in a row that failed or did not hold (see drop). */
   private failures = 0;
+  private subscribedAt = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -150,7 +152,7 @@ class HeadSubscription {
 
   private subscribed(id: string): void {
     this.subscriptionId = id;
-    this.failures = 0;
+    this.subscribedAt = performance.now();
     this.options.log.info(
       { network: this.network },
       this.outageLogged
@@ -171,6 +173,9 @@ class HeadSubscription {
     ws.on("error", () => {});
     ws.terminate();
     const wasSubscribed = this.subscriptionId !== null;
+    // A subscription that held a while starts the back-off afresh; one dropped soon after it was made
+    // counts as a failure, so a node that keeps accepting and dropping is not reconnected every 0.5 s.
+    if (wasSubscribed && performance.now() - this.subscribedAt > RECONNECT_MAX_MS) this.failures = 0;
     this.subscriptionId = null;
     this.lastHead = null;
     if (this.closed) return;
