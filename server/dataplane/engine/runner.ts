@@ -163,7 +163,7 @@ export class StreamRunner {
   private reloadWanted = false;
   private lastReadWarning = 0;
   private history!: StreamDeliveryLog;
-  private headWatch: HeadWatch | null = null;
+  private headWatch!: HeadWatch;
   /** Ends the current wait at the tip early (a reload is wanted). */
   private endWait: (() => void) | null = null;
   /** Whether the next tip is asked of the node rather than taken from the last pushed head. */
@@ -240,8 +240,7 @@ export class StreamRunner {
     if (row?.status !== "ACTIVE") return;
     this.row = row;
     this.history = this.deps.deliveries.open(row);
-    const headWatch = this.deps.heads.watch(row.network);
-    this.headWatch = headWatch;
+    this.headWatch = this.deps.heads.watch(row.network);
     this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
     let parts: Parts | null = null;
     try {
@@ -253,7 +252,7 @@ export class StreamRunner {
     } finally {
       await this.dispose(parts);
       this.deps.deliveries.release(this.history);
-      headWatch.close();
+      this.headWatch.close();
     }
   }
 
@@ -265,7 +264,6 @@ export class StreamRunner {
   private waitAtTip(tip: number): Promise<boolean> {
     if (this.stopped) return Promise.reject(new Stop());
     const watch = this.headWatch;
-    if (!watch) return this.sleep(this.deps.tipPollMs).then(() => false);
     const pushedAbove = () => {
       const head = watch.head();
       return head !== null && head > tip;
@@ -378,7 +376,7 @@ export class StreamRunner {
           endRange: row.endRange,
         };
         if (needsNewerTip(settings, next, tip)) {
-          const pushed = this.askNodeForTip ? null : (this.headWatch?.head() ?? null);
+          const pushed = this.askNodeForTip ? null : this.headWatch.head();
           if (pushed !== null) tip = pushed;
           else {
             try {
