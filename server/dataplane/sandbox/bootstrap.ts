@@ -1,12 +1,13 @@
 /**
  * The guest-side prelude, run in every new isolate before the user's code. It captures JSON.parse and
- * stringify before the user can replace them, installs a console that records lines in the guest (no
- * host call per log line), installs `qnLib` for versions that have it, removes the few built-ins that
+ * stringify before the user can replace them, installs a console that hands each line to the host as it
+ * is written (hostLog: the sandbox process sends it on at once, so lines written before a timeout or a
+ * crash are kept), installs `qnLib` for versions that have it, removes the few built-ins that
  * reach outside one call (SharedArrayBuffer, Atomics, WebAssembly), and returns
  * `{ bind(main) → run, settle }`.
  *
- * `run(call, dataText, metaJson)` answers one string, so a call crosses into the host once:
- *   [ "L" <length> ":" <logs JSON> ] then "S" (skip) | "V" <result JSON> | "E" <error JSON>
+ * `run(call, dataText, metaJson)` answers one string:
+ *   "S" (skip) | "V" <result JSON> | "E" <error JSON>
  *   | "P" (the batch itself, unread: the host delivers the JSON text it passed in)
  *   | "Q" <metadata JSON> (the stream object itself, its batch unread: the host builds
  *     `{"data":<its JSON text>,"metadata":<metadata JSON>}`, which is what stringifying it would give)
@@ -25,7 +26,7 @@
  * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
  * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames, version, maxLines, maxChars, snapshots) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, helperNames, version, maxLines, maxChars, snapshots) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
@@ -64,19 +65,20 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
   }
   var strict = version >= 5, streamObject = version >= 3, asyncAllowed = version >= 4;
   var current = null, currentStream = null, currentCall = 0;
-  var logs = [], dropped = 0;
+  var logged = 0, dropped = 0;
   function text(v) {
     if (typeof v === "string") return v;
     try { var s = stringify(v); return s === undefined ? String(v) : s; } catch (e) { return String(v); }
   }
   function logger(level) {
     return function () {
-      if (logs.length >= maxLines) { dropped++; return; }
+      if (logged >= maxLines) { dropped++; return; }
       var parts = [];
       for (var i = 0; i < arguments.length; i++) parts[parts.length] = text(arguments[i]);
       var m = parts.join(" ");
       if (m.length > maxChars) m = m.slice(0, maxChars) + "…";
-      logs[logs.length] = [level, m];
+      logged++;
+      hostLog(currentCall, level, m);
     };
   }
   globalThis.console = freeze({
@@ -146,23 +148,22 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
     }
     globalThis.qnLib = freeze(lib);
   }
-  function takeLogs() {
-    if (dropped > 0) logs[logs.length] = ["WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)"];
-    var json = logs.length ? stringify(logs) : "";
-    var out = json ? "L" + json.length + ":" + json : "";
-    logs = []; dropped = 0;
-    return out;
+  // Ends the call's logs: a closing WARNING counts the lines past the limit.
+  function endLogs() {
+    if (dropped > 0) hostLog(currentCall, "WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)");
+    logged = 0; dropped = 0;
   }
   var MEMORY_ERRORS = { "Maximum call stack size exceeded": "the stack limit (too deep recursion)",
     "Invalid string length": "a size limit: string too long", "Invalid array length": "a size limit: array too long",
     "Array buffer allocation failed": "its memory limit" };
   function failure(kind, e) {
+    endLogs();
     if (e instanceof RangeErrorCtor && MEMORY_ERRORS[e.message]) {
-      return takeLogs() + "E" + stringify({ kind: "MEMORY", message: "filter exceeded " + MEMORY_ERRORS[e.message], stack: "" });
+      return "E" + stringify({ kind: "MEMORY", message: "filter exceeded " + MEMORY_ERRORS[e.message], stack: "" });
     }
     var message = e && typeof e === "object" && "message" in e ? String(e.name || "Error") + ": " + String(e.message) : "Uncaught " + text(e);
     var stack = e && typeof e === "object" && typeof e.stack === "string" ? e.stack : "";
-    return takeLogs() + "E" + stringify({ kind: kind, message: message, stack: stack });
+    return "E" + stringify({ kind: kind, message: message, stack: stack });
   }
   function settle(v) {
     var out = outcome(v);
@@ -171,23 +172,24 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
   }
   function outcome(v) {
     var batch = current, stream = currentStream;
-    if (v === null || (v === undefined && !strict)) return takeLogs() + "S";
+    endLogs();
+    if (v === null || (v === undefined && !strict)) return "S";
     if (batch && batch.handler && batch.handler.text !== null && plainJson()) {
-      if (v === batch.value) return takeLogs() + "P";
+      if (v === batch.value) return "P";
       if (v === stream && stream.data === batch.value) {
         var k = keys(stream);
         if (k.length === 2 && k[0] === "data" && k[1] === "metadata") {
           var m;
           try { m = stringify(stream.metadata); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
-          if (m !== undefined) return takeLogs() + "Q" + m;
+          if (m !== undefined) return "Q" + m;
         }
       }
     }
-    if (v === undefined) return takeLogs() + "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned undefined: return null to skip a batch", stack: "" });
+    if (v === undefined) return "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned undefined: return null to skip a batch", stack: "" });
     var s;
     try { s = stringify(v); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
-    if (s === undefined) return takeLogs() + "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
-    return takeLogs() + "V" + s;
+    if (s === undefined) return "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
+    return "V" + s;
   }
   function reject(e) {
     current = currentStream = null;
@@ -212,7 +214,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
       if (!promised) return settle(result);
       if (!asyncAllowed) {
         current = currentStream = null;
-        return takeLogs() + "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
+        endLogs();
+        return "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
       }
       PromiseCtor.resolve(result).then(settle, reject).then(function (out) { hostFinish(call, out); });
       return "A";

@@ -1,4 +1,4 @@
-import { type HostOutcome, SandboxRestarted, sandboxProcess } from "./process.ts";
+import { type HostOutcome, type SandboxProcess, SandboxRestarted, sandboxProcess } from "./process.ts";
 import {
   DEFAULT_FILTER_LIMITS,
   DEFAULT_FILTER_VERSION,
@@ -7,7 +7,6 @@ import {
   type FilterHelpers,
   type FilterLimits,
   type FilterLog,
-  type FilterLogLevel,
   type FilterMetadata,
   type FilterOutcome,
   type FilterVersion,
@@ -46,7 +45,6 @@ export interface FilterInput {
   metadata?: FilterMetadata;
 }
 
-const LEVELS = new Set<FilterLogLevel>(["INFO", "WARNING", "ERROR"]);
 const MIB = 1024 * 1024;
 
 /** The error as callers compare it: no `line` key when there is no line. */
@@ -57,7 +55,9 @@ function filterError(e: FilterError): FilterError {
 export class Filter {
   readonly version: FilterVersion;
   private readonly limits: FilterLimits;
-  private readonly fid = sandboxProcess().newId();
+  /** The sandbox process for this filter's time limit. */
+  private readonly sandbox: SandboxProcess;
+  private readonly fid: number;
   /** The sandbox process generation the code is loaded in; -1 when it is not loaded. */
   private loadedIn = -1;
   private queue: Promise<unknown> = Promise.resolve();
@@ -71,6 +71,8 @@ export class Filter {
   ) {
     this.version = version;
     this.limits = limits;
+    this.sandbox = sandboxProcess(limits.timeoutMs);
+    this.fid = this.sandbox.newId();
   }
 
   /**
@@ -96,12 +98,12 @@ export class Filter {
   }
 
   private unload(): void {
-    if (this.loadedIn === sandboxProcess().generation) sandboxProcess().close(this.fid);
+    if (this.loadedIn === this.sandbox.generation) this.sandbox.close(this.fid);
     this.loadedIn = -1;
   }
 
   private async load(): Promise<FilterError | null> {
-    const sandbox = sandboxProcess();
+    const sandbox = this.sandbox;
     if (this.loadedIn === sandbox.generation) return null;
     const { error, generation } = await sandbox.open(
       this.fid,
@@ -140,7 +142,7 @@ export class Filter {
         return { ok: false, error: loadError, durationMs: performance.now() - started, memoryBytes: 0, logs };
       }
       const metaJson = JSON.stringify(input.metadata ?? {});
-      outcome = await sandboxProcess().run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers);
+      outcome = await this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers);
     } catch (e) {
       if (!(e instanceof SandboxRestarted)) throw e;
       return {
@@ -153,13 +155,14 @@ export class Filter {
     }
     const durationMs = performance.now() - started;
     const memoryBytes = outcome.heapBytes;
-    const body = this.splitLogs(outcome.body, logs);
+    const body = outcome.body;
     if (outcome.error) {
       this.loadedIn = -1;
-      return { ok: false, error: filterError(outcome.error), durationMs, memoryBytes, logs };
+      return { ok: false, error: filterError(outcome.error), durationMs, memoryBytes, logs: outcome.logs };
     }
     const tag = body[0];
-    if (tag === "S") return { ok: true, skipped: true, resultJson: null, sizeBytes: 0, durationMs, memoryBytes, logs };
+    if (tag === "S")
+      return { ok: true, skipped: true, resultJson: null, sizeBytes: 0, durationMs, memoryBytes, logs: outcome.logs };
     if (tag === "V" || tag === "P" || tag === "Q") {
       // P and Q: main returned the batch (or the stream object) without reading it; the guest never
       // parsed it, and its JSON is the text passed in.
@@ -169,7 +172,7 @@ export class Filter {
         tag === "P" && input.dataBytes !== undefined && resultJson === input.data
           ? input.dataBytes
           : Buffer.byteLength(resultJson);
-      return { ok: true, skipped: false, resultJson, sizeBytes, durationMs, memoryBytes, logs };
+      return { ok: true, skipped: false, resultJson, sizeBytes, durationMs, memoryBytes, logs: outcome.logs };
     }
     const err = JSON.parse(body.slice(1)) as { kind: FilterError["kind"]; message: string; stack: string };
     // A thrown error may leave the user's globals half-updated: the next call starts from a fresh isolate.
@@ -179,17 +182,8 @@ export class Filter {
       error: { kind: err.kind, message: err.message, ...errorPlace(err.stack) },
       durationMs,
       memoryBytes,
-      logs,
+      logs: outcome.logs,
     };
-  }
-
-  private splitLogs(encoded: string, into: FilterLog[]): string {
-    if (encoded[0] !== "L") return encoded;
-    const colon = encoded.indexOf(":");
-    const len = Number(encoded.slice(1, colon));
-    const lines = JSON.parse(encoded.slice(colon + 1, colon + 1 + len)) as [FilterLogLevel, string][];
-    for (const [level, message] of lines) into.push({ level: LEVELS.has(level) ? level : "INFO", message });
-    return encoded.slice(colon + 1 + len);
   }
 }
 

@@ -13,16 +13,20 @@
 import net from "node:net";
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
-import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
+import { type FromHost, readFrames, SyncFrameReader, type ToHost, writeFrame, writeFrameSync } from "./frames.ts";
 import { errorPlace, FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
 
 const FILENAME = "filter.js";
 /**
- * Calls with a time limit up to this run on this process's main thread (~2 µs to enter the isolate);
- * longer ones (functions) on isolated-vm's own threads (~30 µs more), so a long function call does
- * not hold up the filters queued behind it.
+ * Which of the service's two sandbox processes this is (see process.ts):
+ * - "fast" (calls with short limits: filters): one call at a time on this thread (~2 µs to enter the
+ *   isolate), and between calls it waits for the next frame in read(2), not in Node's event loop,
+ *   which answers a call ~30 µs sooner. Nothing here needs the event loop: helper answers and
+ *   expiries arrive as frames.
+ * - "slow" (long limits: functions): calls run on isolated-vm's own threads (~30 µs more), several at
+ *   once, so one long call does not hold up the others; frames come through the event loop.
  */
-const SYNC_CALL_MAX_MS = 1_000;
+const FAST = process.argv[2] === "fast";
 /** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
 const MAX_WAITING_HELPERS = 256;
 
@@ -43,11 +47,12 @@ interface Call {
   /** Helper requests sent to the service and not answered yet. */
   outstanding: number;
   finished: boolean;
-  timer: NodeJS.Timeout;
 }
 
-const socket = new net.Socket({ fd: 3, readable: true, writable: true });
-const send = (header: FromHost, body?: string) => writeFrame(socket, header, body);
+const PIPE_FD = 3;
+const socket = FAST ? null : new net.Socket({ fd: PIPE_FD, readable: true, writable: true });
+const send = (header: FromHost, body?: string) =>
+  socket ? writeFrame(socket, header, body) : writeFrameSync(PIPE_FD, header, body);
 const instances = new Map<number, Instance>();
 const calls = new Map<number, Call>();
 
@@ -103,6 +108,7 @@ function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
           helper(h.fid, call, hid, name, args),
         ),
         new ivm.Callback((call: number, out: string) => finishAsync(h.fid, call, out)),
+        new ivm.Callback((call: number, level: string, message: string) => log(h.fid, call, level, message)),
         new ivm.ExternalCopy([...FILTER_HELPER_NAMES]).copyInto(),
         h.version,
         h.maxLogLines,
@@ -133,16 +139,19 @@ function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
   }
 }
 
-/** Enters the isolate: on this thread for short limits, on isolated-vm's threads for long ones. */
+/** Enters the isolate: on this thread in the fast process, on isolated-vm's threads in the slow one. */
 async function invoke<R>(call: Call, ref: ivm.Reference<(...args: never[]) => R>, args: unknown[]): Promise<R> {
+  return (FAST ? invokeSync(call, ref, args) : await ref.apply(undefined, args as never[], limitOf(call))) as R;
+}
+
+function invokeSync<R>(call: Call, ref: ivm.Reference<(...args: never[]) => R>, args: unknown[]): R {
+  return ref.applySync(undefined, args as never[], limitOf(call)) as R;
+}
+
+function limitOf(call: Call): { timeout: number } {
   const remaining = call.deadline - Date.now();
   if (remaining <= 0) throw new HostFault(timeoutError(call));
-  const options = { timeout: Math.max(1, remaining) };
-  return (
-    call.timeoutMs <= SYNC_CALL_MAX_MS
-      ? ref.applySync(undefined, args as never[], options)
-      : await ref.apply(undefined, args as never[], options)
-  ) as R;
+  return { timeout: Math.max(1, remaining) };
 }
 
 function timeoutError(call: Call): FilterError {
@@ -156,7 +165,6 @@ function heapOf(inst: Instance): number {
 function finish(call: Call, out: string): void {
   if (call.finished) return;
   call.finished = true;
-  clearTimeout(call.timer);
   calls.delete(call.rid);
   send({ op: "done", rid: call.rid, heapBytes: heapOf(call.inst), error: null }, out);
 }
@@ -164,7 +172,6 @@ function finish(call: Call, out: string): void {
 function fail(call: Call, error: FilterError): void {
   if (call.finished) return;
   call.finished = true;
-  clearTimeout(call.timer);
   calls.delete(call.rid);
   const heapBytes = heapOf(call.inst);
   drop(call.inst.fid);
@@ -184,6 +191,11 @@ function afterTurn(call: Call): void {
 function finishAsync(fid: number, rid: number, out: string): void {
   const call = calls.get(rid);
   if (call && call.inst.fid === fid) finish(call, out);
+}
+
+function log(fid: number, rid: number, level: string, message: string): void {
+  const call = calls.get(rid);
+  if (call && call.inst.fid === fid && !call.finished) send({ op: "log", rid, level }, message);
 }
 
 function helper(fid: number, rid: number, hid: number, name: string, args: string): void {
@@ -210,42 +222,79 @@ function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
     timeoutMs: h.timeoutMs,
     outstanding: 0,
     finished: false,
-    // Only matters while the call waits for helpers: running code is stopped by isolated-vm's timeout.
-    timer: setTimeout(() => fail(call, timeoutError(call)), h.timeoutMs + 5),
   };
   calls.set(h.rid, call);
-  invoke(call, inst.run, [h.rid, data, h.meta]).then(
-    (out) => {
-      if (out !== "A") finish(call, out);
-      else afterTurn(call);
-    },
-    (e: unknown) => fail(call, classify(e, inst, h.timeoutMs)),
-  );
+  const ran = (out: string) => {
+    if (out !== "A") finish(call, out);
+    else afterTurn(call);
+  };
+  const threw = (e: unknown) => fail(call, classify(e, inst, h.timeoutMs));
+  if (!FAST) {
+    invoke(call, inst.run, [h.rid, data, h.meta]).then(ran, threw);
+    return;
+  }
+  let out: string;
+  try {
+    out = invokeSync(call, inst.run, [h.rid, data, h.meta]);
+  } catch (e) {
+    threw(e);
+    return;
+  }
+  ran(out);
+}
+
+/** The service's timer for a call waiting for helpers (running code is stopped by isolated-vm's timeout). */
+function expire(h: Extract<ToHost, { op: "expire" }>): void {
+  const call = calls.get(h.rid);
+  if (call) fail(call, timeoutError(call));
 }
 
 function helped(h: Extract<ToHost, { op: "helped" }>, body: string): void {
   const call = calls.get(h.rid);
   if (!call || call.finished) return;
   call.outstanding--;
-  invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(
-    () => afterTurn(call),
-    (e: unknown) => fail(call, classify(e, call.inst, call.timeoutMs)),
-  );
+  const threw = (e: unknown) => fail(call, classify(e, call.inst, call.timeoutMs));
+  if (!FAST) {
+    invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(() => afterTurn(call), threw);
+    return;
+  }
+  try {
+    invokeSync(call, call.inst.settle, [h.hid, h.ok, body]);
+  } catch (e) {
+    threw(e);
+    return;
+  }
+  afterTurn(call);
 }
 
-readFrames<ToHost>(socket, ({ header, body }) => {
+function dispatch(header: ToHost, body: string): void {
   switch (header.op) {
     case "open":
-      return open(header, body);
+      open(header, body);
+      break;
     case "run":
-      return run(header, body);
+      run(header, body);
+      break;
     case "helped":
-      return helped(header, body);
+      helped(header, body);
+      break;
+    case "expire":
+      expire(header);
+      break;
     case "close":
-      return drop(header.fid);
+      drop(header.fid);
+      break;
   }
-});
-// The service went away: nothing is left to run for.
-socket.on("end", () => process.exit(0));
-socket.on("error", () => process.exit(0));
+}
+
 send({ op: "ready" });
+if (socket) {
+  readFrames<ToHost>(socket, ({ header, body }) => dispatch(header, body));
+  // The service went away: nothing is left to run for.
+  socket.on("end", () => process.exit(0));
+  socket.on("error", () => process.exit(0));
+} else {
+  const frames = new SyncFrameReader<ToHost>(PIPE_FD);
+  for (let frame = frames.next(); frame; frame = frames.next()) dispatch(frame.header, frame.body);
+  process.exit(0);
+}

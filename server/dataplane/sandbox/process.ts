@@ -3,12 +3,23 @@ import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
-import { FILTER_HELPER_NAMES, type FilterError, type FilterHelperName, type FilterHelpers } from "./types.ts";
+import {
+  FILTER_HELPER_NAMES,
+  type FilterError,
+  type FilterHelperName,
+  type FilterHelpers,
+  type FilterLog,
+  type FilterLogLevel,
+} from "./types.ts";
 
 /**
- * The service's side of the sandbox process (host.ts): starts it on first use, sends it filters to
+ * The service's side of the sandbox processes (host.ts): starts one on first use, sends it filters to
  * open and calls to run, answers its helper requests from each call's FilterHelpers, and replaces it
  * when it dies or stops answering. User code never runs in this process.
+ *
+ * Two processes, by the calls' time limits (see {@link sandboxProcess}): a fast one for short limits
+ * (filters), which runs one call at a time and answers small calls in tens of microseconds, and a slow
+ * one for long limits (functions), which runs several calls at once so one long call holds up no other.
  *
  * Watchdog: while calls are in flight the process must answer something within the longest of their
  * time limits plus GRACE_MS (isolated-vm stops running code at the limit; an isolate V8 lost control
@@ -19,6 +30,10 @@ const GRACE_MS = 2_000;
 /** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
 const START_MS = 30_000;
 const WATCHDOG_EVERY_MS = 250;
+/** Calls with a time limit up to this go to the fast process, longer ones to the slow one. */
+export const FAST_LANE_MAX_MS = 1_000;
+/** After its time limit, a call waiting for helpers is failed by the sandbox process when told so. */
+const EXPIRE_AFTER_MS = 5;
 /**
  * The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host; tsx is
  * found from here, not from the directory the service was started in.
@@ -29,12 +44,15 @@ const HOST_ARGS = [
   pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
   fileURLToPath(new URL("./host.ts", import.meta.url)),
 ];
+const LEVELS = new Set<string>(["INFO", "WARNING", "ERROR"]);
 
 export interface HostOutcome {
   error: FilterError | null;
   heapBytes: number;
   /** The guest's encoded outcome (see bootstrap.ts). */
   body: string;
+  /** The console lines the call wrote, also when it failed or its sandbox process died. */
+  logs: FilterLog[];
 }
 
 interface PendingCall {
@@ -42,6 +60,8 @@ interface PendingCall {
   sentAt: number;
   timeoutMs: number;
   helpers: FilterHelpers | undefined;
+  logs: FilterLog[];
+  expiry: NodeJS.Timeout;
   resolve: (outcome: HostOutcome) => void;
 }
 
@@ -105,6 +125,8 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
 export class SandboxProcess {
   /** Bumped when the process is replaced: a filter loaded in an earlier generation is loaded again. */
   generation = 1;
+  constructor(private readonly lane: "fast" | "slow") {}
+
   private child: ChildProcess | null = null;
   private socket: Socket | null = null;
   private nextId = 1;
@@ -145,7 +167,9 @@ export class SandboxProcess {
     this.ensureStarted();
     const rid = this.newId();
     return new Promise<HostOutcome>((resolve) => {
-      this.calls.set(rid, { fid, sentAt: Date.now(), timeoutMs, helpers, resolve });
+      const expiry = setTimeout(() => this.send({ op: "expire", rid }), timeoutMs + EXPIRE_AFTER_MS);
+      expiry.unref();
+      this.calls.set(rid, { fid, sentAt: Date.now(), timeoutMs, helpers, logs: [], expiry, resolve });
       this.busy();
       this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
     });
@@ -166,7 +190,9 @@ export class SandboxProcess {
 
   private ensureStarted(): void {
     if (this.child) return;
-    const child = spawn(process.execPath, HOST_ARGS, { stdio: ["ignore", "inherit", "inherit", "pipe"] });
+    const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
+      stdio: ["ignore", "inherit", "inherit", "pipe"],
+    });
     const socket = child.stdio[3] as Socket;
     this.ready = false;
     this.startedAt = Date.now();
@@ -236,11 +262,18 @@ export class SandboxProcess {
       }
       case "done": {
         const call = this.calls.get(h.rid);
+        if (!call) return;
         this.calls.delete(h.rid);
-        call?.resolve({ error: h.error, heapBytes: h.heapBytes, body });
+        clearTimeout(call.expiry);
+        call.resolve({ error: h.error, heapBytes: h.heapBytes, body, logs: call.logs });
         this.idle();
         return;
       }
+      case "log":
+        this.calls
+          .get(h.rid)
+          ?.logs.push({ level: LEVELS.has(h.level) ? (h.level as FilterLogLevel) : "INFO", message: body });
+        return;
       case "helper":
         void this.helper(h.rid, h.hid, h.name, body);
         return;
@@ -282,6 +315,7 @@ export class SandboxProcess {
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const now = Date.now();
     for (const [, call] of this.calls) {
+      clearTimeout(call.expiry);
       const guilty = culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs;
       call.resolve({
         error: guilty
@@ -291,6 +325,7 @@ export class SandboxProcess {
           : { kind: "RUNTIME", message: `${why}; the sandbox was restarted before this call finished, retry it` },
         heapBytes: 0,
         body: "",
+        logs: call.logs,
       });
     }
     this.calls.clear();
@@ -304,10 +339,12 @@ export class SandboxProcess {
   }
 }
 
-let shared: SandboxProcess | undefined;
+const lanes = { fast: new SandboxProcess("fast"), slow: new SandboxProcess("slow") };
 
-/** The process's one sandbox process (started on first use). */
-export function sandboxProcess(): SandboxProcess {
-  shared ??= new SandboxProcess();
-  return shared;
+/**
+ * The sandbox process for calls with this time limit (each started on first use): the fast one up to
+ * FAST_LANE_MAX_MS (filters' default 1 s and below), the slow one above.
+ */
+export function sandboxProcess(timeoutMs = FAST_LANE_MAX_MS): SandboxProcess {
+  return timeoutMs <= FAST_LANE_MAX_MS ? lanes.fast : lanes.slow;
 }

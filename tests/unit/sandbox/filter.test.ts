@@ -284,6 +284,28 @@ describe("filter sandbox: async main and key-value helpers", () => {
     expect(failed(await f.run({ data: [] })).kind).toBe("TIMEOUT");
   });
 
+  it("keeps the lines logged before a timeout, in a loop or waiting for a helper, in both sandbox processes", async () => {
+    const helpers = { qnGetList: () => new Promise<string[]>(() => {}) } as Partial<FilterHelpers> as FilterHelpers;
+    for (const timeoutMs of [100, 1_500]) {
+      const loop = await filter("function main() { console.log('started'); console.warn('looping'); for (;;); }", {
+        limits: { timeoutMs },
+      });
+      const looped = await loop.run({ data: [] });
+      expect(failed(looped).kind).toBe("TIMEOUT");
+      expect(looped.logs).toEqual([
+        { level: "INFO", message: "started" },
+        { level: "WARNING", message: "looping" },
+      ]);
+      const wait = await filter("async function main() { console.log('asking'); return await qnLib.qnGetList('k') }", {
+        helpers,
+        limits: { timeoutMs },
+      });
+      const waited = await wait.run({ data: [] });
+      expect(failed(waited).kind).toBe("TIMEOUT");
+      expect(waited.logs).toEqual([{ level: "INFO", message: "asking" }]);
+    }
+  });
+
   it("refuses more helper calls waiting at once than the limit", async () => {
     const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
     const f = await filter(
@@ -464,17 +486,26 @@ describe("filter sandbox: the sandbox process", () => {
   }, 30_000);
 
   it("a sandbox process that dies during a call gives that call a clear error and is replaced", async () => {
-    const f = await filter("function main() { const end = Date.now() + 2000; while (Date.now() < end); return 1 }", {
-      limits: { timeoutMs: 5_000 },
-    });
+    const f = await filter(
+      "function main() { console.log('spinning'); const end = Date.now() + 2000; while (Date.now() < end); return 1 }",
+      {
+        limits: { timeoutMs: 5_000 },
+      },
+    );
     const ok = await filter("function main() { return 'ok' }");
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true });
-    const pid = sandboxProcess().pid as number;
+    // Its 5 s limit puts it in the slow process (long calls), the other filter in the fast one.
+    expect(await f.check()).toBeNull();
+    const pid = sandboxProcess(5_000).pid as number;
     const running = f.run({ data: [] });
     setTimeout(() => process.kill(pid, "SIGKILL"), 300);
-    expect(failed(await running)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/exited.*retry/) });
+    const died = await running;
+    expect(failed(died)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/exited.*retry/) });
+    // What it logged before the process died was sent as it was written.
+    expect(died.logs).toEqual([{ level: "INFO", message: "spinning" }]);
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"ok"' });
-    expect(sandboxProcess().pid).not.toBe(pid);
+    expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: "1" });
+    expect(sandboxProcess(5_000).pid).not.toBe(pid);
   }, 30_000);
 });
 
