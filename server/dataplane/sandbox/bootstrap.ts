@@ -12,6 +12,8 @@
  *   | "Q" <metadata JSON> (the stream object itself, its batch unread: the host builds
  *     `{"data":<its JSON text>,"metadata":<metadata JSON>}`, which is what stringifying it would give)
  *   | "A" (main returned a promise: the same string comes later through hostFinish(call, string)).
+ * A final answer starts with "R" when the call parsed a batch: the host sends this filter's next
+ * batch only when it is read (see below) while its calls do not read it.
  *
  * The batch arrives as JSON text and is parsed lazily: `data` / `stream.data` is a Proxy over an empty
  * array that, on the first operation of any kind (a read, a write, a key listing; Array.isArray sees
@@ -19,6 +21,9 @@
  * filter that decides on metadata alone never pays for parsing the batch, and one that returns it
  * untouched (the "P"/"Q" pass-through above) pays for neither that nor a stringify. The Proxy keeps its
  * own text, so a batch kept in a global from an earlier call still reads as that call's blocks.
+ * The text may also stay in the host (dataText null): the first operation then asks the host for it
+ * (hostBatch(call), answered synchronously), so a filter that never reads its batches never has them
+ * copied into its process. The host keeps such a text until the filter's next call.
  *
  * Helpers: `qnLib.<name>(...)` sends its arguments to the host (hostHelper) and returns a promise the
  * host settles through `settle(hid, ok, text)`. With snapshots, qnContainsListItems and
@@ -26,7 +31,7 @@
  * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
  * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, helperNames, version, maxLines, maxChars, snapshots) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, snapshots) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
@@ -46,16 +51,23 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hel
       return forward(target, a, b);
     };
   });
+  // Whether the current call parsed a batch (its own, or one kept from an earlier call).
+  var read = false;
   function fill(handler) {
-    var text = handler.text;
-    if (text === null) return;
+    if (handler.filled) return;
+    var text = handler.text === null ? hostBatch(handler.call) : handler.text;
+    if (typeof text !== "string") throw new ErrorCtor("this batch was not read during the call that received it, nor the next one, and is no longer available: read what you keep during its own call");
+    handler.filled = true;
     handler.text = null;
+    read = true;
     var items = parse(text), target = handler.target;
     for (var i = 0; i < items.length; i++) target[i] = items[i];
   }
-  function lazyBatch(text) {
+  function lazyBatch(text, call) {
     var handler = create(traps);
     handler.text = text;
+    handler.call = call;
+    handler.filled = false;
     handler.target = [];
     return { value: new ProxyCtor(handler.target, handler), handler: handler };
   }
@@ -168,13 +180,13 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hel
   function settle(v) {
     var out = outcome(v);
     current = currentStream = null;
-    return out;
+    return read ? "R" + out : out;
   }
   function outcome(v) {
     var batch = current, stream = currentStream;
     endLogs();
     if (v === null || (v === undefined && !strict)) return "S";
-    if (batch && batch.handler && batch.handler.text !== null && plainJson()) {
+    if (batch && batch.handler && !batch.handler.filled && plainJson()) {
       if (v === batch.value) return "P";
       if (v === stream && stream.data === batch.value) {
         var k = keys(stream);
@@ -193,17 +205,25 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hel
   }
   function reject(e) {
     current = currentStream = null;
-    return failure("RUNTIME", e);
+    var out = failure("RUNTIME", e);
+    return read ? "R" + out : out;
   }
   function bind(main) {
-    // dataText: the batch's JSON text; an array is parsed on first use, anything else (only a caller's
-    // mistake) at once.
+    // dataText: the batch's JSON text (a small one boxed in an array, see host.ts), or null when the
+    // host keeps it (always an array then); an array is parsed on first use, anything else (only a
+    // caller's mistake) at once.
     return function run(call, dataText, metaJson) {
+      if (dataText !== null && typeof dataText !== "string") dataText = dataText[0];
       currentCall = call;
       checked = create(null);
+      read = false;
       var result, promised = false;
       try {
-        current = dataText.charCodeAt(0) === 0x5b ? lazyBatch(dataText) : { value: parse(dataText), handler: null };
+        if (dataText === null || dataText.charCodeAt(0) === 0x5b) current = lazyBatch(dataText, call);
+        else {
+          read = true;
+          current = { value: parse(dataText), handler: null };
+        }
         var metadata = parse(metaJson);
         if (streamObject) result = main(currentStream = { data: current.value, metadata: metadata });
         else if (version === 2) result = main(current.value, metadata);

@@ -46,6 +46,8 @@ export interface FilterInput {
 }
 
 const MIB = 1024 * 1024;
+/** Below this, a batch is always sent with the call: copying it costs less than asking for it. */
+const KEEP_MIN_CHARS = 4 * 1024;
 
 /** The error as callers compare it: no `line` key when there is no line. */
 function filterError(e: FilterError): FilterError {
@@ -61,6 +63,12 @@ export class Filter {
   /** The sandbox process generation the code is loaded in; -1 when it is not loaded. */
   private loadedIn = -1;
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Whether the last call read its batch. While calls do not, batches stay in this process until
+   * read (see SandboxProcess.run): a filter deciding on metadata, or passing the batch through, never
+   * has them copied; one that reads them has them sent with the call.
+   */
+  private readsBatch = true;
   private disposed = false;
 
   constructor(
@@ -142,7 +150,12 @@ export class Filter {
         return { ok: false, error: loadError, durationMs: performance.now() - started, memoryBytes: 0, logs };
       }
       const metaJson = JSON.stringify(input.metadata ?? {});
-      outcome = await this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers);
+      const keep =
+        !this.readsBatch &&
+        this.sandbox.keepsBatches &&
+        dataJson.length >= KEEP_MIN_CHARS &&
+        dataJson.charCodeAt(0) === 0x5b;
+      outcome = await this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
     } catch (e) {
       if (!(e instanceof SandboxRestarted)) throw e;
       return {
@@ -155,7 +168,9 @@ export class Filter {
     }
     const durationMs = performance.now() - started;
     const memoryBytes = outcome.heapBytes;
-    const body = outcome.body;
+    // A leading "R": the call read a batch (see bootstrap.ts).
+    this.readsBatch = outcome.error !== null || outcome.body[0] === "R";
+    const body = outcome.body[0] === "R" ? outcome.body.slice(1) : outcome.body;
     if (outcome.error) {
       this.loadedIn = -1;
       return { ok: false, error: filterError(outcome.error), durationMs, memoryBytes, logs: outcome.logs };

@@ -149,8 +149,13 @@ export type ToHost =
       /** The helpers answer itemsSnapshot: membership checks use sets kept in the isolate. */
       snapshots: boolean;
     }
-  /** Body: the batch's JSON text. */
-  | { op: "run"; fid: number; rid: number; meta: string; timeoutMs: number }
+  /**
+   * Body: the batch's JSON text; empty when `kept` (fast process only): the service keeps the text
+   * (a JSON array) and sends it as a "batch" frame if the filter reads it.
+   */
+  | { op: "run"; fid: number; rid: number; meta: string; timeoutMs: number; kept?: boolean }
+  /** Body: the kept batch text of call rid (empty and found false when the service no longer has it). */
+  | { op: "batch"; rid: number; found: boolean }
   /** Body: the helper's result as JSON (ok) or its error message. */
   | { op: "helped"; rid: number; hid: number; ok: boolean }
   /** The call's time limit passed while it waited for helpers: it fails with TIMEOUT. */
@@ -173,5 +178,7 @@ export type FromHost =
   | { op: "log"; rid: number; level: string }
   /** Body: the arguments as a JSON array. */
   | { op: "helper"; rid: number; hid: number; name: string }
+  /** The filter fid reads the batch the service kept for call rid; answered with a "batch" frame. */
+  | { op: "need"; fid: number; rid: number }
   /** V8 lost control of an isolate: the process must be replaced. */
   | { op: "fatal"; fid: number | null; message: string };

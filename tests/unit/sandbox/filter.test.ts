@@ -509,6 +509,41 @@ describe("filter sandbox: the sandbox process", () => {
   }, 30_000);
 });
 
+describe("filter sandbox: batches kept in the service until read", () => {
+  // Big enough to be kept (4 KiB and more) once a call did not read its batch.
+  const big = (n: number) => JSON.stringify([{ number: n, extra: "x".repeat(5_000) }]);
+
+  it("a filter that reads its batch only sometimes sees every batch it reads, and passes the others through", async () => {
+    const f = await filter("function main(s) { return s.metadata.read ? s.data[0].number : s.data }");
+    for (const [n, read] of [
+      [1, false],
+      [2, false],
+      [3, true],
+      [4, true],
+      [5, false],
+      [6, true],
+    ] as const) {
+      const r = await f.run({ data: big(n), metadata: { read } });
+      expect(r).toMatchObject({ ok: true, resultJson: read ? String(n) : big(n) });
+    }
+  });
+
+  it("a batch kept in a global reads in the next call; one kept two calls back no longer does, with a clear error", async () => {
+    const f = await filter(
+      "var kept = []; function main(s) { kept.push(s.data); const back = s.metadata.back; return back ? kept[kept.length - 1 - back][0].number : null }",
+    );
+    expect(await f.run({ data: big(1), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(2), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(3), metadata: { back: 1 } })).toMatchObject({ ok: true, resultJson: "2" });
+    expect(await f.run({ data: big(4), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(5), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(6), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    // Batch 4 came with its call (the one before had read a batch); batch 3 was kept and is gone now.
+    expect(await f.run({ data: big(7), metadata: { back: 3 } })).toMatchObject({ ok: true, resultJson: "4" });
+    expect(failed(await f.run({ data: big(8), metadata: { back: 5 } })).message).toMatch(/no longer available/);
+  });
+});
+
 describe("filter sandbox: sets kept in the isolate (itemsSnapshot)", () => {
   function store() {
     const items: Record<string, string[]> = { watched: ["0xAA", "0xbb"], tags: ["a", "B"] };
