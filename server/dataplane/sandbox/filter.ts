@@ -166,7 +166,9 @@ export class Filter {
         logs,
       };
     }
-    const durationMs = performance.now() - started;
+    // The call's own duration as the sandbox process measured it (what a function is billed for and a
+    // stream's filter time counts); the caller's wall clock also counts waits for its own event loop.
+    const durationMs = outcome.durationMs ?? performance.now() - started;
     const memoryBytes = outcome.heapBytes;
     // A leading "R": the call read a batch (see bootstrap.ts).
     this.readsBatch = outcome.error !== null || outcome.body[0] === "R";

@@ -170,7 +170,14 @@ export type FromHost =
    * Body: the guest's encoded outcome (see bootstrap.ts) when error is null, else empty. The isolate
    * is dropped after any failure, so the next call starts from a fresh one.
    */
-  | { op: "done"; rid: number; heapBytes: number; error: FilterError | null }
+  | {
+      op: "done";
+      rid: number;
+      heapBytes: number;
+      /** Milliseconds from reading the call's frame to answering it: the call's own duration. */
+      ms: number;
+      error: FilterError | null;
+    }
   /**
    * Body: one console line of call rid, sent as it is written, so a call that times out, or whose
    * sandbox process dies, still has the lines it wrote before.

@@ -62,6 +62,8 @@ interface Call {
   /** Helper requests sent to the service and not answered yet. */
   outstanding: number;
   finished: boolean;
+  /** performance.now() when its frame was read. */
+  started: number;
 }
 
 const PIPE_FD = 3;
@@ -195,7 +197,10 @@ function finish(call: Call, out: string): void {
   if (call.finished) return;
   call.finished = true;
   calls.delete(call.rid);
-  send({ op: "done", rid: call.rid, heapBytes: heapOf(call.inst), error: null }, out);
+  send(
+    { op: "done", rid: call.rid, heapBytes: heapOf(call.inst), ms: performance.now() - call.started, error: null },
+    out,
+  );
 }
 
 function fail(call: Call, error: FilterError): void {
@@ -203,8 +208,9 @@ function fail(call: Call, error: FilterError): void {
   call.finished = true;
   calls.delete(call.rid);
   const heapBytes = heapOf(call.inst);
+  const ms = performance.now() - call.started;
   drop(call.inst.fid);
-  send({ op: "done", rid: call.rid, heapBytes, error });
+  send({ op: "done", rid: call.rid, heapBytes, ms, error });
 }
 
 /** After the isolate returns control: an async main with nothing left to wait for can never settle. */
@@ -257,7 +263,13 @@ function helper(fid: number, rid: number, hid: number, name: string, args: strin
 function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
   const inst = instances.get(h.fid);
   if (!inst) {
-    send({ op: "done", rid: h.rid, heapBytes: 0, error: { kind: "RUNTIME", message: "the filter is not loaded" } });
+    send({
+      op: "done",
+      rid: h.rid,
+      heapBytes: 0,
+      ms: 0,
+      error: { kind: "RUNTIME", message: "the filter is not loaded" },
+    });
     return;
   }
   const call: Call = {
@@ -267,6 +279,7 @@ function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
     timeoutMs: h.timeoutMs,
     outstanding: 0,
     finished: false,
+    started: performance.now(),
   };
   calls.set(h.rid, call);
   const ran = (out: string) => {

@@ -59,6 +59,11 @@ const LEVELS = new Set<string>(["INFO", "WARNING", "ERROR"]);
 export interface HostOutcome {
   error: FilterError | null;
   heapBytes: number;
+  /**
+   * How long the call took in the sandbox process (null when it died): the call's own duration,
+   * without the trip through the pipe and the wait for this process's event loop to take the answer.
+   */
+  durationMs: number | null;
   /** The guest's encoded outcome (see bootstrap.ts). */
   body: string;
   /** The console lines the call wrote, also when it failed or its sandbox process died. */
@@ -294,7 +299,7 @@ export class SandboxProcess {
         if (!call) return;
         this.calls.delete(h.rid);
         clearTimeout(call.expiry);
-        call.resolve({ error: h.error, heapBytes: h.heapBytes, body, logs: call.logs });
+        call.resolve({ error: h.error, heapBytes: h.heapBytes, durationMs: h.ms, body, logs: call.logs });
         this.idle();
         return;
       }
@@ -358,6 +363,7 @@ export class SandboxProcess {
             : { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms: ${why}` }
           : { kind: "RUNTIME", message: `${why}; the sandbox was restarted before this call finished, retry it` },
         heapBytes: 0,
+        durationMs: null,
         body: "",
         logs: call.logs,
       });
