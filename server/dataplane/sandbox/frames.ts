@@ -70,6 +70,8 @@ export class SyncFrameReader<H> {
 
   /** The next frame; null when the other side closed the pipe. */
   next(): Frame<H> | null {
+    // Everything read was taken: the next frame starts at the front, with the whole buffer for it.
+    if (this.start === this.end) this.start = this.end = 0;
     for (;;) {
       const available = this.end - this.start;
       if (available >= 4) {
