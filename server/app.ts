@@ -132,8 +132,9 @@ async function assemble(
   await app.register(cookie);
   // Users reach this service over HTTPS (PUBLIC_URL): browsers are told to use nothing else.
   if (servedOverHttps(config)) {
-    app.addHook("onRequest", async (_request, reply) => {
+    app.addHook("onRequest", (_request, reply, done) => {
       reply.header("strict-transport-security", HSTS);
+      done();
     });
   }
 
@@ -388,8 +389,9 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");
   const indexFile = path.join(distDir, "index.html");
   // The console's and the API's answers carry the security headers; the RPC proxy's are for other programs.
-  app.addHook("onRequest", async (request, reply) => {
-    if (!request.url.startsWith("/rpc")) reply.headers(SECURITY_HEADERS);
+  app.addHook("onRequest", (request, reply, done) => {
+    if (!request.url.startsWith("/rpc")) for (const [name, value] of SECURITY_HEADERS) reply.header(name, value);
+    done();
   });
   if (!existsSync(indexFile)) {
     app.log.warn("the console is not built (run npm run build); only the API is served");
