@@ -28,17 +28,6 @@ interface KvWrites {
   overageCost: number;
 }
 
-/**
- * Starts the account's billing period an hour back: usage rows are minutes, each in the period its minute
- * starts in, and a period starts at sign-up's second, so writes in sign-up's minute belong to the one before.
- */
-async function periodStartedAnHourAgo(database: ReturnType<typeof db>, accountId: string) {
-  await database
-    .update(subscriptions)
-    .set({ currentPeriodStart: sql`now() - interval '1 hour'` })
-    .where(eq(subscriptions.accountId, accountId));
-}
-
 async function usageWrites(client: GqlClient, args = "") {
   const data = await client.gqlOk<{ usage: { startTime: string; kvWrites: KvWrites } }>(
     `{ usage${args} { startTime kvWrites { ${WRITES} } } }`,
@@ -66,7 +55,6 @@ describe("key-value writes by filters and functions", () => {
     const other = await signUp(ctx.app);
     const database = db();
     try {
-      await periodStartedAnHourAgo(database, owner.viewer.id);
       const helpers = new KvFilterHelpers(database, owner.viewer.id);
       await helpers.qnUpsertList("watch", { add_items: ["0xaa", "0xbb", "0xcc"] });
       await helpers.qnAddListItem("watch", "0xaa");
@@ -114,8 +102,6 @@ describe("key-value writes by filters and functions", () => {
         .update(subscriptions)
         .set({ planId: "b6_build" })
         .where(eq(subscriptions.accountId, paying.viewer.id));
-      await periodStartedAnHourAgo(database, paying.viewer.id);
-      await periodStartedAnHourAgo(database, free.viewer.id);
       // A month's worth of writes in one row, as the helpers would have metered them.
       await kvStore.meterHelperWrite(database, paying.viewer.id, 1_500_000, new Date());
       await new KvFilterHelpers(database, paying.viewer.id).qnAddSet("still", "writes");
@@ -141,6 +127,24 @@ describe("key-value writes by filters and functions", () => {
       ).rows;
       expect(n).toBe(0);
       expect(await usageWrites(free.client)).toMatchObject({ calls: 1, operations: 100_000, overageCost: 0 });
+    } finally {
+      await database.$client.end();
+    }
+  });
+
+  it("count each minute in one billing period: periods that meet at a second share no row and lose none", async () => {
+    const owner = await signUp(ctx.app);
+    const database = db();
+    try {
+      const boundary = new Date("2026-10-05T12:00:30Z");
+      await kvStore.meterHelperWrite(database, owner.viewer.id, 2, new Date("2026-10-05T11:59:59Z"));
+      await kvStore.meterHelperWrite(database, owner.viewer.id, 3, new Date("2026-10-05T12:00:10Z"));
+      await kvStore.meterHelperWrite(database, owner.viewer.id, 5, new Date("2026-10-05T12:00:50Z"));
+      const before = await kvStore.helperWrites(database, owner.viewer.id, new Date("2026-09-05T12:00:30Z"), boundary);
+      const after = await kvStore.helperWrites(database, owner.viewer.id, boundary, new Date("2026-11-05T12:00:30Z"));
+      // The boundary's minute (12:00) is the later period's first.
+      expect(before).toEqual({ calls: 1, operations: 2 });
+      expect(after).toEqual({ calls: 2, operations: 8 });
     } finally {
       await database.$client.end();
     }

@@ -390,10 +390,9 @@ export function expiredUploads(db: Executor, accountId: string, now: Date): Prom
 
 /** Counts one write by a filter or function helper and the operations it is billed, in its minute. */
 export async function meterHelperWrite(db: Executor, accountId: string, operations: number, at: Date) {
-  const minute = new Date(Math.floor(at.getTime() / 60_000) * 60_000);
   await db
     .insert(kvWriteMinutes)
-    .values({ accountId, minute, calls: 1, operations })
+    .values({ accountId, minute: floorMinute(at), calls: 1, operations })
     .onConflictDoUpdate({
       target: [kvWriteMinutes.accountId, kvWriteMinutes.minute],
       set: {
@@ -403,8 +402,19 @@ export async function meterHelperWrite(db: Executor, accountId: string, operatio
     });
 }
 
+const floorMinute = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000);
+
+/**
+ * The minute rows of [start, end): a window's bounds are taken to their minute, so windows that meet (one
+ * billing period and the next, which start at the subscription's second) share no row and lose none, and a
+ * write in a period's first minute counts in it.
+ */
 const inWriteWindow = (accountId: string, start: Date, end: Date) =>
-  and(eq(kvWriteMinutes.accountId, accountId), gte(kvWriteMinutes.minute, start), lt(kvWriteMinutes.minute, end));
+  and(
+    eq(kvWriteMinutes.accountId, accountId),
+    gte(kvWriteMinutes.minute, floorMinute(start)),
+    lt(kvWriteMinutes.minute, floorMinute(end)),
+  );
 
 /** The account's helper writes in [start, end). */
 export async function helperWrites(db: Executor, accountId: string, start: Date, end: Date) {

@@ -127,7 +127,9 @@ export async function getUsage(
   const sub = await subscriptionOrFail(db, accountId);
   const endpointId = args.endpointId ? (await endpointByKey(db, accountId, args.endpointId)).id : undefined;
   const period = billingPeriod(sub, now, args.pastDay ? 0 : periodIndex);
-  const window = args.pastDay ? { start: new Date(now.getTime() - 86_400_000), end: now } : period;
+  // The past day in whole minutes, up to the end of the current one (usage rows are minutes).
+  const endOfMinute = new Date((Math.floor(now.getTime() / 60_000) + 1) * 60_000);
+  const window = args.pastDay ? { start: new Date(endOfMinute.getTime() - 86_400_000), end: endOfMinute } : period;
   const tick: "hour" | "day" =
     args.tickType === "DAY" ? "day" : args.tickType === "HOUR" || args.pastDay ? "hour" : "day";
   const [rows, tickRows, totals] = await Promise.all([
