@@ -112,7 +112,7 @@ export const kvUploads = pgTable(
 
 /**
  * Writes made by filters and functions through the helpers (reads are free), per account and minute:
- * the calls that wrote and the write operations they are billed (see pricing.ts). Minutes, as the other
+ * the calls that wrote and the write operations they are billed (see limits.ts). Minutes, as the other
  * usage rows, so any billing period (which starts at the subscription's time of day) is a sum of rows.
  */
 export const kvWriteMinutes = pgTable(
