@@ -154,26 +154,44 @@ describe("key-value store used from code", () => {
     await page.getByRole("link", { name: "Run", exact: true }).click();
     await page.getByLabel("User data (JSON)").fill(JSON.stringify({ address: WATCHED }));
     for (let i = 0; i < 2; i++) {
+      // Each run's answer is awaited (the first warms the function's isolate, which takes a while under load).
+      const answered = page.waitForResponse(
+        (response) =>
+          response.url().endsWith("/graphql") && (response.request().postData() ?? "").includes("callFunction"),
+        { timeout: 60_000 },
+      );
       await page.getByRole("button", { name: "Run", exact: true }).click();
-      await expect.poll(() => page.getByText("Success", { exact: true }).count()).toBeGreaterThan(0);
+      await answered;
+      await expect
+        .poll(() => page.getByText("Success", { exact: true }).count(), { timeout: 30_000 })
+        .toBeGreaterThan(0);
     }
-    await expect.poll(() => page.getByText('"watched":true').count()).toBeGreaterThan(0);
+    await expect.poll(() => page.getByText('"watched":true').count(), { timeout: 30_000 }).toBeGreaterThan(0);
     await screenshot(page, "kv-code-03-function-run");
 
     // Its metrics: two runs, GB-seconds billed, the charts drawn.
     await page.getByRole("link", { name: "Metrics", exact: true }).click();
     const totals = page.locator(".ant-descriptions").first();
-    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Runs\s*2/);
-    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Billed \(GB-s\)\s*0\.\d+ GB-s/);
+    await expect.poll(async () => (await totals.textContent()) ?? "", { timeout: 30_000 }).toMatch(/Runs\s*2/);
+    await expect
+      .poll(async () => (await totals.textContent()) ?? "", { timeout: 30_000 })
+      .toMatch(/Billed \(GB-s\)\s*0\.\d+ GB-s/);
     await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
     await screenshot(page, "kv-code-04-function-metrics");
 
     // The writes it made through qnLib are billed: two calls, one item each (the list keeps duplicates).
     await page.getByRole("menuitem", { name: /overview$/i }).click();
     await page.getByRole("heading", { name: "Key-value store" }).waitFor();
-    await expect.poll(async () => (await detailRow(page, KV_WRITES, "Helper calls").textContent()) ?? "").toMatch(/2$/);
     await expect
-      .poll(async () => (await detailRow(page, KV_WRITES, "Write operations this billing period").textContent()) ?? "")
+      .poll(async () => (await detailRow(page, KV_WRITES, "Helper calls").textContent()) ?? "", { timeout: 30_000 })
+      .toMatch(/2$/);
+    await expect
+      .poll(
+        async () => (await detailRow(page, KV_WRITES, "Write operations this billing period").textContent()) ?? "",
+        {
+          timeout: 30_000,
+        },
+      )
       .toMatch(/2$/);
     expect(await detailRow(page, KV_WRITES, "Included in the plan").textContent()).toMatch(/1,000,000$/);
     await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
@@ -181,7 +199,9 @@ describe("key-value store used from code", () => {
 
     await page.getByRole("menuitem", { name: /usage/i }).click();
     await expect
-      .poll(async () => (await detailRow(page, USAGE_KV_WRITES, "Write operations").textContent()) ?? "")
+      .poll(async () => (await detailRow(page, USAGE_KV_WRITES, "Write operations").textContent()) ?? "", {
+        timeout: 30_000,
+      })
       .toMatch(/2$/);
     await screenshot(page, "kv-code-06-usage");
     expect(e2e.pageErrors).toEqual([]);
