@@ -1549,6 +1549,34 @@ export type AbortKvUploadMutationVariables = Exact<{
 
 export type AbortKvUploadMutation = { abortKvUpload: { success: boolean; message: string | null } };
 
+export type KvOverviewQueryVariables = Exact<{ [key: string]: never }>;
+
+export type KvOverviewQuery = {
+  kvOverview: {
+    keys: number;
+    keyLimit: number;
+    lists: number;
+    addressBooks: number;
+    values: number;
+    itemsPerKeyLimit: number;
+    valueBytesLimit: number;
+    writes: {
+      startTime: Date | string;
+      endTime: Date | string;
+      calls: number;
+      operations: number;
+      periodStart: Date | string;
+      periodEnd: Date | string;
+      periodOperations: number;
+      includedOperations: number;
+      overageOperations: number;
+      pricePerMillion: number | null;
+      overageCost: number;
+      points: Array<{ x: Date | string; calls: number; operations: number }>;
+    };
+  };
+};
+
 export type StreamFilterTemplatesQueryVariables = Exact<{
   network: string;
 }>;
@@ -1986,6 +2014,18 @@ export type UsageOverviewQuery = {
       totalUsage: number;
     }>;
     billingPeriods: Array<{ startTime: Date | string; endTime: Date | string }>;
+    kvWrites: {
+      calls: number;
+      operations: number;
+      periodStart: Date | string;
+      periodEnd: Date | string;
+      periodOperations: number;
+      includedOperations: number;
+      overageOperations: number;
+      pricePerMillion: number | null;
+      overageCost: number;
+      points: Array<{ x: Date | string; calls: number; operations: number }>;
+    };
   };
 };
 

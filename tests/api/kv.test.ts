@@ -517,7 +517,8 @@ describe("helpers for filters and functions", () => {
     const owner = await signUp(ctx.app);
     const database = db();
     try {
-      const helpers = new KvFilterHelpers(database, owner.viewer.id, () => "2026-11-25");
+      const noon = new Date("2026-11-25T12:00:00Z");
+      const helpers = new KvFilterHelpers(database, owner.viewer.id, () => noon);
       expect(await helpers.itemsSnapshot("watch", null)).toEqual({ version: 0, items: [] });
       expect(await helpers.itemsSnapshot("watch", 0)).toEqual({ version: 0, items: null });
       expect(await helpers.qnAddListItem("watch", "0xaa")).toBe(true);
@@ -548,8 +549,13 @@ describe("helpers for filters and functions", () => {
       expect(third.version).toBeGreaterThan(second.version);
       expect(third.items).toEqual(["0xdd"]);
 
-      // 10 calls wrote: add 1; upsert +2 −1; remove 1, then 0; addSet 1; bulk +2 −1; deleteSet 1; deleteList 1, then 0; add 1.
-      expect(await kvStore.helperWrites(database, owner.viewer.id, "2026-11-25")).toEqual({ calls: 10, items: 12 });
+      // 10 calls wrote: add 1; upsert +2 −1; remove 1, then 0; addSet 1; bulk +2 −1; deleteSet 1; deleteList 1, then 0;
+      // add 1. Each is billed what it changed, at least one operation: 12 changed, and 2 calls changed nothing.
+      const day = { start: new Date("2026-11-25T00:00:00Z"), end: new Date("2026-11-26T00:00:00Z") };
+      expect(await kvStore.helperWrites(database, owner.viewer.id, day.start, day.end)).toEqual({
+        calls: 10,
+        operations: 14,
+      });
       // Limits hold for helpers too (the Free plan's 10 keys; 2 are used: size and watch).
       for (let i = 0; i < 8; i++) await helpers.qnAddSet(`k${i}`, "v");
       await expect(helpers.qnAddListItem("one-more", "x")).rejects.toThrow("Your plan allows 10 keys");

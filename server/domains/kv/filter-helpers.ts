@@ -1,6 +1,7 @@
 import type { FilterHelpers } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { checkItems, checkKey } from "./limits.ts";
+import { meterHelperWrite } from "./metering.ts";
 import { addItemsCreating, removeValues, writeValues } from "./service.ts";
 import * as store from "./store.ts";
 
@@ -10,21 +11,21 @@ import * as store from "./store.ts";
  * the console), and `Set` helpers values (QuickNode's "sets" are single key → value pairs). Reads look
  * at whatever a key names; a write to a missing key makes a list. Limits are the plan's, as in the console.
  *
- * Metering: reads are free; each call that writes counts one call and the items or values it added or
- * removed, per account and UTC day (table kv_helper_writes), in the write's own transaction.
+ * Metering: reads are free; each call that writes is billed its write operations (metering.ts), in the
+ * write's own transaction, so a write refused past the plan's included writes leaves nothing written.
  */
 export class KvFilterHelpers implements FilterHelpers {
   constructor(
     private readonly db: Db,
     private readonly accountId: string,
-    private readonly today: () => string = () => new Date().toISOString().slice(0, 10),
+    private readonly now: () => Date = () => new Date(),
   ) {}
 
   /** A write and its meter reading, in one transaction. */
   private write(run: (tx: Executor) => Promise<number>): Promise<number> {
     return this.db.transaction(async (tx) => {
       const changed = await run(tx);
-      await store.meterHelperWrite(tx, this.accountId, changed, this.today());
+      await meterHelperWrite(tx, this.accountId, changed, this.now());
       return changed;
     });
   }

@@ -6,7 +6,7 @@ import { AppError, badInput, type FieldError } from "../../platform/errors.ts";
 import { subscriptions } from "../account/tables.ts";
 
 /**
- * Every limit of the key-value store, in one place: the plan's (from schemas/catalogue/kv-limits.json)
+ * Every limit and price of the key-value store, in one place: the plan's (from schemas/catalogue/kv-limits.json)
  * and the fixed ones every plan shares. Each check answers with the limit in words.
  */
 
@@ -17,6 +17,10 @@ export interface PlanKvLimits {
   itemsPerKey: number;
   /** UTF-8 bytes of one value. */
   valueBytes: number;
+  /** Write operations by filters and functions included in a billing period (see writeOperations). */
+  writesPerPeriod: number;
+  /** The price of a million write operations beyond the included ones; null: none beyond are allowed. */
+  centsPerMillionWrites: number | null;
 }
 
 interface LimitsFile {
@@ -63,6 +67,34 @@ export function checkItemCount(limits: PlanKvLimits, key: string, itemsAfter: nu
   if (itemsAfter > limits.itemsPerKey)
     throw tooMany(
       `"${key}" would hold ${itemsAfter.toLocaleString("en-US")} items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
+    );
+}
+
+/**
+ * Write operations one helper call is billed: each item or value it added or removed, and at least one,
+ * since a call that changed nothing (an item already there) still wrote (as a bulk write is billed per key).
+ */
+export function writeOperations(changed: number): number {
+  return Math.max(1, changed);
+}
+
+/** What a billing period's write operations cost under the plan: those past the included ones, priced per million. */
+export function writeCharge(limits: PlanKvLimits, operations: number) {
+  const overage = Math.max(0, operations - limits.writesPerPeriod);
+  return {
+    included: limits.writesPerPeriod,
+    overage,
+    /** US dollars, rounded to the cent as an invoice line is. */
+    cost: limits.centsPerMillionWrites === null ? 0 : Math.round((overage * limits.centsPerMillionWrites) / 1e6) / 100,
+    pricePerMillion: limits.centsPerMillionWrites === null ? null : limits.centsPerMillionWrites / 100,
+  };
+}
+
+/** A plan without a price beyond its included writes refuses the write that goes past them. */
+export function checkWriteAllowance(limits: PlanKvLimits, periodOperations: number) {
+  if (limits.centsPerMillionWrites === null && periodOperations > limits.writesPerPeriod)
+    throw tooMany(
+      `Your plan includes ${limits.writesPerPeriod.toLocaleString("en-US")} key-value writes from filters and functions per billing period, and they are used. Upgrade your plan to write more; reads still work.`,
     );
 }
 

@@ -2,6 +2,7 @@ import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { badInput } from "../../platform/errors.ts";
 import { parseItemsText } from "./limits.ts";
+import * as metering from "./metering.ts";
 import * as service from "./service.ts";
 import * as uploads from "./uploads.ts";
 
@@ -69,6 +70,7 @@ const baseUrlOf = (ctx: { config: { publicUrl: string | null }; request: { proto
 
 export const kvResolvers: Resolvers = {
   Query: {
+    kvOverview: field("VIEWER", ({ ctx, accountId }) => metering.overview(ctx.db, accountId)),
     lists: field("VIEWER", async ({ ctx, accountId, args }) =>
       overview(await service.collectionsPage(ctx.db, accountId, "LIST", args), listView),
     ),

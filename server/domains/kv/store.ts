@@ -1,7 +1,7 @@
-import { and, asc, count, eq, gt, ilike, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, ilike, inArray, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
-import { kvCollections, kvHelperWrites, kvListItems, kvSetItems, kvUploads, kvValues } from "./tables.ts";
+import { kvCollections, kvListItems, kvSetItems, kvUploads, kvValues, kvWriteMinutes } from "./tables.ts";
 
 export type CollectionKind = "LIST" | "SET";
 export type CollectionRow = typeof kvCollections.$inferSelect;
@@ -388,21 +388,58 @@ export function expiredUploads(db: Executor, accountId: string, now: Date): Prom
 
 // ---------------------------------------------------------------- metering
 
-/** Counts one write by a filter or function helper and the items or values it changed. */
-export async function meterHelperWrite(db: Executor, accountId: string, items: number, day: string) {
+/** Counts one write by a filter or function helper and the operations it is billed, in its minute. */
+export async function meterHelperWrite(db: Executor, accountId: string, operations: number, at: Date) {
   await db
-    .insert(kvHelperWrites)
-    .values({ accountId, day, calls: 1, items })
+    .insert(kvWriteMinutes)
+    .values({ accountId, minute: floorMinute(at), calls: 1, operations })
     .onConflictDoUpdate({
-      target: [kvHelperWrites.accountId, kvHelperWrites.day],
-      set: { calls: sql`${kvHelperWrites.calls} + 1`, items: sql`${kvHelperWrites.items} + ${items}` },
+      target: [kvWriteMinutes.accountId, kvWriteMinutes.minute],
+      set: {
+        calls: sql`${kvWriteMinutes.calls} + 1`,
+        operations: sql`${kvWriteMinutes.operations} + ${operations}`,
+      },
     });
 }
 
-export async function helperWrites(db: Executor, accountId: string, day: string) {
+const floorMinute = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000);
+
+/**
+ * The minute rows of [start, end): a window's bounds are taken to their minute, so windows that meet (one
+ * billing period and the next, which start at the subscription's second) share no row and lose none, and a
+ * write in a period's first minute counts in it.
+ */
+const inWriteWindow = (accountId: string, start: Date, end: Date) =>
+  and(
+    eq(kvWriteMinutes.accountId, accountId),
+    gte(kvWriteMinutes.minute, floorMinute(start)),
+    lt(kvWriteMinutes.minute, floorMinute(end)),
+  );
+
+/** The account's helper writes in [start, end). */
+export async function helperWrites(db: Executor, accountId: string, start: Date, end: Date) {
   const [row] = await db
-    .select()
-    .from(kvHelperWrites)
-    .where(and(eq(kvHelperWrites.accountId, accountId), eq(kvHelperWrites.day, day)));
-  return row ? { calls: row.calls, items: row.items } : { calls: 0, items: 0 };
+    .select({
+      calls: sql<number>`coalesce(sum(${kvWriteMinutes.calls}), 0)::float8`,
+      operations: sql<number>`coalesce(sum(${kvWriteMinutes.operations}), 0)::float8`,
+    })
+    .from(kvWriteMinutes)
+    .where(inWriteWindow(accountId, start, end));
+  return { calls: Number(row.calls), operations: Number(row.operations) };
+}
+
+/** The account's helper writes in [start, end) per UTC hour or day with writes. */
+export async function helperWriteTicks(db: Executor, accountId: string, start: Date, end: Date, tick: "hour" | "day") {
+  const bucket = sql<Date>`date_trunc(${sql.raw(`'${tick}'`)}, ${kvWriteMinutes.minute} at time zone 'UTC') at time zone 'UTC'`;
+  const rows = await db
+    .select({
+      at: bucket,
+      calls: sql<number>`sum(${kvWriteMinutes.calls})::float8`,
+      operations: sql<number>`sum(${kvWriteMinutes.operations})::float8`,
+    })
+    .from(kvWriteMinutes)
+    .where(inWriteWindow(accountId, start, end))
+    .groupBy(bucket)
+    .orderBy(bucket);
+  return rows.map((r) => ({ at: new Date(r.at), calls: Number(r.calls), operations: Number(r.operations) }));
 }

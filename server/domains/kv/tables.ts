@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
-  date,
   index,
   integer,
   pgSequence,
@@ -112,16 +111,17 @@ export const kvUploads = pgTable(
 );
 
 /**
- * Writes made by filters and functions through the helpers (reads are free): per account and UTC day,
- * the calls that wrote and the items or values they added or removed.
+ * Writes made by filters and functions through the helpers (reads are free), per account and minute:
+ * the calls that wrote and the write operations they are billed (see limits.ts). Minutes, as the other
+ * usage rows, so any billing period (which starts at the subscription's time of day) is a sum of rows.
  */
-export const kvHelperWrites = pgTable(
-  "kv_helper_writes",
+export const kvWriteMinutes = pgTable(
+  "kv_write_minutes",
   {
     accountId: accountIdColumn(),
-    day: date("day", { mode: "string" }).notNull(),
+    minute: timestamp("minute", { withTimezone: true }).notNull(),
     calls: bigint("calls", { mode: "number" }).notNull().default(0),
-    items: bigint("items", { mode: "number" }).notNull().default(0),
+    operations: bigint("operations", { mode: "number" }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.day] })],
+  (t) => [primaryKey({ columns: [t.accountId, t.minute] })],
 );

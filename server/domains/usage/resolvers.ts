@@ -1,5 +1,6 @@
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import { writeUsage } from "../kv/metering.ts";
 import { CreditTable } from "./credits.ts";
 import { endpointMetrics } from "./endpoint-metrics.ts";
 import * as service from "./service.ts";
@@ -23,5 +24,14 @@ export const usageResolvers: Resolvers = {
     ),
     topEndpoints: field("VIEWER", ({ ctx, accountId, args }) => service.topEndpoints(ctx.db, accountId, args)),
     endpointMetrics: field("VIEWER", ({ ctx, accountId, args }) => endpointMetrics(ctx.db, accountId, args)),
+  },
+  Usage: {
+    kvWrites: field("VIEWER", ({ ctx, accountId, parent }) =>
+      writeUsage(ctx.db, accountId, {
+        window: { start: parent.startTime, end: parent.endTime },
+        period: parent.period,
+        tick: parent.tick,
+      }),
+    ),
   },
 };

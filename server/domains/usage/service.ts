@@ -126,10 +126,12 @@ export async function getUsage(
   }
   const sub = await subscriptionOrFail(db, accountId);
   const endpointId = args.endpointId ? (await endpointByKey(db, accountId, args.endpointId)).id : undefined;
-  const window = args.pastDay
-    ? { start: new Date(now.getTime() - 86_400_000), end: now }
-    : billingPeriod(sub, now, periodIndex);
-  const tick = args.tickType === "DAY" ? "day" : args.tickType === "HOUR" || args.pastDay ? "hour" : "day";
+  const period = billingPeriod(sub, now, args.pastDay ? 0 : periodIndex);
+  // The past day in whole minutes, up to the end of the current one (usage rows are minutes).
+  const endOfMinute = new Date((Math.floor(now.getTime() / 60_000) + 1) * 60_000);
+  const window = args.pastDay ? { start: new Date(endOfMinute.getTime() - 86_400_000), end: endOfMinute } : period;
+  const tick: "hour" | "day" =
+    args.tickType === "DAY" ? "day" : args.tickType === "HOUR" || args.pastDay ? "hour" : "day";
   const [rows, tickRows, totals] = await Promise.all([
     store.byEndpointAndMethod(db, accountId, window.start, window.end, endpointId),
     store.ticks(db, accountId, window.start, window.end, tick, endpointId),
@@ -188,6 +190,9 @@ export async function getUsage(
     usageTicks,
     usagePoints: usageTicks.flatMap((tick) => tick.y.map((value) => ({ x: tick.x, ...value }))),
     billingPeriods,
+    /** The points' width and the billing period the window is in (the current one for the past day), for usage read elsewhere. */
+    tick,
+    period,
   };
 }
 

@@ -390,6 +390,8 @@ export type Query = {
   functionTemplates: Array<FunctionTemplate>;
   /** What the account's functions used in [start, end), per hour or day. */
   functionsBillingUsage: FunctionsBillingUsage;
+  /** The key-value store against the plan's limits, and this billing period's writes by filters and functions. */
+  kvOverview: KvOverview;
   /** The account's lists, by key. */
   lists: KvListConnection;
   /** A list and a page of its items (searchTerm matches items). */
@@ -1318,6 +1320,8 @@ export type Usage = {
   usagePoints: Array<UsagePoint>;
   /** The current period first, then earlier ones (periodIndex 0, 1, …). */
   billingPeriods: Array<BillingPeriod>;
+  /** Key-value writes by filters and functions in the same window (account-wide, whatever endpointId says). */
+  kvWrites: KvWriteUsage;
 };
 
 export type TopEndpoint = {
@@ -2515,6 +2519,56 @@ export type KvUploadPartInput = {
   partNumber: Scalars["Int"]["input"];
 };
 
+/** A UTC hour or day with key-value writes by filters and functions. */
+export type KvWritePoint = {
+  __typename?: "KvWritePoint";
+  x: Scalars["DateTime"]["output"];
+  /** Helper calls that wrote. */
+  calls: Scalars["Float"]["output"];
+  /** Write operations billed. */
+  operations: Scalars["Float"]["output"];
+};
+
+/** Key-value writes by filters and functions (reads are free) in a window, and the bill of a billing period. */
+export type KvWriteUsage = {
+  __typename?: "KvWriteUsage";
+  startTime: Scalars["DateTime"]["output"];
+  endTime: Scalars["DateTime"]["output"];
+  /** Helper calls that wrote, in the window. */
+  calls: Scalars["Float"]["output"];
+  /** Write operations in the window: each item or value a call added or removed, at least one per call. */
+  operations: Scalars["Float"]["output"];
+  points: Array<KvWritePoint>;
+  /** The billing period the bill is of: the window's, or the current one when the window is the past 24 hours. */
+  periodStart: Scalars["DateTime"]["output"];
+  periodEnd: Scalars["DateTime"]["output"];
+  periodOperations: Scalars["Float"]["output"];
+  /** Write operations the plan includes per billing period. */
+  includedOperations: Scalars["Float"]["output"];
+  /** Operations in the period past the included ones. */
+  overageOperations: Scalars["Float"]["output"];
+  /** US dollars per million operations past the included ones; null when the plan refuses writes past them. */
+  pricePerMillion?: Maybe<Scalars["Float"]["output"]>;
+  /** What the period's operations past the included ones cost, in US dollars. */
+  overageCost: Scalars["Float"]["output"];
+};
+
+/** The key-value store of the account against its plan's limits, and this billing period's writes. */
+export type KvOverview = {
+  __typename?: "KvOverview";
+  /** Lists, address books and values together (what the plan's key limit counts). */
+  keys: Scalars["Int"]["output"];
+  keyLimit: Scalars["Int"]["output"];
+  lists: Scalars["Int"]["output"];
+  addressBooks: Scalars["Int"]["output"];
+  values: Scalars["Int"]["output"];
+  itemsPerKeyLimit: Scalars["Int"]["output"];
+  /** UTF-8 bytes one value may have. */
+  valueBytesLimit: Scalars["Int"]["output"];
+  /** Writes by filters and functions in the current billing period, per day. */
+  writes: KvWriteUsage;
+};
+
 /**
  * What the console shows of a stream's or webhook's status: one the engine stopped because it failed is
  * FAILED (the engine paused it; activating resumes at its checkpoint) or TERMINATED (it cannot work as set
@@ -2837,6 +2891,9 @@ export type ResolversTypes = {
   RemoveKvValuesInput: ResolverTypeWrapper<Partial<RemoveKvValuesInput>>;
   InitiateKvUploadInput: ResolverTypeWrapper<Partial<InitiateKvUploadInput>>;
   KvUploadPartInput: ResolverTypeWrapper<Partial<KvUploadPartInput>>;
+  KvWritePoint: ResolverTypeWrapper<Partial<KvWritePoint>>;
+  KvWriteUsage: ResolverTypeWrapper<Partial<KvWriteUsage>>;
+  KvOverview: ResolverTypeWrapper<Partial<KvOverview>>;
   StreamState: ResolverTypeWrapper<Partial<StreamState>>;
   DeliveryOutcome: ResolverTypeWrapper<Partial<DeliveryOutcome>>;
   StreamDelivery: ResolverTypeWrapper<StreamDeliveryView>;
@@ -3018,6 +3075,9 @@ export type ResolversParentTypes = {
   RemoveKvValuesInput: Partial<RemoveKvValuesInput>;
   InitiateKvUploadInput: Partial<InitiateKvUploadInput>;
   KvUploadPartInput: Partial<KvUploadPartInput>;
+  KvWritePoint: Partial<KvWritePoint>;
+  KvWriteUsage: Partial<KvWriteUsage>;
+  KvOverview: Partial<KvOverview>;
   StreamDelivery: StreamDeliveryView;
   StreamDeliveryConnection: Partial<
     Omit<StreamDeliveryConnection, "deliveries"> & { deliveries: Array<ResolversParentTypes["StreamDelivery"]> }
@@ -3524,6 +3584,7 @@ export type QueryResolvers<
     ContextType,
     RequireFields<QueryFunctionsBillingUsageArgs, "start" | "end">
   >;
+  kvOverview?: Resolver<ResolversTypes["KvOverview"], ParentType, ContextType>;
   lists?: Resolver<ResolversTypes["KvListConnection"], ParentType, ContextType, Partial<QueryListsArgs>>;
   list?: Resolver<ResolversTypes["KvListDetail"], ParentType, ContextType, RequireFields<QueryListArgs, "key">>;
   addressBooks?: Resolver<
@@ -4221,6 +4282,7 @@ export type UsageResolvers<
   usageTicks?: Resolver<Array<ResolversTypes["UsageTick"]>, ParentType, ContextType>;
   usagePoints?: Resolver<Array<ResolversTypes["UsagePoint"]>, ParentType, ContextType>;
   billingPeriods?: Resolver<Array<ResolversTypes["BillingPeriod"]>, ParentType, ContextType>;
+  kvWrites?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
 };
 
 export type TopEndpointResolvers<
@@ -5201,6 +5263,47 @@ export type KvUploadPartUrlResolvers<
   expiresAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
 };
 
+export type KvWritePointResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvWritePoint"] = ResolversParentTypes["KvWritePoint"],
+> = {
+  x?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  calls?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  operations?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type KvWriteUsageResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvWriteUsage"] = ResolversParentTypes["KvWriteUsage"],
+> = {
+  startTime?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  endTime?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  calls?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  operations?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  points?: Resolver<Array<ResolversTypes["KvWritePoint"]>, ParentType, ContextType>;
+  periodStart?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodEnd?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodOperations?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  includedOperations?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  overageOperations?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  pricePerMillion?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
+  overageCost?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type KvOverviewResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvOverview"] = ResolversParentTypes["KvOverview"],
+> = {
+  keys?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  keyLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  lists?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  addressBooks?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  values?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  itemsPerKeyLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  valueBytesLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  writes?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
+};
+
 export type StreamDeliveryResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["StreamDelivery"] = ResolversParentTypes["StreamDelivery"],
@@ -5361,6 +5464,9 @@ export type Resolvers<ContextType = Context> = {
   KvDeleteResult?: KvDeleteResultResolvers<ContextType>;
   KvUpload?: KvUploadResolvers<ContextType>;
   KvUploadPartUrl?: KvUploadPartUrlResolvers<ContextType>;
+  KvWritePoint?: KvWritePointResolvers<ContextType>;
+  KvWriteUsage?: KvWriteUsageResolvers<ContextType>;
+  KvOverview?: KvOverviewResolvers<ContextType>;
   StreamDelivery?: StreamDeliveryResolvers<ContextType>;
   StreamDeliveryConnection?: StreamDeliveryConnectionResolvers<ContextType>;
 };
