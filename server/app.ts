@@ -42,6 +42,7 @@ import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
 import { newReadRecord, type ReadRecord, ResponseCache } from "./graphql/response-cache.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { Services } from "./graphql/services.ts";
+import { compressAnswer } from "./platform/answer-compression.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
@@ -338,6 +339,11 @@ async function registerApi(
     if (request.routeOptions.url === graphqlPath) services.answers.keep(request, reply.statusCode, payload);
     return payload;
   });
+  // After the response cache has kept the answer as text: the console's first answers (the registry above
+  // all) reach a slow network compressed.
+  app.addHook("onSend", async (request, reply, payload) =>
+    request.routeOptions.url === graphqlPath ? compressAnswer(request, reply, payload) : payload,
+  );
 
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
