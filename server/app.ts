@@ -14,7 +14,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from "fastify";
-import { NoSchemaIntrospectionCustomRule } from "graphql";
+import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
 import type { DestinationStream, Logger } from "pino";
 import { startChainNodes } from "./dataplane/chain/nodes.ts";
@@ -86,7 +86,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     else log.warn({ err: error }, "an idle database connection was dropped");
   });
   try {
-    return await assemble(config, log, registry, database, db);
+    return await assemble(config, log, registry, apiSchema, database, db);
   } catch (error) {
     await db.$client.end().catch(() => undefined);
     await database.stop().catch(() => undefined);
@@ -104,6 +104,7 @@ async function assemble(
   config: AppConfig,
   log: Logger,
   registry: RegistryHolder,
+  apiSchema: GraphQLSchema,
   database: DatabaseServer,
   db: Db,
 ): Promise<App> {
@@ -184,7 +185,8 @@ async function assemble(
     endpointCreatedHooks,
     sessions: new SessionCache(db, events),
     endpointLists: new EndpointListCache(db, events),
-    answers: new ResponseCache(resolvers, loadApiSchema(), graphqlLimits.tokens),
+    // The schema the registry was checked against: built once per start.
+    answers: new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens),
     upstreams: chainNodes,
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: {
