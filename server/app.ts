@@ -36,10 +36,10 @@ import { engineStore } from "./domains/streams/engine-store.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import { allResolvers } from "./graphql/all-resolvers.ts";
-import type { Context, Principal } from "./graphql/context.ts";
+import type { Context } from "./graphql/context.ts";
 import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
 import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
-import { newReadRecord, type ReadRecord, ResponseCache } from "./graphql/response-cache.ts";
+import { newReadRecord, ResponseCache } from "./graphql/response-cache.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { Services } from "./graphql/services.ts";
 import { compressAnswer } from "./platform/answer-compression.ts";
@@ -134,8 +134,9 @@ async function assemble(
   await app.register(cookie);
   // Users reach this service over HTTPS (PUBLIC_URL): browsers are told to use nothing else.
   if (servedOverHttps(config)) {
-    app.addHook("onRequest", async (_request, reply) => {
+    app.addHook("onRequest", (_request, reply, done) => {
       reply.header("strict-transport-security", HSTS);
+      done();
     });
   }
 
@@ -307,39 +308,42 @@ async function registerApi(
   resolvers: Resolvers,
 ) {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
-  app.addHook("onRequest", async (request, reply) => {
-    if (request.url.split("?")[0] !== graphqlPath) return;
-    if (request.method === "GET")
-      return reply
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.url.split("?")[0] !== graphqlPath) return done();
+    if (request.method === "GET") {
+      reply
         .code(405)
         .header("allow", "POST")
         .send({ errors: [{ message: "Use POST.", extensions: { code: "BAD_USER_INPUT" } }] });
+      return;
+    }
     if (!String(request.headers["content-type"] ?? "").startsWith("application/json")) {
-      return reply.code(415).send({
+      reply.code(415).send({
         errors: [{ message: "Send GraphQL requests as application/json.", extensions: { code: "BAD_USER_INPUT" } }],
       });
+      return;
     }
+    done();
   });
 
-  // The caller, read once per request: by the response cache first, then by the context.
-  const callers = new WeakMap<FastifyRequest, Principal | null>();
-  const callerOf = async (request: FastifyRequest) => {
-    if (callers.has(request)) return callers.get(request) ?? null;
-    const principal = await services.sessions.resolve(request.cookies[SESSION_COOKIE]);
-    callers.set(request, principal);
-    return principal;
-  };
-  const reads = new WeakMap<FastifyRequest, ReadRecord>();
-  app.addHook("preHandler", async (request, reply) => {
-    if (request.routeOptions.url !== graphqlPath || request.method !== "POST") return;
+  // The one place a GraphQL request's caller is read: the response cache needs it before execution, the
+  // context after. Callback-style hooks (here and below) cost no promise per request.
+  app.decorateRequest("caller", null);
+  app.decorateRequest("reads", null);
+  app.addHook("preHandler", (request, reply, done) => {
+    if (request.routeOptions.url !== graphqlPath) return done();
     const record = newReadRecord();
-    reads.set(request, record);
-    const stored = services.answers.lookup(request, await callerOf(request), record);
-    if (stored !== null) return reply.type("application/json; charset=utf-8").send(stored);
+    request.reads = record;
+    services.sessions.resolve(request.cookies[SESSION_COOKIE]).then((principal) => {
+      request.caller = principal;
+      const stored = services.answers.lookup(request, principal, record);
+      if (stored === null) done();
+      else reply.type("application/json; charset=utf-8").send(stored);
+    }, done);
   });
-  app.addHook("onSend", async (request, reply, payload) => {
-    if (request.routeOptions.url === graphqlPath) services.answers.keep(request, reply.statusCode, payload);
-    return payload;
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (request.reads?.keepAs) services.answers.keep(request.reads, reply.statusCode, payload);
+    done(null, payload);
   });
   // After the response cache has kept the answer as text: the console's first answers (the registry above
   // all) reach a slow network compressed.
@@ -364,17 +368,20 @@ async function registerApi(
       ...(config.production ? [NoSchemaIntrospectionCustomRule] : []),
     ],
     graphql: { parseOptions: { maxTokens: graphqlLimits.tokens } },
-    context: async (request, reply): Promise<Context> => ({
-      db,
-      config,
-      log,
-      services,
-      principal: await callerOf(request),
-      request,
-      reply,
-      loaders: new Map(),
-      reads: reads.get(request) ?? newReadRecord(),
-    }),
+    context: (request, reply): Context => {
+      if (!request.reads) throw new Error("the API's preHandler did not run for this request");
+      return {
+        db,
+        config,
+        log,
+        services,
+        principal: request.caller,
+        request,
+        reply,
+        loaders: new Map(),
+        reads: request.reads,
+      };
+    },
     errorFormatter: (execution, context) => {
       const requestId = context.reply.request.id;
       const errors = formatError({ errors: execution.errors }, { production: config.production, log, requestId });
@@ -390,8 +397,9 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");
   const indexFile = path.join(distDir, "index.html");
   // The console's and the API's answers carry the security headers; the RPC proxy's are for other programs.
-  app.addHook("onRequest", async (request, reply) => {
-    if (!request.url.startsWith("/rpc")) reply.headers(SECURITY_HEADERS);
+  app.addHook("onRequest", (request, reply, done) => {
+    if (!request.url.startsWith("/rpc")) for (const [name, value] of SECURITY_HEADERS) reply.header(name, value);
+    done();
   });
   if (!existsSync(indexFile)) {
     app.log.warn("the console is not built (run npm run build); only the API is served");

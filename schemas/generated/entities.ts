@@ -361,14 +361,19 @@ export interface KvValueValueInput {
 }
 
 /**
- * RPS, RPM or RPD: requests per second, minute or day to this endpoint.
+ * The endpoint's requests per second, per minute or per day.
  */
 export type RateLimiterBucket = "RPS" | "RPM" | "RPD";
+
+/**
+ * Whose calls count together: the whole account's (the plan's requests per second), the endpoint's, or each client address's apart.
+ */
+export type RateLimiterCounter = "account" | "endpoint" | "endpoint+ip";
 
 export interface RateLimiterCreateInput {
   endpointId: string;
   /**
-   * SECOND, MINUTE or DAY: the window the rate counts calls in (fixed windows).
+   * The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).
    */
   interval: "SECOND" | "MINUTE" | "DAY";
   /**
@@ -399,14 +404,14 @@ export interface RateLimiterDeleteOverrideInput {
 }
 
 /**
- * SECOND, MINUTE or DAY: the window the rate counts calls in (fixed windows).
+ * The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).
  */
 export type RateLimiterInterval = "SECOND" | "MINUTE" | "DAY";
 
 export interface RateLimiterKeyOverrideInput {
   endpointId: string;
   /**
-   * RPS, RPM or RPD: requests per second, minute or day to this endpoint.
+   * The endpoint's requests per second, per minute or per day.
    */
   bucket: "RPS" | "RPM" | "RPD";
   /**
@@ -428,7 +433,7 @@ export type RateLimiterMethods = [string, ...string[]];
 export interface RateLimiterOverrideInput {
   endpointId: string;
   /**
-   * RPS, RPM or RPD: requests per second, minute or day to this endpoint.
+   * The endpoint's requests per second, per minute or per day.
    */
   bucket: "RPS" | "RPM" | "RPD";
   /**
@@ -464,7 +469,7 @@ export interface RateLimiterUpdateInput {
    */
   methods?: [string, ...string[]];
   /**
-   * SECOND, MINUTE or DAY: the window the rate counts calls in (fixed windows).
+   * The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).
    */
   interval?: "SECOND" | "MINUTE" | "DAY";
   /**
@@ -490,23 +495,11 @@ export interface RateLimiterUpdateRateInput {
   enabled?: boolean;
 }
 
-export interface SecurityDomainMask {
-  id?: string;
-  host?: string;
-  [k: string]: unknown | undefined;
-}
-
 export interface SecurityDomainMaskInput {
   /**
    * A host name you point at this service (CNAME), e.g. rpc.example.com.
    */
   host: string;
-}
-
-export interface SecurityIp {
-  id?: string;
-  ip?: string;
-  [k: string]: unknown | undefined;
 }
 
 export interface SecurityIpCustomHeaderInput {
@@ -521,15 +514,6 @@ export interface SecurityIpInput {
    * 203.0.113.7, 10.0.0.0/8 or 2001:db8::/32.
    */
   ip: string;
-}
-
-export interface SecurityJwt {
-  id?: string;
-  name?: string;
-  kid?: string;
-  fingerprint?: string;
-  publicKey?: string;
-  [k: string]: unknown | undefined;
 }
 
 export interface SecurityJwtInput {
@@ -601,12 +585,6 @@ export interface SecurityOptions {
   [k: string]: unknown | undefined;
 }
 
-export interface SecurityReferrer {
-  id?: string;
-  referrer?: string;
-  [k: string]: unknown | undefined;
-}
-
 export interface SecurityReferrerInput {
   /**
    * A host (app.example.com), a wildcard (*.example.com) or an origin (https://app.example.com:8443).
@@ -614,25 +592,8 @@ export interface SecurityReferrerInput {
   referrer: string;
 }
 
-export interface SecurityRequestFilter {
-  id?: string;
-  method?: string;
-  [k: string]: unknown | undefined;
-}
-
 export interface SecurityRequestFilterInput {
   method: string;
-}
-
-export interface SecurityToken {
-  id?: string;
-  /**
-   * Shown in full once, when created; masked after.
-   */
-  token?: string;
-  type?: string;
-  createdAt?: string;
-  [k: string]: unknown | undefined;
 }
 
 export interface SecurityUpdateOptionInput {
@@ -1210,6 +1171,7 @@ export interface EntityInputs {
   "kv-value#/$defs/removeValuesInput": KvValueRemoveValuesInput;
   "kv-value#/$defs/valueInput": KvValueValueInput;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
+  "rate-limiter#/$defs/counter": RateLimiterCounter;
   "rate-limiter#/$defs/createInput": RateLimiterCreateInput;
   "rate-limiter#/$defs/deleteOverrideInput": RateLimiterDeleteOverrideInput;
   "rate-limiter#/$defs/interval": RateLimiterInterval;
@@ -1221,20 +1183,14 @@ export interface EntityInputs {
   "rate-limiter#/$defs/reason": RateLimiterReason;
   "rate-limiter#/$defs/updateInput": RateLimiterUpdateInput;
   "rate-limiter#/$defs/updateRateInput": RateLimiterUpdateRateInput;
-  "security#/$defs/domainMask": SecurityDomainMask;
   "security#/$defs/domainMaskInput": SecurityDomainMaskInput;
-  "security#/$defs/ip": SecurityIp;
   "security#/$defs/ipCustomHeaderInput": SecurityIpCustomHeaderInput;
   "security#/$defs/ipInput": SecurityIpInput;
-  "security#/$defs/jwt": SecurityJwt;
   "security#/$defs/jwtInput": SecurityJwtInput;
   "security#/$defs/optionName": SecurityOptionName;
   "security#/$defs/options": SecurityOptions;
-  "security#/$defs/referrer": SecurityReferrer;
   "security#/$defs/referrerInput": SecurityReferrerInput;
-  "security#/$defs/requestFilter": SecurityRequestFilter;
   "security#/$defs/requestFilterInput": SecurityRequestFilterInput;
-  "security#/$defs/token": SecurityToken;
   "security#/$defs/updateOptionInput": SecurityUpdateOptionInput;
   "stream#/$defs/azureAttributes": StreamAzureAttributes;
   "stream#/$defs/checkConnectionInput": StreamCheckConnectionInput;

@@ -8,6 +8,15 @@ import { type Role, roleAtLeast } from "../platform/roles.ts";
 import type { ReadRecord } from "./response-cache.ts";
 import type { Services } from "./services.ts";
 
+declare module "fastify" {
+  interface FastifyRequest {
+    /** A GraphQL request's caller (null: signed out), read once by the API's preHandler (app.ts). */
+    caller: Principal | null;
+    /** A GraphQL request's read record, made by the same hook; null on every other route. */
+    reads: ReadRecord | null;
+  }
+}
+
 /** Who is calling: a signed-in user acting in one account with one role. */
 export interface Principal {
   userId: string;

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from "fastify";
 import {
   type DocumentNode,
   type GraphQLResolveInfo,
@@ -36,9 +35,11 @@ export interface ReadRecord {
   snapshots: (() => boolean)[];
   /** A resolver read something that is not a snapshot: the answer is not kept. */
   uncacheable: boolean;
+  /** Set by {@link ResponseCache.lookup} when the answer, once sent, may be kept: where it goes. */
+  keepAs: KeepTicket | null;
 }
 
-export const newReadRecord = (): ReadRecord => ({ snapshots: [], uncacheable: false });
+export const newReadRecord = (): ReadRecord => ({ snapshots: [], uncacheable: false, keepAs: null });
 
 const snapshotReaders = new WeakSet<object>();
 
@@ -61,11 +62,17 @@ interface StoredAnswer {
   snapshots: (() => boolean)[];
 }
 
-interface Pending {
+interface KeepTicket {
   key: string;
   query: string;
   operationName: string | undefined;
-  record: ReadRecord;
+}
+
+/** What the cache needs of a request: its parsed body and the origin it was sent to. */
+export interface CacheableRequest {
+  body: unknown;
+  protocol: string;
+  host: string;
 }
 
 /** Answers kept: bounded by count and by their text's total length. */
@@ -106,7 +113,6 @@ export class ResponseCache {
   });
   /** Whether an operation (query text and operation name) may be kept at all, worked out once. */
   private readonly operations = new LRUCache<string, boolean>({ max: MAX_OPERATIONS });
-  private readonly pending = new WeakMap<FastifyRequest, Pending>();
   /** Answers served from here, and answers kept. */
   readonly stats = { hits: 0, kept: 0 };
 
@@ -118,10 +124,10 @@ export class ResponseCache {
   ) {}
 
   /**
-   * The stored answer to this request, or null. When there is none but one could be kept, `record` is
-   * remembered for the request, and {@link keep} stores the answer once it is sent.
+   * The stored answer to this request, or null. When there is none but one could be kept, `record`
+   * says where ({@link ReadRecord.keepAs}), and {@link keep} stores the answer once it is sent.
    */
-  lookup(request: FastifyRequest, principal: Principal | null, record: ReadRecord): string | null {
+  lookup(request: CacheableRequest, principal: Principal | null, record: ReadRecord): string | null {
     const body = request.body as { query?: unknown; operationName?: unknown; variables?: unknown } | null;
     if (!principal || !body || typeof body !== "object" || Array.isArray(body) || typeof body.query !== "string")
       return null;
@@ -148,16 +154,15 @@ export class ResponseCache {
       }
       this.answers.delete(key);
     }
-    this.pending.set(request, { key, query: body.query, operationName, record });
+    record.keepAs = { key, query: body.query, operationName };
     return null;
   }
 
-  /** Stores the answer just sent to `request`, when it may be kept. */
-  keep(request: FastifyRequest, statusCode: number, payload: unknown): void {
-    const pending = this.pending.get(request);
+  /** Stores the answer just sent for `record`'s request, when it may be kept. */
+  keep(record: ReadRecord, statusCode: number, payload: unknown): void {
+    const pending = record.keepAs;
     if (!pending) return;
-    this.pending.delete(request);
-    const { record } = pending;
+    record.keepAs = null;
     if (statusCode !== 200 || typeof payload !== "string" || payload.length > MAX_ONE_ANSWER_CHARS) return;
     if (!this.cacheableOperation(pending.query, pending.operationName)) return;
     if (record.uncacheable || record.snapshots.length === 0) return;

@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
@@ -169,7 +170,8 @@ function ownAddresses(): Set<string> {
  * The one place the rule is applied. Clients that connect where a tenant says take their sockets,
  * lookups and agents from here: `connect`/`tlsConnect` (node:net and node:tls options), `socket`
  * (a net.Socket whose `connect` is checked, for drivers that take a stream), `httpAgent`/`httpsAgent`
- * (for SDKs) and `resolve` (for a client with no hook: checks just before it connects).
+ * (for SDKs) and `openProxy` (for a client that takes only proxy settings). There is no "check, then
+ * let the client connect by itself": the name could resolve elsewhere the second time (DNS rebinding).
  */
 export class EgressPolicy {
   private readonly allowedRanges = new net.BlockList();
@@ -193,6 +195,19 @@ export class EgressPolicy {
   /** A port this service listens on: refused on this machine's addresses whatever the allow list says. */
   addOwnPort(port: number): void {
     if (port > 0) this.ownPorts.add(port);
+  }
+
+  /**
+   * A forward proxy for one client that can only be pointed at a proxy (snowflake-sdk): listens on
+   * 127.0.0.1 on a port of its own, takes CONNECT with a credential made for this client alone, and
+   * makes every connection with this policy's `connect`, so the address checked is the one connected
+   * to. Its port counts as this service's own while it is open, so a tenant-named connection cannot
+   * reach it. Close it when the client is done.
+   */
+  async openProxy(options: EgressProxyOptions = {}): Promise<EgressProxy> {
+    const proxy = await EgressProxy.open(this, options, (port) => this.ownPorts.delete(port));
+    this.ownPorts.add(proxy.port);
+    return proxy;
   }
 
   /**
@@ -258,21 +273,6 @@ export class EgressPolicy {
         else callback(null, allowed[0].address, allowed[0].family);
       });
     };
-  }
-
-  /** Resolves `host` and checks every address, for a client that cannot take a lookup; throws EgressRefused. */
-  async resolve(host: string, port: number): Promise<string[]> {
-    this.checkHost(host, port);
-    const bare = bareAddress(host);
-    if (net.isIP(bare) !== 0) return [bare];
-    const addresses = await new Promise<dns.LookupAddress[]>((resolve, reject) =>
-      this.resolver(bare, { all: true }, (error, found) => (error ? reject(error) : resolve(found))),
-    );
-    for (const a of addresses) {
-      const reason = this.refusal(a.address, port, bare);
-      if (reason) throw new EgressRefused(reason);
-    }
-    return addresses.map((a) => a.address);
   }
 
   /** net.connect with the policy applied; a refused address fails the socket before any packet is sent. */
@@ -373,5 +373,238 @@ export class EgressPolicy {
       if (error instanceof EgressRefused) return error;
       throw error;
     }
+  }
+}
+
+export interface EgressProxyOptions {
+  /**
+   * The one place (host and port as named) that plain-http requests may be forwarded to. Clients send
+   * those without a credential (an http agent pointed at a proxy sends the request itself, no
+   * CONNECT), so the proxy forwards them to this place only; without it they are refused.
+   */
+  plainTarget?: { host: string; port: number };
+}
+
+/**
+ * The answer to a request the proxy did not forward; the client sees the reason as the response. A
+ * refusal is 421, not 403: clients retry 403 from cloud storage (snowflake-sdk's result chunks, ten
+ * times over minutes), and a refusal does not change until the allow list does.
+ */
+const PROXY_STATUS = { malformed: 400, refused: 421, unauthorized: 407, failed: 502 } as const;
+
+/** "host:port" as a CONNECT line or a Host header writes it, IPv6 in brackets; null when it is not one. */
+function parseAuthority(authority: string, defaultPort?: number): { host: string; port: number } | null {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+)(?::(\d{1,5}))?$/.exec(authority);
+  if (!match) return null;
+  const port = match[2] === undefined ? defaultPort : Number(match[2]);
+  if (port === undefined || port < 1 || port > 65535) return null;
+  return { host: bareAddress(match[1]), port };
+}
+
+/** Headers for one hop only (RFC 9110 7.6.1), not passed on by a proxy. */
+const HOP_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function endToEndHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const named = new Set(
+    String(headers.connection ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase()),
+  );
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name) && !named.has(name)),
+  ) as http.OutgoingHttpHeaders;
+}
+
+/** See EgressPolicy.openProxy. */
+export class EgressProxy {
+  readonly host = "127.0.0.1";
+  /** The credential CONNECT must carry (Basic); random for each proxy, never shown. */
+  readonly user = "egress";
+  readonly password = randomBytes(24).toString("hex");
+  private readonly expectedAuthorization: Buffer;
+  private readonly server: http.Server;
+  /** Plain-http requests go on through the policy's agent. */
+  private readonly plainAgent: http.Agent;
+  private readonly tunnels = new Set<net.Socket>();
+  private listeningPort = 0;
+  private refusal: EgressRefused | null = null;
+  private failure: Error | null = null;
+
+  private constructor(
+    private readonly policy: EgressPolicy,
+    private readonly options: EgressProxyOptions,
+    private readonly released: (port: number) => void,
+  ) {
+    this.expectedAuthorization = Buffer.from(
+      `Basic ${Buffer.from(`${this.user}:${this.password}`).toString("base64")}`,
+    );
+    this.plainAgent = policy.httpAgent({ keepAlive: true });
+    this.server = http.createServer((request, response) => this.forward(request, response));
+    this.server.on("connect", (request: http.IncomingMessage, socket: net.Socket, head: Buffer) =>
+      this.tunnel(request, socket, head),
+    );
+    this.server.on("clientError", (_error, socket) => socket.destroy());
+  }
+
+  /** A proxy listening on 127.0.0.1 on a free port; it does not keep the process alive. */
+  static async open(
+    policy: EgressPolicy,
+    options: EgressProxyOptions,
+    released: (port: number) => void,
+  ): Promise<EgressProxy> {
+    const proxy = new EgressProxy(policy, options, released);
+    await new Promise<void>((resolve, reject) => {
+      proxy.server.once("error", reject);
+      proxy.server.listen(0, proxy.host, () => {
+        proxy.server.off("error", reject);
+        resolve();
+      });
+    });
+    proxy.server.unref();
+    proxy.listeningPort = (proxy.server.address() as net.AddressInfo).port;
+    return proxy;
+  }
+
+  get port(): number {
+    return this.listeningPort;
+  }
+
+  /**
+   * Why a connection through this proxy failed since the last call: the policy's refusal if there was
+   * one, else the error of connecting to an allowed place. The client sees only an HTTP status, so its
+   * owner reports this instead.
+   */
+  takeFailure(): Error | null {
+    const failure = this.refusal ?? this.failure;
+    this.refusal = null;
+    this.failure = null;
+    return failure;
+  }
+
+  /** Stops listening and ends every connection through the proxy. */
+  async close(): Promise<void> {
+    if (!this.server.listening) return;
+    for (const socket of this.tunnels) socket.destroy();
+    this.tunnels.clear();
+    this.plainAgent.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.released(this.listeningPort);
+  }
+
+  private authorized(request: http.IncomingMessage): boolean {
+    const given = Buffer.from(String(request.headers["proxy-authorization"] ?? ""));
+    return given.length === this.expectedAuthorization.length && timingSafeEqual(given, this.expectedAuthorization);
+  }
+
+  /** Records why a connection failed and gives the status the client is answered with. */
+  private failed(error: Error): { status: number; reason: string } {
+    if (error instanceof EgressRefused) {
+      this.refusal = error;
+      return { status: PROXY_STATUS.refused, reason: error.message };
+    }
+    this.failure = error;
+    return { status: PROXY_STATUS.failed, reason: error.message || "the connection failed" };
+  }
+
+  /** CONNECT host:port: a tunnel to a place the policy allows, for TLS the client speaks through it. */
+  private tunnel(request: http.IncomingMessage, client: net.Socket, head: Buffer): void {
+    this.tunnels.add(client);
+    client.on("close", () => this.tunnels.delete(client));
+    client.on("error", () => client.destroy());
+    const answer = (status: number, reason: string, extra = "") =>
+      client.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${extra}Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(reason)}\r\nConnection: close\r\n\r\n${reason}`,
+      );
+    if (!this.authorized(request)) {
+      answer(PROXY_STATUS.unauthorized, "", 'Proxy-Authenticate: Basic realm="egress"\r\n');
+      return;
+    }
+    const target = parseAuthority(request.url ?? "");
+    if (!target) {
+      answer(PROXY_STATUS.malformed, "CONNECT needs host:port");
+      return;
+    }
+    const upstream = this.policy.connect({ host: target.host, port: target.port });
+    this.tunnels.add(upstream);
+    upstream.on("close", () => this.tunnels.delete(upstream));
+    client.on("close", () => upstream.destroy());
+    upstream.once("connect", () => {
+      upstream.off("error", refused);
+      upstream.on("error", () => client.destroy());
+      upstream.on("close", () => client.destroy());
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    const refused = (error: Error) => {
+      const { status, reason } = this.failed(error);
+      answer(status, reason);
+    };
+    upstream.once("error", refused);
+  }
+
+  /** A plain-http request (origin or absolute form): forwarded to the plain target only. */
+  private forward(request: http.IncomingMessage, response: http.ServerResponse): void {
+    const answer = (status: number, reason: string) => {
+      request.resume();
+      response.writeHead(status, { "Content-Type": "text/plain", Connection: "close" }).end(reason);
+    };
+    const url = request.url ?? "";
+    const absolute = /^http:\/\//i.test(url) && URL.canParse(url) ? new URL(url) : null;
+    const target = parseAuthority(absolute ? absolute.host : String(request.headers.host ?? ""), 80);
+    const allowed = this.options.plainTarget;
+    if (
+      !target ||
+      !allowed ||
+      target.port !== allowed.port ||
+      target.host.toLowerCase() !== bareAddress(allowed.host).toLowerCase()
+    ) {
+      const named = target ? `${target.host}:${target.port}` : "a request without a host";
+      const { status, reason } = this.failed(
+        new EgressRefused(
+          `refused by the egress policy: plain http goes only to the host the destination names, not ${named}`,
+        ),
+      );
+      answer(status, reason);
+      return;
+    }
+    const upstream = http.request(
+      {
+        host: target.host,
+        port: target.port,
+        method: request.method,
+        path: absolute ? `${absolute.pathname}${absolute.search}` : request.url,
+        headers: endToEndHeaders(request.headers),
+        agent: this.plainAgent,
+      },
+      (upstreamResponse) => {
+        response.writeHead(upstreamResponse.statusCode ?? 502, endToEndHeaders(upstreamResponse.headers));
+        upstreamResponse.pipe(response);
+      },
+    );
+    // A client that goes away takes its request to the target with it.
+    response.on("close", () => {
+      if (!response.writableFinished) upstream.destroy();
+    });
+    upstream.on("error", (error) => {
+      if (response.headersSent || response.destroyed) response.destroy();
+      else {
+        const { status, reason } = this.failed(error);
+        answer(status, reason);
+      }
+    });
+    request.pipe(upstream);
   }
 }

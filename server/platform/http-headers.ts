@@ -24,15 +24,18 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** On every console and API response (not the RPC proxy's). */
-export const SECURITY_HEADERS: Record<string, string> = {
-  "content-security-policy": CONSOLE_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
+/**
+ * On every console and API response (not the RPC proxy's), as name and value pairs in lower case, as
+ * Fastify keeps them: set on each answer without walking an object's keys.
+ */
+export const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
+  ["content-security-policy", CONSOLE_CSP],
+  ["x-content-type-options", "nosniff"],
+  ["referrer-policy", "no-referrer"],
   // For browsers without CSP frame-ancestors.
-  "x-frame-options": "DENY",
-  "cross-origin-opener-policy": "same-origin",
-};
+  ["x-frame-options", "DENY"],
+  ["cross-origin-opener-policy", "same-origin"],
+];
 
 /**
  * HSTS for a year. Without includeSubDomains: the operator's other hosts under the same domain are not

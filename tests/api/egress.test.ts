@@ -1,3 +1,4 @@
+import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signIn, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
 import { freePort } from "../support/ports.ts";
@@ -21,6 +22,20 @@ const REFUSED =
 const TEST_WEBHOOK =
   "mutation($input: TestWebhookDestinationInput!) { testWebhookUrl(input: $input) { success message } }";
 type TestAnswer = { success: boolean; message: string };
+
+const TEST_SNOWFLAKE = "mutation($input: JSON!) { testSnowflakeDestination(input: $input) { success message } }";
+const snowflakeAt = (host: string, port: number) => ({
+  username: "loader",
+  password: "snowflake-Secret-Password-42",
+  account: "xy12345",
+  warehouse: "WH",
+  database: "DB",
+  schema: "PUBLIC",
+  tableName: "BLOCKS",
+  host,
+  port,
+  protocol: "http",
+});
 
 describe("under the default egress policy", () => {
   let t: StreamsTestApp;
@@ -89,6 +104,33 @@ describe("under the default egress policy", () => {
     expect(testPostgresDestination).toEqual({ success: false, message: `PostgreSQL: ${REFUSED}` });
   });
 
+  it("testSnowflakeDestination refuses a host name that resolves to this machine, on the address connected to", async () => {
+    // The machine's own name resolves (through the system resolver, as the driver's proxy asks it) to
+    // loopback or to one of this machine's addresses: refused either way, the same for open and closed ports.
+    const receiver = await startReceiver();
+    const testSnowflake = async (port: number) =>
+      (
+        await owner.client.gqlOk<{ testSnowflakeDestination: TestAnswer }>(TEST_SNOWFLAKE, {
+          input: snowflakeAt(os.hostname(), port),
+        })
+      ).testSnowflakeDestination;
+    try {
+      const openPort = Number(new URL(receiver.url).port);
+      const open = await testSnowflake(openPort);
+      expect(open.success).toBe(false);
+      expect(open.message).toMatch(
+        new RegExp(
+          `^Snowflake: cannot connect to account xy12345: refused by the egress policy: ${os.hostname()} resolves to \\S+, (a loopback address|a private address|an address of this machine); an operator can allow it with NODEPLANE_EGRESS_ALLOW$`,
+        ),
+      );
+      const closed = await testSnowflake(await freePort());
+      expect(closed).toEqual(open);
+      expect(receiver.received).toHaveLength(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("a webhook pointed at the shared chain node cannot call it (sendWebhookPayload)", async () => {
     const address = "0x00000000000000000000000000000000000000aa";
     const before = await t.rpc<string>("eth_getBalance", [address, "latest"]);
@@ -137,6 +179,24 @@ describe("with NODEPLANE_EGRESS_ALLOW naming the receiver", () => {
       const own = await testUrl(`${app.url}/graphql`);
       expect(own.success).toBe(false);
       expect(own.message).toContain(`127.0.0.1 port ${new URL(app.url).port} is this service's own port`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("testSnowflakeDestination reaches the allowed receiver through the driver's egress proxy", async () => {
+    const receiver = await startReceiver();
+    try {
+      const { testSnowflakeDestination } = await owner.client.gqlOk<{ testSnowflakeDestination: TestAnswer }>(
+        TEST_SNOWFLAKE,
+        { input: snowflakeAt("127.0.0.1", Number(new URL(receiver.url).port)) },
+      );
+      // The receiver is no Snowflake: the login it answers "ok" to fails, after it arrived.
+      expect(testSnowflakeDestination.success).toBe(false);
+      expect(testSnowflakeDestination.message).toMatch(/^Snowflake: cannot connect to account xy12345: /);
+      expect(testSnowflakeDestination.message).not.toContain("refused by the egress policy");
+      expect(receiver.received.length).toBeGreaterThanOrEqual(1);
+      expect(receiver.received[0].json).toMatchObject({ data: { LOGIN_NAME: "loader", ACCOUNT_NAME: "xy12345" } });
     } finally {
       await receiver.close();
     }

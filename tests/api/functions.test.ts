@@ -148,6 +148,28 @@ describe("functions", () => {
     expect(loop.testFunction.error).toMatch(/^TIMEOUT/);
   });
 
+  it("a call that times out keeps in its history what it logged before", async () => {
+    const { createFunction: fn } = (
+      await createFunction(owner, {
+        name: "logs then loops",
+        code: 'function main() { console.log("started"); console.error("about to loop"); for (;;) {} }',
+        timeoutSec: 1,
+      })
+    ).data as { createFunction: { id: string } };
+    const { callFunction } = await owner.client.gqlOk<{ callFunction: Activation }>(
+      `mutation($input: CallFunctionInput!) { callFunction(input: $input) { ${ACTIVATION_FIELDS} } }`,
+      { input: { id: fn.id, params: {} } },
+    );
+    expect(callFunction.success).toBe(false);
+    expect(callFunction.error).toMatch(/^TIMEOUT/);
+    const [recorded] = await history(owner, fn.id);
+    expect(recorded.id).toBe(callFunction.id);
+    expect(recorded.logs).toEqual([
+      { level: "INFO", message: "started" },
+      { level: "ERROR", message: "about to loop" },
+    ]);
+  });
+
   it("another account can neither see, call, change nor deliver to a function", async () => {
     const { createFunction: fn } = (await createFunction(owner, { name: "mine", code: counter })).data as {
       createFunction: { id: string };

@@ -12,7 +12,10 @@
  * Targets: signed-in ≥ 0.8× anonymous; list ≥ 0.5× signed-in; list p50 at 1 connection ≤ 2 ms.
  * BENCH_SECONDS sets each throughput run's length (default 3), BENCH_ROUNDS the rounds (default 3).
  * BENCH_CPU_PROF=<directory> runs the service with `node --cpu-prof` and writes its profile there.
+ * Beside the rates it prints the service's CPU time per request of each case (Linux, from /proc): on a machine
+ * other work loads, that ratio moves far less than the rates do.
  */
+import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -62,12 +65,26 @@ async function gql(url: string, cookie: string | null, query: string, variables:
   return { body, response };
 }
 
+/** CPU time (user + system) the process has used, in µs; null where /proc is not there. */
+function cpuMicros(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime, fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
 async function throughput(
   url: string,
   headers: Record<string, string>,
   body: string,
   duration = seconds,
+  cpu?: { pid: number; samples: number[] },
 ): Promise<number> {
+  const cpuBefore = cpu ? cpuMicros(cpu.pid) : null;
   const result = await autocannon({
     url: `${url}/graphql`,
     method: "POST",
@@ -77,6 +94,9 @@ async function throughput(
     duration,
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+  const cpuAfter = cpu ? cpuMicros(cpu.pid) : null;
+  if (cpu && cpuBefore !== null && cpuAfter !== null && result.requests.total > 0)
+    cpu.samples.push((cpuAfter - cpuBefore) / result.requests.total);
   return result.requests.total / result.duration;
 }
 
@@ -179,11 +199,16 @@ export async function runGraphqlBench(log: (line: string) => void = console.log)
     // Warm-up, not counted: the first runs of a case are slower (JIT, prepared statements, the query cache).
     for (const c of cases) await throughput(url, c.headers, c.body, 1);
     const samples = cases.map(() => [] as number[]);
+    const cpuSamples = cases.map(() => [] as number[]);
+    const servicePid = service.pid;
     for (let round = 0; round < rounds; round++) {
       for (const [i, c] of cases.entries()) {
-        const rps = await throughput(url, c.headers, c.body);
+        const rps = await throughput(url, c.headers, c.body, seconds, { pid: servicePid, samples: cpuSamples[i] });
         samples[i].push(rps);
-        log(`  round ${round + 1} ${c.name}: ${Math.round(rps)} req/s`);
+        const cpu = cpuSamples[i].at(-1);
+        log(
+          `  round ${round + 1} ${c.name}: ${Math.round(rps)} req/s${cpu === undefined ? "" : `, ${cpu.toFixed(1)} µs service CPU per request`}`,
+        );
       }
     }
     const [anonymousRps, signedInRps, listRps] = samples.map(median);
@@ -204,6 +229,13 @@ export async function runGraphqlBench(log: (line: string) => void = console.log)
       `${(listRps / signedInRps).toFixed(2)}× signed-in (target ≥ 0.5×)`,
     );
     log(`  endpoints list p50 at 1 connection: ${listP50Ms.toFixed(2)} ms (target ≤ 2 ms)`);
+    if (cpuSamples.every((xs) => xs.length)) {
+      const [anonymousCpu, signedInCpu, listCpu] = cpuSamples.map(median);
+      log(
+        `  service CPU per request (median): anonymous ${anonymousCpu.toFixed(1)} µs, signed-in ${signedInCpu.toFixed(1)} µs ` +
+          `(anonymous/signed-in ${(anonymousCpu / signedInCpu).toFixed(2)}×), list ${listCpu.toFixed(1)} µs`,
+      );
+    }
     return { anonymousRps, signedInRps, listRps, listP50Ms };
   } finally {
     await service?.stop();

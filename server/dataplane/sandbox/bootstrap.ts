@@ -1,16 +1,19 @@
 /**
  * The guest-side prelude, run in every new isolate before the user's code. It captures JSON.parse and
- * stringify before the user can replace them, installs a console that records lines in the guest (no
- * host call per log line), installs `qnLib` for versions that have it, removes the few built-ins that
+ * stringify before the user can replace them, installs a console that hands each line to the host as it
+ * is written (hostLog: the sandbox process sends it on at once, so lines written before a timeout or a
+ * crash are kept), installs `qnLib` for versions that have it, removes the few built-ins that
  * reach outside one call (SharedArrayBuffer, Atomics, WebAssembly), and returns
  * `{ bind(main) → run, settle }`.
  *
- * `run(call, dataText, metaJson)` answers one string, so a call crosses into the host once:
- *   [ "L" <length> ":" <logs JSON> ] then "S" (skip) | "V" <result JSON> | "E" <error JSON>
+ * `run(call, dataText, metaJson)` answers one string:
+ *   "S" (skip) | "V" <result JSON> | "E" <error JSON>
  *   | "P" (the batch itself, unread: the host delivers the JSON text it passed in)
  *   | "Q" <metadata JSON> (the stream object itself, its batch unread: the host builds
  *     `{"data":<its JSON text>,"metadata":<metadata JSON>}`, which is what stringifying it would give)
  *   | "A" (main returned a promise: the same string comes later through hostFinish(call, string)).
+ * A final answer starts with "R" when the call parsed a batch: the host sends this filter's next
+ * batch only when it is read (see below) while its calls do not read it.
  *
  * The batch arrives as JSON text and is parsed lazily: `data` / `stream.data` is a Proxy over an empty
  * array that, on the first operation of any kind (a read, a write, a key listing; Array.isArray sees
@@ -18,6 +21,9 @@
  * filter that decides on metadata alone never pays for parsing the batch, and one that returns it
  * untouched (the "P"/"Q" pass-through above) pays for neither that nor a stringify. The Proxy keeps its
  * own text, so a batch kept in a global from an earlier call still reads as that call's blocks.
+ * The text may also stay in the host (dataText null): the first operation then asks the host for it
+ * (hostBatch(call), answered synchronously), so a filter that never reads its batches never has them
+ * copied into its process. The host keeps such a text until the filter's next call.
  *
  * Helpers: `qnLib.<name>(...)` sends its arguments to the host (hostHelper) and returns a promise the
  * host settles through `settle(hid, ok, text)`. With snapshots, qnContainsListItems and
@@ -25,7 +31,7 @@
  * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
  * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames, version, maxLines, maxChars, snapshots) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, snapshots) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
@@ -45,16 +51,23 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
       return forward(target, a, b);
     };
   });
+  // Whether the current call parsed a batch (its own, or one kept from an earlier call).
+  var read = false;
   function fill(handler) {
-    var text = handler.text;
-    if (text === null) return;
+    if (handler.filled) return;
+    var text = handler.text === null ? hostBatch(handler.call) : handler.text;
+    if (typeof text !== "string") throw new ErrorCtor("this batch was not read during the call that received it, nor the next one, and is no longer available: read what you keep during its own call");
+    handler.filled = true;
     handler.text = null;
+    read = true;
     var items = parse(text), target = handler.target;
     for (var i = 0; i < items.length; i++) target[i] = items[i];
   }
-  function lazyBatch(text) {
+  function lazyBatch(text, call) {
     var handler = create(traps);
     handler.text = text;
+    handler.call = call;
+    handler.filled = false;
     handler.target = [];
     return { value: new ProxyCtor(handler.target, handler), handler: handler };
   }
@@ -64,19 +77,20 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
   }
   var strict = version >= 5, streamObject = version >= 3, asyncAllowed = version >= 4;
   var current = null, currentStream = null, currentCall = 0;
-  var logs = [], dropped = 0;
+  var logged = 0, dropped = 0;
   function text(v) {
     if (typeof v === "string") return v;
     try { var s = stringify(v); return s === undefined ? String(v) : s; } catch (e) { return String(v); }
   }
   function logger(level) {
     return function () {
-      if (logs.length >= maxLines) { dropped++; return; }
+      if (logged >= maxLines) { dropped++; return; }
       var parts = [];
       for (var i = 0; i < arguments.length; i++) parts[parts.length] = text(arguments[i]);
       var m = parts.join(" ");
       if (m.length > maxChars) m = m.slice(0, maxChars) + "…";
-      logs[logs.length] = [level, m];
+      logged++;
+      hostLog(currentCall, level, m);
     };
   }
   globalThis.console = freeze({
@@ -146,62 +160,70 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
     }
     globalThis.qnLib = freeze(lib);
   }
-  function takeLogs() {
-    if (dropped > 0) logs[logs.length] = ["WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)"];
-    var json = logs.length ? stringify(logs) : "";
-    var out = json ? "L" + json.length + ":" + json : "";
-    logs = []; dropped = 0;
-    return out;
+  // Ends the call's logs: a closing WARNING counts the lines past the limit.
+  function endLogs() {
+    if (dropped > 0) hostLog(currentCall, "WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)");
+    logged = 0; dropped = 0;
   }
   var MEMORY_ERRORS = { "Maximum call stack size exceeded": "the stack limit (too deep recursion)",
     "Invalid string length": "a size limit: string too long", "Invalid array length": "a size limit: array too long",
     "Array buffer allocation failed": "its memory limit" };
   function failure(kind, e) {
+    endLogs();
     if (e instanceof RangeErrorCtor && MEMORY_ERRORS[e.message]) {
-      return takeLogs() + "E" + stringify({ kind: "MEMORY", message: "filter exceeded " + MEMORY_ERRORS[e.message], stack: "" });
+      return "E" + stringify({ kind: "MEMORY", message: "filter exceeded " + MEMORY_ERRORS[e.message], stack: "" });
     }
     var message = e && typeof e === "object" && "message" in e ? String(e.name || "Error") + ": " + String(e.message) : "Uncaught " + text(e);
     var stack = e && typeof e === "object" && typeof e.stack === "string" ? e.stack : "";
-    return takeLogs() + "E" + stringify({ kind: kind, message: message, stack: stack });
+    return "E" + stringify({ kind: kind, message: message, stack: stack });
   }
   function settle(v) {
     var out = outcome(v);
     current = currentStream = null;
-    return out;
+    return read ? "R" + out : out;
   }
   function outcome(v) {
     var batch = current, stream = currentStream;
-    if (v === null || (v === undefined && !strict)) return takeLogs() + "S";
-    if (batch && batch.handler && batch.handler.text !== null && plainJson()) {
-      if (v === batch.value) return takeLogs() + "P";
+    endLogs();
+    if (v === null || (v === undefined && !strict)) return "S";
+    if (batch && batch.handler && !batch.handler.filled && plainJson()) {
+      if (v === batch.value) return "P";
       if (v === stream && stream.data === batch.value) {
         var k = keys(stream);
         if (k.length === 2 && k[0] === "data" && k[1] === "metadata") {
           var m;
           try { m = stringify(stream.metadata); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
-          if (m !== undefined) return takeLogs() + "Q" + m;
+          if (m !== undefined) return "Q" + m;
         }
       }
     }
-    if (v === undefined) return takeLogs() + "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned undefined: return null to skip a batch", stack: "" });
+    if (v === undefined) return "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned undefined: return null to skip a batch", stack: "" });
     var s;
     try { s = stringify(v); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
-    if (s === undefined) return takeLogs() + "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
-    return takeLogs() + "V" + s;
+    if (s === undefined) return "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
+    return "V" + s;
   }
   function reject(e) {
     current = currentStream = null;
-    return failure("RUNTIME", e);
+    var out = failure("RUNTIME", e);
+    return read ? "R" + out : out;
   }
   function bind(main) {
-    // dataText: the batch's JSON text; an array is parsed on first use, anything else (only a caller's
-    // mistake) at once.
+    // dataText: the batch's JSON text (a small one boxed in an array, see host.ts), or null when the
+    // host keeps it (always an array then); an array is parsed on first use, anything else (only a
+    // caller's mistake) at once.
     return function run(call, dataText, metaJson) {
+      if (dataText !== null && typeof dataText !== "string") dataText = dataText[0];
       currentCall = call;
       checked = create(null);
+      read = false;
       var result, promised = false;
       try {
-        current = dataText.charCodeAt(0) === 0x5b ? lazyBatch(dataText) : { value: parse(dataText), handler: null };
+        if (dataText === null || dataText.charCodeAt(0) === 0x5b) current = lazyBatch(dataText, call);
+        else {
+          read = true;
+          current = { value: parse(dataText), handler: null };
+        }
         var metadata = parse(metaJson);
         if (streamObject) result = main(currentStream = { data: current.value, metadata: metadata });
         else if (version === 2) result = main(current.value, metadata);
@@ -212,7 +234,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, helperNames,
       if (!promised) return settle(result);
       if (!asyncAllowed) {
         current = currentStream = null;
-        return takeLogs() + "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
+        endLogs();
+        return "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
       }
       PromiseCtor.resolve(result).then(settle, reject).then(function (out) { hostFinish(call, out); });
       return "A";

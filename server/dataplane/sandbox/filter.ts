@@ -1,4 +1,4 @@
-import { type HostOutcome, SandboxRestarted, sandboxProcess } from "./process.ts";
+import { type HostOutcome, type SandboxProcess, SandboxRestarted, sandboxProcess } from "./process.ts";
 import {
   DEFAULT_FILTER_LIMITS,
   DEFAULT_FILTER_VERSION,
@@ -7,7 +7,6 @@ import {
   type FilterHelpers,
   type FilterLimits,
   type FilterLog,
-  type FilterLogLevel,
   type FilterMetadata,
   type FilterOutcome,
   type FilterVersion,
@@ -46,8 +45,9 @@ export interface FilterInput {
   metadata?: FilterMetadata;
 }
 
-const LEVELS = new Set<FilterLogLevel>(["INFO", "WARNING", "ERROR"]);
 const MIB = 1024 * 1024;
+/** Below this, a batch is always sent with the call: copying it costs less than asking for it. */
+const KEEP_MIN_CHARS = 4 * 1024;
 
 /** The error as callers compare it: no `line` key when there is no line. */
 function filterError(e: FilterError): FilterError {
@@ -57,10 +57,18 @@ function filterError(e: FilterError): FilterError {
 export class Filter {
   readonly version: FilterVersion;
   private readonly limits: FilterLimits;
-  private readonly fid = sandboxProcess().newId();
+  /** The sandbox process for this filter's time limit. */
+  private readonly sandbox: SandboxProcess;
+  private readonly fid: number;
   /** The sandbox process generation the code is loaded in; -1 when it is not loaded. */
   private loadedIn = -1;
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Whether the last call read its batch. While calls do not, batches stay in this process until
+   * read (see SandboxProcess.run): a filter deciding on metadata, or passing the batch through, never
+   * has them copied; one that reads them has them sent with the call.
+   */
+  private readsBatch = true;
   private disposed = false;
 
   constructor(
@@ -71,6 +79,8 @@ export class Filter {
   ) {
     this.version = version;
     this.limits = limits;
+    this.sandbox = sandboxProcess(limits.timeoutMs);
+    this.fid = this.sandbox.newId();
   }
 
   /**
@@ -96,12 +106,12 @@ export class Filter {
   }
 
   private unload(): void {
-    if (this.loadedIn === sandboxProcess().generation) sandboxProcess().close(this.fid);
+    if (this.loadedIn === this.sandbox.generation) this.sandbox.close(this.fid);
     this.loadedIn = -1;
   }
 
   private async load(): Promise<FilterError | null> {
-    const sandbox = sandboxProcess();
+    const sandbox = this.sandbox;
     if (this.loadedIn === sandbox.generation) return null;
     const { error, generation } = await sandbox.open(
       this.fid,
@@ -140,7 +150,12 @@ export class Filter {
         return { ok: false, error: loadError, durationMs: performance.now() - started, memoryBytes: 0, logs };
       }
       const metaJson = JSON.stringify(input.metadata ?? {});
-      outcome = await sandboxProcess().run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers);
+      const keep =
+        !this.readsBatch &&
+        this.sandbox.keepsBatches &&
+        dataJson.length >= KEEP_MIN_CHARS &&
+        dataJson.charCodeAt(0) === 0x5b;
+      outcome = await this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
     } catch (e) {
       if (!(e instanceof SandboxRestarted)) throw e;
       return {
@@ -151,15 +166,20 @@ export class Filter {
         logs,
       };
     }
-    const durationMs = performance.now() - started;
+    // The call's own duration as the sandbox process measured it (what a function is billed for and a
+    // stream's filter time counts); the caller's wall clock also counts waits for its own event loop.
+    const durationMs = outcome.durationMs ?? performance.now() - started;
     const memoryBytes = outcome.heapBytes;
-    const body = this.splitLogs(outcome.body, logs);
+    // A leading "R": the call read a batch (see bootstrap.ts).
+    this.readsBatch = outcome.error !== null || outcome.body[0] === "R";
+    const body = outcome.body[0] === "R" ? outcome.body.slice(1) : outcome.body;
     if (outcome.error) {
       this.loadedIn = -1;
-      return { ok: false, error: filterError(outcome.error), durationMs, memoryBytes, logs };
+      return { ok: false, error: filterError(outcome.error), durationMs, memoryBytes, logs: outcome.logs };
     }
     const tag = body[0];
-    if (tag === "S") return { ok: true, skipped: true, resultJson: null, sizeBytes: 0, durationMs, memoryBytes, logs };
+    if (tag === "S")
+      return { ok: true, skipped: true, resultJson: null, sizeBytes: 0, durationMs, memoryBytes, logs: outcome.logs };
     if (tag === "V" || tag === "P" || tag === "Q") {
       // P and Q: main returned the batch (or the stream object) without reading it; the guest never
       // parsed it, and its JSON is the text passed in.
@@ -169,7 +189,7 @@ export class Filter {
         tag === "P" && input.dataBytes !== undefined && resultJson === input.data
           ? input.dataBytes
           : Buffer.byteLength(resultJson);
-      return { ok: true, skipped: false, resultJson, sizeBytes, durationMs, memoryBytes, logs };
+      return { ok: true, skipped: false, resultJson, sizeBytes, durationMs, memoryBytes, logs: outcome.logs };
     }
     const err = JSON.parse(body.slice(1)) as { kind: FilterError["kind"]; message: string; stack: string };
     // A thrown error may leave the user's globals half-updated: the next call starts from a fresh isolate.
@@ -179,17 +199,8 @@ export class Filter {
       error: { kind: err.kind, message: err.message, ...errorPlace(err.stack) },
       durationMs,
       memoryBytes,
-      logs,
+      logs: outcome.logs,
     };
-  }
-
-  private splitLogs(encoded: string, into: FilterLog[]): string {
-    if (encoded[0] !== "L") return encoded;
-    const colon = encoded.indexOf(":");
-    const len = Number(encoded.slice(1, colon));
-    const lines = JSON.parse(encoded.slice(colon + 1, colon + 1 + len)) as [FilterLogLevel, string][];
-    for (const [level, message] of lines) into.push({ level: LEVELS.has(level) ? level : "INFO", message });
-    return encoded.slice(colon + 1 + len);
   }
 }
 

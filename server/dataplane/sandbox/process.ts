@@ -3,12 +3,23 @@ import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
-import { FILTER_HELPER_NAMES, type FilterError, type FilterHelperName, type FilterHelpers } from "./types.ts";
+import {
+  FILTER_HELPER_NAMES,
+  type FilterError,
+  type FilterHelperName,
+  type FilterHelpers,
+  type FilterLog,
+  type FilterLogLevel,
+} from "./types.ts";
 
 /**
- * The service's side of the sandbox process (host.ts): starts it on first use, sends it filters to
+ * The service's side of the sandbox processes (host.ts): starts one on first use, sends it filters to
  * open and calls to run, answers its helper requests from each call's FilterHelpers, and replaces it
  * when it dies or stops answering. User code never runs in this process.
+ *
+ * Two processes, by the calls' time limits (see {@link sandboxProcess}): a fast one for short limits
+ * (filters), which runs one call at a time and answers small calls in tens of microseconds, and a slow
+ * one for long limits (functions), which runs several calls at once so one long call holds up no other.
  *
  * Watchdog: while calls are in flight the process must answer something within the longest of their
  * time limits plus GRACE_MS (isolated-vm stops running code at the limit; an isolate V8 lost control
@@ -19,6 +30,10 @@ const GRACE_MS = 2_000;
 /** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
 const START_MS = 30_000;
 const WATCHDOG_EVERY_MS = 250;
+/** Calls with a time limit up to this go to the fast process, longer ones to the slow one. */
+export const FAST_LANE_MAX_MS = 1_000;
+/** After its time limit, a call waiting for helpers is failed by the sandbox process when told so. */
+const EXPIRE_AFTER_MS = 5;
 /**
  * The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host; tsx is
  * found from here, not from the directory the service was started in.
@@ -29,12 +44,30 @@ const HOST_ARGS = [
   pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
   fileURLToPath(new URL("./host.ts", import.meta.url)),
 ];
+/**
+ * glibc's allocator in the sandbox process: each batch's text is copied into a fresh buffer of its
+ * size; by default one over 128 KiB is mapped from the kernel and returned after the call, and the
+ * page faults of mapping it again cost ~0.5 µs per KiB (a 1 MiB batch: ~600 µs, against ~100 µs once
+ * freed memory is kept for the next batch). Up to TRIM bytes of freed memory stay in the process.
+ */
+const HOST_MALLOC = {
+  MALLOC_MMAP_THRESHOLD_: String(64 * 1024 * 1024),
+  MALLOC_TRIM_THRESHOLD_: String(128 * 1024 * 1024),
+};
+const LEVELS = new Set<string>(["INFO", "WARNING", "ERROR"]);
 
 export interface HostOutcome {
   error: FilterError | null;
   heapBytes: number;
+  /**
+   * How long the call took in the sandbox process (null when it died): the call's own duration,
+   * without the trip through the pipe and the wait for this process's event loop to take the answer.
+   */
+  durationMs: number | null;
   /** The guest's encoded outcome (see bootstrap.ts). */
   body: string;
+  /** The console lines the call wrote, also when it failed or its sandbox process died. */
+  logs: FilterLog[];
 }
 
 interface PendingCall {
@@ -42,6 +75,8 @@ interface PendingCall {
   sentAt: number;
   timeoutMs: number;
   helpers: FilterHelpers | undefined;
+  logs: FilterLog[];
+  expiry: NodeJS.Timeout;
   resolve: (outcome: HostOutcome) => void;
 }
 
@@ -105,11 +140,15 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
 export class SandboxProcess {
   /** Bumped when the process is replaced: a filter loaded in an earlier generation is loaded again. */
   generation = 1;
+  constructor(private readonly lane: "fast" | "slow") {}
+
   private child: ChildProcess | null = null;
   private socket: Socket | null = null;
   private nextId = 1;
   private readonly calls = new Map<number, PendingCall>();
   private readonly opens = new Map<number, PendingOpen>();
+  /** Per filter, the batches of its last two calls that were kept here (see run), newest first. */
+  private readonly kept = new Map<number, { rid: number; data: string }[]>();
   private lastHeard = 0;
   private ready = false;
   private startedAt = 0;
@@ -135,23 +174,41 @@ export class SandboxProcess {
     });
   }
 
+  /** Whether run() can keep a batch here until the filter reads it (the fast process). */
+  get keepsBatches(): boolean {
+    return this.lane === "fast";
+  }
+
+  /**
+   * Runs a call. `keep` (with keepsBatches, for a JSON array): the text stays here and is sent only if
+   * the filter reads it, during this call or its next one.
+   */
   run(
     fid: number,
     meta: string,
     data: string,
     timeoutMs: number,
     helpers: FilterHelpers | undefined,
+    keep = false,
   ): Promise<HostOutcome> {
     this.ensureStarted();
     const rid = this.newId();
+    if (keep) {
+      const kept = this.kept.get(fid) ?? [];
+      this.kept.set(fid, [{ rid, data }, ...kept.slice(0, 1)]);
+    }
     return new Promise<HostOutcome>((resolve) => {
-      this.calls.set(rid, { fid, sentAt: Date.now(), timeoutMs, helpers, resolve });
+      const expiry = setTimeout(() => this.send({ op: "expire", rid }), timeoutMs + EXPIRE_AFTER_MS);
+      expiry.unref();
+      this.calls.set(rid, { fid, sentAt: Date.now(), timeoutMs, helpers, logs: [], expiry, resolve });
       this.busy();
-      this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
+      if (keep) this.send({ op: "run", fid, rid, meta, timeoutMs, kept: true });
+      else this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
     });
   }
 
   close(fid: number): void {
+    this.kept.delete(fid);
     if (this.socket) this.send({ op: "close", fid });
   }
 
@@ -166,7 +223,10 @@ export class SandboxProcess {
 
   private ensureStarted(): void {
     if (this.child) return;
-    const child = spawn(process.execPath, HOST_ARGS, { stdio: ["ignore", "inherit", "inherit", "pipe"] });
+    const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
+      stdio: ["ignore", "inherit", "inherit", "pipe"],
+      env: { ...process.env, ...HOST_MALLOC },
+    });
     const socket = child.stdio[3] as Socket;
     this.ready = false;
     this.startedAt = Date.now();
@@ -236,14 +296,26 @@ export class SandboxProcess {
       }
       case "done": {
         const call = this.calls.get(h.rid);
+        if (!call) return;
         this.calls.delete(h.rid);
-        call?.resolve({ error: h.error, heapBytes: h.heapBytes, body });
+        clearTimeout(call.expiry);
+        call.resolve({ error: h.error, heapBytes: h.heapBytes, durationMs: h.ms, body, logs: call.logs });
         this.idle();
         return;
       }
+      case "log":
+        this.calls
+          .get(h.rid)
+          ?.logs.push({ level: LEVELS.has(h.level) ? (h.level as FilterLogLevel) : "INFO", message: body });
+        return;
       case "helper":
         void this.helper(h.rid, h.hid, h.name, body);
         return;
+      case "need": {
+        const batch = this.kept.get(h.fid)?.find((k) => k.rid === h.rid);
+        this.send({ op: "batch", rid: h.rid, found: batch !== undefined }, batch?.data ?? "");
+        return;
+      }
       case "fatal":
         this.restart(h.fid, `V8 lost control of the filter's isolate (${h.message})`);
         return;
@@ -282,6 +354,7 @@ export class SandboxProcess {
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const now = Date.now();
     for (const [, call] of this.calls) {
+      clearTimeout(call.expiry);
       const guilty = culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs;
       call.resolve({
         error: guilty
@@ -290,10 +363,13 @@ export class SandboxProcess {
             : { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms: ${why}` }
           : { kind: "RUNTIME", message: `${why}; the sandbox was restarted before this call finished, retry it` },
         heapBytes: 0,
+        durationMs: null,
         body: "",
+        logs: call.logs,
       });
     }
     this.calls.clear();
+    this.kept.clear();
     for (const [fid, open] of this.opens) {
       if (fid === culprit)
         open.resolve({ kind: "MEMORY", message: `filter crashed the sandbox while loading: ${why}` });
@@ -304,10 +380,12 @@ export class SandboxProcess {
   }
 }
 
-let shared: SandboxProcess | undefined;
+const lanes = { fast: new SandboxProcess("fast"), slow: new SandboxProcess("slow") };
 
-/** The process's one sandbox process (started on first use). */
-export function sandboxProcess(): SandboxProcess {
-  shared ??= new SandboxProcess();
-  return shared;
+/**
+ * The sandbox process for calls with this time limit (each started on first use): the fast one up to
+ * FAST_LANE_MAX_MS (filters' default 1 s and below), the slow one above.
+ */
+export function sandboxProcess(timeoutMs = FAST_LANE_MAX_MS): SandboxProcess {
+  return timeoutMs <= FAST_LANE_MAX_MS ? lanes.fast : lanes.slow;
 }

@@ -66,6 +66,7 @@ export interface FilterSuccess {
   resultJson: string | null;
   /** UTF-8 byte length of resultJson (0 when skipped). */
   sizeBytes: number;
+  /** The call's duration in the sandbox process (from taking the call to answering it). */
   durationMs: number;
   /** The isolate's used heap after the call, in bytes (a function activation's memory). */
   memoryBytes: number;

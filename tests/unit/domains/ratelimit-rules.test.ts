@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { endpointLimits, type LimiterRow } from "../../../server/domains/ratelimits/limit-source.ts";
 import {
@@ -8,6 +10,10 @@ import {
   limiterKey,
   overrideKey,
 } from "../../../server/domains/ratelimits/rules.ts";
+
+const rateLimiterSchema = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, "../../../schemas/entities/rate-limiter.schema.json"), "utf8"),
+) as { $defs: { counter: { enum: string[]; "x-enumLabels": Record<string, string> } } };
 
 const limit = (bucket: Bucket, rateLimit: number) => ({ kind: "LIMIT", bucket, rateLimit });
 const key = (bucket: Bucket) => ({ kind: "KEY", bucket, rateLimit: null });
@@ -107,6 +113,17 @@ describe("rate-limit rules", () => {
     { what: "LIMIT override", key: overrideKey("LIMIT"), expected: "endpoint" },
   ])("the key a $what counts by", ({ key, expected }) => {
     expect(key).toBe(expected);
+  });
+
+  it("names every key in the entity schema's enum, where the console finds its label", () => {
+    const counter = rateLimiterSchema.$defs.counter;
+    const keys = [
+      limiterKey(true),
+      limiterKey(false),
+      ...(["RPS", "RPM", "RPD"] as const).map((b) => bucketDefault(b, 1).key),
+    ];
+    expect(keys.filter((key) => !counter.enum.includes(key))).toEqual([]);
+    expect(Object.keys(counter["x-enumLabels"]).sort()).toEqual([...counter.enum].sort());
   });
 });
 

@@ -1,32 +1,15 @@
-import type dns from "node:dns";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../server/platform/config.ts";
 import { classifyAddress, EgressPolicy, EgressRefused, parseEgressAllow } from "../../../server/platform/egress.ts";
+import { resolverOf } from "../../support/egress.ts";
 
-/** A resolver that answers from a table, so a test names what a host resolves to. */
-function resolverOf(table: Record<string, string[]>) {
-  return (
-    hostname: string,
-    _options: dns.LookupAllOptions,
-    callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
-  ) => {
-    const found = table[hostname];
-    if (!found) {
-      const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
-      error.code = "ENOTFOUND";
-      process.nextTick(() => callback(error, []));
-      return;
-    }
-    process.nextTick(() =>
-      callback(
-        null,
-        found.map((address) => ({ address, family: net.isIP(address) })),
-      ),
-    );
-  };
-}
+/** What the policy's connect-time lookup gives for `host`: the allowed addresses, or its refusal. */
+const lookupAll = (policy: EgressPolicy, host: string, port = 80) =>
+  new Promise<unknown>((resolve, reject) =>
+    policy.lookup(port)(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  );
 
 /** The host part of a URL as the WHATWG parser writes it (what webhook URLs go through). */
 const urlHost = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, "");
@@ -176,36 +159,29 @@ describe("the policy", () => {
     const policy = new EgressPolicy({
       resolve: resolverOf({
         "inside.example": ["127.0.0.1"],
-        "mixed.example": ["10.0.0.5", "93.184.215.14"],
         "metadata.example": ["::ffff:169.254.169.254"],
         "outside.example": ["93.184.215.14"],
       }),
     });
-    await expect(policy.resolve("inside.example", 80)).rejects.toThrow(
+    await expect(lookupAll(policy, "inside.example")).rejects.toThrow(
       "refused by the egress policy: inside.example resolves to 127.0.0.1, a loopback address",
     );
-    await expect(policy.resolve("metadata.example", 80)).rejects.toThrow("link-local address");
-    // A client that connects by itself must not be handed a name with any refused address.
-    await expect(policy.resolve("mixed.example", 80)).rejects.toThrow("10.0.0.5, a private address");
-    await expect(policy.resolve("outside.example", 80)).resolves.toEqual(["93.184.215.14"]);
-    await expect(policy.resolve("2130706433", 80)).rejects.toThrow(/ENOTFOUND|refused/);
+    await expect(lookupAll(policy, "metadata.example")).rejects.toThrow("link-local address");
+    await expect(lookupAll(policy, "outside.example")).resolves.toEqual([{ address: "93.184.215.14", family: 4 }]);
+    await expect(lookupAll(policy, "2130706433")).rejects.toThrow(/ENOTFOUND|refused/);
   });
 
   it("the system resolver's reading of a numeric host name is checked too", async () => {
     // getaddrinfo reads "2130706433" as 127.0.0.1 (inet_aton); what it returns is what is checked.
-    await expect(strict.resolve("2130706433", 80)).rejects.toThrow("2130706433 resolves to 127.0.0.1, a loopback");
+    await expect(lookupAll(strict, "2130706433")).rejects.toThrow("2130706433 resolves to 127.0.0.1, a loopback");
   });
 
   it("lookup keeps only allowed addresses, so a connection goes to a checked one", async () => {
     const policy = new EgressPolicy({
       resolve: resolverOf({ "mixed.example": ["10.0.0.5", "93.184.215.14"], "inside.example": ["127.0.0.1"] }),
     });
-    const lookupAll = (host: string) =>
-      new Promise<unknown>((resolve, reject) =>
-        policy.lookup(80)(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
-      );
-    await expect(lookupAll("mixed.example")).resolves.toEqual([{ address: "93.184.215.14", family: 4 }]);
-    await expect(lookupAll("inside.example")).rejects.toThrow(EgressRefused);
+    await expect(lookupAll(policy, "mixed.example")).resolves.toEqual([{ address: "93.184.215.14", family: 4 }]);
+    await expect(lookupAll(policy, "inside.example")).rejects.toThrow(EgressRefused);
   });
 
   describe("connections", () => {
@@ -277,5 +253,201 @@ describe("the policy", () => {
       const asText = allowed.socket() as unknown as { connect(port: string, host: string): net.Socket };
       expect(await connectError(asText.connect(String(port), "127.0.0.1"))).toBeNull();
     });
+  });
+});
+
+describe("the egress proxy (for clients that take only proxy settings)", () => {
+  let echo: net.Server;
+  let echoPort: number;
+  let echoed = 0;
+  let web: http.Server;
+  let webPort: number;
+  const webSeen: http.IncomingHttpHeaders[] = [];
+  beforeAll(async () => {
+    echo = net.createServer((socket) => {
+      echoed++;
+      socket.pipe(socket);
+    });
+    web = http.createServer((req, res) => {
+      webSeen.push(req.headers);
+      res.end(`plain ${req.method} ${req.url}`);
+    });
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
+    echoPort = (echo.address() as net.AddressInfo).port;
+    webPort = (web.address() as net.AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => echo.close(() => resolve()));
+    await new Promise<void>((resolve) => web.close(() => resolve()));
+  });
+
+  const policy = () =>
+    new EgressPolicy({
+      allow: parseEgressAllow("receiver.internal"),
+      resolve: resolverOf({
+        "receiver.internal": ["127.0.0.1"],
+        "inside.example": ["10.0.0.5"],
+        // Public when first asked, loopback when the proxy connects.
+        "rebind.example": (asked) => (asked === 1 ? ["93.184.215.14"] : ["127.0.0.1"]),
+      }),
+    });
+
+  /** Sends CONNECT; answers the proxy's status line and body, and the socket when the tunnel is up. */
+  function connectThrough(port: number, target: string, authorization?: string) {
+    return new Promise<{ head: string; socket: net.Socket }>((resolve, reject) => {
+      const socket = net.connect({ host: "127.0.0.1", port });
+      let received = "";
+      socket.on("error", reject);
+      socket.on("data", function onData(chunk) {
+        received += chunk.toString("latin1");
+        const end = received.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        if (received.startsWith("HTTP/1.1 200")) {
+          socket.off("data", onData);
+          resolve({ head: received.slice(0, end), socket });
+        }
+      });
+      socket.on("end", () => resolve({ head: received, socket }));
+      const auth = authorization ? `Proxy-Authorization: ${authorization}\r\n` : "";
+      socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
+    });
+  }
+  const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+  it("listens on 127.0.0.1 and tunnels to an allowed place only with its own credential", async () => {
+    const egress = policy();
+    const proxy = await egress.openProxy();
+    const other = await egress.openProxy();
+    try {
+      expect(proxy.host).toBe("127.0.0.1");
+      expect(proxy.password).not.toBe(other.password);
+      const target = `receiver.internal:${echoPort}`;
+      for (const authorization of [undefined, basic(proxy.user, "wrong"), basic(other.user, other.password)]) {
+        const { head, socket } = await connectThrough(proxy.port, target, authorization);
+        expect(head).toMatch(/^HTTP\/1\.1 407 /);
+        socket.destroy();
+      }
+      expect(echoed).toBe(0);
+      const { head, socket } = await connectThrough(proxy.port, target, basic(proxy.user, proxy.password));
+      expect(head).toMatch(/^HTTP\/1\.1 200 /);
+      const reply = new Promise<string>((resolve) => socket.once("data", (d) => resolve(d.toString())));
+      socket.write("ping");
+      expect(await reply).toBe("ping");
+      socket.destroy();
+      expect(echoed).toBe(1);
+      expect(proxy.takeFailure()).toBeNull();
+    } finally {
+      await proxy.close();
+      await other.close();
+    }
+  });
+
+  it("refuses on the address connected to, with the reason, and says why afterwards", async () => {
+    const egress = policy();
+    const proxy = await egress.openProxy();
+    try {
+      const credential = basic(proxy.user, proxy.password);
+      // The name looks public to whoever checks it first; the proxy's own lookup gets loopback.
+      await expect(lookupAll(egress, "rebind.example", echoPort)).resolves.toEqual([
+        { address: "93.184.215.14", family: 4 },
+      ]);
+      for (const [target, reason] of [
+        [`rebind.example:${echoPort}`, "rebind.example resolves to 127.0.0.1, a loopback address"],
+        [`inside.example:${echoPort}`, "inside.example resolves to 10.0.0.5, a private address"],
+        [`127.0.0.1:${echoPort}`, "127.0.0.1 is a loopback address"],
+        [`[::ffff:127.0.0.1]:${echoPort}`, "::ffff:127.0.0.1 is a loopback address (the IPv4 address 127.0.0.1"],
+      ]) {
+        const { head, socket } = await connectThrough(proxy.port, target, credential);
+        socket.destroy();
+        expect(head).toMatch(/^HTTP\/1\.1 421 /);
+        expect(head).toContain(`refused by the egress policy: ${reason}`);
+        const failure = proxy.takeFailure();
+        expect(failure).toBeInstanceOf(EgressRefused);
+        expect(failure?.message).toContain(reason);
+      }
+      expect(echoed).toBe(1);
+      const closed = await new Promise<number>((resolve) => {
+        const probe = net.createServer().listen(0, "127.0.0.1", () => {
+          const { port } = probe.address() as net.AddressInfo;
+          probe.close(() => resolve(port));
+        });
+      });
+      const { head, socket } = await connectThrough(proxy.port, `receiver.internal:${closed}`, credential);
+      socket.destroy();
+      expect(head).toMatch(/^HTTP\/1\.1 502 /);
+      expect(proxy.takeFailure()?.message).toContain("ECONNREFUSED");
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("forwards plain http only to the place it was opened for, without the proxy headers", async () => {
+    const egress = policy();
+    const proxy = await egress.openProxy({ plainTarget: { host: "receiver.internal", port: webPort } });
+    const get = (host: string, path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = http.get(
+          { host: proxy.host, port: proxy.port, path, headers: { Host: host, "Proxy-Authorization": "Basic x" } },
+          (res) => {
+            let body = "";
+            res.on("data", (d) => (body += d));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        request.on("error", reject);
+      });
+    try {
+      expect(await get(`receiver.internal:${webPort}`, "/session?x=1")).toEqual({
+        status: 200,
+        body: "plain GET /session?x=1",
+      });
+      expect(webSeen.at(-1)?.host).toBe(`receiver.internal:${webPort}`);
+      expect(webSeen.at(-1)?.["proxy-authorization"]).toBeUndefined();
+      expect(await get(`http://receiver.internal:${webPort}/abs`, `http://receiver.internal:${webPort}/abs`)).toEqual({
+        status: 200,
+        body: "plain GET /abs",
+      });
+      const other = await get(`127.0.0.1:${echoPort}`, "/");
+      expect(other.status).toBe(421);
+      expect(other.body).toBe(
+        `refused by the egress policy: plain http goes only to the host the destination names, not 127.0.0.1:${echoPort}`,
+      );
+      expect(proxy.takeFailure()).toBeInstanceOf(EgressRefused);
+      expect(webSeen).toHaveLength(2);
+    } finally {
+      await proxy.close();
+    }
+    const withoutTarget = await egress.openProxy();
+    try {
+      const refused = await new Promise<number>((resolve, reject) =>
+        http
+          .get({ host: withoutTarget.host, port: withoutTarget.port, path: "/" }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+          .on("error", reject),
+      );
+      expect(refused).toBe(421);
+    } finally {
+      await withoutTarget.close();
+    }
+    expect(webSeen).toHaveLength(2);
+  });
+
+  it("counts as this service's own port while open, so no tenant-named connection reaches it", async () => {
+    const egress = new EgressPolicy({ allow: parseEgressAllow("127.0.0.1/32") });
+    const proxy = await egress.openProxy();
+    const port = proxy.port;
+    expect(egress.refusal("127.0.0.1", port)).toBe(
+      `refused by the egress policy: 127.0.0.1 port ${port} is this service's own port`,
+    );
+    await proxy.close();
+    expect(egress.refusal("127.0.0.1", port)).toBeNull();
+    await expect(
+      new Promise((resolve, reject) =>
+        net.connect({ host: "127.0.0.1", port }).on("connect", resolve).on("error", reject),
+      ),
+    ).rejects.toThrow("ECONNREFUSED");
   });
 });

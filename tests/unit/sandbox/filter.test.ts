@@ -284,6 +284,28 @@ describe("filter sandbox: async main and key-value helpers", () => {
     expect(failed(await f.run({ data: [] })).kind).toBe("TIMEOUT");
   });
 
+  it("keeps the lines logged before a timeout, in a loop or waiting for a helper, in both sandbox processes", async () => {
+    const helpers = { qnGetList: () => new Promise<string[]>(() => {}) } as Partial<FilterHelpers> as FilterHelpers;
+    for (const timeoutMs of [100, 1_500]) {
+      const loop = await filter("function main() { console.log('started'); console.warn('looping'); for (;;); }", {
+        limits: { timeoutMs },
+      });
+      const looped = await loop.run({ data: [] });
+      expect(failed(looped).kind).toBe("TIMEOUT");
+      expect(looped.logs).toEqual([
+        { level: "INFO", message: "started" },
+        { level: "WARNING", message: "looping" },
+      ]);
+      const wait = await filter("async function main() { console.log('asking'); return await qnLib.qnGetList('k') }", {
+        helpers,
+        limits: { timeoutMs },
+      });
+      const waited = await wait.run({ data: [] });
+      expect(failed(waited).kind).toBe("TIMEOUT");
+      expect(waited.logs).toEqual([{ level: "INFO", message: "asking" }]);
+    }
+  });
+
   it("refuses more helper calls waiting at once than the limit", async () => {
     const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
     const f = await filter(
@@ -464,18 +486,62 @@ describe("filter sandbox: the sandbox process", () => {
   }, 30_000);
 
   it("a sandbox process that dies during a call gives that call a clear error and is replaced", async () => {
-    const f = await filter("function main() { const end = Date.now() + 2000; while (Date.now() < end); return 1 }", {
-      limits: { timeoutMs: 5_000 },
-    });
+    const f = await filter(
+      "function main() { console.log('spinning'); const end = Date.now() + 2000; while (Date.now() < end); return 1 }",
+      {
+        limits: { timeoutMs: 5_000 },
+      },
+    );
     const ok = await filter("function main() { return 'ok' }");
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true });
-    const pid = sandboxProcess().pid as number;
+    // Its 5 s limit puts it in the slow process (long calls), the other filter in the fast one.
+    expect(await f.check()).toBeNull();
+    const pid = sandboxProcess(5_000).pid as number;
     const running = f.run({ data: [] });
     setTimeout(() => process.kill(pid, "SIGKILL"), 300);
-    expect(failed(await running)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/exited.*retry/) });
+    const died = await running;
+    expect(failed(died)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/exited.*retry/) });
+    // What it logged before the process died was sent as it was written.
+    expect(died.logs).toEqual([{ level: "INFO", message: "spinning" }]);
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"ok"' });
-    expect(sandboxProcess().pid).not.toBe(pid);
+    expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: "1" });
+    expect(sandboxProcess(5_000).pid).not.toBe(pid);
   }, 30_000);
+});
+
+describe("filter sandbox: batches kept in the service until read", () => {
+  // Big enough to be kept (4 KiB and more) once a call did not read its batch.
+  const big = (n: number) => JSON.stringify([{ number: n, extra: "x".repeat(5_000) }]);
+
+  it("a filter that reads its batch only sometimes sees every batch it reads, and passes the others through", async () => {
+    const f = await filter("function main(s) { return s.metadata.read ? s.data[0].number : s.data }");
+    for (const [n, read] of [
+      [1, false],
+      [2, false],
+      [3, true],
+      [4, true],
+      [5, false],
+      [6, true],
+    ] as const) {
+      const r = await f.run({ data: big(n), metadata: { read } });
+      expect(r).toMatchObject({ ok: true, resultJson: read ? String(n) : big(n) });
+    }
+  });
+
+  it("a batch kept in a global reads in the next call; one kept two calls back no longer does, with a clear error", async () => {
+    const f = await filter(
+      "var kept = []; function main(s) { kept.push(s.data); const back = s.metadata.back; return back ? kept[kept.length - 1 - back][0].number : null }",
+    );
+    expect(await f.run({ data: big(1), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(2), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(3), metadata: { back: 1 } })).toMatchObject({ ok: true, resultJson: "2" });
+    expect(await f.run({ data: big(4), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(5), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    expect(await f.run({ data: big(6), metadata: {} })).toMatchObject({ ok: true, skipped: true });
+    // Batch 4 came with its call (the one before had read a batch); batch 3 was kept and is gone now.
+    expect(await f.run({ data: big(7), metadata: { back: 3 } })).toMatchObject({ ok: true, resultJson: "4" });
+    expect(failed(await f.run({ data: big(8), metadata: { back: 5 } })).message).toMatch(/no longer available/);
+  });
 });
 
 describe("filter sandbox: sets kept in the isolate (itemsSnapshot)", () => {
