@@ -2,7 +2,7 @@
 // travels in an HttpOnly cookie), operation documents looked up by name in the registry,
 // SWR for caching, de-duplication and refreshes by operation name.
 import { createContext, type ReactNode, useCallback, useContext, useMemo } from "react";
-import useSWR, { type SWRConfiguration, useSWRConfig } from "swr";
+import useSWR, { type Cache, preload, type SWRConfiguration, unstable_serialize, useSWRConfig } from "swr";
 import { formatValue } from "./format.ts";
 import { fieldSchema } from "./schema.ts";
 import type { JsonSchema, Registry, Viewer } from "./types.ts";
@@ -113,12 +113,24 @@ export function useData(): DataContextValue {
 }
 
 /** Loads the registry for the signed-in viewer. */
+const REGISTRY_KEY = ["registry"];
+const registryFetcher = (transport: Transport) => async () => (await transport(REGISTRY_DOCUMENT)).registry as Registry;
+
 export function useRegistryQuery(transport: Transport, enabled: boolean) {
-  return useSWR<Registry, GqlError>(
-    enabled ? ["registry"] : null,
-    async () => (await transport(REGISTRY_DOCUMENT)).registry as Registry,
-    { revalidateOnFocus: false },
-  );
+  return useSWR<Registry, GqlError>(enabled ? REGISTRY_KEY : null, registryFetcher(transport), {
+    revalidateOnFocus: false,
+  });
+}
+
+/**
+ * Starts the registry query as soon as someone is known to be signed in, so it runs while the signed-in
+ * console's code downloads; the first useRegistryQuery takes its answer. Not when the registry is already
+ * in the cache (a signed-in viewer checked again): an answer started then would wait, unused, for the
+ * next sign-in.
+ */
+export function preloadRegistry(transport: Transport, cache: Cache): void {
+  if (cache.get(unstable_serialize(REGISTRY_KEY))?.data) return;
+  void preload(REGISTRY_KEY, registryFetcher(transport)).catch(() => undefined);
 }
 
 function documentFor(registry: Registry, name: string): string {

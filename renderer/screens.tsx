@@ -1,14 +1,13 @@
 // From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
-import { Breadcrumb, Card, Skeleton, Space, Typography } from "antd";
+import { Breadcrumb, Skeleton, Space, Typography } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
 import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
-import { NeedsRole } from "./views/NeedsRole.tsx";
 
 // Each view kind loads when a screen first shows one, so sign-in and a first screen download only the
 // views they draw (forms bring rjsf and ajv, lists the table, charts ECharts).
@@ -18,6 +17,20 @@ const FormView = lazy(() => import("./views/FormView.tsx").then((module) => ({ d
 const ChartView = lazy(() => import("./views/ChartView.tsx").then((module) => ({ default: module.ChartView })));
 const CustomView = lazy(() => import("./views/CustomView.tsx").then((module) => ({ default: module.CustomView })));
 const AlertView = lazy(() => import("./views/AlertView.tsx").then((module) => ({ default: module.AlertView })));
+// Shown only to a role without access: it loads when one opens such a screen.
+const NeedsRole = lazy(() => import("./views/NeedsRole.tsx").then((module) => ({ default: module.NeedsRole })));
+
+/**
+ * What a view shows while its code loads: a skeleton, not antd's loading Card (Card brings Tabs,
+ * Dropdown and Menu along, which a screen without cards would download for nothing).
+ */
+function ViewLoading({ maxWidth }: { maxWidth?: number }) {
+  return (
+    <div className="np-view-loading" style={{ maxWidth }}>
+      <Skeleton active />
+    </div>
+  );
+}
 
 export interface NavItem {
   id: string;
@@ -120,7 +133,7 @@ const VIEWS: { [Kind in View["kind"]]: (props: ViewProps<Extract<View, { kind: K
   list: ({ view, scope }) => <ListView view={view} scope={scope} />,
   detail: ({ view, scope, isHeading }) => <DetailView view={view} scope={scope} titleInHeading={isHeading} />,
   form: ({ view, scope, pageTitle }) => (
-    <Suspense fallback={<Card loading style={{ maxWidth: 720 }} />}>
+    <Suspense fallback={<ViewLoading maxWidth={720} />}>
       <FormView view={view} scope={scope} pageTitle={pageTitle} />
     </Suspense>
   ),
@@ -135,7 +148,7 @@ export const viewKinds = (): string[] => Object.keys(VIEWS);
 function ViewSwitch(props: ViewProps<View>) {
   // The map is keyed by kind, so the entry for props.view.kind takes exactly this view's type.
   const render = VIEWS[props.view.kind] as (props: ViewProps<View>) => ReactNode;
-  return <Suspense fallback={<Card loading />}>{render(props)}</Suspense>;
+  return <Suspense fallback={<ViewLoading />}>{render(props)}</Suspense>;
 }
 
 /** The path whose heading last took focus; the page the browser opened first keeps focus where it starts. */
@@ -183,7 +196,11 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   }, [heading.text]);
 
   if (!can(viewer.userRole, manifest.requires?.role))
-    return <NeedsRole title={manifest.title} needed={manifest.requires?.role ?? "VIEWER"} have={viewer.userRole} />;
+    return (
+      <Suspense fallback={<ViewLoading />}>
+        <NeedsRole title={manifest.title} needed={manifest.requires?.role ?? "VIEWER"} have={viewer.userRole} />
+      </Suspense>
+    );
 
   return (
     <div className="np-screen" data-screen={manifest.id}>
@@ -254,7 +271,11 @@ export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
       })),
       ...(registry.locked ?? []).map((screen) => ({
         path: screen.route,
-        element: <NeedsRole title={screen.title} needed={screen.requires.role ?? "VIEWER"} have={viewer.userRole} />,
+        element: (
+          <Suspense fallback={<ViewLoading />}>
+            <NeedsRole title={screen.title} needed={screen.requires.role ?? "VIEWER"} have={viewer.userRole} />
+          </Suspense>
+        ),
       })),
       ...(extra ?? []),
     ],

@@ -14,7 +14,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from "fastify";
-import { NoSchemaIntrospectionCustomRule } from "graphql";
+import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
 import type { DestinationStream, Logger } from "pino";
 import { startChainNodes } from "./dataplane/chain/nodes.ts";
@@ -42,6 +42,7 @@ import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
 import { newReadRecord, ResponseCache } from "./graphql/response-cache.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { Services } from "./graphql/services.ts";
+import { compressAnswer } from "./platform/answer-compression.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
@@ -85,7 +86,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     else log.warn({ err: error }, "an idle database connection was dropped");
   });
   try {
-    return await assemble(config, log, registry, database, db);
+    return await assemble(config, log, registry, apiSchema, database, db);
   } catch (error) {
     await db.$client.end().catch(() => undefined);
     await database.stop().catch(() => undefined);
@@ -103,6 +104,7 @@ async function assemble(
   config: AppConfig,
   log: Logger,
   registry: RegistryHolder,
+  apiSchema: GraphQLSchema,
   database: DatabaseServer,
   db: Db,
 ): Promise<App> {
@@ -184,7 +186,8 @@ async function assemble(
     endpointCreatedHooks,
     sessions: new SessionCache(db, events),
     endpointLists: new EndpointListCache(db, events),
-    answers: new ResponseCache(resolvers, loadApiSchema(), graphqlLimits.tokens),
+    // The schema the registry was checked against: built once per start.
+    answers: new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens),
     upstreams: chainNodes,
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: {
@@ -342,6 +345,11 @@ async function registerApi(
     if (request.reads?.keepAs) services.answers.keep(request.reads, reply.statusCode, payload);
     done(null, payload);
   });
+  // After the response cache has kept the answer as text: the console's first answers (the registry above
+  // all) reach a slow network compressed.
+  app.addHook("onSend", async (request, reply, payload) =>
+    request.routeOptions.url === graphqlPath ? compressAnswer(request, reply, payload) : payload,
+  );
 
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.

@@ -1,12 +1,10 @@
 import "./styles.css";
-import "./icons.ts";
-import "./widgets/index.ts";
-import { App as AntApp, ConfigProvider } from "antd";
+import { ConfigProvider } from "antd";
 import { type ReactNode, StrictMode, useMemo } from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter } from "react-router";
 import { SWRConfig } from "swr";
-import { createHttpTransport, useReducedMotion } from "../renderer/index.ts";
+import { createHttpTransport, useReducedMotion } from "../renderer/core.ts";
 import { Shell } from "./Shell.tsx";
 import { theme } from "./theme.ts";
 
@@ -24,13 +22,11 @@ if (!root) throw new Error("index.html has no #root element");
 createRoot(root).render(
   <StrictMode>
     <Themed>
-      <AntApp>
-        <SWRConfig value={{ errorRetryCount: 2 }}>
-          <BrowserRouter>
-            <Shell transport={transport} />
-          </BrowserRouter>
-        </SWRConfig>
-      </AntApp>
+      <SWRConfig value={{ errorRetryCount: 2 }}>
+        <BrowserRouter>
+          <Shell transport={transport} />
+        </BrowserRouter>
+      </SWRConfig>
     </Themed>
   </StrictMode>,
 );

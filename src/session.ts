@@ -1,7 +1,7 @@
 // The shell's own operations: who is signed in, sign in, sign up, sign out. Everything else the
 // console does goes through the registry's named operations.
 import useSWR from "swr";
-import type { GqlError, Transport, Viewer } from "../renderer/index.ts";
+import type { GqlError, Transport, Viewer } from "../renderer/core.ts";
 
 export const VIEWER_DOCUMENT = `query ShellViewer {
   viewer { id userId email userFullName userRole isPrimaryUser companyName isVerified }
@@ -14,10 +14,15 @@ export const SIGN_UP_DOCUMENT = `mutation ShellSignUp($input: SignUpInput!) {
 }`;
 export const SIGN_OUT_DOCUMENT = "mutation ShellSignOut { signOut }";
 
-export function useViewer(transport: Transport) {
+/** Who is signed in; `whenSignedIn` runs as soon as the answer names someone, before the page renders. */
+export function useViewer(transport: Transport, whenSignedIn: () => void) {
   return useSWR<Viewer | null, GqlError>(
     ["viewer"],
-    async () => ((await transport(VIEWER_DOCUMENT)).viewer as Viewer | null) ?? null,
+    async () => {
+      const viewer = ((await transport(VIEWER_DOCUMENT)).viewer as Viewer | null) ?? null;
+      if (viewer) whenSignedIn();
+      return viewer;
+    },
     { revalidateOnFocus: true, shouldRetryOnError: false },
   );
 }

@@ -1,6 +1,6 @@
 import { desc, eq } from "drizzle-orm";
 import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Logger } from "pino";
 import type { Executor } from "./db/index.ts";
 import { pageSize } from "./paging.ts";
@@ -46,15 +46,23 @@ export function createMailer(
   db: Executor,
   options: { smtpUrl?: string | null; from?: string; log?: Logger } = {},
 ): Mailer {
-  const transport = options.smtpUrl ? nodemailer.createTransport(options.smtpUrl) : null;
+  const smtpUrl = options.smtpUrl;
+  // nodemailer loads with the first message sent: a start without mail to send does not pay for it.
+  let transport: Promise<Transporter> | undefined;
+  const smtp = smtpUrl
+    ? () => {
+        transport ??= import("nodemailer").then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl));
+        return transport;
+      }
+    : null;
   return {
-    connected: transport !== null,
+    connected: smtp !== null,
     async send(message) {
       let sentAt: Date | null = null;
       let error: string | null = null;
-      if (transport) {
+      if (smtp) {
         try {
-          await transport.sendMail({
+          await (await smtp()).sendMail({
             from: options.from ?? MAIL_FROM,
             to: message.to,
             subject: message.subject,

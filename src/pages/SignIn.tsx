@@ -1,7 +1,7 @@
 import { Alert, Button, Form, Input } from "antd";
 import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
-import { GqlError, type Transport } from "../../renderer/index.ts";
+import { GqlError, type Transport } from "../../renderer/core.ts";
 import { SIGN_IN_DOCUMENT } from "../session.ts";
 import { AuthLayout } from "./AuthLayout.tsx";
 

@@ -15,3 +15,8 @@ export function NotFound() {
     />
   );
 }
+
+/** A page that could not load what it needs, with a way to try again. */
+export function LoadFailed({ title, detail, onRetry }: { title: string; detail: string; onRetry: () => void }) {
+  return <Result status="error" title={title} subTitle={detail} extra={<Button onClick={onRetry}>Try again</Button>} />;
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type https from "node:https";
-import { AnonymousCredential, ContainerClient, newPipeline, type RequestPolicyFactory } from "@azure/storage-blob";
+import type { ContainerClient, RequestPolicyFactory } from "@azure/storage-blob";
 import type { EgressPolicy } from "../../platform/egress.ts";
 import { assertCompression, encodeObject, errorMessage, isEgressRefusal, objectName } from "./common.ts";
 import {
@@ -21,9 +21,18 @@ import {
  * the SAS token. test(): reads the container's properties (exists, token accepted), then uploads and
  * deletes a tiny probe blob `<prefix>.nodeplane-probe-<random>` to prove write permission.
  */
+let sdk: Promise<typeof import("@azure/storage-blob")> | undefined;
+
+/** The Azure SDK, loaded with the first Azure destination: importing it would cost every start. */
+function azureSdk(): Promise<typeof import("@azure/storage-blob")> {
+  sdk ??= import("@azure/storage-blob");
+  return sdk;
+}
+
 export class AzureDestination implements Destination {
   readonly type = "AZURE";
-  private readonly container: ContainerClient;
+  private readonly containerUrl: string;
+  private container: Promise<ContainerClient> | undefined;
   private readonly fileType: FileType;
   private readonly compression: Compression;
   /** The egress policy's agents every request goes through; closed with the destination. */
@@ -46,18 +55,31 @@ export class AzureDestination implements Destination {
     }
     const base = (attrs.endpoint ?? `https://${attrs.storageAccount}.blob.core.windows.net`).replace(/\/+$/, "");
     const sas = attrs.sasToken.replace(/^\?/, "");
-    const pipeline = newPipeline(new AnonymousCredential(), { retryOptions: { maxTries: 1, tryTimeoutInMs: 30_000 } });
     this.agents = { http: egress.httpAgent({ keepAlive: true }), https: egress.httpsAgent({ keepAlive: true }) };
-    pipeline.factories.push(throughAgents(this.agents));
-    this.container = new ContainerClient(`${base}/${attrs.container}?${sas}`, pipeline);
+    this.containerUrl = `${base}/${attrs.container}?${sas}`;
+    if (!URL.canParse(this.containerUrl)) {
+      throw new DestinationError(`endpoint "${base}" is not a URL`, { retryable: false });
+    }
+  }
+
+  private connect(): Promise<ContainerClient> {
+    this.container ??= azureSdk().then(({ AnonymousCredential, ContainerClient, newPipeline }) => {
+      const pipeline = newPipeline(new AnonymousCredential(), {
+        retryOptions: { maxTries: 1, tryTimeoutInMs: 30_000 },
+      });
+      pipeline.factories.push(throughAgents(this.agents));
+      return new ContainerClient(this.containerUrl, pipeline);
+    });
+    return this.container;
   }
 
   async test(): Promise<TestResult> {
     const t = performance.now();
     const probe = `${this.attrs.blobPrefix ?? ""}.nodeplane-probe-${randomBytes(6).toString("hex")}`;
     try {
-      await this.container.getProperties();
-      const blob = this.container.getBlockBlobClient(probe);
+      const container = await this.connect();
+      await container.getProperties();
+      const blob = container.getBlockBlobClient(probe);
       await blob.upload("probe", 5);
       await blob.delete();
       return {
@@ -75,7 +97,7 @@ export class AzureDestination implements Destination {
     const name = objectName(this.attrs.blobPrefix, batch, this.fileType, this.compression);
     const obj = encodeObject(this.ctx, batch, this.fileType, this.compression);
     try {
-      await this.container.getBlockBlobClient(name).uploadData(obj.body, {
+      await (await this.connect()).getBlockBlobClient(name).uploadData(obj.body, {
         blobHTTPHeaders: { blobContentType: obj.contentType, blobContentEncoding: obj.contentEncoding },
       });
     } catch (e) {

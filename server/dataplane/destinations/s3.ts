@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import type { EgressPolicy } from "../../platform/egress.ts";
 import { assertCompression, encodeObject, errorMessage, isEgressRefusal, objectName } from "./common.ts";
 import {
@@ -24,9 +24,19 @@ import {
  * `<prefix>.nodeplane-probe-<random>` and deletes it, since write permission cannot be checked any
  * other way.
  */
+type S3Sdk = typeof import("@aws-sdk/client-s3");
+let sdk: Promise<S3Sdk> | undefined;
+
+/** The AWS SDK, loaded with the first S3 destination: importing it would cost every start. */
+function s3Sdk(): Promise<S3Sdk> {
+  sdk ??= import("@aws-sdk/client-s3");
+  return sdk;
+}
+
 export class S3Destination implements Destination {
   readonly type = "S3";
-  private readonly client: S3Client;
+  private readonly clientConfig: S3ClientConfig;
+  private client: Promise<{ sdk: S3Sdk; client: S3Client }> | undefined;
   private readonly fileType: FileType;
   private readonly compression: Compression;
 
@@ -47,7 +57,7 @@ export class S3Destination implements Destination {
         ? attrs.endpoint
         : `${attrs.useSsl === false ? "http" : "https"}://${attrs.endpoint}`;
     }
-    this.client = new S3Client({
+    this.clientConfig = {
       region: attrs.region ?? "us-east-1",
       endpoint,
       forcePathStyle: Boolean(endpoint),
@@ -60,16 +70,22 @@ export class S3Destination implements Destination {
         httpAgent: egress.httpAgent({ keepAlive: true }),
         httpsAgent: egress.httpsAgent({ keepAlive: true }),
       },
-    });
+    };
+  }
+
+  private connect(): Promise<{ sdk: S3Sdk; client: S3Client }> {
+    this.client ??= s3Sdk().then((sdk) => ({ sdk, client: new sdk.S3Client(this.clientConfig) }));
+    return this.client;
   }
 
   async test(): Promise<TestResult> {
     const t = performance.now();
     const probe = `${this.attrs.objectPrefix ?? ""}.nodeplane-probe-${randomBytes(6).toString("hex")}`;
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.attrs.bucket }));
-      await this.client.send(new PutObjectCommand({ Bucket: this.attrs.bucket, Key: probe, Body: "probe" }));
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.attrs.bucket, Key: probe }));
+      const { sdk, client } = await this.connect();
+      await client.send(new sdk.HeadBucketCommand({ Bucket: this.attrs.bucket }));
+      await client.send(new sdk.PutObjectCommand({ Bucket: this.attrs.bucket, Key: probe, Body: "probe" }));
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: this.attrs.bucket, Key: probe }));
       return {
         ok: true,
         message: `bucket ${this.attrs.bucket} reachable; wrote and removed a probe object`,
@@ -85,8 +101,9 @@ export class S3Destination implements Destination {
     const key = objectName(this.attrs.objectPrefix, batch, this.fileType, this.compression);
     const obj = encodeObject(this.ctx, batch, this.fileType, this.compression);
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      const { sdk, client } = await this.connect();
+      await client.send(
+        new sdk.PutObjectCommand({
           Bucket: this.attrs.bucket,
           Key: key,
           Body: obj.body,
@@ -103,7 +120,7 @@ export class S3Destination implements Destination {
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
+    if (this.client) (await this.client).client.destroy();
   }
 }
 

@@ -1,4 +1,3 @@
-import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { AppConfig } from "../../platform/config.ts";
 import type { DomainEvents } from "../../platform/events.ts";
@@ -32,8 +31,13 @@ export async function createRpcStages(deps: {
   log?: Logger;
   rateLimitRefreshMs?: number;
 }): Promise<RpcStages> {
+  // ioredis loads only when Redis is configured: a start without it does not pay for the import.
   const redis = deps.config.redisUrl
-    ? new Redis(deps.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    ? new (await import("ioredis")).Redis(deps.config.redisUrl, {
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: false,
+      })
     : undefined;
   redis?.on("error", (error) =>
     deps.log?.warn({ err: error }, "rate limits: Redis error (limiting in memory meanwhile)"),

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
-import { parseTransaction } from "viem";
 import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost, remember } from "./endpoint.ts";
 import { type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 
@@ -97,18 +96,41 @@ const transactionMethods = new Set([
   "eth_createAccessList",
 ]);
 
-/** The chain id a call names, when it names one: a signed raw transaction's, or a transaction object's chainId. */
-export function chainIdOfCall(call: JsonRpcCall): number | undefined {
+type ParseTransaction = typeof import("viem").parseTransaction;
+let parseTransaction: ParseTransaction | undefined;
+let viemLoading: Promise<ParseTransaction> | undefined;
+
+/**
+ * viem's transaction parser, loaded with the first signed transaction a chain-enforcing endpoint sees:
+ * importing viem takes a large part of a start, and most starts never parse one.
+ */
+function loadParseTransaction(): Promise<ParseTransaction> {
+  viemLoading ??= import("viem").then((viem) => {
+    parseTransaction = viem.parseTransaction;
+    return viem.parseTransaction;
+  });
+  return viemLoading;
+}
+
+function rawTransactionChainId(parse: ParseTransaction, raw: string): number | undefined {
+  try {
+    return parse(raw as `0x${string}`).chainId;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The chain id a call names, when it names one: a signed raw transaction's, or a transaction object's
+ * chainId. A promise only while the transaction parser is still loading.
+ */
+export function chainIdOfCall(call: JsonRpcCall): number | undefined | Promise<number | undefined> {
   const params = Array.isArray(call.params) ? call.params : [];
   if (call.method === "eth_sendRawTransaction" || call.method === "eth_sendRawTransactionSync") {
     const raw = params[0];
     if (typeof raw !== "string" || !raw.startsWith("0x")) return undefined;
-    try {
-      const tx = parseTransaction(raw as `0x${string}`);
-      return tx.chainId;
-    } catch {
-      return undefined;
-    }
+    if (parseTransaction) return rawTransactionChainId(parseTransaction, raw);
+    return loadParseTransaction().then((parse) => rawTransactionChainId(parse, raw));
   }
   if (transactionMethods.has(call.method)) {
     const tx = params[0] as { chainId?: unknown } | undefined;
@@ -119,8 +141,14 @@ export function chainIdOfCall(call: JsonRpcCall): number | undefined {
   return undefined;
 }
 
-/** The call-level options: disabled methods, the request filter, the chain/network match. */
-export function checkCall(endpoint: CompiledEndpoint, call: JsonRpcCall): Refusal | undefined {
+/**
+ * The call-level options: disabled methods, the request filter, the chain/network match. A promise only
+ * for a signed transaction seen before the transaction parser has loaded (chainIdOfCall).
+ */
+export function checkCall(
+  endpoint: CompiledEndpoint,
+  call: JsonRpcCall,
+): Refusal | undefined | Promise<Refusal | undefined> {
   if (endpoint.disabledMethods.size > 0 && endpoint.disabledMethods.has(call.method)) {
     return refusal("METHOD_DISABLED", `The method ${call.method} is disabled on this endpoint.`);
   }
@@ -129,17 +157,16 @@ export function checkCall(endpoint: CompiledEndpoint, call: JsonRpcCall): Refusa
     return refusal("METHOD_NOT_IN_FILTER", `The method ${call.method} is not in this endpoint's request filter.`);
   }
   if (options.enforceChainNetwork && chainId !== null) {
+    const wrongChain = (named: number | undefined): Refusal | undefined =>
+      named !== undefined && named !== chainId
+        ? refusal(
+            "WRONG_CHAIN",
+            `This transaction is for chain id ${named}, but this endpoint serves ${network} (chain id ${chainId}).`,
+            { expectedChainId: chainId, chainId: named },
+          )
+        : undefined;
     const named = chainIdOfCall(call);
-    if (named !== undefined && named !== chainId) {
-      return refusal(
-        "WRONG_CHAIN",
-        `This transaction is for chain id ${named}, but this endpoint serves ${network} (chain id ${chainId}).`,
-        {
-          expectedChainId: chainId,
-          chainId: named,
-        },
-      );
-    }
+    return named instanceof Promise ? named.then(wrongChain) : wrongChain(named);
   }
   return undefined;
 }

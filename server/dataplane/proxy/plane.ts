@@ -357,7 +357,8 @@ export class DataPlane {
       const c = calls[i];
       const ok = isCall(c);
       methods.push(ok ? c.method : "");
-      const r = ok ? checkCall(endpoint, c) : refusal("INVALID_REQUEST");
+      let r = ok ? checkCall(endpoint, c) : refusal("INVALID_REQUEST");
+      if (r instanceof Promise) r = await r;
       perCall[i] = r;
       if (r) refusedCount++;
     }
@@ -631,7 +632,11 @@ export class DataPlane {
         if (metered) meterNow(request.refusedWhole(tooLarge.refusal, tooLarge.body, Buffer.byteLength(tooLarge.body)));
         return;
       }
-      const perCall = parsed.calls.map((c) => (isCall(c) ? checkCall(current, c) : refusal("INVALID_REQUEST")));
+      const checks = parsed.calls.map((c) => (isCall(c) ? checkCall(current, c) : refusal("INVALID_REQUEST")));
+      // A promise only while the transaction parser loads (checkCall): the usual answer stays synchronous.
+      const perCall = checks.some((check) => check instanceof Promise)
+        ? await Promise.all(checks)
+        : (checks as (Refusal | undefined)[]);
       const admitted = await this.rateLimit.admit(request);
       let requestRefusal: Refusal | null = null;
       if (admitted) {

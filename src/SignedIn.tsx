@@ -1,0 +1,243 @@
+// The signed-in console: the layout with the side navigation built from the registry, the header with
+// the viewer and sign-out, and the screens. Loaded once someone is signed in, with the registries of
+// icons and named widgets the screens use, and antd's App (the message, modal and notification the
+// screens' actions use).
+import "./icons.ts";
+import "./widgets/index.ts";
+import { LogoutOutlined, MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
+import { Alert, App as AntApp, Avatar, Button, Dropdown, Layout, Menu, Spin, Tag, Typography } from "antd";
+import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from "react";
+import { Link, Navigate, useLocation } from "react-router";
+import {
+  buildNavigation,
+  DataProvider,
+  errorMessage,
+  humanize,
+  icon,
+  menuEntryFor,
+  RegistryRoutes,
+  type Transport,
+  useRegistryQuery,
+  type Viewer,
+} from "../renderer/index.ts";
+import { FullPage } from "./FullPage.tsx";
+
+// The navigation drawer of narrow screens, and the failure page, load when first shown.
+const Drawer = lazy(() => import("antd/es/drawer/index.js"));
+const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
+const NotFound = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.NotFound })));
+
+const ROLE_COLORS: Record<string, string> = { OWNER: "gold", ADMIN: "blue", VIEWER: "default" };
+
+/** Below this width (phones, tablets, small laptops) the navigation is a drawer opened from the header. */
+const DRAWER_QUERY = "(max-width: 1199.98px)";
+const COLLAPSED_KEY = "nodeplane.sidebarCollapsed";
+
+function useMediaQuery(query: string): boolean {
+  const subscribe = useCallback(
+    (onChange: () => void) => {
+      const list = window.matchMedia(query);
+      list.addEventListener("change", onChange);
+      return () => list.removeEventListener("change", onChange);
+    },
+    [query],
+  );
+  return useSyncExternalStore(subscribe, () => window.matchMedia(query).matches);
+}
+
+/** The side navigation's collapsed state, remembered in this browser. */
+function useCollapsed(): [boolean, (collapsed: boolean) => void] {
+  const [collapsed, setCollapsed] = useState(() => {
+    try {
+      return window.localStorage.getItem(COLLAPSED_KEY) === "true";
+    } catch {
+      return false;
+    }
+  });
+  const remember = (next: boolean) => {
+    setCollapsed(next);
+    try {
+      window.localStorage.setItem(COLLAPSED_KEY, String(next));
+    } catch {
+      // Storage may be off (private mode); the state still holds for this visit.
+    }
+  };
+  return [collapsed, remember];
+}
+
+export function SignedIn({
+  transport,
+  viewer,
+  onSignOut,
+}: {
+  transport: Transport;
+  viewer: Viewer;
+  onSignOut: () => void;
+}) {
+  const registry = useRegistryQuery(transport, true);
+  const location = useLocation();
+  const [collapsed, setCollapsed] = useCollapsed();
+  const drawerMode = useMediaQuery(DRAWER_QUERY);
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  // Closed by choosing a page, the drawer leaves focus to that page's heading; closed otherwise, focus
+  // goes back to the button that opened it.
+  const [navigated, setNavigated] = useState(false);
+  const sections = useMemo(() => (registry.data ? buildNavigation(registry.data.screens) : []), [registry.data]);
+  const selected = registry.data ? menuEntryFor(location.pathname, registry.data.screens) : undefined;
+  const extraRoutes = useMemo(
+    () => [
+      { path: "/sign-in", element: <Navigate to="/" replace /> },
+      { path: "/sign-up", element: <Navigate to="/" replace /> },
+      { path: "*", element: <NotFound /> },
+    ],
+    [],
+  );
+
+  if (registry.error)
+    return (
+      <FullPage>
+        <Suspense fallback={<Spin size="large" />}>
+          <LoadFailed
+            title="The console could not load"
+            detail={errorMessage(registry.error)}
+            onRetry={() => void registry.mutate()}
+          />
+        </Suspense>
+      </FullPage>
+    );
+  if (!registry.data)
+    return (
+      <FullPage>
+        <Spin size="large" />
+      </FullPage>
+    );
+
+  const narrow = collapsed && !drawerMode;
+  const items = sections.map((section) => ({
+    type: "group" as const,
+    key: section.section,
+    label: narrow ? null : section.section,
+    children: section.items.map((item) => ({
+      key: item.id,
+      icon: icon(item.icon),
+      label: <Link to={item.route}>{item.label}</Link>,
+    })),
+  }));
+  const name = viewer.userFullName ? String(viewer.userFullName) : viewer.email;
+  const navigation = (narrowed: boolean, onNavigate?: () => void) => (
+    <nav aria-label="Main">
+      <Link to="/" className="np-brand" onClick={onNavigate}>
+        <span className="np-logo" aria-hidden="true">
+          N
+        </span>
+        <span className={narrowed ? "np-sr-only" : undefined}>Nodeplane</span>
+      </Link>
+      <Menu
+        mode="inline"
+        selectedKeys={selected ? [selected] : []}
+        items={items}
+        className="np-menu"
+        onClick={onNavigate}
+      />
+    </nav>
+  );
+
+  return (
+    <AntApp>
+      <DataProvider transport={transport} registry={registry.data} viewer={viewer}>
+        <Layout className="np-layout">
+          {/* A fragment link: the browser moves focus to #main (focusable with tabIndex -1). */}
+          <a href="#main" className="np-skip-link">
+            Skip to content
+          </a>
+          {drawerMode ? (
+            <Suspense fallback={null}>
+              <Drawer
+                placement="left"
+                open={drawerOpen}
+                onClose={() => setDrawerOpen(false)}
+                focusable={{ focusTriggerAfterClose: !navigated }}
+                size={264}
+                title={null}
+                closable={false}
+                className="np-nav-drawer"
+                styles={{ body: { padding: 0 } }}
+              >
+                {navigation(false, () => {
+                  setNavigated(true);
+                  setDrawerOpen(false);
+                })}
+              </Drawer>
+            </Suspense>
+          ) : (
+            <Layout.Sider theme="light" width={232} collapsed={collapsed} collapsedWidth={64} className="np-sider">
+              {navigation(collapsed)}
+            </Layout.Sider>
+          )}
+          <Layout>
+            <Layout.Header className="np-header">
+              {drawerMode ? (
+                <Button
+                  type="text"
+                  aria-label="Open navigation"
+                  aria-expanded={drawerOpen}
+                  icon={<MenuOutlined />}
+                  onClick={() => {
+                    setNavigated(false);
+                    setDrawerOpen(true);
+                  }}
+                />
+              ) : (
+                <Button
+                  type="text"
+                  aria-label={collapsed ? "Expand navigation" : "Collapse navigation"}
+                  aria-expanded={!collapsed}
+                  icon={collapsed ? <MenuUnfoldOutlined /> : <MenuFoldOutlined />}
+                  onClick={() => setCollapsed(!collapsed)}
+                />
+              )}
+              <Dropdown
+                trigger={["click"]}
+                menu={{
+                  items: [
+                    {
+                      key: "email",
+                      label: <Typography.Text type="secondary">{viewer.email}</Typography.Text>,
+                      disabled: true,
+                    },
+                    { type: "divider" },
+                    { key: "sign-out", icon: <LogoutOutlined />, label: "Sign out", onClick: onSignOut },
+                  ],
+                }}
+              >
+                <Button type="text" className="np-viewer" data-testid="viewer-menu">
+                  <Avatar size="small" style={{ background: "#1f5eff" }}>
+                    {name.charAt(0).toUpperCase()}
+                  </Avatar>
+                  <span className="np-viewer-email">{viewer.email}</span>
+                  <Tag color={ROLE_COLORS[viewer.userRole] ?? "default"} style={{ marginInlineEnd: 0 }}>
+                    {humanize(viewer.userRole)}
+                  </Tag>
+                </Button>
+              </Dropdown>
+            </Layout.Header>
+            <Layout.Content className="np-content" id="main" tabIndex={-1}>
+              {viewer.isVerified === false ? (
+                <Alert
+                  type="info"
+                  showIcon
+                  banner
+                  title="Verify your email address to keep full access."
+                  style={{ marginBottom: 16 }}
+                />
+              ) : null}
+              <Suspense fallback={<Spin />}>
+                <RegistryRoutes extra={extraRoutes} />
+              </Suspense>
+            </Layout.Content>
+          </Layout>
+        </Layout>
+      </DataProvider>
+    </AntApp>
+  );
+}
