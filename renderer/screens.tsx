@@ -5,6 +5,7 @@ import { Breadcrumb, Card, Skeleton, Space, Typography } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
 import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
+import { LeaveGuard } from "./leaveGuard.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
@@ -242,7 +243,8 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
 
 /**
  * Routes for every screen in the registry, then for the screens the viewer's role does not open (each
- * says which role it needs), then the shell's extra routes (e.g. a 404).
+ * says which role it needs), then the shell's extra routes (e.g. a 404), inside the guard that asks before
+ * leaving unsaved edits (it needs a data router).
  */
 export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
   const { registry, viewer } = useData();
@@ -260,5 +262,6 @@ export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
     ],
     [registry.screens, registry.locked, viewer.userRole, extra],
   );
-  return useRoutes(routes);
+  const element = useRoutes(routes);
+  return <LeaveGuard>{element}</LeaveGuard>;
 }

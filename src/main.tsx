@@ -1,12 +1,12 @@
 import "./styles.css";
 import "./icons.ts";
 import "./widgets/index.ts";
-import { App as AntApp, ConfigProvider } from "antd";
+import { App as AntApp, Button, ConfigProvider, Result } from "antd";
 import { type ReactNode, StrictMode, useMemo } from "react";
 import { createRoot } from "react-dom/client";
-import { BrowserRouter } from "react-router";
+import { createBrowserRouter, RouterProvider, useRouteError } from "react-router";
 import { SWRConfig } from "swr";
-import { createHttpTransport, useReducedMotion } from "../renderer/index.ts";
+import { createHttpTransport, errorMessage, useReducedMotion } from "../renderer/index.ts";
 import { Shell } from "./Shell.tsx";
 import { theme } from "./theme.ts";
 
@@ -18,6 +18,28 @@ function Themed({ children }: { children: ReactNode }) {
   const themed = useMemo(() => ({ ...theme, token: { ...theme.token, motion: !reduced } }), [reduced]);
   return <ConfigProvider theme={themed}>{children}</ConfigProvider>;
 }
+/** A page that failed to render: what went wrong, and a way out that reloads the console. */
+function Crashed() {
+  const error = useRouteError();
+  return (
+    <div className="np-fullpage">
+      <Result
+        status="error"
+        title="This page failed"
+        subTitle={errorMessage(error)}
+        extra={<Button onClick={() => window.location.reload()}>Reload</Button>}
+      />
+    </div>
+  );
+}
+
+// A data router, so a navigation can be held (the browser's Back and Forward too) while a form has
+// unsaved edits. The shell keeps its routes: the registry's screens are known only after sign-in, so
+// they are descendant routes of this one.
+const router = createBrowserRouter([
+  { path: "*", element: <Shell transport={transport} />, errorElement: <Crashed /> },
+]);
+
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
 
@@ -26,9 +48,7 @@ createRoot(root).render(
     <Themed>
       <AntApp>
         <SWRConfig value={{ errorRetryCount: 2 }}>
-          <BrowserRouter>
-            <Shell transport={transport} />
-          </BrowserRouter>
+          <RouterProvider router={router} />
         </SWRConfig>
       </AntApp>
     </Themed>

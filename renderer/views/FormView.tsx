@@ -8,7 +8,7 @@ import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
-import { useLeaveGuard } from "../leaveGuard.ts";
+import { useLeaveGuard } from "../leaveGuard.tsx";
 import { can, requiredRole, roleLabel } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";

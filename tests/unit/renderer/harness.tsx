@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { App } from "antd";
 import type { ReactNode } from "react";
-import { MemoryRouter } from "react-router";
+import { createMemoryRouter, RouterProvider } from "react-router";
 import { SWRConfig } from "swr";
 import { DataProvider, GqlError, RegistryRoutes, type Transport } from "../../../renderer/index.ts";
 import type { Manifest, Registry, Viewer } from "../../../renderer/types.ts";
@@ -99,14 +99,28 @@ export function fixtureTransport(calls: { name: string; variables?: Record<strin
   };
 }
 
+/**
+ * A screen at `route` in a data router, as the console runs it (a form's leave guard needs one).
+ * `history` are addresses visited before it and `future` after it (as if the user had come back), so a
+ * test can go back and forward to them; `onRouter` gets the router.
+ */
 export function renderRoute(
   route: string,
-  options: { registry: Registry; viewer: Viewer; transport?: Transport },
+  options: {
+    registry: Registry;
+    viewer: Viewer;
+    transport?: Transport;
+    history?: string[];
+    future?: string[];
+    onRouter?: (router: ReturnType<typeof createMemoryRouter>) => void;
+  },
 ): ReactNode {
-  return (
-    <App>
-      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
-        <MemoryRouter initialEntries={[route]}>
+  const entries = [...(options.history ?? []), route, ...(options.future ?? [])];
+  const router = createMemoryRouter(
+    [
+      {
+        path: "*",
+        element: (
           <DataProvider
             transport={options.transport ?? fixtureTransport()}
             registry={options.registry}
@@ -114,7 +128,16 @@ export function renderRoute(
           >
             <RegistryRoutes extra={[{ path: "*", element: <p>not found</p> }]} />
           </DataProvider>
-        </MemoryRouter>
+        ),
+      },
+    ],
+    { initialEntries: entries, initialIndex: options.history?.length ?? 0 },
+  );
+  options.onRouter?.(router);
+  return (
+    <App>
+      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
+        <RouterProvider router={router} />
       </SWRConfig>
     </App>
   );
