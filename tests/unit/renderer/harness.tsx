@@ -6,7 +6,7 @@ import type { ReactNode } from "react";
 import { createMemoryRouter, RouterProvider } from "react-router";
 import { SWRConfig } from "swr";
 import { DataProvider, GqlError, RegistryRoutes, type Transport } from "../../../renderer/index.ts";
-import type { Manifest, Registry, Viewer } from "../../../renderer/types.ts";
+import type { JsonSchema, Manifest, Registry, Viewer } from "../../../renderer/types.ts";
 import "../../../src/widgets/index.ts";
 
 // The console loads views, widgets and pages when first shown. Loading their modules here puts that cost
@@ -49,6 +49,16 @@ export const manifests: { file: string; manifest: Manifest }[] = walk(path.join(
   (file) => ({ file: path.relative(root, file), manifest: JSON.parse(readFileSync(file, "utf8")) as Manifest }),
 );
 
+/** Every entity schema in schemas/entities/, by its file name without `.schema.json`. */
+function entitySchemas(): Record<string, JsonSchema> {
+  const dir = path.join(root, "schemas", "entities");
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((name) => name.endsWith(".schema.json"))
+      .map((name) => [name.replace(/\.schema\.json$/, ""), JSON.parse(readFileSync(path.join(dir, name), "utf8"))]),
+  );
+}
+
 /** Operation documents by name, from screens/ (each document as written, with its fragments). */
 function operations(): Record<string, string> {
   const out: Record<string, string> = {};
@@ -74,12 +84,13 @@ export const recordedId = recorded.endpointId;
 export function registryFor(role: "owner" | "viewer"): Registry {
   const served = JSON.parse(readFileSync(path.join(fixtures, `registry.${role}.json`), "utf8")).data
     .registry as Registry;
-  // Today's manifests from disk, limited to the screens the service served this role.
+  // Today's manifests and entity schemas from disk (the service serves them as they are), the manifests
+  // limited to the screens the service served this role.
   const ids = new Set(served.screens.map((manifest) => manifest.id));
   const screens = manifests
     .map((entry) => entry.manifest)
     .filter((manifest) => role === "owner" || ids.has(manifest.id));
-  return { ...served, screens, operations: operations() };
+  return { ...served, screens, schemas: entitySchemas(), operations: operations() };
 }
 
 export function viewerFor(role: "OWNER" | "ADMIN" | "VIEWER"): Viewer {
