@@ -4,7 +4,16 @@
 // A router runs one blocker (react-router's `useBlocker` evaluates only the last registered), so the
 // dirty parts register with one `LeaveGuard` that holds that blocker for all of them.
 import { Button, Modal } from "antd";
-import { createContext, type ReactNode, useCallback, useContext, useLayoutEffect, useMemo, useRef } from "react";
+import {
+  createContext,
+  type ReactNode,
+  useCallback,
+  useContext,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+} from "react";
 import { type BlockerFunction, useBlocker } from "react-router";
 
 export const LEAVE_TITLE = "Leave this page?";
@@ -19,7 +28,7 @@ const GuardsContext = createContext<Guards | null>(null);
 
 /** Holds the router's one blocker for every dirty form or editor below it, and asks Stay or Leave. */
 export function LeaveGuard({ children }: { children: ReactNode }) {
-  // Read when a navigation starts, so a form saved just before its redirect no longer holds it.
+  // Read when a navigation starts (not a render's copy), so a released mark no longer holds it.
   const dirty = useRef(new Set<object>());
   const guards = useMemo<Guards>(
     () => ({ add: (token) => dirty.current.add(token), remove: (token) => dirty.current.delete(token) }),
@@ -57,13 +66,17 @@ export function LeaveGuard({ children }: { children: ReactNode }) {
   );
 }
 
-/** Marks the calling form or editor dirty while `dirty`: leaving asks first (see LeaveGuard). */
-export function useLeaveGuard(dirty: boolean): void {
+/**
+ * Marks the calling form or editor dirty while `dirty`: leaving asks first (see LeaveGuard). Returns
+ * `release`, which drops the mark at once: a form calls it when a save succeeded and it moves on
+ * (a redirect), before React has rendered the form clean.
+ */
+export function useLeaveGuard(dirty: boolean): () => void {
   const guards = useContext(GuardsContext);
-  // A layout effect: the mark is gone in the same commit that saved the form, before any redirect.
+  const [token] = useState(() => ({}));
+  // A layout effect: the mark is gone in the same commit that shows the form clean.
   useLayoutEffect(() => {
     if (!dirty) return;
-    const token = {};
     guards?.add(token);
     const beforeUnload = (event: BeforeUnloadEvent) => {
       event.preventDefault();
@@ -75,5 +88,6 @@ export function useLeaveGuard(dirty: boolean): void {
       guards?.remove(token);
       window.removeEventListener("beforeunload", beforeUnload);
     };
-  }, [dirty, guards]);
+  }, [dirty, guards, token]);
+  return useCallback(() => guards?.remove(token), [guards, token]);
 }

@@ -5,7 +5,8 @@
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { createMemoryRouter } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { installDomStandIns, registryFor, renderRoute, viewerFor } from "./harness.tsx";
+import type { Manifest } from "../../../renderer/types.ts";
+import { fixtureTransport, installDomStandIns, registryFor, renderRoute, viewerFor } from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -93,5 +94,57 @@ describe("leaving a form with unsaved edits", () => {
     await waitFor(() => expect(path(router)).toBe("/endpoints"));
     expect(held(router)).toBe(false);
     expect(question()).toBeNull();
+  }, 60_000);
+
+  it("a saved form's redirect goes without asking", async () => {
+    // A form that redirects after its save: the profile form, moving on to the endpoints.
+    const manifest = {
+      version: 1,
+      id: "test.savedForm",
+      route: "/test-form",
+      title: "A form that moves on",
+      nav: { hidden: true, parent: "account.profile" },
+      requires: { role: "VIEWER" },
+      views: [
+        {
+          kind: "form",
+          mutation: "UpdateAccount",
+          schema: "account#/$defs/profileInput",
+          variables: { input: "$form" },
+          role: "VIEWER",
+          submit: { label: "Save and go", redirect: "/endpoints" },
+        },
+      ],
+    } as unknown as Manifest;
+    const registry = registryFor("owner");
+    const recorded = fixtureTransport();
+    let router: Router | undefined;
+    render(
+      renderRoute("/test-form", {
+        registry: { ...registry, screens: [...registry.screens, manifest] },
+        viewer: viewerFor("OWNER"),
+        transport: async (document, variables) =>
+          /^# operation UpdateAccount\n/.test(document)
+            ? { updateAccount: { id: "a", userFullName: "Saved name" } }
+            : recorded(document, variables),
+        onRouter: (created) => {
+          router = created;
+        },
+      }),
+    );
+    const field = await waitFor(
+      () => {
+        const input = document.querySelector<HTMLInputElement>("input[id$=userFullName]");
+        if (!input) throw new Error("no Full name field yet");
+        return input;
+      },
+      { timeout: 20_000 },
+    );
+    edit(field, "Saved name");
+    fireEvent.click(screen.getByRole("button", { name: "Save and go" }));
+    if (!router) throw new Error("no router");
+    const created = router;
+    await waitFor(() => expect(path(created)).toBe("/endpoints"), { timeout: 20_000 });
+    expect(held(created)).toBe(false);
   }, 60_000);
 });
