@@ -190,6 +190,9 @@ describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
     expect(preview.length).toBeGreaterThan(10);
     expect(received.some((body) => body.startsWith(preview))).toBe(true);
     await shot(page, "04-webhook-deliveries");
+    // The row's far side (answer, latency, size, payload) is a sideways scroll away, on a phone most of it.
+    await row.locator("code").last().scrollIntoViewIfNeeded();
+    await shot(page, "04b-webhook-delivery-preview");
     expect(e2e.pageErrors).toEqual([]);
   }, 240_000);
 
