@@ -32,6 +32,9 @@ export default defineConfig({
           name: "unit",
           include: ["tests/unit/**/*.test.{ts,tsx}"],
           environment: "node",
+          // Rendering a screen in jsdom takes 1–3 s here and twice that on a loaded two-core CI
+          // machine: vitest's 5 s default failed one such test in CI without a fault in the product.
+          testTimeout: 20_000,
         },
       },
       {

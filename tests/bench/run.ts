@@ -9,6 +9,7 @@
  * memory and /healthz) takes about 30 s. The graphql benchmark reads the same BENCH_SECONDS / BENCH_ROUNDS
  * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run). The inforce benchmark (two
  * service processes on one database, 30 rounds of each change by default, BENCH_INFORCE_ROUNDS) about 25 s.
+ * The tip benchmark (a block a second: BENCH_TIP_BLOCKS + BENCH_TIP_POLL_BLOCKS + 10 blocks) about 95 s.
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
@@ -97,6 +98,28 @@ if (wanted("streams")) {
     }
   }
   console.log(`(streams done at ${elapsed()})`);
+}
+
+if (wanted("tip")) {
+  const { runTipBench, TIP_TARGET } = await import("./tip.ts");
+  console.log(
+    "\n=== tip: a block a second → stream at the chain tip → signed webhook on loopback, against the node's newHeads at a plain WebSocket client and the same pipeline polling ===",
+  );
+  const r = await runTipBench();
+  const beside = `newHeads at a plain client p50 ${r.plainClient.p50.toFixed(1)} ms; polling p50 ${r.polling.p50.toFixed(0)} ms`;
+  checks.push({
+    bench: "tip",
+    target: `block on the node → webhook answered: p50 ≤ ${TIP_TARGET.p50} ms`,
+    measured: `${r.pushed.p50.toFixed(1)} ms (${beside})`,
+    met: r.pushed.p50 <= TIP_TARGET.p50 && r.missing === 0,
+  });
+  checks.push({
+    bench: "tip",
+    target: `block on the node → webhook answered: p99 ≤ ${TIP_TARGET.p99} ms`,
+    measured: `${r.pushed.p99.toFixed(1)} ms (p90 ${r.pushed.p90.toFixed(1)} ms; plain client p99 ${r.plainClient.p99.toFixed(1)} ms)`,
+    met: r.pushed.p99 <= TIP_TARGET.p99 && r.missing === 0,
+  });
+  console.log(`(tip done at ${elapsed()})`);
 }
 
 if (wanted("filter")) {

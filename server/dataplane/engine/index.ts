@@ -6,6 +6,7 @@ import type { Db } from "../../platform/db/index.ts";
 import { listenWithReconnect } from "../../platform/db/listen.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import { secretBox } from "../../platform/secrets.ts";
+import { NewHeads } from "../chain/heads.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import type { DestinationDeps } from "../destinations/index.ts";
 import type { FilterHelpers } from "../sandbox/types.ts";
@@ -35,7 +36,10 @@ export interface StreamEngineDeps {
   leaseTtlMs?: number;
   /** How often the engine looks for active streams without a running owner. Default 1 s. */
   pollMs?: number;
-  /** How often a runner at the tip asks the node for a new block. Default 1 s. */
+  /**
+   * How often a runner at the tip asks the node for a new block when the node does not push new heads
+   * (no WebSocket URL, or its subscription is down). Default 1 s.
+   */
   tipPollMs?: number;
   /** Streams one process runs at once. Default 200. */
   maxStreams?: number;
@@ -70,6 +74,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   const leaseTtlMs = deps.leaseTtlMs ?? 15_000;
   const pollMs = deps.pollMs ?? 1000;
   const maxStreams = deps.maxStreams ?? 200;
+  const tipPollMs = deps.tipPollMs ?? 1000;
   const log = deps.log.child({ component: "stream-engine", owner: ownerId });
   const metrics = new MetricsBuffer(
     deps.db.$client,
@@ -85,6 +90,8 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
     deps.deliveriesFlushMs,
   );
   const runners = new Map<string, StreamRunner>();
+  // One newHeads subscription per network, shared by the runners of its streams.
+  const heads = new NewHeads({ upstreams: deps.upstreams, log, pollMs: tipPollMs });
   const box = secretBox(deps.config);
   // Acknowledgements and lease renewals go through connections that do not wait for the WAL flush: a
   // database crash can lose the last few checkpoint moves, which only re-sends those batches (still at
@@ -108,7 +115,8 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
           store: deps.store,
           owner: ownerId,
           leaseTtlMs,
-          tipPollMs: deps.tipPollMs ?? 1000,
+          tipPollMs,
+          heads,
           upstreams: deps.upstreams,
           box,
           mailer: deps.mailer ?? null,
@@ -159,6 +167,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
       await ticking;
       for (const r of runners.values()) r.stop();
       await Promise.all([...runners.values()].map((r) => r.done));
+      heads.close();
       await metrics.stop();
       await deliveries.stop();
       await ackPool.end();

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Db } from "../../platform/db/index.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
+import type { HeadWatch, NewHeads } from "../chain/heads.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import {
   type BlockHeader,
@@ -43,8 +44,13 @@ export interface RunnerDeps {
   store: EngineStore;
   owner: string;
   leaseTtlMs: number;
-  /** How often a runner at the chain tip asks for a new block, and renews its lease while waiting. */
+  /**
+   * How often a runner at the chain tip asks for a new block when the node does not push new heads, and
+   * renews its lease while waiting.
+   */
   tipPollMs: number;
+  /** New heads pushed by the nodes: a runner at the tip is woken by them (see waitAtTip). */
+  heads: NewHeads;
   upstreams: UpstreamMap;
   box: SecretBox;
   mailer: Mailer | null;
@@ -103,6 +109,11 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  */
 const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
 const FILTER_LOG_LINES_KEPT = 10;
+/**
+ * While heads are pushed, a runner at the tip still asks the node for its tip this often: a push lost
+ * without the connection dropping delays the stream by at most this much.
+ */
+export const PUSHED_TIP_CHECK_MS = 30_000;
 
 function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetBatchJson {
   if (whole.fromBlock === from && whole.toBlock === to) return whole;
@@ -152,6 +163,11 @@ export class StreamRunner {
   private reloadWanted = false;
   private lastReadWarning = 0;
   private history!: StreamDeliveryLog;
+  private headWatch!: HeadWatch;
+  /** Ends the current wait at the tip early (a reload is wanted). */
+  private endWait: (() => void) | null = null;
+  /** Whether the next tip is asked of the node rather than taken from the last pushed head. */
+  private askNodeForTip = true;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -208,7 +224,10 @@ export class StreamRunner {
     if (hb?.status !== "ACTIVE") {
       if (!hb) this.deps.log.warn({ streamId: this.streamId }, "stream lease lost; stopping its runner");
       this.stop();
-    } else if (hb.sequence !== this.row.sequence) this.reloadWanted = true;
+    } else if (hb.sequence !== this.row.sequence) {
+      this.reloadWanted = true;
+      this.endWait?.();
+    }
   }
 
   private async logLine(level: LogLevel, message: string): Promise<void> {
@@ -221,6 +240,7 @@ export class StreamRunner {
     if (row?.status !== "ACTIVE") return;
     this.row = row;
     this.history = this.deps.deliveries.open(row);
+    this.headWatch = this.deps.heads.watch(row.network);
     this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
     let parts: Parts | null = null;
     try {
@@ -232,7 +252,44 @@ export class StreamRunner {
     } finally {
       await this.dispose(parts);
       this.deps.deliveries.release(this.history);
+      this.headWatch.close();
     }
+  }
+
+  /**
+   * Waits at the chain tip for a block above `tip`: until the node pushes one (true), or until the time
+   * to ask the node passes (false): tipPollMs without pushed heads, PUSHED_TIP_CHECK_MS with them. A
+   * subscription that drops ends the wait (false), so the runner polls from then on.
+   */
+  private waitAtTip(tip: number): Promise<boolean> {
+    if (this.stopped) return Promise.reject(new Stop());
+    const watch = this.headWatch;
+    const pushedAbove = () => {
+      const head = watch.head();
+      return head !== null && head > tip;
+    };
+    if (pushedAbove()) return Promise.resolve(true);
+    return new Promise((resolve, reject) => {
+      const finish = (pushed: boolean | Stop) => {
+        clearTimeout(timer);
+        stopListening();
+        this.abort.signal.removeEventListener("abort", onAbort);
+        this.endWait = null;
+        if (pushed instanceof Stop) reject(pushed);
+        else resolve(pushed);
+      };
+      const onAbort = () => finish(new Stop());
+      const timer = setTimeout(
+        () => finish(false),
+        watch.subscribed() ? Math.max(this.deps.tipPollMs, PUSHED_TIP_CHECK_MS) : this.deps.tipPollMs,
+      );
+      const stopListening = watch.listen(() => {
+        if (pushedAbove()) finish(true);
+        else if (!watch.subscribed()) finish(false);
+      });
+      this.endWait = () => finish(false);
+      this.abort.signal.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   private async setup(): Promise<Parts> {
@@ -319,11 +376,15 @@ export class StreamRunner {
           endRange: row.endRange,
         };
         if (needsNewerTip(settings, next, tip)) {
-          try {
-            tip = await parts.reader.latestBlock();
-          } catch (e) {
-            await this.readFailed(e);
-            continue;
+          const pushed = this.askNodeForTip ? null : this.headWatch.head();
+          if (pushed !== null) tip = pushed;
+          else {
+            try {
+              tip = await parts.reader.latestBlock();
+            } catch (e) {
+              await this.readFailed(e);
+              continue;
+            }
           }
         }
         const plan = planBatch(settings, { next, tip, reorgUntil });
@@ -339,7 +400,7 @@ export class StreamRunner {
           return;
         }
         if (plan.kind === "wait") {
-          await this.sleep(this.deps.tipPollMs);
+          this.askNodeForTip = !(await this.waitAtTip(tip));
           continue;
         }
         const { to, isReorg } = plan;
@@ -463,6 +524,8 @@ export class StreamRunner {
   private async readFailed(e: unknown): Promise<void> {
     if (e instanceof Stop) throw e;
     const waiting = e instanceof BlockNotAvailableError;
+    // A pushed head the node does not serve yet (or any more, after a reorg): its own tip is asked next.
+    this.askNodeForTip = true;
     if (!waiting) {
       this.deps.metrics.add(this.row, { errors: 1 });
       if (Date.now() - this.lastReadWarning > 30_000) {
