@@ -178,6 +178,12 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const heading = usePageHeading(root, scope);
   const ownHeadingView = manifest === root ? headingView(root) : undefined;
   const headingRef = useHeadingFocus(!heading.loading);
+  // On a narrow screen the tabs scroll sideways: the current one is brought into view (each screen is
+  // its own page, mounted anew).
+  const activeTabRef = useRef<HTMLAnchorElement>(null);
+  useEffect(() => {
+    activeTabRef.current?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
+  }, []);
 
   useEffect(() => {
     document.title = `${heading.text} · Nodeplane`;
@@ -219,6 +225,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
                 to={path}
                 className={candidate === manifest ? "np-tab np-tab-active" : "np-tab"}
                 aria-current={candidate === manifest ? "page" : undefined}
+                ref={candidate === manifest ? activeTabRef : undefined}
               >
                 {label}
               </Link>
