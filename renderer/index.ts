@@ -22,7 +22,7 @@ export {
   useRegistryQuery,
 } from "./data.tsx";
 export { icon, registerIcons } from "./icons.tsx";
-export { useLeaveGuard } from "./leaveGuard.ts";
+export { useLeaveGuard } from "./leaveGuard.tsx";
 export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";

@@ -81,22 +81,92 @@ function deref(
 }
 
 /**
+ * Whether `value` meets a condition (an `if`), in the part of JSON Schema read models use for one: `const`,
+ * `enum`, `type`, `required` and `properties` (nested). A condition with any other keyword does not hold,
+ * so a read view shows the plain field rather than a branch it cannot tell is right.
+ */
+function holds(condition: JsonSchema, value: unknown): boolean {
+  const record =
+    value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  for (const [key, expected] of Object.entries(condition)) {
+    if (key === "title" || key === "description" || key === "$comment") continue;
+    if (key === "const") {
+      if (JSON.stringify(value) !== JSON.stringify(expected)) return false;
+    } else if (key === "enum") {
+      if (!Array.isArray(expected) || !expected.some((item) => JSON.stringify(item) === JSON.stringify(value)))
+        return false;
+    } else if (key === "type") {
+      const kinds = Array.isArray(expected) ? expected : [expected];
+      const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+      const integer = typeof value === "number" && Number.isInteger(value);
+      if (!kinds.some((wanted) => wanted === kind || (wanted === "integer" && integer))) return false;
+    } else if (key === "required") {
+      if (!record || !(expected as string[]).every((name) => record[name] !== undefined)) return false;
+    } else if (key === "properties") {
+      if (!record) continue;
+      for (const [name, sub] of Object.entries(expected as Record<string, JsonSchema>))
+        if (record[name] !== undefined && !holds(sub, record[name])) return false;
+    } else return false;
+  }
+  return true;
+}
+
+/**
+ * `schema` as it applies to `value`: the properties of each `allOf` item and of the `then` or `else`
+ * whose `if` holds for the value are added to the schema's own (its own keywords win over a branch's, so
+ * a field keeps its title). This is how a field's schema depends on another field's value (the settings
+ * of a destination on the destination type), declared in plain JSON Schema as the inputs declare it.
+ */
+export function schemaForValue(
+  schema: JsonSchema,
+  value: unknown,
+  root: JsonSchema,
+  schemas?: Record<string, JsonSchema>,
+): JsonSchema {
+  let properties = schema.properties;
+  const overlay = (raw: unknown) => {
+    const branch = raw && typeof raw === "object" ? deref(raw as JsonSchema, root, schemas) : undefined;
+    if (!branch) return;
+    const applied = schemaForValue(branch, value, root, schemas);
+    for (const [name, sub] of Object.entries(applied.properties ?? {})) {
+      const own = deref(properties?.[name], root, schemas);
+      properties = { ...properties, [name]: { ...deref(sub, root, schemas), ...own } };
+    }
+  };
+  for (const item of (schema.allOf as unknown[] | undefined) ?? []) overlay(item);
+  if (schema.if && typeof schema.if === "object")
+    overlay(holds(schema.if as JsonSchema, value) ? schema.then : schema.else);
+  return properties === schema.properties ? schema : { ...schema, properties };
+}
+
+/**
  * The schema of one field of an entity, by JSON pointer (`/labels`, `/items/0/size`); references
- * into other entities resolve when `schemas` (the registry's) is given.
+ * into other entities resolve when `schemas` (the registry's) is given. With the `record`, each level's
+ * conditional branches that hold for its value apply (see schemaForValue). An object's properties come
+ * with their references followed, so a read view of them needs no root to resolve against.
  */
 export function fieldSchema(
   entity: JsonSchema | undefined,
   pointer: string,
   schemas?: Record<string, JsonSchema>,
+  record?: unknown,
 ): JsonSchema | undefined {
   if (!entity) return undefined;
   let current: JsonSchema | undefined = entity;
+  let value = record;
   for (const part of pointer.split("/").slice(1)) {
     current = deref(current, entity, schemas);
     if (!current) return undefined;
+    if (record !== undefined) current = schemaForValue(current, value, entity, schemas);
     current = /^\d+$/.test(part) && current.items ? current.items : current.properties?.[part];
+    value = value && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
   }
-  return deref(current, entity, schemas);
+  let found = deref(current, entity, schemas);
+  if (found && record !== undefined) found = schemaForValue(found, value, entity, schemas);
+  if (!found?.properties) return found;
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, sub] of Object.entries(found.properties)) properties[name] = deref(sub, entity, schemas) ?? sub;
+  return { ...found, properties };
 }
 
 export function hasType(schema: JsonSchema | undefined, type: string): boolean {

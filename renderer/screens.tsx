@@ -5,6 +5,7 @@ import { Breadcrumb, Skeleton, Space, Typography } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
 import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
+import { LeaveGuard } from "./leaveGuard.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
@@ -190,6 +191,12 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const heading = usePageHeading(root, scope);
   const ownHeadingView = manifest === root ? headingView(root) : undefined;
   const headingRef = useHeadingFocus(!heading.loading);
+  // On a narrow screen the tabs scroll sideways: the current one is brought into view (each screen is
+  // its own page, mounted anew).
+  const activeTabRef = useRef<HTMLAnchorElement>(null);
+  useEffect(() => {
+    activeTabRef.current?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
+  }, []);
 
   useEffect(() => {
     document.title = `${heading.text} · Nodeplane`;
@@ -235,6 +242,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
                 to={path}
                 className={candidate === manifest ? "np-tab np-tab-active" : "np-tab"}
                 aria-current={candidate === manifest ? "page" : undefined}
+                ref={candidate === manifest ? activeTabRef : undefined}
               >
                 {label}
               </Link>
@@ -259,7 +267,8 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
 
 /**
  * Routes for every screen in the registry, then for the screens the viewer's role does not open (each
- * says which role it needs), then the shell's extra routes (e.g. a 404).
+ * says which role it needs), then the shell's extra routes (e.g. a 404), inside the guard that asks before
+ * leaving unsaved edits (it needs a data router).
  */
 export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
   const { registry, viewer } = useData();
@@ -281,5 +290,6 @@ export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
     ],
     [registry.screens, registry.locked, viewer.userRole, extra],
   );
-  return useRoutes(routes);
+  const element = useRoutes(routes);
+  return <LeaveGuard>{element}</LeaveGuard>;
 }

@@ -76,7 +76,7 @@ export function DetailView({
               .filter((field) => evalPredicate(field.visibleWhen, record, recordScope))
               .map((field) => ({
                 key: field.field,
-                label: labelFor(field, fieldSchema(entity, field.field, registry.schemas)),
+                label: labelFor(field, fieldSchema(entity, field.field, registry.schemas, record)),
                 children: <FieldValue field={field} record={record} entity={entity} scope={recordScope} />,
               }))}
           />

@@ -52,7 +52,7 @@ export function FieldValue({
   scope: Scope;
 }) {
   const { registry } = useData();
-  const schema = fieldSchema(entity, field.field, registry.schemas);
+  const schema = fieldSchema(entity, field.field, registry.schemas, record);
   const name = pickWidget(field.widget, schema);
   const Read = getWidget(name)?.read ?? getWidget("text")?.read;
   const value = getPointer(record, field.field);

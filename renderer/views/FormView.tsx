@@ -8,7 +8,7 @@ import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
-import { useLeaveGuard } from "../leaveGuard.ts";
+import { useLeaveGuard } from "../leaveGuard.tsx";
 import { can, requiredRole, roleLabel } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { resolveSchemaRef } from "../schema.ts";
@@ -93,7 +93,7 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
   // and again after each save: the form is dirty while it differs.
   const [baseline, setBaseline] = useState<string | null>(null);
   const dirty = baseline !== null && formData !== null && JSON.stringify(formData) !== baseline;
-  useLeaveGuard(dirty);
+  const releaseLeaveGuard = useLeaveGuard(dirty);
   const touched = () => {
     if (baseline === null && formData) setBaseline(JSON.stringify(formData));
   };
@@ -123,7 +123,11 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
           setGeneration((current) => current + 1);
         }
         if (view.submit?.result) setResult(result);
-        else if (view.submit?.redirect) navigate(fillTemplate(view.submit.redirect, result, true, scope));
+        else if (view.submit?.redirect) {
+          // Saved: the edits are not lost, so the redirect does not ask.
+          releaseLeaveGuard();
+          navigate(fillTemplate(view.submit.redirect, result, true, scope));
+        }
       },
     });
   }

@@ -7,6 +7,7 @@ import { formatDuration, specialValueLabel } from "../format.ts";
 import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
+import { Fields } from "./fields.tsx";
 import { JsonView } from "./json.tsx";
 import { type ReadWidgetProps, registerWidget } from "./registry.ts";
 import { SecretOnce } from "./secret.tsx";
@@ -220,6 +221,7 @@ const READ_VIEWS: Record<string, (props: ReadWidgetProps) => ReactNode> = {
   number: NumberView,
   tags: Tags,
   json: JsonView,
+  fields: Fields,
   "secret-once": SecretOnce,
   code: Code,
 };

@@ -75,6 +75,11 @@ export const isNumber: SchemaTest = (schema) => hasType(schema, "number") || has
 export const isTagList: SchemaTest = (schema) =>
   hasType(schema, "array") &&
   (Boolean(schema.items?.properties?.label) || hasType(schema.items, "string") || isEnum(schema.items ?? {}));
+/** An object whose schema names its fields (or what its open keys hold): shown as labelled values. */
+export const isFieldObject: SchemaTest = (schema) =>
+  hasType(schema, "object") &&
+  (Boolean(schema.properties && Object.keys(schema.properties).length) ||
+    Boolean(schema.additionalProperties && typeof schema.additionalProperties === "object"));
 export const isObject: SchemaTest = (schema) => hasType(schema, "object") || hasType(schema, "array");
 
 /** Ordered: the first predicate that holds names the default widget. */
@@ -86,6 +91,7 @@ export const DEFAULT_RULES: { name: string; test: SchemaTest; widget: string }[]
   { name: "boolean", test: isBoolean, widget: "boolean" },
   { name: "number", test: isNumber, widget: "number" },
   { name: "tag list", test: isTagList, widget: "tags" },
+  { name: "object with fields", test: isFieldObject, widget: "fields" },
   { name: "object", test: isObject, widget: "json" },
 ];
 

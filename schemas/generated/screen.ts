@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -142,6 +142,7 @@ export type ReadWidget =
   | "tags"
   | "code"
   | "json"
+  | "fields"
   | "secret-once";
 /**
  * An entity schema name with an optional JSON pointer, e.g. endpoint#/$defs/createInput.

@@ -1,12 +1,14 @@
-// A newcomer's first minutes, in Chromium at 1440 px: sign up, create an endpoint, copy its URL from
-// the success screen (the clipboard's own text), call it; the first IP rule turns the allowlist on and
-// the audit shows it; a viewer who opens the create address is told it needs the Admin role, and
-// changes their own name.
+// A newcomer's first minutes, in Chromium at 1440 px and on a phone (390 px, navigation in a drawer):
+// sign up, create an endpoint, copy its URL from the success screen (the clipboard's own text), call it;
+// the first IP rule turns the allowlist on and the audit shows it; a webhook to a receiver started here
+// shows its delivery history (delivered batches with HTTP status, latency and a payload preview); a
+// viewer who opens the create address is told it needs the Admin role, and changes their own name.
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
 
 // One local anvil node, for Ethereum Sepolia: the only network this service serves.
@@ -14,7 +16,55 @@ const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-networks-"))
 writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-sepolia"], blockTimeSeconds: 1 } }));
 const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
 
-const WIDE = { width: 1440, height: 900 };
+const VIEWPORTS = [
+  { name: "1440", width: 1440, height: 900 },
+  // A phone: below 1200 px the navigation is a drawer opened from the header.
+  { name: "390", width: 390, height: 844 },
+];
+
+/** A webhook receiver: answers every POST with 200 and keeps the bodies. */
+let receiver: Server;
+let receiverUrl = "";
+const received: string[] = [];
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      received.push(Buffer.concat(chunks).toString("utf8"));
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const address = receiver.address();
+  if (!address || typeof address === "string") throw new Error("no receiver address");
+  receiverUrl = `http://127.0.0.1:${address.port}/hooks/blocks`;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => receiver?.close(() => resolve()));
+});
+
+/** Signed in: the side menu at desktop width, the drawer's button on a phone. */
+async function signedIn(page: Page, phone: boolean) {
+  if (phone) await page.getByRole("button", { name: "Open navigation" }).waitFor();
+  else
+    await page
+      .getByRole("menuitem", { name: /endpoints/i })
+      .first()
+      .waitFor();
+}
+
+/** Reloads until the test holds (the engine writes delivery history once a second). */
+async function reloadUntil(page: Page, test: () => Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await test()) return;
+    await page.waitForTimeout(2_000);
+    await page.reload();
+  }
+  const file = await screenshot(page, "newcomer-timed-out");
+  throw new Error(`timed out waiting for the page to change (it is in ${file})`);
+}
 
 async function choose(page: Page, label: string, option: string) {
   await page.getByLabel(label).click();
@@ -38,9 +88,12 @@ async function copy(page: Page, button: ReturnType<Page["locator"]>): Promise<st
   return page.evaluate(() => navigator.clipboard.readText());
 }
 
-describe("a newcomer's walk", () => {
-  it("signs up, creates an endpoint, copies its URL and calls it; the first IP rule turns the allowlist on", async () => {
-    const page = await e2e.newPage({ viewport: WIDE });
+describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
+  const phone = viewport.width < 1200;
+  const shot = (page: Page, name: string) => screenshot(page, `newcomer-${viewport.name}-${name}`);
+
+  it("signs up, creates an endpoint, copies its URL and calls it; the first IP rule turns the allowlist on; a webhook shows its deliveries", async () => {
+    const page = await e2e.newPage({ viewport });
     await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: e2e.service.url });
 
     await page.goto("/sign-up");
@@ -48,10 +101,7 @@ describe("a newcomer's walk", () => {
     await page.getByLabel("Password").fill("a-newcomer-password");
     await page.getByLabel("Full name").fill("Nina Newcomer");
     await page.getByRole("button", { name: /create account/i }).click();
-    await page
-      .getByRole("menuitem", { name: /endpoints/i })
-      .first()
-      .waitFor();
+    await signedIn(page, phone);
 
     await page.goto("/endpoints/new");
     await choose(page, "Chain", "Ethereum");
@@ -61,14 +111,14 @@ describe("a newcomer's walk", () => {
     const mainnet = options.filter({ hasText: "Ethereum Mainnet" });
     await expect.poll(() => mainnet.textContent()).toContain("Not served here");
     expect(await mainnet.getAttribute("aria-disabled")).toBe("true");
-    await screenshot(page, "newcomer-01-network-picker");
+    await shot(page, "01-network-picker");
     await options.filter({ hasText: "Ethereum Sepolia" }).click();
     await page.getByLabel("Label").fill("First endpoint");
     await page.getByRole("button", { name: /create endpoint/i }).click();
 
     const result = page.locator('[data-view="form-result"]');
     await result.waitFor();
-    await screenshot(page, "newcomer-02-created");
+    await shot(page, "02-created");
     const httpUrl = await copy(page, result.locator('[data-url="http"] .ant-typography-copy'));
     expect(httpUrl).toMatch(/\/rpc\/[0-9a-f]{24}\/[0-9a-f]{64}$/);
     const wssUrl = await copy(page, result.locator('[data-url="wss"] .ant-typography-copy'));
@@ -103,30 +153,61 @@ describe("a newcomer's walk", () => {
     const audit = page.locator('[data-view="list"]').filter({ has: page.getByRole("heading", { name: "Audit" }) });
     await audit.getByRole("row").filter({ hasText: "Turned on" }).filter({ hasText: "IP allowlist" }).waitFor();
     await audit.getByRole("row").filter({ hasText: "203.0.113.0/24" }).waitFor();
-    await screenshot(page, "newcomer-03-security");
+    await shot(page, "03-security");
 
     // A masked token has no copy button.
     const tokens = page.locator('[data-view="list"]').filter({ has: page.getByRole("heading", { name: "Tokens" }) });
     await tokens.getByText(/•{8}/).first().waitFor();
     expect(await tokens.locator(".ant-typography-copy").count()).toBe(0);
+
+    // A webhook to the receiver, started at once; its Deliveries tab shows each delivered batch.
+    await page.goto("/webhooks/new");
+    const name = `Blocks ${viewport.name}`;
+    await page.getByLabel("Name", { exact: true }).fill(name);
+    await page.getByLabel("Network", { exact: true }).click();
+    await page.locator(".ant-select-dropdown:visible").getByText("Ethereum Sepolia", { exact: true }).click();
+    await page.getByLabel("URL", { exact: true }).fill(receiverUrl);
+    await page.getByLabel("Start", { exact: true }).click();
+    await page.locator(".ant-select-dropdown:visible").getByText("Active", { exact: true }).click();
+    await page.getByRole("button", { name: "Create webhook" }).click();
+    await page.waitForURL(/\/webhooks\/[0-9a-f-]{36}$/);
+    await expect.poll(() => received.length, { timeout: 30_000 }).toBeGreaterThan(0);
+    await page.getByRole("link", { name: "Deliveries", exact: true }).click();
+    await page.waitForURL(/\/deliveries$/);
+    // A reload under load takes a while: each look waits for the list's table or its empty state.
+    const list = page.locator('[data-view="list"]');
+    const delivered = list.locator("tr.ant-table-row").filter({ hasText: "Delivered" });
+    await reloadUntil(page, async () => {
+      await list.locator(".ant-table-thead, .ant-empty").first().waitFor({ timeout: 30_000 });
+      return (await delivered.count()) > 0;
+    });
+    const row = delivered.first();
+    const cells = await row.getByRole("cell").allTextContents();
+    expect(cells, cells.join(" | ")).toContain("200");
+    expect(cells.some((cell) => /^\d+(\.\d+)? ?ms$/.test(cell.trim()))).toBe(true);
+    // The payload preview is the start of what the receiver got.
+    const preview = ((await row.locator("code").last().textContent()) ?? "").replace(/…$/, "");
+    expect(preview.length).toBeGreaterThan(10);
+    expect(received.some((body) => body.startsWith(preview))).toBe(true);
+    await shot(page, "04-webhook-deliveries");
+    // The row's far side (answer, latency, size, payload) is a sideways scroll away, on a phone most of it.
+    await row.locator("code").last().scrollIntoViewIfNeeded();
+    await shot(page, "04b-webhook-delivery-preview");
     expect(e2e.pageErrors).toEqual([]);
-  });
+  }, 240_000);
 
   it("tells a viewer a create address needs the Admin role, and lets them change their own name", async () => {
-    const page = await e2e.newPage({ viewport: WIDE });
+    const page = await e2e.newPage({ viewport });
     await page.goto("/");
     await page.getByLabel("Email").fill("viewer@nodeplane.local");
     await page.getByLabel("Password").fill(DEMO_PASSWORD);
     await page.getByRole("button", { name: /sign in/i }).click();
-    await page
-      .getByRole("menuitem", { name: /endpoints/i })
-      .first()
-      .waitFor();
+    await signedIn(page, phone);
 
     await page.goto("/endpoints/new");
     await page.getByText("This page needs the Admin role").waitFor();
     expect(await page.getByText(/NOT_FOUND|not found/i).count()).toBe(0);
-    await screenshot(page, "newcomer-04-viewer-create");
+    await shot(page, "05-viewer-create");
 
     await page.goto("/account");
     const profile = page.locator('[data-view="form"]').filter({ hasText: "Your profile" });
@@ -138,7 +219,7 @@ describe("a newcomer's walk", () => {
     // Account-wide settings stay an admin's.
     const settings = page.locator('[data-view="form"]').filter({ hasText: "Account settings" });
     expect(await settings.getByRole("button", { name: "Save settings" }).isDisabled()).toBe(true);
-    await screenshot(page, "newcomer-05-viewer-account");
+    await shot(page, "06-viewer-account");
     expect(e2e.pageErrors).toEqual([]);
   });
 });

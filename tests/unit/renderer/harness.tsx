@@ -3,10 +3,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { App } from "antd";
 import type { ReactNode } from "react";
-import { MemoryRouter } from "react-router";
+import { createMemoryRouter, RouterProvider } from "react-router";
 import { SWRConfig } from "swr";
 import { DataProvider, GqlError, RegistryRoutes, type Transport } from "../../../renderer/index.ts";
-import type { Manifest, Registry, Viewer } from "../../../renderer/types.ts";
+import type { JsonSchema, Manifest, Registry, Viewer } from "../../../renderer/types.ts";
 import "../../../src/widgets/index.ts";
 
 // The console loads views, widgets and pages when first shown. Loading their modules here puts that cost
@@ -49,6 +49,16 @@ export const manifests: { file: string; manifest: Manifest }[] = walk(path.join(
   (file) => ({ file: path.relative(root, file), manifest: JSON.parse(readFileSync(file, "utf8")) as Manifest }),
 );
 
+/** Every entity schema in schemas/entities/, by its file name without `.schema.json`. */
+function entitySchemas(): Record<string, JsonSchema> {
+  const dir = path.join(root, "schemas", "entities");
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((name) => name.endsWith(".schema.json"))
+      .map((name) => [name.replace(/\.schema\.json$/, ""), JSON.parse(readFileSync(path.join(dir, name), "utf8"))]),
+  );
+}
+
 /** Operation documents by name, from screens/ (each document as written, with its fragments). */
 function operations(): Record<string, string> {
   const out: Record<string, string> = {};
@@ -74,12 +84,13 @@ export const recordedId = recorded.endpointId;
 export function registryFor(role: "owner" | "viewer"): Registry {
   const served = JSON.parse(readFileSync(path.join(fixtures, `registry.${role}.json`), "utf8")).data
     .registry as Registry;
-  // Today's manifests from disk, limited to the screens the service served this role.
+  // Today's manifests and entity schemas from disk (the service serves them as they are), the manifests
+  // limited to the screens the service served this role.
   const ids = new Set(served.screens.map((manifest) => manifest.id));
   const screens = manifests
     .map((entry) => entry.manifest)
     .filter((manifest) => role === "owner" || ids.has(manifest.id));
-  return { ...served, screens, operations: operations() };
+  return { ...served, screens, schemas: entitySchemas(), operations: operations() };
 }
 
 export function viewerFor(role: "OWNER" | "ADMIN" | "VIEWER"): Viewer {
@@ -99,14 +110,28 @@ export function fixtureTransport(calls: { name: string; variables?: Record<strin
   };
 }
 
+/**
+ * A screen at `route` in a data router, as the console runs it (a form's leave guard needs one).
+ * `history` are addresses visited before it and `future` after it (as if the user had come back), so a
+ * test can go back and forward to them; `onRouter` gets the router.
+ */
 export function renderRoute(
   route: string,
-  options: { registry: Registry; viewer: Viewer; transport?: Transport },
+  options: {
+    registry: Registry;
+    viewer: Viewer;
+    transport?: Transport;
+    history?: string[];
+    future?: string[];
+    onRouter?: (router: ReturnType<typeof createMemoryRouter>) => void;
+  },
 ): ReactNode {
-  return (
-    <App>
-      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
-        <MemoryRouter initialEntries={[route]}>
+  const entries = [...(options.history ?? []), route, ...(options.future ?? [])];
+  const router = createMemoryRouter(
+    [
+      {
+        path: "*",
+        element: (
           <DataProvider
             transport={options.transport ?? fixtureTransport()}
             registry={options.registry}
@@ -114,7 +139,16 @@ export function renderRoute(
           >
             <RegistryRoutes extra={[{ path: "*", element: <p>not found</p> }]} />
           </DataProvider>
-        </MemoryRouter>
+        ),
+      },
+    ],
+    { initialEntries: entries, initialIndex: options.history?.length ?? 0 },
+  );
+  options.onRouter?.(router);
+  return (
+    <App>
+      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
+        <RouterProvider router={router} />
       </SWRConfig>
     </App>
   );

@@ -1,0 +1,67 @@
+// The `fields` read view: an object shown as labelled values, one per property of its schema (labels
+// from their titles, each value by the widget its schema chooses), then the keys an open object holds
+// (`additionalProperties`, e.g. headers) by name. A write-only property (a secret) shows only whether it
+// is set, never its value. Options: { omit?: string[] } property names shown elsewhere on the page.
+import { Typography } from "antd";
+import { humanize } from "../schema.ts";
+import type { JsonSchema } from "../types.ts";
+import { getWidget, pickWidget, type ReadWidgetProps } from "./registry.ts";
+
+const EMPTY = <Typography.Text type="secondary">—</Typography.Text>;
+const SETTING_OPTIONS = { grouping: false };
+
+/** A write-only value: whether it is set, never what it is (the service sends a mask, or nothing). */
+function Secret({ value }: { value: unknown }) {
+  const set = value !== undefined && value !== null && value !== "";
+  return set ? (
+    <Typography.Text aria-label="Set, hidden">
+      •••••••• <Typography.Text type="secondary">(set, write-only)</Typography.Text>
+    </Typography.Text>
+  ) : (
+    <Typography.Text type="secondary">Not set</Typography.Text>
+  );
+}
+
+function Value({ value, schema }: { value: unknown; schema?: JsonSchema }) {
+  if (schema?.writeOnly === true) return <Secret value={value} />;
+  if (value === undefined || value === null || value === "") return EMPTY;
+  const Read = getWidget(pickWidget(undefined, schema))?.read ?? getWidget("text")?.read;
+  // A setting's number is a code or a small count (a port, retries): 5432, not 5,432.
+  return Read ? <Read value={value} schema={schema} options={SETTING_OPTIONS} /> : String(value);
+}
+
+export function Fields({ value, schema, options }: ReadWidgetProps) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return EMPTY;
+  const record = value as Record<string, unknown>;
+  const omit = new Set(Array.isArray(options.omit) ? (options.omit as string[]) : []);
+  const declared = schema?.properties ?? {};
+  const open = schema?.additionalProperties;
+  const rows: { key: string; label: string; value: unknown; schema?: JsonSchema }[] = [];
+  for (const [name, sub] of Object.entries(declared))
+    if (!omit.has(name) && (record[name] !== undefined || sub.writeOnly === true))
+      rows.push({ key: name, label: sub.title ?? humanize(name), value: record[name], schema: sub });
+  // Keys the schema does not name: an open object's entries by their own names (a header keeps its
+  // spelling); a closed one's are not shown (a value a newer service added has no label here yet).
+  if (open !== false)
+    for (const [name, item] of Object.entries(record))
+      if (!(name in declared) && !omit.has(name))
+        rows.push({
+          key: name,
+          label: name,
+          value: item,
+          schema: open && typeof open === "object" ? (open as JsonSchema) : undefined,
+        });
+  if (!rows.length) return EMPTY;
+  return (
+    <dl className="np-fields" data-widget="fields">
+      {rows.map((row) => (
+        <div key={row.key} className="np-fields-row">
+          <dt>{row.label}</dt>
+          <dd>
+            <Value value={row.value} schema={row.schema} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
