@@ -48,7 +48,7 @@ describe("every manifest renders against recorded responses", () => {
                 (column) =>
                   typeof getPointer(rows[0], column.field) === "string" &&
                   // Widgets that show the text as it is (a date shows "3 minutes ago", a status is humanised).
-                  VERBATIM.has(pickWidget(column.widget, fieldSchema(listEntity, column.field))),
+                  VERBATIM.has(pickWidget(column.widget, fieldSchema(listEntity, column.field, registry.schemas))),
               )
             : undefined;
           if (first) {
