@@ -50,7 +50,10 @@ describe("functions, end to end", () => {
     }
 
     // Overview: both runs in the history, from the Run tab.
-    await page.getByRole("link", { name: "Overview", exact: true }).click();
+    await page
+      .getByRole("navigation", { name: / sections$/ })
+      .getByRole("link", { name: "Overview", exact: true })
+      .click();
     await expect.poll(() => page.locator(".ant-table-row").count()).toBe(2);
 
     // Logs: the console lines of the runs.

@@ -89,7 +89,8 @@ describe("an RPC endpoint, end to end", () => {
       .poll(
         async () => {
           await page.reload();
-          await page.waitForTimeout(500);
+          // The screen's code and its data load after the reload: count rows once the page is quiet.
+          await page.waitForLoadState("networkidle");
           return page.getByRole("row").filter({ hasText: "403" }).count();
         },
         { timeout: 20_000 },
@@ -102,7 +103,8 @@ describe("an RPC endpoint, end to end", () => {
       .poll(
         async () => {
           await page.reload();
-          await page.waitForTimeout(500);
+          // The screen's code and its data load after the reload: count rows once the page is quiet.
+          await page.waitForLoadState("networkidle");
           return page.getByRole("row").filter({ hasText: "eth_blockNumber" }).count();
         },
         { timeout: 20_000 },

@@ -153,7 +153,10 @@ describe("streams, end to end", () => {
     await page.getByText("Filter saved").waitFor();
 
     // Activate from the overview; the receiver gets the filtered blocks.
-    await page.getByRole("link", { name: "Overview", exact: true }).click();
+    await page
+      .getByRole("navigation", { name: / sections$/ })
+      .getByRole("link", { name: "Overview", exact: true })
+      .click();
     await page.getByRole("button", { name: "Activate" }).click();
     await expect.poll(() => page.getByText("Active", { exact: true }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => deliveries.length, { timeout: 30_000 }).toBeGreaterThan(0);
@@ -226,7 +229,10 @@ describe("streams, end to end", () => {
     await page.getByRole("button", { name: "Run" }).click();
     await page.getByText(/This is not valid JSON/).waitFor();
     await screenshot(page, "streams-11-function-run");
-    await page.getByRole("link", { name: "Overview", exact: true }).click();
+    await page
+      .getByRole("navigation", { name: / sections$/ })
+      .getByRole("link", { name: "Overview", exact: true })
+      .click();
     // The run from the Run tab joins the history (the stream's runs each returned one block).
     await page.locator(".ant-table-row").getByText('{"blocks":3}').waitFor();
 
