@@ -347,9 +347,10 @@ async function registerApi(
   });
   // After the response cache has kept the answer as text: the console's first answers (the registry above
   // all) reach a slow network compressed.
-  app.addHook("onSend", async (request, reply, payload) =>
-    request.routeOptions.url === graphqlPath ? compressAnswer(request, reply, payload) : payload,
-  );
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (request.routeOptions.url !== graphqlPath) return done(null, payload);
+    compressAnswer(request, reply, payload).then((body) => done(null, body), done);
+  });
 
   await app.register(mercurius, {
     // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
