@@ -104,10 +104,46 @@ function readLock(file: string): { owner: LockOwner | null; inode: number } | nu
   }
 }
 
+/** Blocks this thread for a few milliseconds (a start waits for another start's takeover to finish). */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Runs `remove` while holding the takeover mutex (`service.lock.takeover`, created by hard link, so one
+ * start holds it). Only the mutex holder removes a stale lock, so no start can remove a lock another start
+ * has just taken. A mutex whose holder died (a start killed within its few milliseconds of takeover) is
+ * removed; two starts doing that at the same moment is the one race left.
+ */
+function withTakeoverMutex(file: string, staging: string, remove: () => void) {
+  const mutex = `${file}.takeover`;
+  for (let waited = 0; ; waited++) {
+    try {
+      linkSync(staging, mutex);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const holder = readLock(mutex);
+    if (holder && !(holder.owner && ownerRuns(holder.owner))) {
+      try {
+        unlinkSync(mutex);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+      continue;
+    }
+    if (waited >= 500) throw new Error(`Could not take over ${file}: ${mutex} stays held`);
+    pause(10);
+  }
+  try {
+    remove();
+  } finally {
+    unlinkSync(mutex);
+  }
+}
+
 /**
  * Takes the data directory's lock, or throws ServiceLockHeld naming the live owner. A lock whose owner no
- * longer runs (a killed service) is moved aside and taken over; when a concurrent start took it over first,
- * the lock moved by mistake is put back and that start is the owner.
+ * longer runs (a killed service) is removed under the takeover mutex and the lock is taken again.
  */
 export function takeServiceLock(dataDir: string): ServiceLock {
   const file = lockFile(dataDir);
@@ -128,23 +164,11 @@ export function takeServiceLock(dataDir: string): ServiceLock {
       if (!current) continue;
       if (current.owner && ownerRuns(current.owner)) throw new ServiceLockHeld(dataDir, current.owner);
       if (attempt >= 5) throw new Error(`Could not take over ${file}: other starts keep changing it`);
-      const moved = `${file}.stale.${process.pid}`;
-      try {
-        renameSync(file, moved);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-        throw error;
-      }
-      const taken = readLock(moved);
-      if (taken?.inode !== current.inode || taken?.owner?.pid !== current.owner?.pid) {
-        // Another start replaced the stale lock between our read and the rename: its lock goes back.
-        try {
-          linkSync(moved, file);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        }
-      }
-      unlinkSync(moved);
+      withTakeoverMutex(file, staging, () => {
+        // Read again under the mutex: another start may have replaced the stale lock with its own meanwhile.
+        const still = readLock(file);
+        if (still && !(still.owner && ownerRuns(still.owner))) unlinkSync(file);
+      });
     }
   } finally {
     unlinkSync(staging);

@@ -64,6 +64,15 @@ describe("takeServiceLock", () => {
     }
   });
 
+  it("removes a takeover mutex left by a start that died during its takeover", () => {
+    writeFileSync(lockFile(), JSON.stringify({ pid: spawnSync("true").pid, port: 8080 }));
+    writeFileSync(`${lockFile()}.takeover`, JSON.stringify({ pid: spawnSync("true").pid, port: null }));
+    const lock = takeServiceLock(dataDir);
+    expect(lockContent()).toMatchObject({ pid: process.pid });
+    lock.release();
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
   it("lets exactly one of several processes racing for a stale lock take it", async () => {
     writeFileSync(lockFile(), JSON.stringify({ pid: spawnSync("true").pid, port: 8080 }));
     const script = join(dataDir, "race.ts");
