@@ -2026,6 +2026,19 @@ export type UsageOverviewQuery = {
       overageCost: number;
       points: Array<{ x: Date | string; calls: number; operations: number }>;
     };
+    functionGbSeconds: {
+      gbSeconds: number;
+      executions: number;
+      errors: number;
+      periodStart: Date | string;
+      periodEnd: Date | string;
+      periodGbSeconds: number;
+      includedGbSeconds: number;
+      overageGbSeconds: number;
+      pricePerMillion: number | null;
+      overageCost: number;
+      points: Array<{ x: Date | string; gbSeconds: number; executions: number }>;
+    };
   };
 };
 
