@@ -862,10 +862,98 @@ export interface StreamFunctionDeliveryAttributes {
   version?: string;
 }
 
+export interface StreamKafkaAttributes {
+  /**
+   * host:port of one or more bootstrap brokers, separated by commas, e.g. broker-1.example.com:9092,broker-2.example.com:9092.
+   */
+  brokers: string;
+  /**
+   * Letters, digits, dots, underscores and hyphens (Kafka's rule for topic names).
+   */
+  topic: string;
+  /**
+   * Connect to the brokers over TLS.
+   */
+  useSsl?: boolean;
+  /**
+   * How the service signs in to the brokers; None for a cluster without authentication.
+   */
+  saslMechanism?: "NONE" | "PLAIN" | "SCRAM_SHA_256" | "SCRAM_SHA_512";
+  /**
+   * The SASL user name.
+   */
+  username?: string;
+  /**
+   * The SASL password.
+   */
+  password?: string;
+  /**
+   * Attempts after the first before the stream is paused.
+   */
+  maxRetry?: number;
+  retryIntervalSec?: number;
+  version?: string;
+}
+
 export type StreamMetadataMode = "BODY" | "HEADER" | "NONE";
 
 export interface StreamMigrateInput {
   region: "ASIA_EAST" | "EUROPE_CENTRAL" | "USA_EAST";
+}
+
+export interface StreamMongoAttributes {
+  /**
+   * The server's host name, or the cluster's (e.g. cluster0.abcde.mongodb.net) with DNS seed list on.
+   */
+  host: string;
+  port?: number;
+  /**
+   * Connect as mongodb+srv://host, as MongoDB Atlas clusters do; the port is then not used.
+   */
+  srv?: boolean;
+  username?: string;
+  password?: string;
+  /**
+   * Where the user is defined; empty means admin.
+   */
+  authSource?: string;
+  /**
+   * No spaces, dots, slashes or $.
+   */
+  database: string;
+  /**
+   * No $, and not beginning with system. (MongoDB's rule for collection names).
+   */
+  collection: string;
+  /**
+   * Connect over TLS (always on with DNS seed list).
+   */
+  useSsl?: boolean;
+  /**
+   * Attempts after the first before the stream is paused.
+   */
+  maxRetry?: number;
+  retryIntervalSec?: number;
+  version?: string;
+}
+
+export interface StreamMysqlAttributes {
+  host: string;
+  port?: number;
+  username: string;
+  password?: string;
+  database: string;
+  /**
+   * Letters, digits, _ and $, not beginning with a digit.
+   */
+  tableName: string;
+  sslmode?: "DISABLE" | "REQUIRE";
+  /**
+   * Attempts after the first before the stream is paused.
+   */
+  maxRetry?: number;
+  retryIntervalSec?: number;
+  version?: string;
 }
 
 export interface StreamNewFunctionTestInput {
@@ -933,6 +1021,40 @@ export interface StreamPostgresAttributes {
   version?: string;
 }
 
+export interface StreamRedisAttributes {
+  host: string;
+  port?: number;
+  /**
+   * An ACL user (Redis 6 and later); empty signs in as the default user.
+   */
+  username?: string;
+  /**
+   * The user's password, or the server's requirepass.
+   */
+  password?: string;
+  /**
+   * The logical database SELECTed after connecting.
+   */
+  database?: number;
+  /**
+   * A stream and a list keep what is written; a channel reaches only the subscribers connected at the time.
+   */
+  dataStructure?: "STREAM" | "LIST" | "CHANNEL";
+  key: string;
+  /**
+   * Connect over TLS (rediss://).
+   */
+  useSsl?: boolean;
+  /**
+   * Attempts after the first before the stream is paused.
+   */
+  maxRetry?: number;
+  retryIntervalSec?: number;
+  version?: string;
+}
+
+export type StreamRedisDataStructure = "STREAM" | "LIST" | "CHANNEL";
+
 export type StreamRegion = "ASIA_EAST" | "EUROPE_CENTRAL" | "USA_EAST";
 
 export interface StreamS3Attributes {
@@ -953,6 +1075,8 @@ export interface StreamS3Attributes {
   version?: string;
 }
 
+export type StreamSaslMechanism = "NONE" | "PLAIN" | "SCRAM_SHA_256" | "SCRAM_SHA_512";
+
 export interface StreamSnowflakeAttributes {
   username: string;
   password?: string;
@@ -971,6 +1095,8 @@ export interface StreamSnowflakeAttributes {
   retryIntervalSec?: number;
   version?: string;
 }
+
+export type StreamSslMode = "DISABLE" | "REQUIRE";
 
 export type StreamUpdateInput = {
   name?: string;
@@ -1204,14 +1330,21 @@ export interface EntityInputs {
   "stream#/$defs/filterVersion": StreamFilterVersion;
   "stream#/$defs/functionAttributes": StreamFunctionAttributes;
   "stream#/$defs/functionDeliveryAttributes": StreamFunctionDeliveryAttributes;
+  "stream#/$defs/kafkaAttributes": StreamKafkaAttributes;
   "stream#/$defs/metadataMode": StreamMetadataMode;
   "stream#/$defs/migrateInput": StreamMigrateInput;
+  "stream#/$defs/mongoAttributes": StreamMongoAttributes;
+  "stream#/$defs/mysqlAttributes": StreamMysqlAttributes;
   "stream#/$defs/newFunctionTestInput": StreamNewFunctionTestInput;
   "stream#/$defs/payloadInput": StreamPayloadInput;
   "stream#/$defs/postgresAttributes": StreamPostgresAttributes;
+  "stream#/$defs/redisAttributes": StreamRedisAttributes;
+  "stream#/$defs/redisDataStructure": StreamRedisDataStructure;
   "stream#/$defs/region": StreamRegion;
   "stream#/$defs/s3Attributes": StreamS3Attributes;
+  "stream#/$defs/saslMechanism": StreamSaslMechanism;
   "stream#/$defs/snowflakeAttributes": StreamSnowflakeAttributes;
+  "stream#/$defs/sslMode": StreamSslMode;
   "stream#/$defs/updateInput": StreamUpdateInput;
   "stream#/$defs/webhookAttributes": StreamWebhookAttributes;
   "team-member#/$defs/roleInput": TeamMemberRoleInput;

@@ -1549,6 +1549,21 @@ export type AbortKvUploadMutationVariables = Exact<{
 
 export type AbortKvUploadMutation = { abortKvUpload: { success: boolean; message: string | null } };
 
+export type KvWriteUsageFieldsFragment = {
+  startTime: Date | string;
+  endTime: Date | string;
+  calls: number;
+  operations: number;
+  periodStart: Date | string;
+  periodEnd: Date | string;
+  periodOperations: number;
+  includedOperations: number;
+  overageOperations: number;
+  pricePerMillion: number | null;
+  overageCost: number;
+  points: Array<{ x: Date | string; calls: number; operations: number }>;
+};
+
 export type KvOverviewQueryVariables = Exact<{ [key: string]: never }>;
 
 export type KvOverviewQuery = {
@@ -2015,6 +2030,8 @@ export type UsageOverviewQuery = {
     }>;
     billingPeriods: Array<{ startTime: Date | string; endTime: Date | string }>;
     kvWrites: {
+      startTime: Date | string;
+      endTime: Date | string;
       calls: number;
       operations: number;
       periodStart: Date | string;
@@ -2025,6 +2042,19 @@ export type UsageOverviewQuery = {
       pricePerMillion: number | null;
       overageCost: number;
       points: Array<{ x: Date | string; calls: number; operations: number }>;
+    };
+    functionGbSeconds: {
+      gbSeconds: number;
+      executions: number;
+      errors: number;
+      periodStart: Date | string;
+      periodEnd: Date | string;
+      periodGbSeconds: number;
+      includedGbSeconds: number;
+      overageGbSeconds: number;
+      pricePerMillion: number | null;
+      overageCost: number;
+      points: Array<{ x: Date | string; gbSeconds: number; executions: number }>;
     };
   };
 };

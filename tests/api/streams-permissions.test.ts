@@ -119,7 +119,28 @@ describe("stream permissions", () => {
       return JSON.stringify(r.errors?.[0].extensions);
     };
     expect(await pointers({ network: "ethereum-sepolia" })).toContain('"/dataset"');
-    expect(await pointers({ destination: "KAFKA", destinationAttributes: {} })).toContain('"/destination"');
+    expect(
+      await pointers({
+        destination: "KAFKA",
+        destinationAttributes: { brokers: "kafka.example.com:9092", topic: "blocks" },
+      }),
+    ).toContain('"/destination"');
+    // Destinations not built yet still validate their settings by their schema (the form's), naming the field.
+    for (const [destination, destinationAttributes, field] of [
+      ["KAFKA", { brokers: "kafka.example.com", topic: "blocks" }, "brokers"],
+      ["KAFKA", { brokers: "kafka.example.com:9092", topic: "blocks", saslMechanism: "GSSAPI" }, "saslMechanism"],
+      ["MONGO", { host: "db.example.com", database: "chain", collection: "system.blocks" }, "collection"],
+      ["MYSQL", { host: "db.example.com", username: "u", database: "chain", tableName: "1blocks" }, "tableName"],
+      ["MYSQL", { host: "db.example.com", database: "chain", tableName: "blocks" }, "username"],
+      ["REDIS", { host: "cache.example.com", key: "blocks", database: 16 }, "database"],
+      ["REDIS", { host: "cache.example.com", key: "blocks", collection: "x" }, "collection"],
+    ] as const) {
+      const r = await create({ destination, destinationAttributes });
+      expect(r.errors?.[0].extensions?.code, `${destination} ${field}`).toBe("BAD_USER_INPUT");
+      expect(JSON.stringify(r.errors?.[0].extensions), `${destination} ${field}`).toContain(
+        `"/destinationAttributes/${field}"`,
+      );
+    }
     // FUNCTION is available; it must name one of the account's functions.
     expect(await pointers({ destination: "FUNCTION", destinationAttributes: { functionID: "f-1" } })).toContain(
       '"/destinationAttributes/functionID"',

@@ -2,7 +2,7 @@
 // seen), the "address-book-transfers" filter template tested in a stream's Filter tab on a block with a
 // transfer to one of its addresses (a match), and a function that checks the address book and writes
 // through qnLib, run from its Run tab: its metrics count the runs, and the key-value overview and the
-// usage screen show the writes billed.
+// usage screen show the writes and the runs' GB-seconds billed.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,6 +60,7 @@ const detailRow = (page: Page, view: string, label: string) =>
   page.locator('[data-view="detail"]', { hasText: view }).locator(".ant-descriptions-row", { hasText: label }).first();
 const KV_WRITES = "Writes by filters and functions this billing period";
 const USAGE_KV_WRITES = "Key-value writes by filters and functions";
+const USAGE_FUNCTION_RUNS = "Function runs in GB-seconds";
 
 const FUNCTION_CODE = `async function main(params) {
   const who = String(params.user_data.address).toLowerCase();
@@ -203,6 +204,9 @@ describe("key-value store used from code", () => {
         timeout: 30_000,
       })
       .toMatch(/2$/);
+    // The two runs are billed in GB-seconds, shown beside the writes (issue 18).
+    expect(await detailRow(page, USAGE_FUNCTION_RUNS, "Runs").textContent()).toMatch(/2$/);
+    expect(await detailRow(page, USAGE_FUNCTION_RUNS, "Included in the plan").textContent()).toMatch(/1,000,000$/);
     await screenshot(page, "kv-code-06-usage");
     expect(e2e.pageErrors).toEqual([]);
   }, 240_000);

@@ -5,8 +5,8 @@ import { activate } from "./service.ts";
 
 /**
  * The functions runtime behind FUNCTION destinations: runs the stream account's function on each batch
- * and records the activation. A function that throws, times out or no longer exists is a failed
- * delivery (retried, then the stream pauses, like any destination).
+ * and records the activation. A function that throws, times out or no longer exists, or a run past the
+ * plan's GB-seconds, is a failed delivery (retried, then the stream pauses, like any destination).
  */
 export function functionInvoker(db: Db): FunctionInvoker {
   return {
@@ -30,6 +30,8 @@ export function functionInvoker(db: Db): FunctionInvoker {
       } catch (e) {
         if (e instanceof AppError && e.code === "NOT_FOUND")
           return { ok: false, message: "the function does not exist (it was deleted, or belongs to another account)" };
+        // The plan's GB-seconds are used (billing.ts): a failed delivery saying so, retried like any other.
+        if (e instanceof AppError && e.code === "CONFLICT") return { ok: false, message: e.message };
         throw e;
       }
     },

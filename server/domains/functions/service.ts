@@ -7,6 +7,7 @@ import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
+import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
 import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
@@ -17,15 +18,6 @@ export type { ActivationRow, FunctionRow, FunctionVersionRow, LogLineRow } from 
 export const FUNCTION_MEMORY_SIZES_MB = [128, 256, 384, 512, 640, 768, 896, 1024] as const;
 export const MAX_FUNCTION_TIMEOUT_SEC = 60;
 
-/**
- * Billing: a run is billed its configured memory for its duration rounded up to the next millisecond, at
- * least 1 ms (AWS Lambda's rule since December 2020; Google Cloud Run functions round up to 100 ms). The
- * product is kept as an exact integer of MB-milliseconds; GB-seconds are that / 1024 / 1000.
- */
-export function billedMbMs(memoryMb: number, durationMs: number): number {
-  return memoryMb * Math.max(1, Math.ceil(durationMs));
-}
-export const gbSecondsOf = (mbMs: number) => mbMs / 1024 / 1000;
 /** MB of heap a run used, rounded up (what the history shows beside the MB it had). */
 export const usedMb = (bytes: number) => Math.ceil(bytes / (1024 * 1024));
 
@@ -369,6 +361,7 @@ export async function activate(
   maxTimeoutSec?: number,
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
+  await checkRunAllowance(db, accountId);
   const run = await runCode(
     fn.code,
     params,

@@ -259,12 +259,19 @@ export function usageMinutes(
     .orderBy(asc(functionUsageMinutes.minute));
 }
 
-/** All the account's functions' usage in [from, to), summed per `tick` (a PostgreSQL date_trunc unit). */
+/**
+ * A window's bounds taken to their minute (usage rows are minutes), as key-value writes are counted: two
+ * billing periods that meet at a second share no row and lose none.
+ */
+const floorMinute = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000).toISOString();
+
+/** All the account's functions' usage in [from, to), summed per UTC `tick` (a PostgreSQL date_trunc unit). */
 export async function accountUsage(db: Executor, accountId: string, from: Date, to: Date, tick: "hour" | "day") {
   const result = await db.execute<{ at: string; executions: string; errors: string; mb_ms: string }>(sql`
-    select date_trunc(${tick}, minute) as at, sum(executions) as executions, sum(errors) as errors, sum(mb_ms) as mb_ms
+    select date_trunc(${tick}, minute at time zone 'UTC') at time zone 'UTC' as at,
+      sum(executions) as executions, sum(errors) as errors, sum(mb_ms) as mb_ms
     from function_usage_minutes
-    where account_id = ${accountId} and minute >= ${from.toISOString()}::timestamptz and minute < ${to.toISOString()}::timestamptz
+    where account_id = ${accountId} and minute >= ${floorMinute(from)}::timestamptz and minute < ${floorMinute(to)}::timestamptz
     group by 1 order by 1`);
   return result.rows.map((r) => ({
     at: new Date(r.at),
@@ -272,4 +279,12 @@ export async function accountUsage(db: Executor, accountId: string, from: Date, 
     errors: Number(r.errors),
     mbMs: Number(r.mb_ms),
   }));
+}
+
+/** The account's functions' billed MB-milliseconds in [from, to). */
+export async function accountMbMs(db: Executor, accountId: string, from: Date, to: Date): Promise<number> {
+  const result = await db.execute<{ mb_ms: string }>(sql`
+    select coalesce(sum(mb_ms), 0) as mb_ms from function_usage_minutes
+    where account_id = ${accountId} and minute >= ${floorMinute(from)}::timestamptz and minute < ${floorMinute(to)}::timestamptz`);
+  return Number(result.rows[0]?.mb_ms ?? 0);
 }

@@ -1,5 +1,6 @@
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import { gbSecondUsage } from "../functions/billing.ts";
 import { writeUsage } from "../kv/metering.ts";
 import { CreditTable } from "./credits.ts";
 import { endpointMetrics } from "./endpoint-metrics.ts";
@@ -28,6 +29,13 @@ export const usageResolvers: Resolvers = {
   Usage: {
     kvWrites: field("VIEWER", ({ ctx, accountId, parent }) =>
       writeUsage(ctx.db, accountId, {
+        window: { start: parent.startTime, end: parent.endTime },
+        period: parent.period,
+        tick: parent.tick,
+      }),
+    ),
+    functionGbSeconds: field("VIEWER", ({ ctx, accountId, parent }) =>
+      gbSecondUsage(ctx.db, accountId, {
         window: { start: parent.startTime, end: parent.endTime },
         period: parent.period,
         tick: parent.tick,

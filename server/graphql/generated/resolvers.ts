@@ -1322,6 +1322,8 @@ export type Usage = {
   billingPeriods: Array<BillingPeriod>;
   /** Key-value writes by filters and functions in the same window (account-wide, whatever endpointId says). */
   kvWrites: KvWriteUsage;
+  /** Function runs in GB-seconds in the same window (account-wide, whatever endpointId says). */
+  functionGbSeconds: FunctionGbSecondUsage;
 };
 
 export type TopEndpoint = {
@@ -2203,6 +2205,40 @@ export type FunctionUsageTick = {
   errors: Scalars["Float"]["output"];
 };
 
+/** A UTC hour or day of function runs. */
+export type FunctionGbSecondPoint = {
+  __typename?: "FunctionGbSecondPoint";
+  x: Scalars["DateTime"]["output"];
+  /** GB-seconds billed: each run's configured memory × its duration. */
+  gbSeconds: Scalars["Float"]["output"];
+  executions: Scalars["Float"]["output"];
+};
+
+/** The account's function runs in a window, in GB-seconds, and the bill of a billing period. */
+export type FunctionGbSecondUsage = {
+  __typename?: "FunctionGbSecondUsage";
+  startTime: Scalars["DateTime"]["output"];
+  endTime: Scalars["DateTime"]["output"];
+  /** GB-seconds in the window: each run's configured GB × its duration in seconds, rounded up to the millisecond. */
+  gbSeconds: Scalars["Float"]["output"];
+  /** Runs in the window, failed ones too (they are billed). */
+  executions: Scalars["Float"]["output"];
+  errors: Scalars["Float"]["output"];
+  points: Array<FunctionGbSecondPoint>;
+  /** The billing period the bill is of: the window's, or the current one when the window is the past 24 hours. */
+  periodStart: Scalars["DateTime"]["output"];
+  periodEnd: Scalars["DateTime"]["output"];
+  periodGbSeconds: Scalars["Float"]["output"];
+  /** GB-seconds the plan includes per billing period. */
+  includedGbSeconds: Scalars["Float"]["output"];
+  /** GB-seconds in the period past the included ones. */
+  overageGbSeconds: Scalars["Float"]["output"];
+  /** US dollars per million GB-seconds past the included ones; null when the plan refuses runs past them. */
+  pricePerMillion?: Maybe<Scalars["Float"]["output"]>;
+  /** What the period's GB-seconds past the included ones cost, in US dollars. */
+  overageCost: Scalars["Float"]["output"];
+};
+
 /** The account's function usage in a period (what functions bill). */
 export type FunctionsBillingUsage = {
   __typename?: "FunctionsBillingUsage";
@@ -2853,6 +2889,8 @@ export type ResolversTypes = {
   FunctionDurationMetric: ResolverTypeWrapper<Partial<FunctionDurationMetric>>;
   FunctionMetrics: ResolverTypeWrapper<Partial<FunctionMetrics>>;
   FunctionUsageTick: ResolverTypeWrapper<Partial<FunctionUsageTick>>;
+  FunctionGbSecondPoint: ResolverTypeWrapper<Partial<FunctionGbSecondPoint>>;
+  FunctionGbSecondUsage: ResolverTypeWrapper<Partial<FunctionGbSecondUsage>>;
   FunctionsBillingUsage: ResolverTypeWrapper<Partial<FunctionsBillingUsage>>;
   FunctionLanguageOption: ResolverTypeWrapper<Partial<FunctionLanguageOption>>;
   FunctionPermissions: ResolverTypeWrapper<FunctionPermissionsView>;
@@ -3037,6 +3075,8 @@ export type ResolversParentTypes = {
   FunctionDurationMetric: Partial<FunctionDurationMetric>;
   FunctionMetrics: Partial<FunctionMetrics>;
   FunctionUsageTick: Partial<FunctionUsageTick>;
+  FunctionGbSecondPoint: Partial<FunctionGbSecondPoint>;
+  FunctionGbSecondUsage: Partial<FunctionGbSecondUsage>;
   FunctionsBillingUsage: Partial<FunctionsBillingUsage>;
   FunctionLanguageOption: Partial<FunctionLanguageOption>;
   FunctionPermissions: FunctionPermissionsView;
@@ -4283,6 +4323,7 @@ export type UsageResolvers<
   usagePoints?: Resolver<Array<ResolversTypes["UsagePoint"]>, ParentType, ContextType>;
   billingPeriods?: Resolver<Array<ResolversTypes["BillingPeriod"]>, ParentType, ContextType>;
   kvWrites?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
+  functionGbSeconds?: Resolver<ResolversTypes["FunctionGbSecondUsage"], ParentType, ContextType>;
 };
 
 export type TopEndpointResolvers<
@@ -5039,6 +5080,34 @@ export type FunctionUsageTickResolvers<
   errors?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
 };
 
+export type FunctionGbSecondPointResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionGbSecondPoint"] = ResolversParentTypes["FunctionGbSecondPoint"],
+> = {
+  x?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  gbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  executions?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type FunctionGbSecondUsageResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionGbSecondUsage"] = ResolversParentTypes["FunctionGbSecondUsage"],
+> = {
+  startTime?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  endTime?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  gbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  executions?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  errors?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  points?: Resolver<Array<ResolversTypes["FunctionGbSecondPoint"]>, ParentType, ContextType>;
+  periodStart?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodEnd?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodGbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  includedGbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  overageGbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  pricePerMillion?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
+  overageCost?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
 export type FunctionsBillingUsageResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["FunctionsBillingUsage"] = ResolversParentTypes["FunctionsBillingUsage"],
@@ -5440,6 +5509,8 @@ export type Resolvers<ContextType = Context> = {
   FunctionDurationMetric?: FunctionDurationMetricResolvers<ContextType>;
   FunctionMetrics?: FunctionMetricsResolvers<ContextType>;
   FunctionUsageTick?: FunctionUsageTickResolvers<ContextType>;
+  FunctionGbSecondPoint?: FunctionGbSecondPointResolvers<ContextType>;
+  FunctionGbSecondUsage?: FunctionGbSecondUsageResolvers<ContextType>;
   FunctionsBillingUsage?: FunctionsBillingUsageResolvers<ContextType>;
   FunctionLanguageOption?: FunctionLanguageOptionResolvers<ContextType>;
   FunctionPermissions?: FunctionPermissionsResolvers<ContextType>;

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 // A field whose schema depends on another field's value: a stream's destination settings are shown
 // with the schema of its destination type (the entity's allOf / if-then, as the inputs declare it),
-// as labelled values; secrets only say whether they are set; a type with no branch falls back to JSON.
+// as labelled values; secrets only say whether they are set; with no record the settings fall back to JSON.
 import { cleanup, render, waitFor } from "@testing-library/react";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GqlError, type Transport } from "../../../renderer/index.ts";
@@ -64,12 +64,63 @@ describe("a field's schema chosen by another field's value", () => {
       fieldSchema(stream, "/destinationAttributes/functionID", registry.schemas, { destination: "FUNCTION" })?.title,
     ).toBe("Function");
 
-    // A type without a branch, or no record: the plain object, shown as JSON.
-    const kafka = fieldSchema(stream, "/destinationAttributes", registry.schemas, { destination: "KAFKA" });
-    expect(kafka?.properties).toBeUndefined();
-    expect(pickWidget(undefined, kafka)).toBe("json");
+    // Every destination type has a branch, those not deliverable yet included; no record: the plain object, as JSON.
+    for (const [destination, field] of [
+      ["KAFKA", "brokers"],
+      ["MONGO", "collection"],
+      ["MYSQL", "tableName"],
+      ["REDIS", "key"],
+    ] as const) {
+      const settings = fieldSchema(stream, "/destinationAttributes", registry.schemas, { destination });
+      expect(Object.keys(settings?.properties ?? {}), destination).toContain(field);
+      expect(settings?.properties?.password?.writeOnly, destination).toBe(true);
+      expect(pickWidget(undefined, settings), destination).toBe("fields");
+    }
+    const destinationTypes = (stream.$defs as Record<string, { enum?: string[] }>).destinationType.enum ?? [];
+    for (const destination of destinationTypes)
+      expect(
+        fieldSchema(stream, "/destinationAttributes", registry.schemas, { destination })?.properties,
+        destination,
+      ).toBeDefined();
     expect(pickWidget(undefined, fieldSchema(stream, "/destinationAttributes", registry.schemas))).toBe("json");
   });
+
+  it("shows Kafka and Redis settings by their labels, enum values by theirs, the password only as set", async () => {
+    const kafka = await destinationSection(
+      withDestination("KAFKA", {
+        brokers: "broker-1.example.com:9092",
+        topic: "eth.blocks",
+        saslMechanism: "SCRAM_SHA_256",
+        username: "streams",
+        password: "********",
+      }),
+    );
+    await waitFor(() => expect(kafka.querySelector("[data-widget=fields]")).not.toBeNull());
+    const kafkaText = kafka.textContent ?? "";
+    for (const shown of [
+      "Brokers",
+      "broker-1.example.com:9092",
+      "Topic",
+      "eth.blocks",
+      "SASL mechanism",
+      "SCRAM-SHA-256",
+    ])
+      expect(kafkaText).toContain(shown);
+    expect(kafkaText).not.toContain("SCRAM_SHA_256");
+    expect(kafkaText).toContain("(set, write-only)");
+    expect(kafkaText).not.toContain("********");
+    expect(kafka.querySelector("[data-widget=json]")).toBeNull();
+    cleanup();
+
+    const redis = await destinationSection(
+      withDestination("REDIS", { host: "cache.example.com", port: 6380, dataStructure: "LIST", key: "blocks" }),
+    );
+    await waitFor(() => expect(redis.querySelector("[data-widget=fields]")).not.toBeNull());
+    const redisText = redis.textContent ?? "";
+    for (const shown of ["Host", "cache.example.com", "6380", "Write to", "List (RPUSH)", "Key or channel"])
+      expect(redisText).toContain(shown);
+    expect(redisText).not.toContain("(set, write-only)");
+  }, 60_000);
 
   it("shows S3 settings as labelled values, the secret key only as set", async () => {
     const section = await destinationSection(
