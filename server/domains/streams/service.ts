@@ -33,7 +33,7 @@ import {
   testResult,
 } from "../functions/service.ts";
 import { applyStreamEvent, restartsDelivery, wholeRangeDelivered } from "./lifecycle.ts";
-import { streamPermissions, unavailableFields } from "./permissions.ts";
+import { destinationOptions, streamPermissions, unavailableFields } from "./permissions.ts";
 import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
@@ -570,6 +570,8 @@ export async function testDestination(
   ctx: { network?: string; dataset?: string } = {},
 ): Promise<{ success: boolean; message: string; durationMs: number }> {
   if (ctx.network) catalogueNetwork(ctx.network);
+  const unavailable = destinationOptions(services).find((d) => d.value === attrs.type && d.disabled);
+  if (unavailable) return { success: false, message: unavailable.reason ?? "", durationMs: 0 };
   let result: TestResult;
   try {
     const destination = createDestination(
