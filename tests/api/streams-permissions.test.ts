@@ -144,7 +144,9 @@ describe("stream permissions", () => {
     // Checking the connection of one says the same as creating it, before any client is made.
     const checked = await owner.client.gqlOk<{ checkConnection: { success: boolean; message: string } }>(
       "mutation($input: CheckConnectionInput!) { checkConnection(input: $input) { success message } }",
-      { input: { destination: "KAFKA", destinationAttributes: { brokers: "kafka.example.com:9092", topic: "blocks" } } },
+      {
+        input: { destination: "KAFKA", destinationAttributes: { brokers: "kafka.example.com:9092", topic: "blocks" } },
+      },
     );
     expect(checked.checkConnection).toEqual({ success: false, message: "Kafka destinations are not available yet." });
     // FUNCTION is available; it must name one of the account's functions.
