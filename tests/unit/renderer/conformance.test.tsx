@@ -57,7 +57,9 @@ describe("every manifest renders against recorded responses", () => {
           }
           const entity = view.entity ? registry.schemas[view.entity] : undefined;
           for (const column of view.columns) {
-            expect(screen.getAllByText(labelFor(column, fieldSchema(entity, column.field, registry.schemas))).length).toBeGreaterThan(0);
+            expect(
+              screen.getAllByText(labelFor(column, fieldSchema(entity, column.field, registry.schemas))).length,
+            ).toBeGreaterThan(0);
           }
         }
         if (view.kind === "detail") {
