@@ -66,10 +66,18 @@ export async function createCollection(
   });
 }
 
-/** Adds items to a locked collection within the plan's items per key (else nothing is written). */
+/**
+ * Adds items to a locked collection within the plan's items per key (else nothing is written). What the
+ * items alone would pass is refused before any is written (a list adds each one, a set at least each
+ * distinct one): a 64 MiB upload far past the plan is refused at once, not after inserting and rolling
+ * back millions of rows.
+ */
 async function addChecked(tx: Executor, accountId: string, row: store.CollectionRow, items: readonly string[]) {
+  const limits = await limitsOf(tx, accountId);
+  const fewestAfter = row.kind === "LIST" ? row.itemCount + items.length : Math.max(row.itemCount, new Set(items).size);
+  checkItemCount(limits, row.key, fewestAfter);
   const added = await store.addItems(tx, row, items);
-  checkItemCount(await limitsOf(tx, accountId), row.key, row.itemCount + added);
+  checkItemCount(limits, row.key, row.itemCount + added);
   return added;
 }
 
