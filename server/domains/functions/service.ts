@@ -165,11 +165,29 @@ function wrappedSource(code: string): string {
   return `${PROLOGUE}${code}\n;return typeof main === "function" ? main : undefined;\n})());\n`;
 }
 
-/** An error's place in the user's code: on its first line, columns come after the wrapper's prologue. */
+/**
+ * An error as the function's author reads it: its place in their code (on the first line, columns come
+ * after the wrapper's prologue; a place inside the prologue, such as "no function main", is none of
+ * theirs and is dropped), and the sandbox's limits said of the function rather than of a filter.
+ */
 function inUserCode(error: FilterError): FilterError {
-  if (error.line !== 1 || error.column === undefined || error.column <= PROLOGUE.length) return error;
-  return { ...error, column: error.column - PROLOGUE.length };
+  const message =
+    error.kind === "TIMEOUT" || error.kind === "MEMORY"
+      ? error.message.replace(/^filter /, "the function ")
+      : error.message;
+  if (error.line !== 1 || error.column === undefined) return { ...error, message };
+  if (error.column <= PROLOGUE.length) return { kind: error.kind, message };
+  return { ...error, message, column: error.column - PROLOGUE.length };
 }
+
+/**
+ * Text a run wrote (its console lines, its error) as PostgreSQL can keep it: NUL, which text and jsonb
+ * refuse, becomes U+FFFD. Without this a run that logged or threw one could not be recorded, so it was
+ * neither in the history nor billed, and a stream delivering to it could not even be marked failed.
+ */
+const storable = (text: string) => (text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text);
+
+const storableLogs = (logs: FilterLog[]) => logs.map((log) => ({ level: log.level, message: storable(log.message) }));
 
 /**
  * Runs function code within its limits. One place for how any function code runs. With `warm` (a stored
@@ -204,8 +222,8 @@ export async function runCode(
       durationMs: outcome.durationMs,
       memoryMb,
       memoryBytes: outcome.memoryBytes,
-      logs: outcome.logs,
-      error: filterErrorText(inUserCode(outcome.error)),
+      logs: storableLogs(outcome.logs),
+      error: storable(filterErrorText(inUserCode(outcome.error))),
     };
   return {
     success: true,
@@ -214,7 +232,7 @@ export async function runCode(
     durationMs: outcome.durationMs,
     memoryMb,
     memoryBytes: outcome.memoryBytes,
-    logs: outcome.logs,
+    logs: storableLogs(outcome.logs),
     error: null,
   };
 }
@@ -244,7 +262,7 @@ export async function checkFunctionCode(code: string, pointer = "/code"): Promis
     throw badInput([
       {
         pointer,
-        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`,
+        message: `${error.kind === "SYNTAX" ? "The code does not compile" : "The code fails as it loads"}: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`,
       },
     ]);
   }
