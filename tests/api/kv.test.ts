@@ -662,6 +662,50 @@ describe("helpers for filters and functions", () => {
     }
   });
 
+  it("answer what no key or item could hold in words, never with the database's SQL", async () => {
+    const owner = await signUp(ctx.app);
+    const database = db();
+    try {
+      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      // Reads of a key no write could make find nothing.
+      expect(await helpers.qnGetSet("k\u0000")).toBeNull();
+      expect(await helpers.qnGetList("k\u0000")).toEqual([]);
+      expect(await helpers.qnGetAddressBook("a b")).toEqual([]);
+      expect(await helpers.qnContainsListItems("k\u0000", ["a"])).toEqual([false]);
+      expect(await helpers.itemsSnapshot("k\u0000", null)).toEqual({ version: 0, items: [] });
+      await helpers.qnAddListItem("watch", "a");
+      expect(await helpers.qnContainsListItems("watch", ["a", "a\u0000"])).toEqual([true, false]);
+      // Writes are refused naming what is wrong; a NUL value used to answer the INSERT's text and parameters.
+      const refusals: [string, () => Promise<unknown>, string][] = [
+        [
+          "qnAddSet",
+          () => helpers.qnAddSet("k1", "a\u0000b"),
+          "qnLib.qnAddSet: A value cannot contain NUL characters.",
+        ],
+        ["qnBulkSets", () => helpers.qnBulkSets({ add_sets: { k2: "v\u0000" } }), "NUL"],
+        ["qnAddSet key", () => helpers.qnAddSet("k\u0000", "v"), "qnLib.qnAddSet: A key is 1 to 128 letters"],
+        ["qnDeleteList", () => helpers.qnDeleteList("k\u0000"), "qnLib.qnDeleteList: A key is 1 to 128 letters"],
+        ["qnDeleteSet", () => helpers.qnDeleteSet("k\u0000"), "qnLib.qnDeleteSet: A key is"],
+        [
+          "qnAddListItem",
+          () => helpers.qnAddListItem("watch", "x\u0000"),
+          "qnLib.qnAddListItem: An item cannot contain",
+        ],
+      ];
+      for (const [name, run, words] of refusals) {
+        const error = await run().then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(error?.message, name).toContain(words);
+        expect(error?.message, name).not.toMatch(/Failed query|insert into|select |params:/);
+      }
+      expect(await helpers.qnBulkSets({ delete_sets: ["k\u0000", "nothing"] })).toBe(true);
+    } finally {
+      await database.$client.end();
+    }
+  });
+
   it("the filter template checks a batch's transfers against an address book in one look-up", async () => {
     const owner = await signUp(ctx.app);
     const watched = address(0xbeef);

@@ -7,7 +7,8 @@ import {
   checkItems,
   checkKey,
   checkKeyCount,
-  checkValueSize,
+  checkValue,
+  KEY_PATTERN,
   limitsOf,
   MAX_ITEMS_PER_CALL,
 } from "./limits.ts";
@@ -222,7 +223,7 @@ export async function writeValues(
   const latest = new Map<string, string>();
   entries.forEach((entry, i) => {
     checkKey(entry.key, pointerOf(i, "key"));
-    checkValueSize(limits, entry.value, pointerOf(i, "value"));
+    checkValue(limits, entry.value, pointerOf(i, "value"));
     latest.set(entry.key, entry.value);
   });
   if (latest.size === 0) return 0;
@@ -263,7 +264,9 @@ export async function addValues(db: Db, accountId: string, entries: readonly Val
 export async function removeValues(db: Executor, accountId: string, keys: readonly string[]) {
   if (keys.length > MAX_ITEMS_PER_CALL)
     throw badInput([{ pointer: "/keys", message: `At most ${MAX_ITEMS_PER_CALL} keys at a time.` }]);
-  return { success: true, removedCount: await store.deleteValues(db, accountId, keys) };
+  // A key no write could make names no value (and one holding NUL could not even be looked for).
+  const possible = keys.filter((key) => KEY_PATTERN.test(key));
+  return { success: true, removedCount: await store.deleteValues(db, accountId, possible) };
 }
 
 export async function deleteValue(db: Db, accountId: string, key: string) {
