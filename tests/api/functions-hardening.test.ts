@@ -47,6 +47,25 @@ describe("a run's text PostgreSQL cannot keep", () => {
   });
 });
 
+describe("a result too large to answer", () => {
+  it("fails the run past 6 MiB, saying its size; 6 MiB itself is answered", async () => {
+    const owner = await signUp(ctx.app);
+    const run = (length: number) =>
+      owner.client.gqlOk<{ testFunction: { success: boolean; size: number; error: string | null } }>(
+        "mutation($input: TestFunctionInput!) { testFunction(input: $input) { success size error } }",
+        { input: { code: `function main() { return "x".repeat(${length}); }`, memoryMb: 256 } },
+      );
+    const tooLarge = await run(7 * 1024 * 1024);
+    expect(tooLarge.testFunction).toEqual({
+      success: false,
+      size: 0,
+      error: "RESULT_TOO_LARGE: main returned 7.0 MiB of JSON; a result is at most 6 MiB.",
+    });
+    const atTheLimit = await run(6 * 1024 * 1024 - 2);
+    expect(atTheLimit.testFunction).toMatchObject({ success: true, size: 6 * 1024 * 1024 });
+  });
+});
+
 describe("errors as the function's author reads them", () => {
   it("code without main names no place in the wrapper; limits are the function's, not a filter's", async () => {
     const owner = await signUp(ctx.app);

@@ -128,6 +128,12 @@ export interface FunctionRun {
 }
 
 const RESULT_PREVIEW_CHARS = 2000;
+/**
+ * The largest result a run may return (AWS Lambda's response payload limit). A larger one fails the run:
+ * each copy of it (parsed for the answer, written out again) costs the service its size again, and a
+ * 1 GB function could return hundreds of MB (200 MB took the service from 257 to 944 MB).
+ */
+export const MAX_RESULT_BYTES = 6 * 1024 * 1024;
 /** A run's whole result is kept (for functionActivationResult) up to this many bytes; bigger ones only as a preview. */
 export const RESULT_KEPT_BYTES = 256 * 1024;
 /** Runs kept per function (the newest); older ones are pruned every PRUNE_EVERY runs recorded here. */
@@ -224,6 +230,17 @@ export async function runCode(
       memoryBytes: outcome.memoryBytes,
       logs: storableLogs(outcome.logs),
       error: storable(filterErrorText(inUserCode(outcome.error))),
+    };
+  if (outcome.sizeBytes > MAX_RESULT_BYTES)
+    return {
+      success: false,
+      resultJson: null,
+      size: 0,
+      durationMs: outcome.durationMs,
+      memoryMb,
+      memoryBytes: outcome.memoryBytes,
+      logs: storableLogs(outcome.logs),
+      error: `RESULT_TOO_LARGE: main returned ${(outcome.sizeBytes / 1024 / 1024).toFixed(1)} MiB of JSON; a result is at most ${MAX_RESULT_BYTES / 1024 / 1024} MiB.`,
     };
   return {
     success: true,
