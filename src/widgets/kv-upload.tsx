@@ -19,6 +19,7 @@ const formatBytes = (bytes: number) =>
 
 /** The largest file an upload takes (the service's MAX_UPLOAD_BYTES): a larger one is refused before a part is sent. */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const MAX_FILE_TEXT = `${MAX_FILE_BYTES / 1024 / 1024} MiB`;
 
 /** Small parts to this service (a failed one costs little to send again); larger ones to S3 (fewer requests). */
 const partSizeFor = (bucket: string) => (bucket === "local" ? 1024 * 1024 : 8 * 1024 * 1024);
@@ -157,7 +158,7 @@ export function KvUpload({ options, scope }: CustomViewProps) {
     if (file.size > MAX_FILE_BYTES) {
       setPhase({
         name: "failed",
-        error: `This file is ${formatBytes(file.size)}; an upload is at most ${formatBytes(MAX_FILE_BYTES)}. Split it and upload each piece.`,
+        error: `This file is ${formatBytes(file.size)}; an upload is at most ${MAX_FILE_TEXT}. Split it and upload each piece.`,
       });
       return;
     }
@@ -204,8 +205,8 @@ export function KvUpload({ options, scope }: CustomViewProps) {
   return (
     <Space orientation="vertical" style={{ width: "100%" }} data-widget="kv-upload">
       <Typography.Text type="secondary">
-        A text file with one entry per line or entries separated by commas (up to {formatBytes(MAX_FILE_BYTES)}). It is
-        sent in parts; the {noun} are added all at once when every part has arrived
+        A text file with one entry per line or entries separated by commas (up to {MAX_FILE_TEXT}). It is sent in parts;
+        the {noun} are added all at once when every part has arrived
         {keyParam ? "" : ", to the key you name (made if it is new)"}.
       </Typography.Text>
       {!keyParam && (
