@@ -75,6 +75,12 @@ describe("errors as the function's author reads them", () => {
     expect(noMain.errors?.[0].extensions?.fields).toEqual([
       { pointer: "/code", message: "The code fails as it loads: Error: The code defines no function main(params)." },
     ]);
+    const unfinished = await owner.client.gql(
+      'mutation { createFunction(input: { name: "x", code: "function main(p) {\\n  return p;" }) { id } }',
+    );
+    expect(unfinished.errors?.[0].extensions?.fields).toEqual([
+      { pointer: "/code", message: "The code does not compile: SyntaxError: Unexpected end of input (line 2)" },
+    ]);
     const { testFunction } = await owner.client.gqlOk<{ testFunction: { error: string } }>(
       'mutation { testFunction(input: { code: "function main() { while (true) {} }", timeoutSec: 1 }) { error } }',
     );

@@ -174,13 +174,18 @@ function wrappedSource(code: string): string {
 /**
  * An error as the function's author reads it: its place in their code (on the first line, columns come
  * after the wrapper's prologue; a place inside the prologue, such as "no function main", is none of
- * theirs and is dropped), and the sandbox's limits said of the function rather than of a filter.
+ * theirs and is dropped), and the sandbox's limits said of the function rather than of a filter. A
+ * syntax error the parser met only in the wrapper's epilogue means the code ended unfinished (an
+ * unclosed bracket): it is said so, on the code's last line, not as the epilogue's token.
  */
-function inUserCode(error: FilterError): FilterError {
+function inUserCode(error: FilterError, code: string): FilterError {
   const message =
     error.kind === "TIMEOUT" || error.kind === "MEMORY"
       ? error.message.replace(/^filter /, "the function ")
       : error.message;
+  const lines = code.split("\n").length;
+  if (error.kind === "SYNTAX" && error.line !== undefined && error.line > lines)
+    return { kind: error.kind, message: "SyntaxError: Unexpected end of input", line: lines };
   if (error.line !== 1 || error.column === undefined) return { ...error, message };
   if (error.column <= PROLOGUE.length) return { kind: error.kind, message };
   return { ...error, message, column: error.column - PROLOGUE.length };
@@ -229,7 +234,7 @@ export async function runCode(
       memoryMb,
       memoryBytes: outcome.memoryBytes,
       logs: storableLogs(outcome.logs),
-      error: storable(filterErrorText(inUserCode(outcome.error))),
+      error: storable(filterErrorText(inUserCode(outcome.error, code))),
     };
   if (outcome.sizeBytes > MAX_RESULT_BYTES)
     return {
@@ -274,7 +279,7 @@ export async function checkFunctionCode(code: string, pointer = "/code"): Promis
   const found = await filter.check();
   filter.dispose();
   if (found) {
-    const error = inUserCode(found);
+    const error = inUserCode(found, code);
     const column = error.column ? `, column ${error.column}` : "";
     throw badInput([
       {
