@@ -194,6 +194,9 @@ export interface FunctionHttpCall {
 }
 
 export interface FunctionNewFunction {
+  /**
+   * Up to 100 characters, not only spaces.
+   */
   name: string;
   description?: string | null;
   code: string;
@@ -260,6 +263,9 @@ export interface FunctionTestInput {
 
 export interface FunctionUpdateInput {
   id: string;
+  /**
+   * Up to 100 characters, not only spaces.
+   */
   name?: string;
   description?: string | null;
   code?: string;
@@ -755,6 +761,9 @@ export interface StreamCreateWithFunctionInput {
   filterFunction?: string | null;
   filterVersion?: "V1" | "V2" | "V3" | "V4" | "V5";
   function: {
+    /**
+     * Up to 100 characters, not only spaces.
+     */
     name: string;
     description?: string | null;
     code: string;

@@ -26,7 +26,8 @@ export function encodeCursor(key: readonly (string | number | Date)[]): string {
 function decodePart(part: CursorPart, value: unknown): string | number | Date | undefined {
   switch (part) {
     case "string":
-      return typeof value === "string" ? value : undefined;
+      // PostgreSQL text cannot hold NUL: a key with one was never listed.
+      return typeof value === "string" && !value.includes("\u0000") ? value : undefined;
     case "uuid":
       return typeof value === "string" && isUuid(value) ? value : undefined;
     case "integer":
@@ -34,7 +35,9 @@ function decodePart(part: CursorPart, value: unknown): string | number | Date | 
     case "timestamp": {
       if (typeof value !== "string") return undefined;
       const date = new Date(value);
-      return Number.isNaN(date.getTime()) ? undefined : date;
+      // Years 1-9999 only: others are written with a sign or six digits, which PostgreSQL refuses.
+      const year = date.getUTCFullYear();
+      return Number.isNaN(date.getTime()) || year < 1 || year > 9999 ? undefined : date;
     }
   }
 }

@@ -17,6 +17,10 @@ import { operationOf, refreshOf, useRun } from "./stream-parts.tsx";
 const formatBytes = (bytes: number) =>
   bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
+/** The largest file an upload takes (the service's MAX_UPLOAD_BYTES): a larger one is refused before a part is sent. */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const MAX_FILE_TEXT = `${MAX_FILE_BYTES / 1024 / 1024} MiB`;
+
 /** Small parts to this service (a failed one costs little to send again); larger ones to S3 (fewer requests). */
 const partSizeFor = (bucket: string) => (bucket === "local" ? 1024 * 1024 : 8 * 1024 * 1024);
 const TRIES_PER_PART = 3;
@@ -40,6 +44,17 @@ type Phase =
   | { name: "done"; key: string; addedCount: number }
   | { name: "failed"; error: string };
 
+/** Why a part was refused: the service's own words (`{ error }`) when it gave them, else the HTTP status. */
+function refusalOf(status: number, body: string): string {
+  try {
+    const answer = JSON.parse(body) as { error?: unknown };
+    if (typeof answer.error === "string") return answer.error;
+  } catch {
+    // Not this service's JSON (S3 answers XML): the status is all there is to say.
+  }
+  return `The part was refused (HTTP ${status}).`;
+}
+
 /** PUTs one part with progress; rejects on a network error or a status that is not 2xx. */
 function putPart(url: string, body: Blob, onProgress: (loaded: number) => void, signal: AbortSignal) {
   return new Promise<void>((resolve, reject) => {
@@ -47,9 +62,7 @@ function putPart(url: string, body: Blob, onProgress: (loaded: number) => void, 
     xhr.open("PUT", url);
     xhr.upload.onprogress = (event) => onProgress(event.loaded);
     xhr.onload = () =>
-      xhr.status >= 200 && xhr.status < 300
-        ? resolve()
-        : reject(new Error(`The part was refused (HTTP ${xhr.status}).`));
+      xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(new Error(refusalOf(xhr.status, xhr.responseText)));
     xhr.onerror = () => reject(new Error("The connection failed while sending a part."));
     xhr.onabort = () => reject(new DOMException("Cancelled", "AbortError"));
     signal.addEventListener("abort", () => xhr.abort(), { once: true });
@@ -142,6 +155,13 @@ export function KvUpload({ options, scope }: CustomViewProps) {
 
   const start = async () => {
     if (!file) return;
+    if (file.size > MAX_FILE_BYTES) {
+      setPhase({
+        name: "failed",
+        error: `This file is ${formatBytes(file.size)}; an upload is at most ${MAX_FILE_TEXT}. Split it and upload each piece.`,
+      });
+      return;
+    }
     try {
       const answer = (await run(mutation("initiate"), { input: { key } })) as Record<
         string,
@@ -185,8 +205,8 @@ export function KvUpload({ options, scope }: CustomViewProps) {
   return (
     <Space orientation="vertical" style={{ width: "100%" }} data-widget="kv-upload">
       <Typography.Text type="secondary">
-        A text file with one entry per line or entries separated by commas (up to 64 MiB). It is sent in parts; the{" "}
-        {noun} are added all at once when every part has arrived
+        A text file with one entry per line or entries separated by commas (up to {MAX_FILE_TEXT}). It is sent in parts;
+        the {noun} are added all at once when every part has arrived
         {keyParam ? "" : ", to the key you name (made if it is new)"}.
       </Typography.Text>
       {!keyParam && (

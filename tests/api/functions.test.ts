@@ -609,6 +609,10 @@ describe("the HTTP address POST /functions/<id>/call", () => {
     const bad = await post(owner, id, { block: 1 });
     expect(bad.status).toBe(400);
     expect((await post(owner, id, { unknown: 1 })).status).toBe(400);
+    // A block the chain does not have yet is named by the body's own field.
+    const future = await post(owner, id, { network: NETWORK, dataset: "BLOCK", block: 1e12 });
+    expect(future.status).toBe(400);
+    expect(await future.json()).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/block" }] });
     // A cross-site form may post text/plain with the cookie; only JSON is taken.
     expect((await post(owner, id, {}, "text/plain")).status).toBe(400);
     expect(await history(owner, id)).toHaveLength(runsBefore);

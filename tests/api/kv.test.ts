@@ -512,6 +512,104 @@ describe("multipart upload", () => {
   });
 });
 
+describe("multipart upload: what a careless or hostile client sends", () => {
+  const initiate = async (owner: TestUser, key: string) =>
+    (
+      await owner.client.gqlOk<{ initiateListUpload: { uploadId: string } }>(
+        "mutation($key: String!) { initiateListUpload(input: { key: $key }) { uploadId } }",
+        { key },
+      )
+    ).initiateListUpload.uploadId;
+  const complete = (owner: TestUser, uploadId: string) =>
+    owner.client.gql<{ completeKvUpload: { addedCount: number } }>(
+      "mutation($id: ID!) { completeKvUpload(uploadId: $id) { success key addedCount } }",
+      { id: uploadId },
+    );
+
+  it("a missing part is named on complete and nothing is added; once sent, complete adds every line", async () => {
+    const owner = await signUp(ctx.app);
+    const uploadId = await initiate(owner, "gappy");
+    expect((await putPart(await partUrl(owner, uploadId, 1), "a\nb\n")).status).toBe(200);
+    expect((await putPart(await partUrl(owner, uploadId, 3), "e\nf\n")).status).toBe(200);
+    const refused = await complete(owner, uploadId);
+    expect(refused.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+    expect(refused.errors?.[0].message).toContain("Part 2 of this upload was not received");
+    expect((await owner.client.gql('{ list(key: "gappy") { list { key } } }')).errors?.[0].extensions?.code).toBe(
+      "NOT_FOUND",
+    );
+    expect((await putPart(await partUrl(owner, uploadId, 2), "c\nd\n")).status).toBe(200);
+    expect((await complete(owner, uploadId)).data?.completeKvUpload.addedCount).toBe(6);
+  });
+
+  it("parts are refused as they arrive once the upload would pass 64 MiB, and a part over 16 MiB at once", async () => {
+    const owner = await signUp(ctx.app);
+    const uploadId = await initiate(owner, "heavy");
+    const sixteen = new Uint8Array(16 * 1024 * 1024).fill(0x61);
+    for (let n = 1; n <= 4; n++) expect((await putPart(await partUrl(owner, uploadId, n), sixteen)).status).toBe(200);
+    // A part sent again replaces itself: it does not count twice.
+    expect((await putPart(await partUrl(owner, uploadId, 4), sixteen)).status).toBe(200);
+    const fifth = await putPart(await partUrl(owner, uploadId, 5), "b\n");
+    expect(fifth.status).toBe(413);
+    expect(await fifth.json()).toEqual({ error: "An upload is at most 64 MiB.", code: "BAD_USER_INPUT" });
+    expect(readdirSync(join(ctx.app.dataDir, "kv-uploads", uploadId)).sort()).toEqual([
+      "part-00001",
+      "part-00002",
+      "part-00003",
+      "part-00004",
+    ]);
+    const oversized = await putPart(await partUrl(owner, uploadId, 6), new Uint8Array(16 * 1024 * 1024 + 1));
+    expect(oversized.status).toBe(413);
+    expect(await oversized.json()).toEqual({ error: "A part is at most 16 MiB.", code: "BAD_USER_INPUT" });
+    await owner.client.gqlOk(`mutation { abortKvUpload(uploadId: "${uploadId}") { success } }`);
+  }, 60_000);
+
+  it("items far past the plan are refused before any is written, and a new key when the plan has none left at initiate", async () => {
+    const owner = await signUp(ctx.app);
+    const uploadId = await initiate(owner, "flood");
+    // 1,000,000 items on the Free plan (10,000 per key): inserting them all before refusing took ~25 s.
+    const file = Array.from({ length: 1_000_000 }, (_, i) => `i${i}`).join("\n");
+    expect((await putPart(await partUrl(owner, uploadId, 1), file)).status).toBe(200);
+    const started = Date.now();
+    const refused = await complete(owner, uploadId);
+    expect(refused.errors?.[0].extensions?.code).toBe("CONFLICT");
+    expect(refused.errors?.[0].message).toContain("1,000,000 items; your plan allows 10,000");
+    expect(Date.now() - started).toBeLessThan(8000);
+
+    for (let i = 0; i < 10; i++) expect((await createList(owner.client, { key: `k${i}` })).errors).toBeUndefined();
+    const full = await owner.client.gql('mutation { initiateListUpload(input: { key: "eleventh" }) { uploadId } }');
+    expect(full.errors?.[0].extensions?.code).toBe("CONFLICT");
+    expect(full.errors?.[0].message).toContain("Your plan allows 10 keys");
+    // Into a key it has, an upload may still begin.
+    expect((await owner.client.gql('mutation { initiateListUpload(input: { key: "k0" }) { uploadId } }')).errors).toBe(
+      undefined,
+    );
+  }, 60_000);
+});
+
+describe("bad arguments are named, never INTERNAL", () => {
+  it("items and itemsText together; a cursor holding NUL", async () => {
+    const owner = await signUp(ctx.app);
+    const both = await createList(owner.client, { key: "both", items: ["a"], itemsText: "b" });
+    expect(both.errors?.[0].extensions?.fields).toEqual([
+      { pointer: "/itemsText", message: "Give items or itemsText, not both." },
+    ]);
+    await createList(owner.client, { key: "l", items: ["a"] });
+    await owner.client.gqlOk('mutation { createAddressBook(input: { key: "b", items: ["0x1"] }) { success } }');
+    const nul = Buffer.from(JSON.stringify(["a\u0000"])).toString("base64url");
+    for (const query of [
+      "query($after: String) { values(after: $after) { totalCount } }",
+      "query($after: String) { lists(after: $after) { totalCount } }",
+      'query($after: String) { addressBook(key: "b", after: $after) { items { totalCount } } }',
+    ]) {
+      const answer = await owner.client.gql(query, { after: nul });
+      expect(answer.errors?.[0].extensions, query).toMatchObject({
+        code: "BAD_USER_INPUT",
+        fields: [{ pointer: "/after", message: "This cursor is not valid." }],
+      });
+    }
+  });
+});
+
 describe("helpers for filters and functions", () => {
   it("read and write the store, version snapshots, and meter writes only", async () => {
     const owner = await signUp(ctx.app);
@@ -559,6 +657,50 @@ describe("helpers for filters and functions", () => {
       // Limits hold for helpers too (the Free plan's 10 keys; 2 are used: size and watch).
       for (let i = 0; i < 8; i++) await helpers.qnAddSet(`k${i}`, "v");
       await expect(helpers.qnAddListItem("one-more", "x")).rejects.toThrow("Your plan allows 10 keys");
+    } finally {
+      await database.$client.end();
+    }
+  });
+
+  it("answer what no key or item could hold in words, never with the database's SQL", async () => {
+    const owner = await signUp(ctx.app);
+    const database = db();
+    try {
+      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      // Reads of a key no write could make find nothing.
+      expect(await helpers.qnGetSet("k\u0000")).toBeNull();
+      expect(await helpers.qnGetList("k\u0000")).toEqual([]);
+      expect(await helpers.qnGetAddressBook("a b")).toEqual([]);
+      expect(await helpers.qnContainsListItems("k\u0000", ["a"])).toEqual([false]);
+      expect(await helpers.itemsSnapshot("k\u0000", null)).toEqual({ version: 0, items: [] });
+      await helpers.qnAddListItem("watch", "a");
+      expect(await helpers.qnContainsListItems("watch", ["a", "a\u0000"])).toEqual([true, false]);
+      // Writes are refused naming what is wrong; a NUL value used to answer the INSERT's text and parameters.
+      const refusals: [string, () => Promise<unknown>, string][] = [
+        [
+          "qnAddSet",
+          () => helpers.qnAddSet("k1", "a\u0000b"),
+          "qnLib.qnAddSet: A value cannot contain NUL characters.",
+        ],
+        ["qnBulkSets", () => helpers.qnBulkSets({ add_sets: { k2: "v\u0000" } }), "NUL"],
+        ["qnAddSet key", () => helpers.qnAddSet("k\u0000", "v"), "qnLib.qnAddSet: A key is 1 to 128 letters"],
+        ["qnDeleteList", () => helpers.qnDeleteList("k\u0000"), "qnLib.qnDeleteList: A key is 1 to 128 letters"],
+        ["qnDeleteSet", () => helpers.qnDeleteSet("k\u0000"), "qnLib.qnDeleteSet: A key is"],
+        [
+          "qnAddListItem",
+          () => helpers.qnAddListItem("watch", "x\u0000"),
+          "qnLib.qnAddListItem: An item cannot contain",
+        ],
+      ];
+      for (const [name, run, words] of refusals) {
+        const error = await run().then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(error?.message, name).toContain(words);
+        expect(error?.message, name).not.toMatch(/Failed query|insert into|select |params:/);
+      }
+      expect(await helpers.qnBulkSets({ delete_sets: ["k\u0000", "nothing"] })).toBe(true);
     } finally {
       await database.$client.end();
     }

@@ -1,6 +1,6 @@
 // The key-value store end to end: an address book uploaded from a file in parts with the progress bar
 // (one part's first attempt fails and is sent again), then seen in the overview and its detail page.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -58,4 +58,47 @@ describe("key-value store", () => {
     // The browser logs the part broken on purpose; nothing else may fail.
     expect(e2e.pageErrors.filter((error) => !error.includes("net::ERR_CONNECTION_RESET"))).toEqual([]);
   }, 180_000);
+
+  it("refuses a file over 64 MiB before sending a part, and says in the service's words why a part was refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "nodeplane-e2e-kv-"));
+    const tooBig = join(dir, "too-big.txt");
+    writeFileSync(tooBig, Buffer.alloc(65 * 1024 * 1024, "a\n"));
+    const small = join(dir, "small.txt");
+    writeFileSync(small, "one\ntwo\n");
+
+    const page = await e2e.newPage();
+    await page.goto("/");
+    await page.getByLabel("Email").fill("demo@nodeplane.local");
+    await page.getByLabel("Password").fill(DEMO_PASSWORD);
+    await page.getByRole("button", { name: /sign in/i }).click();
+    await page.getByRole("menuitem", { name: /address books/i }).waitFor();
+    await page.goto("/kv/lists");
+    const initiated: string[] = [];
+    page.on("request", (request) => {
+      if (request.postData()?.includes("initiateListUpload")) initiated.push(request.url());
+    });
+
+    await page.getByLabel("Key to upload into").fill("refused_list");
+    await page.getByLabel("File to upload").setInputFiles(tooBig);
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
+    await page.getByText("This file is 65.0 MiB; an upload is at most 64 MiB.", { exact: false }).waitFor();
+    expect(initiated).toEqual([]);
+
+    // Every attempt at part 1 is refused as an expired URL would be.
+    await page.route("**/kv-uploads/**", (route) =>
+      route.fulfill({
+        status: 403,
+        contentType: "application/json",
+        body: JSON.stringify({ error: "This part URL is not valid or has expired.", code: "FORBIDDEN" }),
+      }),
+    );
+    await page.getByLabel("File to upload").setInputFiles(small);
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
+    await page.getByText("Part 1 could not be sent: This part URL is not valid or has expired.").waitFor();
+    await screenshot(page, "kv-upload-part-refused");
+    await page.getByRole("button", { name: "Cancel upload" }).click();
+    await page.getByRole("button", { name: "Cancel upload" }).last().click();
+    await page.getByText("Upload cancelled; its parts were deleted.").waitFor();
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
 });

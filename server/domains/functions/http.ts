@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../../platform/db/index.ts";
 import { AppError, type ErrorCode } from "../../platform/errors.ts";
 import { roleAtLeast } from "../../platform/roles.ts";
@@ -32,6 +32,30 @@ function refuse(reply: FastifyReply, error: AppError) {
 }
 
 /**
+ * What Fastify refuses before the handler runs (a body that is not JSON, too large, of another type),
+ * in the words and shape of the route's other refusals, its status kept.
+ */
+function refusedBody(error: FastifyError, bodyLimit: number): { status: number; message: string } | undefined {
+  if (typeof error.statusCode !== "number" || error.statusCode < 400 || error.statusCode >= 500) return undefined;
+  const message =
+    error.code === "FST_ERR_CTP_BODY_TOO_LARGE"
+      ? `The call's body is too large: send at most ${Math.floor(bodyLimit / 1024)} KiB of JSON.`
+      : error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE"
+        ? "Send the call as application/json."
+        : error.code === "FST_ERR_CTP_EMPTY_JSON_BODY"
+          ? "Send a JSON object as the body ({} for no arguments)."
+          : "The body is not valid JSON.";
+  return { status: error.statusCode, message };
+}
+
+/** A refusal reading the call's block is named by the body's own field (`block`, not callFunction's `blockNumber`). */
+function asCallField(error: AppError): AppError {
+  if (!error.fields.some((f) => f.pointer === "/blockNumber")) return error;
+  const fields = error.fields.map((f) => (f.pointer === "/blockNumber" ? { ...f, pointer: "/block" } : f));
+  return new AppError(error.code, error.message, fields);
+}
+
+/**
  * `POST /functions/<id>/call`: JSON in ({ user_data, network, dataset, block }, all optional), JSON out.
  * It takes the signed-in session (an ADMIN, as callFunction does) until access tokens land; a JSON body is
  * required, so a cross-site form cannot call it with the user's cookie. A run is recorded with source RPC
@@ -42,7 +66,12 @@ export function registerFunctionCalls(
   app: FastifyInstance,
   deps: { db: Db; sessions: SessionCache; services: StreamsServices },
 ): void {
-  app.post<{ Params: { id: string } }>("/functions/:id/call", async (request, reply) => {
+  const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const refused = refusedBody(error, request.routeOptions.bodyLimit);
+    if (!refused) throw error;
+    return reply.code(refused.status).send({ error: refused.message, code: "BAD_USER_INPUT" });
+  };
+  app.post<{ Params: { id: string } }>("/functions/:id/call", { errorHandler }, async (request, reply) => {
     try {
       if (!String(request.headers["content-type"] ?? "").startsWith("application/json"))
         throw new AppError("BAD_USER_INPUT", "Send the call as application/json.");
@@ -78,7 +107,7 @@ export function registerFunctionCalls(
         billable: activation.billableGbSeconds,
       });
     } catch (e) {
-      if (e instanceof AppError) return refuse(reply, e);
+      if (e instanceof AppError) return refuse(reply, asCallField(e));
       throw e;
     }
   });

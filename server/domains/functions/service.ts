@@ -120,6 +120,12 @@ export interface FunctionRun {
 }
 
 const RESULT_PREVIEW_CHARS = 2000;
+/**
+ * The largest result a run may return (AWS Lambda's response payload limit). A larger one fails the run:
+ * each copy of it (parsed for the answer, written out again) costs the service its size again, and a
+ * 1 GB function could return hundreds of MB (200 MB took the service from 257 to 944 MB).
+ */
+export const MAX_RESULT_BYTES = 6 * 1024 * 1024;
 /** A run's whole result is kept (for functionActivationResult) up to this many bytes; bigger ones only as a preview. */
 export const RESULT_KEPT_BYTES = 256 * 1024;
 /** Runs kept per function (the newest); older ones are pruned every PRUNE_EVERY runs recorded here. */
@@ -157,11 +163,34 @@ function wrappedSource(code: string): string {
   return `${PROLOGUE}${code}\n;return typeof main === "function" ? main : undefined;\n})());\n`;
 }
 
-/** An error's place in the user's code: on its first line, columns come after the wrapper's prologue. */
-function inUserCode(error: FilterError): FilterError {
-  if (error.line !== 1 || error.column === undefined || error.column <= PROLOGUE.length) return error;
-  return { ...error, column: error.column - PROLOGUE.length };
+/**
+ * An error as the function's author reads it: its place in their code (on the first line, columns come
+ * after the wrapper's prologue; a place inside the prologue, such as "no function main", is none of
+ * theirs and is dropped), and the sandbox's limits said of the function rather than of a filter. A
+ * syntax error the parser met only in the wrapper's epilogue means the code ended unfinished (an
+ * unclosed bracket): it is said so, on the code's last line, not as the epilogue's token.
+ */
+function inUserCode(error: FilterError, code: string): FilterError {
+  const message =
+    error.kind === "TIMEOUT" || error.kind === "MEMORY"
+      ? error.message.replace(/^filter /, "the function ")
+      : error.message;
+  const lines = code.split("\n").length;
+  if (error.kind === "SYNTAX" && error.line !== undefined && error.line > lines)
+    return { kind: error.kind, message: "SyntaxError: Unexpected end of input", line: lines };
+  if (error.line !== 1 || error.column === undefined) return { ...error, message };
+  if (error.column <= PROLOGUE.length) return { kind: error.kind, message };
+  return { ...error, message, column: error.column - PROLOGUE.length };
 }
+
+/**
+ * Text a run wrote (its console lines, its error) as PostgreSQL can keep it: NUL, which text and jsonb
+ * refuse, becomes U+FFFD. Without this a run that logged or threw one could not be recorded, so it was
+ * neither in the history nor billed, and a stream delivering to it could not even be marked failed.
+ */
+const storable = (text: string) => (text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text);
+
+const storableLogs = (logs: FilterLog[]) => logs.map((log) => ({ level: log.level, message: storable(log.message) }));
 
 /**
  * Runs function code within its limits. One place for how any function code runs. With `warm` (a stored
@@ -196,8 +225,19 @@ export async function runCode(
       durationMs: outcome.durationMs,
       memoryMb,
       memoryBytes: outcome.memoryBytes,
-      logs: outcome.logs,
-      error: filterErrorText(inUserCode(outcome.error)),
+      logs: storableLogs(outcome.logs),
+      error: storable(filterErrorText(inUserCode(outcome.error, code))),
+    };
+  if (outcome.sizeBytes > MAX_RESULT_BYTES)
+    return {
+      success: false,
+      resultJson: null,
+      size: 0,
+      durationMs: outcome.durationMs,
+      memoryMb,
+      memoryBytes: outcome.memoryBytes,
+      logs: storableLogs(outcome.logs),
+      error: `RESULT_TOO_LARGE: main returned ${(outcome.sizeBytes / 1024 / 1024).toFixed(1)} MiB of JSON; a result is at most ${MAX_RESULT_BYTES / 1024 / 1024} MiB.`,
     };
   return {
     success: true,
@@ -206,7 +246,7 @@ export async function runCode(
     durationMs: outcome.durationMs,
     memoryMb,
     memoryBytes: outcome.memoryBytes,
-    logs: outcome.logs,
+    logs: storableLogs(outcome.logs),
     error: null,
   };
 }
@@ -231,12 +271,12 @@ export async function checkFunctionCode(code: string, pointer = "/code"): Promis
   const found = await filter.check();
   filter.dispose();
   if (found) {
-    const error = inUserCode(found);
+    const error = inUserCode(found, code);
     const column = error.column ? `, column ${error.column}` : "";
     throw badInput([
       {
         pointer,
-        message: `The code does not compile: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`,
+        message: `${error.kind === "SYNTAX" ? "The code does not compile" : "The code fails as it loads"}: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`,
       },
     ]);
   }

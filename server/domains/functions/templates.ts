@@ -89,7 +89,7 @@ export function createQuickFunction(
   const template = FUNCTION_TEMPLATES.find((t) => t.id === input.templateId);
   if (!template) throw badInput([{ pointer: "/templateId", message: "There is no function template of this id." }]);
   return createFunction(db, accountId, {
-    name: input.name || template.title,
+    name: input.name?.trim() || template.title,
     description: template.description,
     code: template.code,
   });

@@ -1,6 +1,7 @@
-import type { FilterHelpers } from "../../dataplane/sandbox/types.ts";
+import type { FilterHelperName, FilterHelpers } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { checkItems, checkKey } from "./limits.ts";
+import { AppError } from "../../platform/errors.ts";
+import { checkItems, checkKey, itemProblem, KEY_PATTERN } from "./limits.ts";
 import { meterHelperWrite } from "./metering.ts";
 import { addItemsCreating, removeValues, writeValues } from "./service.ts";
 import * as store from "./store.ts";
@@ -14,12 +15,37 @@ import * as store from "./store.ts";
  * Metering: reads are free; each call that writes is billed its write operations (metering.ts), in the
  * write's own transaction, so a write refused past the plan's included writes leaves nothing written.
  */
+/** A key some write could have made: a read of any other key finds nothing without asking the database. */
+const possibleKey = (key: string) => KEY_PATTERN.test(key);
+
+/**
+ * What a helper call that failed says to the code that called it. A refusal says why in its own words
+ * (the field messages, not "The input is not valid."); anything else (the database) says only that the
+ * store failed: its text would show the code our SQL, its parameters and the account's id.
+ */
+function helperError(name: FilterHelperName, error: unknown): Error {
+  if (error instanceof AppError) {
+    const why = error.fields.length > 0 ? error.fields.map((f) => f.message).join(" ") : error.message;
+    return new Error(`qnLib.${name}: ${why}`);
+  }
+  return new Error(`qnLib.${name}: the key-value store could not answer; try again.`);
+}
+
 export class KvFilterHelpers implements FilterHelpers {
   constructor(
     private readonly db: Db,
     private readonly accountId: string,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  /** Every helper's answer, its failures in words the calling code may read (see helperError). */
+  private async answer<T>(name: FilterHelperName, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw helperError(name, error);
+    }
+  }
 
   /** A write and its meter reading, in one transaction. */
   private write(run: (tx: Executor) => Promise<number>): Promise<number> {
@@ -31,6 +57,7 @@ export class KvFilterHelpers implements FilterHelpers {
   }
 
   private async items(key: string): Promise<string[]> {
+    if (!possibleKey(key)) return [];
     return (await store.collectionSnapshot(this.db, this.accountId, key, null))?.items ?? [];
   }
 
@@ -39,77 +66,107 @@ export class KvFilterHelpers implements FilterHelpers {
    * of the key: items are null when `knownVersion` is still current. A missing key is version 0, empty.
    */
   async itemsSnapshot(key: string, knownVersion: number | null): Promise<{ version: number; items: string[] | null }> {
+    const missing = { version: 0, items: knownVersion === 0 ? null : [] };
+    if (!possibleKey(key)) return missing;
     const snapshot = await store.collectionSnapshot(this.db, this.accountId, key, knownVersion);
-    if (snapshot) return snapshot;
-    return { version: 0, items: knownVersion === 0 ? null : [] };
+    return snapshot ?? missing;
   }
 
   qnGetList(key: string) {
-    return this.items(key);
+    return this.answer("qnGetList", () => this.items(key));
   }
 
   qnContainsListItems(key: string, items: string[]) {
-    return store.containsItems(this.db, this.accountId, key, items);
+    return this.answer("qnContainsListItems", () => this.contains(key, items));
   }
 
-  async qnGetAllLists() {
-    return (await store.listCollectionKeys(this.db, this.accountId)).map((row) => row.key);
-  }
-
-  async qnAddListItem(key: string, item: string) {
-    await this.upsert(key, [item], []);
-    return true;
-  }
-
-  async qnRemoveListItem(key: string, item: string) {
-    return (await this.remove(key, [item])) > 0;
-  }
-
-  async qnUpsertList(key: string, options: { add_items?: string[]; remove_items?: string[] }) {
-    await this.upsert(key, options.add_items ?? [], options.remove_items ?? []);
-    return true;
-  }
-
-  async qnDeleteList(key: string) {
-    const deleted = await this.write(async (tx) =>
-      (await store.deleteCollection(tx, this.accountId, null, key)) ? 1 : 0,
+  qnGetAllLists() {
+    return this.answer("qnGetAllLists", async () =>
+      (await store.listCollectionKeys(this.db, this.accountId)).map((row) => row.key),
     );
-    return deleted > 0;
   }
 
-  async qnGetSet(key: string) {
-    return (await store.getValue(this.db, this.accountId, key))?.value ?? null;
-  }
-
-  async qnAddSet(key: string, value: string) {
-    await this.write((tx) => writeValues(tx, this.accountId, [{ key, value }], "add", (_, f) => `/${f}`));
-    return true;
-  }
-
-  async qnBulkSets(options: { add_sets?: Record<string, string>; delete_sets?: string[] }) {
-    const entries = Object.entries(options.add_sets ?? {}).map(([key, value]) => ({ key, value }));
-    await this.write(async (tx) => {
-      const added = await writeValues(tx, this.accountId, entries, "add", (i, f) => `/add_sets/${i}/${f}`);
-      const { removedCount } = await removeValues(tx, this.accountId, options.delete_sets ?? []);
-      return added + removedCount;
+  qnAddListItem(key: string, item: string) {
+    return this.answer("qnAddListItem", async () => {
+      await this.upsert(key, [item], []);
+      return true;
     });
-    return true;
   }
 
-  async qnDeleteSet(key: string) {
-    return (await this.write(async (tx) => (await removeValues(tx, this.accountId, [key])).removedCount)) > 0;
+  qnRemoveListItem(key: string, item: string) {
+    return this.answer("qnRemoveListItem", async () => (await this.remove(key, [item])) > 0);
   }
 
-  async qnGetAllSets() {
-    return (await store.listValueKeys(this.db, this.accountId)).map((row) => row.key);
+  qnUpsertList(key: string, options: { add_items?: string[]; remove_items?: string[] }) {
+    return this.answer("qnUpsertList", async () => {
+      await this.upsert(key, options.add_items ?? [], options.remove_items ?? []);
+      return true;
+    });
+  }
+
+  qnDeleteList(key: string) {
+    return this.answer("qnDeleteList", async () => {
+      checkKey(key, "/key");
+      const deleted = await this.write(async (tx) =>
+        (await store.deleteCollection(tx, this.accountId, null, key)) ? 1 : 0,
+      );
+      return deleted > 0;
+    });
+  }
+
+  qnGetSet(key: string) {
+    return this.answer("qnGetSet", async () =>
+      possibleKey(key) ? ((await store.getValue(this.db, this.accountId, key))?.value ?? null) : null,
+    );
+  }
+
+  qnAddSet(key: string, value: string) {
+    return this.answer("qnAddSet", async () => {
+      await this.write((tx) => writeValues(tx, this.accountId, [{ key, value }], "add", (_, f) => `/${f}`));
+      return true;
+    });
+  }
+
+  qnBulkSets(options: { add_sets?: Record<string, string>; delete_sets?: string[] }) {
+    return this.answer("qnBulkSets", async () => {
+      const entries = Object.entries(options.add_sets ?? {}).map(([key, value]) => ({ key, value }));
+      await this.write(async (tx) => {
+        const added = await writeValues(tx, this.accountId, entries, "add", (i, f) => `/add_sets/${i}/${f}`);
+        const { removedCount } = await removeValues(tx, this.accountId, options.delete_sets ?? []);
+        return added + removedCount;
+      });
+      return true;
+    });
+  }
+
+  qnDeleteSet(key: string) {
+    return this.answer("qnDeleteSet", async () => {
+      checkKey(key, "/key");
+      return (await this.write(async (tx) => (await removeValues(tx, this.accountId, [key])).removedCount)) > 0;
+    });
+  }
+
+  qnGetAllSets() {
+    return this.answer("qnGetAllSets", async () =>
+      (await store.listValueKeys(this.db, this.accountId)).map((row) => row.key),
+    );
   }
 
   qnGetAddressBook(key: string) {
-    return this.items(key);
+    return this.answer("qnGetAddressBook", () => this.items(key));
   }
 
   qnContainsAddressBookItems(key: string, addresses: string[]) {
-    return store.containsItems(this.db, this.accountId, key, addresses);
+    return this.answer("qnContainsAddressBookItems", () => this.contains(key, addresses));
+  }
+
+  /** An item no write could add (see itemProblem) is held nowhere: it is answered false without a look-up. */
+  private async contains(key: string, items: string[]): Promise<boolean[]> {
+    if (!possibleKey(key)) return items.map(() => false);
+    const possible = items.filter((item) => itemProblem(item) === null);
+    const held = await store.containsItems(this.db, this.accountId, key, possible);
+    const answers = new Map(possible.map((item, i) => [item, held[i]]));
+    return items.map((item) => answers.get(item) ?? false);
   }
 
   private upsert(key: string, add: string[], remove: string[]) {
@@ -124,6 +181,7 @@ export class KvFilterHelpers implements FilterHelpers {
   }
 
   private remove(key: string, items: string[]) {
+    checkKey(key, "/key");
     checkItems(items, "/items");
     return this.write(async (tx) => {
       const row = await store.getCollection(tx, this.accountId, key, true);

@@ -98,7 +98,9 @@ export function checkWriteAllowance(limits: PlanKvLimits, periodOperations: numb
     );
 }
 
-export function checkValueSize(limits: PlanKvLimits, value: string, pointer: string) {
+/** A value within the plan's size, and text PostgreSQL can keep (no NUL: filters and functions can send one). */
+export function checkValue(limits: PlanKvLimits, value: string, pointer: string) {
+  if (value.includes("\u0000")) throw badInput([{ pointer, message: "A value cannot contain NUL characters." }]);
   const bytes = Buffer.byteLength(value, "utf8");
   if (bytes > limits.valueBytes)
     throw badInput([

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import type { FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance } from "fastify";
 import type { Db } from "../../platform/db/index.ts";
+import { AppError } from "../../platform/errors.ts";
 import { MAX_PART_BYTES } from "./limits.ts";
 import type { LocalPartStorage } from "./part-storage.ts";
 import { getUploadById } from "./store.ts";
@@ -17,6 +18,13 @@ export async function kvPartRoutes(app: FastifyInstance, deps: { db: Db; storage
     scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: MAX_PART_BYTES }, (_request, body, done) =>
       done(null, body),
     );
+    // A part over its size is refused before it is read, in the words and shape of the route's other answers.
+    scope.setErrorHandler((error: FastifyError, _request, reply) => {
+      if (error.code !== "FST_ERR_CTP_BODY_TOO_LARGE") throw error;
+      return reply
+        .code(413)
+        .send({ error: `A part is at most ${MAX_PART_BYTES / 1024 / 1024} MiB.`, code: "BAD_USER_INPUT" });
+    });
     scope.put<{
       Params: { uploadId: string; partNumber: string };
       Querystring: { expires?: string; signature?: string };
@@ -36,6 +44,8 @@ export async function kvPartRoutes(app: FastifyInstance, deps: { db: Db; storage
       } catch (error) {
         if ((error as { code?: string }).code === "ENOENT")
           return reply.code(404).send({ error: "The upload was not found.", code: "NOT_FOUND" });
+        // The upload would pass its size with this part.
+        if (error instanceof AppError) return reply.code(413).send({ error: error.message, code: error.code });
         throw error;
       }
       const etag = `"${createHash("md5").update(body).digest("hex")}"`;

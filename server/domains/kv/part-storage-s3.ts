@@ -6,7 +6,7 @@ import { SignatureV4 } from "@smithy/signature-v4";
 import type { KvUploadS3 } from "../../platform/config.ts";
 import { AppError } from "../../platform/errors.ts";
 import { MAX_UPLOAD_BYTES } from "./limits.ts";
-import { noParts, type PartStorage, partFile, tooLarge } from "./part-storage.ts";
+import { checkNoPartMissing, noParts, type PartStorage, partFile, tooLarge } from "./part-storage.ts";
 import type { UploadRow } from "./store.ts";
 
 class Sha256 {
@@ -101,6 +101,7 @@ export function s3PartStorage(settings: KvUploadS3, client = new S3Client(s3Clie
       call("read the upload", async () => {
         const parts = await partsOf(upload);
         if (parts.length === 0) throw noParts();
+        checkNoPartMissing(parts.map((part) => part.Key));
         if (parts.reduce((sum, part) => sum + part.Size, 0) > MAX_UPLOAD_BYTES) throw tooLarge();
         const bodies: Buffer[] = [];
         for (const part of parts) {

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type AppConfig, type KvUploadS3, persistentSecret } from "../../platform/config.ts";
 import { AppError } from "../../platform/errors.ts";
@@ -37,6 +37,22 @@ export interface LocalPartStorage extends PartStorage {
 }
 
 export const partFile = (partNumber: number) => `part-${String(partNumber).padStart(5, "0")}`;
+const PART_NAME = /^part-\d{5}$/;
+/** A part's number from its file or object name (`…part-00042`). */
+const partNumberOf = (name: string) => Number(name.slice(-5));
+
+/**
+ * Parts are numbered 1, 2, 3… without a gap: one missing was never received (or its PUT failed), and
+ * joining the others around it would lose its items, and join the lines either side of it into one.
+ */
+export function checkNoPartMissing(names: readonly string[]) {
+  const missing = names.map(partNumberOf).findIndex((n, i) => n !== i + 1);
+  if (missing >= 0)
+    throw new AppError(
+      "BAD_USER_INPUT",
+      `Part ${(missing + 1).toLocaleString("en-US")} of this upload was not received: send it, or abort the upload.`,
+    );
+}
 
 export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartStorage {
   const root = path.join(config.dataDir, "kv-uploads");
@@ -44,6 +60,39 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
   const sign = (uploadId: string, partNumber: number, expires: number) =>
     createHmac("sha256", key).update(`${uploadId}:${partNumber}:${expires}`).digest("base64url");
   const dirOf = (uploadId: string) => path.join(root, uploadId);
+  const writing = new Map<string, Promise<void>>();
+  /**
+   * Each upload's received parts' sizes and their total, read from its directory on its first part in
+   * this process (the service owns its data directory) and kept as parts arrive: a part's check costs
+   * nothing however many parts came before it (reading the directory each time made 10,000 parts cost
+   * 10,000² stats).
+   */
+  const received = new Map<string, { sizes: Map<number, number>; total: number }>();
+  const receivedOf = async (uploadId: string) => {
+    let upload = received.get(uploadId);
+    if (!upload) {
+      const sizes = new Map<number, number>();
+      for (const name of (await readdir(dirOf(uploadId))).filter((n) => PART_NAME.test(n)))
+        sizes.set(partNumberOf(name), (await stat(path.join(dirOf(uploadId), name))).size);
+      upload = { sizes, total: [...sizes.values()].reduce((a, b) => a + b, 0) };
+      received.set(uploadId, upload);
+    }
+    return upload;
+  };
+  const storePart = async (uploadId: string, partNumber: number, body: Buffer) => {
+    // The directory begin() made: once the upload is completed or aborted it is gone, and so is the part.
+    const dir = dirOf(uploadId);
+    // The upload's size is refused as the parts arrive, not only on complete: else parts would fill the disk.
+    const upload = await receivedOf(uploadId);
+    const total = upload.total - (upload.sizes.get(partNumber) ?? 0) + body.length;
+    if (total > MAX_UPLOAD_BYTES) throw tooLarge();
+    // Written aside and renamed, so a part cut off midway never counts as received.
+    const temporary = path.join(dir, `${partFile(partNumber)}.${process.pid}.${Date.now()}.tmp`);
+    await writeFile(temporary, body);
+    await rename(temporary, path.join(dir, partFile(partNumber)));
+    upload.sizes.set(partNumber, body.length);
+    upload.total = total;
+  };
   return {
     bucket: "local",
     async begin(_accountId, uploadId) {
@@ -61,19 +110,23 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
       const given = Buffer.from(signature);
       return given.length === expected.length && timingSafeEqual(given, expected);
     },
-    async writePart(uploadId, partNumber, body) {
-      // The directory begin() made: once the upload is completed or aborted it is gone, and so is the part.
-      const dir = dirOf(uploadId);
-      // Written aside and renamed, so a part cut off midway never counts as received.
-      const temporary = path.join(dir, `${partFile(partNumber)}.${process.pid}.${Date.now()}.tmp`);
-      await writeFile(temporary, body);
-      await rename(temporary, path.join(dir, partFile(partNumber)));
+    writePart(uploadId, partNumber, body) {
+      // One part of an upload at a time, so parts sent side by side cannot together pass the upload's size.
+      const previous = writing.get(uploadId) ?? Promise.resolve();
+      const written = previous.then(() => storePart(uploadId, partNumber, body));
+      const settled = written.catch(() => undefined);
+      writing.set(uploadId, settled);
+      void settled.then(() => {
+        if (writing.get(uploadId) === settled) writing.delete(uploadId);
+      });
+      return written;
     },
     async read(upload) {
       const names = (await readdir(dirOf(upload.id)).catch(() => [] as string[]))
-        .filter((name) => /^part-\d{5}$/.test(name))
+        .filter((name) => PART_NAME.test(name))
         .sort();
       if (names.length === 0) throw noParts();
+      checkNoPartMissing(names);
       const parts: Buffer[] = [];
       let total = 0;
       for (const name of names) {
@@ -85,6 +138,7 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
       return Buffer.concat(parts);
     },
     async discard(upload) {
+      received.delete(upload.id);
       await rm(dirOf(upload.id), { recursive: true, force: true });
     },
   };

@@ -59,6 +59,8 @@ async function detail(
 
 /** The items of an input: the list given, or the text as typed (one per line or comma-separated). */
 function itemsOf(input: { items?: string[] | null; itemsText?: string | null }, required: boolean): string[] {
+  if (input.items && input.itemsText)
+    throw badInput([{ pointer: "/itemsText", message: "Give items or itemsText, not both." }]);
   const items = input.items ?? (input.itemsText ? parseItemsText(input.itemsText, "/itemsText") : []);
   if (required && items.length === 0) throw badInput([{ pointer: "/items", message: "Give at least one item." }]);
   return items;

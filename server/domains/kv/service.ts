@@ -7,7 +7,8 @@ import {
   checkItems,
   checkKey,
   checkKeyCount,
-  checkValueSize,
+  checkValue,
+  KEY_PATTERN,
   limitsOf,
   MAX_ITEMS_PER_CALL,
 } from "./limits.ts";
@@ -66,10 +67,18 @@ export async function createCollection(
   });
 }
 
-/** Adds items to a locked collection within the plan's items per key (else nothing is written). */
+/**
+ * Adds items to a locked collection within the plan's items per key (else nothing is written). What the
+ * items alone would pass is refused before any is written (a list adds each one, a set at least each
+ * distinct one): a 64 MiB upload far past the plan is refused at once, not after inserting and rolling
+ * back millions of rows.
+ */
 async function addChecked(tx: Executor, accountId: string, row: store.CollectionRow, items: readonly string[]) {
+  const limits = await limitsOf(tx, accountId);
+  const fewestAfter = row.kind === "LIST" ? row.itemCount + items.length : Math.max(row.itemCount, new Set(items).size);
+  checkItemCount(limits, row.key, fewestAfter);
   const added = await store.addItems(tx, row, items);
-  checkItemCount(await limitsOf(tx, accountId), row.key, row.itemCount + added);
+  checkItemCount(limits, row.key, row.itemCount + added);
   return added;
 }
 
@@ -214,7 +223,7 @@ export async function writeValues(
   const latest = new Map<string, string>();
   entries.forEach((entry, i) => {
     checkKey(entry.key, pointerOf(i, "key"));
-    checkValueSize(limits, entry.value, pointerOf(i, "value"));
+    checkValue(limits, entry.value, pointerOf(i, "value"));
     latest.set(entry.key, entry.value);
   });
   if (latest.size === 0) return 0;
@@ -255,7 +264,9 @@ export async function addValues(db: Db, accountId: string, entries: readonly Val
 export async function removeValues(db: Executor, accountId: string, keys: readonly string[]) {
   if (keys.length > MAX_ITEMS_PER_CALL)
     throw badInput([{ pointer: "/keys", message: `At most ${MAX_ITEMS_PER_CALL} keys at a time.` }]);
-  return { success: true, removedCount: await store.deleteValues(db, accountId, keys) };
+  // A key no write could make names no value (and one holding NUL could not even be looked for).
+  const possible = keys.filter((key) => KEY_PATTERN.test(key));
+  return { success: true, removedCount: await store.deleteValues(db, accountId, possible) };
 }
 
 export async function deleteValue(db: Db, accountId: string, key: string) {

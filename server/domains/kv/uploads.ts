@@ -1,6 +1,6 @@
 import type { Db } from "../../platform/db/index.ts";
 import { AppError, foundOr } from "../../platform/errors.ts";
-import { checkKey, PART_URL_SECONDS, parseItemsText, UPLOAD_HOURS } from "./limits.ts";
+import { checkKey, checkKeyCount, limitsOf, PART_URL_SECONDS, parseItemsText, UPLOAD_HOURS } from "./limits.ts";
 import type { PartStorage } from "./part-storage.ts";
 import { addItemsCreating, type CollectionKind } from "./service.ts";
 import * as store from "./store.ts";
@@ -37,6 +37,8 @@ export async function initiateUpload(
       "CONFLICT",
       `The key "${key}" names ${existing.kind === "LIST" ? "a list" : "an address book"}; upload into that, or choose another key.`,
     );
+  // A new key the plan has no room for is refused now, not after the whole file was sent (complete checks again).
+  if (!existing) checkKeyCount(await limitsOf(db, accountId), (await store.countKeys(db, accountId)) + 1);
   const id = crypto.randomUUID();
   const where = await storage.begin(accountId, id);
   const row = await store.insertUpload(db, accountId, {

@@ -45,6 +45,22 @@ describe("cursor codec", () => {
     expect(refusal(() => decodeCursor(encodeCursor([1.5]), ["integer"]))).toMatchObject({ code: "BAD_USER_INPUT" });
   });
 
+  it.each([
+    ["a year past 9999 (written +099999-…, which PostgreSQL refuses)", encodeCursor(["+099999-01-01T00:00:00.000Z"])],
+    ["the latest date JavaScript has", encodeCursor(["+275760-09-13T00:00:00.000Z"])],
+    ["a year before 1", encodeCursor(["-000001-01-01T00:00:00.000Z"])],
+    ["year 0, which PostgreSQL does not have", encodeCursor(["0000-06-01T00:00:00.000Z"])],
+  ])("refuses a timestamp PostgreSQL cannot compare with: %s", (_, text) => {
+    expect(refusal(() => decodeCursor(text, ["timestamp"]))).toMatchObject({ code: "BAD_USER_INPUT" });
+  });
+
+  it("refuses a string part holding NUL, which no PostgreSQL text holds", () => {
+    expect(refusal(() => decodeCursor(encodeCursor(["a\u0000b"]), ["string"]))).toMatchObject({
+      code: "BAD_USER_INPUT",
+    });
+    expect(decodeCursor(encodeCursor(["9999-12-31T23:59:59.999Z"]), ["timestamp"])[0].getUTCFullYear()).toBe(9999);
+  });
+
   it("reads no cursor (absent or empty) as the first page", () => {
     expect(cursorArgument(undefined, ["integer"])).toBeNull();
     expect(cursorArgument(null, ["integer"])).toBeNull();
