@@ -312,10 +312,15 @@ function expire(h: Extract<ToHost, { op: "expire" }>): void {
 function helped(h: Extract<ToHost, { op: "helped" }>, body: string): void {
   const call = calls.get(h.rid);
   if (!call || call.finished) return;
-  call.outstanding--;
   const threw = (e: unknown) => fail(call, classify(e, call.inst, call.timeoutMs));
+  // The answer counts as waiting until the isolate has it: in the slow process it may arrive while the
+  // isolate still runs the turn before, which must not then conclude that nothing is left to wait for.
+  const settled = () => {
+    call.outstanding--;
+    afterTurn(call);
+  };
   if (!FAST) {
-    invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(() => afterTurn(call), threw);
+    invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(settled, threw);
     return;
   }
   try {
@@ -324,7 +329,7 @@ function helped(h: Extract<ToHost, { op: "helped" }>, body: string): void {
     threw(e);
     return;
   }
-  afterTurn(call);
+  settled();
 }
 
 function dispatch(header: ToHost, body: string): void {

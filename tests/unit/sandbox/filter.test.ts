@@ -323,6 +323,20 @@ describe("filter sandbox: async main and key-value helpers", () => {
     });
   });
 
+  it("settles main after helper calls awaited one after another, in the fast and the slow sandbox", async () => {
+    const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
+    const source =
+      "async function main() { let n = 0; for (let i = 0; i < 5; i++) n += (await qnLib.qnGetSet('x')).length; return n }";
+    for (const timeoutMs of [500, 5000]) {
+      const f = await filter(source, { helpers, limits: { timeoutMs } });
+      for (let i = 0; i < 20; i++)
+        expect(await f.run({ data: [] }), `timeout ${timeoutMs}, run ${i}`).toMatchObject({
+          ok: true,
+          resultJson: "5",
+        });
+    }
+  });
+
   it("reports a promise that can never settle", async () => {
     const f = await filter("async function main() { await new Promise(() => {}); return 1 }");
     expect(failed(await f.run({ data: [] })).message).toMatch(/never settled/);
