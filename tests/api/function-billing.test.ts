@@ -112,7 +112,20 @@ describe("function GB-seconds on the usage screen", () => {
       });
       expect((await createAndCall(paying.client)).data?.callFunction.success).toBe(true);
 
+      // A test of unsaved code is a run too: billed to the account, on no function's metrics.
+      const tested = await paying.client.gqlOk<{ testFunction: { success: boolean } }>(
+        "mutation($input: TestFunctionInput!) { testFunction(input: $input) { success } }",
+        { input: { code: "function main(p) { return 1; }", memoryMb: 512 } },
+      );
+      expect(tested.testFunction.success).toBe(true);
+      expect((await usageOf(paying.client)).executions).toBe(3);
+
       await meter(database, free.viewer.id, 100_000);
+      const refusedTest = await free.client.gql(
+        "mutation($input: TestFunctionInput!) { testFunction(input: $input) { success } }",
+        { input: { code: "function main(p) { return 1; }" } },
+      );
+      expect(refusedTest.errors?.[0].extensions?.code).toBe("CONFLICT");
       const refused = await createAndCall(free.client);
       expect(refused.errors?.[0].extensions?.code).toBe("CONFLICT");
       expect(refused.errors?.[0].message).toContain("100,000 GB-seconds");

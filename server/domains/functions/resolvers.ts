@@ -161,11 +161,12 @@ export const functionResolvers: Resolvers = {
     ),
     testFunction: fieldWithInput("ADMIN", { schema: "function#/$defs/testInput" }, async ({ ctx, accountId, input }) =>
       service.testResult(
-        await service.runCode(
+        await service.runUnsavedCode(
+          ctx.db,
+          accountId,
           input.code,
           service.paramsOf(input),
           { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
-          undefined,
           ctx.services.streams.filterHelpers(accountId),
         ),
       ),

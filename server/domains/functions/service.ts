@@ -380,6 +380,29 @@ export async function deleteFunction(
   return { success: true, message: `Function "${fn.name}" deleted.` };
 }
 
+/**
+ * Runs code not saved as a function (a console test): refused like any run once a plan's included
+ * GB-seconds are used, and billed like one (a test may run for a minute with a gigabyte), to the account.
+ */
+export async function runUnsavedCode(
+  db: Db,
+  accountId: string,
+  code: string,
+  params: FunctionParams | FunctionParamsJson,
+  limits: FunctionLimits,
+  helpers?: FilterHelpers,
+): Promise<FunctionRun> {
+  await checkRunAllowance(db, accountId);
+  const run = await runCode(code, params, limits, undefined, helpers);
+  await store.addRunUsage(db, accountId, accountId, new Date(), {
+    durationMs: run.durationMs,
+    size: run.size,
+    success: run.success,
+    mbMs: billedMbMs(run.memoryMb, run.durationMs),
+  });
+  return run;
+}
+
 export const ACTIVATION_SOURCES = ["RPC", "STREAM", "TEST", "CALL"] as const;
 
 export interface ActivationSource {

@@ -114,6 +114,51 @@ export function listVersions(db: Executor, accountId: string, functionId: string
     .orderBy(desc(functionVersions.version));
 }
 
+/** What one run adds to its minute's usage row. */
+export interface RunUsage {
+  durationMs: number;
+  size: number;
+  success: boolean;
+  mbMs: number;
+}
+
+/**
+ * Adds a run to the usage row of its minute. `usageKey` is the function's id, or for code run before it is
+ * saved (a console test) the account's own id, which no function has: such runs bill the account and
+ * appear on no function's metrics.
+ */
+export async function addRunUsage(
+  db: Executor,
+  accountId: string,
+  usageKey: string,
+  at: Date,
+  run: RunUsage,
+): Promise<void> {
+  const failed = run.success ? 0 : 1;
+  await db
+    .insert(functionUsageMinutes)
+    .values({
+      accountId,
+      functionId: usageKey,
+      minute: sql`date_trunc('minute', ${at}::timestamptz)`,
+      executions: 1,
+      errors: failed,
+      durationMs: run.durationMs,
+      responseBytes: run.size,
+      mbMs: run.mbMs,
+    })
+    .onConflictDoUpdate({
+      target: [functionUsageMinutes.functionId, functionUsageMinutes.minute],
+      set: {
+        executions: sql`${functionUsageMinutes.executions} + 1`,
+        errors: sql`${functionUsageMinutes.errors} + ${failed}`,
+        durationMs: sql`${functionUsageMinutes.durationMs} + ${run.durationMs}`,
+        responseBytes: sql`${functionUsageMinutes.responseBytes} + ${run.size}`,
+        mbMs: sql`${functionUsageMinutes.mbMs} + ${run.mbMs}`,
+      },
+    });
+}
+
 /** Records a run and adds it to its minute's usage row, together. */
 export async function insertActivation(
   db: Executor,
@@ -125,29 +170,12 @@ export async function insertActivation(
     .insert(functionActivations)
     .values({ ...values, accountId })
     .returning();
-  const failed = values.success ? 0 : 1;
-  await db
-    .insert(functionUsageMinutes)
-    .values({
-      accountId,
-      functionId: values.functionId,
-      minute: sql`date_trunc('minute', ${row.createdAt}::timestamptz)`,
-      executions: 1,
-      errors: failed,
-      durationMs: values.durationMs,
-      responseBytes: values.size,
-      mbMs: usage.mbMs,
-    })
-    .onConflictDoUpdate({
-      target: [functionUsageMinutes.functionId, functionUsageMinutes.minute],
-      set: {
-        executions: sql`${functionUsageMinutes.executions} + 1`,
-        errors: sql`${functionUsageMinutes.errors} + ${failed}`,
-        durationMs: sql`${functionUsageMinutes.durationMs} + ${values.durationMs}`,
-        responseBytes: sql`${functionUsageMinutes.responseBytes} + ${values.size}`,
-        mbMs: sql`${functionUsageMinutes.mbMs} + ${usage.mbMs}`,
-      },
-    });
+  await addRunUsage(db, accountId, values.functionId, row.createdAt, {
+    durationMs: values.durationMs,
+    size: values.size,
+    success: values.success,
+    mbMs: usage.mbMs,
+  });
   return row;
 }
 

@@ -215,7 +215,7 @@ export const streamResolvers: Resolvers = {
     testNewFunctionForStream: fieldWithInput(
       "ADMIN",
       { schema: "stream#/$defs/newFunctionTestInput" },
-      ({ ctx, accountId, input }) => service.runNewFunctionOn(ctx.services, accountId, input),
+      ({ ctx, accountId, input }) => service.runNewFunctionOn(ctx.db, ctx.services, accountId, input),
     ),
     testFilterFunction: fieldWithInput(
       "ADMIN",

@@ -29,7 +29,7 @@ import {
   functionExists,
   insertFunction,
   type NewFunction,
-  runCode,
+  runUnsavedCode,
   testResult,
 } from "../functions/service.ts";
 import { applyStreamEvent, restartsDelivery, wholeRangeDelivered } from "./lifecycle.ts";
@@ -512,9 +512,10 @@ export async function runFilterOn(
 
 /**
  * Runs new function code on what a stream would deliver for a block: the stream's filter first (when
- * given), then the function with that result as params.data. Nothing is saved or recorded.
+ * given), then the function with that result as params.data. Nothing is saved; the run is billed.
  */
 export async function runNewFunctionOn(
+  db: Db,
   services: StreamsServices,
   accountId: string,
   input: BlockFilterInput & { code: string; timeoutSec?: number; memoryMb?: number },
@@ -553,11 +554,12 @@ export async function runNewFunctionOn(
     payloadJson = outcome.resultJson as string;
     filterLogs = outcome.logs;
   }
-  const run = await runCode(
+  const run = await runUnsavedCode(
+    db,
+    accountId,
     input.code,
     { dataJson: payloadJson, metadata },
     { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
-    undefined,
     helpers,
   );
   return { ...testResult(run), logs: [...filterLogs, ...run.logs] };
