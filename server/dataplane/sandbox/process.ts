@@ -66,6 +66,8 @@ export interface HostOutcome {
   durationMs: number | null;
   /** The guest's encoded outcome (see bootstrap.ts). */
   body: string;
+  /** The call did not run: the filter was not loaded in the sandbox process (see Filter.run). */
+  unloaded?: boolean;
   /** The console lines the call wrote, also when it failed or its sandbox process died. */
   logs: FilterLog[];
 }
@@ -299,7 +301,14 @@ export class SandboxProcess {
         if (!call) return;
         this.calls.delete(h.rid);
         clearTimeout(call.expiry);
-        call.resolve({ error: h.error, heapBytes: h.heapBytes, durationMs: h.ms, body, logs: call.logs });
+        call.resolve({
+          error: h.error,
+          heapBytes: h.heapBytes,
+          durationMs: h.ms,
+          body,
+          logs: call.logs,
+          unloaded: h.unloaded,
+        });
         this.idle();
         return;
       }
