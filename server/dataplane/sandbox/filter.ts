@@ -123,8 +123,8 @@ export class Filter {
     if (this.disposed || this.unsent > 0 || this.loadedIn !== this.sandbox.generation || !this.sandbox.keepsBatches)
       return null;
     const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
-    // With nothing in flight, a batch the filter may not read is kept here instead (see keeps).
-    if (this.inFlight === 0 && this.keeps(dataJson)) return null;
+    // A batch the filter may not read is kept here instead, sent in its turn (see keeps).
+    if (this.keeps(dataJson)) return null;
     const metaJson = JSON.stringify(input.metadata ?? {});
     return { dataJson, outcome: this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers) };
   }
