@@ -362,9 +362,14 @@ export class SandboxProcess {
     this.generation++;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const now = Date.now();
+    // Of a filter's calls sent ahead (see Filter.run), only the first can have been running: the
+    // others waited for it.
+    const seen = new Set<number>();
     for (const [, call] of this.calls) {
       clearTimeout(call.expiry);
-      const guilty = culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs;
+      const first = !seen.has(call.fid);
+      seen.add(call.fid);
+      const guilty = first && (culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs);
       call.resolve({
         error: guilty
           ? culprit !== null
