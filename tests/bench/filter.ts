@@ -12,6 +12,11 @@
  *    ≤ 20 µs per block in the sandbox); "count txs (reads all)" parses every transaction (target: ≤ 1.3×
  *    plain). Blocks are shaped like mainnet blocks with full transactions (synthetic values): 1 tx
  *    (~2 KiB) and 150 txs (~108 KiB) per block, 1 and 10 blocks per batch.
+ *    Each shape is measured twice: one call at a time (a stream at the tip: its next batch is not
+ *    there yet), and with IN_FLIGHT batches' calls made at once (the stream engine in backfill starts
+ *    the filter runs of up to 8 batches it has read ahead, see runner.ts; Filter.run sends them without
+ *    waiting for the answers before them). The plain side runs the same batches one after another
+ *    either way (it has no round trip to share); both figures are per block.
  * 2. Set membership: each transaction's from and to checked against an address book of 100,000
  *    addresses, through qnLib.qnContainsAddressBookItems (in-memory FilterHelpers with itemsSnapshot),
  *    against the same filter with the set as a plain JavaScript Set in plain JS (target ≤ 2×).
@@ -86,6 +91,14 @@ const SHAPES = [
   [150, 1],
   [150, 10],
 ] as const;
+/** Calls in flight at once in the backfill rows: as many as the engine starts ahead (FILTER_RUNS_AHEAD). */
+export const IN_FLIGHT = 8;
+/** Shapes also measured with IN_FLIGHT calls at once (the round trip matters for small batches). */
+const IN_FLIGHT_SHAPES = [
+  [1, 1],
+  [1, 10],
+  [150, 1],
+] as const;
 /** Time per case (both sides together); keeps the whole benchmark under a minute. */
 const CASE_MS = Number(process.env.BENCH_FILTER_CASE_MS ?? 1_000);
 
@@ -95,6 +108,8 @@ export interface FilterBenchRow {
   txPerBlock: number;
   kibPerBlock: number;
   blocksPerBatch: number;
+  /** Calls made at once (1: one at a time). */
+  inFlight: number;
   plainUsPerBlock: number;
   sandboxUsPerBlock: number;
   ratio: number;
@@ -139,7 +154,13 @@ function batchesOf(txPerBlock: number, blocksPerBatch: number): string[] {
   );
 }
 
-async function measure(label: string, source: string, txPerBlock: number, blocksPerBatch: number) {
+async function measure(
+  label: string,
+  source: string,
+  txPerBlock: number,
+  blocksPerBatch: number,
+  inFlight: number,
+): Promise<FilterBenchRow> {
   const batches = batchesOf(txPerBlock, blocksPerBatch);
   const metadata = { dataset: "BLOCK", network: "bench" };
   const plainMain = plainFunction(source);
@@ -162,19 +183,24 @@ async function measure(label: string, source: string, txPerBlock: number, blocks
     const [a, b] = [plain(json), await sandbox(json)];
     if (a !== b) throw new Error(`${label}: sandbox and plain results differ`);
   }
+  // One sample: `inFlight` consecutive batches, the sandbox's calls made at once, the plain ones in turn.
+  const group = (i: number) => Array.from({ length: inFlight }, (_, k) => batches[(i * inFlight + k) % batches.length]);
   const [plainRuns, sandboxRuns] = await sideBySide(
-    (i) => plain(batches[i % batches.length]),
-    (i) => sandbox(batches[i % batches.length]),
+    (i) => {
+      for (const json of group(i)) plain(json);
+    },
+    (i) => Promise.all(group(i).map(sandbox)),
   );
   filter.dispose();
-  const plainUs = median(plainRuns) / blocksPerBatch;
-  const sandboxUs = median(sandboxRuns) / blocksPerBatch;
+  const plainUs = median(plainRuns) / blocksPerBatch / inFlight;
+  const sandboxUs = median(sandboxRuns) / blocksPerBatch / inFlight;
   return {
     filter: label,
     trivial: label in TRIVIAL_FILTERS,
     txPerBlock,
     kibPerBlock: Buffer.byteLength(batches[0]) / blocksPerBatch / 1024,
     blocksPerBatch,
+    inFlight,
     plainUsPerBlock: plainUs,
     sandboxUsPerBlock: sandboxUs,
     ratio: sandboxUs / plainUs,
@@ -186,6 +212,7 @@ export function formatFilterRow(r: FilterBenchRow): string {
     r.filter.padEnd(22),
     `${String(r.txPerBlock).padStart(4)} tx/block (${r.kibPerBlock.toFixed(1).padStart(6)} KiB)`,
     `${String(r.blocksPerBatch).padStart(3)} blocks/batch`,
+    r.inFlight === 1 ? "one call at a time " : `${r.inFlight} calls in flight `,
     `plain ${r.plainUsPerBlock.toFixed(1).padStart(8)} µs/block`,
     `sandbox ${r.sandboxUsPerBlock.toFixed(1).padStart(8)} µs/block`,
     `${r.ratio.toFixed(2).padStart(6)}×`,
@@ -195,8 +222,12 @@ export function formatFilterRow(r: FilterBenchRow): string {
 export async function runFilterBench(log: (line: string) => void = console.log): Promise<FilterBenchRow[]> {
   const rows: FilterBenchRow[] = [];
   for (const [label, source] of Object.entries(sources)) {
-    for (const [tx, batch] of SHAPES) {
-      const row = await measure(label, source, tx, batch);
+    const cases = [
+      ...SHAPES.map(([tx, batch]) => [tx, batch, 1] as const),
+      ...IN_FLIGHT_SHAPES.map(([tx, batch]) => [tx, batch, IN_FLIGHT] as const),
+    ];
+    for (const [tx, batch, inFlight] of cases) {
+      const row = await measure(label, source, tx, batch, inFlight);
       rows.push(row);
       log(`  ${formatFilterRow(row)}`);
     }

@@ -133,12 +133,14 @@ if (wanted("filter")) {
       .map(([k, v]) => `${k} \`${v}\``)
       .join(" and ")} ===`,
   );
+  const inFlightText = (r: FilterBenchRow) =>
+    r.inFlight === 1 ? " (one call at a time, the tip)" : ` (${r.inFlight} calls in flight, backfill)`;
   const rows: FilterBenchRow[] = await runFilterBench();
   for (const label of Object.keys(TRIVIAL_FILTERS)) {
     for (const r of rows.filter((x) => x.filter === label)) {
       checks.push({
         bench: "filter",
-        target: `${label}, ${r.txPerBlock} tx × ${r.blocksPerBatch} blocks/batch: sandbox ≤ 20 µs/block`,
+        target: `${label}, ${r.txPerBlock} tx × ${r.blocksPerBatch} blocks/batch${inFlightText(r)}: sandbox ≤ 20 µs/block`,
         measured: `${r.sandboxUsPerBlock.toFixed(1)} µs (plain ${r.plainUsPerBlock.toFixed(1)} µs)`,
         met: r.sandboxUsPerBlock <= 20,
       });
@@ -147,7 +149,7 @@ if (wanted("filter")) {
   for (const r of rows.filter((x) => x.filter === READS_ALL)) {
     checks.push({
       bench: "filter",
-      target: `${READS_ALL}, ${r.txPerBlock} tx × ${r.blocksPerBatch} blocks/batch: ≤ 1.3× plain JS`,
+      target: `${READS_ALL}, ${r.txPerBlock} tx × ${r.blocksPerBatch} blocks/batch${inFlightText(r)}: ≤ 1.3× plain JS`,
       measured: `${r.ratio.toFixed(2)}× (${r.sandboxUsPerBlock.toFixed(1)} against ${r.plainUsPerBlock.toFixed(1)} µs/block)`,
       met: r.ratio <= 1.3,
     });

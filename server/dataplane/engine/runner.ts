@@ -72,27 +72,44 @@ interface Parts {
   retry: RetryPolicy;
 }
 
-/**
- * A batch made ready for delivery: its dataset JSON, the first run of the filter on it, and the first
- * attempt's delivery as the destination prepares it (null when it does not, or nothing is to be sent).
- */
-interface Prepared {
+/** A batch's dataset JSON, its filter metadata, and the first run of the filter on it. */
+interface Filtered {
   dataJson: string;
   /** UTF-8 bytes of dataJson (counted once: a count costs microseconds per batch). */
   dataBytes: number;
   metadata: FilterMetadata;
   /** Null without a filter. */
   firstRun: Promise<FilterOutcome> | null;
+}
+
+/**
+ * A batch made ready for delivery: Filtered, and the first attempt's delivery as the destination
+ * prepares it (null when it does not, or nothing is to be sent).
+ */
+interface Prepared extends Filtered {
   firstDelivery: Promise<PreparedDelivery | null>;
 }
 
-/** A batch read ahead, and once the batch before it is being delivered, prepared (see the loop). */
+/**
+ * A batch read ahead; its filter run started when it is among the next FILTER_RUNS_AHEAD batches, and
+ * once the batch before it is being delivered, prepared (see the loop).
+ */
 interface AheadBatch {
   from: number;
   to: number;
   read: Promise<DatasetBatchJson>;
+  filtered?: Promise<Filtered>;
   prepared?: Promise<Prepared>;
 }
+
+/**
+ * Batches read ahead whose filter runs are started before their turn, in order. The sandbox runs a
+ * filter's calls back to back as they come (see Filter.run), so in backfill small batches share round
+ * trips to the sandbox process instead of paying one each. A run started for a batch that is then not
+ * delivered in its turn (the stream is paused or changed, a reorg, a failed read) is wasted, as the
+ * following batch's run already could be.
+ */
+const FILTER_RUNS_AHEAD = 8;
 
 class Stop extends Error {}
 
@@ -479,10 +496,26 @@ export class StreamRunner {
         const following = ahead[0];
         if (following && !following.prepared && following.from === to + 1) {
           following.prepared = afterSends()
-            .then(() => following.read)
-            .then((b) => this.prepare(parts, b, following.from <= reorgUntil));
+            .then(() => Promise.all([following.read, following.filtered]))
+            .then(([b, filtered]) => this.prepare(parts, b, following.from <= reorgUntil, filtered));
           // A failed read is met again when the batch's turn comes.
           following.prepared.catch(() => undefined);
+          if (parts.filter) {
+            // Each run is started once the one before it is: a filter sees its batches in order.
+            let previous: Promise<unknown> = following.prepared;
+            let previousTo = following.to;
+            for (const b of ahead.slice(1, FILTER_RUNS_AHEAD)) {
+              if (b.prepared || b.from !== previousTo + 1) break;
+              previousTo = b.to;
+              const after = previous;
+              b.filtered ??= after
+                .catch(() => undefined)
+                .then(() => b.read)
+                .then((batch) => this.filterRun(parts, batch, b.from <= reorgUntil));
+              b.filtered.catch(() => undefined);
+              previous = b.filtered;
+            }
+          }
         }
         bytesPerBlock = (await delivering) / (to - next + 1);
         recorder.add({
@@ -574,7 +607,7 @@ export class StreamRunner {
   }
 
   /** Makes a batch's JSON and starts the filter's first run on it. */
-  private prepare(parts: Parts, batch: DatasetBatchJson, isReorg: boolean): Prepared {
+  private filterRun(parts: Parts, batch: DatasetBatchJson, isReorg: boolean): Filtered {
     const row = this.row;
     const dataJson = `[${batch.itemsJson.join(",")}]`;
     const metadata: FilterMetadata = {
@@ -590,6 +623,12 @@ export class StreamRunner {
     };
     const dataBytes = Buffer.byteLength(dataJson);
     const firstRun = parts.filter ? parts.filter.run({ data: dataJson, dataBytes, metadata }) : null;
+    return { dataJson, dataBytes, metadata, firstRun };
+  }
+
+  /** Makes a batch ready for delivery (see Prepared), with its filter run when it was started already. */
+  private prepare(parts: Parts, batch: DatasetBatchJson, isReorg: boolean, filtered?: Filtered): Prepared {
+    const { dataJson, dataBytes, metadata, firstRun } = filtered ?? this.filterRun(parts, batch, isReorg);
     const prepareDelivery = parts.destination.prepare?.bind(parts.destination);
     const firstDelivery = prepareDelivery
       ? (firstRun ?? Promise.resolve(null)).then((outcome) => {

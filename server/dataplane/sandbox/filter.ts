@@ -63,6 +63,10 @@ export class Filter {
   /** The sandbox process generation the code is loaded in; -1 when it is not loaded. */
   private loadedIn = -1;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Calls taken by run() that have not finished. */
+  private inFlight = 0;
+  /** Of those, the ones not sent to the sandbox process yet (waiting for their turn or for a load). */
+  private unsent = 0;
   /**
    * Whether the last call read its batch. While calls do not, batches stay in this process until
    * read (see SandboxProcess.run): a filter deciding on metadata, or passing the batch through, never
@@ -93,11 +97,36 @@ export class Filter {
     return next;
   }
 
-  /** Runs main on one batch. Calls on one Filter are serialised (an isolate runs one call at a time). */
+  /**
+   * Runs main on one batch. Calls on one Filter run one at a time, in the order they were made (an
+   * isolate runs one call at a time); a call is sent at once when it can be (see sendAhead).
+   */
   run(input: FilterInput): Promise<FilterOutcome> {
-    const next = this.queue.then(() => this.runNow(input));
+    const ahead = this.sendAhead(input);
+    if (!ahead) this.unsent++;
+    this.inFlight++;
+    const next = this.queue.then(() => this.runNow(input, ahead)).finally(() => this.inFlight--);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Sends a call without waiting for the answers to the calls before it, when they are all sent and
+   * the code is loaded: the sandbox process runs them in the order they arrive, so a caller with
+   * several batches at hand (the stream engine in backfill, see runner.ts) has them run back to back,
+   * their answers sharing this process's wake-ups, instead of one round trip per call. A call sent
+   * after one that fails finds the filter unloaded (its isolate is dropped after any failure) and is
+   * sent again, in its turn, once the code is loaded again. (Fast process only: the slow one runs
+   * several calls at once.)
+   */
+  private sendAhead(input: FilterInput): { dataJson: string; outcome: Promise<HostOutcome> } | null {
+    if (this.disposed || this.unsent > 0 || this.loadedIn !== this.sandbox.generation || !this.sandbox.keepsBatches)
+      return null;
+    const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
+    // A batch the filter may not read is kept here instead, sent in its turn (see keeps).
+    if (this.keeps(dataJson)) return null;
+    const metaJson = JSON.stringify(input.metadata ?? {});
+    return { dataJson, outcome: this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers) };
   }
 
   dispose(): void {
@@ -130,32 +159,43 @@ export class Filter {
     return null;
   }
 
-  private async runNow(input: FilterInput): Promise<FilterOutcome> {
+  private async runNow(
+    input: FilterInput,
+    ahead: { dataJson: string; outcome: Promise<HostOutcome> } | null,
+  ): Promise<FilterOutcome> {
     const started = performance.now();
     const logs: FilterLog[] = [];
-    if (this.disposed) {
-      return {
-        ok: false,
-        error: { kind: "RUNTIME", message: "filter was disposed" },
-        durationMs: 0,
-        memoryBytes: 0,
-        logs,
-      };
+    if (ahead) {
+      const outcome = await ahead.outcome;
+      if (!outcome.unloaded) return this.decode(outcome, input, ahead.dataJson, started);
+      // Sent ahead behind a call that failed: sent again below, and until then later calls wait.
+      this.unsent++;
     }
-    let outcome: HostOutcome;
-    const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
+    let sent = false;
+    const markSent = () => {
+      if (!sent) this.unsent--;
+      sent = true;
+    };
     try {
+      if (this.disposed) {
+        return {
+          ok: false,
+          error: { kind: "RUNTIME", message: "filter was disposed" },
+          durationMs: 0,
+          memoryBytes: 0,
+          logs,
+        };
+      }
+      const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
       const loadError = await this.load();
       if (loadError) {
         return { ok: false, error: loadError, durationMs: performance.now() - started, memoryBytes: 0, logs };
       }
       const metaJson = JSON.stringify(input.metadata ?? {});
-      const keep =
-        !this.readsBatch &&
-        this.sandbox.keepsBatches &&
-        dataJson.length >= KEEP_MIN_CHARS &&
-        dataJson.charCodeAt(0) === 0x5b;
-      outcome = await this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
+      const keep = this.keeps(dataJson);
+      const running = this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
+      markSent();
+      return this.decode(await running, input, dataJson, started);
     } catch (e) {
       if (!(e instanceof SandboxRestarted)) throw e;
       return {
@@ -165,7 +205,23 @@ export class Filter {
         memoryBytes: 0,
         logs,
       };
+    } finally {
+      markSent();
     }
+  }
+
+  /** Whether this batch stays in this process until the filter reads it (see SandboxProcess.run). */
+  private keeps(dataJson: string): boolean {
+    return (
+      !this.readsBatch &&
+      this.sandbox.keepsBatches &&
+      dataJson.length >= KEEP_MIN_CHARS &&
+      dataJson.charCodeAt(0) === 0x5b
+    );
+  }
+
+  /** The outcome of a call as callers see it. */
+  private decode(outcome: HostOutcome, input: FilterInput, dataJson: string, started: number): FilterOutcome {
     // The call's own duration as the sandbox process measured it (what a function is billed for and a
     // stream's filter time counts); the caller's wall clock also counts waits for its own event loop.
     const durationMs = outcome.durationMs ?? performance.now() - started;

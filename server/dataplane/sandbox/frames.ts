@@ -179,6 +179,8 @@ export type FromHost =
       /** Milliseconds from reading the call's frame to answering it: the call's own duration. */
       ms: number;
       error: FilterError | null;
+      /** The call did not run: its filter was not loaded (dropped after an earlier call failed). */
+      unloaded?: boolean;
     }
   /**
    * Body: one console line of call rid, sent as it is written, so a call that times out, or whose

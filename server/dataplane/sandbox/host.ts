@@ -201,6 +201,9 @@ function finish(call: Call, out: string): void {
     { op: "done", rid: call.rid, heapBytes: heapOf(call.inst), ms: performance.now() - call.started, error: null },
     out,
   );
+  // An error thrown by main ("E", after the "R" mark of a read batch: see bootstrap.ts) may leave the
+  // filter's globals half-updated: its next call, which may already be here, gets a fresh isolate.
+  ended(call.inst.fid, out[out[0] === "R" ? 1 : 0] === "E");
 }
 
 function fail(call: Call, error: FilterError): void {
@@ -211,6 +214,44 @@ function fail(call: Call, error: FilterError): void {
   const ms = performance.now() - call.started;
   drop(call.inst.fid);
   send({ op: "done", rid: call.rid, heapBytes, ms, error });
+  ended(call.inst.fid, false);
+}
+
+/**
+ * Calls of a filter that arrived while its previous call was still running (awaiting helpers): the
+ * service sends a filter's calls without waiting for answers (see Filter.run), and one isolate runs
+ * one call at a time, so each waits here for the one before it.
+ */
+const waiting = new Map<number, Frame<ToHost>[]>();
+
+function busy(fid: number): boolean {
+  for (const call of calls.values()) if (call.inst.fid === fid) return true;
+  return false;
+}
+
+/** Waiting calls taken out of `waiting` in their turn (their headers). */
+const released = new WeakSet<ToHost>();
+/** Filters whose call ended, to be handled outside the isolate (see afterCalls); `drop`: its isolate. */
+const endedCalls: { fid: number; drop: boolean }[] = [];
+
+/** A call ended, maybe inside its isolate (an async main settling during a helper's answer). */
+function ended(fid: number, dropIsolate: boolean): void {
+  endedCalls.push({ fid, drop: dropIsolate });
+  if (!frames && endedCalls.length === 1) setImmediate(afterCalls);
+}
+
+/** Drops the isolates to drop, and queues each ended filter's next waiting call before later frames. */
+function afterCalls(): void {
+  for (const { fid, drop: dropIsolate } of endedCalls.splice(0)) {
+    if (dropIsolate) drop(fid);
+    const queue = waiting.get(fid);
+    const next = queue?.shift();
+    if (queue?.length === 0) waiting.delete(fid);
+    if (!next) continue;
+    released.add(next.header);
+    if (frames) deferred.unshift(next);
+    else dispatch(next.header, next.body);
+  }
 }
 
 /** After the isolate returns control: an async main with nothing left to wait for can never settle. */
@@ -261,6 +302,12 @@ function helper(fid: number, rid: number, hid: number, name: string, args: strin
 }
 
 function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
+  if (busy(h.fid) || (waiting.has(h.fid) && !released.delete(h))) {
+    const queue = waiting.get(h.fid) ?? [];
+    queue.push({ header: h, body: data });
+    waiting.set(h.fid, queue);
+    return;
+  }
   const inst = instances.get(h.fid);
   if (!inst) {
     send({
@@ -269,6 +316,7 @@ function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
       heapBytes: 0,
       ms: 0,
       error: { kind: "RUNTIME", message: "the filter is not loaded" },
+      unloaded: true,
     });
     return;
   }
@@ -362,7 +410,11 @@ if (socket) {
   socket.on("end", () => process.exit(0));
   socket.on("error", () => process.exit(0));
 } else if (frames) {
-  for (let frame = deferred.shift() ?? frames.next(); frame; frame = deferred.shift() ?? frames.next())
+  for (;;) {
+    afterCalls();
+    const frame = deferred.shift() ?? frames.next();
+    if (!frame) break;
     dispatch(frame.header, frame.body);
+  }
   process.exit(0);
 }

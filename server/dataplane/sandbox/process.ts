@@ -66,6 +66,8 @@ export interface HostOutcome {
   durationMs: number | null;
   /** The guest's encoded outcome (see bootstrap.ts). */
   body: string;
+  /** The call did not run: the filter was not loaded in the sandbox process (see Filter.run). */
+  unloaded?: boolean;
   /** The console lines the call wrote, also when it failed or its sandbox process died. */
   logs: FilterLog[];
 }
@@ -299,7 +301,14 @@ export class SandboxProcess {
         if (!call) return;
         this.calls.delete(h.rid);
         clearTimeout(call.expiry);
-        call.resolve({ error: h.error, heapBytes: h.heapBytes, durationMs: h.ms, body, logs: call.logs });
+        call.resolve({
+          error: h.error,
+          heapBytes: h.heapBytes,
+          durationMs: h.ms,
+          body,
+          logs: call.logs,
+          unloaded: h.unloaded,
+        });
         this.idle();
         return;
       }
@@ -353,9 +362,14 @@ export class SandboxProcess {
     this.generation++;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const now = Date.now();
+    // Of a filter's calls sent ahead (see Filter.run), only the first can have been running: the
+    // others waited for it.
+    const seen = new Set<number>();
     for (const [, call] of this.calls) {
       clearTimeout(call.expiry);
-      const guilty = culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs;
+      const first = !seen.has(call.fid);
+      seen.add(call.fid);
+      const guilty = first && (culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs);
       call.resolve({
         error: guilty
           ? culprit !== null

@@ -375,6 +375,39 @@ describe("filter sandbox: errors and limits", () => {
     expect(await f.run({ data: ["ok"] })).toMatchObject({ resultJson: "1" });
   });
 
+  it("calls made together run in order, sent back to back; those after a failure run in a fresh isolate", async () => {
+    const f = await filter(
+      "var n = 0; function main(stream) { n++; if (stream.data[0] === 'boom') throw new Error('boom at ' + n); return n }",
+    );
+    expect(await f.run({ data: ["warm"] })).toMatchObject({ ok: true, resultJson: "1" });
+    const outcomes = await Promise.all(["a", "b", "boom", "c", "d", "async"].map((x) => f.run({ data: [x] })));
+    expect(outcomes.map((o) => (o.ok ? o.resultJson : o.error.message))).toEqual([
+      "2",
+      "3",
+      "Error: boom at 4",
+      "1",
+      "2",
+      "3",
+    ]);
+    expect(outcomes.filter((o) => !o.ok).map((o) => failed(o).kind)).toEqual(["RUNTIME"]);
+  });
+
+  it("calls made together of an async main that awaits helpers do not interleave", async () => {
+    const helpers = {
+      qnGetList: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return [];
+      },
+    } as Partial<FilterHelpers> as FilterHelpers;
+    const f = await filter(
+      "var n = 0; async function main(stream) { const mine = ++n; await qnLib.qnGetList('k'); return [mine, n] }",
+      { helpers },
+    );
+    expect(await f.run({ data: [0] })).toMatchObject({ ok: true, resultJson: "[1,1]" });
+    const outcomes = await Promise.all([1, 2, 3, 4].map((x) => f.run({ data: [x] })));
+    expect(outcomes.map((o) => (o.ok ? o.resultJson : o.error.message))).toEqual(["[2,2]", "[3,3]", "[4,4]", "[5,5]"]);
+  });
+
   it("stops an infinite loop, even one that catches errors", async () => {
     for (const source of [
       "function main() { for (;;) {} }",
@@ -489,9 +522,13 @@ describe("filter sandbox: the sandbox process", () => {
     expect(await bystander.run({ data: [] })).toMatchObject({ resultJson: "1" });
     expect(await crash.run({ data: ["no"] })).toMatchObject({ resultJson: '"fine"' });
     const generation = sandboxProcess().generation;
-    const crashed = failed(await crash.run({ data: ["crash"] }));
+    // Calls sent behind it (see Filter.run) never ran: they are told to retry, not blamed.
+    const [crashed, behind] = (await Promise.all([crash.run({ data: ["crash"] }), crash.run({ data: ["no"] })])).map(
+      failed,
+    );
     expect(crashed.kind).toMatch(/TIMEOUT|MEMORY/);
     expect(crashed.message).toMatch(/sandbox/);
+    expect(behind).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
     expect(sandboxProcess().generation).toBe(generation + 1);
     // Both filters load again into the new sandbox process; the bystander's state starts over.
     expect(await crash.run({ data: ["no"] })).toMatchObject({ ok: true, resultJson: '"fine"' });
