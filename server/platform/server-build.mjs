@@ -10,6 +10,10 @@
  * therefore seen as changed), and a file changed since by a single byte makes the bundle stale. Adding a
  * file changes a listed one (its importer), so the list stays complete; package.json, package-lock.json and
  * tsconfig.json are inputs too (how imports resolve).
+ *
+ * One file: a source imported lazily (`import("./x.ts")`) is in it, and that source's own top-level
+ * imports of packages are loaded at start. A package that should load only when used is imported lazily
+ * where it is used (`await import("@aws-sdk/client-s3")`), which the bundle keeps lazy.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
