@@ -17,7 +17,7 @@ import Fastify, {
 import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
 import type { DestinationStream, Logger } from "pino";
-import { startChainNodes } from "./dataplane/chain/nodes.ts";
+import { type ChainNodes, startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
@@ -75,21 +75,43 @@ export interface BuildOptions {
 
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
   const log = createLogger(config.logLevel, options.logDestination);
-  const apiSchema = loadApiSchema();
-  // Refuses to start, naming each file, pointer and reason, when a manifest is wrong.
-  const registry = new RegistryHolder(config.rootDir, apiSchema);
+  // The database server and the local chain nodes are processes of their own: they start while this one
+  // checks the registry, migrates and seeds, instead of one after another.
+  const databaseStarting = startDatabaseServer(config, log);
+  const chainsStarting = startChainNodes(config, {
+    log: (message) => log.info(message),
+    stateDir: path.join(config.dataDir, "chains"),
+  });
+  // Awaited only once the database is ready; a failure before then is handled there, not as unhandled.
+  chainsStarting.catch(() => undefined);
+  const stopStarted = async () => {
+    const [database, chainNodes] = await Promise.allSettled([databaseStarting, chainsStarting]);
+    if (chainNodes.status === "fulfilled") await chainNodes.value.stop().catch(() => undefined);
+    if (database.status === "fulfilled") await database.value.stop().catch(() => undefined);
+  };
 
-  const database: DatabaseServer = await startDatabaseServer(config, log);
+  let apiSchema: GraphQLSchema;
+  let registry: RegistryHolder;
+  let database: DatabaseServer;
+  try {
+    apiSchema = loadApiSchema();
+    // Refuses to start, naming each file, pointer and reason, when a manifest is wrong.
+    registry = new RegistryHolder(config.rootDir, apiSchema);
+    database = await databaseStarting;
+  } catch (error) {
+    await stopStarted();
+    throw error;
+  }
   const db = openDatabase(database.url, 10, (error) => {
     // 57P01: the server is shutting down (Ctrl-C reaches the embedded server too); expected when stopping.
     if ((error as { code?: string }).code === "57P01") log.debug("the database server closed an idle connection");
     else log.warn({ err: error }, "an idle database connection was dropped");
   });
   try {
-    return await assemble(config, log, registry, apiSchema, database, db);
+    return await assemble(config, log, registry, apiSchema, database, db, chainsStarting);
   } catch (error) {
     await db.$client.end().catch(() => undefined);
-    await database.stop().catch(() => undefined);
+    await stopStarted();
     throw error;
   }
 }
@@ -107,6 +129,7 @@ async function assemble(
   apiSchema: GraphQLSchema,
   database: DatabaseServer,
   db: Db,
+  chainsStarting: Promise<ChainNodes>,
 ): Promise<App> {
   await runMigrations(db);
   const endpointCreatedHooks = [initialTokenHook];
@@ -141,10 +164,7 @@ async function assemble(
   }
 
   // The stream engine.
-  const chainNodes = await startChainNodes(config, {
-    log: (message) => log.info(message),
-    stateDir: path.join(config.dataDir, "chains"),
-  });
+  const chainNodes = await chainsStarting;
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
   // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
   // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.

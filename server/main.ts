@@ -1,6 +1,7 @@
 import { buildApp } from "./app.ts";
 import { loadConfig } from "./platform/config.ts";
 import { ensureBuilt } from "./platform/console-build.ts";
+import { ensureServerBuilt } from "./platform/server-build.mjs";
 import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
 import { RegistryError } from "./registry/registry.ts";
 
@@ -24,8 +25,12 @@ if (!config.databaseUrl) {
   process.on("exit", () => held.release());
 }
 
-// `npm start` passes --build: the console is rebuilt when stale, only once this start owns the data directory.
-if (args.includes("--build") && !config.dev) ensureBuilt(config.rootDir);
+// `npm start` passes --build: the console and the service's bundle (server/start.mjs runs it) are rebuilt
+// when stale, only once this start owns the data directory.
+if (args.includes("--build") && !config.dev) {
+  ensureBuilt(config.rootDir);
+  await ensureServerBuilt(config.rootDir);
+}
 
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {

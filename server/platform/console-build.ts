@@ -41,10 +41,10 @@ function relativeTo(rootDir: string, file: string): string {
   return file.slice(rootDir.length + 1);
 }
 
-/** The hash of everything the console build reads. */
-export function buildInputsHash(rootDir: string): string {
+/** The hash of the paths and contents of the files under `inputs` (files or folders of rootDir). */
+export function inputsHash(rootDir: string, inputs: string[]): string {
   const hash = createHash("sha256");
-  for (const input of buildInputs) {
+  for (const input of inputs) {
     for (const file of inputFiles(rootDir, input))
       hash
         .update(`${file}\0`)
@@ -52,6 +52,11 @@ export function buildInputsHash(rootDir: string): string {
         .update("\0");
   }
   return hash.digest("hex");
+}
+
+/** The hash of everything the console build reads. */
+export function buildInputsHash(rootDir: string): string {
+  return inputsHash(rootDir, buildInputs);
 }
 
 /** Why `dist/` needs a build, or null when it was built from the current inputs. */

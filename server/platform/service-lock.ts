@@ -188,12 +188,15 @@ export function takeServiceLock(dataDir: string): ServiceLock {
   };
 }
 
+/** The service's entry points: the sources, and `npm start`'s launcher of its bundle. */
+const serviceEntries = ["server/main.ts", "server/start.mjs"];
+
 /** Whether a process runs Nodeplane's service entry point (a PostgreSQL server it started is not left behind). */
 export function runsService(pid: number): boolean {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8")
       .split("\0")
-      .some((arg) => arg.endsWith("server/main.ts"));
+      .some((arg) => serviceEntries.some((entry) => arg.endsWith(entry)));
   } catch {
     return false;
   }

@@ -3,8 +3,12 @@ import path from "node:path";
 import type { GraphQLSchema } from "graphql";
 import type { Logger } from "pino";
 import { loadRegistry, type Registry, RegistryError } from "./registry.ts";
+import { checkedRegistry } from "./snapshot.ts";
 
-/** The registry in use; in development it reloads when a manifest, document or entity schema changes. */
+/**
+ * The registry in use, checked at start (or read from the snapshot of the same inputs); in development it
+ * reloads, checked again, when a manifest, document or entity schema changes.
+ */
 export class RegistryHolder {
   private registry: Registry;
 
@@ -12,7 +16,7 @@ export class RegistryHolder {
     private readonly rootDir: string,
     private readonly apiSchema: GraphQLSchema,
   ) {
-    this.registry = loadRegistry(rootDir, apiSchema);
+    this.registry = checkedRegistry(rootDir, apiSchema);
   }
 
   current(): Registry {

@@ -11,6 +11,7 @@
  *   same loads unthrottled.
  *
  * Runs `npm start` itself on free ports with a throw-away data directory, so it takes ~1–2 minutes.
+ * BENCH_CONSOLE_STARTS_ONLY=1 measures the three starts only (no browser), in ~30 s.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -19,6 +20,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { BUILD_STAMP, ensureBuilt } from "../../server/platform/console-build.ts";
+import { ensureServerBuilt } from "../../server/platform/server-build.mjs";
 import { ensureChromium } from "../e2e/harness-chromium.ts";
 import { freePort } from "../support/ports.ts";
 
@@ -35,6 +37,11 @@ export interface ConsoleBenchResult {
   startSecondMs: number;
   /** The baseline: a start with a stale build, which rebuilds the console first. */
   startRebuildMs: number;
+  /** Null when BENCH_CONSOLE_STARTS_ONLY=1. */
+  pages: PagesResult | null;
+}
+
+export interface PagesResult {
   signInJsGzipBytes: number;
   listJsGzipBytes: number;
   signInScripts: number;
@@ -171,11 +178,11 @@ const median = (values: number[]) => {
 
 export async function runConsoleBench(log: (line: string) => void = console.log): Promise<ConsoleBenchResult> {
   ensureBuilt(repoRoot, log);
+  await ensureServerBuilt(repoRoot, log);
   // Not created here: the service makes it, with the permissions its embedded database (another user when
   // run as root) needs; mkdtemp's would keep that user out.
   const dataDir = path.join(tmpdir(), `nodeplane-bench-console-${randomBytes(6).toString("hex")}`);
   let service: Started | null = null;
-  let browser: Browser | null = null;
   try {
     const first = await npmStart(dataDir);
     log(`npm start, first start (empty data directory, current build): ready in ${first.readyMs.toFixed(0)} ms`);
@@ -183,7 +190,27 @@ export async function runConsoleBench(log: (line: string) => void = console.log)
     const second = await npmStart(dataDir);
     service = second;
     log(`npm start, second start (same data directory, current build): ready in ${second.readyMs.toFixed(0)} ms`);
+    const pages = process.env.BENCH_CONSOLE_STARTS_ONLY === "1" ? null : await measurePages(second.url, log);
+    await second.stop();
+    service = null;
 
+    // The baseline: the same start with a build that no longer matches its inputs.
+    rmSync(path.join(distDir, BUILD_STAMP), { force: true });
+    const rebuild = await npmStart(dataDir);
+    log(`npm start with a stale build (rebuilds, the baseline): ready in ${rebuild.readyMs.toFixed(0)} ms`);
+    await rebuild.stop();
+
+    return { startFirstMs: first.readyMs, startSecondMs: second.readyMs, startRebuildMs: rebuild.readyMs, pages };
+  } finally {
+    await service?.stop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Initial JavaScript and LCP, against the service at `url`. */
+async function measurePages(url: string, log: (line: string) => void): Promise<PagesResult> {
+  let browser: Browser | null = null;
+  try {
     browser = await chromium.launch({
       executablePath: ensureChromium(log),
       args: [
@@ -197,8 +224,8 @@ export async function runConsoleBench(log: (line: string) => void = console.log)
         "--disable-sync",
       ],
     });
-    const cookie = await sessionCookie(second.url);
-    const signIn = await coldLoad(browser, second.url, "/sign-in", "input[type=password]", { throttled: false });
+    const cookie = await sessionCookie(url);
+    const signIn = await coldLoad(browser, url, "/sign-in", "input[type=password]", { throttled: false });
     const signInBytes = signIn.scripts.reduce((sum, script) => sum + gzipSize(script), 0);
     log(`sign-in: ${signIn.scripts.length} scripts, ${(signInBytes / 1024).toFixed(1)} kB gzip`);
 
@@ -206,29 +233,15 @@ export async function runConsoleBench(log: (line: string) => void = console.log)
     const throttled: Load[] = [];
     const unthrottled: Load[] = [];
     for (let i = 0; i < LOADS; i++) {
-      throttled.push(await coldLoad(browser, second.url, "/endpoints", listReady, { cookie, throttled: true }));
-      unthrottled.push(await coldLoad(browser, second.url, "/endpoints", listReady, { cookie, throttled: false }));
+      throttled.push(await coldLoad(browser, url, "/endpoints", listReady, { cookie, throttled: true }));
+      unthrottled.push(await coldLoad(browser, url, "/endpoints", listReady, { cookie, throttled: false }));
     }
     const listScripts = throttled[0].scripts;
     const listBytes = listScripts.reduce((sum, script) => sum + gzipSize(script), 0);
     log(`/endpoints: ${listScripts.length} scripts, ${(listBytes / 1024).toFixed(1)} kB gzip`);
     log(`/endpoints LCP at 10 Mbit/s, 40 ms: ${throttled.map((l) => l.lcpMs.toFixed(0)).join(", ")} ms`);
     log(`/endpoints LCP unthrottled:        ${unthrottled.map((l) => l.lcpMs.toFixed(0)).join(", ")} ms`);
-    await browser.close();
-    browser = null;
-    await second.stop();
-    service = null;
-
-    // The baseline: the same start with a build that no longer matches its inputs.
-    rmSync(path.join(distDir, BUILD_STAMP), { force: true });
-    const rebuild = await npmStart(dataDir);
-    log(`npm start with a stale build (rebuilds, the baseline): ready in ${rebuild.readyMs.toFixed(0)} ms`);
-    await rebuild.stop();
-
     return {
-      startFirstMs: first.readyMs,
-      startSecondMs: second.readyMs,
-      startRebuildMs: rebuild.readyMs,
       signInJsGzipBytes: signInBytes,
       listJsGzipBytes: listBytes,
       signInScripts: signIn.scripts.length,
@@ -238,8 +251,6 @@ export async function runConsoleBench(log: (line: string) => void = console.log)
     };
   } finally {
     await browser?.close().catch(() => undefined);
-    await service?.stop().catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -247,5 +258,5 @@ export { median };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await runConsoleBench();
-  console.log(JSON.stringify({ ...r, lcpThrottledMedianMs: median(r.lcpThrottledMs) }, null, 2));
+  console.log(JSON.stringify({ ...r, lcpThrottledMedianMs: r.pages ? median(r.pages.lcpThrottledMs) : null }, null, 2));
 }

@@ -1,8 +1,4 @@
 import { createHash, createHmac } from "node:crypto";
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-// The signer and request type the AWS SDK presigns with (@aws-sdk/s3-request-presigner wraps these two).
-import { HttpRequest } from "@smithy/protocol-http";
-import { SignatureV4 } from "@smithy/signature-v4";
 import type { KvUploadS3 } from "../../platform/config.ts";
 import { AppError } from "../../platform/errors.ts";
 import { MAX_UPLOAD_BYTES } from "./limits.ts";
@@ -31,7 +27,13 @@ const upstream = (what: string) => new AppError("UPSTREAM_FAILED", `The upload s
  * URL: any part may be sent again, parts have no minimum size (S3's multipart upload wants 5 MiB), and
  * every S3-compatible server takes them. Complete reads them in order; abort deletes them.
  */
-export function s3PartStorage(settings: KvUploadS3, client = new S3Client(s3ClientConfig(settings))): PartStorage {
+export async function s3PartStorage(settings: KvUploadS3): Promise<PartStorage> {
+  // Imported here, not at the top: `npm start`'s bundle holds this module, and there a top-level import
+  // would load the SDK at every start. The signer and request type are those the AWS SDK presigns with
+  // (@aws-sdk/s3-request-presigner wraps these two).
+  const [{ DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client }, { HttpRequest }, { SignatureV4 }] =
+    await Promise.all([import("@aws-sdk/client-s3"), import("@smithy/protocol-http"), import("@smithy/signature-v4")]);
+  const client = new S3Client(s3ClientConfig(settings));
   const Bucket = settings.bucket;
   const signer = new SignatureV4({
     service: "s3",

@@ -1,0 +1,5 @@
+/** Types of server-build.mjs (plain JavaScript: server/start.mjs runs it before TypeScript can be compiled). */
+export declare const SERVER_BUILD_DIR: string;
+export declare const SERVER_BUNDLE: string;
+export declare function serverBuildStaleness(rootDir: string): string | null;
+export declare function ensureServerBuilt(rootDir: string, log?: (line: string) => void): Promise<void>;

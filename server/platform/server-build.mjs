@@ -1,0 +1,142 @@
+/**
+ * The service compiled ahead of time for `npm start`: server/main.ts and every source it imports bundled
+ * into one JavaScript file, `dist-server/main.mjs`, by the esbuild tsx itself runs on; packages stay in
+ * node_modules, loaded by Node. A start then compiles no TypeScript and resolves one file of ours instead
+ * of ~150 (a second of a start's CPU on the 2-core machine). Plain JavaScript: `server/start.mjs` checks
+ * the bundle before anything can compile TypeScript.
+ *
+ * The bundle is used only while it was built from the sources as they are now: the build records each of
+ * our files esbuild read, with a hash of the very contents it compiled (a file changed during the build is
+ * therefore seen as changed), and a file changed since by a single byte makes the bundle stale. Adding a
+ * file changes a listed one (its importer), so the list stays complete; package.json, package-lock.json and
+ * tsconfig.json are inputs too (how imports resolve).
+ *
+ * One file: a source imported lazily (`import("./x.ts")`) is in it, and that source's own top-level
+ * imports of packages are loaded at start. A package that should load only when used is imported lazily
+ * where it is used (`await import("@aws-sdk/client-s3")`), which the bundle keeps lazy.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** Where the server's build goes (not under dist/, which the console serves). */
+export const SERVER_BUILD_DIR = "dist-server";
+export const SERVER_BUNDLE = `${SERVER_BUILD_DIR}/main.mjs`;
+const STAMP = `${SERVER_BUILD_DIR}/.inputs.json`;
+/** A source's own location (its text is replaced, so this pattern must not spell what it matches). */
+const ownPaths = /\bimport\.meta\.(dirname|url)\b/g;
+const RESOLUTION_INPUTS = ["package.json", "package-lock.json", "tsconfig.json"];
+
+/** @param {{ file: string; contents: Uint8Array | string }[]} inputs */
+function hashOf(inputs) {
+  const hash = createHash("sha256");
+  for (const { file, contents } of inputs) hash.update(`${file}\0`).update(contents).update("\0");
+  return hash.digest("hex");
+}
+
+/** @param {string} rootDir @param {string[]} files */
+function currentContents(rootDir, files) {
+  return files.map((file) => ({ file, contents: readFileSync(path.join(rootDir, file)) }));
+}
+
+/**
+ * Why the bundle cannot be used, or null when it was built from the current sources.
+ * @param {string} rootDir
+ * @returns {string | null}
+ */
+export function serverBuildStaleness(rootDir) {
+  if (!existsSync(path.join(rootDir, SERVER_BUNDLE))) return `${SERVER_BUNDLE} is missing`;
+  /** @type {{ files: string[]; sha256: string }} */
+  let stamp;
+  try {
+    stamp = JSON.parse(readFileSync(path.join(rootDir, STAMP), "utf8"));
+  } catch {
+    return `${SERVER_BUNDLE} does not say what it was built from`;
+  }
+  try {
+    if (hashOf(currentContents(rootDir, stamp.files)) === stamp.sha256) return null;
+  } catch {
+    // A file it was built from is gone.
+  }
+  return "the service's sources changed";
+}
+
+/**
+ * esbuild's bundle of server/main.ts. Each source keeps the paths it finds files by: `import.meta.dirname`
+ * and `import.meta.url` become the source file's own (schemas, migrations and the sandbox host are read
+ * from the repository, as under tsx).
+ * @param {string} rootDir
+ * @param {string} outfile
+ * @returns {Promise<{ file: string; contents: string }[]>} our files esbuild read, as it read them
+ */
+async function bundle(rootDir, outfile) {
+  // The esbuild tsx runs on: tsx is a dependency, esbuild is its own.
+  const { build } = createRequire(createRequire(import.meta.url).resolve("tsx"))("esbuild");
+  /** @type {Map<string, string>} */
+  const read = new Map();
+  const loaders = { ".ts": "ts", ".mts": "ts", ".mjs": "js", ".js": "js", ".json": "json" };
+  await build({
+    entryPoints: [path.join(rootDir, "server/main.ts")],
+    outfile,
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    plugins: [
+      {
+        name: "nodeplane-sources",
+        /** @param {import("esbuild").PluginBuild} build */
+        setup(build) {
+          build.onLoad({ filter: /.*/ }, (args) => {
+            const loader = loaders[/** @type {keyof typeof loaders} */ (path.extname(args.path))];
+            if (
+              !loader ||
+              !args.path.startsWith(rootDir + path.sep) ||
+              args.path.includes(`${path.sep}node_modules${path.sep}`)
+            )
+              throw new Error(`the server bundle reads ${args.path}, which is not one of the service's sources`);
+            const contents = readFileSync(args.path, "utf8");
+            read.set(path.relative(rootDir, args.path), contents);
+            const own = { dirname: path.dirname(args.path), url: pathToFileURL(args.path).href };
+            return {
+              loader,
+              contents: contents.replace(ownPaths, (_match, /** @type {"dirname" | "url"} */ name) =>
+                JSON.stringify(own[name]),
+              ),
+            };
+          });
+        },
+      },
+    ],
+  });
+  return [...read].map(([file, contents]) => ({ file, contents })).sort((a, b) => (a.file < b.file ? -1 : 1));
+}
+
+/**
+ * Builds the bundle when it is missing or stale. `npm start` calls it once it holds the data directory, so
+ * a second start refused by the service lock builds nothing. The bundle and then its stamp are each
+ * written whole (a rename): a start never reads half a file, nor a stamp newer than its bundle.
+ * @param {string} rootDir
+ * @param {(line: string) => void} [log]
+ */
+export async function ensureServerBuilt(rootDir, log = (line) => console.log(line)) {
+  const reason = serverBuildStaleness(rootDir);
+  if (!reason) return;
+  log(`Building the service (${reason}): ${SERVER_BUNDLE}`);
+  mkdirSync(path.join(rootDir, SERVER_BUILD_DIR), { recursive: true });
+  const resolution = currentContents(
+    rootDir,
+    RESOLUTION_INPUTS.filter((file) => existsSync(path.join(rootDir, file))),
+  );
+  const staging = path.join(rootDir, `${SERVER_BUNDLE}.${process.pid}`);
+  const sources = await bundle(rootDir, staging);
+  renameSync(staging, path.join(rootDir, SERVER_BUNDLE));
+  const inputs = [...resolution, ...sources];
+  const stampStaging = path.join(rootDir, `${STAMP}.${process.pid}`);
+  writeFileSync(stampStaging, JSON.stringify({ files: inputs.map((i) => i.file), sha256: hashOf(inputs) }));
+  renameSync(stampStaging, path.join(rootDir, STAMP));
+}

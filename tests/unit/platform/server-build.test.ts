@@ -1,0 +1,84 @@
+// `npm start` runs the service's bundle only while it was built from the sources as they are now.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ensureServerBuilt, SERVER_BUNDLE, serverBuildStaleness } from "../../../server/platform/server-build.mjs";
+
+/** A repository whose server/main.ts prints what it imports and where it is. */
+function repository(): string {
+  const root = mkdtempSync(path.join(tmpdir(), "nodeplane-server-build-"));
+  mkdirSync(path.join(root, "server/platform"), { recursive: true });
+  writeFileSync(path.join(root, "package.json"), '{ "type": "module" }\n');
+  writeFileSync(
+    path.join(root, "server/main.ts"),
+    'import { answer, where } from "./platform/answer.ts";\nconsole.log(JSON.stringify({ answer, where, url: import.meta.url }));\n',
+  );
+  writeFileSync(
+    path.join(root, "server/platform/answer.ts"),
+    "export const answer: number = 1;\nexport const where = import.meta.dirname;\n",
+  );
+  return root;
+}
+
+const runBundle = (root: string) =>
+  JSON.parse(execFileSync(process.execPath, [path.join(root, SERVER_BUNDLE)], { encoding: "utf8" }));
+
+describe("the service's bundle", () => {
+  it("is built when missing, then reused; each source keeps its own location", async () => {
+    const root = repository();
+    expect(serverBuildStaleness(root)).toBe(`${SERVER_BUNDLE} is missing`);
+    const lines: string[] = [];
+    await ensureServerBuilt(root, (line) => lines.push(line));
+    expect(lines).toEqual([`Building the service (${SERVER_BUNDLE} is missing): ${SERVER_BUNDLE}`]);
+    expect(serverBuildStaleness(root)).toBeNull();
+    expect(runBundle(root)).toEqual({
+      answer: 1,
+      where: path.join(root, "server/platform"),
+      url: `file://${path.join(root, "server/main.ts")}`,
+    });
+    await ensureServerBuilt(root, (line) => lines.push(line));
+    expect(lines).toHaveLength(1);
+  });
+
+  it("touching a source without changing it keeps the bundle; a changed byte rebuilds it", async () => {
+    const root = repository();
+    await ensureServerBuilt(root, () => undefined);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(path.join(root, "server/platform/answer.ts"), later, later);
+    expect(serverBuildStaleness(root)).toBeNull();
+
+    writeFileSync(
+      path.join(root, "server/platform/answer.ts"),
+      "export const answer: number = 2;\nexport const where = import.meta.dirname;\n",
+    );
+    expect(serverBuildStaleness(root)).toBe("the service's sources changed");
+    await ensureServerBuilt(root, () => undefined);
+    expect(runBundle(root).answer).toBe(2);
+  });
+
+  it("a changed package lock or a source the bundle was built from that is gone makes it stale", async () => {
+    const root = repository();
+    writeFileSync(path.join(root, "package-lock.json"), "{}\n");
+    await ensureServerBuilt(root, () => undefined);
+    writeFileSync(path.join(root, "package-lock.json"), '{ "lockfileVersion": 3 }\n');
+    expect(serverBuildStaleness(root)).toBe("the service's sources changed");
+
+    const moved = repository();
+    await ensureServerBuilt(moved, () => undefined);
+    writeFileSync(path.join(moved, "server/main.ts"), 'console.log("{}");\n');
+    writeFileSync(path.join(moved, "server/platform/answer.ts"), "");
+    expect(serverBuildStaleness(moved)).toBe("the service's sources changed");
+  });
+
+  it("records the contents it compiled: a stamp for other contents is stale", async () => {
+    const root = repository();
+    await ensureServerBuilt(root, () => undefined);
+    const stamp = path.join(root, path.dirname(SERVER_BUNDLE), ".inputs.json");
+    const recorded = JSON.parse(readFileSync(stamp, "utf8")) as { files: string[] };
+    expect(recorded.files).toEqual(["package.json", "server/main.ts", "server/platform/answer.ts"]);
+    writeFileSync(stamp, JSON.stringify({ ...recorded, sha256: "0".repeat(64) }));
+    expect(serverBuildStaleness(root)).toBe("the service's sources changed");
+  });
+});
