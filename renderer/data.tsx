@@ -124,13 +124,17 @@ export function useRegistryQuery(transport: Transport, enabled: boolean) {
 
 /**
  * Starts the registry query as soon as someone is known to be signed in, so it runs while the signed-in
- * console's code downloads; the first useRegistryQuery takes its answer. Not when the registry is already
- * in the cache (a signed-in viewer checked again): an answer started then would wait, unused, for the
- * next sign-in.
+ * console's code downloads; the first useRegistryQuery takes its answer. When it answers, the screen at
+ * the browser's address gets its views' code and data started (renderer/preload.ts, a small module
+ * fetched meanwhile). Not when the registry is already in the cache (a signed-in viewer checked again):
+ * an answer started then would wait, unused, for the next sign-in.
  */
-export function preloadRegistry(transport: Transport, cache: Cache): void {
+export function preloadRegistry(transport: Transport, cache: Cache, viewer: Viewer): void {
   if (cache.get(unstable_serialize(REGISTRY_KEY))?.data) return;
-  void preload(REGISTRY_KEY, registryFetcher(transport)).catch(() => undefined);
+  const screenPreload = import("./preload.ts");
+  void Promise.all([preload(REGISTRY_KEY, registryFetcher(transport)), screenPreload])
+    .then(([registry, { preloadScreen }]) => preloadScreen(transport, registry, viewer, window.location))
+    .catch(() => undefined);
 }
 
 function documentFor(registry: Registry, name: string): string {
@@ -170,6 +174,17 @@ function run(transport: Transport, registry: Registry, name: string, variables: 
 
 export const operationKey = (name: string, variables: Record<string, unknown>) =>
   ["op", name, JSON.stringify(variables)] as const;
+
+/** Starts a named query that a view is about to ask for; its useOperation takes the answer. */
+export function preloadOperation(
+  transport: Transport,
+  registry: Registry,
+  name: string,
+  variables: Record<string, unknown>,
+): void {
+  if (!registry.operations[name]) return;
+  void preload(operationKey(name, variables), () => run(transport, registry, name, variables)).catch(() => undefined);
+}
 
 /** Runs a named query; `null` as the name skips it. */
 export function useOperation<T = Record<string, unknown>>(

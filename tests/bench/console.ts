@@ -202,7 +202,7 @@ export async function runConsoleBench(log: (line: string) => void = console.log)
     const signInBytes = signIn.scripts.reduce((sum, script) => sum + gzipSize(script), 0);
     log(`sign-in: ${signIn.scripts.length} scripts, ${(signInBytes / 1024).toFixed(1)} kB gzip`);
 
-    const listReady = '[data-screen="endpoints.list"] .ant-table-row, [data-screen="endpoints.list"] .ant-empty';
+    const listReady = '[data-screen="endpoints.list"] .np-table-row, [data-screen="endpoints.list"] .ant-empty';
     const throttled: Load[] = [];
     const unthrottled: Load[] = [];
     for (let i = 0; i < LOADS; i++) {
