@@ -5,8 +5,8 @@
 // (~65 kB gzip) to every first list screen for the part of it the list uses.
 import { CaretDownOutlined, CaretUpOutlined } from "@ant-design/icons";
 import { flexRender, type RowData, type Table, type TableFeatures } from "@tanstack/react-table";
-import { Checkbox, Spin, theme } from "antd";
-import { type CSSProperties, type ReactNode, useLayoutEffect, useRef, useState } from "react";
+import { Checkbox, ConfigProvider, Spin, theme } from "antd";
+import { type CSSProperties, type ReactNode, useContext, useLayoutEffect, useRef, useState } from "react";
 import { Actions } from "../actions.tsx";
 import type { Scope } from "../resolve.ts";
 import type { Action, Field, ListView } from "../types.ts";
@@ -111,6 +111,8 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
   empty: ReactNode;
 }) {
   const { token } = theme.useToken();
+  // The console's own Table tokens (its header colour), as antd's Table would read them.
+  const tableTheme = useContext(ConfigProvider.ConfigContext).theme?.components?.Table;
   const rows = table.getRowModel().rows;
   const columns = table.getAllLeafColumns();
   const ids = rows.map((row) => row.id);
@@ -131,12 +133,14 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
   });
   const tokens = {
     "--np-table-border": token.colorBorderSecondary,
-    "--np-table-header-bg": token.Table?.headerBg ?? token.colorFillAlter,
+    "--np-table-header-bg": tableTheme?.headerBg ?? token.colorFillAlter,
     "--np-table-header-color": token.colorTextHeading,
     "--np-table-row-hover": token.colorFillAlter,
     "--np-table-selected": token.controlItemBgActive,
     "--np-table-sort-on": token.colorPrimary,
     "--np-table-sort-off": token.colorTextQuaternary,
+    "--np-table-sort-header": token.colorFillSecondary,
+    "--np-table-sort-body": token.colorFillQuaternary,
     "--np-table-radius": `${token.borderRadiusLG}px`,
     "--np-table-bg": token.colorBgContainer,
   } as CSSProperties;
@@ -213,8 +217,10 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
                           />
                         </td>
                       ) : null}
-                      {row.getAllCells().map((cell) => (
-                        <td key={cell.id}>{flexRender(cell.column.columnDef.cell, cell.getContext())}</td>
+                      {row.getAllCells().map((cell, index) => (
+                        <td key={cell.id} data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}>
+                          {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                        </td>
                       ))}
                       {actions.length ? (
                         <td className="np-table-actions">
