@@ -1,5 +1,6 @@
 // The console's entry: a small script that asks who is signed in, and for their registry of screens,
-// before the console's code (React, antd, the renderer) has downloaded, then loads that code. The
+// before the console's code (React, antd, the renderer) has downloaded, then loads that code (and,
+// for someone signed in, the signed-in console's code at once, not after the shell has run). The
 // transport takes these answers (renderer/early.ts) instead of asking again. Both are asked at once:
 // when nobody is signed in, the registry's refusal is dropped unread.
 import { REGISTRY_DOCUMENT } from "../renderer/documents.ts";
@@ -12,6 +13,8 @@ sendEarly(GRAPHQL_URL, VIEWER_DOCUMENT)
   ?.then((response) => response.clone().json())
   .then((body: { data?: { viewer?: unknown } } | null) => {
     if (!body?.data?.viewer) dropEarly(REGISTRY_DOCUMENT);
+    // Someone is signed in: the signed-in console's code starts downloading beside the shell's.
+    else void import("./SignedIn.tsx");
   })
   .catch(() => dropEarly(REGISTRY_DOCUMENT));
 sendEarly(GRAPHQL_URL, REGISTRY_DOCUMENT);
