@@ -177,15 +177,34 @@ function run(transport: Transport, registry: Registry, name: string, variables: 
 export const operationKey = (name: string, variables: Record<string, unknown>) =>
   ["op", name, JSON.stringify(variables)] as const;
 
-/** Starts a named query that a view is about to ask for; its useOperation takes the answer. */
+/** Answers started before their view mounted (renderer/preload.ts), by operation key. */
+const started = new Map<string, { at: number; answer: Promise<Record<string, unknown>> }>();
+/** How long a started answer may wait for its view: later, the view asks again rather than show an old one. */
+const STARTED_FRESH_MS = 15_000;
+/** Whether a view has asked for anything yet: an answer started after that could race a newer one. */
+let viewAsked = false;
+
+/** Starts a named query that a view is about to ask for; the view's useOperation takes the answer once. */
 export function preloadOperation(
   transport: Transport,
   registry: Registry,
   name: string,
   variables: Record<string, unknown>,
 ): void {
-  if (!registry.operations[name]) return;
-  void preload(operationKey(name, variables), () => run(transport, registry, name, variables)).catch(() => undefined);
+  if (viewAsked || !registry.operations[name]) return;
+  const key = JSON.stringify(operationKey(name, variables));
+  if (started.has(key)) return;
+  const answer = run(transport, registry, name, variables);
+  answer.catch(() => undefined);
+  started.set(key, { at: Date.now(), answer });
+}
+
+function takeStarted(name: string, variables: Record<string, unknown>) {
+  viewAsked = true;
+  const key = JSON.stringify(operationKey(name, variables));
+  const entry = started.get(key);
+  started.delete(key);
+  return entry && Date.now() - entry.at < STARTED_FRESH_MS ? entry.answer : undefined;
 }
 
 /** Runs a named query; `null` as the name skips it. */
@@ -197,7 +216,8 @@ export function useOperation<T = Record<string, unknown>>(
   const { transport, registry } = useData();
   return useSWR<T, GqlError>(
     name ? operationKey(name, variables) : null,
-    async () => (await run(transport, registry, name as string, variables)) as T,
+    async () =>
+      (await (takeStarted(name as string, variables) ?? run(transport, registry, name as string, variables))) as T,
     { keepPreviousData: true, revalidateOnFocus: false, ...config },
   );
 }

@@ -1,7 +1,7 @@
 // The first screen's needs, started as soon as the registry answers: the code of its views and the
 // answers of its queries (lists, records, charts), so neither waits for the signed-in console's code
-// and the view's code to arrive one after the other. The views then take those answers from SWR's
-// preload, by the same keys and variables they compute themselves.
+// and the view's code to arrive one after the other. The views then take those answers (renderer/data.tsx,
+// preloadOperation), by the same operation names and variables they compute themselves.
 import { matchRoutes } from "react-router";
 import { preloadOperation, type Transport } from "./data.tsx";
 import { can } from "./permissions.ts";
