@@ -118,13 +118,10 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
   const ids = rows.map((row) => row.id);
   // The actions column casts a shadow over the cells that scroll under it, as antd's fixed columns do.
   const scroller = useRef<HTMLDivElement>(null);
-  const [scrolled, setScrolled] = useState({ left: false, right: false });
+  const [scrolledUnder, setScrolledUnder] = useState(false);
   const measure = () => {
     const element = scroller.current;
-    if (!element) return;
-    const left = element.scrollLeft > 0;
-    const right = element.scrollLeft + element.clientWidth < element.scrollWidth - 1;
-    setScrolled((current) => (current.left === left && current.right === right ? current : { left, right }));
+    if (element) setScrolledUnder(element.scrollLeft + element.clientWidth < element.scrollWidth - 1);
   };
   useLayoutEffect(() => {
     measure();
@@ -151,8 +148,7 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
       <div
         className="np-table"
         style={tokens}
-        data-scrolled-left={scrolled.left || undefined}
-        data-scrolled-right={scrolled.right || undefined}
+        data-scrolled-right={scrolledUnder || undefined}
       >
         {/* Focusable, so keyboard users can scroll a wide table sideways. */}
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1). */}
