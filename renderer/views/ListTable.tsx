@@ -145,11 +145,7 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
 
   return (
     <Spin spinning={refreshing}>
-      <div
-        className="np-table"
-        style={tokens}
-        data-scrolled-right={scrolledUnder || undefined}
-      >
+      <div className="np-table" style={tokens} data-scrolled-right={scrolledUnder || undefined}>
         {/* Focusable, so keyboard users can scroll a wide table sideways. */}
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1). */}
         <div className="np-table-scroll" ref={scroller} tabIndex={0} onScroll={measure}>
