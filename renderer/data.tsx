@@ -3,8 +3,6 @@
 // SWR for caching, de-duplication and refreshes by operation name.
 import { createContext, type ReactNode, useCallback, useContext, useMemo } from "react";
 import useSWR, { type Cache, preload, type SWRConfiguration, unstable_serialize, useSWRConfig } from "swr";
-import { REGISTRY_DOCUMENT } from "./documents.ts";
-import { takeEarly } from "./early.ts";
 import { formatValue } from "./format.ts";
 import { fieldSchema } from "./schema.ts";
 import type { JsonSchema, Registry, Viewer } from "./types.ts";
@@ -49,14 +47,12 @@ export function createHttpTransport(url = "/graphql"): Transport {
   return async (document, variables) => {
     let response: Response;
     try {
-      // The boot script may have asked this already (renderer/early.ts); it sends no variables.
-      response = await ((variables === undefined ? takeEarly(document) : undefined) ??
-        fetch(absolute, {
-          method: "POST",
-          credentials: "include",
-          headers: { "content-type": "application/json", accept: "application/json" },
-          body: JSON.stringify({ query: document, variables }),
-        }));
+      response = await fetch(absolute, {
+        method: "POST",
+        credentials: "include",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ query: document, variables }),
+      });
     } catch {
       throw new GqlError("Cannot reach the service. Check your connection and try again.", "UNREACHABLE");
     }
@@ -72,6 +68,8 @@ export function createHttpTransport(url = "/graphql"): Transport {
     return body.data as Record<string, unknown>;
   };
 }
+
+export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations locked catalogue } }";
 
 interface DataContextValue {
   transport: Transport;

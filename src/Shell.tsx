@@ -5,9 +5,8 @@ import { lazy, Suspense, useMemo } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
 import { errorMessage, GqlError, preloadRegistry, type Transport } from "../renderer/core.ts";
-import { SIGN_OUT_DOCUMENT } from "./documents.ts";
 import { FullPage } from "./FullPage.tsx";
-import { useViewer } from "./session.ts";
+import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
 
 // Pages load when first shown: a signed-in start never downloads the sign-in form, nor sign-in the
 // signed-in layout with its screens, registries and icons.

@@ -1,7 +1,18 @@
-// Who is signed in, for the shell. The shell's operation documents are in documents.ts.
+// The shell's own operations: who is signed in, sign in, sign up, sign out. Everything else the
+// console does goes through the registry's named operations.
 import useSWR from "swr";
 import type { GqlError, Transport, Viewer } from "../renderer/core.ts";
-import { VIEWER_DOCUMENT } from "./documents.ts";
+
+export const VIEWER_DOCUMENT = `query ShellViewer {
+  viewer { id userId email userFullName userRole isPrimaryUser companyName isVerified }
+}`;
+export const SIGN_IN_DOCUMENT = `mutation ShellSignIn($email: String!, $password: String!) {
+  signIn(email: $email, password: $password) { id email userRole }
+}`;
+export const SIGN_UP_DOCUMENT = `mutation ShellSignUp($input: SignUpInput!) {
+  signUp(input: $input) { id email userRole }
+}`;
+export const SIGN_OUT_DOCUMENT = "mutation ShellSignOut { signOut }";
 
 /** Who is signed in; `whenSignedIn` runs as soon as the answer names someone, before the page renders. */
 export function useViewer(transport: Transport, whenSignedIn: (viewer: Viewer) => void) {

@@ -2,7 +2,7 @@ import { Alert, Button, Form, Input } from "antd";
 import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 import { GqlError, type Transport } from "../../renderer/core.ts";
-import { SIGN_IN_DOCUMENT } from "../documents.ts";
+import { SIGN_IN_DOCUMENT } from "../session.ts";
 import { AuthLayout } from "./AuthLayout.tsx";
 
 /** What to tell someone whose sign-in failed, by error code. */

@@ -2,7 +2,7 @@ import { Alert, Button, Form, Input } from "antd";
 import { useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { GqlError, type Transport } from "../../renderer/core.ts";
-import { SIGN_UP_DOCUMENT } from "../documents.ts";
+import { SIGN_UP_DOCUMENT } from "../session.ts";
 import { AuthLayout } from "./AuthLayout.tsx";
 
 // Mirrors account#/$defs/signUpInput (the registry, and so the schema, is only served once signed
