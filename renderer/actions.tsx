@@ -3,10 +3,11 @@
 // Shown, hidden and disabled by `visibleWhen`, `disabledWhen` and the one permission function.
 import type CoreForm from "@rjsf/core";
 import type { ErrorSchema } from "@rjsf/utils";
-import { App, Button, Dropdown, Modal, Skeleton, Space, Tooltip } from "antd";
+import { Button, Dropdown, Space, Tooltip } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useId, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router";
 import { useData, useRefresh } from "./data.tsx";
+import { useFeedback } from "./feedback.tsx";
 import { withoutNulls } from "./form/fieldErrors.ts";
 import { icon } from "./icons.tsx";
 import { can, requiredRole, roleLabel } from "./permissions.ts";
@@ -14,10 +15,8 @@ import { evalPredicate, fillTemplate, getPointer, resolveValue, type Scope } fro
 import { resolveSchemaRef } from "./schema.ts";
 import type { Action, JsonSchema, ShowResult } from "./types.ts";
 import { useOperationRun } from "./useOperationRun.ts";
-import { getWidget } from "./widgets/registry.ts";
 
-// rjsf and ajv load only when a dialog with a form opens.
-const SchemaForm = lazy(() => import("./form/SchemaForm.tsx"));
+const ActionDialogs = lazy(() => import("./ActionDialogs.tsx"));
 
 export interface ActionState {
   visible: boolean;
@@ -35,7 +34,15 @@ export function actionState(action: Action, role: string | undefined, subject: u
   return { visible: true, enabled: true };
 }
 
-interface DialogState {
+/** A mutation's result shown once (a new key's secret) in a dialog. */
+export interface ShownResult {
+  spec: ShowResult;
+  label: string;
+  value: unknown;
+  result: unknown;
+}
+
+export interface DialogState {
   action: Action;
   scope: Scope;
   schema: JsonSchema;
@@ -44,41 +51,12 @@ interface DialogState {
   formError?: string | null;
 }
 
-const FIELD_SELECTOR =
-  "input:not([type=hidden]):not([disabled]), textarea:not([disabled]), select:not([disabled]), [role=combobox]";
-
-/** Focuses the first field inside once it renders (a dialog's form loads lazily), after the dialog's own focus. */
-function FocusFirstField({ children }: { children: ReactNode }) {
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const root = ref.current;
-    if (!root) return;
-    let frame = 0;
-    const tryFocus = () => {
-      const field = root.querySelector<HTMLElement>(FIELD_SELECTOR);
-      if (!field) return false;
-      frame = requestAnimationFrame(() => field.focus());
-      return true;
-    };
-    if (tryFocus()) return () => cancelAnimationFrame(frame);
-    const observer = new MutationObserver(() => {
-      if (tryFocus()) observer.disconnect();
-    });
-    observer.observe(root, { childList: true, subtree: true });
-    return () => {
-      observer.disconnect();
-      cancelAnimationFrame(frame);
-    };
-  }, []);
-  return <div ref={ref}>{children}</div>;
-}
-
 /**
  * Runs actions; returns `run(action, scope)` and the dialogs to render. One runner per group of
  * buttons keeps dialogs next to the buttons that open them.
  */
 export function useActionRunner() {
-  const { message, modal } = App.useApp();
+  const { message, modal } = useFeedback();
   const navigate = useNavigate();
   const refresh = useRefresh();
   const { run: runOperation, running: busy } = useOperationRun();
@@ -92,7 +70,7 @@ export function useActionRunner() {
     if (opener.current.isConnected) opener.current.focus();
     opener.current = null;
   }, [open]);
-  const [shown, setShown] = useState<{ spec: ShowResult; label: string; value: unknown; result: unknown } | null>(null);
+  const [shown, setShown] = useState<ShownResult | null>(null);
   const formRef = useRef<CoreForm>(null);
 
   async function execute(action: Action, scope: Scope): Promise<boolean> {
@@ -158,68 +136,26 @@ export function useActionRunner() {
     if (ok) setDialog(null);
   }
 
-  const dialogs: ReactNode = dialog ? (
-    <Modal
-      open
-      title={dialog.action.form?.title ?? dialog.schema.title ?? dialog.action.label}
-      okText={dialog.action.confirm?.okText ?? dialog.action.label}
-      okButtonProps={{ danger: dialog.action.confirm?.danger, loading: busy }}
-      onOk={() => formRef.current?.submit()}
-      onCancel={() => setDialog(null)}
-      destroyOnHidden
-    >
-      {dialog.action.confirm?.description ? <p>{dialog.action.confirm.description}</p> : null}
-      <Suspense fallback={<Skeleton active />}>
-        <FocusFirstField>
-          <SchemaForm
-            formRef={formRef}
-            schema={dialog.schema}
-            uiSchema={dialog.action.form?.uiSchema}
-            formData={dialog.formData}
-            onChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
-            onSubmit={submitDialog}
-            extraErrors={dialog.extraErrors}
-            formError={dialog.formError}
-            submitting={busy}
-            hideSubmit
-          />
-        </FocusFirstField>
+  // The dialogs' code (antd's Modal, the form library) loads when one first opens.
+  const dialogs: ReactNode =
+    dialog || shown ? (
+      <Suspense fallback={null}>
+        <ActionDialogs
+          dialog={dialog}
+          busy={busy}
+          formRef={formRef}
+          onFormChange={(formData) => setDialog((current) => (current ? { ...current, formData } : current))}
+          onSubmit={submitDialog}
+          onCancel={() => setDialog(null)}
+          shown={shown}
+          onCloseShown={() => setShown(null)}
+        />
       </Suspense>
-    </Modal>
-  ) : null;
-
-  const ResultView = shown
-    ? (getWidget(shown.spec.widget ?? "secret-once")?.read ?? getWidget("json")?.read)
-    : undefined;
-  // A result shown once closes only by the viewer's choice, so a secret is not lost to a stray click.
-  const resultDialog: ReactNode =
-    shown && ResultView ? (
-      <Modal
-        open
-        title={shown.spec.title ?? shown.label}
-        closable={false}
-        mask={{ closable: false }}
-        keyboard={false}
-        footer={
-          <Button type="primary" onClick={() => setShown(null)}>
-            {(shown.spec.widget ?? "secret-once") === "secret-once" ? "I have copied it" : "Close"}
-          </Button>
-        }
-        destroyOnHidden
-      >
-        {shown.spec.description ? <p>{fillTemplate(shown.spec.description, shown.result)}</p> : null}
-        <ResultView value={shown.value} options={shown.spec.options ?? {}} record={shown.result} copy />
-      </Modal>
     ) : null;
 
   return {
     run,
-    dialogs: (
-      <>
-        {dialogs}
-        {resultDialog}
-      </>
-    ),
+    dialogs,
     busy,
   };
 }

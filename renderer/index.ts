@@ -21,6 +21,7 @@ export {
   useData,
   useRegistryQuery,
 } from "./data.tsx";
+export { FeedbackProvider, useFeedback } from "./feedback.tsx";
 export { icon, registerIcons } from "./icons.tsx";
 export { useLeaveGuard } from "./leaveGuard.tsx";
 export { useReducedMotion } from "./motion.ts";

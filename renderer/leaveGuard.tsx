@@ -3,10 +3,11 @@
 // Back and Forward, a redirect) is held by the router until the user chooses Stay or Leave.
 // A router runs one blocker (react-router's `useBlocker` evaluates only the last registered), so the
 // dirty parts register with one `LeaveGuard` that holds that blocker for all of them.
-import { Button, Modal } from "antd";
 import {
   createContext,
+  lazy,
   type ReactNode,
+  Suspense,
   useCallback,
   useContext,
   useLayoutEffect,
@@ -15,6 +16,9 @@ import {
   useState,
 } from "react";
 import { type BlockerFunction, useBlocker } from "react-router";
+
+// The question and antd's Modal load when a navigation is first held.
+const LeaveDialog = lazy(() => import("./LeaveDialog.tsx"));
 
 export const LEAVE_TITLE = "Leave this page?";
 export const LEAVE_QUESTION = "You have unsaved changes. Leave this page and lose them?";
@@ -46,22 +50,11 @@ export function LeaveGuard({ children }: { children: ReactNode }) {
   return (
     <GuardsContext.Provider value={guards}>
       {children}
-      <Modal
-        open={blocked}
-        title={LEAVE_TITLE}
-        onCancel={() => blocker.reset?.()}
-        footer={[
-          // Staying is the safe answer, so it takes focus and Enter.
-          <Button key="stay" type="primary" autoFocus onClick={() => blocker.reset?.()}>
-            Stay
-          </Button>,
-          <Button key="leave" danger onClick={() => blocker.proceed?.()}>
-            Leave
-          </Button>,
-        ]}
-      >
-        {LEAVE_QUESTION}
-      </Modal>
+      {blocked ? (
+        <Suspense fallback={null}>
+          <LeaveDialog onStay={() => blocker.reset?.()} onLeave={() => blocker.proceed?.()} />
+        </Suspense>
+      ) : null}
     </GuardsContext.Provider>
   );
 }

@@ -9,15 +9,16 @@ import { LeaveGuard } from "./leaveGuard.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
+import { VIEW_MODULES } from "./views/modules.ts";
 
 // Each view kind loads when a screen first shows one, so sign-in and a first screen download only the
 // views they draw (forms bring rjsf and ajv, lists the table, charts ECharts).
-const ListView = lazy(() => import("./views/ListView.tsx").then((module) => ({ default: module.ListView })));
-const DetailView = lazy(() => import("./views/DetailView.tsx").then((module) => ({ default: module.DetailView })));
-const FormView = lazy(() => import("./views/FormView.tsx").then((module) => ({ default: module.FormView })));
-const ChartView = lazy(() => import("./views/ChartView.tsx").then((module) => ({ default: module.ChartView })));
-const CustomView = lazy(() => import("./views/CustomView.tsx").then((module) => ({ default: module.CustomView })));
-const AlertView = lazy(() => import("./views/AlertView.tsx").then((module) => ({ default: module.AlertView })));
+const ListView = lazy(VIEW_MODULES.list);
+const DetailView = lazy(VIEW_MODULES.detail);
+const FormView = lazy(VIEW_MODULES.form);
+const ChartView = lazy(VIEW_MODULES.chart);
+const CustomView = lazy(VIEW_MODULES.custom);
+const AlertView = lazy(VIEW_MODULES.alert);
 // Shown only to a role without access: it loads when one opens such a screen.
 const NeedsRole = lazy(() => import("./views/NeedsRole.tsx").then((module) => ({ default: module.NeedsRole })));
 

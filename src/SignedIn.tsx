@@ -1,17 +1,18 @@
 // The signed-in console: the layout with the side navigation built from the registry, the header with
 // the viewer and sign-out, and the screens. Loaded once someone is signed in, with the registries of
-// icons and named widgets the screens use, and antd's App (the message, modal and notification the
-// screens' actions use).
+// icons and named widgets the screens use, and the provider of the messages and confirmations the
+// screens' actions show (antd's message and modal load at the first one).
 import "./icons.ts";
 import "./widgets/index.ts";
 import { LogoutOutlined, MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
-import { Alert, App as AntApp, Avatar, Button, Dropdown, Layout, Menu, Spin, Tag, Typography } from "antd";
+import { Alert, Avatar, Button, Dropdown, Layout, Menu, Spin, Tag, Typography } from "antd";
 import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from "react";
 import { Link, Navigate, useLocation } from "react-router";
 import {
   buildNavigation,
   DataProvider,
   errorMessage,
+  FeedbackProvider,
   humanize,
   icon,
   menuEntryFor,
@@ -143,7 +144,7 @@ export function SignedIn({
   );
 
   return (
-    <AntApp>
+    <FeedbackProvider>
       <DataProvider transport={transport} registry={registry.data} viewer={viewer}>
         <Layout className="np-layout">
           {/* A fragment link: the browser moves focus to #main (focusable with tabIndex -1). */}
@@ -238,6 +239,6 @@ export function SignedIn({
           </Layout>
         </Layout>
       </DataProvider>
-    </AntApp>
+    </FeedbackProvider>
   );
 }

@@ -15,12 +15,12 @@ export const SIGN_UP_DOCUMENT = `mutation ShellSignUp($input: SignUpInput!) {
 export const SIGN_OUT_DOCUMENT = "mutation ShellSignOut { signOut }";
 
 /** Who is signed in; `whenSignedIn` runs as soon as the answer names someone, before the page renders. */
-export function useViewer(transport: Transport, whenSignedIn: () => void) {
+export function useViewer(transport: Transport, whenSignedIn: (viewer: Viewer) => void) {
   return useSWR<Viewer | null, GqlError>(
     ["viewer"],
     async () => {
       const viewer = ((await transport(VIEWER_DOCUMENT)).viewer as Viewer | null) ?? null;
-      if (viewer) whenSignedIn();
+      if (viewer) whenSignedIn(viewer);
       return viewer;
     },
     { revalidateOnFocus: true, shouldRetryOnError: false },

@@ -2,10 +2,11 @@
 // server; optional initial data from a named query; server field errors beside their fields;
 // success message, refreshes and a redirect filled from the mutation result, or the result shown
 // once in place of the form (`submit.result`) with a button to the redirect.
-import { Alert, App, Button, Card, Skeleton, Typography } from "antd";
+import { Alert, Button, Card, Skeleton, Typography } from "antd";
 import { Suspense, useEffect, useMemo, useState } from "react";
 import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
+import { useFeedback } from "../feedback.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
 import { useLeaveGuard } from "../leaveGuard.tsx";
@@ -70,7 +71,7 @@ function FormResult({
 /** `pageTitle`: the heading above the form; the card does not repeat a title equal to it. */
 export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope: Scope; pageTitle?: string }) {
   const { registry, viewer } = useData();
-  const { message } = App.useApp();
+  const { message } = useFeedback();
   const navigate = useNavigate();
   const refresh = useRefresh();
   const schema = useMemo(() => resolveSchemaRef(registry.schemas, view.schema), [registry.schemas, view.schema]);

@@ -1,8 +1,9 @@
 // A list's bulk bar, shown while rows are selected: each bulk action runs once per selected row it is
 // enabled for (after one confirmation), then the list refreshes and the selection clears.
-import { App, Button, Space, Typography } from "antd";
+import { Button, Space, Typography } from "antd";
 import { actionState } from "../actions.tsx";
 import { useData, useRefresh } from "../data.tsx";
+import { useFeedback } from "../feedback.tsx";
 import { icon } from "../icons.tsx";
 import type { Scope } from "../resolve.ts";
 import type { Action, ListView } from "../types.ts";
@@ -21,7 +22,7 @@ export function ListBulkBar({
   clearSelection: () => void;
 }) {
   const { viewer } = useData();
-  const { message, modal } = App.useApp();
+  const { message, modal } = useFeedback();
   const refresh = useRefresh();
   const { run } = useOperationRun();
   if (!selectedRows.length) return null;

@@ -1,10 +1,9 @@
-// The list view: a TanStack Table model (columns, row ids, selection) rendered with antd's Table, or
-// with virtualised rows when a page is long; its state (URL, query, sort, selection), toolbar, bulk bar
+// The list view: a TanStack Table model (columns, row ids, selection) drawn by ListTable, or with
+// virtualised rows when a page is long; its state (URL, query, sort, selection), toolbar, bulk bar
 // and pager are modules of their own beside it.
-import { type ColumnDef, flexRender, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
-import { Alert, Button, Empty, Skeleton, Space, Table, Typography } from "antd";
-import type { SortOrder } from "antd/es/table/interface";
-import { lazy, Suspense, useEffect, useMemo, useRef } from "react";
+import { type ColumnDef, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
+import { Alert, Button, Empty, Skeleton, Space, Typography } from "antd";
+import { lazy, Suspense, useMemo } from "react";
 import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
@@ -16,6 +15,7 @@ import { errorMessage } from "../useOperationRun.ts";
 import { FieldValue } from "./FieldValue.tsx";
 import { ListBulkBar } from "./ListBulkBar.tsx";
 import { ListPager } from "./ListPager.tsx";
+import { ListTable } from "./ListTable.tsx";
 import { hasToolbar, ListToolbar } from "./ListToolbar.tsx";
 import { type Row, type RowSelection, useListState } from "./useListState.ts";
 import type { VirtualRows as VirtualRowsComponent } from "./VirtualRows.tsx";
@@ -66,57 +66,12 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   });
 
   const modelRows = table.getRowModel().rows;
-  // antd's scroll container of a wide table: focusable, so keyboard users can scroll it sideways.
-  const listRef = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    for (const region of listRef.current?.querySelectorAll(".ant-table-content") ?? [])
-      if (!region.hasAttribute("tabindex")) region.setAttribute("tabindex", "0");
-  });
   // Selection only helps someone who may run at least one bulk action.
   const selectable = (view.bulkActions ?? []).some((action) =>
     can(viewer.userRole, requiredRole(action.role, Boolean(action.mutation))),
   );
   const selectedRows = modelRows.filter((row) => rowSelection[row.id]).map((row) => row.original);
-  const leafColumns = table.getAllLeafColumns();
   const rowActions = view.rowActions ?? [];
-
-  const antColumns = [
-    ...leafColumns.map((column, index) => {
-      const field = view.columns[index];
-      return {
-        key: column.id,
-        dataIndex: column.id,
-        width: field.width,
-        title: String(column.columnDef.header ?? ""),
-        sorter: Boolean(field.sortable),
-        sortOrder: state.sortOrderOf(field),
-        sortDirections: ["ascend", "descend"] as SortOrder[],
-        render: (_: unknown, row: (typeof modelRows)[number]) => {
-          const cell = row.getAllCells().find((candidate) => candidate.column.id === column.id);
-          return cell ? flexRender(cell.column.columnDef.cell, cell.getContext()) : null;
-        },
-      };
-    }),
-    ...(rowActions.length
-      ? [
-          {
-            key: "__actions",
-            title: <span className="np-sr-only">Actions</span>,
-            align: "right" as const,
-            fixed: "right" as const,
-            render: (_: unknown, row: (typeof modelRows)[number]) => (
-              <Actions
-                actions={rowActions}
-                subject={row.original}
-                scope={{ ...scope, row: row.original }}
-                mode="compact"
-                size="small"
-              />
-            ),
-          },
-        ]
-      : []),
-  ];
 
   const empty = (
     <Empty
@@ -147,7 +102,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const sorting = view.sort ? { orderOf: state.sortOrderOf, sortBy: state.sortBy } : undefined;
 
   return (
-    <div className="np-list" data-view="list" ref={listRef}>
+    <div className="np-list" data-view="list">
       {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
       {view.description ? (
         <Typography.Paragraph type="secondary" style={{ margin: "0 0 12px" }}>
@@ -196,41 +151,16 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           />
         </Suspense>
       ) : (
-        <Table
-          size="middle"
-          rowKey="id"
-          loading={result.isValidating && !result.isLoading}
-          dataSource={modelRows}
-          columns={antColumns}
-          pagination={false}
-          locale={{ emptyText: empty }}
-          rowSelection={
-            selection
-              ? {
-                  selectedRowKeys: Object.keys(rowSelection).filter((key) => rowSelection[key]),
-                  onChange: (keys) =>
-                    setRowSelection(Object.fromEntries(keys.map((key) => [String(key), true as const]))),
-                }
-              : undefined
-          }
-          onChange={(_pagination, _filters, sorter) => {
-            const one = Array.isArray(sorter) ? sorter[0] : sorter;
-            const field = view.columns.find((column, index) => (column.field || String(index)) === one?.columnKey);
-            state.sortBy(field, one?.order ?? undefined);
-          }}
-          onRow={(row) =>
-            onRowOpen
-              ? {
-                  onClick: (event) => {
-                    if ((event.target as HTMLElement).closest("a,button,input,.ant-dropdown,.ant-checkbox-wrapper"))
-                      return;
-                    onRowOpen(row.original);
-                  },
-                  style: { cursor: "pointer" },
-                }
-              : {}
-          }
-          scroll={{ x: "max-content" }}
+        <ListTable
+          table={table}
+          view={view}
+          actions={rowActions}
+          scope={scope}
+          selection={selection}
+          sorting={sorting}
+          onRowOpen={onRowOpen}
+          refreshing={result.isValidating && !result.isLoading}
+          empty={empty}
         />
       )}
       {state.paging ? <ListPager paging={state.paging} shown={rows.length} /> : null}

@@ -1,27 +1,20 @@
 // Long pages (hundreds of rows) render only the rows in view, with @tanstack/react-virtual over the
-// same TanStack Table model the antd Table uses for short pages, and offer what it offers: sortable
+// same TanStack Table model ListTable draws short pages from, and offer what it offers: sortable
 // column headers and row selection (by the list's state, so both survive moving between the two).
 // Styled with antd's table tokens.
 import { CaretDownOutlined, CaretUpOutlined } from "@ant-design/icons";
 import { flexRender, type RowData, type Table, type TableFeatures } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { Checkbox, theme } from "antd";
-import type { SortOrder } from "antd/es/table/interface";
 import { useRef } from "react";
 import { Actions } from "../actions.tsx";
 import type { Scope } from "../resolve.ts";
 import type { Action, Field, ListView } from "../types.ts";
-import type { RowSelection } from "./useListState.ts";
+import { nextSortOrder } from "./ListTable.tsx";
+import type { RowSelection, SortOrder } from "./useListState.ts";
 
 const ROW_HEIGHT = 48;
 const SELECT_WIDTH = 48;
-
-/** The order a click on a sortable header moves to, as antd's Table does: ascending, descending, none. */
-export function nextSortOrder(current: SortOrder | undefined): SortOrder | undefined {
-  if (current === "ascend") return "descend";
-  if (current === "descend") return undefined;
-  return "ascend";
-}
 
 const ARIA_SORT = { ascend: "ascending", descend: "descending" } as const;
 

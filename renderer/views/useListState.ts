@@ -1,7 +1,6 @@
 // The state of a list view: what its query asks for (read from the URL), the page of rows it answered,
 // the sort and the row selection, and the URL changes that move between them. The toolbar, bulk bar,
 // pager and table read and change the list only through this.
-import type { SortOrder } from "antd/es/table/interface";
 import { useMemo, useState } from "react";
 import { useSearchParams } from "react-router";
 import { useOperation } from "../data.tsx";
@@ -23,6 +22,8 @@ import {
 
 export type Row = Record<string, unknown>;
 export type RowSelection = Record<string, true>;
+/** How a column is sorted: ascending, descending, or not (null). */
+export type SortOrder = "ascend" | "descend" | null;
 
 /** The descending twin of an ascending orderBy value (`LABEL_ASC` → `LABEL_DESC`). */
 export function descending(value: string): string {

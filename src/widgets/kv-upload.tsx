@@ -8,10 +8,10 @@
 //   abort      AbortKvUpload, called with { uploadId }
 //   keyParam   the route parameter holding the key; without it the widget asks for one
 //   noun       what the file holds ("items", "addresses")
-import { Alert, App, Button, Input, Popconfirm, Progress, Space, Typography } from "antd";
+import { Alert, Button, Input, Popconfirm, Progress, Space, Typography } from "antd";
 import { useRef, useState } from "react";
 import { useRefresh } from "../../renderer/data.tsx";
-import { type CustomViewProps, can, errorMessage, useData } from "../../renderer/index.ts";
+import { type CustomViewProps, can, errorMessage, useData, useFeedback } from "../../renderer/index.ts";
 import { operationOf, refreshOf, useRun } from "./stream-parts.tsx";
 
 const formatBytes = (bytes: number) =>
@@ -76,7 +76,7 @@ export function KvUpload({ options, scope }: CustomViewProps) {
   const { viewer } = useData();
   const run = useRun();
   const refresh = useRefresh();
-  const { message } = App.useApp();
+  const { message } = useFeedback();
   const keyParam = typeof options.keyParam === "string" ? options.keyParam : null;
   const routeKey = keyParam ? (scope.route?.[keyParam] ?? "") : "";
   const noun = typeof options.noun === "string" ? options.noun : "items";

@@ -9,10 +9,18 @@
 //   payload      a query taking $network, $blockNumber (and $dataset) answering { payload }: the editor's sample
 //   dataset      the dataset when the record has none (webhooks)
 //   withDataset, withVersion, withBatchSize  show those inputs (streams) and send them to `run`
-import { Alert, App, Button, Card, Col, Descriptions, InputNumber, Row, Select, Space, Typography } from "antd";
+import { Alert, Button, Card, Col, Descriptions, InputNumber, Row, Select, Space, Typography } from "antd";
 import { useMemo, useState } from "react";
 import { GqlError, useOperation, useRefresh } from "../../renderer/data.tsx";
-import { type CustomViewProps, can, enumLabel, errorMessage, useData, useLeaveGuard } from "../../renderer/index.ts";
+import {
+  type CustomViewProps,
+  can,
+  enumLabel,
+  errorMessage,
+  useData,
+  useFeedback,
+  useLeaveGuard,
+} from "../../renderer/index.ts";
 import { FilterEditor } from "./filter-editor.tsx";
 import {
   BlockPicker,
@@ -86,7 +94,7 @@ export function FilterTester({ data, options }: CustomViewProps) {
   const { viewer, registry } = useData();
   const datasetSchema = registry.schemas.stream?.$defs?.dataset;
   const datasetLabel = (value: string) => enumLabel(datasetSchema, value);
-  const { message } = App.useApp();
+  const { message } = useFeedback();
   const run = useRun();
   const refresh = useRefresh();
   const network = String(fieldOf(data, "network") ?? "");

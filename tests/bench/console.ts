@@ -229,7 +229,7 @@ async function measurePages(url: string, log: (line: string) => void): Promise<P
     const signInBytes = signIn.scripts.reduce((sum, script) => sum + gzipSize(script), 0);
     log(`sign-in: ${signIn.scripts.length} scripts, ${(signInBytes / 1024).toFixed(1)} kB gzip`);
 
-    const listReady = '[data-screen="endpoints.list"] .ant-table-row, [data-screen="endpoints.list"] .ant-empty';
+    const listReady = '[data-screen="endpoints.list"] .np-table-row, [data-screen="endpoints.list"] .ant-empty';
     const throttled: Load[] = [];
     const unthrottled: Load[] = [];
     for (let i = 0; i < LOADS; i++) {

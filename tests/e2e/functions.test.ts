@@ -54,7 +54,7 @@ describe("functions, end to end", () => {
       .getByRole("navigation", { name: / sections$/ })
       .getByRole("link", { name: "Overview", exact: true })
       .click();
-    await expect.poll(() => page.locator(".ant-table-row").count()).toBe(2);
+    await expect.poll(() => page.locator(".np-table-row").count()).toBe(2);
 
     // Logs: the console lines of the runs.
     await page.getByRole("link", { name: "Logs", exact: true }).click();

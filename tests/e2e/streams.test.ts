@@ -214,7 +214,7 @@ describe("streams, end to end", () => {
     await page.goto("/functions");
     await page.getByRole("link", { name: "E2E gas counter" }).click();
     await page.waitForURL(/\/functions\/[0-9a-f-]{36}$/);
-    const runs = page.locator(".ant-table-row", { hasText: "STREAM" });
+    const runs = page.locator(".np-table-row", { hasText: "STREAM" });
     await reloadUntil(page, async () => (await runs.count()) >= 3);
     expect(await runs.filter({ hasText: "Success" }).count()).toBe(await runs.count());
     await page.getByText('{"blocks":1}').first().waitFor();
@@ -234,7 +234,7 @@ describe("streams, end to end", () => {
       .getByRole("link", { name: "Overview", exact: true })
       .click();
     // The run from the Run tab joins the history (the stream's runs each returned one block).
-    await page.locator(".ant-table-row").getByText('{"blocks":3}').waitFor();
+    await page.locator(".np-table-row").getByText('{"blocks":3}').waitFor();
 
     expect(e2e.pageErrors).toEqual([]);
   }, 120_000);

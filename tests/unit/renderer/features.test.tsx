@@ -3,12 +3,12 @@
 // back stack, time ranges, typed filters), templates with scope references, the page heading of a
 // record page, and the json, secret-once, code-editor and runner widgets.
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { App } from "antd";
 import { type ReactNode, useState } from "react";
 import { MemoryRouter } from "react-router";
 import { SWRConfig } from "swr";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
+import { FeedbackProvider } from "../../../renderer/feedback.tsx";
 import { DataProvider, type Transport } from "../../../renderer/index.ts";
 import { fillTemplate } from "../../../renderer/resolve.ts";
 import { headingView } from "../../../renderer/screens.tsx";
@@ -192,7 +192,7 @@ const registry: Registry = registryFor("owner");
 
 function withData(children: ReactNode, transport: Transport, role: "OWNER" | "VIEWER" = "OWNER") {
   return (
-    <App>
+    <FeedbackProvider>
       <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
         <MemoryRouter>
           <DataProvider
@@ -207,7 +207,7 @@ function withData(children: ReactNode, transport: Transport, role: "OWNER" | "VI
           </DataProvider>
         </MemoryRouter>
       </SWRConfig>
-    </App>
+    </FeedbackProvider>
   );
 }
 
@@ -342,7 +342,7 @@ function RequiredFieldsForm({
 }) {
   const [data, setData] = useState<Record<string, unknown>>({});
   return (
-    <App>
+    <FeedbackProvider>
       <SchemaForm
         schema={{
           type: "object",
@@ -356,7 +356,7 @@ function RequiredFieldsForm({
         onChange={setData}
         onSubmit={onSubmit}
       />
-    </App>
+    </FeedbackProvider>
   );
 }
 
@@ -384,7 +384,7 @@ describe("the key-value field", () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const changes: Record<string, unknown>[] = [];
     render(
-      <App>
+      <FeedbackProvider>
         <SchemaForm
           schema={{
             type: "object",
@@ -397,7 +397,7 @@ describe("the key-value field", () => {
           onChange={(data) => changes.push(data)}
           onSubmit={() => {}}
         />
-      </App>,
+      </FeedbackProvider>,
     );
     expect(((await screen.findByLabelText("Headers 1 name")) as HTMLInputElement).value).toBe("x-team");
     fireEvent.click(screen.getByRole("button", { name: /Add header/ }));
@@ -425,7 +425,7 @@ describe("the key-value field's errors", () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const submitted: unknown[] = [];
     const { container } = render(
-      <App>
+      <FeedbackProvider>
         <SchemaForm
           schema={headersSchema}
           uiSchema={{ headers: { "ui:field": "key-value" } }}
@@ -434,7 +434,7 @@ describe("the key-value field's errors", () => {
           onSubmit={(data) => submitted.push(data)}
           submitLabel="Save"
         />
-      </App>,
+      </FeedbackProvider>,
     );
     await screen.findByLabelText("Headers 1 name");
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
@@ -493,7 +493,7 @@ describe("the tags-input edit widget", () => {
   it("edits an array of strings as tags instead of one input per item", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const { container } = render(
-      <App>
+      <FeedbackProvider>
         <SchemaForm
           schema={{
             type: "object",
@@ -504,7 +504,7 @@ describe("the tags-input edit widget", () => {
           onChange={() => {}}
           onSubmit={() => {}}
         />
-      </App>,
+      </FeedbackProvider>,
     );
     await screen.findByText("eth_getLogs");
     expect(container.querySelector(".ant-select-multiple")).not.toBeNull();

@@ -1,13 +1,13 @@
 // Renders screens against recorded service responses (fixtures/), as the console would.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { App } from "antd";
 import type { ReactNode } from "react";
 import { createMemoryRouter, RouterProvider } from "react-router";
 import { SWRConfig } from "swr";
 import { DataProvider, GqlError, RegistryRoutes, type Transport } from "../../../renderer/index.ts";
 import type { JsonSchema, Manifest, Registry, Viewer } from "../../../renderer/types.ts";
 import "../../../src/widgets/index.ts";
+import { FeedbackProvider } from "../../../renderer/feedback.tsx";
 
 // The console loads views, widgets and pages when first shown. Loading their modules here puts that cost
 // where it was before they were split out (a file's imports), not into whichever test renders them first.
@@ -21,6 +21,9 @@ await Promise.all(
     "../../../renderer/views/CustomView.tsx",
     "../../../renderer/views/AlertView.tsx",
     "../../../renderer/views/RunnerView.tsx",
+    "../../../renderer/ActionDialogs.tsx",
+    "../../../renderer/FeedbackHost.tsx",
+    "../../../renderer/LeaveDialog.tsx",
     "../../../renderer/views/CustomRangePicker.tsx",
     "../../../renderer/form/RemoteOptions.tsx",
     "../../../renderer/form/TagsInput.tsx",
@@ -146,11 +149,11 @@ export function renderRoute(
   );
   options.onRouter?.(router);
   return (
-    <App>
+    <FeedbackProvider>
       <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
         <RouterProvider router={router} />
       </SWRConfig>
-    </App>
+    </FeedbackProvider>
   );
 }
 

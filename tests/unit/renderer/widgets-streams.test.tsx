@@ -3,8 +3,8 @@
 // a run and its result, size, duration and coloured logs; a chain that cannot be read; a VIEWER), the
 // raw payload, and the create form's destination settings following the destination type.
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { App } from "antd";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { FeedbackProvider } from "../../../renderer/feedback.tsx";
 import { SchemaForm } from "../../../renderer/form/SchemaForm.tsx";
 import { GqlError, type Transport } from "../../../renderer/index.ts";
 import { resolveSchemaRef } from "../../../renderer/schema.ts";
@@ -123,14 +123,14 @@ describe("stream-filter-tester", () => {
 describe("stream create form", () => {
   const schema = resolveSchemaRef(registry.schemas, "stream#/$defs/createInput");
   const form = (destination: string) => (
-    <App>
+    <FeedbackProvider>
       <SchemaForm
         schema={schema}
         formData={{ name: "s", network: "ethereum-mainnet", dataset: "BLOCK", startRange: 1, destination }}
         onChange={() => {}}
         onSubmit={() => {}}
       />
-    </App>
+    </FeedbackProvider>
   );
 
   it("shows the destination's own settings when the destination type changes", async () => {
@@ -156,7 +156,7 @@ describe("stream-start-block", () => {
   it("offers the chain tip (-1) or a block number", async () => {
     const changes: Record<string, unknown>[] = [];
     const form = (data: Record<string, unknown>) => (
-      <App>
+      <FeedbackProvider>
         <SchemaForm
           schema={schema}
           uiSchema={{ startRange: { "ui:widget": "stream-start-block" } }}
@@ -164,7 +164,7 @@ describe("stream-start-block", () => {
           onChange={(next) => changes.push(next)}
           onSubmit={() => {}}
         />
-      </App>
+      </FeedbackProvider>
     );
     const { rerender } = render(form({ startRange: -1 }));
     const latest = (await screen.findByRole("checkbox", { name: /Latest block/ })) as HTMLInputElement;
