@@ -125,15 +125,15 @@ export function useRegistryQuery(transport: Transport, enabled: boolean) {
 /**
  * Starts the registry query as soon as someone is known to be signed in, so it runs while the signed-in
  * console's code downloads; the first useRegistryQuery takes its answer. When it answers, the screen at
- * the browser's address gets its views' code and data started (renderer/preload.ts, a small module
- * fetched meanwhile). Not when the registry is already in the cache (a signed-in viewer checked again):
+ * the browser's address gets its views' code started (renderer/preload.ts, a small module fetched
+ * meanwhile). Not when the registry is already in the cache (a signed-in viewer checked again):
  * an answer started then would wait, unused, for the next sign-in.
  */
 export function preloadRegistry(transport: Transport, cache: Cache, viewer: Viewer): void {
   if (cache.get(unstable_serialize(REGISTRY_KEY))?.data) return;
   const screenPreload = import("./preload.ts");
   void Promise.all([preload(REGISTRY_KEY, registryFetcher(transport)), screenPreload])
-    .then(([registry, { preloadScreen }]) => preloadScreen(transport, registry, viewer, window.location))
+    .then(([registry, { preloadScreen }]) => preloadScreen(registry, viewer, window.location))
     .catch(() => undefined);
 }
 
@@ -175,36 +175,6 @@ function run(transport: Transport, registry: Registry, name: string, variables: 
 export const operationKey = (name: string, variables: Record<string, unknown>) =>
   ["op", name, JSON.stringify(variables)] as const;
 
-/** Answers started before their view mounted (renderer/preload.ts), by operation key. */
-const started = new Map<string, { at: number; answer: Promise<Record<string, unknown>> }>();
-/** How long a started answer may wait for its view: later, the view asks again rather than show an old one. */
-const STARTED_FRESH_MS = 15_000;
-/** Whether a view has asked for anything yet: an answer started after that could race a newer one. */
-let viewAsked = false;
-
-/** Starts a named query that a view is about to ask for; the view's useOperation takes the answer once. */
-export function preloadOperation(
-  transport: Transport,
-  registry: Registry,
-  name: string,
-  variables: Record<string, unknown>,
-): void {
-  if (viewAsked || !registry.operations[name]) return;
-  const key = JSON.stringify(operationKey(name, variables));
-  if (started.has(key)) return;
-  const answer = run(transport, registry, name, variables);
-  answer.catch(() => undefined);
-  started.set(key, { at: Date.now(), answer });
-}
-
-function takeStarted(name: string, variables: Record<string, unknown>) {
-  viewAsked = true;
-  const key = JSON.stringify(operationKey(name, variables));
-  const entry = started.get(key);
-  started.delete(key);
-  return entry && Date.now() - entry.at < STARTED_FRESH_MS ? entry.answer : undefined;
-}
-
 /** Runs a named query; `null` as the name skips it. */
 export function useOperation<T = Record<string, unknown>>(
   name: string | null | undefined,
@@ -214,8 +184,7 @@ export function useOperation<T = Record<string, unknown>>(
   const { transport, registry } = useData();
   return useSWR<T, GqlError>(
     name ? operationKey(name, variables) : null,
-    async () =>
-      (await (takeStarted(name as string, variables) ?? run(transport, registry, name as string, variables))) as T,
+    async () => (await run(transport, registry, name as string, variables)) as T,
     { keepPreviousData: true, revalidateOnFocus: false, ...config },
   );
 }
