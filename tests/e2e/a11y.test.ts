@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
 import { repoRoot } from "./harness-build.ts";
 
 // One local chain node, so a stream and a webhook can be created.
@@ -148,13 +148,6 @@ async function seriousViolations(page: Page, route: string): Promise<Violation[]
       help: violation.help,
       targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
     }));
-}
-
-/** Waits until the screen has its heading and nothing on it is still loading (a chart may keep loading). */
-async function settle(page: Page) {
-  await page.locator("h1").first().waitFor();
-  const loading = page.locator(".ant-skeleton, .ant-spin-spinning, .ant-card-loading-content");
-  for (let waited = 0; waited < 10_000 && (await loading.count()) > 0; waited += 200) await page.waitForTimeout(200);
 }
 
 async function registryRoutes(page: Page, params: Record<string, string>): Promise<string[]> {

@@ -195,6 +195,16 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
   };
 }
 
+/**
+ * Waits until the screen has its heading and nothing on it is still loading (a chart may keep loading).
+ * Network quiet alone is not enough: a view below another asks for its data once the one above has drawn.
+ */
+export async function settle(page: Page) {
+  await page.locator("h1").first().waitFor();
+  const loading = page.locator(".ant-skeleton, .ant-spin-spinning, .ant-card-loading-content");
+  for (let waited = 0; waited < 10_000 && (await loading.count()) > 0; waited += 200) await page.waitForTimeout(200);
+}
+
 /** Saves a full-page screenshot to `test-results/screenshots/<name>.png` and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const dir = join(resultsDir, "screenshots");

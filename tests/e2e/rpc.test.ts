@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
 
 // One local anvil node, for Ethereum Sepolia, started by the service itself.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-networks-")), "networks.json");
@@ -91,6 +91,7 @@ describe("an RPC endpoint, end to end", () => {
           await page.reload();
           // The screen's code and its data load after the reload: count rows once the page is quiet.
           await page.waitForLoadState("networkidle");
+          await settle(page);
           return page.getByRole("row").filter({ hasText: "403" }).count();
         },
         { timeout: 20_000 },
@@ -105,6 +106,7 @@ describe("an RPC endpoint, end to end", () => {
           await page.reload();
           // The screen's code and its data load after the reload: count rows once the page is quiet.
           await page.waitForLoadState("networkidle");
+          await settle(page);
           return page.getByRole("row").filter({ hasText: "eth_blockNumber" }).count();
         },
         { timeout: 20_000 },

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
 
 // One local chain (a fresh anvil mining a block a second) for ethereum-mainnet only.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-streams-")), "networks.json");
@@ -75,6 +75,7 @@ async function reloadUntil(page: Page, test: () => Promise<boolean>, timeoutMs =
     await page.waitForTimeout(2_000);
     await page.reload();
     await page.waitForLoadState("networkidle");
+    await settle(page);
   }
   throw new Error("timed out waiting for the page to change");
 }
