@@ -174,6 +174,48 @@ describe("delivery history", () => {
     }
   });
 
+  it("records a failing destination whose answer holds a NUL character, and marks the stream failed", async () => {
+    const receiver = await startReceiver(
+      () => 500,
+      () => "bad\u0000answer",
+    );
+    try {
+      const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+        "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+        {
+          input: {
+            name: "nul answer",
+            network: NETWORK,
+            dataset: "BLOCK",
+            destination: "WEBHOOK",
+            destinationAttributes: { url: receiver.url, maxRetry: 1, retryIntervalSec: 0 },
+            startRange: 1,
+            endRange: 2,
+            datasetBatchSize: 2,
+            status: "ACTIVE",
+          },
+        },
+      );
+      const id = createStream.id;
+      const failing = await waitFor("stream failed", async () => {
+        const { failingStreams } = await owner.client.gqlOk<{ failingStreams: { id: string; statusReason: string }[] }>(
+          "{ failingStreams { id statusReason } }",
+        );
+        return failingStreams.find((s) => s.id === id);
+      });
+      expect(failing.statusReason).toContain("bad\uFFFDanswer");
+      await t.engine.flushMetrics();
+      const page = await streamDeliveries(id);
+      expect(page.deliveries.map((d) => [d.attempt, d.outcome, d.httpStatus])).toEqual([
+        [2, "FAILED", 500],
+        [1, "FAILED", 500],
+      ]);
+      expect(page.deliveries[0].answer).toContain("bad\uFFFDanswer");
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("prunes rows older than the account's plan keeps them", async () => {
     const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",

@@ -136,7 +136,10 @@ export interface Received {
 }
 
 /** A real HTTP receiver; `respond` decides each answer's status (default 200). */
-export async function startReceiver(respond: (r: Received, index: number) => number | Promise<number> = () => 200) {
+export async function startReceiver(
+  respond: (r: Received, index: number) => number | Promise<number> = () => 200,
+  answerOf: (status: number) => string = (status) => (status < 300 ? "ok" : "unavailable"),
+) {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -149,7 +152,7 @@ export async function startReceiver(respond: (r: Received, index: number) => num
       const status = await respond(r, received.length);
       if (status >= 200 && status < 300) received.push(r);
       res.statusCode = status;
-      res.end(status < 300 ? "ok" : "unavailable");
+      res.end(answerOf(status));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -4,6 +4,7 @@ import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
+import { storableText } from "../../platform/text.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
@@ -183,14 +184,11 @@ function inUserCode(error: FilterError, code: string): FilterError {
   return { ...error, message, column: error.column - PROLOGUE.length };
 }
 
-/**
- * Text a run wrote (its console lines, its error) as PostgreSQL can keep it: NUL, which text and jsonb
- * refuse, becomes U+FFFD. Without this a run that logged or threw one could not be recorded, so it was
- * neither in the history nor billed, and a stream delivering to it could not even be marked failed.
- */
-const storable = (text: string) => (text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text);
+// Without storableText a run that logged or threw a NUL could not be recorded: neither in the history nor
+// billed, and a stream delivering to it could not even be marked failed.
 
-const storableLogs = (logs: FilterLog[]) => logs.map((log) => ({ level: log.level, message: storable(log.message) }));
+const storableLogs = (logs: FilterLog[]) =>
+  logs.map((log) => ({ level: log.level, message: storableText(log.message) }));
 
 /**
  * Runs function code within its limits. One place for how any function code runs. With `warm` (a stored
@@ -226,7 +224,7 @@ export async function runCode(
       memoryMb,
       memoryBytes: outcome.memoryBytes,
       logs: storableLogs(outcome.logs),
-      error: storable(filterErrorText(inUserCode(outcome.error, code))),
+      error: storableText(filterErrorText(inUserCode(outcome.error, code))),
     };
   if (outcome.sizeBytes > MAX_RESULT_BYTES)
     return {

@@ -3,6 +3,7 @@ import type pg from "pg";
 import type { DeliveryRecord } from "../../dataplane/engine/deliveries.ts";
 import type { Acknowledgement, EngineStore, Heartbeat, LogLevel, StreamRow } from "../../dataplane/engine/store.ts";
 import type { Db } from "../../platform/db/index.ts";
+import { storableText } from "../../platform/text.ts";
 import { DEFAULT_DELIVERY_HISTORY_DAYS } from "./deliveries.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
 import { pruneDeliveries as pruneOldDeliveries } from "./store.ts";
@@ -154,7 +155,7 @@ async function storedHash(db: Db, streamId: string, blockNumber: number): Promis
 async function writeLog(db: Db, row: StreamRow, level: LogLevel, message: string): Promise<void> {
   await db
     .insert(streamLogs)
-    .values({ accountId: row.accountId, streamId: row.id, level, message: message.slice(0, 4000) });
+    .values({ accountId: row.accountId, streamId: row.id, level, message: storableText(message.slice(0, 4000)) });
 }
 
 /**
@@ -185,7 +186,7 @@ async function recordDeliveries(pool: pg.Pool, rows: DeliveryRecord[]): Promise<
       rows.map((r) => r.attempt),
       rows.map((r) => r.outcome),
       rows.map((r) => r.httpStatus),
-      rows.map((r) => r.answer),
+      rows.map((r) => storableText(r.answer)),
       rows.map((r) => r.latencyMs),
       rows.map((r) => r.bytes),
       rows.map((r) => r.preview),

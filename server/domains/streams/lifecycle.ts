@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { conflict, notFound } from "../../platform/errors.ts";
+import { storableText } from "../../platform/text.ts";
 import { streams } from "./tables.ts";
 
 export const STREAM_STATUSES = ["ACTIVE", "COMPLETED", "PAUSED", "TERMINATED"] as const;
@@ -111,7 +112,7 @@ export async function applyStreamEvent(
       .update(streams)
       .set({
         status: change.next,
-        statusReason: options.reason ?? null,
+        statusReason: options.reason ? storableText(options.reason) : null,
         failedAt: FAILURES.has(event) ? sql`now()` : null,
         updatedAt: sql`now()`,
       })
