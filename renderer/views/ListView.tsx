@@ -101,6 +101,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   const selection = selectable ? { selected: rowSelection, onChange: setRowSelection } : undefined;
   const sorting = view.sort ? { orderOf: state.sortOrderOf, sortBy: state.sortBy } : undefined;
 
+  const loading = <Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />;
   return (
     <div className="np-list" data-view="list">
       {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
@@ -137,9 +138,9 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           }
         />
       ) : result.isLoading && !rows.length ? (
-        <Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />
+        loading
       ) : rows.length > VIRTUAL_THRESHOLD ? (
-        <Suspense fallback={<Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />}>
+        <Suspense fallback={loading}>
           <VirtualRows
             table={table}
             view={view}

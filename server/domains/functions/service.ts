@@ -215,41 +215,22 @@ export async function runCode(
   };
   const input = { data, metadata };
   const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
-  if (!outcome.ok)
-    return {
-      success: false,
-      resultJson: null,
-      size: 0,
-      durationMs: outcome.durationMs,
-      memoryMb,
-      memoryBytes: outcome.memoryBytes,
-      logs: storableLogs(outcome.logs),
-      error: storableText(filterErrorText(inUserCode(outcome.error, code))),
-    };
-  if (outcome.sizeBytes > MAX_RESULT_BYTES)
-    return {
-      success: false,
-      resultJson: null,
-      size: 0,
-      durationMs: outcome.durationMs,
-      memoryMb,
-      memoryBytes: outcome.memoryBytes,
-      logs: storableLogs(outcome.logs),
-      error: `RESULT_TOO_LARGE: main returned ${(outcome.sizeBytes / 1024 / 1024).toFixed(1)} MiB of JSON; a result is at most ${MAX_RESULT_BYTES / 1024 / 1024} MiB.`,
-    };
-  return {
-    success: true,
-    resultJson: outcome.resultJson,
-    size: outcome.sizeBytes,
+  const ran = {
     durationMs: outcome.durationMs,
     memoryMb,
     memoryBytes: outcome.memoryBytes,
     logs: storableLogs(outcome.logs),
-    error: null,
   };
+  const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
+  if (!outcome.ok) return failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
+  if (outcome.sizeBytes > MAX_RESULT_BYTES)
+    return failed(
+      `RESULT_TOO_LARGE: main returned ${(outcome.sizeBytes / 1024 / 1024).toFixed(1)} MiB of JSON; a result is at most ${MAX_RESULT_BYTES / 1024 / 1024} MiB.`,
+    );
+  return { ...ran, success: true, resultJson: outcome.resultJson, size: outcome.sizeBytes, error: null };
 }
 
-/** What a test run answers (the API's FunctionTestResult): nothing is recorded or billed. */
+/** What a test run answers (the API's FunctionTestResult): billed (runUnsavedCode), not kept in any history. */
 export function testResult(run: FunctionRun) {
   return {
     success: run.success,
