@@ -1,4 +1,4 @@
-import { type HostOutcome, type SandboxProcess, SandboxRestarted, sandboxProcess } from "./process.ts";
+import { filterSandbox, type HostOutcome, type SandboxHost, SandboxRestarted } from "./process.ts";
 import {
   DEFAULT_FILTER_LIMITS,
   DEFAULT_FILTER_VERSION,
@@ -13,9 +13,11 @@ import {
 } from "./types.ts";
 
 /**
- * User filter code (`function main(stream)`) and function code, in a V8 isolate of the sandbox
- * process (process.ts, host.ts): never in this process, so a runaway loop, a memory bomb or a crash
- * of V8 costs the caller an error, not the service.
+ * User filter code (`function main(stream)`) and function code, in a V8 isolate (isolates.ts): in the
+ * sandbox process (process.ts, host.ts), or on this thread when this process runs nothing else that
+ * must keep answering (the stream engine's own process, see runFiltersOn). Never on the thread that
+ * serves GraphQL or the RPC proxy, so a runaway loop, a memory bomb or a crash of V8 costs the caller an
+ * error, not the service.
  *
  * - One isolate per {@link Filter}: filters never share globals or a heap, and each has its own
  *   memory limit. The isolate is reused across calls, so globals a filter sets survive between its
@@ -32,6 +34,11 @@ export interface FilterOptions {
   /** The key-value store seam; without it every qnLib call rejects with "key-value store not connected". */
   helpers?: FilterHelpers;
   limits?: Partial<FilterLimits>;
+  /**
+   * Functions: in the sandbox process even where filters run on the calling thread (see runFiltersOn),
+   * so a long time limit never blocks the caller's event loop.
+   */
+  offThread?: boolean;
 }
 
 export interface FilterInput {
@@ -57,8 +64,8 @@ function filterError(e: FilterError): FilterError {
 export class Filter {
   readonly version: FilterVersion;
   private readonly limits: FilterLimits;
-  /** The sandbox process for this filter's time limit. */
-  private readonly sandbox: SandboxProcess;
+  /** The sandbox for this filter's time limit (see filterSandbox). */
+  private readonly sandbox: SandboxHost;
   private readonly fid: number;
   /** The sandbox process generation the code is loaded in; -1 when it is not loaded. */
   private loadedIn = -1;
@@ -80,10 +87,11 @@ export class Filter {
     version: FilterVersion,
     private readonly helpers: FilterHelpers | undefined,
     limits: FilterLimits,
+    offThread = false,
   ) {
     this.version = version;
     this.limits = limits;
-    this.sandbox = sandboxProcess(limits.timeoutMs);
+    this.sandbox = filterSandbox(limits.timeoutMs, offThread);
     this.fid = this.sandbox.newId();
   }
 
@@ -268,10 +276,13 @@ export function filterErrorText(error: FilterError): string {
 
 /** Creates a filter. Its code is loaded into an isolate on the first run or check(). */
 export function newFilter(options: FilterOptions): Filter {
-  return new Filter(options.source, options.version ?? DEFAULT_FILTER_VERSION, options.helpers, {
-    ...DEFAULT_FILTER_LIMITS,
-    ...options.limits,
-  });
+  return new Filter(
+    options.source,
+    options.version ?? DEFAULT_FILTER_VERSION,
+    options.helpers,
+    { ...DEFAULT_FILTER_LIMITS, ...options.limits },
+    options.offThread,
+  );
 }
 
 /** The same, for callers written when loading the engine was asynchronous. */

@@ -1,18 +1,13 @@
 /**
- * The sandbox process: runs filters and functions in V8 isolates (isolated-vm), one isolate per open
- * filter, on behalf of the service that started it (process.ts), over the pipe on fd 3 (frames.ts).
- * It runs in its own process because V8 cannot always recover from an isolate's out-of-memory: some
- * allocations (a 100-million-element array, a JSON.parse of a 200 MB text) end in a "catastrophic"
- * error that leaves the thread stuck and its memory held, with no way back but ending the process.
- * Here that ends only this process; the service restarts it and the callers get a clear error.
+ * The sandbox process: runs the sandbox (isolates.ts) on behalf of the service that started it
+ * (process.ts), over the pipe on fd 3 (frames.ts). It runs in its own process because V8 cannot always
+ * recover from an isolate's out-of-memory (see isolates.ts): here that ends only this process; the service
+ * restarts it and the callers get a clear error.
  *
  * Started with `node --no-node-snapshot` (isolated-vm on Node 20 needs it). Nothing here is reachable
- * from user code: the isolate sees only the bootstrap's console and qnLib, which call back through the
- * two callbacks below, tied to the isolate's own calls.
+ * from user code: the isolate sees only the bootstrap's console and qnLib.
  */
 import net from "node:net";
-import ivm from "isolated-vm";
-import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
 import {
   type Frame,
   type FromHost,
@@ -22,399 +17,54 @@ import {
   writeFrame,
   writeFrameSync,
 } from "./frames.ts";
-import { errorPlace, FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
+import { isolateRuntime } from "./isolates.ts";
 
-const FILENAME = "filter.js";
 /**
  * Which of the service's two sandbox processes this is (see process.ts):
- * - "fast" (calls with short limits: filters): one call at a time on this thread (~2 µs to enter the
- *   isolate), and between calls it waits for the next frame in read(2), not in Node's event loop,
- *   which answers a call ~30 µs sooner. Nothing here needs the event loop: helper answers and
- *   expiries arrive as frames.
- * - "slow" (long limits: functions): calls run on isolated-vm's own threads (~30 µs more), several at
- *   once, so one long call does not hold up the others; frames come through the event loop.
+ * - "fast" (calls with short limits: filters): one call at a time on this thread, and between calls it
+ *   waits for the next frame in read(2), not in Node's event loop, which answers a call ~30 µs sooner.
+ *   Nothing here needs the event loop: helper answers and expiries arrive as frames.
+ * - "slow" (long limits: functions): calls run on isolated-vm's own threads, several at once, so one long
+ *   call does not hold up the others; frames come through the event loop.
  */
 const FAST = process.argv[2] === "fast";
-/**
- * How a batch's text enters the isolate. A string argument becomes an external string there, which
- * measured ~0.55 µs per KiB up to a few hundred KiB (60 µs for one 150-transaction block); a string
- * inside an array is copied by isolated-vm's serializer into V8's young generation at ~0.1 µs per KiB,
- * but only below V8's large-object size (128 KiB): above it fresh pages make it the slower way.
- */
-const BOXED_MAX_CHARS = 120 * 1024;
-/** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
-const MAX_WAITING_HELPERS = 256;
-
-interface Instance {
-  fid: number;
-  isolate: ivm.Isolate;
-  context: ivm.Context;
-  run: ivm.Reference<(call: number, data: string, meta: string) => string>;
-  settle: ivm.Reference<(hid: number, ok: boolean, body: string) => void>;
-  memoryMiB: number;
-}
-
-interface Call {
-  rid: number;
-  inst: Instance;
-  deadline: number;
-  timeoutMs: number;
-  /** Helper requests sent to the service and not answered yet. */
-  outstanding: number;
-  finished: boolean;
-  /** performance.now() when its frame was read. */
-  started: number;
-}
-
 const PIPE_FD = 3;
 const socket = FAST ? null : new net.Socket({ fd: PIPE_FD, readable: true, writable: true });
 const frames = FAST ? new SyncFrameReader<ToHost>(PIPE_FD) : null;
-/** Frames read while a call waited for a kept batch, handled after it. */
+/** Frames read while a call waited for a kept batch, and released waiting calls, handled in turn. */
 const deferred: Frame<ToHost>[] = [];
 const send = (header: FromHost, body?: string) =>
   socket ? writeFrame(socket, header, body) : writeFrameSync(PIPE_FD, header, body);
-const instances = new Map<number, Instance>();
-const calls = new Map<number, Call>();
 
-class HostFault extends Error {
-  constructor(readonly hostError: FilterError) {
-    super(hostError.message);
-  }
-}
-
-/** Classifies what isolated-vm threw out of a call or a compile. */
-function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number }, timeoutMs: number): FilterError {
-  if (e instanceof HostFault) return e.hostError;
-  const err = e instanceof Error ? e : new Error(String(e));
-  if (/Script execution timed out/.test(err.message)) {
-    return { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${timeoutMs} ms` };
-  }
-  if (inst.isolate.isDisposed || /memory limit|disposed/i.test(err.message)) {
-    return { kind: "MEMORY", message: `filter exceeded its memory limit of ${inst.memoryMiB} MiB` };
-  }
-  if (err.name === "SyntaxError") {
-    // isolated-vm appends the position: "Unexpected token '}' [filter.js:2:11]".
-    const message = err.message.replace(/ \[filter\.js:\d+:\d+\]$/, "");
-    return { kind: "SYNTAX", message: `SyntaxError: ${message}`, ...errorPlace(err.message) };
-  }
-  if (err.name === "RangeError" && /Maximum call stack size exceeded/.test(err.message)) {
-    return { kind: "MEMORY", message: "filter exceeded the stack limit (too deep recursion)" };
-  }
-  return { kind: "RUNTIME", message: `${err.name}: ${err.message}`, ...errorPlace(err.stack) };
-}
-
-function drop(fid: number): void {
-  const inst = instances.get(fid);
-  instances.delete(fid);
-  if (inst && !inst.isolate.isDisposed) inst.isolate.dispose();
-}
-
-function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
-  drop(h.fid);
-  const isolate = new ivm.Isolate({
-    memoryLimit: h.memoryMiB,
-    onCatastrophicError: (message) => send({ op: "fatal", fid: h.fid, message }),
-  });
-  const shell = { isolate, memoryMiB: h.memoryMiB };
-  try {
-    const context = isolate.createContextSync();
-    const boot = context.evalSync(BOOTSTRAP_SOURCE, { filename: "bootstrap.js", reference: true }) as ivm.Reference<
-      (...args: unknown[]) => unknown
-    >;
-    const api = boot.applySync(
-      undefined,
-      [
-        new ivm.Callback((call: number, hid: number, name: string, args: string) =>
-          helper(h.fid, call, hid, name, args),
-        ),
-        new ivm.Callback((call: number, out: string) => finishAsync(h.fid, call, out)),
-        new ivm.Callback((call: number, level: string, message: string) => log(h.fid, call, level, message)),
-        new ivm.Callback((call: number) => keptBatch(h.fid, call)),
-        new ivm.ExternalCopy([...FILTER_HELPER_NAMES]).copyInto(),
-        h.version,
-        h.maxLogLines,
-        h.maxLogChars,
-        h.snapshots,
-      ],
-      { timeout: h.timeoutMs, result: { reference: true } },
-    ) as ivm.Reference<Record<string, unknown>>;
-    const bind = api.getSync("bind", { reference: true }) as ivm.Reference<(main: unknown) => unknown>;
-    const settle = api.getSync("settle", { reference: true }) as Instance["settle"];
-    // Compilation and top-level code get the same time budget as one call.
-    const script = isolate.compileScriptSync(source, { filename: FILENAME });
-    script.runSync(context, { timeout: h.timeoutMs });
-    const main = context.evalSync("typeof main === 'function' ? main : undefined", {
-      reference: true,
-    }) as ivm.Reference<unknown>;
-    if (main.typeof !== "function") {
-      throw new HostFault({ kind: "SYNTAX", message: "the filter must define function main(stream)" });
+const runtime = isolateRuntime({
+  sync: FAST,
+  send,
+  // The service has the text: it is asked for, and frames that come meanwhile are handled after the call.
+  keptBatch(fid, rid) {
+    if (!frames) return undefined;
+    send({ op: "need", fid, rid });
+    for (;;) {
+      const frame = frames.next();
+      if (!frame) process.exit(0);
+      if (frame.header.op === "batch" && frame.header.rid === rid) return frame.header.found ? frame.body : undefined;
+      deferred.push(frame);
     }
-    const run = bind.applySync(undefined, [main.derefInto()], { result: { reference: true } }) as Instance["run"];
-    instances.set(h.fid, { fid: h.fid, isolate, context, run, settle, memoryMiB: h.memoryMiB });
-    send({ op: "opened", fid: h.fid, error: null });
-  } catch (e) {
-    const error = classify(e, shell, h.timeoutMs);
-    if (!isolate.isDisposed) isolate.dispose();
-    // Top-level code that throws is reported as the filter not loading, with the thrown error.
-    send({ op: "opened", fid: h.fid, error });
-  }
-}
-
-/**
- * Enters the isolate: on this thread in the fast process, on isolated-vm's threads in the slow one.
- * `copy`: the arguments go through isolated-vm's serializer (see BOXED_MAX_CHARS).
- */
-async function invoke<R>(
-  call: Call,
-  ref: ivm.Reference<(...args: never[]) => R>,
-  args: unknown[],
-  copy = false,
-): Promise<R> {
-  return (
-    FAST ? invokeSync(call, ref, args, copy) : await ref.apply(undefined, args as never[], optionsOf(call, copy))
-  ) as R;
-}
-
-function invokeSync<R>(call: Call, ref: ivm.Reference<(...args: never[]) => R>, args: unknown[], copy = false): R {
-  return ref.applySync(undefined, args as never[], optionsOf(call, copy)) as R;
-}
-
-function optionsOf(call: Call, copy: boolean): { timeout: number; arguments?: { copy: true } } {
-  const remaining = call.deadline - Date.now();
-  if (remaining <= 0) throw new HostFault(timeoutError(call));
-  return copy ? { timeout: Math.max(1, remaining), arguments: { copy: true } } : { timeout: Math.max(1, remaining) };
-}
-
-function timeoutError(call: Call): FilterError {
-  return { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms` };
-}
-
-function heapOf(inst: Instance): number {
-  return inst.isolate.isDisposed ? 0 : inst.isolate.getHeapStatisticsSync().used_heap_size;
-}
-
-function finish(call: Call, out: string): void {
-  if (call.finished) return;
-  call.finished = true;
-  calls.delete(call.rid);
-  send(
-    { op: "done", rid: call.rid, heapBytes: heapOf(call.inst), ms: performance.now() - call.started, error: null },
-    out,
-  );
-  // An error thrown by main ("E", after the "R" mark of a read batch: see bootstrap.ts) may leave the
-  // filter's globals half-updated: its next call, which may already be here, gets a fresh isolate.
-  ended(call.inst.fid, out[out[0] === "R" ? 1 : 0] === "E");
-}
-
-function fail(call: Call, error: FilterError): void {
-  if (call.finished) return;
-  call.finished = true;
-  calls.delete(call.rid);
-  const heapBytes = heapOf(call.inst);
-  const ms = performance.now() - call.started;
-  drop(call.inst.fid);
-  send({ op: "done", rid: call.rid, heapBytes, ms, error });
-  ended(call.inst.fid, false);
-}
-
-/**
- * Calls of a filter that arrived while its previous call was still running (awaiting helpers): the
- * service sends a filter's calls without waiting for answers (see Filter.run), and one isolate runs
- * one call at a time, so each waits here for the one before it.
- */
-const waiting = new Map<number, Frame<ToHost>[]>();
-
-function busy(fid: number): boolean {
-  for (const call of calls.values()) if (call.inst.fid === fid) return true;
-  return false;
-}
-
-/** Waiting calls taken out of `waiting` in their turn (their headers). */
-const released = new WeakSet<ToHost>();
-/** Filters whose call ended, to be handled outside the isolate (see afterCalls); `drop`: its isolate. */
-const endedCalls: { fid: number; drop: boolean }[] = [];
-
-/** A call ended, maybe inside its isolate (an async main settling during a helper's answer). */
-function ended(fid: number, dropIsolate: boolean): void {
-  endedCalls.push({ fid, drop: dropIsolate });
-  if (!frames && endedCalls.length === 1) setImmediate(afterCalls);
-}
-
-/** Drops the isolates to drop, and queues each ended filter's next waiting call before later frames. */
-function afterCalls(): void {
-  for (const { fid, drop: dropIsolate } of endedCalls.splice(0)) {
-    if (dropIsolate) drop(fid);
-    const queue = waiting.get(fid);
-    const next = queue?.shift();
-    if (queue?.length === 0) waiting.delete(fid);
-    if (!next) continue;
-    released.add(next.header);
-    if (frames) deferred.unshift(next);
-    else dispatch(next.header, next.body);
-  }
-}
-
-/** After the isolate returns control: an async main with nothing left to wait for can never settle. */
-function afterTurn(call: Call): void {
-  if (!call.finished && call.outstanding === 0) {
-    fail(call, {
-      kind: "RUNTIME",
-      message: "main's promise never settled: it awaits something that is never resolved",
-    });
-  }
-}
-
-function finishAsync(fid: number, rid: number, out: string): void {
-  const call = calls.get(rid);
-  if (call && call.inst.fid === fid) finish(call, out);
-}
-
-function log(fid: number, rid: number, level: string, message: string): void {
-  const call = calls.get(rid);
-  if (call && call.inst.fid === fid && !call.finished) send({ op: "log", rid, level }, message);
-}
-
-/**
- * The text of a batch the service kept (fast process only: it waits for the answer here, inside the
- * isolate's call); frames that come meanwhile are handled after the call. Undefined when the service
- * no longer has it.
- */
-function keptBatch(fid: number, rid: number): string | undefined {
-  if (!frames) return undefined;
-  send({ op: "need", fid, rid });
-  for (;;) {
-    const frame = frames.next();
-    if (!frame) process.exit(0);
-    if (frame.header.op === "batch" && frame.header.rid === rid) return frame.header.found ? frame.body : undefined;
-    deferred.push(frame);
-  }
-}
-
-function helper(fid: number, rid: number, hid: number, name: string, args: string): void {
-  const call = calls.get(rid);
-  if (!call || call.inst.fid !== fid || call.finished) return;
-  if (call.outstanding >= MAX_WAITING_HELPERS) {
-    // Thrown into the isolate: the helper's promise rejects with this message.
-    throw new Error(`more than ${MAX_WAITING_HELPERS} qnLib calls waiting at once: await them in smaller groups`);
-  }
-  call.outstanding++;
-  send({ op: "helper", rid, hid, name }, args);
-}
-
-function run(h: Extract<ToHost, { op: "run" }>, data: string): void {
-  if (busy(h.fid) || (waiting.has(h.fid) && !released.delete(h))) {
-    const queue = waiting.get(h.fid) ?? [];
-    queue.push({ header: h, body: data });
-    waiting.set(h.fid, queue);
-    return;
-  }
-  const inst = instances.get(h.fid);
-  if (!inst) {
-    send({
-      op: "done",
-      rid: h.rid,
-      heapBytes: 0,
-      ms: 0,
-      error: { kind: "RUNTIME", message: "the filter is not loaded" },
-      unloaded: true,
-    });
-    return;
-  }
-  const call: Call = {
-    rid: h.rid,
-    inst,
-    deadline: Date.now() + h.timeoutMs,
-    timeoutMs: h.timeoutMs,
-    outstanding: 0,
-    finished: false,
-    started: performance.now(),
-  };
-  calls.set(h.rid, call);
-  const ran = (out: string) => {
-    if (out !== "A") finish(call, out);
-    else afterTurn(call);
-  };
-  const threw = (e: unknown) => fail(call, classify(e, inst, h.timeoutMs));
-  const boxed = !h.kept && data.length <= BOXED_MAX_CHARS;
-  const args = [h.rid, h.kept ? null : boxed ? [data] : data, h.meta];
-  if (!FAST) {
-    invoke(call, inst.run, args, boxed).then(ran, threw);
-    return;
-  }
-  let out: string;
-  try {
-    out = invokeSync(call, inst.run, args, boxed);
-  } catch (e) {
-    threw(e);
-    return;
-  }
-  ran(out);
-}
-
-/** The service's timer for a call waiting for helpers (running code is stopped by isolated-vm's timeout). */
-function expire(h: Extract<ToHost, { op: "expire" }>): void {
-  const call = calls.get(h.rid);
-  if (call) fail(call, timeoutError(call));
-}
-
-function helped(h: Extract<ToHost, { op: "helped" }>, body: string): void {
-  const call = calls.get(h.rid);
-  if (!call || call.finished) return;
-  const threw = (e: unknown) => fail(call, classify(e, call.inst, call.timeoutMs));
-  // The answer counts as waiting until the isolate has it: in the slow process it may arrive while the
-  // isolate still runs the turn before, which must not then conclude that nothing is left to wait for.
-  const settled = () => {
-    call.outstanding--;
-    afterTurn(call);
-  };
-  if (!FAST) {
-    invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(settled, threw);
-    return;
-  }
-  try {
-    invokeSync(call, call.inst.settle, [h.hid, h.ok, body]);
-  } catch (e) {
-    threw(e);
-    return;
-  }
-  settled();
-}
-
-function dispatch(header: ToHost, body: string): void {
-  switch (header.op) {
-    case "open":
-      open(header, body);
-      break;
-    case "run":
-      run(header, body);
-      break;
-    case "helped":
-      helped(header, body);
-      break;
-    case "expire":
-      expire(header);
-      break;
-    case "close":
-      drop(header.fid);
-      break;
-    case "batch":
-      // The answer to a read of a kept batch whose call has ended meanwhile (it failed): nothing to do.
-      break;
-  }
-}
+  },
+  loop: frames ? { release: (frame) => deferred.unshift(frame) } : undefined,
+});
 
 send({ op: "ready" });
 if (socket) {
-  readFrames<ToHost>(socket, ({ header, body }) => dispatch(header, body));
+  readFrames<ToHost>(socket, ({ header, body }) => runtime.dispatch(header, body));
   // The service went away: nothing is left to run for.
   socket.on("end", () => process.exit(0));
   socket.on("error", () => process.exit(0));
 } else if (frames) {
   for (;;) {
-    afterCalls();
+    runtime.afterCalls();
     const frame = deferred.shift() ?? frames.next();
     if (!frame) break;
-    dispatch(frame.header, frame.body);
+    runtime.dispatch(frame.header, frame.body);
   }
   process.exit(0);
 }

@@ -139,27 +139,30 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
   });
 }
 
-export class SandboxProcess {
-  /** Bumped when the process is replaced: a filter loaded in an earlier generation is loaded again. */
+/**
+ * The caller's side of the sandbox (isolates.ts), whichever host runs it: opens filters, runs calls,
+ * keeps batches until read, answers helper requests from each call's FilterHelpers, collects logs.
+ * SandboxProcess runs the sandbox in a process of its own; InThreadSandbox (in-thread.ts) on this thread.
+ */
+export abstract class SandboxHost {
+  /** Bumped when the sandbox is replaced: a filter loaded in an earlier generation is loaded again. */
   generation = 1;
-  constructor(private readonly lane: "fast" | "slow") {}
+  constructor(protected readonly lane: "fast" | "slow") {}
 
-  private child: ChildProcess | null = null;
-  private socket: Socket | null = null;
   private nextId = 1;
-  private readonly calls = new Map<number, PendingCall>();
-  private readonly opens = new Map<number, PendingOpen>();
+  protected readonly calls = new Map<number, PendingCall>();
+  protected readonly opens = new Map<number, PendingOpen>();
   /** Per filter, the batches of its last two calls that were kept here (see run), newest first. */
-  private readonly kept = new Map<number, { rid: number; data: string }[]>();
-  private lastHeard = 0;
-  private ready = false;
-  private startedAt = 0;
-  private watchdog: NodeJS.Timeout | null = null;
+  protected readonly kept = new Map<number, { rid: number; data: string }[]>();
 
-  /** The sandbox process's pid while it runs (tests kill it to see a crash contained). */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
+  protected abstract ensureStarted(): void;
+  protected abstract send(header: ToHost, body?: string): void;
+  /** A call or an open is in flight (the first of them). */
+  protected abstract busy(): void;
+  /** Maybe nothing is in flight any more. */
+  protected abstract idle(): void;
+  /** V8 lost control of an isolate (see isolates.ts). */
+  protected abstract fatal(fid: number | null, message: string): void;
 
   newId(): number {
     return this.nextId++;
@@ -211,83 +214,12 @@ export class SandboxProcess {
 
   close(fid: number): void {
     this.kept.delete(fid);
-    if (this.socket) this.send({ op: "close", fid });
+    this.send({ op: "close", fid });
   }
 
-  /** Ends the process (tests; the service exiting ends it too, its pipe closing). */
-  stop(): void {
-    this.restart(null, "the sandbox process was stopped");
-  }
-
-  private send(header: ToHost, body?: string): void {
-    if (this.socket) writeFrame(this.socket, header, body);
-  }
-
-  private ensureStarted(): void {
-    if (this.child) return;
-    const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
-      stdio: ["ignore", "inherit", "inherit", "pipe"],
-      env: { ...process.env, ...HOST_MALLOC },
-    });
-    const socket = child.stdio[3] as Socket;
-    this.ready = false;
-    this.startedAt = Date.now();
-    this.child = child;
-    this.socket = socket;
-    readFrames<FromHost>(socket, (frame) => this.onFrame(child, frame.header, frame.body));
-    socket.on("error", () => {});
-    child.on("exit", (code, signal) => {
-      if (this.child === child) this.restart(null, `the sandbox process exited (${signal ?? `code ${code}`})`);
-    });
-    child.on("error", (e) => {
-      if (this.child === child) this.restart(null, `the sandbox process could not be started (${e.message})`);
-    });
-    this.idle();
-  }
-
-  /** In flight: keep the service's event loop (a script awaiting a call) alive and watch the process. */
-  private busy(): void {
-    if (this.calls.size + this.opens.size === 1) {
-      this.lastHeard = Date.now();
-      this.child?.ref();
-      this.socket?.ref();
-    }
-    this.watchdog ??= setInterval(() => this.check(), WATCHDOG_EVERY_MS);
-  }
-
-  private idle(): void {
-    if (this.calls.size + this.opens.size > 0) return;
-    this.child?.unref();
-    this.socket?.unref();
-    if (this.watchdog) clearInterval(this.watchdog);
-    this.watchdog = null;
-  }
-
-  private check(): void {
-    const now = Date.now();
-    if (!this.ready) {
-      if (now - this.startedAt > START_MS)
-        this.restart(null, `the sandbox process did not start within ${START_MS} ms`);
-      return;
-    }
-    let longest = 0;
-    for (const call of this.calls.values()) longest = Math.max(longest, call.timeoutMs);
-    // Opening runs top-level code under a filter's limit; 10 s covers any limit a filter is given.
-    if (this.opens.size > 0) longest = Math.max(longest, 10_000);
-    if (now - this.lastHeard > longest + GRACE_MS) {
-      this.restart(
-        null,
-        "the sandbox process stopped answering: V8 could not stop the call (an isolate that allocates far past its memory limit in one step can do this)",
-      );
-    }
-  }
-
-  private onFrame(child: ChildProcess, h: FromHost, body: string): void {
-    if (child !== this.child) return;
-    this.lastHeard = Date.now();
+  protected onFrame(h: FromHost, body: string): void {
     switch (h.op) {
       case "ready":
-        this.ready = true;
         return;
       case "opened": {
         const open = this.opens.get(h.fid);
@@ -326,7 +258,7 @@ export class SandboxProcess {
         return;
       }
       case "fatal":
-        this.restart(h.fid, `V8 lost control of the filter's isolate (${h.message})`);
+        this.fatal(h.fid, h.message);
         return;
     }
   }
@@ -352,15 +284,11 @@ export class SandboxProcess {
   }
 
   /**
-   * Kills the process (if alive) and fails what was in flight; the next call starts a new one.
+   * Fails what was in flight when the sandbox was lost (`why`); the next call starts a new one.
    * `culprit`: the filter that crashed it, when known.
    */
-  private restart(culprit: number | null, why: string): void {
-    const child = this.child;
-    this.child = null;
-    this.socket = null;
+  protected failInFlight(culprit: number | null, why: string): void {
     this.generation++;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     const now = Date.now();
     // Of a filter's calls sent ahead (see Filter.run), only the first can have been running: the
     // others waited for it.
@@ -394,7 +322,130 @@ export class SandboxProcess {
   }
 }
 
+export class SandboxProcess extends SandboxHost {
+  private child: ChildProcess | null = null;
+  private socket: Socket | null = null;
+  private lastHeard = 0;
+  private ready = false;
+  private startedAt = 0;
+  private watchdog: NodeJS.Timeout | null = null;
+
+  /** The sandbox process's pid while it runs (tests kill it to see a crash contained). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Ends the process (tests; the service exiting ends it too, its pipe closing). */
+  stop(): void {
+    this.restart(null, "the sandbox process was stopped");
+  }
+
+  protected send(header: ToHost, body?: string): void {
+    if (this.socket) writeFrame(this.socket, header, body);
+  }
+
+  protected ensureStarted(): void {
+    if (this.child) return;
+    const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
+      stdio: ["ignore", "inherit", "inherit", "pipe"],
+      env: { ...process.env, ...HOST_MALLOC },
+    });
+    const socket = child.stdio[3] as Socket;
+    this.ready = false;
+    this.startedAt = Date.now();
+    this.child = child;
+    this.socket = socket;
+    readFrames<FromHost>(socket, (frame) => this.onFrame(frame.header, frame.body, child));
+    socket.on("error", () => {});
+    child.on("exit", (code, signal) => {
+      if (this.child === child) this.restart(null, `the sandbox process exited (${signal ?? `code ${code}`})`);
+    });
+    child.on("error", (e) => {
+      if (this.child === child) this.restart(null, `the sandbox process could not be started (${e.message})`);
+    });
+    this.idle();
+  }
+
+  /** In flight: keep the service's event loop (a script awaiting a call) alive and watch the process. */
+  protected busy(): void {
+    if (this.calls.size + this.opens.size === 1) {
+      this.lastHeard = Date.now();
+      this.child?.ref();
+      this.socket?.ref();
+    }
+    this.watchdog ??= setInterval(() => this.check(), WATCHDOG_EVERY_MS);
+  }
+
+  protected idle(): void {
+    if (this.calls.size + this.opens.size > 0) return;
+    this.child?.unref();
+    this.socket?.unref();
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  private check(): void {
+    const now = Date.now();
+    if (!this.ready) {
+      if (now - this.startedAt > START_MS)
+        this.restart(null, `the sandbox process did not start within ${START_MS} ms`);
+      return;
+    }
+    let longest = 0;
+    for (const call of this.calls.values()) longest = Math.max(longest, call.timeoutMs);
+    // Opening runs top-level code under a filter's limit; 10 s covers any limit a filter is given.
+    if (this.opens.size > 0) longest = Math.max(longest, 10_000);
+    if (now - this.lastHeard > longest + GRACE_MS) {
+      this.restart(
+        null,
+        "the sandbox process stopped answering: V8 could not stop the call (an isolate that allocates far past its memory limit in one step can do this)",
+      );
+    }
+  }
+
+  protected override onFrame(h: FromHost, body: string, child?: ChildProcess): void {
+    if (child !== this.child) return;
+    this.lastHeard = Date.now();
+    if (h.op === "ready") this.ready = true;
+    else super.onFrame(h, body);
+  }
+
+  protected fatal(fid: number | null, message: string): void {
+    this.restart(fid, `V8 lost control of the filter's isolate (${message})`);
+  }
+
+  /**
+   * Kills the process (if alive) and fails what was in flight; the next call starts a new one.
+   * `culprit`: the filter that crashed it, when known.
+   */
+  private restart(culprit: number | null, why: string): void {
+    const child = this.child;
+    this.child = null;
+    this.socket = null;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    this.failInFlight(culprit, why);
+  }
+}
+
 const lanes = { fast: new SandboxProcess("fast"), slow: new SandboxProcess("slow") };
+/** Where filters run instead of the fast sandbox process (see runFiltersOn). */
+let filterHost: SandboxHost | null = null;
+
+/**
+ * Runs filters (calls up to FAST_LANE_MAX_MS, not functions) on this host from now on: the stream
+ * engine's own process runs them on its thread (in-thread.ts). Filters created before keep theirs.
+ */
+export function runFiltersOn(host: SandboxHost): void {
+  filterHost = host;
+}
+
+/**
+ * The sandbox for a filter with this time limit: the host runFiltersOn chose, else the sandbox process.
+ * `offThread` (functions): always the sandbox process, whose slow lane runs long calls side by side.
+ */
+export function filterSandbox(timeoutMs: number, offThread = false): SandboxHost {
+  return !offThread && filterHost && timeoutMs <= FAST_LANE_MAX_MS ? filterHost : sandboxProcess(timeoutMs);
+}
 
 /**
  * The sandbox process for calls with this time limit (each started on first use): the fast one up to

@@ -212,6 +212,7 @@ export async function runCode(
     version: FUNCTION_CONVENTION,
     limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
     helpers,
+    offThread: true,
   };
   const input = { data, metadata };
   const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
