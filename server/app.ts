@@ -1,5 +1,6 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
@@ -35,6 +36,7 @@ import { initialTokenHook } from "./domains/security/service.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
+import type { EngineChildEnv } from "./engine.ts";
 import { allResolvers } from "./graphql/all-resolvers.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
@@ -52,6 +54,8 @@ import { relayEvents } from "./platform/events-relay.ts";
 import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
+import { engineEntry } from "./platform/server-build.mjs";
+import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { RegistryHolder } from "./registry/watch.ts";
 import { seed } from "./seed.ts";
 
@@ -168,35 +172,52 @@ async function assemble(
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
   // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
   // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.
-  const egress = new EgressPolicy({
-    allow: config.egressAllow,
-    ownPorts: [
-      config.port,
-      ...(config.databaseUrl ? [] : [Number(new URL(database.url).port)]),
-      ...chainNodes
-        .list()
-        .filter((u) => u.source === "local")
-        .map((u) => Number(new URL(u.httpUrl).port)),
-    ],
-  });
+  const ownPorts = [
+    config.port,
+    ...(config.databaseUrl ? [] : [Number(new URL(database.url).port)]),
+    ...chainNodes
+      .list()
+      .filter((u) => u.source === "local")
+      .map((u) => Number(new URL(u.httpUrl).port)),
+  ];
+  const egress = new EgressPolicy({ allow: config.egressAllow, ownPorts });
+  // User code never runs on the thread that serves GraphQL or the proxy: beside them the engine runs in a
+  // supervised process of its own, started once this one listens (it must not delay readiness).
+  const engineInChild =
+    config.roles.engine && config.engineProcess === "child" && (config.roles.api || config.roles.proxy);
+  let engineChild: SupervisedChild | null = null;
   app.server.on("listening", () => {
     const address = app.server.address();
-    if (address && typeof address === "object") egress.addOwnPort(address.port);
+    const port = address && typeof address === "object" ? address.port : config.port;
+    egress.addOwnPort(port);
+    if (!engineInChild || engineChild) return;
+    const childEnv: EngineChildEnv = {
+      NODEPLANE_ENGINE_UPSTREAMS: JSON.stringify(chainNodes.list()),
+      NODEPLANE_ENGINE_OWN_PORTS: JSON.stringify([...ownPorts, port]),
+      NODEPLANE_ENGINE_OWNER: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}:engine`,
+    };
+    engineChild = superviseChild({
+      name: "stream engine",
+      args: engineEntry(config.rootDir),
+      env: { ...process.env, ...childEnv, DATABASE_URL: database.url, NODEPLANE_DATA_DIR: config.dataDir },
+      log,
+    });
   });
   // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
   const destinationDeps = { egress, functionInvoker: functionInvoker(db) };
-  const streamEngine = config.roles.engine
-    ? startStreamEngine({
-        db,
-        store: engineStore,
-        log,
-        config,
-        upstreams: chainNodes,
-        mailer,
-        destinationDeps,
-        filterHelpers: kvFilterHelpers(db),
-      })
-    : null;
+  const streamEngine =
+    config.roles.engine && !engineInChild
+      ? startStreamEngine({
+          db,
+          store: engineStore,
+          log,
+          config,
+          upstreams: chainNodes,
+          mailer,
+          destinationDeps,
+          filterHelpers: kvFilterHelpers(db),
+        })
+      : null;
   const kvParts = partStorage(config);
 
   const resolvers = mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]);
@@ -212,7 +233,7 @@ async function assemble(
     // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
     streams: {
       upstreams: chainNodes,
-      wake: streamEngine?.wake ?? (() => {}),
+      wake: streamEngine?.wake ?? (() => engineChild?.send({ op: "wake" })),
       mailer,
       destinationDeps,
       filterHelpers: kvFilterHelpers(db),
@@ -273,6 +294,7 @@ async function assemble(
       closed = true;
       stopWatching?.();
       await streamEngine?.stop();
+      await engineChild?.stop();
       await app.close();
       await eventsRelay.close();
       await chainNodes.stop();

@@ -1,43 +1,80 @@
 /**
- * The delivery engine as its own process (`node --import tsx server/engine.ts`): for
- * running engines beside the API process, or several on one database (leases keep each stream on one).
- * Uses DATABASE_URL, NODEPLANE_DATA_DIR (the secrets key), the networks config (upstreams; local anvil
- * nodes only with NODEPLANE_ENGINE_LOCAL_NODES=1), SMTP_URL, NODEPLANE_LEASE_TTL_MS, NODEPLANE_ENGINE_POLL_MS.
+ * The delivery engine as a process of its own. Two ways to run it:
+ * - As the service's engine child (how `npm start` runs it): the API process starts it, supervised
+ *   (platform/supervisor.ts), and passes what it needs in ENGINE_CHILD_ENV (see engineChildEnv in app.ts):
+ *   the database, the chain nodes it started, its own ports for the egress policy. It restarts this
+ *   process when it dies, and this process exits when the service is gone.
+ * - On its own (`node --no-node-snapshot --import tsx server/engine.ts`), beside API processes or several
+ *   on one database (leases keep each stream on one): DATABASE_URL, NODEPLANE_DATA_DIR (the secrets key),
+ *   the networks config (upstreams; local anvil nodes only with NODEPLANE_ENGINE_LOCAL_NODES=1), SMTP_URL,
+ *   NODEPLANE_EGRESS_ALLOW, NODEPLANE_LEASE_TTL_MS, NODEPLANE_ENGINE_POLL_MS.
+ *
+ * Either way this process serves neither GraphQL nor the RPC proxy, so filters run on its thread
+ * (InThreadSandbox): no process round trip per batch. Functions (FUNCTION destinations) still run in the
+ * sandbox process, whose slow lane runs their long limits without blocking this loop.
  */
-import { startChainNodes } from "./dataplane/chain/nodes.ts";
+import { type ChainNodes, startChainNodes, staticUpstreams, type Upstream } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
+import { InThreadSandbox } from "./dataplane/sandbox/in-thread.ts";
+import { runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
+import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import { loadConfig } from "./platform/config.ts";
 import { openDatabase } from "./platform/db/index.ts";
 import { EgressPolicy } from "./platform/egress.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
+import { answerSupervisor } from "./platform/supervisor.ts";
+
+/** What the service tells its engine child (environment variables, JSON). */
+export interface EngineChildEnv {
+  /** The chain nodes the service reads blocks from (its local anvil nodes included). */
+  NODEPLANE_ENGINE_UPSTREAMS: string;
+  /** Ports of the service itself (HTTP, embedded database, local nodes): the egress policy refuses them. */
+  NODEPLANE_ENGINE_OWN_PORTS: string;
+  /** The prefix of this child's lease owner id; a restarted child reclaims its predecessor's leases. */
+  NODEPLANE_ENGINE_OWNER: string;
+}
 
 const config = loadConfig(process.env, process.argv);
 if (!config.databaseUrl) throw new Error("DATABASE_URL is required to run the engine on its own");
 const log = createLogger(config.logLevel);
 const db = openDatabase(config.databaseUrl);
-const nodes = await startChainNodes(config, { startLocal: process.env.NODEPLANE_ENGINE_LOCAL_NODES === "1" });
+const child = process.env as Partial<EngineChildEnv>;
+const nodes: ChainNodes = child.NODEPLANE_ENGINE_UPSTREAMS
+  ? staticUpstreams(JSON.parse(child.NODEPLANE_ENGINE_UPSTREAMS) as Upstream[])
+  : await startChainNodes(config, { startLocal: process.env.NODEPLANE_ENGINE_LOCAL_NODES === "1" });
+const ownPorts: number[] = child.NODEPLANE_ENGINE_OWN_PORTS
+  ? (JSON.parse(child.NODEPLANE_ENGINE_OWN_PORTS) as number[])
+  : nodes
+      .list()
+      .filter((u) => u.source === "local")
+      .map((u) => Number(new URL(u.httpUrl).port));
+// An isolate V8 lost control of holds this thread: end now, the supervisor starts a new engine.
+runFiltersOn(
+  new InThreadSandbox((message) => {
+    log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
+    process.exit(70);
+  }),
+);
 const pollMs = Number(process.env.NODEPLANE_ENGINE_POLL_MS ?? 1000);
 const engine = startStreamEngine({
   db,
   store: engineStore,
   destinationDeps: {
-    // Not to the local chain nodes this process started, nor private addresses the operator did not allow.
-    egress: new EgressPolicy({
-      allow: config.egressAllow,
-      ownPorts: nodes
-        .list()
-        .filter((u) => u.source === "local")
-        .map((u) => Number(new URL(u.httpUrl).port)),
-    }),
+    // Not to the service's own ports, nor private addresses the operator did not allow.
+    egress: new EgressPolicy({ allow: config.egressAllow, ownPorts }),
     functionInvoker: functionInvoker(db),
   },
+  filterHelpers: kvFilterHelpers(db),
   log,
   config,
   upstreams: nodes,
-  mailer: createMailer(db, { smtpUrl: process.env.SMTP_URL, log }),
+  mailer: createMailer(db, { smtpUrl: config.smtpUrl, log }),
+  ...(child.NODEPLANE_ENGINE_OWNER
+    ? { ownerId: `${child.NODEPLANE_ENGINE_OWNER}:${process.pid}`, reclaimPrefix: child.NODEPLANE_ENGINE_OWNER }
+    : {}),
   leaseTtlMs: Number(process.env.NODEPLANE_LEASE_TTL_MS ?? 15_000),
   pollMs,
   tipPollMs: pollMs,
@@ -45,11 +82,24 @@ const engine = startStreamEngine({
 });
 log.info({ owner: engine.ownerId }, "stream engine started");
 
+let stopping = false;
 const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
   await engine.stop();
   await nodes.stop();
   await db.$client.end();
   process.exit(0);
 };
 process.once("SIGTERM", shutdown);
-process.once("SIGINT", shutdown);
+// The service's activations reach the engine at once; the service gone (even killed), so is its engine.
+const supervised = answerSupervisor(
+  (message) => {
+    if (message.op === "wake") engine.wake();
+  },
+  () => void shutdown(),
+);
+// Ctrl-C reaches the whole terminal's process group: a supervised engine is stopped by its service.
+process.on("SIGINT", () => {
+  if (!supervised) void shutdown();
+});

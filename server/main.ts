@@ -6,7 +6,8 @@ import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/s
 import { RegistryError } from "./registry/registry.ts";
 
 const args = process.argv.slice(2);
-const config = loadConfig(process.env, args);
+// The stream engine runs in a supervised process of its own unless told otherwise (see AppConfig).
+const config = loadConfig({ NODEPLANE_ENGINE_PROCESS: "child", ...process.env }, args);
 
 // The service that runs the embedded PostgreSQL server owns the data directory; with an external database
 // the directory holds only the secrets key, which processes split by role share.

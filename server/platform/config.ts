@@ -24,6 +24,12 @@ export interface AppConfig {
    * default; `--role proxy` or NODEPLANE_ROLES=api,engine splits them across processes or machines.
    */
   roles: Record<ProcessRole, boolean>;
+  /**
+   * Where a process that also serves the API or the proxy runs its engine role (NODEPLANE_ENGINE_PROCESS):
+   * "child", a supervised process of its own that runs filters on its thread (`npm start`: main.ts
+   * defaults to it), or "inline", in this process with filters in the sandbox process (tests' apps).
+   */
+  engineProcess: "child" | "inline";
   /** Development mode: the console is served by Vite with hot reload, manifests reload on change. */
   dev: boolean;
   demoPassword: string | null;
@@ -136,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     smtpUrl: env.SMTP_URL || null,
     production: env.NODE_ENV === "production",
     dev: argv.includes("--dev"),
+    engineProcess: env.NODEPLANE_ENGINE_PROCESS === "child" ? "child" : "inline",
     roles: parseRoles(argv.includes("--role") ? argv[argv.indexOf("--role") + 1] : env.NODEPLANE_ROLES),
     demoPassword: env.NODEPLANE_DEMO_PASSWORD || null,
     featureFlags: parseFlags(env.NODEPLANE_FLAGS),

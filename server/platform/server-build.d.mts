@@ -3,3 +3,5 @@ export declare const SERVER_BUILD_DIR: string;
 export declare const SERVER_BUNDLE: string;
 export declare function serverBuildStaleness(rootDir: string): string | null;
 export declare function ensureServerBuilt(rootDir: string, log?: (line: string) => void): Promise<void>;
+export declare const ENGINE_BUNDLE: string;
+export declare function engineEntry(rootDir: string): string[];

@@ -16,7 +16,7 @@
  * where it is used (`await import("@aws-sdk/client-s3")`), which the bundle keeps lazy.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -24,6 +24,13 @@ import { pathToFileURL } from "node:url";
 /** Where the server's build goes (not under dist/, which the console serves). */
 export const SERVER_BUILD_DIR = "dist-server";
 export const SERVER_BUNDLE = `${SERVER_BUILD_DIR}/main.mjs`;
+/** The stream engine's process (server/engine.ts), which the service starts as its child. */
+export const ENGINE_BUNDLE = `${SERVER_BUILD_DIR}/engine.mjs`;
+/** The entry points: the service and, where there is one, the engine. */
+const ENTRIES = [
+  { source: "server/main.ts", bundle: SERVER_BUNDLE },
+  { source: "server/engine.ts", bundle: ENGINE_BUNDLE },
+];
 const STAMP = `${SERVER_BUILD_DIR}/.inputs.json`;
 /** A source's own location (its text is replaced, so this pattern must not spell what it matches). */
 const ownPaths = /\bimport\.meta\.(dirname|url)\b/g;
@@ -47,7 +54,8 @@ function currentContents(rootDir, files) {
  * @returns {string | null}
  */
 export function serverBuildStaleness(rootDir) {
-  if (!existsSync(path.join(rootDir, SERVER_BUNDLE))) return `${SERVER_BUNDLE} is missing`;
+  for (const entry of entriesOf(rootDir))
+    if (!existsSync(path.join(rootDir, entry.bundle))) return `${entry.bundle} is missing`;
   /** @type {{ files: string[]; sha256: string }} */
   let stamp;
   try {
@@ -63,23 +71,43 @@ export function serverBuildStaleness(rootDir) {
   return "the service's sources changed";
 }
 
+/** @param {string} rootDir */
+function entriesOf(rootDir) {
+  return ENTRIES.filter((entry) => existsSync(path.join(rootDir, entry.source)));
+}
+
 /**
- * esbuild's bundle of server/main.ts. Each source keeps the paths it finds files by: `import.meta.dirname`
+ * node's arguments that run the engine process: its bundle while the bundles are current (as start.mjs
+ * decides for the service), else its source through tsx; isolated-vm on Node 20 needs --no-node-snapshot.
+ * @param {string} rootDir
+ * @returns {string[]}
+ */
+export function engineEntry(rootDir) {
+  const entry =
+    serverBuildStaleness(rootDir) === null
+      ? [path.join(rootDir, ENGINE_BUNDLE)]
+      : ["--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href, path.join(rootDir, "server/engine.ts")];
+  return ["--no-node-snapshot", ...entry];
+}
+
+/**
+ * esbuild's bundles of server/main.ts and server/engine.ts, written into `outdir` as main.mjs and engine.mjs. Each source keeps the paths it finds files by: `import.meta.dirname`
  * and `import.meta.url` become the source file's own (schemas, migrations and the sandbox host are read
  * from the repository, as under tsx).
  * @param {string} rootDir
- * @param {string} outfile
+ * @param {string} outdir
  * @returns {Promise<{ file: string; contents: string }[]>} our files esbuild read, as it read them
  */
-async function bundle(rootDir, outfile) {
+async function bundle(rootDir, outdir) {
   // The esbuild tsx runs on: tsx is a dependency, esbuild is its own.
   const { build } = createRequire(createRequire(import.meta.url).resolve("tsx"))("esbuild");
   /** @type {Map<string, string>} */
   const read = new Map();
   const loaders = { ".ts": "ts", ".mts": "ts", ".mjs": "js", ".js": "js", ".json": "json" };
   await build({
-    entryPoints: [path.join(rootDir, "server/main.ts")],
-    outfile,
+    entryPoints: entriesOf(rootDir).map((entry) => path.join(rootDir, entry.source)),
+    outdir,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     packages: "external",
     platform: "node",
@@ -132,9 +160,11 @@ export async function ensureServerBuilt(rootDir, log = (line) => console.log(lin
     rootDir,
     RESOLUTION_INPUTS.filter((file) => existsSync(path.join(rootDir, file))),
   );
-  const staging = path.join(rootDir, `${SERVER_BUNDLE}.${process.pid}`);
+  const staging = path.join(rootDir, SERVER_BUILD_DIR, `.staging-${process.pid}`);
   const sources = await bundle(rootDir, staging);
-  renameSync(staging, path.join(rootDir, SERVER_BUNDLE));
+  for (const entry of entriesOf(rootDir))
+    renameSync(path.join(staging, path.basename(entry.bundle)), path.join(rootDir, entry.bundle));
+  rmSync(staging, { recursive: true, force: true });
   const inputs = [...resolution, ...sources];
   const stampStaging = path.join(rootDir, `${STAMP}.${process.pid}`);
   writeFileSync(stampStaging, JSON.stringify({ files: inputs.map((i) => i.file), sha256: hashOf(inputs) }));

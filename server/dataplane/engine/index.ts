@@ -32,6 +32,12 @@ export interface StreamEngineDeps {
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   /** Unique per process; default host:pid:random. */
   ownerId?: string;
+  /**
+   * An owner id prefix of this engine's dead predecessors (ownerId starts with it too): their leases are
+   * taken at once instead of after their TTL. Only for a supervisor that starts one engine at a time and
+   * the next only once the last has exited (the service's engine child, see server/engine.ts).
+   */
+  reclaimPrefix?: string;
   /** How long a lease holds without renewal (a killed process's streams move after this). Default 15 s. */
   leaseTtlMs?: number;
   /** How often the engine looks for active streams without a running owner. Default 1 s. */
@@ -72,6 +78,9 @@ export const STREAM_CHANGED_CHANNEL = "nodeplane_stream_changed";
 export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   const ownerId = deps.ownerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const leaseTtlMs = deps.leaseTtlMs ?? 15_000;
+  const reclaim = deps.reclaimPrefix ?? null;
+  if (reclaim !== null && !ownerId.startsWith(reclaim))
+    throw new Error("the engine's owner id must start with reclaimPrefix");
   const pollMs = deps.pollMs ?? 1000;
   const maxStreams = deps.maxStreams ?? 200;
   const tipPollMs = deps.tipPollMs ?? 1000;
@@ -104,11 +113,11 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
 
   const tick = async () => {
     if (stopping || runners.size >= maxStreams) return;
-    const ids = await deps.store.activeStreamIds(deps.db.$client, maxStreams);
+    const ids = await deps.store.activeStreamIds(deps.db.$client, maxStreams, reclaim);
     for (const id of ids) {
       if (stopping || runners.size >= maxStreams) break;
       if (runners.has(id)) continue;
-      if (!(await deps.store.takeLease(deps.db.$client, id, ownerId, leaseTtlMs))) continue;
+      if (!(await deps.store.takeLease(deps.db.$client, id, ownerId, leaseTtlMs, reclaim))) continue;
       const runner = new StreamRunner(
         {
           db: deps.db,

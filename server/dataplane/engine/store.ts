@@ -10,9 +10,12 @@ import type { DeliveryRecord } from "./deliveries.ts";
  */
 export interface EngineStore {
   /** Active streams whose lease is free or expired, oldest change first. */
-  activeStreamIds(pool: pg.Pool, limit: number): Promise<string[]>;
-  /** Takes (or keeps) the lease of a stream; true when this owner holds it now. */
-  takeLease(pool: pg.Pool, streamId: string, owner: string, ttlMs: number): Promise<boolean>;
+  activeStreamIds(pool: pg.Pool, limit: number, reclaim: string | null): Promise<string[]>;
+  /**
+   * Takes (or keeps) the lease of a stream; true when this owner holds it now. `reclaim`: an owner id
+   * prefix whose leases are taken at once, unexpired (a dead predecessor's, see StreamEngineDeps).
+   */
+  takeLease(pool: pg.Pool, streamId: string, owner: string, ttlMs: number, reclaim: string | null): Promise<boolean>;
   /** Renews a held lease; null when the lease is no longer this owner's (the runner must stop). */
   renewLease(pool: pg.Pool, streamId: string, owner: string, ttlMs: number): Promise<Heartbeat | null>;
   releaseLease(pool: pg.Pool, streamId: string, owner: string): Promise<void>;

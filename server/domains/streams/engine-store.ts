@@ -34,25 +34,31 @@ export const engineStore: EngineStore = {
 /** How many delivered block hashes are kept per stream for finding a fork point. */
 export const KEPT_HASHES = 256;
 
-async function activeStreamIds(pool: pg.Pool, limit: number): Promise<string[]> {
+async function activeStreamIds(pool: pg.Pool, limit: number, reclaim: string | null): Promise<string[]> {
   const r = await pool.query<{ id: string }>(
     `select s.id from streams s left join stream_leases l on l.stream_id = s.id
-     where s.status = 'ACTIVE' and (l.stream_id is null or l.expires_at < now())
+     where s.status = 'ACTIVE' and (l.stream_id is null or l.expires_at < now() or starts_with(l.owner, $2))
      order by s.updated_at limit $1`,
-    [limit],
+    [limit, reclaim],
   );
   return r.rows.map((row) => row.id);
 }
 
 /** Takes (or keeps) the lease of a stream; true when this owner holds it now. */
-async function takeLease(pool: pg.Pool, streamId: string, owner: string, ttlMs: number): Promise<boolean> {
+async function takeLease(
+  pool: pg.Pool,
+  streamId: string,
+  owner: string,
+  ttlMs: number,
+  reclaim: string | null,
+): Promise<boolean> {
   const r = await pool.query(
     `insert into stream_leases as l (stream_id, owner, expires_at)
      select $1, $2, now() + make_interval(secs => $3::double precision / 1000) where exists (select 1 from streams where id = $1)
      on conflict (stream_id) do update set owner = excluded.owner, expires_at = excluded.expires_at
-       where l.expires_at < now() or l.owner = excluded.owner
+       where l.expires_at < now() or l.owner = excluded.owner or starts_with(l.owner, $4)
      returning owner`,
-    [streamId, owner, ttlMs],
+    [streamId, owner, ttlMs, reclaim],
   );
   return r.rowCount === 1;
 }
