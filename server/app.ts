@@ -48,7 +48,7 @@ import { compressAnswer } from "./platform/answer-compression.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
-import { EgressPolicy } from "./platform/egress.ts";
+import { EgressPolicy, formatEgressAllow } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
 import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
@@ -66,6 +66,8 @@ export interface App {
   log: Logger;
   /** What the first start generated and must be shown once (the demo sign-in). */
   firstStart: { demoEmail: string; demoPassword: string; passwordCreated: boolean };
+  /** The stream engine's supervised process, once started, when this process runs its engine role there. */
+  engineChild(): SupervisedChild | null;
   close(): Promise<void>;
 }
 
@@ -199,7 +201,16 @@ async function assemble(
     engineChild = superviseChild({
       name: "stream engine",
       args: engineEntry(config.rootDir),
-      env: { ...process.env, ...childEnv, DATABASE_URL: database.url, NODEPLANE_DATA_DIR: config.dataDir },
+      // This process's settings, also those its caller gave it other than through its environment.
+      env: {
+        ...process.env,
+        ...childEnv,
+        DATABASE_URL: database.url,
+        NODEPLANE_DATA_DIR: config.dataDir,
+        NODEPLANE_EGRESS_ALLOW: formatEgressAllow(config.egressAllow),
+        SMTP_URL: config.smtpUrl ?? "",
+        LOG_LEVEL: config.logLevel,
+      },
       log,
     });
   });
@@ -289,6 +300,7 @@ async function assemble(
     services,
     log,
     firstStart,
+    engineChild: () => engineChild,
     async close() {
       if (closed) return;
       closed = true;

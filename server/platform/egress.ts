@@ -115,6 +115,11 @@ export type EgressAllowEntry =
 const HOST_NAME =
   /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
 
+/** The entries as NODEPLANE_EGRESS_ALLOW text, which parseEgressAllow reads back (for a child process). */
+export function formatEgressAllow(entries: EgressAllowEntry[]): string {
+  return entries.map((e) => (e.kind === "host" ? e.name : `${e.network}/${e.prefix}`)).join(",");
+}
+
 /** Reads NODEPLANE_EGRESS_ALLOW (comma-separated); throws naming the entry that is neither a host, an address nor a range. */
 export function parseEgressAllow(text: string | undefined): EgressAllowEntry[] {
   const entries: EgressAllowEntry[] = [];

@@ -1,0 +1,158 @@
+// The stream engine as `npm start` runs it: a supervised child process of the service that runs filters
+// on its own thread. User code never runs in the API process; a loop, a memory bomb or a killed engine
+// costs a batch, not the service.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { App } from "../../server/app.ts";
+import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
+import { blockNumbers, DEMO_PASSWORD, NETWORK, startReceiver, waitFor } from "./streams-harness.ts";
+
+let built: App;
+let database: TestDatabase;
+let dataDir: string;
+let owner: TestUser;
+let rpcUrl: string;
+
+async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await res.json()) as { result: unknown }).result;
+}
+
+beforeAll(async () => {
+  const { buildApp } = await import("../../server/app.ts");
+  const { loadConfig } = await import("../../server/platform/config.ts");
+  database = await createTestDatabase();
+  dataDir = mkdtempSync(join(tmpdir(), "nodeplane-engine-process-"));
+  // The service's own local node (mining only when told), whose address it hands to its engine.
+  const networks = join(dataDir, "networks.json");
+  writeFileSync(networks, JSON.stringify({ local: { networks: [NETWORK], blockTimeSeconds: 3600 } }));
+  // The chain nodes are read from the process's environment (this test file's worker).
+  process.env.NODEPLANE_LOCAL_CHAIN = "1";
+  process.env.NODEPLANE_NETWORKS_CONFIG = networks;
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: "test",
+    DATABASE_URL: database.url,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    NODEPLANE_DATA_DIR: dataDir,
+    NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
+    NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
+    NODEPLANE_ENGINE_PROCESS: "child",
+  });
+  built = await buildApp(config);
+  await built.app.listen({ port: 0, host: "127.0.0.1" });
+  const address = built.app.server.address();
+  if (!address || typeof address === "string") throw new Error("no address");
+  const url = `http://127.0.0.1:${address.port}`;
+  rpcUrl = built.services.upstreams.get(NETWORK)?.httpUrl as string;
+  owner = await signIn(
+    { client: () => new GqlClient(url) } as unknown as TestApp,
+    "demo@nodeplane.local",
+    DEMO_PASSWORD,
+  );
+  await rpc("anvil_mine", ["0x28"]);
+}, 120_000);
+
+afterAll(async () => {
+  await built?.close();
+  await database?.drop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function createActive(url: string, extra: Record<string, unknown>): Promise<string> {
+  const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+    "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+    {
+      input: {
+        name: "engine child",
+        network: NETWORK,
+        dataset: "BLOCK",
+        destination: "WEBHOOK",
+        destinationAttributes: { url, maxRetry: 0, retryIntervalSec: 0 },
+        startRange: 1,
+        endRange: 12,
+        datasetBatchSize: 3,
+        status: "ACTIVE",
+        ...extra,
+      },
+    },
+  );
+  return createStream.id;
+}
+
+async function streamOf(id: string) {
+  const { stream } = await owner.client.gqlOk<{ stream: { status: string; statusReason: string | null } }>(
+    "query($id: ID!) { stream(id: $id) { status statusReason } }",
+    { id },
+  );
+  return stream;
+}
+
+const pausedWith = async (id: string) =>
+  waitFor(`stream ${id} paused`, async () => {
+    const s = await streamOf(id);
+    return s.status === "PAUSED" ? s : null;
+  });
+
+describe("the stream engine in its own process", () => {
+  it("runs in a child process, delivers, and contains a looping filter and a memory bomb to their batches", async () => {
+    const engine = await waitFor("the engine child", async () => built.engineChild()?.pid);
+    expect(engine).not.toBe(process.pid);
+    const receiver = await startReceiver();
+    try {
+      const created = Date.now();
+      const good = await createActive(receiver.url, { filterFunction: "function main(s) { return s.data }" });
+      // The activation wakes the child at once (not its 1 s poll).
+      await waitFor("first delivery", async () => receiver.received.length > 0);
+      expect(Date.now() - created).toBeLessThan(5_000);
+      const loop = await createActive(receiver.url, { filterFunction: "function main(s) { for (;;) {} }" });
+      const bomb = await createActive(receiver.url, {
+        filterFunction: "function main(s) { const a = []; for (;;) a.push(new Array(1e6).fill(a.length)) }",
+      });
+      await waitFor("good completes", async () => (await streamOf(good)).status === "COMPLETED");
+      expect((await pausedWith(loop)).statusReason).toMatch(/filter failed.*TIMEOUT/);
+      expect((await pausedWith(bomb)).statusReason).toMatch(/filter failed.*MEMORY/);
+      expect(receiver.received.flatMap((r) => blockNumbers(r.json))).toEqual(
+        Array.from({ length: 12 }, (_, i) => i + 1),
+      );
+      // Contained in their isolates: the same engine process ran all three.
+      expect(built.engineChild()?.pid).toBe(engine);
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it("is restarted after a SIGKILL, takes its streams back at once and delivers every block", async () => {
+    const child = built.engineChild();
+    const killed = child?.pid as number;
+    const starts = child?.starts as number;
+    // Slow answers, so the kill lands mid-stream.
+    const receiver = await startReceiver(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return 200;
+    });
+    try {
+      const id = await createActive(receiver.url, { endRange: 40, datasetBatchSize: 1, filterFunction: null });
+      await waitFor("some deliveries", async () => receiver.received.length >= 5);
+      process.kill(killed, "SIGKILL");
+      const killedAt = Date.now();
+      await waitFor("a new engine", async () => (child?.starts ?? 0) > starts && child?.pid !== killed);
+      await waitFor("the stream completes", async () => (await streamOf(id)).status === "COMPLETED", 30_000);
+      // Its lease was reclaimed at once, not after the 15 s TTL.
+      expect(Date.now() - killedAt).toBeLessThan(12_000);
+      const delivered = new Set(receiver.received.flatMap((r) => blockNumbers(r.json)));
+      expect([...delivered].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+});
