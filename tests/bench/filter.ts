@@ -1,6 +1,8 @@
 /**
- * The sandbox (V8 isolates in the sandbox process) against the same code as plain JavaScript in this
- * process. Run: `node --no-node-snapshot --import tsx tests/bench/filter.ts` (also `npm run bench --
+ * The sandbox against the same code as plain JavaScript in this process, on its two hosts: the stream
+ * engine's own thread (InThreadSandbox: how `npm start` runs filters, in the engine's supervised process)
+ * and, in rows of their own, the sandbox process (where the API process runs filter tests and every
+ * function). Run: `node --no-node-snapshot --import tsx tests/bench/filter.ts` (also `npm run bench --
  * filter`; the flag lets this process load isolated-vm for the bare-isolate baseline).
  *
  * 1. Filters per block. Both sides start from what the engine has — the batch as JSON text from the
@@ -29,6 +31,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { createFilter } from "../../server/dataplane/sandbox/filter.ts";
+import { InThreadSandbox } from "../../server/dataplane/sandbox/in-thread.ts";
+import { runFiltersOn } from "../../server/dataplane/sandbox/process.ts";
 import type { FilterHelpers } from "../../server/dataplane/sandbox/types.ts";
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString("hex")}`;
@@ -102,8 +106,19 @@ const IN_FLIGHT_SHAPES = [
 /** Time per case (both sides together); keeps the whole benchmark under a minute. */
 const CASE_MS = Number(process.env.BENCH_FILTER_CASE_MS ?? 1_000);
 
+/** Where filters run: the engine's thread (the engine's own process) or the sandbox process. */
+export const FILTER_HOSTS = ["engine thread", "sandbox process"] as const;
+export type FilterHost = (typeof FILTER_HOSTS)[number];
+// As server/engine.ts does: filters on this thread unless told otherwise (offThread).
+runFiltersOn(
+  new InThreadSandbox((message) => {
+    throw new Error(`V8 lost control of an isolate: ${message}`);
+  }),
+);
+
 export interface FilterBenchRow {
   filter: string;
+  host: FilterHost;
   trivial: boolean;
   txPerBlock: number;
   kibPerBlock: number;
@@ -160,6 +175,7 @@ async function measure(
   txPerBlock: number,
   blocksPerBatch: number,
   inFlight: number,
+  host: FilterHost,
 ): Promise<FilterBenchRow> {
   const batches = batchesOf(txPerBlock, blocksPerBatch);
   const metadata = { dataset: "BLOCK", network: "bench" };
@@ -168,7 +184,11 @@ async function measure(
     const out = plainMain({ data: JSON.parse(json), metadata });
     return out === null ? null : JSON.stringify(out);
   };
-  const filter = await createFilter({ source, limits: { memoryBytes: 256 * 1024 * 1024 } });
+  const filter = await createFilter({
+    source,
+    limits: { memoryBytes: 256 * 1024 * 1024 },
+    offThread: host === "sandbox process",
+  });
   // As the stream engine calls it: the batch's byte count is known (the engine counts every batch for
   // its metrics, filter or not), so a batch passed through is not counted again.
   const bytes = new Map(batches.map((json) => [json, Buffer.byteLength(json)]));
@@ -196,6 +216,7 @@ async function measure(
   const sandboxUs = median(sandboxRuns) / blocksPerBatch / inFlight;
   return {
     filter: label,
+    host,
     trivial: label in TRIVIAL_FILTERS,
     txPerBlock,
     kibPerBlock: Buffer.byteLength(batches[0]) / blocksPerBatch / 1024,
@@ -210,6 +231,7 @@ async function measure(
 export function formatFilterRow(r: FilterBenchRow): string {
   return [
     r.filter.padEnd(22),
+    r.host.padEnd(15),
     `${String(r.txPerBlock).padStart(4)} tx/block (${r.kibPerBlock.toFixed(1).padStart(6)} KiB)`,
     `${String(r.blocksPerBatch).padStart(3)} blocks/batch`,
     r.inFlight === 1 ? "one call at a time " : `${r.inFlight} calls in flight `,
@@ -227,9 +249,11 @@ export async function runFilterBench(log: (line: string) => void = console.log):
       ...IN_FLIGHT_SHAPES.map(([tx, batch]) => [tx, batch, IN_FLIGHT] as const),
     ];
     for (const [tx, batch, inFlight] of cases) {
-      const row = await measure(label, source, tx, batch, inFlight);
-      rows.push(row);
-      log(`  ${formatFilterRow(row)}`);
+      for (const host of FILTER_HOSTS) {
+        const row = await measure(label, source, tx, batch, inFlight, host);
+        rows.push(row);
+        log(`  ${formatFilterRow(row)}`);
+      }
     }
   }
   return rows;

@@ -127,7 +127,7 @@ if (wanted("filter")) {
     "./filter.ts"
   );
   console.log(
-    `\n=== filter: the sandbox (V8 isolates in the sandbox process) against the same function as plain JS (JSON.parse + main + JSON.stringify); trivial = ${Object.entries(
+    `\n=== filter: the sandbox (V8 isolates on the stream engine's own thread, as \`npm start\` runs filters in its engine process; and, in rows of their own, in the sandbox process the API uses for filter tests and functions) against the same function as plain JS (JSON.parse + main + JSON.stringify); trivial = ${Object.entries(
       TRIVIAL_FILTERS,
     )
       .map(([k, v]) => `${k} \`${v}\``)
@@ -135,12 +135,13 @@ if (wanted("filter")) {
   );
   const inFlightText = (r: FilterBenchRow) =>
     r.inFlight === 1 ? " (one call at a time, the tip)" : ` (${r.inFlight} calls in flight, backfill)`;
-  const rows: FilterBenchRow[] = await runFilterBench();
+  // The targets are the engine's, whose filters run on its thread; the sandbox process's rows are shown beside.
+  const rows: FilterBenchRow[] = (await runFilterBench()).filter((r) => r.host === "engine thread");
   for (const label of Object.keys(TRIVIAL_FILTERS)) {
     for (const r of rows.filter((x) => x.filter === label)) {
       checks.push({
         bench: "filter",
-        target: `${label}, ${r.txPerBlock} tx × ${r.blocksPerBatch} blocks/batch${inFlightText(r)}: sandbox ≤ 20 µs/block`,
+        target: `${label}, ${r.txPerBlock} tx × ${r.blocksPerBatch} blocks/batch${inFlightText(r)}: ≤ 20 µs/block`,
         measured: `${r.sandboxUsPerBlock.toFixed(1)} µs (plain ${r.plainUsPerBlock.toFixed(1)} µs)`,
         met: r.sandboxUsPerBlock <= 20,
       });

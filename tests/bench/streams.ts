@@ -18,9 +18,9 @@
  * side then runs for about half a second; over 3000 blocks it ran a tenth of one, and rounds of the same
  * run differed by a fifth), BENCH_TX_BLOCKS the range with transactions (default 60).
  *
- * The service started here runs its own stream engine too (buildApp); its networks config points at the
- * same anvil and starts no local nodes, so whichever engine takes a stream does the same work. The
- * bench's engine polls every 20 ms and is woken at once, so it takes them in practice.
+ * The streams run as `npm start` runs them: in the service's engine child process (supervised, filters on
+ * its thread), woken by each activation; the service's networks config points at the bench's anvil and
+ * starts no local nodes.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,18 +30,14 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import { buildApp } from "../../server/app.ts";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
-import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { EvmDatasetReader } from "../../server/dataplane/datasets/reader.ts";
-import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { batchesPerSpan } from "../../server/dataplane/engine/planning.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
 import { PostClient } from "../../server/dataplane/http/post-client.ts";
-import { functionInvoker } from "../../server/domains/functions/invoker.ts";
-import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
-import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
+import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 
 const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
 const TX_BLOCKS = Number(process.env.BENCH_TX_BLOCKS ?? 60);
@@ -230,13 +226,16 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     networks,
     JSON.stringify({ local: { networks: [] }, upstreams: { [NETWORK]: { http: anvil.httpUrl } } }),
   );
+  // The chain nodes are read from this process's environment.
+  process.env.NODEPLANE_NETWORKS_CONFIG = networks;
   const config = loadConfig({
     ...process.env,
     NODE_ENV: "test",
     PORT: "0",
     NODEPLANE_DATA_DIR: dataDir,
-    NODEPLANE_NETWORKS_CONFIG: networks,
     NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
+    // As `npm start` runs it: the engine in its supervised process, filters on its thread.
+    NODEPLANE_ENGINE_PROCESS: "child",
     LOG_LEVEL: "error",
   });
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
@@ -245,6 +244,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
   const rows: StreamBenchRow[] = [];
   try {
     app = await buildApp(config);
+    await app.app.listen({ port: 0, host: "127.0.0.1" });
+    const wake = app.services.streams.wake;
     const db = app.db;
     // Clients left idle when the embedded server stops at the end must not crash the run.
     db.$client.on("error", () => {});
@@ -255,19 +256,6 @@ export async function runStreamBench(log: (line: string) => void = console.log):
       { blocks: "with txs" as const, from: EMPTY_BLOCKS + 1, to: EMPTY_BLOCKS + TX_BLOCKS },
     ];
     const [{ id: accountId }] = (await db.execute(sql`select id from accounts limit 1`)).rows as { id: string }[];
-    const engine = startStreamEngine({
-      db,
-      store: engineStore,
-      destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(db) },
-      log: app.log,
-      config,
-      upstreams: staticUpstreams([
-        { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl: null, source: "local" },
-      ]),
-      pollMs: 20,
-      tipPollMs: 20,
-      metricsFlushMs: 0,
-    });
     const ackPool = new pg.Pool({ ...db.$client.options, max: 1, options: "-c synchronous_commit=off" });
     await ackPool.query("create table if not exists bench_checkpoint (next_block bigint not null)");
     await ackPool.query("insert into bench_checkpoint values (0)");
@@ -297,7 +285,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
         },
         "STREAM",
       );
-      engine.wake();
+      wake();
       // Watched from the receiver, so nothing polls the database while the engine runs.
       const { firstMs, lastMs } = await arrived;
       while (true) {
@@ -310,12 +298,17 @@ export async function runStreamBench(log: (line: string) => void = console.log):
         }
         await new Promise((res) => setTimeout(res, 5));
       }
-      await engine.flushMetrics();
-      const m = (
-        await db.execute(
-          sql`select sum(filter_ms_total)::float8 as ms, sum(blocks)::float8 as blocks from stream_metric_minutes where stream_id = ${stream.id}`,
-        )
-      ).rows[0] as { ms: number | null; blocks: number | null };
+      // The engine child flushes its metrics every second.
+      const count = range.to - range.from + 1;
+      let m: { ms: number | null; blocks: number | null } = { ms: null, blocks: null };
+      for (const until = Date.now() + 5_000; Date.now() < until && (m.blocks ?? 0) < count; ) {
+        await new Promise((res) => setTimeout(res, 100));
+        m = (
+          await db.execute(
+            sql`select sum(filter_ms_total)::float8 as ms, sum(blocks)::float8 as blocks from stream_metric_minutes where stream_id = ${stream.id}`,
+          )
+        ).rows[0] as { ms: number | null; blocks: number | null };
+      }
       const received = await receiver.count();
       if (received !== expected) throw new Error(`expected ${expected} deliveries, got ${received}`);
       return { seconds: (lastMs - firstMs) / 1000, filterMs: m.ms, blocks: m.blocks ?? 0 };
@@ -387,7 +380,6 @@ export async function runStreamBench(log: (line: string) => void = console.log):
         log(`  ${formatStreamRow(row)}`);
       }
     }
-    await engine.stop();
     await ackPool.end();
   } finally {
     receiver.stop();

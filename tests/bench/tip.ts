@@ -7,11 +7,11 @@
  * Times are taken in a process of their own (tests/bench/tip-clock.ts): it mines each block (evm_mine, one
  * at a seeded random moment within each second; a block cannot appear before the request is sent, so the
  * figure is an upper bound), receives the webhook, and holds a plain WebSocket subscription to the node's
- * newHeads. Beside the engine
- * the bench prints, from the same blocks, the time for the node's notification to reach that plain client
+ * newHeads. The pushed part runs the stream as `npm start` does: in the service's engine child process
+ * (supervised, filters on its thread), woken by the activation. Beside the engine the bench prints, from the same blocks, the time for the node's notification to reach that plain client
  * (the floor for learning of blocks by push), and in a second part the same pipeline with the engine polling
- * the node (no WebSocket URL; the engine's default tip poll of 1 s), which is how the engine learned of
- * blocks before.
+ * the node (no WebSocket URL; the engine's default tip poll of 1 s; an engine in this process, the child
+ * stopped), which is how the engine learned of blocks before.
  *
  * BENCH_TIP_BLOCKS blocks are measured with pushed heads (default 60), BENCH_TIP_POLL_BLOCKS with polling
  * (default 20), each after WARM_UP_BLOCKS blocks that are not (the runner's start, the JIT).
@@ -106,37 +106,49 @@ export async function runTipBench(log: (line: string) => void = console.log): Pr
   chmodSync(dataDir, 0o755);
   const anvil = await startAnvil({ chainId: 1 });
   const networks = path.join(dataDir, "networks.json");
-  writeFileSync(networks, JSON.stringify({ local: { networks: [] }, upstreams: {} }));
+  writeFileSync(
+    networks,
+    JSON.stringify({ local: { networks: [] }, upstreams: { [NETWORK]: { http: anvil.httpUrl, ws: anvil.wsUrl } } }),
+  );
+  // The chain nodes are read from this process's environment.
+  process.env.NODEPLANE_NETWORKS_CONFIG = networks;
   const config = loadConfig({
     ...process.env,
     NODE_ENV: "test",
     PORT: "0",
     NODEPLANE_DATA_DIR: dataDir,
-    NODEPLANE_NETWORKS_CONFIG: networks,
     NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
-    // Only the engines started below run streams.
-    NODEPLANE_ROLES: "api",
+    // As `npm start` runs it: the engine in its supervised process, filters on its thread.
+    NODEPLANE_ENGINE_PROCESS: "child",
     LOG_LEVEL: "error",
   });
   const app = await buildApp(config);
+  await app.app.listen({ port: 0, host: "127.0.0.1" });
   const clock = await Clock.start(anvil.httpUrl);
   try {
     const db = app.db;
     db.$client.on("error", () => {});
     const [{ id: accountId }] = (await db.execute(sql`select id from accounts limit 1`)).rows as { id: string }[];
     let missing = 0;
-    /** One stream at the tip through an engine that reaches the node at `wsUrl` (null: polling). */
+    /**
+     * One stream at the tip through the service's engine child, which reaches the node's WebSocket (wsUrl
+     * given), or through an engine in this process that polls the node (null; the child stopped).
+     */
     const measure = async (wsUrl: string | null, blocks: number) => {
-      const engine = startStreamEngine({
-        db,
-        store: engineStore,
-        destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(db) },
-        log: app.log,
-        config,
-        upstreams: staticUpstreams([{ network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl, source: "local" }]),
-        pollMs: 100,
-        tipPollMs: TIP_POLL_MS,
-      });
+      const engine = wsUrl
+        ? { wake: app.services.streams.wake, stop: async () => {} }
+        : startStreamEngine({
+            db,
+            store: engineStore,
+            destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(db) },
+            log: app.log,
+            config,
+            upstreams: staticUpstreams([
+              { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl, source: "local" },
+            ]),
+            pollMs: 100,
+            tipPollMs: TIP_POLL_MS,
+          });
       const tip = Number.parseInt(
         (
           (await (
@@ -183,6 +195,7 @@ export async function runTipBench(log: (line: string) => void = console.log): Pr
     log(
       `                 against the target: p50 ${(pushed.engine.p50 / TIP_TARGET.p50).toFixed(2)}× of ${TIP_TARGET.p50} ms, p99 ${(pushed.engine.p99 / TIP_TARGET.p99).toFixed(2)}× of ${TIP_TARGET.p99} ms; beyond the plain client: p50 +${(pushed.engine.p50 - pushed.plainClient.p50).toFixed(1)} ms`,
     );
+    await app.engineChild()?.stop();
     const polling = await measure(null, POLL_BLOCKS);
     log(`  polling every ${TIP_POLL_MS} ms (no WebSocket): mined → webhook answered ${show(polling.engine)}`);
     log(`  pushed p50 is ${(polling.engine.p50 / pushed.engine.p50).toFixed(1)}× shorter than polling's`);
