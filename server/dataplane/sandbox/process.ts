@@ -78,7 +78,8 @@ interface PendingCall {
   timeoutMs: number;
   helpers: FilterHelpers | undefined;
   logs: FilterLog[];
-  expiry: NodeJS.Timeout;
+  /** Set once the call is still running after it was sent (see run). */
+  expiry: NodeJS.Timeout | undefined;
   resolve: (outcome: HostOutcome) => void;
 }
 
@@ -203,12 +204,17 @@ export abstract class SandboxHost {
       this.kept.set(fid, [{ rid, data }, ...kept.slice(0, 1)]);
     }
     return new Promise<HostOutcome>((resolve) => {
-      const expiry = setTimeout(() => this.send({ op: "expire", rid }), timeoutMs + EXPIRE_AFTER_MS);
-      expiry.unref();
-      this.calls.set(rid, { fid, sentAt: Date.now(), timeoutMs, helpers, logs: [], expiry, resolve });
+      const call: PendingCall = { fid, sentAt: Date.now(), timeoutMs, helpers, logs: [], expiry: undefined, resolve };
+      this.calls.set(rid, call);
       this.busy();
       if (keep) this.send({ op: "run", fid, rid, meta, timeoutMs, kept: true });
       else this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
+      // Still running (always, in the sandbox process; on this thread only an async main awaiting helpers):
+      // told to expire after its limit, as running code is stopped by isolated-vm's timeout.
+      if (this.calls.get(rid) === call) {
+        call.expiry = setTimeout(() => this.send({ op: "expire", rid }), timeoutMs + EXPIRE_AFTER_MS);
+        call.expiry.unref();
+      }
     });
   }
 
