@@ -25,7 +25,7 @@ import { openDatabase } from "./platform/db/index.ts";
 import { EgressPolicy } from "./platform/egress.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
-import { answerSupervisor } from "./platform/supervisor.ts";
+import { answerSupervisor, RESTARTED_AFTER_ENV } from "./platform/supervisor.ts";
 
 /** What the service tells its engine child (environment variables, JSON). */
 export interface EngineChildEnv {
@@ -51,13 +51,20 @@ const ownPorts: number[] = child.NODEPLANE_ENGINE_OWN_PORTS
       .list()
       .filter((u) => u.source === "local")
       .map((u) => Number(new URL(u.httpUrl).port));
-// An isolate V8 lost control of holds this thread: end now, the supervisor starts a new engine.
-runFiltersOn(
-  new InThreadSandbox((message) => {
-    log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
-    process.exit(70);
-  }),
-);
+// An isolate V8 lost control of holds this thread (one allocation far past its limit): the engine ends,
+// or stops answering and its supervisor kills it. Its successor cannot tell which filter did it, so for
+// CAREFUL_MS it runs filters created meanwhile in the sandbox process, where such a filter costs a
+// restart of that process and fails its own stream (as a crash does there), not this engine.
+const inThread = new InThreadSandbox((message) => {
+  log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
+  process.exit(70);
+});
+const CAREFUL_MS = 10 * 60_000;
+const restartedAfter = process.env[RESTARTED_AFTER_ENV];
+if (restartedAfter && restartedAfter !== "exit code 0") {
+  log.warn({ restartedAfter }, `filters run in the sandbox process for ${CAREFUL_MS / 60_000} minutes`);
+  setTimeout(() => runFiltersOn(inThread), CAREFUL_MS).unref();
+} else runFiltersOn(inThread);
 const pollMs = Number(process.env.NODEPLANE_ENGINE_POLL_MS ?? 1000);
 const engine = startStreamEngine({
   db,

@@ -30,6 +30,11 @@ export interface SupervisorOptions {
 }
 
 export const ALIVE_EVERY_MS = 1_000;
+/**
+ * Set in a restarted child's environment: why its predecessor ended ("exit code 70", "signal SIGKILL",
+ * "stuck": killed for silence), so the child can run more carefully for a while.
+ */
+export const RESTARTED_AFTER_ENV = "NODEPLANE_RESTARTED_AFTER";
 /** Silence after which a child is taken as stuck and killed (a call V8 could not stop holds its thread). */
 const SILENT_MAX_MS = 15_000;
 const FIRST_RESTART_MS = 200;
@@ -45,6 +50,9 @@ export function superviseChild(options: SupervisorOptions): SupervisedChild {
   let backoffMs = FIRST_RESTART_MS;
   let lastHeard = 0;
   let restartTimer: NodeJS.Timeout | null = null;
+  /** Why the last child ended, for the next one (see RESTARTED_AFTER_ENV). */
+  let endedBy: string | null = null;
+  let killedForSilence = false;
   const log = options.log.child({ component: options.name });
 
   const start = () => {
@@ -54,7 +62,7 @@ export function superviseChild(options: SupervisorOptions): SupervisedChild {
     const startedAt = Date.now();
     lastHeard = startedAt;
     const started = spawn(process.execPath, options.args, {
-      env: options.env,
+      env: endedBy ? { ...options.env, [RESTARTED_AFTER_ENV]: endedBy } : options.env,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     child = started;
@@ -66,6 +74,8 @@ export function superviseChild(options: SupervisorOptions): SupervisedChild {
     started.on("exit", (code, signal) => {
       if (child === started) child = null;
       if (stopping) return;
+      endedBy = killedForSilence ? "stuck" : signal ? `signal ${signal}` : `exit code ${code}`;
+      killedForSilence = false;
       if (Date.now() - startedAt > STEADY_MS) backoffMs = FIRST_RESTART_MS;
       log.error({ code, signal, restartInMs: backoffMs }, `${options.name} exited; restarting it`);
       restartTimer = setTimeout(start, backoffMs);
@@ -75,6 +85,7 @@ export function superviseChild(options: SupervisorOptions): SupervisedChild {
   const watchdog = setInterval(() => {
     if (child && Date.now() - lastHeard > SILENT_MAX_MS) {
       log.error(`${options.name} did not answer for ${SILENT_MAX_MS} ms; killing it`);
+      killedForSilence = true;
       child.kill("SIGKILL");
       lastHeard = Date.now();
     }

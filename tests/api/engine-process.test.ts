@@ -131,6 +131,22 @@ describe("the stream engine in its own process", () => {
     }
   }, 60_000);
 
+  it("a filter that makes V8 lose its isolate costs an engine restart; its successor runs filters in the sandbox process, where that stream fails alone", async () => {
+    const child = built.engineChild();
+    const starts = child?.starts as number;
+    const receiver = await startReceiver();
+    try {
+      // One allocation far past the isolate's limit: isolated-vm's "catastrophic" error, the thread stuck.
+      const crash = await createActive(receiver.url, { filterFunction: "function main(s) { new Array(1e8).fill(0) }" });
+      await waitFor("a new engine", async () => (child?.starts ?? 0) > starts, 40_000);
+      expect((await pausedWith(crash)).statusReason).toMatch(/filter failed.*(MEMORY|TIMEOUT)/);
+      const good = await createActive(receiver.url, { filterFunction: "function main(s) { return s.data }" });
+      await waitFor("good completes", async () => (await streamOf(good)).status === "COMPLETED");
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
   it("is restarted after a SIGKILL, takes its streams back at once and delivers every block", async () => {
     const child = built.engineChild();
     const killed = child?.pid as number;
