@@ -2,10 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { Logger } from "pino";
 
 /**
- * A child process the service keeps running: started once, restarted when it dies (after a back-off that
- * grows while it keeps dying), killed when it stops answering, and never left behind. The child learns
- * that its parent died from its IPC channel closing (`disconnect`, also after a SIGKILL of the parent)
- * and exits then (see onParentGone); it says it is alive by a message every ALIVE_EVERY_MS.
+ * A child process the service keeps running: started once, restarted when it dies (any end but a clean
+ * exit, which is its answer to a SIGTERM; after a back-off that grows while it keeps dying), killed when
+ * it stops answering, and never left behind. The child learns that its parent died from its IPC channel
+ * closing (`disconnect`, also after a SIGKILL of the parent) and exits then (see answerSupervisor); it
+ * says it is alive by a message every ALIVE_EVERY_MS.
  */
 export interface SupervisedChild {
   /** The running child's pid (tests kill it to see it restarted). */
@@ -73,7 +74,8 @@ export function superviseChild(options: SupervisorOptions): SupervisedChild {
     started.on("error", (error) => log.error({ err: error }, `${options.name} could not be started`));
     started.on("exit", (code, signal) => {
       if (child === started) child = null;
-      if (stopping) return;
+      // Exiting cleanly is the child's answer to a SIGTERM (Ctrl-C or a stop of the service's process group).
+      if (stopping || code === 0) return;
       endedBy = killedForSilence ? "stuck" : signal ? `signal ${signal}` : `exit code ${code}`;
       killedForSilence = false;
       if (Date.now() - startedAt > STEADY_MS) backoffMs = FIRST_RESTART_MS;
