@@ -188,6 +188,8 @@ async function measure(
     source,
     limits: { memoryBytes: 256 * 1024 * 1024 },
     offThread: host === "sandbox process",
+    // As the stream engine creates its filters (runner.ts).
+    measureHeap: false,
   });
   // As the stream engine calls it: the batch's byte count is known (the engine counts every batch for
   // its metrics, filter or not), so a batch passed through is not counted again.
@@ -322,7 +324,12 @@ export async function runSetBench(log: (line: string) => void = console.log): Pr
       const out = plainMain({ data: JSON.parse(json), metadata: {} });
       return out === null ? null : JSON.stringify(out);
     };
-    const filter = await createFilter({ source: SET_FILTER, helpers, limits: { memoryBytes: 256 * 1024 * 1024 } });
+    const filter = await createFilter({
+      source: SET_FILTER,
+      helpers,
+      limits: { memoryBytes: 256 * 1024 * 1024 },
+      measureHeap: false,
+    });
     const sandbox = async (json: string) => {
       const r = await filter.run({ data: json, metadata: {} });
       if (!r.ok) throw new Error(r.error.message);

@@ -336,6 +336,7 @@ export class StreamRunner {
         source: row.filterFunction,
         version: row.filterVersion as FilterVersion,
         helpers: this.deps.filterHelpers?.(row.accountId),
+        measureHeap: false,
       });
       const syntax = await filter.check();
       if (syntax) {

@@ -39,6 +39,11 @@ export interface FilterOptions {
    * so a long time limit never blocks the caller's event loop.
    */
   offThread?: boolean;
+  /**
+   * Whether outcomes report the isolate's used heap (memoryBytes; a function run's memory). Default
+   * true; the stream engine, which does not use it, saves its ~3 µs a call.
+   */
+  measureHeap?: boolean;
 }
 
 export interface FilterInput {
@@ -88,6 +93,7 @@ export class Filter {
     private readonly helpers: FilterHelpers | undefined,
     limits: FilterLimits,
     offThread = false,
+    private readonly measureHeap = true,
   ) {
     this.version = version;
     this.limits = limits;
@@ -159,6 +165,7 @@ export class Filter {
         maxLogLines: this.limits.maxLogLines,
         maxLogChars: this.limits.maxLogChars,
         snapshots: typeof this.helpers?.itemsSnapshot === "function",
+        heap: this.measureHeap,
       },
       this.source,
     );
@@ -282,6 +289,7 @@ export function newFilter(options: FilterOptions): Filter {
     options.helpers,
     { ...DEFAULT_FILTER_LIMITS, ...options.limits },
     options.offThread,
+    options.measureHeap,
   );
 }
 

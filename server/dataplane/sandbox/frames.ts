@@ -150,6 +150,8 @@ export type ToHost =
       maxLogChars: number;
       /** The helpers answer itemsSnapshot: membership checks use sets kept in the isolate. */
       snapshots: boolean;
+      /** Each call's outcome carries the isolate's used heap (~3 µs a call); else 0. */
+      heap: boolean;
     }
   /**
    * Body: the batch's JSON text; empty when `kept` (fast process only): the service keeps the text

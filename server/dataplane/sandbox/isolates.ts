@@ -58,6 +58,8 @@ interface Instance {
   run: ivm.Reference<(call: number, data: string, meta: string) => string>;
   settle: ivm.Reference<(hid: number, ok: boolean, body: string) => void>;
   memoryMiB: number;
+  /** Whether outcomes carry the used heap (see the open frame). */
+  heap: boolean;
 }
 
 interface Call {
@@ -150,7 +152,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
         throw new HostFault({ kind: "SYNTAX", message: "the filter must define function main(stream)" });
       }
       const run = bind.applySync(undefined, [main.derefInto()], { result: { reference: true } }) as Instance["run"];
-      instances.set(h.fid, { fid: h.fid, isolate, context, run, settle, memoryMiB: h.memoryMiB });
+      instances.set(h.fid, { fid: h.fid, isolate, context, run, settle, memoryMiB: h.memoryMiB, heap: h.heap });
       link.send({ op: "opened", fid: h.fid, error: null });
     } catch (e) {
       const error = classify(e, shell, h.timeoutMs);
@@ -190,7 +192,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
   }
 
   function heapOf(inst: Instance): number {
-    return inst.isolate.isDisposed ? 0 : inst.isolate.getHeapStatisticsSync().used_heap_size;
+    return !inst.heap || inst.isolate.isDisposed ? 0 : inst.isolate.getHeapStatisticsSync().used_heap_size;
   }
 
   function finish(call: Call, out: string): void {

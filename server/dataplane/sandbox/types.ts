@@ -68,7 +68,7 @@ export interface FilterSuccess {
   sizeBytes: number;
   /** The call's duration in the sandbox process (from taking the call to answering it). */
   durationMs: number;
-  /** The isolate's used heap after the call, in bytes (a function activation's memory). */
+  /** The isolate's used heap after the call, in bytes (a function activation's memory; 0 unless measureHeap). */
   memoryBytes: number;
   logs: FilterLog[];
 }
