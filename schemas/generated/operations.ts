@@ -84,7 +84,7 @@ export type StreamRegion = "ASIA_EAST" | "EUROPE_CENTRAL" | "USA_EAST";
 
 export type FilterVersion = "V1" | "V2" | "V3" | "V4" | "V5";
 
-export type LogLevel = "ERROR" | "INFO" | "WARNING";
+export type LogLevel = "ERROR" | "WARNING" | "INFO";
 
 export type CreateStreamInput = {
   name: string;
@@ -142,7 +142,7 @@ export type TestFilterFunctionInput = {
   filterVersion?: FilterVersion | null | undefined;
 };
 
-export type WebhookCompression = "BZIP2" | "GZIP" | "NONE";
+export type WebhookCompression = "NONE" | "GZIP" | "BZIP2";
 
 export type StartFrom = "LAST" | "LATEST";
 
@@ -320,10 +320,10 @@ export type KvUploadPartInput = {
  * FAILED (the engine paused it; activating resumes at its checkpoint) or TERMINATED (it cannot work as set
  * up), never PAUSED like one its user paused.
  */
-export type StreamState = "ACTIVE" | "COMPLETED" | "FAILED" | "PAUSED" | "TERMINATED";
+export type StreamState = "ACTIVE" | "PAUSED" | "FAILED" | "TERMINATED" | "COMPLETED";
 
 /** DELIVERED: the destination acknowledged the batch; SKIPPED: the filter returned null, nothing was sent. */
-export type DeliveryOutcome = "DELIVERED" | "FAILED" | "FILTER_FAILED" | "SKIPPED";
+export type DeliveryOutcome = "DELIVERED" | "SKIPPED" | "FAILED" | "FILTER_FAILED";
 
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
