@@ -11,6 +11,7 @@
  *   | "P" (the batch itself, unread: the host delivers the JSON text it passed in)
  *   | "Q" <metadata JSON> (the stream object itself, its batch unread: the host builds
  *     `{"data":<its JSON text>,"metadata":<metadata JSON>}`, which is what stringifying it would give)
+ *   | "L" <length> (the result's JSON is longer than maxResult: the host fails the call with RESULT_TOO_LARGE)
  *   | "A" (main returned a promise: the same string comes later through hostFinish(call, string)).
  * A final answer starts with "R" when the call parsed a batch: the host sends this filter's next
  * batch only when it is read (see below) while its calls do not read it.
@@ -31,7 +32,7 @@
  * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
  * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, snapshots) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, snapshots, maxResult) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
@@ -201,6 +202,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     var s;
     try { s = stringify(v); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
     if (s === undefined) return "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
+    // Longer than the limit in UTF-16 units is longer in UTF-8 bytes: refused here, never copied out.
+    if (maxResult > 0 && s.length > maxResult) return "L" + s.length;
     return "V" + s;
   }
   function reject(e) {

@@ -1,5 +1,11 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterError, FilterHelpers, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import {
+  type FilterError,
+  type FilterHelpers,
+  type FilterLog,
+  type FilterMetadata,
+  MAX_FUNCTION_RESULT_BYTES,
+} from "../../dataplane/sandbox/types.ts";
 import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
@@ -121,12 +127,6 @@ export interface FunctionRun {
 }
 
 const RESULT_PREVIEW_CHARS = 2000;
-/**
- * The largest result a run may return (AWS Lambda's response payload limit). A larger one fails the run:
- * each copy of it (parsed for the answer, written out again) costs the service its size again, and a
- * 1 GB function could return hundreds of MB (200 MB took the service from 257 to 944 MB).
- */
-export const MAX_RESULT_BYTES = 6 * 1024 * 1024;
 /** A run's whole result is kept (for functionActivationResult) up to this many bytes; bigger ones only as a preview. */
 export const RESULT_KEPT_BYTES = 256 * 1024;
 /** Runs kept per function (the newest); older ones are pruned every PRUNE_EVERY runs recorded here. */
@@ -210,7 +210,11 @@ export async function runCode(
   const options = {
     source: wrappedSource(code),
     version: FUNCTION_CONVENTION,
-    limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
+    limits: {
+      timeoutMs: timeoutSec * 1000,
+      memoryBytes: memoryMb * 1024 * 1024,
+      maxResultBytes: MAX_FUNCTION_RESULT_BYTES,
+    },
     helpers,
   };
   const input = { data, metadata };
@@ -223,10 +227,6 @@ export async function runCode(
   };
   const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
   if (!outcome.ok) return failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
-  if (outcome.sizeBytes > MAX_RESULT_BYTES)
-    return failed(
-      `RESULT_TOO_LARGE: main returned ${(outcome.sizeBytes / 1024 / 1024).toFixed(1)} MiB of JSON; a result is at most ${MAX_RESULT_BYTES / 1024 / 1024} MiB.`,
-    );
   return { ...ran, success: true, resultJson: outcome.resultJson, size: outcome.sizeBytes, error: null };
 }
 
