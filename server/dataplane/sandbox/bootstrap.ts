@@ -32,7 +32,7 @@
  * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
  * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, snapshots, maxResult) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, maxTotal, snapshots, maxResult) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
@@ -78,18 +78,22 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   }
   var strict = version >= 5, streamObject = version >= 3, asyncAllowed = version >= 4;
   var current = null, currentStream = null, currentCall = 0;
-  var logged = 0, dropped = 0;
+  // This call's lines kept, lines dropped, and characters kept (cut markers not counted).
+  var logged = 0, dropped = 0, kept = 0;
   function text(v) {
     if (typeof v === "string") return v;
     try { var s = stringify(v); return s === undefined ? String(v) : s; } catch (e) { return String(v); }
   }
   function logger(level) {
     return function () {
-      if (logged >= maxLines) { dropped++; return; }
+      if (logged >= maxLines || kept >= maxTotal) { dropped++; return; }
       var parts = [];
       for (var i = 0; i < arguments.length; i++) parts[parts.length] = text(arguments[i]);
       var m = parts.join(" ");
-      if (m.length > maxChars) m = m.slice(0, maxChars) + "…";
+      // A line is cut to the line limit, or to what is left of the call's, saying how much was cut.
+      var room = maxTotal - kept < maxChars ? maxTotal - kept : maxChars;
+      if (m.length > room) m = m.slice(0, room) + "… [" + (m.length - room) + " more characters]";
+      kept += m.length > room ? room : m.length;
       logged++;
       hostLog(currentCall, level, m);
     };
@@ -163,8 +167,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   }
   // Ends the call's logs: a closing WARNING counts the lines past the limit.
   function endLogs() {
-    if (dropped > 0) hostLog(currentCall, "WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)");
-    logged = 0; dropped = 0;
+    if (dropped > 0) hostLog(currentCall, "WARNING", dropped + " more log lines were dropped (limit " + maxLines + " lines and " + maxTotal + " characters per call)");
+    logged = 0; dropped = 0; kept = 0;
   }
   var MEMORY_ERRORS = { "Maximum call stack size exceeded": "the stack limit (too deep recursion)",
     "Invalid string length": "a size limit: string too long", "Invalid array length": "a size limit: array too long",

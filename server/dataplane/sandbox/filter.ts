@@ -151,6 +151,7 @@ export class Filter {
         memoryMiB: Math.max(8, Math.ceil(this.limits.memoryBytes / MIB)),
         maxLogLines: this.limits.maxLogLines,
         maxLogChars: this.limits.maxLogChars,
+        maxLogCharsPerCall: this.limits.maxLogCharsPerCall,
         snapshots: typeof this.helpers?.itemsSnapshot === "function",
         maxResultBytes: this.limits.maxResultBytes,
       },

@@ -148,6 +148,7 @@ export type ToHost =
       memoryMiB: number;
       maxLogLines: number;
       maxLogChars: number;
+      maxLogCharsPerCall: number;
       /** The helpers answer itemsSnapshot: membership checks use sets kept in the isolate. */
       snapshots: boolean;
       /** UTF-8 bytes of JSON a call may return; 0: no limit. */

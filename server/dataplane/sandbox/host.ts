@@ -136,6 +136,7 @@ function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
         h.version,
         h.maxLogLines,
         h.maxLogChars,
+        h.maxLogCharsPerCall,
         h.snapshots,
         h.maxResultBytes,
       ],

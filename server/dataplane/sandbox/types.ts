@@ -99,8 +99,14 @@ export interface FilterLimits {
   memoryBytes: number;
   /** At most this many console lines are kept per call; the rest are counted in one closing WARNING. */
   maxLogLines: number;
-  /** Each console line is cut to this many characters. */
+  /** Each console line is cut to this many characters, with a marker saying how many more it had. */
   maxLogChars: number;
+  /**
+   * Characters of all of a call's lines together: the line that reaches it is cut (as above) and later
+   * ones are dropped, counted in the closing WARNING. 200 full lines were 800 KB per run, kept with each
+   * of a function's last 1,000 runs.
+   */
+  maxLogCharsPerCall: number;
   /**
    * UTF-8 bytes of JSON a call may return (0: no limit, filters). The sandbox process refuses a larger
    * result before it leaves the isolate's answer, so it never crosses the pipe (see host.ts).
@@ -113,6 +119,7 @@ export const DEFAULT_FILTER_LIMITS: FilterLimits = {
   memoryBytes: 64 * 1024 * 1024,
   maxLogLines: 200,
   maxLogChars: 4_096,
+  maxLogCharsPerCall: 65_536,
   maxResultBytes: 0,
 };
 

@@ -42,6 +42,7 @@ describe("a result past the limit", () => {
         memoryMiB: 128,
         maxLogLines: 10,
         maxLogChars: 100,
+        maxLogCharsPerCall: 1000,
         snapshots: false,
         maxResultBytes: MIB,
       },
