@@ -1,5 +1,6 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import {
+  DEFAULT_FILTER_LIMITS,
   type FilterError,
   type FilterHelpers,
   type FilterLog,
@@ -15,6 +16,7 @@ import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
+import { checkFunctionCount, FALLBACK_PLAN, functionLimitsOf, PLAN_FUNCTION_LIMITS } from "./limits.ts";
 import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
@@ -288,8 +290,13 @@ export async function createFunction(db: Db, accountId: string, input: NewFuncti
   return db.transaction((tx) => insertFunction(tx, accountId, input));
 }
 
-/** Inserts checked input (see checkFunctionCode) as version 1; createStreamWithFunction calls it inside its transaction. */
-export function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+/**
+ * Inserts checked input (see checkFunctionCode) as version 1, within the plan's functions; run it in a
+ * transaction (createStreamWithFunction calls it inside its own).
+ */
+export async function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+  await store.lockAccountFunctions(db, accountId);
+  checkFunctionCount(await functionLimitsOf(db, accountId), (await store.countFunctions(db, accountId)) + 1);
   return store.insertFunction(db, accountId, {
     name: input.name,
     description: input.description || null,
@@ -487,6 +494,32 @@ export async function activationResult(db: Db, accountId: string, id: string) {
 }
 
 export const LOG_LEVELS = ["INFO", "WARNING", "ERROR"] as const;
+
+/** The account's functions against its plan's limits (the functions overview shows them). */
+export async function functionsPlan(db: Db, accountId: string) {
+  const [limits, functions] = await Promise.all([functionLimitsOf(db, accountId), store.countFunctions(db, accountId)]);
+  return {
+    functions,
+    functionLimit: limits.functions,
+    logRetentionDays: limits.logRetentionDays,
+    // Functions run with the sandbox's log bounds (runCode sets no others).
+    logLinesPerRun: DEFAULT_FILTER_LIMITS.maxLogLines,
+    logCharsPerRun: DEFAULT_FILTER_LIMITS.maxLogCharsPerCall,
+    includedGbSeconds: limits.gbSecondsPerPeriod,
+  };
+}
+
+/**
+ * Empties the console lines of runs older than their account's plan keeps them (the runs stay in the
+ * history); the service's housekeeping calls it. Returns the runs emptied.
+ */
+export function pruneRunLogs(db: Db, now = new Date()): Promise<number> {
+  const retention = Object.entries(PLAN_FUNCTION_LIMITS).map(([planId, limits]) => ({
+    planId,
+    days: limits.logRetentionDays,
+  }));
+  return store.pruneRunLogs(db, retention, PLAN_FUNCTION_LIMITS[FALLBACK_PLAN].logRetentionDays, now);
+}
 
 /** The function's console lines, newest first, with level and text filters. */
 export async function logs(
