@@ -286,6 +286,8 @@ export type CreateStreamWithFunctionInput = {
   status?: StreamStatus | null | undefined;
 };
 
+export type KvUploadKind = "LIST" | "ADDRESS_BOOK";
+
 export type CreateKvItemsInput = {
   key: string;
   items?: Array<string> | null | undefined;
@@ -1158,6 +1160,19 @@ export type FunctionPermissionsQuery = {
   };
 };
 
+export type FunctionsPlanQueryVariables = Exact<{ [key: string]: never }>;
+
+export type FunctionsPlanQuery = {
+  functionsPlan: {
+    functions: number;
+    functionLimit: number;
+    logRetentionDays: number;
+    logLinesPerRun: number;
+    logCharsPerRun: number;
+    includedGbSeconds: number;
+  };
+};
+
 export type FunctionTemplatesQueryVariables = Exact<{ [key: string]: never }>;
 
 export type FunctionTemplatesQuery = {
@@ -1543,6 +1558,29 @@ export type CompleteKvUploadMutation = {
   completeKvUpload: { success: boolean; key: string | null; addedCount: number };
 };
 
+export type KvUploadsQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+export type KvUploadsQuery = {
+  kvUploads: {
+    totalCount: number;
+    edges: Array<{
+      node: {
+        uploadId: string;
+        key: string;
+        kind: KvUploadKind;
+        partsReceived: number;
+        bytesReceived: number;
+        startedAt: Date | string;
+        expiresAt: Date | string;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
 export type AbortKvUploadMutationVariables = Exact<{
   uploadId: string | number;
 }>;
@@ -1575,6 +1613,8 @@ export type KvOverviewQuery = {
     values: number;
     itemsPerKeyLimit: number;
     valueBytesLimit: number;
+    openUploads: number;
+    openUploadLimit: number;
     writes: {
       startTime: Date | string;
       endTime: Date | string;

@@ -22,7 +22,7 @@ import {
   writeFrame,
   writeFrameSync,
 } from "./frames.ts";
-import { errorPlace, FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
+import { errorPlace, FILTER_HELPER_NAMES, type FilterError, resultTooLarge } from "./types.ts";
 
 const FILENAME = "filter.js";
 /**
@@ -52,6 +52,8 @@ interface Instance {
   run: ivm.Reference<(call: number, data: string, meta: string) => string>;
   settle: ivm.Reference<(hid: number, ok: boolean, body: string) => void>;
   memoryMiB: number;
+  /** UTF-8 bytes of JSON a call may return; 0: no limit. */
+  maxResultBytes: number;
 }
 
 interface Call {
@@ -134,7 +136,9 @@ function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
         h.version,
         h.maxLogLines,
         h.maxLogChars,
+        h.maxLogCharsPerCall,
         h.snapshots,
+        h.maxResultBytes,
       ],
       { timeout: h.timeoutMs, result: { reference: true } },
     ) as ivm.Reference<Record<string, unknown>>;
@@ -150,7 +154,15 @@ function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
       throw new HostFault({ kind: "SYNTAX", message: "the filter must define function main(stream)" });
     }
     const run = bind.applySync(undefined, [main.derefInto()], { result: { reference: true } }) as Instance["run"];
-    instances.set(h.fid, { fid: h.fid, isolate, context, run, settle, memoryMiB: h.memoryMiB });
+    instances.set(h.fid, {
+      fid: h.fid,
+      isolate,
+      context,
+      run,
+      settle,
+      memoryMiB: h.memoryMiB,
+      maxResultBytes: h.maxResultBytes,
+    });
     send({ op: "opened", fid: h.fid, error: null });
   } catch (e) {
     const error = classify(e, shell, h.timeoutMs);
@@ -193,8 +205,27 @@ function heapOf(inst: Instance): number {
   return inst.isolate.isDisposed ? 0 : inst.isolate.getHeapStatisticsSync().used_heap_size;
 }
 
-function finish(call: Call, out: string): void {
+/**
+ * The call's answer, or a RESULT_TOO_LARGE failure in its place when its result is past the filter's
+ * limit: refused here, so a result of hundreds of MB never crosses the pipe. The isolate already refused
+ * one longer than the limit in UTF-16 units ("L", not copied out); the exact UTF-8 count is made here.
+ */
+function capped(inst: Instance, out: string): string {
+  const limit = inst.maxResultBytes;
+  const at = out[0] === "R" ? 1 : 0;
+  const tag = out[at];
+  if (limit === 0 || (tag !== "V" && tag !== "L")) return out;
+  const counted = tag === "L";
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a result this short needs no count.
+  if (!counted && (out.length - at - 1) * 3 <= limit) return out;
+  const size = counted ? Number(out.slice(at + 1)) : Buffer.byteLength(out) - at - 1;
+  if (!counted && size <= limit) return out;
+  return `${out.slice(0, at)}E${JSON.stringify({ ...resultTooLarge(size, limit, counted), stack: "" })}`;
+}
+
+function finish(call: Call, answer: string): void {
   if (call.finished) return;
+  const out = capped(call.inst, answer);
   call.finished = true;
   calls.delete(call.rid);
   send(
