@@ -27,9 +27,11 @@ import { SessionCache } from "./domains/account/sessions.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { registerFunctionCalls } from "./domains/functions/http.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
+import { pruneRunLogs } from "./domains/functions/service.ts";
 import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { kvPartRoutes } from "./domains/kv/part-route.ts";
 import { partStorage } from "./domains/kv/part-storage.ts";
+import { sweepExpiredUploads } from "./domains/kv/uploads.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
@@ -54,6 +56,7 @@ import { relayEvents } from "./platform/events-relay.ts";
 import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
+import { runEvery } from "./platform/periodic.ts";
 import { engineEntry } from "./platform/server-build.mjs";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { RegistryHolder } from "./registry/watch.ts";
@@ -72,6 +75,8 @@ export interface App {
 }
 
 /** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
+/** How often the API's housekeeping runs (each pass reads an index and finds nothing, mostly). */
+const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
 const graphqlLimits = { depth: 10, cost: 5000, aliases: 15, directives: 10, tokens: 2000, bodyBytes: 256 * 1024 };
 
 export interface BuildOptions {
@@ -257,6 +262,17 @@ async function assemble(
     registerFunctionCalls(app, { db, sessions: services.sessions, services });
     // Parts of key-value uploads PUT to this service (when no S3 bucket keeps them).
     if (kvParts.local) await kvPartRoutes(app, { db, storage: kvParts.local });
+    // The API's housekeeping: uploads past their time are ended (their parts deleted) although their
+    // account never initiates another, and function runs' logs past their plan's retention are emptied.
+    const housekeeping = runEvery(
+      HOUSEKEEPING_EVERY_MS,
+      async () => {
+        await sweepExpiredUploads(db, kvParts.storage);
+        await pruneRunLogs(db);
+      },
+      (error) => log.warn({ err: error }, "housekeeping failed"),
+    );
+    app.addHook("onClose", async () => housekeeping.stop());
   }
 
   app.get("/healthz", async () => {

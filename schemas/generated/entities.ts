@@ -1107,6 +1107,10 @@ export interface StreamSnowflakeAttributes {
 
 export type StreamSslMode = "DISABLE" | "REQUIRE";
 
+export type StreamState = "ACTIVE" | "PAUSED" | "FAILED" | "TERMINATED" | "COMPLETED";
+
+export type StreamStatus = "ACTIVE" | "COMPLETED" | "PAUSED" | "TERMINATED";
+
 export type StreamUpdateInput = {
   name?: string;
   network?: string;
@@ -1180,6 +1184,8 @@ export interface StreamWebhookAttributes {
   retryIntervalSec?: number;
   version?: string;
 }
+
+export type StreamLogLevel = "ERROR" | "WARNING" | "INFO";
 
 export interface TeamMemberRoleInput {
   role: "ADMIN" | "VIEWER";
@@ -1354,8 +1360,11 @@ export interface EntityInputs {
   "stream#/$defs/saslMechanism": StreamSaslMechanism;
   "stream#/$defs/snowflakeAttributes": StreamSnowflakeAttributes;
   "stream#/$defs/sslMode": StreamSslMode;
+  "stream#/$defs/state": StreamState;
+  "stream#/$defs/status": StreamStatus;
   "stream#/$defs/updateInput": StreamUpdateInput;
   "stream#/$defs/webhookAttributes": StreamWebhookAttributes;
+  "stream-log#/$defs/level": StreamLogLevel;
   "team-member#/$defs/roleInput": TeamMemberRoleInput;
   "usage#/$defs/methodUsage": UsageMethodUsage;
   "usage#/$defs/query": UsageQuery;

@@ -84,7 +84,7 @@ export type StreamRegion = "ASIA_EAST" | "EUROPE_CENTRAL" | "USA_EAST";
 
 export type FilterVersion = "V1" | "V2" | "V3" | "V4" | "V5";
 
-export type LogLevel = "ERROR" | "INFO" | "WARNING";
+export type LogLevel = "ERROR" | "WARNING" | "INFO";
 
 export type CreateStreamInput = {
   name: string;
@@ -142,7 +142,7 @@ export type TestFilterFunctionInput = {
   filterVersion?: FilterVersion | null | undefined;
 };
 
-export type WebhookCompression = "BZIP2" | "GZIP" | "NONE";
+export type WebhookCompression = "NONE" | "GZIP" | "BZIP2";
 
 export type StartFrom = "LAST" | "LATEST";
 
@@ -286,6 +286,8 @@ export type CreateStreamWithFunctionInput = {
   status?: StreamStatus | null | undefined;
 };
 
+export type KvUploadKind = "LIST" | "ADDRESS_BOOK";
+
 export type CreateKvItemsInput = {
   key: string;
   items?: Array<string> | null | undefined;
@@ -320,10 +322,10 @@ export type KvUploadPartInput = {
  * FAILED (the engine paused it; activating resumes at its checkpoint) or TERMINATED (it cannot work as set
  * up), never PAUSED like one its user paused.
  */
-export type StreamState = "ACTIVE" | "COMPLETED" | "FAILED" | "PAUSED" | "TERMINATED";
+export type StreamState = "ACTIVE" | "PAUSED" | "FAILED" | "TERMINATED" | "COMPLETED";
 
 /** DELIVERED: the destination acknowledged the batch; SKIPPED: the filter returned null, nothing was sent. */
-export type DeliveryOutcome = "DELIVERED" | "FAILED" | "FILTER_FAILED" | "SKIPPED";
+export type DeliveryOutcome = "DELIVERED" | "SKIPPED" | "FAILED" | "FILTER_FAILED";
 
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
@@ -1158,6 +1160,19 @@ export type FunctionPermissionsQuery = {
   };
 };
 
+export type FunctionsPlanQueryVariables = Exact<{ [key: string]: never }>;
+
+export type FunctionsPlanQuery = {
+  functionsPlan: {
+    functions: number;
+    functionLimit: number;
+    logRetentionDays: number;
+    logLinesPerRun: number;
+    logCharsPerRun: number;
+    includedGbSeconds: number;
+  };
+};
+
 export type FunctionTemplatesQueryVariables = Exact<{ [key: string]: never }>;
 
 export type FunctionTemplatesQuery = {
@@ -1543,6 +1558,29 @@ export type CompleteKvUploadMutation = {
   completeKvUpload: { success: boolean; key: string | null; addedCount: number };
 };
 
+export type KvUploadsQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+export type KvUploadsQuery = {
+  kvUploads: {
+    totalCount: number;
+    edges: Array<{
+      node: {
+        uploadId: string;
+        key: string;
+        kind: KvUploadKind;
+        partsReceived: number;
+        bytesReceived: number;
+        startedAt: Date | string;
+        expiresAt: Date | string;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
 export type AbortKvUploadMutationVariables = Exact<{
   uploadId: string | number;
 }>;
@@ -1575,6 +1613,8 @@ export type KvOverviewQuery = {
     values: number;
     itemsPerKeyLimit: number;
     valueBytesLimit: number;
+    openUploads: number;
+    openUploadLimit: number;
     writes: {
       startTime: Date | string;
       endTime: Date | string;

@@ -2,6 +2,7 @@ import { generateEntityTypes } from "./entities.ts";
 import { generateGraphqlTypes } from "./graphql.ts";
 import type { Generator } from "./index.ts";
 import { screenTypes } from "./screen-types.ts";
+import { generateSdlEnums } from "./sdl-enums.ts";
 
 /** Every generator `npm run generate` runs; a new one adds its module here. */
-export const generators: Generator[] = [screenTypes, generateEntityTypes, generateGraphqlTypes];
+export const generators: Generator[] = [screenTypes, generateEntityTypes, generateSdlEnums, generateGraphqlTypes];

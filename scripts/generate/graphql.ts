@@ -13,6 +13,7 @@ import { parse } from "graphql";
 import { apiSdl } from "../../server/graphql/schema.ts";
 import { formatGenerated } from "./format.ts";
 import { type GeneratedFile, repoRoot } from "./index.ts";
+import { withEntityEnums } from "./sdl-enums.ts";
 
 const RESOLVERS = "server/graphql/generated/resolvers.ts";
 const OPERATIONS = "schemas/generated/operations.ts";
@@ -58,7 +59,8 @@ const mappers = {
 };
 
 export async function generateGraphqlTypes(): Promise<GeneratedFile[]> {
-  const schema = parse(apiSdl());
+  // The SDL as the enums generator writes it, so one run of `npm run generate` types the enums it wrote.
+  const schema = parse(withEntityEnums(apiSdl()));
   const resolvers = await codegen({
     filename: RESOLVERS,
     schema,

@@ -131,26 +131,89 @@ describe("under the default egress policy", () => {
     }
   });
 
-  it("a webhook pointed at the shared chain node cannot call it (sendWebhookPayload)", async () => {
-    const address = "0x00000000000000000000000000000000000000aa";
-    const before = await t.rpc<string>("eth_getBalance", [address, "latest"]);
-    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string } }>(
-      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
-      {
-        input: {
-          name: "node poke",
-          network: NETWORK,
-          url: t.anvil.httpUrl,
-          filterFunction: `function main(stream) { return { jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: ["${address}", "0x3635c9adc5dea00000"] }; }`,
+  const CREATE_WEBHOOK = "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }";
+  const CREATE_STREAM = "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }";
+  const pokeNode = (address: string) =>
+    `function main(stream) { return { jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: ["${address}", "0x3635c9adc5dea00000"] }; }`;
+
+  it("a webhook, or a stream's destination, naming a refused address is refused on save, on its field", async () => {
+    const { errors } = await owner.client.gql(CREATE_WEBHOOK, {
+      input: {
+        name: "node poke",
+        network: NETWORK,
+        url: t.anvil.httpUrl,
+        filterFunction: pokeNode("0x00000000000000000000000000000000000000aa"),
+      },
+    });
+    expect(errors?.[0].extensions).toMatchObject({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/url", message: `R${REFUSED.slice(1)}.` }],
+    });
+    const stream = await owner.client.gql(CREATE_STREAM, {
+      input: {
+        name: "to localhost",
+        network: NETWORK,
+        dataset: "BLOCK",
+        startRange: 1,
+        destination: "POSTGRES",
+        destinationAttributes: {
+          host: "localhost",
+          port: 5432,
+          database: "d",
+          username: "u",
+          password: "p",
+          tableName: "t",
+          sslmode: "DISABLE",
         },
       },
+    });
+    expect(stream.errors?.[0].extensions).toMatchObject({
+      code: "BAD_USER_INPUT",
+      fields: [
+        { pointer: "/destinationAttributes/host", message: expect.stringContaining("localhost is a loopback address") },
+      ],
+    });
+    const list = await owner.client.gqlOk<{ webhooks: { totalCount: number } }>("{ webhooks { totalCount } }");
+    expect(list.webhooks.totalCount).toBe(0);
+
+    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string } }>(CREATE_WEBHOOK, {
+      input: { name: "public", network: NETWORK, url: "https://hooks.example.com/in" },
+    });
+    const update = await owner.client.gql(
+      "mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { id } }",
+      { input: { id: createWebhook.id, url: "http://10.1.2.3:8080/in" } },
     );
+    expect(update.errors?.[0].extensions).toMatchObject({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/url", message: expect.stringContaining("10.1.2.3 is a private address") }],
+    });
+    const kept = await owner.client.gqlOk<{ webhook: { url: string } }>(
+      "query($id: ID!) { webhook(id: $id) { url } }",
+      {
+        id: createWebhook.id,
+      },
+    );
+    expect(kept.webhook.url).toBe("https://hooks.example.com/in");
+  });
+
+  it("a webhook naming the shared chain node by a host name cannot call it (sendWebhookPayload)", async () => {
+    // A name is resolved at each connection, so it passes on save and is refused on the address connected to.
+    const address = "0x00000000000000000000000000000000000000aa";
+    const before = await t.rpc<string>("eth_getBalance", [address, "latest"]);
+    const byName = t.anvil.httpUrl.replace("127.0.0.1", os.hostname());
+    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string } }>(CREATE_WEBHOOK, {
+      input: { name: "node poke", network: NETWORK, url: byName, filterFunction: pokeNode(address) },
+    });
     const { sendWebhookPayload } = await owner.client.gqlOk<{ sendWebhookPayload: TestAnswer }>(
       "mutation($input: SendWebhookPayloadInput!) { sendWebhookPayload(input: $input) { success message } }",
       { input: { id: createWebhook.id, blockNumber: 1 } },
     );
     expect(sendWebhookPayload.success).toBe(false);
-    expect(sendWebhookPayload.message).toContain(REFUSED);
+    expect(sendWebhookPayload.message).toMatch(
+      new RegExp(
+        `refused by the egress policy: ${os.hostname()} resolves to \\S+, (a loopback address|a private address|an address of this machine)`,
+      ),
+    );
     expect(await t.rpc<string>("eth_getBalance", [address, "latest"])).toBe(before);
   });
 });

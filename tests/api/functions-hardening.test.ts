@@ -59,10 +59,26 @@ describe("a result too large to answer", () => {
     expect(tooLarge.testFunction).toEqual({
       success: false,
       size: 0,
-      error: "RESULT_TOO_LARGE: main returned 7.0 MiB of JSON; a result is at most 6 MiB.",
+      error: "RESULT_TOO_LARGE: main returned at least 7.0 MiB of JSON; a result is at most 6 MiB.",
     });
     const atTheLimit = await run(6 * 1024 * 1024 - 2);
     expect(atTheLimit.testFunction).toMatchObject({ success: true, size: 6 * 1024 * 1024 });
+  });
+
+  it("a stored function's oversized run is refused in the sandbox, recorded as failed and billed", async () => {
+    const owner = await signUp(ctx.app);
+    const id = await newFunction(owner, 'function main() { return "é".repeat(4 * 1024 * 1024); }');
+    const called = await callFunction(owner, id);
+    expect(called.data?.callFunction).toMatchObject({
+      success: false,
+      error: "RESULT_TOO_LARGE: main returned 8.0 MiB of JSON; a result is at most 6 MiB.",
+    });
+    const { functionHistory } = await owner.client.gqlOk<{
+      functionHistory: { edges: { node: { success: boolean; size: number; billable: number } }[] };
+    }>("query($id: ID!) { functionHistory(id: $id) { edges { node { success size billable } } } }", { id });
+    expect(functionHistory.edges).toHaveLength(1);
+    expect(functionHistory.edges[0].node).toMatchObject({ success: false, size: 0 });
+    expect(functionHistory.edges[0].node.billable).toBeGreaterThan(0);
   });
 });
 

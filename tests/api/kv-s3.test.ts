@@ -108,7 +108,7 @@ describe("multipart upload to S3", () => {
     expect(await objects()).toEqual([]);
   }, 120_000);
 
-  it("abort deletes the parts in the bucket", async () => {
+  it("lists an upload's parts from the bucket; abort deletes them", async () => {
     const owner = await signIn(app, "demo@nodeplane.local", "demo-password-for-tests");
     const { initiateListUpload: upload } = await owner.client.gqlOk<{ initiateListUpload: { uploadId: string } }>(
       'mutation { initiateListUpload(input: { key: "s3-list" }) { uploadId } }',
@@ -118,6 +118,14 @@ describe("multipart upload to S3", () => {
     );
     expect((await fetch(kvUploadPartUrl.url, { method: "PUT", body: "a\nb\n" })).status).toBe(200);
     expect(await objects()).toHaveLength(1);
+    const { kvUploads } = await owner.client.gqlOk<{
+      kvUploads: { edges: { node: { uploadId: string; partsReceived: number; bytesReceived: number } }[] };
+    }>("{ kvUploads { edges { node { uploadId partsReceived bytesReceived } } } }");
+    expect(kvUploads.edges.map((e) => e.node)).toContainEqual({
+      uploadId: upload.uploadId,
+      partsReceived: 1,
+      bytesReceived: 4,
+    });
     await owner.client.gqlOk(`mutation { abortKvUpload(uploadId: "${upload.uploadId}") { success } }`);
     expect(await objects()).toEqual([]);
   });

@@ -118,7 +118,7 @@ const streamInput = (secretKey: string) => ({
     accessKey: "probe-access",
     secretKey,
     bucket: "probe-bucket",
-    endpoint: "198.51.100.7:9000",
+    endpoint: "s3.probe.example:9000",
     useSsl: false,
     objectPrefix: "p/",
     fileType: "JSON",

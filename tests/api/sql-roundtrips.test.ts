@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
+import { kvUploads } from "../../server/domains/kv/tables.ts";
 import { streamDeliveries, streamLogs, streams } from "../../server/domains/streams/tables.ts";
 import { endpointMetricMinutes, usageMinutes } from "../../server/domains/usage/tables.ts";
 import { loadApiSchema } from "../../server/graphql/schema.ts";
@@ -306,6 +307,16 @@ async function accountWith(
       input: { key: `value-${i}`, value: `${i}` },
     });
   }
+  // Open uploads (rows only, no parts received).
+  await db.insert(kvUploads).values(
+    range.map((i) => ({
+      accountId,
+      kind: "LIST",
+      key: `upload-${i}`,
+      bucket: "local",
+      expiresAt: new Date(Date.now() + 3600_000),
+    })),
+  );
 
   return {
     accountId,

@@ -1,30 +1,70 @@
-// The dataset enum is declared once, with its labels, in the stream entity schema. The SDL has to spell
-// its own enum and the data plane names the datasets it can read; both must agree with that one.
+// Each enum is declared once, with its labels, in an entity schema; the one an SDL enum is names it
+// (`x-graphql`) and `npm run generate` writes its values into the SDL. Another enum of the same values
+// in an entity schema is a copy that would drift: it refers to the one declaration instead.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { buildSchema, type GraphQLEnumType } from "graphql";
+import { buildSchema, GraphQLEnumType } from "graphql";
 import { describe, expect, it } from "vitest";
+import { entityEnums, withEntityEnums } from "../../scripts/generate/sdl-enums.ts";
 import { EVM_DATASETS } from "../../server/dataplane/datasets/reader.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const stream = JSON.parse(readFileSync(path.join(root, "schemas/entities/stream.schema.json"), "utf8")) as {
-  $defs: { dataset: { enum: string[]; "x-enumLabels": Record<string, string> } };
-};
-const datasets = stream.$defs.dataset;
+const sdlText = readFileSync(path.join(root, "schemas/api.graphql"), "utf8");
+const sdlEnums = Object.values(buildSchema(sdlText).getTypeMap()).filter(
+  (type): type is GraphQLEnumType => type instanceof GraphQLEnumType && !type.name.startsWith("__"),
+);
+const enums = entityEnums();
+const valueSet = (values: readonly string[]) => [...values].sort().join(",");
 
-describe("the dataset enum", () => {
-  it("has a label for every value", () => {
-    expect(Object.keys(datasets["x-enumLabels"]).sort()).toEqual([...datasets.enum].sort());
+describe("enums", () => {
+  it("are the SDL's as their entity schemas declare them, value for value", () => {
+    const declared = enums.filter((e) => e.graphql);
+    expect(declared.length).toBeGreaterThan(20);
+    for (const e of declared) {
+      const sdl = sdlEnums.find((type) => type.name === e.graphql);
+      expect(
+        sdl?.getValues().map((v) => v.name),
+        `${e.file}#${e.pointer}`,
+      ).toEqual(e.values);
+    }
+    expect(withEntityEnums(sdlText)).toBe(sdlText);
   });
 
-  it("is the SDL's StreamDataset, value for value", () => {
-    const sdl = buildSchema(readFileSync(path.join(root, "schemas/api.graphql"), "utf8"));
-    const values = (sdl.getType("StreamDataset") as GraphQLEnumType).getValues().map((value) => value.name);
-    expect(values.sort()).toEqual([...datasets.enum].sort());
+  it("are declared once: no other entity enum, and no SDL enum left by hand, has a declared enum's values", () => {
+    const declared = new Map(enums.filter((e) => e.graphql).map((e) => [valueSet(e.values), e]));
+    const copies = enums
+      .filter((e) => !e.graphql && declared.has(valueSet(e.values)))
+      .map((e) => `${e.file}#${e.pointer} copies ${declared.get(valueSet(e.values))?.graphql}`);
+    expect(copies).toEqual([]);
+    const byHand = sdlEnums
+      .filter((type) => !enums.some((e) => e.graphql === type.name))
+      .filter((type) => enums.some((e) => valueSet(e.values) === valueSet(type.getValues().map((v) => v.name))))
+      .map((type) => type.name);
+    expect(byHand).toEqual([]);
+  });
+
+  it("fail the generator when one names no SDL enum or two name the same", () => {
+    const one = { file: "x.schema.json", pointer: "/a", values: ["A"], graphql: "Nowhere" };
+    expect(() => withEntityEnums(sdlText, [one])).toThrow(/x-graphql names Nowhere, which is no enum of the SDL/);
+    const twice = { ...one, graphql: "LogLevel" };
+    expect(() => withEntityEnums(sdlText, [twice, { ...twice, pointer: "/b" }])).toThrow(
+      /both declare the SDL enum LogLevel/,
+    );
+  });
+});
+
+describe("the dataset enum", () => {
+  const datasets = enums.find((e) => e.graphql === "StreamDataset");
+  const stream = JSON.parse(readFileSync(path.join(root, "schemas/entities/stream.schema.json"), "utf8")) as {
+    $defs: { dataset: { enum: string[]; "x-enumLabels": Record<string, string> } };
+  };
+
+  it("has a label for every value", () => {
+    expect(Object.keys(stream.$defs.dataset["x-enumLabels"]).sort()).toEqual([...stream.$defs.dataset.enum].sort());
   });
 
   it("holds every dataset the data plane reads", () => {
-    expect(EVM_DATASETS.filter((dataset) => !datasets.enum.includes(dataset))).toEqual([]);
+    expect(EVM_DATASETS.filter((dataset) => !datasets?.values.includes(dataset))).toEqual([]);
   });
 });
 

@@ -18,6 +18,7 @@ import {
 } from "./types.ts";
 import { WebhookDestination } from "./webhook.ts";
 
+export { type NamedAddress, namedAddresses } from "./addresses.ts";
 export { BZIP2_UNSUPPORTED } from "./common.ts";
 export { signPayload, verifySignature } from "./signature.ts";
 export * from "./types.ts";

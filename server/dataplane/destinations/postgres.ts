@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { EgressPolicy } from "../../platform/egress.ts";
+import { POSTGRES_DEFAULT_PORT } from "./addresses.ts";
 import { errorMessage, isEgressRefusal } from "./common.ts";
 import {
   type DeliveryAck,
@@ -54,7 +55,7 @@ export class PostgresDestination implements Destination {
     }
     this.pool = new pg.Pool({
       host: attrs.host,
-      port: attrs.port ?? 5432,
+      port: attrs.port ?? POSTGRES_DEFAULT_PORT,
       user: attrs.username,
       password: attrs.password,
       database: attrs.database,

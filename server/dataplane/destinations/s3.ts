@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import type { EgressPolicy } from "../../platform/egress.ts";
+import { s3EndpointUrl } from "./addresses.ts";
 import { assertCompression, encodeObject, errorMessage, isEgressRefusal, objectName } from "./common.ts";
 import {
   type Compression,
@@ -51,12 +52,7 @@ export class S3Destination implements Destination {
       throw new DestinationError(`unknown file type ${String(this.fileType)}`, { retryable: false });
     }
     if (!attrs.bucket) throw new DestinationError("bucket is required", { retryable: false });
-    let endpoint: string | undefined;
-    if (attrs.endpoint) {
-      endpoint = /^https?:\/\//.test(attrs.endpoint)
-        ? attrs.endpoint
-        : `${attrs.useSsl === false ? "http" : "https"}://${attrs.endpoint}`;
-    }
+    const endpoint = s3EndpointUrl(attrs);
     this.clientConfig = {
       region: attrs.region ?? "us-east-1",
       endpoint,

@@ -1,5 +1,6 @@
 import type snowflake from "snowflake-sdk";
 import type { EgressPolicy, EgressProxy } from "../../platform/egress.ts";
+import { snowflakeAddress } from "./addresses.ts";
 import { errorMessage, isEgressRefusal } from "./common.ts";
 import {
   type DeliveryAck,
@@ -125,9 +126,7 @@ export class SnowflakeDestination implements Destination {
     if (this.connection?.isUp()) return this.connection;
     await this.close();
     const a = this.attrs;
-    const protocol = a.protocol ?? "https";
-    const host = a.host ?? `${a.account}.snowflakecomputing.com`;
-    const port = a.port ?? (protocol === "https" ? 443 : 80);
+    const { protocol, host, port } = snowflakeAddress(a);
     const cannotConnect = (e: unknown) =>
       new DestinationError(`Snowflake: cannot connect to account ${a.account}: ${errorMessage(e)}`, {
         retryable: !isEgressRefusal(e),

@@ -11,6 +11,7 @@
  *   | "P" (the batch itself, unread: the host delivers the JSON text it passed in)
  *   | "Q" <metadata JSON> (the stream object itself, its batch unread: the host builds
  *     `{"data":<its JSON text>,"metadata":<metadata JSON>}`, which is what stringifying it would give)
+ *   | "L" <length> (the result's JSON is longer than maxResult: the host fails the call with RESULT_TOO_LARGE)
  *   | "A" (main returned a promise: the same string comes later through hostFinish(call, string)).
  * A final answer starts with "R" when the call parsed a batch: the host sends this filter's next
  * batch only when it is read (see below) while its calls do not read it.
@@ -31,7 +32,7 @@
  * per key for the key's version (itemsSnapshot), and receives the items only when they changed.
  * Address books compare addresses case-insensitively; lists compare items exactly.
  */
-export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, snapshots) {
+export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hostBatch, helperNames, version, maxLines, maxChars, maxTotal, snapshots, maxResult) {
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
@@ -77,18 +78,22 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   }
   var strict = version >= 5, streamObject = version >= 3, asyncAllowed = version >= 4;
   var current = null, currentStream = null, currentCall = 0;
-  var logged = 0, dropped = 0;
+  // This call's lines kept, lines dropped, and characters kept (cut markers not counted).
+  var logged = 0, dropped = 0, kept = 0;
   function text(v) {
     if (typeof v === "string") return v;
     try { var s = stringify(v); return s === undefined ? String(v) : s; } catch (e) { return String(v); }
   }
   function logger(level) {
     return function () {
-      if (logged >= maxLines) { dropped++; return; }
+      if (logged >= maxLines || kept >= maxTotal) { dropped++; return; }
       var parts = [];
       for (var i = 0; i < arguments.length; i++) parts[parts.length] = text(arguments[i]);
       var m = parts.join(" ");
-      if (m.length > maxChars) m = m.slice(0, maxChars) + "…";
+      // A line is cut to the line limit, or to what is left of the call's, saying how much was cut.
+      var room = maxTotal - kept < maxChars ? maxTotal - kept : maxChars;
+      if (m.length > room) m = m.slice(0, room) + "… [" + (m.length - room) + " more characters]";
+      kept += m.length > room ? room : m.length;
       logged++;
       hostLog(currentCall, level, m);
     };
@@ -162,8 +167,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   }
   // Ends the call's logs: a closing WARNING counts the lines past the limit.
   function endLogs() {
-    if (dropped > 0) hostLog(currentCall, "WARNING", dropped + " more log lines were dropped (limit " + maxLines + " per call)");
-    logged = 0; dropped = 0;
+    if (dropped > 0) hostLog(currentCall, "WARNING", dropped + " more log lines were dropped (limit " + maxLines + " lines and " + maxTotal + " characters per call)");
+    logged = 0; dropped = 0; kept = 0;
   }
   var MEMORY_ERRORS = { "Maximum call stack size exceeded": "the stack limit (too deep recursion)",
     "Invalid string length": "a size limit: string too long", "Invalid array length": "a size limit: array too long",
@@ -201,6 +206,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     var s;
     try { s = stringify(v); } catch (e) { return failure("RESULT_NOT_SERIALIZABLE", e); }
     if (s === undefined) return "E" + stringify({ kind: "RESULT_NOT_SERIALIZABLE", message: "main returned a " + typeof v + ", which has no JSON form", stack: "" });
+    // Longer than the limit in UTF-16 units is longer in UTF-8 bytes: refused here, never copied out.
+    if (maxResult > 0 && s.length > maxResult) return "L" + s.length;
     return "V" + s;
   }
   function reject(e) {

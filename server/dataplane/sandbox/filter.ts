@@ -10,6 +10,7 @@ import {
   type FilterMetadata,
   type FilterOutcome,
   type FilterVersion,
+  resultTooLarge,
 } from "./types.ts";
 
 /**
@@ -164,8 +165,10 @@ export class Filter {
         memoryMiB: Math.max(8, Math.ceil(this.limits.memoryBytes / MIB)),
         maxLogLines: this.limits.maxLogLines,
         maxLogChars: this.limits.maxLogChars,
+        maxLogCharsPerCall: this.limits.maxLogCharsPerCall,
         snapshots: typeof this.helpers?.itemsSnapshot === "function",
         heap: this.measureHeap,
+        maxResultBytes: this.limits.maxResultBytes,
       },
       this.source,
     );
@@ -260,6 +263,16 @@ export class Filter {
         tag === "P" && input.dataBytes !== undefined && resultJson === input.data
           ? input.dataBytes
           : Buffer.byteLength(resultJson);
+      // A result built here from the batch (P, Q) never crossed the pipe; the sandbox process checked the others.
+      const limit = this.limits.maxResultBytes;
+      if (tag !== "V" && limit > 0 && sizeBytes > limit)
+        return {
+          ok: false,
+          error: resultTooLarge(sizeBytes, limit, false),
+          durationMs,
+          memoryBytes,
+          logs: outcome.logs,
+        };
       return { ok: true, skipped: false, resultJson, sizeBytes, durationMs, memoryBytes, logs: outcome.logs };
     }
     const err = JSON.parse(body.slice(1)) as { kind: FilterError["kind"]; message: string; stack: string };

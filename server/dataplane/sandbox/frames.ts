@@ -148,10 +148,13 @@ export type ToHost =
       memoryMiB: number;
       maxLogLines: number;
       maxLogChars: number;
+      maxLogCharsPerCall: number;
       /** The helpers answer itemsSnapshot: membership checks use sets kept in the isolate. */
       snapshots: boolean;
       /** Each call's outcome carries the isolate's used heap (~3 µs a call); else 0. */
       heap: boolean;
+      /** UTF-8 bytes of JSON a call may return; 0: no limit. */
+      maxResultBytes: number;
     }
   /**
    * Body: the batch's JSON text; empty when `kept` (fast process only): the service keeps the text

@@ -1,7 +1,7 @@
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
 import type { Frame, FromHost, ToHost } from "./frames.ts";
-import { errorPlace, FILTER_HELPER_NAMES, type FilterError } from "./types.ts";
+import { errorPlace, FILTER_HELPER_NAMES, type FilterError, resultTooLarge } from "./types.ts";
 
 /**
  * The sandbox itself, written once for both of its hosts: the isolates that run filters and functions
@@ -60,6 +60,8 @@ interface Instance {
   memoryMiB: number;
   /** Whether outcomes carry the used heap (see the open frame). */
   heap: boolean;
+  /** UTF-8 bytes of JSON a call may return; 0: no limit. */
+  maxResultBytes: number;
 }
 
 interface Call {
@@ -101,6 +103,24 @@ function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number },
   return { kind: "RUNTIME", message: `${err.name}: ${err.message}`, ...errorPlace(err.stack) };
 }
 
+/**
+ * The call's answer, or a RESULT_TOO_LARGE failure in its place when its result is past the filter's
+ * limit: refused here, so a result of hundreds of MB never crosses the pipe. The isolate already refused
+ * one longer than the limit in UTF-16 units ("L", not copied out); the exact UTF-8 count is made here.
+ */
+function capped(inst: Instance, out: string): string {
+  const limit = inst.maxResultBytes;
+  const at = out[0] === "R" ? 1 : 0;
+  const tag = out[at];
+  if (limit === 0 || (tag !== "V" && tag !== "L")) return out;
+  const counted = tag === "L";
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a result this short needs no count.
+  if (!counted && (out.length - at - 1) * 3 <= limit) return out;
+  const size = counted ? Number(out.slice(at + 1)) : Buffer.byteLength(out) - at - 1;
+  if (!counted && size <= limit) return out;
+  return `${out.slice(0, at)}E${JSON.stringify({ ...resultTooLarge(size, limit, counted), stack: "" })}`;
+}
+
 export function isolateRuntime(link: IsolateLink): IsolateRuntime {
   const instances = new Map<number, Instance>();
   const calls = new Map<number, Call>();
@@ -136,7 +156,9 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
           h.version,
           h.maxLogLines,
           h.maxLogChars,
+          h.maxLogCharsPerCall,
           h.snapshots,
+          h.maxResultBytes,
         ],
         { timeout: h.timeoutMs, result: { reference: true } },
       ) as ivm.Reference<Record<string, unknown>>;
@@ -152,7 +174,16 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
         throw new HostFault({ kind: "SYNTAX", message: "the filter must define function main(stream)" });
       }
       const run = bind.applySync(undefined, [main.derefInto()], { result: { reference: true } }) as Instance["run"];
-      instances.set(h.fid, { fid: h.fid, isolate, context, run, settle, memoryMiB: h.memoryMiB, heap: h.heap });
+      instances.set(h.fid, {
+        fid: h.fid,
+        isolate,
+        context,
+        run,
+        settle,
+        memoryMiB: h.memoryMiB,
+        heap: h.heap,
+        maxResultBytes: h.maxResultBytes,
+      });
       link.send({ op: "opened", fid: h.fid, error: null });
     } catch (e) {
       const error = classify(e, shell, h.timeoutMs);
@@ -195,8 +226,9 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     return !inst.heap || inst.isolate.isDisposed ? 0 : inst.isolate.getHeapStatisticsSync().used_heap_size;
   }
 
-  function finish(call: Call, out: string): void {
+  function finish(call: Call, answer: string): void {
     if (call.finished) return;
+    const out = capped(call.inst, answer);
     call.finished = true;
     calls.delete(call.rid);
     link.send(

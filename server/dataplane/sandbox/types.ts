@@ -41,7 +41,13 @@ export interface FilterLog {
   message: string;
 }
 
-export type FilterErrorKind = "SYNTAX" | "RUNTIME" | "TIMEOUT" | "MEMORY" | "RESULT_NOT_SERIALIZABLE";
+export type FilterErrorKind =
+  | "SYNTAX"
+  | "RUNTIME"
+  | "TIMEOUT"
+  | "MEMORY"
+  | "RESULT_NOT_SERIALIZABLE"
+  | "RESULT_TOO_LARGE";
 export interface FilterError {
   kind: FilterErrorKind;
   message: string;
@@ -93,8 +99,19 @@ export interface FilterLimits {
   memoryBytes: number;
   /** At most this many console lines are kept per call; the rest are counted in one closing WARNING. */
   maxLogLines: number;
-  /** Each console line is cut to this many characters. */
+  /** Each console line is cut to this many characters, with a marker saying how many more it had. */
   maxLogChars: number;
+  /**
+   * Characters of all of a call's lines together: the line that reaches it is cut (as above) and later
+   * ones are dropped, counted in the closing WARNING. 200 full lines were 800 KB per run, kept with each
+   * of a function's last 1,000 runs.
+   */
+  maxLogCharsPerCall: number;
+  /**
+   * UTF-8 bytes of JSON a call may return (0: no limit, filters). The sandbox process refuses a larger
+   * result before it leaves the isolate's answer, so it never crosses the pipe (see host.ts).
+   */
+  maxResultBytes: number;
 }
 
 export const DEFAULT_FILTER_LIMITS: FilterLimits = {
@@ -102,7 +119,30 @@ export const DEFAULT_FILTER_LIMITS: FilterLimits = {
   memoryBytes: 64 * 1024 * 1024,
   maxLogLines: 200,
   maxLogChars: 4_096,
+  maxLogCharsPerCall: 65_536,
+  maxResultBytes: 0,
 };
+
+/**
+ * The largest result a function run may return (AWS Lambda's response payload limit). A larger one fails
+ * the run with RESULT_TOO_LARGE in the sandbox process, before it is sent: each copy of it (through the
+ * pipe, parsed for the answer, written out again) costs its size again, and a 1 GB function could return
+ * hundreds of MB (200 MB took the service from 257 to 944 MB).
+ */
+export const MAX_FUNCTION_RESULT_BYTES = 6 * 1024 * 1024;
+
+/**
+ * The refusal of a result past `limitBytes`. `atLeast`: its size was counted in UTF-16 code units (inside
+ * the isolate, where a result that long is refused without being copied out), which UTF-8 bytes are never fewer than.
+ */
+export function resultTooLarge(sizeBytes: number, limitBytes: number, atLeast: boolean): FilterError {
+  const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, "");
+  const size = `${atLeast ? "at least " : ""}${(sizeBytes / 1024 / 1024).toFixed(1)} MiB`;
+  return {
+    kind: "RESULT_TOO_LARGE",
+    message: `main returned ${size} of JSON; a result is at most ${mib(limitBytes)} MiB.`,
+  };
+}
 
 /**
  * The one seam through which filters and functions read (and write) the account's key-value store.

@@ -1,38 +1,15 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { eq } from "drizzle-orm";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { conflict, foundOr } from "../../platform/errors.ts";
-import { subscriptions } from "../account/tables.ts";
 import { billingPeriod } from "../usage/service.ts";
 import { subscriptionOf } from "../usage/store.ts";
+import { functionLimitsOf, type PlanFunctionLimits } from "./limits.ts";
 import * as store from "./store.ts";
 
 /**
  * What functions cost, in one place: the GB-seconds each plan includes per billing period and the price
- * of those past them (schemas/catalogue/function-limits.json), the usage screen's bill, and the refusal
+ * of those past them (schemas/catalogue/function-limits.json, read by limits.ts), the usage screen's bill, and the refusal
  * of runs past the included GB-seconds on a plan that sells none.
  */
-
-export interface PlanFunctionLimits {
-  /** GB-seconds included in a billing period. */
-  gbSecondsPerPeriod: number;
-  /** The price of a million GB-seconds past the included ones; null: runs past them are refused. */
-  centsPerMillionGbSeconds: number | null;
-}
-
-const limitsFile = path.resolve(import.meta.dirname, "../../../schemas/catalogue/function-limits.json");
-const planLimits = (JSON.parse(readFileSync(limitsFile, "utf8")) as { plans: Record<string, PlanFunctionLimits> })
-  .plans;
-const FALLBACK_PLAN = "b6_free";
-
-export async function functionLimitsOf(db: Executor, accountId: string): Promise<PlanFunctionLimits> {
-  const [row] = await db
-    .select({ planId: subscriptions.planId })
-    .from(subscriptions)
-    .where(eq(subscriptions.accountId, accountId));
-  return planLimits[row?.planId ?? FALLBACK_PLAN] ?? planLimits[FALLBACK_PLAN];
-}
 
 /** What a billing period's GB-seconds cost under the plan: those past the included ones, priced per million. */
 export function gbSecondCharge(limits: PlanFunctionLimits, gbSeconds: number) {

@@ -98,6 +98,7 @@ export const functionResolvers: Resolvers = {
         args.endDate ? new Date(args.endDate) : null,
       ),
     ),
+    functionsPlan: field("VIEWER", ({ ctx, accountId }) => service.functionsPlan(ctx.db, accountId)),
     functionPermissions: field("VIEWER", async ({ ctx, accountId }) =>
       permissionsView(await streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId))),
     ),

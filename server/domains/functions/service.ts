@@ -1,5 +1,12 @@
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
-import type { FilterError, FilterHelpers, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import {
+  DEFAULT_FILTER_LIMITS,
+  type FilterError,
+  type FilterHelpers,
+  type FilterLog,
+  type FilterMetadata,
+  MAX_FUNCTION_RESULT_BYTES,
+} from "../../dataplane/sandbox/types.ts";
 import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
@@ -9,6 +16,7 @@ import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
+import { checkFunctionCount, FALLBACK_PLAN, functionLimitsOf, PLAN_FUNCTION_LIMITS } from "./limits.ts";
 import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
@@ -121,12 +129,6 @@ export interface FunctionRun {
 }
 
 const RESULT_PREVIEW_CHARS = 2000;
-/**
- * The largest result a run may return (AWS Lambda's response payload limit). A larger one fails the run:
- * each copy of it (parsed for the answer, written out again) costs the service its size again, and a
- * 1 GB function could return hundreds of MB (200 MB took the service from 257 to 944 MB).
- */
-export const MAX_RESULT_BYTES = 6 * 1024 * 1024;
 /** A run's whole result is kept (for functionActivationResult) up to this many bytes; bigger ones only as a preview. */
 export const RESULT_KEPT_BYTES = 256 * 1024;
 /** Runs kept per function (the newest); older ones are pruned every PRUNE_EVERY runs recorded here. */
@@ -210,7 +212,11 @@ export async function runCode(
   const options = {
     source: wrappedSource(code),
     version: FUNCTION_CONVENTION,
-    limits: { timeoutMs: timeoutSec * 1000, memoryBytes: memoryMb * 1024 * 1024 },
+    limits: {
+      timeoutMs: timeoutSec * 1000,
+      memoryBytes: memoryMb * 1024 * 1024,
+      maxResultBytes: MAX_FUNCTION_RESULT_BYTES,
+    },
     helpers,
     offThread: true,
   };
@@ -224,10 +230,6 @@ export async function runCode(
   };
   const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
   if (!outcome.ok) return failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
-  if (outcome.sizeBytes > MAX_RESULT_BYTES)
-    return failed(
-      `RESULT_TOO_LARGE: main returned ${(outcome.sizeBytes / 1024 / 1024).toFixed(1)} MiB of JSON; a result is at most ${MAX_RESULT_BYTES / 1024 / 1024} MiB.`,
-    );
   return { ...ran, success: true, resultJson: outcome.resultJson, size: outcome.sizeBytes, error: null };
 }
 
@@ -289,8 +291,13 @@ export async function createFunction(db: Db, accountId: string, input: NewFuncti
   return db.transaction((tx) => insertFunction(tx, accountId, input));
 }
 
-/** Inserts checked input (see checkFunctionCode) as version 1; createStreamWithFunction calls it inside its transaction. */
-export function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+/**
+ * Inserts checked input (see checkFunctionCode) as version 1, within the plan's functions; run it in a
+ * transaction (createStreamWithFunction calls it inside its own).
+ */
+export async function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+  await store.lockAccountFunctions(db, accountId);
+  checkFunctionCount(await functionLimitsOf(db, accountId), (await store.countFunctions(db, accountId)) + 1);
   return store.insertFunction(db, accountId, {
     name: input.name,
     description: input.description || null,
@@ -488,6 +495,32 @@ export async function activationResult(db: Db, accountId: string, id: string) {
 }
 
 export const LOG_LEVELS = ["INFO", "WARNING", "ERROR"] as const;
+
+/** The account's functions against its plan's limits (the functions overview shows them). */
+export async function functionsPlan(db: Db, accountId: string) {
+  const [limits, functions] = await Promise.all([functionLimitsOf(db, accountId), store.countFunctions(db, accountId)]);
+  return {
+    functions,
+    functionLimit: limits.functions,
+    logRetentionDays: limits.logRetentionDays,
+    // Functions run with the sandbox's log bounds (runCode sets no others).
+    logLinesPerRun: DEFAULT_FILTER_LIMITS.maxLogLines,
+    logCharsPerRun: DEFAULT_FILTER_LIMITS.maxLogCharsPerCall,
+    includedGbSeconds: limits.gbSecondsPerPeriod,
+  };
+}
+
+/**
+ * Empties the console lines of runs older than their account's plan keeps them (the runs stay in the
+ * history); the service's housekeeping calls it. Returns the runs emptied.
+ */
+export function pruneRunLogs(db: Db, now = new Date()): Promise<number> {
+  const retention = Object.entries(PLAN_FUNCTION_LIMITS).map(([planId, limits]) => ({
+    planId,
+    days: limits.logRetentionDays,
+  }));
+  return store.pruneRunLogs(db, retention, PLAN_FUNCTION_LIMITS[FALLBACK_PLAN].logRetentionDays, now);
+}
 
 /** The function's console lines, newest first, with level and text filters. */
 export async function logs(

@@ -51,6 +51,19 @@ export async function listFunctionsPage(
   return { rows, totalCount: count };
 }
 
+export async function countFunctions(db: Executor, accountId: string): Promise<number> {
+  const [{ count }] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(functions)
+    .where(eq(functions.accountId, accountId));
+  return count;
+}
+
+/** One account's function creations at a time, so two of them cannot both take the plan's last function. */
+export async function lockAccountFunctions(db: Executor, accountId: string): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(hashtext('functions:' || ${accountId}))`);
+}
+
 export async function getFunction(db: Executor, accountId: string, id: string): Promise<FunctionRow | undefined> {
   if (!isUuid(id)) return undefined;
   const [row] = await db
@@ -185,6 +198,36 @@ export async function pruneActivations(db: Executor, functionId: string, kept: n
     delete from function_activations where function_id = ${functionId} and created_at < (
       select created_at from function_activations where function_id = ${functionId}
       order by created_at desc offset ${kept - 1} limit 1)`);
+}
+
+/** Runs whose logs one pruneRunLogs pass empties at most (the next pass takes the rest). */
+const LOG_PRUNE_BATCH = 10_000;
+
+/**
+ * Empties the logs of runs older than their account's plan keeps them (`retention` per plan, `fallbackDays`
+ * for an account without a plan named there), for every account: the housekeeping's sweep. Runs with logs
+ * are found by their own index, so a pass with nothing to do reads nothing.
+ */
+export async function pruneRunLogs(
+  db: Executor,
+  retention: readonly { planId: string; days: number }[],
+  fallbackDays: number,
+  now: Date,
+): Promise<number> {
+  const plans = sql.join(
+    retention.map((r) => sql`(${r.planId}::text, ${r.days}::int)`),
+    sql`, `,
+  );
+  const shortest = Math.min(fallbackDays, ...retention.map((r) => r.days));
+  const r = await db.execute(sql`update function_activations set logs = '[]'::jsonb
+    where id in (select a.id from function_activations a
+      where jsonb_array_length(a.logs) > 0
+        and a.created_at < ${now}::timestamptz - make_interval(days => ${shortest}::int)
+        and a.created_at < ${now}::timestamptz - make_interval(days => coalesce(
+          (select r.days from subscriptions s join (values ${plans}) as r(plan_id, days) on r.plan_id = s.plan_id
+            where s.account_id = a.account_id), ${fallbackDays}::int))
+      limit ${LOG_PRUNE_BATCH})`);
+  return r.rowCount ?? 0;
 }
 
 export function listActivations(

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
@@ -100,7 +101,11 @@ export const functionActivations = pgTable(
     error: text("error"),
     logs: jsonb("logs").$type<{ level: string; message: string }[]>().notNull(),
   },
-  (t) => [index("function_activations_function_idx").on(t.functionId, t.createdAt)],
+  (t) => [
+    index("function_activations_function_idx").on(t.functionId, t.createdAt),
+    // The runs whose logs the retention sweep may still empty (see pruneRunLogs).
+    index("function_activations_logged_idx").on(t.createdAt).where(sql`jsonb_array_length(${t.logs}) > 0`),
+  ],
 );
 
 /**

@@ -13,6 +13,8 @@ import { subscriptions } from "../account/tables.ts";
 export interface PlanKvLimits {
   /** Lists, sets and values of the account together. */
   keys: number;
+  /** Multipart uploads begun and not yet completed, aborted or expired. */
+  openUploads: number;
   /** Items in one list or set. */
   itemsPerKey: number;
   /** UTF-8 bytes of one value. */
@@ -59,6 +61,14 @@ export function checkKeyCount(limits: PlanKvLimits, keysAfter: number) {
   if (keysAfter > limits.keys)
     throw tooMany(
       `Your plan allows ${limits.keys.toLocaleString("en-US")} keys (lists, sets and values together). Delete one or upgrade your plan.`,
+    );
+}
+
+/** A new upload would take the account past its plan's open uploads. */
+export function checkOpenUploads(limits: PlanKvLimits, openAfter: number) {
+  if (openAfter > limits.openUploads)
+    throw tooMany(
+      `Your plan allows ${limits.openUploads.toLocaleString("en-US")} open uploads at once, and this account has them. Complete or abort one (the Key-value store overview lists them), or wait until one expires (${UPLOAD_HOURS} hours after it began).`,
     );
 }
 

@@ -67,12 +67,13 @@ export async function writeUsage(
 /** The key-value store at a glance: keys against the plan, and this billing period's writes per day. */
 export async function overview(db: Db, accountId: string, now = new Date()) {
   const period = await currentPeriod(db, accountId, now);
-  const [keys, lists, addressBooks, limits, writes] = await Promise.all([
+  const [keys, lists, addressBooks, limits, writes, openUploads] = await Promise.all([
     store.countKeys(db, accountId),
     store.countCollections(db, accountId, "LIST", null),
     store.countCollections(db, accountId, "SET", null),
     limitsOf(db, accountId),
     writeUsage(db, accountId, { window: period, period, tick: "day" }),
+    store.countOpenUploads(db, accountId, now),
   ]);
   return {
     keys,
@@ -82,6 +83,8 @@ export async function overview(db: Db, accountId: string, now = new Date()) {
     values: keys - lists - addressBooks,
     itemsPerKeyLimit: limits.itemsPerKey,
     valueBytesLimit: limits.valueBytes,
+    openUploads,
+    openUploadLimit: limits.openUploads,
     writes,
   };
 }

@@ -112,6 +112,11 @@ export async function s3PartStorage(settings: KvUploadS3): Promise<PartStorage> 
         }
         return Buffer.concat(bodies);
       }),
+    received: (upload) =>
+      call("list the upload's parts", async () => {
+        const parts = await partsOf(upload);
+        return { parts: parts.length, bytes: parts.reduce((sum, part) => sum + part.Size, 0) };
+      }),
     discard: (upload) =>
       call("delete the upload's parts", async () => {
         for (const part of await partsOf(upload)) await client.send(new DeleteObjectCommand({ Bucket, Key: part.Key }));

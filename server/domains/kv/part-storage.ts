@@ -20,6 +20,8 @@ export interface PartStorage {
   partUrl(upload: UploadRow, partNumber: number, expiresAt: Date, baseUrl: string): Promise<string>;
   /** The parts joined in order; UPSTREAM_FAILED or BAD_USER_INPUT when they cannot be read. */
   read(upload: UploadRow): Promise<Buffer>;
+  /** The parts received so far and their bytes together. */
+  received(upload: UploadRow): Promise<{ parts: number; bytes: number }>;
   /** Deletes the upload's parts. */
   discard(upload: UploadRow): Promise<void>;
 }
@@ -137,6 +139,23 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
       }
       return Buffer.concat(parts);
     },
+    async received(upload) {
+      // Read from the directory, not the map: parts may have come to another process (this one only
+      // keeps the uploads it received parts of); a directory already gone holds none.
+      let parts = 0;
+      let bytes = 0;
+      for (const name of await readdir(dirOf(upload.id)).catch(() => [] as string[])) {
+        if (!PART_NAME.test(name)) continue;
+        const size = await stat(path.join(dirOf(upload.id), name)).then(
+          (s) => s.size,
+          () => null,
+        );
+        if (size === null) continue;
+        parts++;
+        bytes += size;
+      }
+      return { parts, bytes };
+    },
     async discard(upload) {
       received.delete(upload.id);
       await rm(dirOf(upload.id), { recursive: true, force: true });
@@ -170,6 +189,7 @@ function lazyS3PartStorage(settings: KvUploadS3): PartStorage {
     partUrl: async (upload, partNumber, expiresAt, baseUrl) =>
       (await s3()).partUrl(upload, partNumber, expiresAt, baseUrl),
     read: async (upload) => (await s3()).read(upload),
+    received: async (upload) => (await s3()).received(upload),
     discard: async (upload) => (await s3()).discard(upload),
   };
 }

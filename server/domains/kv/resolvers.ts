@@ -29,6 +29,16 @@ const valueView = (row: service.ValueRow) => ({
   updatedAt: row.updatedAt,
 });
 
+const openUploadView = (row: Awaited<ReturnType<typeof uploads.openUploadsPage>>["edges"][number]["node"]) => ({
+  uploadId: row.id,
+  key: row.key,
+  kind: row.kind === "SET" ? ("ADDRESS_BOOK" as const) : ("LIST" as const),
+  partsReceived: row.received.parts,
+  bytesReceived: row.received.bytes,
+  startedAt: row.createdAt,
+  expiresAt: row.expiresAt,
+});
+
 function mapEdges<T, V>(page: { edges: { cursor: string; node: T }[] }, view: (row: T) => V) {
   return page.edges.map((edge) => ({ cursor: edge.cursor, node: view(edge.node) }));
 }
@@ -73,6 +83,10 @@ const baseUrlOf = (ctx: { config: { publicUrl: string | null }; request: { proto
 export const kvResolvers: Resolvers = {
   Query: {
     kvOverview: field("VIEWER", ({ ctx, accountId }) => metering.overview(ctx.db, accountId)),
+    kvUploads: field("VIEWER", async ({ ctx, accountId, args }) => {
+      const page = await uploads.openUploadsPage(ctx.db, ctx.services.kvParts, accountId, args);
+      return { edges: mapEdges(page, openUploadView), pageInfo: page.pageInfo, totalCount: page.totalCount };
+    }),
     lists: field("VIEWER", async ({ ctx, accountId, args }) =>
       overview(await service.collectionsPage(ctx.db, accountId, "LIST", args), listView),
     ),

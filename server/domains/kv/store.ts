@@ -1,6 +1,7 @@
-import { and, asc, count, eq, gt, gte, ilike, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, ilike, inArray, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
+import type { CursorKey } from "../../platform/paging.ts";
 import { kvCollections, kvListItems, kvSetItems, kvUploads, kvValues, kvWriteMinutes } from "./tables.ts";
 
 export type CollectionKind = "LIST" | "SET";
@@ -384,6 +385,59 @@ export function expiredUploads(db: Executor, accountId: string, now: Date): Prom
     .select()
     .from(kvUploads)
     .where(and(eq(kvUploads.accountId, accountId), lt(kvUploads.expiresAt, now)));
+}
+
+/**
+ * Expired uploads of every account, `limit` of them, for the housekeeping's sweep (which ends each
+ * through its account's deleteUpload). By the expiry index: nothing expired, nothing read.
+ */
+export function expiredUploadsOfAllAccounts(db: Executor, now: Date, limit: number): Promise<UploadRow[]> {
+  return db.select().from(kvUploads).where(lt(kvUploads.expiresAt, now)).orderBy(kvUploads.expiresAt).limit(limit);
+}
+
+const openAt = (accountId: string, now: Date) => and(eq(kvUploads.accountId, accountId), gte(kvUploads.expiresAt, now));
+
+export async function countOpenUploads(db: Executor, accountId: string, now: Date): Promise<number> {
+  const [{ count }] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(kvUploads)
+    .where(openAt(accountId, now));
+  return count;
+}
+
+/** One account's initiates at a time, so two of them cannot both take the plan's last open upload. */
+export async function lockAccountUploads(db: Executor, accountId: string): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(hashtext('kv-uploads:' || ${accountId}))`);
+}
+
+export const uploadCursorShape = ["timestamp", "uuid"] as const;
+export const uploadCursorOf = (row: UploadRow) => [row.createdAt, row.id] as const;
+
+/** The account's open uploads, newest first, `limit` from `after`, and how many there are. */
+export async function listOpenUploads(
+  db: Executor,
+  accountId: string,
+  now: Date,
+  options: { limit: number; after: CursorKey<typeof uploadCursorShape> | null },
+) {
+  const base = openAt(accountId, now);
+  const rows = await db
+    .select()
+    .from(kvUploads)
+    .where(
+      options.after
+        ? and(
+            base,
+            or(
+              lt(kvUploads.createdAt, options.after[0]),
+              and(eq(kvUploads.createdAt, options.after[0]), lt(kvUploads.id, options.after[1])),
+            ),
+          )
+        : base,
+    )
+    .orderBy(desc(kvUploads.createdAt), desc(kvUploads.id))
+    .limit(options.limit);
+  return { rows, totalCount: await countOpenUploads(db, accountId, now) };
 }
 
 // ---------------------------------------------------------------- metering

@@ -107,7 +107,11 @@ export const kvUploads = pgTable(
     createdAt: createdAtColumn(3),
     expiresAt: timestamp("expires_at", { withTimezone: true, precision: 3 }).notNull(),
   },
-  (t) => [index("kv_uploads_account_idx").on(t.accountId, t.createdAt)],
+  (t) => [
+    index("kv_uploads_account_idx").on(t.accountId, t.createdAt),
+    // The housekeeping's sweep finds expired uploads of every account by it.
+    index("kv_uploads_expires_idx").on(t.expiresAt),
+  ],
 );
 
 /**

@@ -1,6 +1,15 @@
 import type { Db } from "../../platform/db/index.ts";
 import { AppError, foundOr } from "../../platform/errors.ts";
-import { checkKey, checkKeyCount, limitsOf, PART_URL_SECONDS, parseItemsText, UPLOAD_HOURS } from "./limits.ts";
+import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
+import {
+  checkKey,
+  checkKeyCount,
+  checkOpenUploads,
+  limitsOf,
+  PART_URL_SECONDS,
+  parseItemsText,
+  UPLOAD_HOURS,
+} from "./limits.ts";
 import type { PartStorage } from "./part-storage.ts";
 import { addItemsCreating, type CollectionKind } from "./service.ts";
 import * as store from "./store.ts";
@@ -13,11 +22,44 @@ import * as store from "./store.ts";
 
 const THE_UPLOAD = "The upload";
 
+/** Ends an upload left past its time, its parts with it (whoever deletes its row discards them). */
+async function expire(db: Db, storage: PartStorage, upload: store.UploadRow) {
+  if (await store.deleteUpload(db, upload.accountId, upload.id)) await storage.discard(upload).catch(() => undefined);
+}
+
 /** Ends the account's uploads left past their time (their parts with them). */
 async function sweep(db: Db, storage: PartStorage, accountId: string, now: Date) {
-  for (const upload of await store.expiredUploads(db, accountId, now)) {
-    if (await store.deleteUpload(db, accountId, upload.id)) await storage.discard(upload).catch(() => undefined);
-  }
+  for (const upload of await store.expiredUploads(db, accountId, now)) await expire(db, storage, upload);
+}
+
+/** Expired uploads one housekeeping pass ends at most (the next pass takes the rest). */
+const SWEEP_BATCH = 100;
+
+/**
+ * Ends every account's expired uploads (the service's housekeeping, so uploads left behind go although
+ * their account never initiates another). Returns how many it ended.
+ */
+export async function sweepExpiredUploads(db: Db, storage: PartStorage, now = new Date()): Promise<number> {
+  const expired = await store.expiredUploadsOfAllAccounts(db, now, SWEEP_BATCH);
+  for (const upload of expired) await expire(db, storage, upload);
+  return expired.length;
+}
+
+/** The account's open uploads, newest first, with the parts and bytes received of each. */
+export async function openUploadsPage(
+  db: Db,
+  storage: PartStorage,
+  accountId: string,
+  args: { first?: number | null; after?: string | null },
+  now = new Date(),
+) {
+  const after = cursorArgument(args.after, store.uploadCursorShape);
+  const size = pageSize(args.first);
+  const page = await store.listOpenUploads(db, accountId, now, { limit: size + 1, after });
+  const rows = await Promise.all(
+    page.rows.map(async (upload) => ({ ...upload, received: await storage.received(upload) })),
+  );
+  return { ...connection(rows, size, store.uploadCursorOf), totalCount: page.totalCount };
 }
 
 export async function initiateUpload(
@@ -37,17 +79,22 @@ export async function initiateUpload(
       "CONFLICT",
       `The key "${key}" names ${existing.kind === "LIST" ? "a list" : "an address book"}; upload into that, or choose another key.`,
     );
+  const limits = await limitsOf(db, accountId);
   // A new key the plan has no room for is refused now, not after the whole file was sent (complete checks again).
-  if (!existing) checkKeyCount(await limitsOf(db, accountId), (await store.countKeys(db, accountId)) + 1);
-  const id = crypto.randomUUID();
-  const where = await storage.begin(accountId, id);
-  const row = await store.insertUpload(db, accountId, {
-    id,
-    kind,
-    key,
-    bucket: storage.bucket,
-    objectPrefix: where.objectPrefix,
-    expiresAt: new Date(now.getTime() + UPLOAD_HOURS * 3600_000),
+  if (!existing) checkKeyCount(limits, (await store.countKeys(db, accountId)) + 1);
+  const row = await db.transaction(async (tx) => {
+    await store.lockAccountUploads(tx, accountId);
+    checkOpenUploads(limits, (await store.countOpenUploads(tx, accountId, now)) + 1);
+    const id = crypto.randomUUID();
+    const where = await storage.begin(accountId, id);
+    return store.insertUpload(tx, accountId, {
+      id,
+      kind,
+      key,
+      bucket: storage.bucket,
+      objectPrefix: where.objectPrefix,
+      expiresAt: new Date(now.getTime() + UPLOAD_HOURS * 3600_000),
+    });
   });
   return { uploadId: row.id, key: row.key, bucket: row.bucket };
 }

@@ -7,7 +7,12 @@ import {
   EvmDatasetReader,
 } from "../../dataplane/datasets/reader.ts";
 import { RpcError } from "../../dataplane/datasets/rpc.ts";
-import { createDestination, type DestinationAttributes, type TestResult } from "../../dataplane/destinations/index.ts";
+import {
+  createDestination,
+  type DestinationAttributes,
+  namedAddresses,
+  type TestResult,
+} from "../../dataplane/destinations/index.ts";
 import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/histogram.ts";
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
@@ -19,7 +24,8 @@ import type {
   FilterVersion,
 } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { AppError, badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
+import { EgressRefused } from "../../platform/egress.ts";
+import { AppError, badInput, conflict, type FieldError, foundOr, notFound } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { validateInput } from "../../platform/validation.ts";
@@ -112,6 +118,27 @@ export async function checkFilterCompiles(source: string | null | undefined, ver
   }
 }
 
+/**
+ * A destination address the egress policy refuses (an IP address, "localhost", this service's own
+ * ports) is refused on save, on the field that names it: a webhook names its URL at the top level.
+ * Host names are resolved and checked again at every connection.
+ */
+function checkDestinationAddresses(services: StreamsServices | undefined, s: StreamInput, product: store.Product) {
+  const egress = services?.streams.destinationDeps.egress;
+  if (!egress || !s.destination) return;
+  const fields: FieldError[] = [];
+  for (const address of namedAddresses(s.destination, s.destinationAttributes ?? {})) {
+    try {
+      egress.checkHost(address.host, address.port);
+    } catch (e) {
+      if (!(e instanceof EgressRefused)) throw e;
+      const pointer = product === "WEBHOOK" ? `/${address.attribute}` : `/destinationAttributes/${address.attribute}`;
+      fields.push({ pointer, message: `${e.message[0].toUpperCase()}${e.message.slice(1)}.` });
+    }
+  }
+  if (fields.length) throw badInput(fields);
+}
+
 /** A FUNCTION destination must name one of the account's own functions. */
 async function checkFunctionTarget(db: Executor, accountId: string, s: StreamInput): Promise<void> {
   if (s.destination !== "FUNCTION") return;
@@ -157,6 +184,7 @@ export async function createStream(
 ) {
   const s = input as TargetedStream;
   await checkRules(s, services);
+  checkDestinationAddresses(services, s, product);
   await checkFunctionTarget(db, accountId, s);
   await checkFilterCompiles(input.filterFunction, input.filterVersion);
   const row = await store.insertStream(db, accountId, newStreamValues(box, input, product));
@@ -263,7 +291,10 @@ export async function updateStream(
     await checkRules(merged, services, targetChanged);
     if (patch.filterFunction !== undefined || patch.filterVersion !== undefined)
       await checkFilterCompiles(merged.filterFunction, merged.filterVersion);
-    if (targetChanged || patch.destinationAttributes !== undefined) await checkFunctionTarget(tx, accountId, merged);
+    if (targetChanged || patch.destinationAttributes !== undefined) {
+      checkDestinationAddresses(services, merged, product);
+      await checkFunctionTarget(tx, accountId, merged);
+    }
     const values: Partial<store.NewStream> = {};
     for (const k of STORED_INPUT_KEYS) {
       if (patch[k] === undefined) continue;

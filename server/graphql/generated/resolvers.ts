@@ -386,6 +386,8 @@ export type Query = {
   /** Per minute from startDate to endDate (default now), at most 31 days. */
   functionMetrics: FunctionMetrics;
   functionPermissions: FunctionPermissions;
+  /** The account's functions against its plan's limits. */
+  functionsPlan: FunctionsPlan;
   /** Quick functions' templates (feature flag quickfunctions). */
   functionTemplates: Array<FunctionTemplate>;
   /** What the account's functions used in [start, end), per hour or day. */
@@ -403,6 +405,8 @@ export type Query = {
   /** The account's values, by key (searchTerm matches keys). */
   values: KvValueConnection;
   value: KvValue;
+  /** The account's open uploads, newest first. */
+  kvUploads: KvOpenUploadConnection;
   /** A stream's delivery attempts, newest first; a search that is a number matches a block in a row's range or an HTTP status, other text the answer or the payload preview. */
   streamDeliveries: StreamDeliveryConnection;
   /** A webhook's delivery attempts, newest first; search as for streamDeliveries. */
@@ -644,6 +648,11 @@ export type QueryValuesArgs = {
 
 export type QueryValueArgs = {
   key: Scalars["String"]["input"];
+};
+
+export type QueryKvUploadsArgs = {
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 export type QueryStreamDeliveriesArgs = {
@@ -1483,7 +1492,7 @@ export type StreamRegion = "ASIA_EAST" | "EUROPE_CENTRAL" | "USA_EAST";
 
 export type FilterVersion = "V1" | "V2" | "V3" | "V4" | "V5";
 
-export type LogLevel = "ERROR" | "INFO" | "WARNING";
+export type LogLevel = "ERROR" | "WARNING" | "INFO";
 
 export type Stream = {
   __typename?: "Stream";
@@ -1811,7 +1820,7 @@ export type TestFilterFunctionInput = {
   filterVersion?: InputMaybe<FilterVersion>;
 };
 
-export type WebhookCompression = "BZIP2" | "GZIP" | "NONE";
+export type WebhookCompression = "NONE" | "GZIP" | "BZIP2";
 
 export type StartFrom = "LAST" | "LATEST";
 
@@ -2270,6 +2279,23 @@ export type FunctionPermissions = {
   chainConfigs: Array<StreamPermissionChain>;
 };
 
+/** The account's functions against its plan's limits. */
+export type FunctionsPlan = {
+  __typename?: "FunctionsPlan";
+  /** Functions the account has. */
+  functions: Scalars["Int"]["output"];
+  /** Functions the plan allows. */
+  functionLimit: Scalars["Int"]["output"];
+  /** Days a run's console lines are kept. */
+  logRetentionDays: Scalars["Int"]["output"];
+  /** Console lines one run keeps (more are counted in a closing warning). */
+  logLinesPerRun: Scalars["Int"]["output"];
+  /** Characters of console output one run keeps, all its lines together. */
+  logCharsPerRun: Scalars["Int"]["output"];
+  /** GB-seconds of runs included in each billing period. */
+  includedGbSeconds: Scalars["Float"]["output"];
+};
+
 /** A quick function's starting point. */
 export type FunctionTemplate = {
   __typename?: "FunctionTemplate";
@@ -2510,6 +2536,37 @@ export type KvUpload = {
   bucket: Scalars["String"]["output"];
 };
 
+export type KvUploadKind = "LIST" | "ADDRESS_BOOK";
+
+/** An upload begun and not yet completed, aborted or expired: what the plan's open uploads count. */
+export type KvOpenUpload = {
+  __typename?: "KvOpenUpload";
+  uploadId: Scalars["ID"]["output"];
+  key: Scalars["String"]["output"];
+  /** What completing it adds the items to. */
+  kind: KvUploadKind;
+  /** Parts received so far. */
+  partsReceived: Scalars["Int"]["output"];
+  /** Bytes received so far, all parts together. */
+  bytesReceived: Scalars["Int"]["output"];
+  startedAt: Scalars["DateTime"]["output"];
+  /** When it is swept, its parts deleted, if not completed before. */
+  expiresAt: Scalars["DateTime"]["output"];
+};
+
+export type KvOpenUploadEdge = {
+  __typename?: "KvOpenUploadEdge";
+  cursor: Scalars["String"]["output"];
+  node: KvOpenUpload;
+};
+
+export type KvOpenUploadConnection = {
+  __typename?: "KvOpenUploadConnection";
+  edges: Array<KvOpenUploadEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars["Int"]["output"];
+};
+
 export type KvUploadPartUrl = {
   __typename?: "KvUploadPartUrl";
   /** PUT the part's bytes here before expiresAt. */
@@ -2601,6 +2658,10 @@ export type KvOverview = {
   itemsPerKeyLimit: Scalars["Int"]["output"];
   /** UTF-8 bytes one value may have. */
   valueBytesLimit: Scalars["Int"]["output"];
+  /** Uploads begun and not yet completed, aborted or expired. */
+  openUploads: Scalars["Int"]["output"];
+  /** Uploads the plan allows open at once. */
+  openUploadLimit: Scalars["Int"]["output"];
   /** Writes by filters and functions in the current billing period, per day. */
   writes: KvWriteUsage;
 };
@@ -2610,10 +2671,10 @@ export type KvOverview = {
  * FAILED (the engine paused it; activating resumes at its checkpoint) or TERMINATED (it cannot work as set
  * up), never PAUSED like one its user paused.
  */
-export type StreamState = "ACTIVE" | "COMPLETED" | "FAILED" | "PAUSED" | "TERMINATED";
+export type StreamState = "ACTIVE" | "PAUSED" | "FAILED" | "TERMINATED" | "COMPLETED";
 
 /** DELIVERED: the destination acknowledged the batch; SKIPPED: the filter returned null, nothing was sent. */
-export type DeliveryOutcome = "DELIVERED" | "FAILED" | "FILTER_FAILED" | "SKIPPED";
+export type DeliveryOutcome = "DELIVERED" | "SKIPPED" | "FAILED" | "FILTER_FAILED";
 
 /** One attempt at delivering a batch, or a run of attempts folded into one row (batches > 1). */
 export type StreamDelivery = {
@@ -2894,6 +2955,7 @@ export type ResolversTypes = {
   FunctionsBillingUsage: ResolverTypeWrapper<Partial<FunctionsBillingUsage>>;
   FunctionLanguageOption: ResolverTypeWrapper<Partial<FunctionLanguageOption>>;
   FunctionPermissions: ResolverTypeWrapper<FunctionPermissionsView>;
+  FunctionsPlan: ResolverTypeWrapper<Partial<FunctionsPlan>>;
   FunctionTemplate: ResolverTypeWrapper<Partial<FunctionTemplate>>;
   FunctionTestResult: ResolverTypeWrapper<Partial<FunctionTestResult>>;
   CreateFunctionInput: ResolverTypeWrapper<Partial<CreateFunctionInput>>;
@@ -2921,6 +2983,10 @@ export type ResolversTypes = {
   KvRemoveResult: ResolverTypeWrapper<Partial<KvRemoveResult>>;
   KvDeleteResult: ResolverTypeWrapper<Partial<KvDeleteResult>>;
   KvUpload: ResolverTypeWrapper<Partial<KvUpload>>;
+  KvUploadKind: ResolverTypeWrapper<Partial<KvUploadKind>>;
+  KvOpenUpload: ResolverTypeWrapper<Partial<KvOpenUpload>>;
+  KvOpenUploadEdge: ResolverTypeWrapper<Partial<KvOpenUploadEdge>>;
+  KvOpenUploadConnection: ResolverTypeWrapper<Partial<KvOpenUploadConnection>>;
   KvUploadPartUrl: ResolverTypeWrapper<Partial<KvUploadPartUrl>>;
   CreateKvItemsInput: ResolverTypeWrapper<Partial<CreateKvItemsInput>>;
   KvItemsInput: ResolverTypeWrapper<Partial<KvItemsInput>>;
@@ -3080,6 +3146,7 @@ export type ResolversParentTypes = {
   FunctionsBillingUsage: Partial<FunctionsBillingUsage>;
   FunctionLanguageOption: Partial<FunctionLanguageOption>;
   FunctionPermissions: FunctionPermissionsView;
+  FunctionsPlan: Partial<FunctionsPlan>;
   FunctionTemplate: Partial<FunctionTemplate>;
   FunctionTestResult: Partial<FunctionTestResult>;
   CreateFunctionInput: Partial<CreateFunctionInput>;
@@ -3107,6 +3174,9 @@ export type ResolversParentTypes = {
   KvRemoveResult: Partial<KvRemoveResult>;
   KvDeleteResult: Partial<KvDeleteResult>;
   KvUpload: Partial<KvUpload>;
+  KvOpenUpload: Partial<KvOpenUpload>;
+  KvOpenUploadEdge: Partial<KvOpenUploadEdge>;
+  KvOpenUploadConnection: Partial<KvOpenUploadConnection>;
   KvUploadPartUrl: Partial<KvUploadPartUrl>;
   CreateKvItemsInput: Partial<CreateKvItemsInput>;
   KvItemsInput: Partial<KvItemsInput>;
@@ -3617,6 +3687,7 @@ export type QueryResolvers<
     RequireFields<QueryFunctionMetricsArgs, "id" | "startDate">
   >;
   functionPermissions?: Resolver<ResolversTypes["FunctionPermissions"], ParentType, ContextType>;
+  functionsPlan?: Resolver<ResolversTypes["FunctionsPlan"], ParentType, ContextType>;
   functionTemplates?: Resolver<Array<ResolversTypes["FunctionTemplate"]>, ParentType, ContextType>;
   functionsBillingUsage?: Resolver<
     ResolversTypes["FunctionsBillingUsage"],
@@ -3641,6 +3712,7 @@ export type QueryResolvers<
   >;
   values?: Resolver<ResolversTypes["KvValueConnection"], ParentType, ContextType, Partial<QueryValuesArgs>>;
   value?: Resolver<ResolversTypes["KvValue"], ParentType, ContextType, RequireFields<QueryValueArgs, "key">>;
+  kvUploads?: Resolver<ResolversTypes["KvOpenUploadConnection"], ParentType, ContextType, Partial<QueryKvUploadsArgs>>;
   streamDeliveries?: Resolver<
     ResolversTypes["StreamDeliveryConnection"],
     ParentType,
@@ -5140,6 +5212,18 @@ export type FunctionPermissionsResolvers<
   chainConfigs?: Resolver<Array<ResolversTypes["StreamPermissionChain"]>, ParentType, ContextType>;
 };
 
+export type FunctionsPlanResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["FunctionsPlan"] = ResolversParentTypes["FunctionsPlan"],
+> = {
+  functions?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  functionLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  logRetentionDays?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  logLinesPerRun?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  logCharsPerRun?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  includedGbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
 export type FunctionTemplateResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["FunctionTemplate"] = ResolversParentTypes["FunctionTemplate"],
@@ -5323,6 +5407,36 @@ export type KvUploadResolvers<
   bucket?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
+export type KvOpenUploadResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvOpenUpload"] = ResolversParentTypes["KvOpenUpload"],
+> = {
+  uploadId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes["KvUploadKind"], ParentType, ContextType>;
+  partsReceived?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  bytesReceived?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  startedAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type KvOpenUploadEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvOpenUploadEdge"] = ResolversParentTypes["KvOpenUploadEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["KvOpenUpload"], ParentType, ContextType>;
+};
+
+export type KvOpenUploadConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["KvOpenUploadConnection"] = ResolversParentTypes["KvOpenUploadConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["KvOpenUploadEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
 export type KvUploadPartUrlResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["KvUploadPartUrl"] = ResolversParentTypes["KvUploadPartUrl"],
@@ -5370,6 +5484,8 @@ export type KvOverviewResolvers<
   values?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   itemsPerKeyLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   valueBytesLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  openUploads?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  openUploadLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   writes?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
 };
 
@@ -5514,6 +5630,7 @@ export type Resolvers<ContextType = Context> = {
   FunctionsBillingUsage?: FunctionsBillingUsageResolvers<ContextType>;
   FunctionLanguageOption?: FunctionLanguageOptionResolvers<ContextType>;
   FunctionPermissions?: FunctionPermissionsResolvers<ContextType>;
+  FunctionsPlan?: FunctionsPlanResolvers<ContextType>;
   FunctionTemplate?: FunctionTemplateResolvers<ContextType>;
   FunctionTestResult?: FunctionTestResultResolvers<ContextType>;
   KvList?: KvListResolvers<ContextType>;
@@ -5534,6 +5651,9 @@ export type Resolvers<ContextType = Context> = {
   KvRemoveResult?: KvRemoveResultResolvers<ContextType>;
   KvDeleteResult?: KvDeleteResultResolvers<ContextType>;
   KvUpload?: KvUploadResolvers<ContextType>;
+  KvOpenUpload?: KvOpenUploadResolvers<ContextType>;
+  KvOpenUploadEdge?: KvOpenUploadEdgeResolvers<ContextType>;
+  KvOpenUploadConnection?: KvOpenUploadConnectionResolvers<ContextType>;
   KvUploadPartUrl?: KvUploadPartUrlResolvers<ContextType>;
   KvWritePoint?: KvWritePointResolvers<ContextType>;
   KvWriteUsage?: KvWriteUsageResolvers<ContextType>;

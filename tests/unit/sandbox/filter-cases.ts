@@ -175,7 +175,29 @@ export function filterCases(host: string): void {
       });
       const r = await f.run({ data: [] });
       expect(r.logs).toHaveLength(11);
-      expect(r.logs[10]).toEqual({ level: "WARNING", message: "40 more log lines were dropped (limit 10 per call)" });
+      expect(r.logs[10]).toEqual({
+        level: "WARNING",
+        message: "40 more log lines were dropped (limit 10 lines and 65536 characters per call)",
+      });
+    });
+
+    it("bounds a call's log text: a long line is cut saying by how much, and lines past the call's characters are dropped", async () => {
+      const f = await filter(
+        "function main() { console.log('x'.repeat(5000)); for (let i = 0; i < 20; i++) console.log('y'.repeat(100)); return null }",
+        { limits: { maxLogChars: 1_000, maxLogCharsPerCall: 1_550 } },
+      );
+      const r = await f.run({ data: [] });
+      expect(r.logs[0].message).toBe(`${"x".repeat(1_000)}… [4000 more characters]`);
+      expect(r.logs.slice(1, 6).map((l) => l.message)).toEqual([...Array(5)].map(() => "y".repeat(100)));
+      // 1,500 characters kept: the seventh line has room for 50 of its 100.
+      expect(r.logs[6].message).toBe(`${"y".repeat(50)}… [50 more characters]`);
+      expect(r.logs[7]).toEqual({
+        level: "WARNING",
+        message: "14 more log lines were dropped (limit 200 lines and 1550 characters per call)",
+      });
+      expect(r.logs).toHaveLength(8);
+      // The bound is per call: the next call starts afresh.
+      expect((await f.run({ data: [] })).logs).toHaveLength(8);
     });
 
     it("reuses the context across calls of one filter and isolates different filters", async () => {

@@ -1,0 +1,2 @@
+CREATE INDEX "function_activations_logged_idx" ON "function_activations" USING btree ("created_at") WHERE jsonb_array_length("function_activations"."logs") > 0;--> statement-breakpoint
+CREATE INDEX "kv_uploads_expires_idx" ON "kv_uploads" USING btree ("expires_at");
