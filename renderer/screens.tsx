@@ -1,7 +1,7 @@
 // From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
-import { Breadcrumb, Skeleton, Space, Typography } from "antd";
+import { Skeleton, Space } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
 import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
@@ -213,23 +213,27 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   return (
     <div className="np-screen" data-screen={manifest.id}>
       {parent && parentRoute ? (
-        <Breadcrumb
-          style={{ marginBottom: 8 }}
-          items={[{ title: <Link to={parentRoute}>{parent.title}</Link> }, { title: heading.text }]}
-        />
+        <nav aria-label="Breadcrumb" className="np-breadcrumb">
+          <ol>
+            <li>
+              <Link to={parentRoute}>{parent.title}</Link>
+            </li>
+            <li aria-current="page">{heading.text}</li>
+          </ol>
+        </nav>
       ) : null}
       <div className="np-page-header">
-        <Space orientation="vertical" size={0}>
+        <div className="np-page-heading">
           {heading.fromRecord || heading.loading ? <span className="np-page-kicker">{root.title}</span> : null}
           {heading.loading ? (
             <Skeleton.Input active size="small" style={{ width: 240, marginTop: 4 }} />
           ) : (
-            <Typography.Title level={1} className="np-page-title" tabIndex={-1} ref={headingRef}>
+            <h1 className="np-page-title" tabIndex={-1} ref={headingRef}>
               {heading.text}
-            </Typography.Title>
+            </h1>
           )}
-          {root.description ? <Typography.Text type="secondary">{root.description}</Typography.Text> : null}
-        </Space>
+          {root.description ? <p className="np-muted np-page-description">{root.description}</p> : null}
+        </div>
       </div>
       {family.length > 1 ? (
         // The tabs of a record are pages with their own addresses: links in a navigation landmark.
