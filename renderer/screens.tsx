@@ -2,7 +2,7 @@
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
 import { Skeleton, Space } from "antd";
-import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
+import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
@@ -172,6 +172,34 @@ function useHeadingFocus(ready: boolean) {
   return ref;
 }
 
+/** Whether the console's first page has been painted. */
+let firstPagePainted = false;
+
+/**
+ * False while the first page the browser opened is being drawn, until the browser has painted it; true
+ * from then on. That page draws its frame and heading first and its views just after, so the heading
+ * (what the page is) shows without waiting for the views' first render, the costliest part of it.
+ */
+function useFirstPagePainted(): boolean {
+  const [painted, setPainted] = useState(firstPagePainted);
+  useEffect(() => {
+    if (painted) return;
+    let timer: number | undefined;
+    // A task queued by the next animation frame runs once that frame is painted.
+    const frame = requestAnimationFrame(() => {
+      timer = window.setTimeout(() => {
+        firstPagePainted = true;
+        setPainted(true);
+      });
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(timer);
+    };
+  }, [painted]);
+  return painted;
+}
+
 export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const { registry, viewer } = useData();
   const params = useParams();
@@ -192,6 +220,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const heading = usePageHeading(root, scope);
   const ownHeadingView = manifest === root ? headingView(root) : undefined;
   const headingRef = useHeadingFocus(!heading.loading);
+  const painted = useFirstPagePainted();
   // On a narrow screen the tabs scroll sideways: the current one is brought into view (each screen is
   // its own page, mounted anew).
   const activeTabRef = useRef<HTMLAnchorElement>(null);
@@ -256,7 +285,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
         </nav>
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
-        {manifest.views.map((view, index) => (
+        {(painted ? manifest.views : []).map((view, index) => (
           <ViewSwitch
             key={`${manifest.id}-${view.id ?? index}`}
             view={view}
