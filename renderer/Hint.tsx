@@ -2,16 +2,19 @@
 // why an action is disabled, a date's full form), in antd's tooltip look. Our own: antd's Tooltip brings
 // its popup engine (~15 kB gzip) to every list, and draws one per row.
 // Visual only: what it says is also the element's accessible name or description.
-import { type ReactNode, useEffect, useRef, useState } from "react";
+import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 
 /** antd's delays: a hint does not flash while the pointer passes over. */
 const SHOW_MS = 100;
 const HIDE_MS = 100;
 const GAP = 6;
+/** The least room kept between a hint and the window's edges. */
+const MARGIN = 8;
 
 export function Hint({ title, children }: { title: ReactNode; children: ReactNode }) {
   const anchor = useRef<HTMLSpanElement>(null);
+  const bubble = useRef<HTMLDivElement>(null);
   const timer = useRef<number | undefined>(undefined);
   const [at, setAt] = useState<{ x: number; y: number } | null>(null);
 
@@ -27,6 +30,15 @@ export function Hint({ title, children }: { title: ReactNode; children: ReactNod
     };
   }, [at]);
   useEffect(() => () => window.clearTimeout(timer.current), []);
+  // Centred over its element, but inside the window (an action at a row's end).
+  useLayoutEffect(() => {
+    const element = bubble.current;
+    if (!at || !element) return;
+    const half = element.offsetWidth / 2;
+    const x = Math.min(Math.max(at.x, MARGIN + half), window.innerWidth - MARGIN - half);
+    element.style.left = `${x}px`;
+    element.style.setProperty("--np-hint-arrow", `${at.x - x}px`);
+  }, [at]);
 
   if (title === undefined || title === null || title === "") return children;
   const later = (show: boolean) => {
@@ -52,7 +64,7 @@ export function Hint({ title, children }: { title: ReactNode; children: ReactNod
       {children}
       {at
         ? createPortal(
-            <div className="np-hint" aria-hidden="true" style={{ left: at.x, top: at.y }}>
+            <div ref={bubble} className="np-hint" aria-hidden="true" style={{ left: at.x, top: at.y }}>
               {title}
             </div>,
             document.body,
