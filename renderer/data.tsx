@@ -126,12 +126,11 @@ export function useRegistryQuery(transport: Transport, enabled: boolean) {
  * Starts the registry query as soon as someone is known to be signed in, so it runs while the signed-in
  * console's code downloads; the first useRegistryQuery takes its answer. When it answers, the screen at
  * the browser's address gets its views' code started (renderer/preload.ts, a small module fetched
- * meanwhile). Not when the registry is already in `cache` (a signed-in viewer checked again): an
- * answer started then would wait, unused, for the next sign-in. The console's first start passes no
- * cache: nothing is in it yet.
+ * meanwhile). Not when the registry is already in the cache (a signed-in viewer checked again):
+ * an answer started then would wait, unused, for the next sign-in.
  */
-export function preloadRegistry(transport: Transport, viewer: Viewer, cache?: Cache): void {
-  if (cache?.get(unstable_serialize(REGISTRY_KEY))?.data) return;
+export function preloadRegistry(transport: Transport, cache: Cache, viewer: Viewer): void {
+  if (cache.get(unstable_serialize(REGISTRY_KEY))?.data) return;
   const screenPreload = import("./preload.ts");
   void Promise.all([preload(REGISTRY_KEY, registryFetcher(transport)), screenPreload])
     .then(([registry, { preloadScreen }]) => preloadScreen(registry, viewer, window.location))

@@ -32,7 +32,7 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
     [baseTransport, mutate],
   );
   // Signed in, the registry (then the first screen's data) is asked for while the signed-in console's code downloads.
-  const viewer = useViewer(transport, (signedIn) => preloadRegistry(transport, signedIn, cache));
+  const viewer = useViewer(transport, (signedIn) => preloadRegistry(transport, cache, signedIn));
   const location = useLocation();
   const navigate = useNavigate();
   const refreshViewer = () => viewer.mutate();

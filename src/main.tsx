@@ -4,15 +4,12 @@ import { lazy, type ReactNode, StrictMode, Suspense, useMemo } from "react";
 import { createRoot } from "react-dom/client";
 import { createBrowserRouter, RouterProvider, useRouteError } from "react-router";
 import { SWRConfig } from "swr";
-import { createHttpTransport, errorMessage, preloadRegistry, useReducedMotion } from "../renderer/core.ts";
+import { createHttpTransport, errorMessage, useReducedMotion } from "../renderer/core.ts";
 import { FullPage } from "./FullPage.tsx";
 import { Shell } from "./Shell.tsx";
-import { preloadViewer } from "./session.ts";
 import { theme } from "./theme.ts";
 
 const transport = createHttpTransport("/graphql");
-// Who is signed in (then the registry) is asked before React's first render, which it would otherwise wait for.
-preloadViewer(transport, (viewer) => preloadRegistry(transport, viewer));
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 
 /** antd's theme, with its animations off while the system asks for reduced motion. */
