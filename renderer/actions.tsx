@@ -3,12 +3,23 @@
 // Shown, hidden and disabled by `visibleWhen`, `disabledWhen` and the one permission function.
 import type CoreForm from "@rjsf/core";
 import type { ErrorSchema } from "@rjsf/utils";
-import { Button, Dropdown, Space, Tooltip } from "antd";
-import { lazy, type ReactNode, Suspense, useEffect, useId, useMemo, useRef, useState } from "react";
+import { Button, Space } from "antd";
+import {
+  type ComponentProps,
+  lazy,
+  type ReactNode,
+  Suspense,
+  useEffect,
+  useId,
+  useMemo,
+  useRef,
+  useState,
+} from "react";
 import { useNavigate } from "react-router";
 import { useData, useRefresh } from "./data.tsx";
 import { useFeedback } from "./feedback.tsx";
 import { withoutNulls } from "./form/fieldErrors.ts";
+import { Hint } from "./Hint.tsx";
 import { icon } from "./icons.tsx";
 import { can, requiredRole, roleLabel } from "./permissions.ts";
 import { evalPredicate, fillTemplate, getPointer, resolveValue, type Scope } from "./resolve.ts";
@@ -17,6 +28,8 @@ import type { Action, JsonSchema, ShowResult } from "./types.ts";
 import { useOperationRun } from "./useOperationRun.ts";
 
 const ActionDialogs = lazy(() => import("./ActionDialogs.tsx"));
+// antd's Dropdown and Menu (~15 kB gzip) load when a row's "More actions" is first opened.
+const ActionMenu = lazy(() => import("./ActionMenu.tsx"));
 
 export interface ActionState {
   visible: boolean;
@@ -193,7 +206,7 @@ function ActionButton({
   const reasonId = useId();
   return (
     <span className="np-action">
-      <Tooltip title={state.reason ?? (iconOnly ? action.label : undefined)}>
+      <Hint title={state.reason ?? (iconOnly ? action.label : undefined)}>
         <Button
           size={size}
           type={type}
@@ -210,13 +223,35 @@ function ActionButton({
         >
           {iconOnly ? null : action.label}
         </Button>
-      </Tooltip>
+      </Hint>
       {state.reason ? (
         <span id={reasonId} className="np-sr-only">
           {state.reason}
         </span>
       ) : null}
     </span>
+  );
+}
+
+/** "More actions": the button alone until first opened, then the dropdown menu, open. */
+function MoreActions({ entries, size, onRun }: Omit<ComponentProps<typeof ActionMenu>, "focusButton">) {
+  const [asked, setAsked] = useState<{ focus: boolean } | null>(null);
+  const more = (
+    <Button
+      size={size}
+      type="text"
+      icon={icon("more")}
+      aria-label="More actions"
+      aria-haspopup="menu"
+      aria-expanded={false}
+      onClick={(event) => setAsked({ focus: event.currentTarget === document.activeElement })}
+    />
+  );
+  if (!asked) return more;
+  return (
+    <Suspense fallback={more}>
+      <ActionMenu entries={entries} size={size} onRun={onRun} focusButton={asked.focus} />
+    </Suspense>
   );
 }
 
@@ -250,28 +285,7 @@ export function Actions({ actions, subject, scope, mode = "buttons", size = "mid
     return (
       <Space size={4} onClick={(event) => event.stopPropagation()}>
         {button(first)}
-        <Dropdown
-          trigger={["click"]}
-          menu={{
-            items: rest.map(({ action, state }) => ({
-              key: action.id ?? action.label,
-              label: state.reason ? (
-                <Tooltip title={state.reason}>
-                  {action.label}
-                  <span className="np-sr-only">{` (${state.reason})`}</span>
-                </Tooltip>
-              ) : (
-                action.label
-              ),
-              icon: icon(action.icon),
-              danger: action.danger || action.confirm?.danger,
-              disabled: !state.enabled,
-              onClick: () => run(action, scope),
-            })),
-          }}
-        >
-          <Button size={size} type="text" icon={icon("more")} aria-label="More actions" />
-        </Dropdown>
+        <MoreActions entries={rest} size={size} onRun={(action) => run(action, scope)} />
         {dialogs}
       </Space>
     );

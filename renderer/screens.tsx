@@ -1,8 +1,8 @@
 // From manifests to routes, navigation and pages. A manifest with `nav.section` is a side-menu
 // entry; `nav.parent` + `tab` is a tab on the parent screen; `nav.hidden` is reached by links (its
 // `parent` gives the breadcrumb and the highlighted menu entry).
-import { Breadcrumb, Skeleton, Space, Typography } from "antd";
-import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef } from "react";
+import { Skeleton, Space } from "antd";
+import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
@@ -172,6 +172,34 @@ function useHeadingFocus(ready: boolean) {
   return ref;
 }
 
+/** Whether the console's first page has been painted. */
+let firstPagePainted = false;
+
+/**
+ * False while the first page the browser opened is being drawn, until the browser has painted it; true
+ * from then on. That page draws its frame and heading first and its views just after, so the heading
+ * (what the page is) shows without waiting for the views' first render, the costliest part of it.
+ */
+function useFirstPagePainted(): boolean {
+  const [painted, setPainted] = useState(firstPagePainted);
+  useEffect(() => {
+    if (painted) return;
+    let timer: number | undefined;
+    // A task queued by the next animation frame runs once that frame is painted.
+    const frame = requestAnimationFrame(() => {
+      timer = window.setTimeout(() => {
+        firstPagePainted = true;
+        setPainted(true);
+      });
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(timer);
+    };
+  }, [painted]);
+  return painted;
+}
+
 export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const { registry, viewer } = useData();
   const params = useParams();
@@ -192,6 +220,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const heading = usePageHeading(root, scope);
   const ownHeadingView = manifest === root ? headingView(root) : undefined;
   const headingRef = useHeadingFocus(!heading.loading);
+  const painted = useFirstPagePainted();
   // On a narrow screen the tabs scroll sideways: the current one is brought into view (each screen is
   // its own page, mounted anew).
   const activeTabRef = useRef<HTMLAnchorElement>(null);
@@ -213,23 +242,27 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
   return (
     <div className="np-screen" data-screen={manifest.id}>
       {parent && parentRoute ? (
-        <Breadcrumb
-          style={{ marginBottom: 8 }}
-          items={[{ title: <Link to={parentRoute}>{parent.title}</Link> }, { title: heading.text }]}
-        />
+        <nav aria-label="Breadcrumb" className="np-breadcrumb">
+          <ol>
+            <li>
+              <Link to={parentRoute}>{parent.title}</Link>
+            </li>
+            <li aria-current="page">{heading.text}</li>
+          </ol>
+        </nav>
       ) : null}
       <div className="np-page-header">
-        <Space orientation="vertical" size={0}>
+        <div className="np-page-heading">
           {heading.fromRecord || heading.loading ? <span className="np-page-kicker">{root.title}</span> : null}
           {heading.loading ? (
             <Skeleton.Input active size="small" style={{ width: 240, marginTop: 4 }} />
           ) : (
-            <Typography.Title level={1} className="np-page-title" tabIndex={-1} ref={headingRef}>
+            <h1 className="np-page-title" tabIndex={-1} ref={headingRef}>
               {heading.text}
-            </Typography.Title>
+            </h1>
           )}
-          {root.description ? <Typography.Text type="secondary">{root.description}</Typography.Text> : null}
-        </Space>
+          {root.description ? <p className="np-muted np-page-description">{root.description}</p> : null}
+        </div>
       </div>
       {family.length > 1 ? (
         // The tabs of a record are pages with their own addresses: links in a navigation landmark.
@@ -252,7 +285,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
         </nav>
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
-        {manifest.views.map((view, index) => (
+        {(painted ? manifest.views : []).map((view, index) => (
           <ViewSwitch
             key={`${manifest.id}-${view.id ?? index}`}
             view={view}

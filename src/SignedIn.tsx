@@ -4,17 +4,15 @@
 // screens' actions show (antd's message and modal load at the first one).
 import "./icons.ts";
 import "./widgets/index.ts";
-import { LogoutOutlined, MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
-import { Alert, Avatar, Button, Dropdown, Layout, Menu, Spin, Tag, Typography } from "antd";
+import { MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
+import { Alert, Button, Layout, Spin } from "antd";
 import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from "react";
-import { Link, Navigate, useLocation } from "react-router";
+import { Navigate, useLocation } from "react-router";
 import {
   buildNavigation,
   DataProvider,
   errorMessage,
   FeedbackProvider,
-  humanize,
-  icon,
   menuEntryFor,
   RegistryRoutes,
   type Transport,
@@ -22,13 +20,13 @@ import {
   type Viewer,
 } from "../renderer/index.ts";
 import { FullPage } from "./FullPage.tsx";
+import { SideNav } from "./SideNav.tsx";
+import { ViewerMenu } from "./ViewerMenu.tsx";
 
 // The navigation drawer of narrow screens, and the failure page, load when first shown.
 const Drawer = lazy(() => import("antd/es/drawer/index.js"));
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const NotFound = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.NotFound })));
-
-const ROLE_COLORS: Record<string, string> = { OWNER: "gold", ADMIN: "blue", VIEWER: "default" };
 
 /** Below this width (phones, tablets, small laptops) the navigation is a drawer opened from the header. */
 const DRAWER_QUERY = "(max-width: 1199.98px)";
@@ -113,34 +111,8 @@ export function SignedIn({
       </FullPage>
     );
 
-  const narrow = collapsed && !drawerMode;
-  const items = sections.map((section) => ({
-    type: "group" as const,
-    key: section.section,
-    label: narrow ? null : section.section,
-    children: section.items.map((item) => ({
-      key: item.id,
-      icon: icon(item.icon),
-      label: <Link to={item.route}>{item.label}</Link>,
-    })),
-  }));
-  const name = viewer.userFullName ? String(viewer.userFullName) : viewer.email;
   const navigation = (narrowed: boolean, onNavigate?: () => void) => (
-    <nav aria-label="Main">
-      <Link to="/" className="np-brand" onClick={onNavigate}>
-        <span className="np-logo" aria-hidden="true">
-          N
-        </span>
-        <span className={narrowed ? "np-sr-only" : undefined}>Nodeplane</span>
-      </Link>
-      <Menu
-        mode="inline"
-        selectedKeys={selected ? [selected] : []}
-        items={items}
-        className="np-menu"
-        onClick={onNavigate}
-      />
-    </nav>
+    <SideNav sections={sections} selected={selected} narrowed={narrowed} onNavigate={onNavigate} />
   );
 
   return (
@@ -197,30 +169,7 @@ export function SignedIn({
                   onClick={() => setCollapsed(!collapsed)}
                 />
               )}
-              <Dropdown
-                trigger={["click"]}
-                menu={{
-                  items: [
-                    {
-                      key: "email",
-                      label: <Typography.Text type="secondary">{viewer.email}</Typography.Text>,
-                      disabled: true,
-                    },
-                    { type: "divider" },
-                    { key: "sign-out", icon: <LogoutOutlined />, label: "Sign out", onClick: onSignOut },
-                  ],
-                }}
-              >
-                <Button type="text" className="np-viewer" data-testid="viewer-menu">
-                  <Avatar size="small" style={{ background: "#1f5eff" }}>
-                    {name.charAt(0).toUpperCase()}
-                  </Avatar>
-                  <span className="np-viewer-email">{viewer.email}</span>
-                  <Tag color={ROLE_COLORS[viewer.userRole] ?? "default"} style={{ marginInlineEnd: 0 }}>
-                    {humanize(viewer.userRole)}
-                  </Tag>
-                </Button>
-              </Dropdown>
+              <ViewerMenu viewer={viewer} onSignOut={onSignOut} />
             </Layout.Header>
             <Layout.Content className="np-content" id="main" tabIndex={-1}>
               {viewer.isVerified === false ? (

@@ -1,6 +1,6 @@
 // A list's bulk bar, shown while rows are selected: each bulk action runs once per selected row it is
 // enabled for (after one confirmation), then the list refreshes and the selection clears.
-import { Button, Space, Typography } from "antd";
+import { Button, Space } from "antd";
 import { actionState } from "../actions.tsx";
 import { useData, useRefresh } from "../data.tsx";
 import { useFeedback } from "../feedback.tsx";
@@ -61,7 +61,7 @@ export function ListBulkBar({
 
   return (
     <section className="np-bulk-bar" aria-label="Bulk actions">
-      <Typography.Text strong>{selectedRows.length} selected</Typography.Text>
+      <strong>{selectedRows.length} selected</strong>
       <Space size={8}>
         {(view.bulkActions ?? []).map((action) => {
           const enabled = selectedRows.some(

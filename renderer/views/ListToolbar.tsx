@@ -1,58 +1,115 @@
 // A list's toolbar: its title, time range, search, filters (static, from the entity schema's enum, or
 // from a named query), "Clear filters" and the toolbar actions. Every choice goes to the URL.
-import { Button, Input, Select, Space, Typography } from "antd";
-import { type ReactNode, useState } from "react";
+import { DownOutlined, SearchOutlined } from "@ant-design/icons";
+import { Button, Space } from "antd";
+import { type FormEvent, lazy, type ReactNode, Suspense, useState } from "react";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
-import { useRemoteOptions } from "../form/RemoteOptions.tsx";
 import type { Scope } from "../resolve.ts";
 import { enumLabel, fieldSchema } from "../schema.ts";
-import type { Filter, JsonSchema, ListView, OptionsSource, StaticOption, TimeRange } from "../types.ts";
+import type { Filter, JsonSchema, ListView, StaticOption, TimeRange } from "../types.ts";
 import { filterValues, paramName, RANGE_PARAM, type RangeChoice, rangeChoice } from "./listState.ts";
-import { TimeRangeControl } from "./TimeRangeControl.tsx";
 import type { ListState } from "./useListState.ts";
 
+// antd's Select (~22 kB gzip) loads when a filter is first opened, or when the page opens filtered; the
+// time range (a select too) with the lists that have one.
+const ListFilterSelect = lazy(() => import("./ListFilterSelect.tsx"));
+const TimeRangeControl = lazy(() =>
+  import("./TimeRangeControl.tsx").then((module) => ({ default: module.TimeRangeControl })),
+);
+
+/**
+ * A filter: a button in the look of an empty select until it is first opened or holds a value, then
+ * the select itself, opened with focus in it (the button stays while the select's code arrives).
+ */
 function FilterControl({
   filter,
   value,
   onChange,
   options,
-  loading,
+  scope,
 }: {
   filter: Filter;
   value: string[];
   onChange: (next: string[]) => void;
-  options: { value: unknown; label: ReactNode; disabled?: boolean }[];
-  loading?: boolean;
+  options: { value: unknown; label: ReactNode }[] | undefined;
+  scope: Scope;
 }) {
-  return (
-    <Select
+  const [mode, setMode] = useState<"button" | "select" | "opened">(value.length ? "select" : "button");
+  // A value chosen elsewhere (the address, Back) shows the select, which then stays.
+  if (value.length && mode === "button") setMode("select");
+  const button = (
+    <button
+      type="button"
+      className="np-filter np-filter-button"
       aria-label={filter.label}
+      aria-haspopup="listbox"
+      aria-expanded={false}
       data-filter={filter.variable}
-      mode={filter.multiple ? "multiple" : undefined}
-      allowClear
-      loading={loading}
-      placeholder={filter.label}
-      style={{ minWidth: 180 }}
-      maxTagCount="responsive"
-      value={filter.multiple ? value : value[0]}
-      onChange={(next: string | string[] | undefined) =>
-        onChange(next === undefined ? [] : Array.isArray(next) ? next : [next])
-      }
-      options={options.map((option) => ({ ...option, value: String(option.value) }))}
-    />
+      onClick={() => setMode("opened")}
+      onKeyDown={(event) => {
+        if (event.key === "ArrowDown") {
+          event.preventDefault();
+          setMode("opened");
+        }
+      }}
+    >
+      <span className="np-filter-placeholder">{filter.label}</span>
+      <DownOutlined aria-hidden="true" className="np-filter-caret" />
+    </button>
+  );
+  if (mode === "button") return button;
+  const source = filter.options && !Array.isArray(filter.options) ? filter.options : undefined;
+  return (
+    <Suspense fallback={button}>
+      <ListFilterSelect
+        filter={filter}
+        value={value}
+        onChange={onChange}
+        open={mode === "opened"}
+        options={options}
+        source={source}
+        scope={scope}
+      />
+    </Suspense>
   );
 }
 
-function RemoteFilter(props: {
-  filter: Filter;
-  source: OptionsSource;
-  value: string[];
-  onChange: (next: string[]) => void;
-  scope: Scope;
+/** The search box: applied on Enter or its button; emptied, it clears the search at once. */
+function SearchBox({
+  placeholder,
+  text,
+  onText,
+  onSearch,
+}: {
+  placeholder: string;
+  text: string;
+  onText: (text: string) => void;
+  onSearch: (text: string) => void;
 }) {
-  const { options, loading } = useRemoteOptions(props.source, props.scope);
-  return <FilterControl {...props} options={options} loading={loading} />;
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onSearch(text);
+  };
+  return (
+    <form className="np-search" onSubmit={submit}>
+      <input
+        type="search"
+        aria-label="Search"
+        placeholder={placeholder}
+        value={text}
+        onChange={(event) => {
+          onText(event.target.value);
+          if (!event.target.value) onSearch("");
+        }}
+      />
+      {/* Not a submit button: Enter in the box submits the form (the only field), and a submit button
+          would read as a change to the views that check which buttons write. */}
+      <button type="button" aria-label="Search" onClick={() => onSearch(text)}>
+        <SearchOutlined aria-hidden="true" />
+      </button>
+    </form>
+  );
 }
 
 /** Whether a list shows a toolbar at all. */
@@ -79,60 +136,51 @@ export function ListToolbar({
   return (
     <div className="np-list-toolbar">
       <Space wrap size={8}>
-        {view.title ? (
-          <Typography.Title level={5} style={{ margin: "0 8px 0 0" }}>
-            {view.title}
-          </Typography.Title>
-        ) : null}
+        {view.title ? <h2 className="np-list-title">{view.title}</h2> : null}
         {view.timeRange ? (
-          <TimeRangeControl
-            range={view.timeRange}
-            choice={rangeChoice(view, params) as RangeChoice}
-            onChoose={(choice) => {
-              const range = view.timeRange as TimeRange;
-              update(
-                "preset" in choice
-                  ? { [RANGE_PARAM]: choice.preset, [range.from]: null, [range.to]: null }
-                  : { [RANGE_PARAM]: null, [range.from]: choice.from, [range.to]: choice.to },
-              );
-            }}
-            onRefresh={state.reload}
-          />
+          <Suspense fallback={null}>
+            <TimeRangeControl
+              range={view.timeRange}
+              choice={rangeChoice(view, params) as RangeChoice}
+              onChoose={(choice) => {
+                const range = view.timeRange as TimeRange;
+                update(
+                  "preset" in choice
+                    ? { [RANGE_PARAM]: choice.preset, [range.from]: null, [range.to]: null }
+                    : { [RANGE_PARAM]: null, [range.from]: choice.from, [range.to]: choice.to },
+                );
+              }}
+              onRefresh={state.reload}
+            />
+          </Suspense>
         ) : null}
         {view.search ? (
-          <Input.Search
-            allowClear
-            aria-label="Search"
+          <SearchBox
             placeholder={view.search.placeholder ?? "Search"}
-            value={searchText}
-            onChange={(event) => setSearchText(event.target.value)}
+            text={searchText}
+            onText={setSearchText}
             onSearch={(text) => update({ [view.search?.variable as string]: text.trim() || null })}
-            style={{ width: 260 }}
           />
         ) : null}
         {(view.filters ?? []).map((filter) => {
-          const onChange = (next: string[]) => update({ [filter.variable]: next });
-          const value = filterValues(view, filter, params);
-          if (filter.options && !Array.isArray(filter.options))
-            return (
-              <RemoteFilter
-                key={filter.variable}
-                filter={filter}
-                source={filter.options}
-                value={value}
-                onChange={onChange}
-                scope={scope}
-              />
-            );
           const filterSchema = filter.field ? fieldSchema(entity, filter.field, registry.schemas) : undefined;
-          const options: StaticOption[] = Array.isArray(filter.options)
+          const options: StaticOption[] | undefined = Array.isArray(filter.options)
             ? filter.options
-            : (filterSchema?.enum ?? []).map((entry) => ({
-                value: entry as string,
-                label: enumLabel(filterSchema, String(entry)),
-              }));
+            : filter.options
+              ? undefined
+              : (filterSchema?.enum ?? []).map((entry) => ({
+                  value: entry as string,
+                  label: enumLabel(filterSchema, String(entry)),
+                }));
           return (
-            <FilterControl key={filter.variable} filter={filter} value={value} onChange={onChange} options={options} />
+            <FilterControl
+              key={filter.variable}
+              filter={filter}
+              value={filterValues(view, filter, params)}
+              onChange={(next) => update({ [filter.variable]: next })}
+              options={options}
+              scope={scope}
+            />
           );
         })}
         {state.hasFilters ? (

@@ -2,7 +2,7 @@
 // virtualised rows when a page is long; its state (URL, query, sort, selection), toolbar, bulk bar
 // and pager are modules of their own beside it.
 import { type ColumnDef, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
-import { Alert, Button, Empty, Skeleton, Space, Typography } from "antd";
+import { Alert, Button, Empty, Skeleton, Space } from "antd";
 import { lazy, Suspense, useMemo } from "react";
 import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
@@ -12,6 +12,7 @@ import { evalPredicate, fillTemplate, getPointer, type Scope } from "../resolve.
 import { fieldSchema, labelFor } from "../schema.ts";
 import type { ListView as ListViewSpec } from "../types.ts";
 import { errorMessage } from "../useOperationRun.ts";
+import { Muted } from "../widgets/text.tsx";
 import { FieldValue } from "./FieldValue.tsx";
 import { ListBulkBar } from "./ListBulkBar.tsx";
 import { ListPager } from "./ListPager.tsx";
@@ -81,10 +82,8 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           "Nothing matches these filters."
         ) : (
           <Space orientation="vertical" size={2}>
-            <Typography.Text strong>{view.empty?.title ?? "Nothing here yet"}</Typography.Text>
-            {view.empty?.description ? (
-              <Typography.Text type="secondary">{view.empty.description}</Typography.Text>
-            ) : null}
+            <strong>{view.empty?.title ?? "Nothing here yet"}</strong>
+            {view.empty?.description ? <Muted>{view.empty.description}</Muted> : null}
           </Space>
         )
       }
@@ -106,9 +105,9 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
     <div className="np-list" data-view="list">
       {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
       {view.description ? (
-        <Typography.Paragraph type="secondary" style={{ margin: "0 0 12px" }}>
+        <p className="np-muted" style={{ margin: "0 0 12px" }}>
           {view.description}
-        </Typography.Paragraph>
+        </p>
       ) : null}
       <ListBulkBar view={view} scope={scope} selectedRows={selectedRows} clearSelection={() => setRowSelection({})} />
       {view.notice && result.data && evalPredicate(view.notice.when, result.data, scope) ? (

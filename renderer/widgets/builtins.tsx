@@ -1,9 +1,10 @@
 // The built-in read views. Each is small and generic: it knows a value's shape, never an entity.
 import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
-import { Space, Tag, Tooltip, Typography } from "antd";
+import { Space, Tag } from "antd";
 import type { ReactNode } from "react";
 import { useFormat } from "../data.tsx";
 import { formatDuration, specialValueLabel } from "../format.ts";
+import { Hint } from "../Hint.tsx";
 import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
@@ -11,8 +12,7 @@ import { Fields } from "./fields.tsx";
 import { JsonView } from "./json.tsx";
 import { type ReadWidgetProps, registerWidget } from "./registry.ts";
 import { SecretOnce } from "./secret.tsx";
-
-const EMPTY = <Typography.Text type="secondary">—</Typography.Text>;
+import { CopyButton, EMPTY, Muted } from "./text.tsx";
 
 function isBlank(value: unknown): boolean {
   return value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
@@ -24,11 +24,10 @@ function Text({ value, copy, schema }: ReadWidgetProps) {
   // A number shown as text keeps its digits (a block number, a code); named values get their names.
   const text = typeof value === "number" ? (specialValueLabel(value, schema) ?? String(value)) : format(value, schema);
   return (
-    <Typography.Text
-      copyable={copy ? { text: typeof value === "object" ? JSON.stringify(value) : String(value) } : false}
-    >
+    <span className="np-text">
       {text}
-    </Typography.Text>
+      {copy ? <CopyButton text={typeof value === "object" ? JSON.stringify(value) : String(value)} /> : null}
+    </span>
   );
 }
 
@@ -61,9 +60,9 @@ function Status({ value, options, schema, record }: ReadWidgetProps) {
   return (
     <Space orientation="vertical" size={2}>
       {tag}
-      <Typography.Text type="secondary" style={{ fontSize: 12 }} ellipsis={{ tooltip: String(reason) }}>
+      <span className="np-muted np-ellipsis" style={{ fontSize: 12 }} title={String(reason)}>
         {String(reason)}
-      </Typography.Text>
+      </span>
     </Space>
   );
 }
@@ -73,24 +72,28 @@ function Link({ value, copy }: ReadWidgetProps) {
   const href = String(value);
   const safe = /^https?:\/\//i.test(href);
   return (
-    <Typography.Text copyable={copy === false ? false : { text: href }} style={{ wordBreak: "break-all" }} code>
-      {safe ? (
-        <a href={href} target="_blank" rel="noreferrer">
-          {href}
-        </a>
-      ) : (
-        href
-      )}
-    </Typography.Text>
+    <span className="np-text" style={{ wordBreak: "break-all" }}>
+      <code>
+        {safe ? (
+          <a href={href} target="_blank" rel="noreferrer">
+            {href}
+          </a>
+        ) : (
+          href
+        )}
+      </code>
+      {copy === false ? null : <CopyButton text={href} />}
+    </span>
   );
 }
 
 function Email({ value, copy }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   return (
-    <Typography.Text copyable={copy ? { text: String(value) } : false}>
+    <span className="np-text">
       <a href={`mailto:${String(value)}`}>{String(value)}</a>
-    </Typography.Text>
+      {copy ? <CopyButton text={String(value)} /> : null}
+    </span>
   );
 }
 
@@ -117,11 +120,11 @@ export function relativeTime(date: Date, now: Date = new Date()): string {
 function DateTime({ value }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const date = new Date(String(value));
-  if (Number.isNaN(date.getTime())) return <Typography.Text>{String(value)}</Typography.Text>;
+  if (Number.isNaN(date.getTime())) return <span>{String(value)}</span>;
   return (
-    <Tooltip title={date.toLocaleString()}>
+    <Hint title={date.toLocaleString()}>
       <time dateTime={date.toISOString()}>{relativeTime(date)}</time>
-    </Tooltip>
+    </Hint>
   );
 }
 
@@ -176,8 +179,7 @@ function itemLabel(
 function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
   const format = useFormat();
   const items = Array.isArray(value) ? value : [];
-  if (!items.length)
-    return options.emptyText ? <Typography.Text type="secondary">{String(options.emptyText)}</Typography.Text> : EMPTY;
+  if (!items.length) return options.emptyText ? <Muted>{String(options.emptyText)}</Muted> : EMPTY;
   const key = typeof options.labelKey === "string" ? options.labelKey : "label";
   return (
     <Space size={[4, 4]} wrap>
@@ -201,13 +203,10 @@ function Code({ value, copy, options }: ReadWidgetProps) {
   const text = String(value);
   const max = typeof options.maxChars === "number" ? options.maxChars : undefined;
   return (
-    <Typography.Text
-      code
-      copyable={copy === false ? false : { text }}
-      style={max ? { wordBreak: "break-all" } : undefined}
-    >
-      {max && text.length > max ? `${text.slice(0, max)}…` : text}
-    </Typography.Text>
+    <span className="np-text" style={max ? { wordBreak: "break-all" } : undefined}>
+      <code>{max && text.length > max ? `${text.slice(0, max)}…` : text}</code>
+      {copy === false ? null : <CopyButton text={text} />}
+    </span>
   );
 }
 

@@ -2,23 +2,22 @@
 // from their titles, each value by the widget its schema chooses), then the keys an open object holds
 // (`additionalProperties`, e.g. headers) by name. A write-only property (a secret) shows only whether it
 // is set, never its value. Options: { omit?: string[] } property names shown elsewhere on the page.
-import { Typography } from "antd";
 import { humanize } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { getWidget, pickWidget, type ReadWidgetProps } from "./registry.ts";
+import { EMPTY, Muted } from "./text.tsx";
 
-const EMPTY = <Typography.Text type="secondary">—</Typography.Text>;
 const SETTING_OPTIONS = { grouping: false };
 
 /** A write-only value: whether it is set, never what it is (the service sends a mask, or nothing). */
 function Secret({ value }: { value: unknown }) {
   const set = value !== undefined && value !== null && value !== "";
   return set ? (
-    <Typography.Text aria-label="Set, hidden">
-      •••••••• <Typography.Text type="secondary">(set, write-only)</Typography.Text>
-    </Typography.Text>
+    <span>
+      <span aria-hidden="true">••••••••</span> <Muted>(set, write-only)</Muted>
+    </span>
   ) : (
-    <Typography.Text type="secondary">Not set</Typography.Text>
+    <Muted>Not set</Muted>
   );
 }
 

@@ -1,8 +1,9 @@
 // The `json` read view: pretty-printed JSON (a string holding JSON is parsed first) with a copy
 // button, collapsed to a few lines when long. Options: { collapsed?: boolean, maxHeight?: number }.
-import { Button, Typography } from "antd";
+import { Button } from "antd";
 import { useState } from "react";
 import type { ReadWidgetProps } from "./registry.ts";
+import { CopyButton, EMPTY, Muted } from "./text.tsx";
 
 /** Lines shown while a long value is collapsed. */
 export const COLLAPSED_LINES = 8;
@@ -28,23 +29,20 @@ export function JsonView({ value, options }: ReadWidgetProps) {
   const lines = text.split("\n");
   const long = lines.length > COLLAPSED_LINES;
   const [open, setOpen] = useState(options.collapsed === true ? false : !long);
-  if (value === null || value === undefined || value === "")
-    return <Typography.Text type="secondary">—</Typography.Text>;
+  if (value === null || value === undefined || value === "") return EMPTY;
   const shown = open ? text : lines.slice(0, COLLAPSED_LINES).join("\n");
   const maxHeight = typeof options.maxHeight === "number" ? options.maxHeight : 480;
   return (
     <div className="np-json" data-widget="json">
       <div className="np-json-bar">
-        <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-          {lines.length === 1 ? "1 line" : `${lines.length} lines`}
-        </Typography.Text>
+        <Muted style={{ fontSize: 12 }}>{lines.length === 1 ? "1 line" : `${lines.length} lines`}</Muted>
         <span>
           {long || options.collapsed === true ? (
             <Button size="small" type="link" onClick={() => setOpen(!open)} aria-expanded={open}>
               {open ? "Collapse" : "Expand"}
             </Button>
           ) : null}
-          <Typography.Text copyable={{ text, tooltips: ["Copy JSON", "Copied"] }} />
+          <CopyButton text={text} label="Copy JSON" />
         </span>
       </div>
       <pre

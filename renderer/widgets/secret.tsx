@@ -1,8 +1,9 @@
 // The `secret-once` read view: a value the service returns only once (a token, a key), shown in full
 // with a copy button and a warning that it will not be shown again. Actions show it through
 // `showResult`; after the dialog closes the value is gone from the page.
-import { Alert, Typography } from "antd";
+import { Alert } from "antd";
 import type { ReadWidgetProps } from "./registry.ts";
+import { CopyButton } from "./text.tsx";
 
 export function SecretOnce({ value, options }: ReadWidgetProps) {
   const text = value === null || value === undefined ? "" : String(value);
@@ -15,12 +16,13 @@ export function SecretOnce({ value, options }: ReadWidgetProps) {
       <Alert type="warning" showIcon title={warning} style={{ marginBottom: 12 }} />
       {text ? (
         <div className="np-secret">
-          <Typography.Text code copyable={{ text, tooltips: ["Copy", "Copied"] }} style={{ wordBreak: "break-all" }}>
-            {text}
-          </Typography.Text>
+          <span className="np-text" style={{ wordBreak: "break-all" }}>
+            <code>{text}</code>
+            <CopyButton text={text} />
+          </span>
         </div>
       ) : (
-        <Typography.Text type="danger">The service returned no value to show.</Typography.Text>
+        <span className="np-danger">The service returned no value to show.</span>
       )}
     </div>
   );

@@ -209,7 +209,10 @@ describe("accessibility", () => {
     await page.keyboard.press("Enter");
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("main");
 
-    await page.getByRole("menuitem", { name: /webhooks/i }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /webhooks/i })
+      .click();
     await page.waitForURL(/\/webhooks$/);
     await expect
       .poll(() => page.evaluate(() => document.activeElement?.tagName + (document.activeElement?.textContent ?? "")))

@@ -12,7 +12,8 @@ async function signIn(page: Page, email: string) {
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
   await page.getByRole("button", { name: /sign in/i }).click();
   await page
-    .getByRole("menuitem", { name: /functions/i })
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: /functions/i })
     .first()
     .waitFor();
 }
@@ -23,7 +24,10 @@ describe("functions, end to end", () => {
     await signIn(page, "demo@nodeplane.local");
 
     // Quick function: a template becomes a deployed function in one step.
-    await page.getByRole("menuitem", { name: /quick function/i }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /quick function/i })
+      .click();
     await page.getByLabel("Template").click();
     await page.locator(".ant-select-dropdown:visible").getByText("Echo user data", { exact: true }).click();
     await page.getByLabel("Name", { exact: true }).fill("E2E echo");

@@ -85,7 +85,10 @@ describe("key-value store used from code", () => {
     await page.getByRole("button", { name: /sign in/i }).click();
 
     // Upload: each part takes a moment, so the bar is seen moving.
-    await page.getByRole("menuitem", { name: /address books/i }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /address books/i })
+      .click();
     await page.getByText("No address books yet").waitFor();
     await page.route("**/kv-uploads/**", async (route) => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -181,7 +184,10 @@ describe("key-value store used from code", () => {
     await screenshot(page, "kv-code-04-function-metrics");
 
     // The writes it made through qnLib are billed: two calls, one item each (the list keeps duplicates).
-    await page.getByRole("menuitem", { name: /overview$/i }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /overview$/i })
+      .click();
     await page.getByRole("heading", { name: "Key-value store" }).waitFor();
     await expect
       .poll(async () => (await detailRow(page, KV_WRITES, "Helper calls").textContent()) ?? "", { timeout: 30_000 })
@@ -198,7 +204,7 @@ describe("key-value store used from code", () => {
     await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
     await screenshot(page, "kv-code-05-kv-overview");
 
-    await page.getByRole("menuitem", { name: /usage/i }).click();
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /usage/i }).click();
     await expect
       .poll(async () => (await detailRow(page, USAGE_KV_WRITES, "Write operations").textContent()) ?? "", {
         timeout: 30_000,

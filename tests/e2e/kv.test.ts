@@ -19,7 +19,10 @@ describe("key-value store", () => {
     await page.getByLabel("Email").fill("demo@nodeplane.local");
     await page.getByLabel("Password").fill(DEMO_PASSWORD);
     await page.getByRole("button", { name: /sign in/i }).click();
-    await page.getByRole("menuitem", { name: /address books/i }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /address books/i })
+      .click();
     await page.getByText("No address books yet").waitFor();
 
     // Each part takes a moment (so the bar is seen moving); part 2's first attempt breaks.
@@ -71,7 +74,10 @@ describe("key-value store", () => {
     await page.getByLabel("Email").fill("demo@nodeplane.local");
     await page.getByLabel("Password").fill(DEMO_PASSWORD);
     await page.getByRole("button", { name: /sign in/i }).click();
-    await page.getByRole("menuitem", { name: /address books/i }).waitFor();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /address books/i })
+      .waitFor();
     await page.goto("/kv/lists");
     const initiated: string[] = [];
     page.on("request", (request) => {

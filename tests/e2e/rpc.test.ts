@@ -16,7 +16,8 @@ async function signIn(page: Page) {
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
   await page.getByRole("button", { name: /sign in/i }).click();
   await page
-    .getByRole("menuitem", { name: /endpoints/i })
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: /endpoints/i })
     .first()
     .waitFor();
 }

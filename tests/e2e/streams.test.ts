@@ -47,7 +47,8 @@ async function signIn(page: Page, email: string) {
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
   await page.getByRole("button", { name: /sign in/i }).click();
   await page
-    .getByRole("menuitem", { name: /streams/i })
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: /streams/i })
     .first()
     .waitFor();
 }
@@ -93,7 +94,8 @@ describe("streams, end to end", () => {
 
     // List → create; the destination's fields follow the destination type.
     await page
-      .getByRole("menuitem", { name: /streams/i })
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: /streams/i })
       .first()
       .click();
     await page.getByRole("heading", { name: "Streams", exact: true }).waitFor();

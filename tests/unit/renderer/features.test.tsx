@@ -3,7 +3,7 @@
 // back stack, time ranges, typed filters), templates with scope references, the page heading of a
 // record page, and the json, secret-once, code-editor and runner widgets.
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { type ReactNode, useState } from "react";
+import { type ReactElement, type ReactNode, useState } from "react";
 import { MemoryRouter } from "react-router";
 import { SWRConfig } from "swr";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -158,7 +158,18 @@ describe("widgets", () => {
     expect(container.textContent).not.toContain("key29");
     fireEvent.click(screen.getByRole("button", { name: "Expand" }));
     expect(container.textContent).toContain("key29");
-    expect(container.querySelector(".ant-typography-copy")).not.toBeNull();
+    expect(screen.getByRole("button", { name: "Copy JSON" })).toBeTruthy();
+  });
+
+  it("code and text copy their value, never a masked one", () => {
+    const Code = getWidget("code")?.read;
+    const Text = getWidget("text")?.read;
+    if (!Code || !Text) throw new Error("code or text is not registered");
+    const button = (element: ReactElement) => render(element).container.querySelector("button");
+    expect(button(<Code value="https://rpc.example/abc" options={{}} />)?.getAttribute("aria-label")).toBe("Copy");
+    expect(button(<Code value={`np_ab${"•".repeat(8)}`} options={{}} />)).toBeNull();
+    expect(button(<Text value={`np_ab${"•".repeat(8)}`} copy options={{}} />)).toBeNull();
+    expect(button(<Code value="0xabc" copy={false} options={{}} />)).toBeNull();
   });
 
   it("code-editor: Tab indents, Shift+Tab outdents the selected lines", () => {
@@ -277,7 +288,7 @@ describe("a list with token paging and a time range", () => {
     const view: ListView = { ...tokenList, query: "Try", variables: {}, filters: [] };
     render(withData(<ListViewComponent view={view} scope={{}} />, transport));
     await screen.findByText("row-1");
-    expect(screen.getByLabelText("Time range")).toBeTruthy();
+    expect(await screen.findByLabelText("Time range")).toBeTruthy();
     expect(calls[0]).toMatchObject({ limit: 50 });
     expect(Date.parse(String(calls[0].to)) - Date.parse(String(calls[0].from))).toBe(24 * 3600 * 1000);
     fireEvent.click(screen.getByRole("button", { name: "Next" }));
@@ -286,6 +297,18 @@ describe("a list with token paging and a time range", () => {
     expect((screen.getByRole("button", { name: "Next" }) as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(screen.getByRole("button", { name: "Previous" }));
     await screen.findByText("row-1");
+  }, 30_000);
+
+  it("draws a filter as a button until it is opened, then its select, open", async () => {
+    const transport: Transport = async () => ({ logs: { items: [{ id: "row-1" }], nextAt: null } });
+    const view: ListView = { ...tokenList, query: "Try", variables: {}, timeRange: undefined };
+    render(withData(<ListViewComponent view={view} scope={{}} />, transport));
+    await screen.findByText("row-1");
+    expect(screen.queryByRole("combobox", { name: "Range" })).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Range" }));
+    const select = await screen.findByRole("combobox", { name: "Range" }, { timeout: 10_000 });
+    expect(select.getAttribute("aria-expanded")).toBe("true");
+    expect(await screen.findByText("Past day")).toBeTruthy();
   }, 30_000);
 });
 
