@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { subscriptions } from "../../server/domains/account/tables.ts";
 import { functionUsageMinutes } from "../../server/domains/functions/tables.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
+import { putOnPlan } from "../support/plans.ts";
 
 // Functions bill in GB-seconds (configured memory × billed duration), with GB-seconds included per plan
 // and a price past them (schemas/catalogue/function-limits.json), shown on the usage screen; a plan that
@@ -98,10 +97,7 @@ describe("function GB-seconds on the usage screen", () => {
     const free = await signUp(ctx.app);
     const database = db();
     try {
-      await database
-        .update(subscriptions)
-        .set({ planId: "b6_build" })
-        .where(eq(subscriptions.accountId, paying.viewer.id));
+      await putOnPlan(database, paying.viewer.id, "b6_build");
       await meter(database, paying.viewer.id, 1_300_000);
       expect(await usageOf(paying.client)).toMatchObject({
         periodGbSeconds: 1_300_000,

@@ -1,10 +1,10 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { subscriptions } from "../../server/domains/account/tables.ts";
 import { pruneRunLogs } from "../../server/domains/functions/service.ts";
 import { functionActivations } from "../../server/domains/functions/tables.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { signUp, type TestUser, useTestApp } from "../support/api.ts";
+import { putOnPlan } from "../support/plans.ts";
 
 // Functions against a careless or hostile user: the plan's cap on functions per account, and how long
 // runs' logs are kept (schemas/catalogue/function-limits.json), shown with the functions overview.
@@ -75,10 +75,7 @@ describe("run logs", () => {
     const paying = await signUp(ctx.app);
     const database = db();
     try {
-      await database
-        .update(subscriptions)
-        .set({ planId: "b6_build" })
-        .where(eq(subscriptions.accountId, paying.viewer.id));
+      await putOnPlan(database, paying.viewer.id, "b6_build");
       const runOf = async (user: TestUser) => {
         const id = await created(user, "logger");
         await user.client.gqlOk("mutation($input: CallFunctionInput!) { callFunction(input: $input) { id } }", {

@@ -1,10 +1,10 @@
-import { eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { subscriptions } from "../../server/domains/account/tables.ts";
 import { KvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import * as kvStore from "../../server/domains/kv/store.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
+import { putOnPlan } from "../support/plans.ts";
 
 // Writes by filters and functions through the key-value helpers are billed in write operations
 // (schemas/catalogue/kv-limits.json) and shown in usage and on the key-value overview; reads are free.
@@ -98,10 +98,7 @@ describe("key-value writes by filters and functions", () => {
     const free = await signUp(ctx.app);
     const database = db();
     try {
-      await database
-        .update(subscriptions)
-        .set({ planId: "b6_build" })
-        .where(eq(subscriptions.accountId, paying.viewer.id));
+      await putOnPlan(database, paying.viewer.id, "b6_build");
       // A month's worth of writes in one row, as the helpers would have metered them.
       await kvStore.meterHelperWrite(database, paying.viewer.id, 1_500_000, new Date());
       await new KvFilterHelpers(database, paying.viewer.id).qnAddSet("still", "writes");
