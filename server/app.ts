@@ -74,9 +74,9 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
 /** How often the API's housekeeping runs (each pass reads an index and finds nothing, mostly). */
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
+/** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
 const graphqlLimits = { depth: 10, cost: 5000, aliases: 15, directives: 10, tokens: 2000, bodyBytes: 256 * 1024 };
 
 export interface BuildOptions {
