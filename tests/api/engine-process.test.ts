@@ -5,15 +5,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { App } from "../../server/app.ts";
-import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
+import { signIn, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
 import { blockNumbers, DEMO_PASSWORD, NETWORK, startReceiver, waitFor } from "./streams-harness.ts";
 
-let built: App;
-let database: TestDatabase;
-let dataDir: string;
+let built: TestApp;
+let networksDir: string;
 let owner: TestUser;
 let rpcUrl: string;
 
@@ -27,45 +23,22 @@ async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  const { buildApp } = await import("../../server/app.ts");
-  const { loadConfig } = await import("../../server/platform/config.ts");
-  database = await createTestDatabase();
-  dataDir = mkdtempSync(join(tmpdir(), "nodeplane-engine-process-"));
+  networksDir = mkdtempSync(join(tmpdir(), "nodeplane-engine-process-"));
   // The service's own local node (mining only when told), whose address it hands to its engine.
-  const networks = join(dataDir, "networks.json");
+  const networks = join(networksDir, "networks.json");
   writeFileSync(networks, JSON.stringify({ local: { networks: [NETWORK], blockTimeSeconds: 3600 } }));
   // The chain nodes are read from the process's environment (this test file's worker).
   process.env.NODEPLANE_LOCAL_CHAIN = "1";
   process.env.NODEPLANE_NETWORKS_CONFIG = networks;
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: "test",
-    DATABASE_URL: database.url,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    NODEPLANE_DATA_DIR: dataDir,
-    NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
-    NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
-    NODEPLANE_ENGINE_PROCESS: "child",
-  });
-  built = await buildApp(config);
-  await built.app.listen({ port: 0, host: "127.0.0.1" });
-  const address = built.app.server.address();
-  if (!address || typeof address === "string") throw new Error("no address");
-  const url = `http://127.0.0.1:${address.port}`;
+  built = await startTestApp({ NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD, NODEPLANE_ENGINE_PROCESS: "child" });
   rpcUrl = built.services.upstreams.get(NETWORK)?.httpUrl as string;
-  owner = await signIn(
-    { client: () => new GqlClient(url) } as unknown as TestApp,
-    "demo@nodeplane.local",
-    DEMO_PASSWORD,
-  );
+  owner = await signIn(built, "demo@nodeplane.local", DEMO_PASSWORD);
   await rpc("anvil_mine", ["0x28"]);
 }, 120_000);
 
 afterAll(async () => {
   await built?.close();
-  await database?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (networksDir) rmSync(networksDir, { recursive: true, force: true });
 });
 
 async function createActive(url: string, extra: Record<string, unknown>): Promise<string> {

@@ -10,9 +10,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FastifyInstance } from "fastify";
 import type { DestinationStream } from "pino";
 import { afterAll, beforeAll } from "vitest";
+import type { App } from "../../server/app.ts";
 import type { Services } from "../../server/graphql/services.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
@@ -106,6 +106,8 @@ export interface TestApp {
   dataDir: string;
   /** The service's long-lived parts (its events, caches), for a test that must reach behind the API. */
   services: Services;
+  /** The stream engine's supervised process, when the app runs its engine in one (NODEPLANE_ENGINE_PROCESS=child). */
+  engineChild: App["engineChild"];
   /** A new client with no session. */
   client(): GqlClient;
   close(): Promise<void>;
@@ -132,7 +134,7 @@ export async function startTestApp(
     if (!shared) await database.drop(dropOptions);
   };
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-api-"));
-  let built: { app: FastifyInstance; services: Services; close(): Promise<void> } | undefined;
+  let built: App | undefined;
   try {
     const config = loadConfig({
       ...process.env,
@@ -157,6 +159,7 @@ export async function startTestApp(
       database,
       dataDir,
       services: running.services,
+      engineChild: () => running.engineChild(),
       client: () => new GqlClient(url),
       async close() {
         try {
