@@ -47,37 +47,31 @@ export const POSTGRES_DEFAULT_PORT = 5432;
  * policy refuses one of them; names are checked again, resolved, at every connection.
  */
 export function namedAddresses(type: string, attrs: Record<string, unknown>): NamedAddress[] {
-  const found: (NamedAddress | null)[] = [];
+  const only = (address: NamedAddress | null) => (address ? [address] : []);
   switch (type) {
     case "WEBHOOK": {
-      const a = attrs as Partial<WebhookAttributes>;
-      if (typeof a.url === "string") found.push(urlAddress("url", a.url));
-      break;
+      const { url } = attrs as Partial<WebhookAttributes>;
+      return typeof url === "string" ? only(urlAddress("url", url)) : [];
     }
     case "POSTGRES": {
-      const a = attrs as Partial<PostgresAttributes>;
-      if (typeof a.host === "string")
-        found.push({ attribute: "host", host: a.host, port: a.port ?? POSTGRES_DEFAULT_PORT });
-      break;
+      const { host, port } = attrs as Partial<PostgresAttributes>;
+      return typeof host === "string" ? [{ attribute: "host", host, port: port ?? POSTGRES_DEFAULT_PORT }] : [];
     }
     case "S3": {
       const endpoint = s3EndpointUrl(attrs as Partial<S3Attributes>);
-      if (endpoint) found.push(urlAddress("endpoint", endpoint));
-      break;
+      return endpoint ? only(urlAddress("endpoint", endpoint)) : [];
     }
     case "AZURE": {
-      const a = attrs as Partial<AzureAttributes>;
-      if (typeof a.endpoint === "string") found.push(urlAddress("endpoint", a.endpoint));
-      break;
+      const { endpoint } = attrs as Partial<AzureAttributes>;
+      return typeof endpoint === "string" ? only(urlAddress("endpoint", endpoint)) : [];
     }
     case "SNOWFLAKE": {
       const a = attrs as Partial<SnowflakeAttributes>;
-      if (typeof a.host === "string") {
-        const { host, port } = snowflakeAddress({ ...a, host: a.host });
-        found.push({ attribute: "host", host, port });
-      }
-      break;
+      if (typeof a.host !== "string") return [];
+      const { host, port } = snowflakeAddress({ ...a, host: a.host });
+      return [{ attribute: "host", host, port }];
     }
+    default:
+      return [];
   }
-  return found.filter((a): a is NamedAddress => a !== null);
 }
