@@ -1,9 +1,5 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { eq } from "drizzle-orm";
-import type { Executor } from "../../platform/db/index.ts";
 import { conflict } from "../../platform/errors.ts";
-import { subscriptions } from "../account/tables.ts";
+import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 
 /**
  * Every per-plan limit of functions, in one place (schemas/catalogue/function-limits.json): how many
@@ -22,19 +18,11 @@ export interface PlanFunctionLimits {
   centsPerMillionGbSeconds: number | null;
 }
 
-const limitsFile = path.resolve(import.meta.dirname, "../../../schemas/catalogue/function-limits.json");
-export const PLAN_FUNCTION_LIMITS = (
-  JSON.parse(readFileSync(limitsFile, "utf8")) as { plans: Record<string, PlanFunctionLimits> }
-).plans;
-export const FALLBACK_PLAN = "b6_free";
-
-export async function functionLimitsOf(db: Executor, accountId: string): Promise<PlanFunctionLimits> {
-  const [row] = await db
-    .select({ planId: subscriptions.planId })
-    .from(subscriptions)
-    .where(eq(subscriptions.accountId, accountId));
-  return PLAN_FUNCTION_LIMITS[row?.planId ?? FALLBACK_PLAN] ?? PLAN_FUNCTION_LIMITS[FALLBACK_PLAN];
-}
+const catalogue = planLimitsCatalogue<PlanFunctionLimits>("function-limits.json");
+export const PLAN_FUNCTION_LIMITS = catalogue.plans;
+/** What an account without a plan the catalogue names gets (the Free plan's). */
+export const fallbackFunctionLimits = catalogue.ofPlan(undefined);
+export const functionLimitsOf = catalogue.ofAccount;
 
 /** A new function would take the account past its plan's functions. */
 export function checkFunctionCount(limits: PlanFunctionLimits, functionsAfter: number): void {

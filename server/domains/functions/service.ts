@@ -16,7 +16,7 @@ import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
-import { checkFunctionCount, FALLBACK_PLAN, functionLimitsOf, PLAN_FUNCTION_LIMITS } from "./limits.ts";
+import { checkFunctionCount, fallbackFunctionLimits, functionLimitsOf, PLAN_FUNCTION_LIMITS } from "./limits.ts";
 import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
@@ -519,7 +519,7 @@ export function pruneRunLogs(db: Db, now = new Date()): Promise<number> {
     planId,
     days: limits.logRetentionDays,
   }));
-  return store.pruneRunLogs(db, retention, PLAN_FUNCTION_LIMITS[FALLBACK_PLAN].logRetentionDays, now);
+  return store.pruneRunLogs(db, retention, fallbackFunctionLimits.logRetentionDays, now);
 }
 
 /** The function's console lines, newest first, with level and text filters. */

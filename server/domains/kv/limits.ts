@@ -1,9 +1,5 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { eq } from "drizzle-orm";
-import type { Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, type FieldError } from "../../platform/errors.ts";
-import { subscriptions } from "../account/tables.ts";
+import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 
 /**
  * Every limit and price of the key-value store, in one place: the plan's (from schemas/catalogue/kv-limits.json)
@@ -25,14 +21,6 @@ export interface PlanKvLimits {
   centsPerMillionWrites: number | null;
 }
 
-interface LimitsFile {
-  plans: Record<string, PlanKvLimits>;
-}
-
-const limitsFile = path.resolve(import.meta.dirname, "../../../schemas/catalogue/kv-limits.json");
-const planLimits = (JSON.parse(readFileSync(limitsFile, "utf8")) as LimitsFile).plans;
-const FALLBACK_PLAN = "b6_free";
-
 /** A key: 1–128 letters, digits and `_ - . :`. */
 export const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Characters of one item of a list or set (an address is 42). */
@@ -46,13 +34,7 @@ export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
 export const PART_URL_SECONDS = 15 * 60;
 export const UPLOAD_HOURS = 24;
 
-export async function limitsOf(db: Executor, accountId: string): Promise<PlanKvLimits> {
-  const [row] = await db
-    .select({ planId: subscriptions.planId })
-    .from(subscriptions)
-    .where(eq(subscriptions.accountId, accountId));
-  return planLimits[row?.planId ?? FALLBACK_PLAN] ?? planLimits[FALLBACK_PLAN];
-}
+export const limitsOf = planLimitsCatalogue<PlanKvLimits>("kv-limits.json").ofAccount;
 
 const tooMany = (message: string) => new AppError("CONFLICT", message);
 
