@@ -27,7 +27,6 @@ export interface SupervisorOptions {
   args: string[];
   env: NodeJS.ProcessEnv;
   log: Logger;
-  onMessage?: (message: SupervisorMessage) => void;
 }
 
 export const ALIVE_EVERY_MS = 1_000;
@@ -67,9 +66,9 @@ export function superviseChild(options: SupervisorOptions): SupervisedChild {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     child = started;
-    started.on("message", (message: SupervisorMessage) => {
+    // Any message says the child is alive.
+    started.on("message", () => {
       lastHeard = Date.now();
-      options.onMessage?.(message);
     });
     started.on("error", (error) => log.error({ err: error }, `${options.name} could not be started`));
     started.on("exit", (code, signal) => {
