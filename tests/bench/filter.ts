@@ -184,13 +184,8 @@ async function measure(
     const out = plainMain({ data: JSON.parse(json), metadata });
     return out === null ? null : JSON.stringify(out);
   };
-  const filter = await createFilter({
-    source,
-    limits: { memoryBytes: 256 * 1024 * 1024 },
-    offThread: host === "sandbox process",
-    // As the stream engine creates its filters (runner.ts).
-    measureHeap: false,
-  });
+  // As the stream engine creates its filters (runner.ts): the default limits, no heap measure.
+  const filter = await createFilter({ source, offThread: host === "sandbox process", measureHeap: false });
   // As the stream engine calls it: the batch's byte count is known (the engine counts every batch for
   // its metrics, filter or not), so a batch passed through is not counted again.
   const bytes = new Map(batches.map((json) => [json, Buffer.byteLength(json)]));
@@ -324,12 +319,7 @@ export async function runSetBench(log: (line: string) => void = console.log): Pr
       const out = plainMain({ data: JSON.parse(json), metadata: {} });
       return out === null ? null : JSON.stringify(out);
     };
-    const filter = await createFilter({
-      source: SET_FILTER,
-      helpers,
-      limits: { memoryBytes: 256 * 1024 * 1024 },
-      measureHeap: false,
-    });
+    const filter = await createFilter({ source: SET_FILTER, helpers, measureHeap: false });
     const sandbox = async (json: string) => {
       const r = await filter.run({ data: json, metadata: {} });
       if (!r.ok) throw new Error(r.error.message);
