@@ -256,6 +256,66 @@ export async function runFilterBench(log: (line: string) => void = console.log):
   return rows;
 }
 
+// --------------------------------------------------------------------------------------------- floor
+
+export interface FloorRow {
+  txPerBlock: number;
+  blocksPerBatch: number;
+  plainUsPerBlock: number;
+  /** A bare isolated-vm call: the batch copied in, parsed, main, the result copied out; no limits. */
+  bareUsPerBlock: number;
+  /** The same with a time limit (isolated-vm's per-call timer), as every sandboxed call has. */
+  timedUsPerBlock: number;
+}
+
+/**
+ * What any V8-isolate sandbox pays before any bookkeeping of ours: the "reads all" filter as a bare
+ * isolated-vm call on this thread (applySync; the batch boxed and copied as the sandbox copies it, parsed,
+ * main, the result stringified and copied out), without and with a time limit, against plain JS on the same
+ * batches. Where the bare call is already over 1.3× plain, no sandbox built on isolates can be under it.
+ */
+export async function runFloorBench(log: (line: string) => void = console.log): Promise<FloorRow[]> {
+  const { default: ivm } = await import("isolated-vm");
+  const source = sources[READS_ALL];
+  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  const context = isolate.createContextSync();
+  const bare = context.evalSync(
+    `${source}; (function (box, meta) { return JSON.stringify(main({ data: JSON.parse(box[0]), metadata: JSON.parse(meta) })) })`,
+    { reference: true },
+  ) as import("isolated-vm").Reference<(box: string[], meta: string) => string>;
+  const plainMain = plainFunction(source);
+  const meta = JSON.stringify({ dataset: "BLOCK", network: "bench" });
+  const rows: FloorRow[] = [];
+  for (const [tx, perBatch] of SHAPES) {
+    const batches = batchesOf(tx, perBatch);
+    const plain = (i: number) => {
+      const json = batches[i % batches.length];
+      return JSON.stringify(plainMain({ data: JSON.parse(json), metadata: JSON.parse(meta) }));
+    };
+    const untimed = (i: number) =>
+      bare.applySync(undefined, [[batches[i % batches.length]], meta], { arguments: { copy: true } });
+    const timed = (i: number) =>
+      bare.applySync(undefined, [[batches[i % batches.length]], meta], { arguments: { copy: true }, timeout: 1_000 });
+    for (let i = 0; i < 20; i++)
+      if (plain(i) !== untimed(i) || plain(i) !== timed(i)) throw new Error("floor: results differ");
+    const [p1, u] = await sideBySide(plain, untimed, CASE_MS / 2);
+    const [p2, t] = await sideBySide(plain, timed, CASE_MS / 2);
+    const row = {
+      txPerBlock: tx,
+      blocksPerBatch: perBatch,
+      plainUsPerBlock: median([...p1, ...p2]) / perBatch,
+      bareUsPerBlock: median(u) / perBatch,
+      timedUsPerBlock: median(t) / perBatch,
+    };
+    rows.push(row);
+    log(
+      `  ${String(tx).padStart(4)} tx/block  ${String(perBatch).padStart(2)} blocks/batch  plain ${row.plainUsPerBlock.toFixed(1).padStart(7)} µs/block  bare isolate call ${row.bareUsPerBlock.toFixed(1).padStart(7)} (${(row.bareUsPerBlock / row.plainUsPerBlock).toFixed(2)}×)  with a time limit ${row.timedUsPerBlock.toFixed(1).padStart(7)} (${(row.timedUsPerBlock / row.plainUsPerBlock).toFixed(2)}×)`,
+    );
+  }
+  isolate.dispose();
+  return rows;
+}
+
 // ---------------------------------------------------------------------------------------------- sets
 
 export const SET_SIZE = 100_000;
@@ -413,6 +473,8 @@ export async function runFunctionBench(log: (line: string) => void = console.log
 if (import.meta.url === `file://${process.argv[1]}`) {
   console.log("filters per block (sandbox against plain JS):");
   await runFilterBench();
+  console.log("\nthe floor: a bare isolate call against plain JS");
+  await runFloorBench();
   console.log(`\nset membership (${SET_SIZE} addresses):`);
   await runSetBench();
   console.log("\nfunction calls:");

@@ -123,9 +123,8 @@ if (wanted("tip")) {
 }
 
 if (wanted("filter")) {
-  const { runFilterBench, runSetBench, runFunctionBench, TRIVIAL_FILTERS, READS_ALL, SET_SIZE } = await import(
-    "./filter.ts"
-  );
+  const { runFilterBench, runFloorBench, runSetBench, runFunctionBench, TRIVIAL_FILTERS, READS_ALL, SET_SIZE } =
+    await import("./filter.ts");
   console.log(
     `\n=== filter: the sandbox (V8 isolates on the stream engine's own thread, as \`npm start\` runs filters in its engine process; and, in rows of their own, in the sandbox process the API uses for filter tests and functions) against the same function as plain JS (JSON.parse + main + JSON.stringify); trivial = ${Object.entries(
       TRIVIAL_FILTERS,
@@ -155,6 +154,10 @@ if (wanted("filter")) {
       met: r.ratio <= 1.3,
     });
   }
+  console.log(
+    `\n  the floor of "${READS_ALL}" (no target): a bare isolated-vm call on this thread, the batch copied in and the result out, without and with a time limit`,
+  );
+  await runFloorBench();
   console.log(`\n  set membership, ${SET_SIZE} addresses: qnLib.qnContainsAddressBookItems against a plain JS Set`);
   for (const r of await runSetBench()) {
     checks.push({
