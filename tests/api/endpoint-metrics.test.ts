@@ -78,10 +78,10 @@ describe("endpoint metrics", () => {
   it("shows each call by method and HTTP status and each refused call by reason, from the proxy's meter", async () => {
     const user = await signUp(ctx.app);
     const endpoint = await endpointOf(user.client, "metered");
-    proxy.put(endpoint, user.viewer.id, { disabledMethods: ["eth_sign"] });
+    proxy.put(endpoint, user.viewer.id, { disabledMethods: ["eth_gasPrice"] });
     for (let i = 0; i < 3; i++) expect((await proxy.rpc(endpoint.exId, call("eth_blockNumber"))).status).toBe(200);
     // A batch is one request of two calls; its disabled method is refused on its own (HTTP 200).
-    const batch = await proxy.rpc(endpoint.exId, [call("eth_chainId", [], 1), call("eth_sign", [], 2)]);
+    const batch = await proxy.rpc(endpoint.exId, [call("eth_chainId", [], 1), call("eth_gasPrice", [], 2)]);
     expect(batch.status).toBe(200);
     expect((await proxy.rpc(endpoint.exId, "{not json")).status).toBe(400);
     await proxy.stages.meter.flush();
@@ -91,7 +91,7 @@ describe("endpoint metrics", () => {
     const byMethod = Object.fromEntries(metrics.methods.map((m) => [m.method, m]));
     expect(byMethod.eth_blockNumber).toMatchObject({ calls: 3, refused: 0, credits: 3 });
     expect(byMethod.eth_chainId).toMatchObject({ calls: 1, refused: 0 });
-    expect(byMethod.eth_sign).toMatchObject({ calls: 0, refused: 1, credits: 0 });
+    expect(byMethod.eth_gasPrice).toMatchObject({ calls: 0, refused: 1, credits: 0 });
     expect(metrics.methods[0].method).toBe("eth_blockNumber");
     expect(metrics.statuses).toEqual([
       { status: 200, requests: 4 },
@@ -106,7 +106,7 @@ describe("endpoint metrics", () => {
     expect(metrics.refusals).toHaveLength(2);
     // The series carry the same counts, one point per 15 minutes of the day, zero where nothing happened.
     expect(sum(metrics.callPoints, "eth_blockNumber")).toBe(3);
-    expect(sum(metrics.callPoints, "eth_sign")).toBe(1);
+    expect(sum(metrics.callPoints, "eth_gasPrice")).toBe(1);
     expect(metrics.callPoints.filter((p) => p.name === "eth_blockNumber")).toHaveLength(96);
     expect(sum(metrics.statusPoints, "200")).toBe(4);
     expect(sum(metrics.statusPoints, "400")).toBe(1);

@@ -142,13 +142,52 @@ export function chainIdOfCall(call: JsonRpcCall): number | undefined | Promise<n
 }
 
 /**
- * The call-level options: disabled methods, the request filter, the chain/network match. A promise only
+ * Methods no endpoint forwards, whatever its settings: the node's own administration, mining, state
+ * editing and test controls (anvil_, hardhat_, evm_, …: a call could rewrite balances or reset the chain
+ * every tenant shares), and signing with keys the node holds (a dev node's accounts are unlocked), which
+ * the public providers do not serve either: clients sign and send raw transactions.
+ */
+const NODE_ONLY_PREFIXES = [
+  "anvil_",
+  "hardhat_",
+  "evm_",
+  "ganache_",
+  "admin_",
+  "personal_",
+  "miner_",
+  "engine_",
+  "clique_",
+];
+const NODE_ONLY_METHODS = new Set([
+  "eth_sendTransaction",
+  "eth_sign",
+  "eth_signTransaction",
+  "eth_signTypedData",
+  "eth_signTypedData_v3",
+  "eth_signTypedData_v4",
+  "eth_submitWork",
+  "eth_submitHashrate",
+  "debug_setHead",
+]);
+
+/** Whether the service refuses a method on every endpoint (see NODE_ONLY_METHODS). */
+export function nodeOnlyMethod(method: string): boolean {
+  if (NODE_ONLY_METHODS.has(method)) return true;
+  for (const prefix of NODE_ONLY_PREFIXES) if (method.startsWith(prefix)) return true;
+  return false;
+}
+
+/**
+ * The call-level checks: methods no endpoint serves, then the options: disabled methods, the request filter, the chain/network match. A promise only
  * for a signed transaction seen before the transaction parser has loaded (chainIdOfCall).
  */
 export function checkCall(
   endpoint: CompiledEndpoint,
   call: JsonRpcCall,
 ): Refusal | undefined | Promise<Refusal | undefined> {
+  if (nodeOnlyMethod(call.method)) {
+    return refusal("METHOD_NOT_AVAILABLE", `The method ${call.method} is not available on this service.`);
+  }
   if (endpoint.disabledMethods.size > 0 && endpoint.disabledMethods.has(call.method)) {
     return refusal("METHOD_DISABLED", `The method ${call.method} is disabled on this endpoint.`);
   }

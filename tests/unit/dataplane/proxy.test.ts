@@ -97,6 +97,34 @@ describe("JSON-RPC over HTTP", () => {
     expect(body[2].error?.code).toBe(refusals.METHOD_DISABLED.code);
   });
 
+  it("never forwards the node's administration, test controls or signing with its keys, on any endpoint", async () => {
+    h.put({ exId: "node-only" });
+    const victim = "0x00000000000000000000000000000000000000aa";
+    const balance = async () => (await rpc(h.port, "/rpc/node-only", call("eth_getBalance", [victim, "latest"]))).body;
+    const before = await balance();
+    const refused = [
+      call("anvil_setBalance", [victim, "0x3635c9adc5dea00000"], 1),
+      call("hardhat_setBalance", [victim, "0x1"], 2),
+      call("anvil_reset", [], 3),
+      call("evm_mine", [], 4),
+      call("eth_sendTransaction", [{ from: privateKeyToAccount(anvilKey).address, to: victim, value: "0x1" }], 5),
+      call("personal_unlockAccount", [victim, ""], 6),
+      call("admin_peers", [], 7),
+    ];
+    const res = await rpc(h.port, "/rpc/node-only", [...refused, call("eth_chainId", [], 8)]);
+    const body = res.body as { id: number; error?: { code: number; message: string }; result?: string }[];
+    expect(body.slice(0, 7).map((b) => b.error?.code)).toEqual(Array(7).fill(refusals.METHOD_NOT_AVAILABLE.code));
+    expect(body[0].error?.message).toBe("The method anvil_setBalance is not available on this service.");
+    expect(body[7].result).toBe("0xaa36a7");
+    const single = await rpc(h.port, "/rpc/node-only", refused[0]);
+    expect(errorCode(single.body)).toBe(refusals.METHOD_NOT_AVAILABLE.code);
+    const ws = await wsCall(h.port, "/rpc/node-only", refused[0]);
+    if (!ws.opened) throw new Error("did not open");
+    expect(errorCode(ws.answer)).toBe(refusals.METHOD_NOT_AVAILABLE.code);
+    ws.ws.close();
+    expect(await balance()).toEqual(before);
+  });
+
   it("answers a body that is not JSON with a parse error", async () => {
     h.put({ exId: "parse" });
     const res = await rpc(h.port, "/rpc/parse", "{not json");
