@@ -42,6 +42,7 @@ import type { EngineChildEnv } from "./engine.ts";
 import { allResolvers } from "./graphql/all-resolvers.ts";
 import type { Context } from "./graphql/context.ts";
 import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
+import { bracketNesting } from "./graphql/nesting.ts";
 import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
 import { newReadRecord, ResponseCache } from "./graphql/response-cache.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
@@ -77,7 +78,16 @@ export interface App {
 /** How often the API's housekeeping runs (each pass reads an index and finds nothing, mostly). */
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
 /** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
-const graphqlLimits = { depth: 10, cost: 5000, aliases: 15, directives: 10, tokens: 2000, bodyBytes: 256 * 1024 };
+const graphqlLimits = {
+  depth: 10,
+  cost: 5000,
+  aliases: 15,
+  directives: 10,
+  tokens: 2000,
+  bodyBytes: 256 * 1024,
+  /** Brackets nested in the text, checked before parsing (see bracketNesting). */
+  nesting: 64,
+};
 
 export interface BuildOptions {
   /** Where the log is written (standard output when not given); tests read it back. */
@@ -402,6 +412,12 @@ async function registerApi(
   app.decorateRequest("reads", null);
   app.addHook("preHandler", (request, reply, done) => {
     if (request.routeOptions.url !== graphqlPath) return done();
+    const query = (request.body as { query?: unknown } | null)?.query;
+    if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
+      const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
+      reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
+      return;
+    }
     const record = newReadRecord();
     request.reads = record;
     services.sessions.resolve(request.cookies[SESSION_COOKIE]).then((principal) => {

@@ -26,6 +26,20 @@ describe("the GraphQL endpoint", () => {
     expect(tooManyAliases.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
     const tokens = `{ viewer { ${"id ".repeat(3000)} } }`;
     expect((await user.client.gql(tokens)).errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+    // Refused before parsing: a cold parser overflows its stack a few thousand levels down.
+    for (const depth of [65, 5000]) {
+      const nested = await ctx.app.client().gql(`{ __typename(a: ${"[".repeat(depth)}1${"]".repeat(depth)}) }`);
+      expect(nested.status).toBe(400);
+      expect(nested.errors?.[0]).toMatchObject({
+        message: "The query nests brackets more than 64 levels deep.",
+        extensions: { code: "BAD_USER_INPUT" },
+      });
+    }
+    // Brackets in strings, block strings and comments are text, not nesting.
+    const quoted = await user.client.gql(
+      `# ${"{".repeat(100)}\n{ viewer { id } } query Q($s: String = "${"[".repeat(100)}\\"", $t: String = """${"(".repeat(100)}""") { viewer { id } }`,
+    );
+    expect(quoted.errors?.[0]?.message ?? "").not.toMatch(/nests brackets/);
     const unknown = await user.client.gql("{ viewr { id } }");
     expect(unknown.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
   });
