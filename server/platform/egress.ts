@@ -224,12 +224,16 @@ export class EgressPolicy {
     const kind = classifyAddress(bare);
     const v4 = net.isIPv6(bare) ? embeddedIPv4(bare) : null;
     const mine = this.machineAddresses.has(addressKey(bare)) || (v4 !== null && this.machineAddresses.has(v4));
-    if (this.ownPorts.has(port) && (mine || kind === "loopback" || kind === "unspecified"))
-      return `refused by the egress policy: ${bare} port ${port} is this service's own port`;
     if (kind === "public" && !mine) return null;
-    if (host !== undefined && this.allowedHosts.has(host.toLowerCase().replace(/\.$/, ""))) return null;
-    if (this.allowedRanges.check(bare, net.isIPv4(bare) ? "ipv4" : "ipv6")) return null;
-    if (v4 !== null && this.allowedRanges.check(v4, "ipv4")) return null;
+    // This service's own ports are refused even where an operator allowed the address; where the address
+    // is refused anyway, the answer does not name the port, so it tells no port of ours from another.
+    const ownPort = this.ownPorts.has(port) && (mine || kind === "loopback" || kind === "unspecified");
+    const allowed =
+      (host !== undefined && this.allowedHosts.has(host.toLowerCase().replace(/\.$/, ""))) ||
+      this.allowedRanges.check(bare, net.isIPv4(bare) ? "ipv4" : "ipv6") ||
+      (v4 !== null && this.allowedRanges.check(v4, "ipv4"));
+    if (allowed)
+      return ownPort ? `refused by the egress policy: ${bare} port ${port} is this service's own port` : null;
     const form = v4 !== null ? ` (the IPv4 address ${v4} in an IPv6 form)` : "";
     // A public address of this machine reaches whatever listens on its other interfaces' ports.
     const kindText = kind === "public" ? "an address of this machine" : `${article(kind)} ${kind} address`;

@@ -133,9 +133,13 @@ describe("the policy", () => {
       "refused by the egress policy: 127.0.0.1 port 5432 is this service's own port",
     );
     expect(policy.refusal("127.0.0.1", 8080)).toContain("own port");
-    expect(policy.refusal("0.0.0.0", 8080)).toContain("own port");
     expect(policy.refusal("127.0.0.1", 8081)).toBeNull();
     expect(policy.refusal("8.8.8.8", 8080)).toBeNull();
+    // An address refused anyway is refused without naming the port: no port of ours stands out.
+    expect(policy.refusal("0.0.0.0", 8080)).toBe(policy.refusal("0.0.0.0", 8081));
+    const closed = new EgressPolicy({ ownPorts: [5432] });
+    expect(closed.refusal("127.0.0.1", 5432)).toBe(closed.refusal("127.0.0.1", 5433));
+    expect(closed.refusal("127.0.0.1", 5432)).toContain("a loopback address");
   });
 
   it("refuses this machine's own public addresses unless allowed", () => {
