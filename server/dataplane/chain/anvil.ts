@@ -29,7 +29,7 @@ export interface AnvilOptions {
 /** How often a node with a state file writes it (a node killed outright loses at most this much). */
 export const STATE_INTERVAL_SECONDS = 30;
 /** How long a node with a state file is given to write it when stopped, before it is killed. */
-const STATE_STOP_MS = 60_000;
+export const STATE_STOP_MS = 60_000;
 
 /** The platform binary shipped by the npm package @foundry-rs/anvil (its optional dependency per platform). */
 export function anvilBinary(): string {

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type AnvilNode, startAnvil } from "./anvil.ts";
+import { parentOf, runsService } from "../../platform/service-lock.ts";
+import { type AnvilNode, STATE_STOP_MS, startAnvil } from "./anvil.ts";
 
 /** Where one network's traffic goes. */
 export interface Upstream {
@@ -125,15 +126,67 @@ async function startLocalNode(
 ): Promise<AnvilNode> {
   if (!statePath) return startAnvil(options);
   mkdirSync(path.dirname(statePath), { recursive: true });
+  await stopOrphanedNode(statePath, log);
+  let node: AnvilNode;
   try {
-    return await startAnvil({ ...options, statePath });
+    node = await startAnvil({ ...options, statePath });
   } catch (error) {
     if (!existsSync(statePath)) throw error;
     const setAside = `${statePath}.unreadable-${Date.now()}`;
     renameSync(statePath, setAside);
     log(`its state file could not be loaded (${(error as Error).message}); moved to ${setAside}, starting afresh`);
-    return startAnvil({ ...options, statePath });
+    node = await startAnvil({ ...options, statePath });
   }
+  const pidFile = `${statePath}.pid`;
+  writeFileSync(pidFile, String(node.pid));
+  return {
+    ...node,
+    async stop() {
+      await node.stop();
+      rmSync(pidFile, { force: true });
+    },
+  };
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A node left running on this state file by a service that was killed (SIGKILL leaves its children
+ * behind) would go on mining and saving its own chain into the file the new node loads: it is stopped
+ * first, with SIGTERM so that it saves its state, as a service's stop does. Only a process that is anvil
+ * on this very file is touched; one whose parent is a running service belongs to that service (the
+ * caller holds the data directory's lock, so that is another checkout's mistake) and is refused.
+ */
+async function stopOrphanedNode(statePath: string, log: (message: string) => void): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(`${statePath}.pid`, "utf8"));
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return;
+  }
+  if (!args[0]?.endsWith("anvil") || !args.includes(statePath)) return;
+  const parent = parentOf(pid);
+  if (parent !== null && parent !== process.pid && runsService(parent))
+    throw new Error(`The chain node on ${statePath} (pid ${pid}) belongs to a running service (pid ${parent})`);
+  log(`stopping a chain node a previous run left behind (pid ${pid})`);
+  process.kill(pid, "SIGTERM");
+  for (let waited = 0; waited < STATE_STOP_MS && isAlive(pid); waited += 100)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  if (isAlive(pid)) process.kill(pid, "SIGKILL");
 }
 
 /**

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the networks file's ${VAR} syntax is what these tests are about
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -161,6 +161,42 @@ describe("startChainNodes", () => {
       await second.stop();
     }
   }, 60_000);
+
+  it("a node left running by a killed service is stopped, its state saved, before a new one takes its file", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "nodeplane-chain-state-"));
+    const file = path.join(dir, "networks.json");
+    writeFileSync(file, JSON.stringify({ local: { networks: ["ethereum-sepolia"], blockTimeSeconds: 3600 } }));
+    const stateDir = path.join(dir, "chains");
+    const pidFile = path.join(stateDir, "ethereum-sepolia.json.pid");
+    const lines: string[] = [];
+    const start = () =>
+      startChainNodes({ rootDir }, { env: { NODEPLANE_NETWORKS_CONFIG: file }, stateDir, log: (l) => lines.push(l) });
+    const rpc = async (url: string, method: string, params: unknown[] = []) => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return ((await res.json()) as { result: string }).result;
+    };
+    // The first service "dies": its node is never stopped and keeps its state file.
+    const abandoned = await start();
+    const orphan = Number(readFileSync(pidFile, "utf8"));
+    await rpc(abandoned.get("ethereum-sepolia")?.httpUrl as string, "anvil_mine", ["0x7"]);
+    const second = await start();
+    try {
+      expect(() => process.kill(orphan, 0)).toThrow();
+      expect(lines.join("\n")).toContain(`stopping a chain node a previous run left behind (pid ${orphan})`);
+      // What the orphan had mined was saved when it was stopped, and the new node goes on from it.
+      expect(
+        Number(await rpc(second.get("ethereum-sepolia")?.httpUrl as string, "eth_blockNumber")),
+      ).toBeGreaterThanOrEqual(7);
+      expect(Number(readFileSync(pidFile, "utf8"))).not.toBe(orphan);
+    } finally {
+      await second.stop();
+    }
+    expect(existsSync(pidFile)).toBe(false);
+  }, 90_000);
 
   it("a state file anvil cannot load is set aside and the chain starts afresh", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "nodeplane-chain-state-"));
