@@ -1,8 +1,9 @@
 import { buildApp } from "./app.ts";
 import { loadConfig } from "./platform/config.ts";
-import { ensureBuilt } from "./platform/console-build.ts";
-import { ensureServerBuilt } from "./platform/server-build.mjs";
+import { buildStaleness, ensureBuilt } from "./platform/console-build.ts";
+import { ensureServerBuilt, serverBuildStaleness } from "./platform/server-build.mjs";
 import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
+import { othersServing, registerServing } from "./platform/serving.ts";
 import { RegistryError } from "./registry/registry.ts";
 
 const args = process.argv.slice(2);
@@ -27,11 +28,22 @@ if (!config.databaseUrl) {
 }
 
 // `npm start` passes --build: the console and the service's bundle (server/start.mjs runs it) are rebuilt
-// when stale, only once this start owns the data directory.
+// when stale, only once this start owns the data directory, and never under another service running from
+// this checkout (with another data directory): it serves dist/ and restarts its engine from dist-server/.
 if (args.includes("--build") && !config.dev) {
+  const stale = buildStaleness(config.rootDir) ?? serverBuildStaleness(config.rootDir);
+  const running = stale ? othersServing(config.rootDir) : [];
+  if (stale && running.length > 0) {
+    const other = running[0];
+    console.error(
+      `Not rebuilding (${stale}): the service pid ${other.pid}${other.port ? ` (port ${other.port})` : ""}, data directory ${other.dataDir}, runs from this checkout and serves its build. Stop it first, or start this one from a checkout of its own.`,
+    );
+    process.exit(1);
+  }
   ensureBuilt(config.rootDir);
   await ensureServerBuilt(config.rootDir);
 }
+const serving = config.dev ? null : registerServing(config.rootDir, config.dataDir);
 
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
@@ -46,7 +58,10 @@ try {
 
 const address = await app.app.listen({ port: config.port, host: config.host });
 const listening = app.app.server.address();
-if (listening && typeof listening === "object") lock?.recordPort(listening.port);
+if (listening && typeof listening === "object") {
+  lock?.recordPort(listening.port);
+  serving?.recordPort(listening.port);
+}
 const url = config.publicUrl ?? address.replace("127.0.0.1", "localhost");
 const { demoEmail, demoPassword, passwordCreated } = app.firstStart;
 console.log(`
