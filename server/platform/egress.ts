@@ -55,21 +55,38 @@ for (const [kind, network, prefix, family] of refusedRanges) {
   list.addSubnet(network, prefix, family);
 }
 
-/** IPv6 forms that carry an IPv4 address: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d). */
-const EMBEDDED_IPV4 = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
-
 /** An IPv6 address as WHATWG URL writes it: lower case, zeros compressed, embedded IPv4 in hex. */
 function canonicalIPv6(address: string): string {
   return new URL(`http://[${address}]/`).hostname.slice(1, -1);
 }
 
-/** The IPv4 address an IPv6 address stands for, when it embeds one. */
+/** An IPv6 address's eight 16-bit groups (its embedded IPv4 form, if any, already in hex: canonicalIPv6). */
+function ipv6Groups(canonical: string): number[] {
+  const [head, tail] = canonical.includes("::") ? canonical.split("::") : [canonical, null];
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => Number.parseInt(g, 16)));
+  const front = parse(head);
+  if (tail === null) return front;
+  const back = parse(tail);
+  return [...front, ...new Array(8 - front.length - back.length).fill(0), ...back];
+}
+
+const fromGroups = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join(".");
+
+/**
+ * The IPv4 address an IPv6 form carries: mapped (::ffff:a.b.c.d), translated (::ffff:0:a.b.c.d),
+ * compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::/48); null for others.
+ */
 export function embeddedIPv4(ipv6: string): string | null {
-  const match = EMBEDDED_IPV4.exec(canonicalIPv6(ipv6));
-  if (!match) return null;
-  const high = Number.parseInt(match[1], 16);
-  const low = Number.parseInt(match[2], 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+  const g = ipv6Groups(canonicalIPv6(ipv6));
+  if (g.length !== 8) return null;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (g[0] === 0x2002) return fromGroups(g[1], g[2]);
+  const last = fromGroups(g[6], g[7]);
+  if (zeros(0, 5) && g[5] === 0xffff) return last;
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return last;
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return last;
+  if (zeros(0, 6) && g[6] !== 0) return last;
+  return null;
 }
 
 /** An address without brackets or an IPv6 zone ("fe80::1%eth0"). */
