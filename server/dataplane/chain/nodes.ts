@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { parentOf, runsService } from "../../platform/service-lock.ts";
+import { isAlive, parentOf, runsService } from "../../platform/service-lock.ts";
 import { type AnvilNode, STATE_STOP_MS, startAnvil } from "./anvil.ts";
 
 /** Where one network's traffic goes. */
@@ -147,15 +147,6 @@ async function startLocalNode(
     },
   };
 }
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * A node left running on this state file by a service that was killed (SIGKILL leaves its children

