@@ -212,3 +212,25 @@ export function parentOf(pid: number): number | null {
     return null;
   }
 }
+
+/**
+ * Stops a process a killed service left behind (SIGKILL leaves its children running) so that this start
+ * can take over what it holds: sends `signal` and waits up to `waitMs` for it to end, then SIGKILL if
+ * `killAfterWait`. A process whose parent is a running service is that service's, whatever the caller's
+ * lock says: it is left alone and this throws, naming both. `what` names it in that error; `announce`
+ * is called just before the signal.
+ */
+export async function stopLeftBehind(
+  pid: number,
+  options: { what: string; signal: NodeJS.Signals; waitMs: number; killAfterWait: boolean; announce(): void },
+): Promise<void> {
+  if (!isAlive(pid)) return;
+  const parent = parentOf(pid);
+  if (parent !== null && parent !== process.pid && runsService(parent))
+    throw new Error(`${options.what} (pid ${pid}) belongs to a running service (pid ${parent})`);
+  options.announce();
+  process.kill(pid, options.signal);
+  for (let waited = 0; waited < options.waitMs && isAlive(pid); waited += 100)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  if (options.killAfterWait && isAlive(pid)) process.kill(pid, "SIGKILL");
+}

