@@ -33,7 +33,7 @@ import { randomBytes } from "node:crypto";
 import { createFilter } from "../../server/dataplane/sandbox/filter.ts";
 import { InThreadSandbox } from "../../server/dataplane/sandbox/in-thread.ts";
 import { runFiltersOn } from "../../server/dataplane/sandbox/process.ts";
-import type { FilterHelpers } from "../../server/dataplane/sandbox/types.ts";
+import { DEFAULT_FILTER_LIMITS, type FilterHelpers } from "../../server/dataplane/sandbox/types.ts";
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString("hex")}`;
 const num = (n: number) => `0x${n.toString(16)}`;
@@ -275,9 +275,10 @@ export interface FloorRow {
  * batches. Where the bare call is already over 1.3× plain, no sandbox built on isolates can be under it.
  */
 export async function runFloorBench(log: (line: string) => void = console.log): Promise<FloorRow[]> {
-  const { default: ivm } = await import("isolated-vm");
+  const { newIsolate } = await import("../../server/dataplane/sandbox/isolates.ts");
   const source = sources[READS_ALL];
-  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  // As the sandbox creates its isolates (its memory limit and young generation), with nothing else of it.
+  const isolate = newIsolate(DEFAULT_FILTER_LIMITS.memoryBytes / 1024 / 1024);
   const context = isolate.createContextSync();
   const bare = context.evalSync(
     `${source}; (function (box, meta) { return JSON.stringify(main({ data: JSON.parse(box[0]), metadata: JSON.parse(meta) })) })`,
@@ -424,7 +425,7 @@ export interface FunctionBenchRow {
 
 export async function runFunctionBench(log: (line: string) => void = console.log): Promise<FunctionBenchRow[]> {
   const { runWarm } = await import("../../server/dataplane/sandbox/warm.ts");
-  const { default: ivm } = await import("isolated-vm");
+  const { newIsolate } = await import("../../server/dataplane/sandbox/isolates.ts");
   const key = { accountId: "bench", functionId: "sum" };
   const options = { source: FUNCTION_SOURCE, version: "V4" as const, limits: { timeoutMs: 10_000 } };
   const input = (i: number) => ({ data: JSON.stringify({ a: i, b: 2, n: "x" }), metadata: {} });
@@ -434,7 +435,7 @@ export async function runFunctionBench(log: (line: string) => void = console.log
     return r.resultJson;
   };
   // The bare baseline: the same main in an isolate of this process, JSON text in and out.
-  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  const isolate = newIsolate(64);
   const context = isolate.createContextSync();
   const bare = context.evalSync(
     `${FUNCTION_SOURCE}; (function (text) { return JSON.stringify(main({ data: JSON.parse(text) })) })`,

@@ -36,7 +36,7 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   "use strict";
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
-  var create = Object.create, keys = Object.keys, freeze = Object.freeze;
+  var create = Object.create, keys = Object.keys, freeze = Object.freeze, setPrototypeOf = Object.setPrototypeOf;
   var objectProto = Object.prototype, arrayProto = Array.prototype;
   delete globalThis.SharedArrayBuffer;
   delete globalThis.Atomics;
@@ -63,6 +63,8 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     read = true;
     var items = parse(text), target = handler.target;
     for (var i = 0; i < items.length; i++) target[i] = items[i];
+    // Filled: without traps, V8 forwards every operation to the array itself (no call into this code).
+    setPrototypeOf(handler, null);
   }
   function lazyBatch(text, call) {
     var handler = create(traps);

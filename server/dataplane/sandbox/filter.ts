@@ -59,6 +59,12 @@ export interface FilterInput {
 }
 
 const MIB = 1024 * 1024;
+
+/** A call sent before its turn (see sendAhead): the batch's text and the outcome, or its promise. */
+interface Ahead {
+  dataJson: string;
+  outcome: HostOutcome | Promise<HostOutcome>;
+}
 /** Below this, a batch is always sent with the call: copying it costs less than asking for it. */
 const KEEP_MIN_CHARS = 4 * 1024;
 
@@ -117,7 +123,12 @@ export class Filter {
    * isolate runs one call at a time); a call is sent at once when it can be (see sendAhead).
    */
   run(input: FilterInput): Promise<FilterOutcome> {
+    const idle = this.inFlight === 0;
+    const started = performance.now();
     const ahead = this.sendAhead(input);
+    // Ended while it was sent (on this thread) with nothing before it: no turn to wait for.
+    if (idle && ahead && !(ahead.outcome instanceof Promise) && !ahead.outcome.unloaded)
+      return Promise.resolve(this.decode(ahead.outcome, input, ahead.dataJson, started));
     if (!ahead) this.unsent++;
     this.inFlight++;
     const next = this.queue.then(() => this.runNow(input, ahead)).finally(() => this.inFlight--);
@@ -134,7 +145,7 @@ export class Filter {
    * sent again, in its turn, once the code is loaded again. (Fast process only: the slow one runs
    * several calls at once.)
    */
-  private sendAhead(input: FilterInput): { dataJson: string; outcome: Promise<HostOutcome> } | null {
+  private sendAhead(input: FilterInput): Ahead | null {
     if (this.disposed || this.unsent > 0 || this.loadedIn !== this.sandbox.generation || !this.sandbox.keepsBatches)
       return null;
     const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
@@ -177,10 +188,7 @@ export class Filter {
     return null;
   }
 
-  private async runNow(
-    input: FilterInput,
-    ahead: { dataJson: string; outcome: Promise<HostOutcome> } | null,
-  ): Promise<FilterOutcome> {
+  private async runNow(input: FilterInput, ahead: Ahead | null): Promise<FilterOutcome> {
     const started = performance.now();
     const logs: FilterLog[] = [];
     if (ahead) {

@@ -31,6 +31,13 @@ function semiSpaceMiB(memoryMiB: number): number {
   return Math.max(1, Math.min(4, Math.floor(memoryMiB / 32)));
 }
 
+/** An isolate with this memory limit (MiB) and its young generation sized for it (see semiSpaceMiB). */
+export function newIsolate(memoryMiB: number, onCatastrophicError?: (message: string) => void): ivm.Isolate {
+  // V8 reads the flag when it creates a heap, over the young generation isolated-vm asks for.
+  setFlagsFromString(`--max-semi-space-size=${semiSpaceMiB(memoryMiB)}`);
+  return new ivm.Isolate({ memoryLimit: memoryMiB, onCatastrophicError });
+}
+
 export interface IsolateLink {
   /**
    * Calls run on the calling thread with `applySync` (~2 µs to enter an isolate), one at a time; a kept
@@ -61,6 +68,7 @@ export interface IsolateRuntime {
  * but only below V8's large-object size (128 KiB): above it fresh pages make it the slower way.
  */
 const BOXED_MAX_CHARS = 120 * 1024;
+const COPY = { copy: true } as const;
 /** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
 const MAX_WAITING_HELPERS = 256;
 
@@ -146,12 +154,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
 
   function open(h: Extract<ToHost, { op: "open" }>, source: string): void {
     drop(h.fid);
-    // V8 reads the flag when it creates a heap, over the young generation isolated-vm asks for.
-    setFlagsFromString(`--max-semi-space-size=${semiSpaceMiB(h.memoryMiB)}`);
-    const isolate = new ivm.Isolate({
-      memoryLimit: h.memoryMiB,
-      onCatastrophicError: (message) => link.send({ op: "fatal", fid: h.fid, message }),
-    });
+    const isolate = newIsolate(h.memoryMiB, (message) => link.send({ op: "fatal", fid: h.fid, message }));
     const shell = { isolate, memoryMiB: h.memoryMiB };
     try {
       const context = isolate.createContextSync();
@@ -230,7 +233,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
   function optionsOf(call: Call, copy: boolean): { timeout: number; arguments?: { copy: true } } {
     const remaining = call.deadline - Date.now();
     if (remaining <= 0) throw new HostFault(timeoutError(call));
-    return copy ? { timeout: Math.max(1, remaining), arguments: { copy: true } } : { timeout: Math.max(1, remaining) };
+    return copy ? { timeout: remaining, arguments: COPY } : { timeout: remaining };
   }
 
   function timeoutError(call: Call): FilterError {
@@ -363,25 +366,29 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
       started: performance.now(),
     };
     calls.set(h.rid, call);
-    const ran = (out: string) => {
-      if (out !== "A") finish(call, out);
-      else afterTurn(call);
-    };
-    const threw = (e: unknown) => fail(call, classify(e, inst, h.timeoutMs));
     const boxed = !h.kept && data.length <= BOXED_MAX_CHARS;
     const args = [h.rid, h.kept ? null : boxed ? [data] : data, h.meta];
     if (!link.sync) {
-      invoke(call, inst.run, args, boxed).then(ran, threw);
+      invoke(call, inst.run, args, boxed).then(
+        (out) => ran(call, out),
+        (e: unknown) => fail(call, classify(e, inst, h.timeoutMs)),
+      );
       return;
     }
     let out: string;
     try {
       out = invokeSync(call, inst.run, args, boxed);
     } catch (e) {
-      threw(e);
+      fail(call, classify(e, inst, h.timeoutMs));
       return;
     }
-    ran(out);
+    ran(call, out);
+  }
+
+  /** What run's entry into the isolate answered: the outcome, or "A" while an async main waits. */
+  function ran(call: Call, out: string): void {
+    if (out !== "A") finish(call, out);
+    else afterTurn(call);
   }
 
   /** The service's timer for a call waiting for helpers (running code is stopped by isolated-vm's timeout). */

@@ -80,7 +80,15 @@ interface PendingCall {
   logs: FilterLog[];
   /** Set once the call is still running after it was sent (see run). */
   expiry: NodeJS.Timeout | undefined;
-  resolve: (outcome: HostOutcome) => void;
+  /** Set once run() has returned a promise: the outcome goes to it; until then it is kept in `ended`. */
+  resolve: ((outcome: HostOutcome) => void) | undefined;
+  ended: HostOutcome | undefined;
+}
+
+/** A call's outcome, to its promise or, while run() is still sending it, kept for run() to return. */
+function settle(call: PendingCall, outcome: HostOutcome): void {
+  if (call.resolve) call.resolve(outcome);
+  else call.ended = outcome;
 }
 
 interface PendingOpen {
@@ -187,7 +195,8 @@ export abstract class SandboxHost {
 
   /**
    * Runs a call. `keep` (with keepsBatches, for a JSON array): the text stays here and is sent only if
-   * the filter reads it, during this call or its next one.
+   * the filter reads it, during this call or its next one. The outcome itself when the call ended while
+   * it was sent (on this thread, unless main awaits helpers), otherwise a promise of it.
    */
   run(
     fid: number,
@@ -196,25 +205,34 @@ export abstract class SandboxHost {
     timeoutMs: number,
     helpers: FilterHelpers | undefined,
     keep = false,
-  ): Promise<HostOutcome> {
+  ): HostOutcome | Promise<HostOutcome> {
     this.ensureStarted();
     const rid = this.newId();
     if (keep) {
       const kept = this.kept.get(fid) ?? [];
       this.kept.set(fid, [{ rid, data }, ...kept.slice(0, 1)]);
     }
+    const call: PendingCall = {
+      fid,
+      sentAt: Date.now(),
+      timeoutMs,
+      helpers,
+      logs: [],
+      expiry: undefined,
+      resolve: undefined,
+      ended: undefined,
+    };
+    this.calls.set(rid, call);
+    this.busy();
+    if (keep) this.send({ op: "run", fid, rid, meta, timeoutMs, kept: true });
+    else this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
+    if (call.ended) return call.ended;
+    // Still running (always, in the sandbox process; on this thread only an async main awaiting helpers):
+    // told to expire after its limit, as running code is stopped by isolated-vm's timeout.
+    call.expiry = setTimeout(() => this.send({ op: "expire", rid }), timeoutMs + EXPIRE_AFTER_MS);
+    call.expiry.unref();
     return new Promise<HostOutcome>((resolve) => {
-      const call: PendingCall = { fid, sentAt: Date.now(), timeoutMs, helpers, logs: [], expiry: undefined, resolve };
-      this.calls.set(rid, call);
-      this.busy();
-      if (keep) this.send({ op: "run", fid, rid, meta, timeoutMs, kept: true });
-      else this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
-      // Still running (always, in the sandbox process; on this thread only an async main awaiting helpers):
-      // told to expire after its limit, as running code is stopped by isolated-vm's timeout.
-      if (this.calls.get(rid) === call) {
-        call.expiry = setTimeout(() => this.send({ op: "expire", rid }), timeoutMs + EXPIRE_AFTER_MS);
-        call.expiry.unref();
-      }
+      call.resolve = resolve;
     });
   }
 
@@ -239,7 +257,7 @@ export abstract class SandboxHost {
         if (!call) return;
         this.calls.delete(h.rid);
         clearTimeout(call.expiry);
-        call.resolve({
+        settle(call, {
           error: h.error,
           heapBytes: h.heapBytes,
           durationMs: h.ms,
@@ -304,7 +322,7 @@ export abstract class SandboxHost {
       const first = !seen.has(call.fid);
       seen.add(call.fid);
       const guilty = first && (culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs);
-      call.resolve({
+      settle(call, {
         error: guilty
           ? culprit !== null
             ? { kind: "MEMORY", message: `filter crashed the sandbox: ${why}; the sandbox was restarted` }
