@@ -275,15 +275,15 @@ export interface FloorRow {
  * batches. Where the bare call is already over 1.3× plain, no sandbox built on isolates can be under it.
  */
 export async function runFloorBench(log: (line: string) => void = console.log): Promise<FloorRow[]> {
-  const { newIsolate } = await import("../../server/dataplane/sandbox/isolates.ts");
+  const { newIsolate, BOXED_MAX_CHARS } = await import("../../server/dataplane/sandbox/isolates.ts");
   const source = sources[READS_ALL];
   // As the sandbox creates its isolates (its memory limit and young generation), with nothing else of it.
   const isolate = newIsolate(DEFAULT_FILTER_LIMITS.memoryBytes / 1024 / 1024);
   const context = isolate.createContextSync();
   const bare = context.evalSync(
-    `${source}; (function (box, meta) { return JSON.stringify(main({ data: JSON.parse(box[0]), metadata: JSON.parse(meta) })) })`,
+    `${source}; (function (box, meta) { return JSON.stringify(main({ data: JSON.parse(typeof box === "string" ? box : box[0]), metadata: JSON.parse(meta) })) })`,
     { reference: true },
-  ) as import("isolated-vm").Reference<(box: string[], meta: string) => string>;
+  ) as import("isolated-vm").Reference<(box: string | string[], meta: string) => string>;
   const plainMain = plainFunction(source);
   const meta = JSON.stringify({ dataset: "BLOCK", network: "bench" });
   const rows: FloorRow[] = [];
@@ -293,10 +293,16 @@ export async function runFloorBench(log: (line: string) => void = console.log): 
       const json = batches[i % batches.length];
       return JSON.stringify(plainMain({ data: JSON.parse(json), metadata: JSON.parse(meta) }));
     };
-    const untimed = (i: number) =>
-      bare.applySync(undefined, [[batches[i % batches.length]], meta], { arguments: { copy: true } });
-    const timed = (i: number) =>
-      bare.applySync(undefined, [[batches[i % batches.length]], meta], { arguments: { copy: true }, timeout: 1_000 });
+    // As the sandbox passes a batch: boxed and copied up to BOXED_MAX_CHARS, else as a string argument.
+    const boxed = batches[0].length <= BOXED_MAX_CHARS;
+    const call = (i: number, timeout?: number) => {
+      const json = batches[i % batches.length];
+      return boxed
+        ? bare.applySync(undefined, [[json], meta], { arguments: { copy: true }, timeout })
+        : bare.applySync(undefined, [json, meta], { timeout });
+    };
+    const untimed = (i: number) => call(i);
+    const timed = (i: number) => call(i, 1_000);
     for (let i = 0; i < 20; i++)
       if (plain(i) !== untimed(i) || plain(i) !== timed(i)) throw new Error("floor: results differ");
     const [p1, u] = await sideBySide(plain, untimed, CASE_MS / 2);
@@ -313,6 +319,17 @@ export async function runFloorBench(log: (line: string) => void = console.log): 
       `  ${String(tx).padStart(4)} tx/block  ${String(perBatch).padStart(2)} blocks/batch  plain ${row.plainUsPerBlock.toFixed(1).padStart(7)} µs/block  bare isolate call ${row.bareUsPerBlock.toFixed(1).padStart(7)} (${(row.bareUsPerBlock / row.plainUsPerBlock).toFixed(2)}×)  with a time limit ${row.timedUsPerBlock.toFixed(1).padStart(7)} (${(row.timedUsPerBlock / row.plainUsPerBlock).toFixed(2)}×)`,
     );
   }
+  // Below any sandbox's call: entering the isolate with nothing to copy and nothing to run.
+  const empty = context.evalSync("(function () { return 0 })", { reference: true }) as import("isolated-vm").Reference<
+    () => number
+  >;
+  const oneBlock = batchesOf(1, 1);
+  const plainOne = (i: number) =>
+    JSON.stringify(plainMain({ data: JSON.parse(oneBlock[i % oneBlock.length]), metadata: JSON.parse(meta) }));
+  const [p, e] = await sideBySide(plainOne, () => empty.applySync(undefined, [], { timeout: 1_000 }), CASE_MS / 2);
+  log(
+    `  an empty isolate call with a time limit: ${median(e).toFixed(1)} µs, ${(median(e) / median(p)).toFixed(2)}× of the plain filter's whole work on 1 tx × 1 block (${median(p).toFixed(1)} µs)`,
+  );
   isolate.dispose();
   return rows;
 }

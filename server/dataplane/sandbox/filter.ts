@@ -120,13 +120,14 @@ export class Filter {
 
   /**
    * Runs main on one batch. Calls on one Filter run one at a time, in the order they were made (an
-   * isolate runs one call at a time); a call is sent at once when it can be (see sendAhead).
+   * isolate runs one call at a time); a call is sent at once when it can be (see sendAhead). On the
+   * engine's thread a call usually ends while it is sent: with no call before it, its outcome is decoded
+   * at once instead of in a turn of the queue (a chain of promises per call, measurable on small blocks).
    */
   run(input: FilterInput): Promise<FilterOutcome> {
     const idle = this.inFlight === 0;
     const started = performance.now();
     const ahead = this.sendAhead(input);
-    // Ended while it was sent (on this thread) with nothing before it: no turn to wait for.
     if (idle && ahead && !(ahead.outcome instanceof Promise) && !ahead.outcome.unloaded)
       return Promise.resolve(this.decode(ahead.outcome, input, ahead.dataJson, started));
     if (!ahead) this.unsent++;

@@ -67,7 +67,7 @@ export interface IsolateRuntime {
  * inside an array is copied by isolated-vm's serializer into V8's young generation at ~0.1 µs per KiB,
  * but only below V8's large-object size (128 KiB): above it fresh pages make it the slower way.
  */
-const BOXED_MAX_CHARS = 120 * 1024;
+export const BOXED_MAX_CHARS = 120 * 1024;
 const COPY = { copy: true } as const;
 /** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
 const MAX_WAITING_HELPERS = 256;
