@@ -563,6 +563,21 @@ describe("multipart upload: what a careless or hostile client sends", () => {
     await owner.client.gqlOk(`mutation { abortKvUpload(uploadId: "${uploadId}") { success } }`);
   }, 60_000);
 
+  it("a file of 300,000 copies of one address makes a set of one; as a list it is refused past the plan", async () => {
+    const owner = await signUp(ctx.app);
+    const file = "0x00000000000000000000000000000000000000aa\n".repeat(300_000);
+    const { initiateAddressBookUpload: book } = await owner.client.gqlOk<{
+      initiateAddressBookUpload: { uploadId: string };
+    }>('mutation { initiateAddressBookUpload(input: { key: "one" }) { uploadId } }');
+    expect((await putPart(await partUrl(owner, book.uploadId, 1), file)).status).toBe(200);
+    expect((await complete(owner, book.uploadId)).data?.completeKvUpload.addedCount).toBe(1);
+    const listId = await initiate(owner, "many");
+    expect((await putPart(await partUrl(owner, listId, 1), file)).status).toBe(200);
+    expect((await complete(owner, listId)).errors?.[0].message).toBe(
+      "The file holds more than 10,000 items; your plan allows 10,000 per list or set.",
+    );
+  }, 60_000);
+
   it("items far past the plan are refused before any is written, and a new key when the plan has none left at initiate", async () => {
     const owner = await signUp(ctx.app);
     const uploadId = await initiate(owner, "flood");
@@ -572,8 +587,13 @@ describe("multipart upload: what a careless or hostile client sends", () => {
     const started = Date.now();
     const refused = await complete(owner, uploadId);
     expect(refused.errors?.[0].extensions?.code).toBe("CONFLICT");
-    expect(refused.errors?.[0].message).toContain("1,000,000 items; your plan allows 10,000");
+    expect(refused.errors?.[0].message).toBe(
+      "The file holds more than 10,000 items; your plan allows 10,000 per list or set.",
+    );
     expect(Date.now() - started).toBeLessThan(8000);
+    expect(
+      (await owner.client.gqlOk<{ lists: { totalCount: number } }>("{ lists { totalCount } }")).lists.totalCount,
+    ).toBe(0);
 
     for (let i = 0; i < 10; i++) expect((await createList(owner.client, { key: `k${i}` })).errors).toBeUndefined();
     const full = await owner.client.gql('mutation { initiateListUpload(input: { key: "eleventh" }) { uploadId } }');

@@ -3,7 +3,7 @@
  * stringify before the user can replace them, installs a console that hands each line to the host as it
  * is written (hostLog: the sandbox process sends it on at once, so lines written before a timeout or a
  * crash are kept), installs `qnLib` for versions that have it, removes the few built-ins that
- * reach outside one call (SharedArrayBuffer, Atomics, WebAssembly), and returns
+ * reach outside one call (SharedArrayBuffer, Atomics, WebAssembly, FinalizationRegistry, WeakRef), and returns
  * `{ bind(main) → run, settle }`.
  *
  * `run(call, dataText, metaJson)` answers one string:
@@ -41,6 +41,10 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   delete globalThis.SharedArrayBuffer;
   delete globalThis.Atomics;
   delete globalThis.WebAssembly;
+  // A FinalizationRegistry's callbacks run when V8 collects, outside any call and its time limit (a
+  // loop there hangs the sandbox for every account); WeakRef lets code watch collections across calls.
+  delete globalThis.FinalizationRegistry;
+  delete globalThis.WeakRef;
   // One trap per Proxy operation; each fills the target (once) and forwards. Each lazy batch's handler
   // inherits these (a chain without Object.prototype, so nothing the filter adds there is consulted).
   var traps = create(null);

@@ -24,7 +24,8 @@ import {
  *   memory limit. The isolate is reused across calls, so globals a filter sets survive between its
  *   own calls, like a warm function instance. Any failure drops the isolate; the next call loads the
  *   code into a fresh one, so a crashed, interrupted or exhausted isolate is never reused.
- * - The guest has only the ECMAScript built-ins (less SharedArrayBuffer, Atomics and WebAssembly),
+ * - The guest has only the ECMAScript built-ins (less SharedArrayBuffer, Atomics, WebAssembly,
+ *   FinalizationRegistry and WeakRef),
  *   `console` (captured, see bootstrap.ts) and, from V4, `qnLib`. There is no fetch, require,
  *   process, module loader, timers or other host object.
  */

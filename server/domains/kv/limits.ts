@@ -138,22 +138,56 @@ export function checkItems(items: readonly string[], pointer: string) {
 
 /**
  * Items from text: one per line or separated by commas, each trimmed, empty ones skipped. The first
- * bad item is refused naming its line (BAD_USER_INPUT on `pointer`).
+ * bad item is refused naming its line (BAD_USER_INPUT on `pointer`). Lines are read one at a time, so a
+ * file of millions of lines is never split into millions of strings at once.
  */
-export function parseItemsText(text: string, pointer: string): string[] {
-  const items: string[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    for (const piece of lines[i].split(",")) {
+function* itemsOfText(text: string, pointer: string): Generator<string> {
+  for (let start = 0, line = 1; start <= text.length; line++) {
+    const lineEnd = text.indexOf("\n", start);
+    const end = lineEnd === -1 ? text.length : lineEnd;
+    for (const piece of text.slice(start, end).split(",")) {
       const item = piece.trim();
       if (item === "") continue;
       const problem = itemProblem(item);
       if (problem) {
-        const message = `Line ${(i + 1).toLocaleString("en-US")}: ${problem}`;
+        const message = `Line ${line.toLocaleString("en-US")}: ${problem}`;
         throw badInput([{ pointer, message }], message);
       }
-      items.push(item);
+      yield item;
     }
+    start = end + 1;
   }
-  return items;
+}
+
+export function parseItemsText(text: string, pointer: string): string[] {
+  return [...itemsOfText(text, pointer)];
+}
+
+/** Items read between two turns of the event loop while an uploaded file is parsed. */
+const ITEMS_PER_TURN = 50_000;
+
+/**
+ * The items of an uploaded file (see itemsOfText), distinct ones for a set, read in turns so the service
+ * keeps answering meanwhile, and refused as soon as there are more than one list or set may hold: a
+ * 64 MiB file of one-character lines costs its first `itemsPerKey` items, not 33 million strings.
+ */
+export async function parseUploadedItems(
+  text: string,
+  pointer: string,
+  limits: PlanKvLimits,
+  distinct: boolean,
+): Promise<string[]> {
+  const items: Set<string> | string[] = distinct ? new Set<string>() : [];
+  let read = 0;
+  for (const item of itemsOfText(text, pointer)) {
+    if (items instanceof Set) items.add(item);
+    else items.push(item);
+    const count = items instanceof Set ? items.size : items.length;
+    if (count > limits.itemsPerKey)
+      throw tooMany(
+        `The file holds more than ${limits.itemsPerKey.toLocaleString("en-US")} ${distinct ? "distinct " : ""}items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
+      );
+    if (++read % ITEMS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return [...items];
 }

@@ -7,7 +7,7 @@ import {
   checkOpenUploads,
   limitsOf,
   PART_URL_SECONDS,
-  parseItemsText,
+  parseUploadedItems,
   UPLOAD_HOURS,
 } from "./limits.ts";
 import type { PartStorage } from "./part-storage.ts";
@@ -122,12 +122,17 @@ export async function completeUpload(db: Db, storage: PartStorage, accountId: st
   } catch {
     throw new AppError("BAD_USER_INPUT", "The file is not UTF-8 text.");
   }
-  const items = parseItemsText(text.replace(/^\uFEFF/, "").replace(/\r/g, ""), "/uploadId");
   const kind = upload.kind as CollectionKind;
+  const items = await parseUploadedItems(
+    text.replace(/^\uFEFF/, "").replace(/\r/g, ""),
+    "/uploadId",
+    await limitsOf(db, accountId),
+    kind === "SET",
+  );
   const addedCount = await db.transaction(async (tx) => {
     // Deleted first, so a second complete of the same upload finds nothing to add.
     foundOr(await store.deleteUpload(tx, accountId, uploadId), THE_UPLOAD);
-    return addItemsCreating(tx, accountId, kind, upload.key, kind === "SET" ? [...new Set(items)] : items);
+    return addItemsCreating(tx, accountId, kind, upload.key, items);
   });
   await storage.discard(upload).catch(() => undefined);
   return { success: true, key: upload.key, addedCount };

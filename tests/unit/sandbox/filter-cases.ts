@@ -533,6 +533,8 @@ export function filterCases(host: string): void {
         "SharedArrayBuffer",
         "Atomics",
         "WebAssembly",
+        "FinalizationRegistry",
+        "WeakRef",
         "hostHelper",
         "hostFinish",
       ]) {
