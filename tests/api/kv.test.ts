@@ -191,6 +191,40 @@ describe("address books", () => {
   });
 });
 
+describe("address books without regard to case", () => {
+  it("hold one address in any case once, remove it in any case, and filters agree", async () => {
+    const owner = await signUp(ctx.app);
+    const mixed = "0xAbCdEf0000000000000000000000000000000001";
+    const created = await owner.client.gqlOk<{ createAddressBook: unknown }>(
+      `mutation($input: CreateKvItemsInput!) { createAddressBook(input: $input) { ${ADD} } }`,
+      { input: { key: "watch", items: [mixed, mixed.toLowerCase(), mixed.toUpperCase().replace("0X", "0x")] } },
+    );
+    expect(created.createAddressBook).toEqual({ success: true, key: "watch", addedCount: 1 });
+    const again = await owner.client.gqlOk<{ addAddressBookItems: { addedCount: number } }>(
+      `mutation($input: KvItemsInput!) { addAddressBookItems(input: $input) { ${ADD} } }`,
+      { input: { key: "watch", items: [mixed.toUpperCase()] } },
+    );
+    expect(again.addAddressBookItems.addedCount).toBe(0);
+    const book = await bookDetail(owner.client, "watch");
+    expect(book.data?.addressBook.items.edges.map((e) => e.node.item)).toEqual([mixed.toLowerCase()]);
+    const database = db();
+    try {
+      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      expect(await helpers.qnContainsAddressBookItems("watch", [mixed.toUpperCase().replace("0X", "0x")])).toEqual([
+        true,
+      ]);
+      const removed = await owner.client.gqlOk<{ removeAddressBookItems: { removedCount: number } }>(
+        `mutation($input: KvItemsInput!) { removeAddressBookItems(input: $input) { ${REMOVE} } }`,
+        { input: { key: "watch", items: [mixed] } },
+      );
+      expect(removed.removeAddressBookItems.removedCount).toBe(1);
+      expect(await helpers.qnContainsAddressBookItems("watch", [mixed.toLowerCase()])).toEqual([false]);
+    } finally {
+      await database.$client.end();
+    }
+  });
+});
+
 describe("values", () => {
   it("are created, read, paged, searched, updated, set in bulk and removed", async () => {
     const owner = await signUp(ctx.app);

@@ -119,6 +119,14 @@ export function itemProblem(item: string): string | null {
   return null;
 }
 
+/**
+ * An address book's item as it is stored and compared: without regard to case, as addresses are (the
+ * same address in checksum and lower case is one item, and qnLib's look-ups in filters agree).
+ */
+export function addressBookItem(item: string): string {
+  return item.toLowerCase();
+}
+
 /** Checks the items of one call; each bad one is named by its pointer. */
 export function checkItems(items: readonly string[], pointer: string) {
   if (items.length > MAX_ITEMS_PER_CALL)
@@ -167,7 +175,7 @@ export function parseItemsText(text: string, pointer: string): string[] {
 const ITEMS_PER_TURN = 50_000;
 
 /**
- * The items of an uploaded file (see itemsOfText), distinct ones for a set, read in turns so the service
+ * The items of an uploaded file (see itemsOfText), distinct ones for an address book, read in turns so the service
  * keeps answering meanwhile, and refused as soon as there are more than one list or set may hold: a
  * 64 MiB file of one-character lines costs its first `itemsPerKey` items, not 33 million strings.
  */
@@ -175,17 +183,17 @@ export async function parseUploadedItems(
   text: string,
   pointer: string,
   limits: PlanKvLimits,
-  distinct: boolean,
+  addressBook: boolean,
 ): Promise<string[]> {
-  const items: Set<string> | string[] = distinct ? new Set<string>() : [];
+  const items: Set<string> | string[] = addressBook ? new Set<string>() : [];
   let read = 0;
   for (const item of itemsOfText(text, pointer)) {
-    if (items instanceof Set) items.add(item);
+    if (items instanceof Set) items.add(addressBookItem(item));
     else items.push(item);
     const count = items instanceof Set ? items.size : items.length;
     if (count > limits.itemsPerKey)
       throw tooMany(
-        `The file holds more than ${limits.itemsPerKey.toLocaleString("en-US")} ${distinct ? "distinct " : ""}items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
+        `The file holds more than ${limits.itemsPerKey.toLocaleString("en-US")} ${addressBook ? "distinct " : ""}items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
       );
     if (++read % ITEMS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
   }

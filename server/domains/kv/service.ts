@@ -3,6 +3,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import {
+  addressBookItem,
   checkItemCount,
   checkItems,
   checkKey,
@@ -75,7 +76,10 @@ export async function createCollection(
  */
 async function addChecked(tx: Executor, accountId: string, row: store.CollectionRow, items: readonly string[]) {
   const limits = await limitsOf(tx, accountId);
-  const fewestAfter = row.kind === "LIST" ? row.itemCount + items.length : Math.max(row.itemCount, new Set(items).size);
+  const fewestAfter =
+    row.kind === "LIST"
+      ? row.itemCount + items.length
+      : Math.max(row.itemCount, new Set(items.map(addressBookItem)).size);
   checkItemCount(limits, row.key, fewestAfter);
   const added = await store.addItems(tx, row, items);
   checkItemCount(limits, row.key, row.itemCount + added);

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, gt, gte, ilike, inArray, lt, or, sql } from 
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
+import { addressBookItem } from "./limits.ts";
 import { kvCollections, kvListItems, kvSetItems, kvUploads, kvValues, kvWriteMinutes } from "./tables.ts";
 
 export type CollectionKind = "LIST" | "SET";
@@ -152,7 +153,7 @@ export async function addItems(db: Executor, collection: CollectionRow, items: r
   } else {
     const result = await db.execute(sql`
       insert into kv_set_items (collection_id, account_id, item)
-      select distinct ${id}::uuid, ${accountId}::uuid, item from unnest(${textArray(items)}) as t(item)
+      select distinct ${id}::uuid, ${accountId}::uuid, item from unnest(${textArray(items.map(addressBookItem))}) as t(item)
       on conflict do nothing`);
     added = result.rowCount ?? 0;
     await touch(db, collection, added);
@@ -163,10 +164,11 @@ export async function addItems(db: Executor, collection: CollectionRow, items: r
 /** Removes every occurrence of the items; answers how many were removed. */
 export async function removeItems(db: Executor, collection: CollectionRow, items: readonly string[]): Promise<number> {
   if (items.length === 0) return 0;
-  const table = collection.kind === "LIST" ? kvListItems : kvSetItems;
+  const list = collection.kind === "LIST";
+  const table = list ? kvListItems : kvSetItems;
   const result = await db.execute(sql`
     delete from ${table} where ${table.collectionId} = ${collection.id} and ${table.accountId} = ${collection.accountId}
-      and ${table.item} = any(${textArray(items)})`);
+      and ${table.item} = any(${textArray(list ? items : items.map(addressBookItem))})`);
   const removed = result.rowCount ?? 0;
   await touch(db, collection, -removed);
   return removed;
@@ -231,16 +233,18 @@ export async function containsItems(
   items: readonly string[],
 ): Promise<boolean[]> {
   if (items.length === 0) return [];
-  const result = await db.execute<{ item: string }>(sql`
-    select i.item from kv_collections c
+  const inBook = items.map(addressBookItem);
+  const result = await db.execute<{ item: string; kind: string }>(sql`
+    select i.item, c.kind from kv_collections c
       join lateral (
         select item from kv_list_items where collection_id = c.id and c.kind = 'LIST' and item = any(${textArray(items)})
         union
-        select item from kv_set_items where collection_id = c.id and c.kind = 'SET' and item = any(${textArray(items)})
+        select item from kv_set_items where collection_id = c.id and c.kind = 'SET' and item = any(${textArray(inBook)})
       ) i on true
     where c.account_id = ${accountId} and c.key = ${key}`);
   const held = new Set(result.rows.map((row) => row.item));
-  return items.map((item) => held.has(item));
+  const book = result.rows[0]?.kind === "SET";
+  return items.map((item, i) => held.has(book ? inBook[i] : item));
 }
 
 /**
