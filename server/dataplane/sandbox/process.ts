@@ -317,11 +317,17 @@ export abstract class SandboxHost {
     // Of a filter's calls sent ahead (see Filter.run), only the first can have been running: the
     // others waited for it.
     const seen = new Set<number>();
+    // The fast lane runs one call at a time, in the order sent (a call waiting for helpers past its limit
+    // was expired): when it stopped answering, it was running the first call sent that is past its limit;
+    // the later ones only waited behind it.
+    const overdueAt = (call: PendingCall) => now - call.sentAt > call.timeoutMs;
+    const stuck = culprit === null && this.lane === "fast" ? [...this.calls.values()].find(overdueAt) : undefined;
     for (const [, call] of this.calls) {
       clearTimeout(call.expiry);
       const first = !seen.has(call.fid);
       seen.add(call.fid);
-      const guilty = first && (culprit !== null ? call.fid === culprit : now - call.sentAt > call.timeoutMs);
+      const guilty =
+        culprit !== null ? first && call.fid === culprit : stuck ? call === stuck : first && overdueAt(call);
       settle(call, {
         error: guilty
           ? culprit !== null

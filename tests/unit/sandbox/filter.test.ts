@@ -33,6 +33,25 @@ describe("filter sandbox: the sandbox process", () => {
     expect(sandboxProcess().generation).toBe(generation + 1);
   }, 30_000);
 
+  it("a fast sandbox that stops answering blames the call it was running, not the calls queued behind it", async () => {
+    // Another filter (in the service, another account's) whose call was sent behind the stuck one.
+    const stuck = await filter("function main() { return 'stuck' }", { limits: { timeoutMs: 300 } });
+    const bystander = await filter("function main() { return 'fine' }", { limits: { timeoutMs: 300 } });
+    expect(await stuck.check()).toBeNull();
+    expect(await bystander.check()).toBeNull();
+    const pid = sandboxProcess().pid as number;
+    // The process stops as if V8 could not stop the first call (the watchdog ends it past limit + grace).
+    process.kill(pid, "SIGSTOP");
+    const first = stuck.run({ data: [] });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const behind = bystander.run({ data: [] });
+    const [stuckFailed, behindFailed] = (await Promise.all([first, behind])).map(failed);
+    expect(stuckFailed.kind).toBe("TIMEOUT");
+    expect(behindFailed).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
+    expect(sandboxProcess().pid).not.toBe(pid);
+    expect(await bystander.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"fine"' });
+  }, 30_000);
+
   it("a sandbox process that dies during a call gives that call a clear error and is replaced", async () => {
     const f = await filter(
       "function main() { console.log('spinning'); const end = Date.now() + 2000; while (Date.now() < end); return 1 }",
