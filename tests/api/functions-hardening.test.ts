@@ -141,6 +141,10 @@ describe("the HTTP address refuses a body in the API's words", () => {
     expect(form.status).toBe(415);
     expect(await form.json()).toEqual({ error: "Send the call as application/json.", code: "BAD_USER_INPUT" });
     expect((await post(owner, id, '{"user_data":{"a":1}}')).status).toBe(200);
+    const got = await owner.client.request(`/functions/${id}/call`);
+    expect(got.status).toBe(405);
+    expect(got.headers.get("allow")).toBe("POST");
+    expect(await got.json()).toEqual({ error: "Call a function with POST and a JSON body.", code: "BAD_USER_INPUT" });
   });
 });
 

@@ -71,6 +71,16 @@ export function registerFunctionCalls(
     if (!refused) throw error;
     return reply.code(refused.status).send({ error: refused.message, code: "BAD_USER_INPUT" });
   };
+  // Any other method is refused here, not answered with the console's page by the fallback route.
+  app.route({
+    method: ["GET", "PUT", "PATCH", "DELETE"],
+    url: "/functions/:id/call",
+    handler: (_request, reply) =>
+      reply
+        .code(405)
+        .header("allow", "POST")
+        .send({ error: "Call a function with POST and a JSON body.", code: "BAD_USER_INPUT" }),
+  });
   app.post<{ Params: { id: string } }>("/functions/:id/call", { errorHandler }, async (request, reply) => {
     try {
       if (!String(request.headers["content-type"] ?? "").startsWith("application/json"))
