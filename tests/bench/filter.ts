@@ -286,13 +286,14 @@ export async function runFloorBench(log: (line: string) => void = console.log): 
   ) as import("isolated-vm").Reference<(box: string | string[], meta: string) => string>;
   const plainMain = plainFunction(source);
   const meta = JSON.stringify({ dataset: "BLOCK", network: "bench" });
+  const plainOn =
+    (batches: string[]) =>
+    (i: number): string =>
+      JSON.stringify(plainMain({ data: JSON.parse(batches[i % batches.length]), metadata: JSON.parse(meta) }));
   const rows: FloorRow[] = [];
   for (const [tx, perBatch] of SHAPES) {
     const batches = batchesOf(tx, perBatch);
-    const plain = (i: number) => {
-      const json = batches[i % batches.length];
-      return JSON.stringify(plainMain({ data: JSON.parse(json), metadata: JSON.parse(meta) }));
-    };
+    const plain = plainOn(batches);
     // As the sandbox passes a batch: boxed and copied up to BOXED_MAX_CHARS, else as a string argument.
     const boxed = batches[0].length <= BOXED_MAX_CHARS;
     const call = (i: number, timeout?: number) => {
@@ -323,10 +324,11 @@ export async function runFloorBench(log: (line: string) => void = console.log): 
   const empty = context.evalSync("(function () { return 0 })", { reference: true }) as import("isolated-vm").Reference<
     () => number
   >;
-  const oneBlock = batchesOf(1, 1);
-  const plainOne = (i: number) =>
-    JSON.stringify(plainMain({ data: JSON.parse(oneBlock[i % oneBlock.length]), metadata: JSON.parse(meta) }));
-  const [p, e] = await sideBySide(plainOne, () => empty.applySync(undefined, [], { timeout: 1_000 }), CASE_MS / 2);
+  const [p, e] = await sideBySide(
+    plainOn(batchesOf(1, 1)),
+    () => empty.applySync(undefined, [], { timeout: 1_000 }),
+    CASE_MS / 2,
+  );
   log(
     `  an empty isolate call with a time limit: ${median(e).toFixed(1)} µs, ${(median(e) / median(p)).toFixed(2)}× of the plain filter's whole work on 1 tx × 1 block (${median(p).toFixed(1)} µs)`,
   );

@@ -185,17 +185,16 @@ export async function parseUploadedItems(
   limits: PlanKvLimits,
   addressBook: boolean,
 ): Promise<string[]> {
-  const items: Set<string> | string[] = addressBook ? new Set<string>() : [];
+  const book = new Set<string>();
+  const list: string[] = [];
   let read = 0;
   for (const item of itemsOfText(text, pointer)) {
-    if (items instanceof Set) items.add(addressBookItem(item));
-    else items.push(item);
-    const count = items instanceof Set ? items.size : items.length;
+    const count = addressBook ? book.add(addressBookItem(item)).size : list.push(item);
     if (count > limits.itemsPerKey)
       throw tooMany(
         `The file holds more than ${limits.itemsPerKey.toLocaleString("en-US")} ${addressBook ? "distinct " : ""}items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
       );
     if (++read % ITEMS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-  return [...items];
+  return addressBook ? [...book] : list;
 }
