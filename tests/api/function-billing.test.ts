@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { sandboxProcess } from "../../server/dataplane/sandbox/process.ts";
 import { functionUsageMinutes } from "../../server/domains/functions/tables.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
@@ -131,4 +132,46 @@ describe("function GB-seconds on the usage screen", () => {
       await database.$client.end();
     }
   });
+
+  it("a run failed only because its sandbox process was lost is recorded, but not billed", async () => {
+    const owner = await signUp(ctx.app);
+    const { createFunction } = await owner.client.gqlOk<{ createFunction: { id: string } }>(
+      "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+      {
+        input: {
+          name: "slow",
+          code: "function main(p) { const end = Date.now() + 3000; while (Date.now() < end); return 1; }",
+          timeoutSec: 10,
+        },
+      },
+    );
+    const call = owner.client.gql<{ callFunction: { success: boolean; error: string | null } }>(
+      "mutation($input: CallFunctionInput!) { callFunction(input: $input) { success error } }",
+      { input: { id: createFunction.id } },
+    );
+    // Killed from outside while the run spins (as when another account's call crashed the process).
+    const lane = sandboxProcess(10_000);
+    const pid = await waitForValue(() => lane.pid);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    process.kill(pid, "SIGKILL");
+    const answer = await call;
+    expect(answer.data?.callFunction).toMatchObject({ success: false, error: expect.stringMatching(/retry it$/) });
+    const { functionHistory } = await owner.client.gqlOk<{
+      functionHistory: { edges: { node: { success: boolean; billable: number; duration: number } }[] };
+    }>("query($id: ID!) { functionHistory(id: $id) { edges { node { success billable duration } } } }", {
+      id: createFunction.id,
+    });
+    expect(functionHistory.edges.map((e) => e.node)).toEqual([
+      { success: false, billable: 0, duration: expect.any(Number) },
+    ]);
+    expect(await usageOf(owner.client)).toMatchObject({ gbSeconds: 0, executions: 1, errors: 1 });
+  }, 30_000);
 });
+
+async function waitForValue<T>(read: () => T | undefined): Promise<T> {
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

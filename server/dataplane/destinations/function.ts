@@ -62,6 +62,7 @@ export class FunctionDestination implements Destination {
     if (!r.ok) {
       throw new DestinationError(`function ${this.attrs.functionID} failed: ${r.message ?? "no reason given"}`, {
         retryable: true,
+        uncounted: r.uncounted === true,
       });
     }
     return {

@@ -103,7 +103,12 @@ export interface PreparedDelivery {
 export class DestinationError extends Error {
   constructor(
     message: string,
-    readonly options: { retryable: boolean; status?: number } = { retryable: true },
+    readonly options: {
+      retryable: boolean;
+      status?: number;
+      /** Not the stream's doing (a function's sandbox was replaced around its call): retried uncounted. */
+      uncounted?: boolean;
+    } = { retryable: true },
   ) {
     super(message);
     this.name = "DestinationError";
@@ -113,6 +118,9 @@ export class DestinationError extends Error {
   }
   get status(): number | undefined {
     return this.options.status;
+  }
+  get uncounted(): boolean {
+    return this.options.uncounted === true;
   }
 }
 
@@ -138,5 +146,11 @@ export interface FunctionInvoker {
     /** The batch's payload as JSON text, and its metadata. */
     payload: { dataJson: string; metadata?: Record<string, unknown> },
     options: { timeoutMs: number },
-  ): Promise<{ ok: boolean; message?: string; bytes?: number }>;
+  ): Promise<{
+    ok: boolean;
+    message?: string;
+    bytes?: number;
+    /** The run failed with its sandbox, replaced because of another call (not billed; retried uncounted). */
+    uncounted?: boolean;
+  }>;
 }

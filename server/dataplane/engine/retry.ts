@@ -22,7 +22,19 @@ export interface AttemptFailure {
   terminal: boolean;
   /** Trying again cannot help: give up at once, whatever retries are left. */
   final: boolean;
+  /**
+   * Not the stream's doing (its filter's call was failed with a sandbox another call crashed): tried
+   * again without spending a retry, up to MAX_UNCOUNTED_FAILURES times a batch.
+   */
+  uncounted?: boolean;
 }
+
+/**
+ * A batch's failures not of its own doing that are not counted; past them they count like any other, so
+ * a sandbox that keeps failing for a cause nobody is blamed for (the kernel killing it) still ends in
+ * the stream pausing.
+ */
+export const MAX_UNCOUNTED_FAILURES = 10;
 
 export type AttemptResult<T, F extends AttemptFailure> = { ok: true; value: T } | { ok: false; failure: F };
 
@@ -45,20 +57,33 @@ export function afterFailedAttempt(policy: RetryPolicy, attempt: number, failure
 
 /**
  * Runs `attempt` (given its number, from 1) until it succeeds, per {@link afterFailedAttempt}; between
- * attempts tells `retrying` and waits with `wait` (which may throw to stop). Throws the StreamFailure
- * when it gives up.
+ * attempts tells `retrying` (the attempts counted so far, and whether this one was) and waits with `wait`
+ * (which may throw to stop). An uncounted failure is retried after the policy's interval without
+ * counting. Throws the StreamFailure when it gives up.
  */
 export async function withRetries<T, F extends AttemptFailure>(
   policy: RetryPolicy,
   attempt: (n: number) => Promise<AttemptResult<T, F>>,
-  hooks: { retrying(failure: F, attempt: number): Promise<void>; wait(ms: number): Promise<void> },
+  hooks: {
+    retrying(failure: F, counted: number, uncounted: boolean): Promise<void>;
+    wait(ms: number): Promise<void>;
+  },
 ): Promise<T> {
+  let counted = 0;
+  let uncounted = 0;
   for (let n = 1; ; n++) {
     const result = await attempt(n);
     if (result.ok) return result.value;
-    const decision = afterFailedAttempt(policy, n, result.failure);
+    if (result.failure.uncounted && uncounted < MAX_UNCOUNTED_FAILURES) {
+      uncounted++;
+      await hooks.retrying(result.failure, counted, true);
+      await hooks.wait(policy.retryIntervalMs);
+      continue;
+    }
+    counted++;
+    const decision = afterFailedAttempt(policy, counted, result.failure);
     if ("giveUp" in decision) throw decision.giveUp;
-    await hooks.retrying(result.failure, n);
+    await hooks.retrying(result.failure, counted, false);
     await hooks.wait(decision.retryInMs);
   }
 }

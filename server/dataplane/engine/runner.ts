@@ -70,7 +70,15 @@ interface Parts {
   filter: Filter | null;
   destination: Destination;
   retry: RetryPolicy;
+  /** Calls of the filter that made its sandbox be replaced, since the stream started running here. */
+  sandboxCrashes: number;
 }
+
+/**
+ * A filter that made its sandbox be replaced this often pauses its stream at once, whatever retries are
+ * left: each time, every other filter running beside it was failed too (they retry without counting it).
+ */
+const MAX_SANDBOX_CRASHES = 2;
 
 /** A batch's dataset JSON, its filter metadata, and the first run of the filter on it. */
 interface Filtered {
@@ -351,6 +359,7 @@ export class StreamRunner {
       filter,
       destination,
       retry: retryPolicy(row.destinationAttributes),
+      sandboxCrashes: 0,
     };
   }
 
@@ -663,13 +672,18 @@ export class StreamRunner {
       parts.retry,
       (attempt) => this.attempt(parts, batch, isReorg, startedAt, ready, attempt, state),
       {
-        retrying: (failure: DeliveryFailure, attempt) =>
-          failure.stage === "filter"
-            ? this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempt} of ${maxRetry + 1}).`)
-            : this.logLine(
+        retrying: (failure: DeliveryFailure, attempt, uncounted) =>
+          uncounted
+            ? this.logLine(
                 "WARNING",
-                `${failure.message}; retrying in ${retryIntervalMs / 1000} s (attempt ${attempt} of ${maxRetry + 1}).`,
-              ),
+                `${failure.message}; not this stream's doing: retrying without counting it as an attempt.`,
+              )
+            : failure.stage === "filter"
+              ? this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempt} of ${maxRetry + 1}).`)
+              : this.logLine(
+                  "WARNING",
+                  `${failure.message}; retrying in ${retryIntervalMs / 1000} s (attempt ${attempt} of ${maxRetry + 1}).`,
+                ),
         wait: (ms) => this.sleep(ms),
       },
     );
@@ -709,7 +723,9 @@ export class StreamRunner {
         await this.logLine(line.level, `filter (blocks ${blocks}): ${line.message}`);
       if (!outcome.ok) {
         const syntax = outcome.error.kind === "SYNTAX";
-        const message = `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}`;
+        if (outcome.sandboxLost === "culprit") parts.sandboxCrashes++;
+        const crashedOut = outcome.sandboxLost === "culprit" && parts.sandboxCrashes >= MAX_SANDBOX_CRASHES;
+        const message = `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}${crashedOut ? `; it made the sandbox restart ${parts.sandboxCrashes} times, so the stream is paused` : ""}`;
         this.history.add({
           startBlock: batch.fromBlock,
           endBlock: batch.toBlock,
@@ -722,7 +738,13 @@ export class StreamRunner {
           payload: null,
           isReorg,
         });
-        return failed({ stage: "filter", message, terminal: syntax, final: syntax });
+        return failed({
+          stage: "filter",
+          message,
+          terminal: syntax,
+          final: syntax || crashedOut,
+          uncounted: outcome.sandboxLost === "bystander",
+        });
       }
       payloadJson = outcome.skipped ? null : outcome.resultJson;
       payloadBytes = outcome.sizeBytes;
@@ -780,6 +802,7 @@ export class StreamRunner {
         message: `delivery of blocks ${blocks} failed: ${(e as Error).message}`,
         terminal: !retryable,
         final: false,
+        uncounted: e instanceof DestinationError && e.uncounted,
       });
     }
     this.history.add({

@@ -11,6 +11,7 @@ import {
   type FilterOutcome,
   type FilterVersion,
   resultTooLarge,
+  type SandboxLoss,
 } from "./types.ts";
 
 /**
@@ -114,7 +115,7 @@ export class Filter {
    * null. Rejects only when the sandbox process failed meanwhile (not the code's fault: try again).
    */
   check(): Promise<FilterError | null> {
-    const next = this.queue.then(() => this.load());
+    const next = this.queue.then(async () => (await this.load())?.error ?? null);
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -167,10 +168,11 @@ export class Filter {
     this.loadedIn = -1;
   }
 
-  private async load(): Promise<FilterError | null> {
+  /** Loads the code unless it is loaded; its error, and whether loading it crashed the sandbox. */
+  private async load(): Promise<{ error: FilterError; lost?: SandboxLoss } | null> {
     const sandbox = this.sandbox;
     if (this.loadedIn === sandbox.generation) return null;
-    const { error, generation } = await sandbox.open(
+    const { error, generation, lost } = await sandbox.open(
       this.fid,
       {
         version: Number(this.version.slice(1)),
@@ -185,7 +187,7 @@ export class Filter {
       },
       this.source,
     );
-    if (error) return filterError(error);
+    if (error) return lost ? { error: filterError(error), lost } : { error: filterError(error) };
     this.loadedIn = generation;
     return null;
   }
@@ -215,9 +217,18 @@ export class Filter {
         };
       }
       const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
-      const loadError = await this.load();
-      if (loadError) {
-        return { ok: false, error: loadError, durationMs: performance.now() - started, memoryBytes: 0, logs };
+      const loadFailure = await this.load();
+      if (loadFailure) {
+        const { error, lost } = loadFailure;
+        const failure: FilterOutcome = {
+          ok: false,
+          error,
+          durationMs: performance.now() - started,
+          memoryBytes: 0,
+          logs,
+        };
+        if (lost) failure.sandboxLost = lost;
+        return failure;
       }
       const metaJson = JSON.stringify(input.metadata ?? {});
       const keep = this.keeps(dataJson);
@@ -232,6 +243,7 @@ export class Filter {
         durationMs: performance.now() - started,
         memoryBytes: 0,
         logs,
+        sandboxLost: "bystander",
       };
     } finally {
       markSent();
@@ -259,7 +271,15 @@ export class Filter {
     const body = outcome.body[0] === "R" ? outcome.body.slice(1) : outcome.body;
     if (outcome.error) {
       this.loadedIn = -1;
-      return { ok: false, error: filterError(outcome.error), durationMs, memoryBytes, logs: outcome.logs };
+      const failure: FilterOutcome = {
+        ok: false,
+        error: filterError(outcome.error),
+        durationMs,
+        memoryBytes,
+        logs: outcome.logs,
+      };
+      if (outcome.lost) failure.sandboxLost = outcome.lost;
+      return failure;
     }
     const tag = body[0];
     if (tag === "S")

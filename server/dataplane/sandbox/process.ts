@@ -10,6 +10,7 @@ import {
   type FilterHelpers,
   type FilterLog,
   type FilterLogLevel,
+  type SandboxLoss,
 } from "./types.ts";
 
 /**
@@ -70,6 +71,8 @@ export interface HostOutcome {
   unloaded?: boolean;
   /** The console lines the call wrote, also when it failed or its sandbox process died. */
   logs: FilterLog[];
+  /** The sandbox was replaced while the call was in flight: by this call's doing or another's. */
+  lost?: SandboxLoss;
 }
 
 interface PendingCall {
@@ -92,7 +95,7 @@ function settle(call: PendingCall, outcome: HostOutcome): void {
 }
 
 interface PendingOpen {
-  resolve: (error: FilterError | null) => void;
+  resolve: (error: FilterError | null, lost?: SandboxLoss) => void;
   reject: (e: Error) => void;
 }
 
@@ -181,8 +184,8 @@ export abstract class SandboxHost {
   open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string) {
     this.ensureStarted();
     const generation = this.generation;
-    return new Promise<{ error: FilterError | null; generation: number }>((resolve, reject) => {
-      this.opens.set(fid, { resolve: (error) => resolve({ error, generation }), reject });
+    return new Promise<{ error: FilterError | null; generation: number; lost?: SandboxLoss }>((resolve, reject) => {
+      this.opens.set(fid, { resolve: (error, lost) => resolve({ error, generation, lost }), reject });
       this.busy();
       this.send({ op: "open", fid, ...header }, source);
     });
@@ -338,13 +341,14 @@ export abstract class SandboxHost {
         durationMs: null,
         body: "",
         logs: call.logs,
+        lost: guilty ? "culprit" : "bystander",
       });
     }
     this.calls.clear();
     this.kept.clear();
     for (const [fid, open] of this.opens) {
       if (fid === culprit)
-        open.resolve({ kind: "MEMORY", message: `filter crashed the sandbox while loading: ${why}` });
+        open.resolve({ kind: "MEMORY", message: `filter crashed the sandbox while loading: ${why}` }, "culprit");
       else open.reject(new SandboxRestarted(`${why}; the filter could not be loaded, retry`));
     }
     this.opens.clear();

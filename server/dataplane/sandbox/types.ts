@@ -85,7 +85,18 @@ export interface FilterFailure {
   /** The isolate's used heap when the call ended (0 when the isolate was lost). */
   memoryBytes: number;
   logs: FilterLog[];
+  /** Set when the sandbox was replaced while the call was in flight (see SandboxLoss). */
+  sandboxLost?: SandboxLoss;
 }
+
+/**
+ * Why a call failed with its sandbox: "culprit", the call made it be replaced (V8 lost control of its
+ * isolate, or it ran on past its limit where it could not be stopped); "bystander", another call did and
+ * this one was failed with it. A bystander's failure is none of its code's doing: it is not billed, and a
+ * stream tries its batch again without spending a retry (see retry.ts). A stream whose filter was the
+ * culprit twice pauses (runner.ts).
+ */
+export type SandboxLoss = "culprit" | "bystander";
 export type FilterOutcome = FilterSuccess | FilterFailure;
 
 export interface FilterLimits {

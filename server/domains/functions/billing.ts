@@ -1,3 +1,4 @@
+import type { SandboxLoss } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { conflict, foundOr } from "../../platform/errors.ts";
 import { billingPeriod } from "../usage/service.ts";
@@ -42,10 +43,11 @@ export async function checkRunAllowance(db: Executor, accountId: string, now = n
 /**
  * A run is billed its configured memory for its duration rounded up to the next millisecond, at least 1 ms
  * (AWS Lambda's rule since December 2020; Google Cloud Run functions round up to 100 ms). The product is
- * kept as an exact integer of MB-milliseconds; GB-seconds are that / 1024 / 1000.
+ * kept as an exact integer of MB-milliseconds; GB-seconds are that / 1024 / 1000. A run failed only
+ * because another call crashed the sandbox it shared (a bystander, see SandboxLoss) is not billed.
  */
-export function billedMbMs(memoryMb: number, durationMs: number): number {
-  return memoryMb * Math.max(1, Math.ceil(durationMs));
+export function billedMbMs(run: { memoryMb: number; durationMs: number; sandboxLost?: SandboxLoss }): number {
+  return run.sandboxLost === "bystander" ? 0 : run.memoryMb * Math.max(1, Math.ceil(run.durationMs));
 }
 export const gbSecondsOf = (mbMs: number) => mbMs / 1024 / 1000;
 

@@ -26,7 +26,8 @@ export function functionInvoker(db: Db): FunctionInvoker {
           },
           Math.max(1, Math.ceil(options.timeoutMs / 1000)),
         );
-        return run.success ? { ok: true, bytes: run.size } : { ok: false, message: run.error ?? "the function failed" };
+        if (run.success) return { ok: true, bytes: run.size };
+        return { ok: false, message: run.error ?? "the function failed", uncounted: run.sandboxLost === "bystander" };
       } catch (e) {
         if (e instanceof AppError && e.code === "NOT_FOUND")
           return { ok: false, message: "the function does not exist (it was deleted, or belongs to another account)" };

@@ -6,6 +6,7 @@ import {
   type FilterLog,
   type FilterMetadata,
   MAX_FUNCTION_RESULT_BYTES,
+  type SandboxLoss,
 } from "../../dataplane/sandbox/types.ts";
 import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
@@ -126,6 +127,8 @@ export interface FunctionRun {
   memoryBytes: number;
   logs: FilterLog[];
   error: string | null;
+  /** Set when the run failed with its sandbox (see SandboxLoss): a bystander's run is not billed. */
+  sandboxLost?: SandboxLoss;
 }
 
 const RESULT_PREVIEW_CHARS = 2000;
@@ -229,7 +232,11 @@ export async function runCode(
     logs: storableLogs(outcome.logs),
   };
   const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
-  if (!outcome.ok) return failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
+  if (!outcome.ok) {
+    const run = failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
+    if (outcome.sandboxLost) run.sandboxLost = outcome.sandboxLost;
+    return run;
+  }
   return { ...ran, success: true, resultJson: outcome.resultJson, size: outcome.sizeBytes, error: null };
 }
 
@@ -385,7 +392,7 @@ export async function runUnsavedCode(
     durationMs: run.durationMs,
     size: run.size,
     success: run.success,
-    mbMs: billedMbMs(run.memoryMb, run.durationMs),
+    mbMs: billedMbMs(run),
   });
   return run;
 }
@@ -419,7 +426,7 @@ export async function activate(
     { accountId, functionId: fn.id },
     kvFilterHelpers(db)(accountId),
   );
-  const mbMs = billedMbMs(run.memoryMb, run.durationMs);
+  const mbMs = billedMbMs(run);
   const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;
   const activation = await db.transaction((tx) =>
     store.insertActivation(

@@ -3,6 +3,7 @@ import {
   type AttemptFailure,
   type AttemptResult,
   afterFailedAttempt,
+  MAX_UNCOUNTED_FAILURES,
   StreamFailure,
   withRetries,
 } from "../../../server/dataplane/engine/retry.ts";
@@ -79,8 +80,8 @@ describe("withRetries", () => {
     return {
       events,
       hooks: {
-        retrying: async (f: AttemptFailure, n: number) => {
-          events.push(`retrying ${n}: ${f.message}`);
+        retrying: async (f: AttemptFailure, n: number, uncounted: boolean) => {
+          events.push(`retrying ${n}${uncounted ? " (uncounted)" : ""}: ${f.message}`);
         },
         wait: async (ms: number) => {
           events.push(`wait ${ms}`);
@@ -105,6 +106,33 @@ describe("withRetries", () => {
     await expect(run).rejects.toMatchObject({ message: "HTTP 500 (after 3 attempts)", event: "FAIL_PAUSE" });
     expect(calls).toEqual([1, 2, 3]);
     expect(events.filter((e) => e.startsWith("wait"))).toHaveLength(2);
+  });
+
+  it("retries a failure not of the stream's doing without spending a retry", async () => {
+    const lost = failure({ message: "sandbox restarted", uncounted: true });
+    const { calls, attempt } = scripted([lost, lost, failure({ message: "a" }), lost]);
+    const { events, hooks } = recordingHooks();
+    // maxRetry 1: two counted attempts at most; the three uncounted failures spend none of them.
+    await expect(withRetries({ maxRetry: 1, retryIntervalMs: 5 }, attempt, hooks)).resolves.toBe(5);
+    expect(calls).toEqual([1, 2, 3, 4, 5]);
+    expect(events).toEqual([
+      "retrying 0 (uncounted): sandbox restarted",
+      "wait 5",
+      "retrying 0 (uncounted): sandbox restarted",
+      "wait 5",
+      "retrying 1: a",
+      "wait 5",
+      "retrying 1 (uncounted): sandbox restarted",
+      "wait 5",
+    ]);
+  });
+
+  it("counts uncounted failures once a batch has had MAX_UNCOUNTED_FAILURES of them", async () => {
+    const lost = failure({ message: "sandbox restarted", uncounted: true });
+    const { calls, attempt } = scripted(Array.from({ length: MAX_UNCOUNTED_FAILURES + 5 }, () => lost));
+    const run = withRetries({ maxRetry: 1, retryIntervalMs: 0 }, attempt, recordingHooks().hooks);
+    await expect(run).rejects.toMatchObject({ message: "sandbox restarted (after 2 attempts)", event: "FAIL_PAUSE" });
+    expect(calls).toHaveLength(MAX_UNCOUNTED_FAILURES + 2);
   });
 
   it("stops when waiting throws (the runner was stopped)", async () => {

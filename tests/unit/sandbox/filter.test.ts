@@ -20,9 +20,10 @@ describe("filter sandbox: the sandbox process", () => {
     expect(await crash.run({ data: ["no"] })).toMatchObject({ resultJson: '"fine"' });
     const generation = sandboxProcess().generation;
     // Calls sent behind it (see Filter.run) never ran: they are told to retry, not blamed.
-    const [crashed, behind] = (await Promise.all([crash.run({ data: ["crash"] }), crash.run({ data: ["no"] })])).map(
-      failed,
-    );
+    const outcomes = await Promise.all([crash.run({ data: ["crash"] }), crash.run({ data: ["no"] })]);
+    // The crash is the culprit's (a stream pauses after two); the call behind it a bystander's (not counted).
+    expect(outcomes.map((o) => !o.ok && o.sandboxLost)).toEqual(["culprit", "bystander"]);
+    const [crashed, behind] = outcomes.map(failed);
     expect(crashed.kind).toMatch(/TIMEOUT|MEMORY/);
     expect(crashed.message).toMatch(/sandbox/);
     expect(behind).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
@@ -45,7 +46,9 @@ describe("filter sandbox: the sandbox process", () => {
     const first = stuck.run({ data: [] });
     await new Promise((resolve) => setTimeout(resolve, 20));
     const behind = bystander.run({ data: [] });
-    const [stuckFailed, behindFailed] = (await Promise.all([first, behind])).map(failed);
+    const outcomes = await Promise.all([first, behind]);
+    expect(outcomes.map((o) => !o.ok && o.sandboxLost)).toEqual(["culprit", "bystander"]);
+    const [stuckFailed, behindFailed] = outcomes.map(failed);
     expect(stuckFailed.kind).toBe("TIMEOUT");
     expect(behindFailed).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
     expect(sandboxProcess().pid).not.toBe(pid);
@@ -68,6 +71,8 @@ describe("filter sandbox: the sandbox process", () => {
     setTimeout(() => process.kill(pid, "SIGKILL"), 300);
     const died = await running;
     expect(failed(died)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/exited.*retry/) });
+    // Killed from outside, nobody's doing: not billed, not counted against a stream's retries.
+    expect(died).toMatchObject({ sandboxLost: "bystander" });
     // What it logged before the process died was sent as it was written.
     expect(died.logs).toEqual([{ level: "INFO", message: "spinning" }]);
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"ok"' });

@@ -1,0 +1,112 @@
+// Streams whose filters share a sandbox: a filter that crashes it pays for it, the others do not.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sandboxProcess } from "../../server/dataplane/sandbox/process.ts";
+import type { TestUser } from "../support/api.ts";
+import {
+  blockNumbers,
+  NETWORK,
+  type StreamsTestApp,
+  startReceiver,
+  startStreamsAppAsOwner,
+  waitFor,
+} from "./streams-harness.ts";
+
+let t: StreamsTestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  // The service's engine on this thread, its filters in the sandbox process (as an API process runs them).
+  ({ t, owner } = await startStreamsAppAsOwner({ blocks: 12 }));
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+async function createActive(url: string, filterFunction: string, maxRetry: number): Promise<string> {
+  const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+    "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+    {
+      input: {
+        name: "sandbox neighbours",
+        network: NETWORK,
+        dataset: "BLOCK",
+        destination: "WEBHOOK",
+        destinationAttributes: { url, maxRetry, retryIntervalSec: 0 },
+        startRange: 1,
+        endRange: 12,
+        datasetBatchSize: 3,
+        filterFunction,
+        status: "ACTIVE",
+      },
+    },
+  );
+  return createStream.id;
+}
+
+async function streamOf(id: string) {
+  const { stream } = await owner.client.gqlOk<{ stream: { status: string; statusReason: string | null } }>(
+    "query($id: ID!) { stream(id: $id) { status statusReason } }",
+    { id },
+  );
+  return stream;
+}
+
+async function logsOf(id: string): Promise<string[]> {
+  const { streamLogs } = await owner.client.gqlOk<{ streamLogs: { logs: { message: string }[] } }>(
+    "query($id: ID!) { streamLogs(id: $id, first: 100) { logs { message } } }",
+    { id },
+  );
+  return streamLogs.logs.map((l) => l.message);
+}
+
+describe("streams sharing the sandbox process", () => {
+  it("a filter that crashes the sandbox pauses its own stream at the second crash, whatever retries are left", async () => {
+    const receiver = await startReceiver();
+    try {
+      const generation = sandboxProcess().generation;
+      // One allocation far past the isolate's limit: V8 loses control of the isolate, the process is replaced.
+      const crash = await createActive(receiver.url, "function main(s) { new Array(1e8).fill(0) }", 50);
+      const paused = await waitFor(
+        "the crashing stream paused",
+        async () => {
+          const s = await streamOf(crash);
+          return s.status === "PAUSED" ? s : null;
+        },
+        60_000,
+      );
+      expect(paused.statusReason).toMatch(
+        /filter failed.*(MEMORY|TIMEOUT).*made the sandbox restart 2 times, so the stream is paused/,
+      );
+      // Two crashes, not fifty-one.
+      expect(sandboxProcess().generation - generation).toBe(2);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it("a call failed because another crashed the sandbox is retried without spending a retry", async () => {
+    const receiver = await startReceiver();
+    try {
+      // No retries at all: before, the restart's failure of its call paused it.
+      const slow = await createActive(
+        receiver.url,
+        "function main(s) { const end = Date.now() + 400; while (Date.now() < end); return s.data }",
+        0,
+      );
+      await waitFor("the first delivery", async () => receiver.received.length > 0);
+      // The sandbox process dies while the stream's next call runs in it (as when another filter crashed it).
+      const pid = sandboxProcess().pid as number;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      process.kill(pid, "SIGKILL");
+      await waitFor("the stream completed", async () => (await streamOf(slow)).status === "COMPLETED", 30_000);
+      expect(receiver.received.flatMap((r) => blockNumbers(r.json))).toEqual(
+        Array.from({ length: 12 }, (_, i) => i + 1),
+      );
+      expect((await logsOf(slow)).some((m) => /not this stream's doing: retrying without counting it/.test(m))).toBe(
+        true,
+      );
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+});
