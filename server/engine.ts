@@ -13,9 +13,11 @@
  * (InThreadSandbox): no process round trip per batch. Functions (FUNCTION destinations) still run in the
  * sandbox process, whose slow lane runs their long limits without blocking this loop.
  */
+import { createHash } from "node:crypto";
+import path from "node:path";
 import { type ChainNodes, startChainNodes, staticUpstreams, type Upstream } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
-import { InThreadSandbox } from "./dataplane/sandbox/in-thread.ts";
+import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
@@ -51,17 +53,33 @@ const ownPorts: number[] = child.NODEPLANE_ENGINE_OWN_PORTS
       .list()
       .filter((u) => u.source === "local")
       .map((u) => Number(new URL(u.httpUrl).port));
-// An isolate V8 lost control of holds this thread (one allocation far past its limit): the engine ends,
-// or stops answering and its supervisor kills it. Its successor cannot tell which filter did it, so for
-// CAREFUL_MS it runs filters created meanwhile in the sandbox process, where such a filter costs a
-// restart of that process and fails its own stream (as a crash does there), not this engine.
+// An isolate V8 lost control of ends this engine: V8 says so, or it holds this thread and the in-thread
+// sandbox's watch kills the process past the call's limit (see in-thread.ts). Either way the filter's
+// stream is named in the lost file, and the successor runs that stream's filter in the sandbox process,
+// where crashing it again pauses the stream (runner.ts). Ended another way with no culprit named (killed
+// for silence, by the kernel), the successor cannot tell which filter did it, so for CAREFUL_MS it runs
+// every filter created meanwhile in the sandbox process.
+const lostFile = path.join(
+  config.dataDir,
+  `engine-lost-${createHash("sha256")
+    .update(child.NODEPLANE_ENGINE_OWNER ?? "standalone")
+    .digest("hex")
+    .slice(0, 16)}.json`,
+);
+const lost = takeLostFilter(lostFile);
 const inThread = new InThreadSandbox((message) => {
   log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
   process.exit(70);
-});
+}, lostFile);
 const CAREFUL_MS = 10 * 60_000;
 const restartedAfter = process.env[RESTARTED_AFTER_ENV];
-if (restartedAfter && restartedAfter !== "exit code 0") {
+if (lost?.label) {
+  log.warn(
+    { restartedAfter, streamId: lost.label, reason: lost.reason },
+    "a stream's filter ended the previous engine; that filter runs in the sandbox process",
+  );
+  runFiltersOn(inThread);
+} else if (restartedAfter && restartedAfter !== "exit code 0") {
   log.warn({ restartedAfter }, `filters run in the sandbox process for ${CAREFUL_MS / 60_000} minutes`);
   setTimeout(() => runFiltersOn(inThread), CAREFUL_MS).unref();
 } else runFiltersOn(inThread);
@@ -75,6 +93,7 @@ const engine = startStreamEngine({
     functionInvoker: functionInvoker(db),
   },
   filterHelpers: kvFilterHelpers(db),
+  sandboxSuspects: lost?.label ? new Map([[lost.label, lost.reason]]) : undefined,
   log,
   config,
   upstreams: nodes,

@@ -30,6 +30,8 @@ export interface StreamEngineDeps {
   destinationDeps: DestinationDeps;
   /** The key-value store seam for filters, per account. */
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
+  /** See RunnerDeps.sandboxSuspects. */
+  sandboxSuspects?: ReadonlyMap<string, string>;
   /** Unique per process; default host:pid:random. */
   ownerId?: string;
   /**
@@ -134,6 +136,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
           ackPool,
           destinationDeps: deps.destinationDeps,
           filterHelpers: deps.filterHelpers,
+          sandboxSuspects: deps.sandboxSuspects,
           log,
         },
         id,

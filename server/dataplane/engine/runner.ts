@@ -61,6 +61,11 @@ export interface RunnerDeps {
   ackPool: pg.Pool;
   destinationDeps: DestinationDeps;
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
+  /**
+   * Streams whose filter ended this engine's predecessor (stream id → how; see in-thread.ts): their
+   * filters run in the sandbox process, not on this thread, and count as having crashed once already.
+   */
+  sandboxSuspects?: ReadonlyMap<string, string>;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
 }
 
@@ -339,12 +344,20 @@ export class StreamRunner {
       throw new StreamFailure(`destination cannot be used: ${(e as Error).message}`, "FAIL_TERMINATE");
     }
     let filter: Filter | null = null;
+    const suspected = this.deps.sandboxSuspects?.get(row.id);
     if (row.filterFunction) {
+      if (suspected)
+        await this.logLine(
+          "WARNING",
+          `This stream's filter ended the engine's process (it ${suspected}); it now runs in the sandbox process, and the stream pauses if it crashes that too.`,
+        );
       filter = await createFilter({
         source: row.filterFunction,
         version: row.filterVersion as FilterVersion,
         helpers: this.deps.filterHelpers?.(row.accountId),
         measureHeap: false,
+        label: row.id,
+        offThread: suspected !== undefined,
       });
       const syntax = await filter.check();
       if (syntax) {
@@ -359,7 +372,7 @@ export class StreamRunner {
       filter,
       destination,
       retry: retryPolicy(row.destinationAttributes),
-      sandboxCrashes: 0,
+      sandboxCrashes: suspected && filter ? 1 : 0,
     };
   }
 

@@ -43,6 +43,11 @@ export interface FilterOptions {
    */
   offThread?: boolean;
   /**
+   * Whose filter this is (a stream's id): a host whose thread a filter can hold names it by this when
+   * it must end (see in-thread.ts), so its successor knows which filter not to run there again.
+   */
+  label?: string;
+  /**
    * Whether outcomes report the isolate's used heap (memoryBytes; a function run's memory). Default
    * true; the stream engine, which does not use it, saves its ~3 µs a call.
    */
@@ -103,6 +108,7 @@ export class Filter {
     limits: FilterLimits,
     offThread = false,
     private readonly measureHeap = true,
+    private readonly label?: string,
   ) {
     this.version = version;
     this.limits = limits;
@@ -186,6 +192,7 @@ export class Filter {
         maxResultBytes: this.limits.maxResultBytes,
       },
       this.source,
+      this.label,
     );
     if (error) return lost ? { error: filterError(error), lost } : { error: filterError(error) };
     this.loadedIn = generation;
@@ -333,6 +340,7 @@ export function newFilter(options: FilterOptions): Filter {
     { ...DEFAULT_FILTER_LIMITS, ...options.limits },
     options.offThread,
     options.measureHeap,
+    options.label,
   );
 }
 

@@ -1,6 +1,74 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import type { Frame, ToHost } from "./frames.ts";
 import { type IsolateRuntime, isolateRuntime } from "./isolates.ts";
-import { SandboxHost } from "./process.ts";
+import { OPEN_WATCH_MS, SandboxHost } from "./process.ts";
+
+/**
+ * Past its time limit plus this, a call still holding the thread is one V8 cannot stop (the sandbox
+ * process's watchdog allows the same).
+ */
+const GRACE_MS = 2_000;
+const WATCH_EVERY_MS = 250;
+
+/**
+ * The thread watch (see InThreadSandbox): plain JavaScript, run as a worker from this text so it needs
+ * no loader in either the bundle or tsx. It reads [filter id, frame count, time limit] from the shared
+ * array; when one frame held the thread past its limit plus the grace, it writes the filter's label to
+ * the lost file and kills the process (nothing on the held thread can).
+ */
+const WATCH_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { writeFileSync } = require("node:fs");
+const { state, lostFile, graceMs, everyMs } = workerData;
+const labels = new Map();
+parentPort.on("message", (m) => (m.label === null ? labels.delete(m.fid) : labels.set(m.fid, m.label)));
+let seen = -1;
+let since = Date.now();
+setInterval(() => {
+  const fid = Atomics.load(state, 0);
+  const frames = Atomics.load(state, 1);
+  const now = Date.now();
+  if (fid === 0 || frames !== seen) {
+    seen = frames;
+    since = now;
+    return;
+  }
+  const limitMs = Atomics.load(state, 2);
+  if (now - since <= limitMs + graceMs) return;
+  try {
+    writeFileSync(lostFile, JSON.stringify({ label: labels.get(fid) ?? null, reason: "ran on past its time limit of " + limitMs + " ms where V8 could not stop it" }));
+  } finally {
+    process.kill(process.pid, "SIGKILL");
+  }
+}, everyMs);
+`;
+
+/** What the lost file says: whose filter held or crashed the thread, and how. */
+export interface LostFilter {
+  label: string | null;
+  reason: string;
+}
+
+/**
+ * The filter a predecessor's in-thread sandbox named when it had to end (see InThreadSandbox), read
+ * once: the file is removed, so a later start does not blame it again.
+ */
+export function takeLostFilter(lostFile: string): LostFilter | null {
+  let text: string;
+  try {
+    text = readFileSync(lostFile, "utf8");
+  } catch {
+    return null;
+  }
+  rmSync(lostFile, { force: true });
+  try {
+    const lost = JSON.parse(text) as LostFilter;
+    return typeof lost.reason === "string" ? lost : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The sandbox (isolates.ts) on this thread: each call enters its filter's isolate with `applySync` and
@@ -8,8 +76,11 @@ import { SandboxHost } from "./process.ts";
  * process (40–235 µs). Only for a process that serves neither GraphQL nor the RPC proxy: the stream
  * engine in its own process (server/engine.ts), supervised by the service, which restarts it when it
  * dies. A runaway loop is stopped by the time limit and a memory bomb by the isolate's memory limit, each
- * failing its call; an isolate V8 lost control of ends this process (see fatal), and the service's
- * supervisor restarts it and its streams retry their batches.
+ * failing its call; an isolate V8 lost control of ends this process: either V8 says so (see fatal), or
+ * it holds the thread, and a watch on another thread sees the call overrun its limit and kills the
+ * process. Either way the filter's label is written to `lostFile` first, so the successor knows whose
+ * filter it was (see takeLostFilter); the service's supervisor restarts the process and its streams
+ * retry their batches.
  */
 export class InThreadSandbox extends SandboxHost {
   private runtime: IsolateRuntime | null = null;
@@ -19,9 +90,19 @@ export class InThreadSandbox extends SandboxHost {
    */
   private readonly pending: Frame<ToHost>[] = [];
   private pumping = false;
+  /** [filter id of the frame being handled (0: none), frames handled, its time limit], read by the watch. */
+  private readonly state = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
+  private watch: Worker | null = null;
+  private readonly labels = new Map<number, string>();
 
-  /** `onLost`: V8 lost control of an isolate; the process must end (its supervisor starts a new one). */
-  constructor(private readonly onLost: (message: string) => void) {
+  /**
+   * `onLost`: V8 lost control of an isolate; the process must end (its supervisor starts a new one).
+   * `lostFile`: where the culprit's label is written before this process ends (no watch without it).
+   */
+  constructor(
+    private readonly onLost: (message: string) => void,
+    private readonly lostFile?: string,
+  ) {
     super("fast");
   }
 
@@ -32,6 +113,23 @@ export class InThreadSandbox extends SandboxHost {
       keptBatch: (fid, rid) => this.kept.get(fid)?.find((k) => k.rid === rid)?.data,
       loop: { release: (frame) => this.pending.unshift(frame) },
     });
+    if (this.lostFile && !this.watch) {
+      this.watch = new Worker(WATCH_SOURCE, {
+        eval: true,
+        workerData: { state: this.state, lostFile: this.lostFile, graceMs: GRACE_MS, everyMs: WATCH_EVERY_MS },
+      });
+      this.watch.unref();
+    }
+  }
+
+  protected override labelled(fid: number, label: string): void {
+    this.labels.set(fid, label);
+    this.watch?.postMessage({ fid, label });
+  }
+
+  override close(fid: number): void {
+    super.close(fid);
+    if (this.labels.delete(fid)) this.watch?.postMessage({ fid, label: null });
   }
 
   protected send(header: ToHost, body?: string): void {
@@ -40,14 +138,30 @@ export class InThreadSandbox extends SandboxHost {
     this.pending.push({ header, body: body ?? "" });
     if (this.pumping) return;
     this.pumping = true;
+    const state = this.state;
     try {
       for (;;) {
         runtime.afterCalls();
         const frame = this.pending.shift();
         if (!frame) break;
-        runtime.dispatch(frame.header, frame.body);
+        const h = frame.header;
+        // What the watch needs if this frame never returns: whose code it runs and under which limit.
+        if (h.op === "run") {
+          Atomics.store(state, 0, h.fid);
+          Atomics.store(state, 2, h.timeoutMs);
+        } else if (h.op === "open") {
+          Atomics.store(state, 0, h.fid);
+          Atomics.store(state, 2, Math.max(h.timeoutMs, OPEN_WATCH_MS));
+        } else {
+          const call = h.op === "close" ? undefined : this.calls.get(h.rid);
+          Atomics.store(state, 0, call?.fid ?? 0);
+          Atomics.store(state, 2, call?.timeoutMs ?? 0);
+        }
+        Atomics.add(state, 1, 1);
+        runtime.dispatch(h, frame.body);
       }
     } finally {
+      Atomics.store(state, 0, 0);
       this.pumping = false;
     }
   }
@@ -58,9 +172,18 @@ export class InThreadSandbox extends SandboxHost {
 
   /**
    * V8 says the isolate's memory and thread cannot be recovered (isolated-vm's onCatastrophicError): the
-   * calls in flight fail and the process is told to end before it runs anything more.
+   * culprit is named in the lost file, the calls in flight fail and the process is told to end before it
+   * runs anything more.
    */
   protected fatal(fid: number | null, message: string): void {
+    if (this.lostFile)
+      writeFileSync(
+        this.lostFile,
+        JSON.stringify({
+          label: (fid !== null && this.labels.get(fid)) || null,
+          reason: `made V8 lose control of its isolate (${message})`,
+        } satisfies LostFilter),
+      );
     this.failInFlight(fid, `V8 lost control of the filter's isolate (${message})`);
     this.onLost(message);
   }

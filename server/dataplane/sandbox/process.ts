@@ -33,6 +33,8 @@ const START_MS = 30_000;
 const WATCHDOG_EVERY_MS = 250;
 /** Calls with a time limit up to this go to the fast process, longer ones to the slow one. */
 export const FAST_LANE_MAX_MS = 1_000;
+/** Opening runs top-level code under a filter's limit; this covers compiling it and any limit a filter is given. */
+export const OPEN_WATCH_MS = 10_000;
 /** After its time limit, a call waiting for helpers is failed by the sandbox process when told so. */
 const EXPIRE_AFTER_MS = 5;
 /**
@@ -175,14 +177,20 @@ export abstract class SandboxHost {
   protected abstract idle(): void;
   /** V8 lost control of an isolate (see isolates.ts). */
   protected abstract fatal(fid: number | null, message: string): void;
+  /** A filter is opened with a label (see open); only a host that names culprits keeps it. */
+  protected labelled(_fid: number, _label: string): void {}
 
   newId(): number {
     return this.nextId++;
   }
 
-  /** Opens (compiles and loads) a filter; its error, or null. Rejects when the process failed. */
-  open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string) {
+  /**
+   * Opens (compiles and loads) a filter; its error, or null. Rejects when the process failed. `label`
+   * names whose filter it is (a stream's id) to a host that can tell who held it (see in-thread.ts).
+   */
+  open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string, label?: string) {
     this.ensureStarted();
+    if (label !== undefined) this.labelled(fid, label);
     const generation = this.generation;
     return new Promise<{ error: FilterError | null; generation: number; lost?: SandboxLoss }>((resolve, reject) => {
       this.opens.set(fid, { resolve: (error, lost) => resolve({ error, generation, lost }), reject });
@@ -427,8 +435,7 @@ export class SandboxProcess extends SandboxHost {
     }
     let longest = 0;
     for (const call of this.calls.values()) longest = Math.max(longest, call.timeoutMs);
-    // Opening runs top-level code under a filter's limit; 10 s covers any limit a filter is given.
-    if (this.opens.size > 0) longest = Math.max(longest, 10_000);
+    if (this.opens.size > 0) longest = Math.max(longest, OPEN_WATCH_MS);
     if (now - this.lastHeard > longest + GRACE_MS) {
       this.restart(
         null,
