@@ -21,6 +21,9 @@ const callFunction = (user: TestUser, id: string) =>
     input: { id },
   });
 
+const PROTOTYPE_KEY_REFUSED =
+  'The body is not accepted: JSON objects may not have a "__proto__" or "constructor.prototype" key.';
+
 const post = (user: TestUser, id: string, body: string, contentType = "application/json") =>
   user.client.request(`/functions/${id}/call`, { method: "POST", headers: { "content-type": contentType }, body });
 
@@ -145,6 +148,16 @@ describe("the HTTP address refuses a body in the API's words", () => {
     expect(got.status).toBe(405);
     expect(got.headers.get("allow")).toBe("POST");
     expect(await got.json()).toEqual({ error: "Call a function with POST and a JSON body.", code: "BAD_USER_INPUT" });
+  });
+
+  it("a body with a __proto__ or constructor.prototype key: refused, saying why", async () => {
+    const owner = await signUp(ctx.app);
+    const id = await newFunction(owner, "function main(p) { return p.user_data; }");
+    for (const body of ['{"user_data":{"__proto__":{"x":1}}}', '{"user_data":{"constructor":{"prototype":{}}}}']) {
+      const refused = await post(owner, id, body);
+      expect(refused.status, body).toBe(400);
+      expect(await refused.json()).toEqual({ error: PROTOTYPE_KEY_REFUSED, code: "BAD_USER_INPUT" });
+    }
   });
 });
 
