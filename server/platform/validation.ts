@@ -126,13 +126,27 @@ export const MAX_JSON_VALUES = 10_000;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job.
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+/**
+ * Half of a UTF-16 surrogate pair on its own (JSON's "\ud800" decodes to one): no character, so UTF-8 and
+ * PostgreSQL cannot hold it, and storing it would silently write U+FFFD instead. In `u` mode a whole pair
+ * reads as one code point, so only a half alone matches.
+ */
+const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** What makes a text unsafe, to follow "This contains " (or "A key contains "); undefined when nothing does. */
+function unsafeText(text: string): string | undefined {
+  if (CONTROL_CHARACTER.test(text)) return "control characters, which are not allowed.";
+  if (UNPAIRED_SURROGATE.test(text))
+    return "an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
+  return undefined;
+}
 
 const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /**
  * The checks every argument of every field gets before any schema or rule sees it (the field helpers
  * run it), so no value can reach a store or JSON.stringify that PostgreSQL or the stack cannot take:
- * no control characters in text, no number that is not a finite safe integer where it is integral,
+ * no control characters or unpaired surrogates in text (refused, never replaced), no number that is not a finite safe integer where it is integral,
  * no JSON nested deeper than MAX_JSON_DEPTH or larger than MAX_JSON_VALUES values.
  * Returns the bad fields by JSON pointer under `base`; empty when the value is fine.
  */
@@ -149,8 +163,8 @@ export function unsafeValues(value: unknown, base = ""): FieldError[] {
       return;
     }
     if (typeof v === "string") {
-      if (CONTROL_CHARACTER.test(v))
-        fields.push({ pointer: pointer || "/", message: "This contains control characters, which are not allowed." });
+      const fault = unsafeText(v);
+      if (fault) fields.push({ pointer: pointer || "/", message: `This contains ${fault}` });
       return;
     }
     if (typeof v === "number") {
@@ -171,8 +185,8 @@ export function unsafeValues(value: unknown, base = ""): FieldError[] {
       return;
     }
     for (const [key, item] of Object.entries(v)) {
-      if (CONTROL_CHARACTER.test(key))
-        fields.push({ pointer: pointer || "/", message: "A key contains control characters, which are not allowed." });
+      const fault = unsafeText(key);
+      if (fault) fields.push({ pointer: pointer || "/", message: `A key contains ${fault}` });
       else visit(item, `${pointer}/${escapePointer(key)}`, depth + 1);
     }
   };

@@ -124,6 +124,44 @@ describe("errors as the function's author reads them", () => {
   });
 });
 
+describe("a function's text with an unpaired surrogate", () => {
+  it("is refused on its field (name, code, params, a call's body), not stored as U+FFFD", async () => {
+    const owner = await signUp(ctx.app);
+    const UNPAIRED = "This contains an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
+    const create = (input: Record<string, unknown>) =>
+      owner.client.gql("mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }", { input });
+    const named = await create({ name: "half \ud800", code: "function main() { return 1; }" });
+    expect(named.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/name", message: UNPAIRED }],
+    });
+    const coded = await create({ name: "half", code: 'function main() { return "\udfff"; }' });
+    expect(coded.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/code", message: UNPAIRED }],
+    });
+
+    const id = await newFunction(owner, "function main(p) { return p.user_data; }");
+    const called = await owner.client.gql(
+      "mutation($input: CallFunctionInput!) { callFunction(input: $input) { id } }",
+      {
+        input: { id, params: { user_data: "\ud800" } },
+      },
+    );
+    expect(called.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/params/user_data", message: UNPAIRED }],
+    });
+    const posted = await post(owner, id, '{"user_data":"\\ud800"}');
+    expect(posted.status).toBe(400);
+    expect(await posted.json()).toEqual({
+      error: "The input is not valid.",
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/user_data", message: UNPAIRED }],
+    });
+  });
+});
+
 describe("the HTTP address refuses a body in the API's words", () => {
   it("too large, not JSON, empty or of another type: BAD_USER_INPUT with the status", async () => {
     const owner = await signUp(ctx.app);
