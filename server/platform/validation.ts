@@ -4,6 +4,7 @@ import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormats from "ajv-formats";
 import type { EntityInputRef, EntityInputs } from "../../schemas/generated/entities.ts";
 import { badInput, type FieldError } from "./errors.ts";
+import { hasUnpairedSurrogate } from "./text.ts";
 
 const entitiesDir = path.resolve(import.meta.dirname, "../../schemas/entities");
 
@@ -126,18 +127,10 @@ export const MAX_JSON_VALUES = 10_000;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job.
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
-/**
- * Half of a UTF-16 surrogate pair on its own (JSON's "\ud800" decodes to one): no character, so UTF-8 and
- * PostgreSQL cannot hold it, and storing it would silently write U+FFFD instead. In `u` mode a whole pair
- * reads as one code point, so only a half alone matches.
- */
-const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u;
-
 /** What makes a text unsafe, to follow "This contains " (or "A key contains "); undefined when nothing does. */
 function unsafeText(text: string): string | undefined {
   if (CONTROL_CHARACTER.test(text)) return "control characters, which are not allowed.";
-  if (UNPAIRED_SURROGATE.test(text))
-    return "an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
+  if (hasUnpairedSurrogate(text)) return "an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
   return undefined;
 }
 

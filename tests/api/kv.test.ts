@@ -777,6 +777,17 @@ describe("helpers for filters and functions", () => {
           () => helpers.qnAddListItem("watch", "x\u0000"),
           "qnLib.qnAddListItem: An item cannot contain",
         ],
+        // Half a surrogate pair (user code can make one) is refused, not stored as U+FFFD.
+        [
+          "qnAddSet surrogate",
+          () => helpers.qnAddSet("k3", "a\ud800"),
+          "qnLib.qnAddSet: A value cannot contain an unpaired UTF-16 surrogate",
+        ],
+        [
+          "qnUpsertList surrogate",
+          () => helpers.qnUpsertList("watch", { add_items: ["\udc00"] }),
+          "qnLib.qnUpsertList: An item cannot contain an unpaired UTF-16 surrogate",
+        ],
       ];
       for (const [name, run, words] of refusals) {
         const error = await run().then(
