@@ -88,7 +88,7 @@ export interface PageSizeRule {
  * How many rows a page holds: the asked size, or the fallback when none was asked. A size that is not a
  * whole number from 1 to max is refused (BAD_USER_INPUT on its argument), above the max as below 1:
  * bringing it within range hid the caller's mistake (-5 served as 1 row, 10 000 as 500, and a list that is
- * one page, such as topEndpoints, then looks complete), and GitHub's GraphQL API refuses both the same way.
+ * one page, such as topEndpoints, then looks complete); GitHub's GraphQL API likewise takes only 1 to 100.
  * The console never asks for more (tests/contract/page-sizes.test.ts).
  */
 export function pageSize(requested: number | null | undefined, rule: PageSizeRule = {}): number {

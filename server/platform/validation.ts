@@ -127,6 +127,7 @@ export const MAX_JSON_VALUES = 10_000;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job.
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
 /** What makes a text unsafe, to follow "This contains " (or "A key contains "); undefined when nothing does. */
 function unsafeText(text: string): string | undefined {
   if (CONTROL_CHARACTER.test(text)) return "control characters, which are not allowed.";
@@ -139,8 +140,9 @@ const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~
 /**
  * The checks every argument of every field gets before any schema or rule sees it (the field helpers
  * run it), so no value can reach a store or JSON.stringify that PostgreSQL or the stack cannot take:
- * no control characters or unpaired surrogates in text (refused, never replaced), no number that is not a finite safe integer where it is integral,
- * no JSON nested deeper than MAX_JSON_DEPTH or larger than MAX_JSON_VALUES values.
+ * no control characters or unpaired surrogates in text (refused, never replaced), no number that is
+ * not a finite safe integer where it is integral, no JSON nested deeper than MAX_JSON_DEPTH or larger
+ * than MAX_JSON_VALUES values.
  * Returns the bad fields by JSON pointer under `base`; empty when the value is fine.
  */
 export function unsafeValues(value: unknown, base = ""): FieldError[] {
