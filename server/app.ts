@@ -55,6 +55,7 @@ import { EgressPolicy, formatEgressAllow } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
 import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
+import { parseJsonBodies } from "./platform/json-body.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer } from "./platform/mail.ts";
 import { runEvery } from "./platform/periodic.ts";
@@ -175,6 +176,7 @@ async function assemble(
     genReqId: () => randomUUID(),
   });
   app.setErrorHandler(requestErrorHandler(config, log));
+  parseJsonBodies(app);
   await app.register(cookie);
   // Users reach this service over HTTPS (PUBLIC_URL): browsers are told to use nothing else.
   if (servedOverHttps(config)) {

@@ -119,6 +119,9 @@ export interface ErrorLogQuery {
   endpointExId: string;
   from: string;
   to: string;
+  /**
+   * 1 to 500, as every list pages (server/platform/paging.ts checks it).
+   */
   limit: number;
   nextAt?: string | null;
 }

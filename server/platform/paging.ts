@@ -4,7 +4,9 @@ import { isUuid } from "./ids.ts";
 /**
  * The one way a list pages. A cursor is opaque to the client: the base64url JSON of the sort key's
  * parts and the id that breaks ties. A list reads one row more than the page to know whether another
- * page follows. A cursor that does not decode to the list's key is BAD_USER_INPUT on its argument.
+ * page follows. A cursor that does not decode to the list's key, or a page size out of range, is
+ * BAD_USER_INPUT on its argument; both are checked before the list's owner is looked up, since either is
+ * the caller's mistake whoever owns it.
  */
 
 /** What one part of a cursor holds, and what it decodes to. */
@@ -76,24 +78,25 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 500;
 
 export interface PageSizeRule {
+  /** The argument the size is asked in, named when it is refused: `first` unless the list calls it otherwise. */
+  argument?: string;
   fallback?: number;
   max?: number;
-  /**
-   * Refuse a size out of range (BAD_USER_INPUT on `argument`) instead of bringing it within: the lists
-   * that did so before the rule was shared keep doing it.
-   */
-  refuse?: { argument: string; what: string };
 }
 
-/** How many rows a page holds: the asked size within 1..max, or the fallback when none was asked. */
+/**
+ * How many rows a page holds: the asked size, or the fallback when none was asked. A size that is not a
+ * whole number from 1 to max is refused (BAD_USER_INPUT on its argument), above the max as below 1:
+ * bringing it within range hid the caller's mistake (-5 served as 1 row, 10 000 as 500, and a list that is
+ * one page, such as topEndpoints, then looks complete); GitHub's GraphQL API likewise takes only 1 to 100.
+ * The console never asks for more (tests/contract/page-sizes.test.ts).
+ */
 export function pageSize(requested: number | null | undefined, rule: PageSizeRule = {}): number {
   const max = rule.max ?? MAX_PAGE_SIZE;
   const size = requested ?? rule.fallback ?? DEFAULT_PAGE_SIZE;
-  if (rule.refuse && (!Number.isInteger(size) || size < 1 || size > max))
-    throw badInput([
-      { pointer: `/${rule.refuse.argument}`, message: `Ask for 1 to ${max} ${rule.refuse.what} at a time.` },
-    ]);
-  return Math.min(Math.max(size, 1), max);
+  if (!Number.isInteger(size) || size < 1 || size > max)
+    throw badInput([{ pointer: `/${rule.argument ?? "first"}`, message: `Give a page size from 1 to ${max}.` }]);
+  return size;
 }
 
 export interface Edge<T> {

@@ -4,6 +4,7 @@ import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormats from "ajv-formats";
 import type { EntityInputRef, EntityInputs } from "../../schemas/generated/entities.ts";
 import { badInput, type FieldError } from "./errors.ts";
+import { hasUnpairedSurrogate } from "./text.ts";
 
 const entitiesDir = path.resolve(import.meta.dirname, "../../schemas/entities");
 
@@ -127,13 +128,21 @@ export const MAX_JSON_VALUES = 10_000;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job.
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
+/** What makes a text unsafe, to follow "This contains " (or "A key contains "); undefined when nothing does. */
+function unsafeText(text: string): string | undefined {
+  if (CONTROL_CHARACTER.test(text)) return "control characters, which are not allowed.";
+  if (hasUnpairedSurrogate(text)) return "an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
+  return undefined;
+}
+
 const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /**
  * The checks every argument of every field gets before any schema or rule sees it (the field helpers
  * run it), so no value can reach a store or JSON.stringify that PostgreSQL or the stack cannot take:
- * no control characters in text, no number that is not a finite safe integer where it is integral,
- * no JSON nested deeper than MAX_JSON_DEPTH or larger than MAX_JSON_VALUES values.
+ * no control characters or unpaired surrogates in text (refused, never replaced), no number that is
+ * not a finite safe integer where it is integral, no JSON nested deeper than MAX_JSON_DEPTH or larger
+ * than MAX_JSON_VALUES values.
  * Returns the bad fields by JSON pointer under `base`; empty when the value is fine.
  */
 export function unsafeValues(value: unknown, base = ""): FieldError[] {
@@ -149,8 +158,8 @@ export function unsafeValues(value: unknown, base = ""): FieldError[] {
       return;
     }
     if (typeof v === "string") {
-      if (CONTROL_CHARACTER.test(v))
-        fields.push({ pointer: pointer || "/", message: "This contains control characters, which are not allowed." });
+      const fault = unsafeText(v);
+      if (fault) fields.push({ pointer: pointer || "/", message: `This contains ${fault}` });
       return;
     }
     if (typeof v === "number") {
@@ -171,8 +180,8 @@ export function unsafeValues(value: unknown, base = ""): FieldError[] {
       return;
     }
     for (const [key, item] of Object.entries(v)) {
-      if (CONTROL_CHARACTER.test(key))
-        fields.push({ pointer: pointer || "/", message: "A key contains control characters, which are not allowed." });
+      const fault = unsafeText(key);
+      if (fault) fields.push({ pointer: pointer || "/", message: `A key contains ${fault}` });
       else visit(item, `${pointer}/${escapePointer(key)}`, depth + 1);
     }
   };

@@ -21,6 +21,9 @@ const callFunction = (user: TestUser, id: string) =>
     input: { id },
   });
 
+const PROTOTYPE_KEY_REFUSED =
+  'The body is not accepted: JSON objects may not have a "__proto__" or "constructor.prototype" key.';
+
 const post = (user: TestUser, id: string, body: string, contentType = "application/json") =>
   user.client.request(`/functions/${id}/call`, { method: "POST", headers: { "content-type": contentType }, body });
 
@@ -121,6 +124,44 @@ describe("errors as the function's author reads them", () => {
   });
 });
 
+describe("a function's text with an unpaired surrogate", () => {
+  it("is refused on its field (name, code, params, a call's body), not stored as U+FFFD", async () => {
+    const owner = await signUp(ctx.app);
+    const UNPAIRED = "This contains an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
+    const create = (input: Record<string, unknown>) =>
+      owner.client.gql("mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }", { input });
+    const named = await create({ name: "half \ud800", code: "function main() { return 1; }" });
+    expect(named.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/name", message: UNPAIRED }],
+    });
+    const coded = await create({ name: "half", code: 'function main() { return "\udfff"; }' });
+    expect(coded.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/code", message: UNPAIRED }],
+    });
+
+    const id = await newFunction(owner, "function main(p) { return p.user_data; }");
+    const called = await owner.client.gql(
+      "mutation($input: CallFunctionInput!) { callFunction(input: $input) { id } }",
+      {
+        input: { id, params: { user_data: "\ud800" } },
+      },
+    );
+    expect(called.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/params/user_data", message: UNPAIRED }],
+    });
+    const posted = await post(owner, id, '{"user_data":"\\ud800"}');
+    expect(posted.status).toBe(400);
+    expect(await posted.json()).toEqual({
+      error: "The input is not valid.",
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/user_data", message: UNPAIRED }],
+    });
+  });
+});
+
 describe("the HTTP address refuses a body in the API's words", () => {
   it("too large, not JSON, empty or of another type: BAD_USER_INPUT with the status", async () => {
     const owner = await signUp(ctx.app);
@@ -145,6 +186,16 @@ describe("the HTTP address refuses a body in the API's words", () => {
     expect(got.status).toBe(405);
     expect(got.headers.get("allow")).toBe("POST");
     expect(await got.json()).toEqual({ error: "Call a function with POST and a JSON body.", code: "BAD_USER_INPUT" });
+  });
+
+  it("a body with a __proto__ or constructor.prototype key: refused, saying why", async () => {
+    const owner = await signUp(ctx.app);
+    const id = await newFunction(owner, "function main(p) { return p.user_data; }");
+    for (const body of ['{"user_data":{"__proto__":{"x":1}}}', '{"user_data":{"constructor":{"prototype":{}}}}']) {
+      const refused = await post(owner, id, body);
+      expect(refused.status, body).toBe(400);
+      expect(await refused.json()).toEqual({ error: PROTOTYPE_KEY_REFUSED, code: "BAD_USER_INPUT" });
+    }
   });
 });
 

@@ -44,6 +44,37 @@ describe("the GraphQL endpoint", () => {
     expect(unknown.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
   });
 
+  it("refuses a body with a __proto__ or constructor.prototype key, saying why, in GraphQL's shape", async () => {
+    const client = ctx.app.client();
+    const query = "query($v: JSON) { __typename }";
+    for (const variables of ['{"__proto__":{}}', '{"v":{"a":{"constructor":{"prototype":{"x":1}}}}}']) {
+      const answer = await client.request("/graphql", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: `{"query":${JSON.stringify(query)},"variables":${variables}}`,
+      });
+      expect(answer.status, variables).toBe(400);
+      expect(await answer.json()).toEqual({
+        data: null,
+        errors: [
+          {
+            message:
+              'The body is not accepted: JSON objects may not have a "__proto__" or "constructor.prototype" key.',
+            extensions: { code: "BAD_USER_INPUT" },
+          },
+        ],
+      });
+    }
+    // Malformed JSON is still answered as such.
+    const broken = await client.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"query":',
+    });
+    expect(broken.status).toBe(400);
+    expect((await broken.json()).errors?.[0].message).toMatch(/not valid JSON/);
+  });
+
   it("answers UNAUTHENTICATED without a session", async () => {
     for (const query of [
       "{ team { userId } }",

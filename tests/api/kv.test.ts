@@ -225,6 +225,38 @@ describe("address books without regard to case", () => {
   });
 });
 
+describe("text", () => {
+  const UNPAIRED = "This contains an unpaired UTF-16 surrogate (half of a character), which cannot be stored.";
+
+  it("with an unpaired surrogate is refused on its field, not stored altered; a whole pair is kept", async () => {
+    const owner = await signUp(ctx.app);
+    const value = await owner.client.gql("mutation($input: KvValueInput!) { createValue(input: $input) { key } }", {
+      input: { key: "half", value: "a\ud800" },
+    });
+    expect(value.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/value", message: UNPAIRED }],
+    });
+    const items = await createList(owner.client, { key: "halves", items: ["ok", "\udc00b"] });
+    expect(items.errors?.[0].extensions).toEqual({
+      code: "BAD_USER_INPUT",
+      fields: [{ pointer: "/items/1", message: UNPAIRED }],
+    });
+    const key = await owner.client.gql("mutation($input: KvValueInput!) { createValue(input: $input) { key } }", {
+      input: { key: "\udbff", value: "x" },
+    });
+    expect(key.errors?.[0].extensions?.fields).toEqual([{ pointer: "/key", message: UNPAIRED }]);
+    const { values } = await owner.client.gqlOk<{ values: { totalCount: number } }>("{ values { totalCount } }");
+    expect(values.totalCount).toBe(0);
+
+    await owner.client.gqlOk("mutation($input: KvValueInput!) { createValue(input: $input) { key } }", {
+      input: { key: "whole", value: "a\ud83d\ude00b" },
+    });
+    const kept = await owner.client.gqlOk<{ value: { value: string } }>('{ value(key: "whole") { value } }');
+    expect(kept.value.value).toBe("a😀b");
+  });
+});
+
 describe("values", () => {
   it("are created, read, paged, searched, updated, set in bulk and removed", async () => {
     const owner = await signUp(ctx.app);
@@ -744,6 +776,17 @@ describe("helpers for filters and functions", () => {
           "qnAddListItem",
           () => helpers.qnAddListItem("watch", "x\u0000"),
           "qnLib.qnAddListItem: An item cannot contain",
+        ],
+        // Half a surrogate pair (user code can make one) is refused, not stored as U+FFFD.
+        [
+          "qnAddSet surrogate",
+          () => helpers.qnAddSet("k3", "a\ud800"),
+          "qnLib.qnAddSet: A value cannot contain an unpaired UTF-16 surrogate",
+        ],
+        [
+          "qnUpsertList surrogate",
+          () => helpers.qnUpsertList("watch", { add_items: ["\udc00"] }),
+          "qnLib.qnUpsertList: An item cannot contain an unpaired UTF-16 surrogate",
         ],
       ];
       for (const [name, run, words] of refusals) {

@@ -256,7 +256,7 @@ export async function listEndpoints(
     orderBy?: store.EndpointOrder | null;
   },
 ) {
-  const first = pageSize(args.first, { refuse: { argument: "first", what: "endpoints" } });
+  const first = pageSize(args.first);
   const order = args.orderBy ?? "CREATED_AT_DESC";
   const after = cursorArgument(args.after, store.cursorShape);
   const tagIds = (args.tagIds ?? []).filter(isUuid);

@@ -1,6 +1,6 @@
 import type { Db } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
-import { connection, cursorArgument } from "../../platform/paging.ts";
+import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { endpointByKey } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
@@ -12,17 +12,11 @@ export async function listErrorLogs(
   args: { endpointExId: string; from: Date; to: Date; limit: number; nextAt?: string | null },
 ) {
   if (args.to < args.from) throw badInput([{ pointer: "/to", message: "The end is before the start." }]);
+  const size = pageSize(args.limit, { argument: "limit" });
   const before = cursorArgument(args.nextAt, store.errorLogCursorShape, "nextAt");
   const endpoint = await endpointByKey(db, accountId, args.endpointExId);
-  const rows = await store.listLogs(
-    db,
-    accountId,
-    endpoint.id,
-    { from: args.from, to: args.to },
-    args.limit + 1,
-    before,
-  );
-  return connection(rows, args.limit, store.errorLogCursorOf);
+  const rows = await store.listLogs(db, accountId, endpoint.id, { from: args.from, to: args.to }, size + 1, before);
+  return connection(rows, size, store.errorLogCursorOf);
 }
 
 export async function errorLogDetails(db: Db, accountId: string, endpointKey: string, requestId: string) {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../../platform/db/index.ts";
 import { AppError, type ErrorCode } from "../../platform/errors.ts";
+import { PrototypeKeyRefused } from "../../platform/json-body.ts";
 import { roleAtLeast } from "../../platform/roles.ts";
 import { assertSafeValues, validateInput } from "../../platform/validation.ts";
 import { SESSION_COOKIE } from "../account/service.ts";
@@ -44,7 +45,9 @@ function refusedBody(error: FastifyError, bodyLimit: number): { status: number; 
         ? "Send the call as application/json."
         : error.code === "FST_ERR_CTP_EMPTY_JSON_BODY"
           ? "Send a JSON object as the body ({} for no arguments)."
-          : "The body is not valid JSON.";
+          : error instanceof PrototypeKeyRefused
+            ? error.message
+            : "The body is not valid JSON.";
   return { status: error.statusCode, message };
 }
 

@@ -1,4 +1,5 @@
 import { AppError, badInput, type FieldError } from "../../platform/errors.ts";
+import { hasUnpairedSurrogate } from "../../platform/text.ts";
 import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 
 /**
@@ -90,9 +91,15 @@ export function checkWriteAllowance(limits: PlanKvLimits, periodOperations: numb
     );
 }
 
-/** A value within the plan's size, and text PostgreSQL can keep (no NUL: filters and functions can send one). */
+const UNPAIRED = "an unpaired UTF-16 surrogate (half of a character)";
+
+/**
+ * A value within the plan's size, and text PostgreSQL can keep as it is (no NUL, no unpaired surrogate:
+ * filters and functions can send either).
+ */
 export function checkValue(limits: PlanKvLimits, value: string, pointer: string) {
   if (value.includes("\u0000")) throw badInput([{ pointer, message: "A value cannot contain NUL characters." }]);
+  if (hasUnpairedSurrogate(value)) throw badInput([{ pointer, message: `A value cannot contain ${UNPAIRED}.` }]);
   const bytes = Buffer.byteLength(value, "utf8");
   if (bytes > limits.valueBytes)
     throw badInput([
@@ -108,13 +115,14 @@ export function checkKey(key: string, pointer: string) {
     throw badInput([{ pointer, message: "A key is 1 to 128 letters, digits, underscores, dashes, dots or colons." }]);
 }
 
-/** Why an item is refused, or null: trimmed, 1..MAX_ITEM_CHARS, no control characters or commas. */
+/** Why an item is refused, or null: trimmed, 1..MAX_ITEM_CHARS, no control characters, commas or unpaired surrogates. */
 export function itemProblem(item: string): string | null {
   if (item.length === 0) return "An item cannot be empty.";
   if (item.length > MAX_ITEM_CHARS) return `An item is at most ${MAX_ITEM_CHARS} characters.`;
   // Commas and line breaks separate items in an uploaded file, so no item may hold one.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f,]/.test(item)) return "An item cannot contain commas or control characters.";
+  if (hasUnpairedSurrogate(item)) return `An item cannot contain ${UNPAIRED}.`;
   if (item.trim() !== item) return "An item cannot start or end with spaces.";
   return null;
 }

@@ -158,7 +158,7 @@ export async function deleteCollection(db: Db, accountId: string, kind: Collecti
 }
 
 export async function collectionsPage(db: Db, accountId: string, kind: CollectionKind, args: PageArgs) {
-  const size = pageSize(args.limit);
+  const size = pageSize(args.limit, { argument: "limit" });
   const search = searchOf(args.searchTerm);
   const after = cursorArgument(args.after, ["string"] as const);
   const [rows, totalCount] = await Promise.all([
@@ -175,8 +175,8 @@ export async function getCollection(db: Db, accountId: string, kind: CollectionK
 
 /** A list or set with one page of its items (a list's in order, a set's by item). */
 export async function collectionDetail(db: Db, accountId: string, kind: CollectionKind, key: string, args: PageArgs) {
-  // The arguments are checked before the key is looked up: a bad cursor is the caller's mistake either way.
-  const size = pageSize(args.limit);
+  // The arguments are checked before the key is looked up (server/platform/paging.ts).
+  const size = pageSize(args.limit, { argument: "limit" });
   const search = searchOf(args.searchTerm);
   const after = cursorArgument(args.after, [kind === "LIST" ? "integer" : "string"] as const);
   const collection = await getCollection(db, accountId, kind, key);

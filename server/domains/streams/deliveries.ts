@@ -21,8 +21,8 @@ export async function listDeliveries(
   args: { first?: number | null; after?: string | null; outcomes?: string[] | null; search?: string | null },
 ) {
   const after = cursorArgument(args.after, store.deliveryCursorShape);
-  await ownedStream(db, accountId, id, product);
   const size = pageSize(args.first, { fallback: 50 });
+  await ownedStream(db, accountId, id, product);
   const [rows, days] = await Promise.all([
     store.deliveries(db, accountId, id, { limit: size + 1, after, outcomes: args.outcomes, search: args.search }),
     store.deliveryHistoryDays(db, accountId),

@@ -69,11 +69,13 @@ const payloadInput = { schema: "stream#/$defs/payloadInput", of: (args: unknown)
 export const streamResolvers: Resolvers = {
   Query: {
     streams: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await service.listStreams(ctx.db, accountId, "STREAM", {
-        first: args.limit,
-        after: args.after,
-        search: args.search,
-      });
+      const page = await service.listStreams(
+        ctx.db,
+        accountId,
+        "STREAM",
+        { first: args.limit, after: args.after, search: args.search },
+        "limit",
+      );
       return {
         streams: await streamViews(ctx, accountId, page.rows),
         pageInfo: page.pageInfo,

@@ -358,13 +358,15 @@ export async function ownedStream(db: Executor, accountId: string, id: string, p
   return foundOr(await store.getStream(db, accountId, id, product), productName(product));
 }
 
+/** The account's streams (or webhooks), newest first; `sizeArgument` is what the query calls `first`. */
 export async function listStreams(
   db: Db,
   accountId: string,
   product: store.Product,
   args: { first?: number | null; after?: string | null; search?: string | null },
+  sizeArgument = "first",
 ) {
-  const size = pageSize(args.first);
+  const size = pageSize(args.first, { argument: sizeArgument });
   const page = await store.listStreams(db, accountId, product, {
     limit: size + 1,
     after: cursorArgument(args.after, store.streamCursorShape),
@@ -382,8 +384,8 @@ export async function streamLogs(
   args: { first?: number | null; after?: string | null; levels?: string[] | null; searchText?: string | null },
 ) {
   const after = cursorArgument(args.after, store.logCursorShape);
-  await ownedStream(db, accountId, id, product);
   const size = pageSize(args.first, { fallback: 50 });
+  await ownedStream(db, accountId, id, product);
   const rows = await store.logs(db, accountId, id, {
     limit: size + 1,
     after,

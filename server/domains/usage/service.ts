@@ -202,7 +202,7 @@ export async function topEndpoints(
   args: { limit?: number | null; periodIndex?: number | null },
   now = new Date(),
 ) {
-  const limit = pageSize(args.limit, { fallback: 5, refuse: { argument: "limit", what: "endpoints" } });
+  const limit = pageSize(args.limit, { argument: "limit", fallback: 5 });
   const sub = await subscriptionOrFail(db, accountId);
   const period = billingPeriod(sub, now, args.periodIndex ?? 0);
   const rows = await store.topEndpoints(db, accountId, period.start, period.end, limit);

@@ -123,6 +123,7 @@ function genericViolations(scalar: string): { what: string; value: unknown }[] {
       return [
         { what: "NUL", value: "a\u0000b" },
         { what: "a control character", value: "a\u0008b" },
+        { what: "an unpaired surrogate", value: "a\ud800b" },
       ];
     case "Float":
       return [
@@ -134,6 +135,7 @@ function genericViolations(scalar: string): { what: string; value: unknown }[] {
         { what: "nested 5000 deep", value: DEEP_JSON },
         { what: "20,000 values", value: new Array(20_000).fill(0) },
         { what: "NUL inside", value: { proof: "a\u0000b" } },
+        { what: "an unpaired surrogate in a key inside", value: { "\udc00": 1 } },
         { what: "above 2^53 inside", value: { proof: 2 ** 53 + 2 } },
       ];
     default:

@@ -69,22 +69,23 @@ describe("cursor codec", () => {
 });
 
 describe("page size", () => {
-  it("brings the asked size within 1..max, with a fallback when none is asked", () => {
+  it("is the asked size, or the fallback when none is asked", () => {
     expect(pageSize(undefined)).toBe(20);
     expect(pageSize(null, { fallback: 50 })).toBe(50);
-    expect(pageSize(0)).toBe(1);
-    expect(pageSize(1000)).toBe(500);
-    expect(pageSize(300, { max: 200 })).toBe(200);
+    expect(pageSize(1)).toBe(1);
+    expect(pageSize(500)).toBe(500);
+    expect(pageSize(200, { max: 200 })).toBe(200);
   });
 
-  it("refuses a size out of range on its argument when the list says so", () => {
-    const rule = { refuse: { argument: "first", what: "endpoints" } };
-    expect(pageSize(500, rule)).toBe(500);
-    for (const size of [0, 501, 2.5])
-      expect(refusal(() => pageSize(size, rule))).toMatchObject({
+  it("refuses a size that is not a whole number from 1 to max, on its argument (first unless named)", () => {
+    for (const size of [-5, 0, 501, 2.5, Number.NaN])
+      expect(refusal(() => pageSize(size))).toMatchObject({
         code: "BAD_USER_INPUT",
-        fields: [{ pointer: "/first", message: "Ask for 1 to 500 endpoints at a time." }],
+        fields: [{ pointer: "/first", message: "Give a page size from 1 to 500." }],
       });
+    expect(refusal(() => pageSize(201, { argument: "limit", max: 200 }))).toMatchObject({
+      fields: [{ pointer: "/limit", message: "Give a page size from 1 to 200." }],
+    });
   });
 });
 

@@ -21,6 +21,25 @@ describe("unsafeValues: what no argument may hold, named by pointer", () => {
     expect(unsafeValues({ x: Number.NaN }, "/params").map((f) => f.pointer)).toEqual(["/params/x"]);
   });
 
+  it("names unpaired surrogates in values and keys, and passes whole pairs", () => {
+    expect(unsafeValues({ emoji: "a\ud83d\ude00b", name: "a\ud800", list: ["\udc00"], map: { "\udbff": 1 } })).toEqual([
+      {
+        pointer: "/name",
+        message: "This contains an unpaired UTF-16 surrogate (half of a character), which cannot be stored.",
+      },
+      {
+        pointer: "/list/0",
+        message: "This contains an unpaired UTF-16 surrogate (half of a character), which cannot be stored.",
+      },
+      {
+        pointer: "/map",
+        message: "A key contains an unpaired UTF-16 surrogate (half of a character), which cannot be stored.",
+      },
+    ]);
+    // Reversed halves are two halves alone.
+    expect(unsafeValues("\ude00\ud83d")).toHaveLength(1);
+  });
+
   it("names a value nested too deep or too large where it goes wrong, without overflowing the stack", () => {
     const deep = unsafeValues({ params: nested(100_000) });
     expect(deep).toHaveLength(1);
