@@ -30,6 +30,8 @@
  * calls, so both see the same load.
  */
 import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createFilter } from "../../server/dataplane/sandbox/filter.ts";
 import { InThreadSandbox } from "../../server/dataplane/sandbox/in-thread.ts";
 import { runFiltersOn } from "../../server/dataplane/sandbox/process.ts";
@@ -109,11 +111,14 @@ const CASE_MS = Number(process.env.BENCH_FILTER_CASE_MS ?? 1_000);
 /** Where filters run: the engine's thread (the engine's own process) or the sandbox process. */
 export const FILTER_HOSTS = ["engine thread", "sandbox process"] as const;
 export type FilterHost = (typeof FILTER_HOSTS)[number];
-// As server/engine.ts does: filters on this thread unless told otherwise (offThread).
+// As server/engine.ts does: filters on this thread unless told otherwise (offThread), watched by its thread.
 runFiltersOn(
-  new InThreadSandbox((message) => {
-    throw new Error(`V8 lost control of an isolate: ${message}`);
-  }),
+  new InThreadSandbox(
+    (message) => {
+      throw new Error(`V8 lost control of an isolate: ${message}`);
+    },
+    join(tmpdir(), `nodeplane-bench-lost-${process.pid}.json`),
+  ),
 );
 
 export interface FilterBenchRow {

@@ -275,7 +275,7 @@ export const listFunctions = (db: Db, accountId: string) => store.listFunctions(
 
 /** The functions overview: newest first, `limit` at a time. */
 export async function functionsPage(db: Db, accountId: string, args: { limit?: number | null; after?: string | null }) {
-  const size = pageSize(args.limit);
+  const size = pageSize(args.limit, { argument: "limit" });
   const page = await store.listFunctionsPage(db, accountId, {
     limit: size + 1,
     after: cursorArgument(args.after, store.createdCursorShape),
@@ -477,8 +477,8 @@ export async function history(
   args: { first?: number | null; after?: string | null },
 ) {
   const after = cursorArgument(args.after, store.createdCursorShape);
-  await getFunction(db, accountId, id);
   const size = pageSize(args.first);
+  await getFunction(db, accountId, id);
   const rows = await store.listActivations(db, accountId, id, { limit: size + 1, after });
   return connection(rows, size, store.createdCursorOf);
 }
@@ -537,8 +537,8 @@ export async function logs(
   args: { first?: number | null; after?: string | null; levels?: readonly string[] | null; searchText?: string | null },
 ) {
   const after = cursorArgument(args.after, store.logCursorShape);
-  await getFunction(db, accountId, id);
   const size = pageSize(args.first, { fallback: 50 });
+  await getFunction(db, accountId, id);
   const rows = await store.listLogLines(db, accountId, id, {
     limit: size + 1,
     after,
