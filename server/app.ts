@@ -22,6 +22,7 @@ import { type ChainNodes, startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
+import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -97,6 +98,7 @@ export interface BuildOptions {
 
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
   const log = createLogger(config.logLevel, options.logDestination);
+  logSandboxTo(log.child({ component: "sandbox" }));
   // The database server and the local chain nodes are processes of their own: they start while this one
   // checks the registry, migrates and seeds, instead of one after another.
   const databaseStarting = startDatabaseServer(config, log);

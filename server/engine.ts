@@ -18,7 +18,7 @@ import path from "node:path";
 import { type ChainNodes, startChainNodes, staticUpstreams, type Upstream } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
-import { runFiltersOn } from "./dataplane/sandbox/process.ts";
+import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
 import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
@@ -67,15 +67,18 @@ const lostFile = path.join(
     .slice(0, 16)}.json`,
 );
 const lost = takeLostFilter(lostFile);
+// Stream filters are labelled "stream <id>" (runner.ts).
+const lostStream = lost?.label ? /^stream (.+)$/.exec(lost.label)?.[1] : undefined;
+logSandboxTo(log);
 const inThread = new InThreadSandbox((message) => {
   log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
   process.exit(70);
 }, lostFile);
 const CAREFUL_MS = 10 * 60_000;
 const restartedAfter = process.env[RESTARTED_AFTER_ENV];
-if (lost?.label) {
+if (lost && lostStream) {
   log.warn(
-    { restartedAfter, streamId: lost.label, reason: lost.reason },
+    { restartedAfter, streamId: lostStream, reason: lost.reason },
     "a stream's filter ended the previous engine; that filter runs in the sandbox process",
   );
   runFiltersOn(inThread);
@@ -93,7 +96,7 @@ const engine = startStreamEngine({
     functionInvoker: functionInvoker(db),
   },
   filterHelpers: kvFilterHelpers(db),
-  sandboxSuspects: lost?.label ? new Map([[lost.label, lost.reason]]) : undefined,
+  sandboxSuspects: lost && lostStream ? new Map([[lostStream, lost.reason]]) : undefined,
   log,
   config,
   upstreams: nodes,

@@ -356,7 +356,7 @@ export class StreamRunner {
         version: row.filterVersion as FilterVersion,
         helpers: this.deps.filterHelpers?.(row.accountId),
         measureHeap: false,
-        label: row.id,
+        label: `stream ${row.id}`,
         offThread: suspected !== undefined,
       });
       const syntax = await filter.check();

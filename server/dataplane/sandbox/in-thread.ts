@@ -93,7 +93,6 @@ export class InThreadSandbox extends SandboxHost {
   /** [filter id of the frame being handled (0: none), frames handled, its time limit], read by the watch. */
   private readonly state = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
   private watch: Worker | null = null;
-  private readonly labels = new Map<number, string>();
 
   /**
    * `onLost`: V8 lost control of an isolate; the process must end (its supervisor starts a new one).
@@ -123,13 +122,12 @@ export class InThreadSandbox extends SandboxHost {
   }
 
   protected override labelled(fid: number, label: string): void {
-    this.labels.set(fid, label);
     this.watch?.postMessage({ fid, label });
   }
 
   override close(fid: number): void {
+    if (this.labels.has(fid)) this.watch?.postMessage({ fid, label: null });
     super.close(fid);
-    if (this.labels.delete(fid)) this.watch?.postMessage({ fid, label: null });
   }
 
   protected send(header: ToHost, body?: string): void {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Logger } from "pino";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
 import {
   FILTER_HELPER_NAMES,
@@ -177,7 +178,9 @@ export abstract class SandboxHost {
   protected abstract idle(): void;
   /** V8 lost control of an isolate (see isolates.ts). */
   protected abstract fatal(fid: number | null, message: string): void;
-  /** A filter is opened with a label (see open); only a host that names culprits keeps it. */
+  /** Whose filter each open filter is, when it was opened with a label (see open). */
+  protected readonly labels = new Map<number, string>();
+  /** A filter was opened with a label (a host that tells others whose filter it is, see in-thread.ts). */
   protected labelled(_fid: number, _label: string): void {}
 
   newId(): number {
@@ -190,7 +193,10 @@ export abstract class SandboxHost {
    */
   open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string, label?: string) {
     this.ensureStarted();
-    if (label !== undefined) this.labelled(fid, label);
+    if (label !== undefined) {
+      this.labels.set(fid, label);
+      this.labelled(fid, label);
+    }
     const generation = this.generation;
     return new Promise<{ error: FilterError | null; generation: number; lost?: SandboxLoss }>((resolve, reject) => {
       this.opens.set(fid, { resolve: (error, lost) => resolve({ error, generation, lost }), reject });
@@ -249,6 +255,7 @@ export abstract class SandboxHost {
 
   close(fid: number): void {
     this.kept.delete(fid);
+    this.labels.delete(fid);
     this.send({ op: "close", fid });
   }
 
@@ -320,9 +327,11 @@ export abstract class SandboxHost {
 
   /**
    * Fails what was in flight when the sandbox was lost (`why`); the next call starts a new one.
-   * `culprit`: the filter that crashed it, when known.
+   * `culprit`: the filter that crashed it, when known. Returns the filters blamed and the calls failed.
    */
-  protected failInFlight(culprit: number | null, why: string): void {
+  protected failInFlight(culprit: number | null, why: string): { blamed: number[]; failed: number } {
+    const blamed: number[] = [];
+    const failed = this.calls.size + this.opens.size;
     this.generation++;
     const now = Date.now();
     // Of a filter's calls sent ahead (see Filter.run), only the first can have been running: the
@@ -339,6 +348,7 @@ export abstract class SandboxHost {
       seen.add(call.fid);
       const guilty =
         culprit !== null ? first && call.fid === culprit : stuck ? call === stuck : first && overdueAt(call);
+      if (guilty) blamed.push(call.fid);
       settle(call, {
         error: guilty
           ? culprit !== null
@@ -355,12 +365,14 @@ export abstract class SandboxHost {
     this.calls.clear();
     this.kept.clear();
     for (const [fid, open] of this.opens) {
-      if (fid === culprit)
+      if (fid === culprit) {
+        blamed.push(fid);
         open.resolve({ kind: "MEMORY", message: `filter crashed the sandbox while loading: ${why}` }, "culprit");
-      else open.reject(new SandboxRestarted(`${why}; the filter could not be loaded, retry`));
+      } else open.reject(new SandboxRestarted(`${why}; the filter could not be loaded, retry`));
     }
     this.opens.clear();
     this.idle();
+    return { blamed, failed };
   }
 }
 
@@ -464,8 +476,26 @@ export class SandboxProcess extends SandboxHost {
     this.child = null;
     this.socket = null;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    this.failInFlight(culprit, why);
+    const labels = new Map(this.labels);
+    const { blamed, failed } = this.failInFlight(culprit, why);
+    if (child && failed > 0)
+      sandboxLog?.warn(
+        {
+          lane: this.lane,
+          blamed: blamed.map((fid) => labels.get(fid) ?? `unlabelled filter ${fid}`),
+          failedCalls: failed,
+        },
+        `sandbox process replaced: ${why}`,
+      );
   }
+}
+
+/** Where replacements of the sandbox processes are told (see logSandboxTo). */
+let sandboxLog: Pick<Logger, "warn"> | null = null;
+
+/** The service's log, for the sandbox processes' replacements: why, which filter was blamed, how many calls failed. */
+export function logSandboxTo(log: Pick<Logger, "warn">): void {
+  sandboxLog = log;
 }
 
 const lanes = { fast: new SandboxProcess("fast"), slow: new SandboxProcess("slow") };

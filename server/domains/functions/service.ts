@@ -222,6 +222,7 @@ export async function runCode(
     },
     helpers,
     offThread: true,
+    label: warm ? `function ${warm.functionId}` : "function test",
   };
   const input = { data, metadata };
   const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));

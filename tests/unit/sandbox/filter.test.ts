@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sandboxProcess } from "../../../server/dataplane/sandbox/process.ts";
+import { logSandboxTo, sandboxProcess } from "../../../server/dataplane/sandbox/process.ts";
 import { failed, filter, filterCases } from "./filter-cases.ts";
 
 filterCases("sandbox process");
@@ -36,7 +36,12 @@ describe("filter sandbox: the sandbox process", () => {
 
   it("a fast sandbox that stops answering blames the call it was running, not the calls queued behind it", async () => {
     // Another filter (in the service, another account's) whose call was sent behind the stuck one.
-    const stuck = await filter("function main() { return 'stuck' }", { limits: { timeoutMs: 300 } });
+    const stuck = await filter("function main() { return 'stuck' }", {
+      limits: { timeoutMs: 300 },
+      label: "stream of the stuck filter",
+    });
+    const told: { fields: object; message: string }[] = [];
+    logSandboxTo({ warn: (fields: object, message?: string) => told.push({ fields, message: message ?? "" }) });
     const bystander = await filter("function main() { return 'fine' }", { limits: { timeoutMs: 300 } });
     expect(await stuck.check()).toBeNull();
     expect(await bystander.check()).toBeNull();
@@ -52,6 +57,13 @@ describe("filter sandbox: the sandbox process", () => {
     expect(stuckFailed.kind).toBe("TIMEOUT");
     expect(behindFailed).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
     expect(sandboxProcess().pid).not.toBe(pid);
+    // The operator's log says why, whom it blamed and what it cost.
+    expect(told).toEqual([
+      {
+        fields: { lane: "fast", blamed: ["stream of the stuck filter"], failedCalls: 2 },
+        message: expect.stringMatching(/^sandbox process replaced: the sandbox process stopped answering/),
+      },
+    ]);
     expect(await bystander.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"fine"' });
   }, 30_000);
 
