@@ -205,7 +205,7 @@ export interface FunctionNewFunction {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128, up to the largest the plan allows (functionPermissions.memorySizes); runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
 }
@@ -246,7 +246,7 @@ export interface FunctionTestInput {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128, up to the largest the plan allows (functionPermissions.memorySizes); runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
   /**
@@ -274,7 +274,7 @@ export interface FunctionUpdateInput {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128, up to the largest the plan allows (functionPermissions.memorySizes); runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
 }
@@ -772,7 +772,7 @@ export interface StreamCreateWithFunctionInput {
      */
     timeoutSec?: number;
     /**
-     * Memory a run has, 128 to 1024 in steps of 128, up to the largest the plan allows (functionPermissions.memorySizes); runs are billed for it (GB-seconds).
+     * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
      */
     memoryMb?: number;
   };
@@ -989,7 +989,7 @@ export interface StreamNewFunctionTestInput {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128, up to the largest the plan allows (functionPermissions.memorySizes); runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
 }
