@@ -116,11 +116,6 @@ export class WarmIsolates {
     };
   }
 
-  /** Drops every isolate not running a call (tests, and a service shutting down). */
-  clear(): void {
-    for (const [k, entry] of this.kept) if (entry.calls === 0) this.drop(k, entry);
-  }
-
   private async runCold(options: FilterOptions, input: FilterInput): Promise<FilterOutcome> {
     const filter = this.create(options);
     try {

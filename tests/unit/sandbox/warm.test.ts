@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { FilterOutcome } from "../../../server/dataplane/sandbox/types.ts";
 import { runWarm, type WarmFilter, WarmIsolates, type WarmLimits } from "../../../server/dataplane/sandbox/warm.ts";
 
@@ -157,6 +157,27 @@ describe("the warm heap budget", () => {
     endAll("a/f3");
     await Promise.all(running);
     expect(FakeFilter.made.some((f) => f.disposedMidCall)).toBe(false);
+  });
+
+  it("drops isolates idle past idleMs, never one whose call runs longer", async () => {
+    vi.useFakeTimers();
+    try {
+      const pool = fakePool({ idleMs: 1_000 });
+      const idle = call(pool, "a", "f1", 128);
+      endAll("a/f1");
+      await idle;
+      const long = call(pool, "a", "f2", 128);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(made("a/f1")[0].disposed).toBe(true);
+      expect(made("a/f2")[0].disposed).toBe(false);
+      endAll("a/f2");
+      await long;
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(made("a/f2")[0]).toMatchObject({ disposed: true, disposedMidCall: false });
+      expect(pool.usage()).toMatchObject({ isolates: 0, heapBytes: 0, accountBytes: {} });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("keeps a function's real isolate through its call while others come and go", async () => {
