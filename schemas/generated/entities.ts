@@ -208,7 +208,7 @@ export interface FunctionNewFunction {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
 }
@@ -249,7 +249,7 @@ export interface FunctionTestInput {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
   /**
@@ -277,7 +277,7 @@ export interface FunctionUpdateInput {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
 }
@@ -775,7 +775,7 @@ export interface StreamCreateWithFunctionInput {
      */
     timeoutSec?: number;
     /**
-     * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+     * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
      */
     memoryMb?: number;
   };
@@ -992,7 +992,7 @@ export interface StreamNewFunctionTestInput {
    */
   timeoutSec?: number;
   /**
-   * Memory a run has, 128 to 1024 in steps of 128; runs are billed for it (GB-seconds).
+   * Memory a run has, 128 to 1024 in steps of 128, up to the largest your plan allows; runs are billed for it (GB-seconds).
    */
   memoryMb?: number;
 }

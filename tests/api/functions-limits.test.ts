@@ -6,8 +6,9 @@ import { openDatabase } from "../../server/platform/db/index.ts";
 import { signUp, type TestUser, useTestApp } from "../support/api.ts";
 import { putOnPlan } from "../support/plans.ts";
 
-// Functions against a careless or hostile user: the plan's cap on functions per account, and how long
-// runs' logs are kept (schemas/catalogue/function-limits.json), shown with the functions overview.
+// Functions against a careless or hostile user: the plan's cap on functions per account, the largest
+// memory size a function may have, and how long runs' logs are kept (schemas/catalogue/function-limits.json),
+// shown with the functions overview and permissions.
 
 const ctx = useTestApp();
 const db = () => openDatabase(ctx.app.database.url, 2);
@@ -116,6 +117,111 @@ describe("run logs", () => {
         .where(eq(functionActivations.functionId, payingFn));
       await pruneRunLogs(database);
       expect(await logsOf(paying, payingFn)).toEqual([]);
+    } finally {
+      await database.$client.end();
+    }
+  });
+});
+
+const memorySizes = async (user: TestUser) =>
+  (
+    await user.client.gqlOk<{ functionPermissions: { memorySizes: number[] } }>(
+      "{ functionPermissions { memorySizes } }",
+    )
+  ).functionPermissions.memorySizes;
+
+const update = (user: TestUser, input: Record<string, unknown>) =>
+  user.client.gql<{ updateFunction: { version: number } }>(
+    "mutation($input: UpdateFunctionInput!) { updateFunction(input: $input) { version } }",
+    { input },
+  );
+
+const tooLarge = (pointer: string, largest: number) => [
+  {
+    pointer,
+    message: `Your plan allows functions up to ${largest} MB of memory. Choose ${largest} MB or less, or upgrade your plan.`,
+  },
+];
+
+describe("memory sizes", () => {
+  it("are the plan's: listed in the permissions, larger ones refused at create, update and test", async () => {
+    const free = await signUp(ctx.app);
+    const database = db();
+    try {
+      expect(await memorySizes(free)).toEqual([128, 256]);
+      const code = "function main(p) { return 1; }";
+      const refused = await free.client.gql(
+        "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+        { input: { name: "big", code, memoryMb: 1024 } },
+      );
+      expect(refused.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+      expect(refused.errors?.[0].extensions?.fields).toEqual(tooLarge("/memoryMb", 256));
+      const tested = await free.client.gql(
+        "mutation($input: TestFunctionInput!) { testFunction(input: $input) { success } }",
+        { input: { code, memoryMb: 384 } },
+      );
+      expect(tested.errors?.[0].extensions?.fields).toEqual(tooLarge("/memoryMb", 256));
+
+      const fits = await free.client.gqlOk<{ createFunction: { id: string } }>(
+        "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+        { input: { name: "fits", code, memoryMb: 256 } },
+      );
+      const id = fits.createFunction.id;
+      expect((await update(free, { id, memoryMb: 512 })).errors?.[0].extensions?.fields).toEqual(
+        tooLarge("/memoryMb", 256),
+      );
+      expect((await update(free, { id, memoryMb: 128 })).data?.updateFunction.version).toBe(2);
+
+      await putOnPlan(database, free.viewer.id, "b6_build");
+      expect(await memorySizes(free)).toEqual([128, 256, 384, 512]);
+      expect((await update(free, { id, memoryMb: 512 })).data?.updateFunction.version).toBe(3);
+      expect((await update(free, { id, memoryMb: 640 })).errors?.[0].extensions?.fields).toEqual(
+        tooLarge("/memoryMb", 512),
+      );
+      await putOnPlan(database, free.viewer.id, "b6_accelerate");
+      expect(await memorySizes(free)).toEqual([128, 256, 384, 512, 640, 768, 896, 1024]);
+      expect((await update(free, { id, memoryMb: 1024 })).errors).toBeUndefined();
+    } finally {
+      await database.$client.end();
+    }
+  });
+
+  it("past the plan after a downgrade: the function keeps its setting, its runs get and are billed the plan's largest", async () => {
+    const user = await signUp(ctx.app);
+    const database = db();
+    try {
+      await putOnPlan(database, user.viewer.id, "b6_accelerate");
+      const { createFunction } = await user.client.gqlOk<{ createFunction: { id: string } }>(
+        "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+        { input: { name: "large", code: "function main(p) { return p.data; }", memoryMb: 1024 } },
+      );
+      const id = createFunction.id;
+      await putOnPlan(database, user.viewer.id, "b6_free");
+
+      const { callFunction } = await user.client.gqlOk<{
+        callFunction: { success: boolean; memoryLimit: number; duration: number; billable: number };
+      }>(
+        "mutation($input: CallFunctionInput!) { callFunction(input: $input) { success memoryLimit duration billable } }",
+        {
+          input: { id, params: 7 },
+        },
+      );
+      expect(callFunction).toMatchObject({ success: true, memoryLimit: 256 });
+      expect(callFunction.billable).toBeCloseTo(
+        (256 * Math.max(1, Math.ceil(callFunction.duration))) / 1024 / 1000,
+        12,
+      );
+
+      // The settings form sends the size it shows: unchanged, it is kept; a rename is not refused for it.
+      expect((await update(user, { id, name: "renamed", memoryMb: 1024 })).errors).toBeUndefined();
+      const { function: fn } = await user.client.gqlOk<{ function: { name: string; limits: { memory: number } } }>(
+        "query($id: ID!) { function(id: $id) { name limits { memory } } }",
+        { id },
+      );
+      expect(fn).toEqual({ name: "renamed", limits: { memory: 1024 } });
+      expect((await update(user, { id, memoryMb: 512 })).errors?.[0].extensions?.fields).toEqual(
+        tooLarge("/memoryMb", 256),
+      );
     } finally {
       await database.$client.end();
     }

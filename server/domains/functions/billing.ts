@@ -28,16 +28,22 @@ export function gbSecondCharge(limits: PlanFunctionLimits, gbSeconds: number) {
 /**
  * A plan that sells no GB-seconds past its included ones refuses a run once they are used (CONFLICT),
  * as it refuses key-value writes: the run that crosses the line completes, the next one is refused.
+ * Answers the plan's limits, which the run is held to.
  */
-export async function checkRunAllowance(db: Executor, accountId: string, now = new Date()): Promise<void> {
+export async function checkRunAllowance(
+  db: Executor,
+  accountId: string,
+  now = new Date(),
+): Promise<PlanFunctionLimits> {
   const limits = await functionLimitsOf(db, accountId);
-  if (limits.centsPerMillionGbSeconds !== null) return;
+  if (limits.centsPerMillionGbSeconds !== null) return limits;
   const period = billingPeriod(foundOr(await subscriptionOf(db, accountId), "The subscription"), now);
   const used = gbSecondsOf(await store.accountMbMs(db, accountId, period.start, period.end));
   if (used >= limits.gbSecondsPerPeriod)
     throw conflict(
       `Your plan includes ${limits.gbSecondsPerPeriod.toLocaleString("en-US")} GB-seconds of function runs per billing period, and they are used. Upgrade your plan to run functions again before the next period.`,
     );
+  return limits;
 }
 
 /**

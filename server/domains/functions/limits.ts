@@ -1,17 +1,23 @@
-import { conflict } from "../../platform/errors.ts";
+import { badInput, conflict } from "../../platform/errors.ts";
 import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 
 /**
  * Every per-plan limit of functions, in one place (schemas/catalogue/function-limits.json): how many
- * functions an account may have, how long run logs are kept, and the GB-seconds a billing period includes
- * and their price (billing.ts prices them). Each check answers with the limit in words.
+ * functions an account may have, how long run logs are kept, the largest memory size a function may
+ * have, and the GB-seconds a billing period includes and their price (billing.ts prices them). Each check
+ * answers with the limit in words.
  */
+
+/** The memory sizes a function may have (MB): 128 to 1024 in steps of 128, as the function entity schema says. */
+export const FUNCTION_MEMORY_SIZES_MB = [128, 256, 384, 512, 640, 768, 896, 1024] as const;
 
 export interface PlanFunctionLimits {
   /** Functions one account may have. */
   functions: number;
   /** Days a run's console lines are kept (see pruneRunLogs). */
   logRetentionDays: number;
+  /** The largest memory size (MB) a function may have, one of FUNCTION_MEMORY_SIZES_MB. */
+  maxMemoryMb: number;
   /** GB-seconds included in a billing period. */
   gbSecondsPerPeriod: number;
   /** The price of a million GB-seconds past the included ones; null: runs past them are refused. */
@@ -30,4 +36,19 @@ export function checkFunctionCount(limits: PlanFunctionLimits, functionsAfter: n
     throw conflict(
       `Your plan allows ${limits.functions.toLocaleString("en-US")} functions, and this account has them. Delete one or upgrade your plan.`,
     );
+}
+
+/** The memory sizes the plan allows, smallest first (functionPermissions.memorySizes). */
+export const memorySizesOf = (limits: PlanFunctionLimits): number[] =>
+  FUNCTION_MEMORY_SIZES_MB.filter((mb) => mb <= limits.maxMemoryMb);
+
+/** A memory size past the plan's largest is refused on the field that gives it, naming the largest. */
+export function checkMemorySize(limits: PlanFunctionLimits, memoryMb: number | undefined, pointer: string): void {
+  if (memoryMb !== undefined && memoryMb > limits.maxMemoryMb)
+    throw badInput([
+      {
+        pointer,
+        message: `Your plan allows functions up to ${limits.maxMemoryMb} MB of memory. Choose ${limits.maxMemoryMb} MB or less, or upgrade your plan.`,
+      },
+    ]);
 }

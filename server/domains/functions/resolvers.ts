@@ -7,6 +7,7 @@ import { streamPermissions } from "../streams/permissions.ts";
 import type { StreamPermissionsView } from "../streams/resolvers.ts";
 import { blockPayload, streamsDeliveringTo } from "../streams/service.ts";
 import { callPath } from "./http.ts";
+import { functionLimitsOf, memorySizesOf, type PlanFunctionLimits } from "./limits.ts";
 import * as service from "./service.ts";
 import { createQuickFunction, FUNCTION_TEMPLATES } from "./templates.ts";
 
@@ -33,10 +34,10 @@ const logView = (row: service.LogLineRow) => ({
   message: row.message,
 });
 
-/** The networks and datasets a call may read a block from are the streams' own. */
-const permissionsView = (streams: StreamPermissionsView) => ({
+/** The networks and datasets a call may read a block from are the streams' own; the memory sizes, the plan's. */
+const permissionsView = (streams: StreamPermissionsView, limits: PlanFunctionLimits) => ({
   languages: service.languageOptions(),
-  memorySizes: [...service.FUNCTION_MEMORY_SIZES_MB],
+  memorySizes: memorySizesOf(limits),
   maxTimeoutSec: service.MAX_FUNCTION_TIMEOUT_SEC,
   chainConfigs: streams.chainConfigs,
 });
@@ -100,7 +101,10 @@ export const functionResolvers: Resolvers = {
     ),
     functionsPlan: field("VIEWER", ({ ctx, accountId }) => service.functionsPlan(ctx.db, accountId)),
     functionPermissions: field("VIEWER", async ({ ctx, accountId }) =>
-      permissionsView(await streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId))),
+      permissionsView(
+        await streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId)),
+        await functionLimitsOf(ctx.db, accountId),
+      ),
     ),
     functionTemplates: field("VIEWER", async ({ ctx, accountId }) => {
       await requireQuickFunctions(ctx, accountId);

@@ -17,15 +17,20 @@ import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
-import { checkFunctionCount, fallbackFunctionLimits, functionLimitsOf, PLAN_FUNCTION_LIMITS } from "./limits.ts";
+import {
+  checkFunctionCount,
+  checkMemorySize,
+  fallbackFunctionLimits,
+  functionLimitsOf,
+  PLAN_FUNCTION_LIMITS,
+  type PlanFunctionLimits,
+} from "./limits.ts";
 import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
 
 export type { ActivationRow, FunctionRow, FunctionVersionRow, LogLineRow } from "./store.ts";
 
-/** The memory sizes a function may have (MB): 128 to 1024 in steps of 128, as the function entity schema says. */
-export const FUNCTION_MEMORY_SIZES_MB = [128, 256, 384, 512, 640, 768, 896, 1024] as const;
 export const MAX_FUNCTION_TIMEOUT_SEC = 60;
 
 /** MB of heap a run used, rounded up (what the history shows beside the MB it had). */
@@ -303,9 +308,16 @@ export async function createFunction(db: Db, accountId: string, input: NewFuncti
  * Inserts checked input (see checkFunctionCode) as version 1, within the plan's functions; run it in a
  * transaction (createStreamWithFunction calls it inside its own).
  */
-export async function insertFunction(db: Executor, accountId: string, input: NewFunction): Promise<FunctionRow> {
+export async function insertFunction(
+  db: Executor,
+  accountId: string,
+  input: NewFunction,
+  memoryPointer = "/memoryMb",
+): Promise<FunctionRow> {
   await store.lockAccountFunctions(db, accountId);
-  checkFunctionCount(await functionLimitsOf(db, accountId), (await store.countFunctions(db, accountId)) + 1);
+  const limits = await functionLimitsOf(db, accountId);
+  checkMemorySize(limits, input.memoryMb, memoryPointer);
+  checkFunctionCount(limits, (await store.countFunctions(db, accountId)) + 1);
   return store.insertFunction(db, accountId, {
     name: input.name,
     description: input.description || null,
@@ -317,7 +329,9 @@ export async function insertFunction(db: Executor, accountId: string, input: New
 
 /**
  * Changes a function. A change of its code, timeout or memory is a new version (runs name the version
- * they ran); a new name or description is not.
+ * they ran); a new name or description is not. Its memory may change only to a size the plan allows;
+ * given unchanged (a form sends every field), a size a downgrade left past the plan is kept, so the
+ * function can still be renamed or its code changed (its runs are held to the plan, see runLimitsOf).
  */
 export async function updateFunction(
   db: Db,
@@ -326,6 +340,8 @@ export async function updateFunction(
   patch: FunctionInput,
 ): Promise<FunctionRow> {
   const current = await getFunction(db, accountId, id);
+  if (patch.memoryMb !== undefined && patch.memoryMb !== current.memoryMb)
+    checkMemorySize(await functionLimitsOf(db, accountId), patch.memoryMb, "/memoryMb");
   if (patch.code !== undefined) await checkFunctionCode(patch.code);
   const newVersion =
     (patch.code !== undefined && patch.code !== current.code) ||
@@ -387,7 +403,7 @@ export async function runUnsavedCode(
   limits: FunctionLimits,
   helpers?: FilterHelpers,
 ): Promise<FunctionRun> {
-  await checkRunAllowance(db, accountId);
+  checkMemorySize(await checkRunAllowance(db, accountId), limits.memoryMb, "/memoryMb");
   const run = await runCode(code, params, limits, undefined, helpers);
   await store.addRunUsage(db, accountId, accountId, new Date(), {
     durationMs: run.durationMs,
@@ -409,6 +425,20 @@ export interface ActivationSource {
   blockNumber?: number;
 }
 
+/**
+ * What a stored function's run has: its timeout (at most the caller's), and its memory at most the plan's
+ * largest. A function set larger before a downgrade is not refused (a stream delivering to it would start
+ * failing for a setting, most runs use far less) nor kept at its size (the plan would not hold the
+ * sandbox's memory): it runs with the plan's largest and is billed for that; a run needing more fails
+ * with MEMORY like any run past its limit, and its history shows the limit it had.
+ */
+function runLimitsOf(fn: FunctionRow, plan: PlanFunctionLimits, maxTimeoutSec: number | undefined): FunctionLimits {
+  return {
+    timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec),
+    memoryMb: Math.min(fn.memoryMb, plan.maxMemoryMb),
+  };
+}
+
 /** Runs a stored function's current version, records the run (its history) and bills it (its usage row). */
 export async function activate(
   db: Db,
@@ -419,11 +449,11 @@ export async function activate(
   maxTimeoutSec?: number,
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
-  await checkRunAllowance(db, accountId);
+  const plan = await checkRunAllowance(db, accountId);
   const run = await runCode(
     fn.code,
     params,
-    { timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec), memoryMb: fn.memoryMb },
+    runLimitsOf(fn, plan, maxTimeoutSec),
     { accountId, functionId: fn.id },
     kvFilterHelpers(db)(accountId),
   );

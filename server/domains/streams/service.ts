@@ -209,7 +209,7 @@ export async function createStreamWithFunction(
   await checkFilterCompiles(stream.filterFunction, stream.filterVersion);
   await checkFunctionCode(fn.code, "/function/code");
   const row = await db.transaction(async (tx) => {
-    const created = await insertFunction(tx, accountId, fn);
+    const created = await insertFunction(tx, accountId, fn, "/function/memoryMb");
     const attributes = { ...stream.destinationAttributes, functionID: created.id };
     return store.insertStream(
       tx,
