@@ -226,4 +226,42 @@ describe("memory sizes", () => {
       await database.$client.end();
     }
   });
+
+  it("running at once are the plan's: a run past its MB in flight is refused with RATE_LIMITED (429), and admitted once one ends", async () => {
+    const free = await signUp(ctx.app);
+    const { createFunction } = await free.client.gqlOk<{ createFunction: { id: string } }>(
+      "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+      {
+        input: {
+          name: "slow",
+          code: "function main(p) { const end = Date.now() + 1500; while (Date.now() < end); return p.data; }",
+          memoryMb: 256,
+          timeoutSec: 10,
+        },
+      },
+    );
+    const call = () =>
+      free.client.gql<{ callFunction: { success: boolean } }>(
+        "mutation($input: CallFunctionInput!) { callFunction(input: $input) { success } }",
+        { input: { id: createFunction.id, params: 1 } },
+      );
+    // Free runs 512 MB at once: two of its 256 MB runs.
+    const running = [call(), call()];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const refused = await call();
+    expect(refused.errors?.[0].extensions?.code).toBe("RATE_LIMITED");
+    expect(refused.errors?.[0].message).toMatch(
+      /^This account is running 512 MB of functions at once and its plan allows 512 MB; this 256 MB run would pass it\./,
+    );
+    // Over HTTP the same refusal is a 429.
+    const overHttp = await free.client.request(`/functions/${createFunction.id}/call`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(overHttp.status).toBe(429);
+    for (const done of await Promise.all(running)) expect(done.data?.callFunction.success).toBe(true);
+    // Admitted again once the runs ended.
+    expect((await call()).data?.callFunction.success).toBe(true);
+  }, 30_000);
 });

@@ -33,6 +33,9 @@ export function functionInvoker(db: Db): FunctionInvoker {
           return { ok: false, message: "the function does not exist (it was deleted, or belongs to another account)" };
         // The plan's GB-seconds are used (billing.ts): a failed delivery saying so, retried like any other.
         if (e instanceof AppError && e.code === "CONFLICT") return { ok: false, message: e.message };
+        // Too much function memory running at once (limits.ts admitRun): nothing ran; tried again uncounted.
+        if (e instanceof AppError && e.code === "RATE_LIMITED")
+          return { ok: false, message: e.message, uncounted: true };
         throw e;
       }
     },

@@ -1,4 +1,4 @@
-import { badInput, conflict } from "../../platform/errors.ts";
+import { AppError, badInput, conflict } from "../../platform/errors.ts";
 import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 
 /**
@@ -18,6 +18,8 @@ export interface PlanFunctionLimits {
   logRetentionDays: number;
   /** The largest memory size (MB) a function may have, one of FUNCTION_MEMORY_SIZES_MB. */
   maxMemoryMb: number;
+  /** MB of function memory the account may have running at once (see admitRun). */
+  runningMemoryMb: number;
   /** GB-seconds included in a billing period. */
   gbSecondsPerPeriod: number;
   /** The price of a million GB-seconds past the included ones; null: runs past them are refused. */
@@ -51,4 +53,45 @@ export function checkMemorySize(limits: PlanFunctionLimits, memoryMb: number | u
         message: `Your plan allows functions up to ${limits.maxMemoryMb} MB of memory. Choose ${limits.maxMemoryMb} MB or less, or upgrade your plan.`,
       },
     ]);
+}
+
+/**
+ * MB of function memory running at once across all accounts: half the machine's 24 GiB. Each run may
+ * fill its memory size, and the sandbox process holds them beside the warm heaps (warm.ts), the service
+ * and its database; past this the kernel, not a limit, would end them.
+ */
+export const RUNNING_MEMORY_MB_TOTAL = 12 * 1024;
+
+/** MB of memory of the runs now running, per account and in all (this process runs every function). */
+const runningMb = new Map<string, number>();
+let runningMbTotal = 0;
+
+/**
+ * Admits a run of `memoryMb` for the account, or refuses it with RATE_LIMITED when the account's plan's
+ * runningMemoryMb or RUNNING_MEMORY_MB_TOTAL would be passed (nothing ran: try again when a run ends).
+ * Returns the release, to call once the run ended.
+ */
+export function admitRun(accountId: string, limits: PlanFunctionLimits, memoryMb: number): () => void {
+  const account = runningMb.get(accountId) ?? 0;
+  if (account + memoryMb > limits.runningMemoryMb)
+    throw new AppError(
+      "RATE_LIMITED",
+      `This account is running ${account} MB of functions at once and its plan allows ${limits.runningMemoryMb} MB; this ${memoryMb} MB run would pass it. Try again when a run ends, or upgrade your plan.`,
+    );
+  if (runningMbTotal + memoryMb > RUNNING_MEMORY_MB_TOTAL)
+    throw new AppError(
+      "RATE_LIMITED",
+      "The functions runtime is running all the function memory it holds at once. Try again in a moment.",
+    );
+  runningMb.set(accountId, account + memoryMb);
+  runningMbTotal += memoryMb;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    runningMbTotal -= memoryMb;
+    const left = (runningMb.get(accountId) ?? 0) - memoryMb;
+    if (left > 0) runningMb.set(accountId, left);
+    else runningMb.delete(accountId);
+  };
 }

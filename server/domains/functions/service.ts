@@ -18,6 +18,7 @@ import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
 import {
+  admitRun,
   checkFunctionCount,
   checkMemorySize,
   fallbackFunctionLimits,
@@ -403,8 +404,10 @@ export async function runUnsavedCode(
   limits: FunctionLimits,
   helpers?: FilterHelpers,
 ): Promise<FunctionRun> {
-  checkMemorySize(await checkRunAllowance(db, accountId), limits.memoryMb, "/memoryMb");
-  const run = await runCode(code, params, limits, undefined, helpers);
+  const plan = await checkRunAllowance(db, accountId);
+  checkMemorySize(plan, limits.memoryMb, "/memoryMb");
+  const release = admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
+  const run = await runCode(code, params, limits, undefined, helpers).finally(release);
   await store.addRunUsage(db, accountId, accountId, new Date(), {
     durationMs: run.durationMs,
     size: run.size,
@@ -450,13 +453,15 @@ export async function activate(
 ): Promise<{ activation: ActivationRow; run: FunctionRun }> {
   const fn = await getFunction(db, accountId, id);
   const plan = await checkRunAllowance(db, accountId);
+  const limits = runLimitsOf(fn, plan, maxTimeoutSec);
+  const release = admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
   const run = await runCode(
     fn.code,
     params,
-    runLimitsOf(fn, plan, maxTimeoutSec),
+    limits,
     { accountId, functionId: fn.id },
     kvFilterHelpers(db)(accountId),
-  );
+  ).finally(release);
   const mbMs = billedMbMs(run);
   const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;
   const activation = await db.transaction((tx) =>
