@@ -71,7 +71,7 @@ Password: ${demoPassword}${passwordCreated ? "   (generated now; kept in the dat
 `);
 
 let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;

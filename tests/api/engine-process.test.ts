@@ -6,7 +6,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signIn, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
-import { blockNumbers, DEMO_PASSWORD, NETWORK, startReceiver, waitFor } from "./streams-harness.ts";
+import {
+  blockNumbers,
+  DEMO_PASSWORD,
+  NETWORK,
+  startReceiver,
+  streamLogMessages,
+  streamStatusOf,
+  waitFor,
+} from "./streams-harness.ts";
 
 let built: TestApp;
 let networksDir: string;
@@ -62,13 +70,7 @@ async function createActive(url: string, extra: Record<string, unknown>): Promis
   return createStream.id;
 }
 
-async function streamOf(id: string) {
-  const { stream } = await owner.client.gqlOk<{ stream: { status: string; statusReason: string | null } }>(
-    "query($id: ID!) { stream(id: $id) { status statusReason } }",
-    { id },
-  );
-  return stream;
-}
+const streamOf = (id: string) => streamStatusOf(owner.client, id);
 
 const pausedWith = async (id: string) =>
   waitFor(`stream ${id} paused`, async () => {
@@ -125,11 +127,7 @@ describe("the stream engine in its own process", () => {
         expect(paused.statusReason).toMatch(/filter failed.*(MEMORY|TIMEOUT).*made the sandbox restart 2 times/);
         // One engine restart, not twenty-one: the successor knew whose filter it was.
         expect(child?.starts).toBe(starts + 1);
-        const { streamLogs } = await owner.client.gqlOk<{ streamLogs: { logs: { message: string }[] } }>(
-          "query($id: ID!) { streamLogs(id: $id, first: 100) { logs { message } } }",
-          { id: crash },
-        );
-        expect(streamLogs.logs.map((l) => l.message)).toContainEqual(
+        expect(await streamLogMessages(owner.client, crash)).toContainEqual(
           expect.stringMatching(/^This stream's filter ended the engine's process/),
         );
         const good = await createActive(receiver.url, { filterFunction: "function main(s) { return s.data }" });

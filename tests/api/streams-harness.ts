@@ -182,3 +182,21 @@ export async function waitFor<T>(
 /** Block numbers of a BLOCK-dataset payload (an array of blocks). */
 export const blockNumbers = (payload: unknown) =>
   (payload as { number: string }[]).map((b) => Number.parseInt(b.number, 16));
+
+/** A stream's status and why, as its owner reads it. */
+export async function streamStatusOf(client: GqlClient, id: string) {
+  const { stream } = await client.gqlOk<{ stream: { status: string; statusReason: string | null } }>(
+    "query($id: ID!) { stream(id: $id) { status statusReason } }",
+    { id },
+  );
+  return stream;
+}
+
+/** A stream's log lines, newest first, as its owner reads them. */
+export async function streamLogMessages(client: GqlClient, id: string): Promise<string[]> {
+  const { streamLogs } = await client.gqlOk<{ streamLogs: { logs: { message: string }[] } }>(
+    "query($id: ID!) { streamLogs(id: $id, first: 100) { logs { message } } }",
+    { id },
+  );
+  return streamLogs.logs.map((l) => l.message);
+}

@@ -8,6 +8,8 @@ import {
   type StreamsTestApp,
   startReceiver,
   startStreamsAppAsOwner,
+  streamLogMessages,
+  streamStatusOf,
   waitFor,
 } from "./streams-harness.ts";
 
@@ -43,21 +45,7 @@ async function createActive(url: string, filterFunction: string, maxRetry: numbe
   return createStream.id;
 }
 
-async function streamOf(id: string) {
-  const { stream } = await owner.client.gqlOk<{ stream: { status: string; statusReason: string | null } }>(
-    "query($id: ID!) { stream(id: $id) { status statusReason } }",
-    { id },
-  );
-  return stream;
-}
-
-async function logsOf(id: string): Promise<string[]> {
-  const { streamLogs } = await owner.client.gqlOk<{ streamLogs: { logs: { message: string }[] } }>(
-    "query($id: ID!) { streamLogs(id: $id, first: 100) { logs { message } } }",
-    { id },
-  );
-  return streamLogs.logs.map((l) => l.message);
-}
+const streamOf = (id: string) => streamStatusOf(owner.client, id);
 
 describe("streams sharing the sandbox process", () => {
   it("a filter that crashes the sandbox pauses its own stream at the second crash, whatever retries are left", async () => {
@@ -102,9 +90,11 @@ describe("streams sharing the sandbox process", () => {
       expect(receiver.received.flatMap((r) => blockNumbers(r.json))).toEqual(
         Array.from({ length: 12 }, (_, i) => i + 1),
       );
-      expect((await logsOf(slow)).some((m) => /not this stream's doing: retrying without counting it/.test(m))).toBe(
-        true,
-      );
+      expect(
+        (await streamLogMessages(owner.client, slow)).some((m) =>
+          /not this stream's doing: retrying without counting it/.test(m),
+        ),
+      ).toBe(true);
     } finally {
       await receiver.close();
     }

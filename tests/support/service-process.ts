@@ -12,7 +12,8 @@ import { TEST_EGRESS_ALLOW } from "./egress.ts";
 export interface ServiceProcess {
   url: string;
   pid: number;
-  stop(): Promise<void>;
+  /** SIGTERM, then its exit code (null when a signal ended it) and all it printed. */
+  stop(): Promise<{ code: number | null; output: string }>;
 }
 
 const repoRoot = join(import.meta.dirname, "..", "..");
@@ -40,7 +41,7 @@ export async function startServiceProcess(
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  const stopped = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stopped = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const cleanUp = () => {
     if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
   };
@@ -70,8 +71,9 @@ export async function startServiceProcess(
       pid: child.pid as number,
       async stop() {
         child.kill("SIGTERM");
-        await stopped;
+        const code = await stopped;
         cleanUp();
+        return { code, output };
       },
     };
   } catch (error) {

@@ -25,11 +25,15 @@ const labels = new Map();
 parentPort.on("message", (m) => (m.label === null ? labels.delete(m.fid) : labels.set(m.fid, m.label)));
 let seen = -1;
 let since = Date.now();
+let ticked = since;
 setInterval(() => {
   const fid = Atomics.load(state, 0);
   const frames = Atomics.load(state, 1);
   const now = Date.now();
-  if (fid === 0 || frames !== seen) {
+  const stalled = now - ticked > 4 * everyMs;
+  ticked = now;
+  // A late tick means this thread was held too (the whole process stopped or starved): not the frame's doing.
+  if (fid === 0 || frames !== seen || stalled) {
     seen = frames;
     since = now;
     return;

