@@ -327,10 +327,12 @@ export abstract class SandboxHost {
 
   /**
    * Fails what was in flight when the sandbox was lost (`why`); the next call starts a new one.
-   * `culprit`: the filter that crashed it, when known. Returns the filters blamed and the calls failed.
+   * `culprit`: the filter that crashed it, when known. Returns the filters blamed (by label) and the calls
+   * failed. Labels are forgotten: a filter opened again in the next sandbox gives its own again.
    */
-  protected failInFlight(culprit: number | null, why: string): { blamed: number[]; failed: number } {
-    const blamed: number[] = [];
+  protected failInFlight(culprit: number | null, why: string): { blamed: string[]; failed: number } {
+    const blamed: string[] = [];
+    const blame = (fid: number) => blamed.push(this.labels.get(fid) ?? `unlabelled filter ${fid}`);
     const failed = this.calls.size + this.opens.size;
     this.generation++;
     const now = Date.now();
@@ -348,7 +350,7 @@ export abstract class SandboxHost {
       seen.add(call.fid);
       const guilty =
         culprit !== null ? first && call.fid === culprit : stuck ? call === stuck : first && overdueAt(call);
-      if (guilty) blamed.push(call.fid);
+      if (guilty) blame(call.fid);
       settle(call, {
         error: guilty
           ? culprit !== null
@@ -366,11 +368,12 @@ export abstract class SandboxHost {
     this.kept.clear();
     for (const [fid, open] of this.opens) {
       if (fid === culprit) {
-        blamed.push(fid);
+        blame(fid);
         open.resolve({ kind: "MEMORY", message: `filter crashed the sandbox while loading: ${why}` }, "culprit");
       } else open.reject(new SandboxRestarted(`${why}; the filter could not be loaded, retry`));
     }
     this.opens.clear();
+    this.labels.clear();
     this.idle();
     return { blamed, failed };
   }
@@ -476,17 +479,9 @@ export class SandboxProcess extends SandboxHost {
     this.child = null;
     this.socket = null;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    const labels = new Map(this.labels);
     const { blamed, failed } = this.failInFlight(culprit, why);
     if (child && failed > 0)
-      sandboxLog?.warn(
-        {
-          lane: this.lane,
-          blamed: blamed.map((fid) => labels.get(fid) ?? `unlabelled filter ${fid}`),
-          failedCalls: failed,
-        },
-        `sandbox process replaced: ${why}`,
-      );
+      sandboxLog?.warn({ lane: this.lane, blamed, failedCalls: failed }, `sandbox process replaced: ${why}`);
   }
 }
 
