@@ -111,13 +111,27 @@ const engine = startStreamEngine({
 });
 log.info({ owner: engine.ownerId }, "stream engine started");
 
+/**
+ * A stop that cannot finish must not keep this process alive: with the service gone (its database maybe
+ * gone too) nothing else ends it. Engine children of killed services were found still running an hour on.
+ */
+const STOP_DEADLINE_MS = 10_000;
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  await engine.stop();
-  await nodes.stop();
-  await db.$client.end();
+  setTimeout(() => {
+    log.error(`the engine did not stop within ${STOP_DEADLINE_MS} ms; exiting`);
+    process.exit(1);
+  }, STOP_DEADLINE_MS).unref();
+  try {
+    await engine.stop();
+    await nodes.stop();
+    await db.$client.end();
+  } catch (e) {
+    log.error({ err: e }, "the engine could not stop cleanly; exiting");
+    process.exit(1);
+  }
   process.exit(0);
 };
 process.once("SIGTERM", shutdown);

@@ -132,9 +132,13 @@ export function answerSupervisor(onMessage: (message: SupervisorMessage) => void
   );
   alive.unref();
   process.on("message", (message: SupervisorMessage) => onMessage(message));
-  process.once("disconnect", () => {
+  const parentGone = () => {
     clearInterval(alive);
     gone();
-  });
+  };
+  // A parent killed while this process was still starting closed the channel before anyone listened:
+  // its "disconnect" has been emitted already and will not be again.
+  if (!process.connected) parentGone();
+  else process.once("disconnect", parentGone);
   return true;
 }
