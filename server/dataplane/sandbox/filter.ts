@@ -227,15 +227,8 @@ export class Filter {
       const loadFailure = await this.load();
       if (loadFailure) {
         const { error, lost } = loadFailure;
-        const failure: FilterOutcome = {
-          ok: false,
-          error,
-          durationMs: performance.now() - started,
-          memoryBytes: 0,
-          logs,
-        };
-        if (lost) failure.sandboxLost = lost;
-        return failure;
+        const durationMs = performance.now() - started;
+        return { ok: false, error, durationMs, memoryBytes: 0, logs, ...(lost && { sandboxLost: lost }) };
       }
       const metaJson = JSON.stringify(input.metadata ?? {});
       const keep = this.keeps(dataJson);
@@ -278,15 +271,15 @@ export class Filter {
     const body = outcome.body[0] === "R" ? outcome.body.slice(1) : outcome.body;
     if (outcome.error) {
       this.loadedIn = -1;
-      const failure: FilterOutcome = {
+      const { lost, logs } = outcome;
+      return {
         ok: false,
         error: filterError(outcome.error),
         durationMs,
         memoryBytes,
-        logs: outcome.logs,
+        logs,
+        ...(lost && { sandboxLost: lost }),
       };
-      if (outcome.lost) failure.sandboxLost = outcome.lost;
-      return failure;
     }
     const tag = body[0];
     if (tag === "S")

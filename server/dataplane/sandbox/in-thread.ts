@@ -2,13 +2,8 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { Frame, ToHost } from "./frames.ts";
 import { type IsolateRuntime, isolateRuntime } from "./isolates.ts";
-import { OPEN_WATCH_MS, SandboxHost } from "./process.ts";
+import { GRACE_MS, OPEN_WATCH_MS, SandboxHost } from "./process.ts";
 
-/**
- * Past its time limit plus this, a call still holding the thread is one V8 cannot stop (the sandbox
- * process's watchdog allows the same).
- */
-const GRACE_MS = 2_000;
 const WATCH_EVERY_MS = 250;
 
 /**

@@ -28,7 +28,8 @@ import {
  * of does not stop). Past that it is killed and restarted, and every call in flight fails: the call
  * that ran too long with TIMEOUT, the others with a RUNTIME error saying to retry.
  */
-const GRACE_MS = 2_000;
+/** Past its time limit plus this, a call still running is one V8 cannot stop (the in-thread watch allows the same). */
+export const GRACE_MS = 2_000;
 /** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
 const START_MS = 30_000;
 const WATCHDOG_EVERY_MS = 250;

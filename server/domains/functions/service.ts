@@ -241,8 +241,7 @@ export async function runCode(
   const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
   if (!outcome.ok) {
     const run = failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
-    if (outcome.sandboxLost) run.sandboxLost = outcome.sandboxLost;
-    return run;
+    return outcome.sandboxLost ? { ...run, sandboxLost: outcome.sandboxLost } : run;
   }
   return { ...ran, success: true, resultJson: outcome.resultJson, size: outcome.sizeBytes, error: null };
 }
