@@ -124,6 +124,26 @@ describe("errors as the function's author reads them", () => {
   });
 });
 
+describe("code that crashes the sandbox on purpose, over and over", () => {
+  it("fails no other account's runs after its first crash: its account's code runs in the quarantine", async () => {
+    const [attacker, victim] = [await signUp(ctx.app), await signUp(ctx.app)];
+    // One allocation far past the limit: V8 loses control of the isolate and the sandbox process is replaced.
+    const crash = () =>
+      attacker.client.gqlOk<{ testFunction: { success: boolean; error: string } }>(
+        'mutation { testFunction(input: { code: "function main() { new Array(1e8).fill(0) }" }) { success error } }',
+      );
+    expect((await crash()).testFunction).toMatchObject({ success: false, error: expect.stringMatching(/^MEMORY/) });
+    // Another account's run in flight when the attacker crashes its code again (V8 takes seconds of last-resort
+    // collections to give up on an isolate; the run outlasts them): it ends well.
+    const running = victim.client.gqlOk<{ testFunction: { success: boolean; result: unknown; error: string } }>(
+      'mutation { testFunction(input: { code: "function main() { const t = Date.now(); while (Date.now() - t < 8000); return 7 }", timeoutSec: 20 }) { success result error } }',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await crash()).testFunction).toMatchObject({ success: false, error: expect.stringMatching(/^MEMORY/) });
+    expect((await running).testFunction).toEqual({ success: true, result: 7, error: null });
+  }, 30_000);
+});
+
 describe("a function's text with an unpaired surrogate", () => {
   it("is refused on its field (name, code, params, a call's body), not stored as U+FFFD", async () => {
     const owner = await signUp(ctx.app);

@@ -849,7 +849,7 @@ describe("helpers for filters and functions", () => {
         },
       });
       const outcome = await testFilter(
-        { source: template?.filterFunction ?? "", version: "V5", helpers: counted },
+        { source: template?.filterFunction ?? "", version: "V5", helpers: counted, owner: null },
         { data: JSON.stringify([block]), metadata: {} },
       );
       expect(outcome.ok).toBe(true);
@@ -877,6 +877,7 @@ describe("helpers for filters and functions", () => {
       source: 'async function main(stream) { return await qnLib.qnContainsAddressBookItems("live", stream.data); }',
       version: "V5",
       helpers: new KvFilterHelpers(database, owner.viewer.id),
+      owner: owner.viewer.id,
     });
     try {
       const run = async () => {

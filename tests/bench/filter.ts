@@ -190,7 +190,12 @@ async function measure(
     return out === null ? null : JSON.stringify(out);
   };
   // As the stream engine creates its filters (runner.ts): the default limits, no heap measure.
-  const filter = await createFilter({ source, offThread: host === "sandbox process", measureHeap: false });
+  const filter = await createFilter({
+    source,
+    offThread: host === "sandbox process",
+    measureHeap: false,
+    owner: "bench",
+  });
   // As the stream engine calls it: the batch's byte count is known (the engine counts every batch for
   // its metrics, filter or not), so a batch passed through is not counted again.
   const bytes = new Map(batches.map((json) => [json, Buffer.byteLength(json)]));
@@ -404,7 +409,7 @@ export async function runSetBench(log: (line: string) => void = console.log): Pr
       const out = plainMain({ data: JSON.parse(json), metadata: {} });
       return out === null ? null : JSON.stringify(out);
     };
-    const filter = await createFilter({ source: SET_FILTER, helpers, measureHeap: false });
+    const filter = await createFilter({ source: SET_FILTER, helpers, measureHeap: false, owner: "bench" });
     const sandbox = async (json: string) => {
       const r = await filter.run({ data: json, metadata: {} });
       if (!r.ok) throw new Error(r.error.message);
@@ -451,7 +456,12 @@ export async function runFunctionBench(log: (line: string) => void = console.log
   const { runWarm } = await import("../../server/dataplane/sandbox/warm.ts");
   const { newIsolate } = await import("../../server/dataplane/sandbox/isolates.ts");
   const key = { accountId: "bench", functionId: "sum" };
-  const options = { source: FUNCTION_SOURCE, version: "V4" as const, limits: { timeoutMs: 10_000 } };
+  const options = {
+    source: FUNCTION_SOURCE,
+    version: "V4" as const,
+    limits: { timeoutMs: 10_000 },
+    owner: key.accountId,
+  };
   const input = (i: number) => ({ data: JSON.stringify({ a: i, b: 2, n: "x" }), metadata: {} });
   const warm = async (i: number) => {
     const r = await runWarm(key, options, input(i));

@@ -357,6 +357,7 @@ export class StreamRunner {
         helpers: this.deps.filterHelpers?.(row.accountId),
         measureHeap: false,
         label: `stream ${row.id}`,
+        owner: row.accountId,
         offThread: suspected !== undefined,
       });
       const syntax = await filter.check();

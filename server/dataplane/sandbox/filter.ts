@@ -48,6 +48,12 @@ export interface FilterOptions {
    */
   label?: string;
   /**
+   * The account whose code this is (null: no account's, as in tests): an account whose code crashes a
+   * sandbox process shared with other accounts has its code run in the quarantine process for a while
+   * (see quarantine in process.ts).
+   */
+  owner: string | null;
+  /**
    * Whether outcomes report the isolate's used heap (memoryBytes; a function run's memory). Default
    * true; the stream engine, which does not use it, saves its ~3 µs a call.
    */
@@ -83,9 +89,9 @@ function filterError(e: FilterError): FilterError {
 export class Filter {
   readonly version: FilterVersion;
   private readonly limits: FilterLimits;
-  /** The sandbox for this filter's time limit (see filterSandbox). */
-  private readonly sandbox: SandboxHost;
-  private readonly fid: number;
+  /** The sandbox for this filter's time limit and owner (see filterSandbox), chosen again at each load. */
+  private sandbox: SandboxHost;
+  private fid: number;
   /** The sandbox process generation the code is loaded in; -1 when it is not loaded. */
   private loadedIn = -1;
   private queue: Promise<unknown> = Promise.resolve();
@@ -106,13 +112,14 @@ export class Filter {
     version: FilterVersion,
     private readonly helpers: FilterHelpers | undefined,
     limits: FilterLimits,
-    offThread = false,
+    private readonly owner: string | null,
+    private readonly offThread = false,
     private readonly measureHeap = true,
     private readonly label?: string,
   ) {
     this.version = version;
     this.limits = limits;
-    this.sandbox = filterSandbox(limits.timeoutMs, offThread);
+    this.sandbox = filterSandbox(limits.timeoutMs, offThread, owner);
     this.fid = this.sandbox.newId();
   }
 
@@ -176,8 +183,16 @@ export class Filter {
 
   /** Loads the code unless it is loaded; its error, and whether loading it crashed the sandbox. */
   private async load(): Promise<{ error: FilterError; lost?: SandboxLoss } | null> {
+    if (this.loadedIn === this.sandbox.generation) return null;
+    // Not loaded (first use, a failure, a replaced sandbox): where it runs may have changed since (its
+    // owner's code crashed a sandbox and is quarantined, or the quarantine ended).
+    const chosen = filterSandbox(this.limits.timeoutMs, this.offThread, this.owner);
+    if (chosen !== this.sandbox) {
+      this.sandbox.close(this.fid);
+      this.sandbox = chosen;
+      this.fid = chosen.newId();
+    }
     const sandbox = this.sandbox;
-    if (this.loadedIn === sandbox.generation) return null;
     const { error, generation, lost } = await sandbox.open(
       this.fid,
       {
@@ -192,7 +207,7 @@ export class Filter {
         maxResultBytes: this.limits.maxResultBytes,
       },
       this.source,
-      this.label,
+      { label: this.label, owner: this.owner },
     );
     if (error) return lost ? { error: filterError(error), lost } : { error: filterError(error) };
     this.loadedIn = generation;
@@ -331,6 +346,7 @@ export function newFilter(options: FilterOptions): Filter {
     options.version ?? DEFAULT_FILTER_VERSION,
     options.helpers,
     { ...DEFAULT_FILTER_LIMITS, ...options.limits },
+    options.owner,
     options.offThread,
     options.measureHeap,
     options.label,

@@ -20,12 +20,13 @@ import {
 import { isolateRuntime } from "./isolates.ts";
 
 /**
- * Which of the service's two sandbox processes this is (see process.ts):
+ * Which of the service's sandbox processes this is (see process.ts):
  * - "fast" (calls with short limits: filters): one call at a time on this thread, and between calls it
  *   waits for the next frame in read(2), not in Node's event loop, which answers a call ~30 µs sooner.
  *   Nothing here needs the event loop: helper answers and expiries arrive as frames.
  * - "slow" (long limits: functions): calls run on isolated-vm's own threads, several at once, so one long
- *   call does not hold up the others; frames come through the event loop.
+ *   call does not hold up the others; frames come through the event loop. The quarantine (the code of
+ *   accounts whose code crashed a sandbox, any limit) runs as the slow one does.
  */
 const FAST = process.argv[2] === "fast";
 const PIPE_FD = 3;

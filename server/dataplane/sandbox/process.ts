@@ -22,6 +22,7 @@ import {
  * Two processes, by the calls' time limits (see {@link sandboxProcess}): a fast one for short limits
  * (filters), which runs one call at a time and answers small calls in tens of microseconds, and a slow
  * one for long limits (functions), which runs several calls at once so one long call holds up no other.
+ * A third, the quarantine, runs the code of accounts whose code crashed one of them (see quarantine).
  *
  * Watchdog: while calls are in flight the process must answer something within the longest of their
  * time limits plus GRACE_MS (isolated-vm stops running code at the limit; an isolate V8 lost control
@@ -163,7 +164,7 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
 export abstract class SandboxHost {
   /** Bumped when the sandbox is replaced: a filter loaded in an earlier generation is loaded again. */
   generation = 1;
-  constructor(protected readonly lane: "fast" | "slow") {}
+  constructor(protected readonly lane: SandboxLane) {}
 
   private nextId = 1;
   protected readonly calls = new Map<number, PendingCall>();
@@ -181,6 +182,8 @@ export abstract class SandboxHost {
   protected abstract fatal(fid: number | null, message: string): void;
   /** Whose filter each open filter is, when it was opened with a label (see open). */
   protected readonly labels = new Map<number, string>();
+  /** The account whose code each open filter is, when it was opened with one (see open). */
+  private readonly owners = new Map<number, string>();
   /** A filter was opened with a label (a host that tells others whose filter it is, see in-thread.ts). */
   protected labelled(_fid: number, _label: string): void {}
 
@@ -190,14 +193,21 @@ export abstract class SandboxHost {
 
   /**
    * Opens (compiles and loads) a filter; its error, or null. Rejects when the process failed. `label`
-   * names whose filter it is (a stream's id) to a host that can tell who held it (see in-thread.ts).
+   * names whose filter it is (a stream's id) to a host that can tell who held it (see in-thread.ts);
+   * `owner`, the account whose code it is, is quarantined if the code crashes this sandbox.
    */
-  open(fid: number, header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">, source: string, label?: string) {
+  open(
+    fid: number,
+    header: Omit<Extract<ToHost, { op: "open" }>, "op" | "fid">,
+    source: string,
+    { label, owner }: { label?: string; owner: string | null },
+  ) {
     this.ensureStarted();
     if (label !== undefined) {
       this.labels.set(fid, label);
       this.labelled(fid, label);
     }
+    if (owner !== null) this.owners.set(fid, owner);
     const generation = this.generation;
     return new Promise<{ error: FilterError | null; generation: number; lost?: SandboxLoss }>((resolve, reject) => {
       this.opens.set(fid, { resolve: (error, lost) => resolve({ error, generation, lost }), reject });
@@ -257,6 +267,7 @@ export abstract class SandboxHost {
   close(fid: number): void {
     this.kept.delete(fid);
     this.labels.delete(fid);
+    this.owners.delete(fid);
     this.send({ op: "close", fid });
   }
 
@@ -328,12 +339,24 @@ export abstract class SandboxHost {
 
   /**
    * Fails what was in flight when the sandbox was lost (`why`); the next call starts a new one.
-   * `culprit`: the filter that crashed it, when known. Returns the filters blamed (by label) and the calls
-   * failed. Labels are forgotten: a filter opened again in the next sandbox gives its own again.
+   * `culprit`: the filter that crashed it, when known. Returns the filters blamed (by label), the
+   * accounts quarantined for them, and the calls failed. Labels and owners are forgotten: a filter
+   * opened again in the next sandbox gives its own again.
    */
-  protected failInFlight(culprit: number | null, why: string): { blamed: string[]; failed: number } {
+  protected failInFlight(
+    culprit: number | null,
+    why: string,
+  ): { blamed: string[]; quarantined: string[]; failed: number } {
     const blamed: string[] = [];
-    const blame = (fid: number) => blamed.push(this.labels.get(fid) ?? `unlabelled filter ${fid}`);
+    const quarantined = new Set<string>();
+    const blame = (fid: number) => {
+      blamed.push(this.labels.get(fid) ?? `unlabelled filter ${fid}`);
+      const owner = this.owners.get(fid);
+      if (owner !== undefined) {
+        quarantine(owner);
+        quarantined.add(owner);
+      }
+    };
     const failed = this.calls.size + this.opens.size;
     this.generation++;
     const now = Date.now();
@@ -375,8 +398,9 @@ export abstract class SandboxHost {
     }
     this.opens.clear();
     this.labels.clear();
+    this.owners.clear();
     this.idle();
-    return { blamed, failed };
+    return { blamed, quarantined: [...quarantined], failed };
   }
 }
 
@@ -480,9 +504,12 @@ export class SandboxProcess extends SandboxHost {
     this.child = null;
     this.socket = null;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    const { blamed, failed } = this.failInFlight(culprit, why);
+    const { blamed, quarantined, failed } = this.failInFlight(culprit, why);
     if (child && failed > 0)
-      sandboxLog?.warn({ lane: this.lane, blamed, failedCalls: failed }, `sandbox process replaced: ${why}`);
+      sandboxLog?.warn(
+        { lane: this.lane, blamed, quarantined, failedCalls: failed },
+        `sandbox process replaced: ${why}`,
+      );
   }
 }
 
@@ -494,7 +521,37 @@ export function logSandboxTo(log: Pick<Logger, "warn">): void {
   sandboxLog = log;
 }
 
-const lanes = { fast: new SandboxProcess("fast"), slow: new SandboxProcess("slow") };
+/**
+ * How long an account whose code crashed a sandbox (blamed for it: V8 lost its isolate, or it ran on past
+ * its limit where it could not be stopped) has all its code run in the quarantine process; each crash
+ * starts it again. The first crash fails the other accounts' calls in flight with it (they are told to
+ * retry); from then on the account's crashes fail only quarantined accounts' calls, so one account
+ * crashing its code on purpose, over and over, cannot keep failing everyone's filter tests and functions.
+ */
+export const QUARANTINE_MS = 10 * 60_000;
+/** Per quarantined account, when its quarantine ends. */
+const quarantinedUntil = new Map<string, number>();
+
+function quarantine(owner: string): void {
+  quarantinedUntil.set(owner, Date.now() + QUARANTINE_MS);
+}
+
+/** Until when the account's code runs in the quarantine process, or null when it does not. */
+export function quarantineOf(owner: string): number | null {
+  const until = quarantinedUntil.get(owner);
+  if (until === undefined) return null;
+  if (until > Date.now()) return until;
+  quarantinedUntil.delete(owner);
+  return null;
+}
+
+export type SandboxLane = "fast" | "slow" | "quarantine";
+/** The quarantine runs several calls at once, as the slow process does: it takes any time limit. */
+const lanes = {
+  fast: new SandboxProcess("fast"),
+  slow: new SandboxProcess("slow"),
+  quarantine: new SandboxProcess("quarantine"),
+};
 /** Where filters run instead of the fast sandbox process (see runFiltersOn). */
 let filterHost: SandboxHost | null = null;
 
@@ -507,11 +564,19 @@ export function runFiltersOn(host: SandboxHost): void {
 }
 
 /**
- * The sandbox for a filter with this time limit: the host runFiltersOn chose, else the sandbox process.
- * `offThread` (functions): always the sandbox process, whose slow lane runs long calls side by side.
+ * The sandbox for a filter with this time limit: the host runFiltersOn chose, else the sandbox process,
+ * or the quarantine process while the owner's code is quarantined. `offThread` (functions): always a
+ * sandbox process, whose slow lane runs long calls side by side. (A filter that crashes the host
+ * runFiltersOn chose ends its process; the stream engine deals with it, see engine.ts.)
  */
-export function filterSandbox(timeoutMs: number, offThread = false): SandboxHost {
-  return !offThread && filterHost && timeoutMs <= FAST_LANE_MAX_MS ? filterHost : sandboxProcess(timeoutMs);
+export function filterSandbox(timeoutMs: number, offThread: boolean, owner: string | null): SandboxHost {
+  if (!offThread && filterHost && timeoutMs <= FAST_LANE_MAX_MS) return filterHost;
+  return owner !== null && quarantineOf(owner) !== null ? lanes.quarantine : sandboxProcess(timeoutMs);
+}
+
+/** The quarantine process (see QUARANTINE_MS), started on first use. */
+export function quarantineProcess(): SandboxProcess {
+  return lanes.quarantine;
 }
 
 /**

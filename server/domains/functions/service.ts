@@ -8,7 +8,7 @@ import {
   MAX_FUNCTION_RESULT_BYTES,
   type SandboxLoss,
 } from "../../dataplane/sandbox/types.ts";
-import { runWarm, type WarmKey } from "../../dataplane/sandbox/warm.ts";
+import { runWarm } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
@@ -202,15 +202,15 @@ const storableLogs = (logs: FilterLog[]) =>
   logs.map((log) => ({ level: log.level, message: storableText(log.message) }));
 
 /**
- * Runs function code within its limits. One place for how any function code runs. With `warm` (a stored
- * function) the code runs in that function version's warm isolate; without it (a test of unsaved code)
- * in a fresh one.
+ * Runs the account's function code within its limits. One place for how any function code runs. With
+ * `functionId` (a stored function) the code runs in that function version's warm isolate; without it (a
+ * test of unsaved code) in a fresh one.
  */
 export async function runCode(
   code: string,
   params: FunctionParams | FunctionParamsJson,
-  limits: FunctionLimits = {},
-  warm?: WarmKey,
+  limits: FunctionLimits,
+  { accountId, functionId }: { accountId: string; functionId?: string },
   helpers?: FilterHelpers,
 ): Promise<FunctionRun> {
   const timeoutSec = limits.timeoutSec ?? DEFAULT_FUNCTION_TIMEOUT_SEC;
@@ -228,10 +228,11 @@ export async function runCode(
     },
     helpers,
     offThread: true,
-    label: warm ? `function ${warm.functionId}` : "function test",
+    label: functionId ? `function ${functionId}` : "function test",
+    owner: accountId,
   };
   const input = { data, metadata };
-  const outcome = await (warm ? runWarm(warm, options, input) : testFilter(options, input));
+  const outcome = await (functionId ? runWarm({ accountId, functionId }, options, input) : testFilter(options, input));
   const ran = {
     durationMs: outcome.durationMs,
     memoryMb,
@@ -261,8 +262,8 @@ export function testResult(run: FunctionRun) {
 }
 
 /** Refuses code that does not compile or has no main (loaded, main not called), with the sandbox's message and line. */
-export async function checkFunctionCode(code: string, pointer = "/code"): Promise<void> {
-  const filter = await createFilter({ source: wrappedSource(code), version: FUNCTION_CONVENTION });
+export async function checkFunctionCode(accountId: string, code: string, pointer = "/code"): Promise<void> {
+  const filter = await createFilter({ source: wrappedSource(code), version: FUNCTION_CONVENTION, owner: accountId });
   const found = await filter.check();
   filter.dispose();
   if (found) {
@@ -300,7 +301,7 @@ export async function functionExists(db: Executor, accountId: string, id: string
 }
 
 export async function createFunction(db: Db, accountId: string, input: NewFunction): Promise<FunctionRow> {
-  await checkFunctionCode(input.code);
+  await checkFunctionCode(accountId, input.code);
   return db.transaction((tx) => insertFunction(tx, accountId, input));
 }
 
@@ -342,7 +343,7 @@ export async function updateFunction(
   const current = await getFunction(db, accountId, id);
   if (patch.memoryMb !== undefined && patch.memoryMb !== current.memoryMb)
     checkMemorySize(await functionLimitsOf(db, accountId), patch.memoryMb, "/memoryMb");
-  if (patch.code !== undefined) await checkFunctionCode(patch.code);
+  if (patch.code !== undefined) await checkFunctionCode(accountId, patch.code);
   const newVersion =
     (patch.code !== undefined && patch.code !== current.code) ||
     (patch.timeoutSec !== undefined && patch.timeoutSec !== current.timeoutSec) ||
@@ -406,7 +407,7 @@ export async function runUnsavedCode(
   const plan = await checkRunAllowance(db, accountId);
   checkMemorySize(plan, limits.memoryMb, "/memoryMb");
   const release = admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
-  const run = await runCode(code, params, limits, undefined, helpers).finally(release);
+  const run = await runCode(code, params, limits, { accountId }, helpers).finally(release);
   await store.addRunUsage(db, accountId, accountId, new Date(), {
     durationMs: run.durationMs,
     size: run.size,

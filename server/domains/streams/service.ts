@@ -107,9 +107,13 @@ export function filterErrorPlace(error: FilterError): string {
  * A filter that does not compile (or fails while loading, or has no main) is refused on save, with
  * where the error is, so a stream never starts only to be terminated by its own filter.
  */
-export async function checkFilterCompiles(source: string | null | undefined, version: string | undefined) {
+export async function checkFilterCompiles(
+  accountId: string,
+  source: string | null | undefined,
+  version: string | undefined,
+) {
   if (!source) return;
-  const filter = await createFilter({ source, version: (version ?? "V5") as FilterVersion });
+  const filter = await createFilter({ source, version: (version ?? "V5") as FilterVersion, owner: accountId });
   try {
     const error = await filter.check();
     if (error) throw badInput([{ pointer: "/filterFunction", message: filterErrorPlace(error) }]);
@@ -186,7 +190,7 @@ export async function createStream(
   await checkRules(s, services);
   checkDestinationAddresses(services, s, product);
   await checkFunctionTarget(db, accountId, s);
-  await checkFilterCompiles(input.filterFunction, input.filterVersion);
+  await checkFilterCompiles(accountId, input.filterFunction, input.filterVersion);
   const row = await store.insertStream(db, accountId, newStreamValues(box, input, product));
   if (input.status === "ACTIVE") return activateStream(db, accountId, row.id, product);
   return row;
@@ -206,8 +210,8 @@ export async function createStreamWithFunction(
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
   await checkRules(stream as TargetedStream, services);
-  await checkFilterCompiles(stream.filterFunction, stream.filterVersion);
-  await checkFunctionCode(fn.code, "/function/code");
+  await checkFilterCompiles(accountId, stream.filterFunction, stream.filterVersion);
+  await checkFunctionCode(accountId, fn.code, "/function/code");
   const row = await db.transaction(async (tx) => {
     const created = await insertFunction(tx, accountId, fn, "/function/memoryMb");
     const attributes = { ...stream.destinationAttributes, functionID: created.id };
@@ -290,7 +294,7 @@ export async function updateStream(
     );
     await checkRules(merged, services, targetChanged);
     if (patch.filterFunction !== undefined || patch.filterVersion !== undefined)
-      await checkFilterCompiles(merged.filterFunction, merged.filterVersion);
+      await checkFilterCompiles(accountId, merged.filterFunction, merged.filterVersion);
     if (targetChanged || patch.destinationAttributes !== undefined) {
       checkDestinationAddresses(services, merged, product);
       await checkFunctionTarget(tx, accountId, merged);
@@ -504,6 +508,7 @@ export async function blockPayload(services: StreamsServices, input: BlockFilter
 }
 
 function runFilter(
+  accountId: string,
   filterFunction: string,
   filterVersion: string | undefined,
   dataJson: string,
@@ -511,7 +516,7 @@ function runFilter(
   helpers: FilterHelpers,
 ) {
   return testFilter(
-    { source: filterFunction, version: (filterVersion ?? "V5") as FilterVersion, helpers },
+    { source: filterFunction, version: (filterVersion ?? "V5") as FilterVersion, helpers, owner: accountId },
     { data: dataJson, metadata },
   );
 }
@@ -524,7 +529,7 @@ export async function runFilterOn(
 ) {
   const { dataJson, metadata } = await blockPayload(services, input);
   const helpers = streamsRuntime(services).filterHelpers(accountId);
-  const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
+  const outcome = await runFilter(accountId, input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
   if (!outcome.ok)
     return {
       result: null,
@@ -558,7 +563,7 @@ export async function runNewFunctionOn(
   let payloadJson = dataJson;
   let filterLogs: FilterLog[] = [];
   if (input.filterFunction) {
-    const outcome = await runFilter(input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
+    const outcome = await runFilter(accountId, input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
     if (!outcome.ok)
       return {
         success: false,

@@ -13,8 +13,8 @@ const batch = [
 const metadata = { network: "local", dataset: "BLOCK", batch_start_range: 1, batch_end_range: 2 };
 
 export const made: Filter[] = [];
-export async function filter(source: string, options: Omit<FilterOptions, "source"> = {}): Promise<Filter> {
-  const f = await createFilter({ source, ...options });
+export async function filter(source: string, options: Partial<Omit<FilterOptions, "source">> = {}): Promise<Filter> {
+  const f = await createFilter({ source, owner: null, ...options });
   made.push(f);
   return f;
 }
@@ -208,7 +208,9 @@ export function filterCases(host: string): void {
     });
 
     it("answers the one-shot test with the same outcome", async () => {
-      expect(await testFilter({ source: "function main(s) { return s.data[0] }" }, { data: [7] })).toMatchObject({
+      expect(
+        await testFilter({ source: "function main(s) { return s.data[0] }", owner: null }, { data: [7] }),
+      ).toMatchObject({
         ok: true,
         resultJson: "7",
       });

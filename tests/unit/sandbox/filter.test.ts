@@ -60,7 +60,7 @@ describe("filter sandbox: the sandbox process", () => {
     // The operator's log says why, whom it blamed and what it cost.
     expect(told).toEqual([
       {
-        fields: { lane: "fast", blamed: ["stream of the stuck filter"], failedCalls: 2 },
+        fields: { lane: "fast", blamed: ["stream of the stuck filter"], quarantined: [], failedCalls: 2 },
         message: expect.stringMatching(/^sandbox process replaced: the sandbox process stopped answering/),
       },
     ]);

@@ -17,6 +17,7 @@ async function capped(source: string, maxResultBytes: number, timeoutMs = 5_000)
     source,
     version: "V4",
     limits: { timeoutMs, memoryBytes: 128 * MIB, maxResultBytes },
+    owner: null,
   });
   made.push(f);
   return f;
@@ -48,6 +49,7 @@ describe("a result past the limit", () => {
         maxResultBytes: MIB,
       },
       "function main() { return 'x'.repeat(20 * 1024 * 1024); }",
+      { owner: null },
     );
     expect(opened.error).toBeNull();
     const outcome = await sandbox.run(fid, "{}", "[]", timeoutMs, undefined);
@@ -86,7 +88,7 @@ describe("a result past the limit", () => {
   });
 
   it("leaves filters without a limit", async () => {
-    const f = await createFilter({ source: "function main() { return 'x'.repeat(2 * 1024 * 1024); }" });
+    const f = await createFilter({ source: "function main() { return 'x'.repeat(2 * 1024 * 1024); }", owner: null });
     made.push(f);
     expect(await f.run({ data: [] })).toMatchObject({ ok: true, sizeBytes: 2 * MIB + 2 });
   });

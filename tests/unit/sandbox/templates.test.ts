@@ -35,7 +35,7 @@ afterAll(async () => {
 async function run(t: Template, helpers?: FilterHelpers): Promise<unknown> {
   const batch = await reader.fetchBatch(t.datasets[0], activity.fromBlock, activity.toBlock);
   const outcome: FilterOutcome = await testFilter(
-    { source: t.filterFunction, version: t.filterVersion, helpers },
+    { source: t.filterFunction, version: t.filterVersion, helpers, owner: null },
     { data: batch.items, metadata: { dataset: t.datasets[0], network: "local" } },
   );
   if (!outcome.ok) throw new Error(`${t.id}: ${outcome.error.kind} ${outcome.error.message}`);

@@ -4,7 +4,7 @@ import { runWarm, type WarmFilter, WarmIsolates, type WarmLimits } from "../../.
 
 const counter = "var calls = 0; function main(params) { calls++; return { calls, v: params.data.v } }";
 const run = (accountId: string, functionId: string, source: string, v = 1) =>
-  runWarm({ accountId, functionId }, { source, version: "V4" }, { data: JSON.stringify({ v }) });
+  runWarm({ accountId, functionId }, { source, version: "V4", owner: accountId }, { data: JSON.stringify({ v }) });
 
 describe("warm function isolates", () => {
   it("reuse one isolate per account, function and version", async () => {
@@ -72,7 +72,7 @@ const fakePool = (limits: Partial<WarmLimits> = {}) => {
 const call = (pool: WarmIsolates, accountId: string, functionId: string, memoryMb: number) =>
   pool.run(
     { accountId, functionId },
-    { source: `${accountId}/${functionId}`, limits: { memoryBytes: memoryMb * MIB } },
+    { source: `${accountId}/${functionId}`, limits: { memoryBytes: memoryMb * MIB }, owner: accountId },
     { data: "[]" },
   );
 const made = (source: string) => FakeFilter.made.filter((f) => f.source === source);
@@ -195,6 +195,7 @@ describe("the warm heap budget", () => {
       version: "V4" as const,
       limits: { memoryBytes: 128 * MIB, timeoutMs: 5_000 },
       offThread: true,
+      owner: null,
     });
     const long = pool.run({ accountId: "a", functionId: "slow" }, options(slow), { data: "[]" });
     const others = await Promise.all(
