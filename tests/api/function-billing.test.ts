@@ -133,14 +133,15 @@ describe("function GB-seconds on the usage screen", () => {
     }
   });
 
-  it("a run failed only because its sandbox process was lost is recorded, but not billed", async () => {
+  it("a run that wrote, failed only because its sandbox process was lost, is recorded, but not billed", async () => {
     const owner = await signUp(ctx.app);
+    // It writes before it spins: the sandbox does not run it again itself (it could write twice).
     const { createFunction } = await owner.client.gqlOk<{ createFunction: { id: string } }>(
       "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
       {
         input: {
           name: "slow",
-          code: "function main(p) { const end = Date.now() + 3000; while (Date.now() < end); return 1; }",
+          code: 'async function main(p) { await qnLib.qnAddSet("seen", "1"); const end = Date.now() + 3000; while (Date.now() < end); return 1; }',
           timeoutSec: 10,
         },
       },
@@ -165,6 +166,39 @@ describe("function GB-seconds on the usage screen", () => {
       { success: false, billable: 0, duration: expect.any(Number) },
     ]);
     expect(await usageOf(owner.client)).toMatchObject({ gbSeconds: 0, executions: 1, errors: 1 });
+  }, 30_000);
+
+  it("a run that wrote nothing, failed only because its sandbox process was lost, runs again: the caller sees it succeed", async () => {
+    const owner = await signUp(ctx.app);
+    const { createFunction } = await owner.client.gqlOk<{ createFunction: { id: string } }>(
+      "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+      {
+        input: {
+          name: "slow",
+          code: "function main(p) { const end = Date.now() + 2000; while (Date.now() < end); return 1; }",
+          timeoutSec: 10,
+        },
+      },
+    );
+    const call = owner.client.gql<{ callFunction: { success: boolean; result: unknown } }>(
+      "mutation($input: CallFunctionInput!) { callFunction(input: $input) { success result } }",
+      { input: { id: createFunction.id } },
+    );
+    const lane = sandboxProcess(10_000);
+    const pid = await waitForValue(() => lane.pid);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    process.kill(pid, "SIGKILL");
+    expect((await call).data?.callFunction).toEqual({ success: true, result: "1" });
+    expect(lane.pid).not.toBe(pid);
+    // One run in its history and its usage: the one that ended, billed for its own duration.
+    const { functionHistory } = await owner.client.gqlOk<{
+      functionHistory: { edges: { node: { success: boolean; duration: number } }[] };
+    }>("query($id: ID!) { functionHistory(id: $id) { edges { node { success duration } } } }", {
+      id: createFunction.id,
+    });
+    expect(functionHistory.edges.map((e) => e.node)).toEqual([{ success: true, duration: expect.any(Number) }]);
+    expect(functionHistory.edges[0].node.duration).toBeLessThan(3_000);
+    expect(await usageOf(owner.client)).toMatchObject({ executions: 1, errors: 0 });
   }, 30_000);
 });
 

@@ -80,6 +80,8 @@ export async function startStreamsApp(
     config,
     upstreams,
     mailer,
+    // As the service's engine has it (app.ts): filters use the account's key-value store.
+    filterHelpers: built.services.streams.filterHelpers,
     leaseTtlMs: 3000,
     pollMs: 100,
     tipPollMs: 100,

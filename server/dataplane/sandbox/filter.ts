@@ -217,10 +217,15 @@ export class Filter {
   private async runNow(input: FilterInput, ahead: Ahead | null): Promise<FilterOutcome> {
     const started = performance.now();
     const logs: FilterLog[] = [];
+    // A call failed with a sandbox another filter's call crashed, before it asked for any write, changed
+    // nothing outside its isolate: it runs again, once, in the new sandbox (later calls wait their turn).
+    let mayRunAgain = true;
+    const runsAgain = (outcome: HostOutcome) => mayRunAgain && outcome.runAgain === true;
     if (ahead) {
       const outcome = await ahead.outcome;
-      if (!outcome.unloaded) return this.decode(outcome, input, ahead.dataJson, started);
-      // Sent ahead behind a call that failed: sent again below, and until then later calls wait.
+      if (!outcome.unloaded && !runsAgain(outcome)) return this.decode(outcome, input, ahead.dataJson, started);
+      // Sent ahead behind a call that failed (or lost with it): sent again below, and until then later calls wait.
+      if (!outcome.unloaded) mayRunAgain = false;
       this.unsent++;
     }
     let sent = false;
@@ -239,27 +244,41 @@ export class Filter {
         };
       }
       const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
-      const loadFailure = await this.load();
-      if (loadFailure) {
-        const { error, lost } = loadFailure;
-        const durationMs = performance.now() - started;
-        return { ok: false, error, durationMs, memoryBytes: 0, logs, ...(lost && { sandboxLost: lost }) };
+      for (;;) {
+        let outcome: HostOutcome;
+        try {
+          const loadFailure = await this.load();
+          if (loadFailure) {
+            const { error, lost } = loadFailure;
+            const durationMs = performance.now() - started;
+            return { ok: false, error, durationMs, memoryBytes: 0, logs, ...(lost && { sandboxLost: lost }) };
+          }
+          const metaJson = JSON.stringify(input.metadata ?? {});
+          const keep = this.keeps(dataJson);
+          const running = this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
+          markSent();
+          outcome = await running;
+        } catch (e) {
+          // Loading it was failed by another's crash.
+          if (!(e instanceof SandboxRestarted)) throw e;
+          if (mayRunAgain) {
+            mayRunAgain = false;
+            continue;
+          }
+          return {
+            ok: false,
+            error: { kind: "RUNTIME", message: e.message },
+            durationMs: performance.now() - started,
+            memoryBytes: 0,
+            logs,
+            sandboxLost: "bystander",
+          };
+        }
+        if (!runsAgain(outcome)) return this.decode(outcome, input, dataJson, started);
+        mayRunAgain = false;
+        this.unsent++;
+        sent = false;
       }
-      const metaJson = JSON.stringify(input.metadata ?? {});
-      const keep = this.keeps(dataJson);
-      const running = this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
-      markSent();
-      return this.decode(await running, input, dataJson, started);
-    } catch (e) {
-      if (!(e instanceof SandboxRestarted)) throw e;
-      return {
-        ok: false,
-        error: { kind: "RUNTIME", message: e.message },
-        durationMs: performance.now() - started,
-        memoryBytes: 0,
-        logs,
-        sandboxLost: "bystander",
-      };
     } finally {
       markSent();
     }

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
 import {
   FILTER_HELPER_NAMES,
+  FILTER_WRITE_HELPERS,
   type FilterError,
   type FilterHelperName,
   type FilterHelpers,
@@ -78,6 +79,12 @@ export interface HostOutcome {
   logs: FilterLog[];
   /** The sandbox was replaced while the call was in flight: by this call's doing or another's. */
   lost?: SandboxLoss;
+  /**
+   * With `lost: "bystander"`: the call can run again as if it never ran. It asked for no helper that writes
+   * (FILTER_WRITE_HELPERS, the only effect user code has outside its isolate), and it is not a call of the
+   * filter that crashed the sandbox (sent behind its crashing call, it would likely crash the next one).
+   */
+  runAgain?: boolean;
 }
 
 interface PendingCall {
@@ -86,6 +93,8 @@ interface PendingCall {
   timeoutMs: number;
   helpers: FilterHelpers | undefined;
   logs: FilterLog[];
+  /** It asked for a helper that writes (see FILTER_WRITE_HELPERS). */
+  wrote: boolean;
   /** Set once the call is still running after it was sent (see run). */
   expiry: NodeJS.Timeout | undefined;
   /** Set once run() has returned a promise: the outcome goes to it; until then it is kept in `ended`. */
@@ -246,6 +255,7 @@ export abstract class SandboxHost {
       timeoutMs,
       helpers,
       logs: [],
+      wrote: false,
       expiry: undefined,
       resolve: undefined,
       ended: undefined,
@@ -328,6 +338,8 @@ export abstract class SandboxHost {
       const args = JSON.parse(argsJson) as unknown[];
       const helperName = name as FilterHelperName | "itemsSnapshot";
       checkHelperArgs(helperName, args);
+      // Before it runs: if the sandbox is lost meanwhile, the write may have happened all the same.
+      if (FILTER_WRITE_HELPERS.has(name)) call.wrote = true;
       const fn = helpers[helperName] as ((...a: unknown[]) => Promise<unknown>) | undefined;
       if (typeof fn !== "function") throw new Error(`qnLib.${name} is not available here`);
       reply = { ok: true, body: JSON.stringify((await fn.apply(helpers, args)) ?? null) };
@@ -368,12 +380,16 @@ export abstract class SandboxHost {
     // the later ones only waited behind it.
     const overdueAt = (call: PendingCall) => now - call.sentAt > call.timeoutMs;
     const stuck = culprit === null && this.lane === "fast" ? [...this.calls.values()].find(overdueAt) : undefined;
-    for (const [, call] of this.calls) {
-      clearTimeout(call.expiry);
+    const verdicts = [...this.calls.values()].map((call) => {
       const first = !seen.has(call.fid);
       seen.add(call.fid);
       const guilty =
         culprit !== null ? first && call.fid === culprit : stuck ? call === stuck : first && overdueAt(call);
+      return { call, guilty };
+    });
+    const guiltyFilters = new Set(verdicts.filter((v) => v.guilty).map((v) => v.call.fid));
+    for (const { call, guilty } of verdicts) {
+      clearTimeout(call.expiry);
       if (guilty) blame(call.fid);
       settle(call, {
         error: guilty
@@ -386,6 +402,8 @@ export abstract class SandboxHost {
         body: "",
         logs: call.logs,
         lost: guilty ? "culprit" : "bystander",
+        // Not a call of the filter that crashed it (it would crash the next sandbox too), nor one that wrote.
+        runAgain: !guilty && !guiltyFilters.has(call.fid) && !call.wrote,
       });
     }
     this.calls.clear();

@@ -92,9 +92,10 @@ export interface FilterFailure {
 /**
  * Why a call failed with its sandbox: "culprit", the call made it be replaced (V8 lost control of its
  * isolate, or it ran on past its limit where it could not be stopped); "bystander", another call did and
- * this one was failed with it. A bystander's failure is none of its code's doing: it is not billed, and a
- * stream tries its batch again without spending a retry (see retry.ts). A stream whose filter was the
- * culprit twice pauses (runner.ts).
+ * this one was failed with it. A bystander's failure is none of its code's doing: one of another filter
+ * than the culprit's that asked for no write helper is run again once in the new sandbox before its
+ * caller sees it (Filter.runNow); one that wrote, or was failed again, is not billed, and a stream tries its batch again without spending a retry
+ * (see retry.ts). A stream whose filter was the culprit twice pauses (runner.ts).
  */
 export type SandboxLoss = "culprit" | "bystander";
 export type FilterOutcome = FilterSuccess | FilterFailure;
@@ -205,3 +206,17 @@ export const FILTER_HELPER_NAMES = [
   "qnContainsAddressBookItems",
 ] as const satisfies readonly (keyof FilterHelpers)[];
 export type FilterHelperName = (typeof FILTER_HELPER_NAMES)[number];
+/**
+ * The helpers that change the key-value store: the only effect user code can have outside its isolate
+ * (it has no network, files or timers), so a call that asked for none of them can be run again as if it
+ * never ran (see Filter.runNow).
+ */
+export const FILTER_WRITE_HELPERS: ReadonlySet<string> = new Set<FilterHelperName>([
+  "qnAddListItem",
+  "qnRemoveListItem",
+  "qnUpsertList",
+  "qnDeleteList",
+  "qnAddSet",
+  "qnBulkSets",
+  "qnDeleteSet",
+]);

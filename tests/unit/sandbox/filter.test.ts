@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { logSandboxTo, sandboxProcess } from "../../../server/dataplane/sandbox/process.ts";
+import type { FilterHelpers } from "../../../server/dataplane/sandbox/types.ts";
 import { failed, filter, filterCases } from "./filter-cases.ts";
 
 filterCases("sandbox process");
@@ -19,14 +20,15 @@ describe("filter sandbox: the sandbox process", () => {
     expect(await bystander.run({ data: [] })).toMatchObject({ resultJson: "1" });
     expect(await crash.run({ data: ["no"] })).toMatchObject({ resultJson: '"fine"' });
     const generation = sandboxProcess().generation;
-    // Calls sent behind it (see Filter.run) never ran: they are told to retry, not blamed.
-    const outcomes = await Promise.all([crash.run({ data: ["crash"] }), crash.run({ data: ["no"] })]);
+    // A call sent behind it (see Filter.run) never ran: it is not blamed, but as a call of the filter that
+    // crashed the sandbox it is not run again (it could crash the next one): its caller is told to retry.
+    const [crashed, behind] = await Promise.all([crash.run({ data: ["crash"] }), crash.run({ data: ["no"] })]);
     // The crash is the culprit's (a stream pauses after two); the call behind it a bystander's (not counted).
-    expect(outcomes.map((o) => !o.ok && o.sandboxLost)).toEqual(["culprit", "bystander"]);
-    const [crashed, behind] = outcomes.map(failed);
-    expect(crashed.kind).toMatch(/TIMEOUT|MEMORY/);
-    expect(crashed.message).toMatch(/sandbox/);
-    expect(behind).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
+    expect(crashed).toMatchObject({ ok: false, sandboxLost: "culprit" });
+    expect(failed(crashed).kind).toMatch(/TIMEOUT|MEMORY/);
+    expect(failed(crashed).message).toMatch(/sandbox/);
+    expect(behind).toMatchObject({ ok: false, sandboxLost: "bystander" });
+    expect(failed(behind)).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
     expect(sandboxProcess().generation).toBe(generation + 1);
     // Both filters load again into the new sandbox process; the bystander's state starts over.
     expect(await crash.run({ data: ["no"] })).toMatchObject({ ok: true, resultJson: '"fine"' });
@@ -51,11 +53,11 @@ describe("filter sandbox: the sandbox process", () => {
     const first = stuck.run({ data: [] });
     await new Promise((resolve) => setTimeout(resolve, 20));
     const behind = bystander.run({ data: [] });
-    const outcomes = await Promise.all([first, behind]);
-    expect(outcomes.map((o) => !o.ok && o.sandboxLost)).toEqual(["culprit", "bystander"]);
-    const [stuckFailed, behindFailed] = outcomes.map(failed);
-    expect(stuckFailed.kind).toBe("TIMEOUT");
-    expect(behindFailed).toMatchObject({ kind: "RUNTIME", message: expect.stringMatching(/retry it$/) });
+    const [stuckRun, behindRun] = await Promise.all([first, behind]);
+    expect(stuckRun).toMatchObject({ ok: false, sandboxLost: "culprit" });
+    expect(failed(stuckRun).kind).toBe("TIMEOUT");
+    // The call behind it wrote nothing: it ran again in the new sandbox process, its caller saw no failure.
+    expect(behindRun).toMatchObject({ ok: true, resultJson: '"fine"' });
     expect(sandboxProcess().pid).not.toBe(pid);
     // The operator's log says why, whom it blamed and what it cost.
     expect(told).toEqual([
@@ -67,12 +69,32 @@ describe("filter sandbox: the sandbox process", () => {
     expect(await bystander.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"fine"' });
   }, 30_000);
 
-  it("a sandbox process that dies during a call gives that call a clear error and is replaced", async () => {
+  it("a call that wrote nothing, failed by a sandbox process killed from outside, runs again in a new one", async () => {
     const f = await filter(
-      "function main() { console.log('spinning'); const end = Date.now() + 2000; while (Date.now() < end); return 1 }",
-      {
-        limits: { timeoutMs: 5_000 },
+      "var n = 0; function main() { n++; console.log('run ' + n); const end = Date.now() + 1000; while (Date.now() < end); return n }",
+      { limits: { timeoutMs: 5_000 } },
+    );
+    expect(await f.check()).toBeNull();
+    const pid = sandboxProcess(5_000).pid as number;
+    const running = f.run({ data: [] });
+    setTimeout(() => process.kill(pid, "SIGKILL"), 300);
+    // The first run's isolate went with the process: the run again starts from the code's top level.
+    expect(await running).toMatchObject({ ok: true, resultJson: "1", logs: [{ level: "INFO", message: "run 1" }] });
+    expect(sandboxProcess(5_000).pid).not.toBe(pid);
+  }, 30_000);
+
+  it("a sandbox process that dies during a call that wrote gives that call a clear error and is replaced", async () => {
+    const written: string[] = [];
+    const helpers = {
+      qnAddSet: async (key: string, value: string) => {
+        written.push(`${key}=${value}`);
+        return true;
       },
+    } as unknown as FilterHelpers;
+    // It wrote before it was killed: running it again could write twice, so its caller decides.
+    const f = await filter(
+      "async function main() { await qnLib.qnAddSet('k', 'v'); console.log('spinning'); const end = Date.now() + 2000; while (Date.now() < end); return 1 }",
+      { limits: { timeoutMs: 5_000 }, helpers, version: "V5" },
     );
     const ok = await filter("function main() { return 'ok' }");
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true });
@@ -88,6 +110,8 @@ describe("filter sandbox: the sandbox process", () => {
     // What it logged before the process died was sent as it was written.
     expect(died.logs).toEqual([{ level: "INFO", message: "spinning" }]);
     expect(await ok.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"ok"' });
+    // Not run again by the sandbox: it wrote once, when its caller ran it.
+    expect(written).toEqual(["k=v"]);
     expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: "1" });
     expect(sandboxProcess(5_000).pid).not.toBe(pid);
   }, 30_000);
