@@ -2,7 +2,14 @@ import { setFlagsFromString } from "node:v8";
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
 import type { Frame, FromHost, ToHost } from "./frames.ts";
-import { errorPlace, FILTER_HELPER_NAMES, type FilterError, resultTooLarge } from "./types.ts";
+import {
+  boundedError,
+  errorPlace,
+  FILTER_HELPER_NAMES,
+  type FilterError,
+  MAX_ERROR_CHARS,
+  resultTooLarge,
+} from "./types.ts";
 
 /**
  * The sandbox itself, written once for both of its hosts: the isolates that run filters and functions
@@ -128,11 +135,17 @@ function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number },
  * The call's answer, or a RESULT_TOO_LARGE failure in its place when its result is past the filter's
  * limit: refused here, so a result of hundreds of MB never crosses the pipe. The isolate already refused
  * one longer than the limit in UTF-16 units ("L", not copied out); the exact UTF-8 count is made here.
+ * An error's text is cut to MAX_ERROR_CHARS here too (see boundedError).
  */
 function capped(inst: Instance, out: string): string {
   const limit = inst.maxResultBytes;
   const at = out[0] === "R" ? 1 : 0;
   const tag = out[at];
+  // The error's JSON (kind, message, stack) is only read when it could be past the bound.
+  if (tag === "E" && out.length > 2 * MAX_ERROR_CHARS + 256) {
+    const error = JSON.parse(out.slice(at + 1)) as { kind: string; message: string; stack: string };
+    return `${out.slice(0, at)}E${JSON.stringify(boundedError(error))}`;
+  }
   if (limit === 0 || (tag !== "V" && tag !== "L")) return out;
   const counted = tag === "L";
   // UTF-8 takes at most 3 bytes per UTF-16 unit: a result this short needs no count.
@@ -207,7 +220,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
       const error = classify(e, shell, h.timeoutMs);
       if (!isolate.isDisposed) isolate.dispose();
       // Top-level code that throws is reported as the filter not loading, with the thrown error.
-      link.send({ op: "opened", fid: h.fid, error });
+      link.send({ op: "opened", fid: h.fid, error: boundedError(error) });
     }
   }
 
@@ -265,7 +278,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     const heapBytes = heapOf(call.inst);
     const ms = performance.now() - call.started;
     drop(call.inst.fid);
-    link.send({ op: "done", rid: call.rid, heapBytes, ms, error });
+    link.send({ op: "done", rid: call.rid, heapBytes, ms, error: boundedError(error) });
     ended(call.inst.fid, false);
   }
 

@@ -550,6 +550,19 @@ export function filterCases(host: string): void {
       expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
       expect(await f.run({ data: [1] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
     });
+
+    it("cuts a thrown error's text, keeping its place", async () => {
+      const f = await filter("function main() {\n  throw new Error('e'.repeat(100000));\n}");
+      const error = failed(await f.run({ data: [] }));
+      expect(error).toEqual({
+        kind: "RUNTIME",
+        message: `Error: ${"e".repeat(4_089)}… [95911 more characters]`,
+        line: 2,
+        column: 9,
+      });
+      const loading = await filter("throw 'x'.repeat(100000); function main() {}");
+      expect(failed(await loading.run({ data: [] })).message).toMatch(/… \[\d+ more characters\]$/);
+    });
   });
 
   describe(`filter sandbox (${host}): batches kept in the service until read`, () => {
