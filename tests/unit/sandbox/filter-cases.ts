@@ -551,6 +551,29 @@ export function filterCases(host: string): void {
       expect(await f.run({ data: [1] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
     });
 
+    it("a filter that replaces Array, String or Promise methods cannot pass the log bounds or write its answer", async () => {
+      // join and slice made to answer a megabyte: the console joined and cut lines with them.
+      const logs = await filter(
+        "var big = 'y'.repeat(1e6); function main() { Array.prototype.join = () => big;" +
+          " String.prototype.slice = function () { return String(this) }; String = () => big;" +
+          " console.log('x', 1); console.log('z'.repeat(5000)); return null }",
+        { version: "V4" },
+      );
+      const logged = await logs.run({ data: [] });
+      expect(logged.logs.map((l) => l.message)).toEqual(["x 1", `${"z".repeat(4_096)}… [904 more characters]`]);
+      // The answer was sent from a promise the code could reach (its then, its species): it wrote its own.
+      const forged = 'fin("E" + JSON.stringify({ kind: "RUNTIME", message: "forged", stack: "" }))';
+      for (const source of [
+        `function main() { var then = Promise.prototype.then; Promise.prototype.then = function (f, r) {
+           Promise.prototype.then = then; return { then: function (fin) { ${forged} } } }; return Promise.resolve(1) }`,
+        `function main() { function Fake(exec) { exec(function () {}, function () {}); this.then = function (fin) { ${forged} } }
+           Object.defineProperty(Promise, Symbol.species, { value: Fake }); return new Promise(function (r) { r(2) }) }`,
+      ]) {
+        const f = await filter(source, { version: "V4" });
+        expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: expect.stringMatching(/^[12]$/) });
+      }
+    });
+
     it("cuts a thrown error's text, keeping its place", async () => {
       const f = await filter("function main() {\n  throw new Error('e'.repeat(100000));\n}");
       const error = failed(await f.run({ data: [] }));
