@@ -78,6 +78,13 @@ export const BOXED_MAX_CHARS = 120 * 1024;
 const COPY = { copy: true } as const;
 /** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
 const MAX_WAITING_HELPERS = 256;
+/**
+ * Characters of JSON one helper call may send (its arguments): 6 Mi, a function's largest result. A
+ * call of the most items the store takes (5,000 to add and 5,000 to remove, 256 characters each) is
+ * 2.6 Mi. The service parses what a call sends on the thread that answers its API: a function of
+ * 256 MB sent 60 MB strings, 20 of them, and took the service from 137 to 532 MB.
+ */
+const MAX_HELPER_ARGS_CHARS = 6 * 1024 * 1024;
 
 interface Instance {
   fid: number;
@@ -345,6 +352,11 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     if (call.outstanding >= MAX_WAITING_HELPERS) {
       // Thrown into the isolate: the helper's promise rejects with this message.
       throw new Error(`more than ${MAX_WAITING_HELPERS} qnLib calls waiting at once: await them in smaller groups`);
+    }
+    if (args.length > MAX_HELPER_ARGS_CHARS) {
+      throw new Error(
+        `qnLib.${name}: its arguments are ${(args.length / 1024 / 1024).toFixed(1)} Mi characters of JSON; a call sends at most ${MAX_HELPER_ARGS_CHARS / 1024 / 1024} Mi`,
+      );
     }
     call.outstanding++;
     link.send({ op: "helper", rid, hid, name }, args);

@@ -358,6 +358,32 @@ export function filterCases(host: string): void {
       });
     });
 
+    it("refuses a helper call whose arguments are past 6 Mi characters of JSON, before the host reads them", async () => {
+      let asked = 0;
+      const helpers = {
+        qnAddListItem: async () => {
+          asked++;
+          return true;
+        },
+      } as Partial<FilterHelpers> as FilterHelpers;
+      const f = await filter(
+        `async function main() {
+          const fits = await qnLib.qnAddListItem("k", "x".repeat(6 * 1024 * 1024 - 10));
+          const refused = await qnLib.qnAddListItem("k", "x".repeat(20e6)).then(() => "ok", (e) => e.message);
+          return [fits, refused];
+        }`,
+        { helpers, limits: { memoryBytes: 256 * 1024 * 1024, timeoutMs: 10_000 } },
+      );
+      expect(await f.run({ data: [] })).toMatchObject({
+        ok: true,
+        resultJson: JSON.stringify([
+          true,
+          "qnLib.qnAddListItem: its arguments are 19.1 Mi characters of JSON; a call sends at most 6 Mi",
+        ]),
+      });
+      expect(asked).toBe(1);
+    });
+
     it("settles main after helper calls awaited one after another, in the fast and the slow sandbox", async () => {
       const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
       const source =
