@@ -124,7 +124,9 @@ export async function completeUpload(db: Db, storage: PartStorage, accountId: st
   }
   const kind = upload.kind as CollectionKind;
   const items = await parseUploadedItems(
-    text.replace(/^\uFEFF/, "").replace(/\r/g, ""),
+    // A CR before a line's LF is trimmed with the item (replacing every CR here copied the file part by
+    // part: 1.2 GB and 10 s on the service's thread for 64 MiB of CRLF lines).
+    text.replace(/^\uFEFF/, ""),
     "/uploadId",
     await limitsOf(db, accountId),
     kind === "SET",
