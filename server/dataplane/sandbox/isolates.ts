@@ -107,6 +107,11 @@ interface Call {
   /** Helper requests sent to the service and not answered yet. */
   outstanding: number;
   finished: boolean;
+  /**
+   * What main settled to (hostFinish), sent once the isolate returns control: promise reactions still
+   * running after it are the call's, within its limit (a chain of them ran on after the answer, unbilled).
+   */
+  answer?: string;
   /** performance.now() when its frame was read. */
   started: number;
 }
@@ -338,12 +343,13 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
 
   function finishAsync(fid: number, rid: number, out: string): void {
     const call = calls.get(rid);
-    if (call && call.inst.fid === fid) finish(call, out);
+    if (call && call.inst.fid === fid) call.answer ??= out;
   }
 
   function log(fid: number, rid: number, level: string, message: string): void {
     const call = calls.get(rid);
-    if (call && call.inst.fid === fid && !call.finished) link.send({ op: "log", rid, level }, message);
+    if (call && call.inst.fid === fid && !call.finished && call.answer === undefined)
+      link.send({ op: "log", rid, level }, message);
   }
 
   function helper(fid: number, rid: number, hid: number, name: string, args: string): void {
@@ -413,6 +419,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
   /** What run's entry into the isolate answered: the outcome, or "A" while an async main waits. */
   function ran(call: Call, out: string): void {
     if (out !== "A") finish(call, out);
+    else if (call.answer !== undefined) finish(call, call.answer);
     else afterTurn(call);
   }
 
@@ -430,7 +437,8 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     // isolate still runs the turn before, which must not then conclude that nothing is left to wait for.
     const settled = () => {
       call.outstanding--;
-      afterTurn(call);
+      if (call.answer !== undefined) finish(call, call.answer);
+      else afterTurn(call);
     };
     if (!link.sync) {
       invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(settled, threw);

@@ -398,6 +398,25 @@ export function filterCases(host: string): void {
       }
     });
 
+    it("code still running after main settled is the call's: it ends at the call's limit, which fails it", async () => {
+      // A chain of promise reactions main left behind once it answered: it ran on, unbilled, until the
+      // limit, and held the isolate (in the sandbox process, a thread of its pool) for the next call.
+      const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
+      const spin = "(function again() { Promise.resolve().then(again) })();";
+      for (const source of [
+        `async function main() { ${spin} return 1 }`,
+        `async function main() { await qnLib.qnGetSet("k"); ${spin} return 2 }`,
+      ]) {
+        const f = await filter(source, { helpers, limits: { timeoutMs: 300 } });
+        const started = performance.now();
+        expect(failed(await f.run({ data: [] })), source).toEqual({
+          kind: "TIMEOUT",
+          message: "filter ran longer than its time limit of 300 ms",
+        });
+        expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+      }
+    });
+
     it("reports a promise that can never settle", async () => {
       const f = await filter("async function main() { await new Promise(() => {}); return 1 }");
       expect(failed(await f.run({ data: [] })).message).toMatch(/never settled/);
