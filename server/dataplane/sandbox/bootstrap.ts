@@ -118,7 +118,10 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     return new PromiseCtor(function (resolve, reject) {
       var hid = ++nextHid;
       waits[hid] = [resolve, reject];
-      hostHelper(currentCall, hid, name, stringify(args));
+      // A refusal by the host (too many waiting, arguments too long) rejects with its message alone: the
+      // host's error carried the service's stack, its files and lines.
+      try { hostHelper(currentCall, hid, name, stringify(args)); }
+      catch (e) { delete waits[hid]; reject(new ErrorCtor(e && typeof e === "object" ? StringCtor(e.message) : StringCtor(e))); }
     });
   }
   function settleHelper(hid, ok, body) {
