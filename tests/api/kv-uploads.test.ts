@@ -177,3 +177,24 @@ describe("the list of open uploads", () => {
     expect(existsSync(join(ctx.app.dataDir, "kv-uploads", uploadId))).toBe(true);
   });
 });
+
+describe("completing an upload", () => {
+  it("side by side, one complete reads and adds the file; the others are refused at once", async () => {
+    // Each read the whole file before finding the upload taken: ten of one 64 MiB upload held 1.8 GB.
+    const owner = await signUp(ctx.app);
+    const uploadId = await initiated(owner, "completed-once", "AddressBook");
+    await putPart(owner, uploadId, 1, "0xa\n".repeat(2_000_000));
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        owner.client.gql<{ completeKvUpload: { addedCount: number } }>(
+          `mutation { completeKvUpload(uploadId: "${uploadId}") { addedCount } }`,
+        ),
+      ),
+    );
+    expect(answers.filter((a) => a.data?.completeKvUpload.addedCount === 1)).toHaveLength(1);
+    const refused = answers.filter((a) => a.errors);
+    expect(refused.map((a) => [a.errors?.[0].extensions?.code, a.errors?.[0].message])).toEqual(
+      Array.from({ length: 3 }, () => ["CONFLICT", "This upload is being completed already."]),
+    );
+  });
+});

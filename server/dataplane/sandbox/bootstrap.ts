@@ -37,7 +37,12 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   var ProxyCtor = Proxy, PromiseCtor = Promise, SetCtor = Set, ErrorCtor = Error, RangeErrorCtor = RangeError;
   var create = Object.create, keys = Object.keys, freeze = Object.freeze, setPrototypeOf = Object.setPrototypeOf;
-  var objectProto = Object.prototype, arrayProto = Array.prototype;
+  var objectProto = Object.prototype, arrayProto = Array.prototype, StringCtor = String;
+  // Methods the user's code could replace on their prototypes, called as they are now (the console's
+  // bounds and the answer to the host must not depend on what the code does to Array, String or Promise).
+  var uncurry = Function.prototype.bind.bind(Function.prototype.call);
+  var sliceText = uncurry(String.prototype.slice), promiseThen = uncurry(Promise.prototype.then);
+  var promiseResolve = uncurry(Promise.resolve);
   delete globalThis.SharedArrayBuffer;
   delete globalThis.Atomics;
   delete globalThis.WebAssembly;
@@ -88,17 +93,17 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
   var logged = 0, dropped = 0, kept = 0;
   function text(v) {
     if (typeof v === "string") return v;
-    try { var s = stringify(v); return s === undefined ? String(v) : s; } catch (e) { return String(v); }
+    try { var s = stringify(v); return s === undefined ? StringCtor(v) : s; } catch (e) { return StringCtor(v); }
   }
   function logger(level) {
     return function () {
       if (logged >= maxLines || kept >= maxTotal) { dropped++; return; }
-      var parts = [];
-      for (var i = 0; i < arguments.length; i++) parts[parts.length] = text(arguments[i]);
-      var m = parts.join(" ");
+      // Joined by concatenation, so m is a string primitive whatever the arguments' text() answered.
+      var m = "";
+      for (var i = 0; i < arguments.length; i++) m += (i > 0 ? " " : "") + text(arguments[i]);
       // A line is cut to the line limit, or to what is left of the call's, saying how much was cut.
       var room = maxTotal - kept < maxChars ? maxTotal - kept : maxChars;
-      if (m.length > room) m = m.slice(0, room) + "… [" + (m.length - room) + " more characters]";
+      if (m.length > room) m = sliceText(m, 0, room) + "… [" + (m.length - room) + " more characters]";
       kept += m.length > room ? room : m.length;
       logged++;
       hostLog(currentCall, level, m);
@@ -113,7 +118,10 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     return new PromiseCtor(function (resolve, reject) {
       var hid = ++nextHid;
       waits[hid] = [resolve, reject];
-      hostHelper(currentCall, hid, name, stringify(args));
+      // A refusal by the host (too many waiting, arguments too long) rejects with its message alone: the
+      // host's error carried the service's stack, its files and lines.
+      try { hostHelper(currentCall, hid, name, stringify(args)); }
+      catch (e) { delete waits[hid]; reject(new ErrorCtor(e && typeof e === "object" ? StringCtor(e.message) : StringCtor(e))); }
     });
   }
   function settleHelper(hid, ok, body) {
@@ -184,7 +192,7 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     if (e instanceof RangeErrorCtor && MEMORY_ERRORS[e.message]) {
       return "E" + stringify({ kind: "MEMORY", message: "filter exceeded " + MEMORY_ERRORS[e.message], stack: "" });
     }
-    var message = e && typeof e === "object" && "message" in e ? String(e.name || "Error") + ": " + String(e.message) : "Uncaught " + text(e);
+    var message = e && typeof e === "object" && "message" in e ? StringCtor(e.name || "Error") + ": " + StringCtor(e.message) : "Uncaught " + text(e);
     var stack = e && typeof e === "object" && typeof e.stack === "string" ? e.stack : "";
     return "E" + stringify({ kind: kind, message: message, stack: stack });
   }
@@ -250,7 +258,10 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
         endLogs();
         return "E" + stringify({ kind: "RUNTIME", message: "async main needs filter version V4 or later", stack: "" });
       }
-      PromiseCtor.resolve(result).then(settle, reject).then(function (out) { hostFinish(call, out); });
+      // The answer is sent from these reactions, never from a promise derived from the user's (whose
+      // constructor, species or then the code may have made its own): only settle and reject write it.
+      promiseThen(promiseResolve(PromiseCtor, result),
+        function (v) { hostFinish(call, settle(v)); }, function (e) { hostFinish(call, reject(e)); });
       return "A";
     };
   }

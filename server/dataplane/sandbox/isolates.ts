@@ -2,7 +2,14 @@ import { setFlagsFromString } from "node:v8";
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE } from "./bootstrap.ts";
 import type { Frame, FromHost, ToHost } from "./frames.ts";
-import { errorPlace, FILTER_HELPER_NAMES, type FilterError, resultTooLarge } from "./types.ts";
+import {
+  boundedError,
+  errorPlace,
+  FILTER_HELPER_NAMES,
+  type FilterError,
+  MAX_ERROR_CHARS,
+  resultTooLarge,
+} from "./types.ts";
 
 /**
  * The sandbox itself, written once for both of its hosts: the isolates that run filters and functions
@@ -71,6 +78,13 @@ export const BOXED_MAX_CHARS = 120 * 1024;
 const COPY = { copy: true } as const;
 /** Helper calls one call may have waiting at once; more are refused (their promise rejects). */
 const MAX_WAITING_HELPERS = 256;
+/**
+ * Characters of JSON one helper call may send (its arguments): 6 Mi, a function's largest result. A
+ * call of the most items the store takes (5,000 to add and 5,000 to remove, 256 characters each) is
+ * 2.6 Mi. The service parses what a call sends on the thread that answers its API: a function of
+ * 256 MB sent 60 MB strings, 20 of them, and took the service from 137 to 532 MB.
+ */
+const MAX_HELPER_ARGS_CHARS = 6 * 1024 * 1024;
 
 interface Instance {
   fid: number;
@@ -93,6 +107,11 @@ interface Call {
   /** Helper requests sent to the service and not answered yet. */
   outstanding: number;
   finished: boolean;
+  /**
+   * What main settled to (hostFinish), sent once the isolate returns control: promise reactions still
+   * running after it are the call's, within its limit (a chain of them ran on after the answer, unbilled).
+   */
+  answer?: string;
   /** performance.now() when its frame was read. */
   started: number;
 }
@@ -128,11 +147,17 @@ function classify(e: unknown, inst: { isolate: ivm.Isolate; memoryMiB: number },
  * The call's answer, or a RESULT_TOO_LARGE failure in its place when its result is past the filter's
  * limit: refused here, so a result of hundreds of MB never crosses the pipe. The isolate already refused
  * one longer than the limit in UTF-16 units ("L", not copied out); the exact UTF-8 count is made here.
+ * An error's text is cut to MAX_ERROR_CHARS here too (see boundedError).
  */
 function capped(inst: Instance, out: string): string {
   const limit = inst.maxResultBytes;
   const at = out[0] === "R" ? 1 : 0;
   const tag = out[at];
+  // The error's JSON (kind, message, stack) is only read when it could be past the bound.
+  if (tag === "E" && out.length > 2 * MAX_ERROR_CHARS + 256) {
+    const error = JSON.parse(out.slice(at + 1)) as { kind: string; message: string; stack: string };
+    return `${out.slice(0, at)}E${JSON.stringify(boundedError(error))}`;
+  }
   if (limit === 0 || (tag !== "V" && tag !== "L")) return out;
   const counted = tag === "L";
   // UTF-8 takes at most 3 bytes per UTF-16 unit: a result this short needs no count.
@@ -207,7 +232,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
       const error = classify(e, shell, h.timeoutMs);
       if (!isolate.isDisposed) isolate.dispose();
       // Top-level code that throws is reported as the filter not loading, with the thrown error.
-      link.send({ op: "opened", fid: h.fid, error });
+      link.send({ op: "opened", fid: h.fid, error: boundedError(error) });
     }
   }
 
@@ -265,7 +290,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     const heapBytes = heapOf(call.inst);
     const ms = performance.now() - call.started;
     drop(call.inst.fid);
-    link.send({ op: "done", rid: call.rid, heapBytes, ms, error });
+    link.send({ op: "done", rid: call.rid, heapBytes, ms, error: boundedError(error) });
     ended(call.inst.fid, false);
   }
 
@@ -318,12 +343,13 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
 
   function finishAsync(fid: number, rid: number, out: string): void {
     const call = calls.get(rid);
-    if (call && call.inst.fid === fid) finish(call, out);
+    if (call && call.inst.fid === fid) call.answer ??= out;
   }
 
   function log(fid: number, rid: number, level: string, message: string): void {
     const call = calls.get(rid);
-    if (call && call.inst.fid === fid && !call.finished) link.send({ op: "log", rid, level }, message);
+    if (call && call.inst.fid === fid && !call.finished && call.answer === undefined)
+      link.send({ op: "log", rid, level }, message);
   }
 
   function helper(fid: number, rid: number, hid: number, name: string, args: string): void {
@@ -332,6 +358,11 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     if (call.outstanding >= MAX_WAITING_HELPERS) {
       // Thrown into the isolate: the helper's promise rejects with this message.
       throw new Error(`more than ${MAX_WAITING_HELPERS} qnLib calls waiting at once: await them in smaller groups`);
+    }
+    if (args.length > MAX_HELPER_ARGS_CHARS) {
+      throw new Error(
+        `qnLib.${name}: its arguments are ${(args.length / 1024 / 1024).toFixed(1)} Mi characters of JSON; a call sends at most ${MAX_HELPER_ARGS_CHARS / 1024 / 1024} Mi`,
+      );
     }
     call.outstanding++;
     link.send({ op: "helper", rid, hid, name }, args);
@@ -388,6 +419,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
   /** What run's entry into the isolate answered: the outcome, or "A" while an async main waits. */
   function ran(call: Call, out: string): void {
     if (out !== "A") finish(call, out);
+    else if (call.answer !== undefined) finish(call, call.answer);
     else afterTurn(call);
   }
 
@@ -405,7 +437,8 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     // isolate still runs the turn before, which must not then conclude that nothing is left to wait for.
     const settled = () => {
       call.outstanding--;
-      afterTurn(call);
+      if (call.answer !== undefined) finish(call, call.answer);
+      else afterTurn(call);
     };
     if (!link.sync) {
       invoke(call, call.inst.settle, [h.hid, h.ok, body]).then(settled, threw);

@@ -57,6 +57,26 @@ export interface FilterError {
   column?: number;
 }
 
+/**
+ * Characters of an error's message a call's outcome carries (a log line's): the code chooses what it
+ * throws, and a run's error is answered, kept with the run and shown in its history.
+ */
+export const MAX_ERROR_CHARS = 4_096;
+
+/**
+ * An error's text within MAX_ERROR_CHARS, cut as a long log line is; its stack reduced to the place
+ * errorPlace reads from it (the stack repeats the message, so cutting it could lose the place).
+ */
+export function boundedError<E extends { message: string; stack?: string }>(error: E): E {
+  const { message, stack } = error;
+  const cut =
+    message.length > MAX_ERROR_CHARS
+      ? `${message.slice(0, MAX_ERROR_CHARS)}… [${message.length - MAX_ERROR_CHARS} more characters]`
+      : message;
+  if (stack === undefined || stack.length <= MAX_ERROR_CHARS) return { ...error, message: cut };
+  return { ...error, message: cut, stack: /filter\.js:\d+(?::\d+)?/.exec(stack)?.[0] ?? "" };
+}
+
 /** Where in the user's source V8 placed an error: the first `filter.js:line:column` in its text or stack. */
 export function errorPlace(text: string | undefined): { line?: number; column?: number } {
   const m = text ? /filter\.js:(\d+)(?::(\d+))?/.exec(text) : null;

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, lt, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
@@ -113,6 +113,14 @@ export async function updateFunction(
     .returning();
   if (row && newVersion) await insertVersion(db, row);
   return row;
+}
+
+/** Deletes the function's versions numbered `through` and below (the older ones). */
+export async function pruneVersions(db: Executor, functionId: string, through: number): Promise<void> {
+  if (through < 1) return;
+  await db
+    .delete(functionVersions)
+    .where(and(eq(functionVersions.functionId, functionId), lte(functionVersions.version, through)));
 }
 
 export async function deleteFunction(db: Executor, accountId: string, id: string): Promise<void> {

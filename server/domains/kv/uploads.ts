@@ -1,5 +1,5 @@
 import type { Db } from "../../platform/db/index.ts";
-import { AppError, foundOr } from "../../platform/errors.ts";
+import { AppError, conflict, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import {
   checkKey,
@@ -113,8 +113,26 @@ export async function partUrl(
   return { url: await storage.partUrl(upload, partNumber, expiresAt, baseUrl), partNumber, expiresAt };
 }
 
+/**
+ * Uploads being completed in this process. A complete reads the whole file (64 MiB, and its text) before
+ * its transaction finds whether another complete took the upload first: ten side by side of one upload
+ * held ten copies, 1.8 GB. Another complete of one being completed is refused at once.
+ */
+const completing = new Set<string>();
+
 export async function completeUpload(db: Db, storage: PartStorage, accountId: string, uploadId: string) {
   const upload = foundOr(await store.getUpload(db, accountId, uploadId), THE_UPLOAD);
+  if (completing.has(upload.id)) throw conflict("This upload is being completed already.");
+  completing.add(upload.id);
+  try {
+    return await completeTaken(db, storage, accountId, upload);
+  } finally {
+    completing.delete(upload.id);
+  }
+}
+
+async function completeTaken(db: Db, storage: PartStorage, accountId: string, upload: store.UploadRow) {
+  const uploadId = upload.id;
   const bytes = await storage.read(upload);
   let text: string;
   try {
@@ -124,7 +142,9 @@ export async function completeUpload(db: Db, storage: PartStorage, accountId: st
   }
   const kind = upload.kind as CollectionKind;
   const items = await parseUploadedItems(
-    text.replace(/^\uFEFF/, "").replace(/\r/g, ""),
+    // A CR before a line's LF is trimmed with the item (replacing every CR here copied the file part by
+    // part: 1.2 GB and 10 s on the service's thread for 64 MiB of CRLF lines).
+    text.replace(/^\uFEFF/, ""),
     "/uploadId",
     await limitsOf(db, accountId),
     kind === "SET",

@@ -373,7 +373,7 @@ export type Query = {
   function: Function;
   /** The function's settings (the same record as function). */
   functionSettings: Function;
-  /** Every version of the function, newest first. */
+  /** The function's newest 100 versions, newest first. */
   functionVersions: Array<FunctionVersion>;
   /** A function's runs, newest first. */
   functionHistory: FunctionActivationConnection;

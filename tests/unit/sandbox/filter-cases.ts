@@ -360,6 +360,34 @@ export function filterCases(host: string): void {
       });
     });
 
+    it("refuses a helper call whose arguments are past 6 Mi characters of JSON, before the host reads them", async () => {
+      let asked = 0;
+      const helpers = {
+        qnAddListItem: async () => {
+          asked++;
+          return true;
+        },
+      } as Partial<FilterHelpers> as FilterHelpers;
+      const f = await filter(
+        `async function main() {
+          const fits = await qnLib.qnAddListItem("k", "x".repeat(6 * 1024 * 1024 - 10));
+          const refused = await qnLib.qnAddListItem("k", "x".repeat(20e6)).then(() => "ok", (e) => e);
+          return [fits, refused.message, refused.stack.includes("isolates") || refused.stack.includes("/server/")];
+        }`,
+        { helpers, limits: { memoryBytes: 256 * 1024 * 1024, timeoutMs: 10_000 } },
+      );
+      expect(await f.run({ data: [] })).toMatchObject({
+        ok: true,
+        resultJson: JSON.stringify([
+          true,
+          "qnLib.qnAddListItem: its arguments are 19.1 Mi characters of JSON; a call sends at most 6 Mi",
+          // The refusal names none of the service's files.
+          false,
+        ]),
+      });
+      expect(asked).toBe(1);
+    });
+
     it("settles main after helper calls awaited one after another, in the fast and the slow sandbox", async () => {
       const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
       const source =
@@ -371,6 +399,25 @@ export function filterCases(host: string): void {
             ok: true,
             resultJson: "5",
           });
+      }
+    });
+
+    it("code still running after main settled is the call's: it ends at the call's limit, which fails it", async () => {
+      // A chain of promise reactions main left behind once it answered: it ran on, unbilled, until the
+      // limit, and held the isolate (in the sandbox process, a thread of its pool) for the next call.
+      const helpers = { qnGetSet: async () => "v" } as Partial<FilterHelpers> as FilterHelpers;
+      const spin = "(function again() { Promise.resolve().then(again) })();";
+      for (const source of [
+        `async function main() { ${spin} return 1 }`,
+        `async function main() { await qnLib.qnGetSet("k"); ${spin} return 2 }`,
+      ]) {
+        const f = await filter(source, { helpers, limits: { timeoutMs: 300 } });
+        const started = performance.now();
+        expect(failed(await f.run({ data: [] })), source).toEqual({
+          kind: "TIMEOUT",
+          message: "filter ran longer than its time limit of 300 ms",
+        });
+        expect(performance.now() - started).toBeGreaterThanOrEqual(250);
       }
     });
 
@@ -551,6 +598,42 @@ export function filterCases(host: string): void {
       );
       expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
       expect(await f.run({ data: [1] })).toMatchObject({ ok: true, resultJson: '{"a":1}' });
+    });
+
+    it("a filter that replaces Array, String or Promise methods cannot pass the log bounds or write its answer", async () => {
+      // join and slice made to answer a megabyte: the console joined and cut lines with them.
+      const logs = await filter(
+        "var big = 'y'.repeat(1e6); function main() { Array.prototype.join = () => big;" +
+          " String.prototype.slice = function () { return String(this) }; String = () => big;" +
+          " console.log('x', 1); console.log('z'.repeat(5000)); return null }",
+        { version: "V4" },
+      );
+      const logged = await logs.run({ data: [] });
+      expect(logged.logs.map((l) => l.message)).toEqual(["x 1", `${"z".repeat(4_096)}… [904 more characters]`]);
+      // The answer was sent from a promise the code could reach (its then, its species): it wrote its own.
+      const forged = 'fin("E" + JSON.stringify({ kind: "RUNTIME", message: "forged", stack: "" }))';
+      for (const source of [
+        `function main() { var then = Promise.prototype.then; Promise.prototype.then = function (f, r) {
+           Promise.prototype.then = then; return { then: function (fin) { ${forged} } } }; return Promise.resolve(1) }`,
+        `function main() { function Fake(exec) { exec(function () {}, function () {}); this.then = function (fin) { ${forged} } }
+           Object.defineProperty(Promise, Symbol.species, { value: Fake }); return new Promise(function (r) { r(2) }) }`,
+      ]) {
+        const f = await filter(source, { version: "V4" });
+        expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: expect.stringMatching(/^[12]$/) });
+      }
+    });
+
+    it("cuts a thrown error's text, keeping its place", async () => {
+      const f = await filter("function main() {\n  throw new Error('e'.repeat(100000));\n}");
+      const error = failed(await f.run({ data: [] }));
+      expect(error).toEqual({
+        kind: "RUNTIME",
+        message: `Error: ${"e".repeat(4_089)}… [95911 more characters]`,
+        line: 2,
+        column: 9,
+      });
+      const loading = await filter("throw 'x'.repeat(100000); function main() {}");
+      expect(failed(await loading.run({ data: [] })).message).toMatch(/… \[\d+ more characters\]$/);
     });
   });
 
