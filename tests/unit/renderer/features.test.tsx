@@ -11,7 +11,7 @@ import { Actions } from "../../../renderer/actions.tsx";
 import { FeedbackProvider } from "../../../renderer/feedback.tsx";
 import { DataProvider, type Transport } from "../../../renderer/index.ts";
 import { fillTemplate } from "../../../renderer/resolve.ts";
-import { headingView } from "../../../renderer/screens.tsx";
+import { headingView, menuEntryFor } from "../../../renderer/screens.tsx";
 import type { Action, ListView, Manifest, Registry } from "../../../renderer/types.ts";
 import { CustomView } from "../../../renderer/views/CustomView.tsx";
 import { FormView } from "../../../renderer/views/FormView.tsx";
@@ -31,7 +31,7 @@ import { outputWidget } from "../../../renderer/views/RunnerView.tsx";
 import { prettyJson } from "../../../renderer/widgets/json.tsx";
 import { getWidget } from "../../../renderer/widgets/registry.ts";
 import { indentEdit } from "../../../src/widgets/code-editor.tsx";
-import { installDomStandIns, registryFor, viewerFor } from "./harness.tsx";
+import { installDomStandIns, registryFor, renderRoute, routeFor, viewerFor } from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -140,6 +140,35 @@ describe("templates and headings", () => {
     const page: Manifest = { version: 1, id: "things.detail", route: "/things/:id", title: "Thing", views: [detail] };
     expect(headingView(page)).toBe(detail);
     expect(headingView({ ...page, route: "/" })).toBeUndefined();
+  });
+
+  it("the side menu marks the screen the router shows, not the longest route that matches", () => {
+    const screenAt = (id: string, route: string, nav: Manifest["nav"]): Manifest => ({
+      version: 1,
+      id,
+      route,
+      title: id,
+      nav,
+      views: [],
+    });
+    const screens = [
+      screenAt("things.list", "/things", { section: "Data", label: "Things" }),
+      screenAt("things.quick", "/things/quick", { section: "Data", label: "Quick thing" }),
+      screenAt("things.detail", "/things/:thingId", { hidden: true, parent: "things.list" }),
+      screenAt("things.logs", "/things/:thingId/logs", { parent: "things.detail", tab: "Logs" }),
+    ];
+    expect(menuEntryFor("/things/quick", screens)).toBe("things.quick");
+    expect(menuEntryFor("/things/t1", screens)).toBe("things.list");
+    expect(menuEntryFor("/things/t1/logs", screens)).toBe("things.list");
+    expect(menuEntryFor("/elsewhere", screens)).toBeUndefined();
+  });
+
+  it("a tab shows its own description under the tabs, the root's stays in the header", async () => {
+    const registry = registryFor("owner");
+    const code = registry.screens.find((manifest) => manifest.id === "functions.code") as Manifest;
+    expect(code.description).toBeTruthy();
+    render(renderRoute(routeFor(code), { registry, viewer: viewerFor("OWNER") }));
+    expect((await screen.findByText(code.description as string)).className).toContain("np-tab-description");
   });
 });
 
