@@ -190,6 +190,13 @@ describe("widgets", () => {
     expect(screen.getByRole("button", { name: "Copy JSON" })).toBeTruthy();
   });
 
+  it("json counts the lines a text shows: a closing line break starts none", () => {
+    const Read = getWidget("json")?.read;
+    if (!Read) throw new Error("json is not registered");
+    const { container } = render(<Read value={"function main() {\n  return 1;\n}\n"} options={{}} />);
+    expect(container.textContent).toContain("3 lines");
+  });
+
   it("code and text copy their value, never a masked one", () => {
     const Code = getWidget("code")?.read;
     const Text = getWidget("text")?.read;
