@@ -370,6 +370,7 @@ export interface OptionsSource {
   rows: Path;
   value: Pointer;
   label: Pointer;
+  description?: Pointer;
   where?: Predicate;
   disabledWhen?: Predicate;
   /**

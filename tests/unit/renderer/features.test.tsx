@@ -172,6 +172,24 @@ describe("templates and headings", () => {
   });
 });
 
+describe("remote options with descriptions", () => {
+  it("each option says what it does in the list, and the chosen one's text shows under the field", async () => {
+    const registry = registryFor("owner");
+    const quick = registry.screens.find((manifest) => manifest.id === "functions.quick") as Manifest;
+    const { container } = render(renderRoute(routeFor(quick), { registry, viewer: viewerFor("OWNER") }));
+    const described = "Returns the user_data it was called with, and logs it. A start for functions called over HTTP.";
+    const input = await waitFor(() => {
+      const found = container.querySelector<HTMLInputElement>("input[id$=templateId]");
+      if (!found) throw new Error("no Template field yet");
+      return found;
+    });
+    expect(container.querySelector("[data-chosen-description]")).toBeNull();
+    fireEvent.mouseDown(input);
+    fireEvent.click(await screen.findByText(described, { selector: ".np-option-description" }));
+    await waitFor(() => expect(container.querySelector("[data-chosen-description]")?.textContent).toBe(described));
+  });
+});
+
 describe("widgets", () => {
   it("json pretty-prints values and JSON held in strings", () => {
     expect(prettyJson({ a: 1 })).toBe('{\n  "a": 1\n}');
