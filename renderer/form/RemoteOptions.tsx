@@ -1,5 +1,5 @@
 // The `remote-options` edit control: a select whose options come from a named query. Its
-// `ui:options` say where: { query, variables, rows, value, label, description, where, disabledWhen,
+// `ui:options` say where: { query, variables, rows, value, label, detail, where, disabledWhen,
 // badges }.
 // Variables and `where` may reference other fields of the form (`$form.kind`), so options can
 // depend on an earlier choice; a value that is no longer among the options is cleared.
@@ -14,7 +14,7 @@ import type { FormContext } from "./fieldErrors.ts";
 export interface RemoteOption {
   value: unknown;
   label: string;
-  /** What choosing it does, when the source names a description. */
+  /** What choosing it does, when the source names a `detail`. */
   description?: string;
   disabled: boolean;
   badges: { label: string; color?: string }[];
@@ -34,7 +34,7 @@ export function buildOptions(source: OptionsSource, data: unknown, scope: Scope)
     .map((row) => ({
       value: getPointer(row, source.value),
       label: String(getPointer(row, source.label) ?? getPointer(row, source.value) ?? ""),
-      description: source.description ? textAt(row, source.description) : undefined,
+      description: source.detail ? textAt(row, source.detail) : undefined,
       disabled: source.disabledWhen ? evalPredicate(source.disabledWhen, row, scope) : false,
       badges: (source.badges ?? [])
         .filter((badge) => evalPredicate(badge.when, row, scope))

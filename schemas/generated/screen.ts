@@ -370,7 +370,7 @@ export interface OptionsSource {
   rows: Path;
   value: Pointer;
   label: Pointer;
-  description?: Pointer;
+  detail?: Pointer;
   where?: Predicate;
   disabledWhen?: Predicate;
   /**
