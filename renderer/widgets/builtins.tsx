@@ -1,5 +1,5 @@
 // The built-in read views. Each is small and generic: it knows a value's shape, never an entity.
-import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
+import { CheckCircleFilled, CloseCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
 import { Space, Tag } from "antd";
 import type { ReactNode } from "react";
 import { useFormat } from "../data.tsx";
@@ -135,6 +135,12 @@ function BooleanView({ value, options }: ReadWidgetProps) {
     <Space size={4}>
       <CheckCircleFilled style={{ color: "#52c41a" }} />
       {yes}
+    </Space>
+  ) : options.outcome === true ? (
+    // An outcome's false is a failure: red, as a failed run reads in every console, not a neutral "no".
+    <Space size={4} data-outcome="failed">
+      <CloseCircleFilled style={{ color: "#ff4d4f" }} />
+      {no}
     </Space>
   ) : (
     <Space size={4}>

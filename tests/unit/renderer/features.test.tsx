@@ -217,6 +217,18 @@ describe("widgets", () => {
     expect(container.textContent).toContain("3 lines");
   });
 
+  it("boolean: an outcome's false reads as a failure, any other false as a plain no", () => {
+    const Read = getWidget("boolean")?.read;
+    if (!Read) throw new Error("boolean is not registered");
+    const labels = ["Success", "Failed"];
+    const { container, rerender } = render(<Read value={false} options={{ labels, outcome: true }} />);
+    expect(container.textContent).toBe("Failed");
+    expect(container.querySelector("[data-outcome=failed] .anticon-close-circle")).not.toBeNull();
+    rerender(<Read value={false} options={{ labels }} />);
+    expect(container.querySelector("[data-outcome=failed]")).toBeNull();
+    expect(container.querySelector(".anticon-minus-circle")).not.toBeNull();
+  });
+
   it("code and text copy their value, never a masked one", () => {
     const Code = getWidget("code")?.read;
     const Text = getWidget("text")?.read;
