@@ -783,4 +783,18 @@ export interface RunnerOptions {
    * Queries (by operation name) to refetch after a successful run, e.g. a history the run adds to.
    */
   refresh?: string[];
+  /**
+   * A second button beside the run button that keeps what the form holds, e.g. save tested code as a new version: a named mutation with its own variables (from $form, $route, $record), shown to the role it needs.
+   */
+  save?: {
+    label: string;
+    mutation: string;
+    variables?: Variables;
+    role?: Role;
+    successMessage?: string;
+    /**
+     * Queries (by operation name) to refetch after it saved.
+     */
+    refresh?: string[];
+  };
 }

@@ -9,7 +9,7 @@ import { SWRConfig } from "swr";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
 import { FeedbackProvider } from "../../../renderer/feedback.tsx";
-import { DataProvider, type Transport } from "../../../renderer/index.ts";
+import { DataProvider, GqlError, type Transport } from "../../../renderer/index.ts";
 import { fillTemplate } from "../../../renderer/resolve.ts";
 import { headingView, menuEntryFor } from "../../../renderer/screens.tsx";
 import type { Action, ListView, Manifest, Registry } from "../../../renderer/types.ts";
@@ -278,7 +278,12 @@ function withData(children: ReactNode, transport: Transport, role: "OWNER" | "VI
             transport={transport}
             registry={{
               ...registry,
-              operations: { ...registry.operations, MakeSecret: "mutation MakeSecret { x }", Try: "query Try { x }" },
+              operations: {
+                ...registry.operations,
+                MakeSecret: "mutation MakeSecret { x }",
+                Try: "query Try { x }",
+                KeepIt: "mutation KeepIt { x }",
+              },
             }}
             viewer={viewerFor(role)}
           >
@@ -342,6 +347,56 @@ describe("the runner custom view", () => {
     expect(calls[0]).toEqual({ label: "first", id: "r1" });
     expect(screen.getByText("Logs")).toBeTruthy();
     expect(document.body.textContent).toContain('"matched": true');
+  }, 30_000);
+
+  it("a save button keeps what the form holds through its own mutation; its field errors show on the form", async () => {
+    const calls: { document: string; variables: Record<string, unknown> }[] = [];
+    let refuse = true;
+    const transport: Transport = async (document, variables) => {
+      calls.push({ document, variables: variables ?? {} });
+      if (document.includes("KeepIt") && refuse)
+        throw new GqlError("Bad input", "BAD_USER_INPUT", [{ pointer: "/label", message: "Not this label." }]);
+      return document.includes("KeepIt") ? { keepIt: { ok: true } } : { tryIt: { size: 1 } };
+    };
+    const runner = (
+      <CustomView
+        view={{
+          kind: "custom",
+          widget: "runner",
+          options: {
+            query: "Try",
+            schema: "endpoint#/$defs/labelInput",
+            variables: { label: "$form.label" },
+            initial: { label: "first" },
+            submitLabel: "Test",
+            save: {
+              label: "Keep",
+              mutation: "KeepIt",
+              variables: { input: { id: "$route.id", label: "$form.label" } },
+              successMessage: "Kept",
+            },
+          },
+        }}
+        scope={{ route: { id: "r1" } }}
+      />
+    );
+    render(withData(runner, transport));
+    fireEvent.click(await screen.findByRole("button", { name: "Keep" }, { timeout: 10_000 }));
+    await screen.findByText("Not this label.", undefined, { timeout: 10_000 });
+    refuse = false;
+    fireEvent.click(screen.getByRole("button", { name: "Keep" }));
+    await screen.findByText("Kept", undefined, { timeout: 10_000 });
+    expect(calls.filter((call) => call.document.includes("KeepIt")).map((call) => call.variables)).toEqual([
+      { input: { id: "r1", label: "first" } },
+      { input: { id: "r1", label: "first" } },
+    ]);
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    await waitFor(() => expect(calls.at(-1)?.variables).toEqual({ label: "first" }));
+    cleanup();
+
+    render(withData(runner, transport, "VIEWER"));
+    const keep = await screen.findByRole("button", { name: "Keep" }, { timeout: 10_000 });
+    expect((keep as HTMLButtonElement).disabled).toBe(true);
   }, 30_000);
 });
 
