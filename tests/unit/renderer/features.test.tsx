@@ -6,7 +6,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { type ReactElement, type ReactNode, useState } from "react";
 import { MemoryRouter } from "react-router";
 import { SWRConfig } from "swr";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
 import { FeedbackProvider } from "../../../renderer/feedback.tsx";
 import { DataProvider, GqlError, type Transport } from "../../../renderer/index.ts";
@@ -258,6 +258,29 @@ describe("widgets", () => {
     expect(labelled.container.textContent).toBe("Node.jsGo");
     const region = { enum: ["USA_EAST"], "x-enumLabels": { USA_EAST: "USA East" } };
     expect(render(<Status value="USA_EAST" schema={region} options={{}} />).container.textContent).toBe("USA East");
+  });
+
+  it("tags show repeated items each once per copy, coloured by a tone field when named", () => {
+    const Tags = getWidget("tags")?.read;
+    if (!Tags) throw new Error("tags is not registered");
+    const warnings = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const lines = [
+        { level: "INFO", message: "tick" },
+        { level: "INFO", message: "tick" },
+        { level: "ERROR", message: "bad thing" },
+      ];
+      const { container } = render(<Tags value={lines} options={{ labelKey: "message", toneKey: "level" }} />);
+      expect([...container.querySelectorAll(".ant-tag")].map((tag) => tag.textContent)).toEqual([
+        "tick",
+        "tick",
+        "bad thing",
+      ]);
+      expect(container.querySelectorAll(".ant-tag-red")).toHaveLength(1);
+      expect(warnings.mock.calls.flat().join(" ")).not.toMatch(/same key/);
+    } finally {
+      warnings.mockRestore();
+    }
   });
 
   it("runner outputs default to json for objects and number for numbers", () => {
