@@ -3,7 +3,7 @@
 // `parent` gives the breadcrumb and the highlighted menu entry).
 import { Skeleton, Space } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
-import { Link, matchPath, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
+import { Link, matchRoutes, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat } from "./data.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
 import { can } from "./permissions.ts";
@@ -78,13 +78,18 @@ export function tabFamily(manifest: Manifest, manifests: Manifest[]): Manifest[]
   return tabs.length ? [root, ...tabs] : [manifest];
 }
 
-/** The side-menu entry a path belongs to: its own screen, else the nearest ancestor in the menu. */
+/**
+ * The side-menu entry a path belongs to: its own screen, else the nearest ancestor in the menu. The screen
+ * is the one the router shows for the path (react-router's ranking: `/functions/quick` is the quick-function
+ * screen, not `/functions/:functionId`, however long the parameter's name).
+ */
 export function menuEntryFor(pathname: string, manifests: Manifest[]): string | undefined {
   const byId = new Map(manifests.map((manifest) => [manifest.id, manifest]));
-  const matched = manifests
-    .filter((manifest) => matchPath(manifest.route, pathname))
-    .sort((a, b) => b.route.length - a.route.length)[0];
-  let current: Manifest | undefined = matched;
+  const matchedId = matchRoutes(
+    manifests.map((manifest) => ({ id: manifest.id, path: manifest.route })),
+    pathname,
+  )?.[0]?.route.id;
+  let current: Manifest | undefined = matchedId ? byId.get(matchedId) : undefined;
   for (let depth = 0; current && depth < 10; depth += 1) {
     if (current.nav && "section" in current.nav) return current.id;
     const parent = parentOf(current);
@@ -283,6 +288,10 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
             ) : null;
           })}
         </nav>
+      ) : null}
+      {manifest !== root && manifest.description ? (
+        // A tab's own description (the root's is in the header): what this tab does that the others do not.
+        <p className="np-muted np-tab-description">{manifest.description}</p>
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
         {(painted ? manifest.views : []).map((view, index) => (

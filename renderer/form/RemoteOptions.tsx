@@ -1,9 +1,10 @@
 // The `remote-options` edit control: a select whose options come from a named query. Its
-// `ui:options` say where: { query, variables, rows, value, label, where, disabledWhen, badges }.
+// `ui:options` say where: { query, variables, rows, value, label, detail, where, disabledWhen,
+// badges }.
 // Variables and `where` may reference other fields of the form (`$form.kind`), so options can
 // depend on an earlier choice; a value that is no longer among the options is cleared.
 import type { WidgetProps } from "@rjsf/utils";
-import { Select, Space, Tag } from "antd";
+import { Select, Space, Tag, Typography } from "antd";
 import { useEffect, useMemo } from "react";
 import { useData, useOperation } from "../data.tsx";
 import { evalPredicate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
@@ -13,8 +14,15 @@ import type { FormContext } from "./fieldErrors.ts";
 export interface RemoteOption {
   value: unknown;
   label: string;
+  /** What choosing it does, when the source names a `detail`. */
+  description?: string;
   disabled: boolean;
   badges: { label: string; color?: string }[];
+}
+
+function textAt(row: unknown, pointer: string): string | undefined {
+  const text = getPointer(row, pointer);
+  return typeof text === "string" && text !== "" ? text : undefined;
 }
 
 /** Builds select options from a query result, as an options source describes. */
@@ -26,6 +34,7 @@ export function buildOptions(source: OptionsSource, data: unknown, scope: Scope)
     .map((row) => ({
       value: getPointer(row, source.value),
       label: String(getPointer(row, source.label) ?? getPointer(row, source.value) ?? ""),
+      description: source.detail ? textAt(row, source.detail) : undefined,
       disabled: source.disabledWhen ? evalPredicate(source.disabledWhen, row, scope) : false,
       badges: (source.badges ?? [])
         .filter((badge) => evalPredicate(badge.when, row, scope))
@@ -58,7 +67,8 @@ export function RemoteOptionsWidget(props: WidgetProps) {
     }
   }, [loading, options, value, onChange]);
 
-  return (
+  const chosen = options.find((option) => option.value === value);
+  const select = (
     <Select
       id={props.id}
       value={value === "" ? undefined : value}
@@ -86,7 +96,30 @@ export function RemoteOptionsWidget(props: WidgetProps) {
             ))}
           </Space>
         ),
+        description: option.description,
       }))}
+      // In the list each option says what it does; the chosen one shows only its label, its text is below.
+      optionRender={(option) =>
+        option.data.description ? (
+          <div className="np-option-described">
+            {option.label}
+            <Typography.Text type="secondary" className="np-option-description">
+              {option.data.description}
+            </Typography.Text>
+          </div>
+        ) : (
+          option.label
+        )
+      }
     />
+  );
+  if (!chosen?.description) return select;
+  return (
+    <div>
+      {select}
+      <Typography.Paragraph type="secondary" className="np-chosen-description" data-chosen-description>
+        {chosen.description}
+      </Typography.Paragraph>
+    </div>
   );
 }

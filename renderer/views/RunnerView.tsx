@@ -1,9 +1,12 @@
 // The `runner` custom view: a small form whose data runs a named query or mutation; the result paths
 // the manifest names are shown below it with read widgets (JSON, numbers, tags …). Generic: e.g. test
-// a piece of code on a sample input, or look something up. Loaded lazily with the form library.
-import { Alert, Descriptions, Empty, Typography } from "antd";
-import { useMemo, useState } from "react";
+// a piece of code on a sample input, or look something up. Its optional `save` is a second button that
+// keeps what the form holds (tested code as a new version). Loaded lazily with the form library.
+import type CoreForm from "@rjsf/core";
+import { Alert, Button, Descriptions, Empty, Space, Typography } from "antd";
+import { useMemo, useRef, useState } from "react";
 import { useData, useRefresh } from "../data.tsx";
+import { useFeedback } from "../feedback.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
 import { can, requiredRole } from "../permissions.ts";
@@ -25,6 +28,11 @@ export function runnerRole(options: RunnerOptions) {
   return requiredRole(options.role, Boolean(options.mutation));
 }
 
+/** The role the save button needs: its own, else ADMIN (it is a mutation). */
+export function runnerSaveRole(save: NonNullable<RunnerOptions["save"]>) {
+  return requiredRole(save.role, true);
+}
+
 export default function RunnerView({ data, options: raw, scope }: CustomViewProps) {
   const options = raw as unknown as RunnerOptions;
   const { registry, viewer } = useData();
@@ -35,6 +43,11 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
     withoutNulls((resolveValue(options.initial ?? {}, runScope) ?? {}) as Record<string, unknown>),
   );
   const { run, running, errors } = useOperationRun();
+  const saving = useOperationRun();
+  const { message } = useFeedback();
+  const formRef = useRef<CoreForm>(null);
+  // The form shows the errors of whichever of the two buttons was pressed last.
+  const [lastPressed, setLastPressed] = useState<"run" | "save">("run");
   const [result, setResult] = useState<{ data: Record<string, unknown>; ms: number } | null>(null);
   const needed = runnerRole(options);
   const allowed = can(viewer.userRole, needed);
@@ -42,6 +55,7 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
   const variables = options.variables ?? FORM_AS_INPUT;
 
   async function runWith(form: Record<string, unknown>) {
+    setLastPressed("run");
     const started = performance.now();
     const outcome = await run({
       operation,
@@ -56,6 +70,24 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
     if (!outcome.ok) setResult(null);
   }
 
+  const save = options.save;
+  const saveAllowed = save ? can(viewer.userRole, runnerSaveRole(save)) : false;
+  async function saveForm() {
+    if (!save || !formRef.current?.validateForm()) return;
+    setLastPressed("save");
+    await saving.run({
+      operation: save.mutation,
+      variables: save.variables ?? FORM_AS_INPUT,
+      scope: { ...runScope, form: formData },
+      schema,
+      onSuccess: async () => {
+        message.success(save.successMessage ?? "Saved");
+        if (save.refresh?.length) await refresh(save.refresh);
+      },
+    });
+  }
+  const shownErrors = lastPressed === "save" ? saving.errors : errors;
+
   const outputs: RunnerOutput[] = options.outputs?.length ? options.outputs : [{ path: "", label: "Result" }];
   return (
     <div className="np-runner" data-widget="runner">
@@ -63,17 +95,39 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
         <Alert type="info" showIcon style={{ marginBottom: 16 }} title={`Running this needs the ${needed} role.`} />
       ) : null}
       <SchemaForm
+        formRef={formRef}
         schema={schema}
         uiSchema={options.uiSchema}
         formData={formData}
         onChange={setFormData}
         onSubmit={runWith}
-        extraErrors={errors.extraErrors}
-        formError={errors.formError}
+        extraErrors={shownErrors.extraErrors}
+        formError={shownErrors.formError}
         disabled={!allowed}
-        submitting={running}
+        submitting={running || saving.running}
         submitLabel={options.submitLabel ?? "Run"}
+        hideSubmit={Boolean(save)}
       />
+      {save ? (
+        <Space className="np-runner-buttons" wrap>
+          <Button
+            type="primary"
+            loading={running}
+            disabled={!allowed || saving.running}
+            onClick={() => formRef.current?.submit()}
+          >
+            {options.submitLabel ?? "Run"}
+          </Button>
+          <Button
+            loading={saving.running}
+            disabled={!saveAllowed || running}
+            title={saveAllowed ? undefined : `Saving needs the ${runnerSaveRole(save)} role.`}
+            onClick={saveForm}
+          >
+            {save.label}
+          </Button>
+        </Space>
+      ) : null}
       <div className="np-runner-result" aria-live="polite">
         {result ? (
           <>

@@ -1,5 +1,5 @@
 // The built-in read views. Each is small and generic: it knows a value's shape, never an entity.
-import { CheckCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
+import { CheckCircleFilled, CloseCircleFilled, MinusCircleOutlined } from "@ant-design/icons";
 import { Space, Tag } from "antd";
 import type { ReactNode } from "react";
 import { useFormat } from "../data.tsx";
@@ -136,6 +136,12 @@ function BooleanView({ value, options }: ReadWidgetProps) {
       <CheckCircleFilled style={{ color: "#52c41a" }} />
       {yes}
     </Space>
+  ) : options.outcome === true ? (
+    // An outcome's false is a failure: red, as a failed run reads in every console, not a neutral "no".
+    <Space size={4} data-outcome="failed">
+      <CloseCircleFilled style={{ color: "#ff4d4f" }} />
+      {no}
+    </Space>
   ) : (
     <Space size={4}>
       <MinusCircleOutlined style={{ color: "#bfbfbf" }} />
@@ -181,15 +187,31 @@ function Tags({ value, options, schema, itemExtra }: ReadWidgetProps) {
   const items = Array.isArray(value) ? value : [];
   if (!items.length) return options.emptyText ? <Muted>{String(options.emptyText)}</Muted> : EMPTY;
   const key = typeof options.labelKey === "string" ? options.labelKey : "label";
+  const toneKey = typeof options.toneKey === "string" ? options.toneKey : undefined;
+  // Items may repeat (a run logs the same line twice): a repeat's key counts the copies before it.
+  const seen = new Map<string, number>();
+  const keys = items.map((item) => {
+    const content = typeof item === "object" ? JSON.stringify(item) : String(item);
+    const copies = seen.get(content) ?? 0;
+    seen.set(content, copies + 1);
+    return copies ? `${content}\u0000${copies}` : content;
+  });
   return (
     <Space size={[4, 4]} wrap>
-      {items.map((item, index) => (
-        // Items of a tag list are distinct values; their content is their identity.
-        <Tag key={typeof item === "object" ? JSON.stringify(item) : String(item)} style={{ marginInlineEnd: 0 }}>
-          {itemLabel(item, key, schema?.items, format)}
-          {itemExtra?.(item, index)}
-        </Tag>
-      ))}
+      {items.map((item, index) => {
+        const tone =
+          toneKey && item && typeof item === "object" ? (item as Record<string, unknown>)[toneKey] : undefined;
+        return (
+          <Tag
+            key={keys[index]}
+            color={typeof tone === "string" ? statusColor(tone) : undefined}
+            style={{ marginInlineEnd: 0 }}
+          >
+            {itemLabel(item, key, schema?.items, format)}
+            {itemExtra?.(item, index)}
+          </Tag>
+        );
+      })}
     </Space>
   );
 }

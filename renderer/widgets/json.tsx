@@ -26,7 +26,8 @@ export function prettyJson(value: unknown): string {
 
 export function JsonView({ value, options }: ReadWidgetProps) {
   const text = prettyJson(value);
-  const lines = text.split("\n");
+  // Code ends with a line break; it starts no line of its own.
+  const lines = text.replace(/\n+$/, "").split("\n");
   const long = lines.length > COLLAPSED_LINES;
   const [open, setOpen] = useState(options.collapsed === true ? false : !long);
   if (value === null || value === undefined || value === "") return EMPTY;

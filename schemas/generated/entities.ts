@@ -138,7 +138,7 @@ export interface FunctionCallInput {
     [k: string]: unknown | undefined;
   };
   /**
-   * Params as JSON text, as typed in the console; instead of params. An object with data (and metadata) is passed as is; any other value becomes params.data.
+   * What main(params) receives, as JSON. An object with data (and metadata) is passed as is; any other value becomes params.data.
    */
   paramsJson?: string;
   /**
@@ -148,7 +148,7 @@ export interface FunctionCallInput {
     [k: string]: unknown | undefined;
   };
   /**
-   * params.user_data as JSON text, instead of userData.
+   * What main(params) receives as params.user_data, as JSON, e.g. {"address": "0x…"}; leave it empty for none.
    */
   userDataJson?: string;
   network?: string;
@@ -214,7 +214,7 @@ export interface FunctionNewFunction {
 }
 
 /**
- * Params as JSON text, as typed in the console; instead of params. An object with data (and metadata) is passed as is; any other value becomes params.data.
+ * What main(params) receives, as JSON. An object with data (and metadata) is passed as is; any other value becomes params.data.
  */
 export type FunctionParamsJson = string;
 
@@ -228,11 +228,11 @@ export interface FunctionQuickInput {
 
 export interface FunctionRunForm {
   /**
-   * Params as JSON text, as typed in the console; instead of params. An object with data (and metadata) is passed as is; any other value becomes params.data.
+   * What main(params) receives, as JSON. An object with data (and metadata) is passed as is; any other value becomes params.data.
    */
   paramsJson?: string;
   /**
-   * params.user_data as JSON text, instead of userData.
+   * What main(params) receives as params.user_data, as JSON, e.g. {"address": "0x…"}; leave it empty for none.
    */
   userDataJson?: string;
 }
@@ -241,7 +241,7 @@ export interface FunctionTestInput {
   code: string;
   params?: unknown;
   /**
-   * Params as JSON text, as typed in the console; instead of params. An object with data (and metadata) is passed as is; any other value becomes params.data.
+   * What main(params) receives, as JSON. An object with data (and metadata) is passed as is; any other value becomes params.data.
    */
   paramsJson?: string;
   /**
@@ -259,7 +259,7 @@ export interface FunctionTestInput {
     [k: string]: unknown | undefined;
   };
   /**
-   * params.user_data as JSON text, instead of userData.
+   * What main(params) receives as params.user_data, as JSON, e.g. {"address": "0x…"}; leave it empty for none.
    */
   userDataJson?: string;
 }
@@ -283,7 +283,7 @@ export interface FunctionUpdateInput {
 }
 
 /**
- * params.user_data as JSON text, instead of userData.
+ * What main(params) receives as params.user_data, as JSON, e.g. {"address": "0x…"}; leave it empty for none.
  */
 export type FunctionUserDataJson = string;
 

@@ -1170,6 +1170,8 @@ export type FunctionsPlanQuery = {
     logLinesPerRun: number;
     logCharsPerRun: number;
     includedGbSeconds: number;
+    maxMemoryMb: number;
+    runningMemoryMb: number;
   };
 };
 

@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no]); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -370,6 +370,7 @@ export interface OptionsSource {
   rows: Path;
   value: Pointer;
   label: Pointer;
+  detail?: Pointer;
   where?: Predicate;
   disabledWhen?: Predicate;
   /**
@@ -782,4 +783,18 @@ export interface RunnerOptions {
    * Queries (by operation name) to refetch after a successful run, e.g. a history the run adds to.
    */
   refresh?: string[];
+  /**
+   * A second button beside the run button that keeps what the form holds, e.g. save tested code as a new version: a named mutation with its own variables (from $form, $route, $record), shown to the role it needs.
+   */
+  save?: {
+    label: string;
+    mutation: string;
+    variables?: Variables;
+    role?: Role;
+    successMessage?: string;
+    /**
+     * Queries (by operation name) to refetch after it saved.
+     */
+    refresh?: string[];
+  };
 }

@@ -25,7 +25,8 @@ async function created(user: TestUser, name: string) {
   return answer.data?.createFunction.id as string;
 }
 
-const PLAN = "functions functionLimit logRetentionDays logLinesPerRun logCharsPerRun includedGbSeconds";
+const PLAN =
+  "functions functionLimit logRetentionDays logLinesPerRun logCharsPerRun includedGbSeconds maxMemoryMb runningMemoryMb";
 
 describe("functions per account", () => {
   it("are capped by the plan at create, naming the limit; the overview shows the plan's limits", async () => {
@@ -52,6 +53,8 @@ describe("functions per account", () => {
       logLinesPerRun: 200,
       logCharsPerRun: 65_536,
       includedGbSeconds: 100_000,
+      maxMemoryMb: 256,
+      runningMemoryMb: 512,
     });
 
     await owner.client.gqlOk("mutation($id: ID!) { deleteFunction(id: $id) { success } }", { id: ids[0] });
@@ -174,6 +177,10 @@ describe("memory sizes", () => {
 
       await putOnPlan(database, free.viewer.id, "b6_build");
       expect(await memorySizes(free)).toEqual([128, 256, 384, 512]);
+      const { functionsPlan } = await free.client.gqlOk<{ functionsPlan: Record<string, number> }>(
+        "{ functionsPlan { maxMemoryMb runningMemoryMb } }",
+      );
+      expect(functionsPlan).toEqual({ maxMemoryMb: 512, runningMemoryMb: 2048 });
       expect((await update(free, { id, memoryMb: 512 })).data?.updateFunction.version).toBe(3);
       expect((await update(free, { id, memoryMb: 640 })).errors?.[0].extensions?.fields).toEqual(
         tooLarge("/memoryMb", 512),

@@ -359,7 +359,9 @@ describe("limits (the Free plan: 10 keys, 10,000 items per key, values of 1,024 
     expect((await add(many)).data?.addListItems.addedCount).toBe(5000);
     const over = await add(["one too many"]);
     expect(over.errors?.[0].extensions?.code).toBe("CONFLICT");
-    expect(over.errors?.[0].message).toContain("10,001 items; your plan allows 10,000");
+    expect(over.errors?.[0].message).toBe(
+      '"k0" would hold 10,001 items; your plan allows 10,000 per list or address book. Remove some items first, or upgrade your plan.',
+    );
     const tooManyAtOnce = await add(Array.from({ length: 5001 }, (_, i) => `x${i}`));
     expect(tooManyAtOnce.errors?.[0].message).toBe("The input is not valid.");
     expect(tooManyAtOnce.errors?.[0].extensions?.fields).toEqual([
@@ -640,7 +642,7 @@ describe("multipart upload: what a careless or hostile client sends", () => {
     const listId = await initiate(owner, "many");
     expect((await putPart(await partUrl(owner, listId, 1), file)).status).toBe(200);
     expect((await complete(owner, listId)).errors?.[0].message).toBe(
-      "The file holds more than 10,000 items; your plan allows 10,000 per list or set.",
+      "The file holds more than 10,000 items; your plan allows 10,000 per list or address book. Upload a smaller file, or upgrade your plan.",
     );
   }, 60_000);
 
@@ -654,7 +656,7 @@ describe("multipart upload: what a careless or hostile client sends", () => {
     const refused = await complete(owner, uploadId);
     expect(refused.errors?.[0].extensions?.code).toBe("CONFLICT");
     expect(refused.errors?.[0].message).toBe(
-      "The file holds more than 10,000 items; your plan allows 10,000 per list or set.",
+      "The file holds more than 10,000 items; your plan allows 10,000 per list or address book. Upload a smaller file, or upgrade your plan.",
     );
     expect(Date.now() - started).toBeLessThan(8000);
     expect(

@@ -1,5 +1,5 @@
-// Functions end to end: a quick function deployed from a template, its code tested unsaved, run from
-// the Run tab, and its history, logs and metrics (runs and GB-seconds) seen in the console.
+// Functions end to end: a quick function deployed from a template, its code tested and saved as a new
+// version from the Code tab, run from the Run tab, and its history, logs and metrics (runs and GB-seconds) seen in the console.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
@@ -30,6 +30,11 @@ describe("functions, end to end", () => {
       .click();
     await page.getByLabel("Template").click();
     await page.locator(".ant-select-dropdown:visible").getByText("Echo user data", { exact: true }).click();
+    // The chosen template says what it does before it is deployed.
+    await page
+      .locator("[data-chosen-description]")
+      .getByText(/Returns the user_data it was called with/)
+      .waitFor();
     await page.getByLabel("Name", { exact: true }).fill("E2E echo");
     await page.getByRole("button", { name: "Deploy" }).click();
     await page.waitForURL(/\/functions\/[0-9a-f-]{36}$/);
@@ -44,6 +49,11 @@ describe("functions, end to end", () => {
     await page.getByRole("button", { name: "Test", exact: true }).click();
     await expect.poll(() => page.getByText('"who": "e2e test"').count()).toBeGreaterThan(0);
     await screenshot(page, "functions-01-code");
+    // Saved where it was tested: a new version, which the runs below run.
+    const editor = page.locator("textarea").first();
+    await editor.fill(`// saved from the Code tab\n${await editor.inputValue()}`);
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await page.getByText("Saved as a new version").waitFor();
 
     // Run tab: two recorded runs.
     await page.getByRole("link", { name: "Run", exact: true }).click();
@@ -59,6 +69,7 @@ describe("functions, end to end", () => {
       .getByRole("link", { name: "Overview", exact: true })
       .click();
     await expect.poll(() => page.locator(".np-table-row").count()).toBe(2);
+    expect(await page.locator(".ant-descriptions").first().textContent()).toMatch(/Version\s*2/);
 
     // Logs: the console lines of the runs.
     await page.getByRole("link", { name: "Logs", exact: true }).click();

@@ -558,6 +558,8 @@ export async function functionsPlan(db: Db, accountId: string) {
     logLinesPerRun: DEFAULT_FILTER_LIMITS.maxLogLines,
     logCharsPerRun: DEFAULT_FILTER_LIMITS.maxLogCharsPerCall,
     includedGbSeconds: limits.gbSecondsPerPeriod,
+    maxMemoryMb: limits.maxMemoryMb,
+    runningMemoryMb: limits.runningMemoryMb,
   };
 }
 

@@ -43,7 +43,7 @@ const tooMany = (message: string) => new AppError("CONFLICT", message);
 export function checkKeyCount(limits: PlanKvLimits, keysAfter: number) {
   if (keysAfter > limits.keys)
     throw tooMany(
-      `Your plan allows ${limits.keys.toLocaleString("en-US")} keys (lists, sets and values together). Delete one or upgrade your plan.`,
+      `Your plan allows ${limits.keys.toLocaleString("en-US")} keys (lists, address books and values together). Delete one or upgrade your plan.`,
     );
 }
 
@@ -59,7 +59,7 @@ export function checkOpenUploads(limits: PlanKvLimits, openAfter: number) {
 export function checkItemCount(limits: PlanKvLimits, key: string, itemsAfter: number) {
   if (itemsAfter > limits.itemsPerKey)
     throw tooMany(
-      `"${key}" would hold ${itemsAfter.toLocaleString("en-US")} items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
+      `"${key}" would hold ${itemsAfter.toLocaleString("en-US")} items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or address book. Remove some items first, or upgrade your plan.`,
     );
 }
 
@@ -211,7 +211,7 @@ export async function parseUploadedItems(
     const count = addressBook ? book.add(addressBookItem(item)).size : list.push(item);
     if (count > limits.itemsPerKey)
       throw tooMany(
-        `The file holds more than ${limits.itemsPerKey.toLocaleString("en-US")} ${addressBook ? "distinct " : ""}items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or set.`,
+        `The file holds more than ${limits.itemsPerKey.toLocaleString("en-US")} ${addressBook ? "distinct " : ""}items; your plan allows ${limits.itemsPerKey.toLocaleString("en-US")} per list or address book. Upload a smaller file, or upgrade your plan.`,
       );
   }
   return addressBook ? [...book] : list;

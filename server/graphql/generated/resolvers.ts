@@ -2294,6 +2294,10 @@ export type FunctionsPlan = {
   logCharsPerRun: Scalars["Int"]["output"];
   /** GB-seconds of runs included in each billing period. */
   includedGbSeconds: Scalars["Float"]["output"];
+  /** The largest memory size (MB) a function may have. */
+  maxMemoryMb: Scalars["Int"]["output"];
+  /** MB of function memory (each run counts its memory size) that may run at once; a run past it is refused (RATE_LIMITED). */
+  runningMemoryMb: Scalars["Int"]["output"];
 };
 
 /** A quick function's starting point. */
@@ -5222,6 +5226,8 @@ export type FunctionsPlanResolvers<
   logLinesPerRun?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   logCharsPerRun?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   includedGbSeconds?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  maxMemoryMb?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  runningMemoryMb?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
 export type FunctionTemplateResolvers<

@@ -6,12 +6,12 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { type ReactElement, type ReactNode, useState } from "react";
 import { MemoryRouter } from "react-router";
 import { SWRConfig } from "swr";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
 import { FeedbackProvider } from "../../../renderer/feedback.tsx";
-import { DataProvider, type Transport } from "../../../renderer/index.ts";
+import { DataProvider, GqlError, type Transport } from "../../../renderer/index.ts";
 import { fillTemplate } from "../../../renderer/resolve.ts";
-import { headingView } from "../../../renderer/screens.tsx";
+import { headingView, menuEntryFor } from "../../../renderer/screens.tsx";
 import type { Action, ListView, Manifest, Registry } from "../../../renderer/types.ts";
 import { CustomView } from "../../../renderer/views/CustomView.tsx";
 import { FormView } from "../../../renderer/views/FormView.tsx";
@@ -31,7 +31,7 @@ import { outputWidget } from "../../../renderer/views/RunnerView.tsx";
 import { prettyJson } from "../../../renderer/widgets/json.tsx";
 import { getWidget } from "../../../renderer/widgets/registry.ts";
 import { indentEdit } from "../../../src/widgets/code-editor.tsx";
-import { installDomStandIns, registryFor, viewerFor } from "./harness.tsx";
+import { installDomStandIns, registryFor, renderRoute, routeFor, viewerFor } from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -141,6 +141,55 @@ describe("templates and headings", () => {
     expect(headingView(page)).toBe(detail);
     expect(headingView({ ...page, route: "/" })).toBeUndefined();
   });
+
+  it("the side menu marks the screen the router shows, not the longest route that matches", () => {
+    const screenAt = (id: string, route: string, nav: Manifest["nav"]): Manifest => ({
+      version: 1,
+      id,
+      route,
+      title: id,
+      nav,
+      views: [],
+    });
+    const screens = [
+      screenAt("things.list", "/things", { section: "Data", label: "Things" }),
+      screenAt("things.quick", "/things/quick", { section: "Data", label: "Quick thing" }),
+      screenAt("things.detail", "/things/:thingId", { hidden: true, parent: "things.list" }),
+      screenAt("things.logs", "/things/:thingId/logs", { parent: "things.detail", tab: "Logs" }),
+    ];
+    expect(menuEntryFor("/things/quick", screens)).toBe("things.quick");
+    expect(menuEntryFor("/things/t1", screens)).toBe("things.list");
+    expect(menuEntryFor("/things/t1/logs", screens)).toBe("things.list");
+    expect(menuEntryFor("/elsewhere", screens)).toBeUndefined();
+  });
+
+  it("a tab shows its own description under the tabs, the root's stays in the header", async () => {
+    const registry = registryFor("owner");
+    const code = registry.screens.find((manifest) => manifest.id === "functions.code") as Manifest;
+    expect(code.description).toBeTruthy();
+    render(renderRoute(routeFor(code), { registry, viewer: viewerFor("OWNER") }));
+    expect((await screen.findByText(code.description as string)).className).toContain("np-tab-description");
+  });
+});
+
+describe("remote options with descriptions", () => {
+  it("each option says what it does in the list, and the chosen one's text shows under the field", async () => {
+    const registry = registryFor("owner");
+    const quick = registry.screens.find((manifest) => manifest.id === "functions.quick") as Manifest;
+    const { container } = render(renderRoute(routeFor(quick), { registry, viewer: viewerFor("OWNER") }));
+    const described = "Returns the user_data it was called with, and logs it. A start for functions called over HTTP.";
+    const input = await waitFor(() => {
+      const found = container.querySelector<HTMLInputElement>("input[id$=templateId]");
+      if (!found) throw new Error("no Template field yet");
+      return found;
+    });
+    expect(container.querySelector("[data-chosen-description]")).toBeNull();
+    fireEvent.mouseDown(input);
+    fireEvent.click(await screen.findByText(described, { selector: ".np-option-description" }));
+    await waitFor(() => expect(container.querySelector("[data-chosen-description]")?.textContent).toBe(described));
+    // The source's pointer is the widget's to read, never shown as the field's own description by rjsf.
+    expect(container.textContent).not.toContain("/description");
+  });
 });
 
 describe("widgets", () => {
@@ -159,6 +208,25 @@ describe("widgets", () => {
     fireEvent.click(screen.getByRole("button", { name: "Expand" }));
     expect(container.textContent).toContain("key29");
     expect(screen.getByRole("button", { name: "Copy JSON" })).toBeTruthy();
+  });
+
+  it("json counts the lines a text shows: a closing line break starts none", () => {
+    const Read = getWidget("json")?.read;
+    if (!Read) throw new Error("json is not registered");
+    const { container } = render(<Read value={"function main() {\n  return 1;\n}\n"} options={{}} />);
+    expect(container.textContent).toContain("3 lines");
+  });
+
+  it("boolean: an outcome's false reads as a failure, any other false as a plain no", () => {
+    const Read = getWidget("boolean")?.read;
+    if (!Read) throw new Error("boolean is not registered");
+    const labels = ["Success", "Failed"];
+    const { container, rerender } = render(<Read value={false} options={{ labels, outcome: true }} />);
+    expect(container.textContent).toBe("Failed");
+    expect(container.querySelector("[data-outcome=failed] .anticon-close-circle")).not.toBeNull();
+    rerender(<Read value={false} options={{ labels }} />);
+    expect(container.querySelector("[data-outcome=failed]")).toBeNull();
+    expect(container.querySelector(".anticon-minus-circle")).not.toBeNull();
   });
 
   it("code and text copy their value, never a masked one", () => {
@@ -192,6 +260,29 @@ describe("widgets", () => {
     expect(render(<Status value="USA_EAST" schema={region} options={{}} />).container.textContent).toBe("USA East");
   });
 
+  it("tags show repeated items each once per copy, coloured by a tone field when named", () => {
+    const Tags = getWidget("tags")?.read;
+    if (!Tags) throw new Error("tags is not registered");
+    const warnings = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const lines = [
+        { level: "INFO", message: "tick" },
+        { level: "INFO", message: "tick" },
+        { level: "ERROR", message: "bad thing" },
+      ];
+      const { container } = render(<Tags value={lines} options={{ labelKey: "message", toneKey: "level" }} />);
+      expect([...container.querySelectorAll(".ant-tag")].map((tag) => tag.textContent)).toEqual([
+        "tick",
+        "tick",
+        "bad thing",
+      ]);
+      expect(container.querySelectorAll(".ant-tag-red")).toHaveLength(1);
+      expect(warnings.mock.calls.flat().join(" ")).not.toMatch(/same key/);
+    } finally {
+      warnings.mockRestore();
+    }
+  });
+
   it("runner outputs default to json for objects and number for numbers", () => {
     expect(outputWidget({ path: "a" }, { x: 1 })).toBe("json");
     expect(outputWidget({ path: "a" }, 3)).toBe("number");
@@ -210,7 +301,12 @@ function withData(children: ReactNode, transport: Transport, role: "OWNER" | "VI
             transport={transport}
             registry={{
               ...registry,
-              operations: { ...registry.operations, MakeSecret: "mutation MakeSecret { x }", Try: "query Try { x }" },
+              operations: {
+                ...registry.operations,
+                MakeSecret: "mutation MakeSecret { x }",
+                Try: "query Try { x }",
+                KeepIt: "mutation KeepIt { x }",
+              },
             }}
             viewer={viewerFor(role)}
           >
@@ -274,6 +370,56 @@ describe("the runner custom view", () => {
     expect(calls[0]).toEqual({ label: "first", id: "r1" });
     expect(screen.getByText("Logs")).toBeTruthy();
     expect(document.body.textContent).toContain('"matched": true');
+  }, 30_000);
+
+  it("a save button keeps what the form holds through its own mutation; its field errors show on the form", async () => {
+    const calls: { document: string; variables: Record<string, unknown> }[] = [];
+    let refuse = true;
+    const transport: Transport = async (document, variables) => {
+      calls.push({ document, variables: variables ?? {} });
+      if (document.includes("KeepIt") && refuse)
+        throw new GqlError("Bad input", "BAD_USER_INPUT", [{ pointer: "/label", message: "Not this label." }]);
+      return document.includes("KeepIt") ? { keepIt: { ok: true } } : { tryIt: { size: 1 } };
+    };
+    const runner = (
+      <CustomView
+        view={{
+          kind: "custom",
+          widget: "runner",
+          options: {
+            query: "Try",
+            schema: "endpoint#/$defs/labelInput",
+            variables: { label: "$form.label" },
+            initial: { label: "first" },
+            submitLabel: "Test",
+            save: {
+              label: "Keep",
+              mutation: "KeepIt",
+              variables: { input: { id: "$route.id", label: "$form.label" } },
+              successMessage: "Kept",
+            },
+          },
+        }}
+        scope={{ route: { id: "r1" } }}
+      />
+    );
+    render(withData(runner, transport));
+    fireEvent.click(await screen.findByRole("button", { name: "Keep" }, { timeout: 10_000 }));
+    await screen.findByText("Not this label.", undefined, { timeout: 10_000 });
+    refuse = false;
+    fireEvent.click(screen.getByRole("button", { name: "Keep" }));
+    await screen.findByText("Kept", undefined, { timeout: 10_000 });
+    expect(calls.filter((call) => call.document.includes("KeepIt")).map((call) => call.variables)).toEqual([
+      { input: { id: "r1", label: "first" } },
+      { input: { id: "r1", label: "first" } },
+    ]);
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    await waitFor(() => expect(calls.at(-1)?.variables).toEqual({ label: "first" }));
+    cleanup();
+
+    render(withData(runner, transport, "VIEWER"));
+    const keep = await screen.findByRole("button", { name: "Keep" }, { timeout: 10_000 });
+    expect((keep as HTMLButtonElement).disabled).toBe(true);
   }, 30_000);
 });
 
