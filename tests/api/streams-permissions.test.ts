@@ -158,6 +158,53 @@ describe("stream permissions", () => {
     expect(ok.errors).toBeUndefined();
   });
 
+  it("refuses a network that needs a paid plan to a Free account: streams, webhooks, block reads, function calls", async () => {
+    const free = await signUp(t.asTestApp);
+    const PAID = "fantom-mainnet";
+    const upgrade = { pointer: "/network", message: "Fantom Opera needs a paid plan: upgrade to use it." };
+    const refusal = (r: { errors?: { extensions?: Record<string, unknown> }[] }) => r.errors?.[0].extensions;
+
+    const stream = await free.client.gql(
+      "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+      {
+        input: streamInput({ network: PAID }),
+      },
+    );
+    expect(refusal(stream)).toMatchObject({ code: "BAD_USER_INPUT" });
+    expect(refusal(stream)?.fields).toContainEqual(upgrade);
+    const webhook = await free.client.gql(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+      { input: { name: "paid", network: PAID, url: "https://hooks.example.com/in", status: "PAUSED" } },
+    );
+    expect(refusal(webhook)?.fields).toContainEqual(upgrade);
+    for (const read of [
+      `{ streamRawPayload(network: "${PAID}", dataset: BLOCK, blockNumber: 1) { size } }`,
+      `{ streamFinalPayload(network: "${PAID}", dataset: BLOCK, blockNumber: 1, batchSize: 1, filterFunction: "function main(s) { return s }") { size } }`,
+      `{ streamLatestBlock(network: "${PAID}") }`,
+      `{ webhookLatestBlock(network: "${PAID}") }`,
+    ])
+      expect(refusal(await free.client.gql(read)), read).toEqual({ code: "BAD_USER_INPUT", fields: [upgrade] });
+
+    const { createFunction } = await free.client.gqlOk<{ createFunction: { id: string } }>(
+      'mutation { createFunction(input: { name: "reader", code: "function main(p) { return p }" }) { id } }',
+    );
+    const called = await free.client.gql(
+      `mutation { callFunction(input: { id: "${createFunction.id}", network: "${PAID}", dataset: BLOCK, blockNumber: 1 }) { id } }`,
+    );
+    expect(refusal(called)).toEqual({ code: "BAD_USER_INPUT", fields: [upgrade] });
+    const http = await free.client.request(`/functions/${createFunction.id}/call`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ network: PAID, dataset: "BLOCK", block: "latest" }),
+    });
+    expect(http.status).toBe(400);
+    expect(await http.text()).toContain("needs a paid plan");
+
+    // On a paid plan the network is the plan's to use: what stops the read is that no node serves it here.
+    const paid = refusal(await owner.client.gql(`{ streamLatestBlock(network: "${PAID}") }`));
+    expect(JSON.stringify(paid)).not.toContain("needs a paid plan");
+  });
+
   it("offers stream templates only where a stream made from them is accepted", async () => {
     const { streamTemplates } = await owner.client.gqlOk<{
       streamTemplates: {

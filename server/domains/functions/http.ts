@@ -98,9 +98,11 @@ export function registerFunctionCalls(
       let params: FunctionParams | FunctionParamsJson = { data: null, metadata: {}, user_data: userData };
       let block: { network: string; dataset: string; blockNumber: number } | undefined;
       if (call.network && call.dataset && call.block !== undefined) {
-        const blockNumber = call.block === "latest" ? await latestBlock(deps.services, call.network) : call.block;
+        const reader = { db: deps.db, accountId: principal.accountId };
+        const blockNumber =
+          call.block === "latest" ? await latestBlock(deps.services, reader, call.network) : call.block;
         block = { network: call.network, dataset: call.dataset, blockNumber };
-        params = { ...(await blockPayload(deps.services, block)), user_data: userData };
+        params = { ...(await blockPayload(deps.services, reader, block)), user_data: userData };
       }
       const { activation, run } = await activate(deps.db, principal.accountId, request.params.id, params, {
         source: "RPC",

@@ -158,7 +158,9 @@ export const functionResolvers: Resolvers = {
           ctx.db,
           accountId,
           input.id,
-          block ? { ...(await blockPayload(ctx.services, block)), user_data: params.user_data } : params,
+          block
+            ? { ...(await blockPayload(ctx.services, { db: ctx.db, accountId }, block)), user_data: params.user_data }
+            : params,
           { source: "CALL", ...block },
         );
         return activationView(activation);

@@ -105,9 +105,10 @@ export const streamResolvers: Resolvers = {
       const page = await service.streamLogs(ctx.db, accountId, args.id, "STREAM", args);
       return { logs: page.rows, pageInfo: page.pageInfo };
     }),
-    streamRawPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, input }) => {
+    streamRawPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
       const batch = await service.readBatch(
         ctx.services,
+        { db: ctx.db, accountId },
         input.network,
         input.dataset,
         input.blockNumber,
@@ -115,14 +116,22 @@ export const streamResolvers: Resolvers = {
       );
       return service.payloadResult(JSON.stringify(batch.items));
     }),
-    streamDatasetData: fieldWithInput("VIEWER", payloadInput, async ({ ctx, input }) => {
-      const batch = await service.readBatch(ctx.services, input.network, input.dataset, input.blockNumber, 1);
+    streamDatasetData: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
+      const batch = await service.readBatch(
+        ctx.services,
+        { db: ctx.db, accountId },
+        input.network,
+        input.dataset,
+        input.blockNumber,
+        1,
+      );
       return service.payloadResult(JSON.stringify(batch.items[0]));
     }),
     streamFinalPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
       if (!input.filterFunction) {
         const batch = await service.readBatch(
           ctx.services,
+          { db: ctx.db, accountId },
           input.network,
           input.dataset,
           input.blockNumber,
@@ -130,7 +139,11 @@ export const streamResolvers: Resolvers = {
         );
         return service.payloadResult(JSON.stringify(batch.items));
       }
-      const r = await service.runFilterOn(ctx.services, accountId, { ...input, filterFunction: input.filterFunction });
+      const r = await service.runFilterOn(
+        ctx.services,
+        { db: ctx.db, accountId },
+        { ...input, filterFunction: input.filterFunction },
+      );
       if (r.error) throw new AppError("BAD_USER_INPUT", `The filter failed: ${r.error}`);
       return service.payloadResult(r.result === null ? null : JSON.stringify(r.result));
     }),
@@ -139,7 +152,9 @@ export const streamResolvers: Resolvers = {
       service.streamTemplates(ctx.services, await planPriceCents(ctx.db, accountId)),
     ),
     quickstreamsCount: field("VIEWER", ({ ctx, accountId }) => service.countStreams(ctx.db, accountId, "STREAM")),
-    streamLatestBlock: field("VIEWER", ({ ctx, args }) => service.latestBlock(ctx.services, args.network)),
+    streamLatestBlock: field("VIEWER", ({ ctx, accountId, args }) =>
+      service.latestBlock(ctx.services, { db: ctx.db, accountId }, args.network),
+    ),
     streamPermissions: field("VIEWER", async ({ ctx, accountId }) =>
       streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId)),
     ),
@@ -224,7 +239,11 @@ export const streamResolvers: Resolvers = {
       { schema: "stream#/$defs/filterTestInput" },
       ({ ctx, accountId, input }) =>
         // A null filter function is run as an empty one: it fails like any filter without main.
-        service.runFilterOn(ctx.services, accountId, { ...input, filterFunction: input.filterFunction ?? "" }),
+        service.runFilterOn(
+          ctx.services,
+          { db: ctx.db, accountId },
+          { ...input, filterFunction: input.filterFunction ?? "" },
+        ),
     ),
   },
 };

@@ -29,7 +29,8 @@ import { AppError, badInput, conflict, type FieldError, foundOr, notFound } from
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { validateInput } from "../../platform/validation.ts";
-import { catalogueNetwork, findNetwork } from "../catalogue/networks.ts";
+import { planPriceCents } from "../account/service.ts";
+import { type CatalogueNetwork, catalogueNetwork, findNetwork, needsUpgrade } from "../catalogue/networks.ts";
 import {
   checkFunctionCode,
   functionExists,
@@ -74,6 +75,8 @@ type TargetedStream = Required<Pick<StreamInput, "network" | "dataset" | "destin
  * and dataset are not disabled in the stream permissions (the same function builds both).
  */
 async function checkRules(
+  db: Executor,
+  accountId: string,
   s: TargetedStream,
   services: StreamsServices | undefined,
   checkAvailability = true,
@@ -83,6 +86,10 @@ async function checkRules(
   if (!found) fields.push({ pointer: "/network", message: "This network is not in the catalogue." });
   else if (found.chain.chainCompatibility !== "evm")
     fields.push({ pointer: "/network", message: "Streams are served on EVM networks only for now." });
+  else if (checkAvailability) {
+    const refused = await planRefusal(db, accountId, found.network);
+    if (refused) fields.push(refused);
+  }
   if (checkAvailability) fields.push(...(await unavailableFields(services, s)));
   if (
     s.endRange !== null &&
@@ -187,7 +194,7 @@ export async function createStream(
   services?: StreamsServices,
 ) {
   const s = input as TargetedStream;
-  await checkRules(s, services);
+  await checkRules(db, accountId, s, services);
   checkDestinationAddresses(services, s, product);
   await checkFunctionTarget(db, accountId, s);
   await checkFilterCompiles(accountId, input.filterFunction, input.filterVersion);
@@ -209,7 +216,7 @@ export async function createStreamWithFunction(
 ) {
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
-  await checkRules(stream as TargetedStream, services);
+  await checkRules(db, accountId, stream as TargetedStream, services);
   await checkFilterCompiles(accountId, stream.filterFunction, stream.filterVersion);
   await checkFunctionCode(accountId, fn.code, "/function/code");
   const row = await db.transaction(async (tx) => {
@@ -292,7 +299,7 @@ export async function updateStream(
     const targetChanged = (["network", "dataset", "destination"] as const).some(
       (k) => patch[k] !== undefined && patch[k] !== current[k],
     );
-    await checkRules(merged, services, targetChanged);
+    await checkRules(tx, accountId, merged, services, targetChanged);
     if (patch.filterFunction !== undefined || patch.filterVersion !== undefined)
       await checkFilterCompiles(accountId, merged.filterFunction, merged.filterVersion);
     if (targetChanged || patch.destinationAttributes !== undefined) {
@@ -438,11 +445,39 @@ export function shownAttributes(
 
 // ---------------------------------------------------------------- reading blocks
 
+/** Whose read of chain data this is: the account, whose plan decides which networks it may read. */
+export interface ChainReadFor {
+  db: Executor;
+  accountId: string;
+}
+
+/** Why the account's plan may not use the network (needsUpgrade, what the permissions show), or null. */
+async function planRefusal(
+  db: Executor,
+  accountId: string,
+  network: CatalogueNetwork,
+  pointer = "/network",
+): Promise<FieldError | null> {
+  return needsUpgrade(network, await planPriceCents(db, accountId))
+    ? { pointer, message: `${network.label} needs a paid plan: upgrade to use it.` }
+    : null;
+}
+
+/** A network as the account may read or stream it: in the catalogue, and allowed by its plan (planRefusal). */
+async function accountNetwork(db: Executor, accountId: string, network: string, pointer = "/network") {
+  const found = catalogueNetwork(network, pointer);
+  const refused = await planRefusal(db, accountId, found.network, pointer);
+  if (refused) throw badInput([refused]);
+  return found;
+}
+
 async function withReader<T>(
   services: StreamsServices,
+  who: ChainReadFor,
   network: string,
   fn: (r: EvmDatasetReader) => Promise<T>,
 ): Promise<T> {
+  await accountNetwork(who.db, who.accountId, network);
   const reader = new EvmDatasetReader(upstreamFor(services, network).httpUrl, { timeoutMs: 15_000 });
   try {
     return await fn(reader);
@@ -459,12 +494,13 @@ async function withReader<T>(
   }
 }
 
-export function latestBlock(services: StreamsServices, network: string): Promise<number> {
-  return withReader(services, network, (r) => r.latestBlock());
+export function latestBlock(services: StreamsServices, who: ChainReadFor, network: string): Promise<number> {
+  return withReader(services, who, network, (r) => r.latestBlock());
 }
 
 export async function readBatch(
   services: StreamsServices,
+  who: ChainReadFor,
   network: string,
   dataset: string,
   blockNumber: number,
@@ -472,7 +508,7 @@ export async function readBatch(
 ) {
   if (!(EVM_DATASETS as readonly string[]).includes(dataset))
     throw badInput([{ pointer: "/dataset", message: `${dataset} is not served on EVM networks.` }]);
-  return withReader(services, network, (r) =>
+  return withReader(services, who, network, (r) =>
     r.fetchBatch(dataset as EvmDataset, blockNumber, blockNumber + Math.max(1, batchSize) - 1),
   );
 }
@@ -492,8 +528,8 @@ interface BlockFilterInput {
 }
 
 /** A batch as the engine would hand it to a filter (or a function called on a block): its JSON and the engine's metadata. */
-export async function blockPayload(services: StreamsServices, input: BlockFilterInput) {
-  const batch = await readBatch(services, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
+export async function blockPayload(services: StreamsServices, who: ChainReadFor, input: BlockFilterInput) {
+  const batch = await readBatch(services, who, input.network, input.dataset, input.blockNumber, input.batchSize ?? 1);
   const metadata = {
     dataset: input.dataset,
     network: input.network,
@@ -524,10 +560,11 @@ function runFilter(
 /** Runs a filter on a block for the account, outside the engine, with the account's `qnLib`. */
 export async function runFilterOn(
   services: StreamsServices,
-  accountId: string,
+  who: ChainReadFor,
   input: BlockFilterInput & { filterFunction: string },
 ) {
-  const { dataJson, metadata } = await blockPayload(services, input);
+  const { accountId } = who;
+  const { dataJson, metadata } = await blockPayload(services, who, input);
   const helpers = streamsRuntime(services).filterHelpers(accountId);
   const outcome = await runFilter(accountId, input.filterFunction, input.filterVersion, dataJson, metadata, helpers);
   if (!outcome.ok)
@@ -558,7 +595,7 @@ export async function runNewFunctionOn(
   accountId: string,
   input: BlockFilterInput & { code: string; timeoutSec?: number; memoryMb?: number },
 ) {
-  const { dataJson, metadata } = await blockPayload(services, input);
+  const { dataJson, metadata } = await blockPayload(services, { db, accountId }, input);
   const helpers = streamsRuntime(services).filterHelpers(accountId);
   let payloadJson = dataJson;
   let filterLogs: FilterLog[] = [];

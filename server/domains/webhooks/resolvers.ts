@@ -74,11 +74,14 @@ export const webhookResolvers: Resolvers = {
     failingWebhooks: field("VIEWER", async ({ ctx, accountId }) =>
       views(ctx, accountId, await deliveries.failingStreams(ctx.db, accountId, "WEBHOOK")),
     ),
-    webhookLatestBlock: field("VIEWER", ({ ctx, args }) => streamService.latestBlock(ctx.services, args.network)),
+    webhookLatestBlock: field("VIEWER", ({ ctx, accountId, args }) =>
+      streamService.latestBlock(ctx.services, { db: ctx.db, accountId }, args.network),
+    ),
     webhookRawPayload: fieldWithInput(
       "VIEWER",
       { schema: "webhook#/$defs/rawPayloadInput", of: (args) => args },
-      ({ ctx, input }) => service.rawPayload(ctx.services, input.network, input.blockNumber),
+      ({ ctx, accountId, input }) =>
+        service.rawPayload(ctx.services, { db: ctx.db, accountId }, input.network, input.blockNumber),
     ),
   },
   Mutation: {
@@ -120,7 +123,7 @@ export const webhookResolvers: Resolvers = {
     testWebhookFilter: fieldWithInput(
       "ADMIN",
       { schema: "webhook#/$defs/filterTestInput" },
-      ({ ctx, accountId, input }) => service.testFilter(ctx.services, accountId, input),
+      ({ ctx, accountId, input }) => service.testFilter(ctx.services, { db: ctx.db, accountId }, input),
     ),
   },
 };

@@ -93,7 +93,7 @@ export async function activateWebhook(
       db,
       accountId,
       current.id,
-      await streamService.latestBlock(services, current.network),
+      await streamService.latestBlock(services, { db, accountId }, current.network),
     );
   return streamService.activateStream(db, accountId, id, "WEBHOOK", services);
 }
@@ -116,8 +116,13 @@ export async function webhookMetrics(db: Db, accountId: string, id: string, from
   };
 }
 
-export async function rawPayload(services: StreamsServices, network: string, blockNumber: number) {
-  const batch = await streamService.readBatch(services, network, WEBHOOK_DATASET, blockNumber, 1);
+export async function rawPayload(
+  services: StreamsServices,
+  who: streamService.ChainReadFor,
+  network: string,
+  blockNumber: number,
+) {
+  const batch = await streamService.readBatch(services, who, network, WEBHOOK_DATASET, blockNumber, 1);
   return streamService.payloadResult(JSON.stringify(batch.items));
 }
 
@@ -132,10 +137,10 @@ export function testUrl(
 
 export function testFilter(
   services: StreamsServices,
-  accountId: string,
+  who: streamService.ChainReadFor,
   input: { network: string; blockNumber: number; filterFunction: string },
 ) {
-  return streamService.runFilterOn(services, accountId, { ...input, dataset: WEBHOOK_DATASET });
+  return streamService.runFilterOn(services, who, { ...input, dataset: WEBHOOK_DATASET });
 }
 
 /** Sends one block (through the webhook's filter) to its URL now, outside the engine. */
@@ -150,17 +155,28 @@ export async function sendPayload(
   const row = await ownedWebhook(db, accountId, id);
   let payloadJson: string | null;
   if (row.filterFunction) {
-    const r = await streamService.runFilterOn(services, accountId, {
-      network: row.network,
-      dataset: WEBHOOK_DATASET,
-      blockNumber,
-      filterFunction: row.filterFunction,
-      filterVersion: row.filterVersion,
-    });
+    const r = await streamService.runFilterOn(
+      services,
+      { db, accountId },
+      {
+        network: row.network,
+        dataset: WEBHOOK_DATASET,
+        blockNumber,
+        filterFunction: row.filterFunction,
+        filterVersion: row.filterVersion,
+      },
+    );
     if (r.error) throw new AppError("BAD_USER_INPUT", `The filter failed: ${r.error}`);
     payloadJson = r.result === null ? null : JSON.stringify(r.result);
   } else {
-    const batch = await streamService.readBatch(services, row.network, WEBHOOK_DATASET, blockNumber, 1);
+    const batch = await streamService.readBatch(
+      services,
+      { db, accountId },
+      row.network,
+      WEBHOOK_DATASET,
+      blockNumber,
+      1,
+    );
     payloadJson = JSON.stringify(batch.items);
   }
   if (payloadJson === null)
