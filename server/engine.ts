@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { type ChainNodes, startChainNodes, staticUpstreams, type Upstream } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
+import { SandboxSuspects } from "./dataplane/engine/suspects.ts";
 import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
@@ -55,20 +56,22 @@ const ownPorts: number[] = child.NODEPLANE_ENGINE_OWN_PORTS
       .map((u) => Number(new URL(u.httpUrl).port));
 // An isolate V8 lost control of ends this engine: V8 says so, or it holds this thread and the in-thread
 // sandbox's watch kills the process past the call's limit (see in-thread.ts). Either way the filter's
-// stream is named in the lost file, and the successor runs that stream's filter in the sandbox process,
-// where crashing it again pauses the stream (runner.ts). Ended another way with no culprit named (killed
-// for silence, by the kernel), the successor cannot tell which filter did it, so for CAREFUL_MS it runs
-// every filter created meanwhile in the sandbox process.
-const lostFile = path.join(
-  config.dataDir,
-  `engine-lost-${createHash("sha256")
-    .update(child.NODEPLANE_ENGINE_OWNER ?? "standalone")
-    .digest("hex")
-    .slice(0, 16)}.json`,
-);
+// stream is named in the lost file; the successor remembers it and its account as suspects (in a file,
+// for later engines too, see suspects.ts) and runs their filters in the sandbox process, where crashing
+// it again pauses the stream (runner.ts). Ended another way with no culprit named (killed for silence,
+// by the kernel), the successor cannot tell which filter did it, so for CAREFUL_MS it runs every filter
+// created meanwhile in the sandbox process.
+const ownerHash = createHash("sha256")
+  .update(child.NODEPLANE_ENGINE_OWNER ?? "standalone")
+  .digest("hex")
+  .slice(0, 16);
+const lostFile = path.join(config.dataDir, `engine-lost-${ownerHash}.json`);
 const lost = takeLostFilter(lostFile);
 // Stream filters are labelled "stream <id>" (runner.ts).
 const lostStream = lost?.label ? /^stream (.+)$/.exec(lost.label)?.[1] : undefined;
+const suspects = SandboxSuspects.load(path.join(config.dataDir, `engine-suspects-${ownerHash}.json`));
+const lostRow = lost && lostStream ? await engineStore.loadStream(db, lostStream) : undefined;
+if (lost && lostRow) suspects.add(lostRow, lost.reason);
 logSandboxTo(log);
 const inThread = new InThreadSandbox((message) => {
   log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
@@ -78,8 +81,8 @@ const CAREFUL_MS = 10 * 60_000;
 const restartedAfter = process.env[RESTARTED_AFTER_ENV];
 if (lost && lostStream) {
   log.warn(
-    { restartedAfter, streamId: lostStream, reason: lost.reason },
-    "a stream's filter ended the previous engine; that filter runs in the sandbox process",
+    { restartedAfter, streamId: lostStream, accountId: lostRow?.accountId, reason: lost.reason },
+    "a stream's filter ended the previous engine; its filter and its account's run in the sandbox process",
   );
   runFiltersOn(inThread);
 } else if (restartedAfter && restartedAfter !== "exit code 0") {
@@ -96,7 +99,7 @@ const engine = startStreamEngine({
     functionInvoker: functionInvoker(db),
   },
   filterHelpers: kvFilterHelpers(db),
-  sandboxSuspects: lost && lostStream ? new Map([[lostStream, lost.reason]]) : undefined,
+  sandboxSuspects: suspects,
   log,
   config,
   upstreams: nodes,

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signIn, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
+import { signIn, signUp, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
 import {
   blockNumbers,
   DEMO_PASSWORD,
@@ -49,8 +49,8 @@ afterAll(async () => {
   if (networksDir) rmSync(networksDir, { recursive: true, force: true });
 });
 
-async function createActive(url: string, extra: Record<string, unknown>): Promise<string> {
-  const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+async function createActive(url: string, extra: Record<string, unknown>, user = owner): Promise<string> {
+  const { createStream } = await user.client.gqlOk<{ createStream: { id: string } }>(
     "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
     {
       input: {
@@ -70,11 +70,11 @@ async function createActive(url: string, extra: Record<string, unknown>): Promis
   return createStream.id;
 }
 
-const streamOf = (id: string) => streamStatusOf(owner.client, id);
+const streamOf = (id: string, user = owner) => streamStatusOf(user.client, id);
 
-const pausedWith = async (id: string) =>
+const pausedWith = async (id: string, user = owner) =>
   waitFor(`stream ${id} paused`, async () => {
-    const s = await streamOf(id);
+    const s = await streamOf(id, user);
     return s.status === "PAUSED" ? s : null;
   });
 
@@ -117,17 +117,24 @@ describe("the stream engine in its own process", () => {
       const child = built.engineChild();
       const starts = child?.starts as number;
       const receiver = await startReceiver();
+      // An account of its own: the account whose filter ended an engine has all its filters run in the
+      // sandbox process afterwards (see the next test).
+      const attacker = await signUp(built);
       try {
-        const crash = await createActive(receiver.url, {
-          filterFunction: code,
-          destinationAttributes: { url: receiver.url, maxRetry: 20, retryIntervalSec: 0 },
-        });
+        const crash = await createActive(
+          receiver.url,
+          {
+            filterFunction: code,
+            destinationAttributes: { url: receiver.url, maxRetry: 20, retryIntervalSec: 0 },
+          },
+          attacker,
+        );
         await waitFor("a new engine", async () => (child?.starts ?? 0) > starts, 40_000);
-        const paused = await pausedWith(crash);
+        const paused = await pausedWith(crash, attacker);
         expect(paused.statusReason).toMatch(/filter failed.*(MEMORY|TIMEOUT).*made the sandbox restart 2 times/);
         // One engine restart, not twenty-one: the successor knew whose filter it was.
         expect(child?.starts).toBe(starts + 1);
-        expect(await streamLogMessages(owner.client, crash)).toContainEqual(
+        expect(await streamLogMessages(attacker.client, crash)).toContainEqual(
           expect.stringMatching(/^This stream's filter ended the engine's process/),
         );
         const good = await createActive(receiver.url, { filterFunction: "function main(s) { return s.data }" });
@@ -138,6 +145,39 @@ describe("the stream engine in its own process", () => {
     },
     90_000,
   );
+
+  it("an account whose filter ended an engine has its next crashing filter run in the sandbox process, by an engine restarted since for another reason too", async () => {
+    const child = built.engineChild();
+    const receiver = await startReceiver();
+    const attacker = await signUp(built);
+    const crashing = {
+      filterFunction: "function main(s) { new Array(1e9).fill(0) }",
+      destinationAttributes: { url: receiver.url, maxRetry: 20, retryIntervalSec: 0 },
+    };
+    try {
+      const starts = child?.starts as number;
+      const first = await createActive(receiver.url, crashing, attacker);
+      await waitFor("a new engine", async () => (child?.starts ?? 0) > starts, 40_000);
+      await pausedWith(first, attacker);
+      // The engine ends for another reason: its successor reads the suspects from the data directory.
+      const pid = child?.pid as number;
+      process.kill(pid, "SIGKILL");
+      await waitFor("an engine after the kill", async () => (child?.starts ?? 0) > starts + 1 && child?.pid !== pid);
+      const second = await createActive(receiver.url, crashing, attacker);
+      const paused = await pausedWith(second, attacker);
+      // Paused by its crashes of the sandbox process, with no engine ended for it.
+      expect(paused.statusReason).toMatch(/made the sandbox restart 2 times/);
+      expect(child?.starts).toBe(starts + 2);
+      expect(await streamLogMessages(attacker.client, second)).toContainEqual(
+        "This stream's filter runs in the sandbox process for now: another filter of this account ended the engine's process.",
+      );
+      // Another account's filters still run on the engine's thread and deliver.
+      const good = await createActive(receiver.url, { filterFunction: "function main(s) { return s.data }" });
+      await waitFor("good completes", async () => (await streamOf(good)).status === "COMPLETED");
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
 
   it("is restarted after a SIGKILL, takes its streams back at once and delivers every block", async () => {
     const child = built.engineChild();

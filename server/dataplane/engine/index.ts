@@ -14,6 +14,7 @@ import { DeliveryHistory } from "./deliveries.ts";
 import { MetricsBuffer } from "./metrics.ts";
 import { StreamRunner } from "./runner.ts";
 import type { EngineStore } from "./store.ts";
+import type { SandboxSuspects } from "./suspects.ts";
 
 export interface StreamEngineDeps {
   db: Db;
@@ -31,7 +32,7 @@ export interface StreamEngineDeps {
   /** The key-value store seam for filters, per account. */
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   /** See RunnerDeps.sandboxSuspects. */
-  sandboxSuspects?: ReadonlyMap<string, string>;
+  sandboxSuspects?: Pick<SandboxSuspects, "of">;
   /** Unique per process; default host:pid:random. */
   ownerId?: string;
   /**

@@ -38,6 +38,7 @@ import {
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "./recorder.ts";
 import { type AttemptFailure, type AttemptResult, type RetryPolicy, StreamFailure, withRetries } from "./retry.ts";
 import type { Acknowledgement, EngineStore, Heartbeat, LogLevel, StreamRow } from "./store.ts";
+import type { SandboxSuspects } from "./suspects.ts";
 
 export interface RunnerDeps {
   db: Db;
@@ -62,10 +63,10 @@ export interface RunnerDeps {
   destinationDeps: DestinationDeps;
   filterHelpers?: (accountId: string) => FilterHelpers | undefined;
   /**
-   * Streams whose filter ended this engine's predecessor (stream id → how; see in-thread.ts): their
-   * filters run in the sandbox process, not on this thread, and count as having crashed once already.
+   * Streams whose filter ended an engine, and their accounts' (see suspects.ts): their filters run in the
+   * sandbox process, not on this thread; a culprit's counts as having crashed once already.
    */
-  sandboxSuspects?: ReadonlyMap<string, string>;
+  sandboxSuspects?: Pick<SandboxSuspects, "of">;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
 }
 
@@ -344,12 +345,14 @@ export class StreamRunner {
       throw new StreamFailure(`destination cannot be used: ${(e as Error).message}`, "FAIL_TERMINATE");
     }
     let filter: Filter | null = null;
-    const suspected = this.deps.sandboxSuspects?.get(row.id);
+    const suspected = this.deps.sandboxSuspects?.of(row) ?? null;
     if (row.filterFunction) {
       if (suspected)
         await this.logLine(
           "WARNING",
-          `This stream's filter ended the engine's process (it ${suspected}); it now runs in the sandbox process, and the stream pauses if it crashes that too.`,
+          suspected.culprit
+            ? `This stream's filter ended the engine's process (it ${suspected.reason}); it now runs in the sandbox process, and the stream pauses if it crashes that too.`
+            : `This stream's filter runs in the sandbox process for now: ${suspected.reason}.`,
         );
       filter = await createFilter({
         source: row.filterFunction,
@@ -358,7 +361,7 @@ export class StreamRunner {
         measureHeap: false,
         label: `stream ${row.id}`,
         owner: row.accountId,
-        offThread: suspected !== undefined,
+        offThread: suspected !== null,
       });
       const syntax = await filter.check();
       if (syntax) {
@@ -373,7 +376,7 @@ export class StreamRunner {
       filter,
       destination,
       retry: retryPolicy(row.destinationAttributes),
-      sandboxCrashes: suspected && filter ? 1 : 0,
+      sandboxCrashes: suspected?.culprit && filter ? 1 : 0,
     };
   }
 
