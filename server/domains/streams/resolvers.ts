@@ -66,6 +66,22 @@ const testDestination = (type: DestinationAttributes["type"], ref: TestDestinati
 
 const payloadInput = { schema: "stream#/$defs/payloadInput", of: (args: unknown) => args } as const;
 
+/** The blocks a payload preview names, read for the account (its plan decides the networks it may read). */
+const previewBatch = (
+  ctx: Context,
+  accountId: string,
+  input: { network: string; dataset: string; blockNumber: number },
+  batchSize: number,
+) =>
+  service.readBatch(
+    ctx.services,
+    { db: ctx.db, accountId },
+    input.network,
+    input.dataset,
+    input.blockNumber,
+    batchSize,
+  );
+
 export const streamResolvers: Resolvers = {
   Query: {
     streams: field("VIEWER", async ({ ctx, accountId, args }) => {
@@ -106,37 +122,16 @@ export const streamResolvers: Resolvers = {
       return { logs: page.rows, pageInfo: page.pageInfo };
     }),
     streamRawPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
-      const batch = await service.readBatch(
-        ctx.services,
-        { db: ctx.db, accountId },
-        input.network,
-        input.dataset,
-        input.blockNumber,
-        input.batchSize ?? 1,
-      );
+      const batch = await previewBatch(ctx, accountId, input, input.batchSize ?? 1);
       return service.payloadResult(JSON.stringify(batch.items));
     }),
     streamDatasetData: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
-      const batch = await service.readBatch(
-        ctx.services,
-        { db: ctx.db, accountId },
-        input.network,
-        input.dataset,
-        input.blockNumber,
-        1,
-      );
+      const batch = await previewBatch(ctx, accountId, input, 1);
       return service.payloadResult(JSON.stringify(batch.items[0]));
     }),
     streamFinalPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
       if (!input.filterFunction) {
-        const batch = await service.readBatch(
-          ctx.services,
-          { db: ctx.db, accountId },
-          input.network,
-          input.dataset,
-          input.blockNumber,
-          input.batchSize ?? 1,
-        );
+        const batch = await previewBatch(ctx, accountId, input, input.batchSize ?? 1);
         return service.payloadResult(JSON.stringify(batch.items));
       }
       const r = await service.runFilterOn(
