@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 
 /**
@@ -12,11 +13,23 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 export const SUSPECT_MS = 24 * 60 * 60_000;
 
 interface SuspectsFile {
-  /** Stream id → why its filter ended an engine, and until when it is suspect. */
-  streams: Record<string, { reason: string; until: number }>;
+  /** Stream id → why its filter ended an engine, until when it is suspect, and that filter's hash. */
+  streams: Record<string, { reason: string; until: number; filter: string }>;
   /** Account id → until when its streams' filters are suspect. */
   accounts: Record<string, number>;
 }
+
+/** A stream as the suspects know it: its filter's code changes whether it is the culprit still. */
+export interface SuspectStream {
+  id: string;
+  accountId: string;
+  filterFunction: string | null;
+}
+
+const filterHash = (source: string | null) =>
+  createHash("sha256")
+    .update(source ?? "")
+    .digest("base64url");
 
 /** Why a stream's filter runs in the sandbox process: its own filter ended an engine, or another of its account's. */
 export interface Suspicion {
@@ -46,9 +59,9 @@ export class SandboxSuspects {
   }
 
   /** The stream's filter ended an engine (`reason`: how); its account's filters are suspect too. */
-  add(stream: { id: string; accountId: string }, reason: string, now = Date.now()): void {
+  add(stream: SuspectStream, reason: string, now = Date.now()): void {
     const until = now + SUSPECT_MS;
-    this.known.streams[stream.id] = { reason, until };
+    this.known.streams[stream.id] = { reason, until, filter: filterHash(stream.filterFunction) };
     this.known.accounts[stream.accountId] = until;
     // Written whole and renamed into place: an engine killed while writing leaves the old file, not half of one.
     const temporary = `${this.file}.${process.pid}.tmp`;
@@ -57,9 +70,11 @@ export class SandboxSuspects {
   }
 
   /** Why this stream's filter must run in the sandbox process, or null when it may run on the engine's thread. */
-  of(stream: { id: string; accountId: string }, now = Date.now()): Suspicion | null {
+  of(stream: SuspectStream, now = Date.now()): Suspicion | null {
     const own = this.known.streams[stream.id];
-    if (own && own.until > now) return { reason: own.reason, culprit: true };
+    // A stream whose filter was changed since is no culprit any more (its account stays a suspect).
+    if (own && own.until > now && own.filter === filterHash(stream.filterFunction))
+      return { reason: own.reason, culprit: true };
     const account = this.known.accounts[stream.accountId];
     if (account !== undefined && account > now)
       return { reason: "another filter of this account ended the engine's process", culprit: false };

@@ -14,9 +14,10 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const culprit = { id: "s-1", accountId: "a-1" };
-const sibling = { id: "s-2", accountId: "a-1" };
-const stranger = { id: "s-3", accountId: "a-2" };
+const CRASHES = "function main(s) { new Array(1e9).fill(0) }";
+const culprit = { id: "s-1", accountId: "a-1", filterFunction: CRASHES };
+const sibling = { id: "s-2", accountId: "a-1", filterFunction: null };
+const stranger = { id: "s-3", accountId: "a-2", filterFunction: CRASHES };
 
 describe("filters that ended an engine, remembered for the engines after it", () => {
   it("names the culprit stream and, as suspects too, its account's other streams; no other account's", () => {
@@ -31,6 +32,16 @@ describe("filters that ended an engine, remembered for the engines after it", ()
       culprit: false,
     });
     expect(later.of(stranger, now + 60_000)).toBeNull();
+  });
+
+  it("no longer takes the stream for the culprit once its filter was changed; its account stays a suspect", () => {
+    const file = fileIn();
+    SandboxSuspects.load(file, 0).add(culprit, "held the engine's thread", 0);
+    const fixed = { ...culprit, filterFunction: "function main(s) { return s.data }" };
+    expect(SandboxSuspects.load(file, 1).of(fixed, 1)).toEqual({
+      reason: "another filter of this account ended the engine's process",
+      culprit: false,
+    });
   });
 
   it("forgets them after SUSPECT_MS", () => {
