@@ -74,7 +74,8 @@ export function Curl({ value, options }: ReadWidgetProps) {
           size="small"
           className="np-sample-tabs"
           items={samples.map((sample, index) => ({
-            key: sample.label,
+            // antd builds the tab's element ids from its key: a label's spaces would make invalid ARIA references.
+            key: String(index),
             label: sample.label,
             children: <Command sample={sample} command={commands[index]} />,
           }))}
