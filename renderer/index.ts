@@ -9,6 +9,8 @@ registerWidget("remote-options", {
 registerWidget("tags-input", {
   edit: lazyWidget(() => import("./form/TagsInput.tsx").then((module) => module.TagsInputWidget)),
 });
+// A read view with tabs, shown on few screens: it loads with the first field that uses it.
+registerWidget("curl", { read: lazyWidget(() => import("./widgets/curl.tsx").then((module) => module.Curl)) });
 // The runner carries a form, so it loads with the form library only on screens that use it.
 registerWidget("runner", { view: lazyWidget(() => import("./views/RunnerView.tsx").then((module) => module.default)) });
 

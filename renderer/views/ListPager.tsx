@@ -7,8 +7,18 @@ import type { ListState } from "./useListState.ts";
 /** The page sizes offered; the service serves pages up to the largest (MAX_PAGE_SIZE in server/platform/paging.ts). */
 export const PAGE_SIZES = [10, 25, 50, 100, 250, 500];
 
+/**
+ * Nothing to page, nothing to show: an empty first page has no pager (its empty state says why), and a
+ * page with neither a page before nor after it keeps its count but no Previous or Next.
+ */
 export function ListPager({ paging, shown }: { paging: NonNullable<ListState["paging"]>; shown: number }) {
   const { total } = paging;
+  const pages = paging.hasPrevious || paging.hasNext;
+  if (!pages && shown === 0) return null;
+  // A manifest's own page size (20) is offered too, or the select would name another size than the page has.
+  const sizes = PAGE_SIZES.includes(paging.pageSize)
+    ? PAGE_SIZES
+    : [...PAGE_SIZES, paging.pageSize].sort((a, b) => a - b);
   return (
     <div className="np-pager">
       <span className="np-muted">
@@ -23,16 +33,20 @@ export function ListPager({ paging, shown }: { paging: NonNullable<ListState["pa
           value={paging.pageSize}
           onChange={(event) => paging.setPageSize(Number(event.target.value))}
         >
-          {PAGE_SIZES.map((size) => (
+          {sizes.map((size) => (
             <option key={size} value={size}>{`${size} / page`}</option>
           ))}
         </select>
-        <Button size="small" disabled={!paging.hasPrevious} onClick={paging.previous}>
-          Previous
-        </Button>
-        <Button size="small" disabled={!paging.hasNext} onClick={paging.next}>
-          Next
-        </Button>
+        {pages ? (
+          <>
+            <Button size="small" disabled={!paging.hasPrevious} onClick={paging.previous}>
+              Previous
+            </Button>
+            <Button size="small" disabled={!paging.hasNext} onClick={paging.next}>
+              Next
+            </Button>
+          </>
+        ) : null}
       </Space>
     </div>
   );

@@ -73,6 +73,14 @@ export function SortableHeader({
   );
 }
 
+/**
+ * A column's declared width, for its cells' text to wrap within (src/styles.css): a table cell takes
+ * no max-width, and the table is as wide as its content, so one long value would widen the column.
+ */
+function cellWidth(width: number | undefined): { "data-width"?: true; style?: CSSProperties } {
+  return width ? { "data-width": true, style: { "--np-cell-width": `${width}px` } as CSSProperties } : {};
+}
+
 /** Whether the rows are selected: all, some (indeterminate) or none; and the toggle of all. */
 function SelectAll({ ids, selection }: { ids: string[]; selection: ListSelection }) {
   const count = ids.filter((id) => selection.selected[id]).length;
@@ -210,7 +218,11 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
                         </td>
                       ) : null}
                       {row.getAllCells().map((cell, index) => (
-                        <td key={cell.id} data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}>
+                        <td
+                          key={cell.id}
+                          data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}
+                          {...cellWidth(view.columns[index].width)}
+                        >
                           {flexRender(cell.column.columnDef.cell, cell.getContext())}
                         </td>
                       ))}

@@ -18,6 +18,9 @@ function isBlank(value: unknown): boolean {
   return value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
 }
 
+/** Text longer than this may be cut in a table cell, so it carries its whole self as a hover title. */
+const LONG_TEXT = 60;
+
 function Text({ value, copy, schema }: ReadWidgetProps) {
   const format = useFormat();
   if (isBlank(value)) return EMPTY;
@@ -25,7 +28,10 @@ function Text({ value, copy, schema }: ReadWidgetProps) {
   const text = typeof value === "number" ? (specialValueLabel(value, schema) ?? String(value)) : format(value, schema);
   return (
     <span className="np-text">
-      {text}
+      {/* A table column with a width cuts long text to a few lines: the whole of it shows on hover. */}
+      <span className="np-text-value" title={text.length > LONG_TEXT ? text : undefined}>
+        {text}
+      </span>
       {copy ? <CopyButton text={typeof value === "object" ? JSON.stringify(value) : String(value)} /> : null}
     </span>
   );

@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; note, what authenticates the call). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -143,7 +143,8 @@ export type ReadWidget =
   | "code"
   | "json"
   | "fields"
-  | "secret-once";
+  | "secret-once"
+  | "curl";
 /**
  * An entity schema name with an optional JSON pointer, e.g. endpoint#/$defs/createInput.
  *

@@ -1,10 +1,18 @@
 // Functions end to end: a quick function deployed from a template, its code tested and saved as a new
-// version from the Code tab, run from the Run tab, and its history, logs and metrics (runs and GB-seconds) seen in the console.
+// version from the Code tab, run from the Run tab and by its cURL commands, and its history, logs, metrics
+// (runs and GB-seconds) and versions seen in the console.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
 
-const e2e = useE2E();
+// One local chain (a fresh anvil mining a block a second) for ethereum-mainnet, which the block call names.
+const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-functions-")), "networks.json");
+writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
+const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
 
 async function signIn(page: Page, email: string) {
   await page.goto("/");
@@ -51,7 +59,10 @@ describe("functions, end to end", () => {
     await screenshot(page, "functions-01-code");
     // Saved where it was tested: a new version, which the runs below run.
     const editor = page.locator("textarea").first();
-    await editor.fill(`// saved from the Code tab\n${await editor.inputValue()}`);
+    // A long line, which the Versions table keeps within its card.
+    await editor.fill(
+      `// saved from the Code tab; ${"a long line of comment ".repeat(16)}\n${await editor.inputValue()}`,
+    );
     await page.getByRole("button", { name: "Save as a new version" }).click();
     await page.getByText("Saved as a new version").waitFor();
 
@@ -71,6 +82,33 @@ describe("functions, end to end", () => {
     await expect.poll(() => page.locator(".np-table-row").count()).toBe(2);
     expect(await page.locator(".ant-descriptions").first().textContent()).toMatch(/Version\s*2/);
 
+    // Its cURL commands call this service's address; run as shown, the session cookie filled in, each is
+    // answered and recorded as a run from the HTTP address (source HTTP).
+    const session = (await page.context().cookies()).find((cookie) => cookie.name === "np_session");
+    expect(session).toBeDefined();
+    const curlFor = async (tab: string) => {
+      await page.getByRole("tab", { name: tab }).click();
+      return (await page.locator('[data-widget="curl"] pre').filter({ visible: true }).textContent()) ?? "";
+    };
+    const withUserData = await curlFor("With user data");
+    expect(withUserData).toContain(`curl -X POST '${e2e.service.url}${functionPath}/call'`);
+    await screenshot(page, "functions-02-curl");
+    const answer = (command: string) =>
+      JSON.parse(
+        execFileSync("sh", ["-c", command.replace("YOUR_SESSION_COOKIE", session?.value ?? "")], {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      ) as { success: boolean; result: { received: unknown } };
+    expect(answer(withUserData)).toMatchObject({
+      success: true,
+      result: { received: { address: "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045" } },
+    });
+    expect(answer(await curlFor("On a block"))).toMatchObject({ success: true, result: { received: {} } });
+    await page.reload();
+    await expect.poll(() => page.locator(".np-table-row").count()).toBe(4);
+    expect(await page.locator(".np-table-row").getByText("HTTP", { exact: true }).count()).toBe(2);
+
     // Logs: the console lines of the runs.
     await page.getByRole("link", { name: "Logs", exact: true }).click();
     await expect.poll(() => page.getByText('called with {"who":"e2e run"}').count()).toBe(2);
@@ -79,12 +117,22 @@ describe("functions, end to end", () => {
     await page.getByRole("link", { name: "Metrics", exact: true }).click();
     const totals = page.locator(".ant-descriptions").first();
     await expect.poll(() => totals.getByText("Runs", { exact: true }).count()).toBe(1);
-    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Runs\s*2/);
+    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Runs\s*4/);
     await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Billed \(GB-s\)\s*0\.\d+ GB-s/);
     // Every chart draws its series (ECharts renders SVG).
     await expect.poll(() => page.locator('[data-view="chart"]').count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(6);
     await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
-    await screenshot(page, "functions-02-metrics");
+    await screenshot(page, "functions-03-metrics");
+
+    // Settings: the Versions table keeps the long line of version 2 within its card (it scrolls in its cell).
+    await page.getByRole("link", { name: "Settings", exact: true }).click();
+    const versions = page.locator('[data-view="list"]').filter({ hasText: "Versions" });
+    await expect.poll(() => versions.locator(".np-table-row").count()).toBe(2);
+    const fits = await versions
+      .locator(".np-table-scroll")
+      .evaluate((element) => element.scrollWidth <= element.clientWidth + 1);
+    expect(fits).toBe(true);
+    await screenshot(page, "functions-04-versions");
     expect(e2e.pageErrors).toEqual([]);
   });
 });

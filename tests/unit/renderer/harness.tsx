@@ -27,6 +27,7 @@ await Promise.all(
     "../../../renderer/views/CustomRangePicker.tsx",
     "../../../renderer/form/RemoteOptions.tsx",
     "../../../renderer/form/TagsInput.tsx",
+    "../../../renderer/widgets/curl.tsx",
     "../../../src/widgets/code-editor.tsx",
     "../../../src/widgets/code-sample.tsx",
     "../../../src/widgets/stream-filter-tester.tsx",
