@@ -106,6 +106,12 @@ export class Filter {
    */
   private readsBatch = true;
   private disposed = false;
+  /**
+   * Calls of this filter that crashed its sandbox. A call made before one of them was known does not run
+   * after it (it would likely crash the next sandbox too): it fails as a bystander, as a call sent behind
+   * the crashing one does, whichever sandbox runs the filter.
+   */
+  private crashes = 0;
 
   constructor(
     private readonly source: string,
@@ -147,7 +153,8 @@ export class Filter {
       return Promise.resolve(this.decode(ahead.outcome, input, ahead.dataJson, started));
     if (!ahead) this.unsent++;
     this.inFlight++;
-    const next = this.queue.then(() => this.runNow(input, ahead)).finally(() => this.inFlight--);
+    const crashesBefore = this.crashes;
+    const next = this.queue.then(() => this.runNow(input, ahead, crashesBefore)).finally(() => this.inFlight--);
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -214,7 +221,7 @@ export class Filter {
     return null;
   }
 
-  private async runNow(input: FilterInput, ahead: Ahead | null): Promise<FilterOutcome> {
+  private async runNow(input: FilterInput, ahead: Ahead | null, crashesBefore: number): Promise<FilterOutcome> {
     const started = performance.now();
     const logs: FilterLog[] = [];
     // A call failed with a sandbox another filter's call crashed, before it asked for any write, changed
@@ -243,6 +250,16 @@ export class Filter {
           logs,
         };
       }
+      if (this.crashes !== crashesBefore) {
+        return {
+          ok: false,
+          error: { kind: "RUNTIME", message: "an earlier call of this filter crashed the sandbox; retry it" },
+          durationMs: 0,
+          memoryBytes: 0,
+          logs,
+          sandboxLost: "bystander",
+        };
+      }
       const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
       for (;;) {
         let outcome: HostOutcome;
@@ -250,6 +267,7 @@ export class Filter {
           const loadFailure = await this.load();
           if (loadFailure) {
             const { error, lost } = loadFailure;
+            if (lost === "culprit") this.crashes++;
             const durationMs = performance.now() - started;
             return { ok: false, error, durationMs, memoryBytes: 0, logs, ...(lost && { sandboxLost: lost }) };
           }
@@ -306,6 +324,7 @@ export class Filter {
     if (outcome.error) {
       this.loadedIn = -1;
       const { lost, logs } = outcome;
+      if (lost === "culprit") this.crashes++;
       return {
         ok: false,
         error: filterError(outcome.error),

@@ -36,6 +36,24 @@ describe("filter sandbox: the sandbox process", () => {
     expect(sandboxProcess().generation).toBe(generation + 1);
   }, 30_000);
 
+  it("in a sandbox that runs calls side by side, a call queued behind its filter's crash does not run after it", async () => {
+    // Its 5 s limit puts it in the slow process, where calls of one filter wait their turn in this process.
+    const crash = await filter(
+      "function main(s) { if (s.data[0] === 'crash') new Array(1e8).fill(0); return 'fine' }",
+      { limits: { timeoutMs: 5_000, memoryBytes: 32 * 1024 * 1024 } },
+    );
+    expect(await crash.check()).toBeNull();
+    const slow = sandboxProcess(5_000);
+    const generation = slow.generation;
+    const [crashed, behind] = await Promise.all([crash.run({ data: ["crash"] }), crash.run({ data: ["no"] })]);
+    expect(crashed).toMatchObject({ ok: false, sandboxLost: "culprit" });
+    expect(behind).toMatchObject({ ok: false, sandboxLost: "bystander" });
+    expect(failed(behind).message).toBe("an earlier call of this filter crashed the sandbox; retry it");
+    expect(slow.generation).toBe(generation + 1);
+    // A call made after the crash was known runs.
+    expect(await crash.run({ data: ["no"] })).toMatchObject({ ok: true, resultJson: '"fine"' });
+  }, 30_000);
+
   it("a fast sandbox that stops answering blames the call it was running, not the calls queued behind it", async () => {
     // Another filter (in the service, another account's) whose call was sent behind the stuck one.
     const stuck = await filter("function main() { return 'stuck' }", {
