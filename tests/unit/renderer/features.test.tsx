@@ -4,12 +4,10 @@
 // record page, and the json, secret-once, code-editor and runner widgets.
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { type ReactElement, type ReactNode, useState } from "react";
-import { MemoryRouter } from "react-router";
-import { SWRConfig } from "swr";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
 import { FeedbackProvider } from "../../../renderer/feedback.tsx";
-import { DataProvider, GqlError, type Transport } from "../../../renderer/index.ts";
+import { GqlError, type Transport } from "../../../renderer/index.ts";
 import { fillTemplate } from "../../../renderer/resolve.ts";
 import { headingView, menuEntryFor } from "../../../renderer/screens.tsx";
 import type { Action, ListView, Manifest, Registry } from "../../../renderer/types.ts";
@@ -31,7 +29,7 @@ import { outputWidget } from "../../../renderer/views/RunnerView.tsx";
 import { prettyJson } from "../../../renderer/widgets/json.tsx";
 import { getWidget } from "../../../renderer/widgets/registry.ts";
 import { indentEdit } from "../../../src/widgets/code-editor.tsx";
-import { installDomStandIns, registryFor, renderRoute, routeFor, viewerFor } from "./harness.tsx";
+import { installDomStandIns, registryFor, renderRoute, routeFor, viewerFor, withDataProviders } from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -293,29 +291,13 @@ describe("widgets", () => {
 const registry: Registry = registryFor("owner");
 
 function withData(children: ReactNode, transport: Transport, role: "OWNER" | "VIEWER" = "OWNER") {
-  return (
-    <FeedbackProvider>
-      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
-        <MemoryRouter>
-          <DataProvider
-            transport={transport}
-            registry={{
-              ...registry,
-              operations: {
-                ...registry.operations,
-                MakeSecret: "mutation MakeSecret { x }",
-                Try: "query Try { x }",
-                KeepIt: "mutation KeepIt { x }",
-              },
-            }}
-            viewer={viewerFor(role)}
-          >
-            {children}
-          </DataProvider>
-        </MemoryRouter>
-      </SWRConfig>
-    </FeedbackProvider>
-  );
+  const operations = {
+    ...registry.operations,
+    MakeSecret: "mutation MakeSecret { x }",
+    Try: "query Try { x }",
+    KeepIt: "mutation KeepIt { x }",
+  };
+  return withDataProviders(children, transport, { ...registry, operations }, role);
 }
 
 describe("an action shows a field of its result once", () => {

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { ReactNode } from "react";
-import { createMemoryRouter, RouterProvider } from "react-router";
+import { createMemoryRouter, MemoryRouter, RouterProvider } from "react-router";
 import { SWRConfig } from "swr";
 import { DataProvider, GqlError, RegistryRoutes, type Transport } from "../../../renderer/index.ts";
 import type { JsonSchema, Manifest, Registry, Viewer } from "../../../renderer/types.ts";
@@ -184,4 +184,24 @@ export function installDomStandIns() {
     unobserve() {}
     disconnect() {}
   } as unknown as typeof ResizeObserver;
+}
+
+/** A renderer subtree with what it reads from: a fresh SWR cache, a memory router, the registry and a viewer of `role`. */
+export function withDataProviders(
+  children: ReactNode,
+  transport: Transport,
+  registry: Registry,
+  role: "OWNER" | "ADMIN" | "VIEWER" = "OWNER",
+) {
+  return (
+    <FeedbackProvider>
+      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
+        <MemoryRouter>
+          <DataProvider transport={transport} registry={registry} viewer={viewerFor(role)}>
+            {children}
+          </DataProvider>
+        </MemoryRouter>
+      </SWRConfig>
+    </FeedbackProvider>
+  );
 }

@@ -2,14 +2,11 @@
 // A page of more than VIRTUAL_THRESHOLD rows renders only the rows in view, and still sorts by its
 // column headers and selects rows for bulk actions, as a short page does.
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import { MemoryRouter } from "react-router";
-import { SWRConfig } from "swr";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FeedbackProvider } from "../../../renderer/feedback.tsx";
-import { DataProvider, type Transport } from "../../../renderer/index.ts";
+import type { Transport } from "../../../renderer/index.ts";
 import type { ListView } from "../../../renderer/types.ts";
 import { ListView as ListViewComponent, VIRTUAL_THRESHOLD } from "../../../renderer/views/ListView.tsx";
-import { installDomStandIns, registryFor, viewerFor } from "./harness.tsx";
+import { installDomStandIns, registryFor, withDataProviders } from "./harness.tsx";
 
 // jsdom lays nothing out, so every element measures 0 and the virtualiser would show no rows: give
 // elements the size of a list's scroll area.
@@ -60,17 +57,7 @@ function serve() {
     if (variables.orderBy === "LABEL_DESC") ids.reverse();
     return { things: ids.map((i) => ({ id: `t${i}`, label: `thing ${String(i).padStart(3, "0")}` })) };
   };
-  render(
-    <FeedbackProvider>
-      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
-        <MemoryRouter>
-          <DataProvider transport={transport} registry={registry} viewer={viewerFor("OWNER")}>
-            <ListViewComponent view={view} scope={{}} />
-          </DataProvider>
-        </MemoryRouter>
-      </SWRConfig>
-    </FeedbackProvider>,
-  );
+  render(withDataProviders(<ListViewComponent view={view} scope={{}} />, transport, registry));
   return calls;
 }
 

@@ -3,14 +3,11 @@
 // Previous or Next on the only page, both buttons (each enabled when it leads somewhere) otherwise; the
 // page size it names is the page's own.
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
-import { MemoryRouter } from "react-router";
-import { SWRConfig } from "swr";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FeedbackProvider } from "../../../renderer/feedback.tsx";
-import { DataProvider, type Transport } from "../../../renderer/index.ts";
+import type { Transport } from "../../../renderer/index.ts";
 import type { ListView } from "../../../renderer/types.ts";
 import { ListView as ListViewComponent } from "../../../renderer/views/ListView.tsx";
-import { installDomStandIns, registryFor, viewerFor } from "./harness.tsx";
+import { installDomStandIns, registryFor, withDataProviders } from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -49,17 +46,7 @@ function serve(count: number) {
       },
     };
   };
-  render(
-    <FeedbackProvider>
-      <SWRConfig value={{ provider: () => new Map(), dedupingInterval: 0 }}>
-        <MemoryRouter>
-          <DataProvider transport={transport} registry={registry} viewer={viewerFor("OWNER")}>
-            <ListViewComponent view={view} scope={{}} />
-          </DataProvider>
-        </MemoryRouter>
-      </SWRConfig>
-    </FeedbackProvider>,
-  );
+  render(withDataProviders(<ListViewComponent view={view} scope={{}} />, transport, registry));
 }
 
 const button = (name: string) => screen.queryByRole("button", { name }) as HTMLButtonElement | null;
