@@ -551,7 +551,10 @@ export const QUARANTINE_MS = 10 * 60_000;
 const quarantinedUntil = new Map<string, number>();
 
 function quarantine(owner: string): void {
-  quarantinedUntil.set(owner, Date.now() + QUARANTINE_MS);
+  const now = Date.now();
+  // Crashes are rare: ended quarantines are dropped here, so accounts never looked up again are not kept.
+  for (const [account, until] of quarantinedUntil) if (until <= now) quarantinedUntil.delete(account);
+  quarantinedUntil.set(owner, now + QUARANTINE_MS);
 }
 
 /** Until when the account's code runs in the quarantine process, or null when it does not. */
