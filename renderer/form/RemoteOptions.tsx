@@ -1,8 +1,9 @@
 // The `remote-options` edit control: a select whose options come from a named query. Its
-// `ui:options` say where: { query, variables, rows, value, label, detail, where, disabledWhen,
-// badges }.
+// `ui:options` say where: { query, variables, rows, value, label, detail, where, needs,
+// disabledWhen, badges }.
 // Variables and `where` may reference other fields of the form (`$form.kind`), so options can
-// depend on an earlier choice; a value that is no longer among the options is cleared.
+// depend on an earlier choice (`needs` names it: until it is made the select is disabled and says
+// so); a value that is no longer among the options is cleared.
 import type { WidgetProps } from "@rjsf/utils";
 import { Select, Space, Tag, Typography } from "antd";
 import { useEffect, useMemo } from "react";
@@ -24,6 +25,8 @@ function textAt(row: unknown, pointer: string): string | undefined {
   const text = getPointer(row, pointer);
   return typeof text === "string" && text !== "" ? text : undefined;
 }
+
+const isEmpty = (value: unknown) => value === undefined || value === null || value === "";
 
 /** Builds select options from a query result, as an options source describes. */
 export function buildOptions(source: OptionsSource, data: unknown, scope: Scope): RemoteOption[] {
@@ -68,13 +71,20 @@ export function RemoteOptionsWidget(props: WidgetProps) {
   }, [loading, options, value, onChange]);
 
   const chosen = options.find((option) => option.value === value);
+  const needed = source.needs;
+  const waiting = needed !== undefined && isEmpty(formData[needed.field]);
+  const placeholder = error
+    ? "Could not load the options"
+    : waiting
+      ? needed.placeholder
+      : props.placeholder || "Select…";
   const select = (
     <Select
       id={props.id}
       value={value === "" ? undefined : value}
       loading={loading}
-      disabled={props.disabled || props.readonly}
-      placeholder={error ? "Could not load the options" : props.placeholder || "Select…"}
+      disabled={props.disabled || props.readonly || waiting}
+      placeholder={placeholder}
       status={error || props.rawErrors?.length ? "error" : undefined}
       showSearch={{ optionFilterProp: "title" }}
       allowClear={!props.required}

@@ -373,6 +373,19 @@ export interface OptionsSource {
   label: Pointer;
   detail?: Pointer;
   where?: Predicate;
+  /**
+   * An earlier choice these options depend on: until it is made there is nothing to choose from.
+   */
+  needs?: {
+    /**
+     * The form field the options depend on (a top-level property name, as in $form.x).
+     */
+    field: string;
+    /**
+     * Shown while that field is empty, with the select disabled (e.g. "Choose the network first"); the field's own ui:placeholder once it has a value.
+     */
+    placeholder: string;
+  };
   disabledWhen?: Predicate;
   /**
    * Small tags beside an option's label when their predicate holds.

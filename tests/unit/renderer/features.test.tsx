@@ -190,6 +190,30 @@ describe("remote options with descriptions", () => {
   });
 });
 
+describe("remote options that need an earlier choice", () => {
+  it("stay disabled and say what to choose first until it is made, then offer its options", async () => {
+    const registry = registryFor("owner");
+    const create = registry.screens.find((manifest) => manifest.id === "streams.create") as Manifest;
+    const { container } = render(renderRoute(routeFor(create), { registry, viewer: viewerFor("OWNER") }));
+    const field = (id: string) =>
+      waitFor(() => {
+        const found = container.querySelector<HTMLInputElement>(`input[id$=${id}]`);
+        if (!found) throw new Error(`no ${id} field yet`);
+        return found;
+      });
+    const dataset = await field("dataset");
+    const datasetSelect = () => dataset.closest(".ant-select") as HTMLElement;
+    expect(datasetSelect().className).toContain("ant-select-disabled");
+    expect(datasetSelect().textContent).toContain("Choose the network first");
+    fireEvent.mouseDown(await field("network"));
+    fireEvent.click(await screen.findByText("Ethereum Mainnet", { selector: ".ant-select-item-option *" }));
+    await waitFor(() => expect(datasetSelect().className).not.toContain("ant-select-disabled"));
+    expect(datasetSelect().textContent).toContain("Choose a dataset");
+    fireEvent.mouseDown(dataset);
+    expect(await screen.findByText("Block with receipts", { selector: ".ant-select-item-option *" })).toBeTruthy();
+  });
+});
+
 describe("widgets", () => {
   it("json pretty-prints values and JSON held in strings", () => {
     expect(prettyJson({ a: 1 })).toBe('{\n  "a": 1\n}');
