@@ -1745,6 +1745,7 @@ export type StreamFieldsFragment = {
   includeStreamMetadata: StreamMetadata;
   destination: StreamDestination;
   destinationAttributes: unknown;
+  destinationFunctionName: string | null;
   hasSecrets: boolean;
   startRange: number;
   endRange: number | null;
@@ -1806,6 +1807,7 @@ export type StreamQuery = {
     includeStreamMetadata: StreamMetadata;
     destination: StreamDestination;
     destinationAttributes: unknown;
+    destinationFunctionName: string | null;
     hasSecrets: boolean;
     startRange: number;
     endRange: number | null;
@@ -1882,6 +1884,7 @@ export type UpdateStreamMutation = {
     includeStreamMetadata: StreamMetadata;
     destination: StreamDestination;
     destinationAttributes: unknown;
+    destinationFunctionName: string | null;
     hasSecrets: boolean;
     startRange: number;
     endRange: number | null;
@@ -1970,6 +1973,7 @@ export type CreateStreamWithFunctionMutation = {
     includeStreamMetadata: StreamMetadata;
     destination: StreamDestination;
     destinationAttributes: unknown;
+    destinationFunctionName: string | null;
     hasSecrets: boolean;
     startRange: number;
     endRange: number | null;

@@ -694,9 +694,10 @@ describe("streams with a FUNCTION destination", () => {
         status: string;
         destination: string;
         destinationAttributes: { functionID: string };
+        destinationFunctionName: string | null;
       };
     }>(
-      "mutation($input: CreateStreamWithFunctionInput!) { createStreamWithFunction(input: $input) { id status destination destinationAttributes } }",
+      "mutation($input: CreateStreamWithFunctionInput!) { createStreamWithFunction(input: $input) { id status destination destinationAttributes destinationFunctionName } }",
       {
         input: {
           name: "blocks to a function",
@@ -712,7 +713,7 @@ describe("streams with a FUNCTION destination", () => {
         },
       },
     );
-    expect(stream).toMatchObject({ status: "ACTIVE", destination: "FUNCTION" });
+    expect(stream).toMatchObject({ status: "ACTIVE", destination: "FUNCTION", destinationFunctionName: "counter" });
     const functionId = stream.destinationAttributes.functionID;
 
     const runs = await waitFor("three runs of the function", async () => {

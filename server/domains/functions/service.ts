@@ -302,6 +302,10 @@ export async function getFunction(db: Executor, accountId: string, id: string): 
 
 export type NewFunction = Required<Pick<FunctionInput, "name" | "code">> & FunctionInput;
 
+/** The names of the account's functions among `ids`, by id (a streams destination shows its function's name). */
+export const functionNames = (db: Executor, accountId: string, ids: string[]) =>
+  store.functionNames(db, accountId, ids);
+
 export async function functionExists(db: Executor, accountId: string, id: string): Promise<boolean> {
   return (await store.getFunction(db, accountId, id)) !== undefined;
 }

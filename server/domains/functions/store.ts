@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { isUuid } from "../../platform/ids.ts";
@@ -71,6 +71,17 @@ export async function getFunction(db: Executor, accountId: string, id: string): 
     .from(functions)
     .where(and(eq(functions.accountId, accountId), eq(functions.id, id)));
   return row;
+}
+
+/** The names of the account's functions among `ids`, by id (ids of no function of the account are left out). */
+export async function functionNames(db: Executor, accountId: string, ids: string[]): Promise<Map<string, string>> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return new Map();
+  const rows = await db
+    .select({ id: functions.id, name: functions.name })
+    .from(functions)
+    .where(and(eq(functions.accountId, accountId), inArray(functions.id, wanted)));
+  return new Map(rows.map((row) => [row.id, row.name]));
 }
 
 async function insertVersion(db: Executor, row: FunctionRow): Promise<void> {

@@ -1,11 +1,13 @@
+import DataLoader from "dataloader";
 import type { DestinationAttributes } from "../../dataplane/destinations/index.ts";
-import type { Context } from "../../graphql/context.ts";
+import { type Context, loaderOf, requireRole } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { AppError } from "../../platform/errors.ts";
 import { listOutbox } from "../../platform/mail.ts";
 import { secretBox } from "../../platform/secrets.ts";
 import { planPriceCents } from "../account/service.ts";
+import { functionNames } from "../functions/service.ts";
 import * as deliveries from "./deliveries.ts";
 import { streamState } from "./lifecycle.ts";
 import { streamPermissions } from "./permissions.ts";
@@ -37,6 +39,13 @@ async function streamViews(ctx: Context, accountId: string, rows: store.StreamRo
 
 /** What the Stream type's fields resolve from (the generated types' mapper for Stream). */
 export type StreamView = Awaited<ReturnType<typeof streamViews>>[number];
+
+/** Function names by id for the streams of one request (a list's rows ask one by one). */
+const destinationFunctionNames = (ctx: Context) =>
+  new DataLoader<string, string | null>(async (ids) => {
+    const names = await functionNames(ctx.db, requireRole(ctx, "VIEWER").accountId, [...ids]);
+    return ids.map((id) => names.get(id) ?? null);
+  });
 
 async function oneView(ctx: Context, accountId: string, row: store.StreamRow) {
   return (await streamViews(ctx, accountId, [row]))[0];
@@ -83,6 +92,12 @@ const previewBatch = (
   );
 
 export const streamResolvers: Resolvers = {
+  Stream: {
+    destinationFunctionName: field("VIEWER", ({ ctx, parent }) => {
+      const functionId = parent.destination === "FUNCTION" ? parent.destinationAttributes.functionID : undefined;
+      return typeof functionId === "string" ? loaderOf(ctx, destinationFunctionNames).load(functionId) : null;
+    }),
+  },
   Query: {
     streams: field("VIEWER", async ({ ctx, accountId, args }) => {
       const page = await service.listStreams(

@@ -1513,6 +1513,8 @@ export type Stream = {
   destinationAttributes: Scalars["JSON"]["output"];
   /** Whether write-only secrets (secretKey, sasToken, securityToken, password) are set. */
   hasSecrets: Scalars["Boolean"]["output"];
+  /** The name of the function a FUNCTION destination delivers to (null for other destinations). */
+  destinationFunctionName?: Maybe<Scalars["String"]["output"]>;
   startRange: Scalars["Float"]["output"];
   endRange?: Maybe<Scalars["Float"]["output"]>;
   filterFunction?: Maybe<Scalars["String"]["output"]>;
@@ -4522,6 +4524,7 @@ export type StreamResolvers<
   destination?: Resolver<ResolversTypes["StreamDestination"], ParentType, ContextType>;
   destinationAttributes?: Resolver<ResolversTypes["JSON"], ParentType, ContextType>;
   hasSecrets?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  destinationFunctionName?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   startRange?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   endRange?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
   filterFunction?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
