@@ -47,6 +47,11 @@ export interface AppConfig {
    * default, so a client cannot choose the address its sign-in attempts are counted under.
    */
   trustProxy: TrustProxy;
+  /**
+   * New accounts one client address may sign up in an hour (NODEPLANE_SIGNUPS_PER_HOUR, 5); its sign-up
+   * attempts, failed or not, are bounded at a multiple of it (domains/account/service.ts).
+   */
+  signUpsPerHour: number;
   /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
   maxBatchCalls: number;
   /**
@@ -150,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === "test" ? "warn" : "info"),
     egressAllow: parseEgressAllow(env.NODEPLANE_EGRESS_ALLOW),
     trustProxy: parseTrustProxy(env.NODEPLANE_TRUST_PROXY),
+    signUpsPerHour: positiveInteger("NODEPLANE_SIGNUPS_PER_HOUR", env.NODEPLANE_SIGNUPS_PER_HOUR, 5),
     maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
     kvUploadS3: env.NODEPLANE_KV_S3_BUCKET
       ? {

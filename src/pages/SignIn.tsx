@@ -5,10 +5,9 @@ import { GqlError, type Transport } from "../../renderer/core.ts";
 import { SIGN_IN_DOCUMENT } from "../session.ts";
 import { AuthLayout } from "./AuthLayout.tsx";
 
-/** What to tell someone whose sign-in failed, by error code. */
+/** What to tell someone whose sign-in failed, by error code (a refusal's own message says when to try again). */
 export function signInError(error: unknown): string {
   if (error instanceof GqlError) {
-    if (error.code === "RATE_LIMITED") return "Too many attempts. Wait a minute, then try again.";
     if (error.code === "UNAUTHENTICATED" || error.code === "BAD_USER_INPUT" || error.code === "NOT_FOUND")
       return "The email or password is incorrect.";
     return error.message;

@@ -40,9 +40,10 @@ export function SignUp({ transport, onSignedIn }: { transport: Transport; onSign
         );
       } else if (caught instanceof GqlError && caught.code === "CONFLICT") {
         form.setFields([{ name: "email", errors: ["An account with this email already exists."] }]);
-      } else if (caught instanceof GqlError && caught.code === "RATE_LIMITED") {
-        setError("Too many attempts. Wait a minute, then try again.");
-      } else setError(caught instanceof Error ? caught.message : String(caught));
+      } else {
+        // The service's message, also for RATE_LIMITED: it says when to try again.
+        setError(caught instanceof Error ? caught.message : String(caught));
+      }
     } finally {
       setBusy(false);
     }

@@ -17,6 +17,7 @@ import { createMailer } from "../../server/platform/mail.ts";
 import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
+import { TEST_SIGNUPS_PER_HOUR } from "../support/signups.ts";
 
 export const NETWORK = "ethereum-mainnet";
 export const DEMO_PASSWORD = "demo-password-for-tests";
@@ -55,6 +56,7 @@ export async function startStreamsApp(
     NODEPLANE_DATA_DIR: dataDir,
     NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
     NODEPLANE_EGRESS_ALLOW: options.egressAllow ?? TEST_EGRESS_ALLOW,
+    NODEPLANE_SIGNUPS_PER_HOUR: TEST_SIGNUPS_PER_HOUR,
     // The test runs its own engine, against its own anvil.
     NODEPLANE_ROLES: "api,proxy",
   });

@@ -16,6 +16,7 @@ import type { App } from "../../server/app.ts";
 import type { Services } from "../../server/graphql/services.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
+import { TEST_SIGNUPS_PER_HOUR } from "./signups.ts";
 
 export interface GqlError {
   message: string;
@@ -145,6 +146,7 @@ export async function startTestApp(
       NODEPLANE_DATA_DIR: dataDir,
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
       NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
+      NODEPLANE_SIGNUPS_PER_HOUR: TEST_SIGNUPS_PER_HOUR,
       ...env,
     });
     built = await buildApp(config, { logDestination: options.logDestination });

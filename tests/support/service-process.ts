@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
+import { TEST_SIGNUPS_PER_HOUR } from "./signups.ts";
 
 export interface ServiceProcess {
   url: string;
@@ -36,6 +37,7 @@ export async function startServiceProcess(
       NODEPLANE_DEMO_PASSWORD: "demo-password-for-tests",
       LOG_LEVEL: "warn",
       NODEPLANE_EGRESS_ALLOW: TEST_EGRESS_ALLOW,
+      NODEPLANE_SIGNUPS_PER_HOUR: TEST_SIGNUPS_PER_HOUR,
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -158,7 +158,7 @@ export const accountResolvers: Resolvers = {
   },
   Mutation: {
     signUp: publicFieldWithInput({ schema: "account#/$defs/signUpInput" }, async ({ ctx, input }) => {
-      const { accountId, userId } = await service.signUp(ctx.db, input);
+      const { accountId, userId } = await service.signUpFromAddress(ctx.db, ctx.config, input, ctx.request.ip);
       return startSession(ctx, accountId, userId);
     }),
     signIn: publicFieldWithInput(

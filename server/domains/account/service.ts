@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { getTableName } from "drizzle-orm";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { clientAddressKey } from "../../platform/client-address.ts";
 import type { AppConfig } from "../../platform/config.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, forbidden, foundOr, notFound } from "../../platform/errors.ts";
@@ -24,6 +25,10 @@ const LOCK_MINUTES = 15;
 const FAILURE_WINDOW_MINUTES = 15;
 /** Failed sign-ins from one client address, whatever the emails, before the address is refused for LOCK_MINUTES. */
 const ADDRESS_LOCK_AFTER = 30;
+/** Sign-ups from one client address are counted per hour, from the first in the hour. */
+const SIGN_UP_WINDOW_SECONDS = 3600;
+/** Sign-up attempts (failed or not) an address may make per account it may create (config.signUpsPerHour). */
+export const SIGN_UP_ATTEMPTS_PER_ACCOUNT = 4;
 
 /** The session in use and whose it is. */
 interface SessionOwner {
@@ -173,17 +178,23 @@ function signInLimiters(db: Db): SignInLimiters {
   return limiters;
 }
 
-/** Counts one attempt (one atomic statement, so parallel attempts each count), or refuses it while locked. */
-async function countAttempt(limiter: RateLimiterPostgres, key: string, whose: string): Promise<RateLimiterRes> {
+/**
+ * Counts one attempt (one atomic statement, so parallel attempts each count), or refuses it while locked
+ * with `tooMany` and when to try again; `refused` runs first (to take a refused attempt's point back).
+ */
+async function countAttempt(
+  limiter: RateLimiterPostgres,
+  key: string,
+  tooMany: string,
+  refused?: () => Promise<unknown>,
+): Promise<RateLimiterRes> {
   try {
     return await limiter.consume(key);
   } catch (refusal) {
     if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    await refused?.();
     const minutes = Math.max(1, Math.ceil(refusal.msBeforeNext / 60_000));
-    throw new AppError(
-      "RATE_LIMITED",
-      `Too many failed sign-ins ${whose}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
-    );
+    throw new AppError("RATE_LIMITED", `${tooMany}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
   }
 }
 
@@ -197,8 +208,9 @@ export async function authenticate(db: Db, email: string, password: string, clie
   const limiters = signInLimiters(db);
   // Hashed: any length fits the key column, and the table holds no email addresses.
   const emailKey = createHash("sha256").update(email.toLowerCase()).digest("hex");
-  await countAttempt(limiters.address, clientAddress, "from this address");
-  const counted = await countAttempt(limiters.email, emailKey, "for this email");
+  const addressKey = clientAddressKey(clientAddress);
+  await countAttempt(limiters.address, addressKey, "Too many failed sign-ins from this address");
+  const counted = await countAttempt(limiters.email, emailKey, "Too many failed sign-ins for this email");
   const backoff = signInBackoffMs(counted.consumedPoints - 1);
   if (backoff > 0) await sleep(backoff);
 
@@ -206,10 +218,68 @@ export async function authenticate(db: Db, email: string, password: string, clie
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
   if (!user || !valid) throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
   await limiters.email.delete(emailKey);
-  await limiters.address.reward(clientAddress);
+  await limiters.address.reward(addressKey);
   const membership = await store.firstMembership(db, user.id);
   if (!membership) throw new AppError("FORBIDDEN", "This user belongs to no account.");
   return { userId: user.id, accountId: membership.accountId };
+}
+
+interface SignUpLimiters {
+  /** Accounts made (and being made) per client address. */
+  accounts: RateLimiterPostgres;
+  /** Sign-up attempts per client address, failed or not. */
+  attempts: RateLimiterPostgres;
+}
+
+/** The sign-up counters of a database (one pair per connection pool), beside the sign-in ones in sign_in_limits. */
+const signUpLimitersByPool = new WeakMap<Db["$client"], SignUpLimiters>();
+
+function signUpLimiters(db: Db, accountsPerHour: number): SignUpLimiters {
+  let limiters = signUpLimitersByPool.get(db.$client);
+  if (!limiters) {
+    const shared = {
+      storeClient: db.$client,
+      tableName: getTableName(signInLimits),
+      tableCreated: true,
+      duration: SIGN_UP_WINDOW_SECONDS,
+    };
+    const attempts = accountsPerHour * SIGN_UP_ATTEMPTS_PER_ACCOUNT;
+    limiters = {
+      accounts: new RateLimiterPostgres({ ...shared, keyPrefix: "signup-accounts", points: accountsPerHour }),
+      // Once an address is past its attempts, later ones in this process are refused from memory until its
+      // hour ends, without a query.
+      attempts: new RateLimiterPostgres({
+        ...shared,
+        keyPrefix: "signup-attempts",
+        points: attempts,
+        inMemoryBlockOnConsumed: attempts + 1,
+      }),
+    };
+    signUpLimitersByPool.set(db.$client, limiters);
+  }
+  return limiters;
+}
+
+/**
+ * Signs up a new account for a client at `clientAddress`, within the address's new accounts per hour
+ * (config.signUpsPerHour), counted in PostgreSQL so that every process shares the counts. An attempt
+ * whose input is not valid never gets here and costs nothing. Every other attempt counts against
+ * SIGN_UP_ATTEMPTS_PER_ACCOUNT times as many attempts, so a flood of failing ones (taken emails) is
+ * bounded too. A slot is taken before the account is made, so parallel attempts cannot pass the limit
+ * together, and given back when the attempt is refused or fails: only accounts made spend slots.
+ */
+export async function signUpFromAddress(db: Db, config: AppConfig, input: SignUpInput, clientAddress: string) {
+  const limiters = signUpLimiters(db, config.signUpsPerHour);
+  const addressKey = clientAddressKey(clientAddress);
+  await countAttempt(limiters.attempts, addressKey, "Too many sign-up attempts from this address");
+  const giveSlotBack = () => limiters.accounts.reward(addressKey);
+  await countAttempt(limiters.accounts, addressKey, "Too many new accounts from this address", giveSlotBack);
+  try {
+    return await signUp(db, input);
+  } catch (error) {
+    await giveSlotBack();
+    throw error;
+  }
 }
 
 export async function setPassword(
