@@ -1,9 +1,11 @@
 // `kv-upload`: uploads a text file of items into a list or address book in parts (the multipart upload
 // of the key-value store), with a progress bar. The file is dropped on the drop zone or chosen with its
-// button (the file input itself is visually hidden); its name and size show until the upload starts. A failed part is tried again (3 times, each with a new
-// part URL); after that the upload waits with a Resume button that goes on from that part. Cancel
-// aborts the upload, which deletes its parts. Options (each operation as `{ "mutation" }`):
-//   initiate   InitiateListUpload or InitiateAddressBookUpload, called with { input: { key } }
+// button (the file input itself is visually hidden); its name and size show before it is sent. A failed
+// part is tried again (3 times, each with a new part URL); after that the upload waits with a Resume
+// button that goes on from that part. Cancel aborts the upload, which deletes its parts. Options (each
+// operation as `{ "mutation" }`):
+//   initiate   InitiateListUpload or InitiateAddressBookUpload, called with { input: { key, size } }
+//              (the service refuses a file too large there, before any part is sent)
 //   partUrl    KvUploadPartUrl, called with { input: { uploadId, partNumber } }
 //   complete   CompleteKvUpload, called with { uploadId }; `refresh` names the queries to fetch again
 //   abort      AbortKvUpload, called with { uploadId }
@@ -215,10 +217,11 @@ export function KvUpload({ options, scope }: CustomViewProps) {
     setPhase({ name: "idle" });
   };
   const onDragOver = (event: DragEvent<HTMLDivElement>) => {
-    if (active || !event.dataTransfer.types.includes("Files")) return;
+    if (!event.dataTransfer.types.includes("Files")) return;
+    // Taken even while uploading, as a drop of nothing: else the browser opens the file in place of the console.
     event.preventDefault();
-    event.dataTransfer.dropEffect = "copy";
-    setDragging(true);
+    event.dataTransfer.dropEffect = active ? "none" : "copy";
+    if (!active) setDragging(true);
   };
   const onDragLeave = (event: DragEvent<HTMLDivElement>) => {
     // Leaving for one of the zone's own children is not leaving the zone.
