@@ -316,6 +316,10 @@ export interface KvUploadInitiateInput {
    * 1 to 128 letters, digits, underscores, dashes, dots or colons.
    */
   key: string;
+  /**
+   * Bytes of the file to be sent; past what an upload may hold, it is refused before any part is sent.
+   */
+  size?: number;
 }
 
 export interface KvUploadPartInput {

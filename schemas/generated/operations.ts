@@ -309,6 +309,8 @@ export type KvValueInput = {
 
 export type InitiateKvUploadInput = {
   key: string;
+  /** Bytes of the file to be sent, when known: a file past what an upload may hold is refused here, before any part is sent (complete checks the parts received still). A Float: a file may be past Int's 2 GiB. */
+  size?: number | null | undefined;
 };
 
 export type KvUploadPartInput = {

@@ -1,25 +1,34 @@
 // `kv-upload`: uploads a text file of items into a list or address book in parts (the multipart upload
-// of the key-value store), with a progress bar. A failed part is tried again (3 times, each with a new
-// part URL); after that the upload waits with a Resume button that goes on from that part. Cancel
-// aborts the upload, which deletes its parts. Options (each operation as `{ "mutation" }`):
-//   initiate   InitiateListUpload or InitiateAddressBookUpload, called with { input: { key } }
+// of the key-value store), with a progress bar. The file is dropped on the drop zone or chosen with its
+// button (the file input itself is visually hidden); its name and size show before it is sent. A failed
+// part is tried again (3 times, each with a new part URL); after that the upload waits with a Resume
+// button that goes on from that part. Cancel aborts the upload, which deletes its parts. Options (each
+// operation as `{ "mutation" }`):
+//   initiate   InitiateListUpload or InitiateAddressBookUpload, called with { input: { key, size } }
+//              (the service refuses a file too large there, before any part is sent)
 //   partUrl    KvUploadPartUrl, called with { input: { uploadId, partNumber } }
 //   complete   CompleteKvUpload, called with { uploadId }; `refresh` names the queries to fetch again
 //   abort      AbortKvUpload, called with { uploadId }
 //   keyParam   the route parameter holding the key; without it the widget asks for one
 //   noun       what the file holds ("items", "addresses")
+import { FileTextOutlined, InboxOutlined } from "@ant-design/icons";
 import { Alert, Button, Input, Popconfirm, Progress, Space, Typography } from "antd";
-import { useRef, useState } from "react";
+import { type DragEvent, useRef, useState } from "react";
 import { useRefresh } from "../../renderer/data.tsx";
 import { type CustomViewProps, can, errorMessage, useData, useFeedback } from "../../renderer/index.ts";
 import { operationOf, refreshOf, useRun } from "./stream-parts.tsx";
 
 const formatBytes = (bytes: number) =>
-  bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  bytes < 1024
+    ? `${bytes} bytes`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KiB`
+      : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
-/** The largest file an upload takes (the service's MAX_UPLOAD_BYTES): a larger one is refused before a part is sent. */
-const MAX_FILE_BYTES = 64 * 1024 * 1024;
-const MAX_FILE_TEXT = `${MAX_FILE_BYTES / 1024 / 1024} MiB`;
+/** What the file input offers; a dropped file is held to the same (the input's `accept` does not see drops). */
+const ACCEPT = ".txt,.csv,text/plain,text/csv";
+const isTextFile = (file: File) =>
+  /\.(txt|csv)$/i.test(file.name) || file.type === "text/plain" || file.type === "text/csv";
 
 /** Small parts to this service (a failed one costs little to send again); larger ones to S3 (fewer requests). */
 const partSizeFor = (bucket: string) => (bucket === "local" ? 1024 * 1024 : 8 * 1024 * 1024);
@@ -42,7 +51,8 @@ type Phase =
   | { name: "paused"; upload: Upload; error: string }
   | { name: "completing"; upload: Upload }
   | { name: "done"; key: string; addedCount: number }
-  | { name: "failed"; error: string };
+  /** `title` says what became of the file; `error` is the service's reason, with what to do. */
+  | { name: "failed"; title: string; error: string };
 
 /** Why a part was refused: the service's own words (`{ error }`) when it gave them, else the HTTP status. */
 function refusalOf(status: number, body: string): string {
@@ -83,6 +93,7 @@ export function KvUpload({ options, scope }: CustomViewProps) {
   const [typedKey, setTypedKey] = useState("");
   const [file, setFile] = useState<File | null>(null);
   const [phase, setPhase] = useState<Phase>({ name: "idle" });
+  const [dragging, setDragging] = useState(false);
   const controller = useRef<AbortController | null>(null);
   const inputRef = useRef<HTMLInputElement>(null);
   const key = keyParam ? routeKey : typedKey.trim();
@@ -107,9 +118,14 @@ export function KvUpload({ options, scope }: CustomViewProps) {
       if (inputRef.current) inputRef.current.value = "";
       await refresh(refreshOf(options.complete));
     } catch (error) {
-      // A file that cannot be read (a bad line) will not get better: the upload is ended and its parts deleted.
+      // A file that cannot be read (a bad line, more items than the plan allows) will not get better: the
+      // upload is ended and its parts deleted.
       await run(mutation("abort"), { uploadId: upload.uploadId }).catch(() => undefined);
-      setPhase({ name: "failed", error: `${errorMessage(error)} Nothing was added.` });
+      setPhase({
+        name: "failed",
+        title: `Nothing was added from ${upload.file.name}`,
+        error: errorMessage(error),
+      });
     }
   };
 
@@ -155,15 +171,9 @@ export function KvUpload({ options, scope }: CustomViewProps) {
 
   const start = async () => {
     if (!file) return;
-    if (file.size > MAX_FILE_BYTES) {
-      setPhase({
-        name: "failed",
-        error: `This file is ${formatBytes(file.size)}; an upload is at most ${MAX_FILE_TEXT}. Split it and upload each piece.`,
-      });
-      return;
-    }
     try {
-      const answer = (await run(mutation("initiate"), { input: { key } })) as Record<
+      // The size goes with initiate, so the service refuses a file too large before any part is sent.
+      const answer = (await run(mutation("initiate"), { input: { key, size: file.size } })) as Record<
         string,
         { uploadId: string; key: string; bucket: string }
       >;
@@ -179,7 +189,7 @@ export function KvUpload({ options, scope }: CustomViewProps) {
       setPhase({ name: "uploading", upload, loaded: 0 });
       await sendFrom(upload);
     } catch (error) {
-      setPhase({ name: "failed", error: errorMessage(error) });
+      setPhase({ name: "failed", title: `${file.name} cannot be uploaded`, error: errorMessage(error) });
     }
   };
 
@@ -190,7 +200,7 @@ export function KvUpload({ options, scope }: CustomViewProps) {
       message.info("Upload cancelled; its parts were deleted.");
       setPhase({ name: "idle" });
     } catch (error) {
-      setPhase({ name: "failed", error: errorMessage(error) });
+      setPhase({ name: "failed", title: "The upload could not be cancelled", error: errorMessage(error) });
     }
   };
 
@@ -202,13 +212,42 @@ export function KvUpload({ options, scope }: CustomViewProps) {
       : (upload?.donePart ?? 0) * (upload?.partSize ?? 0);
   const percent = upload ? Math.floor((100 * Math.min(loaded, upload.file.size)) / Math.max(1, upload.file.size)) : 0;
 
+  const choose = (chosen: File | null) => {
+    setFile(chosen);
+    setPhase({ name: "idle" });
+  };
+  const onDragOver = (event: DragEvent<HTMLDivElement>) => {
+    if (!event.dataTransfer.types.includes("Files")) return;
+    // Taken even while uploading, as a drop of nothing: else the browser opens the file in place of the console.
+    event.preventDefault();
+    event.dataTransfer.dropEffect = active ? "none" : "copy";
+    if (!active) setDragging(true);
+  };
+  const onDragLeave = (event: DragEvent<HTMLDivElement>) => {
+    // Leaving for one of the zone's own children is not leaving the zone.
+    if (!event.currentTarget.contains(event.relatedTarget as Node | null)) setDragging(false);
+  };
+  const onDrop = (event: DragEvent<HTMLDivElement>) => {
+    event.preventDefault();
+    setDragging(false);
+    if (active) return;
+    const dropped = event.dataTransfer.files[0];
+    if (!dropped) return;
+    if (!isTextFile(dropped)) {
+      setPhase({
+        name: "failed",
+        title: `${dropped.name} cannot be uploaded`,
+        error: "Drop a text file (.txt or .csv) with one entry per line or entries separated by commas.",
+      });
+      return;
+    }
+    if (inputRef.current) inputRef.current.value = "";
+    choose(dropped);
+  };
+  const openPicker = () => inputRef.current?.click();
+
   return (
     <Space orientation="vertical" style={{ width: "100%" }} data-widget="kv-upload">
-      <Typography.Text type="secondary">
-        A text file with one entry per line or entries separated by commas (up to {MAX_FILE_TEXT}). It is sent in parts;
-        the {noun} are added all at once when every part has arrived
-        {keyParam ? "" : ", to the key you name (made if it is new)"}.
-      </Typography.Text>
       {!keyParam && (
         <Input
           aria-label="Key to upload into"
@@ -219,36 +258,96 @@ export function KvUpload({ options, scope }: CustomViewProps) {
           style={{ maxWidth: 360 }}
         />
       )}
-      <Space wrap>
+      {/* The zone takes a drop or a click anywhere; its button is the keyboard's way in, so the zone is no tab stop. */}
+      {/* biome-ignore lint/a11y/noStaticElementInteractions: the button inside is the accessible control */}
+      {/* biome-ignore lint/a11y/useKeyWithClickEvents: the button inside is the accessible control */}
+      <div
+        className="np-dropzone"
+        data-dragging={dragging || undefined}
+        data-chosen={file ? true : undefined}
+        data-disabled={active || undefined}
+        onDragEnter={onDragOver}
+        onDragOver={onDragOver}
+        onDragLeave={onDragLeave}
+        onDrop={onDrop}
+        onClick={(event) => {
+          if (!active && !(event.target as HTMLElement).closest("button, input")) openPicker();
+        }}
+      >
         <input
           ref={inputRef}
+          className="np-sr-only"
           type="file"
+          tabIndex={-1}
           aria-label="File to upload"
-          accept=".txt,.csv,text/plain,text/csv"
+          accept={ACCEPT}
           disabled={active}
-          onChange={(event) => {
-            setFile(event.target.files?.[0] ?? null);
-            if (!active) setPhase({ name: "idle" });
-          }}
+          onChange={(event) => choose(event.target.files?.[0] ?? null)}
         />
-        <Button type="primary" disabled={!file || !key || active} onClick={() => void start()}>
+        {file ? (
+          <div className="np-dropzone-file">
+            <FileTextOutlined className="np-dropzone-file-icon" aria-hidden />
+            <div className="np-dropzone-file-text">
+              <span className="np-dropzone-file-name" title={file.name}>
+                {file.name}
+              </span>
+              <span className="np-muted">{formatBytes(file.size)}</span>
+            </div>
+            {!active && (
+              <Button size="small" onClick={openPicker}>
+                Change file
+              </Button>
+            )}
+            {upload && phase.name !== "completing" && (
+              <Popconfirm
+                title="Cancel this upload?"
+                description="The parts sent so far are deleted and nothing is added."
+                okText="Cancel upload"
+                cancelText="Keep uploading"
+                okButtonProps={{ danger: true }}
+                onConfirm={() => cancel(upload)}
+              >
+                <Button size="small" danger>
+                  Cancel upload
+                </Button>
+              </Popconfirm>
+            )}
+          </div>
+        ) : (
+          <>
+            <InboxOutlined className="np-dropzone-icon" aria-hidden />
+            <span className="np-dropzone-title">
+              Drop a file here or{" "}
+              <button type="button" className="np-dropzone-choose" onClick={openPicker}>
+                choose one
+              </button>
+            </span>
+            <span className="np-muted np-dropzone-hint">
+              A .txt or .csv file with one entry per line or entries separated by commas. It is sent in parts; the{" "}
+              {noun} are added all at once when every part has arrived
+              {keyParam ? "" : ", to the key you name (made if it is new)"}.
+            </span>
+          </>
+        )}
+        {upload && (
+          <div role="status" aria-live="polite" className="np-dropzone-progress">
+            <Progress
+              percent={percent}
+              status={phase.name === "paused" ? "exception" : phase.name === "completing" ? "success" : "active"}
+              aria-label={`Upload progress ${percent}%`}
+            />
+            <Typography.Text type="secondary">
+              {phase.name === "completing"
+                ? `Adding the ${noun} to ${upload.key}…`
+                : `Part ${Math.min(upload.donePart + 1, upload.parts)} of ${upload.parts} · ${formatBytes(Math.min(loaded, upload.file.size))} of ${formatBytes(upload.file.size)}`}
+            </Typography.Text>
+          </div>
+        )}
+      </div>
+      {!active && (
+        <Button type="primary" disabled={!file || !key} onClick={() => void start()}>
           Upload
         </Button>
-        {file && !active && <Typography.Text type="secondary">{formatBytes(file.size)}</Typography.Text>}
-      </Space>
-      {upload && (
-        <div role="status" aria-live="polite">
-          <Progress
-            percent={percent}
-            status={phase.name === "paused" ? "exception" : phase.name === "completing" ? "success" : "active"}
-            aria-label={`Upload progress ${percent}%`}
-          />
-          <Typography.Text type="secondary">
-            {phase.name === "completing"
-              ? `Adding the ${noun} to ${upload.key}…`
-              : `Part ${Math.min(upload.donePart + 1, upload.parts)} of ${upload.parts} · ${formatBytes(Math.min(loaded, upload.file.size))} of ${formatBytes(upload.file.size)}`}
-          </Typography.Text>
-        </div>
       )}
       {phase.name === "paused" && (
         <Alert
@@ -263,18 +362,6 @@ export function KvUpload({ options, scope }: CustomViewProps) {
           }
         />
       )}
-      {upload && phase.name !== "completing" && (
-        <Popconfirm
-          title="Cancel this upload?"
-          description="The parts sent so far are deleted and nothing is added."
-          okText="Cancel upload"
-          cancelText="Keep uploading"
-          okButtonProps={{ danger: true }}
-          onConfirm={() => cancel(upload)}
-        >
-          <Button danger>Cancel upload</Button>
-        </Popconfirm>
-      )}
       {phase.name === "done" && (
         <Alert
           type="success"
@@ -282,7 +369,7 @@ export function KvUpload({ options, scope }: CustomViewProps) {
           title={`Added ${phase.addedCount.toLocaleString("en-US")} ${noun} to ${phase.key}.`}
         />
       )}
-      {phase.name === "failed" && <Alert type="error" showIcon title={phase.error} />}
+      {phase.name === "failed" && <Alert type="error" showIcon title={phase.title} description={phase.error} />}
     </Space>
   );
 }

@@ -609,6 +609,32 @@ describe("multipart upload: what a careless or hostile client sends", () => {
     expect((await complete(owner, uploadId)).data?.completeKvUpload.addedCount).toBe(6);
   });
 
+  it("a file declared past 64 MiB at initiate is refused before any part is sent, naming the limit and what to do", async () => {
+    const owner = await signUp(ctx.app);
+    const initiateSized = (size: number) =>
+      owner.client.gql<{ initiateListUpload: { uploadId: string } }>(
+        "mutation($input: InitiateKvUploadInput!) { initiateListUpload(input: $input) { uploadId } }",
+        { input: { key: "big", size } },
+      );
+    const refused = await initiateSized(65 * 1024 * 1024);
+    expect(refused.errors?.[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", fields: [{ pointer: "/size" }] });
+    expect(refused.errors?.[0].message).toBe(
+      "This file is 65.0 MiB; an upload is at most 64 MiB. Split the file into files of 64 MiB or less and upload each into the same key.",
+    );
+    // Past GraphQL's Int (2 GiB), in the same words.
+    expect((await initiateSized(3 * 1024 ** 3)).errors?.[0].message).toContain("This file is 3,072.0 MiB;");
+    // No upload was opened by either, so none counts against the plan's open uploads.
+    const { kvUploads } = await owner.client.gqlOk<{ kvUploads: { totalCount: number } }>(
+      "{ kvUploads { totalCount } }",
+    );
+    expect(kvUploads.totalCount).toBe(0);
+    const atLimit = await initiateSized(64 * 1024 * 1024);
+    expect(atLimit.errors).toBeUndefined();
+    await owner.client.gqlOk(
+      `mutation { abortKvUpload(uploadId: "${atLimit.data?.initiateListUpload.uploadId}") { success } }`,
+    );
+  });
+
   it("parts are refused as they arrive once the upload would pass 64 MiB, and a part over 16 MiB at once", async () => {
     const owner = await signUp(ctx.app);
     const uploadId = await initiate(owner, "heavy");
@@ -618,7 +644,11 @@ describe("multipart upload: what a careless or hostile client sends", () => {
     expect((await putPart(await partUrl(owner, uploadId, 4), sixteen)).status).toBe(200);
     const fifth = await putPart(await partUrl(owner, uploadId, 5), "b\n");
     expect(fifth.status).toBe(413);
-    expect(await fifth.json()).toEqual({ error: "An upload is at most 64 MiB.", code: "BAD_USER_INPUT" });
+    expect(await fifth.json()).toEqual({
+      error:
+        "An upload is at most 64 MiB. Split the file into files of 64 MiB or less and upload each into the same key.",
+      code: "BAD_USER_INPUT",
+    });
     expect(readdirSync(join(ctx.app.dataDir, "kv-uploads", uploadId)).sort()).toEqual([
       "part-00001",
       "part-00002",

@@ -28,7 +28,7 @@ export const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const MAX_ITEM_CHARS = 256;
 /** Items one add or remove call may carry (an upload carries more, in parts; a GraphQL argument holds at most 10,000 values). */
 export const MAX_ITEMS_PER_CALL = 5_000;
-/** Bytes of one uploaded part, and of a whole upload. */
+/** Bytes of one uploaded part, and of a whole upload (every plan). */
 export const MAX_PART_BYTES = 16 * 1024 * 1024;
 export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
 /** How long a part URL may be used, and an upload kept before it is swept. */
@@ -38,6 +38,21 @@ export const UPLOAD_HOURS = 24;
 export const limitsOf = planLimitsCatalogue<PlanKvLimits>("kv-limits.json").ofAccount;
 
 const tooMany = (message: string) => new AppError("CONFLICT", message);
+
+const MIB = 1024 * 1024;
+
+/**
+ * The one rule of an upload's size, checked three times: the size a client declares at initiate (so a file
+ * too large is refused before any part is sent), the parts as they arrive, and the file joined at complete.
+ * `declared`: the bytes are the whole file's, as the client said, so the refusal can name them.
+ */
+export function checkUploadBytes(bytes: number, declared = false) {
+  if (bytes <= MAX_UPLOAD_BYTES) return;
+  const limit = `${MAX_UPLOAD_BYTES / MIB} MiB`;
+  const size = (bytes / MIB).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  const message = `${declared ? `This file is ${size} MiB; an` : "An"} upload is at most ${limit}. Split the file into files of ${limit} or less and upload each into the same key.`;
+  throw declared ? badInput([{ pointer: "/size", message }], message) : new AppError("BAD_USER_INPUT", message);
+}
 
 /** A new key would take the account past its plan's keys. */
 export function checkKeyCount(limits: PlanKvLimits, keysAfter: number) {

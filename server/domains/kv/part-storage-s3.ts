@@ -1,8 +1,8 @@
 import { createHash, createHmac } from "node:crypto";
 import type { KvUploadS3 } from "../../platform/config.ts";
 import { AppError } from "../../platform/errors.ts";
-import { MAX_UPLOAD_BYTES } from "./limits.ts";
-import { checkNoPartMissing, noParts, type PartStorage, partFile, tooLarge } from "./part-storage.ts";
+import { checkUploadBytes } from "./limits.ts";
+import { checkNoPartMissing, noParts, type PartStorage, partFile } from "./part-storage.ts";
 import type { UploadRow } from "./store.ts";
 
 class Sha256 {
@@ -104,7 +104,7 @@ export async function s3PartStorage(settings: KvUploadS3): Promise<PartStorage> 
         const parts = await partsOf(upload);
         if (parts.length === 0) throw noParts();
         checkNoPartMissing(parts.map((part) => part.Key));
-        if (parts.reduce((sum, part) => sum + part.Size, 0) > MAX_UPLOAD_BYTES) throw tooLarge();
+        checkUploadBytes(parts.reduce((sum, part) => sum + part.Size, 0));
         const bodies: Buffer[] = [];
         for (const part of parts) {
           const object = await client.send(new GetObjectCommand({ Bucket, Key: part.Key }));

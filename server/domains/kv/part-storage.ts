@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import path from "node:path";
 import { type AppConfig, type KvUploadS3, persistentSecret } from "../../platform/config.ts";
 import { AppError } from "../../platform/errors.ts";
-import { MAX_UPLOAD_BYTES } from "./limits.ts";
+import { checkUploadBytes } from "./limits.ts";
 import type { UploadRow } from "./store.ts";
 
 /**
@@ -27,8 +27,6 @@ export interface PartStorage {
 }
 
 export const noParts = () => new AppError("BAD_USER_INPUT", "No part of this upload was received.");
-export const tooLarge = () =>
-  new AppError("BAD_USER_INPUT", `An upload is at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB.`);
 
 // ---------------------------------------------------------------- local
 
@@ -87,7 +85,7 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
     // The upload's size is refused as the parts arrive, not only on complete: else parts would fill the disk.
     const upload = await receivedOf(uploadId);
     const total = upload.total - (upload.sizes.get(partNumber) ?? 0) + body.length;
-    if (total > MAX_UPLOAD_BYTES) throw tooLarge();
+    checkUploadBytes(total);
     // Written aside and renamed, so a part cut off midway never counts as received.
     const temporary = path.join(dir, `${partFile(partNumber)}.${process.pid}.${Date.now()}.tmp`);
     await writeFile(temporary, body);
@@ -134,7 +132,7 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
       for (const name of names) {
         const part = await readFile(path.join(dirOf(upload.id), name));
         total += part.length;
-        if (total > MAX_UPLOAD_BYTES) throw tooLarge();
+        checkUploadBytes(total);
         parts.push(part);
       }
       return Buffer.concat(parts);

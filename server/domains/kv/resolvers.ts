@@ -161,12 +161,14 @@ export const kvResolvers: Resolvers = {
     initiateListUpload: fieldWithInput(
       "ADMIN",
       { schema: "kv-upload#/$defs/initiateInput" },
-      ({ ctx, accountId, input }) => uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "LIST", input.key),
+      ({ ctx, accountId, input }) =>
+        uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "LIST", input.key, input.size ?? null),
     ),
     initiateAddressBookUpload: fieldWithInput(
       "ADMIN",
       { schema: "kv-upload#/$defs/initiateInput" },
-      ({ ctx, accountId, input }) => uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "SET", input.key),
+      ({ ctx, accountId, input }) =>
+        uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "SET", input.key, input.size ?? null),
     ),
     kvUploadPartUrl: fieldWithInput("ADMIN", { schema: "kv-upload#/$defs/partInput" }, ({ ctx, accountId, input }) =>
       uploads.partUrl(ctx.db, ctx.services.kvParts, accountId, input.uploadId, input.partNumber, baseUrlOf(ctx)),

@@ -5,6 +5,7 @@ import {
   checkKey,
   checkKeyCount,
   checkOpenUploads,
+  checkUploadBytes,
   limitsOf,
   PART_URL_SECONDS,
   parseUploadedItems,
@@ -68,9 +69,12 @@ export async function initiateUpload(
   accountId: string,
   kind: CollectionKind,
   key: string,
+  /** The file's bytes, when the client declares them: a file too large is refused before any part is sent. */
+  size: number | null = null,
   now = new Date(),
 ) {
   checkKey(key, "/key");
+  if (size !== null) checkUploadBytes(size, true);
   await sweep(db, storage, accountId, now);
   // The key must hold the kind uploaded into, when it exists.
   const existing = await store.getCollection(db, accountId, key);

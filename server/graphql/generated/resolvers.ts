@@ -2610,6 +2610,8 @@ export type RemoveKvValuesInput = {
 
 export type InitiateKvUploadInput = {
   key: Scalars["String"]["input"];
+  /** Bytes of the file to be sent, when known: a file past what an upload may hold is refused here, before any part is sent (complete checks the parts received still). A Float: a file may be past Int's 2 GiB. */
+  size?: InputMaybe<Scalars["Float"]["input"]>;
 };
 
 export type KvUploadPartInput = {
