@@ -1619,6 +1619,7 @@ export type KvOverviewQuery = {
     valueBytesLimit: number;
     openUploads: number;
     openUploadLimit: number;
+    uploadBytesLimit: number;
     writes: {
       startTime: Date | string;
       endTime: Date | string;

@@ -2,7 +2,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { foundOr } from "../../platform/errors.ts";
 import { billingPeriod } from "../usage/service.ts";
 import { subscriptionOf } from "../usage/store.ts";
-import { checkWriteAllowance, limitsOf, writeCharge, writeOperations } from "./limits.ts";
+import { checkWriteAllowance, limitsOf, MAX_UPLOAD_BYTES, writeCharge, writeOperations } from "./limits.ts";
 import * as store from "./store.ts";
 
 /**
@@ -85,6 +85,7 @@ export async function overview(db: Db, accountId: string, now = new Date()) {
     valueBytesLimit: limits.valueBytes,
     openUploads,
     openUploadLimit: limits.openUploads,
+    uploadBytesLimit: MAX_UPLOAD_BYTES,
     writes,
   };
 }

@@ -2670,6 +2670,8 @@ export type KvOverview = {
   openUploads: Scalars["Int"]["output"];
   /** Uploads the plan allows open at once. */
   openUploadLimit: Scalars["Int"]["output"];
+  /** Bytes one uploaded file may have. */
+  uploadBytesLimit: Scalars["Float"]["output"];
   /** Writes by filters and functions in the current billing period, per day. */
   writes: KvWriteUsage;
 };
@@ -5497,6 +5499,7 @@ export type KvOverviewResolvers<
   valueBytesLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   openUploads?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   openUploadLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  uploadBytesLimit?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   writes?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
 };
 
