@@ -4,12 +4,14 @@
 import { Skeleton, Space } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { Link, matchRoutes, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
-import { useData, useOperation, useRecordFormat } from "./data.tsx";
+import { useData, useOperation, useRecordFormat, useRefresh } from "./data.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
 import { can } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
 import { VIEW_MODULES } from "./views/modules.ts";
+import { endsNow, type RangeChoice, rangeChanges, rangeValues } from "./views/rangeState.ts";
+import { useTimeRange } from "./views/useTimeRange.ts";
 
 // Each view kind loads when a screen first shows one, so sign-in and a first screen download only the
 // views they draw (forms bring rjsf and ajv, lists the table, charts ECharts).
@@ -19,6 +21,10 @@ const FormView = lazy(VIEW_MODULES.form);
 const ChartView = lazy(VIEW_MODULES.chart);
 const CustomView = lazy(VIEW_MODULES.custom);
 const AlertView = lazy(VIEW_MODULES.alert);
+// The time-range control loads with the first screen that has one (it brings antd's Select).
+const TimeRangeControl = lazy(() =>
+  import("./views/TimeRangeControl.tsx").then((module) => ({ default: module.TimeRangeControl })),
+);
 // Shown only to a role without access: it loads when one opens such a screen.
 const NeedsRole = lazy(() => import("./views/NeedsRole.tsx").then((module) => ({ default: module.NeedsRole })));
 
@@ -205,18 +211,50 @@ function useFirstPagePainted(): boolean {
   return painted;
 }
 
+/** The names of the queries a screen's views run (a refresh of the screen runs them again). */
+function screenQueries(manifest: Manifest): string[] {
+  return manifest.views.flatMap((view) => ("query" in view && view.query ? [view.query] : []));
+}
+
+/**
+ * A screen's own time range (`timeRange` in its manifest): the choice in the URL, the bounds every view
+ * reads as `$query.<from>`/`$query.<to>`, and what the control does (choosing pushes a URL entry, so
+ * Back returns to the range before).
+ */
+function useScreenRange(manifest: Manifest, search: URLSearchParams, setSearch: (next: URLSearchParams) => void) {
+  const range = manifest.timeRange;
+  const { choice, now, renew } = useTimeRange(range, search);
+  const refresh = useRefresh();
+  const values = useMemo(() => (range && choice ? rangeValues(range, choice, now) : {}), [range, choice, now]);
+  const choose = (next: RangeChoice) => {
+    if (!range) return;
+    const out = new URLSearchParams(search);
+    for (const [name, value] of Object.entries(rangeChanges(range, next))) {
+      if (value === null) out.delete(name);
+      else out.set(name, value);
+    }
+    setSearch(out);
+  };
+  // A range ending now moves to end now (new bounds, so every view asks again); any other asks again as it is.
+  const reload = () => (choice && endsNow(choice) ? renew() : void refresh(screenQueries(manifest)));
+  return { range, choice, values, choose, reload };
+}
+
 export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const { registry, viewer } = useData();
   const params = useParams();
-  const [search] = useSearchParams();
+  const [search, setSearch] = useSearchParams();
+  const screenRange = useScreenRange(manifest, search, setSearch);
+  const rangeQuery = screenRange.values;
   const scope = useMemo<Scope>(() => {
-    const query: Record<string, string | string[]> = {};
+    const query: Record<string, string | string[] | undefined> = {};
     for (const key of new Set(search.keys())) {
       const values = search.getAll(key);
       query[key] = values.length > 1 ? values : values[0];
     }
-    return { route: params, query, viewer };
-  }, [params, search, viewer]);
+    // The screen's range wins over its raw from/to parameters: a preset gives bounds the URL does not hold.
+    return { route: params, query: { ...query, ...rangeQuery }, viewer };
+  }, [params, search, viewer, rangeQuery]);
   const family = tabFamily(manifest, registry.screens);
   const root = family[0];
   const parentId = parentOf(root);
@@ -292,6 +330,18 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
       {manifest !== root && manifest.description ? (
         // A tab's own description (the root's is in the header): what this tab does that the others do not.
         <p className="np-muted np-tab-description">{manifest.description}</p>
+      ) : null}
+      {screenRange.range && screenRange.choice ? (
+        <div className="np-screen-toolbar">
+          <Suspense fallback={null}>
+            <TimeRangeControl
+              range={screenRange.range}
+              choice={screenRange.choice}
+              onChoose={screenRange.choose}
+              onRefresh={screenRange.reload}
+            />
+          </Suspense>
+        </div>
       ) : null}
       <Space orientation="vertical" size={16} style={{ width: "100%" }}>
         {(painted ? manifest.views : []).map((view, index) => (

@@ -8,7 +8,8 @@ import { useData } from "../data.tsx";
 import type { Scope } from "../resolve.ts";
 import { enumLabel, fieldSchema } from "../schema.ts";
 import type { Filter, JsonSchema, ListView, StaticOption, TimeRange } from "../types.ts";
-import { filterValues, paramName, RANGE_PARAM, type RangeChoice, rangeChoice } from "./listState.ts";
+import { filterValues, paramName, rangeChoice } from "./listState.ts";
+import { type RangeChoice, rangeChanges } from "./rangeState.ts";
 import type { ListState } from "./useListState.ts";
 
 // antd's Select (~22 kB gzip) loads when a filter is first opened, or when the page opens filtered; the
@@ -142,14 +143,7 @@ export function ListToolbar({
             <TimeRangeControl
               range={view.timeRange}
               choice={rangeChoice(view, params) as RangeChoice}
-              onChoose={(choice) => {
-                const range = view.timeRange as TimeRange;
-                update(
-                  "preset" in choice
-                    ? { [RANGE_PARAM]: choice.preset, [range.from]: null, [range.to]: null }
-                    : { [RANGE_PARAM]: null, [range.from]: choice.from, [range.to]: choice.to },
-                );
-              }}
+              onChoose={(choice) => update(rangeChanges(view.timeRange as TimeRange, choice))}
               onRefresh={state.reload}
             />
           </Suspense>

@@ -1,10 +1,11 @@
-// The time-range control of a list: presets (last 15 minutes, hour, 24 hours, 7 days) and a custom
-// range, written to the URL by the list (a preset as `range`, a custom range as the from/to variables).
+// The time-range control of a list, or of a screen over all its views: presets (last 15 minutes, hour,
+// 24 hours, 7 days, or all time) and a custom range, written to the URL by its owner (a preset as
+// `range`, a custom range as the from/to names).
 import { ReloadOutlined } from "@ant-design/icons";
 import { Button, Select, Space, Tooltip } from "antd";
 import { lazy, Suspense, useState } from "react";
 import type { TimeRange } from "../types.ts";
-import { DEFAULT_PRESETS, presetLabel, type RangeChoice } from "./listState.ts";
+import { DEFAULT_PRESETS, presetLabel, type RangeChoice } from "./rangeState.ts";
 
 const CUSTOM = "custom";
 const CustomRangePicker = lazy(() => import("./CustomRangePicker.tsx"));

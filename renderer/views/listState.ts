@@ -2,16 +2,10 @@
 // token, with the stack of earlier pages so Previous survives a reload) and the time range. Pure, so
 // it is tested without React.
 import { getPath, resolveVariables, type Scope } from "../resolve.ts";
-import type { Filter, ListView, TimeRange } from "../types.ts";
+import type { Filter, ListView } from "../types.ts";
+import { type RangeChoice, rangeValues, readRangeChoice } from "./rangeState.ts";
 
 export const DEFAULT_PAGE_SIZE = 25;
-export const DEFAULT_PRESETS = ["15m", "1h", "24h", "7d"];
-const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
-const UNIT_WORDS: Record<string, [string, string]> = {
-  m: ["minute", "minutes"],
-  h: ["hour", "hours"],
-  d: ["day", "days"],
-};
 
 /** One shape for both paging modes: which variables carry the size and the position, where the next one is. */
 export interface PagingPlan {
@@ -51,45 +45,10 @@ export function paramName(view: ListView, name: string): string {
 
 /** The URL parameter holding the positions of the pages before this one (oldest first). */
 export const BACK_PARAM = "back";
-/** The URL parameter holding a time-range preset. */
-export const RANGE_PARAM = "range";
 
-/** `15m` → 15 minutes in ms; null when it is not a duration. */
-export function presetMs(preset: string): number | null {
-  const match = /^(\d+)([mhd])$/.exec(preset);
-  return match ? Number(match[1]) * UNIT_MS[match[2]] : null;
-}
-
-/** `1h` → "Last hour", `24h` → "Last 24 hours". */
-export function presetLabel(preset: string): string {
-  const match = /^(\d+)([mhd])$/.exec(preset);
-  if (!match) return preset;
-  const count = Number(match[1]);
-  const [one, many] = UNIT_WORDS[match[2]];
-  return count === 1 ? `Last ${one}` : `Last ${count} ${many}`;
-}
-
-/** The chosen range as the URL holds it: a preset, or a custom from/to (ISO strings). */
-export type RangeChoice = { preset: string } | { from: string; to: string };
-
+/** The time range the URL names for a list (its parameters prefixed like the list's others). */
 export function rangeChoice(view: ListView, params: URLSearchParams): RangeChoice | undefined {
-  const range = view.timeRange;
-  if (!range) return undefined;
-  const from = params.get(paramName(view, range.from));
-  const to = params.get(paramName(view, range.to));
-  if (range.custom !== false && from && to && !Number.isNaN(Date.parse(from)) && !Number.isNaN(Date.parse(to)))
-    return { from, to };
-  const presets = range.presets ?? DEFAULT_PRESETS;
-  const preset = params.get(paramName(view, RANGE_PARAM));
-  if (preset && presets.includes(preset)) return { preset };
-  return { preset: range.default ?? (presets.includes("24h") ? "24h" : presets[0]) };
-}
-
-/** from/to of a choice at `now` (ms); a preset ends now. */
-export function rangeBounds(choice: RangeChoice, now: number): { from: string; to: string } {
-  if ("from" in choice) return { from: new Date(choice.from).toISOString(), to: new Date(choice.to).toISOString() };
-  const span = presetMs(choice.preset) ?? UNIT_MS.d;
-  return { from: new Date(now - span).toISOString(), to: new Date(now).toISOString() };
+  return view.timeRange ? readRangeChoice(view.timeRange, params, (name) => paramName(view, name)) : undefined;
 }
 
 /** The values of a filter chosen in the URL (none when nothing is chosen). */
@@ -138,9 +97,7 @@ export function listVariables(
   }
   const choice = rangeChoice(view, params);
   if (choice && view.timeRange) {
-    const bounds = rangeBounds(choice, now);
-    out[view.timeRange.from] = bounds.from;
-    out[view.timeRange.to] = bounds.to;
+    for (const [name, value] of Object.entries(rangeValues(view.timeRange, choice, now))) if (value) out[name] = value;
   }
   return out;
 }
@@ -179,5 +136,3 @@ export function hasPreviousPage(view: ListView, params: URLSearchParams): boolea
   const plan = pagingPlan(view);
   return Boolean(plan && params.get(paramName(view, plan.position)));
 }
-
-export type { TimeRange };

@@ -17,8 +17,8 @@ import {
   pagingPlan,
   paramName,
   previousPageParams,
-  rangeChoice,
 } from "./listState.ts";
+import { useTimeRange } from "./useTimeRange.ts";
 
 export type Row = Record<string, unknown>;
 export type RowSelection = Record<string, true>;
@@ -34,15 +34,7 @@ export function useListState(view: ListView, scope: Scope) {
   const [params, setParams] = useSearchParams();
   const param = (name: string) => paramName(view, name);
   const plan = pagingPlan(view);
-  // A relative time range ends at `now`, fixed until the range changes or the viewer refreshes, so the
-  // variables (and the cache key) stay stable between renders.
-  const [now, setNow] = useState(() => Date.now());
-  const rangeKey = view.timeRange ? JSON.stringify(rangeChoice(view, params)) : "";
-  const [rangeSeen, setRangeSeen] = useState(rangeKey);
-  if (rangeSeen !== rangeKey) {
-    setRangeSeen(rangeKey);
-    setNow(Date.now());
-  }
+  const { now, renew } = useTimeRange(view.timeRange, params, param);
 
   const variables = useMemo(() => listVariables(view, scope, params, now), [view, scope, params, now]);
   const variablesKey = JSON.stringify(variables);
@@ -119,7 +111,7 @@ export function useListState(view: ListView, scope: Scope) {
       : undefined,
     /** Fetches the page again; a relative time range moves to end now. */
     reload: () => {
-      setNow(Date.now());
+      renew();
       void result.mutate();
     },
   };

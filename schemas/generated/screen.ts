@@ -208,6 +208,7 @@ export interface Manifest {
   description?: string;
   nav?: Nav;
   requires?: Requires;
+  timeRange?: TimeRange;
   /**
    * @minItems 1
    */
@@ -223,6 +224,36 @@ export interface Requires {
    * A viewer configuration feature flag that must be enabled.
    */
   flag?: string | null;
+}
+/**
+ * A time range: preset ranges ending now (or all time) and a custom range. On a list it filters the list: the list sets its query's `from` and `to` variables (ISO date-times). On a screen (the manifest's own `timeRange`) it ranges every view: `$query.<from>` and `$query.<to>` read its bounds. The URL keeps a preset as `range=1h`, a custom range under the from/to names (so `$query.from` also reads it); a list with an id prefixes them. Example: { "from": "from", "to": "to", "presets": ["15m", "1h", "24h", "7d"], "default": "24h" }.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "timeRange".
+ */
+export interface TimeRange {
+  /**
+   * The name receiving the start of the range: a list's query variable, a screen's `$query` name.
+   */
+  from: string;
+  /**
+   * The name receiving the end of the range: a list's query variable, a screen's `$query` name.
+   */
+  to: string;
+  /**
+   * Ranges ending now: a number and m (minutes), h (hours) or d (days); or `all` ("All time"), which gives no bounds, so the query keeps its own default window. Default 15m, 1h, 24h, 7d.
+   *
+   * @minItems 1
+   */
+  presets?: string[];
+  /**
+   * The preset used when the URL names none (one of the presets); default 24h (or the first preset). Choose what the service does without a range, so a first visit shows what it always showed.
+   */
+  default?: string;
+  /**
+   * Offer a custom from–to range; default true.
+   */
+  custom?: boolean;
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -403,36 +434,6 @@ export interface OptionsSource {
 export interface StaticOption {
   value: Value;
   label: string;
-}
-/**
- * A time-range filter: preset ranges ending now and a custom range. The list sets its query's `from` and `to` variables (ISO date-times). The URL keeps a preset as `range=1h`, a custom range as the from/to variable names (so `$query.from` also reads it). Example: { "from": "from", "to": "to", "presets": ["15m", "1h", "24h", "7d"], "default": "24h" }.
- *
- * This interface was referenced by `Manifest`'s JSON-Schema
- * via the `definition` "timeRange".
- */
-export interface TimeRange {
-  /**
-   * The variable receiving the start of the range.
-   */
-  from: string;
-  /**
-   * The variable receiving the end of the range.
-   */
-  to: string;
-  /**
-   * Ranges ending now: a number and m (minutes), h (hours) or d (days). Default 15m, 1h, 24h, 7d.
-   *
-   * @minItems 1
-   */
-  presets?: string[];
-  /**
-   * The preset used when the URL names none; default 24h (or the first preset).
-   */
-  default?: string;
-  /**
-   * Offer a custom from–to range; default true.
-   */
-  custom?: boolean;
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

@@ -489,6 +489,15 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
       { id },
     );
     expect(all.execution.total).toBe(3);
+    // A window ending before it starts is refused, and the message says why (a metrics screen shows it).
+    const backwards = await owner.client.gql(
+      "query($id: ID!, $start: DateTime!, $end: DateTime) { functionMetrics(id: $id, startDate: $start, endDate: $end) { from } }",
+      { id, start: "2026-11-02T00:00:00Z", end: "2026-11-01T00:00:00Z" },
+    );
+    expect(backwards.errors?.[0]).toMatchObject({
+      message: "The end of the window must be after its start.",
+      extensions: { code: "BAD_USER_INPUT", fields: [{ pointer: "/endDate" }] },
+    });
 
     const { functionsBillingUsage: u } = await owner.client.gqlOk<{
       functionsBillingUsage: { gbSeconds: number; executions: number; ticks: { gbSeconds: number }[] };

@@ -123,6 +123,19 @@ describe("functions, end to end", () => {
     await expect.poll(() => page.locator('[data-view="chart"]').count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(6);
     await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
     await screenshot(page, "functions-03-metrics");
+    // One range for the whole screen: the last 31 days by default (what the service counts without one);
+    // the last hour, chosen, is kept in the address and still holds the four runs; Back returns.
+    const rangeBar = page.locator(".np-screen-toolbar");
+    expect(await rangeBar.textContent()).toContain("Last 31 days");
+    await rangeBar.getByRole("combobox", { name: "Time range" }).click();
+    await page.locator(".ant-select-dropdown:visible").getByText("Last hour", { exact: true }).click();
+    await page.waitForURL(/\/metrics\?range=1h$/);
+    await expect.poll(async () => (await rangeBar.textContent()) ?? "").toContain("Last hour");
+    await expect.poll(async () => (await totals.textContent()) ?? "").toMatch(/Runs\s*4/);
+    await page.locator('[data-view="chart"] svg path').filter({ visible: true }).first().waitFor();
+    await page.goBack();
+    await page.waitForURL(/\/metrics$/);
+    await expect.poll(async () => (await rangeBar.textContent()) ?? "").toContain("Last 31 days");
 
     // Settings: the Versions table keeps the long line of version 2 within its card (it scrolls in its cell).
     await page.getByRole("link", { name: "Settings", exact: true }).click();

@@ -601,8 +601,9 @@ export async function logs(
 /** The window a metrics query covers: from startDate to endDate (default now), at most 31 days. */
 export function metricsWindow(startDate: Date, endDate?: Date | null): { from: Date; to: Date } {
   const to = endDate ?? new Date();
-  if (to.getTime() <= startDate.getTime())
-    throw badInput([{ pointer: "/endDate", message: "The end of the window must be after its start." }]);
+  // The reason is the whole message too: a screen of charts has no field to show it beside.
+  const reason = "The end of the window must be after its start.";
+  if (to.getTime() <= startDate.getTime()) throw badInput([{ pointer: "/endDate", message: reason }], reason);
   const from = new Date(Math.max(startDate.getTime(), to.getTime() - 31 * 24 * 3600 * 1000));
   return { from, to };
 }

@@ -20,12 +20,11 @@ import {
   nextPageParams,
   nextPosition,
   pagingPlan,
-  presetLabel,
   previousPageParams,
-  rangeBounds,
   rangeChoice,
 } from "../../../renderer/views/listState.ts";
 import { outputWidget } from "../../../renderer/views/RunnerView.tsx";
+import { presetLabel, rangeBounds } from "../../../renderer/views/rangeState.ts";
 import { prettyJson } from "../../../renderer/widgets/json.tsx";
 import { getWidget } from "../../../renderer/widgets/registry.ts";
 import { indentEdit } from "../../../src/widgets/code-editor.tsx";
@@ -106,7 +105,7 @@ describe("list state in the URL", () => {
     expect(listVariables(tokenList, {}, new URLSearchParams("range=15m"), now).from).toBe("2026-01-01T23:45:00.000Z");
     const custom = new URLSearchParams("from=2025-12-01T00:00:00Z&to=2025-12-02T00:00:00Z");
     expect(rangeChoice(tokenList, custom)).toEqual({ from: "2025-12-01T00:00:00Z", to: "2025-12-02T00:00:00Z" });
-    expect(rangeBounds({ preset: "7d" }, now).from).toBe("2025-12-26T00:00:00.000Z");
+    expect(rangeBounds({ preset: "7d" }, now)?.from).toBe("2025-12-26T00:00:00.000Z");
     // A preset the manifest does not offer falls back to the default.
     expect(
       rangeChoice(
