@@ -25,6 +25,21 @@ export function formatDuration(ms: number): string {
   return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
 }
 
+const BYTE_UNITS = ["KiB", "MiB", "GiB", "TiB"];
+
+/** A byte count as people read it: "512 B", "6.3 KiB", "64 MiB" (binary units, as limits are set). */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || Math.abs(bytes) < 1024) return `${bytes.toLocaleString("en")} B`;
+  let scaled = bytes;
+  let unit = "B";
+  for (const next of BYTE_UNITS) {
+    if (Math.abs(scaled) < 1024) break;
+    scaled /= 1024;
+    unit = next;
+  }
+  return `${rounded(scaled)} ${unit}`;
+}
+
 /** The label of a special value the schema names (`x-valueLabels`), if this is one. */
 export function specialValueLabel(value: unknown, schema: JsonSchema | undefined): string | undefined {
   const labels = schema?.["x-valueLabels"] as Record<string, string> | undefined;

@@ -3,7 +3,7 @@ import { CheckCircleFilled, CloseCircleFilled, MinusCircleOutlined } from "@ant-
 import { Space, Tag } from "antd";
 import type { ReactNode } from "react";
 import { useFormat } from "../data.tsx";
-import { formatDuration, specialValueLabel } from "../format.ts";
+import { formatBytes, formatDuration, specialValueLabel } from "../format.ts";
 import { Hint } from "../Hint.tsx";
 import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
@@ -166,6 +166,13 @@ function NumberView({ value, options, schema }: ReadWidgetProps) {
     return (
       <span style={{ fontVariantNumeric: "tabular-nums" }}>
         {formatDuration(unit === "s" ? number * 1000 : number)}
+      </span>
+    );
+  // Bytes scale to KiB, MiB, …; the exact count stays in the tooltip.
+  if (options.unit === "B")
+    return (
+      <span style={{ fontVariantNumeric: "tabular-nums" }} title={`${number.toLocaleString("en")} bytes`}>
+        {formatBytes(number)}
       </span>
     );
   const suffix = options.unit ? ` ${String(options.unit)}` : "";

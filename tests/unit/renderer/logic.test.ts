@@ -5,6 +5,7 @@ import { actionState } from "../../../renderer/actions.tsx";
 import { coerceVariables } from "../../../renderer/data.tsx";
 import { mapFieldErrors } from "../../../renderer/form/fieldErrors.ts";
 import { buildOptions } from "../../../renderer/form/RemoteOptions.tsx";
+import { formatBytes } from "../../../renderer/format.ts";
 import { can, requiredRole } from "../../../renderer/permissions.ts";
 import {
   evalPredicate,
@@ -352,6 +353,17 @@ describe("server field errors", () => {
       schema,
     );
     expect(unmatched).toEqual(["Bad id"]);
+  });
+});
+
+describe("byte counts", () => {
+  it("scale to binary units as limits are set, bytes below one KiB as they are", () => {
+    expect(formatBytes(0)).toBe("0 B");
+    expect(formatBytes(1023)).toBe("1,023 B");
+    expect(formatBytes(6440)).toBe("6.3 KiB");
+    expect(formatBytes(65_536)).toBe("64 KiB");
+    expect(formatBytes(64 * 1024 * 1024)).toBe("64 MiB");
+    expect(formatBytes(3 * 1024 ** 4)).toBe("3 TiB");
   });
 });
 
