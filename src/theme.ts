@@ -3,6 +3,8 @@ import type { ThemeConfig } from "antd";
 export const theme: ThemeConfig = {
   token: {
     colorPrimary: "#1f5eff",
+    // Progress bars and info notices take the info colour: the brand's, not antd's default blue.
+    colorInfo: "#1f5eff",
     borderRadius: 8,
     fontFamily: "Inter, system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif",
     colorBgLayout: "#f5f7fb",
