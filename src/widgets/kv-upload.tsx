@@ -15,15 +15,9 @@ import { FileTextOutlined, InboxOutlined } from "@ant-design/icons";
 import { Alert, Button, Input, Popconfirm, Progress, Space, Typography } from "antd";
 import { type DragEvent, useRef, useState } from "react";
 import { useRefresh } from "../../renderer/data.tsx";
+import { formatBytes } from "../../renderer/format.ts";
 import { type CustomViewProps, can, errorMessage, useData, useFeedback } from "../../renderer/index.ts";
 import { operationOf, refreshOf, useRun } from "./stream-parts.tsx";
-
-const formatBytes = (bytes: number) =>
-  bytes < 1024
-    ? `${bytes} bytes`
-    : bytes < 1024 * 1024
-      ? `${(bytes / 1024).toFixed(1)} KiB`
-      : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /** What the file input offers; a dropped file is held to the same (the input's `accept` does not see drops). */
 const ACCEPT = ".txt,.csv,text/plain,text/csv";

@@ -26,7 +26,7 @@ import {
   BlockPicker,
   FilterLogs,
   fieldOf,
-  formatBytes,
+  formatSize,
   JsonResult,
   LatestBlockError,
   operationOf,
@@ -320,7 +320,7 @@ export function FilterTester({ data, options }: CustomViewProps) {
                   <Alert type="error" showIcon title="The filter failed" description={result.error} />
                 ) : null}
                 <Descriptions size="small" column={2}>
-                  <Descriptions.Item label="Size">{formatBytes(result.size)}</Descriptions.Item>
+                  <Descriptions.Item label="Size">{formatSize(result.size)}</Descriptions.Item>
                   {typeof result.durationMs === "number" ? (
                     <Descriptions.Item label="Duration">{`${result.durationMs.toFixed(1)} ms`}</Descriptions.Item>
                   ) : null}

@@ -3,6 +3,7 @@
 // options (`{ "query": "…" }` / `{ "mutation": "…" }`), so the registry serves their documents.
 import { Alert, Button, InputNumber, Space, Tag, Typography } from "antd";
 import { useCallback, useEffect, useState } from "react";
+import { formatBytes } from "../../renderer/format.ts";
 import { errorMessage, useData } from "../../renderer/index.ts";
 
 /** The operation name of an option shaped `{ query }` or `{ mutation }`. */
@@ -138,8 +139,8 @@ export function JsonResult({ value }: { value: unknown }) {
   );
 }
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB (${bytes.toLocaleString("en")} B)`;
-  return `${(bytes / 1024 / 1024).toFixed(2)} MiB (${bytes.toLocaleString("en")} B)`;
+/** A payload's size as the console reads bytes, with the exact count beside it once scaled. */
+export function formatSize(bytes: number): string {
+  const read = formatBytes(bytes);
+  return bytes < 1024 ? read : `${read} (${bytes.toLocaleString("en")} B)`;
 }

@@ -8,7 +8,7 @@ import { type CustomViewProps, errorMessage } from "../../renderer/index.ts";
 import {
   BlockPicker,
   fieldOf,
-  formatBytes,
+  formatSize,
   JsonResult,
   LatestBlockError,
   operationOf,
@@ -67,7 +67,7 @@ export function RawPayload({ data, options }: CustomViewProps) {
         <>
           <Descriptions size="small" column={2}>
             <Descriptions.Item label="Block">{block}</Descriptions.Item>
-            <Descriptions.Item label="Size">{formatBytes(answer.size)}</Descriptions.Item>
+            <Descriptions.Item label="Size">{formatSize(answer.size)}</Descriptions.Item>
           </Descriptions>
           <JsonResult value={answer.payload} />
         </>
