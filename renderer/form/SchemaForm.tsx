@@ -19,6 +19,7 @@ import { withEnumNames } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
 import { EnumSelect } from "./EnumSelect.tsx";
+import { FieldTemplate } from "./FieldTemplate.tsx";
 import type { FormContext } from "./fieldErrors.ts";
 import { KeyValueField } from "./KeyValueField.tsx";
 
@@ -81,6 +82,7 @@ export default SchemaForm;
 
 // Fields the renderer provides by name (`ui:field`), beside the registry's edit widgets (`ui:widget`).
 export const formFields = { "key-value": KeyValueField };
+const formTemplates = { FieldTemplate };
 
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 
@@ -148,6 +150,7 @@ export function SchemaForm(props: SchemaFormProps) {
         validator={validator}
         widgets={widgets}
         fields={formFields}
+        templates={formTemplates}
         noHtml5Validate
         // No placeholder items for an array's minItems: an empty item is not a value, and it would be
         // reported as "must be string" rather than as a missing value.
