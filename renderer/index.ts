@@ -33,4 +33,5 @@ export { enumLabel, humanize } from "./schema.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";
+export { type LogLine, LogLines } from "./widgets/logLines.tsx";
 export { type CustomViewProps, lazyWidget, type ReadWidgetProps, registerWidget } from "./widgets/registry.ts";

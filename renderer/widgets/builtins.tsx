@@ -10,6 +10,7 @@ import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { Fields } from "./fields.tsx";
 import { JsonView } from "./json.tsx";
+import { LogLinesView } from "./logLines.tsx";
 import { type ReadWidgetProps, registerWidget } from "./registry.ts";
 import { SecretOnce } from "./secret.tsx";
 import { CopyButton, EMPTY, Muted } from "./text.tsx";
@@ -258,6 +259,7 @@ const READ_VIEWS: Record<string, (props: ReadWidgetProps) => ReactNode> = {
   fields: Fields,
   "secret-once": SecretOnce,
   code: Code,
+  "log-lines": LogLinesView,
 };
 
 for (const [name, read] of Object.entries(READ_VIEWS)) registerWidget(name, { read });

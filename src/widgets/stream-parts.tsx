@@ -1,10 +1,10 @@
 // Parts shared by the stream and webhook widgets: a block picker with a "Latest" button, a JSON result
 // with its size, and filter log lines coloured by level. Operations are named by the manifest's
 // options (`{ "query": "…" }` / `{ "mutation": "…" }`), so the registry serves their documents.
-import { Alert, Button, InputNumber, Space, Tag, Typography } from "antd";
+import { Alert, Button, InputNumber, Space, Typography } from "antd";
 import { useCallback, useEffect, useState } from "react";
 import { formatBytes } from "../../renderer/format.ts";
-import { errorMessage, useData } from "../../renderer/index.ts";
+import { errorMessage, type LogLine, LogLines, useData } from "../../renderer/index.ts";
 
 /** The operation name of an option shaped `{ query }` or `{ mutation }`. */
 export function operationOf(option: unknown): string | undefined {
@@ -102,26 +102,8 @@ export function LatestBlockError({ error }: { error?: string }) {
   return <Alert type="error" showIcon title="Cannot read the chain" description={error} />;
 }
 
-const LEVEL_COLORS: Record<string, string> = { ERROR: "red", WARNING: "orange", INFO: "blue" };
-
-export function FilterLogs({ logs }: { logs: { level: string; message: string }[] }) {
-  if (logs.length === 0) return <Typography.Text type="secondary">The filter logged nothing.</Typography.Text>;
-  return (
-    <div className="np-filter-logs" style={{ fontFamily: "monospace", fontSize: 12.5 }}>
-      {logs.map((line, index) => (
-        // Log lines have no identity; their order is the key.
-        // biome-ignore lint/suspicious/noArrayIndexKey: see above
-        <div key={index} data-level={line.level} style={{ display: "flex", gap: 8, padding: "2px 0" }}>
-          <Tag color={LEVEL_COLORS[line.level] ?? "default"} style={{ minWidth: 72, textAlign: "center" }}>
-            {line.level}
-          </Tag>
-          <Typography.Text type={line.level === "ERROR" ? "danger" : line.level === "WARNING" ? "warning" : undefined}>
-            {line.message}
-          </Typography.Text>
-        </div>
-      ))}
-    </div>
-  );
+export function FilterLogs({ logs }: { logs: LogLine[] }) {
+  return <LogLines logs={logs} emptyText="The filter logged nothing." />;
 }
 
 /** Above this many characters the JSON is cut, with a copy of the whole. */

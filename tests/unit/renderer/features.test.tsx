@@ -2,6 +2,8 @@
 // The generic features screens build on: list state in the URL (token and cursor paging with a
 // back stack, time ranges, typed filters), templates with scope references, the page heading of a
 // record page, and the json, secret-once, code-editor and runner widgets.
+
+import { ErrorSchemaBuilder } from "@rjsf/utils";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { type ReactElement, type ReactNode, useState } from "react";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -559,7 +561,7 @@ describe("form errors", () => {
           schema={{ type: "object", properties: { code: { type: "string", title: "Code" } } }}
           uiSchema={{ code: { "ui:help": "main(params) may be async." } }}
           formData={{ code: "function main(" }}
-          extraErrors={{ code: { __errors: ["Line 1: Unexpected end of input"] } }}
+          extraErrors={new ErrorSchemaBuilder().addErrors("Line 1: Unexpected end of input", "code").ErrorSchema}
           onChange={() => {}}
           onSubmit={() => {}}
         />

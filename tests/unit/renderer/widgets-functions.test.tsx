@@ -56,3 +56,23 @@ describe("curl", () => {
     );
   }, 30_000);
 });
+
+describe("log-lines", () => {
+  it("shows each console line with its level, in order, and says when nothing was logged", async () => {
+    const { getWidget } = await import("../../../renderer/widgets/registry.ts");
+    await import("../../../renderer/widgets/builtins.tsx");
+    const LogLinesView = getWidget("log-lines")?.read;
+    if (!LogLinesView) throw new Error("log-lines is not registered");
+    const logs = [
+      { level: "INFO", message: 'called with {"who":"me"}' },
+      { level: "ERROR", message: "boom\n  at main (line 3)" },
+    ];
+    const { container } = render(<LogLinesView value={logs} options={{ emptyText: "Nothing logged" }} />);
+    const lines = [...container.querySelectorAll(".np-log-line")];
+    expect(lines.map((line) => line.getAttribute("data-level"))).toEqual(["INFO", "ERROR"]);
+    expect(lines[1]?.textContent).toBe("ERRORboom\n  at main (line 3)");
+    cleanup();
+    render(<LogLinesView value={[]} options={{ emptyText: "Nothing logged" }} />);
+    expect(screen.getByText("Nothing logged")).toBeTruthy();
+  }, 30_000);
+});

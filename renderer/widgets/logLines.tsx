@@ -1,0 +1,45 @@
+// Console lines of a run (a function's, a filter's): one monospaced line each, its level as a coloured
+// tag, in the order they were written. `options.levelKey` / `messageKey` name the fields (default
+// `level` and `message`); `emptyText` is what an empty list says.
+import { Tag, Typography } from "antd";
+import type { ReadWidgetProps } from "./registry.ts";
+import { EMPTY, Muted } from "./text.tsx";
+
+const LEVEL_COLORS: Record<string, string> = { ERROR: "red", WARNING: "orange", INFO: "blue" };
+
+export interface LogLine {
+  level: string;
+  message: string;
+}
+
+export function LogLines({ logs, emptyText }: { logs: LogLine[]; emptyText?: string }) {
+  if (logs.length === 0) return emptyText ? <Muted>{emptyText}</Muted> : EMPTY;
+  return (
+    <div className="np-log-lines">
+      {logs.map((line, index) => (
+        // Log lines have no identity; their order is the key.
+        // biome-ignore lint/suspicious/noArrayIndexKey: see above
+        <div key={index} className="np-log-line" data-level={line.level}>
+          <Tag color={LEVEL_COLORS[line.level] ?? "default"} className="np-log-level">
+            {line.level}
+          </Tag>
+          <Typography.Text type={line.level === "ERROR" ? "danger" : line.level === "WARNING" ? "warning" : undefined}>
+            {line.message}
+          </Typography.Text>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export function LogLinesView({ value, options }: ReadWidgetProps) {
+  const levelKey = typeof options.levelKey === "string" ? options.levelKey : "level";
+  const messageKey = typeof options.messageKey === "string" ? options.messageKey : "message";
+  const logs = Array.isArray(value)
+    ? value.map((entry: Record<string, unknown>) => ({
+        level: String(entry?.[levelKey] ?? ""),
+        message: String(entry?.[messageKey] ?? ""),
+      }))
+    : [];
+  return <LogLines logs={logs} emptyText={typeof options.emptyText === "string" ? options.emptyText : undefined} />;
+}
