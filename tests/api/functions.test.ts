@@ -148,7 +148,7 @@ describe("functions", () => {
     expect(loop.testFunction.error).toMatch(/^TIMEOUT/);
   });
 
-  it("a call that times out keeps in its history what it logged before", async () => {
+  it("a call that times out keeps in its history what it logged before, then why it stopped", async () => {
     const { createFunction: fn } = (
       await createFunction(owner, {
         name: "logs then loops",
@@ -167,6 +167,7 @@ describe("functions", () => {
     expect(recorded.logs).toEqual([
       { level: "INFO", message: "started" },
       { level: "ERROR", message: "about to loop" },
+      { level: "ERROR", message: callFunction.error },
     ]);
   });
 
@@ -431,6 +432,26 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
     const rest = (await logs({ first: 4, after: first.pageInfo.endCursor })).functionLogs;
     expect([...first.edges, ...rest.edges].map((e) => e.node.message)).toEqual(all);
     expect(rest.pageInfo.hasNextPage).toBe(false);
+  });
+
+  it("a failed run's error is its last line in the logs, at level ERROR", async () => {
+    const id = await newFunction(owner, {
+      name: "throws",
+      code: 'function main(p) { console.log("before " + p.data); if (p.data === 2) throw new Error("no two"); return 1; }',
+    });
+    const failed = (await call(owner, { id, params: 2 })).data?.callFunction as Activation;
+    await call(owner, { id, params: 1 });
+    expect(failed.success).toBe(false);
+    const logs = await owner.client.gqlOk<{ functionLogs: { edges: { node: { level: string; message: string } }[] } }>(
+      "query($id: ID!) { functionLogs(id: $id) { edges { node { level message } } } }",
+      { id },
+    );
+    expect(logs.functionLogs.edges.map((e) => `${e.node.level} ${e.node.message}`)).toEqual([
+      "INFO before 1",
+      `ERROR ${failed.error}`,
+      "INFO before 2",
+    ]);
+    expect(failed.error).toContain("no two");
   });
 
   it("runs bill GB-seconds (memory × duration rounded up to the millisecond) into the usage rows, metrics and billing usage", async () => {

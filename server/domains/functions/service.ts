@@ -498,13 +498,22 @@ export async function activate(
         resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
         resultJson: keepResult ? run.resultJson : null,
         error: run.error,
-        logs: run.logs,
+        logs: loggedLines(run),
       },
       { mbMs },
     ),
   );
   await pruneHistory(db, fn.id);
   return { activation, run };
+}
+
+/**
+ * The lines a recorded run keeps in the function's logs: its console lines and, for a run that failed,
+ * its error as the last ERROR line, so the Logs tab (and its Error filter) shows why runs fail, as the
+ * error output of a Lambda or a QuickNode function does.
+ */
+function loggedLines(run: FunctionRun): FilterLog[] {
+  return run.success || !run.error ? run.logs : [...run.logs, { level: "ERROR", message: run.error }];
 }
 
 async function pruneHistory(db: Db, functionId: string): Promise<void> {
