@@ -1,6 +1,6 @@
 // antd's rjsf field template puts a field's ui:help where its errors go, so a field with help showed
-// only a red help text and never said what was wrong. Here the errors keep that place and the help
-// moves below them, beside the description.
+// only its help, in red, and never said what was wrong. Here a field's errors take the help's place
+// while it has any (the help often says the same rule in other words); the help returns once it is fixed.
 import { Templates } from "@rjsf/antd";
 import type { FieldTemplateProps } from "@rjsf/utils";
 
@@ -12,18 +12,5 @@ function missingTemplate(): never {
 
 export function FieldTemplate(props: FieldTemplateProps) {
   if (!props.rawErrors?.length || !props.rawHelp) return <AntdFieldTemplate {...props} />;
-  return (
-    <AntdFieldTemplate
-      {...props}
-      rawHelp={undefined}
-      help={undefined}
-      rawDescription={props.rawDescription || props.rawHelp}
-      description={
-        <>
-          {props.rawDescription ? props.description : null}
-          {props.help}
-        </>
-      }
-    />
-  );
+  return <AntdFieldTemplate {...props} rawHelp={undefined} help={undefined} />;
 }

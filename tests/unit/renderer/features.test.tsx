@@ -553,7 +553,7 @@ describe("form errors", () => {
     expect(container.querySelector("#root_url")?.closest(".ant-form-item")?.textContent).toContain("required");
     expect(submitted).toEqual([]);
   }, 30_000);
-  it("a field with help shows its error too, with the help below it", async () => {
+  it("a field with help shows its error in the help's place while it has one", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const { container } = render(
       <FeedbackProvider>
@@ -570,7 +570,7 @@ describe("form errors", () => {
     const item = (await screen.findByLabelText("Code", undefined, { timeout: 10_000 })).closest(".ant-form-item");
     const errors = [...container.querySelectorAll(".ant-form-item-explain-error")].map((e) => e.textContent);
     expect(errors).toEqual(["Line 1: Unexpected end of input"]);
-    expect(item?.querySelector(".ant-form-item-extra")?.textContent).toBe("main(params) may be async.");
+    expect(item?.textContent).not.toContain("main(params) may be async.");
   }, 30_000);
 });
 
