@@ -50,6 +50,7 @@ import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts
 import type { Services } from "./graphql/services.ts";
 import { compressAnswer } from "./platform/answer-compression.ts";
 import type { AppConfig } from "./platform/config.ts";
+import { API_PREFIXES, isConsoleRoute } from "./platform/console-routes.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
 import { EgressPolicy, formatEgressAllow } from "./platform/egress.ts";
@@ -482,8 +483,6 @@ async function registerApi(
   });
 }
 
-const apiPrefixes = ["/graphql", "/rpc", "/healthz", "/kv-uploads"];
-
 async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");
   const indexFile = path.join(distDir, "index.html");
@@ -513,13 +512,7 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   });
   // Every console route is the single-page app; API paths that reach here are unknown.
   app.setNotFoundHandler((request, reply) => {
-    if (
-      (request.method !== "GET" && request.method !== "HEAD") ||
-      apiPrefixes.some((p) => request.url.startsWith(p)) ||
-      path.extname(request.url.split("?")[0])
-    ) {
-      return reply.code(404).send({ error: "Not found" });
-    }
+    if (!isConsoleRoute(request.method, request.url)) return reply.code(404).send({ error: "Not found" });
     return reply.sendFile("index.html");
   });
 }
@@ -530,7 +523,7 @@ async function serveConsoleWithVite(app: FastifyInstance, config: AppConfig) {
   const vite = await createServer({ root: config.rootDir, server: { middlewareMode: true }, appType: "spa" });
   app.use((req, res, next) => {
     // Vite serves files and the page (GET, HEAD); other methods are the API's (a function's HTTP address).
-    if (apiPrefixes.some((p) => req.url?.startsWith(p)) || (req.method !== "GET" && req.method !== "HEAD"))
+    if (API_PREFIXES.some((p) => req.url?.startsWith(p)) || (req.method !== "GET" && req.method !== "HEAD"))
       return next();
     vite.middlewares(req, res, next);
   });
