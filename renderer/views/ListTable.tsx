@@ -149,7 +149,6 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
     "--np-table-radius": `${token.borderRadiusLG}px`,
     "--np-table-bg": token.colorBgContainer,
   } as CSSProperties;
-  const span = columns.length + (selection ? 1 : 0) + (actions.length ? 1 : 0);
 
   return (
     <Spin spinning={refreshing}>
@@ -182,74 +181,71 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
               </tr>
             </thead>
             <tbody>
-              {rows.length ? (
-                rows.map((row) => {
-                  const original = row.original as Record<string, unknown>;
-                  const selected = Boolean(selection?.selected[row.id]);
-                  return (
-                    <tr
-                      key={row.id}
-                      className="np-table-row"
-                      data-row-key={row.id}
-                      data-selected={selected || undefined}
-                      data-opens={onRowOpen ? true : undefined}
-                      onClick={
-                        onRowOpen
-                          ? (event) => {
-                              // A link, button or checkbox in the row does its own thing.
-                              if ((event.target as HTMLElement).closest("a,button,input,label,.ant-dropdown")) return;
-                              onRowOpen(original);
-                            }
-                          : undefined
-                      }
-                    >
-                      {selection ? (
-                        <td className="np-table-select">
-                          <Checkbox
-                            aria-label="Select row"
-                            checked={selected}
-                            onChange={(event) => {
-                              const next: RowSelection = { ...selection.selected };
-                              if (event.target.checked) next[row.id] = true;
-                              else delete next[row.id];
-                              selection.onChange(next);
-                            }}
-                          />
-                        </td>
-                      ) : null}
-                      {row.getAllCells().map((cell, index) => (
-                        <td
-                          key={cell.id}
-                          data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}
-                          {...cellWidth(view.columns[index].width)}
-                        >
-                          {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                        </td>
-                      ))}
-                      {actions.length ? (
-                        <td className="np-table-actions">
-                          <Actions
-                            actions={actions}
-                            subject={original}
-                            scope={{ ...scope, row: original }}
-                            mode="compact"
-                            size="small"
-                          />
-                        </td>
-                      ) : null}
-                    </tr>
-                  );
-                })
-              ) : (
-                <tr>
-                  <td colSpan={span} className="np-table-empty">
-                    {empty}
-                  </td>
-                </tr>
-              )}
+              {rows.length
+                ? rows.map((row) => {
+                    const original = row.original as Record<string, unknown>;
+                    const selected = Boolean(selection?.selected[row.id]);
+                    return (
+                      <tr
+                        key={row.id}
+                        className="np-table-row"
+                        data-row-key={row.id}
+                        data-selected={selected || undefined}
+                        data-opens={onRowOpen ? true : undefined}
+                        onClick={
+                          onRowOpen
+                            ? (event) => {
+                                // A link, button or checkbox in the row does its own thing.
+                                if ((event.target as HTMLElement).closest("a,button,input,label,.ant-dropdown")) return;
+                                onRowOpen(original);
+                              }
+                            : undefined
+                        }
+                      >
+                        {selection ? (
+                          <td className="np-table-select">
+                            <Checkbox
+                              aria-label="Select row"
+                              checked={selected}
+                              onChange={(event) => {
+                                const next: RowSelection = { ...selection.selected };
+                                if (event.target.checked) next[row.id] = true;
+                                else delete next[row.id];
+                                selection.onChange(next);
+                              }}
+                            />
+                          </td>
+                        ) : null}
+                        {row.getAllCells().map((cell, index) => (
+                          <td
+                            key={cell.id}
+                            data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}
+                            {...cellWidth(view.columns[index].width)}
+                          >
+                            {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                          </td>
+                        ))}
+                        {actions.length ? (
+                          <td className="np-table-actions">
+                            <Actions
+                              actions={actions}
+                              subject={original}
+                              scope={{ ...scope, row: original }}
+                              mode="compact"
+                              size="small"
+                            />
+                          </td>
+                        ) : null}
+                      </tr>
+                    );
+                  })
+                : null}
             </tbody>
           </table>
         </div>
+        {/* Below the table rather than in a row of it: a wide table scrolls sideways, and its empty state
+            must stay in view on a phone. */}
+        {rows.length ? null : <div className="np-table-empty">{empty}</div>}
       </div>
     </Spin>
   );
