@@ -15,8 +15,10 @@ import type { Context, Principal } from "./context.ts";
 /**
  * Answers to repeated reads, kept whole. A list screen asks the same query every time it is shown,
  * polled or refocused; when everything in the answer comes from an in-process read model (the endpoint
- * lists, say), the answer is the same until that model changes, and sending the stored text skips
- * parsing the variables, executing, serialising and collecting the garbage of all three.
+ * lists, say), the answer is the same until that model changes, and sending the stored answer skips
+ * parsing the variables, executing, serialising and collecting the garbage of all three. It is kept as
+ * its UTF-8 bytes: a text would be measured (content-length, the compression threshold), joined to the
+ * headers and encoded again on every send, which for a 14 KB list cost more than the rest of a hit.
  *
  * An answer is kept only when it cannot differ from a fresh one:
  * - the operation is a query, and every field in it that has a resolver of its own is marked with
@@ -58,7 +60,7 @@ export function readFrom(record: ReadRecord, isCurrent: (() => boolean) | null):
 }
 
 interface StoredAnswer {
-  body: string;
+  body: Buffer;
   snapshots: (() => boolean)[];
 }
 
@@ -75,11 +77,11 @@ export interface CacheableRequest {
   host: string;
 }
 
-/** Answers kept: bounded by count and by their text's total length. */
+/** Answers kept: bounded by count and by their total size. */
 const MAX_ANSWERS = 10_000;
-const MAX_ANSWER_CHARS = 64 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 /** An answer larger than this is not kept (one such answer would push out many small ones). */
-const MAX_ONE_ANSWER_CHARS = 1024 * 1024;
+const MAX_ONE_ANSWER_BYTES = 1024 * 1024;
 /** Operations whose cacheability was worked out, by their text. */
 const MAX_OPERATIONS = 1_000;
 
@@ -108,8 +110,8 @@ type ResolverMap = Record<string, Record<string, unknown> | unknown>;
 export class ResponseCache {
   private readonly answers = new LRUCache<string, StoredAnswer>({
     max: MAX_ANSWERS,
-    maxSize: MAX_ANSWER_CHARS,
-    sizeCalculation: (answer) => answer.body.length,
+    maxSize: MAX_ANSWER_BYTES,
+    sizeCalculation: (answer) => answer.body.byteLength,
   });
   /** Whether an operation (query text and operation name) may be kept at all, worked out once. */
   private readonly operations = new LRUCache<string, boolean>({ max: MAX_OPERATIONS });
@@ -127,7 +129,7 @@ export class ResponseCache {
    * The stored answer to this request, or null. When there is none but one could be kept, `record`
    * says where ({@link ReadRecord.keepAs}), and {@link keep} stores the answer once it is sent.
    */
-  lookup(request: CacheableRequest, principal: Principal | null, record: ReadRecord): string | null {
+  lookup(request: CacheableRequest, principal: Principal | null, record: ReadRecord): Buffer | null {
     const body = request.body as { query?: unknown; operationName?: unknown; variables?: unknown } | null;
     if (!principal || !body || typeof body !== "object" || Array.isArray(body) || typeof body.query !== "string")
       return null;
@@ -163,12 +165,15 @@ export class ResponseCache {
     const pending = record.keepAs;
     if (!pending) return;
     record.keepAs = null;
-    if (statusCode !== 200 || typeof payload !== "string" || payload.length > MAX_ONE_ANSWER_CHARS) return;
+    // Each char is one UTF-8 byte or more: a text over the bound in chars is over it in bytes, unencoded.
+    if (statusCode !== 200 || typeof payload !== "string" || payload.length > MAX_ONE_ANSWER_BYTES) return;
     if (!this.cacheableOperation(pending.query, pending.operationName)) return;
     if (record.uncacheable || record.snapshots.length === 0) return;
     // Whether the answer has errors: a kept answer never does (they may be about a passing failure).
     if (payload.includes('"errors":')) return;
-    this.answers.set(pending.key, { body: payload, snapshots: record.snapshots });
+    const body = Buffer.from(payload);
+    if (body.byteLength > MAX_ONE_ANSWER_BYTES) return;
+    this.answers.set(pending.key, { body, snapshots: record.snapshots });
     this.stats.kept++;
   }
 
