@@ -428,7 +428,7 @@ async function registerApi(
       request.caller = principal;
       const stored = services.answers.lookup(request, principal, record);
       if (stored === null) done();
-      else reply.type("application/json; charset=utf-8").send(stored);
+      else reply.type("application/json; charset=utf-8").send(stored.body);
     }, done);
   });
   app.addHook("onSend", (request, reply, payload, done) => {
@@ -439,7 +439,7 @@ async function registerApi(
   // all) reach a slow network compressed.
   app.addHook("onSend", (request, reply, payload, done) => {
     if (request.routeOptions.url !== graphqlPath) return done(null, payload);
-    compressAnswer(request, reply, payload).then((body) => done(null, body), done);
+    compressAnswer(request, reply, payload, request.reads?.served).then((body) => done(null, body), done);
   });
 
   await app.register(mercurius, {
