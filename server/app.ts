@@ -417,19 +417,24 @@ async function registerApi(
   app.decorateRequest("reads", null);
   app.addHook("preHandler", (request, reply, done) => {
     if (request.routeOptions.url !== graphqlPath) return done();
-    const query = (request.body as { query?: unknown } | null)?.query;
-    if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
-      const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
-      reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
-      return;
-    }
     const record = newReadRecord();
     request.reads = record;
     services.sessions.resolve(request.cookies[SESSION_COOKIE]).then((principal) => {
       request.caller = principal;
       const stored = services.answers.lookup(request, principal, record);
-      if (stored === null) done();
-      else reply.type("application/json; charset=utf-8").send(stored);
+      if (stored !== null) {
+        reply.type("application/json; charset=utf-8").send(stored.body);
+        return;
+      }
+      // Checked after the lookup: a kept answer's text passed when first answered (a scan of a screen's
+      // text costs more than the rest of the lookup).
+      const query = (request.body as { query?: unknown } | null)?.query;
+      if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
+        const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
+        reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
+        return;
+      }
+      done();
     }, done);
   });
   app.addHook("onSend", (request, reply, payload, done) => {
@@ -440,7 +445,7 @@ async function registerApi(
   // all) reach a slow network compressed.
   app.addHook("onSend", (request, reply, payload, done) => {
     if (request.routeOptions.url !== graphqlPath) return done(null, payload);
-    compressAnswer(request, reply, payload).then((body) => done(null, body), done);
+    compressAnswer(request, reply, payload, request.reads?.served).then((body) => done(null, body), done);
   });
 
   await app.register(mercurius, {

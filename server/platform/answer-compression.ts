@@ -7,6 +7,20 @@ import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
+/** The encodings answers are compressed with. */
+export type AnswerEncoding = "br" | "gzip";
+
+/**
+ * Compressed copies of an answer sent again and again (the response cache's kept answers): each
+ * encoding is compressed once, not on every send.
+ */
+export interface CompressedCopies {
+  /** The answer the copies are of: they are used only when this is the payload sent. */
+  readonly body: Buffer;
+  compressed(encoding: AnswerEncoding): Buffer | undefined;
+  keepCompressed(encoding: AnswerEncoding, copy: Buffer): void;
+}
+
 /** Smaller answers go as they are: compressing them saves less than it costs. */
 const MIN_BYTES = 1024;
 const brotli = promisify(brotliCompress);
@@ -23,23 +37,37 @@ function acceptedEncodings(header: string | undefined): Set<string> {
   return accepted;
 }
 
-export async function compressAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+function compress(encoding: AnswerEncoding, payload: string | Buffer): Promise<Buffer> {
+  return encoding === "br"
+    ? brotli(payload, {
+        // Quality 5: close to the best ratio for JSON at a few milliseconds for the registry.
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: 5,
+          [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(payload),
+        },
+      })
+    : gzipAsync(payload, { level: 6 });
+}
+
+/** The answer as the client accepts it; `copies`, when they are of this payload, are used and filled. */
+export async function compressAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  copies?: CompressedCopies | null,
+) {
   if (typeof payload !== "string" && !Buffer.isBuffer(payload)) return payload;
   if (reply.hasHeader("content-encoding") || Buffer.byteLength(payload) < MIN_BYTES) return payload;
   const accepted = acceptedEncodings(request.headers["accept-encoding"]);
   const encoding = accepted.has("br") ? "br" : accepted.has("gzip") ? "gzip" : null;
   reply.header("vary", "accept-encoding");
   if (!encoding) return payload;
-  const body =
-    encoding === "br"
-      ? await brotli(payload, {
-          // Quality 5: close to the best ratio for JSON at a few milliseconds for the registry.
-          params: {
-            [constants.BROTLI_PARAM_QUALITY]: 5,
-            [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(payload),
-          },
-        })
-      : await gzipAsync(payload, { level: 6 });
+  const kept = copies?.body === payload ? copies : null;
+  let body = kept?.compressed(encoding);
+  if (!body) {
+    body = await compress(encoding, payload);
+    kept?.keepCompressed(encoding, body);
+  }
   reply.header("content-encoding", encoding);
   reply.removeHeader("content-length");
   return body;

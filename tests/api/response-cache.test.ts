@@ -1,7 +1,9 @@
 // The response cache (server/graphql/response-cache.ts) keeps the answer to a read built only from
 // snapshots (the endpoint lists) and serves it again while they hold. These tests read its counters to
 // tell a kept answer from a fresh one, and check that what it serves is what the service would answer.
+import { request } from "node:http";
 import path from "node:path";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { loadApiSchema } from "../../server/graphql/schema.ts";
 import { loadRegistry } from "../../server/registry/registry.ts";
@@ -25,6 +27,31 @@ async function create(client: GqlClient, label: string) {
     { input: { chain: "ethereum", network: "ethereum-sepolia", label } },
   );
   return data.createEndpoint.id;
+}
+
+/** The list's answer as sent: status, headers and the body's bytes, asking for `encoding` (node's fetch would decode it). */
+function rawList(client: GqlClient, encoding: string) {
+  const body = JSON.stringify({ query: LIST, variables: { first: 10 } });
+  const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+    const sent = request(
+      new URL("/graphql", client.baseUrl),
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie, "accept-encoding": encoding },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+        );
+        response.on("error", reject);
+      },
+    );
+    sent.on("error", reject);
+    sent.end(body);
+  });
 }
 
 describe("the response cache", () => {
@@ -58,6 +85,57 @@ describe("the response cache", () => {
 
     await user.client.gqlOk("mutation($id: ID!) { archiveEndpoint(id: $id) { id } }", { id });
     expect(labels(await user.client.gqlOk<Listed>(LIST, { first: 10 }))).toEqual(["second"]);
+  });
+
+  it("sends a kept answer's bytes as first sent, compressed as each client accepts, until the list changes", async () => {
+    const user = await signUp(ctx.app);
+    // Labels beyond ASCII (the kept bytes are UTF-8) and long enough for an answer that is compressed (1 kB).
+    const id = await create(user.client, `café · 東京 · 🚀 ${"ü".repeat(48)}`);
+    await create(user.client, `naïve — ${"é".repeat(56)}`);
+
+    const before = stats();
+    const plain = await rawList(user.client, "identity");
+    expect(plain.status).toBe(200);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.body.byteLength).toBeGreaterThan(1024);
+    const fresh = JSON.parse(plain.body.toString("utf8")) as { data: Listed };
+    expect(labels(fresh.data).sort()).toEqual([`café · 東京 · 🚀 ${"ü".repeat(48)}`, `naïve — ${"é".repeat(56)}`]);
+    expect(stats().kept).toBe(before.kept + 1);
+
+    // Served again: the same bytes as they are, and compressed (twice each: the first send compresses, the
+    // second may send the copy kept).
+    const again = await rawList(user.client, "identity");
+    expect(again.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(again.headers["content-length"]).toBe(String(plain.body.byteLength));
+    expect(again.body.equals(plain.body)).toBe(true);
+    for (const [encoding, decode] of [
+      ["br", brotliDecompressSync],
+      ["gzip", gunzipSync],
+    ] as const) {
+      for (let i = 0; i < 2; i++) {
+        const compressed = await rawList(user.client, encoding);
+        expect(compressed.headers["content-encoding"]).toBe(encoding);
+        expect(compressed.headers.vary).toBe("accept-encoding");
+        expect(decode(compressed.body).equals(plain.body)).toBe(true);
+      }
+    }
+    expect(stats()).toEqual({ hits: before.hits + 5, kept: before.kept + 1 });
+
+    // A change: the compressed answers are the new list's too.
+    await user.client.gqlOk(
+      "mutation($id: ID!, $label: String!) { updateEndpointLabel(id: $id, label: $label) { id } }",
+      { id, label: `renamed ${"ö".repeat(56)}` },
+    );
+    for (const [encoding, decode] of [
+      ["br", brotliDecompressSync],
+      ["gzip", gunzipSync],
+    ] as const) {
+      const changed = JSON.parse(decode((await rawList(user.client, encoding)).body).toString("utf8")) as {
+        data: Listed;
+      };
+      expect(labels(changed.data)).toContain(`renamed ${"ö".repeat(56)}`);
+    }
+    expect(stats()).toEqual({ hits: before.hits + 6, kept: before.kept + 2 });
   });
 
   it("keeps the answer to the endpoints list screen's own operation", async () => {
