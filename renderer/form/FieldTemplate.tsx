@@ -1,6 +1,8 @@
-// antd's rjsf field template puts a field's ui:help where its errors go, so a field with help showed
-// only its help, in red, and never said what was wrong. Here a field's errors take the help's place
-// while it has any (the help often says the same rule in other words); the help returns once it is fixed.
+// antd's rjsf field template puts a field's ui:help where its errors go: a field with help showed only
+// its help, in red, and never said what was wrong, and a field with help lost the space under it that
+// a field with a description keeps. Here the help is shown where a description is (below the control,
+// the same space under every field), and while the field has errors they take its place (the help
+// often says the same rule in other words); it returns once the field is fixed.
 import { Templates } from "@rjsf/antd";
 import type { FieldTemplateProps } from "@rjsf/utils";
 
@@ -11,6 +13,20 @@ function missingTemplate(): never {
 }
 
 export function FieldTemplate(props: FieldTemplateProps) {
-  if (!props.rawErrors?.length || !props.rawHelp) return <AntdFieldTemplate {...props} />;
-  return <AntdFieldTemplate {...props} rawHelp={undefined} help={undefined} />;
+  if (!props.rawHelp) return <AntdFieldTemplate {...props} />;
+  if (props.rawErrors?.length) return <AntdFieldTemplate {...props} rawHelp={undefined} help={undefined} />;
+  return (
+    <AntdFieldTemplate
+      {...props}
+      rawHelp={undefined}
+      help={undefined}
+      rawDescription={props.rawDescription || props.rawHelp}
+      description={
+        <>
+          {props.rawDescription ? props.description : null}
+          {props.help}
+        </>
+      }
+    />
+  );
 }

@@ -571,6 +571,22 @@ describe("form errors", () => {
     const errors = [...container.querySelectorAll(".ant-form-item-explain-error")].map((e) => e.textContent);
     expect(errors).toEqual(["Line 1: Unexpected end of input"]);
     expect(item?.textContent).not.toContain("main(params) may be async.");
+    cleanup();
+    // Without an error the help is below the control where a description goes (antd keeps that space).
+    render(
+      <FeedbackProvider>
+        <SchemaForm
+          schema={{ type: "object", properties: { code: { type: "string", title: "Code" } } }}
+          uiSchema={{ code: { "ui:help": "main(params) may be async." } }}
+          formData={{ code: "" }}
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>,
+    );
+    const fixed = (await screen.findByLabelText("Code")).closest(".ant-form-item");
+    expect(fixed?.querySelector(".ant-form-item-extra")?.textContent).toBe("main(params) may be async.");
+    expect(fixed?.querySelector(".ant-form-item-explain")).toBeNull();
   }, 30_000);
 });
 
