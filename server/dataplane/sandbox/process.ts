@@ -134,7 +134,19 @@ const HELPER_ARGS: Record<FilterHelperName | "itemsSnapshot", HelperArg[]> = {
   qnContainsAddressBookItems: ["string", "strings"],
   itemsSnapshot: ["string", "version"],
 };
+/**
+ * The fields of a helper's options object, each optional: an array of strings, or an object whose
+ * values are strings. Checked here with the arguments: a wrong one reached the store, which answered
+ * "could not answer; try again" to a mistake that trying again does not mend.
+ */
+const HELPER_OPTIONS: Partial<Record<FilterHelperName, Record<string, "strings" | "stringValues">>> = {
+  qnUpsertList: { add_items: "strings", remove_items: "strings" },
+  qnBulkSets: { add_sets: "stringValues", delete_sets: "strings" },
+};
 const CALLABLE = new Set<string>([...FILTER_HELPER_NAMES, "itemsSnapshot"]);
+
+const isStrings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown[]): void {
   const expected = HELPER_ARGS[name];
@@ -147,10 +159,10 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
       kind === "string"
         ? typeof v === "string"
         : kind === "strings"
-          ? Array.isArray(v) && v.every((x) => typeof x === "string")
+          ? isStrings(v)
           : kind === "version"
             ? v === null || typeof v === "number"
-            : v !== null && typeof v === "object" && !Array.isArray(v);
+            : isObject(v);
     if (!ok) {
       const what =
         kind === "strings"
@@ -161,6 +173,19 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
               ? "a number or null"
               : "an object";
       throw new TypeError(`qnLib.${name}: argument ${i + 1} must be ${what}`);
+    }
+    if (kind !== "object" || !isObject(v)) return;
+    for (const [field, shape] of Object.entries(HELPER_OPTIONS[name as FilterHelperName] ?? {})) {
+      const value = v[field];
+      if (value === undefined || value === null) continue;
+      const fits =
+        shape === "strings"
+          ? isStrings(value)
+          : isObject(value) && Object.values(value).every((x) => typeof x === "string");
+      if (!fits) {
+        const what = shape === "strings" ? "an array of strings" : "an object whose values are strings";
+        throw new TypeError(`qnLib.${name}: ${field} must be ${what}`);
+      }
     }
   });
 }
