@@ -93,3 +93,26 @@ describe("upload part URLs against a client that sends bodies it is not allowed 
     expect(answer).toBe(200);
   });
 });
+
+describe("a run that outlasts its time limit", () => {
+  it("is billed its time limit, also when V8 could not stop it and the sandbox was replaced seconds later", async () => {
+    const owner = await signUp(ctx.app);
+    // ICU's normalize of a 6 M-character string holds V8 past its limit: the watchdog replaced the sandbox
+    // 2 s after it, and the run of a 1 s function was billed 3–5 s.
+    const code =
+      "function main() { const s = '\\u1E9B\\u0323'.repeat(3e6); let n = 0; for (let i = 0; i < 50; i++) n += s.normalize('NFKD').length; return n }";
+    const { createFunction } = await owner.client.gqlOk<{ createFunction: { id: string } }>(
+      "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+      { input: { name: "stuck", code, timeoutSec: 1 } },
+    );
+    const { callFunction } = await owner.client.gqlOk<{
+      callFunction: { success: boolean; error: string; duration: number; billable: number; memoryLimit: number };
+    }>("mutation($id: ID!) { callFunction(input: { id: $id }) { success error duration billable memoryLimit } }", {
+      id: createFunction.id,
+    });
+    expect(callFunction).toMatchObject({ success: false, error: expect.stringMatching(/^TIMEOUT/), memoryLimit: 128 });
+    expect(callFunction.duration).toBeGreaterThanOrEqual(1_000);
+    // 128 MB for 1 s: 0.125 GB-seconds.
+    expect(callFunction.billable).toBe(0.125);
+  }, 30_000);
+});

@@ -127,6 +127,11 @@ export interface FunctionRun {
   resultJson: string | null;
   size: number;
   durationMs: number;
+  /**
+   * The run's time limit: what it is billed at most. A call V8 could not stop runs on until the sandbox's
+   * watchdog replaces the process (GRACE_MS later): its duration shows that, its bill does not.
+   */
+  timeoutMs: number;
   /** MB the run had: its configured memory (the isolate's heap limit), what it is billed for. */
   memoryMb: number;
   /** The isolate's used heap after the call, in bytes. */
@@ -241,6 +246,7 @@ export async function runCode(
   const outcome = await (functionId ? runWarm({ accountId, functionId }, options, input) : testFilter(options, input));
   const ran = {
     durationMs: outcome.durationMs,
+    timeoutMs: timeoutSec * 1000,
     memoryMb,
     memoryBytes: outcome.memoryBytes,
     logs: storableLogs(outcome.logs),
