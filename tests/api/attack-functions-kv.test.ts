@@ -1,5 +1,7 @@
 import { connect, type Socket } from "node:net";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { openDatabase } from "../../server/platform/db/index.ts";
 import { signUp, type TestUser, useTestApp } from "../support/api.ts";
 
 // Functions, their sandbox and the key-value store against a hostile user: what an attack found open.
@@ -114,5 +116,62 @@ describe("a run that outlasts its time limit", () => {
     expect(callFunction.duration).toBeGreaterThanOrEqual(1_000);
     // 128 MB for 1 s: 0.125 GB-seconds.
     expect(callFunction.billable).toBe(0.125);
+  }, 30_000);
+});
+
+describe("a function deleted while it runs", () => {
+  it("still bills the run and answers NOT_FOUND saying so, from GraphQL and from its HTTP address", async () => {
+    const owner = await signUp(ctx.app);
+    const database = openDatabase(ctx.app.database.url, 1);
+    try {
+      const billedMbMs = async () => {
+        const { rows } = await database.execute<{ mb_ms: string | null }>(
+          sql`select sum(mb_ms) as mb_ms from function_usage_minutes where account_id = ${owner.viewer.id}`,
+        );
+        return Number(rows[0].mb_ms ?? 0);
+      };
+      const create = async () =>
+        (
+          await owner.client.gqlOk<{ createFunction: { id: string } }>(
+            "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+            {
+              input: {
+                name: "slow",
+                code: "function main() { const t = Date.now(); while (Date.now() - t < 1500); return 1 }",
+              },
+            },
+          )
+        ).createFunction.id;
+      const deleteSoon = (id: string) =>
+        new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
+          owner.client.gqlOk("mutation($id: ID!) { deleteFunction(id: $id) { success } }", { id }),
+        );
+      const message = "The function was deleted while this call ran: the run was billed, and kept in no history.";
+
+      // A run whose function went before it ended was billed nothing, and its caller got INTERNAL: deleting
+      // the function just before each run ended ran any code for free.
+      const viaApi = await create();
+      const [called] = await Promise.all([
+        owner.client.gql("mutation($id: ID!) { callFunction(input: { id: $id }) { success } }", { id: viaApi }),
+        deleteSoon(viaApi),
+      ]);
+      expect(called.errors?.[0]).toMatchObject({ message, extensions: { code: "NOT_FOUND" } });
+      expect(await billedMbMs()).toBeGreaterThanOrEqual(128 * 1500);
+
+      const viaHttp = await create();
+      const [answer] = await Promise.all([
+        owner.client.request(`/functions/${viaHttp}/call`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        }),
+        deleteSoon(viaHttp),
+      ]);
+      expect(answer.status).toBe(404);
+      expect(await answer.json()).toEqual({ error: message, code: "NOT_FOUND" });
+      expect(await billedMbMs()).toBeGreaterThanOrEqual(2 * 128 * 1500);
+    } finally {
+      await database.$client.end();
+    }
   }, 30_000);
 });

@@ -10,7 +10,7 @@ import {
 } from "../../dataplane/sandbox/types.ts";
 import { runWarm } from "../../dataplane/sandbox/warm.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { badInput, foundOr } from "../../platform/errors.ts";
+import { AppError, badInput, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { storableText } from "../../platform/text.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
@@ -482,8 +482,19 @@ export async function activate(
   ).finally(release);
   const mbMs = billedMbMs(run);
   const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;
-  const activation = await db.transaction((tx) =>
-    store.insertActivation(
+  const activation = await db.transaction(async (tx) => {
+    // Deleted while it ran: the run is billed all the same (usage rows outlive a function; else deleting a
+    // function just before its runs ended ran code for free), and its caller told why nothing was kept.
+    if (!(await store.holdFunction(tx, accountId, fn.id))) {
+      await store.addRunUsage(tx, accountId, fn.id, new Date(), {
+        durationMs: run.durationMs,
+        size: run.size,
+        success: run.success,
+        mbMs,
+      });
+      return undefined;
+    }
+    return store.insertActivation(
       tx,
       accountId,
       {
@@ -507,8 +518,13 @@ export async function activate(
         logs: run.logs,
       },
       { mbMs },
-    ),
-  );
+    );
+  });
+  if (!activation)
+    throw new AppError(
+      "NOT_FOUND",
+      "The function was deleted while this call ran: the run was billed, and kept in no history.",
+    );
   await pruneHistory(db, fn.id);
   return { activation, run };
 }

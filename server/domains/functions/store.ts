@@ -73,6 +73,19 @@ export async function getFunction(db: Executor, accountId: string, id: string): 
   return row;
 }
 
+/**
+ * Holds the function against deletion until the transaction ends (a delete waits for it); false when it
+ * is gone already.
+ */
+export async function holdFunction(db: Executor, accountId: string, id: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: functions.id })
+    .from(functions)
+    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)))
+    .for("key share");
+  return rows.length > 0;
+}
+
 /** The names of the account's functions among `ids`, by id (ids of no function of the account are left out). */
 export async function functionNames(db: Executor, accountId: string, ids: string[]): Promise<Map<string, string>> {
   const wanted = ids.filter(isUuid);
