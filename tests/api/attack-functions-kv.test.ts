@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -174,4 +175,42 @@ describe("a function deleted while it runs", () => {
       await database.$client.end();
     }
   }, 30_000);
+});
+
+describe("what a function's history keeps", () => {
+  it("is bounded in bytes as well as in runs: large results and user data keep fewer runs", async () => {
+    const owner = await signUp(ctx.app);
+    const database = openDatabase(ctx.app.database.url, 1);
+    try {
+      const { createFunction } = await owner.client.gqlOk<{ createFunction: { id: string } }>(
+        "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+        { input: { name: "echo", code: "function main(p) { return p.user_data }" } },
+      );
+      // 128 KiB of user data, returned: each run kept ~256 KiB (its user data and its whole result), and a
+      // function kept 1,000 runs, so a Free account's ten kept 2.5 GB, written at ~18 MB/s by one caller.
+      // Random, so PostgreSQL's compression does not make it small.
+      const userData = (i: number) => `${i}:${randomBytes(96 * 1024).toString("base64")}`;
+      const sent: string[] = [];
+      for (let i = 0; i < 120; i++) {
+        sent.push(userData(i));
+        const answer = await owner.client.request(`/functions/${createFunction.id}/call`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ user_data: sent[i] }),
+        });
+        expect(answer.status).toBe(200);
+      }
+      const { rows } = await database.execute<{ runs: number; bytes: string; newest: string }>(sql`
+        select count(*)::int as runs,
+          sum(pg_column_size(result_json) + pg_column_size(user_data) + pg_column_size(logs)) as bytes,
+          max(user_data #>> '{}') filter (where user_data #>> '{}' like '119:%') as newest
+        from function_activations where function_id = ${createFunction.id}`);
+      expect(rows[0].runs).toBeLessThan(120);
+      // 16 MiB, and the runs recorded since the last prune (it runs every 50).
+      expect(Number(rows[0].bytes)).toBeLessThanOrEqual(16 * 1024 * 1024 + 50 * 2 * 130 * 1024);
+      expect(rows[0].newest).toBe(sent[119]);
+    } finally {
+      await database.$client.end();
+    }
+  }, 60_000);
 });
