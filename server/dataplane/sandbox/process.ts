@@ -61,6 +61,17 @@ const HOST_MALLOC = {
   MALLOC_MMAP_THRESHOLD_: String(64 * 1024 * 1024),
   MALLOC_TRIM_THRESHOLD_: String(128 * 1024 * 1024),
 };
+/**
+ * What the sandbox process keeps of the service's environment: what Node and its TypeScript loader read.
+ * It runs tenants' code, and code that got out of V8 would read the rest (DATABASE_URL, the S3 and Redis
+ * credentials, passwords) from its own environment. (Its files are still the service's user's: see README.)
+ */
+const HOST_ENV = /^(PATH|TMPDIR|TMP|TEMP|TZ|LANG|LC_[A-Z]+|NODE_ENV|NODE_OPTIONS|TSX_[A-Z_]+)$/;
+function hostEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...HOST_MALLOC };
+  for (const [name, value] of Object.entries(process.env)) if (HOST_ENV.test(name)) env[name] = value;
+  return env;
+}
 const LEVELS = new Set<string>(["INFO", "WARNING", "ERROR"]);
 
 export interface HostOutcome {
@@ -473,7 +484,7 @@ export class SandboxProcess extends SandboxHost {
     if (this.child) return;
     const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
       stdio: ["ignore", "inherit", "inherit", "pipe"],
-      env: { ...process.env, ...HOST_MALLOC },
+      env: hostEnv(),
     });
     const socket = child.stdio[3] as Socket;
     this.ready = false;
