@@ -61,6 +61,17 @@ const HOST_MALLOC = {
   MALLOC_MMAP_THRESHOLD_: String(64 * 1024 * 1024),
   MALLOC_TRIM_THRESHOLD_: String(128 * 1024 * 1024),
 };
+/**
+ * What the sandbox process keeps of the service's environment: what Node and its TypeScript loader read.
+ * It runs tenants' code, and code that got out of V8 would read the rest (DATABASE_URL, the S3 and Redis
+ * credentials, passwords) from its own environment. (Its files are still the service's user's: see README.)
+ */
+const HOST_ENV = /^(PATH|TMPDIR|TMP|TEMP|TZ|LANG|LC_[A-Z]+|NODE_ENV|NODE_OPTIONS|TSX_[A-Z_]+)$/;
+function hostEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...HOST_MALLOC };
+  for (const [name, value] of Object.entries(process.env)) if (HOST_ENV.test(name)) env[name] = value;
+  return env;
+}
 const LEVELS = new Set<string>(["INFO", "WARNING", "ERROR"]);
 
 export interface HostOutcome {
@@ -134,7 +145,19 @@ const HELPER_ARGS: Record<FilterHelperName | "itemsSnapshot", HelperArg[]> = {
   qnContainsAddressBookItems: ["string", "strings"],
   itemsSnapshot: ["string", "version"],
 };
+/**
+ * The fields of a helper's options object, each optional: an array of strings, or an object whose
+ * values are strings. Checked here with the arguments: a wrong one reached the store, which answered
+ * "could not answer; try again" to a mistake that trying again does not mend.
+ */
+const HELPER_OPTIONS: Partial<Record<FilterHelperName, Record<string, "strings" | "stringValues">>> = {
+  qnUpsertList: { add_items: "strings", remove_items: "strings" },
+  qnBulkSets: { add_sets: "stringValues", delete_sets: "strings" },
+};
 const CALLABLE = new Set<string>([...FILTER_HELPER_NAMES, "itemsSnapshot"]);
+
+const isStrings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown[]): void {
   const expected = HELPER_ARGS[name];
@@ -147,10 +170,10 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
       kind === "string"
         ? typeof v === "string"
         : kind === "strings"
-          ? Array.isArray(v) && v.every((x) => typeof x === "string")
+          ? isStrings(v)
           : kind === "version"
             ? v === null || typeof v === "number"
-            : v !== null && typeof v === "object" && !Array.isArray(v);
+            : isObject(v);
     if (!ok) {
       const what =
         kind === "strings"
@@ -161,6 +184,19 @@ function checkHelperArgs(name: FilterHelperName | "itemsSnapshot", args: unknown
               ? "a number or null"
               : "an object";
       throw new TypeError(`qnLib.${name}: argument ${i + 1} must be ${what}`);
+    }
+    if (kind !== "object" || !isObject(v)) return;
+    for (const [field, shape] of Object.entries(HELPER_OPTIONS[name as FilterHelperName] ?? {})) {
+      const value = v[field];
+      if (value === undefined || value === null) continue;
+      const fits =
+        shape === "strings"
+          ? isStrings(value)
+          : isObject(value) && Object.values(value).every((x) => typeof x === "string");
+      if (!fits) {
+        const what = shape === "strings" ? "an array of strings" : "an object whose values are strings";
+        throw new TypeError(`qnLib.${name}: ${field} must be ${what}`);
+      }
     }
   });
 }
@@ -448,7 +484,7 @@ export class SandboxProcess extends SandboxHost {
     if (this.child) return;
     const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
       stdio: ["ignore", "inherit", "inherit", "pipe"],
-      env: { ...process.env, ...HOST_MALLOC },
+      env: hostEnv(),
     });
     const socket = child.stdio[3] as Socket;
     this.ready = false;

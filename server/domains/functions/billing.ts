@@ -49,11 +49,19 @@ export async function checkRunAllowance(
 /**
  * A run is billed its configured memory for its duration rounded up to the next millisecond, at least 1 ms
  * (AWS Lambda's rule since December 2020; Google Cloud Run functions round up to 100 ms). The product is
- * kept as an exact integer of MB-milliseconds; GB-seconds are that / 1024 / 1000. A run failed only
- * because another call crashed the sandbox it shared (a bystander, see SandboxLoss) is not billed.
+ * kept as an exact integer of MB-milliseconds; GB-seconds are that / 1024 / 1000. A run is billed at most
+ * its time limit, as Lambda bills a timed-out run: one V8 could not stop ran on until the sandbox was
+ * replaced (2 s later), and its time limit of 1 s was billed 3–5 s. A run failed only because another
+ * call crashed the sandbox it shared (a bystander, see SandboxLoss) is not billed.
  */
-export function billedMbMs(run: { memoryMb: number; durationMs: number; sandboxLost?: SandboxLoss }): number {
-  return run.sandboxLost === "bystander" ? 0 : run.memoryMb * Math.max(1, Math.ceil(run.durationMs));
+export function billedMbMs(run: {
+  memoryMb: number;
+  durationMs: number;
+  timeoutMs: number;
+  sandboxLost?: SandboxLoss;
+}): number {
+  if (run.sandboxLost === "bystander") return 0;
+  return run.memoryMb * Math.max(1, Math.min(Math.ceil(run.durationMs), run.timeoutMs));
 }
 export const gbSecondsOf = (mbMs: number) => mbMs / 1024 / 1000;
 

@@ -73,6 +73,19 @@ export async function getFunction(db: Executor, accountId: string, id: string): 
   return row;
 }
 
+/**
+ * Holds the function against deletion until the transaction ends (a delete waits for it); false when it
+ * is gone already.
+ */
+export async function holdFunction(db: Executor, accountId: string, id: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: functions.id })
+    .from(functions)
+    .where(and(eq(functions.accountId, accountId), eq(functions.id, id)))
+    .for("key share");
+  return rows.length > 0;
+}
+
 /** The names of the account's functions among `ids`, by id (ids of no function of the account are left out). */
 export async function functionNames(db: Executor, accountId: string, ids: string[]): Promise<Map<string, string>> {
   const wanted = ids.filter(isUuid);
@@ -211,12 +224,28 @@ export async function insertActivation(
   return row;
 }
 
-/** Keeps a function's newest `kept` activations. */
-export async function pruneActivations(db: Executor, functionId: string, kept: number): Promise<void> {
+/**
+ * Keeps a function's newest activations: at most `runs` of them, and no older ones once the newer ones
+ * hold `bytes` as stored (their results, user data and logs; pg_column_size reads a value's stored size
+ * without decompressing it). The run that reaches `bytes` is kept.
+ */
+export async function pruneActivations(
+  db: Executor,
+  functionId: string,
+  kept: { runs: number; bytes: number },
+): Promise<void> {
   await db.execute(sql`
     delete from function_activations where function_id = ${functionId} and created_at < (
-      select created_at from function_activations where function_id = ${functionId}
-      order by created_at desc offset ${kept - 1} limit 1)`);
+      select created_at from (
+        select created_at,
+          row_number() over newest as n,
+          sum(coalesce(pg_column_size(result_json), 0) + coalesce(pg_column_size(user_data), 0)
+            + coalesce(pg_column_size(logs), 0)) over newest as bytes
+        from function_activations where function_id = ${functionId}
+        window newest as (order by created_at desc)
+      ) runs
+      where n = ${kept.runs} or bytes >= ${kept.bytes}
+      order by created_at desc limit 1)`);
 }
 
 /** Runs whose logs one pruneRunLogs pass empties at most (the next pass takes the rest). */

@@ -309,6 +309,39 @@ export function filterCases(host: string): void {
       expect(called).toBe(false);
     });
 
+    it("checks the fields of a helper's options before calling the store, naming the wrong one", async () => {
+      let writes = 0;
+      const write = async () => {
+        writes++;
+        return true;
+      };
+      const helpers = { qnUpsertList: write, qnBulkSets: write } as Partial<FilterHelpers> as FilterHelpers;
+      const f = await filter(
+        `async function main() {
+          const calls = [
+            () => qnLib.qnUpsertList("k", { add_items: "abc" }),
+            () => qnLib.qnUpsertList("k", { remove_items: [1] }),
+            () => qnLib.qnBulkSets({ add_sets: { a: 1 } }),
+            () => qnLib.qnBulkSets({ delete_sets: { a: "b" } }),
+          ];
+          const out = [];
+          for (const call of calls) out.push(await call().then(() => "written", (e) => e.message));
+          out.push(await qnLib.qnUpsertList("k", { add_items: ["a"], remove_items: null }));
+          return out;
+        }`,
+        { helpers },
+      );
+      const r = await f.run({ data: [] });
+      expect(r.ok && JSON.parse(r.resultJson ?? "null")).toEqual([
+        "qnLib.qnUpsertList: add_items must be an array of strings",
+        "qnLib.qnUpsertList: remove_items must be an array of strings",
+        "qnLib.qnBulkSets: add_sets must be an object whose values are strings",
+        "qnLib.qnBulkSets: delete_sets must be an array of strings",
+        true,
+      ]);
+      expect(writes).toBe(1);
+    });
+
     it("times out while a helper call hangs", async () => {
       const helpers = { qnGetList: () => new Promise<string[]>(() => {}) } as Partial<FilterHelpers> as FilterHelpers;
       const f = await filter("async function main() { return await qnLib.qnGetList('k') }", {

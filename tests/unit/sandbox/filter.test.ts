@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { logSandboxTo, sandboxProcess } from "../../../server/dataplane/sandbox/process.ts";
 import type { FilterHelpers } from "../../../server/dataplane/sandbox/types.ts";
@@ -6,6 +7,24 @@ import { failed, filter, filterCases } from "./filter-cases.ts";
 filterCases("sandbox process");
 
 describe("filter sandbox: the sandbox process", () => {
+  it("gets none of the service's environment: no credential is there for code that got out of V8", async () => {
+    process.env.DATABASE_URL_CANARY = "postgres://service:secret@db/nodeplane";
+    try {
+      // A new process, started with the environment as it is now.
+      sandboxProcess().stop();
+      const f = await filter("function main() { return typeof process }");
+      expect(await f.run({ data: [] })).toMatchObject({ ok: true, resultJson: '"undefined"' });
+      const pid = sandboxProcess().pid;
+      const names = readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\0")
+        .map((entry) => entry.slice(0, entry.indexOf("=")));
+      expect(names).not.toContain("DATABASE_URL_CANARY");
+      expect(names).toEqual(expect.arrayContaining(["PATH", "MALLOC_MMAP_THRESHOLD_"]));
+    } finally {
+      delete process.env.DATABASE_URL_CANARY;
+    }
+  });
+
   it("contains a crash of V8: the call fails, the sandbox is replaced, other filters go on", async () => {
     const limits = { timeoutMs: 500, memoryBytes: 32 * 1024 * 1024 };
     // One allocation far past the limit: V8 loses control of the isolate (isolated-vm's "catastrophic"
