@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, getTableName, ilike, inArray, ne, or, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
+import { containing } from "../../platform/db/like.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { CursorKey } from "../../platform/paging.ts";
 import { endpoints, endpointTags, tags } from "./tables.ts";
@@ -42,7 +43,7 @@ function filterValues(accountId: string, filter: EndpointFilter) {
   return {
     accountId,
     status: filter.status ?? null,
-    pattern: search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null,
+    pattern: search ? containing(search) : null,
     tagIds: filter.tagIds ?? [],
   };
 }

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
+import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
 import { functionActivations, functions, functionUsageMinutes, functionVersions } from "./tables.ts";
@@ -333,8 +334,7 @@ export async function listLogLines(
     conditions.push(sql`(a.created_at, a.id, l.n) < (${at.toISOString()}::timestamptz, ${id}::uuid, ${line})`);
   }
   if (options.levels?.length) conditions.push(sql`l.entry->>'level' in ${options.levels}`);
-  if (options.searchText)
-    conditions.push(sql`l.entry->>'message' ilike ${`%${options.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
+  if (options.searchText) conditions.push(sql`l.entry->>'message' ilike ${containing(options.searchText)}`);
   const result = await db.execute<{
     activation_id: string;
     created_at: string;

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, gt, gte, ilike, inArray, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
 import { addressBookItem } from "./limits.ts";
@@ -14,7 +15,6 @@ export type UploadRow = typeof kvUploads.$inferSelect;
 const textArray = (items: readonly string[]) => sql`${sql.param(items)}::text[]`;
 
 /** `term` as a case-insensitive substring pattern, its own % and _ matched literally. */
-const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export interface PageQuery<K> {
   search: string | null;

@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, ilike, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
 import {
@@ -57,7 +58,7 @@ export async function listStreams(
 ) {
   const where = [eq(streams.accountId, accountId), eq(streams.product, product)];
   if (options.search) {
-    const term = `%${options.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const term = containing(options.search);
     const any = or(
       ilike(streams.name, term),
       ilike(streams.network, term),
@@ -155,8 +156,7 @@ export async function logs(
   const where = [eq(streamLogs.accountId, accountId), eq(streamLogs.streamId, streamId)];
   if (options.after) where.push(lt(streamLogs.id, options.after[0]));
   if (options.levels?.length) where.push(inArray(streamLogs.level, options.levels));
-  if (options.searchText)
-    where.push(ilike(streamLogs.message, `%${options.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  if (options.searchText) where.push(ilike(streamLogs.message, containing(options.searchText)));
   return db
     .select()
     .from(streamLogs)
@@ -216,9 +216,6 @@ export async function streamsDeliveringTo(db: Executor, accountId: string, funct
   return rows.map((r) => r.name);
 }
 
-/** `%text%` for ILIKE, with its wildcards escaped. */
-const likeTerm = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /**
  * A stream's delivery history, newest first. A `search` that is a whole number matches a block inside a
  * row's range or an HTTP status; other text, the destination's answer or the payload preview.
@@ -244,7 +241,7 @@ export async function deliveries(
           and(lte(streamDeliveries.startBlock, Number(search)), gte(streamDeliveries.endBlock, Number(search))),
           eq(streamDeliveries.httpStatus, Number(search)),
         )
-      : or(ilike(streamDeliveries.answer, likeTerm(search)), ilike(streamDeliveries.preview, likeTerm(search)));
+      : or(ilike(streamDeliveries.answer, containing(search)), ilike(streamDeliveries.preview, containing(search)));
     if (matches) where.push(matches);
   }
   return db
