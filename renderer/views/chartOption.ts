@@ -28,6 +28,7 @@ export function coloursByName(names: Iterable<string>): Map<string, string> {
 }
 
 export function buildChartOption(view: ChartView, data: unknown, now = Date.now()): ChartOption {
+  const timeWindow = view.chartType === "pie" || (view.xType ?? "time") !== "time" ? undefined : windowOf(view, data);
   const grouped: { spec: ChartView["series"][number]; groups: Map<string, [unknown, unknown][]> }[] = [];
   for (const spec of view.series) {
     const rows = getPath(data, spec.rows);
@@ -41,6 +42,14 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
     }
     grouped.push({ spec, groups });
   }
+  // The grid runs through the data's points (the service's point starts), else through the window's start.
+  const anchor = grouped
+    .flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => timeOf(x)))
+    .find(Number.isFinite);
+  const grid = timeWindow && windowGrid(timeWindow, anchor ?? timeWindow.from);
+  if (timeWindow && grid)
+    for (const { groups } of grouped)
+      for (const [name, points] of groups) groups.set(name, onGrid(points, timeWindow, grid, view.chartType === "bar"));
   // Over every series of the chart, so two series never share a colour while the palette lasts.
   const colours = coloursByName(
     grouped.flatMap(({ groups }) =>
@@ -79,8 +88,8 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
             data: points,
             itemStyle: { color },
             lineStyle: { color },
-            // A line needs two points; a lone point (one minute of data) shows as its symbol.
-            showSymbol: points.length < 2,
+            // A line needs two points; a lone point (one minute of data, or one between gaps) shows as its symbol.
+            showSymbol: points.length < 2 || hasLonePoint(points),
             smooth: true,
             ...(view.chartType === "area" ? { areaStyle: { opacity: 0.15 } } : {}),
           });
@@ -93,17 +102,23 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
     tooltip: { trigger: "axis" },
     ...(series.length > 1 ? { legend: { bottom: 0 } } : {}),
     grid: { left: 48, right: 24, top: 24, bottom: series.length > 1 ? 48 : 32 },
-    xAxis: xAxisOf(
-      view.xType ?? "time",
-      grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => x)),
-      view.chartType === "bar",
-      now,
-    ),
+    xAxis:
+      timeWindow && grid
+        ? windowAxis(timeWindow, grid, view.chartType === "bar", now)
+        : xAxisOf(
+            view.xType ?? "time",
+            grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => x)),
+            view.chartType === "bar",
+            now,
+          ),
     // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
     yAxis: view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" },
     series,
   };
 }
+
+/** A time as ms: a number as it is, else its text parsed (ISO date-times). */
+const timeOf = (x: unknown) => (typeof x === "number" ? x : Date.parse(String(x)));
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -153,18 +168,27 @@ export function timeTicks(first: number, last: number, step: number): number[] {
   return grid(round ?? first);
 }
 
-const dayOf = (time: number) => new Date(time).toLocaleDateString("en", { month: "short", day: "numeric" });
+const dayOf = (time: number, timeZone?: string) =>
+  new Date(time).toLocaleDateString("en", { month: "short", day: "numeric", timeZone });
 const clockOf = (time: number) =>
   new Date(time).toLocaleTimeString("en", { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
 
-/** Tick labels in local time: the date where a day starts or at the first tick, the time within a day. */
+/**
+ * Tick labels: points a day or more wide are the service's UTC days, so they read as the UTC date; finer
+ * ones are in local time, the date where a day starts (alone at midnight) or at the first tick, the
+ * time within a day.
+ */
 export function tickLabels(ticks: number[], step: number): Map<number, string> {
   const labels = new Map<number, string>();
   ticks.forEach((tick, i) => {
+    if (step >= DAY) {
+      labels.set(tick, dayOf(tick, "UTC"));
+      return;
+    }
     const day = dayOf(tick);
     const newDay = i === 0 || dayOf(ticks[i - 1]) !== day;
-    if (step >= DAY) labels.set(tick, day);
-    else labels.set(tick, newDay ? `${day} ${clockOf(tick)}` : clockOf(tick));
+    const midnight = (tick - localOffset(tick)) % DAY === 0;
+    labels.set(tick, midnight ? day : newDay ? `${day} ${clockOf(tick)}` : clockOf(tick));
   });
   return labels;
 }
@@ -177,9 +201,7 @@ export function tickLabels(ticks: number[], step: number): Map<number, string> {
  */
 function xAxisOf(type: NonNullable<ChartView["xType"]>, xs: unknown[], bars: boolean, now: number): ChartOption {
   if (type !== "time") return { type };
-  const times = [...new Set(xs.map((x) => (typeof x === "number" ? x : Date.parse(String(x)))))]
-    .filter(Number.isFinite)
-    .sort((a, b) => a - b);
+  const times = [...new Set(xs.map(timeOf))].filter(Number.isFinite).sort((a, b) => a - b);
   if (times.length === 0) return { type };
   let step = Number.POSITIVE_INFINITY;
   for (let i = 1; i < times.length; i++) step = Math.min(step, times[i] - times[i - 1]);
@@ -187,11 +209,15 @@ function xAxisOf(type: NonNullable<ChartView["xType"]>, xs: unknown[], bars: boo
   const width = Number.isFinite(step) ? step : MINUTE;
   const first = times[0];
   const last = times[times.length - 1];
-  const pad = bars || times.length === 1 ? width / 2 : 0;
-  const ticks = timeTicks(first, last, width);
-  const labels = tickLabels(ticks, width);
+  return timeAxisOption(first, last, width, bars || times.length === 1 ? width / 2 : 0, now);
+}
+
+/** A time axis from `first` to `last` (`pad` beyond each, but never past now), ticked on the grid `step` apart. */
+function timeAxisOption(first: number, last: number, step: number, pad: number, now: number): ChartOption {
+  const ticks = timeTicks(first, last, step);
+  const labels = tickLabels(ticks, step);
   return {
-    type,
+    type: "time",
     min: first - pad,
     max: Math.max(last, Math.min(last + pad, now)),
     axisTick: { customValues: ticks },
@@ -201,4 +227,68 @@ function xAxisOf(type: NonNullable<ChartView["xType"]>, xs: unknown[], bars: boo
       formatter: (value: number) => labels.get(value) ?? `${dayOf(value)} ${clockOf(value)}`,
     },
   };
+}
+
+/** The window a chart's `timeAxis` names in its query's result (ms), when the result has it. */
+interface TimeWindow {
+  from: number;
+  to: number;
+  step: number;
+}
+
+function windowOf(view: ChartView, data: unknown): TimeWindow | undefined {
+  if (!view.timeAxis) return undefined;
+  const from = Date.parse(String(getPath(data, view.timeAxis.from)));
+  const to = Date.parse(String(getPath(data, view.timeAxis.to)));
+  const step = Number(getPath(data, view.timeAxis.stepSeconds)) * 1000;
+  if (!Number.isFinite(from) || !Number.isFinite(to) || !(step > 0) || to < from) return undefined;
+  return { from, to, step };
+}
+
+/** More points than this on a grid means a step that does not fit the window: its data is drawn as it is. */
+const MAX_GRID_POINTS = 2000;
+
+/** Points `step` apart on a chart's time axis, from `first` to `last` (ms). */
+interface Grid {
+  first: number;
+  last: number;
+}
+
+/**
+ * The window's grid: the points `step` apart through `anchor`, from the one holding `from` to the one
+ * holding the window's last instant.
+ */
+function windowGrid(timeWindow: TimeWindow, anchor: number): Grid {
+  const first = anchor - Math.ceil((anchor - timeWindow.from) / timeWindow.step) * timeWindow.step;
+  const last = first + Math.floor((Math.max(timeWindow.to - 1, first) - first) / timeWindow.step) * timeWindow.step;
+  return { first, last };
+}
+
+/**
+ * A series on the window's grid: a value at every point, a bar's missing point zero (so bars keep the
+ * step's width) and a line's null (a gap: the line never runs through a point with nothing to say).
+ * A series without points stays empty, so the chart says there is no data.
+ */
+function onGrid(points: [unknown, unknown][], timeWindow: TimeWindow, grid: Grid, bars: boolean): [unknown, unknown][] {
+  const { first, last } = grid;
+  if (points.length === 0 || (last - first) / timeWindow.step > MAX_GRID_POINTS) return points;
+  const byTime = new Map(points.map(([x, y]) => [timeOf(x), y]));
+  const filled: [unknown, unknown][] = [];
+  for (let t = first; t <= last; t += timeWindow.step)
+    filled.push([t, byTime.has(t) ? byTime.get(t) : bars ? 0 : null]);
+  return filled;
+}
+
+/** Whether a line has a point with no value on either side: drawn only as its symbol. */
+function hasLonePoint(points: [unknown, unknown][]): boolean {
+  const has = (i: number) => i >= 0 && i < points.length && points[i][1] !== null && points[i][1] !== undefined;
+  return points.some((_, i) => has(i) && !has(i - 1) && !has(i + 1));
+}
+
+/**
+ * A time axis over the whole window, not just its data: from the point holding its start to the one
+ * holding its end (bars half a step either side, never past now), ticked and labelled on the step's grid.
+ */
+function windowAxis(timeWindow: TimeWindow, { first, last }: Grid, bars: boolean, now: number): ChartOption {
+  return timeAxisOption(first, last, timeWindow.step, bars || first === last ? timeWindow.step / 2 : 0, now);
 }

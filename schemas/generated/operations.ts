@@ -1123,6 +1123,7 @@ export type FunctionMetricsQuery = {
   functionMetrics: {
     from: Date | string;
     to: Date | string;
+    stepSeconds: number;
     execution: {
       total: number;
       datapoints: Array<{ timestamp: Date | string; value: number }>;
@@ -1688,6 +1689,9 @@ export type StreamMetricsQueryVariables = Exact<{
 
 export type StreamMetricsQuery = {
   streamMetrics: {
+    from: Date | string;
+    to: Date | string;
+    stepSeconds: number;
     bytes: {
       billableTotal: number;
       total: number;
@@ -2294,6 +2298,9 @@ export type WebhookMetricsQueryVariables = Exact<{
 
 export type WebhookMetricsQuery = {
   webhookMetrics: {
+    from: Date | string;
+    to: Date | string;
+    stepSeconds: number;
     processed: number;
     delivered: number;
     bytesTotal: number;

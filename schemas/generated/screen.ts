@@ -672,6 +672,14 @@ export interface ChartView {
    */
   series: ChartSeries[];
   xType?: "time" | "category" | "value";
+  /**
+   * A time axis over the window the query's result names, not just its data: it spans `from`..`to` (paths into the result, e.g. `functionMetrics.from`) on the grid of points `stepSeconds` apart (a path too), so an hour of data in a 7-day window sits where it happened. Ticks fall on the grid, labelled with times for steps under a day and dates (UTC, as the service's days are) for a day or more; bars have the step's width and zero where a point is missing, lines a gap there. Without it (or when the paths find nothing), the axis spans the data.
+   */
+  timeAxis?: {
+    from: Path;
+    to: Path;
+    stepSeconds: Path;
+  };
   yFormat?: string;
 }
 /**

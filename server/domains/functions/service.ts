@@ -13,6 +13,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, foundOr } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { storableText } from "../../platform/text.ts";
+import { bucketSeries, metricsWindow } from "../../platform/time-buckets.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { kvFilterHelpers } from "../kv/filter-helpers.ts";
@@ -26,7 +27,7 @@ import {
   PLAN_FUNCTION_LIMITS,
   type PlanFunctionLimits,
 } from "./limits.ts";
-import type { ActivationRow, FunctionRow, UsageMinuteRow } from "./store.ts";
+import type { ActivationRow, FunctionRow, UsageBucketRow } from "./store.ts";
 import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
 
@@ -634,45 +635,35 @@ export async function logs(
   return connection(rows, size, (r) => [r.createdAt, r.activationId, r.line]);
 }
 
-/** The window a metrics query covers: from startDate to endDate (default now), at most 31 days. */
-export function metricsWindow(startDate: Date, endDate?: Date | null): { from: Date; to: Date } {
-  const to = endDate ?? new Date();
-  // The reason is the whole message too: a screen of charts has no field to show it beside.
-  const reason = "The end of the window must be after its start.";
-  if (to.getTime() <= startDate.getTime()) throw badInput([{ pointer: "/endDate", message: reason }], reason);
-  const from = new Date(Math.max(startDate.getTime(), to.getTime() - 31 * 24 * 3600 * 1000));
-  return { from, to };
-}
+/** A function's metrics cover at most this many days (of a longer range, its last days). */
+const METRICS_MAX_DAYS = 31;
 
-/** Per-minute points of one measure, and the same summed from the start of the window. */
-function series(rows: UsageMinuteRow[], value: (r: UsageMinuteRow) => number) {
-  let total = 0;
-  const datapoints = rows.map((r) => ({ timestamp: r.minute, value: value(r) }));
-  const cumulative = rows.map((r) => {
-    total += value(r);
-    return { timestamp: r.minute, value: total };
-  });
-  return { datapoints, cumulative, total };
-}
-
-/** A function's metrics in a window: executions, errors, duration, response size and GB-seconds per minute. */
+/**
+ * A function's metrics in a window of at most 31 days: executions, errors, duration, response size and
+ * GB-seconds per point, the point's width (its step) chosen from the window's length.
+ */
 export async function metrics(db: Db, accountId: string, id: string, startDate: Date, endDate?: Date | null) {
   await getFunction(db, accountId, id);
-  const { from, to } = metricsWindow(startDate, endDate);
-  const rows = await store.usageMinutes(db, accountId, id, from, to);
-  const execution = series(rows, (r) => r.executions);
+  const window = metricsWindow(startDate, endDate, { maxDays: METRICS_MAX_DAYS });
+  const rows = await store.usageBuckets(db, accountId, id, window);
+  const points = bucketSeries(window, rows);
+  const measure = (value: (r: UsageBucketRow) => number) => ({
+    datapoints: points.counts(value),
+    cumulative: points.cumulative(value),
+    total: rows.reduce((a, r) => a + value(r), 0),
+  });
+  const execution = measure((r) => r.executions);
   const durationTotal = rows.reduce((a, r) => a + r.durationMs, 0);
   return {
-    from,
-    to,
+    ...window,
     execution,
-    error: series(rows, (r) => r.errors),
-    size: series(rows, (r) => r.responseBytes),
-    usage: series(rows, (r) => gbSecondsOf(r.mbMs)),
+    error: measure((r) => r.errors),
+    size: measure((r) => r.responseBytes),
+    usage: measure((r) => gbSecondsOf(r.mbMs)),
     duration: {
-      /** Average milliseconds per run, per minute. */
-      datapoints: rows.map((r) => ({ timestamp: r.minute, value: r.executions ? r.durationMs / r.executions : 0 })),
-      cumulative: series(rows, (r) => r.durationMs).cumulative,
+      // Milliseconds of the point's runs over its runs (not an average of the minutes' averages).
+      datapoints: points.sparse((r) => (r.executions ? r.durationMs / r.executions : null)),
+      cumulative: points.cumulative((r) => r.durationMs),
       total: durationTotal,
       average: execution.total ? durationTotal / execution.total : 0,
     },

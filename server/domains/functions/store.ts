@@ -1,15 +1,15 @@
-import { and, asc, desc, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
+import { bucketStart, floorMinute, TICK_SECONDS } from "../../platform/time-buckets.ts";
 import { functionActivations, functions, functionUsageMinutes, functionVersions } from "./tables.ts";
 
 export type FunctionRow = typeof functions.$inferSelect;
 export type FunctionVersionRow = typeof functionVersions.$inferSelect;
 export type ActivationRow = typeof functionActivations.$inferSelect;
-export type UsageMinuteRow = typeof functionUsageMinutes.$inferSelect;
 export type NewActivation = Omit<typeof functionActivations.$inferInsert, "accountId" | "id">;
 
 /** Functions, activations and versions page newest first by (createdAt, id). */
@@ -356,41 +356,71 @@ export async function listLogLines(
   }));
 }
 
-/** A function's usage rows in [from, to), oldest first. */
-export function usageMinutes(
+/** A function's usage per point of `stepSeconds` (see platform/time-buckets.ts): sums of its minutes in the window. */
+export interface UsageBucketRow {
+  at: Date;
+  executions: number;
+  errors: number;
+  durationMs: number;
+  responseBytes: number;
+  mbMs: number;
+}
+
+/**
+ * A function's usage in the window (the minutes from `from`'s to before `to`) summed per point, oldest
+ * first; only points with a minute recorded.
+ */
+export async function usageBuckets(
   db: Executor,
   accountId: string,
   functionId: string,
-  from: Date,
-  to: Date,
-): Promise<UsageMinuteRow[]> {
-  return db
-    .select()
-    .from(functionUsageMinutes)
+  window: { from: Date; to: Date; stepSeconds: number },
+): Promise<UsageBucketRow[]> {
+  const u = functionUsageMinutes;
+  const at = bucketStart(u.minute, window.stepSeconds);
+  const rows = await db
+    .select({
+      at,
+      executions: sql<number>`sum(${u.executions})::float8`,
+      errors: sql<number>`sum(${u.errors})::float8`,
+      durationMs: sql<number>`sum(${u.durationMs})::float8`,
+      responseBytes: sql<number>`sum(${u.responseBytes})::float8`,
+      mbMs: sql<number>`sum(${u.mbMs})::float8`,
+    })
+    .from(u)
     .where(
       and(
-        eq(functionUsageMinutes.accountId, accountId),
-        eq(functionUsageMinutes.functionId, functionId),
-        gte(functionUsageMinutes.minute, from),
-        lt(functionUsageMinutes.minute, to),
+        eq(u.accountId, accountId),
+        eq(u.functionId, functionId),
+        gte(u.minute, floorMinute(window.from)),
+        lt(u.minute, window.to),
       ),
     )
-    .orderBy(asc(functionUsageMinutes.minute));
+    .groupBy(at)
+    .orderBy(at);
+  return rows.map((r) => ({
+    at: new Date(r.at),
+    executions: Number(r.executions),
+    errors: Number(r.errors),
+    durationMs: Number(r.durationMs),
+    responseBytes: Number(r.responseBytes),
+    mbMs: Number(r.mbMs),
+  }));
 }
 
 /**
  * A window's bounds taken to their minute (usage rows are minutes), as key-value writes are counted: two
  * billing periods that meet at a second share no row and lose none.
  */
-const floorMinute = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000).toISOString();
+const minuteOf = (at: Date) => floorMinute(at).toISOString();
 
-/** All the account's functions' usage in [from, to), summed per UTC `tick` (a PostgreSQL date_trunc unit). */
+/** All the account's functions' usage in [from, to), summed per UTC `tick`. */
 export async function accountUsage(db: Executor, accountId: string, from: Date, to: Date, tick: "hour" | "day") {
   const result = await db.execute<{ at: string; executions: string; errors: string; mb_ms: string }>(sql`
-    select date_trunc(${tick}, minute at time zone 'UTC') at time zone 'UTC' as at,
+    select ${bucketStart(sql`minute`, TICK_SECONDS[tick])} as at,
       sum(executions) as executions, sum(errors) as errors, sum(mb_ms) as mb_ms
     from function_usage_minutes
-    where account_id = ${accountId} and minute >= ${floorMinute(from)}::timestamptz and minute < ${floorMinute(to)}::timestamptz
+    where account_id = ${accountId} and minute >= ${minuteOf(from)}::timestamptz and minute < ${minuteOf(to)}::timestamptz
     group by 1 order by 1`);
   return result.rows.map((r) => ({
     at: new Date(r.at),
@@ -404,6 +434,6 @@ export async function accountUsage(db: Executor, accountId: string, from: Date, 
 export async function accountMbMs(db: Executor, accountId: string, from: Date, to: Date): Promise<number> {
   const result = await db.execute<{ mb_ms: string }>(sql`
     select coalesce(sum(mb_ms), 0) as mb_ms from function_usage_minutes
-    where account_id = ${accountId} and minute >= ${floorMinute(from)}::timestamptz and minute < ${floorMinute(to)}::timestamptz`);
+    where account_id = ${accountId} and minute >= ${minuteOf(from)}::timestamptz and minute < ${minuteOf(to)}::timestamptz`);
   return Number(result.rows[0]?.mb_ms ?? 0);
 }

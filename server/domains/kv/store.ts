@@ -3,6 +3,7 @@ import type { Executor } from "../../platform/db/index.ts";
 import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
+import { bucketStart, floorMinute, TICK_SECONDS } from "../../platform/time-buckets.ts";
 import { addressBookItem } from "./limits.ts";
 import { kvCollections, kvListItems, kvSetItems, kvUploads, kvValues, kvWriteMinutes } from "./tables.ts";
 
@@ -460,8 +461,6 @@ export async function meterHelperWrite(db: Executor, accountId: string, operatio
     });
 }
 
-const floorMinute = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000);
-
 /**
  * The minute rows of [start, end): a window's bounds are taken to their minute, so windows that meet (one
  * billing period and the next, which start at the subscription's second) share no row and lose none, and a
@@ -488,7 +487,7 @@ export async function helperWrites(db: Executor, accountId: string, start: Date,
 
 /** The account's helper writes in [start, end) per UTC hour or day with writes. */
 export async function helperWriteTicks(db: Executor, accountId: string, start: Date, end: Date, tick: "hour" | "day") {
-  const bucket = sql<Date>`date_trunc(${sql.raw(`'${tick}'`)}, ${kvWriteMinutes.minute} at time zone 'UTC') at time zone 'UTC'`;
+  const bucket = bucketStart(kvWriteMinutes.minute, TICK_SECONDS[tick]);
   const rows = await db
     .select({
       at: bucket,

@@ -124,13 +124,15 @@ export const streamResolvers: Resolvers = {
       streamViews(ctx, accountId, await deliveries.failingStreams(ctx.db, accountId, "STREAM")),
     ),
     streamMetrics: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const to = args.endDate ? new Date(args.endDate) : new Date();
-      const from = new Date(args.startDate);
-      return service.buildMetrics(
-        await service.metricMinutes(ctx.db, accountId, args.id, "STREAM", from, to),
-        from,
-        to,
+      const { window, rows } = await service.metricBuckets(
+        ctx.db,
+        accountId,
+        args.id,
+        "STREAM",
+        args.startDate ? new Date(args.startDate) : null,
+        args.endDate ? new Date(args.endDate) : null,
       );
+      return service.buildMetrics(window, rows);
     }),
     streamLogs: field("VIEWER", async ({ ctx, accountId, args }) => {
       const page = await service.streamLogs(ctx.db, accountId, args.id, "STREAM", args);

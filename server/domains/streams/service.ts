@@ -28,6 +28,7 @@ import { EgressRefused } from "../../platform/egress.ts";
 import { AppError, badInput, conflict, type FieldError, foundOr, notFound } from "../../platform/errors.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
+import { bucketSeries, type MetricsWindow, metricsWindow } from "../../platform/time-buckets.ts";
 import { validateInput } from "../../platform/validation.ts";
 import { planPriceCents } from "../account/service.ts";
 import { type CatalogueNetwork, catalogueNetwork, findNetwork, needsUpgrade } from "../catalogue/networks.ts";
@@ -406,17 +407,23 @@ export async function streamLogs(
   return connection(rows, size, store.logCursorOf);
 }
 
-/** A stream's (or webhook's) metric minutes in [from, to], after checking the account owns it. */
-export async function metricMinutes(
+/**
+ * A stream's (or webhook's) metrics per point of its window, after checking the account owns it: from
+ * `start` (without one, "All time": from its first recorded minute) to `end` (default now), the step
+ * chosen from the window's length.
+ */
+export async function metricBuckets(
   db: Db,
   accountId: string,
   id: string,
   product: store.Product,
-  from: Date,
-  to: Date,
+  start: Date | null,
+  end: Date | null,
 ) {
   await ownedStream(db, accountId, id, product);
-  return store.metricMinutes(db, accountId, id, from, to);
+  const firstMinute = start ? null : await store.firstMetricMinute(db, accountId, id);
+  const window = metricsWindow(start, end, { firstMinute });
+  return { window, rows: await store.metricBuckets(db, accountId, id, window) };
 }
 
 export const progressOf = (db: Db, accountId: string, ids: string[]) => store.progressOf(db, accountId, ids);
@@ -741,26 +748,22 @@ export async function streamTemplates(services: StreamsServices, planPriceCents:
 
 // ---------------------------------------------------------------- metrics
 
-type MinuteRow = Awaited<ReturnType<typeof store.metricMinutes>>[number];
-
 const LATENCY_QUANTILES = [
   ["p50", 0.5],
   ["p90", 0.9],
   ["p99", 0.99],
 ] as const;
 
-export function buildMetrics(rows: MinuteRow[], from: Date, to: Date) {
-  const seconds = Math.max(1, (to.getTime() - from.getTime()) / 1000);
-  const pts = (f: (r: MinuteRow) => number) => rows.map((r) => ({ timestamp: r.minute, value: f(r) }));
-  const sum = (f: (r: MinuteRow) => number) => rows.reduce((a, r) => a + f(r), 0);
-  const cumulative = (f: (r: MinuteRow) => number) => {
-    let acc = 0;
-    return rows.map((r) => {
-      acc += f(r);
-      return { timestamp: r.minute, value: acc };
-    });
-  };
-  const count = (f: (r: MinuteRow) => number) => ({ datapoints: pts(f), total: sum(f), rate: sum(f) / seconds });
+/** A stream's metrics in its window: totals and rates of the window, and its series per point. */
+export function buildMetrics(window: MetricsWindow, rows: store.MetricBucketRow[]) {
+  const seconds = Math.max(1, (window.to.getTime() - window.from.getTime()) / 1000);
+  const points = bucketSeries(window, rows);
+  const sum = (f: (r: store.MetricBucketRow) => number) => rows.reduce((a, r) => a + f(r), 0);
+  const count = (f: (r: store.MetricBucketRow) => number) => ({
+    datapoints: points.counts(f),
+    total: sum(f),
+    rate: sum(f) / seconds,
+  });
   const filterHist = rows.reduce<number[]>(
     (a, r) => addHistograms(a, r.filterHistogram),
     new Array(BUCKETS_MS.length).fill(0),
@@ -771,27 +774,27 @@ export function buildMetrics(rows: MinuteRow[], from: Date, to: Date) {
   );
   const runs = sum((r) => r.filterRuns);
   return {
+    ...window,
     bytes: {
-      billableCumulative: cumulative((r) => r.bytesBillable),
+      billableCumulative: points.cumulative((r) => r.bytesBillable),
       billableTotal: sum((r) => r.bytesBillable),
-      datapoints: pts((r) => r.bytesTotal),
+      datapoints: points.counts((r) => r.bytesTotal),
       total: sum((r) => r.bytesTotal),
       rate: sum((r) => r.bytesTotal) / seconds,
     },
     datasets: count((r) => r.blocks),
     requests: count((r) => r.requests),
-    errors: { datapoints: pts((r) => r.errors), total: sum((r) => r.errors) },
-    retries: { datapoints: pts((r) => r.retries), total: sum((r) => r.retries) },
+    errors: { datapoints: points.counts((r) => r.errors), total: sum((r) => r.errors) },
+    retries: { datapoints: points.counts((r) => r.retries), total: sum((r) => r.retries) },
     filter: {
       durationAverage: runs ? sum((r) => r.filterMsTotal) / runs : 0,
       subThresholdTotal: sum((r) => r.filterSubThreshold),
       processedTotal: runs,
-      subThresholdTotalCumulative: cumulative((r) => r.filterSubThreshold),
+      subThresholdTotalCumulative: points.cumulative((r) => r.filterSubThreshold),
       p90: percentile(filterHist, 0.9),
       p99: percentile(filterHist, 0.99),
-      durationDatapoints: rows
-        .filter((r) => r.filterRuns > 0)
-        .map((r) => ({ timestamp: r.minute, value: r.filterMsTotal / r.filterRuns })),
+      // Milliseconds of the point's runs over its runs (not an average of the minutes' averages).
+      durationDatapoints: points.sparse((r) => (r.filterRuns > 0 ? r.filterMsTotal / r.filterRuns : null)),
     },
     latency: {
       p50: percentile(latencyHist, 0.5),
@@ -802,7 +805,7 @@ export function buildMetrics(rows: MinuteRow[], from: Date, to: Date) {
         .flatMap((r) =>
           LATENCY_QUANTILES.map(([name, q]) => ({
             name,
-            timestamp: r.minute,
+            timestamp: r.at,
             value: percentile(r.latencyHistogram, q),
           })),
         ),

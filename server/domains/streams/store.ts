@@ -1,8 +1,10 @@
 import { and, desc, eq, gte, ilike, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
+import { BUCKETS_MS } from "../../dataplane/histogram.ts";
 import type { Executor } from "../../platform/db/index.ts";
 import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
+import { bucketStart, floorMinute } from "../../platform/time-buckets.ts";
 import {
   streamBlockHashes,
   streamCheckpoints,
@@ -165,19 +167,92 @@ export async function logs(
     .limit(options.limit);
 }
 
-export async function metricMinutes(db: Executor, accountId: string, streamId: string, from: Date, to: Date) {
-  return db
-    .select()
+/** A stream's (or webhook's) metric minutes summed per point (see platform/time-buckets.ts). */
+export interface MetricBucketRow {
+  at: Date;
+  blocks: number;
+  bytesTotal: number;
+  bytesBillable: number;
+  requests: number;
+  delivered: number;
+  credits: number;
+  errors: number;
+  retries: number;
+  filterRuns: number;
+  filterSubThreshold: number;
+  filterMsTotal: number;
+  /** Counts per histogram bucket (dataplane/histogram.ts), added bucket by bucket over the point's minutes. */
+  filterHistogram: number[];
+  latencyHistogram: number[];
+}
+
+/**
+ * A stream's metrics in the window (the minutes from `from`'s to before `to`) summed per point of
+ * `stepSeconds`, oldest first; only points with a minute recorded. Histograms are added bucket by
+ * bucket in PostgreSQL, so a month of minutes never leaves the database.
+ */
+export async function metricBuckets(
+  db: Executor,
+  accountId: string,
+  streamId: string,
+  window: { from: Date; to: Date; stepSeconds: number },
+): Promise<MetricBucketRow[]> {
+  const m = streamMetricMinutes;
+  // A histogram summed per point, position by position (the bounds are fixed: BUCKETS_MS). Reading each
+  // position of the jsonb array was 5× faster than unnesting it over a month of minutes (0.43 s, 2.2 s).
+  const summed = (column: typeof m.filterHistogram | typeof m.latencyHistogram) =>
+    sql.raw(`array[${BUCKETS_MS.map((_, i) => `coalesce(sum((${column.name}->>${i})::float8), 0)`).join(", ")}]`);
+  const result = await db.execute<{
+    at: Date | string;
+    blocks: number;
+    bytes_total: number;
+    bytes_billable: number;
+    requests: number;
+    delivered: number;
+    credits: number;
+    errors: number;
+    retries: number;
+    filter_runs: number;
+    filter_sub_threshold: number;
+    filter_ms_total: number;
+    filter_histogram: number[];
+    latency_histogram: number[];
+  }>(sql`
+    select ${bucketStart(m.minute, window.stepSeconds)} as at, sum(blocks)::float8 as blocks,
+      sum(bytes_total)::float8 as bytes_total, sum(bytes_billable)::float8 as bytes_billable,
+      sum(requests)::float8 as requests, sum(delivered)::float8 as delivered, sum(credits)::float8 as credits,
+      sum(errors)::float8 as errors, sum(retries)::float8 as retries, sum(filter_runs)::float8 as filter_runs,
+      sum(filter_sub_threshold)::float8 as filter_sub_threshold, sum(filter_ms_total)::float8 as filter_ms_total,
+      ${summed(m.filterHistogram)} as filter_histogram, ${summed(m.latencyHistogram)} as latency_histogram
+    from ${m}
+    where ${m.accountId} = ${accountId} and ${m.streamId} = ${streamId}
+      and ${m.minute} >= ${floorMinute(window.from)} and ${m.minute} < ${window.to}
+    group by 1 order by 1`);
+  return result.rows.map((r) => ({
+    at: new Date(r.at),
+    blocks: Number(r.blocks),
+    bytesTotal: Number(r.bytes_total),
+    bytesBillable: Number(r.bytes_billable),
+    requests: Number(r.requests),
+    delivered: Number(r.delivered),
+    credits: Number(r.credits),
+    errors: Number(r.errors),
+    retries: Number(r.retries),
+    filterRuns: Number(r.filter_runs),
+    filterSubThreshold: Number(r.filter_sub_threshold),
+    filterMsTotal: Number(r.filter_ms_total),
+    filterHistogram: r.filter_histogram.map(Number),
+    latencyHistogram: r.latency_histogram.map(Number),
+  }));
+}
+
+/** The first minute a stream (or webhook) has metrics for, or null: where "All time" starts. */
+export async function firstMetricMinute(db: Executor, accountId: string, streamId: string): Promise<Date | null> {
+  const [row] = await db
+    .select({ minute: sql<Date | string | null>`min(${streamMetricMinutes.minute})` })
     .from(streamMetricMinutes)
-    .where(
-      and(
-        eq(streamMetricMinutes.accountId, accountId),
-        eq(streamMetricMinutes.streamId, streamId),
-        gte(streamMetricMinutes.minute, from),
-        lte(streamMetricMinutes.minute, to),
-      ),
-    )
-    .orderBy(streamMetricMinutes.minute);
+    .where(and(eq(streamMetricMinutes.accountId, accountId), eq(streamMetricMinutes.streamId, streamId)));
+  return row?.minute ? new Date(row.minute) : null;
 }
 
 /**

@@ -1,17 +1,29 @@
 import { addHistograms, emptyHistogram, percentile } from "../../dataplane/histogram.ts";
 import type { Db } from "../../platform/db/index.ts";
+import { stepFor } from "../../platform/time-buckets.ts";
 import { endpointByKey } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
 export type MetricsRange = "HOUR" | "DAY" | "WEEK" | "MONTH";
 
-/** Each range: how many points and how wide (seconds); the last point is the one now falls in. */
-export const METRICS_RANGES: Record<MetricsRange, { points: number; stepSeconds: number }> = {
-  HOUR: { points: 60, stepSeconds: 60 },
-  DAY: { points: 96, stepSeconds: 15 * 60 },
-  WEEK: { points: 168, stepSeconds: 3600 },
-  MONTH: { points: 120, stepSeconds: 6 * 3600 },
+/** Each range's length in seconds; the last point is the one now falls in. */
+const RANGE_SECONDS: Record<MetricsRange, number> = {
+  HOUR: 3600,
+  DAY: 86_400,
+  WEEK: 7 * 86_400,
+  MONTH: 30 * 86_400,
 };
+
+/**
+ * Each range: how many points and how wide (seconds), the step being the one every metric's window of
+ * that length has (platform/time-buckets.ts): a minute, 15 minutes, an hour, 6 hours.
+ */
+export const METRICS_RANGES = Object.fromEntries(
+  Object.entries(RANGE_SECONDS).map(([range, seconds]) => {
+    const stepSeconds = stepFor(new Date(0), new Date(seconds * 1000));
+    return [range, { points: seconds / stepSeconds, stepSeconds }];
+  }),
+) as Record<MetricsRange, { points: number; stepSeconds: number }>;
 
 /** Endpoint metric minutes are kept for the longest range, and a day more. */
 export const METRICS_RETENTION_DAYS = 31;

@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { bucketStart, TICK_SECONDS } from "../../platform/time-buckets.ts";
 import { subscriptions } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
 import { endpointMetricMinutes, usageMinutes } from "./tables.ts";
@@ -119,7 +120,7 @@ export async function ticks(
   tick: "hour" | "day",
   endpointId?: string,
 ) {
-  const bucket = sql<Date>`date_trunc(${sql.raw(`'${tick}'`)}, ${usageMinutes.minute} at time zone 'UTC') at time zone 'UTC'`;
+  const bucket = bucketStart(usageMinutes.minute, TICK_SECONDS[tick]);
   const rows = await db
     .select({
       at: bucket,
@@ -157,15 +158,6 @@ export async function subscriptionOf(db: Executor, accountId: string) {
   return row;
 }
 
-/**
- * A point's start: the minute rounded down to a multiple of `stepSeconds` since the epoch (UTC). The step is
- * written into the text (an integer of ours), so the same expression in select and group by is one expression.
- */
-function bucketOf(minute: typeof usageMinutes.minute | typeof endpointMetricMinutes.minute, stepSeconds: number) {
-  const step = sql.raw(String(Math.trunc(stepSeconds)));
-  return sql<Date>`to_timestamp(floor(extract(epoch from ${minute}) / ${step}) * ${step})`;
-}
-
 /** One endpoint's calls, refused calls and credits per point and method in [start, end). */
 export async function endpointMethodPoints(
   db: Executor,
@@ -173,7 +165,7 @@ export async function endpointMethodPoints(
   endpointId: string,
   window: { start: Date; end: Date; stepSeconds: number },
 ) {
-  const bucket = bucketOf(usageMinutes.minute, window.stepSeconds);
+  const bucket = bucketStart(usageMinutes.minute, window.stepSeconds);
   const rows = await db
     .select({
       at: bucket,
@@ -214,7 +206,7 @@ export async function endpointRequestPoints(
   const m = endpointMetricMinutes;
   const result = await db.execute<{ at: Date | string; family: string; key: string; n: number }>(sql`
     with m as (
-      select ${bucketOf(m.minute, window.stepSeconds)} as at, ${m.requests} as requests, ${m.statuses} as statuses,
+      select ${bucketStart(m.minute, window.stepSeconds)} as at, ${m.requests} as requests, ${m.statuses} as statuses,
         ${m.refusals} as refusals, ${m.latencyHistogram} as histogram
       from ${m}
       where ${m.accountId} = ${accountId} and ${m.endpointId} = ${endpointId}

@@ -59,8 +59,8 @@ export const webhookResolvers: Resolvers = {
         ctx.db,
         accountId,
         args.id,
-        new Date(args.startDate),
-        args.endDate ? new Date(args.endDate) : new Date(),
+        args.startDate ? new Date(args.startDate) : null,
+        args.endDate ? new Date(args.endDate) : null,
       ),
     ),
     webhookLogs: field("VIEWER", async ({ ctx, accountId, args }) => {

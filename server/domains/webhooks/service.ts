@@ -3,6 +3,7 @@ import { createDestination, type WebhookAttributes } from "../../dataplane/desti
 import type { Db } from "../../platform/db/index.ts";
 import { AppError } from "../../platform/errors.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
+import { bucketSeries } from "../../platform/time-buckets.ts";
 import { type StreamsServices, streamsRuntime } from "../streams/runtime.ts";
 import * as streamService from "../streams/service.ts";
 import type { StreamRow } from "../streams/store.ts";
@@ -98,20 +99,28 @@ export async function activateWebhook(
   return streamService.activateStream(db, accountId, id, "WEBHOOK", services);
 }
 
-/** Totals and per-minute points of what a webhook processed, delivered and billed in [from, to]. */
-export async function webhookMetrics(db: Db, accountId: string, id: string, from: Date, to: Date) {
-  const rows = await streamService.metricMinutes(db, accountId, id, "WEBHOOK", from, to);
+/**
+ * Totals and points of what a webhook processed, delivered and billed in its window (from `start`, or
+ * from its first recorded minute without one, to `end`, default now), per point of the window's step.
+ */
+export async function webhookMetrics(db: Db, accountId: string, id: string, start: Date | null, end: Date | null) {
+  const { window, rows } = await streamService.metricBuckets(db, accountId, id, "WEBHOOK", start, end);
   const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((a, r) => a + f(r), 0);
+  const points = bucketSeries(window, rows);
+  const processed = points.counts((r) => r.blocks);
+  const delivered = points.counts((r) => r.delivered);
+  const bytes = points.counts((r) => r.bytesBillable);
   return {
+    ...window,
     processed: sum((r) => r.blocks),
     delivered: sum((r) => r.delivered),
     bytesTotal: sum((r) => r.bytesBillable),
     credits: sum((r) => r.credits),
-    datapoints: rows.map((r) => ({
-      timestamp: r.minute,
-      processed: r.blocks,
-      delivered: r.delivered,
-      bytes: r.bytesBillable,
+    datapoints: processed.map((point, i) => ({
+      timestamp: point.timestamp,
+      processed: point.value,
+      delivered: delivered[i].value,
+      bytes: bytes[i].value,
     })),
   };
 }

@@ -344,6 +344,7 @@ export type Query = {
   errorLogDetails: ErrorLogDetails;
   streams: StreamConnection;
   stream: Stream;
+  /** From startDate (without one, from the stream's first recorded minute) to endDate (default now), per point of the window's step. */
   streamMetrics: StreamMetrics;
   streamLogs: StreamLogConnection;
   streamRawPayload: StreamPayloadResult;
@@ -359,6 +360,7 @@ export type Query = {
   streamPermissions: StreamPermissions;
   webhooks: WebhookConnection;
   webhook: Webhook;
+  /** From startDate (without one, from the webhook's first recorded minute) to endDate (default now), per point of the window's step. */
   webhookMetrics: WebhookMetrics;
   webhookLogs: StreamLogConnection;
   webhookLatestBlock: Scalars["Float"]["output"];
@@ -383,7 +385,7 @@ export type Query = {
   functionActivationResult: FunctionActivationResult;
   /** Lines the function's runs wrote, newest first. */
   functionLogs: FunctionLogConnection;
-  /** Per minute from startDate to endDate (default now), at most 31 days. */
+  /** From startDate to endDate (default now), at most 31 days, per point of the window's step. */
   functionMetrics: FunctionMetrics;
   functionPermissions: FunctionPermissions;
   /** The account's functions against its plan's limits. */
@@ -482,7 +484,7 @@ export type QueryStreamArgs = {
 
 export type QueryStreamMetricsArgs = {
   id: Scalars["ID"]["input"];
-  startDate: Scalars["DateTime"]["input"];
+  startDate?: InputMaybe<Scalars["DateTime"]["input"]>;
   endDate?: InputMaybe<Scalars["DateTime"]["input"]>;
 };
 
@@ -535,7 +537,7 @@ export type QueryWebhookArgs = {
 
 export type QueryWebhookMetricsArgs = {
   id: Scalars["ID"]["input"];
-  startDate: Scalars["DateTime"]["input"];
+  startDate?: InputMaybe<Scalars["DateTime"]["input"]>;
   endDate?: InputMaybe<Scalars["DateTime"]["input"]>;
 };
 
@@ -1592,7 +1594,7 @@ export type StreamFilterMetric = {
   subThresholdTotalCumulative: Array<MetricPoint>;
   p90: Scalars["Float"]["output"];
   p99: Scalars["Float"]["output"];
-  /** Average milliseconds per filter run, per minute with runs. */
+  /** Average milliseconds per filter run, per point with runs: the point's milliseconds over its runs. */
   durationDatapoints: Array<MetricPoint>;
 };
 
@@ -1602,7 +1604,7 @@ export type StreamLatencyMetric = {
   p50: Scalars["Float"]["output"];
   p90: Scalars["Float"]["output"];
   p99: Scalars["Float"]["output"];
-  /** The same per minute: one point named p50, p90 and p99 for each minute with deliveries. */
+  /** The same per point: one named p50, p90 and p99 for each point with deliveries, of the point's summed histogram. */
   points: Array<NamedMetricPoint>;
 };
 
@@ -1615,6 +1617,12 @@ export type NamedMetricPoint = {
 
 export type StreamMetrics = {
   __typename?: "StreamMetrics";
+  /** The start of the window counted. */
+  from: Scalars["DateTime"]["output"];
+  /** The end of the window counted. */
+  to: Scalars["DateTime"]["output"];
+  /** The width of each point, in seconds: the finest of a minute, 5 or 15 minutes, an hour, 6 hours, a day or a week that covers the window in at most 200 points (a minute up to 3 hours 19 minutes, 15 minutes for 24 hours, an hour for 7 days, 6 hours for 31 days). Points start at UTC multiples of it (weeks on Mondays); the first and last may hold part of a step. */
+  stepSeconds: Scalars["Int"]["output"];
   bytes: StreamBytesMetric;
   datasets: StreamCountMetric;
   requests: StreamCountMetric;
@@ -1866,6 +1874,12 @@ export type WebhookMetricPoint = {
 
 export type WebhookMetrics = {
   __typename?: "WebhookMetrics";
+  /** The start of the window counted. */
+  from: Scalars["DateTime"]["output"];
+  /** The end of the window counted. */
+  to: Scalars["DateTime"]["output"];
+  /** The width of each point, in seconds: the finest of a minute, 5 or 15 minutes, an hour, 6 hours, a day or a week that covers the window in at most 200 points (a minute up to 3 hours 19 minutes, 15 minutes for 24 hours, an hour for 7 days, 6 hours for 31 days). Points start at UTC multiples of it (weeks on Mondays); the first and last may hold part of a step. */
+  stepSeconds: Scalars["Int"]["output"];
   /** Blocks the filter ran on. */
   processed: Scalars["Float"]["output"];
   /** Payloads acknowledged by the URL. */
@@ -2177,7 +2191,7 @@ export type FunctionLogConnection = {
   pageInfo: PageInfo;
 };
 
-/** One measure per minute with runs, and the same summed from the window's start. */
+/** One measure per point of the window's step (zero where nothing ran), and the same summed from the window's start; no points when nothing ran in the window. */
 export type FunctionMetric = {
   __typename?: "FunctionMetric";
   datapoints: Array<MetricPoint>;
@@ -2187,7 +2201,7 @@ export type FunctionMetric = {
 
 export type FunctionDurationMetric = {
   __typename?: "FunctionDurationMetric";
-  /** Average milliseconds per run, per minute with runs. */
+  /** Average milliseconds per run, per point with runs: the point's milliseconds over its runs. */
   datapoints: Array<MetricPoint>;
   /** Milliseconds of all runs, summed from the window's start. */
   cumulative: Array<MetricPoint>;
@@ -2199,6 +2213,8 @@ export type FunctionMetrics = {
   __typename?: "FunctionMetrics";
   from: Scalars["DateTime"]["output"];
   to: Scalars["DateTime"]["output"];
+  /** The width of each point, in seconds: the finest of a minute, 5 or 15 minutes, an hour, 6 hours, a day or a week that covers the window in at most 200 points (a minute up to 3 hours 19 minutes, 15 minutes for 24 hours, an hour for 7 days, 6 hours for 31 days). Points start at UTC multiples of it (weeks on Mondays); the first and last may hold part of a step. */
+  stepSeconds: Scalars["Int"]["output"];
   execution: FunctionMetric;
   error: FunctionMetric;
   duration: FunctionDurationMetric;
@@ -3566,7 +3582,7 @@ export type QueryResolvers<
     ResolversTypes["StreamMetrics"],
     ParentType,
     ContextType,
-    RequireFields<QueryStreamMetricsArgs, "id" | "startDate">
+    RequireFields<QueryStreamMetricsArgs, "id">
   >;
   streamLogs?: Resolver<
     ResolversTypes["StreamLogConnection"],
@@ -3614,7 +3630,7 @@ export type QueryResolvers<
     ResolversTypes["WebhookMetrics"],
     ParentType,
     ContextType,
-    RequireFields<QueryWebhookMetricsArgs, "id" | "startDate">
+    RequireFields<QueryWebhookMetricsArgs, "id">
   >;
   webhookLogs?: Resolver<
     ResolversTypes["StreamLogConnection"],
@@ -4643,6 +4659,9 @@ export type StreamMetricsResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["StreamMetrics"] = ResolversParentTypes["StreamMetrics"],
 > = {
+  from?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  stepSeconds?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   bytes?: Resolver<ResolversTypes["StreamBytesMetric"], ParentType, ContextType>;
   datasets?: Resolver<ResolversTypes["StreamCountMetric"], ParentType, ContextType>;
   requests?: Resolver<ResolversTypes["StreamCountMetric"], ParentType, ContextType>;
@@ -4861,6 +4880,9 @@ export type WebhookMetricsResolvers<
   ContextType = Context,
   ParentType extends ResolversParentTypes["WebhookMetrics"] = ResolversParentTypes["WebhookMetrics"],
 > = {
+  from?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  stepSeconds?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   processed?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   delivered?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   bytesTotal?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
@@ -5146,6 +5168,7 @@ export type FunctionMetricsResolvers<
 > = {
   from?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
   to?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  stepSeconds?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   execution?: Resolver<ResolversTypes["FunctionMetric"], ParentType, ContextType>;
   error?: Resolver<ResolversTypes["FunctionMetric"], ParentType, ContextType>;
   duration?: Resolver<ResolversTypes["FunctionDurationMetric"], ParentType, ContextType>;

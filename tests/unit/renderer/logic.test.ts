@@ -476,6 +476,104 @@ describe("lists and charts", () => {
     expect(one.axisTick.customValues).toEqual([at("2026-11-25T08:59:00Z")]);
   });
 
+  it("spans a time axis over the window its result names, on the step's grid, bars zero and lines broken where nothing was", () => {
+    const at = (iso: string) => Date.parse(iso);
+    const view = (chartType: "bar" | "line"): Parameters<typeof buildChartOption>[0] => ({
+      kind: "chart",
+      query: "Q",
+      chartType,
+      timeAxis: { from: "m.from", to: "m.to", stepSeconds: "m.stepSeconds" },
+      series: [{ rows: "m.points", encode: { x: "/t", y: "/v" } }],
+    });
+    type Axis = {
+      min: number;
+      max: number;
+      axisTick: { customValues: number[] };
+      axisLabel: { customValues: number[] };
+    };
+    const labelsOf = (axis: Axis) =>
+      axis.axisLabel.customValues.map((tick) =>
+        (axis.axisLabel as unknown as { formatter: (v: number) => string }).formatter(tick),
+      );
+    // Last 7 days per hour, with runs in two hours of the last: the axis spans the 7 days, not the two hours.
+    const week = {
+      m: {
+        from: "2026-11-20T09:30:00Z",
+        to: "2026-11-27T09:30:00Z",
+        stepSeconds: 3600,
+        points: [
+          { t: "2026-11-27T07:00:00Z", v: 2 },
+          { t: "2026-11-27T09:00:00Z", v: 1 },
+        ],
+      },
+    };
+    const bars = buildChartOption(view("bar"), week, at("2026-11-27T09:30:00Z"));
+    const axis = bars.xAxis as Axis;
+    // From the hour holding the start, half an hour before it for the bar, to now (the last bar ends at now).
+    expect(axis.min).toBe(at("2026-11-20T08:30:00Z"));
+    expect(axis.max).toBe(at("2026-11-27T09:30:00Z"));
+    const data = (bars.series as { data: [number, number][] }[])[0].data;
+    expect(data).toHaveLength(7 * 24 + 1);
+    expect(data[0]).toEqual([at("2026-11-20T09:00:00Z"), 0]);
+    expect(data.filter(([, y]) => y !== 0)).toEqual([
+      [at("2026-11-27T07:00:00Z"), 2],
+      [at("2026-11-27T09:00:00Z"), 1],
+    ]);
+    // At most seven ticks, days apart, on the hourly grid; a tick at midnight reads as its date.
+    const ticks = axis.axisTick.customValues;
+    expect(ticks.length).toBeGreaterThan(1);
+    expect(ticks.length).toBeLessThanOrEqual(7);
+    expect(ticks.every((tick) => (tick - at("2026-11-20T09:00:00Z")) % 3_600_000 === 0)).toBe(true);
+    expect(ticks[1] - ticks[0]).toBeGreaterThanOrEqual(86_400_000);
+    expect(labelsOf(axis).every((label) => /^[A-Z][a-z]{2} \d+$/.test(label))).toBe(true);
+    // A line (an average) has gaps where nothing ran; a point between gaps shows as its symbol.
+    const line = buildChartOption(view("line"), week, at("2026-11-27T09:30:00Z"));
+    const lineSeries = (line.series as { data: [number, number | null][]; showSymbol: boolean }[])[0];
+    expect(lineSeries.data.at(-2)).toEqual([at("2026-11-27T08:00:00Z"), null]);
+    expect(lineSeries.showSymbol).toBe(true);
+    expect((line.xAxis as Axis).min).toBe(at("2026-11-20T09:00:00Z"));
+    // The last hour per minute: times on the ticks.
+    const hour = buildChartOption(
+      view("bar"),
+      {
+        m: {
+          from: "2026-11-27T08:30:00Z",
+          to: "2026-11-27T09:30:00Z",
+          stepSeconds: 60,
+          points: [{ t: "2026-11-27T09:12:00Z", v: 3 }],
+        },
+      },
+      at("2026-11-27T09:30:00Z"),
+    );
+    expect((hour.series as { data: unknown[] }[])[0].data).toHaveLength(60);
+    expect(
+      labelsOf(hour.xAxis as Axis)
+        .slice(1)
+        .every((label) => /^\d\d:\d\d$/.test(label)),
+    ).toBe(true);
+    // Days are the service's UTC days: dates, whatever the viewer's zone.
+    const days = buildChartOption(
+      view("bar"),
+      {
+        m: {
+          from: "2026-06-01T00:00:00Z",
+          to: "2026-11-27T09:30:00Z",
+          stepSeconds: 86_400,
+          points: [{ t: "2026-11-01T00:00:00Z", v: 3 }],
+        },
+      },
+      at("2026-11-27T09:30:00Z"),
+    );
+    expect(labelsOf(days.xAxis as Axis).every((label) => /^[A-Z][a-z]{2} \d+$/.test(label))).toBe(true);
+    expect((days.xAxis as Axis).axisTick.customValues.every((tick) => tick % 86_400_000 === 0)).toBe(true);
+    expect((days.xAxis as Axis).min).toBe(at("2026-05-31T12:00:00Z"));
+    // No points: nothing to draw (the chart says so); no window in the result: the axis spans the data.
+    const none = buildChartOption(view("bar"), { m: { ...week.m, points: [] } });
+    expect(none.series).toEqual([]);
+    const unnamed = buildChartOption(view("bar"), { m: { points: week.m.points } }, at("2026-11-27T09:30:00Z"));
+    expect((unnamed.xAxis as Axis).min).toBe(at("2026-11-27T06:00:00Z"));
+  });
+
   it("labels time ticks with the date where a day starts and the time within it", () => {
     const ticks = [0, 6, 12, 18, 24].map((h) => Date.UTC(2026, 10, 24, 12) + h * 3_600_000);
     const labels = [...tickLabels(ticks, 3_600_000).values()];
