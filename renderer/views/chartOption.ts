@@ -1,5 +1,6 @@
 // Data apart from display: series come from query rows through an `encode` mapping; the chart type
 // is a separate choice. Pure, so it is tested without ECharts.
+import { formatBytes } from "../format.ts";
 import { getPath, getPointer } from "../resolve.ts";
 import type { ChartView } from "../types.ts";
 
@@ -99,7 +100,7 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
   }
   if (view.chartType === "pie") return { tooltip: { trigger: "item" }, legend: { bottom: 0 }, series };
   return {
-    tooltip: { trigger: "axis" },
+    tooltip: view.yUnit === "B" ? { trigger: "axis", valueFormatter: tooltipBytes } : { trigger: "axis" },
     ...(series.length > 1 ? { legend: { bottom: 0 } } : {}),
     grid: { left: 48, right: 24, top: 24, bottom: series.length > 1 ? 48 : 32 },
     xAxis:
@@ -112,10 +113,18 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
             now,
           ),
     // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
-    yAxis: view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" },
+    yAxis: valueAxis(view),
     series,
   };
 }
+
+/** The value axis: byte sizes for `yUnit: "B"`, else the view's ECharts label template, else ECharts' own. */
+function valueAxis(view: ChartView) {
+  if (view.yUnit === "B") return { type: "value", axisLabel: { formatter: (value: number) => formatBytes(value) } };
+  return view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" };
+}
+
+const tooltipBytes = (value: unknown) => (typeof value === "number" ? formatBytes(value) : String(value ?? "—"));
 
 /** A time as ms: a number as it is, else its text parsed (ISO date-times). */
 const timeOf = (x: unknown) => (typeof x === "number" ? x : Date.parse(String(x)));

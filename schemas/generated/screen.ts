@@ -681,6 +681,10 @@ export interface ChartView {
     stepSeconds: Path;
   };
   yFormat?: string;
+  /**
+   * What the values count, when the axis and tooltip say it better than a plain number: B, bytes, read as 6.3 KiB or 64 MiB (as the number widget's unit B).
+   */
+  yUnit?: "B";
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

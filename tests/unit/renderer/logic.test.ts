@@ -430,6 +430,29 @@ describe("lists and charts", () => {
     ]);
   });
 
+  it("a chart of bytes reads its axis and tooltip as byte sizes", () => {
+    const option = buildChartOption(
+      {
+        kind: "chart",
+        query: "Q",
+        chartType: "bar",
+        yUnit: "B",
+        series: [{ rows: "points", encode: { x: "/t", y: "/v" } }],
+      },
+      { points: [{ t: 1, v: 21_000 }] },
+    );
+    const axis = option.yAxis as { axisLabel: { formatter: (value: number) => string } };
+    expect([0, 512, 6_451, 21_000, 67_108_864].map(axis.axisLabel.formatter)).toEqual([
+      "0 B",
+      "512 B",
+      "6.3 KiB",
+      "21 KiB",
+      "64 MiB",
+    ]);
+    const tooltip = option.tooltip as { valueFormatter: (value: unknown) => string };
+    expect(tooltip.valueFormatter(21_000)).toBe("21 KiB");
+  });
+
   it("spans a time axis over its data only, never past now, with ticks on the data's own points", () => {
     const at = (iso: string) => Date.parse(iso);
     const chart = (chartType: "bar" | "line", times: string[], now: number) =>
