@@ -113,15 +113,46 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
             now,
           ),
     // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
-    yAxis: valueAxis(view),
+    yAxis: valueAxis(
+      view,
+      grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([, y]) => y)),
+    ),
     series,
   };
 }
 
-/** The value axis: byte sizes for `yUnit: "B"`, else the view's ECharts label template, else ECharts' own. */
-function valueAxis(view: ChartView) {
-  if (view.yUnit === "B") return { type: "value", axisLabel: { formatter: (value: number) => formatBytes(value) } };
-  return view.yFormat ? { type: "value", axisLabel: { formatter: view.yFormat } } : { type: "value" };
+/** The value axis: byte sizes for `yUnit: "B"`, else the view's ECharts label template, else ECharts' own labels. */
+function valueAxis(view: ChartView, values: unknown[]) {
+  if (view.yUnit === "B") {
+    const largest = Math.max(0, ...values.map(Number).filter(Number.isFinite));
+    const interval = byteInterval(largest);
+    return {
+      type: "value",
+      ...(interval ? { interval } : {}),
+      axisLabel: { formatter: (value: number) => formatBytes(value) },
+    };
+  }
+  // Counts (every value whole) get whole ticks: 3 runs drawn on 0, 0.5 … 3 read as half runs.
+  const whole = values.every((value) => value === null || value === undefined || Number.isInteger(Number(value)));
+  return {
+    type: "value",
+    ...(whole ? { minInterval: 1 } : {}),
+    ...(view.yFormat ? { axisLabel: { formatter: view.yFormat } } : {}),
+  };
+}
+
+/**
+ * Ticks for bytes on the binary grid (1, 2 or 5 × 10ⁿ KiB, MiB…), about five up to the largest value:
+ * ECharts' decimal ticks (10,000, 20,000) read as 9.8 KiB, 20 KiB, 29 KiB.
+ */
+function byteInterval(largest: number): number | undefined {
+  if (largest <= 0) return undefined;
+  let unit = 1;
+  while (largest / unit >= 1024) unit *= 1024;
+  const rough = largest / unit / 5;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((candidate) => candidate >= rough) ?? 10 * power;
+  return Math.max(1, step * unit);
 }
 
 const tooltipBytes = (value: unknown) => (typeof value === "number" ? formatBytes(value) : String(value ?? "—"));

@@ -449,7 +449,17 @@ describe("lists and charts", () => {
       "21 KiB",
       "64 MiB",
     ]);
+    // Ticks on the binary grid: 5 KiB apart up to 21,000 bytes, not ECharts' 10,000, 20,000.
+    expect((option.yAxis as { interval: number }).interval).toBe(5 * 1024);
     const tooltip = option.tooltip as { valueFormatter: (value: unknown) => string };
+    // Counts get whole ticks; measures with fractions keep ECharts' own.
+    const axisOf = (values: number[]) =>
+      buildChartOption(
+        { kind: "chart", query: "Q", chartType: "bar", series: [{ rows: "points", encode: { x: "/t", y: "/v" } }] },
+        { points: values.map((v, t) => ({ t, v })) },
+      ).yAxis as { minInterval?: number };
+    expect(axisOf([3, 1, 0]).minInterval).toBe(1);
+    expect(axisOf([1.8, 2]).minInterval).toBeUndefined();
     expect(tooltip.valueFormatter(21_000)).toBe("21 KiB");
   });
 
@@ -626,7 +636,7 @@ describe("lists and charts", () => {
     );
     const barSeries = bars.series as { name: string; stack?: string; itemStyle: { color: string } }[];
     expect(barSeries.every((entry) => entry.stack === "total")).toBe(true);
-    expect(bars.yAxis).toEqual({ type: "value" });
+    expect(bars.yAxis).toStrictEqual({ type: "value", minInterval: 1 });
     const barColours = new Map(barSeries.map((entry) => [entry.name, entry.itemStyle.color]));
     const slices = (pie.series as { data: { name: string; itemStyle: { color: string } }[] }[])[0].data;
     expect(new Map(slices.map((slice) => [slice.name, slice.itemStyle.color]))).toEqual(barColours);
