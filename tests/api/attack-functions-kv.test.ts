@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { pruneActivations } from "../../server/domains/functions/store.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { signUp, type TestUser, useTestApp } from "../support/api.ts";
 
@@ -178,7 +179,7 @@ describe("a function deleted while it runs", () => {
 });
 
 describe("what a function's history keeps", () => {
-  it("is bounded in bytes as well as in runs: large results and user data keep fewer runs", async () => {
+  it("is bounded in bytes as well as in runs: past the bytes, older runs keep only their outcome and preview", async () => {
     const owner = await signUp(ctx.app);
     const database = openDatabase(ctx.app.database.url, 1);
     try {
@@ -200,15 +201,41 @@ describe("what a function's history keeps", () => {
         });
         expect(answer.status).toBe(200);
       }
-      const { rows } = await database.execute<{ runs: number; bytes: string; newest: string }>(sql`
+      const { rows } = await database.execute<{ runs: number; bytes: string; newest: string; shed: number }>(sql`
         select count(*)::int as runs,
-          sum(pg_column_size(result_json) + pg_column_size(user_data) + pg_column_size(logs)) as bytes,
-          max(user_data #>> '{}') filter (where user_data #>> '{}' like '119:%') as newest
+          sum(coalesce(pg_column_size(result_json), 0) + coalesce(pg_column_size(user_data), 0)
+            + pg_column_size(logs)) as bytes,
+          max(user_data #>> '{}') filter (where user_data #>> '{}' like '119:%') as newest,
+          (count(*) filter (where result_json is null and user_data is null))::int as shed
         from function_activations where function_id = ${createFunction.id}`);
-      expect(rows[0].runs).toBeLessThan(120);
+      // Every run stays in the history; the older ones without their heavy parts.
+      expect(rows[0].runs).toBe(120);
+      expect(rows[0].shed).toBeGreaterThan(0);
       // 16 MiB, and the runs recorded since the last prune (it runs every 50).
       expect(Number(rows[0].bytes)).toBeLessThanOrEqual(16 * 1024 * 1024 + 50 * 2 * 130 * 1024);
       expect(rows[0].newest).toBe(sent[119]);
+      // The oldest run: its outcome and size are kept, its whole result answered as not kept.
+      const first = await database.execute<{ id: string }>(sql`
+        select id from function_activations where function_id = ${createFunction.id} order by created_at limit 1`);
+      const id = first.rows[0].id;
+      const oldest = await owner.client.gqlOk<{
+        functionActivation: { success: boolean; size: number; userData: unknown };
+      }>("query($id: ID!) { functionActivation(id: $id) { success size userData } }", { id });
+      expect(oldest.functionActivation).toMatchObject({ success: true, userData: null });
+      expect(oldest.functionActivation.size).toBeGreaterThan(96 * 1024);
+      const result = await owner.client.gqlOk<{ functionActivationResult: { kept: boolean; result: unknown } }>(
+        "query($id: ID!) { functionActivationResult(id: $id) { kept result } }",
+        { id },
+      );
+      expect(result.functionActivationResult).toEqual({ kept: false, result: null });
+
+      // Past the count, the oldest runs go altogether.
+      await pruneActivations(database, createFunction.id, { runs: 100, bytes: 16 * 1024 * 1024 });
+      const left = await database.execute<{ runs: number }>(sql`
+        select count(*)::int as runs from function_activations where function_id = ${createFunction.id}`);
+      expect(left.rows[0].runs).toBe(100);
+      const gone = await database.execute(sql`select 1 from function_activations where id = ${id}`);
+      expect(gone.rows).toEqual([]);
     } finally {
       await database.$client.end();
     }

@@ -226,9 +226,11 @@ export async function insertActivation(
 }
 
 /**
- * Keeps a function's newest activations: at most `runs` of them, and no older ones once the newer ones
- * hold `bytes` as stored (their results, user data and logs; pg_column_size reads a value's stored size
- * without decompressing it). The run that reaches `bytes` is kept.
+ * Keeps a function's newest activations: at most `runs` of them, and of those only the newer ones keep
+ * their heavy parts (whole result, user data, logs) once the newer ones hold `bytes` as stored
+ * (pg_column_size reads a value's stored size without decompressing it; the run that reaches `bytes`
+ * keeps its parts). Older runs stay in the history with their outcome, duration, size and result
+ * preview, their whole result answered as not kept, as one over RESULT_KEPT_BYTES is.
  */
 export async function pruneActivations(
   db: Executor,
@@ -236,17 +238,20 @@ export async function pruneActivations(
   kept: { runs: number; bytes: number },
 ): Promise<void> {
   await db.execute(sql`
-    delete from function_activations where function_id = ${functionId} and created_at < (
-      select created_at from (
-        select created_at,
-          row_number() over newest as n,
-          sum(coalesce(pg_column_size(result_json), 0) + coalesce(pg_column_size(user_data), 0)
-            + coalesce(pg_column_size(logs), 0)) over newest as bytes
-        from function_activations where function_id = ${functionId}
-        window newest as (order by created_at desc)
-      ) runs
-      where n = ${kept.runs} or bytes >= ${kept.bytes}
-      order by created_at desc limit 1)`);
+    with runs as (
+      select id, row_number() over newest as n,
+        sum(coalesce(pg_column_size(result_json), 0) + coalesce(pg_column_size(user_data), 0)
+          + coalesce(pg_column_size(logs), 0)) over newest as bytes
+      from function_activations where function_id = ${functionId}
+      window newest as (order by created_at desc, id desc)
+    ),
+    gone as (
+      delete from function_activations a using runs where a.id = runs.id and runs.n > ${kept.runs}
+    )
+    update function_activations a set result_json = null, user_data = null, logs = '[]'::jsonb
+    from runs
+    where a.id = runs.id and runs.n <= ${kept.runs} and runs.bytes > ${kept.bytes}
+      and (a.result_json is not null or a.user_data is not null or jsonb_array_length(a.logs) > 0)`);
 }
 
 /** Runs whose logs one pruneRunLogs pass empties at most (the next pass takes the rest). */
