@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   filterSandbox,
+  logSandboxTo,
   quarantineProcess,
   SandboxProcess,
   sandboxProcess,
@@ -58,6 +59,9 @@ describe("streams sharing the sandbox process", () => {
     try {
       const generations = () => sandboxProcess().generation + quarantineProcess().generation;
       const generation = generations();
+      // Every replacement of a sandbox process is told with the filters blamed for it.
+      const replacements: { blamed: string[] }[] = [];
+      logSandboxTo({ warn: (fields: object) => replacements.push(fields as { blamed: string[] }) });
       // One allocation far past the isolate's limit: V8 loses control of the isolate, the process is replaced.
       const crash = await createActive(receiver.url, "function main(s) { new Array(1e8).fill(0) }", 50);
       const paused = await waitFor(
@@ -72,8 +76,11 @@ describe("streams sharing the sandbox process", () => {
         /filter failed.*(MEMORY|TIMEOUT).*made the sandbox restart 2 times, so the stream is paused/,
       );
       // Two crashes, not fifty-one: the first in the shared process, the second in the quarantine, where the
-      // account's code runs once it crashed a process other accounts' code runs in.
-      expect(generations() - generation).toBe(2);
+      // account's code runs once it crashed a process other accounts' code runs in. Counted by the
+      // replacements blamed on this filter: under load the watchdog may also replace a process that was
+      // slow to start or answer, which is no crash of this filter's (CI once counted 3 generations).
+      expect(replacements.filter((r) => r.blamed.includes(`stream ${crash}`))).toHaveLength(2);
+      expect(generations() - generation).toBeGreaterThanOrEqual(2);
       expect(filterSandbox(1_000, true, owner.viewer.id)).toBe(quarantineProcess());
     } finally {
       await receiver.close();
