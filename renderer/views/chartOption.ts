@@ -43,9 +43,11 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
     }
     grouped.push({ spec, groups });
   }
+  /** Every point of every series, as they stand when called (before or after they are put on the grid). */
+  const allPoints = () => grouped.flatMap(({ groups }) => [...groups.values()].flat());
   // The grid runs through the data's points (the service's point starts), else through the window's start.
-  const anchor = grouped
-    .flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => timeOf(x)))
+  const anchor = allPoints()
+    .map(([x]) => timeOf(x))
     .find(Number.isFinite);
   const grid = timeWindow && windowGrid(timeWindow, anchor ?? timeWindow.from);
   if (timeWindow && grid)
@@ -108,14 +110,14 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
         ? windowAxis(timeWindow, grid, view.chartType === "bar", now)
         : xAxisOf(
             view.xType ?? "time",
-            grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([x]) => x)),
+            allPoints().map(([x]) => x),
             view.chartType === "bar",
             now,
           ),
     // An explicit `axisLabel: undefined` would replace ECharts' default and hide the labels.
     yAxis: valueAxis(
       view,
-      grouped.flatMap(({ groups }) => [...groups.values()].flat().map(([, y]) => y)),
+      allPoints().map(([, y]) => y),
     ),
     series,
   };

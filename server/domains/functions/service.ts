@@ -149,9 +149,9 @@ export const RESULT_KEPT_BYTES = 256 * 1024;
 /**
  * Runs kept per function (the newest), and the bytes the newest may hold as stored (results, user data,
  * logs): older runs keep only their outcome and preview (store.pruneActivations), every PRUNE_EVERY runs
- * recorded here. Without the bytes, a run kept 256 KiB of user
- * data and 256 KiB of result, and a function 1,000 runs: a Free account's ten functions held 5 GB, written
- * at 18 MB/s by one caller, for GB-seconds that cost it nothing (a 1 ms run of 128 MB is 0.000125).
+ * recorded here. Without the bytes, a run kept 256 KiB of user data and 256 KiB of result, and a function
+ * 1,000 runs: a Free account's ten functions held 5 GB, written at 18 MB/s by one caller, for GB-seconds
+ * that cost it nothing (a 1 ms run of 128 MB is 0.000125).
  */
 export const HISTORY_KEPT = { runs: 1000, bytes: 16 * 1024 * 1024 };
 const PRUNE_EVERY = 50;

@@ -15,8 +15,6 @@ export type UploadRow = typeof kvUploads.$inferSelect;
 /** One array parameter (a JS array in a sql template would become one parameter per element). */
 const textArray = (items: readonly string[]) => sql`${sql.param(items)}::text[]`;
 
-/** `term` as a case-insensitive substring pattern, its own % and _ matched literally. */
-
 export interface PageQuery<K> {
   search: string | null;
   after: K | null;

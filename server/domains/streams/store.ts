@@ -167,24 +167,14 @@ export async function logs(
     .limit(options.limit);
 }
 
-/** A stream's (or webhook's) metric minutes summed per point (see platform/time-buckets.ts). */
-export interface MetricBucketRow {
-  at: Date;
-  blocks: number;
-  bytesTotal: number;
-  bytesBillable: number;
-  requests: number;
-  delivered: number;
-  credits: number;
-  errors: number;
-  retries: number;
-  filterRuns: number;
-  filterSubThreshold: number;
-  filterMsTotal: number;
-  /** Counts per histogram bucket (dataplane/histogram.ts), added bucket by bucket over the point's minutes. */
-  filterHistogram: number[];
-  latencyHistogram: number[];
-}
+/**
+ * A stream's (or webhook's) metric minutes summed per point (see platform/time-buckets.ts): the minute
+ * row's counters, `at` the point's start; histograms (dataplane/histogram.ts) added bucket by bucket.
+ */
+export type MetricBucketRow = { at: Date } & Omit<
+  typeof streamMetricMinutes.$inferSelect,
+  "accountId" | "streamId" | "product" | "minute"
+>;
 
 /**
  * A stream's metrics in the window (the minutes from `from`'s to before `to`) summed per point of
