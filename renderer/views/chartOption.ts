@@ -130,7 +130,8 @@ function valueAxis(view: ChartView, values: unknown[]) {
     const interval = byteInterval(largest);
     return {
       type: "value",
-      ...(interval ? { interval } : {}),
+      // The top on the grid too: else ECharts ends the axis at the data's largest value, its label crowding the tick below.
+      ...(interval ? { interval, max: Math.ceil(largest / interval) * interval } : {}),
       axisLabel: { formatter: (value: number) => formatBytes(value) },
     };
   }

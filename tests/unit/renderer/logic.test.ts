@@ -450,7 +450,7 @@ describe("lists and charts", () => {
       "64 MiB",
     ]);
     // Ticks on the binary grid: 5 KiB apart up to 21,000 bytes, not ECharts' 10,000, 20,000.
-    expect((option.yAxis as { interval: number }).interval).toBe(5 * 1024);
+    expect(option.yAxis).toMatchObject({ interval: 5 * 1024, max: 25 * 1024 });
     const tooltip = option.tooltip as { valueFormatter: (value: unknown) => string };
     // Counts get whole ticks; measures with fractions keep ECharts' own.
     const axisOf = (values: number[]) =>
