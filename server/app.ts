@@ -22,6 +22,7 @@ import { type ChainNodes, startChainNodes } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
+import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
@@ -99,7 +100,8 @@ export interface BuildOptions {
 
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
   const log = createLogger(config.logLevel, options.logDestination);
-  logSandboxTo(log.child({ component: "sandbox" }));
+  const sandboxLog = log.child({ component: "sandbox" });
+  logSandboxTo(sandboxLog);
   // The database server and the local chain nodes are processes of their own: they start while this one
   // checks the registry, migrates and seeds, instead of one after another.
   const databaseStarting = startDatabaseServer(config, log);
@@ -109,6 +111,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   });
   // Awaited only once the database is ready; a failure before then is handled there, not as unhandled.
   chainsStarting.catch(() => undefined);
+  // While they start: how sandbox processes will be confined is tried here, not at the first filter test.
+  logSandboxLaunch(sandboxLog);
   const stopStarted = async () => {
     const [database, chainNodes] = await Promise.allSettled([databaseStarting, chainsStarting]);
     if (chainNodes.status === "fulfilled") await chainNodes.value.stop().catch(() => undefined);

@@ -18,6 +18,7 @@ import path from "node:path";
 import { type ChainNodes, startChainNodes, staticUpstreams, type Upstream } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { SandboxSuspects } from "./dataplane/engine/suspects.ts";
+import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
@@ -73,6 +74,8 @@ const suspects = SandboxSuspects.load(path.join(config.dataDir, `engine-suspects
 const lostRow = lost && lostStream ? await engineStore.loadStream(db, lostStream) : undefined;
 if (lost && lostRow) suspects.add(lostRow, lost.reason);
 logSandboxTo(log);
+// Functions of FUNCTION destinations run in sandbox processes started from this process.
+logSandboxLaunch(log);
 const inThread = new InThreadSandbox((message) => {
   log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
   process.exit(70);

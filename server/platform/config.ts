@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import path from "node:path";
 import { type EgressAllowEntry, parseEgressAllow } from "./egress.ts";
@@ -169,13 +169,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
 }
 
 /**
+ * Makes the data directory, or closes one made before: 0711, so another user can list nothing in it.
+ * The embedded PostgreSQL server, which runs as its own user when the service runs as root, needs to
+ * pass through it to its own 0700 directory; the sandbox processes, which run as `nobody` then
+ * (sandbox/confine.ts), must find nothing: secrets are 0600 and directories of tenants' data 0700.
+ */
+export function ensureDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o711 });
+  const { mode, uid } = statSync(dataDir);
+  if ((mode & 0o066) !== 0 && uid === process.getuid?.()) chmodSync(dataDir, mode & ~0o066);
+}
+
+/**
  * A secret generated once and kept in the data directory, so restarts reuse it.
  * Returns whether it was created now, so the caller can print it the first time.
  */
 export function persistentSecret(config: AppConfig, name: string, bytes = 18): { value: string; created: boolean } {
   const file = path.join(config.dataDir, `${name}.secret`);
   if (existsSync(file)) return { value: readFileSync(file, "utf8").trim(), created: false };
-  mkdirSync(config.dataDir, { recursive: true });
+  ensureDataDir(config.dataDir);
   const value = randomBytes(bytes).toString("base64url");
   writeFileSync(file, `${value}\n`, { mode: 0o600 });
   return { value, created: true };

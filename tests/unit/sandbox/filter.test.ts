@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { sandboxLaunch } from "../../../server/dataplane/sandbox/confine.ts";
 import { logSandboxTo, sandboxProcess } from "../../../server/dataplane/sandbox/process.ts";
 import type { FilterHelpers } from "../../../server/dataplane/sandbox/types.ts";
 import { failed, filter, filterCases } from "./filter-cases.ts";
@@ -23,6 +24,22 @@ describe("filter sandbox: the sandbox process", () => {
     } finally {
       delete process.env.DATABASE_URL_CANARY;
     }
+  });
+
+  it("runs as nobody without a network where the machine allows it: code that got out of V8 reaches neither the service's files nor any address", async () => {
+    const launch = sandboxLaunch();
+    const f = await filter("function main() { return 1 }");
+    expect(await f.run({ data: [] })).toMatchObject({ ok: true });
+    const pid = sandboxProcess().pid as number;
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+    expect(uid).toBe(launch.user?.uid ?? process.getuid?.());
+    const ownNetwork = readlinkSync(`/proc/${pid}/ns/net`) !== readlinkSync("/proc/self/ns/net");
+    expect(ownNetwork).toBe(launch.isolatedNetwork);
+    // Its network namespace has the loopback interface only, and it is down: no address answers.
+    if (ownNetwork) expect(readFileSync(`/proc/${pid}/net/dev`, "utf8")).not.toMatch(/^\s*(?!lo:)\w+:/m);
+    // This machine (and CI's) runs the tests as root with unshare and setpriv: fully confined here.
+    if (process.getuid?.() === 0)
+      expect(launch).toMatchObject({ user: { name: "nobody" }, isolatedNetwork: true, shortfall: null });
   });
 
   it("contains a crash of V8: the call fails, the sandbox is replaced, other filters go on", async () => {

@@ -1,0 +1,116 @@
+import { type SpawnSyncReturns, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+
+/**
+ * What a sandbox process runs as. It runs tenants' code, and code that got out of V8 would have the
+ * process's user and network: the service's files (the data directory's keys, its database) and every
+ * address the egress policy refuses to webhooks. So, where the machine allows it, the process is started
+ * - without a network: `unshare --net` gives it a network namespace of its own with no interface up
+ *   (it talks to the service over the pipe it inherits, which needs none);
+ * - as `nobody`, when the service runs as root (`setpriv`, no supplementary groups, no new privileges),
+ *   so the service's files are out of its reach (the data directory is 0700, see ensureDataDir);
+ *   a service that does not run as root has no other user to give it, and its files stay readable.
+ * Which one the machine allows is tried once, by starting Node confined and loading what the sandbox
+ * process loads (isolated-vm, the TypeScript loader, its own source): a clone in a directory `nobody`
+ * cannot read (root's home) starts the sandbox as the service's user instead, and the log says why.
+ */
+export interface SandboxLaunch {
+  /** The command and its arguments before Node's (none: Node itself). */
+  prefix: string[];
+  /** The user the sandbox process runs as, when not the service's. */
+  user: { name: string; uid: number; gid: number } | null;
+  /** It has a network namespace of its own, with no interface up. */
+  isolatedNetwork: boolean;
+  /** What it could not be confined by, and why; null when fully confined. */
+  shortfall: string | null;
+}
+
+const require = createRequire(import.meta.url);
+/** What the sandbox process reads to start: a confined process that can read these can start it. */
+const NEEDED_FILES = [
+  fileURLToPath(new URL("./host.ts", import.meta.url)),
+  fileURLToPath(new URL("./isolates.ts", import.meta.url)),
+  require.resolve("tsx"),
+];
+const PROBE = `const fs = require("node:fs");
+require(${JSON.stringify(require.resolve("isolated-vm"))});
+for (const file of ${JSON.stringify(NEEDED_FILES)}) fs.accessSync(file, fs.constants.R_OK);`;
+
+/** The `nobody` user of /etc/passwd (65534 where it is not listed). */
+function nobody(): { name: string; uid: number; gid: number } {
+  try {
+    const line = readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("nobody:"));
+    const [, , uid, gid] = line?.split(":") ?? [];
+    if (uid && gid) return { name: "nobody", uid: Number(uid), gid: Number(gid) };
+  } catch {
+    // No /etc/passwd: the conventional ids below.
+  }
+  return { name: "nobody", uid: 65534, gid: 65534 };
+}
+
+/** The launches to try, most confined first. */
+function candidates(): SandboxLaunch[] {
+  const noNetwork = ["unshare", "--net", "--"];
+  if (process.getuid?.() !== 0)
+    return [{ prefix: ["unshare", "--user", "--net", "--"], user: null, isolatedNetwork: true, shortfall: null }];
+  const user = nobody();
+  const asUser = ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--no-new-privs", "--"];
+  return [
+    { prefix: [...noNetwork, ...asUser], user, isolatedNetwork: true, shortfall: null },
+    { prefix: asUser, user, isolatedNetwork: false, shortfall: null },
+    { prefix: noNetwork, user: null, isolatedNetwork: true, shortfall: null },
+  ];
+}
+
+const probeArgs = (launch: SandboxLaunch) => [...launch.prefix.slice(1), process.execPath, "-e", PROBE];
+const UNCONFINED: SandboxLaunch = { prefix: [], user: null, isolatedNetwork: false, shortfall: null };
+/** What failed of a probe, in a line. */
+const failure = (r: SpawnSyncReturns<string>) =>
+  r.error?.message ??
+  (r.stderr
+    .split("\n")
+    .find((l) => /Error|denied|not permitted|EACCES/.test(l))
+    ?.trim() ||
+    `exited with code ${r.status}`);
+
+/** The first launch that starts, with what the ones before it lacked; unconfined when none does. */
+function choose(tried: { launch: SandboxLaunch; failed: string | null }[]): SandboxLaunch {
+  const ok = tried.find((t) => t.failed === null);
+  const missing = [...new Set(tried.filter((t) => t.failed !== null).map((t) => t.failed))].join("; ");
+  const chosen = ok?.launch ?? UNCONFINED;
+  const wanted = candidates()[0];
+  const lacks = [
+    wanted.isolatedNetwork && !chosen.isolatedNetwork ? "its own network" : null,
+    wanted.user && !chosen.user ? `the user ${wanted.user.name}` : null,
+  ].filter((x) => x !== null);
+  return lacks.length > 0 ? { ...chosen, shortfall: `without ${lacks.join(" and ")}: ${missing}` } : chosen;
+}
+
+let decided: SandboxLaunch | null = null;
+
+/** How sandbox processes are started: the launches are tried once, on first use (about 0.1 s). */
+export function sandboxLaunch(): SandboxLaunch {
+  if (decided) return decided;
+  const tried = [];
+  for (const launch of candidates()) {
+    const r = spawnSync(launch.prefix[0], probeArgs(launch), { encoding: "utf8", timeout: 30_000 });
+    const failed = r.status === 0 ? null : failure(r);
+    tried.push({ launch, failed });
+    if (failed === null) break;
+  }
+  decided = choose(tried);
+  return decided;
+}
+
+/** Decides the launch at the service's start, not at its first filter or function, and logs how sandboxes run. */
+export function logSandboxLaunch(log: Pick<Logger, "info" | "warn">): void {
+  const { user, isolatedNetwork, shortfall } = sandboxLaunch();
+  const how = { user: user?.name ?? "the service's", isolatedNetwork };
+  if (shortfall) log.warn(how, `sandbox processes run ${shortfall}`);
+  else log.info(how, "sandbox processes run confined");
+}
