@@ -7,6 +7,7 @@
  * Started with `node --no-node-snapshot` (isolated-vm on Node 20 needs it). Nothing here is reachable
  * from user code: the isolate sees only the bootstrap's console and qnLib.
  */
+import { writeFileSync } from "node:fs";
 import net from "node:net";
 import {
   type Frame,
@@ -29,6 +30,14 @@ import { isolateRuntime } from "./isolates.ts";
  *   accounts whose code crashed a sandbox, any limit) runs as the slow one does.
  */
 const FAST = process.argv[2] === "fast";
+// An isolate's memory limit is checked as V8 collects, so tenants' heaps can pass their sizes for a while;
+// if the machine runs out of memory, the kernel ends this process (the service replaces it and its callers
+// get a clear error) before the service or its database. Raising one's own score needs no privilege.
+try {
+  writeFileSync("/proc/self/oom_score_adj", "1000");
+} catch {
+  // Not Linux: no such score.
+}
 const PIPE_FD = 3;
 const socket = FAST ? null : new net.Socket({ fd: PIPE_FD, readable: true, writable: true });
 const frames = FAST ? new SyncFrameReader<ToHost>(PIPE_FD) : null;
