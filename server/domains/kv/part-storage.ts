@@ -141,19 +141,18 @@ export function localPartStorage(config: Pick<AppConfig, "dataDir">): LocalPartS
     async received(upload) {
       // Read from the directory, not the map: parts may have come to another process (this one only
       // keeps the uploads it received parts of); a directory already gone holds none.
-      let parts = 0;
-      let bytes = 0;
-      for (const name of await readdir(dirOf(upload.id)).catch(() => [] as string[])) {
-        if (!PART_NAME.test(name)) continue;
-        const size = await stat(path.join(dirOf(upload.id), name)).then(
-          (s) => s.size,
-          () => null,
-        );
-        if (size === null) continue;
-        parts++;
-        bytes += size;
-      }
-      return { parts, bytes };
+      // Stated side by side: one after another, 2,000 parts took 40–60 ms of the uploads overview.
+      const names = (await readdir(dirOf(upload.id)).catch(() => [] as string[])).filter((n) => PART_NAME.test(n));
+      const sizes = await Promise.all(
+        names.map((name) =>
+          stat(path.join(dirOf(upload.id), name)).then(
+            (s) => s.size,
+            () => null,
+          ),
+        ),
+      );
+      const present = sizes.filter((size) => size !== null);
+      return { parts: present.length, bytes: present.reduce((a, b) => a + b, 0) };
     },
     async discard(upload) {
       received.delete(upload.id);
