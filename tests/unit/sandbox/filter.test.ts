@@ -26,7 +26,7 @@ describe("filter sandbox: the sandbox process", () => {
     }
   });
 
-  it("runs as nobody without a network where the machine allows it (code that got out of V8 reaches neither the service's files nor any address), and goes first when memory runs out", async () => {
+  it("runs as nobody without a network where the machine allows it (code that got out of V8 reaches neither the service's files nor any address), and yields CPU and memory to the service", async () => {
     const launch = sandboxLaunch();
     const f = await filter("function main() { return 1 }");
     expect(await f.run({ data: [] })).toMatchObject({ ok: true });
@@ -37,7 +37,9 @@ describe("filter sandbox: the sandbox process", () => {
     expect(ownNetwork).toBe(launch.isolatedNetwork);
     // Its network namespace has the loopback interface only, and it is down: no address answers.
     if (ownNetwork) expect(readFileSync(`/proc/${pid}/net/dev`, "utf8")).not.toMatch(/^\s*(?!lo:)\w+:/m);
-    // Out of memory, the kernel ends it first, not the service or its database.
+    // It yields the CPU to the service (niceness 10), and out of memory the kernel ends it first.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    expect(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]).toBe("10");
     expect(readFileSync(`/proc/${pid}/oom_score_adj`, "utf8").trim()).toBe("1000");
     // This machine (and CI's) runs the tests as root with unshare and setpriv: fully confined here.
     if (process.getuid?.() === 0)
