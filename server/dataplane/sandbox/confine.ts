@@ -11,10 +11,11 @@ import type { Logger } from "pino";
  * - without a network: `unshare --net` gives it a network namespace of its own with no interface up
  *   (it talks to the service over the pipe it inherits, which needs none);
  * - as `nobody`, when the service runs as root (`setpriv`, no supplementary groups, no new privileges),
- *   so the service's files are out of its reach (the data directory is 0700, see ensureDataDir);
+ *   so the service's files are out of its reach (the data directory lists nothing to others, its secrets
+ *   are 0600 and tenants' upload parts 0700, see ensureDataDir);
  *   a service that does not run as root has no other user to give it, and its files stay readable.
- * Which one the machine allows is tried once, by starting Node confined and loading what the sandbox
- * process loads (isolated-vm, the TypeScript loader, its own source): a clone in a directory `nobody`
+ * Which one the machine allows is tried once, by starting Node confined, loading isolated-vm and
+ * reading the TypeScript loader and the sandbox's source: a clone in a directory `nobody`
  * cannot read (root's home) starts the sandbox as the service's user instead, and the log says why.
  */
 export interface SandboxLaunch {
