@@ -128,9 +128,16 @@ const originHeaderOf = (headers: IncomingHttpHeaders): string | undefined => hea
 
 const methodsOf = (calls: unknown[]): string[] => calls.map((c) => (isCall(c) ? c.method : ""));
 
+/**
+ * The most of a refused body parsed for the logs: what an error-log row keeps of a body. Anyone can send a
+ * refused request (no token needed), and parsing megabytes of JSON (a nested one above all: about a second
+ * for 4 MB of brackets) would hold this thread for every other request.
+ */
+const REFUSED_BODY_PARSED_BYTES = 16 * 1024;
+
 /** The methods and calls of a body the proxy refused before reading it, when it parses (for the logs only). */
 function callsOf(body: Buffer): { methods: string[]; calls: unknown[] } | undefined {
-  if (body.length === 0) return undefined;
+  if (body.length === 0 || body.length > REFUSED_BODY_PARSED_BYTES) return undefined;
   const parsed = parseBody(body);
   if ("error" in parsed) return undefined;
   return { methods: methodsOf(parsed.calls), calls: parsed.calls };
