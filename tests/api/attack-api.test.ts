@@ -1,4 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { openDatabase } from "../../server/platform/db/index.ts";
+import { createMailer, listOutbox, NOTIFICATIONS_PER_HOUR } from "../../server/platform/mail.ts";
 import { useTestApp } from "../support/api.ts";
 
 // The API, the RPC proxy and their HTTP routes against a hostile client: what an attack found open.
@@ -25,4 +28,25 @@ describe("an RPC path with malformed percent-encoding", () => {
     }
     expect((await fetch(`${ctx.app.url}/healthz`)).status).toBe(200);
   });
+});
+
+describe("notification e-mail to addresses an account chooses", () => {
+  it("is sent at most NOTIFICATIONS_PER_HOUR times an hour per account; the rest stay in the outbox", async () => {
+    const db = openDatabase(ctx.app.database.url, 2);
+    try {
+      // A closed port: every message that is really sent fails to connect, and says so.
+      const mailer = createMailer(db, { smtpUrl: "smtp://127.0.0.1:9" });
+      const accountId = randomUUID();
+      for (let i = 0; i <= NOTIFICATIONS_PER_HOUR; i++) {
+        await mailer.send({ accountId, to: `victim-${i}@example.com`, subject: "Your stream was paused", text: "…" });
+      }
+      const outbox = await listOutbox(db, accountId, 200);
+      const notSent = outbox.filter((m) => m.error?.startsWith("Not sent:"));
+      expect(outbox.length).toBe(NOTIFICATIONS_PER_HOUR + 1);
+      expect(notSent.map((m) => m.to)).toEqual([`victim-${NOTIFICATIONS_PER_HOUR}@example.com`]);
+      expect(outbox.every((m) => m.sentAt === null)).toBe(true);
+    } finally {
+      await db.$client.end();
+    }
+  }, 60_000);
 });
