@@ -366,7 +366,7 @@ function clientStatus(error: FastifyError): number | undefined {
 function requestErrorHandler(config: AppConfig, log: Logger) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split("?")[0];
-    if (config.roles.api && path === graphqlPath) {
+    if (config.roles.api && request.routeOptions.url === graphqlPath) {
       const errors = formatError({ errors: [error] }, { production: config.production, log, requestId: request.id });
       const internal = errors.some((e) => e.extensions.code === "INTERNAL");
       return reply.code(internal ? 500 : 400).send({ data: null, errors });
@@ -397,8 +397,9 @@ async function registerApi(
   resolvers: Resolvers,
 ) {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
+  // The route matched, not the URL's text: the router also takes percent-encoded spellings (/%67raphql).
   app.addHook("onRequest", (request, reply, done) => {
-    if (request.url.split("?")[0] !== graphqlPath) return done();
+    if (request.routeOptions.url !== graphqlPath) return done();
     if (request.method === "GET") {
       reply
         .code(405)

@@ -38,6 +38,8 @@ const refusedRanges: [AddressClass, string, number, "ipv4" | "ipv6"][] = [
   ["unspecified", "::", 128, "ipv6"],
   ["loopback", "::1", 128, "ipv6"],
   ["reserved", "100::", 64, "ipv6"],
+  // Local-use NAT64 (RFC 8215): the operator's own translator, to IPv4 addresses of its choosing.
+  ["private", "64:ff9b:1::", 48, "ipv6"],
   ["reserved", "2001:db8::", 32, "ipv6"],
   ["private", "fc00::", 7, "ipv6"],
   ["link-local", "fe80::", 10, "ipv6"],

@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, gt } from "drizzle-orm";
 import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import type { Transporter } from "nodemailer";
 import type { Logger } from "pino";
@@ -42,6 +42,13 @@ export interface Mailer {
 
 export const MAIL_FROM = "Nodeplane <notifications@nodeplane.local>";
 
+/**
+ * Notification e-mails one account may send in an hour. Their addresses are the account's to choose
+ * (a stream's notificationEmail) and a failure can be made at will, so without a bound the service
+ * would mail anyone, as often as asked. Past it a message is kept in the outbox, not sent.
+ */
+export const NOTIFICATIONS_PER_HOUR = 20;
+
 export function createMailer(
   db: Executor,
   options: { smtpUrl?: string | null; from?: string; log?: Logger } = {},
@@ -60,7 +67,16 @@ export function createMailer(
     async send(message) {
       let sentAt: Date | null = null;
       let error: string | null = null;
-      if (smtp) {
+      // Counted before sending: messages sent at the same moment may pass the bound by a few.
+      const [{ sent }] = await db
+        .select({ sent: count() })
+        .from(mailOutbox)
+        .where(
+          and(eq(mailOutbox.accountId, message.accountId), gt(mailOutbox.createdAt, new Date(Date.now() - 3_600_000))),
+        );
+      if (smtp && sent >= NOTIFICATIONS_PER_HOUR) {
+        error = `Not sent: the account's notification e-mails are limited to ${NOTIFICATIONS_PER_HOUR} an hour.`;
+      } else if (smtp) {
         try {
           await (await smtp()).sendMail({
             from: options.from ?? MAIL_FROM,

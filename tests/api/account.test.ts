@@ -209,6 +209,30 @@ describe("sign-up, sign-in and the viewer", () => {
     expect(errors?.[0].extensions?.code).toBe("UNAUTHENTICATED");
   });
 
+  it("counts wrong current passwords with the email's failed sign-ins: a session is no unthrottled password oracle", async () => {
+    const user = await signUp(ctx.app);
+    const set = (currentPassword: string) =>
+      user.client.gql<{ setPassword: { success: boolean } }>(
+        "mutation($c: String!, $p: String!) { setPassword(currentPassword: $c, password: $p, passwordConfirmation: $p) { success } }",
+        { c: currentPassword, p: "new-password-1" },
+      );
+    const answers: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const r = await set(`wrong-${i}`);
+      answers.push(r.errors?.[0].extensions?.code ?? `success ${r.data?.setPassword.success}`);
+    }
+    expect(answers).toEqual([...Array(8).fill("success false"), "RATE_LIMITED"]);
+    // The right password is refused too while the email is locked, here and at sign-in.
+    expect((await set(user.password)).errors?.[0].extensions?.code).toBe("RATE_LIMITED");
+    const signInAgain = await ctx.app
+      .client()
+      .gql("mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { id } }", {
+        e: user.email,
+        p: user.password,
+      });
+    expect(signInAgain.errors?.[0].extensions?.code).toBe("RATE_LIMITED");
+  }, 30_000);
+
   it("updates the profile", async () => {
     const user = await signUp(ctx.app);
     const data = await user.client.gqlOk<{ updateAccount: Record<string, unknown> }>(

@@ -16,6 +16,22 @@ describe("the GraphQL endpoint", () => {
     expect(form.status).toBe(415);
   });
 
+  it("refuses them at every spelling of its path the router takes for /graphql (percent-encoded letters)", async () => {
+    const user = await signUp(ctx.app);
+    for (const path of ["/%67raphql", "/graph%71l", "/%67%72%61%70%68%71%6C"]) {
+      const get = await user.client.request(`${path}?query=%7Bviewer%7Bemail%7D%7D`);
+      expect({ path, status: get.status }).toEqual({ path, status: 405 });
+      expect(await get.text()).not.toContain(user.email);
+      const form = await user.client.request(path, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: JSON.stringify({ query: "mutation { signOut }" }),
+      });
+      expect({ path, status: form.status }).toEqual({ path, status: 415 });
+    }
+    expect((await user.client.gql("{ viewer { email } }")).data).toEqual({ viewer: { email: user.email } });
+  });
+
   it("limits depth, aliases and tokens with a stable code", async () => {
     const user = await signUp(ctx.app);
     const deep = `{ viewer { subscription { plan { id } } } ${"team { userId } ".repeat(1)} }`;

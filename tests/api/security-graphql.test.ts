@@ -283,3 +283,28 @@ describe("security through GraphQL and the service's own proxy", () => {
     for (const r of refused) expect(r.errors?.[0].extensions?.code).toBe("FORBIDDEN");
   });
 });
+
+describe("domain masks in production without PUBLIC_URL", () => {
+  it("are refused: the console answers at any host, and the Host a mutation names is its caller's to write", async () => {
+    const production = await startTestApp({ NODE_ENV: "production" });
+    try {
+      const owner = await signUp(production);
+      const endpoint = await newEndpoint(owner.client);
+      const created = await owner.client.gql(
+        "mutation($e: ID!, $h: String!) { createDomainMask(endpointId: $e, host: $h) { id } }",
+        { e: endpoint.id, h: "console.example.test" },
+      );
+      expect(created.errors?.[0]).toMatchObject({
+        message: "Domain masks need the service's PUBLIC_URL: without it every host name may be the console's own.",
+        extensions: { code: "CONFLICT" },
+      });
+      const masks = await owner.client.gqlOk<{ security: { domainMasks: unknown[] } }>(
+        "query($e: ID!) { security(id: $e) { domainMasks { id } } }",
+        { e: endpoint.id },
+      );
+      expect(masks.security.domainMasks).toEqual([]);
+    } finally {
+      await production.close();
+    }
+  }, 120_000);
+});

@@ -1,5 +1,7 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifySignature } from "../../server/dataplane/destinations/index.ts";
+import { streams } from "../../server/domains/streams/tables.ts";
 import { signIn, signUp, type TestUser } from "../support/api.ts";
 import {
   DEMO_PASSWORD,
@@ -136,5 +138,42 @@ describe("webhooks", () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe("a password in a destination's URL (Basic authentication)", () => {
+  it("is shown masked, as other secrets are, and kept when the URL comes back masked", async () => {
+    const url = "https://hook-user:hook-secret-1@example.com/hook";
+    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string; url: string } }>(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url } }",
+      { input: { name: "with credentials", network: NETWORK, url, status: "PAUSED" } },
+    );
+    const masked = "https://hook-user:********@example.com/hook";
+    expect(createWebhook.url).toBe(masked);
+    const { createStream } = await owner.client.gqlOk<{
+      createStream: { id: string; destinationAttributes: { url: string } };
+    }>("mutation($input: CreateStreamInput!) { createStream(input: $input) { id destinationAttributes } }", {
+      input: {
+        name: "with credentials",
+        network: NETWORK,
+        dataset: "BLOCK",
+        destination: "WEBHOOK",
+        destinationAttributes: { url },
+        startRange: 1,
+        status: "PAUSED",
+      },
+    });
+    expect(createStream.destinationAttributes.url).toBe(masked);
+    // The console sends back what it was shown; a new password replaces the stored one.
+    await owner.client.gqlOk("mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { id } }", {
+      input: { id: createWebhook.id, url: `${masked}2` },
+    });
+    await owner.client.gqlOk("mutation($input: UpdateStreamInput!) { updateStream(input: $input) { id } }", {
+      input: { id: createStream.id, destinationAttributes: { url: "https://other:hook-secret-2@example.com/x" } },
+    });
+    const stored = async (id: string) =>
+      (await t.db.select().from(streams).where(eq(streams.id, id)))[0].destinationAttributes.url;
+    expect(await stored(createWebhook.id)).toBe("https://hook-user:hook-secret-1@example.com/hook2");
+    expect(await stored(createStream.id)).toBe("https://other:hook-secret-2@example.com/x");
   });
 });

@@ -145,7 +145,16 @@ export interface MeterOptions {
   totalsRefreshMs?: number;
   /** The chain head per network, for archive detection; archive calls need it (see method-credits.json). */
   headOf?: (network: string) => number | undefined;
+  /** Error-log rows one endpoint may add per minute in this process; DEFAULT_LOGS_PER_ENDPOINT_MINUTE when absent. */
+  logsPerEndpointMinute?: number;
 }
+
+/**
+ * Anyone who knows an endpoint's address can send it requests that fail (without its token, say), each
+ * an error-log row with up to two 16 KiB bodies: past this many rows in a minute an endpoint's failures
+ * are counted in its metrics but not logged, so a flood cannot fill the database.
+ */
+export const DEFAULT_LOGS_PER_ENDPOINT_MINUTE = 600;
 
 interface UsageCell {
   accountId: string;
@@ -249,8 +258,10 @@ export class UsageMeter implements MeterStage {
   private housekeeping: NodeJS.Timeout | null = null;
   private readonly requestPrefix = randomBytes(4).toString("hex");
   private requestCounter = 0;
-  /** Error logs dropped because too many were waiting. */
+  /** Error logs dropped because too many were waiting, or past their endpoint's rows for the minute. */
   droppedLogs = 0;
+  /** Per endpoint, the minute its error-log rows are counted in and how many it has added. */
+  private logsThisMinute = new Map<string, { minute: number; rows: number }>();
 
   constructor(private readonly options: MeterOptions) {}
 
@@ -384,6 +395,21 @@ export class UsageMeter implements MeterStage {
     return id;
   }
 
+  /** Whether the endpoint may add another error-log row in the minute of `at` (DEFAULT_LOGS_PER_ENDPOINT_MINUTE). */
+  private takeLogRow(endpointId: string, at: number): boolean {
+    const minute = at - (at % 60_000);
+    let counted = this.logsThisMinute.get(endpointId);
+    if (!counted || counted.minute !== minute) {
+      // Endpoints of earlier minutes are forgotten now and then, so the map holds about one minute's.
+      if (!counted && this.logsThisMinute.size >= MAX_PENDING_LOGS) this.logsThisMinute.clear();
+      counted = { minute, rows: 0 };
+      this.logsThisMinute.set(endpointId, counted);
+    }
+    if (counted.rows >= (this.options.logsPerEndpointMinute ?? DEFAULT_LOGS_PER_ENDPOINT_MINUTE)) return false;
+    counted.rows++;
+    return true;
+  }
+
   /**
    * One error-log row per request however many of its calls failed: the first failure's method, status
    * and error, with the counts (and, past one failure, a count per kind in the message). A batch's row is
@@ -392,11 +418,11 @@ export class UsageMeter implements MeterStage {
   private logFailures(event: DetailedMeterEvent, at: number, failures: FailedCalls, batch: boolean) {
     const first = failures.first;
     if (!first) return;
-    if (this.logs.length >= MAX_PENDING_LOGS) {
+    const record = event.endpoint.record;
+    if (this.logs.length >= MAX_PENDING_LOGS || !this.takeLogRow(record.id, at)) {
       this.droppedLogs++;
       return;
     }
-    const record = event.endpoint.record;
     const requestId = this.requestIdOf(event);
     const calls = Math.max(event.methods.length, 1);
     const refusal = first.refusal;

@@ -157,9 +157,14 @@ const NODE_ONLY_NAMESPACES = new Set([
   "miner",
   "engine",
   "clique",
+  // EIP-5792 and other wallet methods: a wallet's, signing with the keys it holds.
+  "wallet",
 ]);
 const NODE_ONLY_METHODS = new Set([
   "eth_sendTransaction",
+  "eth_sendTransactionSync",
+  // anvil's: sends from any address without its signature.
+  "eth_sendUnsignedTransaction",
   "eth_sign",
   "eth_signTransaction",
   "eth_signTypedData",

@@ -21,6 +21,11 @@ export const refusals = {
   LIMIT_REACHED: { http: 429, code: -32045, message: "This endpoint reached its plan's monthly request limit." },
   CANCELED: { http: 410, code: -32046, message: "This endpoint's subscription is canceled." },
   TERMINATED: { http: 410, code: -32047, message: "This endpoint is terminated." },
+  TOO_MANY_WEBSOCKETS: {
+    http: 429,
+    code: -32048,
+    message: "This account has as many WebSocket connections open as it may: close one before opening another.",
+  },
   TOKEN_REQUIRED: {
     http: 401,
     code: -32001,

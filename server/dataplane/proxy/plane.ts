@@ -48,6 +48,8 @@ export interface DataPlaneDeps {
   maxBodyBytes?: number;
   /** Most calls accepted in one batch (HTTP body or WebSocket message); Geth's default, 1000, when absent. */
   maxBatchCalls?: number;
+  /** Most WebSocket connections an account may have open in this process; DEFAULT_MAX_WEBSOCKETS_PER_ACCOUNT when absent. */
+  maxWebSocketsPerAccount?: number;
 }
 
 /** How a request named its endpoint: by the key in /rpc/:exId[/:token], or by a domain mask host. */
@@ -60,6 +62,11 @@ export interface RouteTarget {
 const JSON_HEADERS = { "content-type": "application/json" };
 /** Geth's BatchRequestLimit default: the most calls one batch may hold. */
 export const DEFAULT_MAX_BATCH_CALLS = 1000;
+/**
+ * Each WebSocket client holds a connection to the shared chain node besides its own, and upgrades pass no
+ * rate limit: without a bound one token could open connections until this process or the node ran out.
+ */
+export const DEFAULT_MAX_WEBSOCKETS_PER_ACCOUNT = 100;
 const refusedOf = (perCall: (Refusal | undefined)[]): Refused =>
   perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
 const EMPTY = Buffer.alloc(0);
@@ -121,9 +128,16 @@ const originHeaderOf = (headers: IncomingHttpHeaders): string | undefined => hea
 
 const methodsOf = (calls: unknown[]): string[] => calls.map((c) => (isCall(c) ? c.method : ""));
 
+/**
+ * The most of a refused body parsed for the logs: what an error-log row keeps of a body. Anyone can send a
+ * refused request (no token needed), and parsing megabytes of JSON (a nested one above all: about a second
+ * for 4 MB of brackets) would hold this thread for every other request.
+ */
+const REFUSED_BODY_PARSED_BYTES = 16 * 1024;
+
 /** The methods and calls of a body the proxy refused before reading it, when it parses (for the logs only). */
 function callsOf(body: Buffer): { methods: string[]; calls: unknown[] } | undefined {
-  if (body.length === 0) return undefined;
+  if (body.length === 0 || body.length > REFUSED_BODY_PARSED_BYTES) return undefined;
   const parsed = parseBody(body);
   if ("error" in parsed) return undefined;
   return { methods: methodsOf(parsed.calls), calls: parsed.calls };
@@ -194,12 +208,16 @@ export class DataPlane {
   readonly maxBatchCalls: number;
   /** The x-request-id of each upgrade being accepted, for its 101 answer. */
   private readonly upgradeIds = new WeakMap<IncomingMessage, string>();
+  readonly maxWebSocketsPerAccount: number;
+  /** Per account, its WebSocket connections open (or being opened) in this process. */
+  private readonly openWebSockets = new Map<string, number>();
 
   constructor(private readonly deps: DataPlaneDeps) {
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
     this.maxBodyBytes = deps.maxBodyBytes ?? 5 * 1024 * 1024;
     this.maxBatchCalls = deps.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
+    this.maxWebSocketsPerAccount = deps.maxWebSocketsPerAccount ?? DEFAULT_MAX_WEBSOCKETS_PER_ACCOUNT;
     this.wss.on("headers", (headers: string[], req: IncomingMessage) => {
       const id = this.upgradeIds.get(req);
       if (id) headers.push(`X-Request-Id: ${id}`);
@@ -509,6 +527,16 @@ export class DataPlane {
         clientIp,
       );
     }
+    const { accountId } = record;
+    const open = this.openWebSockets.get(accountId) ?? 0;
+    if (open >= this.maxWebSocketsPerAccount) return reject(refusal("TOO_MANY_WEBSOCKETS"), endpoint, clientIp);
+    // Counted from here until the socket closes, however it closes (refused, failed, or ended by either side).
+    this.openWebSockets.set(accountId, open + 1);
+    socket.once("close", () => {
+      const left = (this.openWebSockets.get(accountId) ?? 1) - 1;
+      if (left > 0) this.openWebSockets.set(accountId, left);
+      else this.openWebSockets.delete(accountId);
+    });
     this.upgradeIds.set(req, requestId);
     this.wss.handleUpgrade(req, socket, head ?? EMPTY, (client) =>
       this.bridge(client, endpoint, req, target, clientIp, wsUrl),

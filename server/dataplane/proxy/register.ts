@@ -7,18 +7,31 @@ import { DataPlane, type DataPlaneDeps, type RouteTarget } from "./plane.ts";
 const EMPTY = Buffer.alloc(0);
 const RPC_PATH = /^\/rpc\/([^/?#]+)(?:\/([^/?#]+))?\/?(?:[?#]|$)/;
 
+/**
+ * A path segment decoded, or as it is when its percent-encoding is malformed (`%ZZ`): it then names no
+ * endpoint or token, and is answered so. It runs in the server's request listener, where a throw would
+ * end the process.
+ */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** The endpoint a raw request names: /rpc/:exId[/:token], or a domain-mask host with an optional /:token path. */
 export function targetOf(plane: DataPlane, req: { url?: string; headers: { host?: string } }): RouteTarget | undefined {
   const url = req.url ?? "/";
   const host = req.headers.host;
   if (host && plane.lookup({ host })) {
     const token = url.split(/[?#]/)[0].split("/").filter(Boolean)[0];
-    return { host, pathToken: token ? decodeURIComponent(token) : undefined };
+    return { host, pathToken: token ? decodeSegment(token) : undefined };
   }
   if (!url.startsWith("/rpc/")) return undefined;
   const m = RPC_PATH.exec(url);
   if (!m) return undefined;
-  return { exId: decodeURIComponent(m[1]), pathToken: m[2] ? decodeURIComponent(m[2]) : undefined };
+  return { exId: decodeSegment(m[1]), pathToken: m[2] ? decodeSegment(m[2]) : undefined };
 }
 
 /**

@@ -198,6 +198,20 @@ async function countAttempt(
   }
 }
 
+/** An email's key in sign_in_limits: hashed, so any length fits the key column and the table holds no email addresses. */
+const signInEmailKey = (email: string) => createHash("sha256").update(email.toLowerCase()).digest("hex");
+
+/**
+ * Counts one check of a password against an email's failures (refused while the email is locked), and
+ * waits its backoff: a sign-in's, and a password change's check of the current password, which would
+ * otherwise let a session's holder guess the password without limit.
+ */
+async function countPasswordCheck(limiters: SignInLimiters, emailKey: string) {
+  const counted = await countAttempt(limiters.email, emailKey, "Too many failed sign-ins for this email");
+  const backoff = signInBackoffMs(counted.consumedPoints - 1);
+  if (backoff > 0) await sleep(backoff);
+}
+
 /**
  * Checks an email and password. Every attempt is counted before the password is checked, per email
  * (whether or not it has an account) and per client address: past SLOW_AFTER an email's answers are
@@ -206,13 +220,10 @@ async function countAttempt(
  */
 export async function authenticate(db: Db, email: string, password: string, clientAddress: string) {
   const limiters = signInLimiters(db);
-  // Hashed: any length fits the key column, and the table holds no email addresses.
-  const emailKey = createHash("sha256").update(email.toLowerCase()).digest("hex");
+  const emailKey = signInEmailKey(email);
   const addressKey = clientAddressKey(clientAddress);
   await countAttempt(limiters.address, addressKey, "Too many failed sign-ins from this address");
-  const counted = await countAttempt(limiters.email, emailKey, "Too many failed sign-ins for this email");
-  const backoff = signInBackoffMs(counted.consumedPoints - 1);
-  if (backoff > 0) await sleep(backoff);
+  await countPasswordCheck(limiters, emailKey);
 
   const user = await store.findUserByEmail(db, email);
   const valid = await verifyPassword(user?.passwordHash ?? null, password);
@@ -292,9 +303,13 @@ export async function setPassword(
     return { success: false, message: null, error: "The new password and its confirmation differ." };
   }
   const member = foundOr(await store.getMember(db, principal.accountId, principal.userId), "The user");
+  const limiters = signInLimiters(db);
+  const emailKey = signInEmailKey(member.user.email);
+  await countPasswordCheck(limiters, emailKey);
   if (!(await verifyPassword(member.user.passwordHash, input.currentPassword))) {
     return { success: false, message: null, error: "The current password is not right." };
   }
+  await limiters.email.delete(emailKey);
   const passwordHash = await hashPassword(input.password);
   await db.transaction(async (tx) => {
     await store.updateUser(tx, principal.accountId, principal.userId, { passwordHash });

@@ -30,11 +30,14 @@ const endpointRpcMethods = (ctx: Context) =>
 
 const ok = (message: string) => ({ success: true, message, error: null });
 
-/** The console's own host may not become a domain mask: it would take the console's traffic. */
-function reservedHosts(ctx: Context): string[] {
-  const hosts = [ctx.request.hostname];
-  if (ctx.config.publicUrl) hosts.push(new URL(ctx.config.publicUrl).hostname);
-  return hosts;
+/**
+ * The console's own hosts, which may not become domain masks (a mask takes every request to its host), or
+ * null when they are not known. Without PUBLIC_URL the console answers at any host, and the Host a request
+ * names is its caller's to write: in production no host can be shown not to be the console's.
+ */
+function consoleHosts(ctx: Context): string[] | null {
+  if (ctx.config.publicUrl) return [ctx.request.hostname, new URL(ctx.config.publicUrl).hostname];
+  return ctx.config.production ? null : [ctx.request.hostname];
 }
 
 type EntrySchema = "referrerInput" | "ipInput" | "domainMaskInput" | "requestFilterInput";
@@ -61,7 +64,7 @@ function entryResolvers<F extends string, V>(
           args.endpointId,
           kind,
           args[valueField],
-          reservedHosts(ctx),
+          consoleHosts(ctx),
         );
         return view(row);
       },

@@ -382,12 +382,16 @@ export async function createEntry(
   endpointId: string,
   kind: store.EntryKind,
   raw: string,
-  reservedHosts: string[] = [],
+  /** The console's own hosts (no domain mask may take them); null when they are not known. */
+  consoleHosts: string[] | null = [],
 ) {
   const { accountId } = actor;
   const endpoint = await endpointOrFail(db, accountId, endpointId, true);
   const value = normaliseEntry(kind, raw, endpoint.network);
-  if (kind === "DOMAIN_MASK" && reservedHosts.map((h) => h.toLowerCase()).includes(value)) {
+  if (kind === "DOMAIN_MASK" && consoleHosts === null) {
+    throw conflict("Domain masks need the service's PUBLIC_URL: without it every host name may be the console's own.");
+  }
+  if (kind === "DOMAIN_MASK" && consoleHosts?.map((h) => h.toLowerCase()).includes(value)) {
     throw badInput([{ pointer: "/host", message: "This host serves the console; choose your own domain." }]);
   }
   const row = await db.transaction(async (tx) => {

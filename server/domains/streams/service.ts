@@ -46,6 +46,39 @@ import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts"
 import * as store from "./store.ts";
 
 export const MASK = "********";
+
+/** Attributes holding a URL, whose password (Basic authentication in the URL) is a secret as the others are. */
+const URL_ATTRIBUTES = ["url", "endpoint"];
+
+/** A URL with its password masked (`https://user:********@host/`); anything else as it is. */
+export function maskUrlPassword(value: unknown): unknown {
+  if (typeof value !== "string" || !URL.canParse(value)) return value;
+  const url = new URL(value);
+  if (!url.password) return value;
+  url.password = MASK;
+  return url.href;
+}
+
+/**
+ * The patch with each URL attribute sent back with its password masked given its stored password again,
+ * so a form that sends the URL it was shown keeps the credentials (as a masked secret does).
+ */
+function withStoredUrlPasswords(current: store.StreamRow, patch: StreamInput): StreamInput {
+  const sent = patch.destinationAttributes;
+  if (!sent || (patch.destination !== undefined && patch.destination !== current.destination)) return patch;
+  const restored: Record<string, unknown> = { ...sent };
+  for (const k of URL_ATTRIBUTES) {
+    const value = sent[k];
+    const stored = current.destinationAttributes[k];
+    if (typeof value !== "string" || typeof stored !== "string" || !URL.canParse(value) || !URL.canParse(stored))
+      continue;
+    const url = new URL(value);
+    if (url.password !== MASK) continue;
+    url.password = new URL(stored).password;
+    restored[k] = url.href;
+  }
+  return { ...patch, destinationAttributes: restored };
+}
 const PREVIEW_CHARS = 2000;
 
 export interface StreamInput {
@@ -285,12 +318,13 @@ export async function updateStream(
   box: SecretBox,
   accountId: string,
   id: string,
-  patch: StreamInput,
+  sent: StreamInput,
   product: store.Product,
   services?: StreamsServices,
 ) {
   return db.transaction(async (tx) => {
     const current = await ownedStream(tx, accountId, id, product);
+    const patch = withStoredUrlPasswords(current, sent);
     const merged = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -447,6 +481,7 @@ export function shownAttributes(
   const secrets = openSecrets(box, row.destinationSecrets);
   const attributes: Record<string, unknown> = { ...row.destinationAttributes };
   for (const k of Object.keys(secrets)) attributes[k] = MASK;
+  for (const k of URL_ATTRIBUTES) if (k in attributes) attributes[k] = maskUrlPassword(attributes[k]);
   return { attributes, hasSecrets: Object.keys(secrets).length > 0 };
 }
 

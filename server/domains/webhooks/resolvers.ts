@@ -27,7 +27,7 @@ async function views(ctx: Context, accountId: string, rows: StreamRow[]) {
       statusReason: row.statusReason,
       failedAt: row.failedAt,
       network: row.network,
-      url: String(row.destinationAttributes.url ?? ""),
+      url: String(streamService.maskUrlPassword(row.destinationAttributes.url ?? "")),
       filterFunction: row.filterFunction,
       compression: String(row.destinationAttributes.compression ?? "NONE"),
       securityToken: hasSecrets ? streamService.MASK : null,

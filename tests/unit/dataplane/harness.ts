@@ -33,6 +33,7 @@ export async function startHarness(
     onError?: (error: unknown) => void;
     maxBodyBytes?: number;
     maxBatchCalls?: number;
+    maxWebSocketsPerAccount?: number;
   } = {},
 ): Promise<Harness> {
   const node = await startAnvil({ chainId: SEPOLIA, blockTimeSeconds: 1 });
@@ -53,6 +54,7 @@ export async function startHarness(
     onError: options.onError,
     maxBodyBytes: options.maxBodyBytes,
     maxBatchCalls: options.maxBatchCalls,
+    maxWebSocketsPerAccount: options.maxWebSocketsPerAccount,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

@@ -125,6 +125,31 @@ describe("JSON-RPC over HTTP", () => {
     expect(await balance()).toEqual(before);
   });
 
+  it("never forwards anvil's ways of sending from an address without its signature, nor wallet methods", async () => {
+    h.put({ exId: "unsigned" });
+    const victim = "0x00000000000000000000000000000000000000bb";
+    const balance = async () => (await rpc(h.port, "/rpc/unsigned", call("eth_getBalance", [victim, "latest"]))).body;
+    const before = await balance();
+    const from = privateKeyToAccount(anvilKey).address;
+    const refused = [
+      // Any funded address, unsigned (anvil's extension).
+      call("eth_sendUnsignedTransaction", [{ from, to: victim, value: "0x1" }], 1),
+      // eth_sendTransaction signed with the node's key, waiting for the receipt.
+      call("eth_sendTransactionSync", [{ from, to: victim, value: "0x1" }], 2),
+      // EIP-5792's wallet methods sign with the keys a wallet holds.
+      call("wallet_sendCalls", [{ version: "1.0", from, calls: [{ to: victim, value: "0x1" }] }], 3),
+    ];
+    const res = await rpc(h.port, "/rpc/unsigned", refused);
+    const body = res.body as { id: number; error?: { code: number; message: string } }[];
+    expect(body.map((b) => b.error)).toEqual(
+      ["eth_sendUnsignedTransaction", "eth_sendTransactionSync", "wallet_sendCalls"].map((method) => ({
+        code: refusals.METHOD_NOT_AVAILABLE.code,
+        message: `The method ${method} is not available on this service.`,
+      })),
+    );
+    expect(await balance()).toEqual(before);
+  });
+
   it("answers a body that is not JSON with a parse error", async () => {
     h.put({ exId: "parse" });
     const res = await rpc(h.port, "/rpc/parse", "{not json");

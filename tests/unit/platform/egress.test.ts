@@ -45,6 +45,11 @@ describe("address classification", () => {
     ["::ffff:224.0.0.1", "multicast"],
     ["::127.0.0.1", "loopback"],
     ["64:ff9b::10.0.0.1", "private"],
+    // The local-use NAT64 prefix (RFC 8215) reaches whatever IPv4 addresses the operator's translator serves.
+    ["64:ff9b:1::7f00:1", "private"],
+    ["64:ff9b:1:7f00:1::", "private"],
+    ["64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "private"],
+    ["64:ff9b:2::808:808", "public"],
     // IPv4-translated (::ffff:0:a.b.c.d) and 6to4 (2002:aabb:ccdd::/48) too.
     ["::ffff:0:127.0.0.1", "loopback"],
     ["::ffff:0:a00:1", "private"],

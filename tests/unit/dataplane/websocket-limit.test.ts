@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { refusals } from "../../../server/dataplane/proxy/jsonrpc.ts";
+import { call, type Harness, startHarness, type WsOutcome, wsCall } from "./harness.ts";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ withMeter: true, maxWebSocketsPerAccount: 2 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const opened = (outcome: WsOutcome) => {
+  if (!outcome.opened) throw new Error(`refused: ${outcome.status} ${outcome.body}`);
+  return outcome.ws;
+};
+
+describe("WebSocket connections per account", () => {
+  it("are bounded across the account's endpoints; a closed one makes room; other accounts are not counted", async () => {
+    h.put({ exId: "ws-first" });
+    h.put({ exId: "ws-second" });
+    h.put({ exId: "ws-other", accountId: "account-2" });
+    const first = opened(await wsCall(h.port, "/rpc/ws-first", call("eth_chainId")));
+    const second = opened(await wsCall(h.port, "/rpc/ws-second", call("eth_chainId")));
+    const third = await wsCall(h.port, "/rpc/ws-first", call("eth_chainId"));
+    expect(third.opened).toBe(false);
+    if (third.opened) return;
+    expect(third.status).toBe(429);
+    expect(JSON.parse(third.body).error.code).toBe(refusals.TOO_MANY_WEBSOCKETS.code);
+    const other = opened(await wsCall(h.port, "/rpc/ws-other", call("eth_chainId")));
+
+    const closed = new Promise((resolve) => first.once("close", resolve));
+    first.close();
+    await closed;
+    // The server sees the close a moment after the client: the next upgrade waits for it.
+    let again: WsOutcome = await wsCall(h.port, "/rpc/ws-first", call("eth_chainId"));
+    for (let i = 0; i < 250 && !again.opened; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await wsCall(h.port, "/rpc/ws-first", call("eth_chainId"));
+    }
+    const reopened = opened(again);
+    for (const ws of [second, other, reopened]) ws.close();
+  });
+});
