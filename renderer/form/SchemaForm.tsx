@@ -14,7 +14,7 @@ import {
 } from "@rjsf/utils";
 import validator from "@rjsf/validator-ajv8";
 import { Alert } from "antd";
-import { type Ref, useMemo, useState } from "react";
+import { type Ref, type RefObject, useEffect, useMemo, useRef, useState } from "react";
 import { withEnumNames } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
@@ -100,7 +100,40 @@ function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>, id = "
   return Object.keys(out).length ? (out as ErrorSchema) : undefined;
 }
 
+/** rjsf's ids (`root_a_b`) of the fields an error schema names. */
+function errorFieldIds(errors: ErrorSchema, id = "root", out = new Set<string>()): Set<string> {
+  for (const [key, value] of Object.entries(errors as Record<string, unknown>)) {
+    if (key === "__errors") {
+      if (Array.isArray(value) && value.length) out.add(id);
+    } else if (value && typeof value === "object") errorFieldIds(value as ErrorSchema, `${id}_${key}`, out);
+  }
+  return out;
+}
+
+/**
+ * Brings the service's refusal where the user looks: its first field (in the form's order) into view
+ * and focus, else the error above the form. rjsf's focusOnFirstError covers only its own validation,
+ * and a long form is submitted from its bottom, far from the field the service refused.
+ */
+function useRevealServiceErrors(
+  container: RefObject<HTMLDivElement | null>,
+  extraErrors: ErrorSchema | undefined,
+  formError: string | null | undefined,
+) {
+  useEffect(() => {
+    const root = container.current;
+    if (!root || (!extraErrors && !formError)) return;
+    const ids = extraErrors ? errorFieldIds(extraErrors) : new Set<string>();
+    const field = [...root.querySelectorAll<HTMLElement>("[id^='root']")].find((element) => ids.has(element.id));
+    const target = field ?? (formError ? root.querySelector<HTMLElement>("[role='alert']") : null);
+    target?.scrollIntoView?.({ block: "center" });
+    field?.focus({ preventScroll: true });
+  }, [container, extraErrors, formError]);
+}
+
 export function SchemaForm(props: SchemaFormProps) {
+  const container = useRef<HTMLDivElement>(null);
+  useRevealServiceErrors(container, props.extraErrors, props.formError);
   const widgets = useMemo(() => ({ SelectWidget: EnumSelect, ...editWidgets() }), []);
   // Until the first submit, only the fields the user has left show their errors (not every empty
   // required field at the first blur); from then on the whole form validates on blur.
@@ -139,7 +172,7 @@ export function SchemaForm(props: SchemaFormProps) {
     [props.extraErrors, earlyErrors],
   );
   return (
-    <div className="np-schema-form">
+    <div className="np-schema-form" ref={container}>
       {props.formError ? <Alert type="error" showIcon title={props.formError} style={{ marginBottom: 16 }} /> : null}
       <RjsfForm
         ref={props.formRef}

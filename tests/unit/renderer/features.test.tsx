@@ -553,6 +553,42 @@ describe("form errors", () => {
     expect(container.querySelector("#root_url")?.closest(".ant-form-item")?.textContent).toContain("required");
     expect(submitted).toEqual([]);
   }, 30_000);
+  it("a refusal from the service brings its first field into view and focus, or the form's error", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const scrolled: string[] = [];
+    // jsdom has no layout, hence no scrollIntoView: one that records what was scrolled to.
+    window.HTMLElement.prototype.scrollIntoView = function (this: HTMLElement) {
+      scrolled.push(this.id || this.getAttribute("role") || this.tagName);
+    };
+    const schema = {
+      type: "object",
+      properties: {
+        name: { type: "string", title: "Name" },
+        target: { type: "object", title: "Target", properties: { url: { type: "string", title: "URL" } } },
+      },
+    } as const;
+    const form = (extraErrors?: ReturnType<ErrorSchemaBuilder["addErrors"]>["ErrorSchema"], formError?: string) => (
+      <FeedbackProvider>
+        <SchemaForm
+          schema={schema}
+          formData={{ name: "n", target: { url: "u" } }}
+          extraErrors={extraErrors}
+          formError={formError}
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>
+    );
+    const { rerender } = render(form());
+    await screen.findByLabelText("URL", undefined, { timeout: 10_000 });
+    expect(scrolled).toEqual([]);
+    rerender(form(new ErrorSchemaBuilder().addErrors("Refused by the egress policy.", "target.url").ErrorSchema));
+    await waitFor(() => expect(document.activeElement?.id).toBe("root_target_url"));
+    expect(scrolled).toEqual(["root_target_url"]);
+    rerender(form(undefined, "The service is busy."));
+    await waitFor(() => expect(scrolled).toEqual(["root_target_url", "alert"]));
+    Reflect.deleteProperty(window.HTMLElement.prototype, "scrollIntoView");
+  }, 30_000);
   it("a field with help shows its error in the help's place while it has one", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const { container } = render(
