@@ -466,6 +466,44 @@ describe("a list with token paging and a time range", () => {
 });
 
 describe("a form view", () => {
+  it("editing a record: an emptied field that may be null is sent as null, one that may not is required", async () => {
+    const saved: Record<string, unknown>[] = [];
+    const transport: Transport = async (document, variables) => {
+      if (document.includes("Try"))
+        return { record: { id: "f1", name: "Old", description: "Says what it does", code: "x", timeoutSec: 10 } };
+      saved.push(variables ?? {});
+      return { updateFunction: { id: "f1" } };
+    };
+    const { container } = render(
+      withData(
+        <FormView
+          view={{
+            kind: "form",
+            mutation: "MakeSecret",
+            schema: "function#/$defs/updateInput",
+            initial: { query: "Try", record: "record" },
+            uiSchema: { id: { "ui:widget": "hidden" }, code: { "ui:widget": "hidden" } },
+            submit: { label: "Save" },
+          }}
+          scope={{}}
+        />,
+        transport,
+      ),
+    );
+    const errors = () => [...container.querySelectorAll(".ant-form-item-explain-error")].map((e) => e.textContent);
+    const description = await screen.findByLabelText(/Description/, undefined, { timeout: 10_000 });
+    fireEvent.change(description, { target: { value: "" } });
+    fireEvent.change(screen.getByLabelText(/Name/), { target: { value: "" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(errors()).toEqual(["This field is required"]));
+    expect(saved).toEqual([]);
+    fireEvent.change(screen.getByLabelText(/Name/), { target: { value: "New" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(saved).toHaveLength(1));
+    expect(saved[0]).toEqual({
+      input: { id: "f1", name: "New", description: null, code: "x", timeoutSec: 10, memoryMb: 128 },
+    });
+  }, 30_000);
   it("fills hidden fields bound to the route before validation, and starts clean after a reset", async () => {
     const calls: Record<string, unknown>[] = [];
     const transport: Transport = async (_document, variables) => {
