@@ -374,6 +374,8 @@ describe("the runner custom view", () => {
     );
     fireEvent.click(await screen.findByRole("button", { name: "Run" }, { timeout: 10_000 }));
     await screen.findByText("42 bytes", undefined, { timeout: 10_000 });
+    // The console's wait is named as such, not as a run time beside the run's own duration.
+    expect(screen.getByText(/^Round trip: \d+ ms$/)).toBeTruthy();
     expect(calls[0]).toEqual({ label: "first", id: "r1" });
     expect(screen.getByText("Logs")).toBeTruthy();
     expect(document.body.textContent).toContain('"matched": true');
