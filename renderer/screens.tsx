@@ -75,7 +75,8 @@ function parentOf(manifest: Manifest): string | undefined {
 
 /** The screen and its tab siblings: the root (a non-tab screen) first, then its tabs by order. */
 export function tabFamily(manifest: Manifest, manifests: Manifest[]): Manifest[] {
-  const isTab = (candidate: Manifest) => Boolean(candidate.nav && "tab" in candidate.nav);
+  // A tab has a parent; a menu screen's own `nav.tab` only names its first tab.
+  const isTab = (candidate: Manifest) => Boolean(candidate.nav && "tab" in candidate.nav && parentOf(candidate));
   const root = isTab(manifest) ? manifests.find((candidate) => candidate.id === parentOf(manifest)) : manifest;
   if (!root) return [manifest];
   const tabs = manifests

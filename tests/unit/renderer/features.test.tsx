@@ -162,6 +162,18 @@ describe("templates and headings", () => {
     expect(menuEntryFor("/elsewhere", screens)).toBeUndefined();
   });
 
+  it("a menu screen that names its own tab (nav.tab) shows its tabs too, so they are reachable from the menu", async () => {
+    const registry = registryFor("owner");
+    const profile = registry.screens.find((manifest) => manifest.id === "account.profile") as Manifest;
+    expect(profile.nav && "tab" in profile.nav && "section" in profile.nav).toBe(true);
+    render(renderRoute(routeFor(profile), { registry, viewer: viewerFor("OWNER") }));
+    const tabs = await screen.findByRole("navigation", { name: /sections$/ }, { timeout: 10_000 });
+    expect([...tabs.querySelectorAll("a")].map((link) => [link.textContent, link.getAttribute("href")])).toEqual([
+      ["Profile", "/account"],
+      ["Team", "/account/team"],
+    ]);
+  });
+
   it("a tab shows its own description under the tabs, the root's stays in the header", async () => {
     const registry = registryFor("owner");
     const code = registry.screens.find((manifest) => manifest.id === "functions.code") as Manifest;
