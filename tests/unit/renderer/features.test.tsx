@@ -4,7 +4,7 @@
 // record page, and the json, secret-once, code-editor and runner widgets.
 
 import { ErrorSchemaBuilder } from "@rjsf/utils";
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { type ReactElement, type ReactNode, useState } from "react";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
@@ -30,7 +30,15 @@ import { presetLabel, rangeBounds } from "../../../renderer/views/rangeState.ts"
 import { prettyJson } from "../../../renderer/widgets/json.tsx";
 import { getWidget } from "../../../renderer/widgets/registry.ts";
 import { indentEdit } from "../../../src/widgets/code-editor.tsx";
-import { installDomStandIns, registryFor, renderRoute, routeFor, viewerFor, withDataProviders } from "./harness.tsx";
+import {
+  fixtureTransport,
+  installDomStandIns,
+  registryFor,
+  renderRoute,
+  routeFor,
+  viewerFor,
+  withDataProviders,
+} from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -172,6 +180,39 @@ describe("templates and headings", () => {
       ["Profile", "/account"],
       ["Team", "/account/team"],
     ]);
+  });
+
+  it("a record found no more (deleted, then back) is not named in the heading from the cached answer", async () => {
+    const registry = registryFor("owner");
+    const detail = registry.screens.find((manifest) => manifest.id === "streams.detail") as Manifest;
+    const recorded = fixtureTransport();
+    let deleted = false;
+    const transport: Transport = async (document, variables) => {
+      if (deleted && document.startsWith("# operation Stream\n"))
+        throw new GqlError("Stream was not found.", "NOT_FOUND");
+      return recorded(document, variables);
+    };
+    let router: Parameters<NonNullable<Parameters<typeof renderRoute>[1]["onRouter"]>>[0] | undefined;
+    render(
+      renderRoute(routeFor(detail), {
+        registry,
+        viewer: viewerFor("OWNER"),
+        transport,
+        history: ["/streams"],
+        onRouter: (created) => {
+          router = created;
+        },
+      }),
+    );
+    const heading = await screen.findByRole("heading", { level: 1 }, { timeout: 10_000 });
+    await waitFor(() => expect(heading.textContent).not.toBe(detail.title));
+    const name = heading.textContent;
+    deleted = true;
+    await act(() => router?.navigate(-1));
+    await act(() => router?.navigate(1));
+    await screen.findByText("Not found", undefined, { timeout: 10_000 });
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe(detail.title);
+    expect(document.body.textContent).not.toContain(name);
   });
 
   it("a tab shows its own description under the tabs, the root's stays in the header", async () => {
