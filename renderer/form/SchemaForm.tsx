@@ -48,6 +48,10 @@ export function transformErrors(errors: RJSFValidationError[]): RJSFValidationEr
         return { ...error, message: "A name contains characters that are not allowed" };
       case "format":
         return { ...error, message: `Enter a valid ${String(params.format).replace("-", " ")}` };
+      case "minItems":
+        return { ...error, message: params.limit === 1 ? "Add at least one" : `Add at least ${params.limit}` };
+      case "maxItems":
+        return { ...error, message: `Use at most ${params.limit}` };
       case "enum":
         return { ...error, message: "Choose one of the options" };
       case "minimum":

@@ -817,6 +817,20 @@ describe("the key-value field's errors", () => {
     ]);
   });
 
+  it("says in words how many items a list needs, not ajv's 'must NOT have fewer than 1 items'", async () => {
+    const { transformErrors } = await import("../../../renderer/form/SchemaForm.tsx");
+    const error = (name: string, limit: number) => ({
+      name,
+      property: ".methods",
+      message: "must NOT have …",
+      params: { limit },
+      stack: "",
+      schemaPath: `#/properties/methods/${name}`,
+    });
+    const errors = transformErrors([error("minItems", 1), error("minItems", 2), error("maxItems", 20)]);
+    expect(errors.map((e) => e.message)).toEqual(["Add at least one", "Add at least 2", "Use at most 20"]);
+  });
+
   it("says once that a name is refused, and which", async () => {
     const { container, submitted } = await submitHeaders({ "bad name": "ok", "x-fine": "yes" });
     await waitFor(() => expect(container.textContent).toContain("bad name: this name is not allowed"));
