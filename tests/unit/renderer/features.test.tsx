@@ -682,6 +682,38 @@ describe("form errors", () => {
     await waitFor(() => expect(scrolled).toEqual(["root_target_url", "alert"]));
     Reflect.deleteProperty(window.HTMLElement.prototype, "scrollIntoView");
   }, 30_000);
+  it("a description an error already says in full is not repeated under it", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const keySchema = {
+      type: "object",
+      properties: {
+        key: { type: "string", title: "Key", description: "1 to 128 letters, digits or dashes." },
+        rate: { type: "integer", title: "Rate", description: "Calls allowed per interval." },
+      },
+    } as const;
+    const { container } = render(
+      <FeedbackProvider>
+        <SchemaForm
+          schema={keySchema}
+          formData={{ key: "bad key!", rate: 5 }}
+          extraErrors={
+            new ErrorSchemaBuilder()
+              .addErrors("A key is 1 to 128 letters, digits or dashes.", "key")
+              .addErrors("Use 10 or more", "rate").ErrorSchema
+          }
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>,
+    );
+    const item = (label: string) => screen.getByLabelText(label).closest(".ant-form-item")?.textContent ?? "";
+    await screen.findByLabelText("Key", undefined, { timeout: 10_000 });
+    expect(item("Key").split("1 to 128 letters").length - 1).toBe(1);
+    // An error that says something else keeps the description beside it.
+    expect(item("Rate")).toContain("Calls allowed per interval.");
+    expect(container.textContent).toContain("Use 10 or more");
+  }, 30_000);
+
   it("a field with help shows its error in the help's place while it has one", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const { container } = render(
