@@ -714,6 +714,31 @@ describe("form errors", () => {
     expect(container.textContent).toContain("Use 10 or more");
   }, 30_000);
 
+  it("an object with nothing to fill yet (its fields depend on a choice not made) shows no empty section", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const { container } = render(
+      <FeedbackProvider>
+        <SchemaForm
+          schema={{
+            type: "object",
+            required: ["kind", "settings"],
+            properties: {
+              kind: { type: "string", title: "Kind", enum: ["a", "b"] },
+              settings: { type: "object", title: "Kind settings" },
+              named: { type: "object", title: "Named", properties: { label: { type: "string", title: "Label" } } },
+            },
+          }}
+          formData={{}}
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>,
+    );
+    await screen.findByLabelText("Label", undefined, { timeout: 10_000 });
+    expect(container.textContent).toContain("Named");
+    expect(container.textContent).not.toContain("Kind settings");
+  }, 30_000);
+
   it("a field with help shows its error in the help's place while it has one", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const { container } = render(
