@@ -75,7 +75,8 @@ function parentOf(manifest: Manifest): string | undefined {
 
 /** The screen and its tab siblings: the root (a non-tab screen) first, then its tabs by order. */
 export function tabFamily(manifest: Manifest, manifests: Manifest[]): Manifest[] {
-  const isTab = (candidate: Manifest) => Boolean(candidate.nav && "tab" in candidate.nav);
+  // A tab has a parent; a menu screen's own `nav.tab` only names its first tab.
+  const isTab = (candidate: Manifest) => Boolean(candidate.nav && "tab" in candidate.nav && parentOf(candidate));
   const root = isTab(manifest) ? manifests.find((candidate) => candidate.id === parentOf(manifest)) : manifest;
   if (!root) return [manifest];
   const tabs = manifests
@@ -125,7 +126,9 @@ function usePageHeading(root: Manifest, scope: Scope): { text: string; fromRecor
   const result = useOperation(view?.query, variables);
   const formatField = useRecordFormat(view?.entity);
   if (!view?.title) return { text: root.title, fromRecord: false, loading: false };
-  const record = result.data ? getPath(result.data, view.record) : undefined;
+  // SWR keeps the last answer beside a failed revalidation: a record found no more (deleted, then
+  // back) is not named from it while its views say it is not there.
+  const record = result.data && !result.error ? getPath(result.data, view.record) : undefined;
   if (!record) return { text: root.title, fromRecord: false, loading: !result.error };
   return {
     text: fillTemplate(view.title, record, false, scope, formatField).trim() || root.title,

@@ -2,7 +2,8 @@
 // its help, in red, and never said what was wrong, and a field with help lost the space under it that
 // a field with a description keeps. Here the help is shown where a description is (below the control,
 // the same space under every field), and while the field has errors they take its place (the help
-// often says the same rule in other words); it returns once the field is fixed.
+// often says the same rule in other words); it returns once the field is fixed. A description an error
+// says in full (the service's "A key is …" over the description "1 to 128 letters …") is left out too.
 import { Templates } from "@rjsf/antd";
 import type { FieldTemplateProps } from "@rjsf/utils";
 
@@ -12,9 +13,18 @@ function missingTemplate(): never {
   throw new Error("@rjsf/antd has no FieldTemplate");
 }
 
+const sentence = (text: string) => text.trim().toLowerCase().replace(/\.$/, "");
+
+/** Whether one of the field's errors already says its whole description ("A key is 1 to 128 letters…"). */
+function errorRepeatsDescription(props: FieldTemplateProps): boolean {
+  const description = props.rawDescription ? sentence(props.rawDescription) : "";
+  return Boolean(description) && (props.rawErrors ?? []).some((error) => sentence(error).includes(description));
+}
+
 export function FieldTemplate(props: FieldTemplateProps) {
-  if (!props.rawHelp) return <AntdFieldTemplate {...props} />;
-  if (props.rawErrors?.length) return <AntdFieldTemplate {...props} rawHelp={undefined} help={undefined} />;
+  const shown = errorRepeatsDescription(props) ? { ...props, rawDescription: undefined, description: undefined } : props;
+  if (!props.rawHelp) return <AntdFieldTemplate {...shown} />;
+  if (props.rawErrors?.length) return <AntdFieldTemplate {...shown} rawHelp={undefined} help={undefined} />;
   return (
     <AntdFieldTemplate
       {...props}

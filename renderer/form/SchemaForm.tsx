@@ -2,19 +2,21 @@
 // same entity schema the server validates with, validation on submit and blur, server field errors
 // beside their fields, and the registry's edit widgets (e.g. remote-options).
 
-import RjsfForm from "@rjsf/antd";
+import RjsfForm, { Templates } from "@rjsf/antd";
 import type CoreForm from "@rjsf/core";
 import {
+  canExpand,
   type ErrorSchema,
   getDefaultFormState,
   mergeObjects,
+  type ObjectFieldTemplateProps,
   type RJSFSchema,
   type RJSFValidationError,
   type UiSchema,
 } from "@rjsf/utils";
 import validator from "@rjsf/validator-ajv8";
 import { Alert } from "antd";
-import { type Ref, useMemo, useState } from "react";
+import { type Ref, type RefObject, useEffect, useMemo, useRef, useState } from "react";
 import { withEnumNames } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { editWidgets } from "../widgets/registry.ts";
@@ -48,6 +50,10 @@ export function transformErrors(errors: RJSFValidationError[]): RJSFValidationEr
         return { ...error, message: "A name contains characters that are not allowed" };
       case "format":
         return { ...error, message: `Enter a valid ${String(params.format).replace("-", " ")}` };
+      case "minItems":
+        return { ...error, message: params.limit === 1 ? "Add at least one" : `Add at least ${params.limit}` };
+      case "maxItems":
+        return { ...error, message: `Use at most ${params.limit}` };
       case "enum":
         return { ...error, message: "Choose one of the options" };
       case "minimum":
@@ -82,7 +88,19 @@ export default SchemaForm;
 
 // Fields the renderer provides by name (`ui:field`), beside the registry's edit widgets (`ui:widget`).
 export const formFields = { "key-value": KeyValueField };
-const formTemplates = { FieldTemplate };
+const AntdObjectFieldTemplate = Templates.ObjectFieldTemplate;
+
+/**
+ * An object with no fields (yet: they follow a choice not made, as a destination's settings follow the
+ * destination) draws nothing, rather than a section title over an empty space.
+ */
+function ObjectFieldTemplate(props: ObjectFieldTemplateProps) {
+  if (!AntdObjectFieldTemplate) throw new Error("@rjsf/antd has no ObjectFieldTemplate");
+  // One that takes names of the user's own (additionalProperties) keeps its button to add one.
+  const shown = props.properties.length > 0 || canExpand(props.schema, props.uiSchema, props.formData);
+  return shown ? <AntdObjectFieldTemplate {...props} /> : null;
+}
+const formTemplates = { FieldTemplate, ObjectFieldTemplate };
 
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 
@@ -100,7 +118,40 @@ function touchedErrors(errors: ErrorSchema, touched: ReadonlySet<string>, id = "
   return Object.keys(out).length ? (out as ErrorSchema) : undefined;
 }
 
+/** rjsf's ids (`root_a_b`) of the fields an error schema names. */
+function errorFieldIds(errors: ErrorSchema, id = "root", out = new Set<string>()): Set<string> {
+  for (const [key, value] of Object.entries(errors as Record<string, unknown>)) {
+    if (key === "__errors") {
+      if (Array.isArray(value) && value.length) out.add(id);
+    } else if (value && typeof value === "object") errorFieldIds(value as ErrorSchema, `${id}_${key}`, out);
+  }
+  return out;
+}
+
+/**
+ * Brings the service's refusal where the user looks: its first field (in the form's order) into view
+ * and focus, else the error above the form. rjsf's focusOnFirstError covers only its own validation,
+ * and a long form is submitted from its bottom, far from the field the service refused.
+ */
+function useRevealServiceErrors(
+  container: RefObject<HTMLDivElement | null>,
+  extraErrors: ErrorSchema | undefined,
+  formError: string | null | undefined,
+) {
+  useEffect(() => {
+    const root = container.current;
+    if (!root || (!extraErrors && !formError)) return;
+    const ids = extraErrors ? errorFieldIds(extraErrors) : new Set<string>();
+    const field = [...root.querySelectorAll<HTMLElement>("[id^='root']")].find((element) => ids.has(element.id));
+    const target = field ?? (formError ? root.querySelector<HTMLElement>("[role='alert']") : null);
+    target?.scrollIntoView?.({ block: "center" });
+    field?.focus({ preventScroll: true });
+  }, [container, extraErrors, formError]);
+}
+
 export function SchemaForm(props: SchemaFormProps) {
+  const container = useRef<HTMLDivElement>(null);
+  useRevealServiceErrors(container, props.extraErrors, props.formError);
   const widgets = useMemo(() => ({ SelectWidget: EnumSelect, ...editWidgets() }), []);
   // Until the first submit, only the fields the user has left show their errors (not every empty
   // required field at the first blur); from then on the whole form validates on blur.
@@ -139,7 +190,7 @@ export function SchemaForm(props: SchemaFormProps) {
     [props.extraErrors, earlyErrors],
   );
   return (
-    <div className="np-schema-form">
+    <div className="np-schema-form" ref={container}>
       {props.formError ? <Alert type="error" showIcon title={props.formError} style={{ marginBottom: 16 }} /> : null}
       <RjsfForm
         ref={props.formRef}

@@ -12,8 +12,8 @@ import { SchemaForm } from "../form/SchemaForm.tsx";
 import { useLeaveGuard } from "../leaveGuard.tsx";
 import { can, requiredRole, roleLabel } from "../permissions.ts";
 import { fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
-import { resolveSchemaRef } from "../schema.ts";
-import type { FormView as FormViewSpec } from "../types.ts";
+import { hasType, resolveSchemaRef } from "../schema.ts";
+import type { FormView as FormViewSpec, JsonSchema } from "../types.ts";
 import { errorMessage, FORM_AS_INPUT, useOperationRun } from "../useOperationRun.ts";
 import { getWidget } from "../widgets/registry.ts";
 
@@ -68,6 +68,23 @@ function FormResult({
   );
 }
 
+/**
+ * An edit form's rules for the fields the record has a value in. An emptied field is left out of the
+ * data (rjsf's empty value), and a left-out field is kept unchanged by the service: so a field that may
+ * be null is sent as null to clear it, and one that may not is required, instead of "Saved" changing nothing.
+ */
+function editRules(schema: JsonSchema, recordFields: readonly string[]) {
+  const clearable = recordFields.filter((key) => hasType(schema.properties?.[key], "null"));
+  const kept = recordFields.filter((key) => !clearable.includes(key));
+  return {
+    schema: { ...schema, required: [...new Set([...(schema.required ?? []), ...kept])] },
+    withClearedFields: (data: Record<string, unknown>) => ({
+      ...Object.fromEntries(clearable.map((key) => [key, null])),
+      ...withoutNulls(data),
+    }),
+  };
+}
+
 /** `pageTitle`: the heading above the form; the card does not repeat a title equal to it. */
 export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope: Scope; pageTitle?: string }) {
   const { registry, viewer } = useData();
@@ -87,6 +104,9 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
     return withoutNulls(resolveVariables(Object.fromEntries(bound), scope));
   }, [schema, view.variables, scope]);
   const [formData, setFormData] = useState<Record<string, unknown> | null>(view.initial ? null : seed);
+  // The fields the edited record has a value in (none for a form that creates).
+  const [recordFields, setRecordFields] = useState<readonly string[]>([]);
+  const edit = useMemo(() => editRules(schema, recordFields), [schema, recordFields]);
   const { run, running: submitting, errors } = useOperationRun();
   const [generation, setGeneration] = useState(0);
   const [result, setResult] = useState<Record<string, unknown> | null>(null);
@@ -105,15 +125,17 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
     if (!view.initial || !initial.data || formData) return;
     const record = (getPath(initial.data, view.initial.record) ?? {}) as Record<string, unknown>;
     const keys = Object.keys(schema.properties ?? {});
-    setFormData({ ...seed, ...withoutNulls(Object.fromEntries(keys.map((key) => [key, record[key]]))) });
+    const values = withoutNulls(Object.fromEntries(keys.map((key) => [key, record[key]])));
+    setRecordFields(Object.keys(values));
+    setFormData({ ...seed, ...values });
   }, [view.initial, initial.data, formData, schema, seed]);
 
   async function submit(data: Record<string, unknown>) {
     await run({
       operation: view.mutation,
       variables: view.variables ?? FORM_AS_INPUT,
-      scope: { ...scope, form: data },
-      schema,
+      scope: { ...scope, form: edit.withClearedFields(data) },
+      schema: edit.schema,
       onSuccess: async (result) => {
         setBaseline(null);
         message.success(view.submit?.successMessage ?? "Saved");
@@ -157,7 +179,7 @@ export function FormView({ view, scope, pageTitle }: { view: FormViewSpec; scope
         <div onKeyDownCapture={touched} onMouseDownCapture={touched} onInputCapture={touched}>
           <SchemaForm
             key={generation}
-            schema={schema}
+            schema={edit.schema}
             uiSchema={view.uiSchema}
             formData={formData}
             onChange={setFormData}

@@ -131,8 +131,9 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
       <div className="np-runner-result" aria-live="polite">
         {result ? (
           <>
+            {/* The console's wait, not a run's duration: an output may show that, and the two differ. */}
             <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-              Ran in {result.ms} ms
+              Round trip: {result.ms} ms
             </Typography.Text>
             <Descriptions
               bordered

@@ -60,13 +60,18 @@ export function SignUp({ transport, onSignedIn }: { transport: Transport; onSign
         >
           <Input autoComplete="email" autoFocus />
         </Form.Item>
-        <Form.Item
-          label="Password"
-          name="password"
-          extra={`At least ${PASSWORD_MIN} characters.`}
-          rules={[{ required: true, min: PASSWORD_MIN, message: `Use at least ${PASSWORD_MIN} characters` }]}
-        >
-          <Input.Password autoComplete="new-password" />
+        {/* The rule under the field gives way to the error, which says it again. */}
+        <Form.Item noStyle shouldUpdate>
+          {() => (
+            <Form.Item
+              label="Password"
+              name="password"
+              extra={form.getFieldError("password").length ? undefined : `At least ${PASSWORD_MIN} characters.`}
+              rules={[{ required: true, min: PASSWORD_MIN, message: `Use at least ${PASSWORD_MIN} characters` }]}
+            >
+              <Input.Password autoComplete="new-password" />
+            </Form.Item>
+          )}
         </Form.Item>
         <Form.Item label="Full name" name="fullName" rules={[{ max: 120 }]}>
           <Input autoComplete="name" />

@@ -4,7 +4,7 @@
 // record page, and the json, secret-once, code-editor and runner widgets.
 
 import { ErrorSchemaBuilder } from "@rjsf/utils";
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { type ReactElement, type ReactNode, useState } from "react";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
@@ -30,7 +30,15 @@ import { presetLabel, rangeBounds } from "../../../renderer/views/rangeState.ts"
 import { prettyJson } from "../../../renderer/widgets/json.tsx";
 import { getWidget } from "../../../renderer/widgets/registry.ts";
 import { indentEdit } from "../../../src/widgets/code-editor.tsx";
-import { installDomStandIns, registryFor, renderRoute, routeFor, viewerFor, withDataProviders } from "./harness.tsx";
+import {
+  fixtureTransport,
+  installDomStandIns,
+  registryFor,
+  renderRoute,
+  routeFor,
+  viewerFor,
+  withDataProviders,
+} from "./harness.tsx";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -160,6 +168,51 @@ describe("templates and headings", () => {
     expect(menuEntryFor("/things/t1", screens)).toBe("things.list");
     expect(menuEntryFor("/things/t1/logs", screens)).toBe("things.list");
     expect(menuEntryFor("/elsewhere", screens)).toBeUndefined();
+  });
+
+  it("a menu screen that names its own tab (nav.tab) shows its tabs too, so they are reachable from the menu", async () => {
+    const registry = registryFor("owner");
+    const profile = registry.screens.find((manifest) => manifest.id === "account.profile") as Manifest;
+    expect(profile.nav && "tab" in profile.nav && "section" in profile.nav).toBe(true);
+    render(renderRoute(routeFor(profile), { registry, viewer: viewerFor("OWNER") }));
+    const tabs = await screen.findByRole("navigation", { name: /sections$/ }, { timeout: 10_000 });
+    expect([...tabs.querySelectorAll("a")].map((link) => [link.textContent, link.getAttribute("href")])).toEqual([
+      ["Profile", "/account"],
+      ["Team", "/account/team"],
+    ]);
+  });
+
+  it("a record found no more (deleted, then back) is not named in the heading from the cached answer", async () => {
+    const registry = registryFor("owner");
+    const detail = registry.screens.find((manifest) => manifest.id === "streams.detail") as Manifest;
+    const recorded = fixtureTransport();
+    let deleted = false;
+    const transport: Transport = async (document, variables) => {
+      if (deleted && document.startsWith("# operation Stream\n"))
+        throw new GqlError("Stream was not found.", "NOT_FOUND");
+      return recorded(document, variables);
+    };
+    let router: Parameters<NonNullable<Parameters<typeof renderRoute>[1]["onRouter"]>>[0] | undefined;
+    render(
+      renderRoute(routeFor(detail), {
+        registry,
+        viewer: viewerFor("OWNER"),
+        transport,
+        history: ["/streams"],
+        onRouter: (created) => {
+          router = created;
+        },
+      }),
+    );
+    const heading = await screen.findByRole("heading", { level: 1 }, { timeout: 10_000 });
+    await waitFor(() => expect(heading.textContent).not.toBe(detail.title));
+    const name = heading.textContent;
+    deleted = true;
+    await act(() => router?.navigate(-1));
+    await act(() => router?.navigate(1));
+    await screen.findByText("Not found", undefined, { timeout: 10_000 });
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe(detail.title);
+    expect(document.body.textContent).not.toContain(name);
   });
 
   it("a tab shows its own description under the tabs, the root's stays in the header", async () => {
@@ -374,6 +427,8 @@ describe("the runner custom view", () => {
     );
     fireEvent.click(await screen.findByRole("button", { name: "Run" }, { timeout: 10_000 }));
     await screen.findByText("42 bytes", undefined, { timeout: 10_000 });
+    // The console's wait is named as such, not as a run time beside the run's own duration.
+    expect(screen.getByText(/^Round trip: \d+ ms$/)).toBeTruthy();
     expect(calls[0]).toEqual({ label: "first", id: "r1" });
     expect(screen.getByText("Logs")).toBeTruthy();
     expect(document.body.textContent).toContain('"matched": true');
@@ -466,6 +521,44 @@ describe("a list with token paging and a time range", () => {
 });
 
 describe("a form view", () => {
+  it("editing a record: an emptied field that may be null is sent as null, one that may not is required", async () => {
+    const saved: Record<string, unknown>[] = [];
+    const transport: Transport = async (document, variables) => {
+      if (document.includes("Try"))
+        return { record: { id: "f1", name: "Old", description: "Says what it does", code: "x", timeoutSec: 10 } };
+      saved.push(variables ?? {});
+      return { updateFunction: { id: "f1" } };
+    };
+    const { container } = render(
+      withData(
+        <FormView
+          view={{
+            kind: "form",
+            mutation: "MakeSecret",
+            schema: "function#/$defs/updateInput",
+            initial: { query: "Try", record: "record" },
+            uiSchema: { id: { "ui:widget": "hidden" }, code: { "ui:widget": "hidden" } },
+            submit: { label: "Save" },
+          }}
+          scope={{}}
+        />,
+        transport,
+      ),
+    );
+    const errors = () => [...container.querySelectorAll(".ant-form-item-explain-error")].map((e) => e.textContent);
+    const description = await screen.findByLabelText(/Description/, undefined, { timeout: 10_000 });
+    fireEvent.change(description, { target: { value: "" } });
+    fireEvent.change(screen.getByLabelText(/Name/), { target: { value: "" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(errors()).toEqual(["This field is required"]));
+    expect(saved).toEqual([]);
+    fireEvent.change(screen.getByLabelText(/Name/), { target: { value: "New" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(saved).toHaveLength(1));
+    expect(saved[0]).toEqual({
+      input: { id: "f1", name: "New", description: null, code: "x", timeoutSec: 10, memoryMb: 128 },
+    });
+  }, 30_000);
   it("fills hidden fields bound to the route before validation, and starts clean after a reset", async () => {
     const calls: Record<string, unknown>[] = [];
     const transport: Transport = async (_document, variables) => {
@@ -553,6 +646,99 @@ describe("form errors", () => {
     expect(container.querySelector("#root_url")?.closest(".ant-form-item")?.textContent).toContain("required");
     expect(submitted).toEqual([]);
   }, 30_000);
+  it("a refusal from the service brings its first field into view and focus, or the form's error", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const scrolled: string[] = [];
+    // jsdom has no layout, hence no scrollIntoView: one that records what was scrolled to.
+    window.HTMLElement.prototype.scrollIntoView = function (this: HTMLElement) {
+      scrolled.push(this.id || this.getAttribute("role") || this.tagName);
+    };
+    const schema = {
+      type: "object",
+      properties: {
+        name: { type: "string", title: "Name" },
+        target: { type: "object", title: "Target", properties: { url: { type: "string", title: "URL" } } },
+      },
+    } as const;
+    const form = (extraErrors?: ReturnType<ErrorSchemaBuilder["addErrors"]>["ErrorSchema"], formError?: string) => (
+      <FeedbackProvider>
+        <SchemaForm
+          schema={schema}
+          formData={{ name: "n", target: { url: "u" } }}
+          extraErrors={extraErrors}
+          formError={formError}
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>
+    );
+    const { rerender } = render(form());
+    await screen.findByLabelText("URL", undefined, { timeout: 10_000 });
+    expect(scrolled).toEqual([]);
+    rerender(form(new ErrorSchemaBuilder().addErrors("Refused by the egress policy.", "target.url").ErrorSchema));
+    await waitFor(() => expect(document.activeElement?.id).toBe("root_target_url"));
+    expect(scrolled).toEqual(["root_target_url"]);
+    rerender(form(undefined, "The service is busy."));
+    await waitFor(() => expect(scrolled).toEqual(["root_target_url", "alert"]));
+    Reflect.deleteProperty(window.HTMLElement.prototype, "scrollIntoView");
+  }, 30_000);
+  it("a description an error already says in full is not repeated under it", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const keySchema = {
+      type: "object",
+      properties: {
+        key: { type: "string", title: "Key", description: "1 to 128 letters, digits or dashes." },
+        rate: { type: "integer", title: "Rate", description: "Calls allowed per interval." },
+      },
+    } as const;
+    const { container } = render(
+      <FeedbackProvider>
+        <SchemaForm
+          schema={keySchema}
+          formData={{ key: "bad key!", rate: 5 }}
+          extraErrors={
+            new ErrorSchemaBuilder()
+              .addErrors("A key is 1 to 128 letters, digits or dashes.", "key")
+              .addErrors("Use 10 or more", "rate").ErrorSchema
+          }
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>,
+    );
+    const item = (label: string) => screen.getByLabelText(label).closest(".ant-form-item")?.textContent ?? "";
+    await screen.findByLabelText("Key", undefined, { timeout: 10_000 });
+    expect(item("Key").split("1 to 128 letters").length - 1).toBe(1);
+    // An error that says something else keeps the description beside it.
+    expect(item("Rate")).toContain("Calls allowed per interval.");
+    expect(container.textContent).toContain("Use 10 or more");
+  }, 30_000);
+
+  it("an object with nothing to fill yet (its fields depend on a choice not made) shows no empty section", async () => {
+    const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
+    const { container } = render(
+      <FeedbackProvider>
+        <SchemaForm
+          schema={{
+            type: "object",
+            required: ["kind", "settings"],
+            properties: {
+              kind: { type: "string", title: "Kind", enum: ["a", "b"] },
+              settings: { type: "object", title: "Kind settings" },
+              named: { type: "object", title: "Named", properties: { label: { type: "string", title: "Label" } } },
+            },
+          }}
+          formData={{}}
+          onChange={() => {}}
+          onSubmit={() => {}}
+        />
+      </FeedbackProvider>,
+    );
+    await screen.findByLabelText("Label", undefined, { timeout: 10_000 });
+    expect(container.textContent).toContain("Named");
+    expect(container.textContent).not.toContain("Kind settings");
+  }, 30_000);
+
   it("a field with help shows its error in the help's place while it has one", async () => {
     const { SchemaForm } = await import("../../../renderer/form/SchemaForm.tsx");
     const { container } = render(
@@ -686,6 +872,20 @@ describe("the key-value field's errors", () => {
     expect(errors.map((e) => [e.name, e.message])).toEqual([
       ["propertyNames", "A name contains characters that are not allowed"],
     ]);
+  });
+
+  it("says in words how many items a list needs, not ajv's 'must NOT have fewer than 1 items'", async () => {
+    const { transformErrors } = await import("../../../renderer/form/SchemaForm.tsx");
+    const error = (name: string, limit: number) => ({
+      name,
+      property: ".methods",
+      message: "must NOT have …",
+      params: { limit },
+      stack: "",
+      schemaPath: `#/properties/methods/${name}`,
+    });
+    const errors = transformErrors([error("minItems", 1), error("minItems", 2), error("maxItems", 20)]);
+    expect(errors.map((e) => e.message)).toEqual(["Add at least one", "Add at least 2", "Use at most 20"]);
   });
 
   it("says once that a name is refused, and which", async () => {
