@@ -50,6 +50,7 @@ import { newReadRecord, ResponseCache } from "./graphql/response-cache.ts";
 import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import type { Services } from "./graphql/services.ts";
 import { compressAnswer } from "./platform/answer-compression.ts";
+import { trustedProxies } from "./platform/client-address.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { API_PREFIXES, isConsoleRoute } from "./platform/console-routes.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
@@ -174,10 +175,12 @@ async function assemble(
     (message, error) => log.warn({ err: error }, message),
   );
 
+  const trustsProxy = trustedProxies(config.trustProxy);
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: graphqlLimits.bodyBytes,
-    trustProxy: config.trustProxy,
+    // One rule for which peers name the client: the console's request.ip and the RPC proxy's read it.
+    trustProxy: trustsProxy ?? false,
     logController: new LogController({ disableRequestLogging: true }),
     // Unique across processes and restarts: an INTERNAL answer's request id finds its log line.
     genReqId: () => randomUUID(),
@@ -315,6 +318,7 @@ async function assemble(
       rateLimit: stages.rateLimit,
       meter: stages.meter,
       maxBatchCalls: config.maxBatchCalls,
+      trustsProxy: trustsProxy ?? undefined,
       log: (message, error) => log.warn({ err: error }, message),
     });
     app.addHook("onClose", async () => stages.close());

@@ -1,13 +1,22 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
-import { type CompiledEndpoint, hashToken, normaliseIp, referrerHost, remember } from "./endpoint.ts";
+import { forwardedClient, normaliseIp } from "../../platform/client-address.ts";
+import { type CompiledEndpoint, hashToken, referrerHost, remember } from "./endpoint.ts";
 import { type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 
 /** The parts of a request the checks read (node's IncomingMessage, or the fast lane's request). */
 type RequestParts = { headers: IncomingHttpHeaders; socket: { remoteAddress?: string } };
 
-/** The client's address: the socket peer, or the configured header when the ipCustomHeader option is on. */
-export function clientIpOf(endpoint: CompiledEndpoint, req: RequestParts): string {
+/**
+ * The client's address: the configured header when the endpoint's ipCustomHeader option is on, else the
+ * socket's peer, or behind the operator's trusted proxies (`trustsProxy`, NODEPLANE_TRUST_PROXY) the
+ * client they name in X-Forwarded-For.
+ */
+export function clientIpOf(
+  endpoint: CompiledEndpoint,
+  req: RequestParts,
+  trustsProxy: ((address: string) => boolean) | undefined,
+): string {
   const { options, ipCustomHeaderName } = endpoint.record;
   if (options.ipCustomHeader && ipCustomHeaderName) {
     const value = req.headers[ipCustomHeaderName];
@@ -16,7 +25,8 @@ export function clientIpOf(endpoint: CompiledEndpoint, req: RequestParts): strin
     const first = text?.split(",")[0]?.trim();
     if (first && isIP(normaliseIp(first))) return normaliseIp(first);
   }
-  return normaliseIp(req.socket.remoteAddress ?? "");
+  const peer = normaliseIp(req.socket.remoteAddress ?? "");
+  return trustsProxy ? forwardedClient(peer, req.headers["x-forwarded-for"], trustsProxy) : peer;
 }
 
 export function corsHeaders(req: Pick<RequestParts, "headers">): Record<string, string> {

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from "node:crypto";
-import { BlockList, isIP } from "node:net";
+import { BlockList } from "node:net";
 import { errors as joseErrors, jwtVerify } from "jose";
+import { addIpRule } from "../../platform/client-address.ts";
 
 export const securityOptionNames = [
   "jwts",
@@ -63,28 +64,6 @@ export function referrerHost(value: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** "::ffff:10.0.0.1" (IPv4 mapped into IPv6, as Node reports it on dual-stack sockets) is 10.0.0.1. */
-export function normaliseIp(ip: string): string {
-  const trimmed = ip.trim();
-  return trimmed.startsWith("::ffff:") && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed;
-}
-
-/** Adds an address or CIDR range to a block list; returns false when it is neither. */
-export function addIpRule(list: BlockList, rule: string): boolean {
-  const [address, prefix] = rule.trim().split("/");
-  const family = isIP(address);
-  if (family === 0) return false;
-  const type = family === 4 ? "ipv4" : "ipv6";
-  if (prefix === undefined) {
-    list.addAddress(address, type);
-    return true;
-  }
-  const bits = Number(prefix);
-  if (!/^\d+$/.test(prefix) || bits > (family === 4 ? 32 : 128)) return false;
-  list.addSubnet(address, bits, type);
-  return true;
 }
 
 /** Remembers a decision in a map that is emptied when full, so distinct inputs cannot grow memory without limit. */

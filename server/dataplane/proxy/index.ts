@@ -18,6 +18,8 @@ export interface MountDataPlaneDeps {
   log?: (message: string, error?: unknown) => void;
   /** Most calls in one batch (see DataPlaneDeps.maxBatchCalls). */
   maxBatchCalls?: number;
+  /** See DataPlaneDeps.trustsProxy. */
+  trustsProxy?: (address: string) => boolean;
 }
 
 /**
@@ -37,6 +39,7 @@ export async function mountDataPlane(
     rateLimit: deps.rateLimit,
     meter: deps.meter,
     maxBatchCalls: deps.maxBatchCalls,
+    trustsProxy: deps.trustsProxy,
     onError: (error) => deps.log?.("a data plane stage failed", error),
   });
   app.addHook("onClose", async () => directory.close());

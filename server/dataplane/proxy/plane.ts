@@ -50,6 +50,8 @@ export interface DataPlaneDeps {
   maxBatchCalls?: number;
   /** Most WebSocket connections an account may have open in this process; DEFAULT_MAX_WEBSOCKETS_PER_ACCOUNT when absent. */
   maxWebSocketsPerAccount?: number;
+  /** The operator's proxies that may name the client in X-Forwarded-For (trustedProxies); none when absent. */
+  trustsProxy?: (address: string) => boolean;
 }
 
 /** How a request named its endpoint: by the key in /rpc/:exId[/:token], or by a domain mask host. */
@@ -286,7 +288,7 @@ export class DataPlane {
     const request = new RequestRecord({
       endpoint,
       transport: "http",
-      clientIp: clientIpOf(endpoint, req),
+      clientIp: clientIpOf(endpoint, req, this.deps.trustsProxy),
       startedAt,
       requestId,
       httpMethod: req.method,
@@ -508,7 +510,7 @@ export class DataPlane {
     const endpoint = await this.lookupOrLoad(target);
     if (!endpoint) return reject(refusal("NOT_FOUND"));
     const record = endpoint.record;
-    const clientIp = clientIpOf(endpoint, req);
+    const clientIp = clientIpOf(endpoint, req, this.deps.trustsProxy);
     if (record.status !== "ACTIVE")
       return reject(
         refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"),

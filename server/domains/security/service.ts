@@ -3,12 +3,12 @@ import { readFileSync } from "node:fs";
 import { BlockList } from "node:net";
 import path from "node:path";
 import {
-  addIpRule,
   hashToken,
   referrerHost,
   type SecurityOptionName,
   securityOptionNames,
 } from "../../dataplane/proxy/endpoint.ts";
+import { addIpRule } from "../../platform/client-address.ts";
 import type { Db, Executor, Tx } from "../../platform/db/index.ts";
 import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";

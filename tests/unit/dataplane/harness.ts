@@ -34,6 +34,7 @@ export async function startHarness(
     maxBodyBytes?: number;
     maxBatchCalls?: number;
     maxWebSocketsPerAccount?: number;
+    trustsProxy?: (address: string) => boolean;
   } = {},
 ): Promise<Harness> {
   const node = await startAnvil({ chainId: SEPOLIA, blockTimeSeconds: 1 });
@@ -55,6 +56,7 @@ export async function startHarness(
     maxBodyBytes: options.maxBodyBytes,
     maxBatchCalls: options.maxBatchCalls,
     maxWebSocketsPerAccount: options.maxWebSocketsPerAccount,
+    trustsProxy: options.trustsProxy,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
