@@ -1,7 +1,9 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifySignature } from "../../server/dataplane/destinations/index.ts";
+import { destinationAttributesOf, maskUrlPassword } from "../../server/dataplane/engine/config.ts";
 import { streams } from "../../server/domains/streams/tables.ts";
+import { secretBox } from "../../server/platform/secrets.ts";
 import { signIn, signUp, type TestUser } from "../support/api.ts";
 import {
   DEMO_PASSWORD,
@@ -142,7 +144,7 @@ describe("webhooks", () => {
 });
 
 describe("a password in a destination's URL (Basic authentication)", () => {
-  it("is shown masked, as other secrets are, and kept when the URL comes back masked", async () => {
+  it("is shown masked, stored sealed as other secrets are, and kept when the URL comes back masked", async () => {
     const url = "https://hook-user:hook-secret-1@example.com/hook";
     const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string; url: string } }>(
       "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id url } }",
@@ -171,9 +173,31 @@ describe("a password in a destination's URL (Basic authentication)", () => {
     await owner.client.gqlOk("mutation($input: UpdateStreamInput!) { updateStream(input: $input) { id } }", {
       input: { id: createStream.id, destinationAttributes: { url: "https://other:hook-secret-2@example.com/x" } },
     });
-    const stored = async (id: string) =>
-      (await t.db.select().from(streams).where(eq(streams.id, id)))[0].destinationAttributes.url;
-    expect(await stored(createWebhook.id)).toBe("https://hook-user:hook-secret-1@example.com/hook2");
-    expect(await stored(createStream.id)).toBe("https://other:hook-secret-2@example.com/x");
+    const rowOf = async (id: string) => (await t.db.select().from(streams).where(eq(streams.id, id)))[0];
+    const box = secretBox({ dataDir: t.dataDir });
+    // The row holds the URL masked, its password only sealed; a delivery connects with the whole URL.
+    for (const [id, whole] of [
+      [createWebhook.id, "https://hook-user:hook-secret-1@example.com/hook2"],
+      [createStream.id, "https://other:hook-secret-2@example.com/x"],
+    ]) {
+      const row = await rowOf(id);
+      expect(row.destinationAttributes.url).toBe(maskUrlPassword(whole));
+      expect(JSON.stringify(row)).not.toContain("hook-secret");
+      expect(destinationAttributesOf(box, row)).toMatchObject({ url: whole });
+    }
+    // A row stored before URL passwords were sealed: its password is sealed at its next change, and kept.
+    const legacy = "https://hook-user:legacy-secret@example.com/old";
+    const before = await rowOf(createWebhook.id);
+    await t.db
+      .update(streams)
+      .set({ destinationAttributes: { ...before.destinationAttributes, url: legacy }, destinationSecrets: null })
+      .where(eq(streams.id, createWebhook.id));
+    expect((await webhookOf(createWebhook.id)) as unknown).toMatchObject({ url: maskUrlPassword(legacy) });
+    await owner.client.gqlOk("mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { id } }", {
+      input: { id: createWebhook.id, compression: "GZIP" },
+    });
+    const resealed = await rowOf(createWebhook.id);
+    expect(JSON.stringify(resealed)).not.toContain("legacy-secret");
+    expect(destinationAttributesOf(box, resealed)).toMatchObject({ url: legacy });
   });
 });

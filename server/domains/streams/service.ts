@@ -13,7 +13,18 @@ import {
   namedAddresses,
   type TestResult,
 } from "../../dataplane/destinations/index.ts";
-import { destinationAttributesOf, openSecrets, sealSecrets, splitSecrets } from "../../dataplane/engine/config.ts";
+import {
+  destinationAttributesOf,
+  isUrlPassword,
+  MASK,
+  maskUrlPassword,
+  openSecrets,
+  sealSecrets,
+  splitSecrets,
+  storedSecrets,
+  URL_ATTRIBUTES,
+  withUrlPasswords,
+} from "../../dataplane/engine/config.ts";
 import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/histogram.ts";
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type {
@@ -45,40 +56,6 @@ import { destinationOptions, streamPermissions, unavailableFields } from "./perm
 import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
-export const MASK = "********";
-
-/** Attributes holding a URL, whose password (Basic authentication in the URL) is a secret as the others are. */
-const URL_ATTRIBUTES = ["url", "endpoint"];
-
-/** A URL with its password masked (`https://user:********@host/`); anything else as it is. */
-export function maskUrlPassword(value: unknown): unknown {
-  if (typeof value !== "string" || !URL.canParse(value)) return value;
-  const url = new URL(value);
-  if (!url.password) return value;
-  url.password = MASK;
-  return url.href;
-}
-
-/**
- * The patch with each URL attribute sent back with its password masked given its stored password again,
- * so a form that sends the URL it was shown keeps the credentials (as a masked secret does).
- */
-function withStoredUrlPasswords(current: store.StreamRow, patch: StreamInput): StreamInput {
-  const sent = patch.destinationAttributes;
-  if (!sent || (patch.destination !== undefined && patch.destination !== current.destination)) return patch;
-  const restored: Record<string, unknown> = { ...sent };
-  for (const k of URL_ATTRIBUTES) {
-    const value = sent[k];
-    const stored = current.destinationAttributes[k];
-    if (typeof value !== "string" || typeof stored !== "string" || !URL.canParse(value) || !URL.canParse(stored))
-      continue;
-    const url = new URL(value);
-    if (url.password !== MASK) continue;
-    url.password = new URL(stored).password;
-    restored[k] = url.href;
-  }
-  return { ...patch, destinationAttributes: restored };
-}
 const PREVIEW_CHARS = 2000;
 
 export interface StreamInput {
@@ -300,7 +277,7 @@ function wholeAfterUpdate(box: SecretBox, current: store.StreamRow, patch: Strea
     if (value !== null && value !== undefined) whole[k] = value;
   }
   const destinationChanged = patch.destination !== undefined && patch.destination !== current.destination;
-  const stored = destinationChanged ? {} : openSecrets(box, current.destinationSecrets);
+  const stored = destinationChanged ? {} : storedSecrets(box, current);
   const attributes: Record<string, unknown> =
     patch.destinationAttributes === undefined
       ? { ...(destinationChanged ? {} : current.destinationAttributes), ...stored }
@@ -309,7 +286,7 @@ function wholeAfterUpdate(box: SecretBox, current: store.StreamRow, patch: Strea
     if (v !== MASK) attributes[k] = v;
     else if (stored[k] !== undefined) attributes[k] = stored[k];
   }
-  whole.destinationAttributes = attributes;
+  whole.destinationAttributes = withUrlPasswords(attributes);
   return whole;
 }
 
@@ -318,13 +295,12 @@ export async function updateStream(
   box: SecretBox,
   accountId: string,
   id: string,
-  sent: StreamInput,
+  patch: StreamInput,
   product: store.Product,
   services?: StreamsServices,
 ) {
   return db.transaction(async (tx) => {
     const current = await ownedStream(tx, accountId, id, product);
-    const patch = withStoredUrlPasswords(current, sent);
     const merged = {
       ...current,
       ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
@@ -349,10 +325,7 @@ export async function updateStream(
     if (patch.destinationAttributes !== undefined || (patch.destination && patch.destination !== current.destination)) {
       const { shown, secrets } = splitSecrets(patch.destinationAttributes ?? {});
       // A secret left out (or sent back masked) keeps its stored value, unless the destination type changed.
-      const kept =
-        patch.destination && patch.destination !== current.destination
-          ? {}
-          : openSecrets(box, current.destinationSecrets);
+      const kept = patch.destination && patch.destination !== current.destination ? {} : storedSecrets(box, current);
       for (const [k, v] of Object.entries(secrets)) if (v !== MASK) kept[k] = v;
       values.destinationAttributes = shown;
       values.destinationSecrets = sealSecrets(box, kept);
@@ -480,7 +453,8 @@ export function shownAttributes(
 ): { attributes: Record<string, unknown>; hasSecrets: boolean } {
   const secrets = openSecrets(box, row.destinationSecrets);
   const attributes: Record<string, unknown> = { ...row.destinationAttributes };
-  for (const k of Object.keys(secrets)) attributes[k] = MASK;
+  for (const k of Object.keys(secrets)) if (!isUrlPassword(k)) attributes[k] = MASK;
+  // A URL stored before URL passwords were sealed still holds its own.
   for (const k of URL_ATTRIBUTES) if (k in attributes) attributes[k] = maskUrlPassword(attributes[k]);
   return { attributes, hasSecrets: Object.keys(secrets).length > 0 };
 }

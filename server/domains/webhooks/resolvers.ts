@@ -1,3 +1,4 @@
+import { MASK, maskUrlPassword } from "../../dataplane/engine/config.ts";
 import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
@@ -27,10 +28,10 @@ async function views(ctx: Context, accountId: string, rows: StreamRow[]) {
       statusReason: row.statusReason,
       failedAt: row.failedAt,
       network: row.network,
-      url: String(streamService.maskUrlPassword(row.destinationAttributes.url ?? "")),
+      url: String(maskUrlPassword(row.destinationAttributes.url ?? "")),
       filterFunction: row.filterFunction,
       compression: String(row.destinationAttributes.compression ?? "NONE"),
-      securityToken: hasSecrets ? streamService.MASK : null,
+      securityToken: hasSecrets ? MASK : null,
       hasSecurityToken: hasSecrets,
       sequence: row.sequence,
       startRange: row.startRange,
