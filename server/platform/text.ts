@@ -19,3 +19,16 @@ export const hasUnpairedSurrogate = (text: string) => UNPAIRED_SURROGATE.test(te
  * the driver's UTF-8 encoding.
  */
 export const storableText = (text: string) => (text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text);
+
+/**
+ * Percent-encoded text decoded, or as it is when its encoding is malformed (`%ZZ`): text from outside
+ * (a path, a URL's password, a SAS token), where decodeURIComponent's throw would end whatever read it
+ * (the server's request listener, a stream's delivery).
+ */
+export function decodePercent(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,6 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { EgressRefused } from "../../platform/egress.ts";
+import { decodePercent } from "../../platform/text.ts";
 import {
   type Compression,
   type DeliveryBatch,
@@ -39,7 +40,7 @@ export function secretsOf(attrs: DestinationAttributes): string[] {
       if (v.startsWith("?")) values.push(v.slice(1));
       for (const part of v.replace(/^\?/, "").split("&")) {
         const [, value] = part.split("=");
-        if (value && value.length >= 8) values.push(value, decodeURIComponent(value));
+        if (value && value.length >= 8) values.push(value, decodePercent(value));
       }
     }
   }

@@ -1,6 +1,7 @@
 import net from "node:net";
 import tls from "node:tls";
 import type { EgressPolicy } from "../../platform/egress.ts";
+import { decodePercent } from "../../platform/text.ts";
 
 export interface PostAnswer {
   status: number;
@@ -313,7 +314,7 @@ export class PostClient {
       const port = Number(url.port || (secure ? 443 : 80));
       const host = url.hostname.replace(/^\[|\]$/g, "");
       const auth = url.username
-        ? `authorization: Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}\r\n`
+        ? `authorization: Basic ${Buffer.from(`${decodePercent(url.username)}:${decodePercent(url.password)}`).toString("base64")}\r\n`
         : "";
       origin = {
         connect: this.connector(secure, host, port),

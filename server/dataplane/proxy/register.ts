@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { decodePercent } from "../../platform/text.ts";
 import { attachFastLane } from "./fastlane.ts";
 import { DataPlane, type DataPlaneDeps, type RouteTarget } from "./plane.ts";
 
@@ -8,30 +9,20 @@ const EMPTY = Buffer.alloc(0);
 const RPC_PATH = /^\/rpc\/([^/?#]+)(?:\/([^/?#]+))?\/?(?:[?#]|$)/;
 
 /**
- * A path segment decoded, or as it is when its percent-encoding is malformed (`%ZZ`): it then names no
- * endpoint or token, and is answered so. It runs in the server's request listener, where a throw would
- * end the process.
+ * The endpoint a raw request names: /rpc/:exId[/:token], or a domain-mask host with an optional /:token
+ * path. A segment whose percent-encoding is malformed is taken as it is, and names no endpoint or token.
  */
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-/** The endpoint a raw request names: /rpc/:exId[/:token], or a domain-mask host with an optional /:token path. */
 export function targetOf(plane: DataPlane, req: { url?: string; headers: { host?: string } }): RouteTarget | undefined {
   const url = req.url ?? "/";
   const host = req.headers.host;
   if (host && plane.lookup({ host })) {
     const token = url.split(/[?#]/)[0].split("/").filter(Boolean)[0];
-    return { host, pathToken: token ? decodeSegment(token) : undefined };
+    return { host, pathToken: token ? decodePercent(token) : undefined };
   }
   if (!url.startsWith("/rpc/")) return undefined;
   const m = RPC_PATH.exec(url);
   if (!m) return undefined;
-  return { exId: decodeSegment(m[1]), pathToken: m[2] ? decodeSegment(m[2]) : undefined };
+  return { exId: decodePercent(m[1]), pathToken: m[2] ? decodePercent(m[2]) : undefined };
 }
 
 /**

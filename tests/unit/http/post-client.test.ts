@@ -122,6 +122,13 @@ describe("PostClient", () => {
     expect(server.requests[2].endsWith('{"i":2}')).toBe(true);
   });
 
+  it("sends a password whose percent-encoding is malformed as it is written, instead of failing the delivery", async () => {
+    const server = await scripted((socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
+    const answer = await client().post(`http://user:50%zz@127.0.0.1:${server.port}/`, "{}");
+    expect(answer.status).toBe(200);
+    expect(server.requests[0]).toContain(`authorization: Basic ${Buffer.from("user:50%zz").toString("base64")}`);
+  });
+
   it("opens a new connection after connection: close, and one per concurrent request", async () => {
     const server = await scripted((socket, _r, n) =>
       socket.write(`HTTP/1.1 200 OK\r\n${n === 1 ? "connection: close\r\n" : ""}content-length: 1\r\n\r\n${n}`),
