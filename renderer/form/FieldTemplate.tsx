@@ -4,8 +4,9 @@
 // the same space under every field), and while the field has errors they take its place (the help
 // often says the same rule in other words); it returns once the field is fixed. A description an error
 // says in full (the service's "A key is …" over the description "1 to 128 letters …") is left out too.
+// And an object with nothing to fill draws nothing (drawsNothing).
 import { Templates } from "@rjsf/antd";
-import type { FieldTemplateProps } from "@rjsf/utils";
+import { canExpand, type FieldTemplateProps } from "@rjsf/utils";
 
 const AntdFieldTemplate = Templates.FieldTemplate ?? missingTemplate();
 
@@ -21,8 +22,21 @@ function errorRepeatsDescription(props: FieldTemplateProps): boolean {
   return Boolean(description) && (props.rawErrors ?? []).some((error) => sentence(error).includes(description));
 }
 
+/**
+ * An object with no fields (yet: they follow a choice not made, as a destination's settings follow the
+ * destination) draws nothing, neither a section title nor the empty space of a form item. One that takes
+ * names of the user's own (additionalProperties) keeps its button to add one.
+ */
+const drawsNothing = (props: FieldTemplateProps) =>
+  props.schema.type === "object" &&
+  Object.keys(props.schema.properties ?? {}).length === 0 &&
+  !canExpand(props.schema, props.uiSchema, props.formData);
+
 export function FieldTemplate(props: FieldTemplateProps) {
-  const shown = errorRepeatsDescription(props) ? { ...props, rawDescription: undefined, description: undefined } : props;
+  if (drawsNothing(props)) return null;
+  const shown = errorRepeatsDescription(props)
+    ? { ...props, rawDescription: undefined, description: undefined }
+    : props;
   if (!props.rawHelp) return <AntdFieldTemplate {...shown} />;
   if (props.rawErrors?.length) return <AntdFieldTemplate {...shown} rawHelp={undefined} help={undefined} />;
   return (

@@ -2,14 +2,12 @@
 // same entity schema the server validates with, validation on submit and blur, server field errors
 // beside their fields, and the registry's edit widgets (e.g. remote-options).
 
-import RjsfForm, { Templates } from "@rjsf/antd";
+import RjsfForm from "@rjsf/antd";
 import type CoreForm from "@rjsf/core";
 import {
-  canExpand,
   type ErrorSchema,
   getDefaultFormState,
   mergeObjects,
-  type ObjectFieldTemplateProps,
   type RJSFSchema,
   type RJSFValidationError,
   type UiSchema,
@@ -88,19 +86,7 @@ export default SchemaForm;
 
 // Fields the renderer provides by name (`ui:field`), beside the registry's edit widgets (`ui:widget`).
 export const formFields = { "key-value": KeyValueField };
-const AntdObjectFieldTemplate = Templates.ObjectFieldTemplate;
-
-/**
- * An object with no fields (yet: they follow a choice not made, as a destination's settings follow the
- * destination) draws nothing, rather than a section title over an empty space.
- */
-function ObjectFieldTemplate(props: ObjectFieldTemplateProps) {
-  if (!AntdObjectFieldTemplate) throw new Error("@rjsf/antd has no ObjectFieldTemplate");
-  // One that takes names of the user's own (additionalProperties) keeps its button to add one.
-  const shown = props.properties.length > 0 || canExpand(props.schema, props.uiSchema, props.formData);
-  return shown ? <AntdObjectFieldTemplate {...props} /> : null;
-}
-const formTemplates = { FieldTemplate, ObjectFieldTemplate };
+const formTemplates = { FieldTemplate };
 
 const ARRAY_DEFAULTS = { arrayMinItems: { populate: "never" as const } };
 

@@ -737,6 +737,9 @@ describe("form errors", () => {
     await screen.findByLabelText("Label", undefined, { timeout: 10_000 });
     expect(container.textContent).toContain("Named");
     expect(container.textContent).not.toContain("Kind settings");
+    // Nor an empty form item, whose margins left a gap between the fields around it.
+    const fields = [...container.querySelectorAll(".rjsf-field")].map((f) => f.className);
+    expect(fields.filter((c) => c.includes("rjsf-field-object"))).toHaveLength(2);
   }, 30_000);
 
   it("a field with help shows its error in the help's place while it has one", async () => {
