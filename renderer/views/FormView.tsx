@@ -68,18 +68,29 @@ function FormResult({
   );
 }
 
+/** Whether a text field takes the empty text (no minimum length, no pattern, format or choices refusing it). */
+function takesEmptyText(field: JsonSchema | undefined): boolean {
+  if (!field || !hasType(field, "string") || field.format) return false;
+  if (typeof field.minLength === "number" && field.minLength > 0) return false;
+  if (Array.isArray(field.enum) && !field.enum.includes("")) return false;
+  return typeof field.pattern !== "string" || new RegExp(field.pattern, "u").test("");
+}
+
 /**
  * An edit form's rules for the fields the record has a value in. An emptied field is left out of the
  * data (rjsf's empty value), and a left-out field is kept unchanged by the service: so a field that may
- * be null is sent as null to clear it, and one that may not is required, instead of "Saved" changing nothing.
+ * be null is sent as null to clear it, a text field that takes "" is sent as "" (a Telegram username),
+ * and any other is required, instead of "Saved" changing nothing.
  */
 function editRules(schema: JsonSchema, recordFields: readonly string[]) {
-  const clearable = recordFields.filter((key) => hasType(schema.properties?.[key], "null"));
+  const emptied = (key: string) =>
+    hasType(schema.properties?.[key], "null") ? null : takesEmptyText(schema.properties?.[key]) ? "" : undefined;
+  const clearable = recordFields.filter((key) => emptied(key) !== undefined);
   const kept = recordFields.filter((key) => !clearable.includes(key));
   return {
     schema: { ...schema, required: [...new Set([...(schema.required ?? []), ...kept])] },
     withClearedFields: (data: Record<string, unknown>) => ({
-      ...Object.fromEntries(clearable.map((key) => [key, null])),
+      ...Object.fromEntries(clearable.map((key) => [key, emptied(key)])),
       ...withoutNulls(data),
     }),
   };

@@ -559,6 +559,35 @@ describe("a form view", () => {
       input: { id: "f1", name: "New", description: null, code: "x", timeoutSec: 10, memoryMb: 128 },
     });
   }, 30_000);
+  it("editing a record: an emptied text field that takes no value is sent empty, clearing it", async () => {
+    const saved: Record<string, unknown>[] = [];
+    const transport: Transport = async (document, variables) => {
+      if (document.includes("Try")) return { record: { userFullName: "Ada", telegramUsername: "ada_l" } };
+      saved.push(variables ?? {});
+      return { updateProfile: { id: "u1" } };
+    };
+    render(
+      withData(
+        <FormView
+          view={{
+            kind: "form",
+            mutation: "MakeSecret",
+            schema: "account#/$defs/profileInput",
+            initial: { query: "Try", record: "record" },
+            submit: { label: "Save" },
+          }}
+          scope={{}}
+        />,
+        transport,
+      ),
+    );
+    const telegram = await screen.findByLabelText(/Telegram username/, undefined, { timeout: 10_000 });
+    fireEvent.change(telegram, { target: { value: "" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(saved).toHaveLength(1));
+    expect(saved[0]).toEqual({ input: { userFullName: "Ada", telegramUsername: "" } });
+  }, 30_000);
+
   it("fills hidden fields bound to the route before validation, and starts clean after a reset", async () => {
     const calls: Record<string, unknown>[] = [];
     const transport: Transport = async (_document, variables) => {
