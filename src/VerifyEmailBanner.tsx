@@ -30,10 +30,11 @@ export function VerifyEmailBanner({ transport, email }: { transport: Transport; 
     }
   }
 
+  // Said only once the answer is in, so a connected service never shows the outbox sentence.
   const notConnected =
     connected.data === false ? (
       <>
-        E-mail is not connected on this service, so no message leaves it: the link waits in the outbox, under{" "}
+        E-mail is not connected on this service, so no message leaves it: open the link from{" "}
         <Link to="/streams/notifications">Notifications</Link>.
       </>
     ) : null;
@@ -42,13 +43,17 @@ export function VerifyEmailBanner({ transport, email }: { transport: Transport; 
       type="info"
       showIcon
       banner
-      title={`Verify your email address: we sent a link to ${email}.`}
+      title={
+        connected.data === false
+          ? `Verify your email address: the link for ${email} waits in the outbox.`
+          : `Verify your email address: we sent a link to ${email}.`
+      }
       description={
         notConnected || answer ? (
           <Space orientation="vertical" size={4}>
             {notConnected ? <span>{notConnected}</span> : null}
             {answer ? (
-              <Typography.Text role={answer.success ? "status" : "alert"} type={answer.success ? "success" : "danger"}>
+              <Typography.Text role={answer.success ? "status" : "alert"} type={answer.success ? undefined : "danger"}>
                 {answer.success ? answer.message : answer.error}
               </Typography.Text>
             ) : null}
