@@ -1,5 +1,9 @@
+import { createServer, type Server } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendVerificationEmail } from "../../server/domains/account/verification.ts";
+import { openDatabase } from "../../server/platform/db/index.ts";
+import { createMailer } from "../../server/platform/mail.ts";
 import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
 
 const ctx = useTestApp();
@@ -149,5 +153,70 @@ describe("e-mail verification", () => {
     });
     const { rows } = await db.query('SELECT count(*)::int AS n FROM mail_outbox WHERE "to" = $1', [user.email]);
     expect(rows[0].n).toBe(6);
+  });
+});
+
+/** The least SMTP server nodemailer sends to: accepts every message and keeps its data. */
+async function smtpReceiver() {
+  const messages: string[] = [];
+  const server: Server = createServer((socket) => {
+    let data: string | null = null;
+    let buffered = "";
+    socket.write("220 test ESMTP\r\n");
+    socket.on("data", (chunk) => {
+      buffered += chunk.toString("utf8");
+      for (;;) {
+        if (data !== null) {
+          const end = buffered.indexOf("\r\n.\r\n");
+          if (end < 0) return;
+          messages.push(data + buffered.slice(0, end));
+          buffered = buffered.slice(end + 5);
+          data = null;
+          socket.write("250 queued\r\n");
+          continue;
+        }
+        const line = buffered.indexOf("\r\n");
+        if (line < 0) return;
+        const command = buffered.slice(0, line).toUpperCase();
+        buffered = buffered.slice(line + 2);
+        if (command.startsWith("DATA")) {
+          data = "";
+          socket.write("354 go on\r\n");
+        } else if (command.startsWith("QUIT")) socket.end("221 bye\r\n");
+        else socket.write("250 ok\r\n");
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no SMTP address");
+  return { url: `smtp://127.0.0.1:${address.port}`, messages, close: () => server.close() };
+}
+
+describe("a verification e-mail sent over SMTP", () => {
+  it("carries the link, and the outbox keeps the message without it", async () => {
+    const user = await signUp(ctx.app);
+    const smtp = await smtpReceiver();
+    const pool = openDatabase(ctx.app.database.url, 2);
+    try {
+      const mailer = createMailer(pool, { smtpUrl: smtp.url });
+      await sendVerificationEmail(
+        pool,
+        { mailer, consoleUrl: "https://console.example" },
+        { accountId: user.viewer.id, userId: user.viewer.userId, email: user.email },
+      );
+      expect(smtp.messages).toHaveLength(1);
+      // Quoted-printable folds long lines and writes "=" as =3D: undone before reading the link.
+      const sent = (smtp.messages[0] ?? "").replace(/=\r\n/g, "").replace(/=3D/g, "=");
+      const token = sent.match(/https:\/\/console\.example\/verify-email\?token=([\w-]+)/)?.[1] ?? "";
+      expect(token).not.toBe("");
+      const kept = await latestMail(user.email);
+      expect(kept).not.toContain(token);
+      expect(kept).toContain(`(the link was e-mailed to ${user.email}; it is not kept here)`);
+      expect((await verify(user.client, token)).success).toBe(true);
+    } finally {
+      smtp.close();
+      await pool.$client.end();
+    }
   });
 });

@@ -39,18 +39,21 @@ export async function sendVerificationEmail(
     expiresAt,
   });
   if (!replaced) throw notFound("The user");
-  const link = `${mail.consoleUrl}${VERIFY_EMAIL_PATH}?token=${token}`;
-  await mail.mailer.send({
-    accountId: user.accountId,
-    to: user.email,
-    subject: "Verify your e-mail address for Nodeplane",
-    text: [
+  const page = `${mail.consoleUrl}${VERIFY_EMAIL_PATH}`;
+  const text = (link: string) =>
+    [
       "Open this link to verify your e-mail address for Nodeplane:",
       "",
       link,
       "",
       `The link works once, for ${VERIFICATION_LINK_HOURS} hours. If you did not sign up for Nodeplane, ignore this message.`,
-    ].join("\n"),
+    ].join("\n");
+  await mail.mailer.send({
+    accountId: user.accountId,
+    to: user.email,
+    subject: "Verify your e-mail address for Nodeplane",
+    text: text(`${page}?token=${token}`),
+    keptText: text(`(the link was e-mailed to ${user.email}; it is not kept here)`),
   });
 }
 
