@@ -52,8 +52,9 @@ export function VerifyEmailBanner({ transport, email }: { transport: Transport; 
         notConnected || answer ? (
           <Space orientation="vertical" size={4}>
             {notConnected ? <span>{notConnected}</span> : null}
+            {/* A refusal is set apart by weight: antd's red on the banner's blue fails contrast. */}
             {answer ? (
-              <Typography.Text role={answer.success ? "status" : "alert"} type={answer.success ? undefined : "danger"}>
+              <Typography.Text role={answer.success ? "status" : "alert"} strong={!answer.success}>
                 {answer.success ? answer.message : answer.error}
               </Typography.Text>
             ) : null}
