@@ -261,6 +261,7 @@ async function assemble(
   const resolvers = mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]);
   const services: Services = {
     events,
+    mailer,
     registry,
     endpointCreatedHooks,
     sessions: new SessionCache(db, events),

@@ -1,5 +1,6 @@
 // The console shell: signed out, the sign-in and sign-up pages; signed in, the layout of SignedIn.tsx
-// with the side navigation built from the registry, the header with the viewer and sign-out, and the screens.
+// with the side navigation built from the registry, the header with the viewer and sign-out, and the
+// screens; either way, the page a verification link opens.
 import { Spin } from "antd";
 import { lazy, Suspense, useMemo } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
@@ -12,6 +13,7 @@ import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
 // signed-in layout with its screens, registries and icons.
 const SignIn = lazy(() => import("./pages/SignIn.tsx").then((module) => ({ default: module.SignIn })));
 const SignUp = lazy(() => import("./pages/SignUp.tsx").then((module) => ({ default: module.SignUp })));
+const VerifyEmail = lazy(() => import("./pages/VerifyEmail.tsx").then((module) => ({ default: module.VerifyEmail })));
 // Its illustrations make antd's Result large: it loads with the first page that fails.
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default: module.SignedIn })));
@@ -64,6 +66,19 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
       <FullPage>
         <Spin size="large" />
       </FullPage>
+    );
+  // A verification link works signed in or not, and signed in as anyone: the link names its user.
+  if (location.pathname === "/verify-email")
+    return (
+      <Suspense
+        fallback={
+          <FullPage>
+            <Spin size="large" />
+          </FullPage>
+        }
+      >
+        <VerifyEmail transport={transport} signedIn={Boolean(viewer.data)} onVerified={refreshViewer} />
+      </Suspense>
     );
   if (!viewer.data) {
     const next =

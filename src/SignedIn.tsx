@@ -5,7 +5,7 @@
 import "./icons.ts";
 import "./widgets/index.ts";
 import { MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
-import { Alert, Button, Layout, Spin } from "antd";
+import { Button, Layout, Spin } from "antd";
 import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from "react";
 import { Navigate, useLocation } from "react-router";
 import {
@@ -21,6 +21,7 @@ import {
 } from "../renderer/index.ts";
 import { FullPage } from "./FullPage.tsx";
 import { SideNav } from "./SideNav.tsx";
+import { VerifyEmailBanner } from "./VerifyEmailBanner.tsx";
 import { ViewerMenu } from "./ViewerMenu.tsx";
 
 // The navigation drawer of narrow screens, and the failure page, load when first shown.
@@ -172,15 +173,7 @@ export function SignedIn({
               <ViewerMenu viewer={viewer} onSignOut={onSignOut} />
             </Layout.Header>
             <Layout.Content className="np-content" id="main" tabIndex={-1}>
-              {viewer.isVerified === false ? (
-                <Alert
-                  type="info"
-                  showIcon
-                  banner
-                  title="Verify your email address to keep full access."
-                  style={{ marginBottom: 16 }}
-                />
-              ) : null}
+              {viewer.isVerified === false ? <VerifyEmailBanner transport={transport} email={viewer.email} /> : null}
               <Suspense fallback={<Spin />}>
                 <RegistryRoutes extra={extraRoutes} />
               </Suspense>

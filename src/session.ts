@@ -26,3 +26,17 @@ export function useViewer(transport: Transport, whenSignedIn: (viewer: Viewer) =
     { revalidateOnFocus: true, shouldRetryOnError: false },
   );
 }
+
+export const EMAIL_CONNECTED_DOCUMENT = "query ShellEmailConnected { notificationOutbox { emailConnected } }";
+export const RESEND_VERIFICATION_DOCUMENT =
+  "mutation ShellResendVerificationEmail { resendVerificationEmail { success message error } }";
+export const VERIFY_EMAIL_DOCUMENT = `mutation ShellVerifyEmail($token: String!) {
+  verifyEmail(token: $token) { success message error }
+}`;
+
+/** What the account mutations that answer a MutationResult (setPassword, resend, verify) say. */
+export interface MutationResult {
+  success: boolean;
+  message: string | null;
+  error: string | null;
+}

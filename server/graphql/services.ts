@@ -5,6 +5,7 @@ import type { EndpointCreatedHook } from "../domains/endpoints/service.ts";
 import type { PartStorage } from "../domains/kv/part-storage.ts";
 import type { StreamsRuntime } from "../domains/streams/runtime.ts";
 import type { DomainEvents } from "../platform/events.ts";
+import type { Mailer } from "../platform/mail.ts";
 import type { RegistryHolder } from "../registry/watch.ts";
 import type { ResponseCache } from "./response-cache.ts";
 
@@ -15,6 +16,8 @@ export interface Services {
   endpointCreatedHooks: EndpointCreatedHook[];
   /** The chain nodes this installation has, by network: which networks it serves. */
   upstreams: UpstreamMap;
+  /** E-mail to users (verification links) and notifications: the outbox, and SMTP when configured. */
+  mailer: Mailer;
   /** The chain nodes, the stream engine's wake-up, the mailer and the functions runtime. */
   streams: StreamsRuntime;
   /** Who each session cookie belongs to, kept in the process. */

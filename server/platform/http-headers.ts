@@ -52,3 +52,11 @@ export function servedOverHttps(config: Pick<AppConfig, "publicUrl">): boolean {
 export const IMMUTABLE = "public, max-age=31536000, immutable";
 /** Everything else (index.html): the browser revalidates, so a new build is picked up on the next load. */
 export const REVALIDATE = "no-cache";
+
+/** The base URL of links users open (console pages, endpoint URLs): PUBLIC_URL, or the address this request came to. */
+export function publicBaseUrl(
+  config: Pick<AppConfig, "publicUrl">,
+  request: { protocol: string; host: string },
+): string {
+  return config.publicUrl ?? `${request.protocol}://${request.host}`;
+}

@@ -32,6 +32,12 @@ export interface MailMessage {
   to: string;
   subject: string;
   text: string;
+  /**
+   * What the outbox keeps instead of `text` once SMTP accepted the message: the text without its secret
+   * (a verification link), since every member of the account reads the outbox. A message not sent keeps
+   * `text`, as the outbox is then the only way to it.
+   */
+  keptText?: string;
 }
 
 export interface Mailer {
@@ -94,7 +100,7 @@ export function createMailer(
         accountId: message.accountId,
         to: message.to,
         subject: message.subject,
-        body: message.text,
+        body: sentAt && message.keptText !== undefined ? message.keptText : message.text,
         sentAt,
         error,
       });

@@ -3,20 +3,18 @@
  * and phone widths; and the keyboard paths (skip link, focus on the page heading after navigation,
  * dialogs that take focus and give it back).
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, screenshot, seriousViolations, settle, useE2E, type Violation } from "./harness.ts";
 import { repoRoot } from "./harness-build.ts";
 
 // One local chain node, so a stream and a webhook can be created.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-a11y-")), "networks.json");
 writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
 const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 async function signInAs(page: Page, email: string) {
   await page.goto("/");
@@ -119,35 +117,6 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
     addressBookKey: "a11y-book",
     valueKey: "a11y-value",
   };
-}
-
-interface Violation {
-  route: string;
-  id: string;
-  impact: string;
-  help: string;
-  targets: string[];
-}
-
-/** Runs axe on the page as it is and returns its serious and critical violations. */
-async function seriousViolations(page: Page, route: string): Promise<Violation[]> {
-  // Evaluated through the debugging protocol, not added as a <script>: the console's CSP refuses inline scripts.
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
-  const results = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document) => Promise<unknown> } }).axe;
-    return (await axe.run(document)) as {
-      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
-    };
-  });
-  return results.violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => ({
-      route,
-      id: violation.id,
-      impact: String(violation.impact),
-      help: violation.help,
-      targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
-    }));
 }
 
 async function registryRoutes(page: Page, params: Record<string, string>): Promise<string[]> {

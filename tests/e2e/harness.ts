@@ -10,7 +10,8 @@
  *   });
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
@@ -269,4 +270,36 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
       return page;
     },
   };
+}
+
+/** axe-core, for the accessibility checks of the pages a test opens. */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface Violation {
+  route: string;
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+/** Runs axe on the page as it is and returns its serious and critical violations. */
+export async function seriousViolations(page: Page, route: string): Promise<Violation[]> {
+  // Evaluated through the debugging protocol, not added as a <script>: the console's CSP refuses inline scripts.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const results = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document) => Promise<unknown> } }).axe;
+    return (await axe.run(document)) as {
+      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+    };
+  });
+  return results.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => ({
+      route,
+      id: violation.id,
+      impact: String(violation.impact),
+      help: violation.help,
+      targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
+    }));
 }

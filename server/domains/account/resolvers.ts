@@ -3,9 +3,10 @@ import type { Context, Principal } from "../../graphql/context.ts";
 import { field, fieldWithInput, publicField, publicFieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import type { AppConfig } from "../../platform/config.ts";
-import { servedOverHttps } from "../../platform/http-headers.ts";
+import { publicBaseUrl, servedOverHttps } from "../../platform/http-headers.ts";
 import * as service from "./service.ts";
 import type * as store from "./store.ts";
+import * as verification from "./verification.ts";
 
 const flagNames = [
   "smartContracts",
@@ -145,6 +146,12 @@ async function startSession(ctx: Context, accountId: string, userId: string) {
   return loadViewer(ctx, resolved);
 }
 
+/** The mailer, and the console's address the links in its mail open. */
+const verificationMail = (ctx: Context): verification.VerificationMail => ({
+  mailer: ctx.services.mailer,
+  consoleUrl: publicBaseUrl(ctx.config, ctx.request),
+});
+
 /** What the Viewer, TeamMember and Plan types resolve from (the generated types' mappers). */
 export type ViewerView = Awaited<ReturnType<typeof loadViewer>>;
 export type TeamMemberView = ReturnType<typeof memberView>;
@@ -159,7 +166,14 @@ export const accountResolvers: Resolvers = {
   Mutation: {
     signUp: publicFieldWithInput({ schema: "account#/$defs/signUpInput" }, async ({ ctx, input }) => {
       const { accountId, userId } = await service.signUpFromAddress(ctx.db, ctx.config, input, ctx.request.ip);
-      return startSession(ctx, accountId, userId);
+      const viewer = await startSession(ctx, accountId, userId);
+      if (!viewer.isVerified)
+        await verification.sendVerificationEmail(ctx.db, verificationMail(ctx), {
+          accountId,
+          userId,
+          email: viewer.email,
+        });
+      return viewer;
     }),
     signIn: publicFieldWithInput(
       { schema: "account#/$defs/signInInput", of: (args) => args },
@@ -179,6 +193,10 @@ export const accountResolvers: Resolvers = {
       { schema: "account#/$defs/setPasswordInput", of: (args) => args },
       ({ ctx, principal, input }) => service.setPassword(ctx.db, ctx.services.events, principal, input),
     ),
+    resendVerificationEmail: field("VIEWER", ({ ctx, principal }) =>
+      verification.resendVerificationEmail(ctx.db, verificationMail(ctx), principal),
+    ),
+    verifyEmail: publicField(({ ctx, args }) => verification.verifyEmail(ctx.db, args.token)),
     updateAccount: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/updateAccountInput" },

@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { Role } from "../../platform/roles.ts";
-import { accounts, memberships, plans, sessions, subscriptions, users } from "./tables.ts";
+import { accounts, emailVerifications, memberships, plans, sessions, subscriptions, users } from "./tables.ts";
 
 export type AccountRow = typeof accounts.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
@@ -153,4 +153,44 @@ export async function upsertPlans(db: Executor, rows: (typeof plans.$inferInsert
   for (const row of rows) {
     await db.insert(plans).values(row).onConflictDoUpdate({ target: plans.id, set: row });
   }
+}
+
+/** Replaces the user's verification link (older links stop working); the user is the caller's own. */
+export async function replaceEmailVerification(
+  db: Executor,
+  accountId: string,
+  userId: string,
+  row: { tokenHash: string; expiresAt: Date },
+) {
+  const [member] = await db
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
+  if (!member) return false;
+  await db
+    .insert(emailVerifications)
+    .values({ userId, ...row })
+    .onConflictDoUpdate({ target: emailVerifications.userId, set: { ...row, createdAt: new Date() } });
+  return true;
+}
+
+// A verification link is opened before any account is known (signed out, or signed in as someone
+// else), so this takes the link by its token, as sessions are found by theirs. Taken means deleted:
+// a link works once, also when opened twice at the same moment.
+export async function takeEmailVerification(db: Executor, tokenHash: string) {
+  const [row] = await db
+    .delete(emailVerifications)
+    .where(eq(emailVerifications.tokenHash, tokenHash))
+    .returning({ userId: emailVerifications.userId, expiresAt: emailVerifications.expiresAt });
+  return row;
+}
+
+/** Marks the user of a taken verification link verified; its e-mail address is what the link proved. */
+export async function markUserVerified(db: Executor, userId: string) {
+  const [row] = await db
+    .update(users)
+    .set({ isVerified: true })
+    .where(eq(users.id, userId))
+    .returning({ email: users.email });
+  return row;
 }

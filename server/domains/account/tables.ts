@@ -123,3 +123,16 @@ export const subscriptions = pgTable("subscriptions", {
   responsesPerMonth: bigint("responses_per_month", { mode: "number" }).notNull(),
   requestsPerSecond: integer("requests_per_second").notNull(),
 });
+
+/**
+ * A user's e-mail verification link: only the SHA-256 of its token is kept, one per user (a new link
+ * replaces the old), used once, until `expiresAt`.
+ */
+export const emailVerifications = pgTable("email_verifications", {
+  userId: uuid("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  tokenHash: text("token_hash").notNull().unique(),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  createdAt: createdAtColumn(),
+});

@@ -4,6 +4,7 @@ import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { readFrom, snapshotRead } from "../../graphql/response-cache.ts";
+import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import * as service from "./service.ts";
 import type * as store from "./store.ts";
@@ -12,11 +13,6 @@ type QuickstartCatalogue = Record<string, { apps: unknown[]; dapps: unknown[]; w
 const quickstart = JSON.parse(
   readFileSync(path.resolve(import.meta.dirname, "../../../schemas/catalogue/quickstart.json"), "utf8"),
 ) as QuickstartCatalogue;
-
-/** The base URL endpoint URLs are built from: PUBLIC_URL, or the address this request came to. */
-function publicBase(ctx: Context): string {
-  return ctx.config.publicUrl ?? `${ctx.request.protocol}://${ctx.request.host}`;
-}
 
 export function endpointUrls(base: string, exId: string) {
   const httpUrl = `${base}/rpc/${exId}`;
@@ -77,7 +73,7 @@ async function viewsWithTags(ctx: Context, accountId: string, rows: store.Endpoi
   );
   return rows.map((row) =>
     endpointView(
-      publicBase(ctx),
+      publicBaseUrl(ctx.config, ctx.request),
       row,
       links.filter((l) => l.endpointId === row.id).map((l) => ({ tagId: l.tagId, label: l.label })),
     ),
@@ -98,7 +94,7 @@ export const endpointResolvers: Resolvers = {
       field("VIEWER", async ({ ctx, accountId, args }) => {
         const page = await service.listEndpoints(ctx.db, ctx.services.endpointLists, accountId, args);
         readFrom(ctx.reads, page.isCurrent);
-        const base = publicBase(ctx);
+        const base = publicBaseUrl(ctx.config, ctx.request);
         return {
           edges: page.edges.map(({ cursor, node }) => ({ cursor, node: listedView(base, node.endpoint, node.tags) })),
           pageInfo: page.pageInfo,

@@ -2,6 +2,7 @@ import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { badInput, forbidden } from "../../platform/errors.ts";
+import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { featureFlags, getAccountOrFail, planPriceCents } from "../account/service.ts";
 import { streamPermissions } from "../streams/permissions.ts";
 import type { StreamPermissionsView } from "../streams/resolvers.ts";
@@ -48,7 +49,6 @@ export type ActivationView = ReturnType<typeof activationView>;
 export type FunctionPermissionsView = ReturnType<typeof permissionsView>;
 
 /** The base of the function's HTTP address: PUBLIC_URL, or the address this request came to. */
-const publicBase = (ctx: Context) => ctx.config.publicUrl ?? `${ctx.request.protocol}://${ctx.request.host}`;
 
 /** Quick functions are behind the account's `quickfunctions` flag. */
 async function requireQuickFunctions(ctx: Context, accountId: string): Promise<void> {
@@ -58,7 +58,7 @@ async function requireQuickFunctions(ctx: Context, accountId: string): Promise<v
 
 export const functionResolvers: Resolvers = {
   Function: {
-    callUrl: (parent, _args, ctx) => `${publicBase(ctx)}${callPath(parent.id)}`,
+    callUrl: (parent, _args, ctx) => `${publicBaseUrl(ctx.config, ctx.request)}${callPath(parent.id)}`,
   },
   Query: {
     functions: field("VIEWER", async ({ ctx, accountId }) =>

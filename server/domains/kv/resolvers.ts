@@ -1,6 +1,7 @@
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { badInput } from "../../platform/errors.ts";
+import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { parseItemsText } from "./limits.ts";
 import * as metering from "./metering.ts";
 import * as service from "./service.ts";
@@ -75,10 +76,6 @@ function itemsOf(input: { items?: string[] | null; itemsText?: string | null }, 
   if (required && items.length === 0) throw badInput([{ pointer: "/items", message: "Give at least one item." }]);
   return items;
 }
-
-/** Where this service is reached, for part URLs it serves itself. */
-const baseUrlOf = (ctx: { config: { publicUrl: string | null }; request: { protocol: string; host: string } }) =>
-  ctx.config.publicUrl ?? `${ctx.request.protocol}://${ctx.request.host}`;
 
 export const kvResolvers: Resolvers = {
   Query: {
@@ -171,7 +168,14 @@ export const kvResolvers: Resolvers = {
         uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "SET", input.key, input.size ?? null),
     ),
     kvUploadPartUrl: fieldWithInput("ADMIN", { schema: "kv-upload#/$defs/partInput" }, ({ ctx, accountId, input }) =>
-      uploads.partUrl(ctx.db, ctx.services.kvParts, accountId, input.uploadId, input.partNumber, baseUrlOf(ctx)),
+      uploads.partUrl(
+        ctx.db,
+        ctx.services.kvParts,
+        accountId,
+        input.uploadId,
+        input.partNumber,
+        publicBaseUrl(ctx.config, ctx.request),
+      ),
     ),
     completeKvUpload: field("ADMIN", ({ ctx, accountId, args }) =>
       uploads.completeUpload(ctx.db, ctx.services.kvParts, accountId, args.uploadId),

@@ -679,6 +679,10 @@ export type Mutation = {
   signIn: Viewer;
   signOut: Scalars["Boolean"]["output"];
   setPassword: MutationResult;
+  /** Mails the signed-in user a new verification link (older links stop working). */
+  resendVerificationEmail: MutationResult;
+  /** Verifies the e-mail address a verification link was sent to; anyone holding the link may open it, signed in or not. */
+  verifyEmail: MutationResult;
   updateAccount: Viewer;
   updateUserRole: TeamMember;
   createEndpoint: Endpoint;
@@ -793,6 +797,10 @@ export type MutationSetPasswordArgs = {
   currentPassword: Scalars["String"]["input"];
   password: Scalars["String"]["input"];
   passwordConfirmation: Scalars["String"]["input"];
+};
+
+export type MutationVerifyEmailArgs = {
+  token: Scalars["String"]["input"];
 };
 
 export type MutationUpdateAccountArgs = {
@@ -3772,6 +3780,13 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationSetPasswordArgs, "currentPassword" | "password" | "passwordConfirmation">
+  >;
+  resendVerificationEmail?: Resolver<ResolversTypes["MutationResult"], ParentType, ContextType>;
+  verifyEmail?: Resolver<
+    ResolversTypes["MutationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationVerifyEmailArgs, "token">
   >;
   updateAccount?: Resolver<
     ResolversTypes["Viewer"],

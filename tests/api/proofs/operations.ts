@@ -55,6 +55,8 @@ export const SELF_SERVICE: Record<string, string> = {
   signOut: "ends one's own session",
   setPassword: "changes one's own password (the current one is required)",
   updateAccount: "changes one's own name and preferences",
+  resendVerificationEmail: "mails one's own verification link to one's own address",
+  verifyEmail: "verifies the address a link was mailed to; open to anyone holding the link",
 };
 
 // ---------------------------------------------------------------- ids
