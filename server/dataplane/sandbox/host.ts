@@ -9,7 +9,6 @@
  */
 import { writeFileSync } from "node:fs";
 import net from "node:net";
-import { setPriority } from "node:os";
 import {
   type Frame,
   type FromHost,
@@ -32,16 +31,12 @@ import { isolateRuntime } from "./isolates.ts";
  */
 const FAST = process.argv[2] === "fast";
 /**
- * Tenants' code yields to the service: lowering one's own priority and raising one's own OOM score need
- * no privilege.
- * - Niceness 10: calls that loop to their time limit (several accounts' at once) get the CPU the service,
- *   its database and the stream engine leave, instead of an equal share with each of them.
- * - An isolate's memory limit is checked as V8 collects, so tenants' heaps can pass their sizes for a
- *   while; if the machine runs out of memory, the kernel ends this process (the service replaces it and its
- *   callers get a clear error) before the service or its database.
+ * An isolate's memory limit is checked as V8 collects, so tenants' heaps can pass their sizes for a while;
+ * if the machine runs out of memory, the kernel ends this process (the service replaces it and its callers
+ * get a clear error) before the service or its database. Raising one's own score needs no privilege.
+ * (Not a lower CPU priority: time limits are wall-clock, so a busy service would fail tenants' runs with
+ * TIMEOUT; see README.)
  */
-const NICENESS = 10;
-setPriority(NICENESS);
 try {
   writeFileSync("/proc/self/oom_score_adj", "1000");
 } catch {
