@@ -18,6 +18,13 @@ const VerifyEmail = lazy(() => import("./pages/VerifyEmail.tsx").then((module) =
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default: module.SignedIn })));
 
+/** What stands for the console while it loads. */
+const loadingPage = (
+  <FullPage>
+    <Spin size="large" />
+  </FullPage>
+);
+
 export function Shell({ transport: baseTransport }: { transport: Transport }) {
   const { mutate, cache } = useSWRConfig();
   // Any call that finds the session gone sends the viewer back to the sign-in page.
@@ -61,22 +68,11 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
         </Suspense>
       </FullPage>
     );
-  if (viewer.isLoading)
-    return (
-      <FullPage>
-        <Spin size="large" />
-      </FullPage>
-    );
+  if (viewer.isLoading) return loadingPage;
   // A verification link works signed in or not, and signed in as anyone: the link names its user.
   if (location.pathname === "/verify-email")
     return (
-      <Suspense
-        fallback={
-          <FullPage>
-            <Spin size="large" />
-          </FullPage>
-        }
-      >
+      <Suspense fallback={loadingPage}>
         <VerifyEmail transport={transport} signedIn={Boolean(viewer.data)} onVerified={refreshViewer} />
       </Suspense>
     );
@@ -86,13 +82,7 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
         ? ""
         : `?next=${encodeURIComponent(location.pathname + location.search)}`;
     return (
-      <Suspense
-        fallback={
-          <FullPage>
-            <Spin size="large" />
-          </FullPage>
-        }
-      >
+      <Suspense fallback={loadingPage}>
         <Routes>
           <Route path="/sign-in" element={<SignIn transport={transport} onSignedIn={refreshViewer} />} />
           <Route path="/sign-up" element={<SignUp transport={transport} onSignedIn={refreshViewer} />} />
@@ -102,13 +92,7 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
     );
   }
   return (
-    <Suspense
-      fallback={
-        <FullPage>
-          <Spin size="large" />
-        </FullPage>
-      }
-    >
+    <Suspense fallback={loadingPage}>
       <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />
     </Suspense>
   );
