@@ -1,5 +1,6 @@
 // `stream-start-block`: an rjsf control for where a stream starts: a block number, or the chain tip
-// when it is first activated (stored as -1, as the API takes it).
+// when it is first activated (stored as -1, as the API takes it). Typing a number while Latest block is
+// ticked chooses that block: one step, not two.
 import type { WidgetProps } from "@rjsf/utils";
 import { Checkbox, InputNumber, Space } from "antd";
 
@@ -15,7 +16,7 @@ export function StartBlock({ id, value, onChange, disabled, readonly, placeholde
         precision={0}
         style={{ width: 200 }}
         placeholder={placeholder || "Block number"}
-        disabled={disabled || readonly || latest}
+        disabled={disabled || readonly}
         value={latest || value === undefined || value === null ? null : Number(value)}
         onChange={(next) => onChange(typeof next === "number" ? next : undefined)}
       />

@@ -153,7 +153,7 @@ describe("stream create form", () => {
 
 describe("stream-start-block", () => {
   const schema = resolveSchemaRef(registry.schemas, "webhook#/$defs/createInput");
-  it("offers the chain tip (-1) or a block number", async () => {
+  it("offers the chain tip (-1) or a block number, which typing one chooses", async () => {
     const changes: Record<string, unknown>[] = [];
     const form = (data: Record<string, unknown>) => (
       <FeedbackProvider>
@@ -169,11 +169,17 @@ describe("stream-start-block", () => {
     const { rerender } = render(form({ startRange: -1 }));
     const latest = (await screen.findByRole("checkbox", { name: /Latest block/ })) as HTMLInputElement;
     expect(latest.checked).toBe(true);
-    expect((screen.getByLabelText(/^Start block/) as HTMLInputElement).disabled).toBe(true);
     fireEvent.click(latest);
     await waitFor(() => expect(changes.at(-1)?.startRange).toBeUndefined());
     rerender(form({ startRange: 42 }));
     await waitFor(() => expect((screen.getByLabelText(/^Start block/) as HTMLInputElement).value).toBe("42"));
     expect((screen.getByRole("checkbox", { name: /Latest block/ }) as HTMLInputElement).checked).toBe(false);
+    // Typing a block number while the tip is ticked chooses that block, in one step.
+    cleanup();
+    render(form({ startRange: -1 }));
+    const number = (await screen.findByLabelText(/^Start block/)) as HTMLInputElement;
+    expect(number.value).toBe("");
+    fireEvent.change(number, { target: { value: "7" } });
+    await waitFor(() => expect(changes.at(-1)?.startRange).toBe(7));
   }, 30_000);
 });
