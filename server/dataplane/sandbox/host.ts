@@ -35,7 +35,7 @@ const FAST = process.argv[2] === "fast";
  * if the machine runs out of memory, the kernel ends this process (the service replaces it and its callers
  * get a clear error) before the service or its database. Raising one's own score needs no privilege.
  * (Not a lower CPU priority: time limits are wall-clock, so a busy service would fail tenants' runs with
- * TIMEOUT; see README.)
+ * TIMEOUT; see docs/decisions/0007-sandbox-confinement.md.)
  */
 try {
   writeFileSync("/proc/self/oom_score_adj", "1000");
