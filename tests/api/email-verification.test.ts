@@ -1,10 +1,11 @@
+import { request as httpRequest } from "node:http";
 import { createServer, type Server } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendVerificationEmail } from "../../server/domains/account/verification.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
-import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
+import { type GqlClient, signUp, type TestUser, uniqueEmail, useTestApp } from "../support/api.ts";
 
 const ctx = useTestApp();
 let db: pg.Client;
@@ -80,6 +81,36 @@ describe("e-mail verification", () => {
     const again = await verify(user.client, token);
     expect(again.success).toBe(false);
     expect(again.error).toMatch(/not valid or was used already.*Resend email/);
+  });
+
+  it("a sign-up sent with a forged Host header mails a link to the service, never to that host", async () => {
+    const email = uniqueEmail("forged-host");
+    const body = JSON.stringify({
+      query: "mutation($input: SignUpInput!) { signUp(input: $input) { id } }",
+      variables: { input: { email, password: "a-long-enough-password" } },
+    });
+    const service = new URL(ctx.app.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest(
+        {
+          host: service.hostname,
+          port: service.port,
+          path: "/graphql",
+          method: "POST",
+          headers: { host: "attacker.example", "content-type": "application/json" },
+        },
+        (response) => {
+          response.resume();
+          response.on("end", () => resolve(response.statusCode ?? 0));
+        },
+      );
+      sent.on("error", reject);
+      sent.end(body);
+    });
+    expect(status).toBe(200);
+    const link = await linkIn(email);
+    expect(link.hostname).toBe("localhost");
+    expect(link.pathname).toBe("/verify-email");
   });
 
   it("refuses an unknown token and an expired one, saying how to get a new link", async () => {
