@@ -127,6 +127,27 @@ describe("e-mail verification", () => {
     expect(await isVerified(user)).toBe(false);
   });
 
+  it("limits failed token checks from one address to 30 an hour; a valid link does not count", async () => {
+    const user = await signUp(ctx.app);
+    const token = (await linkIn(user.email)).searchParams.get("token") ?? "";
+    const client = user.client.fresh();
+    // Every test here checks tokens from the same address: this one starts and ends with its count empty.
+    const forgetTokenChecks = () => db.query("DELETE FROM sign_in_limits WHERE key LIKE 'token-checks:%'");
+    await forgetTokenChecks();
+    try {
+      expect((await verify(client, token)).success).toBe(true);
+      const guesses = await Promise.all(
+        Array.from({ length: 35 }, (_, i) => client.gql<{ verifyEmail: Result }>(VERIFY, { token: `guess-${i}` })),
+      );
+      const refused = guesses.filter((r) => r.errors?.[0].extensions?.code === "RATE_LIMITED");
+      expect(guesses.filter((r) => r.data?.verifyEmail.success === false)).toHaveLength(30);
+      expect(refused).toHaveLength(5);
+      expect(refused[0].errors?.[0].message).toMatch(/^Too many links checked from this address\. Try again in \d+ minutes?\.$/);
+    } finally {
+      await forgetTokenChecks();
+    }
+  });
+
   it("a link verifies only the user it was made for", async () => {
     const alice = await signUp(ctx.app);
     const bob = await signUp(ctx.app);
