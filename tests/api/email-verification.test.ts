@@ -142,7 +142,9 @@ describe("e-mail verification", () => {
       const refused = guesses.filter((r) => r.errors?.[0].extensions?.code === "RATE_LIMITED");
       expect(guesses.filter((r) => r.data?.verifyEmail.success === false)).toHaveLength(30);
       expect(refused).toHaveLength(5);
-      expect(refused[0].errors?.[0].message).toMatch(/^Too many links checked from this address\. Try again in \d+ minutes?\.$/);
+      expect(refused[0].errors?.[0].message).toMatch(
+        /^Too many links checked from this address\. Try again in \d+ minutes?\.$/,
+      );
     } finally {
       await forgetTokenChecks();
     }
