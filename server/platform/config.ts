@@ -11,8 +11,14 @@ export interface AppConfig {
   dataDir: string;
   host: string;
   port: number;
-  /** The base URL users reach the service at; endpoint URLs are built from it. */
+  /** The base URL users reach the service at; every link in mail and answers is built from it. */
   publicUrl: string | null;
+  /**
+   * Without PUBLIC_URL, the hosts (`name` for any port, or `name:port`) whose Host header a link may be
+   * built from (NODEPLANE_ALLOWED_HOSTS); any other Host gets links to the first of them. Outside
+   * production it defaults to the loopback names; in production it must be set if PUBLIC_URL is not.
+   */
+  allowedHosts: string[];
   /** An external PostgreSQL server; when null the service starts its own embedded one. */
   databaseUrl: string | null;
   redisUrl: string | null;
@@ -125,6 +131,21 @@ function parseTrustProxy(text: string | undefined): TrustProxy {
   return value;
 }
 
+/** Loopback names: where links may point in development when NODEPLANE_ALLOWED_HOSTS is not set. */
+export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+function parseAllowedHosts(text: string | undefined): string[] {
+  const hosts = (text ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  for (const host of hosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(host))
+      throw new Error(`NODEPLANE_ALLOWED_HOSTS takes host names, each with an optional :port; got ${host}`);
+  }
+  return hosts;
+}
+
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === "") return fallback;
   const value = Number(text);
@@ -136,16 +157,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const port = env.PORT === undefined ? 8080 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const production = env.NODE_ENV === "production";
+  const publicUrl = env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : null;
+  const allowedHosts = parseAllowedHosts(env.NODEPLANE_ALLOWED_HOSTS);
+  // A link built from a forged Host header would carry a real token to the forger's host.
+  if (production && !publicUrl && allowedHosts.length === 0)
+    throw new Error(
+      "In production set PUBLIC_URL (or NODEPLANE_ALLOWED_HOSTS): links in e-mail and answers are built from it, never from a request's Host header.",
+    );
   return {
     rootDir,
     dataDir: path.resolve(env.NODEPLANE_DATA_DIR ?? path.join(rootDir, ".data")),
     host: env.HOST ?? "127.0.0.1",
     port,
-    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : null,
+    publicUrl,
+    allowedHosts: allowedHosts.length > 0 ? allowedHosts : LOOPBACK_HOSTS,
     databaseUrl: env.DATABASE_URL || null,
     redisUrl: env.REDIS_URL || null,
     smtpUrl: env.SMTP_URL || null,
-    production: env.NODE_ENV === "production",
+    production,
     dev: argv.includes("--dev"),
     engineProcess: env.NODEPLANE_ENGINE_PROCESS === "child" ? "child" : "inline",
     roles: parseRoles(argv.includes("--role") ? argv[argv.indexOf("--role") + 1] : env.NODEPLANE_ROLES),

@@ -3,7 +3,7 @@
  * service is reached over HTTPS. One place, so the static files, the single-page fallback and the API
  * agree.
  */
-import type { AppConfig } from "./config.ts";
+import { type AppConfig, LOOPBACK_HOSTS } from "./config.ts";
 
 /**
  * The console's Content-Security-Policy. Scripts: our own files only, no inline script. `'unsafe-eval'`
@@ -53,10 +53,23 @@ export const IMMUTABLE = "public, max-age=31536000, immutable";
 /** Everything else (index.html): the browser revalidates, so a new build is picked up on the next load. */
 export const REVALIDATE = "no-cache";
 
-/** The base URL of links users open (console pages, endpoint URLs): PUBLIC_URL, or the address this request came to. */
+/**
+ * The base URL of links users open (console pages, verification links, endpoint URLs): PUBLIC_URL; without
+ * it the address this request came to when its host is an allowed one (config.allowedHosts), else the
+ * first allowed host. A Host header is the client's to choose: it never decides where a link points.
+ */
 export function publicBaseUrl(
-  config: Pick<AppConfig, "publicUrl">,
+  config: Pick<AppConfig, "publicUrl" | "allowedHosts">,
   request: { protocol: string; host: string },
 ): string {
-  return config.publicUrl ?? `${request.protocol}://${request.host}`;
+  if (config.publicUrl) return config.publicUrl;
+  const host = request.host.toLowerCase();
+  const name = host.replace(/:\d+$/, "");
+  if (config.allowedHosts.some((allowed) => allowed === host || allowed === name))
+    return `${request.protocol}://${host}`;
+  const [first] = config.allowedHosts;
+  // A loopback name keeps the request's port (development: the service's own); another host is as listed.
+  const loopback = LOOPBACK_HOSTS.includes(first);
+  const port = loopback ? (/:\d+$/.exec(host)?.[0] ?? "") : "";
+  return `${request.protocol}://${first}${port}`;
 }

@@ -171,17 +171,54 @@ describe("sign-up, sign-in and the viewer", () => {
       }
     }, 60_000);
 
-    it("limits one address trying many emails; its successful sign-ins do not count", async () => {
-      const user = await signUp(ctx.app);
-      const address = newAddress();
-      for (let i = 0; i < 3; i++) expect(await attempt(user.email, user.password, address)).toBe("OK");
+    it("paces one address trying many emails, and never refuses it a right password: an office behind one NAT", async () => {
+      const office = newAddress();
+      const colleague = await signUp(ctx.app);
       const codes = await Promise.all(
-        Array.from({ length: 40 }, () => attempt(uniqueEmail("guess"), "wrong-password", address)),
+        Array.from({ length: 40 }, () => attempt(uniqueEmail("guess"), "wrong-password", office)),
       );
-      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 30, RATE_LIMITED: 10 });
-      // The address is refused even with a right password; the account itself is not locked.
-      expect(await attempt(user.email, user.password, address)).toBe("RATE_LIMITED");
+      // Past 30 failures the address's attempts wait for slots a second apart; each is still checked.
+      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 40 });
+      // A colleague who never signed in from here, and whose account was not attacked, signs in.
+      expect(await attempt(colleague.email, colleague.password, office)).toBe("OK");
+      expect(await attempt(colleague.email, colleague.password, newAddress())).toBe("OK");
+    }, 60_000);
+
+    it("refuses an address's attempts whose slot is more than 10 s away, saying when to try again", async () => {
+      const address = newAddress();
+      const user = await signUp(ctx.app);
+      // 30 unpaced failures, then 30 paced a second apart: parallel, the slots past 10 s are refused.
+      const codes = await Promise.all(
+        Array.from({ length: 60 }, () => attempt(uniqueEmail("stuffing"), "wrong-password", address)),
+      );
+      // About 11 of the paced ones fit in 10 s (more when a loaded machine spreads the attempts out).
+      const counts = tally(codes);
+      expect(counts.UNAUTHENTICATED).toBeGreaterThanOrEqual(40);
+      expect(counts.RATE_LIMITED).toBeGreaterThanOrEqual(10);
+      expect(counts.UNAUTHENTICATED + counts.RATE_LIMITED).toBe(60);
+      // The account is not locked: from another address its right password signs in.
       expect(await attempt(user.email, user.password, newAddress())).toBe("OK");
+    }, 60_000);
+
+    it("lets an account's owner in from an address it signed in from before while others have locked it", async () => {
+      const user = await signUp(ctx.app);
+      const home = newAddress();
+      expect(await attempt(user.email, user.password, home)).toBe("OK");
+      const codes = await Promise.all(
+        Array.from({ length: 20 }, () => attempt(user.email, "wrong-password", newAddress())),
+      );
+      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 12 });
+      expect(await attempt(user.email, user.password, newAddress())).toBe("RATE_LIMITED");
+      expect(await attempt(user.email, user.password, home)).toBe("OK");
+    }, 60_000);
+
+    it("locks an account for one address after eight failures from it, known address or not", async () => {
+      const user = await signUp(ctx.app);
+      const home = newAddress();
+      expect(await attempt(user.email, user.password, home)).toBe("OK");
+      const codes = await Promise.all(Array.from({ length: 12 }, () => attempt(user.email, "wrong-password", home)));
+      expect(tally(codes)).toEqual({ UNAUTHENTICATED: 8, RATE_LIMITED: 4 });
+      expect(await attempt(user.email, user.password, home)).toBe("RATE_LIMITED");
     }, 60_000);
   });
 

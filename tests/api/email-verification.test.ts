@@ -1,10 +1,11 @@
+import { request as httpRequest } from "node:http";
 import { createServer, type Server } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendVerificationEmail } from "../../server/domains/account/verification.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
-import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
+import { type GqlClient, signUp, type TestUser, uniqueEmail, useTestApp } from "../support/api.ts";
 
 const ctx = useTestApp();
 let db: pg.Client;
@@ -82,6 +83,36 @@ describe("e-mail verification", () => {
     expect(again.error).toMatch(/not valid or was used already.*Resend email/);
   });
 
+  it("a sign-up sent with a forged Host header mails a link to the service, never to that host", async () => {
+    const email = uniqueEmail("forged-host");
+    const body = JSON.stringify({
+      query: "mutation($input: SignUpInput!) { signUp(input: $input) { id } }",
+      variables: { input: { email, password: "a-long-enough-password" } },
+    });
+    const service = new URL(ctx.app.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest(
+        {
+          host: service.hostname,
+          port: service.port,
+          path: "/graphql",
+          method: "POST",
+          headers: { host: "attacker.example", "content-type": "application/json" },
+        },
+        (response) => {
+          response.resume();
+          response.on("end", () => resolve(response.statusCode ?? 0));
+        },
+      );
+      sent.on("error", reject);
+      sent.end(body);
+    });
+    expect(status).toBe(200);
+    const link = await linkIn(email);
+    expect(link.hostname).toBe("localhost");
+    expect(link.pathname).toBe("/verify-email");
+  });
+
   it("refuses an unknown token and an expired one, saying how to get a new link", async () => {
     const user = await signUp(ctx.app);
     const unknown = await verify(user.client, "not-a-token");
@@ -94,6 +125,29 @@ describe("e-mail verification", () => {
     const expired = await verify(user.client, token);
     expect(expired).toMatchObject({ success: false, error: expect.stringMatching(/expired.*new link/) });
     expect(await isVerified(user)).toBe(false);
+  });
+
+  it("limits failed token checks from one address to 30 an hour; a valid link does not count", async () => {
+    const user = await signUp(ctx.app);
+    const token = (await linkIn(user.email)).searchParams.get("token") ?? "";
+    const client = user.client.fresh();
+    // Every test here checks tokens from the same address: this one starts and ends with its count empty.
+    const forgetTokenChecks = () => db.query("DELETE FROM sign_in_limits WHERE key LIKE 'token-checks:%'");
+    await forgetTokenChecks();
+    try {
+      expect((await verify(client, token)).success).toBe(true);
+      const guesses = await Promise.all(
+        Array.from({ length: 35 }, (_, i) => client.gql<{ verifyEmail: Result }>(VERIFY, { token: `guess-${i}` })),
+      );
+      const refused = guesses.filter((r) => r.errors?.[0].extensions?.code === "RATE_LIMITED");
+      expect(guesses.filter((r) => r.data?.verifyEmail.success === false)).toHaveLength(30);
+      expect(refused).toHaveLength(5);
+      expect(refused[0].errors?.[0].message).toMatch(
+        /^Too many links checked from this address\. Try again in \d+ minutes?\.$/,
+      );
+    } finally {
+      await forgetTokenChecks();
+    }
   });
 
   it("a link verifies only the user it was made for", async () => {

@@ -115,7 +115,7 @@ describe("the GraphQL endpoint", () => {
   });
 });
 
-const production = useTestApp({ NODE_ENV: "production" });
+const production = useTestApp({ NODE_ENV: "production", NODEPLANE_ALLOWED_HOSTS: "localhost" });
 
 describe("field suggestions in production", () => {
   it("are not offered", async () => {

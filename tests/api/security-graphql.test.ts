@@ -286,7 +286,7 @@ describe("security through GraphQL and the service's own proxy", () => {
 
 describe("domain masks in production without PUBLIC_URL", () => {
   it("are refused: the console answers at any host, and the Host a mutation names is its caller's to write", async () => {
-    const production = await startTestApp({ NODE_ENV: "production" });
+    const production = await startTestApp({ NODE_ENV: "production", NODEPLANE_ALLOWED_HOSTS: "localhost" });
     try {
       const owner = await signUp(production);
       const endpoint = await newEndpoint(owner.client);

@@ -161,6 +161,7 @@ export async function runBatchBench(log: (line: string) => void = console.log): 
   try {
     service = await startServiceProcess({
       NODE_ENV: "production",
+      NODEPLANE_ALLOWED_HOSTS: "127.0.0.1,localhost",
       DATABASE_URL: postgres.url,
       NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
       NODEPLANE_LOCAL_CHAIN: "0",

@@ -67,6 +67,7 @@ async function npmStart(dataDir: string): Promise<Started> {
     env: {
       ...process.env,
       NODE_ENV: "production",
+      NODEPLANE_ALLOWED_HOSTS: "127.0.0.1,localhost",
       PORT: String(port),
       HOST: "127.0.0.1",
       NODEPLANE_DATA_DIR: dataDir,

@@ -139,6 +139,7 @@ export async function runGraphqlBench(log: (line: string) => void = console.log)
     service = await startServiceProcess(
       {
         NODE_ENV: "production",
+        NODEPLANE_ALLOWED_HOSTS: "127.0.0.1,localhost",
         DATABASE_URL: postgres.url,
         NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
         NODEPLANE_LOCAL_CHAIN: "0",

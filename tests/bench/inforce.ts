@@ -143,6 +143,7 @@ export async function runInForceBench(log: (line: string) => void = console.log)
     // With DATABASE_URL the processes share the database and take no service lock; every role in each.
     const env = {
       NODE_ENV: "production",
+      NODEPLANE_ALLOWED_HOSTS: "127.0.0.1,localhost",
       DATABASE_URL: postgres.url,
       NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
       NODEPLANE_LOCAL_CHAIN: "0",

@@ -8,7 +8,7 @@
  * p95 is printed: they wait for no back-off, only for their two counter writes (on 2 shared cores, with the
  * burst's 400 writes queued on the service's 10 connections, some hundreds of ms).
  */
-import { LOCK_AFTER, signInBackoffMs } from "../../server/domains/account/service.ts";
+import { LOCK_AFTER, signInBackoffMs } from "../../server/domains/account/sign-in-guard.ts";
 import { DEMO_OWNER } from "../../server/seed.ts";
 import { startServiceProcess } from "../support/service-process.ts";
 import { startPostgres } from "./postgres.ts";
@@ -53,6 +53,7 @@ export async function runSignInBench(log: (line: string) => void = console.log):
   try {
     service = await startServiceProcess({
       NODE_ENV: "production",
+      NODEPLANE_ALLOWED_HOSTS: "127.0.0.1,localhost",
       DATABASE_URL: postgres.url,
       NODEPLANE_DEMO_PASSWORD: DEMO_PASSWORD,
       NODEPLANE_LOCAL_CHAIN: "0",

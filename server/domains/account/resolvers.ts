@@ -196,7 +196,7 @@ export const accountResolvers: Resolvers = {
     resendVerificationEmail: field("VIEWER", ({ ctx, principal }) =>
       verification.resendVerificationEmail(ctx.db, verificationMail(ctx), principal),
     ),
-    verifyEmail: publicField(({ ctx, args }) => verification.verifyEmail(ctx.db, args.token)),
+    verifyEmail: publicField(({ ctx, args }) => verification.verifyEmail(ctx.db, args.token, ctx.request.ip)),
     updateAccount: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/updateAccountInput" },

@@ -1,8 +1,8 @@
-import { createHash, hash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { getTableName } from "drizzle-orm";
-import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterPostgres } from "rate-limiter-flexible";
 import { clientAddressKey } from "../../platform/client-address.ts";
 import type { AppConfig } from "../../platform/config.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
@@ -11,20 +11,13 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
 import type { Role } from "../../platform/roles.ts";
+import { countAttempt, signInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
 
 export const FREE_PLAN_ID = "b6_free";
 export const SESSION_COOKIE = "np_session";
 
-/** Sign-in throttling: after SLOW_AFTER failures each answer waits longer; after LOCK_AFTER the email is refused. */
-export const SLOW_AFTER = 3;
-export const LOCK_AFTER = 8;
-const LOCK_MINUTES = 15;
-/** Failures older than this no longer count. */
-const FAILURE_WINDOW_MINUTES = 15;
-/** Failed sign-ins from one client address, whatever the emails, before the address is refused for LOCK_MINUTES. */
-const ADDRESS_LOCK_AFTER = 30;
 /** Sign-ups from one client address are counted per hour, from the first in the hour. */
 const SIGN_UP_WINDOW_SECONDS = 3600;
 /** Sign-up attempts (failed or not) an address may make per account it may create (config.signUpsPerHour). */
@@ -144,92 +137,17 @@ export async function signOut(db: Db, events: DomainEvents, principal: SessionOw
   await events.emitAndWait("sessions.changed", { accountId: principal.accountId, userId: principal.userId });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** How long a sign-in attempt waits before its check, after this many earlier failures for its email. */
-export const signInBackoffMs = (earlierFailures: number) =>
-  earlierFailures < SLOW_AFTER ? 0 : Math.min(250 * 2 ** (earlierFailures - SLOW_AFTER), 4000);
-
-interface SignInLimiters {
-  email: RateLimiterPostgres;
-  address: RateLimiterPostgres;
-}
-
-/** The sign-in counters of a database (one pair per connection pool), in its sign_in_limits table. */
-const limitersByPool = new WeakMap<Db["$client"], SignInLimiters>();
-
-function signInLimiters(db: Db): SignInLimiters {
-  let limiters = limitersByPool.get(db.$client);
-  if (!limiters) {
-    const shared = {
-      storeClient: db.$client,
-      tableName: getTableName(signInLimits),
-      tableCreated: true,
-      duration: FAILURE_WINDOW_MINUTES * 60,
-      blockDuration: LOCK_MINUTES * 60,
-    };
-    // Once a key's lock is written to the table (at points + 1), later attempts in this process are refused
-    // from memory until the lock ends, without a query.
-    const limiter = (keyPrefix: string, points: number) =>
-      new RateLimiterPostgres({ ...shared, keyPrefix, points, inMemoryBlockOnConsumed: points + 2 });
-    limiters = { email: limiter("email", LOCK_AFTER), address: limiter("address", ADDRESS_LOCK_AFTER) };
-    limitersByPool.set(db.$client, limiters);
-  }
-  return limiters;
-}
-
 /**
- * Counts one attempt (one atomic statement, so parallel attempts each count), or refuses it while locked
- * with `tooMany` and when to try again; `refused` runs first (to take a refused attempt's point back).
- */
-async function countAttempt(
-  limiter: RateLimiterPostgres,
-  key: string,
-  tooMany: string,
-  refused?: () => Promise<unknown>,
-): Promise<RateLimiterRes> {
-  try {
-    return await limiter.consume(key);
-  } catch (refusal) {
-    if (!(refusal instanceof RateLimiterRes)) throw refusal;
-    await refused?.();
-    const minutes = Math.max(1, Math.ceil(refusal.msBeforeNext / 60_000));
-    throw new AppError("RATE_LIMITED", `${tooMany}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
-  }
-}
-
-/** An email's key in sign_in_limits: hashed, so any length fits the key column and the table holds no email addresses. */
-const signInEmailKey = (email: string) => createHash("sha256").update(email.toLowerCase()).digest("hex");
-
-/**
- * Counts one check of a password against an email's failures (refused while the email is locked), and
- * waits its backoff: a sign-in's, and a password change's check of the current password, which would
- * otherwise let a session's holder guess the password without limit.
- */
-async function countPasswordCheck(limiters: SignInLimiters, emailKey: string) {
-  const counted = await countAttempt(limiters.email, emailKey, "Too many failed sign-ins for this email");
-  const backoff = signInBackoffMs(counted.consumedPoints - 1);
-  if (backoff > 0) await sleep(backoff);
-}
-
-/**
- * Checks an email and password. Every attempt is counted before the password is checked, per email
- * (whether or not it has an account) and per client address: past SLOW_AFTER an email's answers are
- * slowed down, past LOCK_AFTER the email is refused for a while, past ADDRESS_LOCK_AFTER the address is.
- * A success clears the email's count and takes the attempt back from the address's.
+ * Checks an email and password within the sign-in limits (sign-in-guard.ts): per account, per account
+ * and address, and the pacing of each address.
  */
 export async function authenticate(db: Db, email: string, password: string, clientAddress: string) {
-  const limiters = signInLimiters(db);
-  const emailKey = signInEmailKey(email);
-  const addressKey = clientAddressKey(clientAddress);
-  await countAttempt(limiters.address, addressKey, "Too many failed sign-ins from this address");
-  await countPasswordCheck(limiters, emailKey);
-
-  const user = await store.findUserByEmail(db, email);
-  const valid = await verifyPassword(user?.passwordHash ?? null, password);
-  if (!user || !valid) throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
-  await limiters.email.delete(emailKey);
-  await limiters.address.reward(addressKey);
+  let user: Awaited<ReturnType<typeof store.findUserByEmail>>;
+  const valid = await signInGuard(db).signIn(email, clientAddress, async () => {
+    user = await store.findUserByEmail(db, email);
+    return verifyPassword(user?.passwordHash ?? null, password);
+  });
+  if (!valid || !user) throw new AppError("UNAUTHENTICATED", "The email or password is not right.");
   const membership = await store.firstMembership(db, user.id);
   if (!membership) throw new AppError("FORBIDDEN", "This user belongs to no account.");
   return { userId: user.id, accountId: membership.accountId };
@@ -303,13 +221,10 @@ export async function setPassword(
     return { success: false, message: null, error: "The new password and its confirmation differ." };
   }
   const member = foundOr(await store.getMember(db, principal.accountId, principal.userId), "The user");
-  const limiters = signInLimiters(db);
-  const emailKey = signInEmailKey(member.user.email);
-  await countPasswordCheck(limiters, emailKey);
-  if (!(await verifyPassword(member.user.passwordHash, input.currentPassword))) {
-    return { success: false, message: null, error: "The current password is not right." };
-  }
-  await limiters.email.delete(emailKey);
+  const right = await signInGuard(db).passwordCheck(member.user.email, () =>
+    verifyPassword(member.user.passwordHash, input.currentPassword),
+  );
+  if (!right) return { success: false, message: null, error: "The current password is not right." };
   const passwordHash = await hashPassword(input.password);
   await db.transaction(async (tx) => {
     await store.updateUser(tx, principal.accountId, principal.userId, { passwordHash });

@@ -4,6 +4,7 @@ import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "../../platform/db/index.ts";
 import { foundOr, notFound } from "../../platform/errors.ts";
 import type { Mailer } from "../../platform/mail.ts";
+import { signInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
 
@@ -130,15 +131,22 @@ export async function resendVerificationEmail(
   return { success: true, message, error: null };
 }
 
-/** Verifies the e-mail address of the user a link was made for, whoever opens it; a link works once. */
-export async function verifyEmail(db: Db, token: string) {
-  const link = token ? await store.takeEmailVerification(db, tokenHashOf(token)) : undefined;
-  if (!link) {
-    return { success: false, message: null, error: `This link is not valid or was used already. ${NEW_LINK_ADVICE}` };
-  }
-  if (link.expiresAt.getTime() <= Date.now()) {
-    return { success: false, message: null, error: `This link expired. ${NEW_LINK_ADVICE}` };
-  }
-  const user = foundOr(await store.markUserVerified(db, link.userId), "The user");
-  return { success: true, message: `${user.email} is verified.`, error: null };
+/**
+ * Verifies the e-mail address of the user a link was made for, whoever opens it; a link works once.
+ * Failed checks are limited per client address (sign-in-guard.ts).
+ */
+export async function verifyEmail(db: Db, token: string, clientAddress: string) {
+  type Answer = { success: boolean; message: string | null; error: string | null };
+  return signInGuard(db).tokenCheck<Answer>(clientAddress, async () => {
+    const link = token ? await store.takeEmailVerification(db, tokenHashOf(token)) : undefined;
+    if (!link) {
+      const error = `This link is not valid or was used already. ${NEW_LINK_ADVICE}`;
+      return { valid: false, answer: { success: false, message: null, error } };
+    }
+    if (link.expiresAt.getTime() <= Date.now()) {
+      return { valid: true, answer: { success: false, message: null, error: `This link expired. ${NEW_LINK_ADVICE}` } };
+    }
+    const user = foundOr(await store.markUserVerified(db, link.userId), "The user");
+    return { valid: true, answer: { success: true, message: `${user.email} is verified.`, error: null } };
+  });
 }
