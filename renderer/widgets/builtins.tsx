@@ -94,6 +94,35 @@ function Link({ value, copy }: ReadWidgetProps) {
   );
 }
 
+/** An http(s) address in running text, up to the first space; a closing bracket or stop after it is not part of it. */
+const URL_IN_TEXT = /https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]]/gi;
+
+/**
+ * A message (an e-mail's body, say): its lines kept, and every http(s) address in it a link that opens
+ * in a new tab, with a button that copies it.
+ */
+function Message({ value }: ReadWidgetProps) {
+  if (isBlank(value)) return EMPTY;
+  const text = String(value);
+  const parts: ReactNode[] = [];
+  let last = 0;
+  for (const match of text.matchAll(URL_IN_TEXT)) {
+    const at = match.index ?? 0;
+    if (at > last) parts.push(text.slice(last, at));
+    parts.push(
+      <span key={at} className="np-text">
+        <a href={match[0]} target="_blank" rel="noreferrer" style={{ wordBreak: "break-all" }}>
+          {match[0]}
+        </a>
+        <CopyButton text={match[0]} label="Copy link" />
+      </span>,
+    );
+    last = at + match[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return <span style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>{parts}</span>;
+}
+
 function Email({ value, copy }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   return (
@@ -250,6 +279,7 @@ const READ_VIEWS: Record<string, (props: ReadWidgetProps) => ReactNode> = {
   text: Text,
   status: Status,
   link: Link,
+  message: Message,
   email: Email,
   datetime: DateTime,
   boolean: BooleanView,

@@ -167,6 +167,8 @@ export interface FunctionCallInput {
   blockNumber?: number;
 }
 
+export type FunctionCode = string;
+
 /**
  * The body of POST /functions/<id>/call.
  */
@@ -1303,6 +1305,7 @@ export interface EntityInputs {
   "endpoint-metrics#/$defs/status": EndpointMetricsStatus;
   "error-log#/$defs/query": ErrorLogQuery;
   "function#/$defs/callInput": FunctionCallInput;
+  "function#/$defs/code": FunctionCode;
   "function#/$defs/httpCall": FunctionHttpCall;
   "function#/$defs/newFunction": FunctionNewFunction;
   "function#/$defs/paramsJson": FunctionParamsJson;

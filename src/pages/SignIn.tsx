@@ -45,7 +45,7 @@ export function SignIn({ transport, onSignedIn }: { transport: Transport; onSign
           name="email"
           rules={[{ required: true, type: "email", message: "Enter your email address" }]}
         >
-          <Input autoComplete="email" autoFocus />
+          <Input type="email" autoComplete="email" autoFocus />
         </Form.Item>
         <Form.Item label="Password" name="password" rules={[{ required: true, message: "Enter your password" }]}>
           <Input.Password autoComplete="current-password" />

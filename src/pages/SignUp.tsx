@@ -58,7 +58,7 @@ export function SignUp({ transport, onSignedIn }: { transport: Transport; onSign
           name="email"
           rules={[{ required: true, type: "email", message: "Enter a valid email address" }]}
         >
-          <Input autoComplete="email" autoFocus />
+          <Input type="email" autoComplete="email" autoFocus />
         </Form.Item>
         {/* The rule under the field gives way to the error, which says it again. */}
         <Form.Item noStyle shouldUpdate>
