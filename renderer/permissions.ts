@@ -26,3 +26,34 @@ export function requiredRole(declared: Role | undefined, mutates: boolean): Role
   if (!mutates || declared) return declared ?? "VIEWER";
   return "ADMIN";
 }
+
+/** The roles the changes a screen offers need: each form and action that runs a mutation, anywhere in its views. */
+export function changeRoles(views: unknown): Role[] {
+  const roles: Role[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) walk(item);
+    else if (node && typeof node === "object") {
+      const record = node as Record<string, unknown>;
+      if (typeof record.mutation === "string") roles.push(requiredRole(record.role as Role | undefined, true));
+      for (const value of Object.values(record)) walk(value);
+    }
+  };
+  walk(views);
+  return roles;
+}
+
+/**
+ * What a member may not change on a screen, said once for the page: null when they may make every
+ * change it offers (or it offers none); otherwise whether they may change nothing there, and the
+ * lowest role that may.
+ */
+export function readOnlyFor(
+  role: string | null | undefined,
+  views: unknown,
+): { nothing: boolean; needed: Role } | null {
+  const roles = changeRoles(views);
+  const refused = roles.filter((needed) => !can(role, needed));
+  if (refused.length === 0) return null;
+  const needed = refused.reduce((low, next) => (RANK[next] < RANK[low] ? next : low));
+  return { nothing: refused.length === roles.length, needed };
+}

@@ -6,7 +6,7 @@ import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } 
 import { Link, matchRoutes, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat, useRefresh } from "./data.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
-import { can } from "./permissions.ts";
+import { can, readOnlyFor, roleLabel } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
 import type { DetailView as DetailViewSpec, Manifest, View } from "./types.ts";
 import { VIEW_MODULES } from "./views/modules.ts";
@@ -243,6 +243,25 @@ function useScreenRange(manifest: Manifest, search: URLSearchParams, setSearch: 
   return { range, choice, values, choose, reload };
 }
 
+/**
+ * One word for the page when the member's role may not make (all) the changes it offers, instead of
+ * leaving them to find out from each disabled button.
+ */
+function ReadOnlyNotice({ role, views }: { role: string; views: Manifest["views"] }) {
+  const readOnly = readOnlyFor(role, views);
+  if (!readOnly) return null;
+  const yours = roleLabel(role);
+  const needed = roleLabel(readOnly.needed);
+  return (
+    <p className="np-readonly-notice" role="note">
+      {readOnly.nothing
+        ? `Read-only: your role is ${yours}, and changes here need ${needed} or higher.`
+        : `Some changes here need ${needed} or higher; your role is ${yours}.`}{" "}
+      An owner of the account can change your role under Account → Team.
+    </p>
+  );
+}
+
 export function ScreenPage({ manifest }: { manifest: Manifest }) {
   const { registry, viewer } = useData();
   const params = useParams();
@@ -334,6 +353,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
         // A tab's own description (the root's is in the header): what this tab does that the others do not.
         <p className="np-muted np-tab-description">{manifest.description}</p>
       ) : null}
+      <ReadOnlyNotice role={viewer.userRole} views={manifest.views} />
       {screenRange.range && screenRange.choice ? (
         <div className="np-screen-toolbar">
           <Suspense fallback={null}>

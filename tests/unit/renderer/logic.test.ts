@@ -6,7 +6,7 @@ import { coerceVariables } from "../../../renderer/data.tsx";
 import { mapFieldErrors } from "../../../renderer/form/fieldErrors.ts";
 import { buildOptions } from "../../../renderer/form/RemoteOptions.tsx";
 import { formatBytes } from "../../../renderer/format.ts";
-import { can, requiredRole } from "../../../renderer/permissions.ts";
+import { can, readOnlyFor, requiredRole } from "../../../renderer/permissions.ts";
 import {
   evalPredicate,
   fillRoute,
@@ -664,5 +664,20 @@ describe("lists and charts", () => {
     );
     expect(new Set(specColours).size).toBe(4);
     expect((twoSpecs.series as { stack?: string }[]).some((e) => e.stack)).toBe(false);
+  });
+});
+
+describe("a screen's read-only notice", () => {
+  const views = [
+    { kind: "list", rowActions: [{ label: "Delete", mutation: "DeleteThing" }] },
+    { kind: "form", mutation: "RenameMe", role: "VIEWER" },
+    { kind: "detail", actions: [{ label: "Transfer", mutation: "Transfer", role: "OWNER" }] },
+  ];
+  it("names the lowest role a refused change needs, and whether any change is left", () => {
+    expect(readOnlyFor("VIEWER", views)).toEqual({ nothing: false, needed: "ADMIN" });
+    expect(readOnlyFor("VIEWER", [views[0]])).toEqual({ nothing: true, needed: "ADMIN" });
+    expect(readOnlyFor("ADMIN", views)).toEqual({ nothing: false, needed: "OWNER" });
+    expect(readOnlyFor("OWNER", views)).toBeNull();
+    expect(readOnlyFor("VIEWER", [{ kind: "list", columns: [{ field: "/id" }] }])).toBeNull();
   });
 });
