@@ -67,6 +67,10 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
           type: "pie",
           name,
           radius: ["40%", "70%"],
+          // Small slices' labels crowded into each other: a slice under 6° has none, and a label that would
+          // still overlap another is hidden. Every slice is in the legend and its tooltip.
+          minShowLabelAngle: 6,
+          labelLayout: { hideOverlap: true },
           // A zero share has no slice; with none left the chart is empty rather than equal slices of nothing.
           data: points
             .filter(([, y]) => typeof y === "number" && y > 0)

@@ -428,6 +428,11 @@ describe("lists and charts", () => {
     expect((pie.series as { data: unknown[] }[])[0].data).toEqual([
       { name: "a", value: 2, itemStyle: { color: coloursByName(["a"]).get("a") } },
     ]);
+    // The usage donut's small slices' labels overlapped: a thin slice has none, an overlapping label hides.
+    expect((pie.series as Record<string, unknown>[])[0]).toMatchObject({
+      minShowLabelAngle: 6,
+      labelLayout: { hideOverlap: true },
+    });
   });
 
   it("a chart of bytes reads its axis and tooltip as byte sizes", () => {
