@@ -7,6 +7,7 @@ import { buildSchema, GraphQLEnumType } from "graphql";
 import { describe, expect, it } from "vitest";
 import { entityEnums, withEntityEnums } from "../../scripts/generate/sdl-enums.ts";
 import { EVM_DATASETS } from "../../server/dataplane/datasets/reader.ts";
+import { loadEntitySchemas } from "../../server/platform/validation.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const sdlText = readFileSync(path.join(root, "schemas/api.graphql"), "utf8");
@@ -41,6 +42,23 @@ describe("enums", () => {
       .filter((type) => enums.some((e) => valueSet(e.values) === valueSet(type.getValues().map((v) => v.name))))
       .map((type) => type.name);
     expect(byHand).toEqual([]);
+  });
+
+  it("have a label for every value: the console shows words, never an enum's raw value", () => {
+    const schemas = loadEntitySchemas();
+    const unlabelled = enums.flatMap((e) => {
+      const name = e.file.replace(/^schemas\/entities\/(.*)\.schema\.json$/, "$1");
+      const node = e.pointer
+        .split("/")
+        .slice(1)
+        .reduce<unknown>(
+          (at, part) => (at as Record<string, unknown>)[part.replace(/~1/g, "/").replace(/~0/g, "~")],
+          schemas[name],
+        ) as { "x-enumLabels"?: Record<string, string> };
+      const labels = node["x-enumLabels"] ?? {};
+      return e.values.filter((value) => !labels[value]?.trim()).map((value) => `${e.file}#${e.pointer}: ${value}`);
+    });
+    expect(unlabelled).toEqual([]);
   });
 
   it("fail the generator when one names no SDL enum or two name the same", () => {
