@@ -1860,6 +1860,7 @@ export type StreamNetworksQuery = {
       disabled: boolean;
       comingSoon: boolean;
       beta: boolean;
+      served: boolean;
     }>;
   }>;
 };
