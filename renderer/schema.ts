@@ -198,6 +198,12 @@ export function enumLabel(schema: JsonSchema | undefined, value: string): string
   return labels?.[value] ?? humanize(value);
 }
 
+/** A value by its enum label when the schema has one for it, else as it is (a series name that is no enum value). */
+export function enumLabelOrSelf(schema: JsonSchema | undefined, value: string): string {
+  const labels = schema?.["x-enumLabels"] as Record<string, string> | undefined;
+  return labels?.[value] ?? value;
+}
+
 type UiNode = Record<string, unknown>;
 
 /** Sub-schemas whose properties render at the same level as the schema's own (if/then, allOf …). */

@@ -1,17 +1,33 @@
 import { Alert, Card, Empty, Skeleton } from "antd";
 import { lazy, Suspense, useMemo } from "react";
-import { useOperation } from "../data.tsx";
+import { useData, useOperation } from "../data.tsx";
 import { resolveVariables, type Scope } from "../resolve.ts";
+import { enumLabelOrSelf, fieldSchema } from "../schema.ts";
 import type { ChartView as ChartViewSpec } from "../types.ts";
 import { errorMessage } from "../useOperationRun.ts";
 import { buildChartOption } from "./chartOption.ts";
 
 const ChartPanel = lazy(() => import("./ChartPanel.tsx"));
 
+/** How a series is named: by the labels of the enum the view names (`seriesLabels`), else as it comes. */
+function useSeriesLabel(view: ChartViewSpec): (name: string) => string {
+  const { registry } = useData();
+  return useMemo(() => {
+    if (!view.seriesLabels) return (name: string) => name;
+    const [entityName, pointer] = view.seriesLabels.split("#");
+    const enumSchema = fieldSchema(registry.schemas[entityName], pointer, registry.schemas);
+    return (name: string) => enumLabelOrSelf(enumSchema, name);
+  }, [view.seriesLabels, registry.schemas]);
+}
+
 export function ChartView({ view, scope }: { view: ChartViewSpec; scope: Scope }) {
   const variables = useMemo(() => resolveVariables(view.variables, scope), [view.variables, scope]);
   const result = useOperation(view.query, variables);
-  const option = useMemo(() => (result.data ? buildChartOption(view, result.data) : null), [view, result.data]);
+  const seriesLabel = useSeriesLabel(view);
+  const option = useMemo(
+    () => (result.data ? buildChartOption(view, result.data, Date.now(), seriesLabel) : null),
+    [view, result.data, seriesLabel],
+  );
   const empty = option && (option.series as { data: unknown[] }[]).every((series) => !series.data.length);
   return (
     <Card data-view="chart" title={view.title}>

@@ -28,7 +28,12 @@ export function coloursByName(names: Iterable<string>): Map<string, string> {
   return colours;
 }
 
-export function buildChartOption(view: ChartView, data: unknown, now = Date.now()): ChartOption {
+export function buildChartOption(
+  view: ChartView,
+  data: unknown,
+  now = Date.now(),
+  seriesLabel: (name: string) => string = (name) => name,
+): ChartOption {
   const timeWindow = view.chartType === "pie" || (view.xType ?? "time") !== "time" ? undefined : windowOf(view, data);
   const grouped: { spec: ChartView["series"][number]; groups: Map<string, [unknown, unknown][]> }[] = [];
   for (const spec of view.series) {
@@ -65,7 +70,7 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
       if (view.chartType === "pie") {
         series.push({
           type: "pie",
-          name,
+          name: seriesLabel(name),
           radius: ["40%", "70%"],
           // Small slices' labels crowded into each other: a slice under 6° has none, and a label that would
           // still overlap another is hidden. Every slice is in the legend and its tooltip.
@@ -74,7 +79,11 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
           // A zero share has no slice; with none left the chart is empty rather than equal slices of nothing.
           data: points
             .filter(([, y]) => typeof y === "number" && y > 0)
-            .map(([x, y]) => ({ name: String(x), value: y, itemStyle: { color: colours.get(String(x)) } })),
+            .map(([x, y]) => ({
+              name: seriesLabel(String(x)),
+              value: y,
+              itemStyle: { color: colours.get(String(x)) },
+            })),
         });
       } else {
         const color = colours.get(name);
@@ -82,7 +91,7 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
           // Named series of bars are parts of one total per x, so they stack.
           series.push({
             type: "bar",
-            name,
+            name: seriesLabel(name),
             data: points,
             itemStyle: { color },
             barMaxWidth: 40,
@@ -91,7 +100,7 @@ export function buildChartOption(view: ChartView, data: unknown, now = Date.now(
         } else {
           series.push({
             type: "line",
-            name,
+            name: seriesLabel(name),
             data: points,
             itemStyle: { color },
             lineStyle: { color },

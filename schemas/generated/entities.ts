@@ -104,7 +104,39 @@ export interface EndpointMetricsMethod {
 export type EndpointMetricsRange = "HOUR" | "DAY" | "WEEK" | "MONTH";
 
 export interface EndpointMetricsRefusal {
-  reason?: string;
+  /**
+   * What failed: the proxy's refusal, the upstream's failure or a JSON-RPC error.
+   */
+  reason?:
+    | "ARCHIVED"
+    | "BATCH_REFUSED"
+    | "BATCH_TOO_LARGE"
+    | "CANCELED"
+    | "DISABLED"
+    | "INTERNAL"
+    | "INVALID_REQUEST"
+    | "IP_NOT_ALLOWED"
+    | "JSON_RPC_ERROR"
+    | "JWT_REQUIRED"
+    | "LIMIT_REACHED"
+    | "METHOD_DISABLED"
+    | "METHOD_NOT_AVAILABLE"
+    | "METHOD_NOT_ALLOWED"
+    | "METHOD_NOT_IN_FILTER"
+    | "NOT_FOUND"
+    | "NO_UPSTREAM"
+    | "PARSE_ERROR"
+    | "PAUSED"
+    | "RATE_LIMITED"
+    | "REFERRER_NOT_ALLOWED"
+    | "SUSPENDED"
+    | "TERMINATED"
+    | "TOKEN_REQUIRED"
+    | "TOO_LARGE"
+    | "TOO_MANY_WEBSOCKETS"
+    | "UPSTREAM_FAILED"
+    | "UPSTREAM_HTTP_ERROR"
+    | "WRONG_CHAIN";
   calls?: number;
   [k: string]: unknown | undefined;
 }

@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -135,6 +135,7 @@ export type ReadWidget =
   | "text"
   | "status"
   | "link"
+  | "message"
   | "email"
   | "datetime"
   | "boolean"
@@ -672,6 +673,10 @@ export interface ChartView {
    */
   series: ChartSeries[];
   xType?: "time" | "category" | "value";
+  /**
+   * An enum in an entity schema (`error-log#/properties/errorKind`) whose labels name the series: a series (or pie slice) whose name is one of its values is shown by its label, as tables show that enum.
+   */
+  seriesLabels?: string;
   /**
    * A time axis over the window the query's result names, not just its data: it spans `from`..`to` (paths into the result, e.g. `functionMetrics.from`) on the grid of points `stepSeconds` apart (a path too), so an hour of data in a 7-day window sits where it happened. Ticks fall on the grid, labelled with times for steps under a day and dates (UTC, as the service's days are) for a day or more; bars have the step's width and zero where a point is missing, lines a gap there. Without it (or when the paths find nothing), the axis spans the data.
    */

@@ -686,3 +686,23 @@ describe("a screen's read-only notice", () => {
     expect(readOnlyFor("VIEWER", [{ kind: "list", columns: [{ field: "/id" }] }])).toBeNull();
   });
 });
+
+describe("a chart's series labels", () => {
+  it("name series and slices by the enum's labels and keep their colours by value", () => {
+    const view = {
+      kind: "chart" as const,
+      query: "Q",
+      chartType: "bar" as const,
+      xType: "category" as const,
+      series: [{ rows: "points", encode: { x: "/t", y: "/v", series: "/name" } }],
+    };
+    const data = { points: [{ t: "a", v: 1, name: "RATE_LIMITED" }, { t: "a", v: 2, name: "SOMETHING_NEW" }] };
+    const labels: Record<string, string> = { RATE_LIMITED: "Rate limited" };
+    const option = buildChartOption(view, data, Date.now(), (name) => labels[name] ?? name);
+    expect((option.series as { name: string }[]).map((s) => s.name)).toEqual(["Rate limited", "SOMETHING_NEW"]);
+    const plain = buildChartOption(view, data);
+    expect((plain.series as { itemStyle: unknown }[]).map((s) => s.itemStyle)).toEqual(
+      (option.series as { itemStyle: unknown }[]).map((s) => s.itemStyle),
+    );
+  });
+});
