@@ -696,7 +696,12 @@ describe("a chart's series labels", () => {
       xType: "category" as const,
       series: [{ rows: "points", encode: { x: "/t", y: "/v", series: "/name" } }],
     };
-    const data = { points: [{ t: "a", v: 1, name: "RATE_LIMITED" }, { t: "a", v: 2, name: "SOMETHING_NEW" }] };
+    const data = {
+      points: [
+        { t: "a", v: 1, name: "RATE_LIMITED" },
+        { t: "a", v: 2, name: "SOMETHING_NEW" },
+      ],
+    };
     const labels: Record<string, string> = { RATE_LIMITED: "Rate limited" };
     const option = buildChartOption(view, data, Date.now(), (name) => labels[name] ?? name);
     expect((option.series as { name: string }[]).map((s) => s.name)).toEqual(["Rate limited", "SOMETHING_NEW"]);
