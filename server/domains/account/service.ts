@@ -301,13 +301,10 @@ export async function planPriceCents(db: Executor, accountId: string): Promise<n
 
 /** What the viewer is made of: the account, the caller's membership and the subscription with its plan. */
 export async function viewerOf(db: Db, principal: { accountId: string; userId: string }) {
-  const [account, member, subscription] = await Promise.all([
-    store.getAccount(db, principal.accountId),
-    store.getMember(db, principal.accountId, principal.userId),
-    store.getSubscription(db, principal.accountId),
-  ]);
-  if (!account || !member || !subscription) throw notFound("The account");
-  return { account, member, subscription };
+  const row = await store.getViewerRows(db, principal.accountId, principal.userId);
+  if (!row) throw notFound("The account");
+  const { account, user, role, joinedAt, subscription, plan } = row;
+  return { account, member: { user, role, joinedAt }, subscription: { subscription, plan } };
 }
 
 export async function getAccountOrFail(db: Executor, accountId: string) {

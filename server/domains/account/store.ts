@@ -90,6 +90,36 @@ export async function getMember(db: Executor, accountId: string, userId: string)
   return row;
 }
 
+const viewerQuery = preparedQuery("viewer_of_member", (db, name) =>
+  db
+    .select({
+      account: accounts,
+      user: users,
+      role: memberships.role,
+      joinedAt: memberships.createdAt,
+      subscription: subscriptions,
+      plan: plans,
+    })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .innerJoin(accounts, eq(accounts.id, memberships.accountId))
+    .innerJoin(subscriptions, eq(subscriptions.accountId, memberships.accountId))
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(
+      and(eq(memberships.accountId, sql.placeholder("accountId")), eq(memberships.userId, sql.placeholder("userId"))),
+    )
+    .prepare(name),
+);
+
+/**
+ * A member's account, user, role and subscription with its plan, in one statement: read on every
+ * request that asks for the viewer, where three round trips cost more than the rest of the request.
+ */
+export async function getViewerRows(db: Executor, accountId: string, userId: string) {
+  const [row] = await viewerQuery(db).execute({ accountId, userId });
+  return row;
+}
+
 export async function listMembers(db: Executor, accountId: string) {
   return db
     .select({ user: users, role: memberships.role, joinedAt: memberships.createdAt })
