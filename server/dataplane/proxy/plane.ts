@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import { PostClient } from "../http/post-client.ts";
+import { SUBSCRIPTION_METHOD } from "../metering/counting-rule.ts";
 import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
@@ -563,11 +564,12 @@ export class DataPlane {
     // error in it, are metered with the message. Only kept when a meter is attached.
     const awaiting = new Map<string, RequestRecord>();
     const meterNow = (request: RequestRecord) => this.meter.record(request.end());
-    const meterReply = (data: Buffer) => {
+    const meterReply = (data: Buffer, delivered: boolean) => {
       const keys = replyKeys(data);
       if (keys === null) {
         // A subscription notification: metered as a call of its own (eth_subscription), with its bytes,
-        // taking no time.
+        // taking no time, when it reached the client (the counting rule bills each event delivered).
+        if (!delivered) return;
         const notification = new RequestRecord({
           endpoint: checked,
           transport: "ws",
@@ -577,8 +579,9 @@ export class DataPlane {
           url,
           origin,
         });
-        notification.methods = ["eth_subscription"];
+        notification.methods = [SUBSCRIPTION_METHOD];
         notification.untimed = true;
+        notification.pushed = true;
         this.meter.record(notification.answered(200, data.length, null));
         return;
       }
@@ -598,8 +601,9 @@ export class DataPlane {
       pending.length = 0;
     });
     upstream.on("message", (data: RawData, isBinary: boolean) => {
-      if (client.readyState === WebSocket.OPEN) client.send(data as Buffer, { binary: isBinary });
-      if (metered && !isBinary) meterReply(data as Buffer);
+      const delivered = client.readyState === WebSocket.OPEN;
+      if (delivered) client.send(data as Buffer, { binary: isBinary });
+      if (metered && !isBinary) meterReply(data as Buffer, delivered);
     });
     upstream.on("close", () => closeBoth(1011, "The upstream node closed the connection."));
     upstream.on("error", () => closeBoth(1011, "The upstream node did not answer."));
