@@ -1,12 +1,14 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUCKETS_MS, percentile } from "../../server/dataplane/histogram.ts";
+import { LatencySketch } from "../../server/dataplane/latency-sketch.ts";
 import type { TestUser } from "../support/api.ts";
 import { NETWORK, type StreamsTestApp, startStreamsAppAsOwner } from "./streams-harness.ts";
 
 // Metrics over long windows: functions, streams and webhooks choose one step from the window's length
 // (platform/time-buckets.ts) and sum their minutes per point in PostgreSQL: counts and GB-seconds add,
-// averages are the point's total over its runs, histograms add bucket by bucket, cumulative series
+// averages are the point's total over its runs, latency sketches merge bin by bin, cumulative series
 // carry over empty points; a series never has more than 200 points.
 
 let t: StreamsTestApp;
@@ -125,7 +127,7 @@ describe("metrics over long windows", () => {
     ]);
   });
 
-  it("streams and webhooks: histograms add per point, all time starts at the first minute, at most 200 points", async () => {
+  it("streams and webhooks: sketches merge per point, all time starts at the first minute, at most 200 points", async () => {
     const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
       {
@@ -143,14 +145,18 @@ describe("metrics over long windows", () => {
       "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
       { input: { name: "old hooks", network: NETWORK, url: "http://127.0.0.1:9/none" } },
     );
-    const histogram = (counts: Record<number, number>) => BUCKETS_MS.map((_, i) => counts[i] ?? 0);
-    const latencyA = histogram({ 2: 3 });
-    const latencyB = histogram({ 10: 1 });
-    // minute, blocks, billable bytes, filter runs, filter ms, latency histogram
+    const sketchOf = (samples: number[]) => {
+      const sketch = new LatencySketch();
+      for (const ms of samples) sketch.accept(ms);
+      return sketch.toStored();
+    };
+    const latencyA = [0.25, 0.25, 0.25];
+    const latencyB = [100];
+    // minute, blocks, billable bytes, filter runs, filter ms, latency samples
     const minutes: [string, number, number, number, number, number[]][] = [
       ["2026-11-03T10:05:00Z", 3, 1000, 2, 10, latencyA], // 5 ms a filter run
       ["2026-11-03T10:40:00Z", 5, 500, 8, 8, latencyB], // 1 ms a run; the same hour
-      ["2026-11-07T23:00:00Z", 1, 10, 0, 0, histogram({})],
+      ["2026-11-07T23:00:00Z", 1, 10, 0, 0, []],
     ];
     for (const [product, id] of [
       ["STREAM", createStream.id],
@@ -160,9 +166,9 @@ describe("metrics over long windows", () => {
       for (const [minute, blocks, bytes, runs, ms, latency] of minutes)
         await t.db.execute(sql`insert into stream_metric_minutes
           (account_id, stream_id, product, minute, blocks, bytes_total, bytes_billable, requests, delivered,
-           filter_runs, filter_ms_total, filter_histogram, latency_histogram)
+           filter_runs, filter_ms_total, filter_sketch, latency_sketch)
           values (${accountId}, ${id}, ${product}, ${minute}::timestamptz, ${blocks}, ${bytes}, ${bytes}, 1, 1,
-           ${runs}, ${ms}, ${JSON.stringify(histogram({ 4: runs }))}::jsonb, ${JSON.stringify(latency)}::jsonb)`);
+           ${runs}, ${ms}, ${JSON.stringify(sketchOf(new Array(runs).fill(1)))}::jsonb, ${JSON.stringify(sketchOf(latency))}::jsonb)`);
     }
 
     type StreamMetrics = {
@@ -197,16 +203,16 @@ describe("metrics over long windows", () => {
     // 18 ms over 10 runs, not (5 + 1) / 2.
     expect(s.filter.durationDatapoints).toEqual([{ timestamp: at("2026-11-03T10:00:00Z"), value: 1.8 }]);
     expect(s.filter.durationAverage).toBeCloseTo(1.8, 12);
-    // The hour's latency is of the two minutes' histograms added: 3 fast deliveries and 1 slow.
-    const merged = latencyA.map((n, i) => n + latencyB[i]);
+    // The hour's latency is of the two minutes' sketches merged: 3 fast deliveries and 1 slow.
+    const merged = LatencySketch.of(sketchOf(latencyA), sketchOf(latencyB));
     const hourLatency = s.latency.points.filter((p) => p.timestamp === at("2026-11-03T10:00:00Z"));
     expect(hourLatency.map((p) => [p.name, p.value])).toEqual([
-      ["p50", percentile(merged, 0.5)],
-      ["p90", percentile(merged, 0.9)],
-      ["p99", percentile(merged, 0.99)],
+      ["p50", merged.quantile(0.5)],
+      ["p90", merged.quantile(0.9)],
+      ["p99", merged.quantile(0.99)],
     ]);
-    expect(percentile(merged, 0.5)).toBe(BUCKETS_MS[2]);
-    expect(percentile(merged, 0.99)).toBe(BUCKETS_MS[10]);
+    expect(Math.abs(merged.quantile(0.5) - 0.25)).toBeLessThanOrEqual(0.25 * 0.01);
+    expect(Math.abs(merged.quantile(0.99) - 100)).toBeLessThanOrEqual(100 * 0.01);
 
     // All time: from the first recorded minute to now, at most 200 points.
     const before = Date.now();
@@ -238,5 +244,61 @@ describe("metrics over long windows", () => {
       bytes: 1500,
     });
     expect(w.processed).toBe(9);
+  });
+
+  it("migration 0019 turns rows of fixed-bucket counts into sketches that show what those rows showed", async () => {
+    const file = path.resolve(
+      import.meta.dirname,
+      "../../server/platform/migrations/0019_latency_sketches_usage_counts.sql",
+    );
+    const updates = readFileSync(file, "utf8")
+      .split("--> statement-breakpoint")
+      .filter((statement) => /^\s*(--[^\n]*\n\s*)*UPDATE/.test(statement));
+    expect(updates).toHaveLength(2);
+    const old = (counts: Record<number, number>) => Array.from({ length: 20 }, (_, i) => counts[i] ?? 0);
+    const client = await t.db.$client.connect();
+    try {
+      // The rows as the fixed buckets stored them, in a transaction rolled back after: the old columns come back for it.
+      await client.query("begin");
+      await client.query("alter table endpoint_metric_minutes add column latency_histogram bigint[]");
+      await client.query(
+        "alter table stream_metric_minutes add column filter_histogram jsonb, add column latency_histogram jsonb",
+      );
+      const accountId = "00000000-0000-4000-8000-000000000001";
+      const id = "00000000-0000-4000-8000-000000000002";
+      // 3 answers in the 0.1–0.25 ms bucket, 1 in 50–100 ms, 1 past 60 s.
+      await client.query(
+        `insert into endpoint_metric_minutes (account_id, endpoint_id, minute, requests, latency_histogram)
+         values ($1, $2, '2026-11-01T00:00:00Z', 5, $3)`,
+        [accountId, id, old({ 2: 3, 10: 1, 19: 1 })],
+      );
+      await client.query(
+        `insert into stream_metric_minutes (account_id, stream_id, product, minute, filter_histogram, latency_histogram)
+         values ($1, $2, 'STREAM', '2026-11-01T00:00:00Z', $3, $4)`,
+        [accountId, id, JSON.stringify(old({ 4: 2 })), JSON.stringify(old({ 2: 3, 10: 1 }))],
+      );
+      for (const update of updates) await client.query(update);
+      const endpoint = LatencySketch.of(
+        (await client.query("select latency_sketch from endpoint_metric_minutes where endpoint_id = $1", [id])).rows[0]
+          .latency_sketch,
+      );
+      const stream = (
+        await client.query("select filter_sketch, latency_sketch from stream_metric_minutes where stream_id = $1", [id])
+      ).rows[0];
+      const near = (shown: number, want: number) => expect(Math.abs(shown - want)).toBeLessThanOrEqual(want * 0.01);
+      expect(endpoint.count).toBe(5);
+      near(endpoint.quantile(0.5), 0.25);
+      near(endpoint.quantile(0.8), 100);
+      near(endpoint.quantile(1), 60_000);
+      const filter = LatencySketch.of(stream.filter_sketch);
+      expect(filter.count).toBe(2);
+      near(filter.quantile(0.5), 1);
+      const latency = LatencySketch.of(stream.latency_sketch);
+      near(latency.quantile(0.5), 0.25);
+      near(latency.quantile(0.99), 100);
+    } finally {
+      await client.query("rollback");
+      client.release();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { type GqlClient, signIn, signUp, useTestApp } from "../support/api.ts";
 import { describeWithRedis, redisUrl } from "../support/redis.ts";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
@@ -260,6 +261,60 @@ describe("rate limits enforced by the proxy", () => {
     expect(lastError?.message).toMatch(/6 calls per minute to eth_chainId/);
     // Other methods are not limited by this limiter.
     expect((await proxy.rpc(endpoint.exId, call("eth_blockNumber"))).status).toBe(200);
+  });
+
+  it("a 429 says when to retry (Retry-After, from the limiter) and names the limit, not the limiter's id: HTTP and WebSocket", async () => {
+    const owner = await signUp(ctx.app);
+    const endpoint = await endpointOf(owner.client);
+    proxy.put(endpoint, owner.viewer.id);
+    const created = await createLimiter(owner.client, {
+      endpointId: endpoint.id,
+      interval: "MINUTE",
+      rate: 2,
+      methods: ["eth_chainId"],
+      reason: "r",
+      limitByIP: false,
+    });
+    const limiterId = created.data?.createRateLimiter.id as string;
+    expect(limiterId).toBeTruthy();
+    await proxy.stages.rateLimit.reloadAll();
+    const post = () =>
+      fetch(`${proxy.url}/rpc/${endpoint.exId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(call("eth_chainId")),
+      });
+    for (let i = 0; i < 2; i++) expect((await post()).status).toBe(200);
+    const limited = await post();
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    const { error } = (await limited.json()) as { error: { message: string; data: Record<string, unknown> } };
+    expect(error.message).toMatch(/2 calls per minute to eth_chainId/);
+    expect(error.message).toContain(`Retry in ${retryAfter} s.`);
+    expect(JSON.stringify(error)).not.toContain(limiterId);
+    expect(error.data.retryAfter).toBe(retryAfter);
+
+    // The same limit over a WebSocket: the answer (a frame, no headers) says when in its data, and no id.
+    const ws = new WebSocket(`${proxy.url.replace(/^http/, "ws")}/rpc/${endpoint.exId}`);
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const answer = new Promise<string>((resolve) => ws.once("message", (data) => resolve(String(data))));
+    ws.send(JSON.stringify(call("eth_chainId", [], 9)));
+    const frame = await answer;
+    ws.close();
+    const wsError = (
+      JSON.parse(frame) as { id: number; error: { code: number; message: string; data: Record<string, unknown> } }
+    ).error;
+    expect(wsError.code).toBe(-32029);
+    expect(frame).not.toContain(limiterId);
+    expect(wsError.data.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(wsError.data.retryAfter).toBeLessThanOrEqual(60);
+    expect(wsError.message).toContain(`Retry in ${wsError.data.retryAfter} s.`);
   });
 
   it("per client IP: each address has its own count", async () => {

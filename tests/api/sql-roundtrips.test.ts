@@ -290,7 +290,7 @@ async function accountWith(
     requests: n,
     statuses: { "403": n },
     refusals: Object.fromEntries(range.map((i) => [`REASON_${i}`, 1])),
-    latencyHistogram: [n],
+    latencySketch: { "0": n },
   });
   await db
     .insert(mailOutbox)

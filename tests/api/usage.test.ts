@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { defaultSecurityOptions } from "../../server/dataplane/proxy/endpoint.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
 import { call, type ProxyHarness, startProxyHarness } from "../unit/metering/proxy-harness.ts";
 
@@ -123,4 +125,138 @@ describe("metering and usage", () => {
     await proxy.stages.meter.housekeep();
     expect(await status()).toBe("ACTIVE");
   });
+});
+
+/** The endpoint's usage minutes summed per method: what the meter wrote, by the counting rule's counters. */
+async function countsOf(endpointId: string) {
+  const { rows } = await proxy.db.$client.query(
+    `select method, sum(requests)::int as requests, sum(credits)::int as credits, sum(refused)::int as refused,
+       sum(malformed)::int as malformed, sum(unknown_method)::int as "unknownMethod"
+     from usage_minutes where endpoint_id = $1 group by method`,
+    [endpointId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.method, { ...r, method: undefined }]));
+}
+
+/** One method's line of the usage screen. */
+async function shownUsageOf(client: GqlClient, method: string) {
+  const { usage } = await client.gqlOk<{ usage: { methodUsages: { methodName: string }[] } }>(
+    "{ usage { methodUsages { methodName requests total refused malformed unknownMethod } } }",
+  );
+  return usage.methodUsages.find((m) => m.methodName === method);
+}
+
+describe("usage is what was served (the counting rule)", () => {
+  it("a method the node does not know (eth_fooBar, -32601) is counted apart and not billed", async () => {
+    const user = await signUp(ctx.app);
+    const endpoint = await endpointOf(user.client);
+    proxy.put(endpoint, user.viewer.id);
+    const answer = await proxy.rpc(endpoint.exId, call("eth_fooBar"));
+    expect(answer.status).toBe(200);
+    expect((answer.body as { error: { code: number } }).error.code).toBe(-32601);
+    // In a batch too, beside a call that is served.
+    await proxy.rpc(endpoint.exId, [call("eth_fooBar", [], 1), call("eth_chainId", [], 2)]);
+    await proxy.stages.meter.flush();
+    const counts = await countsOf(endpoint.id);
+    expect(counts.eth_fooBar).toMatchObject({ requests: 0, credits: 0, refused: 0, malformed: 0, unknownMethod: 2 });
+    expect(counts.eth_chainId).toMatchObject({ requests: 1, credits: 1, unknownMethod: 0 });
+    const { usage } = await user.client.gqlOk<{ usage: { totalUsage: number; totalRequests: number } }>(usageQuery);
+    expect(usage).toMatchObject({ totalUsage: 1, totalRequests: 1 });
+    expect(await shownUsageOf(user.client, "eth_fooBar")).toEqual({
+      methodName: "eth_fooBar",
+      requests: 0,
+      total: 0,
+      refused: 0,
+      malformed: 0,
+      unknownMethod: 2,
+    });
+  });
+
+  it("calls the proxy refused (security, method rules, rate limit, verb) are counted as refused and not billed", async () => {
+    const user = await signUp(ctx.app);
+    const endpoint = await endpointOf(user.client);
+    // A disabled method (refused per call) and a GET (a verb the proxy does not serve).
+    proxy.put(endpoint, user.viewer.id, { disabledMethods: ["eth_gasPrice"] });
+    expect((await proxy.rpc(endpoint.exId, call("eth_gasPrice"))).status).toBe(200);
+    expect((await fetch(`${proxy.url}/rpc/${endpoint.exId}`)).status).toBe(405);
+    // An address that is not allowed (the whole request refused), beside one that is.
+    proxy.put(endpoint, user.viewer.id, {
+      options: { ...defaultSecurityOptions(), ips: true, ipCustomHeader: true },
+      ipCustomHeaderName: "x-client-ip",
+      ips: ["203.0.113.1"],
+    });
+    const from = (ip: string) => proxy.rpc(endpoint.exId, call("eth_blockNumber"), { headers: { "x-client-ip": ip } });
+    expect((await from("203.0.113.9")).status).toBe(403);
+    expect((await from("203.0.113.1")).status).toBe(200);
+    // A rate limit: the plan's requests per second, set to 1 for this account.
+    await proxy.db.$client.query("update subscriptions set requests_per_second = 1 where account_id = $1", [
+      user.viewer.id,
+    ]);
+    await proxy.stages.rateLimit.reloadAll();
+    proxy.put(endpoint, user.viewer.id);
+    const statuses = (
+      await Promise.all([1, 2, 3].map((id) => proxy.rpc(endpoint.exId, call("eth_chainId", [], id))))
+    ).map((answer) => answer.status);
+    const limited = statuses.filter((s) => s === 429).length;
+    expect(limited).toBeGreaterThanOrEqual(1);
+    await proxy.stages.meter.flush();
+    const counts = await countsOf(endpoint.id);
+    expect(counts.eth_gasPrice).toMatchObject({ requests: 0, credits: 0, refused: 1 });
+    expect(counts.eth_blockNumber).toMatchObject({ requests: 1, credits: 1, refused: 1 });
+    expect(counts.eth_chainId).toMatchObject({ requests: 3 - limited, credits: 3 - limited, refused: limited });
+    expect(counts["(none)"]).toMatchObject({ requests: 0, credits: 0, refused: 1 });
+    const { usage } = await user.client.gqlOk<{ usage: { totalUsage: number } }>(usageQuery);
+    expect(usage.totalUsage).toBe(1 + 3 - limited);
+  });
+
+  it("a malformed request (not JSON, not a call, an empty batch) is counted apart and not billed", async () => {
+    const user = await signUp(ctx.app);
+    const endpoint = await endpointOf(user.client);
+    proxy.put(endpoint, user.viewer.id);
+    expect((await proxy.rpc(endpoint.exId, "{not json")).status).toBe(400);
+    expect((await proxy.rpc(endpoint.exId, "[]")).status).toBe(400);
+    expect((await proxy.rpc(endpoint.exId, { jsonrpc: "2.0", id: 1 })).status).toBe(400);
+    // A batch holding one call that is not JSON-RPC: that one is malformed, the other served.
+    expect((await proxy.rpc(endpoint.exId, [call("eth_chainId"), { id: 2 }])).status).toBe(200);
+    await proxy.stages.meter.flush();
+    const counts = await countsOf(endpoint.id);
+    expect(counts["(none)"]).toMatchObject({ requests: 0, credits: 0, refused: 0, malformed: 4 });
+    // The usage screen shows them among the refused calls (the proxy answered them), and apart.
+    expect(await shownUsageOf(user.client, "(none)")).toEqual({
+      methodName: "(none)",
+      requests: 0,
+      total: 0,
+      refused: 4,
+      malformed: 4,
+      unknownMethod: 0,
+    });
+    expect(counts.eth_chainId).toMatchObject({ requests: 1, credits: 1, malformed: 0 });
+  });
+
+  it("each subscription notification delivered is billed as one eth_subscription call", async () => {
+    const user = await signUp(ctx.app);
+    const endpoint = await endpointOf(user.client);
+    proxy.put(endpoint, user.viewer.id);
+    const ws = new WebSocket(`${proxy.url.replace(/^http/, "ws")}/rpc/${endpoint.exId}`);
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    let notifications = 0;
+    const two = new Promise<void>((resolve) =>
+      ws.on("message", (data) => {
+        if (JSON.parse(String(data)).method === "eth_subscription" && ++notifications === 2) resolve();
+      }),
+    );
+    ws.send(JSON.stringify(call("eth_subscribe", ["newHeads"], 7)));
+    await two;
+    // Closed by the client: notifications the node pushes after this reach no one and are not billed.
+    ws.close();
+    await new Promise((resolve) => ws.once("close", resolve));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await proxy.stages.meter.flush();
+    const counts = await countsOf(endpoint.id);
+    expect(counts.eth_subscribe).toMatchObject({ requests: 1, credits: 1 });
+    expect(counts.eth_subscription).toMatchObject({ requests: notifications, credits: notifications, refused: 0 });
+  }, 20_000);
 });

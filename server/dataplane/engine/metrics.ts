@@ -1,10 +1,10 @@
 import type pg from "pg";
-import { BUCKETS_MS, bucketOf } from "../histogram.ts";
+import { LatencySketch, sumStoredSketchesSql } from "../latency-sketch.ts";
 
 /**
  * Per-stream metrics, aggregated per minute in memory and flushed in batches (one multi-row upsert).
  *
- * Percentiles come from fixed histograms (../histogram.ts): each minute row keeps counts over its buckets.
+ * Percentiles come from sketches (../latency-sketch.ts): each minute row keeps its sketches' bins.
  *
  * Definitions:
  * - blocks: blocks processed (read and filtered), `datasets` in the API;
@@ -13,9 +13,9 @@ import { BUCKETS_MS, bucketOf } from "../histogram.ts";
  * - requests: delivery requests made (each attempt); delivered: acknowledged deliveries;
  * - credits: webhooks bill {@link WEBHOOK_CREDITS_PER_DELIVERY} per delivered payload;
  * - errors: failed attempts (delivery, filter or chain read); retries: attempts after the first;
- * - filter: runs, total duration, runs under {@link FILTER_THRESHOLD_MS}, duration histogram;
+ * - filter: runs, total duration, runs under {@link FILTER_THRESHOLD_MS}, duration sketch;
  * - latency: from the start of reading a batch to the destination's acknowledgement (or the filter's
- *   skip), histogram.
+ *   skip), sketch.
  */
 export const FILTER_THRESHOLD_MS = 50;
 export const WEBHOOK_CREDITS_PER_DELIVERY = 1;
@@ -49,8 +49,8 @@ interface Cell {
   filterRuns: number;
   filterSubThreshold: number;
   filterMsTotal: number;
-  filterHistogram: number[];
-  latencyHistogram: number[];
+  filterSketch: LatencySketch;
+  latencySketch: LatencySketch;
 }
 
 const COUNTERS = [
@@ -101,8 +101,8 @@ export class MetricsBuffer {
         filterRuns: 0,
         filterSubThreshold: 0,
         filterMsTotal: 0,
-        filterHistogram: new Array(BUCKETS_MS.length).fill(0),
-        latencyHistogram: new Array(BUCKETS_MS.length).fill(0),
+        filterSketch: new LatencySketch(),
+        latencySketch: new LatencySketch(),
       };
       this.cells.set(key, cell);
     }
@@ -111,9 +111,9 @@ export class MetricsBuffer {
       cell.filterRuns += 1;
       cell.filterMsTotal += sample.filterMs;
       if (sample.filterMs < FILTER_THRESHOLD_MS) cell.filterSubThreshold += 1;
-      cell.filterHistogram[bucketOf(sample.filterMs)] += 1;
+      cell.filterSketch.accept(sample.filterMs);
     }
-    if (sample.latencyMs !== undefined) cell.latencyHistogram[bucketOf(sample.latencyMs)] += 1;
+    if (sample.latencyMs !== undefined) cell.latencySketch.accept(sample.latencyMs);
   }
 
   /** Writes what has gathered; calls are serialised so rows are never added twice. */
@@ -150,21 +150,20 @@ export class MetricsBuffer {
         c.filterRuns,
         c.filterSubThreshold,
         c.filterMsTotal,
-        JSON.stringify(c.filterHistogram),
-        JSON.stringify(c.latencyHistogram),
+        JSON.stringify(c.filterSketch.toStored()),
+        JSON.stringify(c.latencySketch.toStored()),
       );
       return `(${Array.from({ length: cols }, (_, j) => `$${i * cols + j + 1}`).join(",")})`;
     });
     const add = (c: string) => `${c} = m.${c} + excluded.${c}`;
-    const addHist = (c: string) =>
-      `${c} = (select jsonb_agg(coalesce((m.${c}->>(i-1))::bigint,0) + coalesce((excluded.${c}->>(i-1))::bigint,0) order by i) from generate_series(1, greatest(jsonb_array_length(m.${c}), jsonb_array_length(excluded.${c}))) i)`;
+    const addSketch = (c: string) => `${c} = ${sumStoredSketchesSql(`m.${c}`, `excluded.${c}`)}`;
     await this.pool.query(
       `insert into stream_metric_minutes as m (account_id, stream_id, product, minute, blocks, bytes_total, bytes_billable,
-         requests, delivered, credits, errors, retries, filter_runs, filter_sub_threshold, filter_ms_total, filter_histogram, latency_histogram)
+         requests, delivered, credits, errors, retries, filter_runs, filter_sub_threshold, filter_ms_total, filter_sketch, latency_sketch)
        values ${rows.join(",")}
        on conflict (stream_id, minute) do update set
          ${["blocks", "bytes_total", "bytes_billable", "requests", "delivered", "credits", "errors", "retries", "filter_runs", "filter_sub_threshold", "filter_ms_total"].map(add).join(", ")},
-         ${addHist("filter_histogram")}, ${addHist("latency_histogram")}`,
+         ${addSketch("filter_sketch")}, ${addSketch("latency_sketch")}`,
       values,
     );
   }

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { isUuid } from "../../platform/ids.ts";
-import { addHistograms, bucketOf, emptyHistogram } from "../histogram.ts";
+import { LatencySketch, type StoredSketch } from "../latency-sketch.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { MeterEvent, MeterStage } from "../proxy/stages.ts";
+import { type CallClass, classifyCall } from "./counting-rule.ts";
 
 /** The proxy's MeterEvent carries the request and response details error logs and archive detection use. */
 export type DetailedMeterEvent = MeterEvent;
@@ -17,12 +18,17 @@ export interface UsageMinute {
   requests: number;
   credits: number;
   archiveRequests: number;
+  /** Calls the proxy refused, or the node answered with an HTTP error (see counting-rule.ts). */
   refused: number;
+  /** Calls that were not JSON-RPC. */
+  malformed: number;
+  /** Calls the node answered "method not found". */
+  unknownMethod: number;
 }
 
 /**
  * One endpoint's requests in one minute, added to what is stored: by HTTP status, refused calls by
- * refusal kind, and answer times as counts over the buckets of ../histogram.ts.
+ * refusal kind, and answer times as a sketch (../latency-sketch.ts).
  */
 export interface EndpointMinute {
   accountId: string;
@@ -32,7 +38,7 @@ export interface EndpointMinute {
   requests: number;
   statuses: Record<string, number>;
   refusals: Record<string, number>;
-  latencyHistogram: number[];
+  latencySketch: StoredSketch;
 }
 
 /** A failed call as the error logs keep it (URL masked, bodies capped). */
@@ -165,6 +171,8 @@ interface UsageCell {
   credits: number;
   archiveRequests: number;
   refused: number;
+  malformed: number;
+  unknownMethod: number;
 }
 
 /** An endpoint's requests in the minute being counted (see EndpointMinute). */
@@ -175,7 +183,7 @@ interface RequestCell {
   requests: number;
   statuses: Map<number, number>;
   refusals: Map<string, number>;
-  latency: number[];
+  latency: LatencySketch;
 }
 
 interface PeriodTotal {
@@ -221,16 +229,67 @@ function endpointMinutesOf(cells: RequestCell[]): EndpointMinute[] {
         requests: cell.requests,
         statuses: Object.fromEntries(cell.statuses),
         refusals: Object.fromEntries(cell.refusals),
-        latencyHistogram: cell.latency,
+        latencySketch: cell.latency.toStored(),
       });
       continue;
     }
     row.requests += cell.requests;
     for (const [status, n] of cell.statuses) row.statuses[status] = (row.statuses[status] ?? 0) + n;
     for (const [kind, n] of cell.refusals) row.refusals[kind] = (row.refusals[kind] ?? 0) + n;
-    row.latencyHistogram = addHistograms(row.latencyHistogram, cell.latency);
+    row.latencySketch = LatencySketch.of(row.latencySketch).merge(cell.latency).toStored();
   }
   return [...rows.values()];
+}
+
+interface NodeError {
+  method: string;
+  code: number;
+  refusal: Refusal;
+}
+
+/**
+ * The JSON-RPC errors in the node's answer, by index of the call they answer (matched by id, else by
+ * position); calls the proxy refused itself are left out. Null when the answer holds none: a byte search
+ * comes first, since most answers have none.
+ */
+function nodeErrorsOf(event: DetailedMeterEvent): Map<number, NodeError> | null {
+  const body = event.responseBody as Buffer | string;
+  const hasError = typeof body === "string" ? body.includes('"error"') : body.includes('"error"');
+  if (!hasError) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === "string" ? body : body.toString("utf8"));
+  } catch {
+    return null;
+  }
+  const found = new Map<number, NodeError>();
+  const answers = Array.isArray(parsed) ? parsed : [parsed];
+  const refusedIndexes = new Set(event.refused.map((r) => r.index));
+  const methodOfId = new Map<string, { method: string; index: number }>();
+  (event.calls ?? []).forEach((c, index) => {
+    const call = c as { id?: unknown; method?: string };
+    if (call && call.id !== undefined)
+      methodOfId.set(JSON.stringify(call.id), { method: String(call.method ?? ""), index });
+  });
+  answers.forEach((a, position) => {
+    if (!a || typeof a !== "object" || !("error" in a)) return;
+    const answer = a as { id?: unknown; error?: { code?: unknown; message?: unknown } };
+    const named = methodOfId.get(JSON.stringify(answer.id ?? null));
+    const index = named?.index ?? position;
+    if (refusedIndexes.has(index)) return;
+    const code = typeof answer.error?.code === "number" ? answer.error.code : 0;
+    found.set(index, {
+      method: named?.method ?? event.methods[index] ?? "",
+      code,
+      refusal: {
+        kind: "JSON_RPC_ERROR",
+        http: 200,
+        code,
+        message: typeof answer.error?.message === "string" ? answer.error.message : "JSON-RPC error",
+      },
+    });
+  });
+  return found.size > 0 ? found : null;
 }
 
 /** Error logs waiting beyond this are dropped (and counted), so a database outage cannot exhaust memory. */
@@ -283,12 +342,13 @@ export class UsageMeter implements MeterStage {
     const requests = this.requestCellOf(record.accountId, record.id, minute);
     requests.requests++;
     requests.statuses.set(event.httpStatus, (requests.statuses.get(event.httpStatus) ?? 0) + 1);
-    if (!event.untimed) requests.latency[bucketOf(event.durationMs)]++;
+    if (!event.untimed) requests.latency.accept(event.durationMs);
     if (event.requestRefusal) {
       const kind = event.requestRefusal.kind;
+      const counted = classifyCall({ refusal: event.requestRefusal });
       requests.refusals.set(kind, (requests.refusals.get(kind) ?? 0) + Math.max(methods.length, 1));
-      if (methods.length === 0) this.count(record.accountId, record.id, NO_METHOD, minute, 0, 0, false, 1);
-      for (const m of methods) this.count(record.accountId, record.id, m || NO_METHOD, minute, 0, 0, false, 1);
+      if (methods.length === 0) this.countUnbilled(record.accountId, record.id, NO_METHOD, minute, counted);
+      for (const m of methods) this.countUnbilled(record.accountId, record.id, m || NO_METHOD, minute, counted);
       const failures = new FailedCalls();
       failures.add(methods[0] ?? "", event.requestRefusal, 0, Math.max(methods.length, 1));
       this.logFailures(event, now, failures, false);
@@ -301,36 +361,51 @@ export class UsageMeter implements MeterStage {
     }
     const head = event.calls && this.options.headOf ? this.options.headOf(record.network) : undefined;
     const httpFailed = event.httpStatus >= 400;
+    // The node's JSON-RPC errors, by call (a cheap byte search first: most answers have none).
+    const nodeErrors = !httpFailed && event.responseBody ? nodeErrorsOf(event) : null;
     // Made at the first failure: most requests have none.
     let failures: FailedCalls | null = null;
     for (let i = 0; i < methods.length; i++) {
       const method = methods[i] || NO_METHOD;
       const refusal = refusedAt?.get(i);
       if (refusal) {
-        this.count(record.accountId, record.id, method, minute, 0, 0, false, 1);
+        this.countUnbilled(record.accountId, record.id, method, minute, classifyCall({ refusal }));
         requests.refusals.set(refusal.kind, (requests.refusals.get(refusal.kind) ?? 0) + 1);
         failures ??= new FailedCalls();
         failures.add(methods[i], refusal, i);
         continue;
       }
+      const nodeError = nodeErrors?.get(i);
+      const counted = classifyCall({
+        upstreamStatus: event.httpStatus,
+        nodeErrorCode: nodeError?.code,
+        pushed: event.pushed,
+      });
+      if (nodeError) {
+        failures ??= new FailedCalls();
+        failures.add(nodeError.method, nodeError.refusal, i);
+      }
+      if (!counted.billable) {
+        this.countUnbilled(record.accountId, record.id, method, minute, counted);
+        if (counted.count === "UPSTREAM_ERROR") {
+          failures ??= new FailedCalls();
+          failures.add(
+            methods[i],
+            {
+              kind: "UPSTREAM_HTTP_ERROR",
+              http: event.httpStatus,
+              code: 0,
+              message: `The upstream answered HTTP ${event.httpStatus}.`,
+            },
+            i,
+          );
+        }
+        continue;
+      }
       const params = event.calls ? (event.calls[i] as { params?: unknown } | undefined)?.params : undefined;
       const cost = this.options.pricing.cost(record.network, method, params, head);
-      this.count(record.accountId, record.id, method, minute, 1, cost.credits, cost.archive, 0);
-      if (httpFailed) {
-        failures ??= new FailedCalls();
-        failures.add(
-          methods[i],
-          {
-            kind: "UPSTREAM_HTTP_ERROR",
-            http: event.httpStatus,
-            code: 0,
-            message: `The upstream answered HTTP ${event.httpStatus}.`,
-          },
-          i,
-        );
-      }
+      this.countBilled(record.accountId, record.id, method, minute, cost.credits, cost.archive);
     }
-    if (!httpFailed && event.responseBody) failures = this.findJsonRpcErrors(event, failures);
     if (failures) this.logFailures(event, now, failures, methods.length > 1);
     const flushRows = this.options.flushRows ?? 5000;
     if (this.cells.size >= flushRows || this.logs.length >= flushRows || this.closedRequestCells.length >= flushRows) {
@@ -349,26 +424,17 @@ export class UsageMeter implements MeterStage {
       requests: 0,
       statuses: new Map(),
       refusals: new Map(),
-      latency: emptyHistogram(),
+      latency: new LatencySketch(),
     };
     this.requestCells.set(endpointId, next);
     return next;
   }
 
-  private count(
-    accountId: string,
-    endpointId: string,
-    method: string,
-    minute: number,
-    requests: number,
-    credits: number,
-    archive: boolean,
-    refused: number,
-  ) {
+  private cellOf(accountId: string, endpointId: string, method: string, minute: number): UsageCell | undefined {
     const key = `${endpointId}|${minute}|${method}`;
     let cell = this.cells.get(key);
     if (!cell) {
-      if (this.cells.size >= MAX_PENDING_CELLS) return;
+      if (this.cells.size >= MAX_PENDING_CELLS) return undefined;
       cell = {
         accountId,
         endpointId,
@@ -378,14 +444,35 @@ export class UsageMeter implements MeterStage {
         credits: 0,
         archiveRequests: 0,
         refused: 0,
+        malformed: 0,
+        unknownMethod: 0,
       };
       this.cells.set(key, cell);
     }
-    cell.requests += requests;
+    return cell;
+  }
+
+  /** A billable call: counted in `requests` with its credits. */
+  private countBilled(
+    accountId: string,
+    endpointId: string,
+    method: string,
+    minute: number,
+    credits: number,
+    archive: boolean,
+  ) {
+    const cell = this.cellOf(accountId, endpointId, method, minute);
+    if (!cell) return;
+    cell.requests++;
     cell.credits += credits;
     if (archive) cell.archiveRequests++;
-    cell.refused += refused;
     if (credits > 0) this.touched.set(accountId, (this.touched.get(accountId) ?? 0) + credits);
+  }
+
+  /** A call that is not billed: counted apart, in the counter the counting rule names for it. */
+  private countUnbilled(accountId: string, endpointId: string, method: string, minute: number, counted: CallClass) {
+    const cell = this.cellOf(accountId, endpointId, method, minute);
+    if (cell) cell[counted.counter]++;
   }
 
   private requestIdOf(event: DetailedMeterEvent): string {
@@ -449,46 +536,6 @@ export class UsageMeter implements MeterStage {
     });
   }
 
-  /** JSON-RPC errors in an answer the upstream gave (a cheap byte search first: most answers have none). */
-  private findJsonRpcErrors(event: DetailedMeterEvent, found: FailedCalls | null): FailedCalls | null {
-    const body = event.responseBody as Buffer | string;
-    const hasError = typeof body === "string" ? body.includes('"error"') : body.includes('"error"');
-    if (!hasError) return found;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(typeof body === "string" ? body : body.toString("utf8"));
-    } catch {
-      return found;
-    }
-    const failures = found ?? new FailedCalls();
-    const answers = Array.isArray(parsed) ? parsed : [parsed];
-    const refusedIndexes = new Set(event.refused.map((r) => r.index));
-    const methodOfId = new Map<string, { method: string; index: number }>();
-    (event.calls ?? []).forEach((c, index) => {
-      const call = c as { id?: unknown; method?: string };
-      if (call && call.id !== undefined)
-        methodOfId.set(JSON.stringify(call.id), { method: String(call.method ?? ""), index });
-    });
-    answers.forEach((a, position) => {
-      if (!a || typeof a !== "object" || !("error" in a)) return;
-      const answer = a as { id?: unknown; error?: { code?: unknown; message?: unknown } };
-      const named = methodOfId.get(JSON.stringify(answer.id ?? null));
-      const index = named?.index ?? position;
-      if (refusedIndexes.has(index)) return;
-      failures.add(
-        named?.method ?? event.methods[index] ?? "",
-        {
-          kind: "JSON_RPC_ERROR",
-          http: 200,
-          code: typeof answer.error?.code === "number" ? answer.error.code : 0,
-          message: typeof answer.error?.message === "string" ? answer.error.message : "JSON-RPC error",
-        },
-        index,
-      );
-    });
-    return failures;
-  }
-
   /** Writes what is pending; one flush at a time, the next waits for it. */
   flush(): Promise<void> {
     if (this.flushing)
@@ -532,6 +579,8 @@ export class UsageMeter implements MeterStage {
           now.credits += cell.credits;
           now.archiveRequests += cell.archiveRequests;
           now.refused += cell.refused;
+          now.malformed += cell.malformed;
+          now.unknownMethod += cell.unknownMethod;
         }
       }
       for (const [a, c] of touched) this.touched.set(a, (this.touched.get(a) ?? 0) + c);

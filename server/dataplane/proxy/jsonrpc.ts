@@ -75,6 +75,8 @@ export interface Refusal {
   message: string;
   /** Extra detail that is safe to show to the caller (e.g. the network name). */
   data?: unknown;
+  /** A rate limit's: milliseconds until the limiter frees (an HTTP answer says it in Retry-After). */
+  retryAfterMs?: number;
 }
 
 export function refusal(kind: RefusalKind, message?: string, data?: unknown): Refusal {

@@ -4,11 +4,13 @@ import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import { PostClient } from "../http/post-client.ts";
-import { checkAccess, checkCall, clientIpOf, corsHeaders } from "./checks.ts";
+import { SUBSCRIPTION_METHOD } from "../metering/counting-rule.ts";
+import { admitCalls, refusalHeaders, refusedCallsAnswer, refusedOf, statusRefusal } from "./admission.ts";
+import { checkAccess, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
 import { batchTooLarge, errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
-import { NONE_REFUSED, type Refused, RequestRecord } from "./request-record.ts";
+import { RequestRecord } from "./request-record.ts";
 import { type MeterStage, noMeter, noRateLimit, type RateLimitStage } from "./stages.ts";
 
 /**
@@ -69,8 +71,6 @@ export const DEFAULT_MAX_BATCH_CALLS = 1000;
  * rate limit: without a bound one token could open connections until this process or the node ran out.
  */
 export const DEFAULT_MAX_WEBSOCKETS_PER_ACCOUNT = 100;
-const refusedOf = (perCall: (Refusal | undefined)[]): Refused =>
-  perCall.flatMap((r, index) => (r ? [{ index, refusal: r }] : []));
 const EMPTY = Buffer.alloc(0);
 const BATCH_REFUSED: Refusal = {
   kind: "BATCH_REFUSED",
@@ -244,6 +244,7 @@ export class DataPlane {
     res.writeHead(r.http, {
       ...JSON_HEADERS,
       ...headers,
+      ...refusalHeaders(r),
       "content-length": Buffer.byteLength(body),
       "x-request-id": requestId,
     });
@@ -315,11 +316,8 @@ export class DataPlane {
       this.finish(request.refusedWhole(r, sent));
     };
 
-    if (settings.status !== "ACTIVE") {
-      return refuseEarly(
-        refusal(settings.status in statusKinds ? (settings.status as keyof typeof statusKinds) : "DISABLED"),
-      );
-    }
+    const inactive = statusRefusal(endpoint);
+    if (inactive) return refuseEarly(inactive);
     if (req.method === "OPTIONS") {
       req.resume();
       res.writeHead(204, { ...headers, allow: "POST, OPTIONS", "x-request-id": requestId });
@@ -370,34 +368,13 @@ export class DataPlane {
       if (metered) request.parsed(calls, methodsOf(calls));
       return this.finish(request.refusedWhole(tooLarge.refusal, tooLarge.body));
     }
-    const methods: string[] = [];
-    const perCall: (Refusal | undefined)[] = new Array(calls.length);
-    let refusedCount = 0;
-    for (let i = 0; i < calls.length; i++) {
-      const c = calls[i];
-      const ok = isCall(c);
-      methods.push(ok ? c.method : "");
-      let r = ok ? checkCall(endpoint, c) : refusal("INVALID_REQUEST");
-      if (r instanceof Promise) r = await r;
-      perCall[i] = r;
-      if (r) refusedCount++;
-    }
-    request.parsed(calls, methods);
-    let admitted = this.rateLimit.admit(request);
+    let admitted = admitCalls(endpoint, request, calls, this.rateLimit);
     if (admitted instanceof Promise) admitted = await admitted;
-    if (admitted) {
-      if ("refuse" in admitted) {
-        const sent = this.answer(res, admitted.refuse, requestId, headers);
-        return this.finish(request.refusedWhole(admitted.refuse, sent));
-      }
-      admitted.perCall.forEach((r, i) => {
-        if (r && !perCall[i]) {
-          perCall[i] = r;
-          refusedCount++;
-        }
-      });
+    if (admitted.whole) {
+      const sent = this.answer(res, admitted.whole, requestId, headers);
+      return this.finish(request.refusedWhole(admitted.whole, sent));
     }
-    const refused = refusedCount === 0 ? NONE_REFUSED : refusedOf(perCall);
+    const { perCall, refused } = admitted;
     request.refused = refused;
     const upstream = this.deps.upstreams.get(settings.network);
     if (!upstream && refused.length < calls.length) {
@@ -415,7 +392,7 @@ export class DataPlane {
         status = answer.status;
         out = answer.body;
       } else if (!parsed.batch) {
-        out = errorObject((calls[0] as JsonRpcCall).id, refused[0].refusal);
+        out = refusedCallsAnswer(calls, false, () => refused[0].refusal);
       } else {
         out = await this.forwardPartialBatch(upstream, calls, perCall);
       }
@@ -491,8 +468,11 @@ export class DataPlane {
     const requestId = requestIdOf(req);
     const reject = (r: Refusal, endpoint?: CompiledEndpoint, clientIp = "") => {
       const body = errorObject(null, r);
+      const extra = Object.entries(refusalHeaders(r) ?? {})
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("");
       socket.end(
-        `HTTP/1.1 ${r.http} ${r.kind}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${r.http} ${r.kind}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n${extra}Connection: close\r\n\r\n${body}`,
       );
       if (!endpoint || this.meter === noMeter) return;
       const request = new RequestRecord({
@@ -511,12 +491,8 @@ export class DataPlane {
     if (!endpoint) return reject(refusal("NOT_FOUND"));
     const record = endpoint.record;
     const clientIp = clientIpOf(endpoint, req, this.deps.trustsProxy);
-    if (record.status !== "ACTIVE")
-      return reject(
-        refusal(record.status in statusKinds ? (record.status as keyof typeof statusKinds) : "DISABLED"),
-        endpoint,
-        clientIp,
-      );
+    const inactive = statusRefusal(endpoint);
+    if (inactive) return reject(inactive, endpoint, clientIp);
     const denied = await checkAccess(endpoint, req.headers, clientIp, target.pathToken);
     if (denied) return reject(denied, endpoint, clientIp);
     const wsUrl = this.deps.upstreams.get(record.network)?.wsUrl;
@@ -563,11 +539,12 @@ export class DataPlane {
     // error in it, are metered with the message. Only kept when a meter is attached.
     const awaiting = new Map<string, RequestRecord>();
     const meterNow = (request: RequestRecord) => this.meter.record(request.end());
-    const meterReply = (data: Buffer) => {
+    const meterReply = (data: Buffer, delivered: boolean) => {
       const keys = replyKeys(data);
       if (keys === null) {
         // A subscription notification: metered as a call of its own (eth_subscription), with its bytes,
-        // taking no time.
+        // taking no time, when it reached the client (the counting rule bills each event delivered).
+        if (!delivered) return;
         const notification = new RequestRecord({
           endpoint: checked,
           transport: "ws",
@@ -577,8 +554,9 @@ export class DataPlane {
           url,
           origin,
         });
-        notification.methods = ["eth_subscription"];
+        notification.methods = [SUBSCRIPTION_METHOD];
         notification.untimed = true;
+        notification.pushed = true;
         this.meter.record(notification.answered(200, data.length, null));
         return;
       }
@@ -598,8 +576,9 @@ export class DataPlane {
       pending.length = 0;
     });
     upstream.on("message", (data: RawData, isBinary: boolean) => {
-      if (client.readyState === WebSocket.OPEN) client.send(data as Buffer, { binary: isBinary });
-      if (metered && !isBinary) meterReply(data as Buffer);
+      const delivered = client.readyState === WebSocket.OPEN;
+      if (delivered) client.send(data as Buffer, { binary: isBinary });
+      if (metered && !isBinary) meterReply(data as Buffer, delivered);
     });
     upstream.on("close", () => closeBoth(1011, "The upstream node closed the connection."));
     upstream.on("error", () => closeBoth(1011, "The upstream node did not answer."));
@@ -626,12 +605,8 @@ export class DataPlane {
       const current = this.lookup(target);
       if (!current) return closeBoth(1008, "This endpoint no longer exists.");
       if (current !== checked) {
-        if (current.record.status !== "ACTIVE") {
-          const r = refusal(
-            current.record.status in statusKinds ? (current.record.status as keyof typeof statusKinds) : "DISABLED",
-          );
-          return closeBoth(1008, r.message);
-        }
+        const inactive = statusRefusal(current);
+        if (inactive) return closeBoth(1008, inactive.message);
         const denied = await checkAccess(current, req.headers, clientIp, target.pathToken);
         if (denied) return closeBoth(1008, denied.message);
         checked = current;
@@ -655,33 +630,24 @@ export class DataPlane {
         if (metered) meterNow(request.refusedWhole(parsed.error, sent, Buffer.byteLength(sent)));
         return;
       }
-      request.parsed(parsed.calls, methodsOf(parsed.calls));
       if (parsed.batch && parsed.calls.length > this.maxBatchCalls) {
         const tooLarge = batchTooLarge(parsed.calls, this.maxBatchCalls);
         client.send(tooLarge.body);
-        if (metered) meterNow(request.refusedWhole(tooLarge.refusal, tooLarge.body, Buffer.byteLength(tooLarge.body)));
+        if (metered)
+          meterNow(
+            request
+              .parsed(parsed.calls, methodsOf(parsed.calls))
+              .refusedWhole(tooLarge.refusal, tooLarge.body, Buffer.byteLength(tooLarge.body)),
+          );
         return;
       }
-      const checks = parsed.calls.map((c) => (isCall(c) ? checkCall(current, c) : refusal("INVALID_REQUEST")));
-      // A promise only while the transaction parser loads (checkCall): the usual answer stays synchronous.
-      const perCall = checks.some((check) => check instanceof Promise)
-        ? await Promise.all(checks)
-        : (checks as (Refusal | undefined)[]);
-      const admitted = await this.rateLimit.admit(request);
-      let requestRefusal: Refusal | null = null;
-      if (admitted) {
-        if ("refuse" in admitted) requestRefusal = admitted.refuse;
-        else
-          admitted.perCall.forEach((r, i) => {
-            if (r && !perCall[i]) perCall[i] = r;
-          });
-      }
-      let refused = refusedOf(perCall);
+      let admitted = admitCalls(current, request, parsed.calls, this.rateLimit);
+      if (admitted instanceof Promise) admitted = await admitted;
+      const { whole: requestRefusal, perCall } = admitted;
+      let refused = admitted.refused;
       let sent: string | null = null;
       if (requestRefusal) {
-        const whole = requestRefusal;
-        const parts = parsed.calls.map((c) => errorObject(isCall(c) ? c.id : null, whole));
-        sent = parsed.batch ? `[${parts.join(",")}]` : parts[0];
+        sent = refusedCallsAnswer(parsed.calls, parsed.batch, () => requestRefusal);
         client.send(sent);
       } else if (refused.length === 0) {
         send(raw.toString("utf8"));
@@ -690,8 +656,7 @@ export class DataPlane {
         // batch with any refused call is answered whole: each call with its own reason (the others not sent).
         for (let i = 0; i < perCall.length; i++) perCall[i] ??= BATCH_REFUSED;
         refused = refusedOf(perCall);
-        const parts = parsed.calls.map((c, i) => errorObject(isCall(c) ? c.id : null, perCall[i] as Refusal));
-        sent = parsed.batch ? `[${parts.join(",")}]` : parts[0];
+        sent = refusedCallsAnswer(parsed.calls, parsed.batch, (i) => perCall[i] as Refusal);
         client.send(sent);
       }
       if (!metered) return;
@@ -730,13 +695,3 @@ export class DataPlane {
     await this.upstreamClient.close();
   }
 }
-
-const statusKinds = {
-  PAUSED: true,
-  ARCHIVED: true,
-  DISABLED: true,
-  SUSPENDED: true,
-  LIMIT_REACHED: true,
-  CANCELED: true,
-  TERMINATED: true,
-} as const;

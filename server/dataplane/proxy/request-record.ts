@@ -39,6 +39,8 @@ export class RequestRecord implements MeterEvent {
   readonly origin: string | undefined;
   /** See MeterEvent.untimed. */
   untimed = false;
+  /** See MeterEvent.pushed. */
+  pushed = false;
   /** The method of each call, in order (see ProxyRequestInfo.methods). */
   methods: string[] = [];
   /** The parsed calls; undefined until the body parses. */

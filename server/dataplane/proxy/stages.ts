@@ -51,6 +51,8 @@ export interface MeterEvent extends ProxyRequestInfo {
   origin?: string;
   /** True when `durationMs` is no answer time: a subscription notification, a WebSocket message metered without its reply. */
   untimed?: boolean;
+  /** True for a notification the node pushed (eth_subscription) that was delivered to the client. */
+  pushed?: boolean;
 }
 
 export interface MeterStage {

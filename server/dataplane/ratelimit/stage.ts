@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { DomainEvents } from "../../platform/events.ts";
+import { retryAfterSeconds } from "../proxy/admission.ts";
 import type { Refusal } from "../proxy/jsonrpc.ts";
 import type { ProxyRequestInfo, RateDecision, RateLimitStage } from "../proxy/stages.ts";
 
@@ -259,12 +260,20 @@ async function consumed(limiter: RateLimiterAbstract, key: string, points: numbe
   }
 }
 
+/**
+ * A call refused by a rule: the message names the limit (never an id), and the answer says when to retry,
+ * from rate-limiter-flexible's msBeforeNext: `retryAfter` in whole seconds (as Retry-After says it on an
+ * HTTP answer) and `retryAfterMs` in the error's data, which a WebSocket message's answer carries too.
+ */
 function limitRefusal(rule: Rule, msBeforeNext: number): Refusal {
+  const retryAfterMs = Math.max(0, msBeforeNext);
+  const retryAfter = retryAfterSeconds(retryAfterMs);
   return {
     kind: "RATE_LIMITED",
     http: 429,
     code: RATE_LIMITED_CODE,
-    message: `Rate limited: ${rule.describe}. Retry in ${Math.max(1, Math.ceil(msBeforeNext / 1000))} s.`,
-    data: { ...rule.data, retryAfterMs: Math.max(0, msBeforeNext) },
+    message: `Rate limited: ${rule.describe}. Retry in ${retryAfter} s.`,
+    data: { ...rule.data, retryAfter, retryAfterMs },
+    retryAfterMs,
   };
 }

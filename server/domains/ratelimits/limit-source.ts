@@ -152,8 +152,9 @@ export function endpointLimits(
       limit: rate,
       seconds: intervalSeconds[interval as Interval],
       key: `l:${id}`,
-      describe: `rate limiter ${id} allows ${rate} calls per ${interval.toLowerCase()}${all ? "" : ` to ${methods.join(", ")}`}${limitByIp ? " per client IP" : ""}`,
-      data: { limit: "RATE_LIMITER", rateLimiterId: id, rate, interval, methods, perIp: limitByIp },
+      // Said to whoever calls the endpoint: the limit, not the limiter's id.
+      describe: `a rate limiter allows ${rate} calls per ${interval.toLowerCase()}${all ? "" : ` to ${methods.join(", ")}`}${limitByIp ? " per client IP" : ""}`,
+      data: { limit: "RATE_LIMITER", rate, interval, methods, perIp: limitByIp },
     });
   }
   return limits;

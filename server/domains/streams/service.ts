@@ -25,7 +25,7 @@ import {
   URL_ATTRIBUTES,
   withUrlPasswords,
 } from "../../dataplane/engine/config.ts";
-import { addHistograms, BUCKETS_MS, percentile } from "../../dataplane/histogram.ts";
+import { LatencySketch } from "../../dataplane/latency-sketch.ts";
 import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type {
   FilterError,
@@ -773,14 +773,8 @@ export function buildMetrics(window: MetricsWindow, rows: store.MetricBucketRow[
     total: sum(f),
     rate: sum(f) / seconds,
   });
-  const filterHist = rows.reduce<number[]>(
-    (a, r) => addHistograms(a, r.filterHistogram),
-    new Array(BUCKETS_MS.length).fill(0),
-  );
-  const latencyHist = rows.reduce<number[]>(
-    (a, r) => addHistograms(a, r.latencyHistogram),
-    new Array(BUCKETS_MS.length).fill(0),
-  );
+  const filterSketch = rows.reduce((a, r) => a.merge(r.filterSketch), new LatencySketch());
+  const latencySketch = rows.reduce((a, r) => a.merge(r.latencySketch), new LatencySketch());
   const runs = sum((r) => r.filterRuns);
   return {
     ...window,
@@ -800,22 +794,22 @@ export function buildMetrics(window: MetricsWindow, rows: store.MetricBucketRow[
       subThresholdTotal: sum((r) => r.filterSubThreshold),
       processedTotal: runs,
       subThresholdTotalCumulative: points.cumulative((r) => r.filterSubThreshold),
-      p90: percentile(filterHist, 0.9),
-      p99: percentile(filterHist, 0.99),
+      p90: filterSketch.quantile(0.9),
+      p99: filterSketch.quantile(0.99),
       // Milliseconds of the point's runs over its runs (not an average of the minutes' averages).
       durationDatapoints: points.sparse((r) => (r.filterRuns > 0 ? r.filterMsTotal / r.filterRuns : null)),
     },
     latency: {
-      p50: percentile(latencyHist, 0.5),
-      p90: percentile(latencyHist, 0.9),
-      p99: percentile(latencyHist, 0.99),
+      p50: latencySketch.quantile(0.5),
+      p90: latencySketch.quantile(0.9),
+      p99: latencySketch.quantile(0.99),
       points: rows
-        .filter((r) => r.latencyHistogram.some((n) => n > 0))
+        .filter((r) => r.latencySketch.count > 0)
         .flatMap((r) =>
           LATENCY_QUANTILES.map(([name, q]) => ({
             name,
             timestamp: r.at,
-            value: percentile(r.latencyHistogram, q),
+            value: r.latencySketch.quantile(q),
           })),
         ),
     },

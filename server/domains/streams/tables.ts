@@ -13,6 +13,7 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import type { StoredSketch } from "../../dataplane/latency-sketch.ts";
 import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
 import { accountIdColumn } from "../account/tables.ts";
 
@@ -111,8 +112,8 @@ export const streamLogs = pgTable(
 );
 
 /**
- * Per stream and minute, added to by the engine's metrics buffer. Histograms are arrays of counts over
- * the fixed bucket bounds in dataplane/engine/metrics.ts. No foreign key to streams: usage history
+ * Per stream and minute, added to by the engine's metrics buffer. Durations are sketches' bins
+ * (dataplane/latency-sketch.ts), added bin by bin. No foreign key to streams: usage history
  * outlives a deleted stream (billing reads it by account).
  */
 export const streamMetricMinutes = pgTable(
@@ -133,8 +134,8 @@ export const streamMetricMinutes = pgTable(
     filterRuns: bigint("filter_runs", { mode: "number" }).notNull().default(0),
     filterSubThreshold: bigint("filter_sub_threshold", { mode: "number" }).notNull().default(0),
     filterMsTotal: doublePrecision("filter_ms_total").notNull().default(0),
-    filterHistogram: jsonb("filter_histogram").$type<number[]>().notNull(),
-    latencyHistogram: jsonb("latency_histogram").$type<number[]>().notNull(),
+    filterSketch: jsonb("filter_sketch").$type<StoredSketch>().notNull().default({}),
+    latencySketch: jsonb("latency_sketch").$type<StoredSketch>().notNull().default({}),
   },
   (t) => [
     primaryKey({ columns: [t.streamId, t.minute] }),

@@ -1,4 +1,4 @@
-import { addHistograms, emptyHistogram, percentile } from "../../dataplane/histogram.ts";
+import { LatencySketch, type StoredSketch } from "../../dataplane/latency-sketch.ts";
 import type { Db } from "../../platform/db/index.ts";
 import { stepFor } from "../../platform/time-buckets.ts";
 import { endpointByKey } from "../endpoints/service.ts";
@@ -106,8 +106,7 @@ export async function endpointMetrics(
   const statuses = new Map<string, number>();
   const refusals = new Map<string, number>();
   const countsAt = new Map<string, number>();
-  const histogramAt = new Map<number, number[]>();
-  let histogram = emptyHistogram();
+  const binsAt = new Map<number, StoredSketch>();
   for (const r of requestRows) {
     const time = r.at.getTime();
     if (r.family === "requests") requests += r.n;
@@ -115,13 +114,14 @@ export async function endpointMetrics(
       addTo(r.family === "status" ? statuses : refusals, r.key, r.n);
       addTo(countsAt, `${r.family}|${r.key}|${time}`, r.n);
     } else {
-      const bucket = Number(r.key);
-      const at = histogramAt.get(time) ?? emptyHistogram();
-      at[bucket] = (at[bucket] ?? 0) + r.n;
-      histogramAt.set(time, at);
+      const at = binsAt.get(time) ?? {};
+      at[r.key] = (at[r.key] ?? 0) + r.n;
+      binsAt.set(time, at);
     }
   }
-  for (const at of histogramAt.values()) histogram = addHistograms(histogram, at);
+  const sketchAt = new Map([...binsAt].map(([time, bins]) => [time, LatencySketch.of(bins)]));
+  const sketch = new LatencySketch();
+  for (const at of sketchAt.values()) sketch.merge(at);
   const statusNames = [...statuses.keys()].sort((a, b) => Number(a) - Number(b));
   const refusalNames = [...refusals.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k]) => k);
 
@@ -133,9 +133,9 @@ export async function endpointMetrics(
     requests,
     calls: busiest.reduce((sum, m) => sum + m.calls, 0),
     refused: busiest.reduce((sum, m) => sum + m.refused, 0),
-    p50: percentile(histogram, 0.5),
-    p95: percentile(histogram, 0.95),
-    p99: percentile(histogram, 0.99),
+    p50: sketch.quantile(0.5),
+    p95: sketch.quantile(0.95),
+    p99: sketch.quantile(0.99),
     methods: busiest,
     statuses: statusNames.map((status) => ({ status: Number(status), requests: statuses.get(status) ?? 0 })),
     refusals: refusalNames.map((reason) => ({ reason, calls: refusals.get(reason) ?? 0 })),
@@ -146,10 +146,10 @@ export async function endpointMetrics(
       window.times,
       (name, time) => countsAt.get(`refusal|${name}|${time}`) ?? 0,
     ),
-    latencyPoints: [...histogramAt.entries()]
+    latencyPoints: [...sketchAt.entries()]
       .sort((a, b) => a[0] - b[0])
-      .flatMap(([time, counts]) =>
-        QUANTILES.map(([name, q]) => ({ name, timestamp: new Date(time), value: percentile(counts, q) })),
+      .flatMap(([time, at]) =>
+        QUANTILES.map(([name, q]) => ({ name, timestamp: new Date(time), value: at.quantile(q) })),
       ),
   };
 }

@@ -73,7 +73,15 @@ export async function enforceMonthlyLimit(db: Db, events: DomainEvents, accountI
   return { ...usage, reached };
 }
 
-type MethodAggregate = { method: string; requests: number; credits: number; archive: number; refused: number };
+type MethodAggregate = {
+  method: string;
+  requests: number;
+  credits: number;
+  archive: number;
+  refused: number;
+  malformed: number;
+  unknownMethod: number;
+};
 
 function methodUsage(m: MethodAggregate, multiplierOf: (method: string) => number, archiveMultiplier: number) {
   return {
@@ -83,7 +91,10 @@ function methodUsage(m: MethodAggregate, multiplierOf: (method: string) => numbe
     archive: m.archive,
     archiveMultiplier,
     multiplier: multiplierOf(m.method),
-    refused: m.refused,
+    // Everything the proxy answered itself, malformed calls included (see counting-rule.ts).
+    refused: m.refused + m.malformed,
+    malformed: m.malformed,
+    unknownMethod: m.unknownMethod,
     total: m.credits,
   };
 }
@@ -91,11 +102,21 @@ function methodUsage(m: MethodAggregate, multiplierOf: (method: string) => numbe
 function sumByMethod(rows: MethodAggregate[]): MethodAggregate[] {
   const by = new Map<string, MethodAggregate>();
   for (const r of rows) {
-    const e = by.get(r.method) ?? { method: r.method, requests: 0, credits: 0, archive: 0, refused: 0 };
+    const e = by.get(r.method) ?? {
+      method: r.method,
+      requests: 0,
+      credits: 0,
+      archive: 0,
+      refused: 0,
+      malformed: 0,
+      unknownMethod: 0,
+    };
     e.requests += r.requests;
     e.credits += r.credits;
     e.archive += r.archive;
     e.refused += r.refused;
+    e.malformed += r.malformed;
+    e.unknownMethod += r.unknownMethod;
     by.set(r.method, e);
   }
   return [...by.values()].sort(

@@ -1,4 +1,5 @@
 import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
+import { sumStoredSketchesSql } from "../../dataplane/latency-sketch.ts";
 import type { Executor } from "../../platform/db/index.ts";
 import { bucketStart, TICK_SECONDS } from "../../platform/time-buckets.ts";
 import { subscriptions } from "../account/tables.ts";
@@ -24,6 +25,8 @@ export async function addMinutes(db: Executor, rows: UsageMinuteRow[]) {
         credits: sql`${usageMinutes.credits} + excluded.credits`,
         archiveRequests: sql`${usageMinutes.archiveRequests} + excluded.archive_requests`,
         refused: sql`${usageMinutes.refused} + excluded.refused`,
+        malformed: sql`${usageMinutes.malformed} + excluded.malformed`,
+        unknownMethod: sql`${usageMinutes.unknownMethod} + excluded.unknown_method`,
       },
     });
 }
@@ -36,7 +39,7 @@ const addCounts = (stored: unknown, added: string) =>
 
 /**
  * The meter's batch writer for endpoint metrics: one multi-row upsert adding requests, each map's counts
- * and the histogram's buckets to each (endpoint, minute) row. Spans accounts, as addMinutes does.
+ * and the latency sketch's bins to each (endpoint, minute) row. Spans accounts, as addMinutes does.
  */
 export async function addEndpointMinutes(db: Executor, rows: EndpointMinuteRow[]) {
   if (rows.length === 0) return;
@@ -50,9 +53,7 @@ export async function addEndpointMinutes(db: Executor, rows: EndpointMinuteRow[]
         requests: sql`${endpointMetricMinutes.requests} + excluded.requests`,
         statuses: addCounts(`${table}.statuses`, "statuses"),
         refusals: addCounts(`${table}.refusals`, "refusals"),
-        latencyHistogram: sql.raw(
-          `array(select coalesce(${table}.latency_histogram[i], 0) + coalesce(excluded.latency_histogram[i], 0) from generate_series(1, greatest(cardinality(${table}.latency_histogram), cardinality(excluded.latency_histogram))) i order by i)`,
-        ),
+        latencySketch: sql.raw(sumStoredSketchesSql(`${table}.latency_sketch`, "excluded.latency_sketch")),
       },
     });
 }
@@ -98,6 +99,8 @@ export async function byEndpointAndMethod(
       credits: sql<number>`sum(${usageMinutes.credits})::float8`,
       archive: sql<number>`sum(${usageMinutes.archiveRequests})::float8`,
       refused: sql<number>`sum(${usageMinutes.refused})::float8`,
+      malformed: sql<number>`sum(${usageMinutes.malformed})::float8`,
+      unknownMethod: sql<number>`sum(${usageMinutes.unknownMethod})::float8`,
     })
     .from(usageMinutes)
     .where(inWindow(accountId, start, end, endpointId))
@@ -108,6 +111,8 @@ export async function byEndpointAndMethod(
     credits: Number(r.credits),
     archive: Number(r.archive),
     refused: Number(r.refused),
+    malformed: Number(r.malformed),
+    unknownMethod: Number(r.unknownMethod),
   }));
 }
 
@@ -158,7 +163,11 @@ export async function subscriptionOf(db: Executor, accountId: string) {
   return row;
 }
 
-/** One endpoint's calls, refused calls and credits per point and method in [start, end). */
+/**
+ * One endpoint's calls, refused calls and credits per point and method in [start, end): calls are those
+ * forwarded to the node (billed, and those it answered "method not found"); refused, those the proxy
+ * answered itself (malformed ones included). See dataplane/metering/counting-rule.ts.
+ */
 export async function endpointMethodPoints(
   db: Executor,
   accountId: string,
@@ -170,8 +179,8 @@ export async function endpointMethodPoints(
     .select({
       at: bucket,
       method: usageMinutes.method,
-      calls: sql<number>`sum(${usageMinutes.requests})::float8`,
-      refused: sql<number>`sum(${usageMinutes.refused})::float8`,
+      calls: sql<number>`sum(${usageMinutes.requests} + ${usageMinutes.unknownMethod})::float8`,
+      refused: sql<number>`sum(${usageMinutes.refused} + ${usageMinutes.malformed})::float8`,
       credits: sql<number>`sum(${usageMinutes.credits})::float8`,
     })
     .from(usageMinutes)
@@ -195,7 +204,7 @@ export async function endpointMethodPoints(
 
 /**
  * One endpoint's request metrics per point in [start, end), flat: requests (key ""), requests per HTTP
- * status, refused calls per reason, and latency counts per histogram bucket (key = its index).
+ * status, refused calls per reason, and latency counts per sketch bin (key = the bin).
  */
 export async function endpointRequestPoints(
   db: Executor,
@@ -207,7 +216,7 @@ export async function endpointRequestPoints(
   const result = await db.execute<{ at: Date | string; family: string; key: string; n: number }>(sql`
     with m as (
       select ${bucketStart(m.minute, window.stepSeconds)} as at, ${m.requests} as requests, ${m.statuses} as statuses,
-        ${m.refusals} as refusals, ${m.latencyHistogram} as histogram
+        ${m.refusals} as refusals, ${m.latencySketch} as sketch
       from ${m}
       where ${m.accountId} = ${accountId} and ${m.endpointId} = ${endpointId}
         and ${m.minute} >= ${window.start} and ${m.minute} < ${window.end}
@@ -218,7 +227,7 @@ export async function endpointRequestPoints(
     union all
     select at, 'refusal', r.key, sum(r.value::bigint)::float8 from m, jsonb_each_text(m.refusals) r group by at, r.key
     union all
-    select at, 'latency', (h.i - 1)::text, sum(h.n)::float8 from m, unnest(m.histogram) with ordinality h(n, i) group by at, h.i`);
+    select at, 'latency', b.key, sum(b.value::float8) from m, jsonb_each_text(m.sketch) b group by at, b.key`);
   return result.rows.map((r) => ({
     at: new Date(r.at),
     family: r.family as "requests" | "status" | "refusal" | "latency",

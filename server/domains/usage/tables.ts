@@ -1,7 +1,9 @@
 import { bigint, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import type { StoredSketch } from "../../dataplane/latency-sketch.ts";
 
 /**
- * Calls per account, endpoint, method and minute, upserted in batches by the meter. No foreign keys:
+ * Calls per account, endpoint, method and minute, upserted in batches by the meter; which counter a call
+ * adds to is the counting rule's (dataplane/metering/counting-rule.ts). No foreign keys:
  * this is history written on the hot path, and a batch must not fail because an endpoint went away.
  */
 export const usageMinutes = pgTable(
@@ -15,8 +17,12 @@ export const usageMinutes = pgTable(
     requests: bigint("requests", { mode: "number" }).notNull().default(0),
     credits: bigint("credits", { mode: "number" }).notNull().default(0),
     archiveRequests: bigint("archive_requests", { mode: "number" }).notNull().default(0),
-    /** Calls the proxy refused itself (status, security, rate limits): counted, not billed. */
+    /** Calls the proxy refused itself (status, security, rate limits), or the node answered with an HTTP error: counted, not billed. */
     refused: bigint("refused", { mode: "number" }).notNull().default(0),
+    /** Calls that were not JSON-RPC (the proxy's or the node's parse and invalid-request errors): counted, not billed. */
+    malformed: bigint("malformed", { mode: "number" }).notNull().default(0),
+    /** Calls the node answered "method not found" (-32601): counted, not billed. */
+    unknownMethod: bigint("unknown_method", { mode: "number" }).notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.endpointId, t.minute, t.method] }),
@@ -26,9 +32,9 @@ export const usageMinutes = pgTable(
 
 /**
  * What the proxy answered per endpoint and minute, for the endpoint's metrics: requests (an HTTP request
- * or a WebSocket message, however many calls it held) by HTTP status, how long they took as counts over
- * the fixed buckets of dataplane/histogram.ts, and refused calls by the proxy's refusal kind. Maps and
- * histograms add up on upsert, so any window is a sum of rows. No foreign keys, as for usage_minutes.
+ * or a WebSocket message, however many calls it held) by HTTP status, how long they took as a sketch
+ * (dataplane/latency-sketch.ts), and refused calls by the proxy's refusal kind. Maps and sketches add up
+ * on upsert, so any window is a sum of rows. No foreign keys, as for usage_minutes.
  */
 export const endpointMetricMinutes = pgTable(
   "endpoint_metric_minutes",
@@ -41,8 +47,8 @@ export const endpointMetricMinutes = pgTable(
     statuses: jsonb("statuses").$type<Record<string, number>>().notNull().default({}),
     /** Calls the proxy refused, by refusal kind ({"RATE_LIMITED": 3}). */
     refusals: jsonb("refusals").$type<Record<string, number>>().notNull().default({}),
-    /** Requests timed from arrival to answer, counted per bucket (subscription notifications are not timed). */
-    latencyHistogram: bigint("latency_histogram", { mode: "number" }).array().notNull(),
+    /** Requests timed from arrival to answer, as a sketch's bins (subscription notifications are not timed). */
+    latencySketch: jsonb("latency_sketch").$type<StoredSketch>().notNull().default({}),
   },
   (t) => [
     primaryKey({ columns: [t.endpointId, t.minute] }),

@@ -1263,7 +1263,7 @@ export type UsageTickType = "HOUR" | "DAY";
 export type MethodUsage = {
   __typename?: "MethodUsage";
   methodName: Scalars["String"]["output"];
-  /** Calls forwarded to the chain. */
+  /** Calls served and billed (see docs/decisions/0600-usage-counts-what-was-served.md). */
   requests: Scalars["Float"]["output"];
   /** Credits per call on average (base credits × multiplier, archive calls × archiveMultiplier). */
   score: Scalars["Float"]["output"];
@@ -1271,8 +1271,12 @@ export type MethodUsage = {
   archive: Scalars["Float"]["output"];
   archiveMultiplier: Scalars["Float"]["output"];
   multiplier: Scalars["Float"]["output"];
-  /** Calls the proxy refused (not billed). */
+  /** Calls the proxy refused (not billed), malformed ones included. */
   refused: Scalars["Float"]["output"];
+  /** Of the refused calls, those that were not JSON-RPC (not billed). */
+  malformed: Scalars["Float"]["output"];
+  /** Calls the node answered "method not found" (not billed). */
+  unknownMethod: Scalars["Float"]["output"];
   /** Credits. */
   total: Scalars["Float"]["output"];
 };
@@ -1370,9 +1374,9 @@ export type MetricsRange =
 export type EndpointMethodMetric = {
   __typename?: "EndpointMethodMetric";
   method: Scalars["String"]["output"];
-  /** Calls forwarded to the chain. */
+  /** Calls forwarded to the chain (billed, or answered "method not found"). */
   calls: Scalars["Float"]["output"];
-  /** Calls the proxy refused (status, security, rate limits, per-method rules). */
+  /** Calls the proxy refused (status, security, rate limits, per-method rules, malformed). */
   refused: Scalars["Float"]["output"];
   credits: Scalars["Float"]["output"];
 };
@@ -1405,7 +1409,7 @@ export type EndpointMetrics = {
   calls: Scalars["Float"]["output"];
   /** Calls the proxy refused. */
   refused: Scalars["Float"]["output"];
-  /** Milliseconds from a request's arrival to its answer: the upper bound of the histogram bucket holding the rank (0 without requests). */
+  /** Milliseconds from a request's arrival to its answer, within 1% of the exact percentile of the requests timed (a DDSketch; 0 without requests). */
   p50: Scalars["Float"]["output"];
   p95: Scalars["Float"]["output"];
   p99: Scalars["Float"]["output"];
@@ -1608,11 +1612,11 @@ export type StreamFilterMetric = {
 
 export type StreamLatencyMetric = {
   __typename?: "StreamLatencyMetric";
-  /** Milliseconds from reading a batch to its acknowledgement (upper bound of the histogram bucket). */
+  /** Milliseconds from reading a batch to its acknowledgement, within 1% of the exact percentile (a DDSketch). */
   p50: Scalars["Float"]["output"];
   p90: Scalars["Float"]["output"];
   p99: Scalars["Float"]["output"];
-  /** The same per point: one named p50, p90 and p99 for each point with deliveries, of the point's summed histogram. */
+  /** The same per point: one named p50, p90 and p99 for each point with deliveries, of the point's merged sketch. */
   points: Array<NamedMetricPoint>;
 };
 
@@ -4364,6 +4368,8 @@ export type MethodUsageResolvers<
   archiveMultiplier?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   multiplier?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   refused?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  malformed?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  unknownMethod?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   total?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
 };
 

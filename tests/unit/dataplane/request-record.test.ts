@@ -58,6 +58,7 @@ const eventOf = (r: RequestRecord): Required<MeterEvent> => ({
   requestId: r.requestId as string,
   origin: r.origin as string,
   untimed: r.untimed,
+  pushed: r.pushed,
 });
 
 const origin = {
@@ -70,6 +71,7 @@ const origin = {
   url: "/rpc/ex",
   origin: "https://app.example.com",
   untimed: false,
+  pushed: false,
 };
 
 describe("RequestRecord", () => {
