@@ -272,3 +272,60 @@ describe("memory sizes", () => {
     expect((await call()).data?.callFunction.success).toBe(true);
   }, 30_000);
 });
+
+describe("time limits", () => {
+  const tooLong = (pointer: string, longest: number) => [
+    {
+      pointer,
+      message: `Your plan allows functions up to ${longest} s. Choose ${longest} s or less, or upgrade your plan.`,
+    },
+  ];
+
+  it("past the plan's longest are refused at create, update and test naming it; a run held below its function's says why", async () => {
+    const free = await signUp(ctx.app);
+    const database = db();
+    try {
+      const { functionPermissions } = await free.client.gqlOk<{ functionPermissions: { maxTimeoutSec: number } }>(
+        "{ functionPermissions { maxTimeoutSec } }",
+      );
+      expect(functionPermissions.maxTimeoutSec).toBe(30);
+      const code = "function main(p) { return p.data; }";
+      // Before: a 60 s function was created, and ran with whatever limit the run was held to, with no word.
+      const refused = await free.client.gql(
+        "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+        { input: { name: "long", code, timeoutSec: 60 } },
+      );
+      expect(refused.errors?.[0].extensions?.code).toBe("BAD_USER_INPUT");
+      expect(refused.errors?.[0].extensions?.fields).toEqual(tooLong("/timeoutSec", 30));
+      const tested = await free.client.gql(
+        "mutation($input: TestFunctionInput!) { testFunction(input: $input) { success } }",
+        { input: { code, timeoutSec: 45 } },
+      );
+      expect(tested.errors?.[0].extensions?.fields).toEqual(tooLong("/timeoutSec", 30));
+
+      await putOnPlan(database, free.viewer.id, "b6_build");
+      const { createFunction } = await free.client.gqlOk<{ createFunction: { id: string } }>(
+        "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
+        { input: { name: "long", code, timeoutSec: 60 } },
+      );
+      const id = createFunction.id;
+      await putOnPlan(database, free.viewer.id, "b6_free");
+      expect((await update(free, { id, timeoutSec: 50 })).errors?.[0].extensions?.fields).toEqual(
+        tooLong("/timeoutSec", 30),
+      );
+      // Left at 60 s by the downgrade: its runs get the plan's 30 s, and their logs say so.
+      const { callFunction } = await free.client.gqlOk<{
+        callFunction: { success: boolean; logs: { level: string; message: string }[] };
+      }>("mutation($input: CallFunctionInput!) { callFunction(input: $input) { success logs { level message } } }", {
+        input: { id, params: 7 },
+      });
+      expect(callFunction.success).toBe(true);
+      expect(callFunction.logs[0]).toEqual({
+        level: "WARNING",
+        message: "This run's time limit is 30 s, not the function's 60 s: its plan allows at most 30 s.",
+      });
+    } finally {
+      await database.$client.end();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import { MEMORY_OVERHEAD_MIB } from "./process.ts";
 
 /**
  * What a sandbox process runs as. It runs tenants' code, and code that got out of V8 would have the
@@ -108,10 +109,31 @@ export function sandboxLaunch(): SandboxLaunch {
   return decided;
 }
 
+/**
+ * Why a cgroup v2 memory.max per sandbox process is not what bounds it on this machine. The kernel would
+ * then end a process at its limit; the service does not create cgroups (a machine whose cgroup v2
+ * hierarchy has the memory controller would have to delegate it a subtree), so the watchdog on resident
+ * memory bounds it everywhere (see MEMORY_OVERHEAD_MIB and docs/decisions/0700-sandbox-memory-budget.md).
+ */
+function cgroupMemory(): string {
+  try {
+    const controllers = readFileSync("/sys/fs/cgroup/cgroup.controllers", "utf8");
+    return controllers.split(/\s+/).includes("memory")
+      ? "cgroup v2 has the memory controller, but no subtree is delegated to the service"
+      : "cgroup v2 is mounted without the memory controller";
+  } catch {
+    return "no cgroup v2 hierarchy with a memory controller (cgroup v1 or none)";
+  }
+}
+
 /** Decides the launch at the service's start, not at its first filter or function, and logs how sandboxes run. */
 export function logSandboxLaunch(log: Pick<Logger, "info" | "warn">): void {
   const { user, isolatedNetwork, shortfall } = sandboxLaunch();
   const how = { user: user?.name ?? "the service's", isolatedNetwork };
   if (shortfall) log.warn(how, `sandbox processes run ${shortfall}`);
   else log.info(how, "sandbox processes run confined");
+  log.info(
+    { memoryOverheadMiB: MEMORY_OVERHEAD_MIB, cgroup: cgroupMemory() },
+    `sandbox memory: each sandbox process's resident memory is held to its isolates' limits plus ${MEMORY_OVERHEAD_MIB} MiB by a watchdog that kills it past them (RLIMIT_AS cannot: V8 reserves ~0.5 GB of address space per isolate)`,
+  );
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -35,7 +36,23 @@ import {
 export const GRACE_MS = 2_000;
 /** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
 const START_MS = 30_000;
-const WATCHDOG_EVERY_MS = 250;
+/**
+ * How often the watchdog looks at a busy sandbox process: its time limits and its resident memory (see
+ * MEMORY_OVERHEAD_MIB). A memory bomb grew the process by 150–700 MB a second here, so 20 ms lets it pass
+ * its budget by a few MB at most before it is killed; a look is one read of /proc/<pid>/statm (~15 µs).
+ */
+const WATCHDOG_EVERY_MS = 20;
+/**
+ * What a sandbox process may hold besides its isolates' memory limits: Node, tsx and isolated-vm at start
+ * (~80 MB resident here), the freed memory glibc keeps for the next batch (HOST_MALLOC's trim threshold,
+ * 128 MiB), and the few MB a bomb grows between two looks of the watchdog. The process's resident memory
+ * is held to the sum of the limits of the isolates open in it plus this (see SandboxProcess.check): V8
+ * counts only its heap against an isolate's limit, and JSON.parse of a 120 MB text held 1.4 GB of
+ * malloc'd parser memory outside it (docs/decisions/0700-sandbox-memory-budget.md).
+ */
+export const MEMORY_OVERHEAD_MIB = 256;
+const PAGE_BYTES = 4096;
+const MIB = 1024 * 1024;
 /** Calls with a time limit up to this go to the fast process, longer ones to the slow one. */
 export const FAST_LANE_MAX_MS = 1_000;
 /** Opening runs top-level code under a filter's limit; this covers compiling it and any limit a filter is given. */
@@ -109,6 +126,8 @@ interface PendingCall {
   wrote: boolean;
   /** Set once the call is still running after it was sent (see run). */
   expiry: NodeJS.Timeout | undefined;
+  /** Helper requests it made that were not answered yet: while it has some, its code is not running. */
+  waitingHelpers: number;
   /** Set once run() has returned a promise: the outcome goes to it; until then it is kept in `ended`. */
   resolve: ((outcome: HostOutcome) => void) | undefined;
   ended: HostOutcome | undefined;
@@ -123,6 +142,18 @@ function settle(call: PendingCall, outcome: HostOutcome): void {
 interface PendingOpen {
   resolve: (error: FilterError | null, lost?: SandboxLoss) => void;
   reject: (e: Error) => void;
+}
+
+/**
+ * A sandbox process past its memory budget (see SandboxProcess.check): the calls blamed for it (by request
+ * id), what they are told, and the memory they are reported to have used.
+ */
+interface MemoryBreach {
+  rids: Set<number>;
+  message: string;
+  usedBytes: number;
+  /** Several accounts' calls were running: none is quarantined for it (which one grew is not known). */
+  spareOwners: boolean;
 }
 
 /** Raised to a caller when the sandbox process failed around its call (not the caller's code). */
@@ -226,10 +257,16 @@ export abstract class SandboxHost {
   protected abstract idle(): void;
   /** V8 lost control of an isolate (see isolates.ts). */
   protected abstract fatal(fid: number | null, message: string): void;
+  /** The memory limit (MiB) of each filter's isolate opened here: what the process may hold for it. */
+  protected readonly admittedMiB = new Map<number, number>();
   /** Whose filter each open filter is, when it was opened with a label (see open). */
   protected readonly labels = new Map<number, string>();
   /** The account whose code each open filter is, when it was opened with one (see open). */
   private readonly owners = new Map<number, string>();
+  /** The account whose code a filter is, when it was opened with one. */
+  protected ownerOf(fid: number): string | undefined {
+    return this.owners.get(fid);
+  }
   /** A filter was opened with a label (a host that tells others whose filter it is, see in-thread.ts). */
   protected labelled(_fid: number, _label: string): void {}
 
@@ -254,6 +291,7 @@ export abstract class SandboxHost {
       this.labelled(fid, label);
     }
     if (owner !== null) this.owners.set(fid, owner);
+    this.admittedMiB.set(fid, header.memoryMiB);
     const generation = this.generation;
     return new Promise<{ error: FilterError | null; generation: number; lost?: SandboxLoss }>((resolve, reject) => {
       this.opens.set(fid, { resolve: (error, lost) => resolve({ error, generation, lost }), reject });
@@ -293,6 +331,7 @@ export abstract class SandboxHost {
       helpers,
       logs: [],
       wrote: false,
+      waitingHelpers: 0,
       expiry: undefined,
       resolve: undefined,
       ended: undefined,
@@ -315,6 +354,7 @@ export abstract class SandboxHost {
     this.kept.delete(fid);
     this.labels.delete(fid);
     this.owners.delete(fid);
+    this.admittedMiB.delete(fid);
     this.send({ op: "close", fid });
   }
 
@@ -325,6 +365,8 @@ export abstract class SandboxHost {
       case "opened": {
         const open = this.opens.get(h.fid);
         this.opens.delete(h.fid);
+        // A filter that did not load holds no isolate.
+        if (h.error) this.admittedMiB.delete(h.fid);
         open?.resolve(h.error);
         this.idle();
         return;
@@ -367,6 +409,7 @@ export abstract class SandboxHost {
   private async helper(rid: number, hid: number, name: string, argsJson: string): Promise<void> {
     const call = this.calls.get(rid);
     if (!call) return;
+    call.waitingHelpers++;
     let reply: { ok: boolean; body: string };
     try {
       if (!CALLABLE.has(name)) throw new Error(`qnLib has no helper ${name}`);
@@ -383,6 +426,7 @@ export abstract class SandboxHost {
     } catch (e) {
       reply = { ok: false, body: e instanceof Error ? e.message : String(e) };
     }
+    call.waitingHelpers--;
     if (this.calls.get(rid) === call) this.send({ op: "helped", rid, hid, ok: reply.ok }, reply.body);
   }
 
@@ -395,13 +439,14 @@ export abstract class SandboxHost {
   protected failInFlight(
     culprit: number | null,
     why: string,
+    breach?: MemoryBreach,
   ): { blamed: string[]; quarantined: string[]; failed: number } {
     const blamed: string[] = [];
     const quarantined = new Set<string>();
     const blame = (fid: number) => {
       blamed.push(this.labels.get(fid) ?? `unlabelled filter ${fid}`);
       const owner = this.owners.get(fid);
-      if (owner !== undefined) {
+      if (owner !== undefined && !breach?.spareOwners) {
         quarantine(owner);
         quarantined.add(owner);
       }
@@ -416,12 +461,18 @@ export abstract class SandboxHost {
     // was expired): when it stopped answering, it was running the first call sent that is past its limit;
     // the later ones only waited behind it.
     const overdueAt = (call: PendingCall) => now - call.sentAt > call.timeoutMs;
-    const stuck = culprit === null && this.lane === "fast" ? [...this.calls.values()].find(overdueAt) : undefined;
-    const verdicts = [...this.calls.values()].map((call) => {
+    const stuck =
+      culprit === null && !breach && this.lane === "fast" ? [...this.calls.values()].find(overdueAt) : undefined;
+    const verdicts = [...this.calls].map(([rid, call]) => {
       const first = !seen.has(call.fid);
       seen.add(call.fid);
-      const guilty =
-        culprit !== null ? first && call.fid === culprit : stuck ? call === stuck : first && overdueAt(call);
+      const guilty = breach
+        ? breach.rids.has(rid)
+        : culprit !== null
+          ? first && call.fid === culprit
+          : stuck
+            ? call === stuck
+            : first && overdueAt(call);
       return { call, guilty };
     });
     const guiltyFilters = new Set(verdicts.filter((v) => v.guilty).map((v) => v.call.fid));
@@ -430,11 +481,13 @@ export abstract class SandboxHost {
       if (guilty) blame(call.fid);
       settle(call, {
         error: guilty
-          ? culprit !== null
-            ? { kind: "MEMORY", message: `filter crashed the sandbox: ${why}; the sandbox was restarted` }
-            : { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms: ${why}` }
+          ? breach
+            ? { kind: "MEMORY", message: breach.message }
+            : culprit !== null
+              ? { kind: "MEMORY", message: `filter crashed the sandbox: ${why}; the sandbox was restarted` }
+              : { kind: "TIMEOUT", message: `filter ran longer than its time limit of ${call.timeoutMs} ms: ${why}` }
           : { kind: "RUNTIME", message: `${why}; the sandbox was restarted before this call finished, retry it` },
-        heapBytes: 0,
+        heapBytes: guilty && breach ? breach.usedBytes : 0,
         durationMs: null,
         body: "",
         logs: call.logs,
@@ -454,6 +507,7 @@ export abstract class SandboxHost {
     this.opens.clear();
     this.labels.clear();
     this.owners.clear();
+    this.admittedMiB.clear();
     this.idle();
     return { blamed, quarantined: [...quarantined], failed };
   }
@@ -466,6 +520,8 @@ export class SandboxProcess extends SandboxHost {
   private ready = false;
   private startedAt = 0;
   private watchdog: NodeJS.Timeout | null = null;
+  /** Its resident memory when it said it was ready, idle: what calls' growth is counted from. */
+  private baseBytes: number | null = null;
 
   /** The sandbox process's pid while it runs (tests kill it to see a crash contained). */
   get pid(): number | undefined {
@@ -522,6 +578,53 @@ export class SandboxProcess extends SandboxHost {
     this.watchdog = null;
   }
 
+  /** The process's resident memory (bytes), or null when it cannot be read (it is gone). */
+  private residentBytes(): number | null {
+    const pid = this.child?.pid;
+    if (pid === undefined) return null;
+    try {
+      return Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]) * PAGE_BYTES;
+    } catch {
+      return null;
+    }
+  }
+
+  /** MiB the process may hold: its isolates' limits and MEMORY_OVERHEAD_MIB. */
+  get memoryBudgetMiB(): number {
+    let admitted = 0;
+    for (const mib of this.admittedMiB.values()) admitted += mib;
+    return admitted + MEMORY_OVERHEAD_MIB;
+  }
+
+  /**
+   * Past its budget, the process is killed and the calls whose code was running (not waiting for a
+   * helper's answer) fail with MEMORY: in the fast process the one call it runs; in the others every one
+   * running then, since what V8 holds outside an isolate's heap cannot be told apart per isolate (and an
+   * isolate's own statistics wait until its code yields). Their owners are quarantined when only one account's code ran.
+   */
+  private checkMemory(): boolean {
+    const rss = this.residentBytes();
+    if (rss === null) return false;
+    const budget = this.memoryBudgetMiB;
+    if (rss <= budget * MIB) return false;
+    const running = [...this.calls].filter(([, call]) => call.waitingHelpers === 0);
+    const culprits = this.lane === "fast" ? running.slice(0, 1) : running;
+    const owners = new Set(culprits.map(([, call]) => this.ownerOf(call.fid)));
+    const usedBytes = Math.max(0, rss - (this.baseBytes ?? 0));
+    const others = culprits.length > 1 ? ` with ${culprits.length - 1} other call(s)` : "";
+    this.restart(
+      null,
+      `the sandbox process held ${Math.round(rss / MIB)} MiB, past its ${budget} MiB (its isolates' limits and ${MEMORY_OVERHEAD_MIB} MiB)`,
+      {
+        rids: new Set(culprits.map(([rid]) => rid)),
+        message: `filter exceeded its memory limit: its sandbox process grew by ${Math.round(usedBytes / MIB)} MiB while it ran${others}, past the ${budget} MiB the limits of its isolates allow (memory outside V8's heap counts too); the sandbox was restarted`,
+        usedBytes,
+        spareOwners: owners.size > 1,
+      },
+    );
+    return true;
+  }
+
   private check(): void {
     const now = Date.now();
     if (!this.ready) {
@@ -529,6 +632,7 @@ export class SandboxProcess extends SandboxHost {
         this.restart(null, `the sandbox process did not start within ${START_MS} ms`);
       return;
     }
+    if (this.checkMemory()) return;
     let longest = 0;
     for (const call of this.calls.values()) longest = Math.max(longest, call.timeoutMs);
     if (this.opens.size > 0) longest = Math.max(longest, OPEN_WATCH_MS);
@@ -543,8 +647,10 @@ export class SandboxProcess extends SandboxHost {
   protected override onFrame(h: FromHost, body: string, child?: ChildProcess): void {
     if (child !== this.child) return;
     this.lastHeard = Date.now();
-    if (h.op === "ready") this.ready = true;
-    else super.onFrame(h, body);
+    if (h.op === "ready") {
+      this.ready = true;
+      this.baseBytes = this.residentBytes();
+    } else super.onFrame(h, body);
   }
 
   protected fatal(fid: number | null, message: string): void {
@@ -555,12 +661,13 @@ export class SandboxProcess extends SandboxHost {
    * Kills the process (if alive) and fails what was in flight; the next call starts a new one.
    * `culprit`: the filter that crashed it, when known.
    */
-  private restart(culprit: number | null, why: string): void {
+  private restart(culprit: number | null, why: string, breach?: MemoryBreach): void {
     const child = this.child;
     this.child = null;
     this.socket = null;
+    this.baseBytes = null;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    const { blamed, quarantined, failed } = this.failInFlight(culprit, why);
+    const { blamed, quarantined, failed } = this.failInFlight(culprit, why, breach);
     if (child && failed > 0)
       sandboxLog?.warn(
         { lane: this.lane, blamed, quarantined, failedCalls: failed },

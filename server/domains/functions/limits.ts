@@ -3,9 +3,9 @@ import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 
 /**
  * Every per-plan limit of functions, in one place (schemas/catalogue/function-limits.json): how many
- * functions an account may have, how long run logs are kept, the largest memory size a function may
- * have, and the GB-seconds a billing period includes and their price (billing.ts prices them). Each check
- * answers with the limit in words.
+ * functions an account may have, how long run logs are kept, the largest memory size and time limit a
+ * function may have, its share of the runtime's memory and cores (admitRun), and the GB-seconds a billing
+ * period includes and their price (billing.ts prices them). Each check answers with the limit in words.
  */
 
 /** The memory sizes a function may have (MB): 128 to 1024 in steps of 128, as the function entity schema says. */
@@ -18,8 +18,16 @@ export interface PlanFunctionLimits {
   logRetentionDays: number;
   /** The largest memory size (MB) a function may have, one of FUNCTION_MEMORY_SIZES_MB. */
   maxMemoryMb: number;
+  /** The longest time limit (s) a function may have (see checkTimeout). */
+  maxTimeoutSec: number;
   /** MB of function memory the account may have running at once (see admitRun). */
   runningMemoryMb: number;
+  /** Runs the account may have running at once: its share of the cores (see admitRun). */
+  runningRuns: number;
+  /** MB all accounts of the plan together may have running at once; null: no pool of their own. */
+  poolMb: number | null;
+  /** Runs all accounts of the plan together may have running at once; null: no pool of their own. */
+  poolRuns: number | null;
   /** GB-seconds included in a billing period. */
   gbSecondsPerPeriod: number;
   /** The price of a million GB-seconds past the included ones; null: runs past them are refused. */
@@ -55,6 +63,17 @@ export function checkMemorySize(limits: PlanFunctionLimits, memoryMb: number | u
     ]);
 }
 
+/** A time limit past the plan's longest is refused on the field that gives it, naming the longest. */
+export function checkTimeout(limits: PlanFunctionLimits, timeoutSec: number | undefined, pointer: string): void {
+  if (timeoutSec !== undefined && timeoutSec > limits.maxTimeoutSec)
+    throw badInput([
+      {
+        pointer,
+        message: `Your plan allows functions up to ${limits.maxTimeoutSec} s. Choose ${limits.maxTimeoutSec} s or less, or upgrade your plan.`,
+      },
+    ]);
+}
+
 /**
  * MB of function memory running at once across all accounts: half the machine's 24 GiB. Each run may
  * fill its memory size, and the sandbox process holds them beside the warm heaps (warm.ts), the service
@@ -62,36 +81,143 @@ export function checkMemorySize(limits: PlanFunctionLimits, memoryMb: number | u
  */
 export const RUNNING_MEMORY_MB_TOTAL = 12 * 1024;
 
-/** MB of memory of the runs now running, per account and in all (this process runs every function). */
-const runningMb = new Map<string, number>();
-let runningMbTotal = 0;
+/**
+ * The queue of runs waiting for the runtime's capacity (their plan's pool, or RUNNING_MEMORY_MB_TOTAL):
+ * at most `perAccount` of one account's and `total` in all wait, each at most `waitMs`; a run past the
+ * queue's bounds, or still waiting at the end of its wait, is refused with RATE_LIMITED saying so. An
+ * account past its own share (runningMemoryMb, runningRuns) is refused at once instead: waiting would
+ * only hold its caller for what it chose to run.
+ */
+export const RUN_QUEUE = { perAccount: 8, total: 256, waitMs: 10_000 } as const;
+
+interface Running {
+  mb: number;
+  runs: number;
+}
+const none = (): Running => ({ mb: 0, runs: 0 });
+/** Per account, its runs running or waiting (its share counts both, so it cannot queue past it). */
+const byAccount = new Map<string, Running>();
+/** Per plan (its limits object, one per plan in the catalogue), its accounts' runs running. */
+const byPool = new Map<PlanFunctionLimits, Running>();
+/** All runs running (this process runs every function). */
+const total = none();
+
+function count<K>(map: Map<K, Running>, key: K, mb: number, runs: number): void {
+  const r = map.get(key) ?? none();
+  r.mb += mb;
+  r.runs += runs;
+  if (r.runs > 0) map.set(key, r);
+  else map.delete(key);
+}
+
+interface Waiting {
+  limits: PlanFunctionLimits;
+  memoryMb: number;
+  accountId: string;
+  start: () => void;
+}
+const queue: Waiting[] = [];
+
+/** Whether the runtime's capacity (the plan's pool and RUNNING_MEMORY_MB_TOTAL) holds one more run of memoryMb. */
+function capacityFor(limits: PlanFunctionLimits, memoryMb: number): boolean {
+  if (total.mb + memoryMb > RUNNING_MEMORY_MB_TOTAL) return false;
+  const pool = byPool.get(limits) ?? none();
+  if (limits.poolMb !== null && pool.mb + memoryMb > limits.poolMb) return false;
+  return limits.poolRuns === null || pool.runs < limits.poolRuns;
+}
+
+/** Starts the waiting runs that now fit, oldest first; one that does not fit lets later ones (of other pools) by. */
+function startWaiting(): void {
+  for (let i = 0; i < queue.length; ) {
+    const w = queue[i];
+    if (capacityFor(w.limits, w.memoryMb)) {
+      queue.splice(i, 1);
+      w.start();
+    } else i++;
+  }
+}
+
+/** A function that does its work the first time it is called only. */
+function once(f: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    f();
+  };
+}
 
 /**
- * Admits a run of `memoryMb` for the account, or refuses it with RATE_LIMITED when the account's plan's
- * runningMemoryMb or RUNNING_MEMORY_MB_TOTAL would be passed (nothing ran: try again when a run ends).
- * Returns the release, to call once the run ended.
+ * Admits a run of `memoryMb` for the account; resolves to the release, to call once the run ended.
+ * Refused at once with RATE_LIMITED past the account's own share (its plan's runningMemoryMb and
+ * runningRuns: nothing ran, try again when a run ends); past the runtime's capacity for its plan (the
+ * plan's pool, RUNNING_MEMORY_MB_TOTAL) it waits in RUN_QUEUE, refused with RATE_LIMITED past the queue's
+ * bounds or when its wait ends.
  */
-export function admitRun(accountId: string, limits: PlanFunctionLimits, memoryMb: number): () => void {
-  const account = runningMb.get(accountId) ?? 0;
-  if (account + memoryMb > limits.runningMemoryMb)
+export async function admitRun(
+  accountId: string,
+  limits: PlanFunctionLimits,
+  memoryMb: number,
+  waitMs: number = RUN_QUEUE.waitMs,
+): Promise<() => void> {
+  const account = byAccount.get(accountId) ?? none();
+  if (account.mb + memoryMb > limits.runningMemoryMb)
     throw new AppError(
       "RATE_LIMITED",
-      `This account is running ${account} MB of functions at once and its plan allows ${limits.runningMemoryMb} MB; this ${memoryMb} MB run would pass it. Try again when a run ends, or upgrade your plan.`,
+      `This account is running ${account.mb} MB of functions at once and its plan allows ${limits.runningMemoryMb} MB; this ${memoryMb} MB run would pass it. Try again when a run ends, or upgrade your plan.`,
     );
-  if (runningMbTotal + memoryMb > RUNNING_MEMORY_MB_TOTAL)
+  if (account.runs >= limits.runningRuns)
     throw new AppError(
       "RATE_LIMITED",
-      "The functions runtime is running all the function memory it holds at once. Try again in a moment.",
+      `This account is running ${account.runs} functions at once and its plan allows ${limits.runningRuns}. Try again when a run ends, or upgrade your plan.`,
     );
-  runningMb.set(accountId, account + memoryMb);
-  runningMbTotal += memoryMb;
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    runningMbTotal -= memoryMb;
-    const left = (runningMb.get(accountId) ?? 0) - memoryMb;
-    if (left > 0) runningMb.set(accountId, left);
-    else runningMb.delete(accountId);
+  count(byAccount, accountId, memoryMb, 1);
+  const leaveShare = once(() => count(byAccount, accountId, -memoryMb, -1));
+  const start = () => {
+    count(byPool, limits, memoryMb, 1);
+    total.mb += memoryMb;
+    total.runs += 1;
   };
+  const release = once(() => {
+    count(byPool, limits, -memoryMb, -1);
+    total.mb -= memoryMb;
+    total.runs -= 1;
+    leaveShare();
+    startWaiting();
+  });
+  if (capacityFor(limits, memoryMb)) {
+    start();
+    return release;
+  }
+  const waitingOfAccount = queue.filter((w) => w.accountId === accountId).length;
+  if (waitingOfAccount >= RUN_QUEUE.perAccount || queue.length >= RUN_QUEUE.total) {
+    leaveShare();
+    throw new AppError(
+      "RATE_LIMITED",
+      `The functions runtime is running all it holds for this plan, and ${queue.length} runs wait for it (${waitingOfAccount} of this account's, at most ${RUN_QUEUE.perAccount}). Nothing ran. Try again in a moment.`,
+    );
+  }
+  return new Promise<() => void>((resolve, reject) => {
+    const waiting: Waiting = {
+      limits,
+      memoryMb,
+      accountId,
+      start: () => {
+        clearTimeout(timer);
+        start();
+        resolve(release);
+      },
+    };
+    const timer = setTimeout(() => {
+      queue.splice(queue.indexOf(waiting), 1);
+      leaveShare();
+      reject(
+        new AppError(
+          "RATE_LIMITED",
+          `The functions runtime stayed full for the ${waitMs / 1000} s this run waited for it; nothing ran. Try again in a moment.`,
+        ),
+      );
+    }, waitMs);
+    queue.push(waiting);
+  });
 }

@@ -35,11 +35,11 @@ const logView = (row: service.LogLineRow) => ({
   message: row.message,
 });
 
-/** The networks and datasets a call may read a block from are the streams' own; the memory sizes, the plan's. */
+/** The networks and datasets a call may read a block from are the streams' own; the memory sizes and longest time limit, the plan's. */
 const permissionsView = (streams: StreamPermissionsView, limits: PlanFunctionLimits) => ({
   languages: service.languageOptions(),
   memorySizes: memorySizesOf(limits),
-  maxTimeoutSec: service.MAX_FUNCTION_TIMEOUT_SEC,
+  maxTimeoutSec: limits.maxTimeoutSec,
   chainConfigs: streams.chainConfigs,
 });
 

@@ -22,6 +22,7 @@ import {
   admitRun,
   checkFunctionCount,
   checkMemorySize,
+  checkTimeout,
   fallbackFunctionLimits,
   functionLimitsOf,
   PLAN_FUNCTION_LIMITS,
@@ -32,8 +33,6 @@ import * as store from "./store.ts";
 import { DEFAULT_FUNCTION_MEMORY_MB, DEFAULT_FUNCTION_TIMEOUT_SEC } from "./tables.ts";
 
 export type { ActivationRow, FunctionRow, FunctionVersionRow, LogLineRow } from "./store.ts";
-
-export const MAX_FUNCTION_TIMEOUT_SEC = 60;
 
 /** MB of heap a run used, rounded up (what the history shows beside the MB it had). */
 export const usedMb = (bytes: number) => Math.ceil(bytes / (1024 * 1024));
@@ -120,6 +119,8 @@ export interface FunctionParamsJson {
 export interface FunctionLimits {
   timeoutSec?: number;
   memoryMb?: number;
+  /** Why the run's time limit is less than the function's (see runLimitsOf): said in a WARNING line of its logs. */
+  timeoutCapped?: string;
 }
 
 export interface FunctionRun {
@@ -251,12 +252,13 @@ export async function runCode(
   };
   const input = { data, metadata };
   const outcome = await (functionId ? runWarm({ accountId, functionId }, options, input) : testFilter(options, input));
+  const capped: FilterLog[] = limits.timeoutCapped ? [{ level: "WARNING", message: limits.timeoutCapped }] : [];
   const ran = {
     durationMs: outcome.durationMs,
     timeoutMs: timeoutSec * 1000,
     memoryMb,
     memoryBytes: outcome.memoryBytes,
-    logs: storableLogs(outcome.logs),
+    logs: [...capped, ...storableLogs(outcome.logs)],
   };
   const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
   if (!outcome.ok) {
@@ -341,6 +343,7 @@ export async function insertFunction(
   await store.lockAccountFunctions(db, accountId);
   const limits = await functionLimitsOf(db, accountId);
   checkMemorySize(limits, input.memoryMb, memoryPointer);
+  checkTimeout(limits, input.timeoutSec, memoryPointer.replace(/memoryMb$/, "timeoutSec"));
   checkFunctionCount(limits, (await store.countFunctions(db, accountId)) + 1);
   return store.insertFunction(db, accountId, {
     name: input.name,
@@ -366,6 +369,8 @@ export async function updateFunction(
   const current = await getFunction(db, accountId, id);
   if (patch.memoryMb !== undefined && patch.memoryMb !== current.memoryMb)
     checkMemorySize(await functionLimitsOf(db, accountId), patch.memoryMb, "/memoryMb");
+  if (patch.timeoutSec !== undefined && patch.timeoutSec !== current.timeoutSec)
+    checkTimeout(await functionLimitsOf(db, accountId), patch.timeoutSec, "/timeoutSec");
   if (patch.code !== undefined) await checkFunctionCode(accountId, patch.code);
   const newVersion =
     (patch.code !== undefined && patch.code !== current.code) ||
@@ -431,7 +436,8 @@ export async function runUnsavedCode(
 ): Promise<FunctionRun> {
   const plan = await checkRunAllowance(db, accountId);
   checkMemorySize(plan, limits.memoryMb, "/memoryMb");
-  const release = admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
+  checkTimeout(plan, limits.timeoutSec, "/timeoutSec");
+  const release = await admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
   const run = await runCode(code, params, limits, { accountId }, helpers).finally(release);
   await store.addRunUsage(db, accountId, accountId, new Date(), {
     durationMs: run.durationMs,
@@ -454,16 +460,26 @@ export interface ActivationSource {
 }
 
 /**
- * What a stored function's run has: its timeout (at most the caller's), and its memory at most the plan's
- * largest. A function set larger before a downgrade is not refused (a stream delivering to it would start
- * failing for a setting, most runs use far less) nor kept at its size (the plan would not hold the
- * sandbox's memory): it runs with the plan's largest and is billed for that; a run needing more fails
- * with MEMORY like any run past its limit, and its history shows the limit it had.
+ * What a stored function's run has: its timeout at most the plan's longest and the caller's (a stream's
+ * postTimeoutSec), and its memory at most the plan's largest. A function set larger before a downgrade is
+ * not refused (a stream delivering to it would start failing for a setting, most runs use far less) nor
+ * kept at its size (the plan would not hold the sandbox's memory): it runs with the plan's largest and is
+ * billed for that; a run needing more fails with MEMORY like any run past its limit, and its history
+ * shows the limit it had. A time limit held below the function's is said in the run's logs.
  */
 function runLimitsOf(fn: FunctionRow, plan: PlanFunctionLimits, maxTimeoutSec: number | undefined): FunctionLimits {
+  const caller = maxTimeoutSec ?? fn.timeoutSec;
+  const timeoutSec = Math.min(fn.timeoutSec, plan.maxTimeoutSec, caller);
+  const why =
+    timeoutSec === plan.maxTimeoutSec && plan.maxTimeoutSec < fn.timeoutSec
+      ? `its plan allows at most ${plan.maxTimeoutSec} s`
+      : `its caller waits at most ${caller} s (a stream's postTimeoutSec)`;
   return {
-    timeoutSec: Math.min(fn.timeoutSec, maxTimeoutSec ?? fn.timeoutSec),
+    timeoutSec,
     memoryMb: Math.min(fn.memoryMb, plan.maxMemoryMb),
+    ...(timeoutSec < fn.timeoutSec && {
+      timeoutCapped: `This run's time limit is ${timeoutSec} s, not the function's ${fn.timeoutSec} s: ${why}.`,
+    }),
   };
 }
 
@@ -479,7 +495,7 @@ export async function activate(
   const fn = await getFunction(db, accountId, id);
   const plan = await checkRunAllowance(db, accountId);
   const limits = runLimitsOf(fn, plan, maxTimeoutSec);
-  const release = admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
+  const release = await admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
   const run = await runCode(
     fn.code,
     params,
