@@ -2,10 +2,6 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
-import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
-import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
-import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import cookie from "@fastify/cookie";
 import Fastify, {
   type FastifyBaseLogger,
@@ -15,8 +11,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from "fastify";
-import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from "graphql";
-import mercurius from "mercurius";
+import type { GraphQLSchema } from "graphql";
 import type { DestinationStream, Logger } from "pino";
 import { type ChainNodes, startChainNodes, type UpstreamMap } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
@@ -25,7 +20,6 @@ import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
-import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -48,14 +42,12 @@ import { usagePlugin } from "./domains/usage/plugin.ts";
 import { webhooksPlugin } from "./domains/webhooks/plugin.ts";
 import type { EngineChildEnv } from "./engine.ts";
 import { type EnginePorts, enginePorts } from "./engine-ports.ts";
-import type { Context } from "./graphql/context.ts";
+import { GRAPHQL_PATH, graphqlLimits, registerGraphqlApi } from "./graphql/api.ts";
 import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
-import { bracketNesting } from "./graphql/nesting.ts";
 import { ResolverCollector } from "./graphql/plugin.ts";
 import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
-import { newReadRecord, ResponseCache } from "./graphql/response-cache.ts";
-import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
-import { compressAnswer } from "./platform/answer-compression.ts";
+import { ResponseCache } from "./graphql/response-cache.ts";
+import { DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import { trustedProxies } from "./platform/client-address.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { API_PREFIXES, isConsoleRoute } from "./platform/console-routes.ts";
@@ -103,18 +95,6 @@ export interface App {
   engineChild(): SupervisedChild | null;
   close(): Promise<void>;
 }
-
-/** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
-const graphqlLimits = {
-  depth: 10,
-  cost: 5000,
-  aliases: 15,
-  directives: 10,
-  tokens: 2000,
-  bodyBytes: 256 * 1024,
-  /** Brackets nested in the text, checked before parsing (see bracketNesting). */
-  nesting: 64,
-};
 
 export interface BuildOptions {
   /** Where the log is written (standard output when not given); tests read it back. */
@@ -184,18 +164,7 @@ async function assemble(
   db: Db,
   chainsStarting: Promise<ChainNodes>,
 ): Promise<App> {
-  await runMigrations(db);
-  const endpointCreatedHooks = [initialTokenHook];
-  const firstStart = await seed(db, config, log, endpointCreatedHooks);
-  const events = new DomainEvents();
-  // What the data plane, the session cache and the endpoint lists keep, changed through any process's
-  // API, reaches every process.
-  const eventsRelay = await relayEvents(
-    db.$client,
-    events,
-    ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed"],
-    (message, error) => log.warn({ err: error }, message),
-  );
+  const { endpointCreatedHooks, firstStart, events, eventsRelay } = await startPlatform(config, log, db);
   const trustsProxy = trustedProxies(config.trustProxy);
   const app = await httpShell(config, log, trustsProxy);
   const chainNodes = await chainsStarting;
@@ -221,24 +190,19 @@ async function assemble(
   };
 
   if (config.roles.api) {
-    const sessions = new SessionCache(db, events);
-    const domainResolvers = await registerDomains(app, {
+    const api = await registerApiRole(app, config, log, apiSchema, {
       db,
       log,
       events,
       mailer,
-      sessions,
       upstreams: chainNodes,
-      endpointLists: new EndpointListCache(db, events),
       endpointCreatedHooks,
       registry,
       streams,
       kvParts,
     });
-    services.resolvers = mergeResolvers([domainResolvers, { DateTime, JSON: JSONScalar }]);
-    // The schema the registry was checked against: built once per start.
-    services.answers = new ResponseCache(services.resolvers, apiSchema, graphqlLimits.tokens);
-    await registerApi(app, config, log, db, { sessions, answers: services.answers }, services.resolvers);
+    services.resolvers = api.resolvers;
+    services.answers = api.answers;
   }
 
   app.get("/healthz", async () => {
@@ -247,13 +211,7 @@ async function assemble(
   });
   if (config.roles.proxy) await registerProxy(app, config, log, db, events, chainNodes, trustsProxy);
 
-  let stopWatching: (() => void) | null = null;
-  if (config.roles.api && config.dev) {
-    stopWatching = registry.watch(log);
-    await serveConsoleWithVite(app, config);
-  } else if (config.roles.api) {
-    await serveBuiltConsole(app, config);
-  }
+  const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log) : null;
 
   let closed = false;
   return {
@@ -275,6 +233,23 @@ async function assemble(
       await database.stop();
     },
   };
+}
+
+/** The database migrated and seeded, and the domain events that reach every process. */
+async function startPlatform(config: AppConfig, log: Logger, db: Db) {
+  await runMigrations(db);
+  const endpointCreatedHooks = [initialTokenHook];
+  const firstStart = await seed(db, config, log, endpointCreatedHooks);
+  const events = new DomainEvents();
+  // What the data plane, the session cache and the endpoint lists keep, changed through any process's
+  // API, reaches every process.
+  const eventsRelay = await relayEvents(
+    db.$client,
+    events,
+    ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed"],
+    (message, error) => log.warn({ err: error }, message),
+  );
+  return { endpointCreatedHooks, firstStart, events, eventsRelay };
 }
 
 /**
@@ -401,6 +376,47 @@ function startEngineChild(
   });
 }
 
+/**
+ * The API role: each domain's plugin (registerDomains), then GraphQL once over their resolvers with the
+ * response cache that reads the same map.
+ */
+async function registerApiRole(
+  app: FastifyInstance,
+  config: AppConfig,
+  log: Logger,
+  apiSchema: GraphQLSchema,
+  parts: Omit<DomainParts, "sessions" | "endpointLists">,
+): Promise<{ resolvers: Resolvers; answers: ResponseCache }> {
+  const { db, events } = parts;
+  const sessions = new SessionCache(db, events);
+  const domainResolvers = await registerDomains(app, {
+    ...parts,
+    sessions,
+    endpointLists: new EndpointListCache(db, events),
+  });
+  const resolvers = mergeResolvers([domainResolvers, { DateTime, JSON: JSONScalar }]);
+  // The schema the registry was checked against: built once per start.
+  const answers = new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens);
+  await registerGraphqlApi(app, config, log, db, { sessions, answers }, resolvers);
+  return { resolvers, answers };
+}
+
+/** The console: the built files, or in development Vite and a registry reloaded on change. Answers how to stop watching. */
+async function serveConsole(
+  app: FastifyInstance,
+  config: AppConfig,
+  registry: RegistryHolder,
+  log: Logger,
+): Promise<(() => void) | null> {
+  if (!config.dev) {
+    await serveBuiltConsole(app, config);
+    return null;
+  }
+  const stopWatching = registry.watch(log);
+  await serveConsoleWithVite(app, config);
+  return stopWatching;
+}
+
 /** The long-lived parts the domains' plugins are given (each takes only what it names). */
 interface DomainParts {
   db: Db;
@@ -490,7 +506,7 @@ function clientStatus(error: FastifyError): number | undefined {
 function requestErrorHandler(config: AppConfig, log: Logger) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split("?")[0];
-    if (config.roles.api && request.routeOptions.url === graphqlPath) {
+    if (config.roles.api && request.routeOptions.url === GRAPHQL_PATH) {
       const errors = formatError({ errors: [error] }, { production: config.production, log, requestId: request.id });
       const internal = errors.some((e) => e.extensions.code === "INTERNAL");
       return reply.code(internal ? 500 : 400).send({ data: null, errors });
@@ -507,113 +523,6 @@ function requestErrorHandler(config: AppConfig, log: Logger) {
     }
     return reply.code(500).send({ error: INTERNAL_MESSAGE, code: "INTERNAL", requestId: request.id });
   };
-}
-
-const graphqlPath = "/graphql";
-
-/** The GraphQL API: CSRF guard, hardening limits, error codes, and the context every resolver gets. */
-async function registerApi(
-  app: FastifyInstance,
-  config: AppConfig,
-  log: Logger,
-  db: Db,
-  services: { sessions: SessionCache; answers: ResponseCache },
-  resolvers: Resolvers,
-) {
-  // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
-  // The route matched, not the URL's text: the router also takes percent-encoded spellings (/%67raphql).
-  app.addHook("onRequest", (request, reply, done) => {
-    if (request.routeOptions.url !== graphqlPath) return done();
-    if (request.method === "GET") {
-      reply
-        .code(405)
-        .header("allow", "POST")
-        .send({ errors: [{ message: "Use POST.", extensions: { code: "BAD_USER_INPUT" } }] });
-      return;
-    }
-    if (!String(request.headers["content-type"] ?? "").startsWith("application/json")) {
-      reply.code(415).send({
-        errors: [{ message: "Send GraphQL requests as application/json.", extensions: { code: "BAD_USER_INPUT" } }],
-      });
-      return;
-    }
-    done();
-  });
-
-  // The one place a GraphQL request's caller is read: the response cache needs it before execution, the
-  // context after. Callback-style hooks (here and below) cost no promise per request.
-  app.decorateRequest("caller", null);
-  app.decorateRequest("reads", null);
-  app.addHook("preHandler", (request, reply, done) => {
-    if (request.routeOptions.url !== graphqlPath) return done();
-    const record = newReadRecord();
-    request.reads = record;
-    services.sessions.resolve(request.cookies[SESSION_COOKIE]).then((principal) => {
-      request.caller = principal;
-      const stored = services.answers.lookup(request, principal, record);
-      if (stored !== null) {
-        reply.type("application/json; charset=utf-8").send(stored.body);
-        return;
-      }
-      // Checked after the lookup: a kept answer's text passed when first answered (a scan of a screen's
-      // text costs more than the rest of the lookup).
-      const query = (request.body as { query?: unknown } | null)?.query;
-      if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
-        const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
-        reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
-        return;
-      }
-      done();
-    }, done);
-  });
-  app.addHook("onSend", (request, reply, payload, done) => {
-    if (request.reads?.keepAs) services.answers.keep(request.reads, reply.statusCode, payload);
-    done(null, payload);
-  });
-  // After the response cache has kept the answer as text: the console's first answers (the registry above
-  // all) reach a slow network compressed.
-  app.addHook("onSend", (request, reply, payload, done) => {
-    if (request.routeOptions.url !== graphqlPath) return done(null, payload);
-    compressAnswer(request, reply, payload, request.reads?.served).then((body) => done(null, body), done);
-  });
-
-  await app.register(mercurius, {
-    // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
-    schema: apiSdl(),
-    resolvers: resolvers as never,
-    jit: 1,
-    graphiql: false,
-    path: graphqlPath,
-    // Errors thrown outside execution (the context builder, a refused body) go to requestErrorHandler.
-    errorHandler: false,
-    validationRules: [
-      maxDepthRule({ n: graphqlLimits.depth }),
-      costLimitRule({ maxCost: graphqlLimits.cost }),
-      maxAliasesRule({ n: graphqlLimits.aliases }),
-      maxDirectivesRule({ n: graphqlLimits.directives }),
-      ...(config.production ? [NoSchemaIntrospectionCustomRule] : []),
-    ],
-    graphql: { parseOptions: { maxTokens: graphqlLimits.tokens } },
-    context: (request, reply): Context => {
-      if (!request.reads) throw new Error("the API's preHandler did not run for this request");
-      return {
-        db,
-        config,
-        log,
-        principal: request.caller,
-        request,
-        reply,
-        loaders: new Map(),
-        reads: request.reads,
-      };
-    },
-    errorFormatter: (execution, context) => {
-      const requestId = context.reply.request.id;
-      const errors = formatError({ errors: execution.errors }, { production: config.production, log, requestId });
-      const queryRefused = !execution.data && errors.every((e) => e.extensions.code === "BAD_USER_INPUT" && !e.path);
-      return { statusCode: queryRefused ? 400 : 200, response: { data: execution.data ?? null, errors } as never };
-    },
-  });
 }
 
 async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
