@@ -169,7 +169,10 @@ export async function startTestApp(
       database,
       dataDir,
       services: running.services,
-      resolvers: apiResolvers(running),
+      // Read when asked: a service started without the API role has none.
+      get resolvers() {
+        return apiResolvers(running);
+      },
       engineChild: () => running.engineChild(),
       client: () => new GqlClient(url),
       async close() {
