@@ -2,10 +2,6 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
-import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
-import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
-import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import cookie from "@fastify/cookie";
 import Fastify, {
   type FastifyBaseLogger,
@@ -15,41 +11,43 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from "fastify";
-import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from "graphql";
-import mercurius from "mercurius";
+import type { GraphQLSchema } from "graphql";
 import type { DestinationStream, Logger } from "pino";
-import { type ChainNodes, startChainNodes } from "./dataplane/chain/nodes.ts";
+import { type ChainNodes, startChainNodes, type UpstreamMap } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
-import { SESSION_COOKIE } from "./domains/account/service.ts";
+import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
+import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
-import { registerFunctionCalls } from "./domains/functions/http.ts";
-import { functionInvoker } from "./domains/functions/invoker.ts";
-import { pruneRunLogs } from "./domains/functions/service.ts";
-import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
-import { kvPartRoutes } from "./domains/kv/part-route.ts";
-import { partStorage } from "./domains/kv/part-storage.ts";
-import { sweepExpiredUploads } from "./domains/kv/uploads.ts";
+import { endpointsPlugin } from "./domains/endpoints/plugin.ts";
+import type { EndpointCreatedHook } from "./domains/endpoints/service.ts";
+import { errorLogsPlugin } from "./domains/errorlogs/plugin.ts";
+import { functionsPlugin } from "./domains/functions/plugin.ts";
+import { type PartStorage, partStorage } from "./domains/kv/part-storage.ts";
+import { kvPlugin } from "./domains/kv/plugin.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
+import { rateLimitsPlugin } from "./domains/ratelimits/plugin.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
+import { securityPlugin } from "./domains/security/plugin.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
-import { engineStore } from "./domains/streams/engine-store.ts";
+import { streamsPlugin } from "./domains/streams/plugin.ts";
+import type { StreamsRuntime } from "./domains/streams/runtime.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
+import { usagePlugin } from "./domains/usage/plugin.ts";
+import { webhooksPlugin } from "./domains/webhooks/plugin.ts";
 import type { EngineChildEnv } from "./engine.ts";
-import { allResolvers } from "./graphql/all-resolvers.ts";
-import type { Context } from "./graphql/context.ts";
+import { type EnginePorts, enginePorts } from "./engine-ports.ts";
+import { GRAPHQL_PATH, graphqlLimits, registerGraphqlApi } from "./graphql/api.ts";
 import { formatError, INTERNAL_MESSAGE } from "./graphql/errors.ts";
-import { bracketNesting } from "./graphql/nesting.ts";
+import { ResolverCollector } from "./graphql/plugin.ts";
 import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
-import { newReadRecord, ResponseCache } from "./graphql/response-cache.ts";
-import { apiSdl, DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
-import type { Services } from "./graphql/services.ts";
-import { compressAnswer } from "./platform/answer-compression.ts";
+import { ResponseCache } from "./graphql/response-cache.ts";
+import { DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import { trustedProxies } from "./platform/client-address.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { API_PREFIXES, isConsoleRoute } from "./platform/console-routes.ts";
@@ -61,17 +59,35 @@ import { relayEvents } from "./platform/events-relay.ts";
 import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
 import { parseJsonBodies } from "./platform/json-body.ts";
 import { createLogger } from "./platform/logger.ts";
-import { createMailer } from "./platform/mail.ts";
-import { runEvery } from "./platform/periodic.ts";
+import { createMailer, type Mailer } from "./platform/mail.ts";
 import { engineEntry } from "./platform/server-build.mjs";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
+import { registryPlugin } from "./registry/plugin.ts";
 import { RegistryHolder } from "./registry/watch.ts";
 import { seed } from "./seed.ts";
+
+/** The long-lived parts the composition made, for the tests and benches that reach behind the API. */
+export interface AppServices {
+  events: DomainEvents;
+  /** The chain nodes this installation has, by network. */
+  upstreams: UpstreamMap;
+  /**
+   * What the streams, webhooks and functions plugins were given of the running service (the one object
+   * they read it from at each call).
+   */
+  streams: StreamsRuntime;
+  /** Where the parts of key-value uploads are kept (the data directory, or S3). */
+  kvParts: PartStorage;
+  /** The API's answers kept for repeated reads; null when this process serves no API. */
+  answers: ResponseCache | null;
+  /** The API's resolvers, every domain's merged; null when this process serves no API. */
+  resolvers: Resolvers | null;
+}
 
 export interface App {
   app: FastifyInstance;
   db: Db;
-  services: Services;
+  services: AppServices;
   log: Logger;
   /** What the first start generated and must be shown once (the demo sign-in). */
   firstStart: { demoEmail: string; demoPassword: string; passwordCreated: boolean };
@@ -79,20 +95,6 @@ export interface App {
   engineChild(): SupervisedChild | null;
   close(): Promise<void>;
 }
-
-/** How often the API's housekeeping runs (each pass reads an index and finds nothing, mostly). */
-const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
-/** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
-const graphqlLimits = {
-  depth: 10,
-  cost: 5000,
-  aliases: 15,
-  directives: 10,
-  tokens: 2000,
-  bodyBytes: 256 * 1024,
-  /** Brackets nested in the text, checked before parsing (see bracketNesting). */
-  nesting: 64,
-};
 
 export interface BuildOptions {
   /** Where the log is written (standard output when not given); tests read it back. */
@@ -147,10 +149,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 }
 
 /**
- * The wiring, in one place. The data plane declares ports and each is filled here with a domain's
- * adapter: the stream engine's EngineStore (streams), FunctionInvoker (functions) and FilterHelpers
- * (the key-value store); the proxy's
- * EndpointRecordSource (security), LimitSource (rate limits), MeterSink and CallPricing (usage).
+ * The wiring, in one place: the platform's parts, the stream engine's role, each domain's plugin with what
+ * it needs (registerDomains), the GraphQL API once over their resolvers, the RPC proxy with its ports and
+ * the console. The data plane declares ports and each is filled here with a domain's adapter: the stream
+ * engine's (enginePorts, shared with engine.ts), and the proxy's EndpointRecordSource (security),
+ * LimitSource (rate limits), MeterSink and CallPricing (usage).
  */
 async function assemble(
   config: AppConfig,
@@ -161,10 +164,82 @@ async function assemble(
   db: Db,
   chainsStarting: Promise<ChainNodes>,
 ): Promise<App> {
+  const { endpointCreatedHooks, firstStart, events, eventsRelay } = await startPlatform(config, log, db);
+  const trustsProxy = trustedProxies(config.trustProxy);
+  const app = await httpShell(config, log, trustsProxy);
+  const chainNodes = await chainsStarting;
+  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
+  const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer);
+  const kvParts = partStorage(config);
+  // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
+  // elsewhere find activations by polling.
+  const streams: StreamsRuntime = {
+    upstreams: chainNodes,
+    wake: engine.wake,
+    mailer,
+    destinationDeps: engine.ports.destinationDeps,
+    filterHelpers: engine.ports.filterHelpers,
+  };
+  const services: AppServices = {
+    events,
+    upstreams: chainNodes,
+    streams,
+    kvParts: kvParts.storage,
+    answers: null,
+    resolvers: null,
+  };
+
+  if (config.roles.api) {
+    const api = await registerApiRole(app, config, log, apiSchema, {
+      db,
+      log,
+      events,
+      mailer,
+      upstreams: chainNodes,
+      endpointCreatedHooks,
+      registry,
+      streams,
+      kvParts,
+    });
+    services.resolvers = api.resolvers;
+    services.answers = api.answers;
+  }
+
+  app.get("/healthz", async () => {
+    await db.execute("select 1");
+    return { ok: true };
+  });
+  if (config.roles.proxy) await registerProxy(app, config, log, db, events, chainNodes, trustsProxy);
+
+  const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log) : null;
+
+  let closed = false;
+  return {
+    app,
+    db,
+    services,
+    log,
+    firstStart,
+    engineChild: engine.child,
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopWatching?.();
+      await engine.stop();
+      await app.close();
+      await eventsRelay.close();
+      await chainNodes.stop();
+      await db.$client.end();
+      await database.stop();
+    },
+  };
+}
+
+/** The database migrated and seeded, and the domain events that reach every process. */
+async function startPlatform(config: AppConfig, log: Logger, db: Db) {
   await runMigrations(db);
   const endpointCreatedHooks = [initialTokenHook];
   const firstStart = await seed(db, config, log, endpointCreatedHooks);
-
   const events = new DomainEvents();
   // What the data plane, the session cache and the endpoint lists keep, changed through any process's
   // API, reaches every process.
@@ -174,8 +249,14 @@ async function assemble(
     ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
+  return { endpointCreatedHooks, firstStart, events, eventsRelay };
+}
 
-  const trustsProxy = trustedProxies(config.trustProxy);
+/**
+ * The Fastify instance every role serves from: its logger and request ids, the one error handler, JSON
+ * bodies, cookies, and the headers that hold for every answer of the console and the API.
+ */
+async function httpShell(config: AppConfig, log: Logger, trustsProxy: ReturnType<typeof trustedProxies>) {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: graphqlLimits.bodyBytes,
@@ -195,12 +276,42 @@ async function assemble(
       done();
     });
   }
+  // The built console's and the API's answers carry the security headers; the RPC proxy's are for other
+  // programs. Added here, before the domains' plugins: a plugin's context takes the hooks its parent has
+  // when it is registered.
+  if (config.roles.api && !config.dev) {
+    app.addHook("onRequest", (request, reply, done) => {
+      if (!request.url.startsWith("/rpc")) for (const [name, value] of SECURITY_HEADERS) reply.header(name, value);
+      done();
+    });
+  }
+  return app;
+}
 
-  // The stream engine.
-  const chainNodes = await chainsStarting;
-  const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
-  // Where tenants' destinations may connect: not to this service's own ports (its HTTP port once
-  // listening, the embedded database, local chain nodes), nor private addresses the operator did not allow.
+interface EngineRole {
+  /** The engine's ports as the domains fill them; the streams API tests filters and destinations with them. */
+  ports: EnginePorts;
+  /** Tells the engine a stream was activated (this process's engine, or its child). */
+  wake(): void;
+  child(): SupervisedChild | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * The stream engine's role: in a supervised child process (user code never runs on the thread that serves
+ * GraphQL or the proxy), in this process (an engine-only process), or not here. Also where tenants'
+ * destinations may connect: not to this service's own ports (its HTTP port once listening, the embedded
+ * database, local chain nodes), nor private addresses the operator did not allow.
+ */
+function startEngineRole(
+  app: FastifyInstance,
+  config: AppConfig,
+  log: Logger,
+  db: Db,
+  database: DatabaseServer,
+  chainNodes: ChainNodes,
+  mailer: Mailer,
+): EngineRole {
   const ownPorts = [
     config.port,
     ...(config.databaseUrl ? [] : [Number(new URL(database.url).port)]),
@@ -210,150 +321,174 @@ async function assemble(
       .map((u) => Number(new URL(u.httpUrl).port)),
   ];
   const egress = new EgressPolicy({ allow: config.egressAllow, ownPorts });
-  // User code never runs on the thread that serves GraphQL or the proxy: beside them the engine runs in a
-  // supervised process of its own, started once this one listens (it must not delay readiness).
-  const engineInChild =
-    config.roles.engine && config.engineProcess === "child" && (config.roles.api || config.roles.proxy);
-  let engineChild: SupervisedChild | null = null;
+  const ports = enginePorts(db, egress);
+  const inChild = config.roles.engine && config.engineProcess === "child" && (config.roles.api || config.roles.proxy);
+  let child: SupervisedChild | null = null;
+  // The child starts once this process listens: it must not delay readiness.
   app.server.on("listening", () => {
     const address = app.server.address();
     const port = address && typeof address === "object" ? address.port : config.port;
     egress.addOwnPort(port);
-    if (!engineInChild || engineChild) return;
-    const childEnv: EngineChildEnv = {
-      NODEPLANE_ENGINE_UPSTREAMS: JSON.stringify(chainNodes.list()),
-      NODEPLANE_ENGINE_OWN_PORTS: JSON.stringify([...ownPorts, port]),
-      NODEPLANE_ENGINE_OWNER: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}:engine`,
-    };
-    engineChild = superviseChild({
-      name: "stream engine",
-      args: engineEntry(config.rootDir),
-      // This process's settings, also those its caller gave it other than through its environment.
-      env: {
-        ...process.env,
-        ...childEnv,
-        DATABASE_URL: database.url,
-        NODEPLANE_DATA_DIR: config.dataDir,
-        NODEPLANE_EGRESS_ALLOW: formatEgressAllow(config.egressAllow),
-        SMTP_URL: config.smtpUrl ?? "",
-        LOG_LEVEL: config.logLevel,
-      },
-      log,
-    });
+    if (inChild && !child) child = startEngineChild(config, log, database, chainNodes, [...ownPorts, port]);
   });
-  // The functions runtime runs in this process: FUNCTION destinations and their tests call it directly.
-  const destinationDeps = { egress, functionInvoker: functionInvoker(db) };
-  const streamEngine =
-    config.roles.engine && !engineInChild
-      ? startStreamEngine({
-          db,
-          store: engineStore,
-          log,
-          config,
-          upstreams: chainNodes,
-          mailer,
-          destinationDeps,
-          filterHelpers: kvFilterHelpers(db),
-        })
+  const engine =
+    config.roles.engine && !inChild
+      ? startStreamEngine({ db, ...ports, log, config, upstreams: chainNodes, mailer })
       : null;
-  const kvParts = partStorage(config);
-
-  const resolvers = mergeResolvers([...allResolvers, { DateTime, JSON: JSONScalar }]);
-  const services: Services = {
-    events,
-    mailer,
-    registry,
-    endpointCreatedHooks,
-    sessions: new SessionCache(db, events),
-    endpointLists: new EndpointListCache(db, events),
-    // The schema the registry was checked against: built once per start.
-    answers: new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens),
-    upstreams: chainNodes,
-    // Without an engine here, the streams API still reads blocks; engines elsewhere find activations by polling.
-    streams: {
-      upstreams: chainNodes,
-      wake: streamEngine?.wake ?? (() => engineChild?.send({ op: "wake" })),
-      mailer,
-      destinationDeps,
-      filterHelpers: kvFilterHelpers(db),
-    },
-    kvParts: kvParts.storage,
-  };
-
-  if (config.roles.api) {
-    await registerApi(app, config, log, db, services, resolvers);
-    registerFunctionCalls(app, { db, sessions: services.sessions, services });
-    // Parts of key-value uploads PUT to this service (when no S3 bucket keeps them).
-    if (kvParts.local) await kvPartRoutes(app, { db, storage: kvParts.local });
-    // The API's housekeeping: uploads past their time are ended (their parts deleted) although their
-    // account never initiates another, and function runs' logs past their plan's retention are emptied.
-    const housekeeping = runEvery(
-      HOUSEKEEPING_EVERY_MS,
-      async () => {
-        await sweepExpiredUploads(db, kvParts.storage);
-        await pruneRunLogs(db);
-      },
-      (error) => log.warn({ err: error }, "housekeeping failed"),
-    );
-    app.addHook("onClose", async () => housekeeping.stop());
-  }
-
-  app.get("/healthz", async () => {
-    await db.execute("select 1");
-    return { ok: true };
-  });
-
-  // The RPC proxy with its rate-limit and meter stages.
-  if (config.roles.proxy) {
-    const stages = await createRpcStages({
-      limits: databaseLimitSource(db),
-      meter: { sink: databaseMeterSink(db, events), pricing: new CreditTable() },
-      events,
-      config,
-      log,
-    });
-    await mountDataPlane(app, {
-      records: databaseEndpointRecords(db),
-      events,
-      upstreams: chainNodes,
-      rateLimit: stages.rateLimit,
-      meter: stages.meter,
-      maxBatchCalls: config.maxBatchCalls,
-      trustsProxy: trustsProxy ?? undefined,
-      log: (message, error) => log.warn({ err: error }, message),
-    });
-    app.addHook("onClose", async () => stages.close());
-  }
-
-  let stopWatching: (() => void) | null = null;
-  if (config.roles.api && config.dev) {
-    stopWatching = registry.watch(log);
-    await serveConsoleWithVite(app, config);
-  } else if (config.roles.api) {
-    await serveBuiltConsole(app, config);
-  }
-
-  let closed = false;
   return {
-    app,
-    db,
-    services,
-    log,
-    firstStart,
-    engineChild: () => engineChild,
-    async close() {
-      if (closed) return;
-      closed = true;
-      stopWatching?.();
-      await streamEngine?.stop();
-      await engineChild?.stop();
-      await app.close();
-      await eventsRelay.close();
-      await chainNodes.stop();
-      await db.$client.end();
-      await database.stop();
+    ports,
+    wake: engine?.wake ?? (() => child?.send({ op: "wake" })),
+    child: () => child,
+    async stop() {
+      await engine?.stop();
+      await child?.stop();
     },
   };
+}
+
+/** The engine's supervised child process (server/engine.ts), told what this process started. */
+function startEngineChild(
+  config: AppConfig,
+  log: Logger,
+  database: DatabaseServer,
+  chainNodes: ChainNodes,
+  ownPorts: number[],
+): SupervisedChild {
+  const childEnv: EngineChildEnv = {
+    NODEPLANE_ENGINE_UPSTREAMS: JSON.stringify(chainNodes.list()),
+    NODEPLANE_ENGINE_OWN_PORTS: JSON.stringify(ownPorts),
+    NODEPLANE_ENGINE_OWNER: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}:engine`,
+  };
+  return superviseChild({
+    name: "stream engine",
+    args: engineEntry(config.rootDir),
+    // This process's settings, also those its caller gave it other than through its environment.
+    env: {
+      ...process.env,
+      ...childEnv,
+      DATABASE_URL: database.url,
+      NODEPLANE_DATA_DIR: config.dataDir,
+      NODEPLANE_EGRESS_ALLOW: formatEgressAllow(config.egressAllow),
+      SMTP_URL: config.smtpUrl ?? "",
+      LOG_LEVEL: config.logLevel,
+    },
+    log,
+  });
+}
+
+/**
+ * The API role: each domain's plugin (registerDomains), then GraphQL once over their resolvers with the
+ * response cache that reads the same map.
+ */
+async function registerApiRole(
+  app: FastifyInstance,
+  config: AppConfig,
+  log: Logger,
+  apiSchema: GraphQLSchema,
+  parts: Omit<DomainParts, "sessions" | "endpointLists">,
+): Promise<{ resolvers: Resolvers; answers: ResponseCache }> {
+  const { db, events } = parts;
+  const sessions = new SessionCache(db, events);
+  const domainResolvers = await registerDomains(app, {
+    ...parts,
+    sessions,
+    endpointLists: new EndpointListCache(db, events),
+  });
+  const resolvers = mergeResolvers([domainResolvers, { DateTime, JSON: JSONScalar }]);
+  // The schema the registry was checked against: built once per start.
+  const answers = new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens);
+  await registerGraphqlApi(app, config, log, db, { sessions, answers }, resolvers);
+  return { resolvers, answers };
+}
+
+/** The console: the built files, or in development Vite and a registry reloaded on change. Answers how to stop watching. */
+async function serveConsole(
+  app: FastifyInstance,
+  config: AppConfig,
+  registry: RegistryHolder,
+  log: Logger,
+): Promise<(() => void) | null> {
+  if (!config.dev) {
+    await serveBuiltConsole(app, config);
+    return null;
+  }
+  const stopWatching = registry.watch(log);
+  await serveConsoleWithVite(app, config);
+  return stopWatching;
+}
+
+/** The long-lived parts the domains' plugins are given (each takes only what it names). */
+interface DomainParts {
+  db: Db;
+  log: Logger;
+  events: DomainEvents;
+  mailer: Mailer;
+  sessions: SessionCache;
+  upstreams: UpstreamMap;
+  endpointLists: EndpointListCache;
+  endpointCreatedHooks: EndpointCreatedHook[];
+  registry: RegistryHolder;
+  streams: StreamsRuntime;
+  kvParts: ReturnType<typeof partStorage>;
+}
+
+/**
+ * Every area of the API, each a Fastify plugin given what it needs (a new area adds its line here):
+ * they add their resolver maps, routes and housekeeping. Answers the merge of their resolvers.
+ */
+async function registerDomains(app: FastifyInstance, parts: DomainParts): Promise<Resolvers> {
+  const { db, log, events, sessions } = parts;
+  const streamsDeps = { streams: parts.streams };
+  const api = new ResolverCollector();
+  await app.register(accountPlugin, { api, deps: { sessions, mailer: parts.mailer, events } });
+  await app.register(cataloguePlugin, { api, deps: { upstreams: parts.upstreams } });
+  await app.register(endpointsPlugin, {
+    api,
+    deps: { events, endpointLists: parts.endpointLists, endpointCreatedHooks: parts.endpointCreatedHooks },
+  });
+  await app.register(securityPlugin, { api, deps: { events } });
+  await app.register(registryPlugin, { api, deps: { registry: parts.registry } });
+  await app.register(streamsPlugin, { api, deps: streamsDeps });
+  await app.register(functionsPlugin, { api, deps: { ...streamsDeps, db, sessions, log } });
+  await app.register(webhooksPlugin, { api, deps: streamsDeps });
+  await app.register(rateLimitsPlugin, { api, deps: { events } });
+  await app.register(usagePlugin, { api, deps: {} });
+  await app.register(errorLogsPlugin, { api, deps: {} });
+  await app.register(kvPlugin, {
+    api,
+    deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
+  });
+  return api.merged();
+}
+
+/** The RPC proxy with its rate-limit and meter stages. */
+async function registerProxy(
+  app: FastifyInstance,
+  config: AppConfig,
+  log: Logger,
+  db: Db,
+  events: DomainEvents,
+  chainNodes: ChainNodes,
+  trustsProxy: ReturnType<typeof trustedProxies>,
+) {
+  const stages = await createRpcStages({
+    limits: databaseLimitSource(db),
+    meter: { sink: databaseMeterSink(db, events), pricing: new CreditTable() },
+    events,
+    config,
+    log,
+  });
+  await mountDataPlane(app, {
+    records: databaseEndpointRecords(db),
+    events,
+    upstreams: chainNodes,
+    rateLimit: stages.rateLimit,
+    meter: stages.meter,
+    maxBatchCalls: config.maxBatchCalls,
+    trustsProxy: trustsProxy ?? undefined,
+    log: (message, error) => log.warn({ err: error }, message),
+  });
+  app.addHook("onClose", async () => stages.close());
 }
 
 /** A refusal of the request itself (a body that is not JSON, too large, a missing file): its status, or undefined. */
@@ -371,7 +506,7 @@ function clientStatus(error: FastifyError): number | undefined {
 function requestErrorHandler(config: AppConfig, log: Logger) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split("?")[0];
-    if (config.roles.api && request.routeOptions.url === graphqlPath) {
+    if (config.roles.api && request.routeOptions.url === GRAPHQL_PATH) {
       const errors = formatError({ errors: [error] }, { production: config.production, log, requestId: request.id });
       const internal = errors.some((e) => e.extensions.code === "INTERNAL");
       return reply.code(internal ? 500 : 400).send({ data: null, errors });
@@ -390,122 +525,9 @@ function requestErrorHandler(config: AppConfig, log: Logger) {
   };
 }
 
-const graphqlPath = "/graphql";
-
-/** The GraphQL API: CSRF guard, hardening limits, error codes, and the context every resolver gets. */
-async function registerApi(
-  app: FastifyInstance,
-  config: AppConfig,
-  log: Logger,
-  db: Db,
-  services: Services,
-  resolvers: Resolvers,
-) {
-  // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
-  // The route matched, not the URL's text: the router also takes percent-encoded spellings (/%67raphql).
-  app.addHook("onRequest", (request, reply, done) => {
-    if (request.routeOptions.url !== graphqlPath) return done();
-    if (request.method === "GET") {
-      reply
-        .code(405)
-        .header("allow", "POST")
-        .send({ errors: [{ message: "Use POST.", extensions: { code: "BAD_USER_INPUT" } }] });
-      return;
-    }
-    if (!String(request.headers["content-type"] ?? "").startsWith("application/json")) {
-      reply.code(415).send({
-        errors: [{ message: "Send GraphQL requests as application/json.", extensions: { code: "BAD_USER_INPUT" } }],
-      });
-      return;
-    }
-    done();
-  });
-
-  // The one place a GraphQL request's caller is read: the response cache needs it before execution, the
-  // context after. Callback-style hooks (here and below) cost no promise per request.
-  app.decorateRequest("caller", null);
-  app.decorateRequest("reads", null);
-  app.addHook("preHandler", (request, reply, done) => {
-    if (request.routeOptions.url !== graphqlPath) return done();
-    const record = newReadRecord();
-    request.reads = record;
-    services.sessions.resolve(request.cookies[SESSION_COOKIE]).then((principal) => {
-      request.caller = principal;
-      const stored = services.answers.lookup(request, principal, record);
-      if (stored !== null) {
-        reply.type("application/json; charset=utf-8").send(stored.body);
-        return;
-      }
-      // Checked after the lookup: a kept answer's text passed when first answered (a scan of a screen's
-      // text costs more than the rest of the lookup).
-      const query = (request.body as { query?: unknown } | null)?.query;
-      if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
-        const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
-        reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
-        return;
-      }
-      done();
-    }, done);
-  });
-  app.addHook("onSend", (request, reply, payload, done) => {
-    if (request.reads?.keepAs) services.answers.keep(request.reads, reply.statusCode, payload);
-    done(null, payload);
-  });
-  // After the response cache has kept the answer as text: the console's first answers (the registry above
-  // all) reach a slow network compressed.
-  app.addHook("onSend", (request, reply, payload, done) => {
-    if (request.routeOptions.url !== graphqlPath) return done(null, payload);
-    compressAnswer(request, reply, payload, request.reads?.served).then((body) => done(null, body), done);
-  });
-
-  await app.register(mercurius, {
-    // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
-    schema: apiSdl(),
-    resolvers: resolvers as never,
-    jit: 1,
-    graphiql: false,
-    path: graphqlPath,
-    // Errors thrown outside execution (the context builder, a refused body) go to requestErrorHandler.
-    errorHandler: false,
-    validationRules: [
-      maxDepthRule({ n: graphqlLimits.depth }),
-      costLimitRule({ maxCost: graphqlLimits.cost }),
-      maxAliasesRule({ n: graphqlLimits.aliases }),
-      maxDirectivesRule({ n: graphqlLimits.directives }),
-      ...(config.production ? [NoSchemaIntrospectionCustomRule] : []),
-    ],
-    graphql: { parseOptions: { maxTokens: graphqlLimits.tokens } },
-    context: (request, reply): Context => {
-      if (!request.reads) throw new Error("the API's preHandler did not run for this request");
-      return {
-        db,
-        config,
-        log,
-        services,
-        principal: request.caller,
-        request,
-        reply,
-        loaders: new Map(),
-        reads: request.reads,
-      };
-    },
-    errorFormatter: (execution, context) => {
-      const requestId = context.reply.request.id;
-      const errors = formatError({ errors: execution.errors }, { production: config.production, log, requestId });
-      const queryRefused = !execution.data && errors.every((e) => e.extensions.code === "BAD_USER_INPUT" && !e.path);
-      return { statusCode: queryRefused ? 400 : 200, response: { data: execution.data ?? null, errors } as never };
-    },
-  });
-}
-
 async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");
   const indexFile = path.join(distDir, "index.html");
-  // The console's and the API's answers carry the security headers; the RPC proxy's are for other programs.
-  app.addHook("onRequest", (request, reply, done) => {
-    if (!request.url.startsWith("/rpc")) for (const [name, value] of SECURITY_HEADERS) reply.header(name, value);
-    done();
-  });
   if (!existsSync(indexFile)) {
     app.log.warn("the console is not built (run npm run build); only the API is served");
     return;

@@ -21,9 +21,8 @@ import { SandboxSuspects } from "./dataplane/engine/suspects.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
-import { functionInvoker } from "./domains/functions/invoker.ts";
-import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
+import { enginePorts } from "./engine-ports.ts";
 import { loadConfig } from "./platform/config.ts";
 import { openDatabase } from "./platform/db/index.ts";
 import { EgressPolicy } from "./platform/egress.ts";
@@ -95,13 +94,8 @@ if (lost && lostStream) {
 const pollMs = Number(process.env.NODEPLANE_ENGINE_POLL_MS ?? 1000);
 const engine = startStreamEngine({
   db,
-  store: engineStore,
-  destinationDeps: {
-    // Not to the service's own ports, nor private addresses the operator did not allow.
-    egress: new EgressPolicy({ allow: config.egressAllow, ownPorts }),
-    functionInvoker: functionInvoker(db),
-  },
-  filterHelpers: kvFilterHelpers(db),
+  // Destinations connect neither to the service's own ports nor to private addresses the operator did not allow.
+  ...enginePorts(db, new EgressPolicy({ allow: config.egressAllow, ownPorts })),
   sandboxSuspects: suspects,
   log,
   config,

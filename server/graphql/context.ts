@@ -6,7 +6,6 @@ import type { Db } from "../platform/db/index.ts";
 import { forbidden, unauthenticated } from "../platform/errors.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
 import type { ReadRecord } from "./response-cache.ts";
-import type { Services } from "./services.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -29,7 +28,6 @@ export interface Context {
   db: Db;
   config: AppConfig;
   log: Logger;
-  services: Services;
   principal: Principal | null;
   request: FastifyRequest;
   reply: FastifyReply;

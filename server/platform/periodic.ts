@@ -4,6 +4,9 @@
  * usual. The timer does not keep the process alive, and stop() clears it and waits for a run in progress,
  * so a closing service ends no task halfway through its database work.
  */
+/** How often the API's housekeeping runs (each pass reads an index and finds nothing, mostly). */
+export const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
+
 export interface Periodic {
   stop(): Promise<void>;
 }

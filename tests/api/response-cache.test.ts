@@ -19,7 +19,11 @@ const LIST = `query Endpoints($first: Int) {
 type Listed = { endpoints: { edges: { node: { id: string; label: string | null } }[]; totalCount: number } };
 
 const labels = (data: Listed) => data.endpoints.edges.map((edge) => edge.node.label);
-const stats = () => ({ ...ctx.app.services.answers.stats });
+const stats = () => {
+  const answers = ctx.app.services.answers;
+  if (!answers) throw new Error("the service serves no API");
+  return { ...answers.stats };
+};
 
 async function create(client: GqlClient, label: string) {
   const data = await client.gqlOk<{ createEndpoint: { id: string } }>(

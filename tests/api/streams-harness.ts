@@ -12,9 +12,10 @@ import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { type StreamEngine, startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { functionInvoker } from "../../server/domains/functions/invoker.ts";
 import { engineStore } from "../../server/domains/streams/engine-store.ts";
+import type { Resolvers } from "../../server/graphql/resolvers.ts";
 import type { Db } from "../../server/platform/db/index.ts";
 import { createMailer } from "../../server/platform/mail.ts";
-import { GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
+import { apiResolvers, GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { TEST_SIGNUPS_PER_HOUR } from "../support/signups.ts";
@@ -29,6 +30,8 @@ export interface StreamsTestApp {
   database: TestDatabase;
   anvil: AnvilNode;
   engine: StreamEngine;
+  /** The API's resolvers, every domain's merged (the input proofs read their rules). */
+  resolvers: Resolvers;
   /** For the support helpers' signUp/signIn. */
   asTestApp: TestApp;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
@@ -90,7 +93,7 @@ export async function startStreamsApp(
     metricsFlushMs: 0,
   });
   // The streams API reads blocks from this test's anvil and wakes this engine.
-  built.services.streams = { ...built.services.streams, upstreams, wake: engine.wake, mailer, destinationDeps };
+  Object.assign(built.services.streams, { upstreams, wake: engine.wake, mailer, destinationDeps });
   if (options.engine === false) await engine.stop();
   let nextId = 1;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
@@ -110,6 +113,7 @@ export async function startStreamsApp(
     database,
     anvil,
     engine,
+    resolvers: apiResolvers(built),
     asTestApp: { client: () => new GqlClient(url) } as unknown as TestApp,
     rpc,
     async close() {

@@ -27,13 +27,15 @@ const mayImport: Record<Layer, Layer[]> = {
 };
 
 /** The entry points and the wiring: they may import every layer. */
-const appFiles = new Set(["app.ts", "main.ts", "seed.ts", "engine.ts"]);
+const appFiles = new Set(["app.ts", "main.ts", "seed.ts", "engine.ts", "engine-ports.ts"]);
 
 function layerOf(file: string): Layer | null {
   const rel = path.relative(serverDir, file).split(path.sep).join("/");
   if (appFiles.has(rel)) return "app";
   const [top, area, name] = rel.split("/");
   if (top === "domains" && name === "resolvers.ts") return "graphql";
+  // A domain's plugin is its wiring: it registers the domain's resolvers and routes with what app.ts gives it.
+  if ((top === "domains" && name === "plugin.ts") || (top === "registry" && area === "plugin.ts")) return "app";
   if (top === "registry" && area === "resolvers.ts") return "graphql";
   if (top === "platform" || top === "dataplane" || top === "domains" || top === "graphql" || top === "registry")
     return top;

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { DestinationStream } from "pino";
 import { afterAll, beforeAll } from "vitest";
 import type { App } from "../../server/app.ts";
-import type { Services } from "../../server/graphql/services.ts";
+import type { Resolvers } from "../../server/graphql/resolvers.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
 import { TEST_SIGNUPS_PER_HOUR } from "./signups.ts";
@@ -106,12 +106,20 @@ export interface TestApp {
   database: TestDatabase;
   dataDir: string;
   /** The service's long-lived parts (its events, caches), for a test that must reach behind the API. */
-  services: Services;
+  services: App["services"];
+  /** The API's resolvers, every domain's merged. */
+  resolvers: Resolvers;
   /** The stream engine's supervised process, when the app runs its engine in one (NODEPLANE_ENGINE_PROCESS=child). */
   engineChild: App["engineChild"];
   /** A new client with no session. */
   client(): GqlClient;
   close(): Promise<void>;
+}
+
+/** The API's resolvers of a built service (every domain's plugin's map, merged); it must serve the API. */
+export function apiResolvers(app: App): Resolvers {
+  if (!app.services.resolvers) throw new Error("this service serves no API (NODEPLANE_ROLES without api)");
+  return app.services.resolvers;
 }
 
 /**
@@ -161,6 +169,10 @@ export async function startTestApp(
       database,
       dataDir,
       services: running.services,
+      // Read when asked: a service started without the API role has none.
+      get resolvers() {
+        return apiResolvers(running);
+      },
       engineChild: () => running.engineChild(),
       client: () => new GqlClient(url),
       async close() {

@@ -38,6 +38,34 @@ export type BatchPlan = { kind: "complete" } | { kind: "wait" } | ({ kind: "batc
 
 export const batchSizeOf = (s: BatchSettings) => Math.max(1, s.batchSize);
 
+/** A stream row's batch settings (read again on every turn: an update reloads the row). */
+export function settingsOf(row: {
+  datasetBatchSize: number;
+  elasticBatchEnabled: boolean;
+  keepDistanceFromTip: number;
+  endRange: number | null;
+}): BatchSettings {
+  return {
+    batchSize: row.datasetBatchSize,
+    elastic: row.elasticBatchEnabled,
+    keepDistanceFromTip: row.keepDistanceFromTip,
+    endRange: row.endRange,
+  };
+}
+
+/**
+ * Whether a batch starting at `next`, whose first block has `parentHash`, continues the last block this
+ * runner delivered (null: none, or none since a reorg): when it does not, the stored hashes decide
+ * whether the chain was reorganised.
+ */
+export function continuesDelivered(
+  lastDelivered: { number: number; hash: string } | null,
+  next: number,
+  parentHash: string,
+): boolean {
+  return lastDelivered !== null && lastDelivered.number === next - 1 && lastDelivered.hash === parentHash;
+}
+
 /** The last block that may be delivered at this tip: held back from it, and not past the end range. */
 export function lastDeliverable(s: BatchSettings, tip: number): number {
   const held = tip - s.keepDistanceFromTip;

@@ -13,30 +13,45 @@ import {
   headersInItems,
 } from "../datasets/reader.ts";
 import { RpcClient } from "../datasets/rpc.ts";
-import {
-  createDestination,
-  type Destination,
-  type DestinationDeps,
-  DestinationError,
-  type MetadataMode,
-} from "../destinations/index.ts";
-import type { DeliveryAck, PreparedDelivery } from "../destinations/types.ts";
+import { createDestination, type Destination, type DestinationDeps, type MetadataMode } from "../destinations/index.ts";
+import type { DeliveryAck } from "../destinations/types.ts";
 import { createFilter, type Filter } from "../sandbox/filter.ts";
-import type { FilterHelpers, FilterMetadata, FilterOutcome, FilterVersion } from "../sandbox/types.ts";
+import type { FilterHelpers, FilterVersion } from "../sandbox/types.ts";
+import {
+  attemptRecord,
+  blocksOf,
+  type DeliveryFailure,
+  deliveryFailureOf,
+  FILTER_LOG_LINES_KEPT,
+  filterFailureOf,
+  filterMetadataOf,
+  payloadAfterFilter,
+  retryLogLine,
+} from "./attempts.ts";
 import { destinationAttributesOf, retryPolicy } from "./config.ts";
 import type { DeliveryHistory, StreamDeliveryLog } from "./deliveries.ts";
 import { type MetricSample, type MetricsBuffer, WEBHOOK_CREDITS_PER_DELIVERY } from "./metrics.ts";
 import {
-  type BatchSettings,
+  type BatchPlan,
+  type BlockRange,
   batchesPerSpan,
   batchSizeOf,
+  continuesDelivered,
   lastDeliverable,
   needsNewerTip,
   planBatch,
-  planSpan,
+  settingsOf,
 } from "./planning.ts";
+import {
+  type AheadBatch,
+  extendReadAhead,
+  type Filtered,
+  type Prepared,
+  startFilterRunsAhead,
+  takeAhead,
+} from "./read-ahead.ts";
 import { AckRecorder, MAX_UNRECORDED_BATCHES } from "./recorder.ts";
-import { type AttemptFailure, type AttemptResult, type RetryPolicy, StreamFailure, withRetries } from "./retry.ts";
+import { type AttemptResult, type RetryPolicy, StreamFailure, withRetries } from "./retry.ts";
 import type { Acknowledgement, EngineStore, Heartbeat, LogLevel, StreamRow } from "./store.ts";
 import type { SandboxSuspects } from "./suspects.ts";
 
@@ -80,57 +95,40 @@ interface Parts {
   sandboxCrashes: number;
 }
 
-/**
- * A filter that made its sandbox be replaced this often pauses its stream at once, whatever retries are
- * left: each time, every other filter running beside it was failed too (they retry without counting it).
- */
-const MAX_SANDBOX_CRASHES = 2;
-
-/** A batch's dataset JSON, its filter metadata, and the first run of the filter on it. */
-interface Filtered {
-  dataJson: string;
-  /** UTF-8 bytes of dataJson (counted once: a count costs microseconds per batch). */
-  dataBytes: number;
-  metadata: FilterMetadata;
-  /** Null without a filter. */
-  firstRun: Promise<FilterOutcome> | null;
+/** Where the loop stands between two batches. */
+interface LoopState {
+  /** The stream's parts (set up again when the stream changes). */
+  parts: Parts;
+  /** The first block not yet delivered. */
+  next: number;
+  /** The chain tip last seen (-1: none yet). */
+  tip: number;
+  /** Blocks up to this one are re-delivered after a reorg, marked as reorged (-1: none). */
+  reorgUntil: number;
+  ahead: AheadBatch[];
+  recorder: AckRecorder;
+  /** The last block delivered by this runner (for the reorg check while its record is in flight). */
+  lastDelivered: { number: number; hash: string } | null;
+  /** Dataset bytes per block in the last batch: sizes the read-ahead spans (nothing known yet: one batch). */
+  bytesPerBlock: number;
 }
 
-/**
- * A batch made ready for delivery: Filtered, and the first attempt's delivery as the destination
- * prepares it (null when it does not, or nothing is to be sent).
- */
-interface Prepared extends Filtered {
-  firstDelivery: Promise<PreparedDelivery | null>;
+/** A batch being delivered: what its attempts share. */
+interface InFlight {
+  parts: Parts;
+  batch: DatasetBatchJson;
+  isReorg: boolean;
+  /** When its reading started (its latency is measured from here). */
+  startedAt: number;
+  ready: Prepared;
+  /** Whether the batch's blocks and bytes were counted in the metrics by an earlier attempt. */
+  counted: boolean;
 }
 
-/**
- * A batch read ahead; its filter run started when it is among the next FILTER_RUNS_AHEAD batches, and
- * once the batch before it is being delivered, prepared (see the loop).
- */
-interface AheadBatch {
-  from: number;
-  to: number;
-  read: Promise<DatasetBatchJson>;
-  filtered?: Promise<Filtered>;
-  prepared?: Promise<Prepared>;
-}
-
-/**
- * Batches read ahead whose filter runs are started before their turn, in order. The sandbox runs a
- * filter's calls back to back as they come (see Filter.run), so in backfill small batches share round
- * trips to the sandbox process instead of paying one each. A run started for a batch that is then not
- * delivered in its turn (the stream is paused or changed, a reorg, a failed read) is wasted, as the
- * following batch's run already could be.
- */
-const FILTER_RUNS_AHEAD = 8;
+/** What an attempt's filter run leaves to deliver (null: nothing, the filter skipped the batch), or its failure. */
+type FilterStep = { payloadJson: string | null; payloadBytes: number } | { failure: DeliveryFailure };
 
 class Stop extends Error {}
-
-/** Why one attempt at delivering a batch failed: its filter run, or the delivery itself. */
-interface DeliveryFailure extends AttemptFailure {
-  stage: "filter" | "delivery";
-}
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -139,29 +137,21 @@ const hex = (n: number) => `0x${n.toString(16)}`;
  * deferred to it runs after a delivery those microtasks are about to send, not before it.
  */
 const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
-const FILTER_LOG_LINES_KEPT = 10;
 /**
  * While heads are pushed, a runner at the tip still asks the node for its tip this often: a push lost
  * without the connection dropping delays the stream by at most this much.
  */
 export const PUSHED_TIP_CHECK_MS = 30_000;
 
-function sliceBatch(whole: DatasetBatchJson, from: number, to: number): DatasetBatchJson {
-  if (whole.fromBlock === from && whole.toBlock === to) return whole;
-  return {
-    ...whole,
-    fromBlock: from,
-    toBlock: to,
-    itemsJson: whole.itemsJson.slice(from - whole.fromBlock, to - whole.fromBlock + 1),
-  };
-}
-
 /**
  * Runs one stream under a lease: read a batch, check it continues the delivered chain (reorgs), run
  * the filter, deliver, and on acknowledgement record it and move the checkpoint in one statement.
  *
- * Which blocks each batch and read-ahead span covers is planned in planning.ts; how a failed batch is
- * retried, in retry.ts.
+ * Which blocks each batch and read-ahead span covers is planned in planning.ts; which batches are read
+ * ahead and filtered before their turn, in read-ahead.ts; what an attempt's outcome means (failures, log
+ * lines, history rows), in attempts.ts; how a failed batch is retried, in retry.ts. The loop is one
+ * `turn` per batch, each step a method: reload, planTurn, readBatch, checkChain, readAhead, deliver,
+ * prepareFollowing, recordDelivered.
  *
  * Pipeline: the following batches are read (in spans, see READ_SPAN_BYTES) while one is
  * filtered and delivered; the next batch is prepared (its JSON made, the filter run on it, and the
@@ -274,14 +264,17 @@ export class StreamRunner {
     this.headWatch = this.deps.heads.watch(row.network);
     this.heartbeat = setInterval(() => this.beat(), Math.max(50, Math.min(leaseTtlMs / 3, this.deps.tipPollMs)));
     let parts: Parts | null = null;
+    let state: LoopState | null = null;
     try {
       parts = await this.setup();
-      await this.loop(parts);
+      state = await this.startLoop(parts);
+      await this.loop(state);
     } catch (e) {
       if (e instanceof StreamFailure) await this.fail(e);
       else throw e;
     } finally {
-      await this.dispose(parts);
+      // The parts in use at the end: those set up again on the stream's last change, if any.
+      await this.dispose(state?.parts ?? parts);
       this.deps.deliveries.release(this.history);
       this.headWatch.close();
     }
@@ -386,181 +379,218 @@ export class StreamRunner {
     await Promise.allSettled([parts.reader.close(), parts.rpc.close(), parts.destination.close()]);
   }
 
-  private async loop(initial: Parts): Promise<void> {
-    let parts = initial;
-    const { db } = this.deps;
-    let next = await this.deps.store.ensureCheckpoint(db, this.row, () => parts.reader.latestBlock());
-    let reorgUntil = -1;
-    let tip = -1;
-    let ahead: AheadBatch[] = [];
-    const recorder = new AckRecorder((record) => this.record(record));
-    /** The last block delivered by this runner (for the reorg check while its record is in flight). */
-    let lastDelivered: { number: number; hash: string } | null = null;
-    /** Dataset bytes per block in the last batch: sizes the read-ahead spans (nothing known yet: one batch). */
-    let bytesPerBlock = Number.POSITIVE_INFINITY;
+  /** The loop's state at its start: the stream's checkpoint (set at the chain tip on its first run). */
+  private async startLoop(parts: Parts): Promise<LoopState> {
+    const next = await this.deps.store.ensureCheckpoint(this.deps.db, this.row, () => parts.reader.latestBlock());
+    return {
+      parts,
+      next,
+      tip: -1,
+      reorgUntil: -1,
+      ahead: [],
+      recorder: new AckRecorder((record) => this.record(record)),
+      lastDelivered: null,
+      bytesPerBlock: Number.POSITIVE_INFINITY,
+    };
+  }
 
+  private async loop(state: LoopState): Promise<void> {
     try {
-      while (true) {
-        this.check();
-        if (this.reloadWanted) {
-          this.reloadWanted = false;
-          await recorder.settled();
-          const fresh = await this.deps.store.loadStream(db, this.streamId);
-          if (fresh?.status !== "ACTIVE") return;
-          this.row = fresh;
-          await this.dispose(parts);
-          parts = await this.setup();
-          ahead = [];
-        }
-        const row = this.row;
-        const settings: BatchSettings = {
-          batchSize: row.datasetBatchSize,
-          elastic: row.elasticBatchEnabled,
-          keepDistanceFromTip: row.keepDistanceFromTip,
-          endRange: row.endRange,
-        };
-        if (needsNewerTip(settings, next, tip)) {
-          const pushed = this.askNodeForTip ? null : this.headWatch.head();
-          if (pushed !== null) tip = pushed;
-          else {
-            try {
-              tip = await parts.reader.latestBlock();
-            } catch (e) {
-              await this.readFailed(e);
-              continue;
-            }
-          }
-        }
-        const plan = planBatch(settings, { next, tip, reorgUntil });
-        if (plan.kind === "complete") {
-          await recorder.settled();
-          await this.deps.store.applyStreamEvent(db, row.accountId, row.id, "COMPLETE", {
-            reason: `delivered every block up to ${row.endRange}`,
-          });
-          await this.logLine(
-            "INFO",
-            `Stream completed: every block up to its end range ${row.endRange} was delivered.`,
-          );
-          return;
-        }
-        if (plan.kind === "wait") {
-          this.askNodeForTip = !(await this.waitAtTip(tip));
-          continue;
-        }
-        const { to, isReorg } = plan;
-
-        const startedAt = performance.now();
-        let batch: DatasetBatchJson;
-        let prepared: Promise<Prepared> | undefined;
-        const head = ahead[0];
-        try {
-          if (head && head.from === next && head.to === to) {
-            ahead.shift();
-            batch = await head.read;
-            prepared = head.prepared;
-          } else {
-            ahead = [];
-            batch = await parts.reader.fetchBatchJson(row.dataset as EvmDataset, next, to);
-          }
-        } catch (e) {
-          ahead = [];
-          // Spans were sized by an estimate the failed read may have outgrown: read one batch next.
-          bytesPerBlock = Number.POSITIVE_INFINITY;
-          await this.readFailed(e);
-          continue;
-        }
-
-        let hashes: BlockHeader[] = [];
-        if (row.fixBlockReorgs) {
-          try {
-            hashes = await this.headersOf(parts, batch);
-          } catch (e) {
-            ahead = [];
-            await this.readFailed(e);
-            continue;
-          }
-          const first = hashes[0];
-          const continues =
-            lastDelivered !== null && lastDelivered.number === next - 1 && lastDelivered.hash === first.parentHash;
-          if (!continues) {
-            // The stored hashes are read only once every delivered batch is recorded.
-            await recorder.settled();
-            const fork = await this.forkPoint(parts, next, first);
-            if (fork !== null) {
-              reorgUntil = Math.max(reorgUntil, next - 1);
-              await this.logLine(
-                "WARNING",
-                `Chain reorganisation: block ${next} does not continue the delivered chain; blocks ${fork + 1}–${next - 1} are delivered again, marked as reorged.`,
-              );
-              next = fork + 1;
-              ahead = [];
-              lastDelivered = null;
-              continue;
-            }
-          }
-        }
-
-        // Read the following batches while this one is filtered and delivered: whenever no more than
-        // one span's batches are left, the next span is read in one request and cut into batches.
-        const span = batchesPerSpan(batchSizeOf(settings), bytesPerBlock);
-        const last = lastDeliverable(settings, tip);
-        while (ahead.length <= span) {
-          const spanFrom = ahead.length > 0 ? ahead[ahead.length - 1].to + 1 : to + 1;
-          const planned = planSpan(settings, { from: spanFrom, last, reorgUntil, count: span });
-          if (planned.length === 0) break;
-          const read = parts.reader.fetchBatchJson(row.dataset as EvmDataset, spanFrom, planned[planned.length - 1].to);
-          for (const b of planned) {
-            const part = read.then((whole) => sliceBatch(whole, b.from, b.to));
-            part.catch(() => undefined);
-            ahead.push({ ...b, read: part });
-          }
-        }
-
-        const delivering = this.deliver(parts, batch, isReorg, startedAt, prepared);
-        // The next batch is prepared while this one's POST is in flight: from the event loop's check
-        // phase, after this turn's microtasks have sent the POST. Its filter run is queued after this
-        // batch's (a filter runs one call at a time, in order), and is done when its turn comes.
-        const following = ahead[0];
-        if (following && !following.prepared && following.from === to + 1) {
-          following.prepared = afterSends()
-            .then(() => Promise.all([following.read, following.filtered]))
-            .then(([b, filtered]) => this.prepare(parts, b, following.from <= reorgUntil, filtered));
-          // A failed read is met again when the batch's turn comes.
-          following.prepared.catch(() => undefined);
-          if (parts.filter) {
-            // Each run is started once the one before it is: a filter sees its batches in order.
-            let previous: Promise<unknown> = following.prepared;
-            let previousTo = following.to;
-            for (const b of ahead.slice(1, FILTER_RUNS_AHEAD)) {
-              if (b.prepared || b.from !== previousTo + 1) break;
-              previousTo = b.to;
-              const after = previous;
-              b.filtered ??= after
-                .catch(() => undefined)
-                .then(() => b.read)
-                .then((batch) => this.filterRun(parts, batch, b.from <= reorgUntil));
-              b.filtered.catch(() => undefined);
-              previous = b.filtered;
-            }
-          }
-        }
-        bytesPerBlock = (await delivering) / (to - next + 1);
-        recorder.add({
-          streamId: row.id,
-          owner: this.deps.owner,
-          startBlock: next,
-          endBlock: to,
-          hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
-        });
-        await recorder.below(MAX_UNRECORDED_BATCHES);
-        lastDelivered = hashes.length > 0 ? hashes[hashes.length - 1] : null;
-        next = to + 1;
-      }
+      while (await this.turn(state));
     } finally {
       // Stopping or failing: the batch already delivered is still recorded (errors are the caller's
       // business only when the loop itself succeeded).
-      await recorder.settled().catch(() => undefined);
+      await state.recorder.settled().catch(() => undefined);
     }
+  }
+
+  /**
+   * One turn of the loop, one batch delivered at most; false when the runner is done (its stream
+   * completed, or is no longer active). A turn that could not read what it needed paused first.
+   */
+  private async turn(state: LoopState): Promise<boolean> {
+    this.check();
+    if (this.reloadWanted && !(await this.reload(state))) return false;
+    const plan = await this.planTurn(state);
+    if (plan === null) return true;
+    if (plan.kind === "complete") {
+      await this.complete(state);
+      return false;
+    }
+    if (plan.kind === "wait") {
+      this.askNodeForTip = !(await this.waitAtTip(state.tip));
+      return true;
+    }
+    const startedAt = performance.now();
+    const taken = await this.readBatch(state, plan);
+    if (taken === null) return true;
+    const hashes = await this.checkChain(state, taken.batch);
+    if (hashes === null) return true;
+    this.readAhead(state, plan.to);
+    const delivering = this.deliver(state.parts, taken.batch, plan.isReorg, startedAt, taken.prepared);
+    this.prepareFollowing(state, plan.to);
+    await this.recordDelivered(state, plan, await delivering, hashes);
+    return true;
+  }
+
+  /** Loads the changed stream and sets its parts up again; false when it is no longer active. */
+  private async reload(state: LoopState): Promise<boolean> {
+    this.reloadWanted = false;
+    await state.recorder.settled();
+    const fresh = await this.deps.store.loadStream(this.deps.db, this.streamId);
+    if (fresh?.status !== "ACTIVE") return false;
+    this.row = fresh;
+    await this.dispose(state.parts);
+    state.parts = await this.setup();
+    state.ahead = [];
+    return true;
+  }
+
+  /**
+   * What to do next (planBatch), after learning the chain tip when a newer one is needed: the last pushed
+   * head, or the node's own tip. Null when the node could not be read (the turn paused).
+   */
+  private async planTurn(state: LoopState): Promise<BatchPlan | null> {
+    const settings = settingsOf(this.row);
+    if (needsNewerTip(settings, state.next, state.tip)) {
+      const pushed = this.askNodeForTip ? null : this.headWatch.head();
+      if (pushed !== null) state.tip = pushed;
+      else {
+        try {
+          state.tip = await state.parts.reader.latestBlock();
+        } catch (e) {
+          await this.readFailed(e);
+          return null;
+        }
+      }
+    }
+    return planBatch(settings, { next: state.next, tip: state.tip, reorgUntil: state.reorgUntil });
+  }
+
+  /** The stream delivered its whole range: once every batch is recorded, it is completed. */
+  private async complete(state: LoopState): Promise<void> {
+    const row = this.row;
+    await state.recorder.settled();
+    await this.deps.store.applyStreamEvent(this.deps.db, row.accountId, row.id, "COMPLETE", {
+      reason: `delivered every block up to ${row.endRange}`,
+    });
+    await this.logLine("INFO", `Stream completed: every block up to its end range ${row.endRange} was delivered.`);
+  }
+
+  /**
+   * The planned batch, read ahead (with its preparation, when started) or read now; null when its read
+   * failed (the read-ahead is dropped and the turn paused).
+   */
+  private async readBatch(
+    state: LoopState,
+    planned: BlockRange,
+  ): Promise<{ batch: DatasetBatchJson; prepared?: Promise<Prepared> } | null> {
+    try {
+      const head = takeAhead(state.ahead, planned);
+      if (head) return { batch: await head.read, prepared: head.prepared };
+      return {
+        batch: await state.parts.reader.fetchBatchJson(this.row.dataset as EvmDataset, state.next, planned.to),
+      };
+    } catch (e) {
+      state.ahead = [];
+      // Spans were sized by an estimate the failed read may have outgrown: read one batch next.
+      state.bytesPerBlock = Number.POSITIVE_INFINITY;
+      await this.readFailed(e);
+      return null;
+    }
+  }
+
+  /**
+   * The batch's block headers when the stream fixes reorgs (none when it does not), once its first block
+   * is known to continue the delivered chain. Null when the headers could not be read (the turn paused),
+   * or when the chain was reorganised: the runner then moves back past the fork point, and the blocks
+   * after it are delivered again, marked as reorged.
+   */
+  private async checkChain(state: LoopState, batch: DatasetBatchJson): Promise<BlockHeader[] | null> {
+    if (!this.row.fixBlockReorgs) return [];
+    let hashes: BlockHeader[];
+    try {
+      hashes = await this.headersOf(state.parts, batch);
+    } catch (e) {
+      state.ahead = [];
+      await this.readFailed(e);
+      return null;
+    }
+    const first = hashes[0];
+    if (continuesDelivered(state.lastDelivered, state.next, first.parentHash)) return hashes;
+    // The stored hashes are read only once every delivered batch is recorded.
+    await state.recorder.settled();
+    const fork = await this.forkPoint(state.parts, state.next, first);
+    if (fork === null) return hashes;
+    const next = state.next;
+    state.reorgUntil = Math.max(state.reorgUntil, next - 1);
+    await this.logLine(
+      "WARNING",
+      `Chain reorganisation: block ${next} does not continue the delivered chain; blocks ${fork + 1}–${next - 1} are delivered again, marked as reorged.`,
+    );
+    state.next = fork + 1;
+    state.ahead = [];
+    state.lastDelivered = null;
+    return null;
+  }
+
+  /** Reads the batches after the one ending at `after` while it is filtered and delivered (see extendReadAhead). */
+  private readAhead(state: LoopState, after: number): void {
+    const settings = settingsOf(this.row);
+    extendReadAhead(
+      state.ahead,
+      settings,
+      {
+        after,
+        last: lastDeliverable(settings, state.tip),
+        reorgUntil: state.reorgUntil,
+        span: batchesPerSpan(batchSizeOf(settings), state.bytesPerBlock),
+      },
+      (from, to) => state.parts.reader.fetchBatchJson(this.row.dataset as EvmDataset, from, to),
+    );
+  }
+
+  /**
+   * Prepares the batch after the one ending at `after` while that one's POST is in flight: from the event
+   * loop's check phase, after this turn's microtasks have sent the POST. Its filter run is queued after
+   * this batch's (a filter runs one call at a time, in order), and is done when its turn comes; the runs
+   * of the batches after it are started too (see startFilterRunsAhead).
+   */
+  private prepareFollowing(state: LoopState, after: number): void {
+    const following = state.ahead[0];
+    if (!following || following.prepared || following.from !== after + 1) return;
+    following.prepared = afterSends()
+      .then(() => Promise.all([following.read, following.filtered]))
+      .then(([b, filtered]) => this.prepare(state.parts, b, following.from <= state.reorgUntil, filtered));
+    // A failed read is met again when the batch's turn comes.
+    following.prepared.catch(() => undefined);
+    if (state.parts.filter)
+      startFilterRunsAhead(state.ahead, following.prepared, (batch) =>
+        this.filterRun(state.parts, batch, batch.fromBlock <= state.reorgUntil),
+      );
+  }
+
+  /**
+   * Hands the delivered batch to the recorder and moves on past it, once fewer than
+   * MAX_UNRECORDED_BATCHES acknowledged batches are unrecorded.
+   */
+  private async recordDelivered(
+    state: LoopState,
+    delivered: BlockRange,
+    dataBytes: number,
+    hashes: BlockHeader[],
+  ): Promise<void> {
+    state.bytesPerBlock = dataBytes / (delivered.to - state.next + 1);
+    state.recorder.add({
+      streamId: this.row.id,
+      owner: this.deps.owner,
+      startBlock: state.next,
+      endBlock: delivered.to,
+      hashes: hashes.map((h) => ({ number: h.number, hash: h.hash })),
+    });
+    await state.recorder.below(MAX_UNRECORDED_BATCHES);
+    state.lastDelivered = hashes.length > 0 ? hashes[hashes.length - 1] : null;
+    state.next = delivered.to + 1;
   }
 
   /**
@@ -635,19 +665,8 @@ export class StreamRunner {
 
   /** Makes a batch's JSON and starts the filter's first run on it. */
   private filterRun(parts: Parts, batch: DatasetBatchJson, isReorg: boolean): Filtered {
-    const row = this.row;
     const dataJson = `[${batch.itemsJson.join(",")}]`;
-    const metadata: FilterMetadata = {
-      dataset: row.dataset,
-      network: row.network,
-      batch_start_range: batch.fromBlock,
-      batch_end_range: batch.toBlock,
-      start_range: row.startRange,
-      end_range: row.endRange,
-      keep_distance_from_tip: row.keepDistanceFromTip,
-      stream_id: row.id,
-      is_reorg: isReorg,
-    };
+    const metadata = filterMetadataOf(this.row, batch, isReorg);
     const dataBytes = Buffer.byteLength(dataJson);
     const firstRun = parts.filter ? parts.filter.run({ data: dataJson, dataBytes, metadata }) : null;
     return { dataJson, dataBytes, metadata, firstRun };
@@ -659,7 +678,7 @@ export class StreamRunner {
     const prepareDelivery = parts.destination.prepare?.bind(parts.destination);
     const firstDelivery = prepareDelivery
       ? (firstRun ?? Promise.resolve(null)).then((outcome) => {
-          const payloadJson = outcome === null ? dataJson : outcome.ok && !outcome.skipped ? outcome.resultJson : null;
+          const payloadJson = payloadAfterFilter(outcome, dataJson);
           return payloadJson === null
             ? null
             : prepareDelivery({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg });
@@ -683,163 +702,140 @@ export class StreamRunner {
     prepared?: Promise<Prepared>,
   ): Promise<number> {
     const ready = prepared ? await prepared : this.prepare(parts, batch, isReorg);
-    const { maxRetry, retryIntervalMs } = parts.retry;
-    const state = { counted: false };
-    return withRetries(
-      parts.retry,
-      (attempt) => this.attempt(parts, batch, isReorg, startedAt, ready, attempt, state),
-      {
-        retrying: (failure: DeliveryFailure, attempt, uncounted) =>
-          uncounted
-            ? this.logLine(
-                "WARNING",
-                `${failure.message}; not this stream's doing: retrying without counting it as an attempt.`,
-              )
-            : failure.stage === "filter"
-              ? this.logLine("ERROR", `${failure.message}; retrying (attempt ${attempt} of ${maxRetry + 1}).`)
-              : this.logLine(
-                  "WARNING",
-                  `${failure.message}; retrying in ${retryIntervalMs / 1000} s (attempt ${attempt} of ${maxRetry + 1}).`,
-                ),
-        wait: (ms) => this.sleep(ms),
+    const inFlight: InFlight = { parts, batch, isReorg, startedAt, ready, counted: false };
+    return withRetries(parts.retry, (attempt) => this.attempt(inFlight, attempt), {
+      retrying: (failure: DeliveryFailure, attempt, uncounted) => {
+        const line = retryLogLine(failure, attempt, uncounted, parts.retry);
+        return this.logLine(line.level, line.message);
       },
-    );
+      wait: (ms) => this.sleep(ms),
+    });
   }
 
   /**
    * One attempt at a batch: runs the filter (the prepared first run on attempt 1) and delivers what it
-   * returns, adding the attempt's metrics. `state.counted` says the batch's blocks and bytes were
-   * already counted by an earlier attempt.
+   * returns, or records the skip; adds the attempt's metrics in one sample.
    */
-  private async attempt(
-    parts: Parts,
-    batch: DatasetBatchJson,
-    isReorg: boolean,
-    startedAt: number,
-    ready: Prepared,
-    attempt: number,
-    state: { counted: boolean },
-  ): Promise<AttemptResult<number, DeliveryFailure>> {
+  private async attempt(b: InFlight, attempt: number): Promise<AttemptResult<number, DeliveryFailure>> {
     this.check();
-    const row = this.row;
-    const { dataJson, dataBytes, metadata } = ready;
-    const blocks = `${batch.fromBlock}–${batch.toBlock}`;
     const sample: MetricSample = attempt === 1 ? {} : { retries: 1 };
-    const failed = (failure: DeliveryFailure): AttemptResult<number, DeliveryFailure> => {
-      sample.errors = 1;
-      this.deps.metrics.add(row, sample);
-      return { ok: false, failure };
-    };
-    let payloadJson: string | null = dataJson;
-    let payloadBytes = dataBytes;
-    const run = attempt === 1 ? ready.firstRun : (parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
-    if (run) {
-      const outcome = await run;
-      sample.filterMs = outcome.durationMs;
-      for (const line of outcome.logs.slice(0, FILTER_LOG_LINES_KEPT))
-        await this.logLine(line.level, `filter (blocks ${blocks}): ${line.message}`);
-      if (!outcome.ok) {
-        const syntax = outcome.error.kind === "SYNTAX";
-        if (outcome.sandboxLost === "culprit") parts.sandboxCrashes++;
-        const crashedOut = outcome.sandboxLost === "culprit" && parts.sandboxCrashes >= MAX_SANDBOX_CRASHES;
-        const message = `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${outcome.error.line ? ` (line ${outcome.error.line})` : ""}${crashedOut ? `; it made the sandbox restart ${parts.sandboxCrashes} times, so the stream is paused` : ""}`;
-        this.history.add({
-          startBlock: batch.fromBlock,
-          endBlock: batch.toBlock,
-          attempt,
-          outcome: "FILTER_FAILED",
-          httpStatus: null,
-          answer: message,
-          latencyMs: outcome.durationMs,
-          bytes: 0,
-          payload: null,
-          isReorg,
-        });
-        return failed({
-          stage: "filter",
-          message,
-          terminal: syntax,
-          final: syntax || crashedOut,
-          uncounted: outcome.sandboxLost === "bystander",
-        });
-      }
-      payloadJson = outcome.skipped ? null : outcome.resultJson;
-      payloadBytes = outcome.sizeBytes;
+    const filtered = await this.runFilter(b, attempt, sample);
+    if ("failure" in filtered) return this.failed(sample, filtered.failure);
+    if (!b.counted) {
+      b.counted = true;
+      sample.blocks = b.batch.toBlock - b.batch.fromBlock + 1;
+      sample.bytesTotal = b.ready.dataBytes;
     }
-    if (!state.counted) {
-      state.counted = true;
-      sample.blocks = batch.toBlock - batch.fromBlock + 1;
-      sample.bytesTotal = dataBytes;
-    }
-    if (payloadJson === null) {
-      sample.latencyMs = performance.now() - startedAt;
-      this.deps.metrics.add(row, sample);
-      this.history.add({
-        startBlock: batch.fromBlock,
-        endBlock: batch.toBlock,
-        attempt,
+    if (filtered.payloadJson === null) return this.skipped(b, attempt, sample);
+    return this.send(b, attempt, sample, filtered.payloadJson, filtered.payloadBytes);
+  }
+
+  /**
+   * The attempt's filter run, when the stream has a filter: its console lines go to the stream's log, a
+   * failure to the delivery history.
+   */
+  private async runFilter(b: InFlight, attempt: number, sample: MetricSample): Promise<FilterStep> {
+    const { dataJson, dataBytes, metadata } = b.ready;
+    const run =
+      attempt === 1 ? b.ready.firstRun : (b.parts.filter?.run({ data: dataJson, dataBytes, metadata }) ?? null);
+    if (!run) return { payloadJson: dataJson, payloadBytes: dataBytes };
+    const outcome = await run;
+    sample.filterMs = outcome.durationMs;
+    const blocks = blocksOf(b.batch);
+    for (const line of outcome.logs.slice(0, FILTER_LOG_LINES_KEPT))
+      await this.logLine(line.level, `filter (blocks ${blocks}): ${line.message}`);
+    if (outcome.ok)
+      return { payloadJson: outcome.skipped ? null : outcome.resultJson, payloadBytes: outcome.sizeBytes };
+    const { failure, crashes } = filterFailureOf(outcome, blocks, b.parts.sandboxCrashes);
+    b.parts.sandboxCrashes = crashes;
+    this.history.add(
+      attemptRecord(b.batch, attempt, b.isReorg, {
+        outcome: "FILTER_FAILED",
+        httpStatus: null,
+        answer: failure.message,
+        latencyMs: outcome.durationMs,
+        bytes: 0,
+        payload: null,
+      }),
+    );
+    return { failure };
+  }
+
+  private failed(sample: MetricSample, failure: DeliveryFailure): AttemptResult<number, DeliveryFailure> {
+    sample.errors = 1;
+    this.deps.metrics.add(this.row, sample);
+    return { ok: false, failure };
+  }
+
+  /** The filter returned null: the batch is done with nothing sent. */
+  private skipped(b: InFlight, attempt: number, sample: MetricSample): AttemptResult<number, DeliveryFailure> {
+    sample.latencyMs = performance.now() - b.startedAt;
+    this.deps.metrics.add(this.row, sample);
+    this.history.add(
+      attemptRecord(b.batch, attempt, b.isReorg, {
         outcome: "SKIPPED",
         httpStatus: null,
         answer: "The filter returned null: nothing was sent.",
         latencyMs: sample.filterMs ?? 0,
         bytes: 0,
         payload: null,
-        isReorg,
-      });
-      return { ok: true, value: dataBytes };
-    }
+      }),
+    );
+    return { ok: true, value: b.ready.dataBytes };
+  }
+
+  /** Sends the payload (the delivery prepared ahead on attempt 1) and records the destination's answer. */
+  private async send(
+    b: InFlight,
+    attempt: number,
+    sample: MetricSample,
+    payloadJson: string,
+    payloadBytes: number,
+  ): Promise<AttemptResult<number, DeliveryFailure>> {
+    const { batch, isReorg } = b;
     sample.requests = 1;
     let sentAt = performance.now();
     let ack: DeliveryAck;
     try {
       // Inside the try: a first delivery prepared during the previous batch may have failed already, and
       // that failure is this batch's, to be recorded and retried (outside, it left the runner idle).
-      const early = attempt === 1 ? await ready.firstDelivery : null;
+      const early = attempt === 1 ? await b.ready.firstDelivery : null;
       sentAt = performance.now();
       ack = await (early
         ? early.send()
-        : parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
+        : b.parts.destination.deliver({ startBlock: batch.fromBlock, endBlock: batch.toBlock, payloadJson, isReorg }));
     } catch (e) {
-      // A destination that refuses the batch for good terminates the stream once the retries are spent.
-      const retryable = !(e instanceof DestinationError) || e.retryable;
-      this.history.add({
-        startBlock: batch.fromBlock,
-        endBlock: batch.toBlock,
-        attempt,
-        outcome: "FAILED",
-        httpStatus: e instanceof DestinationError ? (e.status ?? null) : null,
-        answer: (e as Error).message,
+      const latencyMs = performance.now() - sentAt;
+      const { failure, httpStatus } = deliveryFailureOf(e, blocksOf(batch));
+      const answer = (e as Error).message;
+      this.history.add(
+        attemptRecord(batch, attempt, isReorg, {
+          outcome: "FAILED",
+          httpStatus,
+          answer,
+          latencyMs,
+          bytes: payloadBytes,
+          payload: payloadJson,
+        }),
+      );
+      return this.failed(sample, failure);
+    }
+    this.history.add(
+      attemptRecord(batch, attempt, isReorg, {
+        outcome: "DELIVERED",
+        httpStatus: ack.status ?? null,
+        answer: ack.detail,
         latencyMs: performance.now() - sentAt,
         bytes: payloadBytes,
         payload: payloadJson,
-        isReorg,
-      });
-      return failed({
-        stage: "delivery",
-        message: `delivery of blocks ${blocks} failed: ${(e as Error).message}`,
-        terminal: !retryable,
-        final: false,
-        uncounted: e instanceof DestinationError && e.uncounted,
-      });
-    }
-    this.history.add({
-      startBlock: batch.fromBlock,
-      endBlock: batch.toBlock,
-      attempt,
-      outcome: "DELIVERED",
-      httpStatus: ack.status ?? null,
-      answer: ack.detail,
-      latencyMs: performance.now() - sentAt,
-      bytes: payloadBytes,
-      payload: payloadJson,
-      isReorg,
-    });
+      }),
+    );
     sample.delivered = 1;
-    sample.latencyMs = performance.now() - startedAt;
+    sample.latencyMs = performance.now() - b.startedAt;
     sample.bytesBillable = payloadBytes;
-    sample.credits = row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
-    this.deps.metrics.add(row, sample);
-    return { ok: true, value: dataBytes };
+    sample.credits = this.row.product === "WEBHOOK" ? WEBHOOK_CREDITS_PER_DELIVERY : 0;
+    this.deps.metrics.add(this.row, sample);
+    return { ok: true, value: b.ready.dataBytes };
   }
 
   private async fail(failure: StreamFailure): Promise<void> {

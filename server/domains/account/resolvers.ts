@@ -3,8 +3,11 @@ import type { Context, Principal } from "../../graphql/context.ts";
 import { field, fieldWithInput, publicField, publicFieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import type { AppConfig } from "../../platform/config.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import { publicBaseUrl, servedOverHttps } from "../../platform/http-headers.ts";
+import type { Mailer } from "../../platform/mail.ts";
 import * as service from "./service.ts";
+import type { SessionCache } from "./sessions.ts";
 import type * as store from "./store.ts";
 import * as verification from "./verification.ts";
 
@@ -137,18 +140,25 @@ function setSessionCookie(
   });
 }
 
-async function startSession(ctx: Context, accountId: string, userId: string) {
+/** What the account API needs of the running service. */
+export interface AccountApiDeps {
+  sessions: SessionCache;
+  mailer: Mailer;
+  events: DomainEvents;
+}
+
+async function startSession(deps: AccountApiDeps, ctx: Context, accountId: string, userId: string) {
   const session = await service.createSession(ctx.db, ctx.config, accountId, userId);
   setSessionCookie(ctx.config, ctx.request, ctx.reply, session.token, session.expiresAt);
-  const resolved = await ctx.services.sessions.resolve(session.token);
+  const resolved = await deps.sessions.resolve(session.token);
   if (!resolved) throw new Error("A new session could not be read back");
   ctx.principal = resolved;
   return loadViewer(ctx, resolved);
 }
 
 /** The mailer, and the console's address the links in its mail open. */
-const verificationMail = (ctx: Context): verification.VerificationMail => ({
-  mailer: ctx.services.mailer,
+const verificationMail = (deps: AccountApiDeps, ctx: Context): verification.VerificationMail => ({
+  mailer: deps.mailer,
   consoleUrl: publicBaseUrl(ctx.config, ctx.request),
 });
 
@@ -157,7 +167,7 @@ export type ViewerView = Awaited<ReturnType<typeof loadViewer>>;
 export type TeamMemberView = ReturnType<typeof memberView>;
 export type PlanView = ReturnType<typeof planView>;
 
-export const accountResolvers: Resolvers = {
+export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
   Query: {
     viewer: publicField(({ ctx, principal }) => (principal ? loadViewer(ctx, principal) : null)),
     team: field("VIEWER", async ({ ctx, accountId }) => (await service.listMembers(ctx.db, accountId)).map(memberView)),
@@ -166,9 +176,9 @@ export const accountResolvers: Resolvers = {
   Mutation: {
     signUp: publicFieldWithInput({ schema: "account#/$defs/signUpInput" }, async ({ ctx, input }) => {
       const { accountId, userId } = await service.signUpFromAddress(ctx.db, ctx.config, input, ctx.request.ip);
-      const viewer = await startSession(ctx, accountId, userId);
+      const viewer = await startSession(deps, ctx, accountId, userId);
       if (!viewer.isVerified)
-        await verification.sendVerificationEmail(ctx.db, verificationMail(ctx), {
+        await verification.sendVerificationEmail(ctx.db, verificationMail(deps, ctx), {
           accountId,
           userId,
           email: viewer.email,
@@ -179,11 +189,11 @@ export const accountResolvers: Resolvers = {
       { schema: "account#/$defs/signInInput", of: (args) => args },
       async ({ ctx, input }) => {
         const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password, ctx.request.ip);
-        return startSession(ctx, accountId, userId);
+        return startSession(deps, ctx, accountId, userId);
       },
     ),
     signOut: publicField(async ({ ctx, principal }) => {
-      if (principal) await service.signOut(ctx.db, ctx.services.events, principal);
+      if (principal) await service.signOut(ctx.db, deps.events, principal);
       ctx.reply.clearCookie(service.SESSION_COOKIE, { path: "/" });
       ctx.principal = null;
       return true;
@@ -191,10 +201,10 @@ export const accountResolvers: Resolvers = {
     setPassword: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/setPasswordInput", of: (args) => args },
-      ({ ctx, principal, input }) => service.setPassword(ctx.db, ctx.services.events, principal, input),
+      ({ ctx, principal, input }) => service.setPassword(ctx.db, deps.events, principal, input),
     ),
     resendVerificationEmail: field("VIEWER", ({ ctx, principal }) =>
-      verification.resendVerificationEmail(ctx.db, verificationMail(ctx), principal),
+      verification.resendVerificationEmail(ctx.db, verificationMail(deps, ctx), principal),
     ),
     verifyEmail: publicField(({ ctx, args }) => verification.verifyEmail(ctx.db, args.token, ctx.request.ip)),
     updateAccount: fieldWithInput(
@@ -209,7 +219,7 @@ export const accountResolvers: Resolvers = {
       "ADMIN",
       { schema: "team-member#/$defs/roleInput", of: (args) => ({ role: args.role }) },
       async ({ ctx, principal, args, input }) =>
-        memberView(await service.updateUserRole(ctx.db, ctx.services.events, principal, args.userId, input.role)),
+        memberView(await service.updateUserRole(ctx.db, deps.events, principal, args.userId, input.role)),
     ),
   },
-};
+});

@@ -1,9 +1,15 @@
+import type { UpstreamMap } from "../../dataplane/chain/nodes.ts";
 import { field } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { planPriceCents } from "../account/service.ts";
 import { chains, needsUpgrade } from "./networks.ts";
 
-export const catalogueResolvers: Resolvers = {
+/** The chain nodes this installation has: which networks it serves. */
+export interface CatalogueApiDeps {
+  upstreams: UpstreamMap;
+}
+
+export const catalogueResolvers = (deps: CatalogueApiDeps): Resolvers => ({
   Query: {
     chains: field("VIEWER", async ({ ctx, accountId }) => {
       const price = await planPriceCents(ctx.db, accountId);
@@ -19,7 +25,7 @@ export const catalogueResolvers: Resolvers = {
           comingSoon: network.comingSoon === true,
           beta: network.beta === true,
           needsUpgrade: needsUpgrade(network, price),
-          served: ctx.services.upstreams.get(network.value) !== undefined,
+          served: deps.upstreams.get(network.value) !== undefined,
         }));
         return {
           chain: chain.chain,
@@ -35,4 +41,4 @@ export const catalogueResolvers: Resolvers = {
       });
     }),
   },
-};
+});

@@ -4,8 +4,10 @@ import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { readFrom, snapshotRead } from "../../graphql/response-cache.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { findNetwork } from "../catalogue/networks.ts";
+import type { EndpointListCache } from "./list-cache.ts";
 import * as service from "./service.ts";
 import type * as store from "./store.ts";
 
@@ -85,14 +87,22 @@ async function oneView(ctx: Context, accountId: string, row: store.EndpointRow) 
   return view;
 }
 
-export const endpointResolvers: Resolvers = {
+/** What the endpoints API needs of the running service. */
+export interface EndpointApiDeps {
+  events: DomainEvents;
+  /** Each account's endpoints as the list pages them, kept in the process. */
+  endpointLists: EndpointListCache;
+  endpointCreatedHooks: service.EndpointCreatedHook[];
+}
+
+export const endpointResolvers = (deps: EndpointApiDeps): Resolvers => ({
   Query: {
     endpoint: field("VIEWER", async ({ ctx, accountId, args }) =>
       oneView(ctx, accountId, await service.getEndpointOrFail(ctx.db, accountId, args.id)),
     ),
     endpoints: snapshotRead(
       field("VIEWER", async ({ ctx, accountId, args }) => {
-        const page = await service.listEndpoints(ctx.db, ctx.services.endpointLists, accountId, args);
+        const page = await service.listEndpoints(ctx.db, deps.endpointLists, accountId, args);
         readFrom(ctx.reads, page.isCurrent);
         const base = publicBaseUrl(ctx.config, ctx.request);
         return {
@@ -111,8 +121,8 @@ export const endpointResolvers: Resolvers = {
       async ({ ctx, accountId, input }) => {
         const { endpoint, shownOnce } = await service.createEndpoint(
           ctx.db,
-          ctx.services.events,
-          ctx.services.endpointCreatedHooks,
+          deps.events,
+          deps.endpointCreatedHooks,
           accountId,
           input,
         );
@@ -123,38 +133,26 @@ export const endpointResolvers: Resolvers = {
       "ADMIN",
       { schema: "endpoint#/$defs/labelInput", of: (args) => ({ label: args.label }) },
       async ({ ctx, accountId, args, input }) =>
-        oneView(
-          ctx,
-          accountId,
-          await service.updateLabel(ctx.db, ctx.services.events, accountId, args.id, input.label),
-        ),
+        oneView(ctx, accountId, await service.updateLabel(ctx.db, deps.events, accountId, args.id, input.label)),
     ),
     toggleEndpointPaused: field("ADMIN", async ({ ctx, accountId, args }) =>
-      oneView(ctx, accountId, await service.togglePaused(ctx.db, ctx.services.events, accountId, args.id)),
+      oneView(ctx, accountId, await service.togglePaused(ctx.db, deps.events, accountId, args.id)),
     ),
     archiveEndpoint: field("ADMIN", async ({ ctx, accountId, args }) =>
-      oneView(ctx, accountId, await service.archive(ctx.db, ctx.services.events, accountId, args.id)),
+      oneView(ctx, accountId, await service.archive(ctx.db, deps.events, accountId, args.id)),
     ),
     addEndpointTag: fieldWithInput(
       "ADMIN",
       { schema: "endpoint#/$defs/tagInput", of: (args) => ({ label: args.label }) },
       async ({ ctx, accountId, args, input }) =>
-        oneView(
-          ctx,
-          accountId,
-          await service.addTag(ctx.db, ctx.services.events, accountId, args.endpointId, input.label),
-        ),
+        oneView(ctx, accountId, await service.addTag(ctx.db, deps.events, accountId, args.endpointId, input.label)),
     ),
     removeEndpointTag: field("ADMIN", async ({ ctx, accountId, args }) =>
-      oneView(
-        ctx,
-        accountId,
-        await service.removeTag(ctx.db, ctx.services.events, accountId, args.endpointId, args.tagId),
-      ),
+      oneView(ctx, accountId, await service.removeTag(ctx.db, deps.events, accountId, args.endpointId, args.tagId)),
     ),
     deleteTag: field("ADMIN", async ({ ctx, accountId, args }) => {
-      await service.deleteTag(ctx.db, ctx.services.events, accountId, args.tagId);
+      await service.deleteTag(ctx.db, deps.events, accountId, args.tagId);
       return { success: true, message: "The tag was deleted.", error: null };
     }),
   },
-};
+});

@@ -6,6 +6,7 @@ import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { featureFlags, getAccountOrFail, planPriceCents } from "../account/service.ts";
 import { streamPermissions } from "../streams/permissions.ts";
 import type { StreamPermissionsView } from "../streams/resolvers.ts";
+import type { StreamsServices } from "../streams/runtime.ts";
 import { blockPayload, streamsDeliveringTo } from "../streams/service.ts";
 import { callPath } from "./http.ts";
 import { functionLimitsOf, memorySizesOf, type PlanFunctionLimits } from "./limits.ts";
@@ -56,7 +57,7 @@ async function requireQuickFunctions(ctx: Context, accountId: string): Promise<v
   if (!flags.quickfunctions) throw forbidden("Quick functions are not enabled for this account.");
 }
 
-export const functionResolvers: Resolvers = {
+export const functionResolvers = (deps: StreamsServices): Resolvers => ({
   Function: {
     callUrl: (parent, _args, ctx) => `${publicBaseUrl(ctx.config, ctx.request)}${callPath(parent.id)}`,
   },
@@ -102,7 +103,7 @@ export const functionResolvers: Resolvers = {
     functionsPlan: field("VIEWER", ({ ctx, accountId }) => service.functionsPlan(ctx.db, accountId)),
     functionPermissions: field("VIEWER", async ({ ctx, accountId }) =>
       permissionsView(
-        await streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId)),
+        await streamPermissions(deps, await planPriceCents(ctx.db, accountId)),
         await functionLimitsOf(ctx.db, accountId),
       ),
     ),
@@ -159,7 +160,7 @@ export const functionResolvers: Resolvers = {
           accountId,
           input.id,
           block
-            ? { ...(await blockPayload(ctx.services, { db: ctx.db, accountId }, block)), user_data: params.user_data }
+            ? { ...(await blockPayload(deps, { db: ctx.db, accountId }, block)), user_data: params.user_data }
             : params,
           { source: "CALL", ...block },
         );
@@ -174,9 +175,9 @@ export const functionResolvers: Resolvers = {
           input.code,
           service.paramsOf(input),
           { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
-          ctx.services.streams.filterHelpers(accountId),
+          deps.streams.filterHelpers(accountId),
         ),
       ),
     ),
   },
-};
+});

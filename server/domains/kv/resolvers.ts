@@ -4,6 +4,7 @@ import { badInput } from "../../platform/errors.ts";
 import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { parseItemsText } from "./limits.ts";
 import * as metering from "./metering.ts";
+import type { PartStorage } from "./part-storage.ts";
 import * as service from "./service.ts";
 import * as uploads from "./uploads.ts";
 
@@ -77,11 +78,16 @@ function itemsOf(input: { items?: string[] | null; itemsText?: string | null }, 
   return items;
 }
 
-export const kvResolvers: Resolvers = {
+/** Where the parts of key-value uploads are kept (the data directory, or S3). */
+export interface KvApiDeps {
+  kvParts: PartStorage;
+}
+
+export const kvResolvers = (deps: KvApiDeps): Resolvers => ({
   Query: {
     kvOverview: field("VIEWER", ({ ctx, accountId }) => metering.overview(ctx.db, accountId)),
     kvUploads: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await uploads.openUploadsPage(ctx.db, ctx.services.kvParts, accountId, args);
+      const page = await uploads.openUploadsPage(ctx.db, deps.kvParts, accountId, args);
       return { edges: mapEdges(page, openUploadView), pageInfo: page.pageInfo, totalCount: page.totalCount };
     }),
     lists: field("VIEWER", async ({ ctx, accountId, args }) =>
@@ -159,18 +165,18 @@ export const kvResolvers: Resolvers = {
       "ADMIN",
       { schema: "kv-upload#/$defs/initiateInput" },
       ({ ctx, accountId, input }) =>
-        uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "LIST", input.key, input.size ?? null),
+        uploads.initiateUpload(ctx.db, deps.kvParts, accountId, "LIST", input.key, input.size ?? null),
     ),
     initiateAddressBookUpload: fieldWithInput(
       "ADMIN",
       { schema: "kv-upload#/$defs/initiateInput" },
       ({ ctx, accountId, input }) =>
-        uploads.initiateUpload(ctx.db, ctx.services.kvParts, accountId, "SET", input.key, input.size ?? null),
+        uploads.initiateUpload(ctx.db, deps.kvParts, accountId, "SET", input.key, input.size ?? null),
     ),
     kvUploadPartUrl: fieldWithInput("ADMIN", { schema: "kv-upload#/$defs/partInput" }, ({ ctx, accountId, input }) =>
       uploads.partUrl(
         ctx.db,
-        ctx.services.kvParts,
+        deps.kvParts,
         accountId,
         input.uploadId,
         input.partNumber,
@@ -178,10 +184,10 @@ export const kvResolvers: Resolvers = {
       ),
     ),
     completeKvUpload: field("ADMIN", ({ ctx, accountId, args }) =>
-      uploads.completeUpload(ctx.db, ctx.services.kvParts, accountId, args.uploadId),
+      uploads.completeUpload(ctx.db, deps.kvParts, accountId, args.uploadId),
     ),
     abortKvUpload: field("ADMIN", ({ ctx, accountId, args }) =>
-      uploads.abortUpload(ctx.db, ctx.services.kvParts, accountId, args.uploadId),
+      uploads.abortUpload(ctx.db, deps.kvParts, accountId, args.uploadId),
     ),
   },
-};
+});

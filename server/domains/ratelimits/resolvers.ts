@@ -1,6 +1,7 @@
 import type { EntityInputRef } from "../../../schemas/generated/entities.ts";
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import { effectiveRate, limiterKey } from "./rules.ts";
 import * as service from "./service.ts";
 import type { AuditRow } from "./store.ts";
@@ -48,7 +49,12 @@ export type RateLimitsView = ReturnType<typeof limitsView>;
 /** The mutations whose arguments are their input, nulls dropped as the JSON Schema expects. */
 const argsInput = <R extends EntityInputRef>(schema: R) => ({ schema, of: (args: object) => present(args) });
 
-export const rateLimitResolvers: Resolvers = {
+/** Changes to limits reach the proxy (in every process) as events. */
+export interface RateLimitApiDeps {
+  events: DomainEvents;
+}
+
+export const rateLimitResolvers = (deps: RateLimitApiDeps): Resolvers => ({
   Query: {
     rateLimiters: field("VIEWER", async ({ ctx, accountId, args }) => {
       const views = await service.listRateLimiters(ctx.db, accountId, args.endpointId, args.chain, args.network);
@@ -63,46 +69,46 @@ export const rateLimitResolvers: Resolvers = {
       "ADMIN",
       argsInput("rate-limiter#/$defs/createInput"),
       async ({ ctx, principal, input }) =>
-        limiterView(await service.createRateLimiter(ctx.db, ctx.services.events, principal, input)),
+        limiterView(await service.createRateLimiter(ctx.db, deps.events, principal, input)),
     ),
     updateRateLimiter: fieldWithInput(
       "ADMIN",
       argsInput("rate-limiter#/$defs/updateInput"),
       async ({ ctx, principal, input }) =>
-        limiterView(await service.updateRateLimiter(ctx.db, ctx.services.events, principal, input)),
+        limiterView(await service.updateRateLimiter(ctx.db, deps.events, principal, input)),
     ),
     updateRateLimiterRate: fieldWithInput(
       "ADMIN",
       argsInput("rate-limiter#/$defs/updateRateInput"),
       async ({ ctx, principal, input }) =>
-        limiterView(await service.updateRateLimiterRate(ctx.db, ctx.services.events, principal, input)),
+        limiterView(await service.updateRateLimiterRate(ctx.db, deps.events, principal, input)),
     ),
     deleteRateLimiter: field("ADMIN", ({ ctx, principal, args }) =>
-      service.deleteRateLimiter(ctx.db, ctx.services.events, principal, args),
+      service.deleteRateLimiter(ctx.db, deps.events, principal, args),
     ),
     createRateLimitOverride: fieldWithInput(
       "ADMIN",
       argsInput("rate-limiter#/$defs/overrideInput"),
       async ({ ctx, principal, input }) =>
-        limitsView(await service.createOverride(ctx.db, ctx.services.events, principal, "LIMIT", input)),
+        limitsView(await service.createOverride(ctx.db, deps.events, principal, "LIMIT", input)),
     ),
     createRateLimitKeyOverride: fieldWithInput(
       "ADMIN",
       argsInput("rate-limiter#/$defs/keyOverrideInput"),
       async ({ ctx, principal, input }) =>
-        limitsView(await service.createOverride(ctx.db, ctx.services.events, principal, "KEY", input)),
+        limitsView(await service.createOverride(ctx.db, deps.events, principal, "KEY", input)),
     ),
     deleteRateLimitOverride: fieldWithInput(
       "ADMIN",
       argsInput("rate-limiter#/$defs/deleteOverrideInput"),
       async ({ ctx, principal, input }) =>
-        limitsView(await service.deleteOverride(ctx.db, ctx.services.events, principal, "LIMIT", input)),
+        limitsView(await service.deleteOverride(ctx.db, deps.events, principal, "LIMIT", input)),
     ),
     deleteRateLimitKeyOverride: fieldWithInput(
       "ADMIN",
       argsInput("rate-limiter#/$defs/deleteOverrideInput"),
       async ({ ctx, principal, input }) =>
-        limitsView(await service.deleteOverride(ctx.db, ctx.services.events, principal, "KEY", input)),
+        limitsView(await service.deleteOverride(ctx.db, deps.events, principal, "KEY", input)),
     ),
   },
-};
+});

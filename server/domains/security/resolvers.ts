@@ -2,6 +2,7 @@ import DataLoader from "dataloader";
 import { type Context, loaderOf, requireRole } from "../../graphql/context.ts";
 import { type Call, field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import * as service from "./service.ts";
 import type { EntryKind } from "./store.ts";
 
@@ -40,6 +41,11 @@ function consoleHosts(ctx: Context): string[] | null {
   return ctx.config.production ? null : [ctx.request.hostname];
 }
 
+/** Changes to an endpoint's security reach the proxy (in every process) as events. */
+export interface SecurityApiDeps {
+  events: DomainEvents;
+}
+
 type EntrySchema = "referrerInput" | "ipInput" | "domainMaskInput" | "requestFilterInput";
 
 /** The create and delete mutations of one kind of list entry (referrers, IPs, domain masks, request filters). */
@@ -50,29 +56,31 @@ function entryResolvers<F extends string, V>(
   view: (row: { id: string; value: string }) => V,
 ) {
   return {
-    create: fieldWithInput(
-      "ADMIN",
-      {
-        schema: `security#/$defs/${schema}`,
-        of: (args: { endpointId: string } & Record<F, string>) => ({ [valueField]: args[valueField] }),
-      },
-      async ({ ctx, principal, args }) => {
-        const row = await service.createEntry(
-          ctx.db,
-          ctx.services.events,
-          principal,
-          args.endpointId,
-          kind,
-          args[valueField],
-          consoleHosts(ctx),
-        );
-        return view(row);
-      },
-    ),
-    remove: field("ADMIN", async ({ ctx, principal, args }: Call<{ id: string }, unknown>) => {
-      await service.deleteEntry(ctx.db, ctx.services.events, principal, kind, args.id);
-      return ok("Deleted.");
-    }),
+    create: (deps: SecurityApiDeps) =>
+      fieldWithInput(
+        "ADMIN",
+        {
+          schema: `security#/$defs/${schema}`,
+          of: (args: { endpointId: string } & Record<F, string>) => ({ [valueField]: args[valueField] }),
+        },
+        async ({ ctx, principal, args }) => {
+          const row = await service.createEntry(
+            ctx.db,
+            deps.events,
+            principal,
+            args.endpointId,
+            kind,
+            args[valueField],
+            consoleHosts(ctx),
+          );
+          return view(row);
+        },
+      ),
+    remove: (deps: SecurityApiDeps) =>
+      field("ADMIN", async ({ ctx, principal, args }: Call<{ id: string }, unknown>) => {
+        await service.deleteEntry(ctx.db, deps.events, principal, kind, args.id);
+        return ok("Deleted.");
+      }),
   };
 }
 
@@ -84,7 +92,7 @@ const requestFilters = entryResolvers("REQUEST_FILTER", "method", "requestFilter
   method: r.value,
 }));
 
-export const securityResolvers: Resolvers = {
+export const securityResolvers = (deps: SecurityApiDeps): Resolvers => ({
   Query: {
     security: field("VIEWER", ({ ctx, accountId, args }) => service.securityOf(ctx.db, accountId, args.id)),
     endpointRpcMethods: field("VIEWER", ({ ctx, accountId, args }) =>
@@ -104,19 +112,19 @@ export const securityResolvers: Resolvers = {
       "ADMIN",
       { schema: "security#/$defs/updateOptionInput", of: (args) => ({ option: args.option, status: args.status }) },
       ({ ctx, principal, args, input }) =>
-        service.updateOption(ctx.db, ctx.services.events, principal, args.id, input.option, input.status === "ENABLED"),
+        service.updateOption(ctx.db, deps.events, principal, args.id, input.option, input.status === "ENABLED"),
     ),
     updateIpCustomHeader: fieldWithInput(
       "ADMIN",
       { schema: "security#/$defs/ipCustomHeaderInput", of: (args) => ({ header: args.header }) },
       ({ ctx, principal, args, input }) =>
-        service.updateIpCustomHeader(ctx.db, ctx.services.events, principal, args.id, input.header),
+        service.updateIpCustomHeader(ctx.db, deps.events, principal, args.id, input.header),
     ),
     createAuthToken: field("ADMIN", ({ ctx, principal, args }) =>
-      service.createToken(ctx.db, ctx.services.events, principal, args.id),
+      service.createToken(ctx.db, deps.events, principal, args.id),
     ),
     deleteAuthToken: field("ADMIN", async ({ ctx, principal, args }) => {
-      await service.deleteToken(ctx.db, ctx.services.events, principal, args.id, args.tokenId);
+      await service.deleteToken(ctx.db, deps.events, principal, args.id, args.tokenId);
       return ok("The token was deleted; requests using it are refused from now on.");
     }),
     createJwt: fieldWithInput(
@@ -125,22 +133,22 @@ export const securityResolvers: Resolvers = {
         schema: "security#/$defs/jwtInput",
         of: (args) => ({ name: args.name, publicKey: args.publicKey, kid: args.kid }),
       },
-      ({ ctx, principal, args, input }) => service.createJwt(ctx.db, ctx.services.events, principal, args.id, input),
+      ({ ctx, principal, args, input }) => service.createJwt(ctx.db, deps.events, principal, args.id, input),
     ),
     deleteJwt: field("ADMIN", async ({ ctx, principal, args }) => {
-      await service.deleteJwt(ctx.db, ctx.services.events, principal, args.id, args.jwtId);
+      await service.deleteJwt(ctx.db, deps.events, principal, args.id, args.jwtId);
       return ok("The JWT key was deleted.");
     }),
-    createReferrer: referrers.create,
-    deleteReferrer: referrers.remove,
-    createIp: ips.create,
-    deleteIp: ips.remove,
-    createDomainMask: domainMasks.create,
-    deleteDomainMask: domainMasks.remove,
-    createRequestFilter: requestFilters.create,
-    deleteRequestFilter: requestFilters.remove,
+    createReferrer: referrers.create(deps),
+    deleteReferrer: referrers.remove(deps),
+    createIp: ips.create(deps),
+    deleteIp: ips.remove(deps),
+    createDomainMask: domainMasks.create(deps),
+    deleteDomainMask: domainMasks.remove(deps),
+    createRequestFilter: requestFilters.create(deps),
+    deleteRequestFilter: requestFilters.remove(deps),
     toggleRpcMethod: field("ADMIN", ({ ctx, principal, args }) =>
-      service.toggleRpcMethod(ctx.db, ctx.services.events, principal, args.endpointId, args.methodId),
+      service.toggleRpcMethod(ctx.db, deps.events, principal, args.endpointId, args.methodId),
     ),
   },
-};
+});

@@ -11,7 +11,7 @@ import { functionNames } from "../functions/service.ts";
 import * as deliveries from "./deliveries.ts";
 import { streamState } from "./lifecycle.ts";
 import { streamPermissions } from "./permissions.ts";
-import { streamsRuntime } from "./runtime.ts";
+import { type StreamsServices, streamsRuntime } from "./runtime.ts";
 import * as service from "./service.ts";
 import type * as store from "./store.ts";
 
@@ -67,31 +67,24 @@ type TestDestinationRef =
   | "functionAttributes";
 
 /** The test…Destination mutations: their input is the attributes of that destination type. */
-const testDestination = (type: DestinationAttributes["type"], ref: TestDestinationRef) =>
-  fieldWithInput("ADMIN", { schema: `stream#/$defs/${ref}` }, ({ ctx, accountId, input }) =>
+const testDestination = (deps: StreamsServices, type: DestinationAttributes["type"], ref: TestDestinationRef) =>
+  fieldWithInput("ADMIN", { schema: `stream#/$defs/${ref}` }, ({ accountId, input }) =>
     // The schema checked the attributes of this type; the destination union is keyed by `type`.
-    service.testDestination(ctx.services, accountId, { ...input, type } as DestinationAttributes),
+    service.testDestination(deps, accountId, { ...input, type } as DestinationAttributes),
   );
 
 const payloadInput = { schema: "stream#/$defs/payloadInput", of: (args: unknown) => args } as const;
 
 /** The blocks a payload preview names, read for the account (its plan decides the networks it may read). */
 const previewBatch = (
+  deps: StreamsServices,
   ctx: Context,
   accountId: string,
   input: { network: string; dataset: string; blockNumber: number },
   batchSize: number,
-) =>
-  service.readBatch(
-    ctx.services,
-    { db: ctx.db, accountId },
-    input.network,
-    input.dataset,
-    input.blockNumber,
-    batchSize,
-  );
+) => service.readBatch(deps, { db: ctx.db, accountId }, input.network, input.dataset, input.blockNumber, batchSize);
 
-export const streamResolvers: Resolvers = {
+export const streamResolvers = (deps: StreamsServices): Resolvers => ({
   Stream: {
     destinationFunctionName: field("VIEWER", ({ ctx, parent }) => {
       const functionId = parent.destination === "FUNCTION" ? parent.destinationAttributes.functionID : undefined;
@@ -139,20 +132,20 @@ export const streamResolvers: Resolvers = {
       return { logs: page.rows, pageInfo: page.pageInfo };
     }),
     streamRawPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
-      const batch = await previewBatch(ctx, accountId, input, input.batchSize ?? 1);
+      const batch = await previewBatch(deps, ctx, accountId, input, input.batchSize ?? 1);
       return service.payloadResult(JSON.stringify(batch.items));
     }),
     streamDatasetData: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
-      const batch = await previewBatch(ctx, accountId, input, 1);
+      const batch = await previewBatch(deps, ctx, accountId, input, 1);
       return service.payloadResult(JSON.stringify(batch.items[0]));
     }),
     streamFinalPayload: fieldWithInput("VIEWER", payloadInput, async ({ ctx, accountId, input }) => {
       if (!input.filterFunction) {
-        const batch = await previewBatch(ctx, accountId, input, input.batchSize ?? 1);
+        const batch = await previewBatch(deps, ctx, accountId, input, input.batchSize ?? 1);
         return service.payloadResult(JSON.stringify(batch.items));
       }
       const r = await service.runFilterOn(
-        ctx.services,
+        deps,
         { db: ctx.db, accountId },
         { ...input, filterFunction: input.filterFunction },
       );
@@ -161,17 +154,17 @@ export const streamResolvers: Resolvers = {
     }),
     streamFilterTemplates: field("VIEWER", ({ args }) => service.filterTemplates(args.network)),
     streamTemplates: field("VIEWER", async ({ ctx, accountId }) =>
-      service.streamTemplates(ctx.services, await planPriceCents(ctx.db, accountId)),
+      service.streamTemplates(deps, await planPriceCents(ctx.db, accountId)),
     ),
     quickstreamsCount: field("VIEWER", ({ ctx, accountId }) => service.countStreams(ctx.db, accountId, "STREAM")),
     streamLatestBlock: field("VIEWER", ({ ctx, accountId, args }) =>
-      service.latestBlock(ctx.services, { db: ctx.db, accountId }, args.network),
+      service.latestBlock(deps, { db: ctx.db, accountId }, args.network),
     ),
     streamPermissions: field("VIEWER", async ({ ctx, accountId }) =>
-      streamPermissions(ctx.services, await planPriceCents(ctx.db, accountId)),
+      streamPermissions(deps, await planPriceCents(ctx.db, accountId)),
     ),
     notificationOutbox: field("VIEWER", async ({ ctx, accountId }) => ({
-      emailConnected: streamsRuntime(ctx.services)?.mailer?.connected ?? false,
+      emailConnected: streamsRuntime(deps)?.mailer?.connected ?? false,
       notifications: await listOutbox(ctx.db, accountId),
     })),
   },
@@ -180,8 +173,8 @@ export const streamResolvers: Resolvers = {
       "ADMIN",
       { schema: "stream#/$defs/createInput" },
       async ({ ctx, accountId, input }) => {
-        const row = await service.createStream(ctx.db, box(ctx), accountId, input, "STREAM", ctx.services);
-        if (row.status === "ACTIVE") streamsRuntime(ctx.services)?.wake();
+        const row = await service.createStream(ctx.db, box(ctx), accountId, input, "STREAM", deps);
+        if (row.status === "ACTIVE") streamsRuntime(deps)?.wake();
         return oneView(ctx, accountId, row);
       },
     ),
@@ -193,12 +186,12 @@ export const streamResolvers: Resolvers = {
         return oneView(
           ctx,
           accountId,
-          await service.updateStream(ctx.db, box(ctx), accountId, id, patch, "STREAM", ctx.services),
+          await service.updateStream(ctx.db, box(ctx), accountId, id, patch, "STREAM", deps),
         );
       },
     ),
     activateStream: field("ADMIN", async ({ ctx, accountId, args }) =>
-      oneView(ctx, accountId, await service.activateStream(ctx.db, accountId, args.id, "STREAM", ctx.services)),
+      oneView(ctx, accountId, await service.activateStream(ctx.db, accountId, args.id, "STREAM", deps)),
     ),
     pauseStream: field("ADMIN", async ({ ctx, accountId, args }) => {
       await service.ownedStream(ctx.db, accountId, args.id, "STREAM");
@@ -213,49 +206,38 @@ export const streamResolvers: Resolvers = {
     deleteStream: field("ADMIN", ({ ctx, accountId, args }) =>
       service.deleteStream(ctx.db, accountId, args.id, "STREAM"),
     ),
-    checkConnection: fieldWithInput(
-      "ADMIN",
-      { schema: "stream#/$defs/checkConnectionInput" },
-      ({ ctx, accountId, input }) =>
-        service.testDestination(
-          ctx.services,
-          accountId,
-          // The schema checked the attributes against the destination type named beside them.
-          { ...input.destinationAttributes, type: input.destination } as DestinationAttributes,
-          input,
-        ),
+    checkConnection: fieldWithInput("ADMIN", { schema: "stream#/$defs/checkConnectionInput" }, ({ accountId, input }) =>
+      service.testDestination(
+        deps,
+        accountId,
+        // The schema checked the attributes against the destination type named beside them.
+        { ...input.destinationAttributes, type: input.destination } as DestinationAttributes,
+        input,
+      ),
     ),
-    testWebhookDestination: testDestination("WEBHOOK", "webhookAttributes"),
-    testPostgresDestination: testDestination("POSTGRES", "postgresAttributes"),
-    testS3Destination: testDestination("S3", "s3Attributes"),
-    testAzureDestination: testDestination("AZURE", "azureAttributes"),
-    testSnowflakeDestination: testDestination("SNOWFLAKE", "snowflakeAttributes"),
-    testFunctionDestination: testDestination("FUNCTION", "functionAttributes"),
+    testWebhookDestination: testDestination(deps, "WEBHOOK", "webhookAttributes"),
+    testPostgresDestination: testDestination(deps, "POSTGRES", "postgresAttributes"),
+    testS3Destination: testDestination(deps, "S3", "s3Attributes"),
+    testAzureDestination: testDestination(deps, "AZURE", "azureAttributes"),
+    testSnowflakeDestination: testDestination(deps, "SNOWFLAKE", "snowflakeAttributes"),
+    testFunctionDestination: testDestination(deps, "FUNCTION", "functionAttributes"),
     createStreamWithFunction: fieldWithInput(
       "ADMIN",
       { schema: "stream#/$defs/createWithFunctionInput" },
       async ({ ctx, accountId, input }) =>
-        oneView(
-          ctx,
-          accountId,
-          await service.createStreamWithFunction(ctx.db, box(ctx), accountId, input, ctx.services),
-        ),
+        oneView(ctx, accountId, await service.createStreamWithFunction(ctx.db, box(ctx), accountId, input, deps)),
     ),
     testNewFunctionForStream: fieldWithInput(
       "ADMIN",
       { schema: "stream#/$defs/newFunctionTestInput" },
-      ({ ctx, accountId, input }) => service.runNewFunctionOn(ctx.db, ctx.services, accountId, input),
+      ({ ctx, accountId, input }) => service.runNewFunctionOn(ctx.db, deps, accountId, input),
     ),
     testFilterFunction: fieldWithInput(
       "ADMIN",
       { schema: "stream#/$defs/filterTestInput" },
       ({ ctx, accountId, input }) =>
         // A null filter function is run as an empty one: it fails like any filter without main.
-        service.runFilterOn(
-          ctx.services,
-          { db: ctx.db, accountId },
-          { ...input, filterFunction: input.filterFunction ?? "" },
-        ),
+        service.runFilterOn(deps, { db: ctx.db, accountId }, { ...input, filterFunction: input.filterFunction ?? "" }),
     ),
   },
-};
+});

@@ -8,7 +8,7 @@ import { catalogueNetwork } from "../catalogue/networks.ts";
 /**
  * What the streams and webhooks API needs from the running service: the chain nodes (to read blocks
  * for payload previews and filter tests), the engine (woken after an activation), the mailer and what
- * destinations call into. app.ts puts it in the Services (`streams`).
+ * destinations call into. app.ts hands it to the streams, webhooks and functions plugins.
  */
 export interface StreamsRuntime {
   upstreams: UpstreamMap;
@@ -19,7 +19,7 @@ export interface StreamsRuntime {
   filterHelpers: (accountId: string) => FilterHelpers;
 }
 
-/** Where the streams functions find the runtime: the app's Services. */
+/** Where the streams functions find the runtime: the deps app.ts gives the plugins that call them. */
 export interface StreamsServices {
   streams: StreamsRuntime;
 }

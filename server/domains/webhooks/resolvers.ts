@@ -5,6 +5,7 @@ import type { Resolvers } from "../../graphql/resolvers.ts";
 import { secretBox } from "../../platform/secrets.ts";
 import * as deliveries from "../streams/deliveries.ts";
 import { streamState } from "../streams/lifecycle.ts";
+import type { StreamsServices } from "../streams/runtime.ts";
 import * as streamService from "../streams/service.ts";
 import type { StreamRow } from "../streams/store.ts";
 import * as service from "./service.ts";
@@ -46,7 +47,7 @@ export type WebhookView = Awaited<ReturnType<typeof views>>[number];
 
 const one = async (ctx: Context, accountId: string, row: StreamRow) => (await views(ctx, accountId, [row]))[0];
 
-export const webhookResolvers: Resolvers = {
+export const webhookResolvers = (deps: StreamsServices): Resolvers => ({
   Query: {
     webhooks: field("VIEWER", async ({ ctx, accountId, args }) => {
       const page = await streamService.listStreams(ctx.db, accountId, "WEBHOOK", args);
@@ -76,13 +77,13 @@ export const webhookResolvers: Resolvers = {
       views(ctx, accountId, await deliveries.failingStreams(ctx.db, accountId, "WEBHOOK")),
     ),
     webhookLatestBlock: field("VIEWER", ({ ctx, accountId, args }) =>
-      streamService.latestBlock(ctx.services, { db: ctx.db, accountId }, args.network),
+      streamService.latestBlock(deps, { db: ctx.db, accountId }, args.network),
     ),
     webhookRawPayload: fieldWithInput(
       "VIEWER",
       { schema: "webhook#/$defs/rawPayloadInput", of: (args) => args },
       ({ ctx, accountId, input }) =>
-        service.rawPayload(ctx.services, { db: ctx.db, accountId }, input.network, input.blockNumber),
+        service.rawPayload(deps, { db: ctx.db, accountId }, input.network, input.blockNumber),
     ),
   },
   Mutation: {
@@ -90,19 +91,19 @@ export const webhookResolvers: Resolvers = {
       "ADMIN",
       { schema: "webhook#/$defs/createInput" },
       async ({ ctx, accountId, input }) =>
-        one(ctx, accountId, await service.createWebhook(ctx.db, box(ctx), ctx.services, accountId, input)),
+        one(ctx, accountId, await service.createWebhook(ctx.db, box(ctx), deps, accountId, input)),
     ),
     updateWebhook: fieldWithInput(
       "ADMIN",
       { schema: "webhook#/$defs/updateInput" },
       async ({ ctx, accountId, input }) =>
-        one(ctx, accountId, await service.updateWebhook(ctx.db, box(ctx), ctx.services, accountId, input)),
+        one(ctx, accountId, await service.updateWebhook(ctx.db, box(ctx), deps, accountId, input)),
     ),
     activateWebhook: fieldWithInput(
       "ADMIN",
       { schema: "webhook#/$defs/activateInput", of: (args) => ({ from: args.from }) },
       async ({ ctx, accountId, args, input }) =>
-        one(ctx, accountId, await service.activateWebhook(ctx.db, ctx.services, accountId, args.id, input.from)),
+        one(ctx, accountId, await service.activateWebhook(ctx.db, deps, accountId, args.id, input.from)),
     ),
     pauseWebhook: field("ADMIN", async ({ ctx, accountId, args }) =>
       one(ctx, accountId, await streamService.pauseStream(ctx.db, accountId, args.id, "WEBHOOK")),
@@ -110,21 +111,19 @@ export const webhookResolvers: Resolvers = {
     deleteWebhook: field("ADMIN", ({ ctx, accountId, args }) =>
       streamService.deleteStream(ctx.db, accountId, args.id, "WEBHOOK"),
     ),
-    testWebhookUrl: fieldWithInput(
-      "ADMIN",
-      { schema: "webhook#/$defs/testDestinationInput" },
-      ({ ctx, accountId, input }) => service.testUrl(ctx.services, accountId, input),
+    testWebhookUrl: fieldWithInput("ADMIN", { schema: "webhook#/$defs/testDestinationInput" }, ({ accountId, input }) =>
+      service.testUrl(deps, accountId, input),
     ),
     sendWebhookPayload: fieldWithInput(
       "ADMIN",
       { schema: "webhook#/$defs/sendPayloadInput" },
       ({ ctx, accountId, input }) =>
-        service.sendPayload(ctx.db, box(ctx), ctx.services, accountId, input.id, input.blockNumber),
+        service.sendPayload(ctx.db, box(ctx), deps, accountId, input.id, input.blockNumber),
     ),
     testWebhookFilter: fieldWithInput(
       "ADMIN",
       { schema: "webhook#/$defs/filterTestInput" },
-      ({ ctx, accountId, input }) => service.testFilter(ctx.services, { db: ctx.db, accountId }, input),
+      ({ ctx, accountId, input }) => service.testFilter(deps, { db: ctx.db, accountId }, input),
     ),
   },
-};
+});

@@ -30,7 +30,7 @@ afterAll(async () => {
 describe("malformed input is BAD_USER_INPUT naming the field, and writes nothing", () => {
   for (const op of operations().filter((o) => o.field.args.length > 0)) {
     it(`${op.type} ${op.name}`, { timeout: 120_000 }, async () => {
-      const variants = malformedVariants(op, sampleArgs(op, ours, true));
+      const variants = malformedVariants(op, sampleArgs(op, ours, true), t.resolvers);
       const before = await snapshot(t.db);
       const failures: string[] = [];
       for (const v of variants) {

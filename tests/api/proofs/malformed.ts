@@ -5,6 +5,7 @@
  * type the schema states. Each comes with the JSON pointer the answer must name.
  */
 import { type GraphQLInputType, isEnumType, isInputObjectType, isListType, isNonNullType, isScalarType } from "graphql";
+import type { Resolvers } from "../../../server/graphql/resolvers.ts";
 import { loadEntitySchemas } from "../../../server/platform/validation.ts";
 import { inputSchemaOf, type Operation } from "./operations.ts";
 
@@ -172,8 +173,8 @@ function deleteAt(args: Json, path: string[]): Json {
 }
 
 /** Every malformed variant of `baseline` (the operation's valid arguments, optional ones included). */
-export function malformedVariants(op: Operation, baseline: Json): Malformed[] {
-  const rule = inputSchemaOf(op);
+export function malformedVariants(op: Operation, baseline: Json, resolvers: Resolvers): Malformed[] {
+  const rule = inputSchemaOf(op, resolvers);
   const variants: Malformed[] = [];
   // Pointers of the checked value are relative to it: to `input` for the default rule, else to the arguments.
   const pointerFor = (path: string[]) =>

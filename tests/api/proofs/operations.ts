@@ -17,8 +17,8 @@ import {
   isListType,
   isNonNullType,
 } from "graphql";
-import { allResolvers } from "../../../server/graphql/all-resolvers.ts";
 import { inputRuleOf } from "../../../server/graphql/field.ts";
+import type { Resolvers } from "../../../server/graphql/resolvers.ts";
 
 export const api = buildSchema(readFileSync(path.resolve(import.meta.dirname, "../../../schemas/api.graphql"), "utf8"));
 
@@ -357,21 +357,21 @@ export function sampleArgs(op: Operation, samples: Samples, withOptional = false
 
 // ---------------------------------------------------------------- input rules
 
-/** The resolver of each operation, from the resolver maps the service runs. */
-export function resolverOf(op: Operation): unknown {
+/** The resolver of each operation, from the resolvers a running service merged from its domains' plugins. */
+export function resolverOf(op: Operation, resolvers: Resolvers): unknown {
   const key = op.type === "query" ? "Query" : "Mutation";
-  for (const map of allResolvers) {
-    const fields = (map as Record<string, Record<string, unknown> | undefined>)[key];
-    if (fields && op.name in fields) return fields[op.name];
-  }
-  return undefined;
+  const fields = (resolvers as Record<string, Record<string, unknown> | undefined>)[key];
+  return fields && op.name in fields ? fields[op.name] : undefined;
 }
 
 /**
  * Which entity schema checks an operation's input and where the checked value sits in the arguments:
  * under `input` (the default) or the arguments themselves (a rule with `of`).
  */
-export function inputSchemaOf(op: Operation): { ref: string; base: "input" | "args" } | undefined {
-  const rule = inputRuleOf(resolverOf(op));
+export function inputSchemaOf(
+  op: Operation,
+  resolvers: Resolvers,
+): { ref: string; base: "input" | "args" } | undefined {
+  const rule = inputRuleOf(resolverOf(op, resolvers));
   return rule ? { ref: rule.schema, base: rule.of ? "args" : "input" } : undefined;
 }

@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import {
   type BatchSettings,
   batchesPerSpan,
+  continuesDelivered,
   lastDeliverable,
   needsNewerTip,
   planBatch,
   planSpan,
   READ_SPAN_BYTES,
   READ_SPAN_MAX_BLOCKS,
+  settingsOf,
 } from "../../../server/dataplane/engine/planning.ts";
 
 const settings = (over: Partial<BatchSettings> = {}): BatchSettings => ({
@@ -229,5 +231,37 @@ describe("planSpan", () => {
       }
       expect(spans).toEqual(oneByOne);
     }
+  });
+});
+
+describe("settingsOf", () => {
+  it("takes a stream row's batch settings", () => {
+    expect(
+      settingsOf({ datasetBatchSize: 25, elasticBatchEnabled: true, keepDistanceFromTip: 3, endRange: 900 }),
+    ).toEqual({ batchSize: 25, elastic: true, keepDistanceFromTip: 3, endRange: 900 });
+  });
+});
+
+describe("continuesDelivered", () => {
+  const last = { number: 99, hash: "0xaa" };
+  it.each([
+    {
+      name: "the next block's parent is the last delivered",
+      lastDelivered: last,
+      next: 100,
+      parent: "0xaa",
+      continues: true,
+    },
+    {
+      name: "another parent (a reorg, or a stale one)",
+      lastDelivered: last,
+      next: 100,
+      parent: "0xbb",
+      continues: false,
+    },
+    { name: "not the block after it (moved back)", lastDelivered: last, next: 95, parent: "0xaa", continues: false },
+    { name: "nothing delivered by this runner yet", lastDelivered: null, next: 100, parent: "0xaa", continues: false },
+  ])("$name", ({ lastDelivered, next, parent, continues }) => {
+    expect(continuesDelivered(lastDelivered, next, parent)).toBe(continues);
   });
 });
