@@ -246,7 +246,7 @@ async function startPlatform(config: AppConfig, log: Logger, db: Db) {
   const eventsRelay = await relayEvents(
     db.$client,
     events,
-    ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed"],
+    ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed", "viewer.changed"],
     (message, error) => log.warn({ err: error }, message),
   );
   return { endpointCreatedHooks, firstStart, events, eventsRelay };

@@ -16,6 +16,12 @@ export interface DomainEventMap {
    */
   "sessions.changed": { accountId: string; userId: string };
   /**
+   * What the viewer query shows of an account (its row, subscription or plan: accountId) or of a user
+   * (name, verification: userId) changed; the viewer model drops those members. Whatever changes an
+   * account's subscription (billing) emits it too.
+   */
+  "viewer.changed": { accountId: string | null; userId: string | null };
+  /**
    * The events relay listens again after losing its connection: events from other processes may have
    * been missed, so caches built from them reload whole. Local only, never relayed.
    */

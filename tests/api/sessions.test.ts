@@ -3,6 +3,7 @@
 // relay's notification (milliseconds; the other process has the session cached from a request just
 // before, and would otherwise trust it for a minute). The change answers only after the notification is
 // sent, but its delivery to another process is asynchronous, so the other is asked again for a moment.
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { type GqlClient, signIn, signUp, useTwoTestApps } from "../support/api.ts";
 
@@ -76,5 +77,47 @@ describe("a session changed through one process", () => {
     expect(await soon(adminChange, "OK")).toBe("OK");
     await setRole("VIEWER");
     expect(await soon(adminChange, "FORBIDDEN")).toBe("FORBIDDEN");
+  });
+});
+
+// The viewer's rows are kept in each process too (account/viewer-model.ts).
+describe("the viewer changed through one process", () => {
+  const viewerOf = async (client: GqlClient) =>
+    (
+      await client.gqlOk<{ viewer: { userFullName: string | null; companyName: string | null; userRole: string } }>(
+        "{ viewer { userFullName companyName userRole } }",
+      )
+    ).viewer;
+
+  it("shows its new name and company in the other at once", async () => {
+    const user = await signUp(apps.first);
+    const elsewhere = onSecond(user);
+    expect(await viewerOf(elsewhere)).toMatchObject({ userFullName: null, companyName: null });
+    await user.client.gqlOk("mutation($input: UpdateAccountInput!) { updateAccount(input: $input) { id } }", {
+      input: { userFullName: "Ada", companyName: "Engines Ltd" },
+    });
+    const named = async () => JSON.stringify(await viewerOf(elsewhere));
+    const expected = JSON.stringify({ userFullName: "Ada", companyName: "Engines Ltd", userRole: "OWNER" });
+    expect(await soon(named, expected)).toBe(expected);
+  });
+
+  it("shows a verified address in the other once the link is opened", async () => {
+    const user = await signUp(apps.first);
+    const elsewhere = onSecond(user);
+    const verified = async () =>
+      (await elsewhere.gqlOk<{ viewer: { isVerified: boolean } }>("{ viewer { isVerified } }")).viewer.isVerified;
+    expect(await verified()).toBe(false);
+    const db = new pg.Client({ connectionString: apps.first.database.url });
+    await db.connect();
+    const { rows } = await db.query<{ body: string }>('SELECT body FROM mail_outbox WHERE "to" = $1', [user.email]);
+    await db.end();
+    const token = /token=([\w-]+)/.exec(rows[0]?.body ?? "")?.[1] ?? "";
+    const answer = await user.client
+      .fresh()
+      .gqlOk<{ verifyEmail: { success: boolean } }>("mutation($t: String!) { verifyEmail(token: $t) { success } }", {
+        t: token,
+      });
+    expect(answer.verifyEmail.success).toBe(true);
+    expect(await soon(verified, true)).toBe(true);
   });
 });

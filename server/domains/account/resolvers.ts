@@ -1,5 +1,6 @@
+import DataLoader from "dataloader";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Context, Principal } from "../../graphql/context.ts";
+import { type Context, loaderOf, type Principal } from "../../graphql/context.ts";
 import { field, fieldWithInput, publicField, publicFieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import type { AppConfig } from "../../platform/config.ts";
@@ -10,6 +11,7 @@ import * as service from "./service.ts";
 import type { SessionCache } from "./sessions.ts";
 import type * as store from "./store.ts";
 import * as verification from "./verification.ts";
+import type { ViewerModel } from "./viewer-model.ts";
 
 const flagNames = [
   "smartContracts",
@@ -55,9 +57,8 @@ function planView(plan: store.PlanRow) {
   };
 }
 
-export async function loadViewer(ctx: Context, principal: Principal) {
-  const { account, member, subscription } = await service.viewerOf(ctx.db, principal);
-  const flags = service.featureFlags(ctx.config, account);
+export async function loadViewer(ctx: Context, viewers: ViewerModel, principal: Principal) {
+  const { account, member, subscription } = await viewers.rows(ctx.db, principal);
   const trialMs = account.freeTrialEndsAt ? account.freeTrialEndsAt.getTime() - Date.now() : null;
   const { subscription: sub, plan } = subscription;
   return {
@@ -89,12 +90,6 @@ export async function loadViewer(ctx: Context, principal: Principal) {
     isFreeTrialExpired: trialMs !== null && trialMs <= 0,
     freeTrialDaysRemaining: trialMs === null ? null : Math.max(0, Math.ceil(trialMs / 86_400_000)),
     telegramUsername: member.user.telegramUsername,
-    configuration: {
-      ...Object.fromEntries(flagNames.map((name) => [name, { isEnabled: flags[name] === true }])),
-      newDashboard: flags.newDashboard === true,
-      billing4: flags.billing4 === true,
-    },
-    accountConfiguration: { accountRps: { isEnabled: flags.accountRps === true } },
     subscription: {
       id: sub.id,
       isActive: sub.status === "active",
@@ -108,9 +103,23 @@ export async function loadViewer(ctx: Context, principal: Principal) {
       responsesPerMonth: sub.responsesPerMonth,
       requestsPerSecond: sub.requestsPerSecond,
     },
-    flags,
   };
 }
+
+/**
+ * The account's feature flags, read fresh once per request: operators set them in the database, where no
+ * event tells the viewer model of it, and they decide what the console offers.
+ */
+const flagsLoader = (ctx: Context) =>
+  new DataLoader<string, Record<string, boolean>>(async (accountIds) =>
+    Promise.all(
+      accountIds.map(async (accountId) =>
+        service.featureFlags(ctx.config, await service.getAccountOrFail(ctx.db, accountId)),
+      ),
+    ),
+  );
+
+const flagsOf = (ctx: Context, accountId: string) => loaderOf(ctx, flagsLoader).load(accountId);
 
 function memberView(member: NonNullable<Awaited<ReturnType<typeof store.getMember>>>) {
   return {
@@ -143,6 +152,8 @@ function setSessionCookie(
 /** What the account API needs of the running service. */
 export interface AccountApiDeps {
   sessions: SessionCache;
+  /** The viewer query's rows, kept in the process. */
+  viewers: ViewerModel;
   mailer: Mailer;
   events: DomainEvents;
 }
@@ -153,7 +164,7 @@ async function startSession(deps: AccountApiDeps, ctx: Context, accountId: strin
   const resolved = await deps.sessions.resolve(session.token);
   if (!resolved) throw new Error("A new session could not be read back");
   ctx.principal = resolved;
-  return loadViewer(ctx, resolved);
+  return loadViewer(ctx, deps.viewers, resolved);
 }
 
 /** The mailer, and the console's address the links in its mail open. */
@@ -168,8 +179,22 @@ export type TeamMemberView = ReturnType<typeof memberView>;
 export type PlanView = ReturnType<typeof planView>;
 
 export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
+  Viewer: {
+    configuration: async (viewer, _args, ctx) => {
+      const flags = await flagsOf(ctx, viewer.id);
+      return {
+        ...Object.fromEntries(flagNames.map((name) => [name, { isEnabled: flags[name] === true }])),
+        newDashboard: flags.newDashboard === true,
+        billing4: flags.billing4 === true,
+      };
+    },
+    accountConfiguration: async (viewer, _args, ctx) => {
+      const flags = await flagsOf(ctx, viewer.id);
+      return { accountRps: { isEnabled: flags.accountRps === true } };
+    },
+  },
   Query: {
-    viewer: publicField(({ ctx, principal }) => (principal ? loadViewer(ctx, principal) : null)),
+    viewer: publicField(({ ctx, principal }) => (principal ? loadViewer(ctx, deps.viewers, principal) : null)),
     team: field("VIEWER", async ({ ctx, accountId }) => (await service.listMembers(ctx.db, accountId)).map(memberView)),
     plans: field("VIEWER", async ({ ctx }) => (await service.listPlans(ctx.db)).map(planView)),
   },
@@ -206,13 +231,15 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
     resendVerificationEmail: field("VIEWER", ({ ctx, principal }) =>
       verification.resendVerificationEmail(ctx.db, verificationMail(deps, ctx), principal),
     ),
-    verifyEmail: publicField(({ ctx, args }) => verification.verifyEmail(ctx.db, args.token, ctx.request.ip)),
+    verifyEmail: publicField(({ ctx, args }) =>
+      verification.verifyEmail(ctx.db, deps.events, args.token, ctx.request.ip),
+    ),
     updateAccount: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/updateAccountInput" },
       async ({ ctx, principal, input }) => {
-        await service.updateAccount(ctx.db, principal, input);
-        return loadViewer(ctx, principal);
+        await service.updateAccount(ctx.db, deps.events, principal, input);
+        return loadViewer(ctx, deps.viewers, principal);
       },
     ),
     updateUserRole: fieldWithInput(

@@ -243,15 +243,17 @@ export interface UpdateAccountInput {
 
 export async function updateAccount(
   db: Db,
+  events: DomainEvents,
   principal: { accountId: string; userId: string; role: Role },
   input: UpdateAccountInput,
 ) {
   const accountChanges = input.companyName !== undefined || input.accountAIOptOut !== undefined;
+  const userChanges = input.userFullName !== undefined || input.telegramUsername !== undefined;
   // Personal fields are anyone's own; account-wide fields need an admin.
   if (accountChanges && principal.role === "VIEWER")
     throw forbidden("Only an admin can change the account's settings.");
   await db.transaction(async (tx) => {
-    if (input.userFullName !== undefined || input.telegramUsername !== undefined) {
+    if (userChanges) {
       await store.updateUser(tx, principal.accountId, principal.userId, {
         ...(input.userFullName !== undefined && { fullName: input.userFullName || null }),
         ...(input.telegramUsername !== undefined && {
@@ -265,6 +267,10 @@ export async function updateAccount(
         ...(input.accountAIOptOut !== undefined && { accountAIOptOut: input.accountAIOptOut }),
       });
     }
+  });
+  await events.emitAndWait("viewer.changed", {
+    accountId: accountChanges ? principal.accountId : null,
+    userId: userChanges ? principal.userId : null,
   });
 }
 

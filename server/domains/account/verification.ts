@@ -3,6 +3,7 @@ import { getTableName } from "drizzle-orm";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "../../platform/db/index.ts";
 import { foundOr, notFound } from "../../platform/errors.ts";
+import type { DomainEvents } from "../../platform/events.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import { signInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
@@ -135,7 +136,7 @@ export async function resendVerificationEmail(
  * Verifies the e-mail address of the user a link was made for, whoever opens it; a link works once.
  * Failed checks are limited per client address (sign-in-guard.ts).
  */
-export async function verifyEmail(db: Db, token: string, clientAddress: string) {
+export async function verifyEmail(db: Db, events: DomainEvents, token: string, clientAddress: string) {
   type Answer = { success: boolean; message: string | null; error: string | null };
   return signInGuard(db).tokenCheck<Answer>(clientAddress, async () => {
     const link = token ? await store.takeEmailVerification(db, tokenHashOf(token)) : undefined;
@@ -147,6 +148,7 @@ export async function verifyEmail(db: Db, token: string, clientAddress: string) 
       return { valid: true, answer: { success: false, message: null, error: `This link expired. ${NEW_LINK_ADVICE}` } };
     }
     const user = foundOr(await store.markUserVerified(db, link.userId), "The user");
+    await events.emitAndWait("viewer.changed", { accountId: null, userId: link.userId });
     return { valid: true, answer: { success: true, message: `${user.email} is verified.`, error: null } };
   });
 }
