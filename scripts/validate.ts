@@ -99,7 +99,7 @@ function main(argv: string[]): number {
     return 1;
   }
   console.log(`${result.files.length} files checked: no problems.`);
-  return "0";
+  return 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exitCode = main(process.argv.slice(2));
