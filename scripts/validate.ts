@@ -82,7 +82,7 @@ export function junitReport({ files, problems }: ValidationResult): string {
 
 function option(argv: string[], name: string): string | undefined {
   const at = argv.indexOf(name);
-  if (at == -1) return undefined;
+  if (at === -1) return undefined;
   const value = argv[at + 1];
   if (!value || value.startsWith("--")) throw new Error(`${name} needs a value`);
   return value;
