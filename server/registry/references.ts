@@ -6,6 +6,7 @@
 import {
   type GraphQLSchema,
   getNamedType,
+  isCompositeType,
   isEnumType,
   Kind,
   type OperationDefinitionNode,
@@ -196,7 +197,9 @@ export function manifestReferenceProblems(
       : undefined;
     const what = `a row of ${source.query}`;
     pointerInto(row, source.value, `${at}/value`, what);
-    pointerInto(row, source.label, `${at}/label`, what);
+    // On a list of plain values (memory sizes) the label is the value: the renderer falls back to it,
+    // and the label stays a non-empty string because rjsf reads `ui:options.label: ""` as "hide the title".
+    if (!row || isCompositeType(getNamedType(row.type))) pointerInto(row, source.label, `${at}/label`, what);
     pointerInto(row, source.detail, `${at}/detail`, what);
     predicate(source.where, row, `${at}/where`, scope);
     predicate(source.disabledWhen, row, `${at}/disabledWhen`, scope);
