@@ -1,14 +1,15 @@
 /**
  * `npm run validate [-- --junit report.xml] [--root dir]`: checks every screen manifest, entity schema,
  * operation document and form against the API's SDL, without a database or a browser. The rules are the
- * screen registry's own (server/registry/registry.ts), the same the service applies at start. Prints one
- * line per problem (file, JSON pointer, reason); exits 1 when there is any.
+ * screen registry's own (server/registry/registry.ts and references.ts), the same the service applies at
+ * start. Prints one line per problem (file and JSON pointer, or file:line:column in a document, and the
+ * reason); exits 1 when there is any. docs/validate.md lists what it checks.
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSchema, type GraphQLSchema } from "graphql";
-import { loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
+import { describeProblem, loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
 
 const SDL = "schemas/api.graphql";
 
@@ -56,15 +57,18 @@ export function validateProject(rootDir: string): ValidationResult {
 const xmlEscape = (text: string) =>
   text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c] ?? c);
 
-/** A JUnit XML report: one test case per file checked, one failure per problem. */
+/**
+ * A JUnit XML report: one test case per file checked, one failure per problem. A failure's message and
+ * type start with where: the JSON pointer in a manifest or schema, `line:column` in a .graphql document.
+ */
 export function junitReport({ files, problems }: ValidationResult): string {
   const byFile = new Map<string, Problem[]>(files.map((file) => [file, []]));
   for (const problem of problems) byFile.set(problem.file, [...(byFile.get(problem.file) ?? []), problem]);
   const cases = [...byFile].map(([file, found]) => {
-    const failures = found.map(
-      (p) =>
-        `      <failure message="${xmlEscape(`${p.pointer || "/"}: ${p.reason}`)}" type="${xmlEscape(p.pointer || "/")}">${xmlEscape(p.reason)}</failure>`,
-    );
+    const failures = found.map((p) => {
+      const place = p.line !== undefined ? `${p.line}:${p.column ?? 1}` : p.pointer || "/";
+      return `      <failure message="${xmlEscape(`${place}: ${p.reason}`)}" type="${xmlEscape(place)}">${xmlEscape(describeProblem(p))}</failure>`;
+    });
     const open = `    <testcase classname="nodeplane.validate" name="${xmlEscape(file)}" file="${xmlEscape(file)}"`;
     return failures.length ? `${open}>\n${failures.join("\n")}\n    </testcase>` : `${open}/>`;
   });
@@ -92,7 +96,7 @@ function main(argv: string[]): number {
   const rootDir = path.resolve(option(argv, "--root") ?? path.resolve(import.meta.dirname, ".."));
   const junit = option(argv, "--junit");
   const result = validateProject(rootDir);
-  for (const p of result.problems) console.error(`${p.file} ${p.pointer || "/"}: ${p.reason}`);
+  for (const p of result.problems) console.error(describeProblem(p));
   if (junit) writeFileSync(junit, junitReport(result));
   if (result.problems.length) {
     console.error(`${result.problems.length} problem(s) in ${result.files.length} files checked.`);

@@ -2,6 +2,7 @@
 import { Alert, Card, Skeleton } from "antd";
 import { Suspense, useMemo } from "react";
 import { useOperation } from "../data.tsx";
+import { manifestFault } from "../faults.tsx";
 import { getPath, resolveVariables, type Scope } from "../resolve.ts";
 import type { CustomView as CustomViewSpec } from "../types.ts";
 import { errorMessage } from "../useOperationRun.ts";
@@ -15,7 +16,7 @@ export function CustomView({ view, scope }: { view: CustomViewSpec; scope: Scope
   return (
     <Card data-view="custom" title={view.title}>
       {!Widget ? (
-        <Alert type="warning" showIcon title={`The widget ${view.widget} is not available.`} />
+        manifestFault(`Unknown widget '${view.widget}' for a custom view`)
       ) : result.error ? (
         <Alert type="error" showIcon title={errorMessage(result.error)} />
       ) : view.query && !result.data ? (

@@ -1,10 +1,12 @@
 // One value of a row or record, shown by its widget: the manifest's explicit widget, else the
 // default the schema predicates choose. Optional link, copy button, field actions and item actions.
+// An unknown widget is a manifest fault (faults.tsx), never quietly a plain text cell.
 import { CloseOutlined } from "@ant-design/icons";
 import { Space } from "antd";
 import { Link } from "react-router";
 import { Actions, actionState, useActionRunner } from "../actions.tsx";
 import { useData } from "../data.tsx";
+import { manifestFault } from "../faults.tsx";
 import { icon } from "../icons.tsx";
 import { fillTemplate, getPointer, type Scope } from "../resolve.ts";
 import { fieldSchema } from "../schema.ts";
@@ -54,10 +56,11 @@ export function FieldValue({
   const { registry } = useData();
   const schema = fieldSchema(entity, field.field, registry.schemas, record);
   const name = pickWidget(field.widget, schema);
-  const Read = getWidget(name)?.read ?? getWidget("text")?.read;
+  const Read = getWidget(name)?.read;
+  if (!Read) return manifestFault(`Unknown widget '${name}' for the field ${field.field}`);
   const value = getPointer(record, field.field);
   const itemActions = field.itemActions;
-  const content = Read ? (
+  const content = (
     <Read
       value={value}
       schema={schema}
@@ -68,8 +71,6 @@ export function FieldValue({
         itemActions?.length ? (item) => <ItemActions actions={itemActions} item={item} scope={scope} /> : undefined
       }
     />
-  ) : (
-    String(value ?? "")
   );
   const linked = field.link ? (
     <Link to={fillTemplate(field.link, record, true, scope)} onClick={(event) => event.stopPropagation()}>

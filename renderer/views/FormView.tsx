@@ -6,6 +6,7 @@ import { Alert, Button, Card, Skeleton, Typography } from "antd";
 import { Suspense, useEffect, useMemo, useState } from "react";
 import { useNavigate } from "react-router";
 import { useData, useOperation, useRefresh } from "../data.tsx";
+import { manifestFault } from "../faults.tsx";
 import { useFeedback } from "../feedback.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
@@ -53,7 +54,7 @@ function FormResult({
           <Widget data={record} options={spec.options ?? {}} scope={scope} />
         </Suspense>
       ) : (
-        <Alert type="warning" showIcon title={`The widget ${spec.widget} is not available.`} />
+        manifestFault(`Unknown widget '${spec.widget}' for a form's result`)
       )}
       {redirect ? (
         <Button

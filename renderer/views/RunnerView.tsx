@@ -6,6 +6,7 @@ import type CoreForm from "@rjsf/core";
 import { Alert, Button, Descriptions, Empty, Space, Typography } from "antd";
 import { useMemo, useRef, useState } from "react";
 import { useData, useRefresh } from "../data.tsx";
+import { manifestFault } from "../faults.tsx";
 import { useFeedback } from "../feedback.tsx";
 import { withoutNulls } from "../form/fieldErrors.ts";
 import { SchemaForm } from "../form/SchemaForm.tsx";
@@ -142,11 +143,16 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
               styles={{ label: { width: 160 } }}
               items={outputs.map((output) => {
                 const value = getPath(result.data, output.path);
-                const Read = getWidget(outputWidget(output, value))?.read ?? getWidget("text")?.read;
+                const name = outputWidget(output, value);
+                const Read = getWidget(name)?.read;
                 return {
                   key: output.path || "result",
                   label: output.label ?? output.path,
-                  children: Read ? <Read value={value} options={output.options ?? {}} record={result.data} /> : null,
+                  children: Read ? (
+                    <Read value={value} options={output.options ?? {}} record={result.data} />
+                  ) : (
+                    manifestFault(`Unknown widget '${name}' for the output ${output.path}`)
+                  ),
                 };
               })}
             />

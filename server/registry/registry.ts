@@ -3,9 +3,11 @@ import path from "node:path";
 import Ajv2020, { type ErrorObject } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import {
+  type ASTNode,
   type DefinitionNode,
   type DocumentNode,
   type FragmentDefinitionNode,
+  GraphQLError,
   type GraphQLField,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -19,6 +21,7 @@ import {
   type OperationDefinitionNode,
   parse,
   print,
+  Source,
   validate,
   visit,
 } from "graphql";
@@ -26,18 +29,41 @@ import type { Manifest } from "../../schemas/generated/screen.ts";
 import { chains } from "../domains/catalogue/networks.ts";
 import { type Role, roleAtLeast } from "../platform/roles.ts";
 import { addAnnotationKeywords, type EntitySchemas } from "../platform/validation.ts";
+import { manifestReferenceProblems } from "./references.ts";
+import { lookupSchemaRef, resolveRef } from "./schema-refs.ts";
 
 export interface Problem {
   file: string;
+  /** A JSON pointer into a manifest or schema; "" for the whole file or a place given by line. */
   pointer: string;
   reason: string;
+  /** Where in a .graphql document, 1-based, when the problem has a place there. */
+  line?: number;
+  column?: number;
+}
+
+/** One problem as a line: `file pointer: reason`, or `file:line:column: reason` in a document. */
+export function describeProblem(p: Problem): string {
+  if (p.line !== undefined) return `${p.file}:${p.line}:${p.column ?? 1}: ${p.reason}`;
+  return `${p.file} ${p.pointer || "/"}: ${p.reason}`;
+}
+
+/** A problem in a .graphql document at the place graphql-js names (the first, if several). */
+function documentProblem(fallbackFile: string, error: GraphQLError, reason = error.message): Problem {
+  const file = error.nodes?.[0]?.loc?.source.name ?? error.source?.name ?? fallbackFile;
+  const place = error.locations?.[0];
+  return { file, pointer: "", reason, ...(place ? { line: place.line, column: place.column } : {}) };
+}
+
+/** The line and column a definition of a document starts at. */
+function placeOf(node: ASTNode): { line?: number; column?: number } {
+  const token = node.loc?.startToken;
+  return token ? { line: token.line, column: token.column } : {};
 }
 
 export class RegistryError extends Error {
   constructor(readonly problems: Problem[]) {
-    super(
-      `The screen registry is not valid:\n${problems.map((p) => `  ${p.file} ${p.pointer || "/"}: ${p.reason}`).join("\n")}`,
-    );
+    super(`The screen registry is not valid:\n${problems.map((p) => `  ${describeProblem(p)}`).join("\n")}`);
     this.name = "RegistryError";
   }
 }
@@ -125,35 +151,6 @@ function collectFragmentNames(
     },
   });
   return into;
-}
-
-/** Resolves local and cross-entity `$ref`s of an entity schema fragment. */
-function resolveRef(
-  schemas: EntitySchemas,
-  base: string,
-  node: Record<string, unknown>,
-): { entity: string; node: Record<string, unknown> } | null {
-  let current = { entity: base, node };
-  for (let depth = 0; depth < 10 && typeof current.node.$ref === "string"; depth++) {
-    const found = lookupSchemaRef(schemas, current.node.$ref as string, current.entity);
-    if (!found) return null;
-    current = found;
-  }
-  return current;
-}
-
-function lookupSchemaRef(
-  schemas: EntitySchemas,
-  ref: string,
-  base: string,
-): { entity: string; node: Record<string, unknown> } | null {
-  const [entityPart, pointer = ""] = ref.split("#");
-  const entity = entityPart || base;
-  let node: unknown = schemas[entity];
-  for (const segment of pointer.split("/").filter(Boolean)) {
-    node = (node as Record<string, unknown> | undefined)?.[segment.replace(/~1/g, "/").replace(/~0/g, "~")];
-  }
-  return node && typeof node === "object" ? { entity, node: node as Record<string, unknown> } : null;
 }
 
 function schemaTypes(node: Record<string, unknown>): string[] {
@@ -426,9 +423,11 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
   const documents: { file: string; document: DocumentNode }[] = [];
   for (const file of walkFiles(screensDir, ".graphql")) {
     try {
-      documents.push({ file, document: parse(readFileSync(file, "utf8")) });
+      // The source is named by its path from the root, so every error graphql-js reports says which file.
+      documents.push({ file, document: parse(new Source(readFileSync(file, "utf8"), rel(file))) });
     } catch (error) {
-      problems.push({ file: rel(file), pointer: "", reason: (error as Error).message });
+      if (error instanceof GraphQLError) problems.push(documentProblem(rel(file), error));
+      else problems.push({ file: rel(file), pointer: "", reason: (error as Error).message });
     }
   }
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -436,7 +435,12 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     for (const def of document.definitions) {
       if (def.kind !== Kind.FRAGMENT_DEFINITION) continue;
       if (fragments.has(def.name.value))
-        problems.push({ file: rel(file), pointer: "", reason: `fragment ${def.name.value} is defined twice` });
+        problems.push({
+          file: rel(file),
+          pointer: "",
+          reason: `fragment ${def.name.value} is defined twice`,
+          ...placeOf(def),
+        });
       fragments.set(def.name.value, def);
     }
   }
@@ -446,7 +450,7 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       if (def.kind !== Kind.OPERATION_DEFINITION) continue;
       const op = def as OperationDefinitionNode;
       if (!op.name) {
-        problems.push({ file: rel(file), pointer: "", reason: "every operation needs a name" });
+        problems.push({ file: rel(file), pointer: "", reason: "every operation needs a name", ...placeOf(op) });
         continue;
       }
       const name = op.name.value;
@@ -455,11 +459,17 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
           file: rel(file),
           pointer: "",
           reason: `operation ${name} is also defined in ${operations.get(name)?.file}`,
+          ...placeOf(op),
         });
         continue;
       }
       if (op.operation === "subscription") {
-        problems.push({ file: rel(file), pointer: "", reason: `${name}: subscriptions are not served` });
+        problems.push({
+          file: rel(file),
+          pointer: "",
+          reason: `${name}: subscriptions are not served`,
+          ...placeOf(op),
+        });
         continue;
       }
       const used = [...collectFragmentNames(op, fragments)];
@@ -469,6 +479,7 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
           file: rel(file),
           pointer: "",
           reason: `${name} uses undefined fragments ${missing.join(", ")}`,
+          ...placeOf(op),
         });
         continue;
       }
@@ -476,9 +487,8 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
         kind: Kind.DOCUMENT,
         definitions: [op, ...used.map((f) => fragments.get(f) as FragmentDefinitionNode)],
       };
-      for (const error of validate(apiSchema, opDocument)) {
-        problems.push({ file: rel(file), pointer: "", reason: `${name}: ${error.message}` });
-      }
+      for (const error of validate(apiSchema, opDocument))
+        problems.push(documentProblem(rel(file), error, `${name}: ${error.message}`));
       operations.set(name, { name, type: op.operation, text: print(opDocument), file: rel(file) });
     }
   }
@@ -537,17 +547,20 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
         const op = operations.get(value);
         if (formSchema && field && op) {
           const variables = (parent.variables as Record<string, unknown> | undefined) ?? { input: "$form" };
-          const opVariables = operationVariables(op.text);
-          for (const name of Object.keys(variables)) {
-            if (!opVariables.has(name))
-              problems.push({ file: rel(file), pointer, reason: `${value} declares no variable $${name}` });
-          }
+          // Variables a manifest names are checked with its other references; the default is checked here.
+          if (!parent.variables && !operationVariables(op.text).has("input"))
+            problems.push({ file: rel(file), pointer, reason: `${value} declares no variable $input` });
           for (const reason of checkFormAgainstMutation(schemas, formSchema, field, mapToArgs(op.text, variables))) {
             problems.push({ file: rel(file), pointer, reason: `${formSchema} does not fit ${value}: ${reason}` });
           }
         }
       }
     });
+    for (const { pointer, reason } of manifestReferenceProblems(manifest, apiSchema, operations, {
+      schemas,
+      known: knownSchema,
+    }))
+      problems.push({ file: rel(file), pointer, reason });
     screens.push({ manifest, file: rel(file), operations: [...used] });
   }
 
