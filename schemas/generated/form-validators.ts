@@ -3,9 +3,17 @@
 
 // @ts-nocheck ajv's generated code
 import type { ValidateFunction } from "ajv";
-import equal from "ajv/dist/runtime/equal.js";
-import ucs2length from "ajv/dist/runtime/ucs2length.js";
+import * as equal_module from "ajv/dist/runtime/equal.js";
+import * as ucs2length_module from "ajv/dist/runtime/ucs2length.js";
 import { fullFormats as formats_fullFormats } from "ajv-formats/dist/formats.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: a CommonJS module as a bundler or Node presents it
+function helper(module: any): (...args: unknown[]) => unknown {
+  for (let found = module; found; found = found.default) if (typeof found === "function") return found;
+  throw new Error("an ajv run-time helper did not load");
+}
+const equal = helper(equal_module);
+const ucs2length = helper(ucs2length_module);
 export const form0 = validate77;
 function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;

@@ -41,26 +41,36 @@ export function formSchemaRefs(): string[] {
 
 /**
  * ajv's standalone output requires its run-time helpers with CommonJS `require` even as an ES module;
- * the console is bundled as ES modules, so each becomes an import.
+ * the console is bundled as ES modules, so each becomes an import. A helper is the module's `default`
+ * export, which bundlers and Node hand over differently for a CommonJS module (the function, or an
+ * object holding it): `helper` takes the function from whichever came.
  */
 function withImports(code: string): string {
   const modules = new Map<string, string>();
+  const helpers = new Map<string, string>();
   const body = code
     .replace(/^"use strict";/, "")
     .replace(/require\("([^"]+)"\)(\.default|\.fullFormats)?/g, (_match, module: string, member = "") => {
-      const name = `${path.basename(module).replace(/\W/g, "_")}${member === ".fullFormats" ? "_fullFormats" : ""}`;
+      const base = path.basename(module).replace(/\W/g, "_");
       const specifier = `${module}.js`;
-      modules.set(
-        name,
-        member === ".fullFormats"
-          ? `import { fullFormats as ${name} } from "${specifier}";`
-          : member === ".default"
-            ? `import ${name} from "${specifier}";`
-            : `import * as ${name} from "${specifier}";`,
-      );
-      return name;
+      if (member === ".fullFormats") {
+        modules.set(base, `import { fullFormats as ${base}_fullFormats } from "${specifier}";`);
+        return `${base}_fullFormats`;
+      }
+      if (member !== ".default") throw new Error(`ajv's standalone code requires ${module} unexpectedly`);
+      modules.set(base, `import * as ${base}_module from "${specifier}";`);
+      helpers.set(base, `const ${base} = helper(${base}_module);`);
+      return base;
     });
-  return `${[...modules.values()].sort().join("\n")}\n${body}`;
+  const helper = [
+    "// biome-ignore lint/suspicious/noExplicitAny: a CommonJS module as a bundler or Node presents it",
+    "function helper(module: any): (...args: unknown[]) => unknown {",
+    '  for (let found = module; found; found = found.default) if (typeof found === "function") return found;',
+    '  throw new Error("an ajv run-time helper did not load");',
+    "}",
+  ].join("\n");
+  const sorted = (lines: Map<string, string>) => [...lines.values()].sort().join("\n");
+  return `${sorted(modules)}\n${helper}\n${sorted(helpers)}\n${body}`;
 }
 
 /** The end of the JSON value starting at `start` (an object or array literal as ajv writes it). */
