@@ -7,7 +7,7 @@ import * as equal_module from "ajv/dist/runtime/equal.js";
 import * as ucs2length_module from "ajv/dist/runtime/ucs2length.js";
 import { fullFormats as formats_fullFormats } from "ajv-formats/dist/formats.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: a CommonJS module as a bundler or Node presents it
+/** The function a CommonJS module of ajv's exports, as a bundler or Node presents the module. */
 function helper(module: any): (...args: unknown[]) => unknown {
   for (let found = module; found; found = found.default) if (typeof found === "function") return found;
   throw new Error("an ajv run-time helper did not load");

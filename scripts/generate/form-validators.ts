@@ -63,7 +63,7 @@ function withImports(code: string): string {
       return base;
     });
   const helper = [
-    "// biome-ignore lint/suspicious/noExplicitAny: a CommonJS module as a bundler or Node presents it",
+    "/** The function a CommonJS module of ajv's exports, as a bundler or Node presents the module. */",
     "function helper(module: any): (...args: unknown[]) => unknown {",
     '  for (let found = module; found; found = found.default) if (typeof found === "function") return found;',
     '  throw new Error("an ajv run-time helper did not load");',
