@@ -1,6 +1,6 @@
 // The one rjsf form every form view and action dialog uses: antd theme, ajv validation with the
-// same entity schema the server validates with, validation on submit and blur, server field errors
-// beside their fields, and the registry's edit widgets (e.g. remote-options).
+// same entity schema the server validates with (compiled ahead, precompiled.ts), validation on submit
+// and blur, server field errors beside their fields, and the registry's edit widgets (e.g. remote-options).
 
 import RjsfForm from "@rjsf/antd";
 import type CoreForm from "@rjsf/core";
@@ -8,11 +8,9 @@ import {
   type ErrorSchema,
   getDefaultFormState,
   mergeObjects,
-  type RJSFSchema,
   type RJSFValidationError,
   type UiSchema,
 } from "@rjsf/utils";
-import validator from "@rjsf/validator-ajv8";
 import { Alert } from "antd";
 import { type Ref, type RefObject, useEffect, useMemo, useRef, useState } from "react";
 import { withEnumNames } from "../schema.ts";
@@ -21,7 +19,9 @@ import { editWidgets } from "../widgets/registry.ts";
 import { EnumSelect } from "./EnumSelect.tsx";
 import { FieldTemplate } from "./FieldTemplate.tsx";
 import type { FormContext } from "./fieldErrors.ts";
+import { formSchemaOf } from "./formSchema.ts";
 import { KeyValueField } from "./KeyValueField.tsx";
+import { formValidator } from "./precompiled.ts";
 
 export { type FormContext, mapFieldErrors, withoutNulls } from "./fieldErrors.ts";
 
@@ -155,18 +155,15 @@ export function SchemaForm(props: SchemaFormProps) {
     }),
     [props.schema, props.uiSchema, props.hideSubmit, props.submitLabel, props.submitting, props.disabled],
   );
-  // The card or dialog around the form already shows the schema's title.
-  const formSchema = useMemo(
-    () => ({ ...props.schema, title: undefined, description: undefined }) as RJSFSchema,
-    [props.schema],
-  );
+  const formSchema = useMemo(() => formSchemaOf(props.schema), [props.schema]);
+  const validator = useMemo(() => formValidator(formSchema), [formSchema]);
   const formContext = useMemo<FormContext>(() => ({ formData: props.formData, colon: false }), [props.formData]);
   const earlyErrors = useMemo(() => {
     if (submitted || touched.size === 0) return undefined;
     const data = getDefaultFormState(validator, formSchema, props.formData, formSchema, false, ARRAY_DEFAULTS);
     const { errorSchema } = validator.validateFormData(data, formSchema, undefined, transformErrors, uiSchema);
     return touchedErrors(errorSchema, touched);
-  }, [submitted, touched, props.formData, formSchema, uiSchema]);
+  }, [submitted, touched, props.formData, formSchema, uiSchema, validator]);
   // Both kinds side by side: messages of one field are concatenated.
   const extraErrors = useMemo(
     () =>

@@ -551,8 +551,8 @@ export type RemoveEndpointTagMutation = {
 
 export type ErrorLogsQueryVariables = Exact<{
   endpointExId: string;
-  from?: Date | null | undefined;
-  to?: Date | null | undefined;
+  from?: Date | string | null | undefined;
+  to?: Date | string | null | undefined;
   limit: number;
   nextAt?: string | null | undefined;
 }>;
@@ -905,6 +905,31 @@ export type ToggleRpcMethodMutationVariables = Exact<{
 
 export type ToggleRpcMethodMutation = { toggleRpcMethod: { id: string; disabled: boolean } };
 
+export type MetricPointFieldsFragment = { timestamp: Date | string; value: number };
+
+export type NamedMetricPointFieldsFragment = { name: string; timestamp: Date | string; value: number };
+
+export type StreamLogPageFragment = {
+  logs: Array<{ id: string; createdAt: Date | string; level: LogLevel; message: string }>;
+  pageInfo: { endCursor: string | null; hasNextPage: boolean };
+};
+
+export type StreamDeliveryFieldsFragment = {
+  id: string;
+  createdAt: Date | string;
+  startBlock: number;
+  endBlock: number;
+  batches: number;
+  attempt: number;
+  outcome: DeliveryOutcome;
+  httpStatus: number | null;
+  answer: string;
+  latencyMs: number;
+  bytes: number;
+  preview: string | null;
+  isReorg: boolean;
+};
+
 export type FunctionFieldsFragment = {
   id: string;
   name: string;
@@ -1115,8 +1140,8 @@ export type FunctionMetricFieldsFragment = {
 
 export type FunctionMetricsQueryVariables = Exact<{
   id: string | number;
-  startDate?: Date | null | undefined;
-  endDate?: Date | null | undefined;
+  startDate?: Date | string | null | undefined;
+  endDate?: Date | string | null | undefined;
 }>;
 
 export type FunctionMetricsQuery = {
@@ -1185,8 +1210,8 @@ export type FunctionTemplatesQuery = {
 };
 
 export type FunctionsBillingUsageQueryVariables = Exact<{
-  start: Date;
-  end: Date;
+  start: Date | string;
+  end: Date | string;
   tick?: UsageTickType | null | undefined;
 }>;
 
@@ -1355,6 +1380,30 @@ export type DashboardTopEndpointsQuery = {
     endpointStatus: EndpointStatus;
     totalUsage: number;
   }>;
+};
+
+export type KvListFieldsFragment = {
+  key: string;
+  listId: string;
+  numberOfItems: number;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
+
+export type AddressBookFieldsFragment = {
+  key: string;
+  addressBookId: string;
+  numberOfAddresses: number;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
+
+export type KvValueFieldsFragment = { key: string; value: string; createdAt: Date | string; updatedAt: Date | string };
+
+export type KvItemPageFragment = {
+  totalCount: number;
+  edges: Array<{ node: { item: string } }>;
+  pageInfo: { endCursor: string | null; hasNextPage: boolean };
 };
 
 export type KvListsQueryVariables = Exact<{
@@ -1681,10 +1730,21 @@ export type StreamRawPayloadQueryVariables = Exact<{
 
 export type StreamRawPayloadQuery = { streamRawPayload: { payload: unknown; preview: string; size: number } };
 
+export type StreamCountMetricFieldsFragment = {
+  total: number;
+  rate: number;
+  datapoints: Array<{ timestamp: Date | string; value: number }>;
+};
+
+export type StreamSimpleMetricFieldsFragment = {
+  total: number;
+  datapoints: Array<{ timestamp: Date | string; value: number }>;
+};
+
 export type StreamMetricsQueryVariables = Exact<{
   id: string | number;
-  startDate?: Date | null | undefined;
-  endDate?: Date | null | undefined;
+  startDate?: Date | string | null | undefined;
+  endDate?: Date | string | null | undefined;
 }>;
 
 export type StreamMetricsQuery = {
@@ -2001,22 +2061,6 @@ export type StreamFunctionsQueryVariables = Exact<{ [key: string]: never }>;
 
 export type StreamFunctionsQuery = { functions: Array<{ id: string; name: string }> };
 
-export type StreamDeliveryFieldsFragment = {
-  id: string;
-  createdAt: Date | string;
-  startBlock: number;
-  endBlock: number;
-  batches: number;
-  attempt: number;
-  outcome: DeliveryOutcome;
-  httpStatus: number | null;
-  answer: string;
-  latencyMs: number;
-  bytes: number;
-  preview: string | null;
-  isReorg: boolean;
-};
-
 export type StreamDeliveriesQueryVariables = Exact<{
   id: string | number;
   first?: number | null | undefined;
@@ -2293,8 +2337,8 @@ export type TestWebhookFilterMutation = {
 
 export type WebhookMetricsQueryVariables = Exact<{
   id: string | number;
-  startDate?: Date | null | undefined;
-  endDate?: Date | null | undefined;
+  startDate?: Date | string | null | undefined;
+  endDate?: Date | string | null | undefined;
 }>;
 
 export type WebhookMetricsQuery = {
@@ -2353,3 +2397,168 @@ export type WebhookDeliveriesQuery = {
     pageInfo: { endCursor: string | null; hasNextPage: boolean };
   };
 };
+
+/** Every operation of the screens' documents by its name: the variables it takes and the data it answers. */
+export interface Operations {
+  AbortKvUpload: { variables: AbortKvUploadMutationVariables; result: AbortKvUploadMutation };
+  ActivateStream: { variables: ActivateStreamMutationVariables; result: ActivateStreamMutation };
+  ActivateWebhook: { variables: ActivateWebhookMutationVariables; result: ActivateWebhookMutation };
+  AddAddressBookItems: { variables: AddAddressBookItemsMutationVariables; result: AddAddressBookItemsMutation };
+  AddEndpointTag: { variables: AddEndpointTagMutationVariables; result: AddEndpointTagMutation };
+  AddListItems: { variables: AddListItemsMutationVariables; result: AddListItemsMutation };
+  AddressBook: { variables: AddressBookQueryVariables; result: AddressBookQuery };
+  AddressBooks: { variables: AddressBooksQueryVariables; result: AddressBooksQuery };
+  ArchiveEndpoint: { variables: ArchiveEndpointMutationVariables; result: ArchiveEndpointMutation };
+  CallFunction: { variables: CallFunctionMutationVariables; result: CallFunctionMutation };
+  Chains: { variables: ChainsQueryVariables; result: ChainsQuery };
+  CheckStreamConnection: { variables: CheckStreamConnectionMutationVariables; result: CheckStreamConnectionMutation };
+  CompleteKvUpload: { variables: CompleteKvUploadMutationVariables; result: CompleteKvUploadMutation };
+  CreateAddressBook: { variables: CreateAddressBookMutationVariables; result: CreateAddressBookMutation };
+  CreateAuthToken: { variables: CreateAuthTokenMutationVariables; result: CreateAuthTokenMutation };
+  CreateDomainMask: { variables: CreateDomainMaskMutationVariables; result: CreateDomainMaskMutation };
+  CreateEndpoint: { variables: CreateEndpointMutationVariables; result: CreateEndpointMutation };
+  CreateFunction: { variables: CreateFunctionMutationVariables; result: CreateFunctionMutation };
+  CreateIp: { variables: CreateIpMutationVariables; result: CreateIpMutation };
+  CreateJwt: { variables: CreateJwtMutationVariables; result: CreateJwtMutation };
+  CreateList: { variables: CreateListMutationVariables; result: CreateListMutation };
+  CreateQuickFunction: { variables: CreateQuickFunctionMutationVariables; result: CreateQuickFunctionMutation };
+  CreateRateLimiter: { variables: CreateRateLimiterMutationVariables; result: CreateRateLimiterMutation };
+  CreateRateLimitKeyOverride: {
+    variables: CreateRateLimitKeyOverrideMutationVariables;
+    result: CreateRateLimitKeyOverrideMutation;
+  };
+  CreateRateLimitOverride: {
+    variables: CreateRateLimitOverrideMutationVariables;
+    result: CreateRateLimitOverrideMutation;
+  };
+  CreateReferrer: { variables: CreateReferrerMutationVariables; result: CreateReferrerMutation };
+  CreateRequestFilter: { variables: CreateRequestFilterMutationVariables; result: CreateRequestFilterMutation };
+  CreateStream: { variables: CreateStreamMutationVariables; result: CreateStreamMutation };
+  CreateStreamWithFunction: {
+    variables: CreateStreamWithFunctionMutationVariables;
+    result: CreateStreamWithFunctionMutation;
+  };
+  CreateValue: { variables: CreateValueMutationVariables; result: CreateValueMutation };
+  CreateWebhook: { variables: CreateWebhookMutationVariables; result: CreateWebhookMutation };
+  DashboardAccount: { variables: DashboardAccountQueryVariables; result: DashboardAccountQuery };
+  DashboardEndpoints: { variables: DashboardEndpointsQueryVariables; result: DashboardEndpointsQuery };
+  DashboardFailingStreams: { variables: DashboardFailingStreamsQueryVariables; result: DashboardFailingStreamsQuery };
+  DashboardFailingWebhooks: {
+    variables: DashboardFailingWebhooksQueryVariables;
+    result: DashboardFailingWebhooksQuery;
+  };
+  DashboardTopEndpoints: { variables: DashboardTopEndpointsQueryVariables; result: DashboardTopEndpointsQuery };
+  DeleteAddressBook: { variables: DeleteAddressBookMutationVariables; result: DeleteAddressBookMutation };
+  DeleteAuthToken: { variables: DeleteAuthTokenMutationVariables; result: DeleteAuthTokenMutation };
+  DeleteDomainMask: { variables: DeleteDomainMaskMutationVariables; result: DeleteDomainMaskMutation };
+  DeleteFunction: { variables: DeleteFunctionMutationVariables; result: DeleteFunctionMutation };
+  DeleteIp: { variables: DeleteIpMutationVariables; result: DeleteIpMutation };
+  DeleteJwt: { variables: DeleteJwtMutationVariables; result: DeleteJwtMutation };
+  DeleteList: { variables: DeleteListMutationVariables; result: DeleteListMutation };
+  DeleteRateLimiter: { variables: DeleteRateLimiterMutationVariables; result: DeleteRateLimiterMutation };
+  DeleteRateLimitKeyOverride: {
+    variables: DeleteRateLimitKeyOverrideMutationVariables;
+    result: DeleteRateLimitKeyOverrideMutation;
+  };
+  DeleteRateLimitOverride: {
+    variables: DeleteRateLimitOverrideMutationVariables;
+    result: DeleteRateLimitOverrideMutation;
+  };
+  DeleteReferrer: { variables: DeleteReferrerMutationVariables; result: DeleteReferrerMutation };
+  DeleteRequestFilter: { variables: DeleteRequestFilterMutationVariables; result: DeleteRequestFilterMutation };
+  DeleteStream: { variables: DeleteStreamMutationVariables; result: DeleteStreamMutation };
+  DeleteValue: { variables: DeleteValueMutationVariables; result: DeleteValueMutation };
+  DeleteWebhook: { variables: DeleteWebhookMutationVariables; result: DeleteWebhookMutation };
+  Endpoint: { variables: EndpointQueryVariables; result: EndpointQuery };
+  EndpointMetrics: { variables: EndpointMetricsQueryVariables; result: EndpointMetricsQuery };
+  EndpointRpcMethods: { variables: EndpointRpcMethodsQueryVariables; result: EndpointRpcMethodsQuery };
+  Endpoints: { variables: EndpointsQueryVariables; result: EndpointsQuery };
+  EndpointSecurity: { variables: EndpointSecurityQueryVariables; result: EndpointSecurityQuery };
+  EndpointTags: { variables: EndpointTagsQueryVariables; result: EndpointTagsQuery };
+  ErrorLogDetails: { variables: ErrorLogDetailsQueryVariables; result: ErrorLogDetailsQuery };
+  ErrorLogs: { variables: ErrorLogsQueryVariables; result: ErrorLogsQuery };
+  Function: { variables: FunctionQueryVariables; result: FunctionQuery };
+  FunctionActivation: { variables: FunctionActivationQueryVariables; result: FunctionActivationQuery };
+  FunctionActivationResult: {
+    variables: FunctionActivationResultQueryVariables;
+    result: FunctionActivationResultQuery;
+  };
+  FunctionHistory: { variables: FunctionHistoryQueryVariables; result: FunctionHistoryQuery };
+  FunctionLogs: { variables: FunctionLogsQueryVariables; result: FunctionLogsQuery };
+  FunctionMetrics: { variables: FunctionMetricsQueryVariables; result: FunctionMetricsQuery };
+  FunctionPermissions: { variables: FunctionPermissionsQueryVariables; result: FunctionPermissionsQuery };
+  Functions: { variables: FunctionsQueryVariables; result: FunctionsQuery };
+  FunctionsBillingUsage: { variables: FunctionsBillingUsageQueryVariables; result: FunctionsBillingUsageQuery };
+  FunctionSettings: { variables: FunctionSettingsQueryVariables; result: FunctionSettingsQuery };
+  FunctionsPlan: { variables: FunctionsPlanQueryVariables; result: FunctionsPlanQuery };
+  FunctionTemplates: { variables: FunctionTemplatesQueryVariables; result: FunctionTemplatesQuery };
+  FunctionVersions: { variables: FunctionVersionsQueryVariables; result: FunctionVersionsQuery };
+  InitiateAddressBookUpload: {
+    variables: InitiateAddressBookUploadMutationVariables;
+    result: InitiateAddressBookUploadMutation;
+  };
+  InitiateListUpload: { variables: InitiateListUploadMutationVariables; result: InitiateListUploadMutation };
+  KvList: { variables: KvListQueryVariables; result: KvListQuery };
+  KvLists: { variables: KvListsQueryVariables; result: KvListsQuery };
+  KvOverview: { variables: KvOverviewQueryVariables; result: KvOverviewQuery };
+  KvUploadPartUrl: { variables: KvUploadPartUrlMutationVariables; result: KvUploadPartUrlMutation };
+  KvUploads: { variables: KvUploadsQueryVariables; result: KvUploadsQuery };
+  KvValue: { variables: KvValueQueryVariables; result: KvValueQuery };
+  KvValues: { variables: KvValuesQueryVariables; result: KvValuesQuery };
+  MigrateStream: { variables: MigrateStreamMutationVariables; result: MigrateStreamMutation };
+  NotificationOutbox: { variables: NotificationOutboxQueryVariables; result: NotificationOutboxQuery };
+  PauseStream: { variables: PauseStreamMutationVariables; result: PauseStreamMutation };
+  PauseWebhook: { variables: PauseWebhookMutationVariables; result: PauseWebhookMutation };
+  Profile: { variables: ProfileQueryVariables; result: ProfileQuery };
+  RateLimiters: { variables: RateLimitersQueryVariables; result: RateLimitersQuery };
+  RateLimits: { variables: RateLimitsQueryVariables; result: RateLimitsQuery };
+  RemoveAddressBookItems: {
+    variables: RemoveAddressBookItemsMutationVariables;
+    result: RemoveAddressBookItemsMutation;
+  };
+  RemoveEndpointTag: { variables: RemoveEndpointTagMutationVariables; result: RemoveEndpointTagMutation };
+  RemoveListItems: { variables: RemoveListItemsMutationVariables; result: RemoveListItemsMutation };
+  SendWebhookPayload: { variables: SendWebhookPayloadMutationVariables; result: SendWebhookPayloadMutation };
+  SetPassword: { variables: SetPasswordMutationVariables; result: SetPasswordMutation };
+  Stream: { variables: StreamQueryVariables; result: StreamQuery };
+  StreamDatasets: { variables: StreamDatasetsQueryVariables; result: StreamDatasetsQuery };
+  StreamDeliveries: { variables: StreamDeliveriesQueryVariables; result: StreamDeliveriesQuery };
+  StreamDestinations: { variables: StreamDestinationsQueryVariables; result: StreamDestinationsQuery };
+  StreamFilterTemplates: { variables: StreamFilterTemplatesQueryVariables; result: StreamFilterTemplatesQuery };
+  StreamFunctions: { variables: StreamFunctionsQueryVariables; result: StreamFunctionsQuery };
+  StreamLatestBlock: { variables: StreamLatestBlockQueryVariables; result: StreamLatestBlockQuery };
+  StreamLogs: { variables: StreamLogsQueryVariables; result: StreamLogsQuery };
+  StreamMetrics: { variables: StreamMetricsQueryVariables; result: StreamMetricsQuery };
+  StreamNetworks: { variables: StreamNetworksQueryVariables; result: StreamNetworksQuery };
+  StreamRawPayload: { variables: StreamRawPayloadQueryVariables; result: StreamRawPayloadQuery };
+  Streams: { variables: StreamsQueryVariables; result: StreamsQuery };
+  Team: { variables: TeamQueryVariables; result: TeamQuery };
+  TestFilterFunction: { variables: TestFilterFunctionMutationVariables; result: TestFilterFunctionMutation };
+  TestFunction: { variables: TestFunctionMutationVariables; result: TestFunctionMutation };
+  TestWebhookFilter: { variables: TestWebhookFilterMutationVariables; result: TestWebhookFilterMutation };
+  TestWebhookUrl: { variables: TestWebhookUrlMutationVariables; result: TestWebhookUrlMutation };
+  ToggleEndpointPaused: { variables: ToggleEndpointPausedMutationVariables; result: ToggleEndpointPausedMutation };
+  ToggleRpcMethod: { variables: ToggleRpcMethodMutationVariables; result: ToggleRpcMethodMutation };
+  UpdateAccount: { variables: UpdateAccountMutationVariables; result: UpdateAccountMutation };
+  UpdateEndpointLabel: { variables: UpdateEndpointLabelMutationVariables; result: UpdateEndpointLabelMutation };
+  UpdateFunction: { variables: UpdateFunctionMutationVariables; result: UpdateFunctionMutation };
+  UpdateIpCustomHeader: { variables: UpdateIpCustomHeaderMutationVariables; result: UpdateIpCustomHeaderMutation };
+  UpdateRateLimiterRate: { variables: UpdateRateLimiterRateMutationVariables; result: UpdateRateLimiterRateMutation };
+  UpdateSecurityOption: { variables: UpdateSecurityOptionMutationVariables; result: UpdateSecurityOptionMutation };
+  UpdateStream: { variables: UpdateStreamMutationVariables; result: UpdateStreamMutation };
+  UpdateUserRole: { variables: UpdateUserRoleMutationVariables; result: UpdateUserRoleMutation };
+  UpdateValue: { variables: UpdateValueMutationVariables; result: UpdateValueMutation };
+  UpdateWebhook: { variables: UpdateWebhookMutationVariables; result: UpdateWebhookMutation };
+  UsageEndpointOptions: { variables: UsageEndpointOptionsQueryVariables; result: UsageEndpointOptionsQuery };
+  UsageOverview: { variables: UsageOverviewQueryVariables; result: UsageOverviewQuery };
+  UsageTopEndpoints: { variables: UsageTopEndpointsQueryVariables; result: UsageTopEndpointsQuery };
+  Webhook: { variables: WebhookQueryVariables; result: WebhookQuery };
+  WebhookDeliveries: { variables: WebhookDeliveriesQueryVariables; result: WebhookDeliveriesQuery };
+  WebhookLatestBlock: { variables: WebhookLatestBlockQueryVariables; result: WebhookLatestBlockQuery };
+  WebhookLogs: { variables: WebhookLogsQueryVariables; result: WebhookLogsQuery };
+  WebhookMetrics: { variables: WebhookMetricsQueryVariables; result: WebhookMetricsQuery };
+  WebhookRawPayload: { variables: WebhookRawPayloadQueryVariables; result: WebhookRawPayloadQuery };
+  Webhooks: { variables: WebhooksQueryVariables; result: WebhooksQuery };
+}
+
+export type OperationName = keyof Operations;

@@ -1,7 +1,9 @@
 /**
  * GraphQL types, made with GraphQL Code Generator from schemas/api.graphql: the resolver map's types
  * (server/graphql/generated/resolvers.ts, with our context and the rows resolvers return as mappers) and
- * the types of the screens' operations (schemas/generated/operations.ts, from screens/**\/*.graphql).
+ * the types of the screens' operations (schemas/generated/operations.ts, from screens/**\/*.graphql),
+ * ending with `Operations`, every operation's variables and result by its name: what code that runs an
+ * operation by name (the tests' `client.op`) is typed with.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -9,7 +11,7 @@ import { codegen } from "@graphql-codegen/core";
 import * as typescript from "@graphql-codegen/typescript";
 import * as typescriptOperations from "@graphql-codegen/typescript-operations";
 import * as typescriptResolvers from "@graphql-codegen/typescript-resolvers";
-import { parse } from "graphql";
+import { type DocumentNode, Kind, parse } from "graphql";
 import { apiSdl } from "../../server/graphql/schema.ts";
 import { formatGenerated } from "./format.ts";
 import { type GeneratedFile, repoRoot } from "./index.ts";
@@ -19,6 +21,8 @@ const RESOLVERS = "server/graphql/generated/resolvers.ts";
 const OPERATIONS = "schemas/generated/operations.ts";
 
 const scalars = { DateTime: { input: "Date", output: "Date | string" }, JSON: "unknown" };
+/** An operation's variables travel as JSON: a DateTime is its ISO text (a Date serializes to it). */
+const operationScalars = { ...scalars, DateTime: { input: "Date | string", output: "Date | string" } };
 
 function operationDocuments() {
   const files: string[] = [];
@@ -58,6 +62,29 @@ const mappers = {
   TopEndpoint: "../../domains/usage/resolvers.ts#TopEndpointView",
 };
 
+/** `Operations`: each named operation's variables and result, as typescript-operations names their types. */
+function operationMap(documents: { document: DocumentNode }[]): string {
+  const entries = documents
+    .flatMap(({ document }) => document.definitions)
+    .flatMap((definition) =>
+      definition.kind === Kind.OPERATION_DEFINITION && definition.name
+        ? [{ name: definition.name.value, type: definition.operation === "mutation" ? "Mutation" : "Query" }]
+        : [],
+    )
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map(({ name, type }) => `  ${name}: { variables: ${name}${type}Variables; result: ${name}${type} };`);
+  return [
+    "",
+    "/** Every operation of the screens' documents by its name: the variables it takes and the data it answers. */",
+    "export interface Operations {",
+    ...entries,
+    "}",
+    "",
+    "export type OperationName = keyof Operations;",
+    "",
+  ].join("\n");
+}
+
 export async function generateGraphqlTypes(): Promise<GeneratedFile[]> {
   // The SDL as the enums generator writes it, so one run of `npm run generate` types the enums it wrote.
   const schema = parse(withEntityEnums(apiSdl()));
@@ -78,19 +105,24 @@ export async function generateGraphqlTypes(): Promise<GeneratedFile[]> {
       enumsAsTypes: true,
     },
   });
+  const documents = operationDocuments();
   const operations = await codegen({
     filename: OPERATIONS,
     schema,
-    documents: operationDocuments(),
+    documents,
     plugins: [{ typescriptOperations: {} }],
     pluginMap: { typescriptOperations },
-    config: { scalars, useTypeImports: true, enumsAsTypes: true },
+    config: { scalars: operationScalars, useTypeImports: true, enumsAsTypes: true },
   });
   return [
     { path: RESOLVERS, content: formatGenerated(RESOLVERS, resolvers, "schemas/api.graphql") },
     {
       path: OPERATIONS,
-      content: formatGenerated(OPERATIONS, operations, "schemas/api.graphql and screens/**/*.graphql"),
+      content: formatGenerated(
+        OPERATIONS,
+        operations + operationMap(documents),
+        "schemas/api.graphql and screens/**/*.graphql",
+      ),
     },
   ];
 }

@@ -6,14 +6,14 @@
 import { type AppConfig, LOOPBACK_HOSTS } from "./config.ts";
 
 /**
- * The console's Content-Security-Policy. Scripts: our own files only, no inline script. `'unsafe-eval'`
- * stays because the forms validate with ajv, which compiles each JSON Schema to a function at run time.
+ * The console's Content-Security-Policy. Scripts: our own files only, no inline script, no eval (the
+ * forms' validators are compiled by `npm run generate`, not in the browser).
  * Styles: antd's CSS-in-JS writes <style> elements at run time and components set `style` attributes,
  * which a nonce cannot cover; so inline styles are allowed for styles only (see README, "Delivery").
  */
 export const CONSOLE_CSP = [
   "default-src 'self'",
-  "script-src 'self' 'unsafe-eval'",
+  "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self' data:",

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signIn, signUp, type TestUser } from "../support/api.ts";
+import type { VariablesOf } from "../support/operations.ts";
 import {
   blockNumbers,
   DEMO_PASSWORD,
@@ -407,17 +408,7 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
     });
     await call(owner, { id, params: 1 });
     await call(owner, { id, params: 2 });
-    type Logs = {
-      functionLogs: {
-        edges: { node: { message: string; level: string; activationId: string } }[];
-        pageInfo: { endCursor: string; hasNextPage: boolean };
-      };
-    };
-    const logs = (args: Record<string, unknown>) =>
-      owner.client.gqlOk<Logs>(
-        "query($id: ID!, $first: Int, $after: String, $levels: [LogLevel!], $searchText: String) { functionLogs(id: $id, first: $first, after: $after, levels: $levels, searchText: $searchText) { edges { node { id activationId createdAt level message } } pageInfo { endCursor hasNextPage } } }",
-        { id, ...args },
-      );
+    const logs = (args: Omit<VariablesOf<"FunctionLogs">, "id">) => owner.client.opOk("FunctionLogs", { id, ...args });
     const all = (await logs({})).functionLogs.edges.map((e) => e.node.message);
     expect(all).toEqual(["bad 2", "careful 2", "start 2", "bad 1", "careful 1", "start 1"]);
     const warnings = (await logs({ levels: ["WARNING", "ERROR"] })).functionLogs.edges.map((e) => e.node.level);
@@ -482,21 +473,7 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
     expect(Number(rows.rows[0].mb_ms) / 1024 / 1000).toBeCloseTo(billed, 12);
     expect(Number(rows.rows[0].response_bytes)).toBe(runs[0].size + runs[1].size);
 
-    const { functionMetrics: m } = await owner.client.gqlOk<{
-      functionMetrics: {
-        execution: { total: number; cumulative: { value: number }[] };
-        error: { total: number };
-        usage: { total: number; datapoints: { value: number }[]; cumulative: { value: number }[] };
-        size: { total: number };
-        duration: { total: number; average: number };
-      };
-    }>(
-      `query($id: ID!, $start: DateTime!) { functionMetrics(id: $id, startDate: $start) {
-        execution { total cumulative { timestamp value } } error { total datapoints { timestamp value } }
-        usage { total datapoints { timestamp value } cumulative { timestamp value } } size { total }
-        duration { total average datapoints { timestamp value } } } }`,
-      { id, start },
-    );
+    const { functionMetrics: m } = await owner.client.opOk("FunctionMetrics", { id, startDate: start });
     expect(m.execution.total).toBe(3);
     expect(m.execution.cumulative.at(-1)?.value).toBe(3);
     expect(m.error.total).toBe(1);
@@ -505,10 +482,7 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
     expect(m.size.total).toBe(runs[0].size + runs[1].size);
     expect(m.duration.average).toBeCloseTo(m.duration.total / 3, 9);
     // The metrics screen's document gives startDate a default: it arrives as text and is read the same.
-    const { functionMetrics: all } = await owner.client.gqlOk<{ functionMetrics: { execution: { total: number } } }>(
-      'query($id: ID!, $start: DateTime = "2000-01-01T00:00:00Z") { functionMetrics(id: $id, startDate: $start) { execution { total } } }',
-      { id },
-    );
+    const { functionMetrics: all } = await owner.client.opOk("FunctionMetrics", { id });
     expect(all.execution.total).toBe(3);
     // A window ending before it starts is refused, and the message says why (a metrics screen shows it).
     const backwards = await owner.client.gql(
@@ -520,16 +494,15 @@ describe("functions: versions, user data, history, logs, metrics and usage", () 
       extensions: { code: "BAD_USER_INPUT", fields: [{ pointer: "/endDate" }] },
     });
 
-    const { functionsBillingUsage: u } = await owner.client.gqlOk<{
-      functionsBillingUsage: { gbSeconds: number; executions: number; ticks: { gbSeconds: number }[] };
-    }>(
-      "query($start: DateTime!, $end: DateTime!) { functionsBillingUsage(start: $start, end: $end, tick: HOUR) { gbSeconds executions errors ticks { timestamp gbSeconds executions errors } } }",
-      { start, end: new Date(Date.now() + 60_000).toISOString() },
-    );
+    const { functionsBillingUsage: u } = await owner.client.opOk("FunctionsBillingUsage", {
+      start,
+      end: new Date(Date.now() + 60_000).toISOString(),
+      tick: "HOUR",
+    });
     expect(u.gbSeconds).toBeGreaterThanOrEqual(billed);
     expect(u.ticks.reduce((a, x) => a + x.gbSeconds, 0)).toBeCloseTo(u.gbSeconds, 9);
     // Usage outlives the function: it is billing history.
-    await owner.client.gqlOk("mutation($id: ID!) { deleteFunction(id: $id) { success } }", { id });
+    await owner.client.opOk("DeleteFunction", { id });
     const after = await t.db.execute<{ n: string }>(
       sql`select sum(executions) as n from function_usage_minutes where function_id = ${id}`,
     );

@@ -6,6 +6,7 @@ import { KvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import * as kvStore from "../../server/domains/kv/store.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signIn, signUp, type TestUser, useTestApp } from "../support/api.ts";
+import type { VariablesOf } from "../support/operations.ts";
 
 // The key-value store: lists, address books (sets) and values per account, the plan's limits,
 // multipart uploads into lists and address books, and the helpers filters and functions read it with.
@@ -17,11 +18,8 @@ const ADD = "success key addedCount";
 const REMOVE = "success key removedCount";
 const address = (i: number) => `0x${i.toString(16).padStart(40, "0")}`;
 
-async function createList(client: GqlClient, input: Record<string, unknown>) {
-  return client.gql<{ createList: { addedCount: number } }>(
-    `mutation($input: CreateKvItemsInput!) { createList(input: $input) { ${ADD} } }`,
-    { input },
-  );
+async function createList(client: GqlClient, input: VariablesOf<"CreateList">["input"]) {
+  return client.op("CreateList", { input });
 }
 
 async function listDetail(client: GqlClient, variables: Record<string, unknown>) {
@@ -86,15 +84,13 @@ describe("lists", () => {
     expect(searched.list.items.edges.map((e) => e.node.item)).toEqual(["red", "green", "green"]);
     expect(searched.list.items.totalCount).toBe(3);
 
-    const added = await owner.client.gqlOk<{ addListItems: unknown }>(
-      `mutation($input: KvItemsInput!) { addListItems(input: $input) { ${ADD} } }`,
-      { input: { key: "colours", itemsText: "cyan\nmagenta, yellow\n\n" } },
-    );
+    const added = await owner.client.opOk("AddListItems", {
+      input: { key: "colours", itemsText: "cyan\nmagenta, yellow\n\n" },
+    });
     expect(added.addListItems).toEqual({ success: true, key: "colours", addedCount: 3 });
-    const removed = await owner.client.gqlOk<{ removeListItems: unknown }>(
-      `mutation($input: KvItemsInput!) { removeListItems(input: $input) { ${REMOVE} } }`,
-      { input: { key: "colours", items: ["green", "black"] } },
-    );
+    const removed = await owner.client.opOk("RemoveListItems", {
+      input: { key: "colours", items: ["green", "black"] },
+    });
     expect(removed.removeListItems).toEqual({ success: true, key: "colours", removedCount: 2 });
     const after = await listDetail(owner.client, { key: "colours", limit: 10 });
     expect(after.list.items.edges.map((e) => e.node.item)).toEqual(["red", "blue", "cyan", "magenta", "yellow"]);
@@ -156,24 +152,21 @@ describe("lists", () => {
 describe("address books", () => {
   it("keep unique addresses; addedCount counts the new ones; a list key is not an address book", async () => {
     const owner = await signUp(ctx.app);
-    const created = await owner.client.gqlOk<{ createAddressBook: unknown }>(
-      `mutation($input: CreateKvItemsInput!) { createAddressBook(input: $input) { ${ADD} } }`,
-      { input: { key: "watched", items: [address(3), address(1), address(3)] } },
-    );
+    const created = await owner.client.opOk("CreateAddressBook", {
+      input: { key: "watched", items: [address(3), address(1), address(3)] },
+    });
     expect(created.createAddressBook).toEqual({ success: true, key: "watched", addedCount: 2 });
-    const added = await owner.client.gqlOk<{ addAddressBookItems: { addedCount: number } }>(
-      `mutation($input: KvItemsInput!) { addAddressBookItems(input: $input) { ${ADD} } }`,
-      { input: { key: "watched", items: [address(1), address(2)] } },
-    );
+    const added = await owner.client.opOk("AddAddressBookItems", {
+      input: { key: "watched", items: [address(1), address(2)] },
+    });
     expect(added.addAddressBookItems.addedCount).toBe(1);
     const book = await bookDetail(owner.client, "watched");
     expect(book.data?.addressBook.addressBook).toEqual({ addressBookId: "watched", numberOfAddresses: 3 });
     expect(book.data?.addressBook.items.edges.map((e) => e.node.item)).toEqual([address(1), address(2), address(3)]);
     expect((await bookDetail(owner.client, "watched", 5, "02")).data?.addressBook.items.totalCount).toBe(1);
-    const removed = await owner.client.gqlOk<{ removeAddressBookItems: { removedCount: number } }>(
-      `mutation($input: KvItemsInput!) { removeAddressBookItems(input: $input) { ${REMOVE} } }`,
-      { input: { key: "watched", items: [address(2), address(9)] } },
-    );
+    const removed = await owner.client.opOk("RemoveAddressBookItems", {
+      input: { key: "watched", items: [address(2), address(9)] },
+    });
     expect(removed.removeAddressBookItems.removedCount).toBe(1);
     const { addressBooks } = await owner.client.gqlOk<{
       addressBooks: { edges: { node: { key: string; numberOfAddresses: number } }[] };
@@ -195,15 +188,13 @@ describe("address books without regard to case", () => {
   it("hold one address in any case once, remove it in any case, and filters agree", async () => {
     const owner = await signUp(ctx.app);
     const mixed = "0xAbCdEf0000000000000000000000000000000001";
-    const created = await owner.client.gqlOk<{ createAddressBook: unknown }>(
-      `mutation($input: CreateKvItemsInput!) { createAddressBook(input: $input) { ${ADD} } }`,
-      { input: { key: "watch", items: [mixed, mixed.toLowerCase(), mixed.toUpperCase().replace("0X", "0x")] } },
-    );
+    const created = await owner.client.opOk("CreateAddressBook", {
+      input: { key: "watch", items: [mixed, mixed.toLowerCase(), mixed.toUpperCase().replace("0X", "0x")] },
+    });
     expect(created.createAddressBook).toEqual({ success: true, key: "watch", addedCount: 1 });
-    const again = await owner.client.gqlOk<{ addAddressBookItems: { addedCount: number } }>(
-      `mutation($input: KvItemsInput!) { addAddressBookItems(input: $input) { ${ADD} } }`,
-      { input: { key: "watch", items: [mixed.toUpperCase()] } },
-    );
+    const again = await owner.client.opOk("AddAddressBookItems", {
+      input: { key: "watch", items: [mixed.toUpperCase()] },
+    });
     expect(again.addAddressBookItems.addedCount).toBe(0);
     const book = await bookDetail(owner.client, "watch");
     expect(book.data?.addressBook.items.edges.map((e) => e.node.item)).toEqual([mixed.toLowerCase()]);
@@ -213,10 +204,7 @@ describe("address books without regard to case", () => {
       expect(await helpers.qnContainsAddressBookItems("watch", [mixed.toUpperCase().replace("0X", "0x")])).toEqual([
         true,
       ]);
-      const removed = await owner.client.gqlOk<{ removeAddressBookItems: { removedCount: number } }>(
-        `mutation($input: KvItemsInput!) { removeAddressBookItems(input: $input) { ${REMOVE} } }`,
-        { input: { key: "watch", items: [mixed] } },
-      );
+      const removed = await owner.client.opOk("RemoveAddressBookItems", { input: { key: "watch", items: [mixed] } });
       expect(removed.removeAddressBookItems.removedCount).toBe(1);
       expect(await helpers.qnContainsAddressBookItems("watch", [mixed.toLowerCase()])).toEqual([false]);
     } finally {

@@ -28,8 +28,7 @@ const FIELDS =
   "id name status network url compression securityToken hasSecurityToken startRange lastDeliveredBlock sequence";
 type Hook = { id: string; status: string; lastDeliveredBlock: number | null; securityToken: string | null };
 
-const webhookOf = async (id: string) =>
-  (await owner.client.gqlOk<{ webhook: Hook }>(`query($id: ID!) { webhook(id: $id) { ${FIELDS} } }`, { id })).webhook;
+const webhookOf = async (id: string) => (await owner.client.opOk("Webhook", { id })).webhook;
 
 describe("webhooks", () => {
   it("creates, tests, sends, activates from LATEST, delivers new blocks, pauses, deletes; tenancy and roles", async () => {
@@ -50,10 +49,7 @@ describe("webhooks", () => {
       expect(createWebhook).toMatchObject({ status: "PAUSED", securityToken: "********", hasSecurityToken: true });
       const id = createWebhook.id;
 
-      const test = await owner.client.gqlOk<{ testWebhookUrl: { success: boolean } }>(
-        "mutation($input: TestWebhookDestinationInput!) { testWebhookUrl(input: $input) { success message } }",
-        { input: { url: receiver.url } },
-      );
+      const test = await owner.client.opOk("TestWebhookUrl", { input: { url: receiver.url } });
       expect(test.testWebhookUrl.success).toBe(true);
 
       const filter = await owner.client.gqlOk<{ testWebhookFilter: { result: unknown; error: string | null } }>(
@@ -68,16 +64,13 @@ describe("webhooks", () => {
       );
       expect(filter.testWebhookFilter).toEqual({ result: 0, logs: [], error: null });
 
-      const raw = await owner.client.gqlOk<{ webhookRawPayload: { payload: { block: { number: string } }[] } }>(
-        `{ webhookRawPayload(network: "${NETWORK}", blockNumber: 3) { payload size } }`,
-      );
-      expect(raw.webhookRawPayload.payload[0].block.number).toBe("0x3");
+      const raw = await owner.client.opOk("WebhookRawPayload", { network: NETWORK, blockNumber: 3 });
+      // The payload is JSON (a batch of blocks); the SDL types it as such.
+      const payload = raw.webhookRawPayload.payload as { block: { number: string } }[];
+      expect(payload[0].block.number).toBe("0x3");
 
       const before = receiver.received.length;
-      const sent = await owner.client.gqlOk<{ sendWebhookPayload: { success: boolean } }>(
-        "mutation($input: SendWebhookPayloadInput!) { sendWebhookPayload(input: $input) { success message } }",
-        { input: { id, blockNumber: 4 } },
-      );
+      const sent = await owner.client.opOk("SendWebhookPayload", { input: { id, blockNumber: 4 } });
       expect(sent.sendWebhookPayload.success).toBe(true);
       const got = receiver.received[before];
       expect(got.json).toEqual([4]);
@@ -90,53 +83,35 @@ describe("webhooks", () => {
       ).toBe(true);
 
       const stranger = await signUp(t.asTestApp);
-      expect(
-        (await stranger.client.gql("query($id: ID!) { webhook(id: $id) { id } }", { id })).errors?.[0].extensions?.code,
-      ).toBe("NOT_FOUND");
-      expect(
-        (await stranger.client.gql("mutation($id: ID!) { activateWebhook(id: $id, from: LAST) { id } }", { id }))
-          .errors?.[0].extensions?.code,
-      ).toBe("NOT_FOUND");
+      expect((await stranger.client.op("Webhook", { id })).errors?.[0].extensions?.code).toBe("NOT_FOUND");
+      expect((await stranger.client.op("ActivateWebhook", { id, from: "LAST" })).errors?.[0].extensions?.code).toBe(
+        "NOT_FOUND",
+      );
       const viewer = await signIn(t.asTestApp, "viewer@nodeplane.local", DEMO_PASSWORD);
-      for (const q of [
-        "mutation($id: ID!) { activateWebhook(id: $id, from: LAST) { id } }",
-        "mutation($id: ID!) { pauseWebhook(id: $id) { id } }",
-        "mutation($id: ID!) { deleteWebhook(id: $id) { success } }",
+      for (const refused of [
+        viewer.client.op("ActivateWebhook", { id, from: "LAST" }),
+        viewer.client.op("PauseWebhook", { id }),
+        viewer.client.op("DeleteWebhook", { id }),
       ]) {
-        expect((await viewer.client.gql(q, { id })).errors?.[0].extensions?.code).toBe("FORBIDDEN");
+        expect((await refused).errors?.[0].extensions?.code).toBe("FORBIDDEN");
       }
 
       const tip = Number.parseInt(await t.rpc<string>("eth_blockNumber"), 16);
-      await owner.client.gqlOk("mutation($id: ID!) { activateWebhook(id: $id, from: LATEST) { id } }", { id });
+      await owner.client.opOk("ActivateWebhook", { id, from: "LATEST" });
       await waitFor("tip delivered", async () => (await webhookOf(id)).lastDeliveredBlock === tip);
       await t.rpc("anvil_mine", ["0x2"]);
       await waitFor("new blocks delivered", async () => (await webhookOf(id)).lastDeliveredBlock === tip + 2);
       const delivered = receiver.received.slice(before + 1).map((r) => r.json);
       expect(delivered).toEqual([[tip], [tip + 1], [tip + 2]]);
 
-      expect(
-        (
-          await owner.client.gqlOk<{ pauseWebhook: Hook }>("mutation($id: ID!) { pauseWebhook(id: $id) { status } }", {
-            id,
-          })
-        ).pauseWebhook.status,
-      ).toBe("PAUSED");
+      expect((await owner.client.opOk("PauseWebhook", { id })).pauseWebhook.status).toBe("PAUSED");
       await t.engine.flushMetrics();
-      const { webhookMetrics } = await owner.client.gqlOk<{
-        webhookMetrics: { processed: number; delivered: number; credits: number };
-      }>(
-        "query($id: ID!, $d: DateTime!) { webhookMetrics(id: $id, startDate: $d) { processed delivered bytesTotal credits } }",
-        { id, d: new Date(Date.now() - 3_600_000).toISOString() },
-      );
+      const { webhookMetrics } = await owner.client.opOk("WebhookMetrics", {
+        id,
+        startDate: new Date(Date.now() - 3_600_000),
+      });
       expect(webhookMetrics).toMatchObject({ processed: 3, delivered: 3, credits: 3 });
-      expect(
-        (
-          await owner.client.gqlOk<{ deleteWebhook: { success: boolean } }>(
-            "mutation($id: ID!) { deleteWebhook(id: $id) { success } }",
-            { id },
-          )
-        ).deleteWebhook.success,
-      ).toBe(true);
+      expect((await owner.client.opOk("DeleteWebhook", { id })).deleteWebhook.success).toBe(true);
     } finally {
       await receiver.close();
     }

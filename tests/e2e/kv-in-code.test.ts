@@ -10,6 +10,7 @@ import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { runOperation } from "./operations.ts";
 
 // A chain of our own as Ethereum Mainnet's upstream, mining a block per transaction, so the test sends
 // the transfer the filter looks for and knows its block.
@@ -36,23 +37,6 @@ async function rpc<T>(method: string, params: unknown[] = []): Promise<T> {
   const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
-}
-
-/** A GraphQL call with the page's session, for what the walk needs but does not test (a paused stream). */
-async function gql<T>(page: Page, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const answer = await page.evaluate(
-    async ({ query, variables }) => {
-      const response = await fetch("/graphql", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query, variables }),
-      });
-      return (await response.json()) as { data?: unknown; errors?: { message: string }[] };
-    },
-    { query, variables },
-  );
-  if (answer.errors?.length) throw new Error(`${query}: ${JSON.stringify(answer.errors)}`);
-  return answer.data as T;
 }
 
 /** A row of the detail view titled `view`, found by its label. */
@@ -116,21 +100,17 @@ describe("key-value store used from code", () => {
     const block = Number.parseInt((receipt as { blockNumber: string } | null)?.blockNumber ?? "", 16);
 
     // The template tested on that block in a (paused) stream's Filter tab: the transfer matches.
-    const { createStream } = await gql<{ createStream: { id: string } }>(
-      page,
-      "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
-      {
-        input: {
-          name: "Watched transfers",
-          network: "ethereum-mainnet",
-          dataset: "BLOCK",
-          destination: "WEBHOOK",
-          // Nothing listens there: the stream stays paused and is only tested.
-          destinationAttributes: { url: "http://127.0.0.1:9/hook", securityToken: "e2e-secret", maxRetry: 1 },
-          startRange: 1,
-        },
+    const { createStream } = await runOperation(page, "CreateStream", {
+      input: {
+        name: "Watched transfers",
+        network: "ethereum-mainnet",
+        dataset: "BLOCK",
+        destination: "WEBHOOK",
+        // Nothing listens there: the stream stays paused and is only tested.
+        destinationAttributes: { url: "http://127.0.0.1:9/hook", securityToken: "e2e-secret", maxRetry: 1 },
+        startRange: 1,
       },
-    );
+    });
     await page.goto(`/streams/${createStream.id}/filter`);
     await page.getByLabel("Template").click();
     await page
@@ -148,11 +128,9 @@ describe("key-value store used from code", () => {
     await screenshot(page, "kv-code-02-filter-match");
 
     // A function that checks the address book and records what it saw: run twice from its Run tab.
-    const { createFunction } = await gql<{ createFunction: { id: string } }>(
-      page,
-      "mutation($input: CreateFunctionInput!) { createFunction(input: $input) { id } }",
-      { input: { name: "Watch checker", code: FUNCTION_CODE } },
-    );
+    const { createFunction } = await runOperation(page, "CreateFunction", {
+      input: { name: "Watch checker", code: FUNCTION_CODE },
+    });
     await page.goto(`/functions/${createFunction.id}`);
     await page.getByRole("heading", { name: "Watch checker" }).waitFor();
     await page.getByRole("link", { name: "Run", exact: true }).click();

@@ -5,6 +5,7 @@
  *   const ctx = useTestApp();                       // in a test file: starts in beforeAll, stops in afterAll
  *   const alice = await signUp(ctx.app);             // a new account; alice.client is signed in
  *   const { data, errors } = await alice.client.gql("{ viewer { email } }");
+ *   const { webhook } = await alice.client.opOk("Webhook", { id });   // a screen's operation, typed
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +17,7 @@ import type { App } from "../../server/app.ts";
 import type { Resolvers } from "../../server/graphql/resolvers.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { TEST_EGRESS_ALLOW } from "./egress.ts";
+import { type OperationName, operationDocument, type ResultOf, type VariablesArg } from "./operations.ts";
 import { TEST_SIGNUPS_PER_HOUR } from "./signups.ts";
 
 export interface GqlError {
@@ -70,6 +72,19 @@ export class GqlClient {
       throw new Error(`GraphQL operation failed: ${JSON.stringify(result.errors ?? result)}`);
     }
     return result.data;
+  }
+
+  /**
+   * Runs a screen's named operation as the console sends it, typed by the generated `Operations`:
+   * `await client.op("Webhook", { id })` answers `{ data: WebhookQuery, errors, status }`.
+   */
+  async op<N extends OperationName>(name: N, ...[variables]: VariablesArg<N>): Promise<GqlResult<ResultOf<N>>> {
+    return this.gql<ResultOf<N>>(await operationDocument(name), variables);
+  }
+
+  /** Like `op`, but throws when the result has errors, and returns `data`. */
+  async opOk<N extends OperationName>(name: N, ...[variables]: VariablesArg<N>): Promise<ResultOf<N>> {
+    return this.gqlOk<ResultOf<N>>(await operationDocument(name), variables);
   }
 
   /** A new client for the same service with no cookies (another browser). */
