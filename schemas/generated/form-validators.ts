@@ -14,145 +14,8 @@ function helper(module: any): (...args: unknown[]) => unknown {
 }
 const equal = helper(equal_module);
 const ucs2length = helper(ucs2length_module);
-export const form0 = validate77;
-function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.id === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "id" },
-        message: "must have required property '" + "id" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.blockNumber === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "blockNumber" },
-        message: "must have required property '" + "blockNumber" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "id" || key0 === "blockNumber")) {
-        const err2 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-    if (data.id !== undefined) {
-      if (typeof data.id !== "string") {
-        const err3 = {
-          instancePath: instancePath + "/id",
-          schemaPath: "#/properties/id/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err3];
-        } else {
-          vErrors.push(err3);
-        }
-        errors++;
-      }
-    }
-    if (data.blockNumber !== undefined) {
-      let data1 = data.blockNumber;
-      if (!(typeof data1 == "number" && !(data1 % 1) && !isNaN(data1))) {
-        const err4 = {
-          instancePath: instancePath + "/blockNumber",
-          schemaPath: "#/properties/blockNumber/type",
-          keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      }
-      if (typeof data1 == "number") {
-        if (data1 > 9007199254740991 || isNaN(data1)) {
-          const err5 = {
-            instancePath: instancePath + "/blockNumber",
-            schemaPath: "#/properties/blockNumber/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 9007199254740991 },
-            message: "must be <= 9007199254740991",
-          };
-          if (vErrors === null) {
-            vErrors = [err5];
-          } else {
-            vErrors.push(err5);
-          }
-          errors++;
-        }
-        if (data1 < 0 || isNaN(data1)) {
-          const err6 = {
-            instancePath: instancePath + "/blockNumber",
-            schemaPath: "#/properties/blockNumber/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: 0 },
-            message: "must be >= 0",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-      }
-    }
-  } else {
-    const err7 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err7];
-    } else {
-      vErrors.push(err7);
-    }
-    errors++;
-  }
-  validate77.errors = vErrors;
-  return errors === 0;
-}
-export const form1 = validate89;
-const schema40 = {
+export const form0 = validate32;
+const schema12 = {
   type: "object",
   title: "Change rate",
   required: ["endpointId", "rateLimiterRateId"],
@@ -168,7 +31,7 @@ const schema40 = {
   },
 };
 const func2 = ucs2length;
-function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate30(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(typeof data == "number" && !(data % 1) && !isNaN(data))) {
@@ -218,10 +81,10 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
   }
-  validate87.errors = vErrors;
+  validate30.errors = vErrors;
   return errors === 0;
 }
-function validate91(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate34(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -270,10 +133,10 @@ function validate91(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate91.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-function validate89(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -375,7 +238,7 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/chain",
           schemaPath: "#/properties/chain/type",
           keyword: "type",
-          params: { type: schema40.properties.chain.type },
+          params: { type: schema12.properties.chain.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -393,7 +256,7 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/network",
           schemaPath: "#/properties/network/type",
           keyword: "type",
-          params: { type: schema40.properties.network.type },
+          params: { type: schema12.properties.network.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -440,27 +303,27 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.rate !== undefined) {
       if (
-        !validate87(data.rate, {
+        !validate30(data.rate, {
           instancePath: instancePath + "/rate",
           parentData: data,
           parentDataProperty: "rate",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate91(data.reason, {
+        !validate34(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
         errors = vErrors.length;
       }
     }
@@ -496,131 +359,11 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate89.errors = vErrors;
+  validate32.errors = vErrors;
   return errors === 0;
 }
-export const form2 = validate108;
-const pattern13 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate108(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.method === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "method" },
-        message: "must have required property '" + "method" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "method")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.method !== undefined) {
-      let data0 = data.method;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err2 = {
-            instancePath: instancePath + "/method",
-            schemaPath: "#/properties/method/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/method",
-            schemaPath: "#/properties/method/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern13.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/method",
-            schemaPath: "#/properties/method/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[A-Za-z][A-Za-z0-9_]*$" },
-            message: 'must match pattern "' + "^[A-Za-z][A-Za-z0-9_]*$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/method",
-          schemaPath: "#/properties/method/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
-    }
-    errors++;
-  }
-  validate108.errors = vErrors;
-  return errors === 0;
-}
-export const form3 = validate110;
-function validate110(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form1 = validate37;
+function validate37(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -707,11 +450,11 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate110.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-export const form4 = validate112;
-const schema54 = {
+export const form2 = validate41;
+const schema18 = {
   type: "object",
   title: "Update a function",
   additionalProperties: false,
@@ -727,14 +470,7 @@ const schema54 = {
       pattern: "^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$",
     },
     description: { type: ["string", "null"], title: "Description", maxLength: 500 },
-    code: {
-      type: "string",
-      title: "Code",
-      minLength: 1,
-      maxLength: 100000,
-      default:
-        "async function main(params) {\n  // params.data: what the stream delivers; params.metadata: the batch's metadata\n  console.log(`blocks ${params.metadata.batch_start_range}-${params.metadata.batch_end_range}`);\n  return { received: Array.isArray(params.data) ? params.data.length : 0 };\n}\n",
-    },
+    code: { $ref: "#/$defs/code" },
     timeoutSec: {
       type: "integer",
       title: "Timeout (s)",
@@ -755,8 +491,60 @@ const schema54 = {
     },
   },
 };
-const pattern14 = new RegExp("^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$", "u");
-function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern1 = new RegExp("^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$", "u");
+function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 100000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 100000 },
+        message: "must NOT have more than 100000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (func2(data) < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minLength",
+        keyword: "minLength",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate39.errors = vErrors;
+  return errors === 0;
+}
+function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -851,7 +639,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern14.test(data1)) {
+        if (!pattern1.test(data1)) {
           const err5 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -889,7 +677,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema54.properties.description.type },
+          params: { type: schema18.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -918,30 +706,43 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
     if (data.code !== undefined) {
-      let data3 = data.code;
-      if (typeof data3 === "string") {
-        if (func2(data3) > 100000) {
-          const err9 = {
-            instancePath: instancePath + "/code",
-            schemaPath: "#/properties/code/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100000 },
-            message: "must NOT have more than 100000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err9];
-          } else {
-            vErrors.push(err9);
-          }
-          errors++;
+      if (
+        !validate39(data.code, {
+          instancePath: instancePath + "/code",
+          parentData: data,
+          parentDataProperty: "code",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.timeoutSec !== undefined) {
+      let data4 = data.timeoutSec;
+      if (!(typeof data4 == "number" && !(data4 % 1) && !isNaN(data4))) {
+        const err9 = {
+          instancePath: instancePath + "/timeoutSec",
+          schemaPath: "#/properties/timeoutSec/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
         }
-        if (func2(data3) < 1) {
+        errors++;
+      }
+      if (typeof data4 == "number") {
+        if (data4 > 60 || isNaN(data4)) {
           const err10 = {
-            instancePath: instancePath + "/code",
-            schemaPath: "#/properties/code/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 60 },
+            message: "must be <= 60",
           };
           if (vErrors === null) {
             vErrors = [err10];
@@ -950,28 +751,29 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-      } else {
-        const err11 = {
-          instancePath: instancePath + "/code",
-          schemaPath: "#/properties/code/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
+        if (data4 < 1 || isNaN(data4)) {
+          const err11 = {
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
         }
-        errors++;
       }
     }
-    if (data.timeoutSec !== undefined) {
-      let data4 = data.timeoutSec;
-      if (!(typeof data4 == "number" && !(data4 % 1) && !isNaN(data4))) {
+    if (data.memoryMb !== undefined) {
+      let data5 = data.memoryMb;
+      if (!(typeof data5 == "number" && !(data5 % 1) && !isNaN(data5))) {
         const err12 = {
-          instancePath: instancePath + "/timeoutSec",
-          schemaPath: "#/properties/timeoutSec/type",
+          instancePath: instancePath + "/memoryMb",
+          schemaPath: "#/properties/memoryMb/type",
           keyword: "type",
           params: { type: "integer" },
           message: "must be integer",
@@ -983,14 +785,14 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
         }
         errors++;
       }
-      if (typeof data4 == "number") {
-        if (data4 > 60 || isNaN(data4)) {
+      if (typeof data5 == "number") {
+        if (data5 > 1024 || isNaN(data5)) {
           const err13 = {
-            instancePath: instancePath + "/timeoutSec",
-            schemaPath: "#/properties/timeoutSec/maximum",
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/maximum",
             keyword: "maximum",
-            params: { comparison: "<=", limit: 60 },
-            message: "must be <= 60",
+            params: { comparison: "<=", limit: 1024 },
+            message: "must be <= 1024",
           };
           if (vErrors === null) {
             vErrors = [err13];
@@ -999,13 +801,13 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (data4 < 1 || isNaN(data4)) {
+        if (data5 < 128 || isNaN(data5)) {
           const err14 = {
-            instancePath: instancePath + "/timeoutSec",
-            schemaPath: "#/properties/timeoutSec/minimum",
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/minimum",
             keyword: "minimum",
-            params: { comparison: ">=", limit: 1 },
-            message: "must be >= 1",
+            params: { comparison: ">=", limit: 128 },
+            message: "must be >= 128",
           };
           if (vErrors === null) {
             vErrors = [err14];
@@ -1014,59 +816,9 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-      }
-    }
-    if (data.memoryMb !== undefined) {
-      let data5 = data.memoryMb;
-      if (!(typeof data5 == "number" && !(data5 % 1) && !isNaN(data5))) {
-        const err15 = {
-          instancePath: instancePath + "/memoryMb",
-          schemaPath: "#/properties/memoryMb/type",
-          keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
-        };
-        if (vErrors === null) {
-          vErrors = [err15];
-        } else {
-          vErrors.push(err15);
-        }
-        errors++;
-      }
-      if (typeof data5 == "number") {
-        if (data5 > 1024 || isNaN(data5)) {
-          const err16 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 1024 },
-            message: "must be <= 1024",
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-        if (data5 < 128 || isNaN(data5)) {
-          const err17 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: 128 },
-            message: "must be >= 128",
-          };
-          if (vErrors === null) {
-            vErrors = [err17];
-          } else {
-            vErrors.push(err17);
-          }
-          errors++;
-        }
         let res0;
         if (128 === 0 || ((res0 = data5 / 128), Math.abs(Math.round(res0) - res0) > 1e-8)) {
-          const err18 = {
+          const err15 = {
             instancePath: instancePath + "/memoryMb",
             schemaPath: "#/properties/memoryMb/multipleOf",
             keyword: "multipleOf",
@@ -1074,16 +826,16 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
             message: "must be multiple of 128",
           };
           if (vErrors === null) {
-            vErrors = [err18];
+            vErrors = [err15];
           } else {
-            vErrors.push(err18);
+            vErrors.push(err15);
           }
           errors++;
         }
       }
     }
   } else {
-    const err19 = {
+    const err16 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -1091,28 +843,90 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err19];
+      vErrors = [err16];
     } else {
-      vErrors.push(err19);
+      vErrors.push(err16);
     }
     errors++;
   }
-  validate112.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-export const form5 = validate113;
-const pattern0 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
-function validate113(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form3 = validate99;
+const schema46 = {
+  type: "object",
+  title: "Create a webhook",
+  additionalProperties: false,
+  required: ["name", "network", "url"],
+  properties: {
+    name: { type: "string", title: "Name", minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f]*$" },
+    network: { type: "string", title: "Network", minLength: 1, maxLength: 64 },
+    url: { type: "string", format: "uri", title: "URL", pattern: "^https?://", maxLength: 2048 },
+    compression: { $ref: "stream#/$defs/compression", title: "Compression", default: "NONE" },
+    securityToken: { type: "string", title: "Security token", writeOnly: true, minLength: 1, maxLength: 4096 },
+    filterFunction: { type: ["string", "null"], title: "Filter function", maxLength: 100000 },
+    startRange: {
+      type: "integer",
+      title: "Start block",
+      description:
+        "The first block to deliver; Latest block starts at the chain tip when the webhook is first activated.",
+      minimum: -1,
+      maximum: 9007199254740991,
+      default: -1,
+    },
+    notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
+    status: {
+      enum: ["ACTIVE", "PAUSED"],
+      "x-enumLabels": { ACTIVE: "Active", PAUSED: "Paused" },
+      title: "Start",
+      description: "Active starts delivering at once; Paused creates it stopped.",
+      default: "PAUSED",
+    },
+  },
+};
+const func28 = Object.prototype.hasOwnProperty;
+const pattern3 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
+const pattern4 = new RegExp("^https?://", "u");
+const formats10 = formats_fullFormats.uri;
+const formats2 =
+  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+const schema22 = {
+  enum: ["NONE", "GZIP", "BZIP2"],
+  "x-enumLabels": { NONE: "None", GZIP: "gzip", BZIP2: "bzip2" },
+  "x-graphql": "WebhookCompression",
+};
+function validate93(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema22.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate93.errors = vErrors;
+  return errors === 0;
+}
+function validate99(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.templateId === undefined) {
+    if (data.name === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "templateId" },
-        message: "must have required property '" + "templateId" + "'",
+        params: { missingProperty: "name" },
+        message: "must have required property '" + "name" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -1121,9 +935,39 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
       }
       errors++;
     }
+    if (data.network === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "network" },
+        message: "must have required property '" + "network" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.url === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "url" },
+        message: "must have required property '" + "url" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
     for (const key0 in data) {
-      if (!(key0 === "templateId" || key0 === "name")) {
-        const err1 = {
+      if (!func28.call(schema46.properties, key0)) {
+        const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
           keyword: "additionalProperties",
@@ -1131,72 +975,38 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
           message: "must NOT have additional properties",
         };
         if (vErrors === null) {
-          vErrors = [err1];
+          vErrors = [err3];
         } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.templateId !== undefined) {
-      let data0 = data.templateId;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err2 = {
-            instancePath: instancePath + "/templateId",
-            schemaPath: "#/properties/templateId/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/templateId",
-            schemaPath: "#/properties/templateId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-      } else {
-        const err4 = {
-          instancePath: instancePath + "/templateId",
-          schemaPath: "#/properties/templateId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
+          vErrors.push(err3);
         }
         errors++;
       }
     }
     if (data.name !== undefined) {
-      let data1 = data.name;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 100) {
-          const err5 = {
+      let data0 = data.name;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err4 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/maxLength",
             keyword: "maxLength",
             params: { limit: 100 },
             message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err5 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
           };
           if (vErrors === null) {
             vErrors = [err5];
@@ -1205,7 +1015,7 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern0.test(data1)) {
+        if (!pattern3.test(data0)) {
           const err6 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -1236,8 +1046,336 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
+    if (data.network !== undefined) {
+      let data1 = data.network;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 64) {
+          const err8 = {
+            instancePath: instancePath + "/network",
+            schemaPath: "#/properties/network/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err9 = {
+            instancePath: instancePath + "/network",
+            schemaPath: "#/properties/network/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + "/network",
+          schemaPath: "#/properties/network/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.url !== undefined) {
+      let data2 = data.url;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 2048) {
+          const err11 = {
+            instancePath: instancePath + "/url",
+            schemaPath: "#/properties/url/maxLength",
+            keyword: "maxLength",
+            params: { limit: 2048 },
+            message: "must NOT have more than 2048 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (!pattern4.test(data2)) {
+          const err12 = {
+            instancePath: instancePath + "/url",
+            schemaPath: "#/properties/url/pattern",
+            keyword: "pattern",
+            params: { pattern: "^https?://" },
+            message: 'must match pattern "' + "^https?://" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        if (!formats10(data2)) {
+          const err13 = {
+            instancePath: instancePath + "/url",
+            schemaPath: "#/properties/url/format",
+            keyword: "format",
+            params: { format: "uri" },
+            message: 'must match format "' + "uri" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+      } else {
+        const err14 = {
+          instancePath: instancePath + "/url",
+          schemaPath: "#/properties/url/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.compression !== undefined) {
+      if (
+        !validate93(data.compression, {
+          instancePath: instancePath + "/compression",
+          parentData: data,
+          parentDataProperty: "compression",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.securityToken !== undefined) {
+      let data4 = data.securityToken;
+      if (typeof data4 === "string") {
+        if (func2(data4) > 4096) {
+          const err15 = {
+            instancePath: instancePath + "/securityToken",
+            schemaPath: "#/properties/securityToken/maxLength",
+            keyword: "maxLength",
+            params: { limit: 4096 },
+            message: "must NOT have more than 4096 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+        if (func2(data4) < 1) {
+          const err16 = {
+            instancePath: instancePath + "/securityToken",
+            schemaPath: "#/properties/securityToken/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + "/securityToken",
+          schemaPath: "#/properties/securityToken/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.filterFunction !== undefined) {
+      let data5 = data.filterFunction;
+      if (typeof data5 !== "string" && data5 !== null) {
+        const err18 = {
+          instancePath: instancePath + "/filterFunction",
+          schemaPath: "#/properties/filterFunction/type",
+          keyword: "type",
+          params: { type: schema46.properties.filterFunction.type },
+          message: "must be string,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+      if (typeof data5 === "string") {
+        if (func2(data5) > 100000) {
+          const err19 = {
+            instancePath: instancePath + "/filterFunction",
+            schemaPath: "#/properties/filterFunction/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100000 },
+            message: "must NOT have more than 100000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.startRange !== undefined) {
+      let data6 = data.startRange;
+      if (!(typeof data6 == "number" && !(data6 % 1) && !isNaN(data6))) {
+        const err20 = {
+          instancePath: instancePath + "/startRange",
+          schemaPath: "#/properties/startRange/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+      if (typeof data6 == "number") {
+        if (data6 > 9007199254740991 || isNaN(data6)) {
+          const err21 = {
+            instancePath: instancePath + "/startRange",
+            schemaPath: "#/properties/startRange/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 9007199254740991 },
+            message: "must be <= 9007199254740991",
+          };
+          if (vErrors === null) {
+            vErrors = [err21];
+          } else {
+            vErrors.push(err21);
+          }
+          errors++;
+        }
+        if (data6 < -1 || isNaN(data6)) {
+          const err22 = {
+            instancePath: instancePath + "/startRange",
+            schemaPath: "#/properties/startRange/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: -1 },
+            message: "must be >= -1",
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.notificationEmail !== undefined) {
+      let data7 = data.notificationEmail;
+      if (typeof data7 !== "string" && data7 !== null) {
+        const err23 = {
+          instancePath: instancePath + "/notificationEmail",
+          schemaPath: "#/properties/notificationEmail/type",
+          keyword: "type",
+          params: { type: schema46.properties.notificationEmail.type },
+          message: "must be string,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+      if (typeof data7 === "string") {
+        if (func2(data7) > 254) {
+          const err24 = {
+            instancePath: instancePath + "/notificationEmail",
+            schemaPath: "#/properties/notificationEmail/maxLength",
+            keyword: "maxLength",
+            params: { limit: 254 },
+            message: "must NOT have more than 254 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+        if (!formats2.test(data7)) {
+          const err25 = {
+            instancePath: instancePath + "/notificationEmail",
+            schemaPath: "#/properties/notificationEmail/format",
+            keyword: "format",
+            params: { format: "email" },
+            message: 'must match format "' + "email" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err25];
+          } else {
+            vErrors.push(err25);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.status !== undefined) {
+      let data8 = data.status;
+      if (!(data8 === "ACTIVE" || data8 === "PAUSED")) {
+        const err26 = {
+          instancePath: instancePath + "/status",
+          schemaPath: "#/properties/status/enum",
+          keyword: "enum",
+          params: { allowedValues: schema46.properties.status.enum },
+          message: "must be equal to one of the allowed values",
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err8 = {
+    const err27 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -1245,17 +1383,767 @@ function validate113(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err8];
+      vErrors = [err27];
     } else {
-      vErrors.push(err8);
+      vErrors.push(err27);
     }
     errors++;
   }
-  validate113.errors = vErrors;
+  validate99.errors = vErrors;
   return errors === 0;
 }
-export const form6 = validate114;
-function validate115(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form4 = validate101;
+const schema47 = {
+  type: "object",
+  title: "Update a webhook",
+  additionalProperties: false,
+  required: ["id"],
+  properties: {
+    id: { type: "string" },
+    name: { type: "string", title: "Name", minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f]*$" },
+    network: { type: "string", title: "Network", minLength: 1, maxLength: 64 },
+    url: { type: "string", format: "uri", title: "URL", pattern: "^https?://", maxLength: 2048 },
+    compression: { $ref: "stream#/$defs/compression", title: "Compression", default: "NONE" },
+    securityToken: { type: "string", title: "Security token", writeOnly: true, minLength: 1, maxLength: 4096 },
+    filterFunction: { type: ["string", "null"], title: "Filter function", maxLength: 100000 },
+    startRange: {
+      type: "integer",
+      title: "Start block",
+      description:
+        "The first block to deliver; Latest block starts at the chain tip when the webhook is first activated.",
+      minimum: -1,
+      maximum: 9007199254740991,
+      default: -1,
+    },
+    notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
+  },
+};
+function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "id" },
+        message: "must have required property '" + "id" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func28.call(schema47.properties, key0)) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      if (typeof data.id !== "string") {
+        const err2 = {
+          instancePath: instancePath + "/id",
+          schemaPath: "#/properties/id/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data1 = data.name;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err3 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (!pattern3.test(data1)) {
+          const err5 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[^\\u0000-\\u001f]*$" },
+            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.network !== undefined) {
+      let data2 = data.network;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 64) {
+          const err7 = {
+            instancePath: instancePath + "/network",
+            schemaPath: "#/properties/network/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (func2(data2) < 1) {
+          const err8 = {
+            instancePath: instancePath + "/network",
+            schemaPath: "#/properties/network/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/network",
+          schemaPath: "#/properties/network/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.url !== undefined) {
+      let data3 = data.url;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 2048) {
+          const err10 = {
+            instancePath: instancePath + "/url",
+            schemaPath: "#/properties/url/maxLength",
+            keyword: "maxLength",
+            params: { limit: 2048 },
+            message: "must NOT have more than 2048 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (!pattern4.test(data3)) {
+          const err11 = {
+            instancePath: instancePath + "/url",
+            schemaPath: "#/properties/url/pattern",
+            keyword: "pattern",
+            params: { pattern: "^https?://" },
+            message: 'must match pattern "' + "^https?://" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (!formats10(data3)) {
+          const err12 = {
+            instancePath: instancePath + "/url",
+            schemaPath: "#/properties/url/format",
+            keyword: "format",
+            params: { format: "uri" },
+            message: 'must match format "' + "uri" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+      } else {
+        const err13 = {
+          instancePath: instancePath + "/url",
+          schemaPath: "#/properties/url/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.compression !== undefined) {
+      if (
+        !validate93(data.compression, {
+          instancePath: instancePath + "/compression",
+          parentData: data,
+          parentDataProperty: "compression",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.securityToken !== undefined) {
+      let data5 = data.securityToken;
+      if (typeof data5 === "string") {
+        if (func2(data5) > 4096) {
+          const err14 = {
+            instancePath: instancePath + "/securityToken",
+            schemaPath: "#/properties/securityToken/maxLength",
+            keyword: "maxLength",
+            params: { limit: 4096 },
+            message: "must NOT have more than 4096 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        if (func2(data5) < 1) {
+          const err15 = {
+            instancePath: instancePath + "/securityToken",
+            schemaPath: "#/properties/securityToken/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+      } else {
+        const err16 = {
+          instancePath: instancePath + "/securityToken",
+          schemaPath: "#/properties/securityToken/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.filterFunction !== undefined) {
+      let data6 = data.filterFunction;
+      if (typeof data6 !== "string" && data6 !== null) {
+        const err17 = {
+          instancePath: instancePath + "/filterFunction",
+          schemaPath: "#/properties/filterFunction/type",
+          keyword: "type",
+          params: { type: schema47.properties.filterFunction.type },
+          message: "must be string,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+      if (typeof data6 === "string") {
+        if (func2(data6) > 100000) {
+          const err18 = {
+            instancePath: instancePath + "/filterFunction",
+            schemaPath: "#/properties/filterFunction/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100000 },
+            message: "must NOT have more than 100000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.startRange !== undefined) {
+      let data7 = data.startRange;
+      if (!(typeof data7 == "number" && !(data7 % 1) && !isNaN(data7))) {
+        const err19 = {
+          instancePath: instancePath + "/startRange",
+          schemaPath: "#/properties/startRange/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+      if (typeof data7 == "number") {
+        if (data7 > 9007199254740991 || isNaN(data7)) {
+          const err20 = {
+            instancePath: instancePath + "/startRange",
+            schemaPath: "#/properties/startRange/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 9007199254740991 },
+            message: "must be <= 9007199254740991",
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+        if (data7 < -1 || isNaN(data7)) {
+          const err21 = {
+            instancePath: instancePath + "/startRange",
+            schemaPath: "#/properties/startRange/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: -1 },
+            message: "must be >= -1",
+          };
+          if (vErrors === null) {
+            vErrors = [err21];
+          } else {
+            vErrors.push(err21);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.notificationEmail !== undefined) {
+      let data8 = data.notificationEmail;
+      if (typeof data8 !== "string" && data8 !== null) {
+        const err22 = {
+          instancePath: instancePath + "/notificationEmail",
+          schemaPath: "#/properties/notificationEmail/type",
+          keyword: "type",
+          params: { type: schema47.properties.notificationEmail.type },
+          message: "must be string,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+      if (typeof data8 === "string") {
+        if (func2(data8) > 254) {
+          const err23 = {
+            instancePath: instancePath + "/notificationEmail",
+            schemaPath: "#/properties/notificationEmail/maxLength",
+            keyword: "maxLength",
+            params: { limit: 254 },
+            message: "must NOT have more than 254 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+        if (!formats2.test(data8)) {
+          const err24 = {
+            instancePath: instancePath + "/notificationEmail",
+            schemaPath: "#/properties/notificationEmail/format",
+            keyword: "format",
+            params: { format: "email" },
+            message: 'must match format "' + "email" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err25 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err25];
+    } else {
+      vErrors.push(err25);
+    }
+    errors++;
+  }
+  validate101.errors = vErrors;
+  return errors === 0;
+}
+export const form5 = validate118;
+const pattern20 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern21 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
+function validate118(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "name" },
+        message: "must have required property '" + "name" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.publicKey === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "publicKey" },
+        message: "must have required property '" + "publicKey" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.kid === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "kid" },
+        message: "must have required property '" + "kid" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "name" || key0 === "kid" || key0 === "publicKey")) {
+        const err3 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err4 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err5 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (!pattern3.test(data0)) {
+          const err6 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[^\\u0000-\\u001f]*$" },
+            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.kid !== undefined) {
+      let data1 = data.kid;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 128) {
+          const err8 = {
+            instancePath: instancePath + "/kid",
+            schemaPath: "#/properties/kid/maxLength",
+            keyword: "maxLength",
+            params: { limit: 128 },
+            message: "must NOT have more than 128 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err9 = {
+            instancePath: instancePath + "/kid",
+            schemaPath: "#/properties/kid/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (!pattern20.test(data1)) {
+          const err10 = {
+            instancePath: instancePath + "/kid",
+            schemaPath: "#/properties/kid/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[\\x21-\\x7e]+$" },
+            message: 'must match pattern "' + "^[\\x21-\\x7e]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/kid",
+          schemaPath: "#/properties/kid/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.publicKey !== undefined) {
+      let data2 = data.publicKey;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 8192) {
+          const err12 = {
+            instancePath: instancePath + "/publicKey",
+            schemaPath: "#/properties/publicKey/maxLength",
+            keyword: "maxLength",
+            params: { limit: 8192 },
+            message: "must NOT have more than 8192 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        if (func2(data2) < 64) {
+          const err13 = {
+            instancePath: instancePath + "/publicKey",
+            schemaPath: "#/properties/publicKey/minLength",
+            keyword: "minLength",
+            params: { limit: 64 },
+            message: "must NOT have fewer than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (!pattern21.test(data2)) {
+          const err14 = {
+            instancePath: instancePath + "/publicKey",
+            schemaPath: "#/properties/publicKey/pattern",
+            keyword: "pattern",
+            params: { pattern: "-----BEGIN PUBLIC KEY-----" },
+            message: 'must match pattern "' + "-----BEGIN PUBLIC KEY-----" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+      } else {
+        const err15 = {
+          instancePath: instancePath + "/publicKey",
+          schemaPath: "#/properties/publicKey/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err16 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err16];
+    } else {
+      vErrors.push(err16);
+    }
+    errors++;
+  }
+  validate118.errors = vErrors;
+  return errors === 0;
+}
+export const form6 = validate119;
+function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -1304,10 +2192,10 @@ function validate115(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate115.errors = vErrors;
+  validate120.errors = vErrors;
   return errors === 0;
 }
-function validate114(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1424,14 +2312,14 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.password !== undefined) {
       if (
-        !validate115(data.password, {
+        !validate120(data.password, {
           instancePath: instancePath + "/password",
           parentData: data,
           parentDataProperty: "password",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+        vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
         errors = vErrors.length;
       }
     }
@@ -1484,1092 +2372,11 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate114.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
 }
-export const form7 = validate117;
-function validate118(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate118.errors = vErrors;
-  return errors === 0;
-}
-function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate120.errors = vErrors;
-  return errors === 0;
-}
-function validate117(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    for (const key0 in data) {
-      if (!(key0 === "paramsJson" || key0 === "userDataJson")) {
-        const err0 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err0];
-        } else {
-          vErrors.push(err0);
-        }
-        errors++;
-      }
-    }
-    if (data.paramsJson !== undefined) {
-      if (
-        !validate118(data.paramsJson, {
-          instancePath: instancePath + "/paramsJson",
-          parentData: data,
-          parentDataProperty: "paramsJson",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.userDataJson !== undefined) {
-      if (
-        !validate120(data.userDataJson, {
-          instancePath: instancePath + "/userDataJson",
-          parentData: data,
-          parentDataProperty: "userDataJson",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-        errors = vErrors.length;
-      }
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate117.errors = vErrors;
-  return errors === 0;
-}
-export const form8 = validate123;
-const pattern17 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate123(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.label === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "label" },
-        message: "must have required property '" + "label" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "label")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.label !== undefined) {
-      let data0 = data.label;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 32) {
-          const err2 = {
-            instancePath: instancePath + "/label",
-            schemaPath: "#/properties/label/maxLength",
-            keyword: "maxLength",
-            params: { limit: 32 },
-            message: "must NOT have more than 32 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/label",
-            schemaPath: "#/properties/label/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern17.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/label",
-            schemaPath: "#/properties/label/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[A-Za-z0-9][A-Za-z0-9 _.:-]*$" },
-            message: 'must match pattern "' + "^[A-Za-z0-9][A-Za-z0-9 _.:-]*$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/label",
-          schemaPath: "#/properties/label/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
-    }
-    errors++;
-  }
-  validate123.errors = vErrors;
-  return errors === 0;
-}
-export const form9 = validate124;
-const schema63 = {
-  type: "object",
-  title: "Update a webhook",
-  additionalProperties: false,
-  required: ["id"],
-  properties: {
-    id: { type: "string" },
-    name: { type: "string", title: "Name", minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f]*$" },
-    network: { type: "string", title: "Network", minLength: 1, maxLength: 64 },
-    url: { type: "string", format: "uri", title: "URL", pattern: "^https?://", maxLength: 2048 },
-    compression: { $ref: "stream#/$defs/compression", title: "Compression", default: "NONE" },
-    securityToken: { type: "string", title: "Security token", writeOnly: true, minLength: 1, maxLength: 4096 },
-    filterFunction: { type: ["string", "null"], title: "Filter function", maxLength: 100000 },
-    startRange: {
-      type: "integer",
-      title: "Start block",
-      description:
-        "The first block to deliver; Latest block starts at the chain tip when the webhook is first activated.",
-      minimum: -1,
-      maximum: 9007199254740991,
-      default: -1,
-    },
-    notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
-  },
-};
-const func12 = Object.prototype.hasOwnProperty;
-const pattern1 = new RegExp("^https?://", "u");
-const formats0 = formats_fullFormats.uri;
-const formats4 =
-  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
-const schema9 = {
-  enum: ["NONE", "GZIP", "BZIP2"],
-  "x-enumLabels": { NONE: "None", GZIP: "gzip", BZIP2: "bzip2" },
-  "x-graphql": "WebhookCompression",
-};
-function validate71(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema9.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate71.errors = vErrors;
-  return errors === 0;
-}
-function validate124(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.id === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "id" },
-        message: "must have required property '" + "id" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!func12.call(schema63.properties, key0)) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.id !== undefined) {
-      if (typeof data.id !== "string") {
-        const err2 = {
-          instancePath: instancePath + "/id",
-          schemaPath: "#/properties/id/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-    if (data.name !== undefined) {
-      let data1 = data.name;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 100) {
-          const err3 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100 },
-            message: "must NOT have more than 100 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err4 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-        if (!pattern0.test(data1)) {
-          const err5 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[^\\u0000-\\u001f]*$" },
-            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err5];
-          } else {
-            vErrors.push(err5);
-          }
-          errors++;
-        }
-      } else {
-        const err6 = {
-          instancePath: instancePath + "/name",
-          schemaPath: "#/properties/name/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err6];
-        } else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-    if (data.network !== undefined) {
-      let data2 = data.network;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 64) {
-          const err7 = {
-            instancePath: instancePath + "/network",
-            schemaPath: "#/properties/network/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
-        }
-        if (func2(data2) < 1) {
-          const err8 = {
-            instancePath: instancePath + "/network",
-            schemaPath: "#/properties/network/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + "/network",
-          schemaPath: "#/properties/network/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-    }
-    if (data.url !== undefined) {
-      let data3 = data.url;
-      if (typeof data3 === "string") {
-        if (func2(data3) > 2048) {
-          const err10 = {
-            instancePath: instancePath + "/url",
-            schemaPath: "#/properties/url/maxLength",
-            keyword: "maxLength",
-            params: { limit: 2048 },
-            message: "must NOT have more than 2048 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err10];
-          } else {
-            vErrors.push(err10);
-          }
-          errors++;
-        }
-        if (!pattern1.test(data3)) {
-          const err11 = {
-            instancePath: instancePath + "/url",
-            schemaPath: "#/properties/url/pattern",
-            keyword: "pattern",
-            params: { pattern: "^https?://" },
-            message: 'must match pattern "' + "^https?://" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err11];
-          } else {
-            vErrors.push(err11);
-          }
-          errors++;
-        }
-        if (!formats0(data3)) {
-          const err12 = {
-            instancePath: instancePath + "/url",
-            schemaPath: "#/properties/url/format",
-            keyword: "format",
-            params: { format: "uri" },
-            message: 'must match format "' + "uri" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err12];
-          } else {
-            vErrors.push(err12);
-          }
-          errors++;
-        }
-      } else {
-        const err13 = {
-          instancePath: instancePath + "/url",
-          schemaPath: "#/properties/url/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
-        } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
-    }
-    if (data.compression !== undefined) {
-      if (
-        !validate71(data.compression, {
-          instancePath: instancePath + "/compression",
-          parentData: data,
-          parentDataProperty: "compression",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.securityToken !== undefined) {
-      let data5 = data.securityToken;
-      if (typeof data5 === "string") {
-        if (func2(data5) > 4096) {
-          const err14 = {
-            instancePath: instancePath + "/securityToken",
-            schemaPath: "#/properties/securityToken/maxLength",
-            keyword: "maxLength",
-            params: { limit: 4096 },
-            message: "must NOT have more than 4096 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-        if (func2(data5) < 1) {
-          const err15 = {
-            instancePath: instancePath + "/securityToken",
-            schemaPath: "#/properties/securityToken/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err15];
-          } else {
-            vErrors.push(err15);
-          }
-          errors++;
-        }
-      } else {
-        const err16 = {
-          instancePath: instancePath + "/securityToken",
-          schemaPath: "#/properties/securityToken/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err16];
-        } else {
-          vErrors.push(err16);
-        }
-        errors++;
-      }
-    }
-    if (data.filterFunction !== undefined) {
-      let data6 = data.filterFunction;
-      if (typeof data6 !== "string" && data6 !== null) {
-        const err17 = {
-          instancePath: instancePath + "/filterFunction",
-          schemaPath: "#/properties/filterFunction/type",
-          keyword: "type",
-          params: { type: schema63.properties.filterFunction.type },
-          message: "must be string,null",
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
-        }
-        errors++;
-      }
-      if (typeof data6 === "string") {
-        if (func2(data6) > 100000) {
-          const err18 = {
-            instancePath: instancePath + "/filterFunction",
-            schemaPath: "#/properties/filterFunction/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100000 },
-            message: "must NOT have more than 100000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err18];
-          } else {
-            vErrors.push(err18);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.startRange !== undefined) {
-      let data7 = data.startRange;
-      if (!(typeof data7 == "number" && !(data7 % 1) && !isNaN(data7))) {
-        const err19 = {
-          instancePath: instancePath + "/startRange",
-          schemaPath: "#/properties/startRange/type",
-          keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
-        };
-        if (vErrors === null) {
-          vErrors = [err19];
-        } else {
-          vErrors.push(err19);
-        }
-        errors++;
-      }
-      if (typeof data7 == "number") {
-        if (data7 > 9007199254740991 || isNaN(data7)) {
-          const err20 = {
-            instancePath: instancePath + "/startRange",
-            schemaPath: "#/properties/startRange/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 9007199254740991 },
-            message: "must be <= 9007199254740991",
-          };
-          if (vErrors === null) {
-            vErrors = [err20];
-          } else {
-            vErrors.push(err20);
-          }
-          errors++;
-        }
-        if (data7 < -1 || isNaN(data7)) {
-          const err21 = {
-            instancePath: instancePath + "/startRange",
-            schemaPath: "#/properties/startRange/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: -1 },
-            message: "must be >= -1",
-          };
-          if (vErrors === null) {
-            vErrors = [err21];
-          } else {
-            vErrors.push(err21);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.notificationEmail !== undefined) {
-      let data8 = data.notificationEmail;
-      if (typeof data8 !== "string" && data8 !== null) {
-        const err22 = {
-          instancePath: instancePath + "/notificationEmail",
-          schemaPath: "#/properties/notificationEmail/type",
-          keyword: "type",
-          params: { type: schema63.properties.notificationEmail.type },
-          message: "must be string,null",
-        };
-        if (vErrors === null) {
-          vErrors = [err22];
-        } else {
-          vErrors.push(err22);
-        }
-        errors++;
-      }
-      if (typeof data8 === "string") {
-        if (func2(data8) > 254) {
-          const err23 = {
-            instancePath: instancePath + "/notificationEmail",
-            schemaPath: "#/properties/notificationEmail/maxLength",
-            keyword: "maxLength",
-            params: { limit: 254 },
-            message: "must NOT have more than 254 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err23];
-          } else {
-            vErrors.push(err23);
-          }
-          errors++;
-        }
-        if (!formats4.test(data8)) {
-          const err24 = {
-            instancePath: instancePath + "/notificationEmail",
-            schemaPath: "#/properties/notificationEmail/format",
-            keyword: "format",
-            params: { format: "email" },
-            message: 'must match format "' + "email" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err24];
-          } else {
-            vErrors.push(err24);
-          }
-          errors++;
-        }
-      }
-    }
-  } else {
-    const err25 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err25];
-    } else {
-      vErrors.push(err25);
-    }
-    errors++;
-  }
-  validate124.errors = vErrors;
-  return errors === 0;
-}
-export const form10 = validate127;
-const schema65 = {
-  type: "object",
-  title: "Addresses",
-  additionalProperties: false,
-  required: ["key"],
-  properties: {
-    key: {
-      type: "string",
-      title: "Key",
-      minLength: 1,
-      maxLength: 128,
-      description: "1 to 128 letters, digits, underscores, dashes, dots or colons.",
-    },
-    items: { type: ["array", "null"], title: "Addresses", items: { type: "string" } },
-    itemsText: {
-      type: ["string", "null"],
-      title: "Addresses",
-      maxLength: 200000,
-      description: "One per line or separated by commas.",
-    },
-  },
-};
-function validate127(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.key === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "key" },
-        message: "must have required property '" + "key" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "key" || key0 === "items" || key0 === "itemsText")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.key !== undefined) {
-      let data0 = data.key;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 128) {
-          const err2 = {
-            instancePath: instancePath + "/key",
-            schemaPath: "#/properties/key/maxLength",
-            keyword: "maxLength",
-            params: { limit: 128 },
-            message: "must NOT have more than 128 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/key",
-            schemaPath: "#/properties/key/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-      } else {
-        const err4 = {
-          instancePath: instancePath + "/key",
-          schemaPath: "#/properties/key/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      }
-    }
-    if (data.items !== undefined) {
-      let data1 = data.items;
-      if (!Array.isArray(data1) && data1 !== null) {
-        const err5 = {
-          instancePath: instancePath + "/items",
-          schemaPath: "#/properties/items/type",
-          keyword: "type",
-          params: { type: schema65.properties.items.type },
-          message: "must be array,null",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-      if (Array.isArray(data1)) {
-        const len0 = data1.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          if (typeof data1[i0] !== "string") {
-            const err6 = {
-              instancePath: instancePath + "/items/" + i0,
-              schemaPath: "#/properties/items/items/type",
-              keyword: "type",
-              params: { type: "string" },
-              message: "must be string",
-            };
-            if (vErrors === null) {
-              vErrors = [err6];
-            } else {
-              vErrors.push(err6);
-            }
-            errors++;
-          }
-        }
-      }
-    }
-    if (data.itemsText !== undefined) {
-      let data3 = data.itemsText;
-      if (typeof data3 !== "string" && data3 !== null) {
-        const err7 = {
-          instancePath: instancePath + "/itemsText",
-          schemaPath: "#/properties/itemsText/type",
-          keyword: "type",
-          params: { type: schema65.properties.itemsText.type },
-          message: "must be string,null",
-        };
-        if (vErrors === null) {
-          vErrors = [err7];
-        } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-      if (typeof data3 === "string") {
-        if (func2(data3) > 200000) {
-          const err8 = {
-            instancePath: instancePath + "/itemsText",
-            schemaPath: "#/properties/itemsText/maxLength",
-            keyword: "maxLength",
-            params: { limit: 200000 },
-            message: "must NOT have more than 200000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      }
-    }
-  } else {
-    const err9 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err9];
-    } else {
-      vErrors.push(err9);
-    }
-    errors++;
-  }
-  validate127.errors = vErrors;
-  return errors === 0;
-}
-export const form11 = validate128;
-const pattern20 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate128(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.ip === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "ip" },
-        message: "must have required property '" + "ip" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "ip")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.ip !== undefined) {
-      let data0 = data.ip;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 49) {
-          const err2 = {
-            instancePath: instancePath + "/ip",
-            schemaPath: "#/properties/ip/maxLength",
-            keyword: "maxLength",
-            params: { limit: 49 },
-            message: "must NOT have more than 49 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 2) {
-          const err3 = {
-            instancePath: instancePath + "/ip",
-            schemaPath: "#/properties/ip/minLength",
-            keyword: "minLength",
-            params: { limit: 2 },
-            message: "must NOT have fewer than 2 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern20.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/ip",
-            schemaPath: "#/properties/ip/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$" },
-            message: 'must match pattern "' + "^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/ip",
-          schemaPath: "#/properties/ip/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
-    }
-    errors++;
-  }
-  validate128.errors = vErrors;
-  return errors === 0;
-}
-export const form12 = validate129;
-const schema67 = {
+export const form7 = validate122;
+const schema59 = {
   type: "object",
   title: "Create a stream",
   additionalProperties: false,
@@ -2626,6 +2433,7 @@ const schema67 = {
     region: { $ref: "#/$defs/region", title: "Region", default: "USA_EAST" },
     status: {
       enum: ["ACTIVE", "PAUSED"],
+      "x-enumLabels": { ACTIVE: "Active", PAUSED: "Paused" },
       title: "Start",
       description: "Active starts delivering at once; Paused creates it stopped.",
       default: "PAUSED",
@@ -2674,9 +2482,9 @@ const schema67 = {
     },
   ],
 };
-const pattern3 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
-const pattern4 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
-function validate24(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern6 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
+const pattern7 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
+function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -2684,7 +2492,7 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema9.enum },
+      params: { allowedValues: schema22.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -2694,10 +2502,10 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate24.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-function validate23(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2762,7 +2570,7 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern1.test(data0)) {
+        if (!pattern4.test(data0)) {
           const err3 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/pattern",
@@ -2777,7 +2585,7 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!formats0(data0)) {
+        if (!formats10(data0)) {
           const err4 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -2810,14 +2618,14 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.compression !== undefined) {
       if (
-        !validate24(data.compression, {
+        !validate46(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
         errors = vErrors.length;
       }
     }
@@ -2842,7 +2650,7 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
         for (const key1 in data2) {
           const _errs7 = errors;
           if (typeof key1 === "string") {
-            if (!pattern3.test(key1)) {
+            if (!pattern6.test(key1)) {
               const err7 = {
                 instancePath: instancePath + "/headers",
                 schemaPath: "#/properties/headers/propertyNames/pattern",
@@ -2894,7 +2702,7 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
               }
               errors++;
             }
-            if (!pattern4.test(data3)) {
+            if (!pattern7.test(data3)) {
               const err10 = {
                 instancePath: instancePath + "/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),
                 schemaPath: "#/properties/headers/additionalProperties/pattern",
@@ -3189,10 +2997,10 @@ function validate23(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate23.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-const schema10 = {
+const schema23 = {
   type: "object",
   title: "PostgreSQL",
   required: ["host", "username", "database", "tableName"],
@@ -3222,9 +3030,9 @@ const schema10 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
-const schema11 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
-function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern8 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
+const schema24 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
+function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "DISABLE" || data === "REQUIRE")) {
@@ -3232,7 +3040,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema11.enum },
+      params: { allowedValues: schema24.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3242,10 +3050,10 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate28.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate49(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3310,7 +3118,7 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema10.properties, key0)) {
+      if (!func28.call(schema23.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -3590,7 +3398,7 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern5.test(data5)) {
+        if (!pattern8.test(data5)) {
           const err21 = {
             instancePath: instancePath + "/tableName",
             schemaPath: "#/properties/tableName/pattern",
@@ -3623,14 +3431,14 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate28(data.sslmode, {
+        !validate50(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
@@ -3783,10 +3591,10 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate27.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-const schema12 = {
+const schema25 = {
   type: "object",
   title: "S3",
   required: ["accessKey", "secretKey", "bucket"],
@@ -3813,8 +3621,8 @@ const schema12 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema13 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
-function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema26 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
+function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "JSON" || data === "PARQUET")) {
@@ -3822,7 +3630,7 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema13.enum },
+      params: { allowedValues: schema26.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3832,10 +3640,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate32.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-function validate31(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3885,7 +3693,7 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema12.properties, key0)) {
+      if (!func28.call(schema25.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4118,27 +3926,27 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate32(data.fileType, {
+        !validate54(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate24(data.fileCompression, {
+        !validate46(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
         errors = vErrors.length;
       }
     }
@@ -4342,10 +4150,10 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate31.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-const schema14 = {
+const schema27 = {
   type: "object",
   title: "Azure Blob",
   required: ["storageAccount", "sasToken", "container"],
@@ -4370,7 +4178,7 @@ const schema14 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4420,7 +4228,7 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema14.properties, key0)) {
+      if (!func28.call(schema27.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4653,27 +4461,27 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate32(data.fileType, {
+        !validate54(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate24(data.fileCompression, {
+        !validate46(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
         errors = vErrors.length;
       }
     }
@@ -4826,10 +4634,10 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
 }
-const schema15 = {
+const schema28 = {
   type: "object",
   title: "Snowflake",
   required: ["username", "account", "warehouse", "database", "schema", "tableName"],
@@ -4862,7 +4670,7 @@ const schema15 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate62(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4957,7 +4765,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema15.properties, key0)) {
+      if (!func28.call(schema28.properties, key0)) {
         const err6 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5176,7 +4984,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/protocol",
           schemaPath: "#/properties/protocol/enum",
           keyword: "enum",
-          params: { allowedValues: schema15.properties.protocol.enum },
+          params: { allowedValues: schema28.properties.protocol.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -5567,10 +5375,10 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
 }
-function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5912,10 +5720,10 @@ function validate42(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-const schema17 = {
+const schema30 = {
   type: "object",
   title: "Kafka",
   required: ["brokers", "topic"],
@@ -5964,13 +5772,13 @@ const schema17 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern6 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
-const pattern7 = new RegExp("^[A-Za-z0-9._-]+$", "u");
-const schema18 = {
+const pattern9 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
+const pattern10 = new RegExp("^[A-Za-z0-9._-]+$", "u");
+const schema31 = {
   enum: ["NONE", "PLAIN", "SCRAM_SHA_256", "SCRAM_SHA_512"],
   "x-enumLabels": { NONE: "None", PLAIN: "PLAIN", SCRAM_SHA_256: "SCRAM-SHA-256", SCRAM_SHA_512: "SCRAM-SHA-512" },
 };
-function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "PLAIN" || data === "SCRAM_SHA_256" || data === "SCRAM_SHA_512")) {
@@ -5978,7 +5786,7 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema18.enum },
+      params: { allowedValues: schema31.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -5988,10 +5796,10 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate67.errors = vErrors;
   return errors === 0;
 }
-function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6026,7 +5834,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema17.properties, key0)) {
+      if (!func28.call(schema30.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6060,7 +5868,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern6.test(data0)) {
+        if (!pattern9.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/brokers",
             schemaPath: "#/properties/brokers/pattern",
@@ -6109,7 +5917,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern7.test(data1)) {
+        if (!pattern10.test(data1)) {
           const err7 = {
             instancePath: instancePath + "/topic",
             schemaPath: "#/properties/topic/pattern",
@@ -6159,14 +5967,14 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.saslMechanism !== undefined) {
       if (
-        !validate45(data.saslMechanism, {
+        !validate67(data.saslMechanism, {
           instancePath: instancePath + "/saslMechanism",
           parentData: data,
           parentDataProperty: "saslMechanism",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+        vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
         errors = vErrors.length;
       }
     }
@@ -6402,10 +6210,10 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
 }
-const schema19 = {
+const schema32 = {
   type: "object",
   title: "MongoDB",
   required: ["host", "database", "collection"],
@@ -6467,9 +6275,9 @@ const schema19 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern8 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
-const pattern9 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
-function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern11 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
+const pattern12 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
+function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6519,7 +6327,7 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema19.properties, key0)) {
+      if (!func28.call(schema32.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6801,7 +6609,7 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern8.test(data6)) {
+        if (!pattern11.test(data6)) {
           const err20 = {
             instancePath: instancePath + "/database",
             schemaPath: "#/properties/database/pattern",
@@ -6865,7 +6673,7 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern9.test(data7)) {
+        if (!pattern12.test(data7)) {
           const err24 = {
             instancePath: instancePath + "/collection",
             schemaPath: "#/properties/collection/pattern",
@@ -7062,10 +6870,10 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate70.errors = vErrors;
   return errors === 0;
 }
-const schema20 = {
+const schema33 = {
   type: "object",
   title: "MySQL",
   required: ["host", "username", "database", "tableName"],
@@ -7096,8 +6904,8 @@ const schema20 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern10 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
-function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern13 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
+function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7162,7 +6970,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema20.properties, key0)) {
+      if (!func28.call(schema33.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7442,7 +7250,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern10.test(data5)) {
+        if (!pattern13.test(data5)) {
           const err21 = {
             instancePath: instancePath + "/tableName",
             schemaPath: "#/properties/tableName/pattern",
@@ -7475,14 +7283,14 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate28(data.sslmode, {
+        !validate50(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
@@ -7635,10 +7443,10 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate50.errors = vErrors;
+  validate72.errors = vErrors;
   return errors === 0;
 }
-const schema21 = {
+const schema34 = {
   type: "object",
   title: "Redis",
   required: ["host", "key"],
@@ -7689,11 +7497,11 @@ const schema21 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema22 = {
+const schema35 = {
   enum: ["STREAM", "LIST", "CHANNEL"],
   "x-enumLabels": { STREAM: "Stream (XADD)", LIST: "List (RPUSH)", CHANNEL: "Pub/sub channel (PUBLISH)" },
 };
-function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "STREAM" || data === "LIST" || data === "CHANNEL")) {
@@ -7701,7 +7509,7 @@ function validate54(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema22.enum },
+      params: { allowedValues: schema35.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -7711,10 +7519,10 @@ function validate54(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate54.errors = vErrors;
+  validate76.errors = vErrors;
   return errors === 0;
 }
-function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7749,7 +7557,7 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema21.properties, key0)) {
+      if (!func28.call(schema34.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7999,14 +7807,14 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.dataStructure !== undefined) {
       if (
-        !validate54(data.dataStructure, {
+        !validate76(data.dataStructure, {
           instancePath: instancePath + "/dataStructure",
           parentData: data,
           parentDataProperty: "dataStructure",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+        vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
         errors = vErrors.length;
       }
     }
@@ -8225,10 +8033,10 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate75.errors = vErrors;
   return errors === 0;
 }
-const schema23 = {
+const schema36 = {
   enum: [
     "BLOCK",
     "BLOCK_WITH_RECEIPTS",
@@ -8257,7 +8065,7 @@ const schema23 = {
   },
   "x-graphql": "StreamDataset",
 };
-function validate57(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -8279,7 +8087,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema23.enum },
+      params: { allowedValues: schema36.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8289,15 +8097,15 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate57.errors = vErrors;
+  validate79.errors = vErrors;
   return errors === 0;
 }
-const schema24 = {
+const schema37 = {
   enum: ["BODY", "HEADER", "NONE"],
   "x-enumLabels": { BODY: "In the body", HEADER: "In headers", NONE: "None" },
   "x-graphql": "StreamMetadata",
 };
-function validate59(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "BODY" || data === "HEADER" || data === "NONE")) {
@@ -8305,7 +8113,7 @@ function validate59(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema24.enum },
+      params: { allowedValues: schema37.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8315,10 +8123,10 @@ function validate59(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate59.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
 }
-const schema25 = {
+const schema38 = {
   enum: ["AZURE", "FUNCTION", "KAFKA", "MONGO", "MYSQL", "POSTGRES", "REDIS", "S3", "SNOWFLAKE", "WEBHOOK"],
   "x-enumLabels": {
     AZURE: "Azure",
@@ -8334,7 +8142,7 @@ const schema25 = {
   },
   "x-graphql": "StreamDestination",
 };
-function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -8355,7 +8163,7 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema25.enum },
+      params: { allowedValues: schema38.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8365,11 +8173,21 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate61.errors = vErrors;
+  validate83.errors = vErrors;
   return errors === 0;
 }
-const schema26 = { enum: ["V1", "V2", "V3", "V4", "V5"], "x-graphql": "FilterVersion" };
-function validate63(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema39 = {
+  enum: ["V1", "V2", "V3", "V4", "V5"],
+  "x-enumLabels": {
+    V1: "V1: main(data)",
+    V2: "V2: main(data, metadata)",
+    V3: "V3: main(stream)",
+    V4: "V4: main(stream), async, qnLib",
+    V5: "V5: main(stream), async, qnLib, strict results (default)",
+  },
+  "x-graphql": "FilterVersion",
+};
+function validate85(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
@@ -8377,7 +8195,7 @@ function validate63(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema26.enum },
+      params: { allowedValues: schema39.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8387,15 +8205,15 @@ function validate63(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate63.errors = vErrors;
+  validate85.errors = vErrors;
   return errors === 0;
 }
-const schema27 = {
+const schema40 = {
   enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
   "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
   "x-graphql": "StreamRegion",
 };
-function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
@@ -8403,7 +8221,7 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema27.enum },
+      params: { allowedValues: schema40.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8413,10 +8231,10 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate65.errors = vErrors;
+  validate87.errors = vErrors;
   return errors === 0;
 }
-function validate129(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate122(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -8460,14 +8278,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate23(data.destinationAttributes, {
+          !validate45(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+          vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
           errors = vErrors.length;
         }
       }
@@ -8531,14 +8349,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate27(data.destinationAttributes, {
+          !validate49(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+          vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
           errors = vErrors.length;
         }
       }
@@ -8602,14 +8420,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate31(data.destinationAttributes, {
+          !validate53(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+          vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
           errors = vErrors.length;
         }
       }
@@ -8673,14 +8491,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate36(data.destinationAttributes, {
+          !validate58(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+          vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
           errors = vErrors.length;
         }
       }
@@ -8744,14 +8562,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate40(data.destinationAttributes, {
+          !validate62(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+          vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
           errors = vErrors.length;
         }
       }
@@ -8815,14 +8633,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate42(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -8886,14 +8704,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate44(data.destinationAttributes, {
+          !validate66(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
           errors = vErrors.length;
         }
       }
@@ -8957,14 +8775,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate48(data.destinationAttributes, {
+          !validate70(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+          vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
           errors = vErrors.length;
         }
       }
@@ -9028,14 +8846,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate50(data.destinationAttributes, {
+          !validate72(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
           errors = vErrors.length;
         }
       }
@@ -9099,14 +8917,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate53(data.destinationAttributes, {
+          !validate75(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
           errors = vErrors.length;
         }
       }
@@ -9221,7 +9039,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema67.properties, key0)) {
+      if (!func28.call(schema59.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -9270,7 +9088,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern0.test(data20)) {
+        if (!pattern3.test(data20)) {
           const err39 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -9352,14 +9170,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate57(data.dataset, {
+        !validate79(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
         errors = vErrors.length;
       }
     }
@@ -9432,27 +9250,27 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate59(data.includeStreamMetadata, {
+        !validate81(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate61(data.destination, {
+        !validate83(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
         errors = vErrors.length;
       }
     }
@@ -9531,7 +9349,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema67.properties.endRange.type },
+          params: { type: schema59.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -9581,7 +9399,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema67.properties.filterFunction.type },
+          params: { type: schema59.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9611,14 +9429,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate63(data.filterVersion, {
+        !validate85(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
         errors = vErrors.length;
       }
     }
@@ -9696,7 +9514,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema67.properties.notificationEmail.type },
+          params: { type: schema59.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9722,7 +9540,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats4.test(data34)) {
+        if (!formats2.test(data34)) {
           const err63 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -9741,14 +9559,14 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate65(data.region, {
+        !validate87(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -9759,7 +9577,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema67.properties.status.enum },
+          params: { allowedValues: schema59.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9785,21 +9603,37 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate129.errors = vErrors;
+  validate122.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate145;
-function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form8 = validate138;
+const schema60 = {
+  type: "object",
+  title: "Activate",
+  additionalProperties: false,
+  required: ["from"],
+  properties: {
+    from: {
+      enum: ["LAST", "LATEST"],
+      "x-enumLabels": { LAST: "Where it stopped", LATEST: "The latest block" },
+      "x-graphql": "StartFrom",
+      title: "Start from",
+      description: "LAST resumes after the last delivered block; LATEST skips to the chain tip.",
+      default: "LAST",
+    },
+  },
+};
+function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.endpointId === undefined) {
+    if (data.from === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "endpointId" },
-        message: "must have required property '" + "endpointId" + "'",
+        params: { missingProperty: "from" },
+        message: "must have required property '" + "from" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -9808,29 +9642,32 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
       }
       errors++;
     }
-    if (data.overrideId === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "overrideId" },
-        message: "must have required property '" + "overrideId" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
     for (const key0 in data) {
-      if (!(key0 === "endpointId" || key0 === "overrideId" || key0 === "reason")) {
-        const err2 = {
+      if (!(key0 === "from")) {
+        const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
           keyword: "additionalProperties",
           params: { additionalProperty: key0 },
           message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.from !== undefined) {
+      let data0 = data.from;
+      if (!(data0 === "LAST" || data0 === "LATEST")) {
+        const err2 = {
+          instancePath: instancePath + "/from",
+          schemaPath: "#/properties/from/enum",
+          keyword: "enum",
+          params: { allowedValues: schema60.properties.from.enum },
+          message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
           vErrors = [err2];
@@ -9840,13 +9677,84 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
-    if (data.endpointId !== undefined) {
-      let data0 = data.endpointId;
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate138.errors = vErrors;
+  return errors === 0;
+}
+export const form9 = validate140;
+const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
+function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.label === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "label" },
+        message: "must have required property '" + "label" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "label")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.label !== undefined) {
+      let data0 = data.label;
       if (typeof data0 === "string") {
+        if (func2(data0) > 32) {
+          const err2 = {
+            instancePath: instancePath + "/label",
+            schemaPath: "#/properties/label/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
         if (func2(data0) < 1) {
           const err3 = {
-            instancePath: instancePath + "/endpointId",
-            schemaPath: "#/properties/endpointId/minLength",
+            instancePath: instancePath + "/label",
+            schemaPath: "#/properties/label/minLength",
             keyword: "minLength",
             params: { limit: 1 },
             message: "must NOT have fewer than 1 characters",
@@ -9858,71 +9766,39 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-      } else {
-        const err4 = {
-          instancePath: instancePath + "/endpointId",
-          schemaPath: "#/properties/endpointId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      }
-    }
-    if (data.overrideId !== undefined) {
-      let data1 = data.overrideId;
-      if (typeof data1 === "string") {
-        if (func2(data1) < 1) {
-          const err5 = {
-            instancePath: instancePath + "/overrideId",
-            schemaPath: "#/properties/overrideId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
+        if (!pattern23.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/label",
+            schemaPath: "#/properties/label/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z0-9][A-Za-z0-9 _.:-]*$" },
+            message: 'must match pattern "' + "^[A-Za-z0-9][A-Za-z0-9 _.:-]*$" + '"',
           };
           if (vErrors === null) {
-            vErrors = [err5];
+            vErrors = [err4];
           } else {
-            vErrors.push(err5);
+            vErrors.push(err4);
           }
           errors++;
         }
       } else {
-        const err6 = {
-          instancePath: instancePath + "/overrideId",
-          schemaPath: "#/properties/overrideId/type",
+        const err5 = {
+          instancePath: instancePath + "/label",
+          schemaPath: "#/properties/label/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
         };
         if (vErrors === null) {
-          vErrors = [err6];
+          vErrors = [err5];
         } else {
-          vErrors.push(err6);
+          vErrors.push(err5);
         }
         errors++;
       }
     }
-    if (data.reason !== undefined) {
-      if (
-        !validate91(data.reason, {
-          instancePath: instancePath + "/reason",
-          parentData: data,
-          parentDataProperty: "reason",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-        errors = vErrors.length;
-      }
-    }
   } else {
-    const err7 = {
+    const err6 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -9930,19 +9806,19 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err7];
+      vErrors = [err6];
     } else {
-      vErrors.push(err7);
+      vErrors.push(err6);
     }
     errors++;
   }
-  validate145.errors = vErrors;
+  validate140.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate148;
-const schema70 = {
+export const form10 = validate142;
+const schema64 = {
   type: "object",
-  title: "Items",
+  title: "Addresses",
   additionalProperties: false,
   required: ["key"],
   properties: {
@@ -9953,16 +9829,16 @@ const schema70 = {
       maxLength: 128,
       description: "1 to 128 letters, digits, underscores, dashes, dots or colons.",
     },
-    items: { type: ["array", "null"], title: "Items", items: { type: "string" } },
+    items: { type: ["array", "null"], title: "Addresses", items: { type: "string" } },
     itemsText: {
       type: ["string", "null"],
-      title: "Items",
+      title: "Addresses",
       maxLength: 200000,
       description: "One per line or separated by commas.",
     },
   },
 };
-function validate148(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10054,7 +9930,7 @@ function validate148(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema70.properties.items.type },
+          params: { type: schema64.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -10092,7 +9968,7 @@ function validate148(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema70.properties.itemsText.type },
+          params: { type: schema64.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10135,1618 +10011,75 @@ function validate148(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate148.errors = vErrors;
+  validate142.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate149;
-const schema35 = {
-  title: "Interval",
-  description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
-  enum: ["SECOND", "MINUTE", "DAY"],
-  "x-enumLabels": { SECOND: "Second", MINUTE: "Minute", DAY: "Day" },
-  "x-graphql": "RateLimiterInterval",
-};
-function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "SECOND" || data === "MINUTE" || data === "DAY")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema35.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate79.errors = vErrors;
-  return errors === 0;
-}
-const pattern12 = new RegExp("^(\\*|[A-Za-z0-9_.:-]+)$", "u");
-function validate84(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 100) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 100 },
-        message: "must NOT have more than 100 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (func2(data) < 1) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/minLength",
-        keyword: "minLength",
-        params: { limit: 1 },
-        message: "must NOT have fewer than 1 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    if (!pattern12.test(data)) {
-      const err2 = {
-        instancePath,
-        schemaPath: "#/pattern",
-        keyword: "pattern",
-        params: { pattern: "^(\\*|[A-Za-z0-9_.:-]+)$" },
-        message: 'must match pattern "' + "^(\\*|[A-Za-z0-9_.:-]+)$" + '"',
-      };
-      if (vErrors === null) {
-        vErrors = [err2];
-      } else {
-        vErrors.push(err2);
-      }
-      errors++;
-    }
-  } else {
-    const err3 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err3];
-    } else {
-      vErrors.push(err3);
-    }
-    errors++;
-  }
-  validate84.errors = vErrors;
-  return errors === 0;
-}
-const func0 = equal;
-function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (Array.isArray(data)) {
-    if (data.length > 100) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxItems",
-        keyword: "maxItems",
-        params: { limit: 100 },
-        message: "must NOT have more than 100 items",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.length < 1) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/minItems",
-        keyword: "minItems",
-        params: { limit: 1 },
-        message: "must NOT have fewer than 1 items",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    const len0 = data.length;
-    for (let i0 = 0; i0 < len0; i0++) {
-      if (
-        !validate84(data[i0], {
-          instancePath: instancePath + "/" + i0,
-          parentData: data,
-          parentDataProperty: i0,
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
-        errors = vErrors.length;
-      }
-    }
-    let i1 = data.length;
-    let j0;
-    if (i1 > 1) {
-      outer0: for (; i1--; ) {
-        for (j0 = i1; j0--; ) {
-          if (func0(data[i1], data[j0])) {
-            const err2 = {
-              instancePath,
-              schemaPath: "#/uniqueItems",
-              keyword: "uniqueItems",
-              params: { i: i1, j: j0 },
-              message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
-            };
-            if (vErrors === null) {
-              vErrors = [err2];
-            } else {
-              vErrors.push(err2);
-            }
-            errors++;
-            break outer0;
-          }
-        }
-      }
-    }
-  } else {
-    const err3 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "array" },
-      message: "must be array",
-    };
-    if (vErrors === null) {
-      vErrors = [err3];
-    } else {
-      vErrors.push(err3);
-    }
-    errors++;
-  }
-  validate83.errors = vErrors;
-  return errors === 0;
-}
-function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.endpointId === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "endpointId" },
-        message: "must have required property '" + "endpointId" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.interval === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "interval" },
-        message: "must have required property '" + "interval" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    if (data.rate === undefined) {
-      const err2 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "rate" },
-        message: "must have required property '" + "rate" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err2];
-      } else {
-        vErrors.push(err2);
-      }
-      errors++;
-    }
-    if (data.methods === undefined) {
-      const err3 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "methods" },
-        message: "must have required property '" + "methods" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err3];
-      } else {
-        vErrors.push(err3);
-      }
-      errors++;
-    }
-    if (data.limitByIP === undefined) {
-      const err4 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "limitByIP" },
-        message: "must have required property '" + "limitByIP" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err4];
-      } else {
-        vErrors.push(err4);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (
-        !(
-          key0 === "endpointId" ||
-          key0 === "interval" ||
-          key0 === "rate" ||
-          key0 === "methods" ||
-          key0 === "reason" ||
-          key0 === "limitByIP"
-        )
-      ) {
-        const err5 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.endpointId !== undefined) {
-      let data0 = data.endpointId;
-      if (typeof data0 === "string") {
-        if (func2(data0) < 1) {
-          const err6 = {
-            instancePath: instancePath + "/endpointId",
-            schemaPath: "#/properties/endpointId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-      } else {
-        const err7 = {
-          instancePath: instancePath + "/endpointId",
-          schemaPath: "#/properties/endpointId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err7];
-        } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-    }
-    if (data.interval !== undefined) {
-      if (
-        !validate79(data.interval, {
-          instancePath: instancePath + "/interval",
-          parentData: data,
-          parentDataProperty: "interval",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.rate !== undefined) {
-      if (
-        !validate87(data.rate, {
-          instancePath: instancePath + "/rate",
-          parentData: data,
-          parentDataProperty: "rate",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.methods !== undefined) {
-      if (
-        !validate83(data.methods, {
-          instancePath: instancePath + "/methods",
-          parentData: data,
-          parentDataProperty: "methods",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.reason !== undefined) {
-      if (
-        !validate91(data.reason, {
-          instancePath: instancePath + "/reason",
-          parentData: data,
-          parentDataProperty: "reason",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.limitByIP !== undefined) {
-      if (typeof data.limitByIP !== "boolean") {
-        const err8 = {
-          instancePath: instancePath + "/limitByIP",
-          schemaPath: "#/properties/limitByIP/type",
-          keyword: "type",
-          params: { type: "boolean" },
-          message: "must be boolean",
-        };
-        if (vErrors === null) {
-          vErrors = [err8];
-        } else {
-          vErrors.push(err8);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err9 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err9];
-    } else {
-      vErrors.push(err9);
-    }
-    errors++;
-  }
-  validate149.errors = vErrors;
-  return errors === 0;
-}
-export const form16 = validate154;
-function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 64) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 64 },
-        message: "must NOT have more than 64 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (func2(data) < 1) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/minLength",
-        keyword: "minLength",
-        params: { limit: 1 },
-        message: "must NOT have fewer than 1 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    if (!pattern0.test(data)) {
-      const err2 = {
-        instancePath,
-        schemaPath: "#/pattern",
-        keyword: "pattern",
-        params: { pattern: "^[^\\u0000-\\u001f]*$" },
-        message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
-      };
-      if (vErrors === null) {
-        vErrors = [err2];
-      } else {
-        vErrors.push(err2);
-      }
-      errors++;
-    }
-  } else {
-    const err3 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err3];
-    } else {
-      vErrors.push(err3);
-    }
-    errors++;
-  }
-  validate155.errors = vErrors;
-  return errors === 0;
-}
-function validate154(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.chain === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "chain" },
-        message: "must have required property '" + "chain" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.network === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "network" },
-        message: "must have required property '" + "network" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "chain" || key0 === "network" || key0 === "label")) {
-        const err2 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-    if (data.chain !== undefined) {
-      let data0 = data.chain;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err3 = {
-            instancePath: instancePath + "/chain",
-            schemaPath: "#/properties/chain/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err4 = {
-            instancePath: instancePath + "/chain",
-            schemaPath: "#/properties/chain/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/chain",
-          schemaPath: "#/properties/chain/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.network !== undefined) {
-      let data1 = data.network;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 64) {
-          const err6 = {
-            instancePath: instancePath + "/network",
-            schemaPath: "#/properties/network/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err7 = {
-            instancePath: instancePath + "/network",
-            schemaPath: "#/properties/network/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
-        }
-      } else {
-        const err8 = {
-          instancePath: instancePath + "/network",
-          schemaPath: "#/properties/network/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err8];
-        } else {
-          vErrors.push(err8);
-        }
-        errors++;
-      }
-    }
-    if (data.label !== undefined) {
-      if (
-        !validate155(data.label, {
-          instancePath: instancePath + "/label",
-          parentData: data,
-          parentDataProperty: "label",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
-        errors = vErrors.length;
-      }
-    }
-  } else {
-    const err9 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err9];
-    } else {
-      vErrors.push(err9);
-    }
-    errors++;
-  }
-  validate154.errors = vErrors;
-  return errors === 0;
-}
-export const form17 = validate157;
-const pattern23 = new RegExp("^[^\\s]+$", "u");
-function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.referrer === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "referrer" },
-        message: "must have required property '" + "referrer" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "referrer")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.referrer !== undefined) {
-      let data0 = data.referrer;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 255) {
-          const err2 = {
-            instancePath: instancePath + "/referrer",
-            schemaPath: "#/properties/referrer/maxLength",
-            keyword: "maxLength",
-            params: { limit: 255 },
-            message: "must NOT have more than 255 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/referrer",
-            schemaPath: "#/properties/referrer/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern23.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/referrer",
-            schemaPath: "#/properties/referrer/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[^\\s]+$" },
-            message: 'must match pattern "' + "^[^\\s]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/referrer",
-          schemaPath: "#/properties/referrer/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
-    }
-    errors++;
-  }
-  validate157.errors = vErrors;
-  return errors === 0;
-}
-export const form18 = validate158;
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.label === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "label" },
-        message: "must have required property '" + "label" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "label")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.label !== undefined) {
-      if (
-        !validate155(data.label, {
-          instancePath: instancePath + "/label",
-          parentData: data,
-          parentDataProperty: "label",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
-        errors = vErrors.length;
-      }
-    }
-  } else {
-    const err2 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err2];
-    } else {
-      vErrors.push(err2);
-    }
-    errors++;
-  }
-  validate158.errors = vErrors;
-  return errors === 0;
-}
-export const form19 = validate160;
-const schema76 = {
+export const form11 = validate143;
+const schema65 = {
   type: "object",
-  title: "Activate",
+  title: "Create a stream with a new function",
   additionalProperties: false,
-  required: ["from"],
+  required: ["name", "network", "dataset", "startRange", "function"],
   properties: {
-    from: {
-      enum: ["LAST", "LATEST"],
-      "x-enumLabels": { LAST: "Where it stopped", LATEST: "The latest block" },
-      "x-graphql": "StartFrom",
-      title: "Start from",
-      description: "LAST resumes after the last delivered block; LATEST skips to the chain tip.",
-      default: "LAST",
+    name: { type: "string", title: "Name", minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f]*$" },
+    network: { type: "string", title: "Network", minLength: 1, maxLength: 64 },
+    dataset: { $ref: "#/$defs/dataset", title: "Dataset" },
+    startRange: {
+      type: "integer",
+      title: "Start block",
+      description:
+        "The first block to deliver; Latest block starts at the chain tip when the stream is first activated.",
+      minimum: -1,
+      maximum: 9007199254740991,
+      default: -1,
+    },
+    endRange: {
+      type: ["integer", "null"],
+      title: "End block",
+      description: "The stream completes after this block; empty runs forever.",
+      minimum: 0,
+      maximum: 9007199254740991,
+    },
+    datasetBatchSize: {
+      type: "integer",
+      title: "Batch size",
+      description: "Blocks per delivery.",
+      minimum: 1,
+      maximum: 100,
+      default: 1,
+    },
+    elasticBatchEnabled: {
+      type: "boolean",
+      title: "Elastic batches",
+      description: "Batches shrink down to one block at the chain tip.",
+      default: true,
+    },
+    includeStreamMetadata: { $ref: "#/$defs/metadataMode", title: "Metadata", default: "NONE" },
+    filterFunction: { type: ["string", "null"], title: "Filter function", maxLength: 100000 },
+    filterVersion: { $ref: "#/$defs/filterVersion", title: "Filter version", default: "V5" },
+    function: { $ref: "function#/$defs/newFunction", title: "New function" },
+    destinationAttributes: { $ref: "#/$defs/functionDeliveryAttributes" },
+    fixBlockReorgs: { type: "boolean", title: "Fix block reorgs", default: false },
+    keepDistanceFromTip: {
+      type: "integer",
+      title: "Distance from tip",
+      description: "Blocks to stay behind the chain tip.",
+      minimum: 0,
+      maximum: 1000,
+      default: 0,
+    },
+    region: { $ref: "#/$defs/region", title: "Region", default: "USA_EAST" },
+    notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
+    status: {
+      enum: ["ACTIVE", "PAUSED"],
+      "x-enumLabels": { ACTIVE: "Active", PAUSED: "Paused" },
+      title: "Start",
+      description: "Active starts delivering at once; Paused creates it stopped.",
+      default: "PAUSED",
     },
   },
 };
-function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.from === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "from" },
-        message: "must have required property '" + "from" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "from")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.from !== undefined) {
-      let data0 = data.from;
-      if (!(data0 === "LAST" || data0 === "LATEST")) {
-        const err2 = {
-          instancePath: instancePath + "/from",
-          schemaPath: "#/properties/from/enum",
-          keyword: "enum",
-          params: { allowedValues: schema76.properties.from.enum },
-          message: "must be equal to one of the allowed values",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err3 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err3];
-    } else {
-      vErrors.push(err3);
-    }
-    errors++;
-  }
-  validate160.errors = vErrors;
-  return errors === 0;
-}
-export const form20 = validate161;
-const pattern25 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern26 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.name === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "name" },
-        message: "must have required property '" + "name" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.publicKey === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "publicKey" },
-        message: "must have required property '" + "publicKey" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    if (data.kid === undefined) {
-      const err2 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "kid" },
-        message: "must have required property '" + "kid" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err2];
-      } else {
-        vErrors.push(err2);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "name" || key0 === "kid" || key0 === "publicKey")) {
-        const err3 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err3];
-        } else {
-          vErrors.push(err3);
-        }
-        errors++;
-      }
-    }
-    if (data.name !== undefined) {
-      let data0 = data.name;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err4 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err5 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err5];
-          } else {
-            vErrors.push(err5);
-          }
-          errors++;
-        }
-        if (!pattern0.test(data0)) {
-          const err6 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[^\\u0000-\\u001f]*$" },
-            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-      } else {
-        const err7 = {
-          instancePath: instancePath + "/name",
-          schemaPath: "#/properties/name/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err7];
-        } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-    }
-    if (data.kid !== undefined) {
-      let data1 = data.kid;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 128) {
-          const err8 = {
-            instancePath: instancePath + "/kid",
-            schemaPath: "#/properties/kid/maxLength",
-            keyword: "maxLength",
-            params: { limit: 128 },
-            message: "must NOT have more than 128 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err9 = {
-            instancePath: instancePath + "/kid",
-            schemaPath: "#/properties/kid/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err9];
-          } else {
-            vErrors.push(err9);
-          }
-          errors++;
-        }
-        if (!pattern25.test(data1)) {
-          const err10 = {
-            instancePath: instancePath + "/kid",
-            schemaPath: "#/properties/kid/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[\\x21-\\x7e]+$" },
-            message: 'must match pattern "' + "^[\\x21-\\x7e]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err10];
-          } else {
-            vErrors.push(err10);
-          }
-          errors++;
-        }
-      } else {
-        const err11 = {
-          instancePath: instancePath + "/kid",
-          schemaPath: "#/properties/kid/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-    if (data.publicKey !== undefined) {
-      let data2 = data.publicKey;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 8192) {
-          const err12 = {
-            instancePath: instancePath + "/publicKey",
-            schemaPath: "#/properties/publicKey/maxLength",
-            keyword: "maxLength",
-            params: { limit: 8192 },
-            message: "must NOT have more than 8192 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err12];
-          } else {
-            vErrors.push(err12);
-          }
-          errors++;
-        }
-        if (func2(data2) < 64) {
-          const err13 = {
-            instancePath: instancePath + "/publicKey",
-            schemaPath: "#/properties/publicKey/minLength",
-            keyword: "minLength",
-            params: { limit: 64 },
-            message: "must NOT have fewer than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err13];
-          } else {
-            vErrors.push(err13);
-          }
-          errors++;
-        }
-        if (!pattern26.test(data2)) {
-          const err14 = {
-            instancePath: instancePath + "/publicKey",
-            schemaPath: "#/properties/publicKey/pattern",
-            keyword: "pattern",
-            params: { pattern: "-----BEGIN PUBLIC KEY-----" },
-            message: 'must match pattern "' + "-----BEGIN PUBLIC KEY-----" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-      } else {
-        const err15 = {
-          instancePath: instancePath + "/publicKey",
-          schemaPath: "#/properties/publicKey/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err15];
-        } else {
-          vErrors.push(err15);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err16 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err16];
-    } else {
-      vErrors.push(err16);
-    }
-    errors++;
-  }
-  validate161.errors = vErrors;
-  return errors === 0;
-}
-export const form21 = validate162;
-const pattern27 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.host === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "host" },
-        message: "must have required property '" + "host" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "host")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.host !== undefined) {
-      let data0 = data.host;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 253) {
-          const err2 = {
-            instancePath: instancePath + "/host",
-            schemaPath: "#/properties/host/maxLength",
-            keyword: "maxLength",
-            params: { limit: 253 },
-            message: "must NOT have more than 253 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 3) {
-          const err3 = {
-            instancePath: instancePath + "/host",
-            schemaPath: "#/properties/host/minLength",
-            keyword: "minLength",
-            params: { limit: 3 },
-            message: "must NOT have fewer than 3 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern27.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/host",
-            schemaPath: "#/properties/host/pattern",
-            keyword: "pattern",
-            params: { pattern: "^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$" },
-            message:
-              'must match pattern "' +
-              "^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$" +
-              '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/host",
-          schemaPath: "#/properties/host/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
-    }
-    errors++;
-  }
-  validate162.errors = vErrors;
-  return errors === 0;
-}
-export const form22 = validate163;
-const schema80 = {
-  title: "Bucket",
-  description: "The endpoint's requests per second, per minute or per day.",
-  enum: ["RPS", "RPM", "RPD"],
-  "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
-  "x-graphql": "RateLimitBucket",
-};
-function validate164(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema80.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate164.errors = vErrors;
-  return errors === 0;
-}
-function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.endpointId === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "endpointId" },
-        message: "must have required property '" + "endpointId" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.bucket === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "bucket" },
-        message: "must have required property '" + "bucket" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    if (data.rateLimit === undefined) {
-      const err2 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "rateLimit" },
-        message: "must have required property '" + "rateLimit" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err2];
-      } else {
-        vErrors.push(err2);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "endpointId" || key0 === "bucket" || key0 === "rateLimit" || key0 === "reason")) {
-        const err3 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err3];
-        } else {
-          vErrors.push(err3);
-        }
-        errors++;
-      }
-    }
-    if (data.endpointId !== undefined) {
-      let data0 = data.endpointId;
-      if (typeof data0 === "string") {
-        if (func2(data0) < 1) {
-          const err4 = {
-            instancePath: instancePath + "/endpointId",
-            schemaPath: "#/properties/endpointId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/endpointId",
-          schemaPath: "#/properties/endpointId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.bucket !== undefined) {
-      if (
-        !validate164(data.bucket, {
-          instancePath: instancePath + "/bucket",
-          parentData: data,
-          parentDataProperty: "bucket",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.rateLimit !== undefined) {
-      if (
-        !validate87(data.rateLimit, {
-          instancePath: instancePath + "/rateLimit",
-          parentData: data,
-          parentDataProperty: "rateLimit",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.reason !== undefined) {
-      if (
-        !validate91(data.reason, {
-          instancePath: instancePath + "/reason",
-          parentData: data,
-          parentDataProperty: "reason",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-        errors = vErrors.length;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
-    }
-    errors++;
-  }
-  validate163.errors = vErrors;
-  return errors === 0;
-}
-export const form23 = validate169;
-const schema82 = {
-  type: "object",
-  title: "Change role",
-  required: ["role"],
-  additionalProperties: false,
-  properties: { role: { enum: ["ADMIN", "VIEWER"], title: "Role" } },
-};
-function validate169(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.role === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "role" },
-        message: "must have required property '" + "role" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "role")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.role !== undefined) {
-      let data0 = data.role;
-      if (!(data0 === "ADMIN" || data0 === "VIEWER")) {
-        const err2 = {
-          instancePath: instancePath + "/role",
-          schemaPath: "#/properties/role/enum",
-          keyword: "enum",
-          params: { allowedValues: schema82.properties.role.enum },
-          message: "must be equal to one of the allowed values",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err3 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err3];
-    } else {
-      vErrors.push(err3);
-    }
-    errors++;
-  }
-  validate169.errors = vErrors;
-  return errors === 0;
-}
-export const form24 = validate170;
-const schema83 = {
+const schema66 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -11761,14 +10094,7 @@ const schema83 = {
       pattern: "^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$",
     },
     description: { type: ["string", "null"], title: "Description", maxLength: 500 },
-    code: {
-      type: "string",
-      title: "Code",
-      minLength: 1,
-      maxLength: 100000,
-      default:
-        "async function main(params) {\n  // params.data: what the stream delivers; params.metadata: the batch's metadata\n  console.log(`blocks ${params.metadata.batch_start_range}-${params.metadata.batch_end_range}`);\n  return { received: Array.isArray(params.data) ? params.data.length : 0 };\n}\n",
-    },
+    code: { $ref: "#/$defs/code" },
     timeoutSec: {
       type: "integer",
       title: "Timeout (s)",
@@ -11789,7 +10115,7 @@ const schema83 = {
     },
   },
 };
-function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate147(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11875,7 +10201,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern14.test(data0)) {
+        if (!pattern1.test(data0)) {
           const err5 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -11913,7 +10239,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema83.properties.description.type },
+          params: { type: schema66.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11942,30 +10268,43 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
     if (data.code !== undefined) {
-      let data2 = data.code;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 100000) {
-          const err9 = {
-            instancePath: instancePath + "/code",
-            schemaPath: "#/properties/code/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100000 },
-            message: "must NOT have more than 100000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err9];
-          } else {
-            vErrors.push(err9);
-          }
-          errors++;
+      if (
+        !validate39(data.code, {
+          instancePath: instancePath + "/code",
+          parentData: data,
+          parentDataProperty: "code",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.timeoutSec !== undefined) {
+      let data3 = data.timeoutSec;
+      if (!(typeof data3 == "number" && !(data3 % 1) && !isNaN(data3))) {
+        const err9 = {
+          instancePath: instancePath + "/timeoutSec",
+          schemaPath: "#/properties/timeoutSec/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
         }
-        if (func2(data2) < 1) {
+        errors++;
+      }
+      if (typeof data3 == "number") {
+        if (data3 > 60 || isNaN(data3)) {
           const err10 = {
-            instancePath: instancePath + "/code",
-            schemaPath: "#/properties/code/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 60 },
+            message: "must be <= 60",
           };
           if (vErrors === null) {
             vErrors = [err10];
@@ -11974,28 +10313,29 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-      } else {
-        const err11 = {
-          instancePath: instancePath + "/code",
-          schemaPath: "#/properties/code/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
+        if (data3 < 1 || isNaN(data3)) {
+          const err11 = {
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
         }
-        errors++;
       }
     }
-    if (data.timeoutSec !== undefined) {
-      let data3 = data.timeoutSec;
-      if (!(typeof data3 == "number" && !(data3 % 1) && !isNaN(data3))) {
+    if (data.memoryMb !== undefined) {
+      let data4 = data.memoryMb;
+      if (!(typeof data4 == "number" && !(data4 % 1) && !isNaN(data4))) {
         const err12 = {
-          instancePath: instancePath + "/timeoutSec",
-          schemaPath: "#/properties/timeoutSec/type",
+          instancePath: instancePath + "/memoryMb",
+          schemaPath: "#/properties/memoryMb/type",
           keyword: "type",
           params: { type: "integer" },
           message: "must be integer",
@@ -12007,14 +10347,14 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
         }
         errors++;
       }
-      if (typeof data3 == "number") {
-        if (data3 > 60 || isNaN(data3)) {
+      if (typeof data4 == "number") {
+        if (data4 > 1024 || isNaN(data4)) {
           const err13 = {
-            instancePath: instancePath + "/timeoutSec",
-            schemaPath: "#/properties/timeoutSec/maximum",
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/maximum",
             keyword: "maximum",
-            params: { comparison: "<=", limit: 60 },
-            message: "must be <= 60",
+            params: { comparison: "<=", limit: 1024 },
+            message: "must be <= 1024",
           };
           if (vErrors === null) {
             vErrors = [err13];
@@ -12023,13 +10363,13 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (data3 < 1 || isNaN(data3)) {
+        if (data4 < 128 || isNaN(data4)) {
           const err14 = {
-            instancePath: instancePath + "/timeoutSec",
-            schemaPath: "#/properties/timeoutSec/minimum",
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/minimum",
             keyword: "minimum",
-            params: { comparison: ">=", limit: 1 },
-            message: "must be >= 1",
+            params: { comparison: ">=", limit: 128 },
+            message: "must be >= 128",
           };
           if (vErrors === null) {
             vErrors = [err14];
@@ -12038,59 +10378,9 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-      }
-    }
-    if (data.memoryMb !== undefined) {
-      let data4 = data.memoryMb;
-      if (!(typeof data4 == "number" && !(data4 % 1) && !isNaN(data4))) {
-        const err15 = {
-          instancePath: instancePath + "/memoryMb",
-          schemaPath: "#/properties/memoryMb/type",
-          keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
-        };
-        if (vErrors === null) {
-          vErrors = [err15];
-        } else {
-          vErrors.push(err15);
-        }
-        errors++;
-      }
-      if (typeof data4 == "number") {
-        if (data4 > 1024 || isNaN(data4)) {
-          const err16 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 1024 },
-            message: "must be <= 1024",
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-        if (data4 < 128 || isNaN(data4)) {
-          const err17 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: 128 },
-            message: "must be >= 128",
-          };
-          if (vErrors === null) {
-            vErrors = [err17];
-          } else {
-            vErrors.push(err17);
-          }
-          errors++;
-        }
         let res0;
         if (128 === 0 || ((res0 = data4 / 128), Math.abs(Math.round(res0) - res0) > 1e-8)) {
-          const err18 = {
+          const err15 = {
             instancePath: instancePath + "/memoryMb",
             schemaPath: "#/properties/memoryMb/multipleOf",
             keyword: "multipleOf",
@@ -12098,16 +10388,16 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
             message: "must be multiple of 128",
           };
           if (vErrors === null) {
-            vErrors = [err18];
+            vErrors = [err15];
           } else {
-            vErrors.push(err18);
+            vErrors.push(err15);
           }
           errors++;
         }
       }
     }
   } else {
-    const err19 = {
+    const err16 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -12115,80 +10405,16 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err19];
+      vErrors = [err16];
     } else {
-      vErrors.push(err19);
+      vErrors.push(err16);
     }
     errors++;
   }
-  validate170.errors = vErrors;
+  validate147.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate171;
-const schema84 = {
-  type: "object",
-  title: "Create a stream with a new function",
-  additionalProperties: false,
-  required: ["name", "network", "dataset", "startRange", "function"],
-  properties: {
-    name: { type: "string", title: "Name", minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f]*$" },
-    network: { type: "string", title: "Network", minLength: 1, maxLength: 64 },
-    dataset: { $ref: "#/$defs/dataset", title: "Dataset" },
-    startRange: {
-      type: "integer",
-      title: "Start block",
-      description:
-        "The first block to deliver; Latest block starts at the chain tip when the stream is first activated.",
-      minimum: -1,
-      maximum: 9007199254740991,
-      default: -1,
-    },
-    endRange: {
-      type: ["integer", "null"],
-      title: "End block",
-      description: "The stream completes after this block; empty runs forever.",
-      minimum: 0,
-      maximum: 9007199254740991,
-    },
-    datasetBatchSize: {
-      type: "integer",
-      title: "Batch size",
-      description: "Blocks per delivery.",
-      minimum: 1,
-      maximum: 100,
-      default: 1,
-    },
-    elasticBatchEnabled: {
-      type: "boolean",
-      title: "Elastic batches",
-      description: "Batches shrink down to one block at the chain tip.",
-      default: true,
-    },
-    includeStreamMetadata: { $ref: "#/$defs/metadataMode", title: "Metadata", default: "NONE" },
-    filterFunction: { type: ["string", "null"], title: "Filter function", maxLength: 100000 },
-    filterVersion: { $ref: "#/$defs/filterVersion", title: "Filter version", default: "V5" },
-    function: { $ref: "function#/$defs/newFunction", title: "New function" },
-    destinationAttributes: { $ref: "#/$defs/functionDeliveryAttributes" },
-    fixBlockReorgs: { type: "boolean", title: "Fix block reorgs", default: false },
-    keepDistanceFromTip: {
-      type: "integer",
-      title: "Distance from tip",
-      description: "Blocks to stay behind the chain tip.",
-      minimum: 0,
-      maximum: 1000,
-      default: 0,
-    },
-    region: { $ref: "#/$defs/region", title: "Region", default: "USA_EAST" },
-    notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
-    status: {
-      enum: ["ACTIVE", "PAUSED"],
-      title: "Start",
-      description: "Active starts delivering at once; Paused creates it stopped.",
-      default: "PAUSED",
-    },
-  },
-};
-function validate176(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate150(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12465,10 +10691,10 @@ function validate176(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate176.errors = vErrors;
+  validate150.errors = vErrors;
   return errors === 0;
 }
-function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate143(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12548,7 +10774,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema84.properties, key0)) {
+      if (!func28.call(schema65.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -12597,7 +10823,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern0.test(data0)) {
+        if (!pattern3.test(data0)) {
           const err8 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -12679,14 +10905,14 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate57(data.dataset, {
+        !validate79(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
         errors = vErrors.length;
       }
     }
@@ -12747,7 +10973,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema84.properties.endRange.type },
+          params: { type: schema65.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -12859,14 +11085,14 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate59(data.includeStreamMetadata, {
+        !validate81(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
         errors = vErrors.length;
       }
     }
@@ -12877,7 +11103,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema84.properties.filterFunction.type },
+          params: { type: schema65.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12907,40 +11133,40 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate63(data.filterVersion, {
+        !validate85(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
         errors = vErrors.length;
       }
     }
     if (data.function !== undefined) {
       if (
-        !validate170(data.function, {
+        !validate147(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+        vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate176(data.destinationAttributes, {
+        !validate150(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+        vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
         errors = vErrors.length;
       }
     }
@@ -13013,14 +11239,14 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate65(data.region, {
+        !validate87(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -13031,7 +11257,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema84.properties.notificationEmail.type },
+          params: { type: schema65.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13057,7 +11283,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats4.test(data15)) {
+        if (!formats2.test(data15)) {
           const err31 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -13081,7 +11307,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema84.properties.status.enum },
+          params: { allowedValues: schema65.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -13107,18 +11333,32 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate171.errors = vErrors;
+  validate143.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate179;
-const pattern30 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate179(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form12 = validate153;
+function validate153(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.region === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "region" },
+        message: "must have required property '" + "region" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
     for (const key0 in data) {
-      if (!(key0 === "userFullName" || key0 === "telegramUsername")) {
-        const err0 = {
+      if (!(key0 === "region")) {
+        const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
           keyword: "additionalProperties",
@@ -13126,57 +11366,107 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
           message: "must NOT have additional properties",
         };
         if (vErrors === null) {
-          vErrors = [err0];
+          vErrors = [err1];
         } else {
-          vErrors.push(err0);
+          vErrors.push(err1);
         }
         errors++;
       }
     }
-    if (data.userFullName !== undefined) {
-      let data0 = data.userFullName;
+    if (data.region !== undefined) {
+      if (
+        !validate87(data.region, {
+          instancePath: instancePath + "/region",
+          parentData: data,
+          parentDataProperty: "region",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate153.errors = vErrors;
+  return errors === 0;
+}
+export const form13 = validate155;
+const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
+function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.host === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "host" },
+        message: "must have required property '" + "host" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "host")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.host !== undefined) {
+      let data0 = data.host;
       if (typeof data0 === "string") {
-        if (func2(data0) > 120) {
-          const err1 = {
-            instancePath: instancePath + "/userFullName",
-            schemaPath: "#/properties/userFullName/maxLength",
+        if (func2(data0) > 253) {
+          const err2 = {
+            instancePath: instancePath + "/host",
+            schemaPath: "#/properties/host/maxLength",
             keyword: "maxLength",
-            params: { limit: 120 },
-            message: "must NOT have more than 120 characters",
+            params: { limit: 253 },
+            message: "must NOT have more than 253 characters",
           };
           if (vErrors === null) {
-            vErrors = [err1];
+            vErrors = [err2];
           } else {
-            vErrors.push(err1);
+            vErrors.push(err2);
           }
           errors++;
         }
-      } else {
-        const err2 = {
-          instancePath: instancePath + "/userFullName",
-          schemaPath: "#/properties/userFullName/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-    if (data.telegramUsername !== undefined) {
-      let data1 = data.telegramUsername;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 32) {
+        if (func2(data0) < 3) {
           const err3 = {
-            instancePath: instancePath + "/telegramUsername",
-            schemaPath: "#/properties/telegramUsername/maxLength",
-            keyword: "maxLength",
-            params: { limit: 32 },
-            message: "must NOT have more than 32 characters",
+            instancePath: instancePath + "/host",
+            schemaPath: "#/properties/host/minLength",
+            keyword: "minLength",
+            params: { limit: 3 },
+            message: "must NOT have fewer than 3 characters",
           };
           if (vErrors === null) {
             vErrors = [err3];
@@ -13185,13 +11475,16 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern30.test(data1)) {
+        if (!pattern26.test(data0)) {
           const err4 = {
-            instancePath: instancePath + "/telegramUsername",
-            schemaPath: "#/properties/telegramUsername/pattern",
+            instancePath: instancePath + "/host",
+            schemaPath: "#/properties/host/pattern",
             keyword: "pattern",
-            params: { pattern: "^@?[A-Za-z0-9_]{0,32}$" },
-            message: 'must match pattern "' + "^@?[A-Za-z0-9_]{0,32}$" + '"',
+            params: { pattern: "^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$" },
+            message:
+              'must match pattern "' +
+              "^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$" +
+              '"',
           };
           if (vErrors === null) {
             vErrors = [err4];
@@ -13202,8 +11495,8 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
         }
       } else {
         const err5 = {
-          instancePath: instancePath + "/telegramUsername",
-          schemaPath: "#/properties/telegramUsername/type",
+          instancePath: instancePath + "/host",
+          schemaPath: "#/properties/host/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
@@ -13231,51 +11524,21 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate179.errors = vErrors;
+  validate155.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate180;
-const schema87 = {
-  type: "object",
-  title: "Create a webhook",
-  additionalProperties: false,
-  required: ["name", "network", "url"],
-  properties: {
-    name: { type: "string", title: "Name", minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f]*$" },
-    network: { type: "string", title: "Network", minLength: 1, maxLength: 64 },
-    url: { type: "string", format: "uri", title: "URL", pattern: "^https?://", maxLength: 2048 },
-    compression: { $ref: "stream#/$defs/compression", title: "Compression", default: "NONE" },
-    securityToken: { type: "string", title: "Security token", writeOnly: true, minLength: 1, maxLength: 4096 },
-    filterFunction: { type: ["string", "null"], title: "Filter function", maxLength: 100000 },
-    startRange: {
-      type: "integer",
-      title: "Start block",
-      description:
-        "The first block to deliver; Latest block starts at the chain tip when the webhook is first activated.",
-      minimum: -1,
-      maximum: 9007199254740991,
-      default: -1,
-    },
-    notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
-    status: {
-      enum: ["ACTIVE", "PAUSED"],
-      title: "Start",
-      description: "Active starts delivering at once; Paused creates it stopped.",
-      default: "PAUSED",
-    },
-  },
-};
-function validate180(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form14 = validate156;
+function validate156(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.name === undefined) {
+    if (data.endpointId === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "name" },
-        message: "must have required property '" + "name" + "'",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -13284,13 +11547,13 @@ function validate180(data, { instancePath = "", parentData, parentDataProperty, 
       }
       errors++;
     }
-    if (data.network === undefined) {
+    if (data.overrideId === undefined) {
       const err1 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "network" },
-        message: "must have required property '" + "network" + "'",
+        params: { missingProperty: "overrideId" },
+        message: "must have required property '" + "overrideId" + "'",
       };
       if (vErrors === null) {
         vErrors = [err1];
@@ -13299,24 +11562,9 @@ function validate180(data, { instancePath = "", parentData, parentDataProperty, 
       }
       errors++;
     }
-    if (data.url === undefined) {
-      const err2 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "url" },
-        message: "must have required property '" + "url" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err2];
-      } else {
-        vErrors.push(err2);
-      }
-      errors++;
-    }
     for (const key0 in data) {
-      if (!func12.call(schema87.properties, key0)) {
-        const err3 = {
+      if (!(key0 === "endpointId" || key0 === "overrideId" || key0 === "reason")) {
+        const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
           keyword: "additionalProperties",
@@ -13324,35 +11572,54 @@ function validate180(data, { instancePath = "", parentData, parentDataProperty, 
           message: "must NOT have additional properties",
         };
         if (vErrors === null) {
-          vErrors = [err3];
+          vErrors = [err2];
         } else {
-          vErrors.push(err3);
+          vErrors.push(err2);
         }
         errors++;
       }
     }
-    if (data.name !== undefined) {
-      let data0 = data.name;
+    if (data.endpointId !== undefined) {
+      let data0 = data.endpointId;
       if (typeof data0 === "string") {
-        if (func2(data0) > 100) {
-          const err4 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100 },
-            message: "must NOT have more than 100 characters",
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
           };
           if (vErrors === null) {
-            vErrors = [err4];
+            vErrors = [err3];
           } else {
-            vErrors.push(err4);
+            vErrors.push(err3);
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.overrideId !== undefined) {
+      let data1 = data.overrideId;
+      if (typeof data1 === "string") {
+        if (func2(data1) < 1) {
           const err5 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/minLength",
+            instancePath: instancePath + "/overrideId",
+            schemaPath: "#/properties/overrideId/minLength",
             keyword: "minLength",
             params: { limit: 1 },
             message: "must NOT have fewer than 1 characters",
@@ -13364,367 +11631,37 @@ function validate180(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern0.test(data0)) {
-          const err6 = {
-            instancePath: instancePath + "/name",
-            schemaPath: "#/properties/name/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[^\\u0000-\\u001f]*$" },
-            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
       } else {
-        const err7 = {
-          instancePath: instancePath + "/name",
-          schemaPath: "#/properties/name/type",
+        const err6 = {
+          instancePath: instancePath + "/overrideId",
+          schemaPath: "#/properties/overrideId/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
         };
         if (vErrors === null) {
-          vErrors = [err7];
+          vErrors = [err6];
         } else {
-          vErrors.push(err7);
+          vErrors.push(err6);
         }
         errors++;
       }
     }
-    if (data.network !== undefined) {
-      let data1 = data.network;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 64) {
-          const err8 = {
-            instancePath: instancePath + "/network",
-            schemaPath: "#/properties/network/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err9 = {
-            instancePath: instancePath + "/network",
-            schemaPath: "#/properties/network/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err9];
-          } else {
-            vErrors.push(err9);
-          }
-          errors++;
-        }
-      } else {
-        const err10 = {
-          instancePath: instancePath + "/network",
-          schemaPath: "#/properties/network/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.url !== undefined) {
-      let data2 = data.url;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 2048) {
-          const err11 = {
-            instancePath: instancePath + "/url",
-            schemaPath: "#/properties/url/maxLength",
-            keyword: "maxLength",
-            params: { limit: 2048 },
-            message: "must NOT have more than 2048 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err11];
-          } else {
-            vErrors.push(err11);
-          }
-          errors++;
-        }
-        if (!pattern1.test(data2)) {
-          const err12 = {
-            instancePath: instancePath + "/url",
-            schemaPath: "#/properties/url/pattern",
-            keyword: "pattern",
-            params: { pattern: "^https?://" },
-            message: 'must match pattern "' + "^https?://" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err12];
-          } else {
-            vErrors.push(err12);
-          }
-          errors++;
-        }
-        if (!formats0(data2)) {
-          const err13 = {
-            instancePath: instancePath + "/url",
-            schemaPath: "#/properties/url/format",
-            keyword: "format",
-            params: { format: "uri" },
-            message: 'must match format "' + "uri" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err13];
-          } else {
-            vErrors.push(err13);
-          }
-          errors++;
-        }
-      } else {
-        const err14 = {
-          instancePath: instancePath + "/url",
-          schemaPath: "#/properties/url/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err14];
-        } else {
-          vErrors.push(err14);
-        }
-        errors++;
-      }
-    }
-    if (data.compression !== undefined) {
+    if (data.reason !== undefined) {
       if (
-        !validate71(data.compression, {
-          instancePath: instancePath + "/compression",
+        !validate34(data.reason, {
+          instancePath: instancePath + "/reason",
           parentData: data,
-          parentDataProperty: "compression",
+          parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
         errors = vErrors.length;
       }
     }
-    if (data.securityToken !== undefined) {
-      let data4 = data.securityToken;
-      if (typeof data4 === "string") {
-        if (func2(data4) > 4096) {
-          const err15 = {
-            instancePath: instancePath + "/securityToken",
-            schemaPath: "#/properties/securityToken/maxLength",
-            keyword: "maxLength",
-            params: { limit: 4096 },
-            message: "must NOT have more than 4096 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err15];
-          } else {
-            vErrors.push(err15);
-          }
-          errors++;
-        }
-        if (func2(data4) < 1) {
-          const err16 = {
-            instancePath: instancePath + "/securityToken",
-            schemaPath: "#/properties/securityToken/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-      } else {
-        const err17 = {
-          instancePath: instancePath + "/securityToken",
-          schemaPath: "#/properties/securityToken/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
-        }
-        errors++;
-      }
-    }
-    if (data.filterFunction !== undefined) {
-      let data5 = data.filterFunction;
-      if (typeof data5 !== "string" && data5 !== null) {
-        const err18 = {
-          instancePath: instancePath + "/filterFunction",
-          schemaPath: "#/properties/filterFunction/type",
-          keyword: "type",
-          params: { type: schema87.properties.filterFunction.type },
-          message: "must be string,null",
-        };
-        if (vErrors === null) {
-          vErrors = [err18];
-        } else {
-          vErrors.push(err18);
-        }
-        errors++;
-      }
-      if (typeof data5 === "string") {
-        if (func2(data5) > 100000) {
-          const err19 = {
-            instancePath: instancePath + "/filterFunction",
-            schemaPath: "#/properties/filterFunction/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100000 },
-            message: "must NOT have more than 100000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err19];
-          } else {
-            vErrors.push(err19);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.startRange !== undefined) {
-      let data6 = data.startRange;
-      if (!(typeof data6 == "number" && !(data6 % 1) && !isNaN(data6))) {
-        const err20 = {
-          instancePath: instancePath + "/startRange",
-          schemaPath: "#/properties/startRange/type",
-          keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
-        };
-        if (vErrors === null) {
-          vErrors = [err20];
-        } else {
-          vErrors.push(err20);
-        }
-        errors++;
-      }
-      if (typeof data6 == "number") {
-        if (data6 > 9007199254740991 || isNaN(data6)) {
-          const err21 = {
-            instancePath: instancePath + "/startRange",
-            schemaPath: "#/properties/startRange/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 9007199254740991 },
-            message: "must be <= 9007199254740991",
-          };
-          if (vErrors === null) {
-            vErrors = [err21];
-          } else {
-            vErrors.push(err21);
-          }
-          errors++;
-        }
-        if (data6 < -1 || isNaN(data6)) {
-          const err22 = {
-            instancePath: instancePath + "/startRange",
-            schemaPath: "#/properties/startRange/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: -1 },
-            message: "must be >= -1",
-          };
-          if (vErrors === null) {
-            vErrors = [err22];
-          } else {
-            vErrors.push(err22);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.notificationEmail !== undefined) {
-      let data7 = data.notificationEmail;
-      if (typeof data7 !== "string" && data7 !== null) {
-        const err23 = {
-          instancePath: instancePath + "/notificationEmail",
-          schemaPath: "#/properties/notificationEmail/type",
-          keyword: "type",
-          params: { type: schema87.properties.notificationEmail.type },
-          message: "must be string,null",
-        };
-        if (vErrors === null) {
-          vErrors = [err23];
-        } else {
-          vErrors.push(err23);
-        }
-        errors++;
-      }
-      if (typeof data7 === "string") {
-        if (func2(data7) > 254) {
-          const err24 = {
-            instancePath: instancePath + "/notificationEmail",
-            schemaPath: "#/properties/notificationEmail/maxLength",
-            keyword: "maxLength",
-            params: { limit: 254 },
-            message: "must NOT have more than 254 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err24];
-          } else {
-            vErrors.push(err24);
-          }
-          errors++;
-        }
-        if (!formats4.test(data7)) {
-          const err25 = {
-            instancePath: instancePath + "/notificationEmail",
-            schemaPath: "#/properties/notificationEmail/format",
-            keyword: "format",
-            params: { format: "email" },
-            message: 'must match format "' + "email" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err25];
-          } else {
-            vErrors.push(err25);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.status !== undefined) {
-      let data8 = data.status;
-      if (!(data8 === "ACTIVE" || data8 === "PAUSED")) {
-        const err26 = {
-          instancePath: instancePath + "/status",
-          schemaPath: "#/properties/status/enum",
-          keyword: "enum",
-          params: { allowedValues: schema87.properties.status.enum },
-          message: "must be equal to one of the allowed values",
-        };
-        if (vErrors === null) {
-          vErrors = [err26];
-        } else {
-          vErrors.push(err26);
-        }
-        errors++;
-      }
-    }
   } else {
-    const err27 = {
+    const err7 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -13732,27 +11669,49 @@ function validate180(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err27];
+      vErrors = [err7];
     } else {
-      vErrors.push(err27);
+      vErrors.push(err7);
     }
     errors++;
   }
-  validate180.errors = vErrors;
+  validate156.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate182;
-function validate182(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form15 = validate159;
+const schema72 = {
+  type: "object",
+  title: "Items",
+  additionalProperties: false,
+  required: ["key"],
+  properties: {
+    key: {
+      type: "string",
+      title: "Key",
+      minLength: 1,
+      maxLength: 128,
+      description: "1 to 128 letters, digits, underscores, dashes, dots or colons.",
+    },
+    items: { type: ["array", "null"], title: "Items", items: { type: "string" } },
+    itemsText: {
+      type: ["string", "null"],
+      title: "Items",
+      maxLength: 200000,
+      description: "One per line or separated by commas.",
+    },
+  },
+};
+function validate159(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.code === undefined) {
+    if (data.key === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "code" },
-        message: "must have required property '" + "code" + "'",
+        params: { missingProperty: "key" },
+        message: "must have required property '" + "key" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -13762,17 +11721,7 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (
-        !(
-          key0 === "code" ||
-          key0 === "params" ||
-          key0 === "paramsJson" ||
-          key0 === "timeoutSec" ||
-          key0 === "memoryMb" ||
-          key0 === "userData" ||
-          key0 === "userDataJson"
-        )
-      ) {
+      if (!(key0 === "key" || key0 === "items" || key0 === "itemsText")) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -13788,16 +11737,16 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
-    if (data.code !== undefined) {
-      let data0 = data.code;
+    if (data.key !== undefined) {
+      let data0 = data.key;
       if (typeof data0 === "string") {
-        if (func2(data0) > 100000) {
+        if (func2(data0) > 128) {
           const err2 = {
-            instancePath: instancePath + "/code",
-            schemaPath: "#/properties/code/maxLength",
+            instancePath: instancePath + "/key",
+            schemaPath: "#/properties/key/maxLength",
             keyword: "maxLength",
-            params: { limit: 100000 },
-            message: "must NOT have more than 100000 characters",
+            params: { limit: 128 },
+            message: "must NOT have more than 128 characters",
           };
           if (vErrors === null) {
             vErrors = [err2];
@@ -13808,8 +11757,8 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
         }
         if (func2(data0) < 1) {
           const err3 = {
-            instancePath: instancePath + "/code",
-            schemaPath: "#/properties/code/minLength",
+            instancePath: instancePath + "/key",
+            schemaPath: "#/properties/key/minLength",
             keyword: "minLength",
             params: { limit: 1 },
             message: "must NOT have fewer than 1 characters",
@@ -13823,8 +11772,8 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
         }
       } else {
         const err4 = {
-          instancePath: instancePath + "/code",
-          schemaPath: "#/properties/code/type",
+          instancePath: instancePath + "/key",
+          schemaPath: "#/properties/key/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
@@ -13837,28 +11786,15 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
-    if (data.paramsJson !== undefined) {
-      if (
-        !validate118(data.paramsJson, {
-          instancePath: instancePath + "/paramsJson",
-          parentData: data,
-          parentDataProperty: "paramsJson",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.timeoutSec !== undefined) {
-      let data2 = data.timeoutSec;
-      if (!(typeof data2 == "number" && !(data2 % 1) && !isNaN(data2))) {
+    if (data.items !== undefined) {
+      let data1 = data.items;
+      if (!Array.isArray(data1) && data1 !== null) {
         const err5 = {
-          instancePath: instancePath + "/timeoutSec",
-          schemaPath: "#/properties/timeoutSec/type",
+          instancePath: instancePath + "/items",
+          schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
+          params: { type: schema72.properties.items.type },
+          message: "must be array,null",
         };
         if (vErrors === null) {
           vErrors = [err5];
@@ -13867,14 +11803,502 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
         }
         errors++;
       }
-      if (typeof data2 == "number") {
-        if (data2 > 60 || isNaN(data2)) {
+      if (Array.isArray(data1)) {
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data1[i0] !== "string") {
+            const err6 = {
+              instancePath: instancePath + "/items/" + i0,
+              schemaPath: "#/properties/items/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err6];
+            } else {
+              vErrors.push(err6);
+            }
+            errors++;
+          }
+        }
+      }
+    }
+    if (data.itemsText !== undefined) {
+      let data3 = data.itemsText;
+      if (typeof data3 !== "string" && data3 !== null) {
+        const err7 = {
+          instancePath: instancePath + "/itemsText",
+          schemaPath: "#/properties/itemsText/type",
+          keyword: "type",
+          params: { type: schema72.properties.itemsText.type },
+          message: "must be string,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+      if (typeof data3 === "string") {
+        if (func2(data3) > 200000) {
+          const err8 = {
+            instancePath: instancePath + "/itemsText",
+            schemaPath: "#/properties/itemsText/maxLength",
+            keyword: "maxLength",
+            params: { limit: 200000 },
+            message: "must NOT have more than 200000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
+  validate159.errors = vErrors;
+  return errors === 0;
+}
+export const form16 = validate160;
+function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.header === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "header" },
+        message: "must have required property '" + "header" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "header")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.header !== undefined) {
+      let data0 = data.header;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/header",
+            schemaPath: "#/properties/header/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/header",
+            schemaPath: "#/properties/header/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern6.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/header",
+            schemaPath: "#/properties/header/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" },
+            message: 'must match pattern "' + "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/header",
+          schemaPath: "#/properties/header/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate160.errors = vErrors;
+  return errors === 0;
+}
+export const form17 = validate161;
+const schema7 = {
+  title: "Interval",
+  description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
+  enum: ["SECOND", "MINUTE", "DAY"],
+  "x-enumLabels": { SECOND: "Second", MINUTE: "Minute", DAY: "Day" },
+  "x-graphql": "RateLimiterInterval",
+};
+function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "SECOND" || data === "MINUTE" || data === "DAY")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema7.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate22.errors = vErrors;
+  return errors === 0;
+}
+const pattern0 = new RegExp("^(\\*|[A-Za-z0-9_.:-]+)$", "u");
+function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 100) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 100 },
+        message: "must NOT have more than 100 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (func2(data) < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minLength",
+        keyword: "minLength",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (!pattern0.test(data)) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/pattern",
+        keyword: "pattern",
+        params: { pattern: "^(\\*|[A-Za-z0-9_.:-]+)$" },
+        message: 'must match pattern "' + "^(\\*|[A-Za-z0-9_.:-]+)$" + '"',
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate27.errors = vErrors;
+  return errors === 0;
+}
+const func0 = equal;
+function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (Array.isArray(data)) {
+    if (data.length > 100) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxItems",
+        keyword: "maxItems",
+        params: { limit: 100 },
+        message: "must NOT have more than 100 items",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.length < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minItems",
+        keyword: "minItems",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 items",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    const len0 = data.length;
+    for (let i0 = 0; i0 < len0; i0++) {
+      if (
+        !validate27(data[i0], {
+          instancePath: instancePath + "/" + i0,
+          parentData: data,
+          parentDataProperty: i0,
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+        errors = vErrors.length;
+      }
+    }
+    let i1 = data.length;
+    let j0;
+    if (i1 > 1) {
+      outer0: for (; i1--; ) {
+        for (j0 = i1; j0--; ) {
+          if (func0(data[i1], data[j0])) {
+            const err2 = {
+              instancePath,
+              schemaPath: "#/uniqueItems",
+              keyword: "uniqueItems",
+              params: { i: i1, j: j0 },
+              message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+            };
+            if (vErrors === null) {
+              vErrors = [err2];
+            } else {
+              vErrors.push(err2);
+            }
+            errors++;
+            break outer0;
+          }
+        }
+      }
+    }
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "array" },
+      message: "must be array",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate26.errors = vErrors;
+  return errors === 0;
+}
+function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.endpointId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.interval === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "interval" },
+        message: "must have required property '" + "interval" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.rate === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "rate" },
+        message: "must have required property '" + "rate" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.methods === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "methods" },
+        message: "must have required property '" + "methods" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.limitByIP === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "limitByIP" },
+        message: "must have required property '" + "limitByIP" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "endpointId" ||
+          key0 === "interval" ||
+          key0 === "rate" ||
+          key0 === "methods" ||
+          key0 === "reason" ||
+          key0 === "limitByIP"
+        )
+      ) {
+        const err5 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data0 = data.endpointId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
           const err6 = {
-            instancePath: instancePath + "/timeoutSec",
-            schemaPath: "#/properties/timeoutSec/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 60 },
-            message: "must be <= 60",
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
           };
           if (vErrors === null) {
             vErrors = [err6];
@@ -13883,32 +12307,82 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (data2 < 1 || isNaN(data2)) {
-          const err7 = {
-            instancePath: instancePath + "/timeoutSec",
-            schemaPath: "#/properties/timeoutSec/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: 1 },
-            message: "must be >= 1",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
         }
+        errors++;
       }
     }
-    if (data.memoryMb !== undefined) {
-      let data3 = data.memoryMb;
-      if (!(typeof data3 == "number" && !(data3 % 1) && !isNaN(data3))) {
+    if (data.interval !== undefined) {
+      if (
+        !validate22(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.rate !== undefined) {
+      if (
+        !validate30(data.rate, {
+          instancePath: instancePath + "/rate",
+          parentData: data,
+          parentDataProperty: "rate",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.methods !== undefined) {
+      if (
+        !validate26(data.methods, {
+          instancePath: instancePath + "/methods",
+          parentData: data,
+          parentDataProperty: "methods",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.reason !== undefined) {
+      if (
+        !validate34(data.reason, {
+          instancePath: instancePath + "/reason",
+          parentData: data,
+          parentDataProperty: "reason",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.limitByIP !== undefined) {
+      if (typeof data.limitByIP !== "boolean") {
         const err8 = {
-          instancePath: instancePath + "/memoryMb",
-          schemaPath: "#/properties/memoryMb/type",
+          instancePath: instancePath + "/limitByIP",
+          schemaPath: "#/properties/limitByIP/type",
           keyword: "type",
-          params: { type: "integer" },
-          message: "must be integer",
+          params: { type: "boolean" },
+          message: "must be boolean",
         };
         if (vErrors === null) {
           vErrors = [err8];
@@ -13917,70 +12391,9 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
         }
         errors++;
       }
-      if (typeof data3 == "number") {
-        if (data3 > 1024 || isNaN(data3)) {
-          const err9 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/maximum",
-            keyword: "maximum",
-            params: { comparison: "<=", limit: 1024 },
-            message: "must be <= 1024",
-          };
-          if (vErrors === null) {
-            vErrors = [err9];
-          } else {
-            vErrors.push(err9);
-          }
-          errors++;
-        }
-        if (data3 < 128 || isNaN(data3)) {
-          const err10 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/minimum",
-            keyword: "minimum",
-            params: { comparison: ">=", limit: 128 },
-            message: "must be >= 128",
-          };
-          if (vErrors === null) {
-            vErrors = [err10];
-          } else {
-            vErrors.push(err10);
-          }
-          errors++;
-        }
-        let res0;
-        if (128 === 0 || ((res0 = data3 / 128), Math.abs(Math.round(res0) - res0) > 1e-8)) {
-          const err11 = {
-            instancePath: instancePath + "/memoryMb",
-            schemaPath: "#/properties/memoryMb/multipleOf",
-            keyword: "multipleOf",
-            params: { multipleOf: 128 },
-            message: "must be multiple of 128",
-          };
-          if (vErrors === null) {
-            vErrors = [err11];
-          } else {
-            vErrors.push(err11);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.userDataJson !== undefined) {
-      if (
-        !validate120(data.userDataJson, {
-          instancePath: instancePath + "/userDataJson",
-          parentData: data,
-          parentDataProperty: "userDataJson",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-        errors = vErrors.length;
-      }
     }
   } else {
-    const err12 = {
+    const err9 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -13988,17 +12401,17 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err12];
+      vErrors = [err9];
     } else {
-      vErrors.push(err12);
+      vErrors.push(err9);
     }
     errors++;
   }
-  validate182.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate185;
-const schema89 = {
+export const form18 = validate166;
+const schema75 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -14097,7 +12510,7 @@ const schema89 = {
     },
   ],
 };
-function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate166(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -14141,14 +12554,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate23(data.destinationAttributes, {
+          !validate45(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+          vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
           errors = vErrors.length;
         }
       }
@@ -14212,14 +12625,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate27(data.destinationAttributes, {
+          !validate49(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+          vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
           errors = vErrors.length;
         }
       }
@@ -14283,14 +12696,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate31(data.destinationAttributes, {
+          !validate53(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+          vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
           errors = vErrors.length;
         }
       }
@@ -14354,14 +12767,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate36(data.destinationAttributes, {
+          !validate58(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+          vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
           errors = vErrors.length;
         }
       }
@@ -14425,14 +12838,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate40(data.destinationAttributes, {
+          !validate62(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+          vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
           errors = vErrors.length;
         }
       }
@@ -14496,14 +12909,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate42(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -14567,14 +12980,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate44(data.destinationAttributes, {
+          !validate66(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
           errors = vErrors.length;
         }
       }
@@ -14638,14 +13051,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate48(data.destinationAttributes, {
+          !validate70(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+          vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
           errors = vErrors.length;
         }
       }
@@ -14709,14 +13122,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate50(data.destinationAttributes, {
+          !validate72(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
           errors = vErrors.length;
         }
       }
@@ -14780,14 +13193,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate53(data.destinationAttributes, {
+          !validate75(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
           errors = vErrors.length;
         }
       }
@@ -14827,7 +13240,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func12.call(schema89.properties, key0)) {
+      if (!func28.call(schema75.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -14876,7 +13289,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern0.test(data20)) {
+        if (!pattern3.test(data20)) {
           const err34 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -14958,14 +13371,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate57(data.dataset, {
+        !validate79(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
         errors = vErrors.length;
       }
     }
@@ -15038,27 +13451,27 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate59(data.includeStreamMetadata, {
+        !validate81(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate61(data.destination, {
+        !validate83(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
         errors = vErrors.length;
       }
     }
@@ -15137,7 +13550,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema89.properties.endRange.type },
+          params: { type: schema75.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15187,7 +13600,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema89.properties.filterFunction.type },
+          params: { type: schema75.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15217,14 +13630,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate63(data.filterVersion, {
+        !validate85(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
         errors = vErrors.length;
       }
     }
@@ -15302,7 +13715,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema89.properties.notificationEmail.type },
+          params: { type: schema75.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15328,7 +13741,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats4.test(data34)) {
+        if (!formats2.test(data34)) {
           const err58 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -15347,14 +13760,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate65(data.region, {
+        !validate87(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -15390,21 +13803,162 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
+  validate166.errors = vErrors;
+  return errors === 0;
+}
+export const form19 = validate182;
+function validate183(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate183.errors = vErrors;
+  return errors === 0;
+}
+function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
   validate185.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate201;
-function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate182(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.header === undefined) {
+    for (const key0 in data) {
+      if (!(key0 === "paramsJson" || key0 === "userDataJson")) {
+        const err0 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.paramsJson !== undefined) {
+      if (
+        !validate183(data.paramsJson, {
+          instancePath: instancePath + "/paramsJson",
+          parentData: data,
+          parentDataProperty: "paramsJson",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.userDataJson !== undefined) {
+      if (
+        !validate185(data.userDataJson, {
+          instancePath: instancePath + "/userDataJson",
+          parentData: data,
+          parentDataProperty: "userDataJson",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate182.errors = vErrors;
+  return errors === 0;
+}
+export const form20 = validate187;
+const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
+function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.ip === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "header" },
-        message: "must have required property '" + "header" + "'",
+        params: { missingProperty: "ip" },
+        message: "must have required property '" + "ip" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -15414,7 +13968,7 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === "header")) {
+      if (!(key0 === "ip")) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -15430,16 +13984,16 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
-    if (data.header !== undefined) {
-      let data0 = data.header;
+    if (data.ip !== undefined) {
+      let data0 = data.ip;
       if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
+        if (func2(data0) > 49) {
           const err2 = {
-            instancePath: instancePath + "/header",
-            schemaPath: "#/properties/header/maxLength",
+            instancePath: instancePath + "/ip",
+            schemaPath: "#/properties/ip/maxLength",
             keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
+            params: { limit: 49 },
+            message: "must NOT have more than 49 characters",
           };
           if (vErrors === null) {
             vErrors = [err2];
@@ -15448,13 +14002,13 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func2(data0) < 2) {
           const err3 = {
-            instancePath: instancePath + "/header",
-            schemaPath: "#/properties/header/minLength",
+            instancePath: instancePath + "/ip",
+            schemaPath: "#/properties/ip/minLength",
             keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
+            params: { limit: 2 },
+            message: "must NOT have fewer than 2 characters",
           };
           if (vErrors === null) {
             vErrors = [err3];
@@ -15463,13 +14017,13 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data0)) {
+        if (!pattern29.test(data0)) {
           const err4 = {
-            instancePath: instancePath + "/header",
-            schemaPath: "#/properties/header/pattern",
+            instancePath: instancePath + "/ip",
+            schemaPath: "#/properties/ip/pattern",
             keyword: "pattern",
-            params: { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" },
-            message: 'must match pattern "' + "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" + '"',
+            params: { pattern: "^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$" },
+            message: 'must match pattern "' + "^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$" + '"',
           };
           if (vErrors === null) {
             vErrors = [err4];
@@ -15480,8 +14034,8 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
         }
       } else {
         const err5 = {
-          instancePath: instancePath + "/header",
-          schemaPath: "#/properties/header/type",
+          instancePath: instancePath + "/ip",
+          schemaPath: "#/properties/ip/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
@@ -15509,11 +14063,1687 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
+  validate187.errors = vErrors;
+  return errors === 0;
+}
+export const form21 = validate188;
+function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 64) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 64 },
+        message: "must NOT have more than 64 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (func2(data) < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minLength",
+        keyword: "minLength",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (!pattern3.test(data)) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/pattern",
+        keyword: "pattern",
+        params: { pattern: "^[^\\u0000-\\u001f]*$" },
+        message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate189.errors = vErrors;
+  return errors === 0;
+}
+function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.chain === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "chain" },
+        message: "must have required property '" + "chain" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.network === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "network" },
+        message: "must have required property '" + "network" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "chain" || key0 === "network" || key0 === "label")) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.chain !== undefined) {
+      let data0 = data.chain;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err3 = {
+            instancePath: instancePath + "/chain",
+            schemaPath: "#/properties/chain/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/chain",
+            schemaPath: "#/properties/chain/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/chain",
+          schemaPath: "#/properties/chain/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.network !== undefined) {
+      let data1 = data.network;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 64) {
+          const err6 = {
+            instancePath: instancePath + "/network",
+            schemaPath: "#/properties/network/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err7 = {
+            instancePath: instancePath + "/network",
+            schemaPath: "#/properties/network/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + "/network",
+          schemaPath: "#/properties/network/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.label !== undefined) {
+      if (
+        !validate189(data.label, {
+          instancePath: instancePath + "/label",
+          parentData: data,
+          parentDataProperty: "label",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
+  validate188.errors = vErrors;
+  return errors === 0;
+}
+export const form22 = validate191;
+function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.label === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "label" },
+        message: "must have required property '" + "label" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "label")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.label !== undefined) {
+      if (
+        !validate189(data.label, {
+          instancePath: instancePath + "/label",
+          parentData: data,
+          parentDataProperty: "label",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate191.errors = vErrors;
+  return errors === 0;
+}
+export const form23 = validate193;
+const pattern31 = new RegExp("^[^\\s]+$", "u");
+function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.referrer === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "referrer" },
+        message: "must have required property '" + "referrer" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "referrer")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.referrer !== undefined) {
+      let data0 = data.referrer;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 255) {
+          const err2 = {
+            instancePath: instancePath + "/referrer",
+            schemaPath: "#/properties/referrer/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/referrer",
+            schemaPath: "#/properties/referrer/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern31.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/referrer",
+            schemaPath: "#/properties/referrer/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[^\\s]+$" },
+            message: 'must match pattern "' + "^[^\\s]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/referrer",
+          schemaPath: "#/properties/referrer/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate193.errors = vErrors;
+  return errors === 0;
+}
+export const form24 = validate194;
+function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "id" },
+        message: "must have required property '" + "id" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.blockNumber === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "blockNumber" },
+        message: "must have required property '" + "blockNumber" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "id" || key0 === "blockNumber")) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      if (typeof data.id !== "string") {
+        const err3 = {
+          instancePath: instancePath + "/id",
+          schemaPath: "#/properties/id/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.blockNumber !== undefined) {
+      let data1 = data.blockNumber;
+      if (!(typeof data1 == "number" && !(data1 % 1) && !isNaN(data1))) {
+        const err4 = {
+          instancePath: instancePath + "/blockNumber",
+          schemaPath: "#/properties/blockNumber/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      if (typeof data1 == "number") {
+        if (data1 > 9007199254740991 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + "/blockNumber",
+            schemaPath: "#/properties/blockNumber/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 9007199254740991 },
+            message: "must be <= 9007199254740991",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (data1 < 0 || isNaN(data1)) {
+          const err6 = {
+            instancePath: instancePath + "/blockNumber",
+            schemaPath: "#/properties/blockNumber/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 0 },
+            message: "must be >= 0",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate194.errors = vErrors;
+  return errors === 0;
+}
+export const form25 = validate195;
+const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
+function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.method === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "method" },
+        message: "must have required property '" + "method" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "method")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.method !== undefined) {
+      let data0 = data.method;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/method",
+            schemaPath: "#/properties/method/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/method",
+            schemaPath: "#/properties/method/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern32.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/method",
+            schemaPath: "#/properties/method/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z][A-Za-z0-9_]*$" },
+            message: 'must match pattern "' + "^[A-Za-z][A-Za-z0-9_]*$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/method",
+          schemaPath: "#/properties/method/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate195.errors = vErrors;
+  return errors === 0;
+}
+export const form26 = validate196;
+const schema87 = {
+  title: "Bucket",
+  description: "The endpoint's requests per second, per minute or per day.",
+  enum: ["RPS", "RPM", "RPD"],
+  "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
+  "x-graphql": "RateLimitBucket",
+};
+function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema87.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate197.errors = vErrors;
+  return errors === 0;
+}
+function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.endpointId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.bucket === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "bucket" },
+        message: "must have required property '" + "bucket" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.rateLimit === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "rateLimit" },
+        message: "must have required property '" + "rateLimit" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "endpointId" || key0 === "bucket" || key0 === "rateLimit" || key0 === "reason")) {
+        const err3 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data0 = data.endpointId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.bucket !== undefined) {
+      if (
+        !validate197(data.bucket, {
+          instancePath: instancePath + "/bucket",
+          parentData: data,
+          parentDataProperty: "bucket",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.rateLimit !== undefined) {
+      if (
+        !validate30(data.rateLimit, {
+          instancePath: instancePath + "/rateLimit",
+          parentData: data,
+          parentDataProperty: "rateLimit",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.reason !== undefined) {
+      if (
+        !validate34(data.reason, {
+          instancePath: instancePath + "/reason",
+          parentData: data,
+          parentDataProperty: "reason",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate196.errors = vErrors;
+  return errors === 0;
+}
+export const form27 = validate201;
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.code === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "code" },
+        message: "must have required property '" + "code" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "code" ||
+          key0 === "params" ||
+          key0 === "paramsJson" ||
+          key0 === "timeoutSec" ||
+          key0 === "memoryMb" ||
+          key0 === "userData" ||
+          key0 === "userDataJson"
+        )
+      ) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.code !== undefined) {
+      if (
+        !validate39(data.code, {
+          instancePath: instancePath + "/code",
+          parentData: data,
+          parentDataProperty: "code",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.paramsJson !== undefined) {
+      if (
+        !validate183(data.paramsJson, {
+          instancePath: instancePath + "/paramsJson",
+          parentData: data,
+          parentDataProperty: "paramsJson",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.timeoutSec !== undefined) {
+      let data2 = data.timeoutSec;
+      if (!(typeof data2 == "number" && !(data2 % 1) && !isNaN(data2))) {
+        const err2 = {
+          instancePath: instancePath + "/timeoutSec",
+          schemaPath: "#/properties/timeoutSec/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+      if (typeof data2 == "number") {
+        if (data2 > 60 || isNaN(data2)) {
+          const err3 = {
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 60 },
+            message: "must be <= 60",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (data2 < 1 || isNaN(data2)) {
+          const err4 = {
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.memoryMb !== undefined) {
+      let data3 = data.memoryMb;
+      if (!(typeof data3 == "number" && !(data3 % 1) && !isNaN(data3))) {
+        const err5 = {
+          instancePath: instancePath + "/memoryMb",
+          schemaPath: "#/properties/memoryMb/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      if (typeof data3 == "number") {
+        if (data3 > 1024 || isNaN(data3)) {
+          const err6 = {
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 1024 },
+            message: "must be <= 1024",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (data3 < 128 || isNaN(data3)) {
+          const err7 = {
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 128 },
+            message: "must be >= 128",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        let res0;
+        if (128 === 0 || ((res0 = data3 / 128), Math.abs(Math.round(res0) - res0) > 1e-8)) {
+          const err8 = {
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/multipleOf",
+            keyword: "multipleOf",
+            params: { multipleOf: 128 },
+            message: "must be multiple of 128",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.userDataJson !== undefined) {
+      if (
+        !validate185(data.userDataJson, {
+          instancePath: instancePath + "/userDataJson",
+          parentData: data,
+          parentDataProperty: "userDataJson",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
   validate201.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate202;
-function validate202(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate205;
+function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.templateId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "templateId" },
+        message: "must have required property '" + "templateId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "templateId" || key0 === "name")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.templateId !== undefined) {
+      let data0 = data.templateId;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/templateId",
+            schemaPath: "#/properties/templateId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/templateId",
+            schemaPath: "#/properties/templateId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/templateId",
+          schemaPath: "#/properties/templateId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data1 = data.name;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err5 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (!pattern3.test(data1)) {
+          const err6 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[^\\u0000-\\u001f]*$" },
+            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err8 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err8];
+    } else {
+      vErrors.push(err8);
+    }
+    errors++;
+  }
+  validate205.errors = vErrors;
+  return errors === 0;
+}
+export const form29 = validate206;
+const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
+function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    for (const key0 in data) {
+      if (!(key0 === "userFullName" || key0 === "telegramUsername")) {
+        const err0 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.userFullName !== undefined) {
+      let data0 = data.userFullName;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 120) {
+          const err1 = {
+            instancePath: instancePath + "/userFullName",
+            schemaPath: "#/properties/userFullName/maxLength",
+            keyword: "maxLength",
+            params: { limit: 120 },
+            message: "must NOT have more than 120 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+      } else {
+        const err2 = {
+          instancePath: instancePath + "/userFullName",
+          schemaPath: "#/properties/userFullName/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.telegramUsername !== undefined) {
+      let data1 = data.telegramUsername;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 32) {
+          const err3 = {
+            instancePath: instancePath + "/telegramUsername",
+            schemaPath: "#/properties/telegramUsername/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern34.test(data1)) {
+          const err4 = {
+            instancePath: instancePath + "/telegramUsername",
+            schemaPath: "#/properties/telegramUsername/pattern",
+            keyword: "pattern",
+            params: { pattern: "^@?[A-Za-z0-9_]{0,32}$" },
+            message: 'must match pattern "' + "^@?[A-Za-z0-9_]{0,32}$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/telegramUsername",
+          schemaPath: "#/properties/telegramUsername/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate206.errors = vErrors;
+  return errors === 0;
+}
+export const form30 = validate207;
+function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "name" },
+        message: "must have required property '" + "name" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.code === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "code" },
+        message: "must have required property '" + "code" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(key0 === "name" || key0 === "description" || key0 === "code" || key0 === "timeoutSec" || key0 === "memoryMb")
+      ) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err3 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (!pattern1.test(data0)) {
+          const err5 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$" },
+            message: 'must match pattern "' + "^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.description !== undefined) {
+      let data1 = data.description;
+      if (typeof data1 !== "string" && data1 !== null) {
+        const err7 = {
+          instancePath: instancePath + "/description",
+          schemaPath: "#/properties/description/type",
+          keyword: "type",
+          params: { type: schema66.properties.description.type },
+          message: "must be string,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+      if (typeof data1 === "string") {
+        if (func2(data1) > 500) {
+          const err8 = {
+            instancePath: instancePath + "/description",
+            schemaPath: "#/properties/description/maxLength",
+            keyword: "maxLength",
+            params: { limit: 500 },
+            message: "must NOT have more than 500 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.code !== undefined) {
+      if (
+        !validate39(data.code, {
+          instancePath: instancePath + "/code",
+          parentData: data,
+          parentDataProperty: "code",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.timeoutSec !== undefined) {
+      let data3 = data.timeoutSec;
+      if (!(typeof data3 == "number" && !(data3 % 1) && !isNaN(data3))) {
+        const err9 = {
+          instancePath: instancePath + "/timeoutSec",
+          schemaPath: "#/properties/timeoutSec/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (typeof data3 == "number") {
+        if (data3 > 60 || isNaN(data3)) {
+          const err10 = {
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 60 },
+            message: "must be <= 60",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (data3 < 1 || isNaN(data3)) {
+          const err11 = {
+            instancePath: instancePath + "/timeoutSec",
+            schemaPath: "#/properties/timeoutSec/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.memoryMb !== undefined) {
+      let data4 = data.memoryMb;
+      if (!(typeof data4 == "number" && !(data4 % 1) && !isNaN(data4))) {
+        const err12 = {
+          instancePath: instancePath + "/memoryMb",
+          schemaPath: "#/properties/memoryMb/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (typeof data4 == "number") {
+        if (data4 > 1024 || isNaN(data4)) {
+          const err13 = {
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 1024 },
+            message: "must be <= 1024",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (data4 < 128 || isNaN(data4)) {
+          const err14 = {
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 128 },
+            message: "must be >= 128",
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        let res0;
+        if (128 === 0 || ((res0 = data4 / 128), Math.abs(Math.round(res0) - res0) > 1e-8)) {
+          const err15 = {
+            instancePath: instancePath + "/memoryMb",
+            schemaPath: "#/properties/memoryMb/multipleOf",
+            keyword: "multipleOf",
+            params: { multipleOf: 128 },
+            message: "must be multiple of 128",
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err16 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err16];
+    } else {
+      vErrors.push(err16);
+    }
+    errors++;
+  }
+  validate207.errors = vErrors;
+  return errors === 0;
+}
+export const form31 = validate209;
+function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15600,27 +15830,27 @@ function validate202(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate164(data.bucket, {
+        !validate197(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate91(data.reason, {
+        !validate34(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
         errors = vErrors.length;
       }
     }
@@ -15639,21 +15869,30 @@ function validate202(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate202.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate205;
-function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate213;
+const schema94 = {
+  type: "object",
+  title: "Change role",
+  required: ["role"],
+  additionalProperties: false,
+  properties: {
+    role: { enum: ["ADMIN", "VIEWER"], "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" }, title: "Role" },
+  },
+};
+function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.region === undefined) {
+    if (data.role === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "region" },
-        message: "must have required property '" + "region" + "'",
+        params: { missingProperty: "role" },
+        message: "must have required property '" + "role" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -15663,7 +15902,7 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === "region")) {
+      if (!(key0 === "role")) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -15679,21 +15918,26 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
-    if (data.region !== undefined) {
-      if (
-        !validate65(data.region, {
-          instancePath: instancePath + "/region",
-          parentData: data,
-          parentDataProperty: "region",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
-        errors = vErrors.length;
+    if (data.role !== undefined) {
+      let data0 = data.role;
+      if (!(data0 === "ADMIN" || data0 === "VIEWER")) {
+        const err2 = {
+          instancePath: instancePath + "/role",
+          schemaPath: "#/properties/role/enum",
+          keyword: "enum",
+          params: { allowedValues: schema94.properties.role.enum },
+          message: "must be equal to one of the allowed values",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
       }
     }
   } else {
-    const err2 = {
+    const err3 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -15701,17 +15945,17 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err2];
+      vErrors = [err3];
     } else {
-      vErrors.push(err2);
+      vErrors.push(err3);
     }
     errors++;
   }
-  validate205.errors = vErrors;
+  validate213.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate208;
-function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form33 = validate215;
+function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15843,11 +16087,11 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate208.errors = vErrors;
+  validate215.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate209;
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate216;
+function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -15885,11 +16129,11 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate209.errors = vErrors;
+  validate216.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate210;
-function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate217;
+function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -15927,11 +16171,11 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate210.errors = vErrors;
+  validate217.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate211;
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate218;
+function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -15969,11 +16213,11 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate211.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate212;
-function validate212(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate219;
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -16011,11 +16255,11 @@ function validate212(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate212.errors = vErrors;
+  validate219.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate213;
-function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate220;
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -16053,11 +16297,11 @@ function validate213(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate213.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate214;
-function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate221;
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -16095,11 +16339,11 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate214.errors = vErrors;
+  validate221.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate215;
-function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate222;
+function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -16137,11 +16381,11 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate215.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate216;
-function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate223;
+function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -16179,11 +16423,11 @@ function validate216(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate216.errors = vErrors;
+  validate223.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate217;
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate224;
+function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -16221,11 +16465,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate217.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate218;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate225;
+function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -16263,48 +16507,48 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate218.errors = vErrors;
+  validate225.errors = vErrors;
   return errors === 0;
 }
 
 /** Each form schema's validator, by its key (the schema without its own `required`), and that `required`. */
 export const formValidators: Record<string, { validate: ValidateFunction; required: string[] }> = {
-  "-11e08c94": { validate: form0, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "-1f8d1b25": { validate: form1, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
-  "-21125dfe": { validate: form2, required: ["method"] }, // security#/$defs/requestFilterInput
-  "-2967b0f7": { validate: form3, required: [] }, // account#/$defs/accountSettingsInput
-  "-2ce62fa1": { validate: form4, required: ["id"] }, // function#/$defs/updateInput
-  "-2fd46f1f": { validate: form5, required: ["templateId"] }, // function#/$defs/quickInput
+  "-1f8d1b25": { validate: form0, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
+  "-2967b0f7": { validate: form1, required: [] }, // account#/$defs/accountSettingsInput
+  "-2a344bd9": { validate: form2, required: ["id"] }, // function#/$defs/updateInput
+  "-30aa6abb": { validate: form3, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
+  "-30d7c724": { validate: form4, required: ["id"] }, // webhook#/$defs/updateInput
+  "-3164c27c": { validate: form5, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
   "-34de586a": { validate: form6, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
-  "-3a6b428d": { validate: form7, required: [] }, // function#/$defs/runForm
-  "-446c9dfc": { validate: form8, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-47c8139d": { validate: form9, required: ["id"] }, // webhook#/$defs/updateInput
-  "-53786f53": { validate: form10, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5503412f": { validate: form11, required: ["ip"] }, // security#/$defs/ipInput
-  "-5d537c92": {
-    validate: form12,
+  "-40e61461": {
+    validate: form7,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-6b46bbd2": { validate: form13, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form14, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-7578e737": { validate: form15, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-c58ce11": { validate: form16, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "14b029bd": { validate: form17, required: ["referrer"] }, // security#/$defs/referrerInput
-  "154f2f85": { validate: form18, required: ["label"] }, // endpoint#/$defs/labelInput
-  "195f93d2": { validate: form19, required: ["from"] }, // webhook#/$defs/activateInput
-  "1c100c3": { validate: form20, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
-  "1fcf8b8b": { validate: form21, required: ["host"] }, // security#/$defs/domainMaskInput
-  "44220955": { validate: form22, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "44ec2123": { validate: form23, required: ["role"] }, // team-member#/$defs/roleInput
-  "45380fe0": { validate: form24, required: ["name", "code"] }, // function#/$defs/newFunction
-  "486b3893": { validate: form25, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "51c9db95": { validate: form26, required: [] }, // account#/$defs/profileInput
-  "612acfb1": { validate: form27, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
-  "6ca71352": { validate: form28, required: ["code"] }, // function#/$defs/testInput
-  "7081797c": { validate: form29, required: ["id"] }, // stream#/$defs/updateInput
-  "711afa4f": { validate: form30, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-42bd3487": { validate: form8, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form9, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form10, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form11, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form12, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form13, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form14, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form15, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form16, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form17, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7de089d2": { validate: form18, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form19, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form20, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form21, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "154f2f85": { validate: form22, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form23, required: ["referrer"] }, // security#/$defs/referrerInput
+  "30013493": { validate: form24, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "41bf44a1": { validate: form25, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form26, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form27, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form28, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form29, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form30, required: ["name", "code"] }, // function#/$defs/newFunction
   "7720b321": { validate: form31, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "7a6e39b8": { validate: form32, required: ["region"] }, // stream#/$defs/migrateInput
+  "783bcc93": { validate: form32, required: ["role"] }, // team-member#/$defs/roleInput
   d403d88: { validate: form33, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 

@@ -9,7 +9,7 @@ import { type AppConfig, LOOPBACK_HOSTS } from "./config.ts";
  * The console's Content-Security-Policy. Scripts: our own files only, no inline script, no eval (the
  * forms' validators are compiled by `npm run generate`, not in the browser).
  * Styles: antd's CSS-in-JS writes <style> elements at run time and components set `style` attributes,
- * which a nonce cannot cover; so inline styles are allowed for styles only (see README, "Delivery").
+ * which a nonce cannot cover; so inline styles are allowed for styles only (docs/decisions/0009-console-delivery-and-headers.md).
  */
 export const CONSOLE_CSP = [
   "default-src 'self'",
