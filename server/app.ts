@@ -28,6 +28,7 @@ import type { EndpointCreatedHook } from "./domains/endpoints/service.ts";
 import { errorLogsPlugin } from "./domains/errorlogs/plugin.ts";
 import { functionsPlugin } from "./domains/functions/plugin.ts";
 import { type PartStorage, partStorage } from "./domains/kv/part-storage.ts";
+import { streamFunctions } from "./domains/functions/stream-port.ts";
 import { kvPlugin } from "./domains/kv/plugin.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
 import { rateLimitsPlugin } from "./domains/ratelimits/plugin.ts";
@@ -179,6 +180,7 @@ async function assemble(
     mailer,
     destinationDeps: engine.ports.destinationDeps,
     filterHelpers: engine.ports.filterHelpers,
+    functions: streamFunctions,
   };
   const services: AppServices = {
     events,

@@ -245,7 +245,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
   try {
     app = await buildApp(config);
     await app.app.listen({ port: 0, host: "127.0.0.1" });
-    const wake = app.services.streams.wake;
+    const services = app.services;
+    const wake = services.streams.wake;
     const db = app.db;
     // Clients left idle when the embedded server stops at the end must not crash the run.
     db.$client.on("error", () => {});
@@ -284,6 +285,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           status: "ACTIVE",
         },
         "STREAM",
+        services,
       );
       wake();
       // Watched from the receiver, so nothing polls the database while the engine runs.

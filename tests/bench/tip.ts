@@ -177,6 +177,7 @@ export async function runTipBench(log: (line: string) => void = console.log): Pr
           status: "ACTIVE",
         },
         "STREAM",
+        app.services,
       );
       engine.wake();
       const mined = (await clock.mine(WARM_UP_BLOCKS + blocks)).slice(WARM_UP_BLOCKS);

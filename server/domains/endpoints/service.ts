@@ -9,6 +9,9 @@ import { findNetwork, isSelectable, needsUpgrade } from "../catalogue/networks.t
 import type { EndpointListCache } from "./list-cache.ts";
 import * as store from "./store.ts";
 
+/** Ids of the accounts whose status is `status` (the proxy's meter asks which are at their limit). */
+export const accountsWithStatus = (db: Executor, status: string) => store.accountsWithStatus(db, status);
+
 export type EndpointStatus =
   | "ACTIVE"
   | "ARCHIVED"

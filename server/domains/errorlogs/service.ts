@@ -24,6 +24,11 @@ export async function errorLogDetails(db: Db, accountId: string, endpointKey: st
   return foundOr(await store.getLog(db, accountId, endpoint.id, requestId), "The error log");
 }
 
+/** Records calls the proxy failed (the meter's sink). */
+export async function recordFailedCalls(db: Db, rows: Parameters<typeof store.insertLogs>[1]): Promise<void> {
+  await store.insertLogs(db, rows);
+}
+
 export async function pruneErrorLogs(db: Db, retentionDays = DEFAULT_RETENTION_DAYS, now = new Date()) {
   return store.pruneOlderThan(db, new Date(now.getTime() - retentionDays * 86_400_000));
 }

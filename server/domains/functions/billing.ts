@@ -1,8 +1,7 @@
 import type { SandboxLoss } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { conflict, foundOr } from "../../platform/errors.ts";
-import { billingPeriod } from "../usage/service.ts";
-import { subscriptionOf } from "../usage/store.ts";
+import { conflict } from "../../platform/errors.ts";
+import { currentBillingPeriod } from "../usage/service.ts";
 import { functionLimitsOf, type PlanFunctionLimits } from "./limits.ts";
 import * as store from "./store.ts";
 
@@ -37,7 +36,7 @@ export async function checkRunAllowance(
 ): Promise<PlanFunctionLimits> {
   const limits = await functionLimitsOf(db, accountId);
   if (limits.centsPerMillionGbSeconds !== null) return limits;
-  const period = billingPeriod(foundOr(await subscriptionOf(db, accountId), "The subscription"), now);
+  const period = await currentBillingPeriod(db, accountId, now);
   const used = gbSecondsOf(await store.accountMbMs(db, accountId, period.start, period.end));
   if (used >= limits.gbSecondsPerPeriod)
     throw conflict(

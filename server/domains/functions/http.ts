@@ -6,8 +6,7 @@ import { roleAtLeast } from "../../platform/roles.ts";
 import { assertSafeValues, validateInput } from "../../platform/validation.ts";
 import { SESSION_COOKIE } from "../account/service.ts";
 import type { SessionCache } from "../account/sessions.ts";
-import type { StreamsServices } from "../streams/runtime.ts";
-import { blockPayload, latestBlock } from "../streams/service.ts";
+import { blockPayload, latestBlock, type StreamsServices } from "../streams/index.ts";
 import { activate, type FunctionParams, type FunctionParamsJson, usedMb } from "./service.ts";
 
 /** Every function's HTTP address (relative to the service's base URL). */

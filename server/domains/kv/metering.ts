@@ -1,7 +1,5 @@
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { foundOr } from "../../platform/errors.ts";
-import { billingPeriod } from "../usage/service.ts";
-import { subscriptionOf } from "../usage/store.ts";
+import { currentBillingPeriod } from "../usage/service.ts";
 import { checkWriteAllowance, limitsOf, MAX_UPLOAD_BYTES, writeCharge, writeOperations } from "./limits.ts";
 import * as store from "./store.ts";
 
@@ -16,7 +14,7 @@ export interface TimeWindow {
 }
 
 async function currentPeriod(db: Executor, accountId: string, now: Date): Promise<TimeWindow> {
-  return billingPeriod(foundOr(await subscriptionOf(db, accountId), "The subscription"), now);
+  return currentBillingPeriod(db, accountId, now);
 }
 
 /**

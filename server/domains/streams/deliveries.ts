@@ -35,7 +35,7 @@ export const pruneDeliveries = (db: Db, now = new Date()) =>
   store.pruneDeliveries(db, DEFAULT_DELIVERY_HISTORY_DAYS, now);
 
 /** How many failing streams (or webhooks) the dashboard names. */
-const FAILING_SHOWN = 20;
+export const FAILING_SHOWN = 20;
 
 /** The account's streams (or webhooks) the engine stopped because they failed, most recent first. */
 export const failingStreams = (db: Db, accountId: string, product: store.Product) =>

@@ -1,6 +1,7 @@
 import type { UpstreamMap } from "../../dataplane/chain/nodes.ts";
 import type { DestinationDeps } from "../../dataplane/destinations/index.ts";
-import type { FilterHelpers } from "../../dataplane/sandbox/types.ts";
+import type { FilterHelpers, FilterLog, FilterMetadata } from "../../dataplane/sandbox/types.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError } from "../../platform/errors.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
@@ -17,6 +18,56 @@ export interface StreamsRuntime {
   destinationDeps: DestinationDeps;
   /** What filters and functions tested from the console reach as `qnLib`: the account's key-value store. */
   filterHelpers: (accountId: string) => FilterHelpers;
+  /** The account's functions, as streams deliver to them (the functions domain's adapter). */
+  functions: StreamFunctions;
+}
+
+/** A function a stream is created with (createStreamWithFunction): the function's create input. */
+export interface NewStreamFunction {
+  name: string;
+  code: string;
+  description?: string | null;
+  timeoutSec?: number;
+  memoryMb?: number;
+}
+
+/** What a test run of function code answers (the API's FunctionTestResult). */
+export interface FunctionTestRun {
+  success: boolean;
+  result: unknown;
+  logs: FilterLog[];
+  size: number;
+  duration: number;
+  memory: number;
+  memoryLimit: number;
+  error: string | null;
+}
+
+/**
+ * The port through which streams reach functions: a FUNCTION destination names one of the account's
+ * functions, a stream can be created with a new function, and new function code can be tried on what a
+ * stream would deliver. Declared here, where it is needed; the functions domain supplies the adapter
+ * (functions/stream-port.ts) and the composition wires it, so streams never import functions (which read
+ * blocks through streams).
+ */
+export interface StreamFunctions {
+  /** Whether the account has a function with this id. */
+  exists(db: Executor, accountId: string, functionId: string): Promise<boolean>;
+  /** The names of the account's functions among `ids`, by id. */
+  names(db: Executor, accountId: string, ids: string[]): Promise<Map<string, string>>;
+  /** Refuses code that does not compile or has no main, on the field at `pointer`. */
+  checkCode(accountId: string, code: string, pointer: string): Promise<void>;
+  /** Creates the function inside the caller's transaction, within the plan's limits. */
+  insert(tx: Executor, accountId: string, fn: NewStreamFunction, memoryPointer: string): Promise<{ id: string }>;
+  /** Runs unsaved code on a payload within the account's limits; the run is billed, not kept. */
+  testRun(
+    db: Db,
+    accountId: string,
+    code: string,
+    payload: { dataJson: string; metadata: FilterMetadata },
+    limits: { timeoutSec?: number; memoryMb?: number },
+    helpers: FilterHelpers,
+  ): Promise<FunctionTestRun>;
 }
 
 /** Where the streams functions find the runtime: the deps app.ts gives the plugins that call them. */

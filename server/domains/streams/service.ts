@@ -43,17 +43,9 @@ import { bucketSeries, type MetricsWindow, metricsWindow } from "../../platform/
 import { validateInput } from "../../platform/validation.ts";
 import { planPriceCents } from "../account/service.ts";
 import { type CatalogueNetwork, catalogueNetwork, findNetwork, needsUpgrade } from "../catalogue/networks.ts";
-import {
-  checkFunctionCode,
-  functionExists,
-  insertFunction,
-  type NewFunction,
-  runUnsavedCode,
-  testResult,
-} from "../functions/service.ts";
 import { applyStreamEvent, restartsDelivery, wholeRangeDelivered } from "./lifecycle.ts";
 import { destinationOptions, streamPermissions, unavailableFields } from "./permissions.ts";
-import { type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
+import { type NewStreamFunction, type StreamsServices, streamsRuntime, upstreamFor } from "./runtime.ts";
 import * as store from "./store.ts";
 
 const PREVIEW_CHARS = 2000;
@@ -162,10 +154,16 @@ function checkDestinationAddresses(services: StreamsServices | undefined, s: Str
 }
 
 /** A FUNCTION destination must name one of the account's own functions. */
-async function checkFunctionTarget(db: Executor, accountId: string, s: StreamInput): Promise<void> {
+async function checkFunctionTarget(
+  services: StreamsServices,
+  db: Executor,
+  accountId: string,
+  s: StreamInput,
+): Promise<void> {
   if (s.destination !== "FUNCTION") return;
   const functionId = s.destinationAttributes?.functionID;
-  const found = typeof functionId === "string" && (await functionExists(db, accountId, functionId));
+  const found =
+    typeof functionId === "string" && (await streamsRuntime(services).functions.exists(db, accountId, functionId));
   if (!found)
     throw badInput([{ pointer: "/destinationAttributes/functionID", message: "Choose one of your functions." }]);
 }
@@ -202,12 +200,12 @@ export async function createStream(
   accountId: string,
   input: StreamInput,
   product: store.Product,
-  services?: StreamsServices,
+  services: StreamsServices,
 ) {
   const s = input as TargetedStream;
   await checkRules(db, accountId, s, services);
   checkDestinationAddresses(services, s, product);
-  await checkFunctionTarget(db, accountId, s);
+  await checkFunctionTarget(services, db, accountId, s);
   await checkFilterCompiles(accountId, input.filterFunction, input.filterVersion);
   const row = await store.insertStream(db, accountId, newStreamValues(box, input, product));
   if (input.status === "ACTIVE") return activateStream(db, accountId, row.id, product);
@@ -222,16 +220,17 @@ export async function createStreamWithFunction(
   db: Db,
   box: SecretBox,
   accountId: string,
-  input: Omit<StreamInput, "destination"> & { function: NewFunction },
-  services?: StreamsServices,
+  input: Omit<StreamInput, "destination"> & { function: NewStreamFunction },
+  services: StreamsServices,
 ) {
   const { function: fn, ...rest } = input;
   const stream: StreamInput = { ...rest, destination: "FUNCTION" };
+  const functions = streamsRuntime(services).functions;
   await checkRules(db, accountId, stream as TargetedStream, services);
   await checkFilterCompiles(accountId, stream.filterFunction, stream.filterVersion);
-  await checkFunctionCode(accountId, fn.code, "/function/code");
+  await functions.checkCode(accountId, fn.code, "/function/code");
   const row = await db.transaction(async (tx) => {
-    const created = await insertFunction(tx, accountId, fn, "/function/memoryMb");
+    const created = await functions.insert(tx, accountId, fn, "/function/memoryMb");
     const attributes = { ...stream.destinationAttributes, functionID: created.id };
     return store.insertStream(
       tx,
@@ -297,7 +296,7 @@ export async function updateStream(
   id: string,
   patch: StreamInput,
   product: store.Product,
-  services?: StreamsServices,
+  services: StreamsServices,
 ) {
   return db.transaction(async (tx) => {
     const current = await ownedStream(tx, accountId, id, product);
@@ -315,7 +314,7 @@ export async function updateStream(
       await checkFilterCompiles(accountId, merged.filterFunction, merged.filterVersion);
     if (targetChanged || patch.destinationAttributes !== undefined) {
       checkDestinationAddresses(services, merged, product);
-      await checkFunctionTarget(tx, accountId, merged);
+      await checkFunctionTarget(services, tx, accountId, merged);
     }
     const values: Partial<store.NewStream> = {};
     for (const k of STORED_INPUT_KEYS) {
@@ -645,7 +644,7 @@ export async function runNewFunctionOn(
     payloadJson = outcome.resultJson as string;
     filterLogs = outcome.logs;
   }
-  const run = await runUnsavedCode(
+  const run = await streamsRuntime(services).functions.testRun(
     db,
     accountId,
     input.code,
@@ -653,7 +652,7 @@ export async function runNewFunctionOn(
     { timeoutSec: input.timeoutSec, memoryMb: input.memoryMb },
     helpers,
   );
-  return { ...testResult(run), logs: [...filterLogs, ...run.logs] };
+  return { ...run, logs: [...filterLogs, ...run.logs] };
 }
 
 export async function testDestination(

@@ -1,9 +1,8 @@
 import type { MeterSink } from "../../dataplane/metering/meter.ts";
 import type { Db } from "../../platform/db/index.ts";
 import type { DomainEvents } from "../../platform/events.ts";
-import { accountsWithStatus } from "../endpoints/store.ts";
-import { pruneErrorLogs } from "../errorlogs/service.ts";
-import * as errorLogStore from "../errorlogs/store.ts";
+import { accountsWithStatus } from "../endpoints/service.ts";
+import { pruneErrorLogs, recordFailedCalls } from "../errorlogs/service.ts";
 import { pruneEndpointMetrics } from "./endpoint-metrics.ts";
 import { enforceMonthlyLimit } from "./service.ts";
 import * as usageStore from "./store.ts";
@@ -13,9 +12,7 @@ export function databaseMeterSink(db: Db, events: DomainEvents): MeterSink {
   return {
     addUsage: (rows) => usageStore.addMinutes(db, rows),
     addEndpointMinutes: (rows) => usageStore.addEndpointMinutes(db, rows),
-    addFailedCalls: async (rows) => {
-      await errorLogStore.insertLogs(db, rows);
-    },
+    addFailedCalls: (rows) => recordFailedCalls(db, rows),
     enforceMonthlyLimit: (accountId) => enforceMonthlyLimit(db, events, accountId),
     accountsAtLimit: () => accountsWithStatus(db, "LIMIT_REACHED"),
     pruneFailedCalls: async (retentionDays) => {

@@ -1,4 +1,4 @@
-import type { Db } from "../../platform/db/index.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
@@ -47,6 +47,11 @@ export function billingPeriod(sub: { currentPeriodStart: Date; currentPeriodEnd:
     start = addMonths(start, -1);
   }
   return { start, end };
+}
+
+/** The account's billing period at `now` (its current one, by default): what other domains bill against. */
+export async function currentBillingPeriod(db: Executor, accountId: string, now = new Date()) {
+  return billingPeriod(foundOr(await store.subscriptionOf(db, accountId), "The subscription"), now);
 }
 
 async function subscriptionOrFail(db: Db, accountId: string) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../../server/dataplane/chain/nodes.ts";
 import { EVM_DATASETS } from "../../../server/dataplane/datasets/reader.ts";
 import type { CatalogueNetwork } from "../../../server/domains/catalogue/networks.ts";
+import { streamFunctions } from "../../../server/domains/functions/stream-port.ts";
 import {
   datasetReason,
   destinationOptions,
@@ -146,6 +147,7 @@ describe("stream permissions", () => {
         filterHelpers: () => {
           throw new Error("no filter runs in this test");
         },
+        functions: streamFunctions,
       },
     };
     const free = await streamPermissions(services, 0);
