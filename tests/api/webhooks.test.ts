@@ -2,7 +2,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifySignature } from "../../server/dataplane/destinations/index.ts";
 import { destinationAttributesOf, maskUrlPassword } from "../../server/dataplane/engine/config.ts";
-import { streams } from "../../server/domains/streams/tables.ts";
+import { streamCheckpoints, streams } from "../../server/domains/streams/tables.ts";
+import * as webhookStore from "../../server/domains/webhooks/store.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
 import { signIn, signUp, type TestUser } from "../support/api.ts";
 import {
@@ -174,5 +175,55 @@ describe("a password in a destination's URL (Basic authentication)", () => {
     const resealed = await rowOf(createWebhook.id);
     expect(JSON.stringify(resealed)).not.toContain("legacy-secret");
     expect(destinationAttributesOf(box, resealed)).toMatchObject({ url: legacy });
+  });
+
+  it("keeps each account's webhooks to it in the store: another account reads and changes none, and no stream is a webhook", async () => {
+    const { createWebhook } = await owner.client.gqlOk<{ createWebhook: { id: string } }>(
+      "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }",
+      { input: { name: "mine", network: NETWORK, url: "https://example.com/mine", status: "PAUSED" } },
+    );
+    const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+      "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
+      {
+        input: {
+          name: "a stream",
+          network: NETWORK,
+          dataset: "BLOCK",
+          destination: "WEBHOOK",
+          destinationAttributes: { url: "https://example.com/stream" },
+          startRange: 1,
+          status: "PAUSED",
+        },
+      },
+    );
+    const id = createWebhook.id;
+    const mine = owner.viewer.id;
+    const other = (await signUp(t.asTestApp)).viewer.id;
+    const page = { limit: 500, after: null };
+    const checkpointOf = async (streamId: string) =>
+      (await t.db.select().from(streamCheckpoints).where(eq(streamCheckpoints.streamId, streamId)))[0];
+
+    expect((await webhookStore.getWebhook(t.db, mine, id))?.id).toBe(id);
+    expect((await webhookStore.listWebhooks(t.db, mine, page)).rows.map((r) => r.id)).toContain(id);
+    // Another account: not found, not listed, not deleted, its checkpoint not moved.
+    expect(await webhookStore.getWebhook(t.db, other, id)).toBeUndefined();
+    expect(await webhookStore.listWebhooks(t.db, other, page)).toEqual({ rows: [], totalCount: 0 });
+    expect(await webhookStore.listWebhooks(t.db, other, { ...page, search: id })).toEqual({ rows: [], totalCount: 0 });
+    expect(await webhookStore.failingWebhooks(t.db, other, 20)).toEqual([]);
+    await webhookStore.setCheckpoint(t.db, other, id, 1234);
+    expect(await checkpointOf(id)).toBeUndefined();
+    expect(await webhookStore.deleteWebhook(t.db, other, id)).toBe(false);
+    expect((await webhookStore.getWebhook(t.db, mine, id))?.id).toBe(id);
+    // The account's own stream is no webhook: the webhooks' store neither reads nor changes it.
+    expect(await webhookStore.getWebhook(t.db, mine, createStream.id)).toBeUndefined();
+    expect((await webhookStore.listWebhooks(t.db, mine, page)).rows.map((r) => r.id)).not.toContain(createStream.id);
+    await webhookStore.setCheckpoint(t.db, mine, createStream.id, 1234);
+    expect(await checkpointOf(createStream.id)).toBeUndefined();
+    expect(await webhookStore.deleteWebhook(t.db, mine, createStream.id)).toBe(false);
+    // Its own account changes it.
+    await webhookStore.setCheckpoint(t.db, mine, id, 1234);
+    expect((await checkpointOf(id))?.nextBlock).toBe(1234);
+    expect(await webhookStore.deleteWebhook(t.db, mine, id)).toBe(true);
+    expect(await webhookStore.getWebhook(t.db, mine, id)).toBeUndefined();
   });
 });

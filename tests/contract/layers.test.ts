@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -8,6 +8,16 @@ import { describe, expect, it } from "vitest";
  * (an arrow: "is imported by"). The data plane declares ports and never imports a domain; domains supply
  * the adapters; app.ts wires them. A domain's `resolvers.ts` is part of the GraphQL layer. Every import
  * counts, `import type` and dynamic `import()` included.
+ *
+ * Inside the domain layer, rooms do not lean on each other (docs/decisions/0300-domain-imports.md):
+ * - no two domain folders import each other, directly or round a longer loop: where both sides need
+ *   each other, the one that needs the other declares a port and the composition supplies the adapter
+ *   (as streams/runtime.ts StreamFunctions, filled by functions/stream-port.ts);
+ * - a domain's `store.ts` (its queries, each taking the account) is its own: another domain reaches its
+ *   rows through its service. (A store may still join another domain's table, as SQL does.)
+ * - a domain folder that declares a public entry (`index.ts`, as streams/ does) is entered only through
+ *   it by other domains.
+ * A domain's resolvers (GraphQL layer) compose domains and are outside these two rules.
  */
 const root = path.resolve(import.meta.dirname, "../..");
 const serverDir = path.join(root, "server");
@@ -172,6 +182,40 @@ function cyclesAmong(edges: Edge[], inScope: (file: string) => boolean): string[
   return cycles;
 }
 
+const domainsDir = path.join(serverDir, "domains");
+
+/** The domain folder a domain-layer file lives in (`streams` for server/domains/streams/service.ts), or null. */
+function domainOf(file: string): string | null {
+  if (layerOf(file) !== "domains") return null;
+  const parts = path.relative(domainsDir, file).split(path.sep);
+  return parts.length > 1 ? parts[0] : null;
+}
+
+/** Imports from one domain folder into another, as edges between the folders (server/domains/<area>). */
+function domainEdges(edges: Edge[]): Edge[] {
+  return edges.flatMap((edge) => {
+    const [from, to] = [domainOf(edge.from), domainOf(edge.to)];
+    if (!from || !to || from === to) return [];
+    return [{ from: path.join(domainsDir, from), to: path.join(domainsDir, to), specifier: edge.specifier }];
+  });
+}
+
+/** Imports of another domain's store (its queries), or past its public entry when it declares one. */
+function internalImports(edges: Edge[], hasEntry: (domain: string) => boolean): string[] {
+  return edges.flatMap(({ from, to, specifier }) => {
+    const [fromDomain, toDomain] = [domainOf(from), domainOf(to)];
+    if (!fromDomain || !toDomain || fromDomain === toDomain) return [];
+    if (hasEntry(toDomain) && path.basename(to) !== "index.ts")
+      return [
+        `${rel(from)}: import "${specifier}" passes by the ${toDomain} domain's public entry; import its index.ts`,
+      ];
+    if (path.basename(to) !== "store.ts") return [];
+    return [
+      `${rel(from)}: import "${specifier}" reaches into the ${toDomain} domain's store; use its service (or a port)`,
+    ];
+  });
+}
+
 describe("server layers", () => {
   const edges = importGraph();
 
@@ -219,11 +263,42 @@ describe("server layers", () => {
     expect(cycle).toEqual([["server/platform/db/index.ts", "server/platform/mail.ts"]]);
   });
 
+  it("names a cycle between domain folders and an import of another domain's store (the checks can fail)", () => {
+    const at = (p: string) => path.join(serverDir, p);
+    const crossing = [
+      { from: at("domains/streams/service.ts"), to: at("domains/functions/service.ts"), specifier: "x" },
+      { from: at("domains/functions/http.ts"), to: at("domains/streams/service.ts"), specifier: "y" },
+      { from: at("domains/webhooks/service.ts"), to: at("domains/streams/store.ts"), specifier: "../streams/store.ts" },
+      { from: at("domains/kv/store.ts"), to: at("domains/account/tables.ts"), specifier: "../account/tables.ts" },
+      // Resolvers are the GraphQL layer: they compose domains.
+      { from: at("domains/usage/resolvers.ts"), to: at("domains/kv/store.ts"), specifier: "../kv/store.ts" },
+    ];
+    expect(cyclesAmong(domainEdges(crossing), () => true)).toEqual([
+      ["server/domains/functions", "server/domains/streams"],
+    ]);
+    expect(internalImports(crossing, () => false)).toEqual([
+      `server/domains/webhooks/service.ts: import "../streams/store.ts" reaches into the streams domain's store; use its service (or a port)`,
+    ]);
+    expect(internalImports(crossing, (domain) => domain === "streams")).toEqual([
+      `server/domains/functions/http.ts: import "y" passes by the streams domain's public entry; import its index.ts`,
+      `server/domains/webhooks/service.ts: import "../streams/store.ts" passes by the streams domain's public entry; import its index.ts`,
+    ]);
+  });
+
   it("has no import that runs the wrong way", () => {
     expect(wrongWayImports(edges)).toEqual([]);
   });
 
   it("has no import cycle in server/platform", () => {
     expect(cyclesAmong(edges, (file) => layerOf(file) === "platform")).toEqual([]);
+  });
+
+  it("has no import cycle between domain folders", () => {
+    expect(domainEdges(edges).length).toBeGreaterThan(10);
+    expect(cyclesAmong(domainEdges(edges), () => true)).toEqual([]);
+  });
+
+  it("has no domain reaching into another's store, nor past its public entry", () => {
+    expect(internalImports(edges, (domain) => existsSync(path.join(domainsDir, domain, "index.ts")))).toEqual([]);
   });
 });

@@ -1,56 +1,25 @@
-import { MASK, maskUrlPassword } from "../../dataplane/engine/config.ts";
 import type { Context } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { secretBox } from "../../platform/secrets.ts";
-import * as deliveries from "../streams/deliveries.ts";
-import { streamState } from "../streams/lifecycle.ts";
 import type { StreamsServices } from "../streams/runtime.ts";
-import * as streamService from "../streams/service.ts";
-import type { StreamRow } from "../streams/store.ts";
 import * as service from "./service.ts";
+import type { WebhookRow } from "./store.ts";
 
 const box = (ctx: Context) => secretBox(ctx.config);
 
-async function views(ctx: Context, accountId: string, rows: StreamRow[]) {
-  const progress = await streamService.progressOf(
-    ctx.db,
-    accountId,
-    rows.map((r) => r.id),
-  );
-  return rows.map((row) => {
-    const { hasSecrets } = streamService.shownAttributes(row, box(ctx));
-    return {
-      id: row.id,
-      createdAt: row.createdAt,
-      name: row.name,
-      status: row.status,
-      state: streamState(row),
-      statusReason: row.statusReason,
-      failedAt: row.failedAt,
-      network: row.network,
-      url: String(maskUrlPassword(row.destinationAttributes.url ?? "")),
-      filterFunction: row.filterFunction,
-      compression: String(row.destinationAttributes.compression ?? "NONE"),
-      securityToken: hasSecrets ? MASK : null,
-      hasSecurityToken: hasSecrets,
-      sequence: row.sequence,
-      startRange: row.startRange,
-      notificationEmail: row.notificationEmail,
-      lastDeliveredBlock: progress.get(row.id)?.lastDeliveredBlock ?? null,
-    };
-  });
-}
+const views = (ctx: Context, accountId: string, rows: WebhookRow[]) =>
+  service.shownWebhooks(ctx.db, box(ctx), accountId, rows);
 
 /** What the Webhook type's fields resolve from (the generated types' mapper for Webhook). */
-export type WebhookView = Awaited<ReturnType<typeof views>>[number];
+export type WebhookView = Awaited<ReturnType<typeof service.shownWebhooks>>[number];
 
-const one = async (ctx: Context, accountId: string, row: StreamRow) => (await views(ctx, accountId, [row]))[0];
+const one = async (ctx: Context, accountId: string, row: WebhookRow) => (await views(ctx, accountId, [row]))[0];
 
 export const webhookResolvers = (deps: StreamsServices): Resolvers => ({
   Query: {
     webhooks: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await streamService.listStreams(ctx.db, accountId, "WEBHOOK", args);
+      const page = await service.listWebhooks(ctx.db, accountId, args);
       return { webhooks: await views(ctx, accountId, page.rows), pageInfo: page.pageInfo, totalCount: page.totalCount };
     }),
     webhook: field("VIEWER", async ({ ctx, accountId, args }) =>
@@ -66,18 +35,18 @@ export const webhookResolvers = (deps: StreamsServices): Resolvers => ({
       ),
     ),
     webhookLogs: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await streamService.streamLogs(ctx.db, accountId, args.id, "WEBHOOK", args);
+      const page = await service.webhookLogs(ctx.db, accountId, args.id, args);
       return { logs: page.rows, pageInfo: page.pageInfo };
     }),
     webhookDeliveries: field("VIEWER", async ({ ctx, accountId, args }) => {
-      const page = await deliveries.listDeliveries(ctx.db, accountId, args.id, "WEBHOOK", args);
+      const page = await service.webhookDeliveries(ctx.db, accountId, args.id, args);
       return { deliveries: page.rows, pageInfo: page.pageInfo, retentionDays: page.retentionDays };
     }),
     failingWebhooks: field("VIEWER", async ({ ctx, accountId }) =>
-      views(ctx, accountId, await deliveries.failingStreams(ctx.db, accountId, "WEBHOOK")),
+      views(ctx, accountId, await service.failingWebhooks(ctx.db, accountId)),
     ),
     webhookLatestBlock: field("VIEWER", ({ ctx, accountId, args }) =>
-      streamService.latestBlock(deps, { db: ctx.db, accountId }, args.network),
+      service.latestBlock(deps, { db: ctx.db, accountId }, args.network),
     ),
     webhookRawPayload: fieldWithInput(
       "VIEWER",
@@ -106,11 +75,9 @@ export const webhookResolvers = (deps: StreamsServices): Resolvers => ({
         one(ctx, accountId, await service.activateWebhook(ctx.db, deps, accountId, args.id, input.from)),
     ),
     pauseWebhook: field("ADMIN", async ({ ctx, accountId, args }) =>
-      one(ctx, accountId, await streamService.pauseStream(ctx.db, accountId, args.id, "WEBHOOK")),
+      one(ctx, accountId, await service.pauseWebhook(ctx.db, accountId, args.id)),
     ),
-    deleteWebhook: field("ADMIN", ({ ctx, accountId, args }) =>
-      streamService.deleteStream(ctx.db, accountId, args.id, "WEBHOOK"),
-    ),
+    deleteWebhook: field("ADMIN", ({ ctx, accountId, args }) => service.deleteWebhook(ctx.db, accountId, args.id)),
     testWebhookUrl: fieldWithInput("ADMIN", { schema: "webhook#/$defs/testDestinationInput" }, ({ accountId, input }) =>
       service.testUrl(deps, accountId, input),
     ),

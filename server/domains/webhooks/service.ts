@@ -1,12 +1,15 @@
 import type { WebhookCreateInput, WebhookUpdateInput } from "../../../schemas/generated/entities.ts";
 import { createDestination, type WebhookAttributes } from "../../dataplane/destinations/index.ts";
+import { MASK, maskUrlPassword } from "../../dataplane/engine/config.ts";
 import type { Db } from "../../platform/db/index.ts";
-import { AppError } from "../../platform/errors.ts";
+import { AppError, foundOr, notFound } from "../../platform/errors.ts";
+import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import type { SecretBox } from "../../platform/secrets.ts";
 import { bucketSeries } from "../../platform/time-buckets.ts";
-import { type StreamsServices, streamsRuntime } from "../streams/runtime.ts";
-import * as streamService from "../streams/service.ts";
-import type { StreamRow } from "../streams/store.ts";
+import * as pipeline from "../streams/index.ts";
+import { type StreamsServices, streamsRuntime } from "../streams/index.ts";
+import type { WebhookRow } from "./store.ts";
+import * as store from "./store.ts";
 
 /**
  * Webhooks: the spec's simpler product on the stream engine. A webhook is a stream of the
@@ -18,7 +21,7 @@ export const WEBHOOK_DATASET = "BLOCK_WITH_RECEIPTS";
 /** What creating and updating share: every field may be absent on an update. */
 type WebhookInput = Omit<WebhookCreateInput, "name" | "network" | "url"> & Partial<WebhookCreateInput>;
 
-function toStreamInput(input: WebhookInput, current?: StreamRow): streamService.StreamInput {
+function toStreamInput(input: WebhookInput, current?: WebhookRow): pipeline.StreamInput {
   const attrsChanged = input.url !== undefined || input.compression !== undefined || input.securityToken !== undefined;
   const base = current?.destinationAttributes ?? {};
   return {
@@ -53,8 +56,87 @@ function toStreamInput(input: WebhookInput, current?: StreamRow): streamService.
   };
 }
 
-export const ownedWebhook = (db: Db, accountId: string, id: string) =>
-  streamService.ownedStream(db, accountId, id, "WEBHOOK");
+/** The account's webhook with this id, or NOT_FOUND. */
+export async function ownedWebhook(db: Db, accountId: string, id: string): Promise<WebhookRow> {
+  return foundOr(await store.getWebhook(db, accountId, id), "Webhook");
+}
+
+/** The account's webhooks, newest first. */
+export async function listWebhooks(
+  db: Db,
+  accountId: string,
+  args: { first?: number | null; after?: string | null; search?: string | null },
+) {
+  const size = pageSize(args.first);
+  const page = await store.listWebhooks(db, accountId, {
+    limit: size + 1,
+    after: cursorArgument(args.after, store.webhookCursorShape),
+    search: args.search,
+  });
+  return { ...connection(page.rows, size, store.webhookCursorOf), totalCount: page.totalCount };
+}
+
+/** Webhooks as the API shows them: their URL's password and security token masked, their progress. */
+export async function shownWebhooks(db: Db, box: SecretBox, accountId: string, rows: WebhookRow[]) {
+  const progress = await pipeline.progressOf(
+    db,
+    accountId,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) => {
+    const { hasSecrets } = pipeline.shownAttributes(row, box);
+    return {
+      id: row.id,
+      createdAt: row.createdAt,
+      name: row.name,
+      status: row.status,
+      state: pipeline.streamState(row),
+      statusReason: row.statusReason,
+      failedAt: row.failedAt,
+      network: row.network,
+      url: String(maskUrlPassword(row.destinationAttributes.url ?? "")),
+      filterFunction: row.filterFunction,
+      compression: String(row.destinationAttributes.compression ?? "NONE"),
+      securityToken: hasSecrets ? MASK : null,
+      hasSecurityToken: hasSecrets,
+      sequence: row.sequence,
+      startRange: row.startRange,
+      notificationEmail: row.notificationEmail,
+      lastDeliveredBlock: progress.get(row.id)?.lastDeliveredBlock ?? null,
+    };
+  });
+}
+
+export const pauseWebhook = (db: Db, accountId: string, id: string) =>
+  pipeline.pauseStream(db, accountId, id, "WEBHOOK");
+
+export async function deleteWebhook(db: Db, accountId: string, id: string) {
+  if (!(await store.deleteWebhook(db, accountId, id))) throw notFound("Webhook");
+  return { success: true, message: "Webhook deleted.", error: null };
+}
+
+/** A webhook's log, newest first, after checking the account owns it. */
+export const webhookLogs = (
+  db: Db,
+  accountId: string,
+  id: string,
+  args: { first?: number | null; after?: string | null; levels?: string[] | null; searchText?: string | null },
+) => pipeline.streamLogs(db, accountId, id, "WEBHOOK", args);
+
+/** A webhook's delivery history, newest first, after checking the account owns it. */
+export const webhookDeliveries = (
+  db: Db,
+  accountId: string,
+  id: string,
+  args: { first?: number | null; after?: string | null; outcomes?: string[] | null; search?: string | null },
+) => pipeline.listDeliveries(db, accountId, id, "WEBHOOK", args);
+
+/** The account's webhooks the engine stopped because they failed, most recent first. */
+export const failingWebhooks = (db: Db, accountId: string) =>
+  store.failingWebhooks(db, accountId, pipeline.FAILING_SHOWN);
+
+export const latestBlock = (services: StreamsServices, who: pipeline.ChainReadFor, network: string) =>
+  pipeline.latestBlock(services, who, network);
 
 export async function createWebhook(
   db: Db,
@@ -63,7 +145,7 @@ export async function createWebhook(
   accountId: string,
   input: WebhookCreateInput,
 ) {
-  const row = await streamService.createStream(db, box, accountId, toStreamInput(input), "WEBHOOK", services);
+  const row = await pipeline.createStream(db, box, accountId, toStreamInput(input), "WEBHOOK", services);
   if (row.status === "ACTIVE") streamsRuntime(services)?.wake();
   return row;
 }
@@ -77,7 +159,7 @@ export async function updateWebhook(
 ) {
   const current = await ownedWebhook(db, accountId, input.id);
   const patch = toStreamInput(input, current);
-  return streamService.updateStream(db, box, accountId, input.id, patch, "WEBHOOK", services);
+  return pipeline.updateStream(db, box, accountId, input.id, patch, "WEBHOOK", services);
 }
 
 /** LATEST skips what was missed while paused: delivery starts at the current tip. */
@@ -90,13 +172,13 @@ export async function activateWebhook(
 ) {
   const current = await ownedWebhook(db, accountId, id);
   if (from === "LATEST")
-    await streamService.setCheckpoint(
+    await store.setCheckpoint(
       db,
       accountId,
       current.id,
-      await streamService.latestBlock(services, { db, accountId }, current.network),
+      await pipeline.latestBlock(services, { db, accountId }, current.network),
     );
-  return streamService.activateStream(db, accountId, id, "WEBHOOK", services);
+  return pipeline.activateStream(db, accountId, id, "WEBHOOK", services);
 }
 
 /**
@@ -104,7 +186,7 @@ export async function activateWebhook(
  * from its first recorded minute without one, to `end`, default now), per point of the window's step.
  */
 export async function webhookMetrics(db: Db, accountId: string, id: string, start: Date | null, end: Date | null) {
-  const { window, rows } = await streamService.metricBuckets(db, accountId, id, "WEBHOOK", start, end);
+  const { window, rows } = await pipeline.metricBuckets(db, accountId, id, "WEBHOOK", start, end);
   const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((a, r) => a + f(r), 0);
   const points = bucketSeries(window, rows);
   const processed = points.counts((r) => r.blocks);
@@ -127,12 +209,12 @@ export async function webhookMetrics(db: Db, accountId: string, id: string, star
 
 export async function rawPayload(
   services: StreamsServices,
-  who: streamService.ChainReadFor,
+  who: pipeline.ChainReadFor,
   network: string,
   blockNumber: number,
 ) {
-  const batch = await streamService.readBatch(services, who, network, WEBHOOK_DATASET, blockNumber, 1);
-  return streamService.payloadResult(JSON.stringify(batch.items));
+  const batch = await pipeline.readBatch(services, who, network, WEBHOOK_DATASET, blockNumber, 1);
+  return pipeline.payloadResult(JSON.stringify(batch.items));
 }
 
 export function testUrl(
@@ -141,15 +223,15 @@ export function testUrl(
   input: { url: string; compression?: string; securityToken?: string },
 ) {
   // The schema checked the webhook attributes; `type` names which destination they are for.
-  return streamService.testDestination(services, accountId, { ...input, type: "WEBHOOK" } as WebhookAttributes);
+  return pipeline.testDestination(services, accountId, { ...input, type: "WEBHOOK" } as WebhookAttributes);
 }
 
 export function testFilter(
   services: StreamsServices,
-  who: streamService.ChainReadFor,
+  who: pipeline.ChainReadFor,
   input: { network: string; blockNumber: number; filterFunction: string },
 ) {
-  return streamService.runFilterOn(services, who, { ...input, dataset: WEBHOOK_DATASET });
+  return pipeline.runFilterOn(services, who, { ...input, dataset: WEBHOOK_DATASET });
 }
 
 /** Sends one block (through the webhook's filter) to its URL now, outside the engine. */
@@ -164,7 +246,7 @@ export async function sendPayload(
   const row = await ownedWebhook(db, accountId, id);
   let payloadJson: string | null;
   if (row.filterFunction) {
-    const r = await streamService.runFilterOn(
+    const r = await pipeline.runFilterOn(
       services,
       { db, accountId },
       {
@@ -178,20 +260,13 @@ export async function sendPayload(
     if (r.error) throw new AppError("BAD_USER_INPUT", `The filter failed: ${r.error}`);
     payloadJson = r.result === null ? null : JSON.stringify(r.result);
   } else {
-    const batch = await streamService.readBatch(
-      services,
-      { db, accountId },
-      row.network,
-      WEBHOOK_DATASET,
-      blockNumber,
-      1,
-    );
+    const batch = await pipeline.readBatch(services, { db, accountId }, row.network, WEBHOOK_DATASET, blockNumber, 1);
     payloadJson = JSON.stringify(batch.items);
   }
   if (payloadJson === null)
     return { success: true, message: "The filter skipped this block: nothing was sent.", durationMs: 0 };
   const destination = createDestination(
-    streamService.storedAttributes(box, row),
+    pipeline.storedAttributes(box, row),
     { streamId: row.id, network: row.network, dataset: WEBHOOK_DATASET },
     services.streams.destinationDeps,
   );
