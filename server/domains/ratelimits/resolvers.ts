@@ -2,13 +2,14 @@ import type { EntityInputRef } from "../../../schemas/generated/entities.ts";
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import type { DomainEvents } from "../../platform/events.ts";
+import type { AuditEntryRow } from "../audit/service.ts";
 import { effectiveRate, limiterKey } from "./rules.ts";
 import * as service from "./service.ts";
-import type { AuditRow } from "./store.ts";
 
-const auditView = (a: AuditRow) => ({
+const auditView = (a: AuditEntryRow) => ({
   date: a.createdAt,
-  reason: a.reason,
+  // Every rate-limit change is recorded with its reason, empty when none was given.
+  reason: a.reason ?? "",
   user: a.userEmail,
   userRole: a.userRole,
   action: a.action,

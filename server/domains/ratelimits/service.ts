@@ -3,6 +3,7 @@ import { foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Role } from "../../platform/roles.ts";
+import { type AuditEntryRow, endpointAudit, recordAudit } from "../audit/service.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
 import { getEndpointOrFail } from "../endpoints/service.ts";
 import { type Bucket, bucketDefault, buckets, type Interval, limiterKey, overrideKey } from "./rules.ts";
@@ -35,20 +36,13 @@ async function audit(
   endpointId: string,
   entry: { subject: string; subjectId: string; action: string; reason: string; changes?: Record<string, unknown> },
 ) {
-  await store.insertAudit(tx, actor.accountId, {
-    endpointId,
-    ...entry,
-    changes: entry.changes ?? {},
-    userId: actor.userId,
-    userEmail: await store.userEmail(tx, actor.userId),
-    userRole: actor.role,
-  });
+  await recordAudit(tx, actor, { area: "RATE_LIMITS", endpointId, ...entry });
 }
 
 export interface LimiterView {
   limiter: store.RateLimiterRow;
   rates: store.RateRow[];
-  audits: store.AuditRow[];
+  audits: AuditEntryRow[];
 }
 
 export async function listRateLimiters(
@@ -75,12 +69,12 @@ async function views(
       accountId,
       limiters.map((l) => l.id),
     ),
-    limiters.length > 0 ? store.listAudits(db, accountId, endpointId, 1000) : Promise.resolve([]),
+    limiters.length > 0 ? endpointAudit(db, accountId, "RATE_LIMITS", endpointId, 1000) : Promise.resolve([]),
   ]);
   return limiters.map((limiter) => {
     const own = rates.filter((r) => r.rateLimiterId === limiter.id);
     const ids = new Set([limiter.id, ...own.map((r) => r.id)]);
-    return { limiter, rates: own, audits: audits.filter((a) => ids.has(a.subjectId)) };
+    return { limiter, rates: own, audits: audits.filter((a) => a.subjectId !== null && ids.has(a.subjectId)) };
   });
 }
 
@@ -258,7 +252,7 @@ export async function getRateLimits(db: Db, accountId: string, endpointId: strin
   const [rps, overrides, audits] = await Promise.all([
     store.planRps(db, accountId),
     store.listOverrides(db, accountId, endpoint.id),
-    store.listAudits(db, accountId, endpoint.id),
+    endpointAudit(db, accountId, "RATE_LIMITS", endpoint.id, 200),
   ]);
   const defaults: RateLimitEntryView[] = buckets.map((bucket) => {
     const { key, limit } = bucketDefault(bucket, rps);

@@ -1,12 +1,11 @@
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
-import { subscriptions, users } from "../account/tables.ts";
-import { rateLimitAudits, rateLimiterRates, rateLimiters, rateLimitOverrides } from "./tables.ts";
+import { subscriptions } from "../account/tables.ts";
+import { rateLimiterRates, rateLimiters, rateLimitOverrides } from "./tables.ts";
 
 export type RateLimiterRow = typeof rateLimiters.$inferSelect;
 export type RateRow = typeof rateLimiterRates.$inferSelect;
 export type OverrideRow = typeof rateLimitOverrides.$inferSelect;
-export type AuditRow = typeof rateLimitAudits.$inferSelect;
 
 export async function listLimiters(db: Executor, accountId: string, endpointId: string) {
   return db
@@ -150,28 +149,6 @@ export async function deleteOverride(db: Executor, accountId: string, endpointId
     )
     .returning();
   return deleted;
-}
-
-export async function insertAudit(
-  db: Executor,
-  accountId: string,
-  row: Omit<typeof rateLimitAudits.$inferInsert, "accountId">,
-) {
-  await db.insert(rateLimitAudits).values({ ...row, accountId });
-}
-
-export async function listAudits(db: Executor, accountId: string, endpointId: string, limit = 200) {
-  return db
-    .select()
-    .from(rateLimitAudits)
-    .where(and(eq(rateLimitAudits.accountId, accountId), eq(rateLimitAudits.endpointId, endpointId)))
-    .orderBy(desc(rateLimitAudits.createdAt), desc(rateLimitAudits.id))
-    .limit(limit);
-}
-
-export async function userEmail(db: Executor, userId: string) {
-  const [row] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId));
-  return row?.email ?? null;
 }
 
 export async function planRps(db: Executor, accountId: string) {

@@ -1,4 +1,4 @@
-import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
 import { accountIdColumn } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
@@ -56,28 +56,4 @@ export const rateLimitOverrides = pgTable(
     createdAt: createdAtColumn(3),
   },
   (t) => [uniqueIndex("rate_limit_overrides_endpoint_kind_bucket").on(t.endpointId, t.kind, t.bucket)],
-);
-
-/** Every change to limiters, rates and overrides: what, why, by whom and in which role. */
-export const rateLimitAudits = pgTable(
-  "rate_limit_audits",
-  {
-    id: idColumn(),
-    accountId: accountIdColumn(),
-    endpointId: uuid("endpoint_id")
-      .notNull()
-      .references(() => endpoints.id, { onDelete: "cascade" }),
-    /** RATE_LIMITER, RATE, LIMIT_OVERRIDE or KEY_OVERRIDE; the subject row may since be deleted. */
-    subject: text("subject").notNull(),
-    subjectId: uuid("subject_id").notNull(),
-    action: text("action").notNull(),
-    reason: text("reason").notNull(),
-    userId: uuid("user_id"),
-    /** The user's e-mail at the time, kept so the audit still reads after the user leaves. */
-    userEmail: text("user_email"),
-    userRole: text("user_role").notNull(),
-    changes: jsonb("changes").$type<Record<string, unknown>>().notNull().default({}),
-    createdAt: createdAtColumn(3),
-  },
-  (t) => [index("rate_limit_audits_endpoint").on(t.accountId, t.endpointId, t.createdAt)],
 );

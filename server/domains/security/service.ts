@@ -14,6 +14,7 @@ import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts"
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Role } from "../../platform/roles.ts";
+import { type AuditEntryRow, endpointsAudit, recordAudit } from "../audit/service.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { getEndpointOrFail } from "../endpoints/service.ts";
 import * as store from "./store.ts";
@@ -39,16 +40,7 @@ async function audit(
   subject: SecurityOptionName | "rpcMethods",
   detail: string | null = null,
 ) {
-  const userEmail = actor.userId ? await store.userEmail(tx, actor.userId) : null;
-  await store.insertAudit(tx, actor.accountId, {
-    endpointId,
-    action,
-    subject,
-    detail,
-    userId: actor.userId,
-    userEmail,
-    userRole: actor.role,
-  });
+  await recordAudit(tx, actor, { area: "SECURITY", endpointId, action, subject, detail });
 }
 
 /**
@@ -122,7 +114,7 @@ export async function securityOfEndpoints(db: Executor, accountId: string, endpo
     store.tokensOf(db, accountId, ids),
     store.jwtsOf(db, accountId, ids),
     store.entriesOf(db, accountId, ids),
-    store.auditsOf(db, accountId, ids),
+    endpointsAudit(db, accountId, "SECURITY", ids, 100),
   ]);
   return ids.map((endpointId) => {
     const of = (kind: store.EntryKind) => entries.filter((e) => e.endpointId === endpointId && e.kind === kind);
@@ -141,7 +133,7 @@ export async function securityOfEndpoints(db: Executor, accountId: string, endpo
   });
 }
 
-function auditView(row: store.AuditRow) {
+function auditView(row: AuditEntryRow) {
   return {
     id: row.id,
     date: row.createdAt,

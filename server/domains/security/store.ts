@@ -1,13 +1,11 @@
-import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
-import { users } from "../account/tables.ts";
 import {
   endpointDisabledMethods,
   endpointJwts,
   endpointSecurity,
   endpointSecurityEntries,
   endpointTokens,
-  securityAudits,
 } from "./tables.ts";
 
 export type SecurityRow = typeof endpointSecurity.$inferSelect;
@@ -15,7 +13,6 @@ export type TokenRow = typeof endpointTokens.$inferSelect;
 export type JwtRow = typeof endpointJwts.$inferSelect;
 export type EntryRow = typeof endpointSecurityEntries.$inferSelect;
 export type EntryKind = "REFERRER" | "IP" | "DOMAIN_MASK" | "REQUEST_FILTER";
-export type AuditRow = typeof securityAudits.$inferSelect;
 export type OptionColumns = Omit<SecurityRow, "endpointId" | "accountId" | "updatedAt">;
 
 export async function getSecurity(
@@ -263,39 +260,4 @@ export async function lockSecurity(db: Executor, accountId: string, endpointId: 
   await db.execute(
     sql`select 1 from ${endpointSecurity} where ${endpointSecurity.endpointId} = ${endpointId} and ${endpointSecurity.accountId} = ${accountId} for update`,
   );
-}
-
-export async function insertAudit(
-  db: Executor,
-  accountId: string,
-  row: Omit<typeof securityAudits.$inferInsert, "accountId">,
-): Promise<void> {
-  await db.insert(securityAudits).values({ ...row, accountId });
-}
-
-/** The newest `limit` changes of each endpoint's security, newest first. */
-export async function auditsOf(db: Executor, accountId: string, endpointIds: string[], limit = 100) {
-  // Ranked per endpoint so a list of endpoints reads `limit` rows of each in one query.
-  const ranked = db
-    .select({
-      id: securityAudits.id,
-      rank: sql<number>`row_number() over (partition by ${securityAudits.endpointId} order by ${securityAudits.createdAt} desc, ${securityAudits.id} desc)`.as(
-        "rank",
-      ),
-    })
-    .from(securityAudits)
-    .where(and(eq(securityAudits.accountId, accountId), inArray(securityAudits.endpointId, endpointIds)))
-    .as("ranked");
-  return db
-    .select({ audit: securityAudits })
-    .from(securityAudits)
-    .innerJoin(ranked, eq(ranked.id, securityAudits.id))
-    .where(sql`${ranked.rank} <= ${limit}`)
-    .orderBy(desc(securityAudits.createdAt), desc(securityAudits.id))
-    .then((rows) => rows.map((r) => r.audit));
-}
-
-export async function userEmail(db: Executor, userId: string): Promise<string | null> {
-  const [row] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId));
-  return row?.email ?? null;
 }

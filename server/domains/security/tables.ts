@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
 import { accountIdColumn } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
@@ -95,32 +95,4 @@ export const endpointDisabledMethods = pgTable(
     createdAt: createdAtColumn(),
   },
   (t) => [primaryKey({ columns: [t.endpointId, t.method] })],
-);
-
-/**
- * Every change to an endpoint's security: what, on which option or list, by whom and in which role.
- * `detail` names the item (an IP, a referrer, a key id, a token's first characters), never a secret.
- */
-export const securityAudits = pgTable(
-  "security_audits",
-  {
-    id: idColumn(),
-    accountId: accountIdColumn(),
-    endpointId: uuid("endpoint_id")
-      .notNull()
-      .references(() => endpoints.id, { onDelete: "cascade" }),
-    /** TURN_ON, TURN_OFF, ADD, REMOVE or SET. */
-    action: text("action").notNull(),
-    /** The option the change belongs to, named as in updateOption (ips, tokens, …). */
-    subject: text("subject").notNull(),
-    detail: text("detail"),
-    userId: uuid("user_id"),
-    /** The user's e-mail at the time, kept so the audit still reads after the user leaves. */
-    userEmail: text("user_email"),
-    userRole: text("user_role").notNull(),
-    // The clock, not the transaction's start: one change can write two rows (an item added, then its
-    // check turned on), and the audit lists them in the order they were made.
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`clock_timestamp()`),
-  },
-  (t) => [index("security_audits_endpoint").on(t.accountId, t.endpointId, t.createdAt)],
 );

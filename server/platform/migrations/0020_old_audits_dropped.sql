@@ -1,0 +1,2 @@
+DROP TABLE "rate_limit_audits" CASCADE;--> statement-breakpoint
+DROP TABLE "security_audits" CASCADE;
