@@ -1,7 +1,13 @@
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 const require = createRequire(import.meta.url);
+
+// vitest runs one test file per core but one, leaving a core to its main process: on the two-core CI
+// machine that is ONE file at a time. The main process idles once files are collected, and API files
+// mostly wait on PostgreSQL and the network, so these suites run more files than that.
+const cores = availableParallelism();
 
 // One project per suite so each can be run alone (`vitest run --project api`) and `tests/run.ts` can
 // report per-suite counts. Unit tests run in node; a test that needs a DOM opts in with
@@ -32,6 +38,7 @@ export default defineConfig({
           name: "unit",
           include: ["tests/unit/**/*.test.{ts,tsx}"],
           environment: "node",
+          maxWorkers: Math.max(2, cores),
           // Rendering a screen in jsdom takes 1–3 s here and twice that on a loaded two-core CI
           // machine: vitest's 5 s default failed one such test in CI without a fault in the product.
           testTimeout: 20_000,
@@ -45,6 +52,7 @@ export default defineConfig({
           environment: "node",
           // One PostgreSQL server for the whole run; each file makes its own database on it.
           globalSetup: ["tests/support/database.ts"],
+          maxWorkers: Math.max(3, cores),
           testTimeout: 30_000,
           hookTimeout: 120_000,
         },

@@ -4,6 +4,9 @@
  *
  *   npm test                      all suites
  *   npm test -- --only api        one suite (repeat the flag or use commas for several: --only unit,api)
+ *   npm test -- --only api kv     only the files of that suite whose path contains `kv` (vitest's file
+ *                                 filter; several words match any of them; without --only, every suite
+ *                                 with a matching file runs)
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -34,14 +37,27 @@ interface JsonReport {
   }[];
 }
 
-function parseArgs(argv: string[]): Suite[] {
+interface Choice {
+  suites: Suite[];
+  /** Words a test file's path must contain (any of them), passed on to vitest; none: every file. */
+  filters: string[];
+}
+
+const usage = `Usage: npm test [-- [--only ${suites.join("|")}] [file filter...]]`;
+
+function parseArgs(argv: string[]): Choice {
   const chosen: Suite[] = [];
+  const filters: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     let value: string | undefined;
     if (arg === "--only") value = argv[++i];
     else if (arg.startsWith("--only=")) value = arg.slice("--only=".length);
-    else throw new Error(`Unknown argument ${arg}. Usage: npm test [-- --only ${suites.join("|")}]`);
+    else if (arg.startsWith("-")) throw new Error(`Unknown argument ${arg}. ${usage}`);
+    else {
+      filters.push(arg);
+      continue;
+    }
     for (const name of (value ?? "").split(",").filter(Boolean)) {
       if (!(suites as readonly string[]).includes(name)) {
         throw new Error(`--only takes ${suites.join("|")}, got ${JSON.stringify(name)}`);
@@ -50,16 +66,17 @@ function parseArgs(argv: string[]): Suite[] {
     }
     if (!value) throw new Error(`--only needs a suite: ${suites.join("|")}`);
   }
-  return chosen.length ? suites.filter((suite) => chosen.includes(suite)) : [...suites];
+  return { suites: chosen.length ? suites.filter((suite) => chosen.includes(suite)) : [...suites], filters };
 }
 
-function hasTestFiles(dir: string): boolean {
-  if (!existsSync(dir)) return false;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+/** The test files under `dir`, as paths from the repository root. */
+function testFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory() ? hasTestFiles(path) : /\.test\.tsx?$/.test(entry.name)) return true;
-  }
-  return false;
+    if (entry.isDirectory()) return testFiles(path);
+    return /\.test\.tsx?$/.test(entry.name) ? [relative(repoRoot, path)] : [];
+  });
 }
 
 function plural(n: number, word: string): string {
@@ -71,7 +88,7 @@ function formatCounts(counts: Counts): string {
   return counts.skipped > 0 ? `${line}, ${counts.skipped} skipped` : line;
 }
 
-function runSuite(suite: Suite): { counts: Counts; notes: string[] } {
+function runSuite(suite: Suite, filters: string[]): { counts: Counts; notes: string[] } {
   const reportFile = join(repoRoot, "test-results", `vitest-${suite}.json`);
   rmSync(reportFile, { force: true });
   const args = [
@@ -83,6 +100,7 @@ function runSuite(suite: Suite): { counts: Counts; notes: string[] } {
     "--reporter=default",
     "--reporter=json",
     `--outputFile.json=${reportFile}`,
+    ...filters,
   ];
   if (suite === "e2e") args.push("--no-file-parallelism");
   const started = Date.now();
@@ -141,7 +159,7 @@ function prepareE2E(): string | null {
 }
 
 function main(): number {
-  let chosen: Suite[];
+  let chosen: Choice;
   try {
     chosen = parseArgs(process.argv.slice(2));
   } catch (error) {
@@ -152,11 +170,17 @@ function main(): number {
   const total: Counts = { passed: 0, failed: 0, skipped: 0 };
   const summary: string[] = [];
 
-  for (const suite of chosen) {
+  for (const suite of chosen.suites) {
     console.log(`\n━━ ${suite} ━━`);
-    if (!hasTestFiles(join(repoRoot, "tests", suite))) {
-      console.log(`${suite}: no test files`);
-      summary.push(`${suite.padEnd(9)} no test files`);
+    const files = testFiles(join(repoRoot, "tests", suite));
+    // vitest's filter: a file runs when its path contains one of the words.
+    const matching = files.filter(
+      (file) => !chosen.filters.length || chosen.filters.some((word) => file.includes(word)),
+    );
+    if (matching.length === 0) {
+      const none = files.length ? `no test file matches ${chosen.filters.join(" ")}` : "no test files";
+      console.log(`${suite}: ${none}`);
+      summary.push(`${suite.padEnd(9)} ${none}`);
       continue;
     }
     if (suite === "e2e") {
@@ -168,7 +192,7 @@ function main(): number {
         continue;
       }
     }
-    const { counts, notes } = runSuite(suite);
+    const { counts, notes } = runSuite(suite, chosen.filters);
     summary.push(`${suite.padEnd(9)} ${formatCounts(counts)}`);
     // The names of what failed go in the summary, where a CI log cut to its end still shows them.
     for (const note of notes) summary.push(`  ${note}`);
