@@ -5,7 +5,7 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Transport } from "../../../renderer/index.ts";
-import { TOKEN_PLACEHOLDER } from "../../../src/widgets/code-sample.tsx";
+import { TOKEN_PLACEHOLDER } from "../../../src/widgets/first-request.ts";
 import {
   fixtureTransport,
   installDomStandIns,
