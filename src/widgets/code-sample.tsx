@@ -113,7 +113,7 @@ export function CodeSample({ data, options }: CustomViewProps) {
           title={
             request.active.length === 1 && request.active[0].key === "token"
               ? `Token authentication is on: ${request.active[0].text}`
-              : `Security on this endpoint: ${request.active.map((m) => m.key).join(", ")}. Fill in the placeholders before you run a sample.`
+              : `Security on this endpoint: ${request.active.map((m) => m.label).join(", ")}. Fill in the placeholders before you run a sample.`
           }
           description={
             request.active.length === 1 && request.active[0].key === "token" ? undefined : (

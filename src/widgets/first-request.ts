@@ -27,6 +27,7 @@ export interface FirstRequestInput {
 /** One active security method, in words, as the card lists it above the samples. */
 export interface ActiveMethod {
   key: "token" | "jwt" | "referrer" | "ip";
+  label: string;
   text: string;
 }
 
@@ -61,6 +62,7 @@ export function firstRequest(input: FirstRequestInput): FirstRequest {
   if (tokenOn)
     active.push({
       key: "token",
+      label: "token",
       text: input.token
         ? "Token: the URL ends in the endpoint's first token."
         : `Token: replace ${TOKEN_PLACEHOLDER} in the URL with one of this endpoint's tokens (Security tab); a token is shown once, when it is created.`,
@@ -70,6 +72,7 @@ export function firstRequest(input: FirstRequestInput): FirstRequest {
     const keys = (input.security?.jwts ?? []).map((k) => `"${k.name}" (kid ${k.kid})`);
     active.push({
       key: "jwt",
+      label: "JWT",
       text: keys.length
         ? `JWT: replace ${JWT_PLACEHOLDER} with a JWT signed by the private key of ${keys.join(" or ")}, its kid in the header and an exp claim (e.g. jose's SignJWT with the key's algorithm, RS256 for an RSA key, ES256 for a P-256 key).`
         : `JWT: no JWT key is uploaded yet, so no call can pass; add a public key on the Security tab, then sign ${JWT_PLACEHOLDER} with its private key (kid in the header, an exp claim).`,
@@ -80,6 +83,7 @@ export function firstRequest(input: FirstRequestInput): FirstRequest {
     if (first) headers.push(["Origin", originOf(first)]);
     active.push({
       key: "referrer",
+      label: "referrer",
       text: first
         ? `Referrer: calls must name an allowed origin; the samples send Origin ${originOf(first)} (a browser sends its page's own).`
         : "Referrer: no referrer is allowed yet, so no call can pass; add one on the Security tab.",
@@ -88,6 +92,7 @@ export function firstRequest(input: FirstRequestInput): FirstRequest {
   if (options.ips)
     active.push({
       key: "ip",
+      label: "IP allowlist",
       text: "IP allowlist: the call must come from an allowed address (Security tab); no header in a sample can change that.",
     });
   return {

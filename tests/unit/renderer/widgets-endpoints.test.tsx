@@ -73,7 +73,7 @@ describe("code-sample", () => {
       jwts: [{ name: "backend", kid: "ec-1" }],
       referrers: [{ referrer: "dapp.example.org" }],
     });
-    expect(text).toContain("Security on this endpoint: token, jwt, referrer");
+    expect(text).toContain("Security on this endpoint: token, JWT, referrer");
     expect(text).toContain(`curl -X POST ${endpoint.httpUrl}/${TOKEN_PLACEHOLDER}`);
     expect(text).toContain(`-H "Authorization: Bearer ${JWT_PLACEHOLDER}"`);
     expect(text).toContain('-H "Origin: https://dapp.example.org"');
