@@ -52,7 +52,7 @@ describe("the first-request card", () => {
     await choose(page, "Network", "Ethereum Sepolia");
     await page.getByLabel("Label").fill("E2E first request");
     await page.getByRole("button", { name: /create endpoint/i }).click();
-    const tokenUrl = (await page.locator('[data-url="http"] .np-url-value').first().innerText()).trim();
+    const tokenUrl = ((await page.locator('[data-url="http"] .np-url-value code').first().textContent()) ?? "").trim();
     const token = tokenUrl.split("/").pop() ?? "";
     await page.getByRole("button", { name: /go to the endpoint/i }).click();
     await page.waitForURL(/\/endpoints\/[0-9a-f-]{36}$/);
