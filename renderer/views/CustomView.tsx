@@ -13,6 +13,8 @@ export function CustomView({ view, scope }: { view: CustomViewSpec; scope: Scope
   const result = useOperation(view.query, variables);
   const Widget = getWidget(view.widget)?.view;
   const data = view.record && result.data ? getPath(result.data, view.record) : result.data;
+  // A record that does not exist is the page's to say (its detail view shows "Not found"), not each card's.
+  if (result.error?.code === "NOT_FOUND") return null;
   return (
     <Card data-view="custom" title={view.title}>
       {!Widget ? (

@@ -494,6 +494,11 @@ export type EndpointQuery = {
     status: EndpointStatus;
     httpUrl: string;
     createdAt: Date | string;
+    security: {
+      options: { tokens: boolean; jwts: boolean; referrers: boolean; ips: boolean };
+      jwts: Array<{ name: string; kid: string }>;
+      referrers: Array<{ referrer: string }>;
+    };
     tags: Array<{ tagId: string; label: string }>;
   };
 };

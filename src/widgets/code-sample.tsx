@@ -1,24 +1,18 @@
 // `code-sample`: how to call a JSON-RPC endpoint: its HTTP and WebSocket URLs, each with a copy
-// button, and ready-to-run samples for cURL, viem, ethers, web3.py and a WebSocket subscription.
-// Options: { url: pointer (HTTP URL), wssUrl?: pointer, method?: string (cURL's method),
-// tokenRequired?: pointer to a boolean, token?: pointer to the endpoint's first token }.
-// With a token (createEndpoint's answer, the only time the service returns one) the URLs and samples
-// carry it and the viewer is told it is shown once. Without one, when a token is required, the URLs
-// end in a placeholder: tokens are shown only once, so the console cannot fill one in later.
+// button, the active security methods in words, and ready-to-run samples for cURL, viem, ethers,
+// web3.py and a WebSocket subscription. Options: { url: pointer (HTTP URL), wssUrl?: pointer,
+// method?: string (cURL's method), tokenRequired?: pointer to a boolean, token?: pointer to the
+// endpoint's first token, security?: pointer to the endpoint's security settings }.
+// The request itself (URL, headers, placeholders) is built by first-request.ts, which the API test
+// runs against a real endpoint, so a copied sample with its placeholders filled gets an answer.
 import { Alert, Tabs, Typography } from "antd";
 import { type CustomViewProps, getPointer } from "../../renderer/index.ts";
+import { curlOf, type FirstRequest, firstRequest, type SampleSecurity } from "./first-request.ts";
 
 function textAt(data: unknown, pointer: unknown): string {
   if (typeof pointer !== "string") return "";
   const value = getPointer(data, pointer);
   return value === undefined || value === null ? "" : String(value);
-}
-
-export const TOKEN_PLACEHOLDER = "YOUR_TOKEN";
-
-/** An endpoint URL with a token as its last path segment, as the proxy reads it (`/rpc/<key>/<token>`). */
-export function withToken(url: string, token: string): string {
-  return `${url.replace(/\/$/, "")}/${token}`;
 }
 
 export interface Sample {
@@ -27,39 +21,47 @@ export interface Sample {
   code: string;
 }
 
-/** The samples for an endpoint's HTTP URL (and WebSocket URL, when it has one). */
-export function samples(url: string, method: string, wssUrl = ""): Sample[] {
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] });
+/** The samples for a first request (and a WebSocket subscription, when the endpoint has a WebSocket URL). */
+export function samples(request: FirstRequest): Sample[] {
+  const { url, wssUrl } = request;
+  const extra = request.headers.filter(([name]) => name !== "Content-Type");
+  const jsHeaders = `{ ${extra.map(([name, value]) => `"${name}": "${value}"`).join(", ")} }`;
   const http: Sample[] = [
-    {
-      key: "curl",
-      label: "cURL",
-      code: `curl -X POST ${url} \\\n  -H "Content-Type: application/json" \\\n  --data '${body}'`,
-    },
+    { key: "curl", label: "cURL", code: curlOf(request) },
     {
       key: "viem",
       label: "viem",
-      code: `import { createPublicClient, http } from "viem";\n\nconst client = createPublicClient({ transport: http("${url}") });\nconsole.log(await client.getBlockNumber());`,
+      code: extra.length
+        ? `import { createPublicClient, http } from "viem";\n\nconst client = createPublicClient({\n  transport: http("${url}", { fetchOptions: { headers: ${jsHeaders} } }),\n});\nconsole.log(await client.getBlockNumber());`
+        : `import { createPublicClient, http } from "viem";\n\nconst client = createPublicClient({ transport: http("${url}") });\nconsole.log(await client.getBlockNumber());`,
     },
     {
       key: "ethers",
       label: "ethers",
-      code: `import { JsonRpcProvider } from "ethers";\n\nconst provider = new JsonRpcProvider("${url}");\nconsole.log(await provider.getBlockNumber());`,
+      code: extra.length
+        ? `import { FetchRequest, JsonRpcProvider } from "ethers";\n\nconst request = new FetchRequest("${url}");\n${extra.map(([name, value]) => `request.setHeader("${name}", "${value}");`).join("\n")}\nconst provider = new JsonRpcProvider(request);\nconsole.log(await provider.getBlockNumber());`
+        : `import { JsonRpcProvider } from "ethers";\n\nconst provider = new JsonRpcProvider("${url}");\nconsole.log(await provider.getBlockNumber());`,
     },
     {
       key: "web3py",
       label: "web3.py",
-      code: `from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("${url}"))\nprint(w3.eth.block_number)`,
+      code: extra.length
+        ? `from web3 import Web3\n\nheaders = {${extra.map(([name, value]) => `"${name}": "${value}"`).join(", ")}}\nw3 = Web3(Web3.HTTPProvider("${url}", request_kwargs={"headers": headers}))\nprint(w3.eth.block_number)`
+        : `from web3 import Web3\n\nw3 = Web3(Web3.HTTPProvider("${url}"))\nprint(w3.eth.block_number)`,
     },
   ];
   if (!wssUrl) return http;
   const subscribe = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_subscribe", params: ["newHeads"] });
+  // A browser's WebSocket cannot set headers (it sends its own Origin); Node's can.
+  const socket = extra.length
+    ? `// A new block's header as each block arrives (Node.js 22+; a browser cannot set these headers).\nconst socket = new WebSocket("${wssUrl}", { headers: ${jsHeaders} });`
+    : `// A new block's header as each block arrives (Node.js 22+ or a browser).\nconst socket = new WebSocket("${wssUrl}");`;
   return [
     ...http,
     {
       key: "websocket",
       label: "WebSocket",
-      code: `// A new block's header as each block arrives (Node.js 22+ or a browser).\nconst socket = new WebSocket("${wssUrl}");\nsocket.onopen = () => socket.send('${subscribe}');\nsocket.onmessage = (event) => console.log(JSON.parse(event.data));`,
+      code: `${socket}\nsocket.onopen = () => socket.send('${subscribe}');\nsocket.onmessage = (event) => console.log(JSON.parse(event.data));`,
     },
   ];
 }
@@ -79,14 +81,20 @@ function UrlRow({ label, url, kind }: { label: string; url: string; kind: string
 
 export function CodeSample({ data, options }: CustomViewProps) {
   const baseUrl = textAt(data, options.url ?? "/url");
-  const baseWss = textAt(data, options.wssUrl);
   const token = textAt(data, options.token);
   const method = typeof options.method === "string" ? options.method : "eth_blockNumber";
   const tokenRequired = typeof options.tokenRequired === "string" && getPointer(data, options.tokenRequired) === true;
+  const security =
+    typeof options.security === "string" ? (getPointer(data, options.security) as SampleSecurity | null) : null;
   if (!baseUrl) return <Typography.Text type="secondary">No URL to show yet.</Typography.Text>;
-  const pathToken = token || (tokenRequired ? TOKEN_PLACEHOLDER : "");
-  const url = pathToken ? withToken(baseUrl, pathToken) : baseUrl;
-  const wssUrl = baseWss && pathToken ? withToken(baseWss, pathToken) : baseWss;
+  const request = firstRequest({
+    url: baseUrl,
+    wssUrl: textAt(data, options.wssUrl),
+    method,
+    token,
+    tokenRequired,
+    security,
+  });
   return (
     <div data-widget="code-sample">
       {token ? (
@@ -97,22 +105,41 @@ export function CodeSample({ data, options }: CustomViewProps) {
           title="These URLs hold the endpoint's first token and are shown only now: copy them before you leave this page."
           description="Anyone with a URL can call the endpoint. Make more tokens, or delete this one, on the endpoint's Security tab."
         />
-      ) : tokenRequired ? (
+      ) : request.active.length ? (
         <Alert
           type="info"
           showIcon
           style={{ marginBottom: 12 }}
-          title={`Token authentication is on: replace ${TOKEN_PLACEHOLDER} with one of this endpoint's tokens (Security tab). A token is shown once, when it is created.`}
+          title={
+            request.active.length === 1 && request.active[0].key === "token"
+              ? `Token authentication is on: ${request.active[0].text}`
+              : `Security on this endpoint: ${request.active.map((m) => m.label).join(", ")}. Fill in the placeholders before you run a sample.`
+          }
+          description={
+            request.active.length === 1 && request.active[0].key === "token" ? undefined : (
+              <ul className="np-active-security" style={{ margin: 0, paddingLeft: 18 }}>
+                {request.active.map((m) => (
+                  <li key={m.key} data-security={m.key}>
+                    {m.text}
+                  </li>
+                ))}
+              </ul>
+            )
+          }
         />
-      ) : null}
+      ) : (
+        <Typography.Paragraph type="secondary" data-security="none">
+          No security method is on: anyone with the URL can call this endpoint.
+        </Typography.Paragraph>
+      )}
       <div className="np-urls">
-        <UrlRow label="HTTP URL" url={url} kind="http" />
-        {wssUrl ? <UrlRow label="WebSocket URL" url={wssUrl} kind="wss" /> : null}
+        <UrlRow label="HTTP URL" url={request.url} kind="http" />
+        {request.wssUrl ? <UrlRow label="WebSocket URL" url={request.wssUrl} kind="wss" /> : null}
       </div>
       <Tabs
         size="small"
         className="np-sample-tabs"
-        items={samples(url, method, wssUrl).map((sample) => ({
+        items={samples(request).map((sample) => ({
           key: sample.key,
           label: sample.label,
           children: (
