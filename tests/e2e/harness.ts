@@ -206,6 +206,22 @@ export async function settle(page: Page) {
   for (let waited = 0; waited < 10_000 && (await loading.count()) > 0; waited += 200) await page.waitForTimeout(200);
 }
 
+/**
+ * Goes to `route` the way a link in the console does (the router's history, no page load), so the page
+ * keeps its loaded scripts — the console's and axe's — and waits for the new screen to settle. The
+ * headings on screen before are marked, so the wait is for the new screen's heading, not the old one.
+ */
+export async function navigateInApp(page: Page, route: string) {
+  await page.evaluate((route) => {
+    for (const heading of document.querySelectorAll("h1")) heading.setAttribute("data-e2e-left", "");
+    const idx = ((history.state as { idx?: number } | null)?.idx ?? 0) + 1;
+    history.pushState({ usr: null, key: Math.random().toString(36).slice(2, 10), idx }, "", route);
+    dispatchEvent(new PopStateEvent("popstate", { state: history.state }));
+  }, route);
+  await page.locator("h1:not([data-e2e-left])").first().waitFor();
+  await settle(page);
+}
+
 /** Saves a full-page screenshot to `test-results/screenshots/<name>.png` and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const dir = join(resultsDir, "screenshots");
