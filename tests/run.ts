@@ -102,7 +102,6 @@ function runSuite(suite: Suite, filters: string[]): { counts: Counts; notes: str
     `--outputFile.json=${reportFile}`,
     ...filters,
   ];
-  if (suite === "e2e") args.push("--no-file-parallelism");
   const started = Date.now();
   // The pinned AWS SDK warns, once per process, that later releases will need Node 22; test
   // output gets one such paragraph per test file otherwise.
