@@ -49,6 +49,15 @@ function compress(encoding: AnswerEncoding, payload: string | Buffer): Promise<B
     : gzipAsync(payload, { level: 6 });
 }
 
+/**
+ * Whether the payload is shorter than `bytes` in UTF-8. A text's UTF-8 is at least as many bytes as it has
+ * UTF-16 units, so a long text needs no measuring (measuring a 14 KB answer cost more than its lookup).
+ */
+function byteLengthBelow(payload: string | Buffer, bytes: number): boolean {
+  if (typeof payload !== "string") return payload.byteLength < bytes;
+  return payload.length < bytes && Buffer.byteLength(payload) < bytes;
+}
+
 /** The answer as the client accepts it; `copies`, when they are of this payload, are used and filled. */
 export async function compressAnswer(
   request: FastifyRequest,
@@ -57,7 +66,7 @@ export async function compressAnswer(
   copies?: CompressedCopies | null,
 ) {
   if (typeof payload !== "string" && !Buffer.isBuffer(payload)) return payload;
-  if (reply.hasHeader("content-encoding") || Buffer.byteLength(payload) < MIN_BYTES) return payload;
+  if (reply.hasHeader("content-encoding") || byteLengthBelow(payload, MIN_BYTES)) return payload;
   const accepted = acceptedEncodings(request.headers["accept-encoding"]);
   const encoding = accepted.has("br") ? "br" : accepted.has("gzip") ? "gzip" : null;
   reply.header("vary", "accept-encoding");
