@@ -9,9 +9,7 @@ describe("the API's SDL text", () => {
   // such characters as GraphQL escapes (`\u2026`), which describe the same text.
   it("holds no character past U+00FF", () => {
     const lines = readFileSync(apiSdlPath, "utf8").split("\n");
-    const wide = lines.flatMap((line, index) =>
-      /[\u0100-\uffff]/.test(line) ? [`${index + 1}: ${line.trim()}`] : [],
-    );
+    const wide = lines.flatMap((line, index) => (/[\u0100-\uffff]/.test(line) ? [`${index + 1}: ${line.trim()}`] : []));
     expect(wide).toEqual([]);
   });
 });
