@@ -98,7 +98,11 @@ export async function registerGraphqlApi(
   // all) reach a slow network compressed.
   app.addHook("onSend", (request, reply, payload, done) => {
     if (request.routeOptions.url !== GRAPHQL_PATH) return done(null, payload);
-    compressAnswer(request, reply, payload, request.reads?.served).then((body) => done(null, body), done);
+    // Sent as bytes: a text is measured for its content-length, then encoded again by the socket.
+    compressAnswer(request, reply, payload, request.reads?.served).then(
+      (body) => done(null, typeof body === "string" ? Buffer.from(body) : body),
+      done,
+    );
   });
 
   await app.register(mercurius, {
