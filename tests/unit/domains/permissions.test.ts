@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../../server/dataplane/chain/nodes.ts";
 import { EVM_DATASETS } from "../../../server/dataplane/datasets/reader.ts";
 import type { CatalogueNetwork } from "../../../server/domains/catalogue/networks.ts";
+import { FunctionRuns } from "../../../server/domains/functions/service.ts";
 import { streamFunctions } from "../../../server/domains/functions/stream-port.ts";
 import {
   datasetReason,
@@ -147,7 +148,11 @@ describe("stream permissions", () => {
         filterHelpers: () => {
           throw new Error("no filter runs in this test");
         },
-        functions: streamFunctions,
+        functions: streamFunctions(
+          new FunctionRuns(() => {
+            throw new Error("no function runs in this test");
+          }),
+        ),
       },
     };
     const free = await streamPermissions(services, 0);
