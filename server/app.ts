@@ -38,6 +38,7 @@ import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts"
 import { securityPlugin } from "./domains/security/plugin.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
 import { streamsPlugin } from "./domains/streams/plugin.ts";
+import { DatasetProbes } from "./domains/streams/probes.ts";
 import type { StreamsRuntime } from "./domains/streams/runtime.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
@@ -186,6 +187,7 @@ async function assemble(
     destinationDeps: engine.ports.destinationDeps,
     filterHelpers: engine.ports.filterHelpers,
     functions: streamFunctions(functionRuns),
+    probes: new DatasetProbes(),
   };
   const services: AppServices = {
     events,

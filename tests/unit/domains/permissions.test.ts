@@ -9,9 +9,9 @@ import {
   destinationOptions,
   destinationReason,
   networkReason,
-  type Probe,
   streamPermissions,
 } from "../../../server/domains/streams/permissions.ts";
+import { DatasetProbes, type Probe } from "../../../server/domains/streams/probes.ts";
 import type { StreamsServices } from "../../../server/domains/streams/runtime.ts";
 import { EgressPolicy } from "../../../server/platform/egress.ts";
 import { isRole, type Role, roleAtLeast, roles } from "../../../server/platform/roles.ts";
@@ -153,6 +153,7 @@ describe("stream permissions", () => {
             throw new Error("no function runs in this test");
           }),
         ),
+        probes: new DatasetProbes(),
       },
     };
     const free = await streamPermissions(services, 0);
