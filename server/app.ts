@@ -202,6 +202,7 @@ async function assemble(
     const api = await registerApiRole(app, config, log, apiSchema, {
       db,
       log,
+      signUpsPerHour: config.signUpsPerHour,
       events,
       mailer,
       upstreams: chainNodes,
@@ -431,6 +432,8 @@ async function serveConsole(
 /** The long-lived parts the domains' plugins are given (each takes only what it names). */
 interface DomainParts {
   db: Db;
+  /** New accounts a client address may make in an hour (config.signUpsPerHour). */
+  signUpsPerHour: number;
   log: Logger;
   events: DomainEvents;
   mailer: Mailer;
@@ -452,7 +455,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   const { db, log, events, sessions } = parts;
   const streamsDeps = { streams: parts.streams };
   const api = new ResolverCollector();
-  await app.register(accountPlugin, { api, deps: { sessions, mailer: parts.mailer, events } });
+  await app.register(accountPlugin, {
+    api,
+    deps: { db, sessions, mailer: parts.mailer, events, signUpsPerHour: parts.signUpsPerHour },
+  });
   await app.register(cataloguePlugin, { api, deps: { upstreams: parts.upstreams } });
   await app.register(endpointsPlugin, {
     api,
