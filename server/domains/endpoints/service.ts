@@ -32,7 +32,7 @@ export type EndpointCreatedHook = (
   endpoint: store.EndpointRow,
 ) => Promise<Record<string, unknown> | undefined>;
 
-const adjectives = [
+const adjectives: readonly string[] = [
   "amber",
   "bold",
   "calm",
@@ -54,7 +54,7 @@ const adjectives = [
   "sunny",
   "wild",
 ];
-const nouns = [
+const nouns: readonly string[] = [
   "brook",
   "cedar",
   "dune",

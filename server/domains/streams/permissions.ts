@@ -31,12 +31,12 @@ const datasetSchema = loadEntitySchemas().stream.$defs as {
 };
 const DATASET_LABELS = datasetSchema.dataset["x-enumLabels"];
 /** The EVM datasets first, in the reader's order, then the others. */
-const ALL_DATASETS = [
+const ALL_DATASETS: readonly string[] = [
   ...EVM_DATASETS,
   ...datasetSchema.dataset.enum.filter((value) => !(EVM_DATASETS as readonly string[]).includes(value)),
 ];
 
-const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
+const DESTINATIONS: readonly { value: string; label: string; notBuilt?: true }[] = [
   { value: "WEBHOOK", label: "Webhook" },
   { value: "S3", label: "Amazon S3" },
   { value: "AZURE", label: "Azure Blob Storage" },
