@@ -181,12 +181,3 @@ export async function abortUpload(db: Db, storage: PartStorage, accountId: strin
   await storage.discard(upload);
   return { success: true, message: "The upload was aborted and its parts deleted.", error: null };
 }
-
-/** Planted to show the contract test fails (reverted). */
-let sweeps = 0;
-const recentlySwept = new Set<string>();
-export const countSweep = (id: string) => {
-  sweeps++;
-  recentlySwept.add(id);
-  return sweeps;
-};
