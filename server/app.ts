@@ -27,7 +27,9 @@ import { endpointsPlugin } from "./domains/endpoints/plugin.ts";
 import type { EndpointCreatedHook } from "./domains/endpoints/service.ts";
 import { errorLogsPlugin } from "./domains/errorlogs/plugin.ts";
 import { functionsPlugin } from "./domains/functions/plugin.ts";
+import { FunctionRuns } from "./domains/functions/service.ts";
 import { streamFunctions } from "./domains/functions/stream-port.ts";
+import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { type PartStorage, partStorage } from "./domains/kv/part-storage.ts";
 import { kvPlugin } from "./domains/kv/plugin.ts";
 import { databaseLimitSource } from "./domains/ratelimits/limit-source.ts";
@@ -36,6 +38,7 @@ import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts"
 import { securityPlugin } from "./domains/security/plugin.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
 import { streamsPlugin } from "./domains/streams/plugin.ts";
+import { DatasetProbes } from "./domains/streams/probes.ts";
 import type { StreamsRuntime } from "./domains/streams/runtime.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
@@ -170,7 +173,10 @@ async function assemble(
   const app = await httpShell(config, log, trustsProxy);
   const chainNodes = await chainsStarting;
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
-  const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer);
+  // The functions this process runs (API calls, HTTP calls, FUNCTION destinations of an engine here) share
+  // its capacity and its key-value store as qnLib; an engine child makes its own (engine.ts).
+  const functionRuns = new FunctionRuns(kvFilterHelpers(db));
+  const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer, functionRuns);
   const kvParts = partStorage(config);
   // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
   // elsewhere find activations by polling.
@@ -180,7 +186,8 @@ async function assemble(
     mailer,
     destinationDeps: engine.ports.destinationDeps,
     filterHelpers: engine.ports.filterHelpers,
-    functions: streamFunctions,
+    functions: streamFunctions(functionRuns),
+    probes: new DatasetProbes(),
   };
   const services: AppServices = {
     events,
@@ -195,12 +202,14 @@ async function assemble(
     const api = await registerApiRole(app, config, log, apiSchema, {
       db,
       log,
+      signUpsPerHour: config.signUpsPerHour,
       events,
       mailer,
       upstreams: chainNodes,
       endpointCreatedHooks,
       registry,
       streams,
+      functionRuns,
       kvParts,
     });
     services.resolvers = api.resolvers;
@@ -313,6 +322,7 @@ function startEngineRole(
   database: DatabaseServer,
   chainNodes: ChainNodes,
   mailer: Mailer,
+  functionRuns: FunctionRuns,
 ): EngineRole {
   const ownPorts = [
     config.port,
@@ -323,7 +333,7 @@ function startEngineRole(
       .map((u) => Number(new URL(u.httpUrl).port)),
   ];
   const egress = new EgressPolicy({ allow: config.egressAllow, ownPorts });
-  const ports = enginePorts(db, egress);
+  const ports = enginePorts(db, egress, functionRuns);
   const inChild = config.roles.engine && config.engineProcess === "child" && (config.roles.api || config.roles.proxy);
   let child: SupervisedChild | null = null;
   // The child starts once this process listens: it must not delay readiness.
@@ -422,6 +432,8 @@ async function serveConsole(
 /** The long-lived parts the domains' plugins are given (each takes only what it names). */
 interface DomainParts {
   db: Db;
+  /** New accounts a client address may make in an hour (config.signUpsPerHour). */
+  signUpsPerHour: number;
   log: Logger;
   events: DomainEvents;
   mailer: Mailer;
@@ -431,6 +443,7 @@ interface DomainParts {
   endpointCreatedHooks: EndpointCreatedHook[];
   registry: RegistryHolder;
   streams: StreamsRuntime;
+  functionRuns: FunctionRuns;
   kvParts: ReturnType<typeof partStorage>;
 }
 
@@ -442,7 +455,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   const { db, log, events, sessions } = parts;
   const streamsDeps = { streams: parts.streams };
   const api = new ResolverCollector();
-  await app.register(accountPlugin, { api, deps: { sessions, mailer: parts.mailer, events } });
+  await app.register(accountPlugin, {
+    api,
+    deps: { db, sessions, mailer: parts.mailer, events, signUpsPerHour: parts.signUpsPerHour },
+  });
   await app.register(cataloguePlugin, { api, deps: { upstreams: parts.upstreams } });
   await app.register(endpointsPlugin, {
     api,
@@ -451,7 +467,7 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(securityPlugin, { api, deps: { events } });
   await app.register(registryPlugin, { api, deps: { registry: parts.registry } });
   await app.register(streamsPlugin, { api, deps: streamsDeps });
-  await app.register(functionsPlugin, { api, deps: { ...streamsDeps, db, sessions, log } });
+  await app.register(functionsPlugin, { api, deps: { ...streamsDeps, db, sessions, log, runs: parts.functionRuns } });
   await app.register(webhooksPlugin, { api, deps: streamsDeps });
   await app.register(rateLimitsPlugin, { api, deps: { events } });
   await app.register(usagePlugin, { api, deps: {} });

@@ -2,7 +2,7 @@ import type { DestinationDeps } from "./dataplane/destinations/index.ts";
 import type { EngineStore } from "./dataplane/engine/store.ts";
 import type { FilterHelpers } from "./dataplane/sandbox/types.ts";
 import { functionInvoker } from "./domains/functions/invoker.ts";
-import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
+import type { FunctionRuns } from "./domains/functions/service.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import type { Db } from "./platform/db/index.ts";
 import type { EgressPolicy } from "./platform/egress.ts";
@@ -16,14 +16,15 @@ export interface EnginePorts {
 
 /**
  * The stream engine's ports, each filled with a domain's adapter: the streams' EngineStore, the functions
- * runtime that FUNCTION destinations call, and the key-value store filters reach as `qnLib`. One place for
- * every engine: the service's own (app.ts), its engine child and a standalone engine (engine.ts). The
- * streams API runs filter and destination tests with the same destinationDeps and filterHelpers.
+ * runtime that FUNCTION destinations call, and the key-value store filters reach as `qnLib` (the one the
+ * process's functions reach). One place for every engine: the service's own (app.ts), its engine child and
+ * a standalone engine (engine.ts). The streams API runs filter and destination tests with the same
+ * destinationDeps and filterHelpers.
  */
-export function enginePorts(db: Db, egress: EgressPolicy): EnginePorts {
+export function enginePorts(db: Db, egress: EgressPolicy, functionRuns: FunctionRuns): EnginePorts {
   return {
     store: engineStore,
-    destinationDeps: { egress, functionInvoker: functionInvoker(db) },
-    filterHelpers: kvFilterHelpers(db),
+    destinationDeps: { egress, functionInvoker: functionInvoker(db, functionRuns) },
+    filterHelpers: functionRuns.helpers,
   };
 }

@@ -21,6 +21,8 @@ import { SandboxSuspects } from "./dataplane/engine/suspects.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
+import { FunctionRuns } from "./domains/functions/service.ts";
+import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import { enginePorts } from "./engine-ports.ts";
 import { loadConfig } from "./platform/config.ts";
@@ -95,7 +97,7 @@ const pollMs = Number(process.env.NODEPLANE_ENGINE_POLL_MS ?? 1000);
 const engine = startStreamEngine({
   db,
   // Destinations connect neither to the service's own ports nor to private addresses the operator did not allow.
-  ...enginePorts(db, new EgressPolicy({ allow: config.egressAllow, ownPorts })),
+  ...enginePorts(db, new EgressPolicy({ allow: config.egressAllow, ownPorts }), new FunctionRuns(kvFilterHelpers(db))),
   sandboxSuspects: suspects,
   log,
   config,

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { KvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
+import { kvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import * as kvStore from "../../server/domains/kv/store.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
@@ -55,7 +55,7 @@ describe("key-value writes by filters and functions", () => {
     const other = await signUp(ctx.app);
     const database = db();
     try {
-      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      const helpers = kvFilterHelpers(database)(owner.viewer.id);
       await helpers.qnUpsertList("watch", { add_items: ["0xaa", "0xbb", "0xcc"] });
       await helpers.qnAddListItem("watch", "0xaa");
       await helpers.qnAddSet("colour", "red");
@@ -101,7 +101,7 @@ describe("key-value writes by filters and functions", () => {
       await putOnPlan(database, paying.viewer.id, "b6_build");
       // A month's worth of writes in one row, as the helpers would have metered them.
       await kvStore.meterHelperWrite(database, paying.viewer.id, 1_500_000, new Date());
-      await new KvFilterHelpers(database, paying.viewer.id).qnAddSet("still", "writes");
+      await kvFilterHelpers(database)(paying.viewer.id).qnAddSet("still", "writes");
       expect(await usageWrites(paying.client)).toMatchObject({
         calls: 2,
         operations: 1_500_001,
@@ -112,7 +112,7 @@ describe("key-value writes by filters and functions", () => {
       });
 
       await kvStore.meterHelperWrite(database, free.viewer.id, 100_000, new Date());
-      const helpers = new KvFilterHelpers(database, free.viewer.id);
+      const helpers = kvFilterHelpers(database)(free.viewer.id);
       await expect(helpers.qnAddListItem("late", "0xaa")).rejects.toThrow(
         "Your plan includes 100,000 key-value writes from filters and functions per billing period",
       );

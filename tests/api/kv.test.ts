@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFilter, testFilter } from "../../server/dataplane/sandbox/filter.ts";
-import { KvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
+import { kvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import * as kvStore from "../../server/domains/kv/store.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signIn, signUp, type TestUser, useTestApp } from "../support/api.ts";
@@ -200,7 +200,7 @@ describe("address books without regard to case", () => {
     expect(book.data?.addressBook.items.edges.map((e) => e.node.item)).toEqual([mixed.toLowerCase()]);
     const database = db();
     try {
-      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      const helpers = kvFilterHelpers(database)(owner.viewer.id);
       expect(await helpers.qnContainsAddressBookItems("watch", [mixed.toUpperCase().replace("0X", "0x")])).toEqual([
         true,
       ]);
@@ -423,7 +423,7 @@ describe("roles and tenancy", () => {
     // The helpers of the other account see nothing of the owner's.
     const database = db();
     try {
-      const theirs = new KvFilterHelpers(database, other.viewer.id);
+      const theirs = kvFilterHelpers(database)(other.viewer.id);
       expect(await theirs.qnGetAddressBook("tenancy-book")).toEqual([]);
       expect(await theirs.qnContainsAddressBookItems("tenancy-book", ["0xabc"])).toEqual([false]);
       expect(await theirs.qnGetSet("tenancy-value")).toBeNull();
@@ -503,7 +503,7 @@ describe("multipart upload", () => {
 
     const database = db();
     try {
-      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      const helpers = kvFilterHelpers(database)(owner.viewer.id);
       expect(await helpers.qnContainsAddressBookItems("big-book", [address(199_999), address(200_001)])).toEqual([
         true,
         false,
@@ -722,7 +722,7 @@ describe("helpers for filters and functions", () => {
     const database = db();
     try {
       const noon = new Date("2026-11-25T12:00:00Z");
-      const helpers = new KvFilterHelpers(database, owner.viewer.id, () => noon);
+      const helpers = kvFilterHelpers(database, () => noon)(owner.viewer.id);
       expect(await helpers.itemsSnapshot("watch", null)).toEqual({ version: 0, items: [] });
       expect(await helpers.itemsSnapshot("watch", 0)).toEqual({ version: 0, items: null });
       expect(await helpers.qnAddListItem("watch", "0xaa")).toBe(true);
@@ -772,7 +772,7 @@ describe("helpers for filters and functions", () => {
     const owner = await signUp(ctx.app);
     const database = db();
     try {
-      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      const helpers = kvFilterHelpers(database)(owner.viewer.id);
       // Reads of a key no write could make find nothing.
       expect(await helpers.qnGetSet("k\u0000")).toBeNull();
       expect(await helpers.qnGetList("k\u0000")).toEqual([]);
@@ -857,7 +857,7 @@ describe("helpers for filters and functions", () => {
     const database = db();
     const calls: string[] = [];
     try {
-      const helpers = new KvFilterHelpers(database, owner.viewer.id);
+      const helpers = kvFilterHelpers(database)(owner.viewer.id);
       const counted = new Proxy(helpers, {
         get(target, name, receiver) {
           const value = Reflect.get(target, name, receiver);
@@ -896,7 +896,7 @@ describe("helpers for filters and functions", () => {
     const filter = await createFilter({
       source: 'async function main(stream) { return await qnLib.qnContainsAddressBookItems("live", stream.data); }',
       version: "V5",
-      helpers: new KvFilterHelpers(database, owner.viewer.id),
+      helpers: kvFilterHelpers(database)(owner.viewer.id),
       owner: owner.viewer.id,
     });
     try {

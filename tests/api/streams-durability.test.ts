@@ -9,6 +9,8 @@ import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { MAX_UNRECORDED_BATCHES } from "../../server/dataplane/engine/recorder.ts";
 import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { FunctionRuns } from "../../server/domains/functions/service.ts";
+import { kvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import { engineStore, KEPT_HASHES } from "../../server/domains/streams/engine-store.ts";
 import type { TestUser } from "../support/api.ts";
 import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
@@ -82,7 +84,10 @@ async function engineHere(options: { httpUrl?: string } & Partial<Parameters<typ
   return startStreamEngine({
     db: t.db,
     store: engineStore,
-    destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(t.db) },
+    destinationDeps: {
+      egress: testEgress,
+      functionInvoker: functionInvoker(t.db, new FunctionRuns(kvFilterHelpers(t.db))),
+    },
     log: (await import("pino")).pino({ level: "silent" }),
     config: { dataDir: t.dataDir },
     upstreams: staticUpstreams([{ network: NETWORK, chainId: 1, httpUrl, wsUrl: null, source: "local" }]),

@@ -10,7 +10,6 @@ import { gunzipSync } from "node:zlib";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { type StreamEngine, startStreamEngine } from "../../server/dataplane/engine/index.ts";
-import { functionInvoker } from "../../server/domains/functions/invoker.ts";
 import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import type { Resolvers } from "../../server/graphql/resolvers.ts";
 import type { Db } from "../../server/platform/db/index.ts";
@@ -72,11 +71,9 @@ export async function startStreamsApp(
     { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl: anvil.wsUrl, source: "local" },
   ]);
   const mailer = createMailer(built.db);
-  // The service's own egress policy (from its config), so this engine delivers where the service would.
-  const destinationDeps = {
-    egress: built.services.streams.destinationDeps.egress,
-    functionInvoker: functionInvoker(built.db),
-  };
+  // The service's own (its egress policy from its config, its function runs), so this engine delivers
+  // where and as the service's would.
+  const destinationDeps = built.services.streams.destinationDeps;
   const engine = startStreamEngine({
     db: built.db,
     store: engineStore,

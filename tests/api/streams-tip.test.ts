@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { FunctionRuns } from "../../server/domains/functions/service.ts";
+import { kvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import type { TestUser } from "../support/api.ts";
 import { testEgress } from "../support/egress.ts";
@@ -41,7 +43,10 @@ async function engineWithWebSocket(wsUrl: string, tipPollMs: number, log: Logger
   return startStreamEngine({
     db: t.db,
     store: engineStore,
-    destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(t.db) },
+    destinationDeps: {
+      egress: testEgress,
+      functionInvoker: functionInvoker(t.db, new FunctionRuns(kvFilterHelpers(t.db))),
+    },
     log,
     config: { dataDir: t.dataDir },
     upstreams: staticUpstreams([{ network: NETWORK, chainId: 1, httpUrl: t.anvil.httpUrl, wsUrl, source: "local" }]),

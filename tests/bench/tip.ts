@@ -26,6 +26,8 @@ import { startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
 import { startStreamEngine } from "../../server/dataplane/engine/index.ts";
 import { functionInvoker } from "../../server/domains/functions/invoker.ts";
+import { FunctionRuns } from "../../server/domains/functions/service.ts";
+import { kvFilterHelpers } from "../../server/domains/kv/filter-helpers.ts";
 import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import { createStream, deleteStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
@@ -140,7 +142,10 @@ export async function runTipBench(log: (line: string) => void = console.log): Pr
         : startStreamEngine({
             db,
             store: engineStore,
-            destinationDeps: { egress: testEgress, functionInvoker: functionInvoker(db) },
+            destinationDeps: {
+              egress: testEgress,
+              functionInvoker: functionInvoker(db, new FunctionRuns(kvFilterHelpers(db))),
+            },
             log: app.log,
             config,
             upstreams: staticUpstreams([

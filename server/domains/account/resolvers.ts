@@ -9,6 +9,7 @@ import { publicBaseUrl, servedOverHttps } from "../../platform/http-headers.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import * as service from "./service.ts";
 import type { SessionCache } from "./sessions.ts";
+import type { SignInGuard } from "./sign-in-guard.ts";
 import type * as store from "./store.ts";
 import * as verification from "./verification.ts";
 import type { ViewerModel } from "./viewer-model.ts";
@@ -156,6 +157,10 @@ export interface AccountApiDeps {
   viewers: ViewerModel;
   mailer: Mailer;
   events: DomainEvents;
+  /** The service's limits on guessing passwords and tokens, and on sign-ups and resent mail. */
+  signInGuard: SignInGuard;
+  signUpLimits: service.SignUpLimits;
+  resendLimits: verification.ResendLimits;
 }
 
 async function startSession(deps: AccountApiDeps, ctx: Context, accountId: string, userId: string) {
@@ -200,7 +205,7 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
   },
   Mutation: {
     signUp: publicFieldWithInput({ schema: "account#/$defs/signUpInput" }, async ({ ctx, input }) => {
-      const { accountId, userId } = await service.signUpFromAddress(ctx.db, ctx.config, input, ctx.request.ip);
+      const { accountId, userId } = await service.signUpFromAddress(ctx.db, deps.signUpLimits, input, ctx.request.ip);
       const viewer = await startSession(deps, ctx, accountId, userId);
       if (!viewer.isVerified)
         await verification.sendVerificationEmail(ctx.db, verificationMail(deps, ctx), {
@@ -213,7 +218,13 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
     signIn: publicFieldWithInput(
       { schema: "account#/$defs/signInInput", of: (args) => args },
       async ({ ctx, input }) => {
-        const { accountId, userId } = await service.authenticate(ctx.db, input.email, input.password, ctx.request.ip);
+        const { accountId, userId } = await service.authenticate(
+          ctx.db,
+          deps.signInGuard,
+          input.email,
+          input.password,
+          ctx.request.ip,
+        );
         return startSession(deps, ctx, accountId, userId);
       },
     ),
@@ -226,13 +237,13 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
     setPassword: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/setPasswordInput", of: (args) => args },
-      ({ ctx, principal, input }) => service.setPassword(ctx.db, deps.events, principal, input),
+      ({ ctx, principal, input }) => service.setPassword(ctx.db, deps.events, deps.signInGuard, principal, input),
     ),
     resendVerificationEmail: field("VIEWER", ({ ctx, principal }) =>
-      verification.resendVerificationEmail(ctx.db, verificationMail(deps, ctx), principal),
+      verification.resendVerificationEmail(ctx.db, deps.resendLimits, verificationMail(deps, ctx), principal),
     ),
     verifyEmail: publicField(({ ctx, args }) =>
-      verification.verifyEmail(ctx.db, deps.events, args.token, ctx.request.ip),
+      verification.verifyEmail(ctx.db, deps.events, deps.signInGuard, args.token, ctx.request.ip),
     ),
     updateAccount: fieldWithInput(
       "VIEWER",

@@ -11,7 +11,7 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
 import type { Role } from "../../platform/roles.ts";
-import { countAttempt, signInGuard } from "./sign-in-guard.ts";
+import { countAttempt, type SignInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
 
@@ -141,9 +141,9 @@ export async function signOut(db: Db, events: DomainEvents, principal: SessionOw
  * Checks an email and password within the sign-in limits (sign-in-guard.ts): per account, per account
  * and address, and the pacing of each address.
  */
-export async function authenticate(db: Db, email: string, password: string, clientAddress: string) {
+export async function authenticate(db: Db, guard: SignInGuard, email: string, password: string, clientAddress: string) {
   let user: Awaited<ReturnType<typeof store.findUserByEmail>>;
-  const valid = await signInGuard(db).signIn(email, clientAddress, async () => {
+  const valid = await guard.signIn(email, clientAddress, async () => {
     user = await store.findUserByEmail(db, email);
     return verifyPassword(user?.passwordHash ?? null, password);
   });
@@ -153,19 +153,17 @@ export async function authenticate(db: Db, email: string, password: string, clie
   return { userId: user.id, accountId: membership.accountId };
 }
 
-interface SignUpLimiters {
+/**
+ * The sign-up counters, beside the sign-in ones in sign_in_limits, for `accountsPerHour`
+ * (config.signUpsPerHour); one pair per service (the account plugin makes it).
+ */
+export class SignUpLimits {
   /** Accounts made (and being made) per client address. */
-  accounts: RateLimiterPostgres;
+  readonly accounts: RateLimiterPostgres;
   /** Sign-up attempts per client address, failed or not. */
-  attempts: RateLimiterPostgres;
-}
+  readonly attempts: RateLimiterPostgres;
 
-/** The sign-up counters of a database (one pair per connection pool), beside the sign-in ones in sign_in_limits. */
-const signUpLimitersByPool = new WeakMap<Db["$client"], SignUpLimiters>();
-
-function signUpLimiters(db: Db, accountsPerHour: number): SignUpLimiters {
-  let limiters = signUpLimitersByPool.get(db.$client);
-  if (!limiters) {
+  constructor(db: Db, accountsPerHour: number) {
     const shared = {
       storeClient: db.$client,
       tableName: getTableName(signInLimits),
@@ -173,32 +171,27 @@ function signUpLimiters(db: Db, accountsPerHour: number): SignUpLimiters {
       duration: SIGN_UP_WINDOW_SECONDS,
     };
     const attempts = accountsPerHour * SIGN_UP_ATTEMPTS_PER_ACCOUNT;
-    limiters = {
-      accounts: new RateLimiterPostgres({ ...shared, keyPrefix: "signup-accounts", points: accountsPerHour }),
-      // Once an address is past its attempts, later ones in this process are refused from memory until its
-      // hour ends, without a query.
-      attempts: new RateLimiterPostgres({
-        ...shared,
-        keyPrefix: "signup-attempts",
-        points: attempts,
-        inMemoryBlockOnConsumed: attempts + 1,
-      }),
-    };
-    signUpLimitersByPool.set(db.$client, limiters);
+    this.accounts = new RateLimiterPostgres({ ...shared, keyPrefix: "signup-accounts", points: accountsPerHour });
+    // Once an address is past its attempts, later ones in this process are refused from memory until its
+    // hour ends, without a query.
+    this.attempts = new RateLimiterPostgres({
+      ...shared,
+      keyPrefix: "signup-attempts",
+      points: attempts,
+      inMemoryBlockOnConsumed: attempts + 1,
+    });
   }
-  return limiters;
 }
 
 /**
  * Signs up a new account for a client at `clientAddress`, within the address's new accounts per hour
- * (config.signUpsPerHour), counted in PostgreSQL so that every process shares the counts. An attempt
+ * (`limiters`, config.signUpsPerHour), counted in PostgreSQL so that every process shares the counts. An attempt
  * whose input is not valid never gets here and costs nothing. Every other attempt counts against
  * SIGN_UP_ATTEMPTS_PER_ACCOUNT times as many attempts, so a flood of failing ones (taken emails) is
  * bounded too. A slot is taken before the account is made, so parallel attempts cannot pass the limit
  * together, and given back when the attempt is refused or fails: only accounts made spend slots.
  */
-export async function signUpFromAddress(db: Db, config: AppConfig, input: SignUpInput, clientAddress: string) {
-  const limiters = signUpLimiters(db, config.signUpsPerHour);
+export async function signUpFromAddress(db: Db, limiters: SignUpLimits, input: SignUpInput, clientAddress: string) {
   const addressKey = clientAddressKey(clientAddress);
   await countAttempt(limiters.attempts, addressKey, "Too many sign-up attempts from this address");
   const giveSlotBack = () => limiters.accounts.reward(addressKey);
@@ -214,6 +207,7 @@ export async function signUpFromAddress(db: Db, config: AppConfig, input: SignUp
 export async function setPassword(
   db: Db,
   events: DomainEvents,
+  guard: SignInGuard,
   principal: SessionOwner,
   input: { currentPassword: string; password: string; passwordConfirmation: string },
 ) {
@@ -221,7 +215,7 @@ export async function setPassword(
     return { success: false, message: null, error: "The new password and its confirmation differ." };
   }
   const member = foundOr(await store.getMember(db, principal.accountId, principal.userId), "The user");
-  const right = await signInGuard(db).passwordCheck(member.user.email, () =>
+  const right = await guard.passwordCheck(member.user.email, () =>
     verifyPassword(member.user.passwordHash, input.currentPassword),
   );
   if (!right) return { success: false, message: null, error: "The current password is not right." };

@@ -117,7 +117,10 @@ export async function countAttempt(
 /** An email's key: hashed, so any length fits the key column and the table holds no email addresses. */
 const emailKeyOf = (email: string) => createHash("sha256").update(email.toLowerCase()).digest("hex");
 
-/** The counters of one database and the pacing of this process; one per connection pool. */
+/**
+ * The counters of one database and the pacing of its attempts; one per service (the account plugin makes
+ * it), so the pacing and the locks held in memory are the service's own.
+ */
 export class SignInGuard {
   private readonly email: RateLimiterPostgres;
   private readonly pair: RateLimiterPostgres;
@@ -235,16 +238,4 @@ export class SignInGuard {
     if (valid) await this.tokenChecks.reward(addressKey);
     return answer;
   }
-}
-
-/** The guard of each database (one per connection pool). */
-const guards = new WeakMap<Db["$client"], SignInGuard>();
-
-export function signInGuard(db: Db): SignInGuard {
-  let guard = guards.get(db.$client);
-  if (!guard) {
-    guard = new SignInGuard(db);
-    guards.set(db.$client, guard);
-  }
-  return guard;
 }

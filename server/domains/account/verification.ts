@@ -5,7 +5,7 @@ import type { Db } from "../../platform/db/index.ts";
 import { foundOr, notFound } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import type { Mailer } from "../../platform/mail.ts";
-import { signInGuard } from "./sign-in-guard.ts";
+import type { SignInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
 
@@ -59,17 +59,12 @@ export async function sendVerificationEmail(
   });
 }
 
-interface ResendLimiters {
-  minute: RateLimiterPostgres;
-  hour: RateLimiterPostgres;
-}
+/** The resend counters, beside the sign-in ones in sign_in_limits; one pair per service (the account plugin makes it). */
+export class ResendLimits {
+  readonly minute: RateLimiterPostgres;
+  readonly hour: RateLimiterPostgres;
 
-/** The resend counters of a database (one pair per connection pool), beside the sign-in ones in sign_in_limits. */
-const resendLimitersByPool = new WeakMap<Db["$client"], ResendLimiters>();
-
-function resendLimiters(db: Db): ResendLimiters {
-  let limiters = resendLimitersByPool.get(db.$client);
-  if (!limiters) {
+  constructor(db: Db) {
     const limiter = (keyPrefix: string, points: number, duration: number) =>
       new RateLimiterPostgres({
         storeClient: db.$client,
@@ -79,13 +74,9 @@ function resendLimiters(db: Db): ResendLimiters {
         points,
         duration,
       });
-    limiters = {
-      minute: limiter("verify-mail-minute", 1, 60),
-      hour: limiter("verify-mail-hour", RESENDS_PER_HOUR, 3600),
-    };
-    resendLimitersByPool.set(db.$client, limiters);
+    this.minute = limiter("verify-mail-minute", 1, 60);
+    this.hour = limiter("verify-mail-hour", RESENDS_PER_HOUR, 3600);
   }
-  return limiters;
 }
 
 const waitText = (ms: number) => {
@@ -109,6 +100,7 @@ async function countResend(limiter: RateLimiterPostgres, userId: string, tooMany
 /** The signed-in user's new verification e-mail: refused when already verified, and past the resend limits. */
 export async function resendVerificationEmail(
   db: Db,
+  limiters: ResendLimits,
   mail: VerificationMail,
   principal: { accountId: string; userId: string },
 ) {
@@ -116,7 +108,6 @@ export async function resendVerificationEmail(
   if (member.user.isVerified) {
     return { success: false, message: null, error: "Your e-mail address is verified already." };
   }
-  const limiters = resendLimiters(db);
   const refusal =
     (await countResend(limiters.minute, principal.userId, "A verification e-mail was sent less than a minute ago.")) ??
     (await countResend(
@@ -136,9 +127,15 @@ export async function resendVerificationEmail(
  * Verifies the e-mail address of the user a link was made for, whoever opens it; a link works once.
  * Failed checks are limited per client address (sign-in-guard.ts).
  */
-export async function verifyEmail(db: Db, events: DomainEvents, token: string, clientAddress: string) {
+export async function verifyEmail(
+  db: Db,
+  events: DomainEvents,
+  guard: SignInGuard,
+  token: string,
+  clientAddress: string,
+) {
   type Answer = { success: boolean; message: string | null; error: string | null };
-  return signInGuard(db).tokenCheck<Answer>(clientAddress, async () => {
+  return guard.tokenCheck<Answer>(clientAddress, async () => {
     const link = token ? await store.takeEmailVerification(db, tokenHashOf(token)) : undefined;
     if (!link) {
       const error = `This link is not valid or was used already. ${NEW_LINK_ADVICE}`;

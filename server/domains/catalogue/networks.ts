@@ -28,7 +28,8 @@ const catalogue = JSON.parse(readFileSync(file, "utf8")) as { chains: CatalogueC
 
 export const chains: readonly CatalogueChain[] = catalogue.chains;
 
-const byNetwork = new Map(
+/** The catalogue's networks by value: a lookup table read from its file, never changed. */
+const byNetwork: ReadonlyMap<string, { chain: CatalogueChain; network: CatalogueNetwork }> = new Map(
   chains.flatMap((chain) => chain.networks.map((network) => [network.value, { chain, network }] as const)),
 );
 

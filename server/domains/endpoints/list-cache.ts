@@ -11,6 +11,7 @@
 import { LRUCache } from "lru-cache";
 import type { Db } from "../../platform/db/index.ts";
 import type { DomainEvents } from "../../platform/events.ts";
+import { encodeCursor } from "../../platform/paging.ts";
 import * as store from "./store.ts";
 
 interface ListedEndpoint extends store.ListedEndpointRow {
@@ -137,6 +138,14 @@ export class EndpointListCache {
    * before the change.
    */
   private generation = 0;
+  /**
+   * Encoded cursors by endpoint row, one map per sort key. This cache hands out the same row objects on
+   * every request, so a listed endpoint's cursor is encoded once, not per page.
+   */
+  private readonly cursors = {
+    label: new WeakMap<store.EndpointRow, string>(),
+    createdAt: new WeakMap<store.EndpointRow, string>(),
+  };
 
   constructor(
     private readonly db: Db,
@@ -174,6 +183,17 @@ export class EndpointListCache {
     let totalCount = 0;
     for (const row of list.byLabel) if (matches(row)) totalCount++;
     return { rows, totalCount, isCurrent: () => this.cache.get(accountId) === list };
+  }
+
+  /** The page cursor of a row in `order`: kept for the rows this cache handed out, encoded afresh for others. */
+  cursorOf(row: store.EndpointRow, order: store.EndpointOrder): string {
+    const encoded = order.startsWith("LABEL") ? this.cursors.label : this.cursors.createdAt;
+    let cursor = encoded.get(row);
+    if (cursor === undefined) {
+      cursor = encodeCursor(store.cursorOf(row, order));
+      encoded.set(row, cursor);
+    }
+    return cursor;
   }
 
   private entry(accountId: string): Promise<Entry> {

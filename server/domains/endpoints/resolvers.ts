@@ -53,18 +53,24 @@ function endpointView(base: string, row: store.EndpointRow, tags: { tagId: strin
 }
 
 /**
- * Views of listed endpoints by row. The list cache hands out the same row and tags objects on every
- * request, so a listed endpoint's view is built once per base URL, not per page; rows read by SQL are
- * new objects and simply miss.
+ * Views of listed endpoints by row, one per service (the endpoints plugin makes it, beside its list cache).
+ * The list cache hands out the same row and tags objects on every request, so a listed endpoint's view is
+ * built once per base URL, not per page; rows read by SQL are new objects and simply miss. Keyed weakly:
+ * a row the list cache let go is forgotten with it.
  */
-const listedViews = new WeakMap<store.EndpointRow, { base: string; tags: store.EndpointTag[]; view: EndpointView }>();
+export class ListedViews {
+  private readonly byRow = new WeakMap<
+    store.EndpointRow,
+    { base: string; tags: store.EndpointTag[]; view: EndpointView }
+  >();
 
-function listedView(base: string, row: store.EndpointRow, tags: store.EndpointTag[]): EndpointView {
-  const listed = listedViews.get(row);
-  if (listed?.base === base && listed.tags === tags) return listed.view;
-  const view = endpointView(base, row, tags);
-  listedViews.set(row, { base, tags, view });
-  return view;
+  of(base: string, row: store.EndpointRow, tags: store.EndpointTag[]): EndpointView {
+    const listed = this.byRow.get(row);
+    if (listed?.base === base && listed.tags === tags) return listed.view;
+    const view = endpointView(base, row, tags);
+    this.byRow.set(row, { base, tags, view });
+    return view;
+  }
 }
 
 async function viewsWithTags(ctx: Context, accountId: string, rows: store.EndpointRow[]) {
@@ -92,6 +98,8 @@ export interface EndpointApiDeps {
   events: DomainEvents;
   /** Each account's endpoints as the list pages them, kept in the process. */
   endpointLists: EndpointListCache;
+  /** The views of listed endpoints, kept for the list cache's rows. */
+  listedViews: ListedViews;
   endpointCreatedHooks: service.EndpointCreatedHook[];
 }
 
@@ -106,7 +114,10 @@ export const endpointResolvers = (deps: EndpointApiDeps): Resolvers => ({
         readFrom(ctx.reads, page.isCurrent);
         const base = publicBaseUrl(ctx.config, ctx.request);
         return {
-          edges: page.edges.map(({ cursor, node }) => ({ cursor, node: listedView(base, node.endpoint, node.tags) })),
+          edges: page.edges.map(({ cursor, node }) => ({
+            cursor,
+            node: deps.listedViews.of(base, node.endpoint, node.tags),
+          })),
           pageInfo: page.pageInfo,
           totalCount: page.totalCount,
         };

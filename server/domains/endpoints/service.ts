@@ -32,7 +32,7 @@ export type EndpointCreatedHook = (
   endpoint: store.EndpointRow,
 ) => Promise<Record<string, unknown> | undefined>;
 
-const adjectives = [
+const adjectives: readonly string[] = [
   "amber",
   "bold",
   "calm",
@@ -54,7 +54,7 @@ const adjectives = [
   "sunny",
   "wild",
 ];
-const nouns = [
+const nouns: readonly string[] = [
   "brook",
   "cedar",
   "dune",
@@ -218,26 +218,6 @@ export async function deleteTag(db: Db, events: DomainEvents, accountId: string,
   await events.emitAndWait("endpoints.listChanged", { accountId });
 }
 
-/**
- * Encoded cursors by endpoint row, one map per sort key. The list cache hands out the same row objects
- * on every request, so a listed endpoint's cursor is encoded once, not per page; rows read by SQL are
- * new objects and simply miss.
- */
-const encodedCursors = {
-  label: new WeakMap<store.EndpointRow, string>(),
-  createdAt: new WeakMap<store.EndpointRow, string>(),
-};
-
-function encodedCursor(row: store.EndpointRow, order: store.EndpointOrder): string {
-  const encoded = order.startsWith("LABEL") ? encodedCursors.label : encodedCursors.createdAt;
-  let cursor = encoded.get(row);
-  if (cursor === undefined) {
-    cursor = encodeCursor(store.cursorOf(row, order));
-    encoded.set(row, cursor);
-  }
-  return cursor;
-}
-
 /** An answer read from nothing that can change (no tag id names a tag). */
 const alwaysCurrent = () => true;
 
@@ -261,13 +241,14 @@ export async function listEndpoints(
 ) {
   const first = pageSize(args.first);
   const order = args.orderBy ?? "CREATED_AT_DESC";
+  // The list cache keeps its rows' cursors; a row read by SQL is a new object, encoded once.
+  const cursorOf = (row: store.EndpointPage["rows"][number]) =>
+    lists ? lists.cursorOf(row.endpoint, order) : encodeCursor(store.cursorOf(row.endpoint, order));
   const after = cursorArgument(args.after, store.cursorShape);
   const tagIds = (args.tagIds ?? []).filter(isUuid);
   if (args.tagIds && args.tagIds.length > 0 && tagIds.length === 0) {
     return {
-      ...connectionWithCursors([], first, (row: store.EndpointPage["rows"][number]) =>
-        encodedCursor(row.endpoint, order),
-      ),
+      ...connectionWithCursors([], first, cursorOf),
       totalCount: 0,
       isCurrent: alwaysCurrent,
     };
@@ -278,7 +259,7 @@ export async function listEndpoints(
     isCurrent: null,
   };
   return {
-    ...connectionWithCursors(rows, first, (row) => encodedCursor(row.endpoint, order)),
+    ...connectionWithCursors(rows, first, cursorOf),
     totalCount,
     isCurrent,
   };

@@ -7,7 +7,7 @@ import { assertSafeValues, validateInput } from "../../platform/validation.ts";
 import { SESSION_COOKIE } from "../account/service.ts";
 import type { SessionCache } from "../account/sessions.ts";
 import { blockPayload, latestBlock, type StreamsServices } from "../streams/index.ts";
-import { activate, type FunctionParams, type FunctionParamsJson, usedMb } from "./service.ts";
+import { activate, type FunctionParams, type FunctionParamsJson, type FunctionRuns, usedMb } from "./service.ts";
 
 /** Every function's HTTP address (relative to the service's base URL). */
 export const callPath = (functionId: string) => `/functions/${encodeURIComponent(functionId)}/call`;
@@ -66,7 +66,7 @@ function asCallField(error: AppError): AppError {
  */
 export function registerFunctionCalls(
   app: FastifyInstance,
-  deps: { db: Db; sessions: SessionCache; services: StreamsServices },
+  deps: { db: Db; sessions: SessionCache; services: StreamsServices; runs: FunctionRuns },
 ): void {
   const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const refused = refusedBody(error, request.routeOptions.bodyLimit);
@@ -103,7 +103,7 @@ export function registerFunctionCalls(
         block = { network: call.network, dataset: call.dataset, blockNumber };
         params = { ...(await blockPayload(deps.services, reader, block)), user_data: userData };
       }
-      const { activation, run } = await activate(deps.db, principal.accountId, request.params.id, params, {
+      const { activation, run } = await activate(deps.db, deps.runs, principal.accountId, request.params.id, params, {
         source: "RPC",
         ...block,
       });

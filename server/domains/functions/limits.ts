@@ -4,7 +4,7 @@ import { planLimitsCatalogue } from "../catalogue/plan-limits.ts";
 /**
  * Every per-plan limit of functions, in one place (schemas/catalogue/function-limits.json): how many
  * functions an account may have, how long run logs are kept, the largest memory size and time limit a
- * function may have, its share of the runtime's memory and cores (admitRun), and the GB-seconds a billing
+ * function may have, its share of the runtime's memory and cores (RunCapacity), and the GB-seconds a billing
  * period includes and their price (billing.ts prices them). Each check answers with the limit in words.
  */
 
@@ -20,9 +20,9 @@ export interface PlanFunctionLimits {
   maxMemoryMb: number;
   /** The longest time limit (s) a function may have (see checkTimeout). */
   maxTimeoutSec: number;
-  /** MB of function memory the account may have running at once (see admitRun). */
+  /** MB of function memory the account may have running at once (see RunCapacity). */
   runningMemoryMb: number;
-  /** Runs the account may have running at once: its share of the cores (see admitRun). */
+  /** Runs the account may have running at once: its share of the cores (see RunCapacity). */
   runningRuns: number;
   /** MB all accounts of the plan together may have running at once; null: no pool of their own. */
   poolMb: number | null;
@@ -95,12 +95,6 @@ interface Running {
   runs: number;
 }
 const none = (): Running => ({ mb: 0, runs: 0 });
-/** Per account, its runs running or waiting (its share counts both, so it cannot queue past it). */
-const byAccount = new Map<string, Running>();
-/** Per plan (its limits object, one per plan in the catalogue), its accounts' runs running. */
-const byPool = new Map<PlanFunctionLimits, Running>();
-/** All runs running (this process runs every function). */
-const total = none();
 
 function count<K>(map: Map<K, Running>, key: K, mb: number, runs: number): void {
   const r = map.get(key) ?? none();
@@ -116,26 +110,6 @@ interface Waiting {
   accountId: string;
   start: () => void;
 }
-const queue: Waiting[] = [];
-
-/** Whether the runtime's capacity (the plan's pool and RUNNING_MEMORY_MB_TOTAL) holds one more run of memoryMb. */
-function capacityFor(limits: PlanFunctionLimits, memoryMb: number): boolean {
-  if (total.mb + memoryMb > RUNNING_MEMORY_MB_TOTAL) return false;
-  const pool = byPool.get(limits) ?? none();
-  if (limits.poolMb !== null && pool.mb + memoryMb > limits.poolMb) return false;
-  return limits.poolRuns === null || pool.runs < limits.poolRuns;
-}
-
-/** Starts the waiting runs that now fit, oldest first; one that does not fit lets later ones (of other pools) by. */
-function startWaiting(): void {
-  for (let i = 0; i < queue.length; ) {
-    const w = queue[i];
-    if (capacityFor(w.limits, w.memoryMb)) {
-      queue.splice(i, 1);
-      w.start();
-    } else i++;
-  }
-}
 
 /** A function that does its work the first time it is called only. */
 function once(f: () => void): () => void {
@@ -148,76 +122,111 @@ function once(f: () => void): () => void {
 }
 
 /**
- * Admits a run of `memoryMb` for the account; resolves to the release, to call once the run ended.
- * Refused at once with RATE_LIMITED past the account's own share (its plan's runningMemoryMb and
- * runningRuns: nothing ran, try again when a run ends); past the runtime's capacity for its plan (the
- * plan's pool, RUNNING_MEMORY_MB_TOTAL) it waits in RUN_QUEUE, refused with RATE_LIMITED past the queue's
- * bounds or when its wait ends.
+ * The functions runtime's capacity in one process (which runs every function it starts): the runs running
+ * and waiting per account, per plan and in all, and the queue of those waiting. One per process, made at
+ * composition (functions/service.ts FunctionRuns), so two services in one process do not share it.
  */
-export async function admitRun(
-  accountId: string,
-  limits: PlanFunctionLimits,
-  memoryMb: number,
-  waitMs: number = RUN_QUEUE.waitMs,
-): Promise<() => void> {
-  const account = byAccount.get(accountId) ?? none();
-  if (account.mb + memoryMb > limits.runningMemoryMb)
-    throw new AppError(
-      "RATE_LIMITED",
-      `This account is running ${account.mb} MB of functions at once and its plan allows ${limits.runningMemoryMb} MB; this ${memoryMb} MB run would pass it. Try again when a run ends, or upgrade your plan.`,
-    );
-  if (account.runs >= limits.runningRuns)
-    throw new AppError(
-      "RATE_LIMITED",
-      `This account is running ${account.runs} functions at once and its plan allows ${limits.runningRuns}. Try again when a run ends, or upgrade your plan.`,
-    );
-  count(byAccount, accountId, memoryMb, 1);
-  const leaveShare = once(() => count(byAccount, accountId, -memoryMb, -1));
-  const start = () => {
-    count(byPool, limits, memoryMb, 1);
-    total.mb += memoryMb;
-    total.runs += 1;
-  };
-  const release = once(() => {
-    count(byPool, limits, -memoryMb, -1);
-    total.mb -= memoryMb;
-    total.runs -= 1;
-    leaveShare();
-    startWaiting();
-  });
-  if (capacityFor(limits, memoryMb)) {
-    start();
-    return release;
+export class RunCapacity {
+  /** Per account, its runs running or waiting (its share counts both, so it cannot queue past it). */
+  private readonly byAccount = new Map<string, Running>();
+  /** Per plan (its limits object, one per plan in the catalogue), its accounts' runs running. */
+  private readonly byPool = new Map<PlanFunctionLimits, Running>();
+  /** All runs running. */
+  private readonly total = none();
+  private readonly queue: Waiting[] = [];
+
+  /** Whether the runtime's capacity (the plan's pool and RUNNING_MEMORY_MB_TOTAL) holds one more run of memoryMb. */
+  private capacityFor(limits: PlanFunctionLimits, memoryMb: number): boolean {
+    if (this.total.mb + memoryMb > RUNNING_MEMORY_MB_TOTAL) return false;
+    const pool = this.byPool.get(limits) ?? none();
+    if (limits.poolMb !== null && pool.mb + memoryMb > limits.poolMb) return false;
+    return limits.poolRuns === null || pool.runs < limits.poolRuns;
   }
-  const waitingOfAccount = queue.filter((w) => w.accountId === accountId).length;
-  if (waitingOfAccount >= RUN_QUEUE.perAccount || queue.length >= RUN_QUEUE.total) {
-    leaveShare();
-    throw new AppError(
-      "RATE_LIMITED",
-      `The functions runtime is running all it holds for this plan, and ${queue.length} runs wait for it (${waitingOfAccount} of this account's, at most ${RUN_QUEUE.perAccount}). Nothing ran. Try again in a moment.`,
-    );
+
+  /** Starts the waiting runs that now fit, oldest first; one that does not fit lets later ones (of other pools) by. */
+  private startWaiting(): void {
+    for (let i = 0; i < this.queue.length; ) {
+      const w = this.queue[i];
+      if (this.capacityFor(w.limits, w.memoryMb)) {
+        this.queue.splice(i, 1);
+        w.start();
+      } else i++;
+    }
   }
-  return new Promise<() => void>((resolve, reject) => {
-    const waiting: Waiting = {
-      limits,
-      memoryMb,
-      accountId,
-      start: () => {
-        clearTimeout(timer);
-        start();
-        resolve(release);
-      },
-    };
-    const timer = setTimeout(() => {
-      queue.splice(queue.indexOf(waiting), 1);
-      leaveShare();
-      reject(
-        new AppError(
-          "RATE_LIMITED",
-          `The functions runtime stayed full for the ${waitMs / 1000} s this run waited for it; nothing ran. Try again in a moment.`,
-        ),
+
+  /**
+   * Admits a run of `memoryMb` for the account; resolves to the release, to call once the run ended.
+   * Refused at once with RATE_LIMITED past the account's own share (its plan's runningMemoryMb and
+   * runningRuns: nothing ran, try again when a run ends); past the runtime's capacity for its plan (the
+   * plan's pool, RUNNING_MEMORY_MB_TOTAL) it waits in RUN_QUEUE, refused with RATE_LIMITED past the queue's
+   * bounds or when its wait ends.
+   */
+  async admit(
+    accountId: string,
+    limits: PlanFunctionLimits,
+    memoryMb: number,
+    waitMs: number = RUN_QUEUE.waitMs,
+  ): Promise<() => void> {
+    const account = this.byAccount.get(accountId) ?? none();
+    if (account.mb + memoryMb > limits.runningMemoryMb)
+      throw new AppError(
+        "RATE_LIMITED",
+        `This account is running ${account.mb} MB of functions at once and its plan allows ${limits.runningMemoryMb} MB; this ${memoryMb} MB run would pass it. Try again when a run ends, or upgrade your plan.`,
       );
-    }, waitMs);
-    queue.push(waiting);
-  });
+    if (account.runs >= limits.runningRuns)
+      throw new AppError(
+        "RATE_LIMITED",
+        `This account is running ${account.runs} functions at once and its plan allows ${limits.runningRuns}. Try again when a run ends, or upgrade your plan.`,
+      );
+    count(this.byAccount, accountId, memoryMb, 1);
+    const leaveShare = once(() => count(this.byAccount, accountId, -memoryMb, -1));
+    const start = () => {
+      count(this.byPool, limits, memoryMb, 1);
+      this.total.mb += memoryMb;
+      this.total.runs += 1;
+    };
+    const release = once(() => {
+      count(this.byPool, limits, -memoryMb, -1);
+      this.total.mb -= memoryMb;
+      this.total.runs -= 1;
+      leaveShare();
+      this.startWaiting();
+    });
+    if (this.capacityFor(limits, memoryMb)) {
+      start();
+      return release;
+    }
+    const queue = this.queue;
+    const waitingOfAccount = queue.filter((w) => w.accountId === accountId).length;
+    if (waitingOfAccount >= RUN_QUEUE.perAccount || queue.length >= RUN_QUEUE.total) {
+      leaveShare();
+      throw new AppError(
+        "RATE_LIMITED",
+        `The functions runtime is running all it holds for this plan, and ${queue.length} runs wait for it (${waitingOfAccount} of this account's, at most ${RUN_QUEUE.perAccount}). Nothing ran. Try again in a moment.`,
+      );
+    }
+    return new Promise<() => void>((resolve, reject) => {
+      const waiting: Waiting = {
+        limits,
+        memoryMb,
+        accountId,
+        start: () => {
+          clearTimeout(timer);
+          start();
+          resolve(release);
+        },
+      };
+      const timer = setTimeout(() => {
+        queue.splice(queue.indexOf(waiting), 1);
+        leaveShare();
+        reject(
+          new AppError(
+            "RATE_LIMITED",
+            `The functions runtime stayed full for the ${waitMs / 1000} s this run waited for it; nothing ran. Try again in a moment.`,
+          ),
+        );
+      }, waitMs);
+      queue.push(waiting);
+    });
+  }
 }

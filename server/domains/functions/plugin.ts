@@ -6,10 +6,12 @@ import type { SessionCache } from "../account/sessions.ts";
 import type { StreamsServices } from "../streams/runtime.ts";
 import { registerFunctionCalls } from "./http.ts";
 import { functionResolvers } from "./resolvers.ts";
-import { pruneRunLogs } from "./service.ts";
+import { type FunctionRuns, pruneRunLogs } from "./service.ts";
 
 export interface FunctionsDeps extends StreamsServices {
   db: Db;
+  /** The function runs of this process (made by app.ts: FUNCTION destinations share them). */
+  runs: FunctionRuns;
   /** Who a function call's session cookie belongs to. */
   sessions: SessionCache;
   log: Logger;
@@ -21,7 +23,7 @@ export interface FunctionsDeps extends StreamsServices {
  */
 export const functionsPlugin: DomainPlugin<FunctionsDeps> = async (app, { deps, api }) => {
   api.add(functionResolvers(deps));
-  registerFunctionCalls(app, { db: deps.db, sessions: deps.sessions, services: deps });
+  registerFunctionCalls(app, { db: deps.db, sessions: deps.sessions, services: deps, runs: deps.runs });
   const housekeeping = runEvery(
     HOUSEKEEPING_EVERY_MS,
     () => pruneRunLogs(deps.db),

@@ -57,7 +57,12 @@ async function requireQuickFunctions(ctx: Context, accountId: string): Promise<v
   if (!flags.quickfunctions) throw forbidden("Quick functions are not enabled for this account.");
 }
 
-export const functionResolvers = (deps: StreamsServices): Resolvers => ({
+/** What the functions API needs of the running service: the streams runtime (blocks to run on) and the process's function runs. */
+export interface FunctionsApiDeps extends StreamsServices {
+  runs: service.FunctionRuns;
+}
+
+export const functionResolvers = (deps: FunctionsApiDeps): Resolvers => ({
   Function: {
     callUrl: (parent, _args, ctx) => `${publicBaseUrl(ctx.config, ctx.request)}${callPath(parent.id)}`,
   },
@@ -157,6 +162,7 @@ export const functionResolvers = (deps: StreamsServices): Resolvers => ({
           throw badInput([{ pointer: "/params", message: "Give params or a block to read them from, not both." }]);
         const { activation } = await service.activate(
           ctx.db,
+          deps.runs,
           accountId,
           input.id,
           block
@@ -171,6 +177,7 @@ export const functionResolvers = (deps: StreamsServices): Resolvers => ({
       service.testResult(
         await service.runUnsavedCode(
           ctx.db,
+          deps.runs,
           accountId,
           input.code,
           service.paramsOf(input),

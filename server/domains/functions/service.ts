@@ -16,10 +16,8 @@ import { storableText } from "../../platform/text.ts";
 import { bucketSeries, metricsWindow } from "../../platform/time-buckets.ts";
 import { assertSafeValues } from "../../platform/validation.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
-import { kvFilterHelpers } from "../kv/filter-helpers.ts";
 import { billedMbMs, checkRunAllowance, gbSecondsOf } from "./billing.ts";
 import {
-  admitRun,
   checkFunctionCount,
   checkMemorySize,
   checkTimeout,
@@ -27,6 +25,7 @@ import {
   functionLimitsOf,
   PLAN_FUNCTION_LIMITS,
   type PlanFunctionLimits,
+  RunCapacity,
 } from "./limits.ts";
 import type { ActivationRow, FunctionRow, UsageBucketRow } from "./store.ts";
 import * as store from "./store.ts";
@@ -162,7 +161,31 @@ const PRUNE_EVERY = 50;
  * 4.6 MB a second (46 a second) and 300 of them made a 30 MB answer.
  */
 export const VERSIONS_KEPT = 100;
-const runsSincePrune = new Map<string, number>();
+
+/**
+ * What the function runs of one process share: the runtime's capacity, the key-value store they reach
+ * as `qnLib` (the process's, so its whole reads go one at a time), and the runs each function recorded
+ * since its history was last pruned. One per process that runs functions, made at composition (app.ts,
+ * engine.ts) and handed to every path that starts a run: the API, a function's HTTP address, FUNCTION
+ * destinations.
+ */
+export class FunctionRuns {
+  readonly capacity = new RunCapacity();
+  private readonly sincePrune = new Map<string, number>();
+
+  constructor(readonly helpers: (accountId: string) => FilterHelpers) {}
+
+  /** Counts a recorded run of the function: true every PRUNE_EVERY runs, when its history is to be pruned. */
+  countRun(functionId: string): boolean {
+    const runs = (this.sincePrune.get(functionId) ?? 0) + 1;
+    if (runs < PRUNE_EVERY) {
+      this.sincePrune.set(functionId, runs);
+      return false;
+    }
+    this.sincePrune.delete(functionId);
+    return true;
+  }
+}
 
 /**
  * Functions run in the filter sandbox (V8 isolates: no host, network or file access) with filter version
@@ -428,6 +451,7 @@ export async function deleteFunction(
  */
 export async function runUnsavedCode(
   db: Db,
+  runs: FunctionRuns,
   accountId: string,
   code: string,
   params: FunctionParams | FunctionParamsJson,
@@ -437,7 +461,7 @@ export async function runUnsavedCode(
   const plan = await checkRunAllowance(db, accountId);
   checkMemorySize(plan, limits.memoryMb, "/memoryMb");
   checkTimeout(plan, limits.timeoutSec, "/timeoutSec");
-  const release = await admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
+  const release = await runs.capacity.admit(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
   const run = await runCode(code, params, limits, { accountId }, helpers).finally(release);
   await store.addRunUsage(db, accountId, accountId, new Date(), {
     durationMs: run.durationMs,
@@ -486,6 +510,7 @@ function runLimitsOf(fn: FunctionRow, plan: PlanFunctionLimits, maxTimeoutSec: n
 /** Runs a stored function's current version, records the run (its history) and bills it (its usage row). */
 export async function activate(
   db: Db,
+  runs: FunctionRuns,
   accountId: string,
   id: string,
   params: FunctionParams | FunctionParamsJson,
@@ -495,14 +520,10 @@ export async function activate(
   const fn = await getFunction(db, accountId, id);
   const plan = await checkRunAllowance(db, accountId);
   const limits = runLimitsOf(fn, plan, maxTimeoutSec);
-  const release = await admitRun(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
-  const run = await runCode(
-    fn.code,
-    params,
-    limits,
-    { accountId, functionId: fn.id },
-    kvFilterHelpers(db)(accountId),
-  ).finally(release);
+  const release = await runs.capacity.admit(accountId, plan, limits.memoryMb ?? DEFAULT_FUNCTION_MEMORY_MB);
+  const run = await runCode(fn.code, params, limits, { accountId, functionId: fn.id }, runs.helpers(accountId)).finally(
+    release,
+  );
   const mbMs = billedMbMs(run);
   const keepResult = run.resultJson !== null && run.size <= RESULT_KEPT_BYTES;
   const activation = await db.transaction(async (tx) => {
@@ -548,7 +569,7 @@ export async function activate(
       "NOT_FOUND",
       "The function was deleted while this call ran: the run was billed, and kept in no history.",
     );
-  await pruneHistory(db, fn.id);
+  if (runs.countRun(fn.id)) await store.pruneActivations(db, fn.id, HISTORY_KEPT);
   return { activation, run };
 }
 
@@ -559,16 +580,6 @@ export async function activate(
  */
 function loggedLines(run: FunctionRun): FilterLog[] {
   return run.success || !run.error ? run.logs : [...run.logs, { level: "ERROR", message: run.error }];
-}
-
-async function pruneHistory(db: Db, functionId: string): Promise<void> {
-  const runs = (runsSincePrune.get(functionId) ?? 0) + 1;
-  if (runs < PRUNE_EVERY) {
-    runsSincePrune.set(functionId, runs);
-    return;
-  }
-  runsSincePrune.delete(functionId);
-  await store.pruneActivations(db, functionId, HISTORY_KEPT);
 }
 
 /** The function's runs, newest first, after checking the account owns it. */

@@ -32,30 +32,35 @@ function helperError(name: FilterHelperName, error: unknown): Error {
 }
 
 /**
- * Reads of a whole list or address book of one account, one at a time in this process. A list may hold
- * the plan's items per key (a million on Build: 256 MB of text, read, kept and written out as JSON by the
- * service): one function reading a list of 100,000 twenty times side by side took the service from 373 to
- * 1,753 MB, so a list of a million would have ended it.
+ * Reads of a whole list or address book of one account, one at a time in a process (kvFilterHelpers makes
+ * one per process). A list may hold the plan's items per key (a million on Build: 256 MB of text, read,
+ * kept and written out as JSON by the service): one function reading a list of 100,000 twenty times side
+ * by side took the service from 373 to 1,753 MB, so a list of a million would have ended it.
  */
-const wholeReads = new Map<string, Promise<void>>();
-function oneWholeReadAtATime<T>(accountId: string, read: () => Promise<T>): Promise<T> {
-  const done = (wholeReads.get(accountId) ?? Promise.resolve()).then(read);
-  const settled = done.then(
-    () => undefined,
-    () => undefined,
-  );
-  wholeReads.set(accountId, settled);
-  void settled.then(() => {
-    if (wholeReads.get(accountId) === settled) wholeReads.delete(accountId);
-  });
-  return done;
+class WholeReads {
+  /** Per account, the last read queued: the next one starts when it settles. */
+  private readonly last = new Map<string, Promise<void>>();
+
+  oneAtATime<T>(accountId: string, read: () => Promise<T>): Promise<T> {
+    const done = (this.last.get(accountId) ?? Promise.resolve()).then(read);
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.last.set(accountId, settled);
+    void settled.then(() => {
+      if (this.last.get(accountId) === settled) this.last.delete(accountId);
+    });
+    return done;
+  }
 }
 
 export class KvFilterHelpers implements FilterHelpers {
   constructor(
     private readonly db: Db,
     private readonly accountId: string,
-    private readonly now: () => Date = () => new Date(),
+    private readonly wholeReads: WholeReads,
+    private readonly now: () => Date,
   ) {}
 
   /** Every helper's answer, its failures in words the calling code may read (see helperError). */
@@ -78,7 +83,7 @@ export class KvFilterHelpers implements FilterHelpers {
 
   private async items(key: string): Promise<string[]> {
     if (!possibleKey(key)) return [];
-    const snapshot = await oneWholeReadAtATime(this.accountId, () =>
+    const snapshot = await this.wholeReads.oneAtATime(this.accountId, () =>
       store.collectionSnapshot(this.db, this.accountId, key, null),
     );
     return snapshot?.items ?? [];
@@ -91,7 +96,7 @@ export class KvFilterHelpers implements FilterHelpers {
   async itemsSnapshot(key: string, knownVersion: number | null): Promise<{ version: number; items: string[] | null }> {
     const missing = { version: 0, items: knownVersion === 0 ? null : [] };
     if (!possibleKey(key)) return missing;
-    const snapshot = await oneWholeReadAtATime(this.accountId, () =>
+    const snapshot = await this.wholeReads.oneAtATime(this.accountId, () =>
       store.collectionSnapshot(this.db, this.accountId, key, knownVersion),
     );
     return snapshot ?? missing;
@@ -215,7 +220,11 @@ export class KvFilterHelpers implements FilterHelpers {
   }
 }
 
-/** The FilterHelpers port of the stream engine: the key-value store of the stream's account. */
-export function kvFilterHelpers(db: Db): (accountId: string) => KvFilterHelpers {
-  return (accountId) => new KvFilterHelpers(db, accountId);
+/**
+ * The FilterHelpers port of the stream engine: the key-value store of the stream's account. One per process
+ * (app.ts, engine.ts make it for their engine and functions alike), so its whole reads go one at a time.
+ */
+export function kvFilterHelpers(db: Db, now: () => Date = () => new Date()): (accountId: string) => KvFilterHelpers {
+  const wholeReads = new WholeReads();
+  return (accountId) => new KvFilterHelpers(db, accountId, wholeReads, now);
 }

@@ -5,7 +5,7 @@ import { HOUSEKEEPING_EVERY_MS, runEvery } from "../../platform/periodic.ts";
 import { kvPartRoutes } from "./part-route.ts";
 import type { LocalPartStorage, PartStorage } from "./part-storage.ts";
 import { kvResolvers } from "./resolvers.ts";
-import { sweepExpiredUploads } from "./uploads.ts";
+import { CompletingUploads, sweepExpiredUploads } from "./uploads.ts";
 
 export interface KvDeps {
   db: Db;
@@ -21,7 +21,7 @@ export interface KvDeps {
  * ends uploads past their time (their parts deleted) although their account never initiates another.
  */
 export const kvPlugin: DomainPlugin<KvDeps> = async (app, { deps, api }) => {
-  api.add(kvResolvers(deps));
+  api.add(kvResolvers({ kvParts: deps.kvParts, completing: new CompletingUploads() }));
   if (deps.localParts) await kvPartRoutes(app, { db: deps.db, storage: deps.localParts });
   const housekeeping = runEvery(
     HOUSEKEEPING_EVERY_MS,

@@ -81,6 +81,8 @@ function itemsOf(input: { items?: string[] | null; itemsText?: string | null }, 
 /** Where the parts of key-value uploads are kept (the data directory, or S3). */
 export interface KvApiDeps {
   kvParts: PartStorage;
+  /** The uploads this service is completing. */
+  completing: uploads.CompletingUploads;
 }
 
 export const kvResolvers = (deps: KvApiDeps): Resolvers => ({
@@ -184,7 +186,7 @@ export const kvResolvers = (deps: KvApiDeps): Resolvers => ({
       ),
     ),
     completeKvUpload: field("ADMIN", ({ ctx, accountId, args }) =>
-      uploads.completeUpload(ctx.db, deps.kvParts, accountId, args.uploadId),
+      uploads.completeUpload(ctx.db, deps.kvParts, deps.completing, accountId, args.uploadId),
     ),
     abortKvUpload: field("ADMIN", ({ ctx, accountId, args }) =>
       uploads.abortUpload(ctx.db, deps.kvParts, accountId, args.uploadId),

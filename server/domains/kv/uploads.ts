@@ -118,21 +118,35 @@ export async function partUrl(
 }
 
 /**
- * Uploads being completed in this process. A complete reads the whole file (64 MiB, and its text) before
- * its transaction finds whether another complete took the upload first: ten side by side of one upload
- * held ten copies, 1.8 GB. Another complete of one being completed is refused at once.
+ * The uploads a service is completing (one per service: the kv plugin makes it). A complete reads the whole
+ * file (64 MiB, and its text) before its transaction finds whether another complete took the upload first:
+ * ten side by side of one upload held ten copies, 1.8 GB. Another complete of one being completed is
+ * refused at once.
  */
-const completing = new Set<string>();
+export class CompletingUploads {
+  private readonly ids = new Set<string>();
 
-export async function completeUpload(db: Db, storage: PartStorage, accountId: string, uploadId: string) {
-  const upload = foundOr(await store.getUpload(db, accountId, uploadId), THE_UPLOAD);
-  if (completing.has(upload.id)) throw conflict("This upload is being completed already.");
-  completing.add(upload.id);
-  try {
-    return await completeTaken(db, storage, accountId, upload);
-  } finally {
-    completing.delete(upload.id);
+  /** Runs `complete` for the upload, or refuses with CONFLICT while another complete of it runs. */
+  async hold<T>(uploadId: string, complete: () => Promise<T>): Promise<T> {
+    if (this.ids.has(uploadId)) throw conflict("This upload is being completed already.");
+    this.ids.add(uploadId);
+    try {
+      return await complete();
+    } finally {
+      this.ids.delete(uploadId);
+    }
   }
+}
+
+export async function completeUpload(
+  db: Db,
+  storage: PartStorage,
+  completing: CompletingUploads,
+  accountId: string,
+  uploadId: string,
+) {
+  const upload = foundOr(await store.getUpload(db, accountId, uploadId), THE_UPLOAD);
+  return completing.hold(upload.id, () => completeTaken(db, storage, accountId, upload));
 }
 
 async function completeTaken(db: Db, storage: PartStorage, accountId: string, upload: store.UploadRow) {

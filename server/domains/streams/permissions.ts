@@ -1,10 +1,4 @@
-import type { Upstream } from "../../dataplane/chain/nodes.ts";
-import {
-  type DatasetAvailability,
-  EVM_DATASETS,
-  type EvmDataset,
-  probeDatasets,
-} from "../../dataplane/datasets/reader.ts";
+import { EVM_DATASETS, type EvmDataset } from "../../dataplane/datasets/reader.ts";
 import { BZIP2_UNSUPPORTED } from "../../dataplane/destinations/common.ts";
 import { loadEntitySchemas } from "../../platform/validation.ts";
 import {
@@ -14,6 +8,7 @@ import {
   findNetwork,
   needsUpgrade,
 } from "../catalogue/networks.ts";
+import type { Probe } from "./probes.ts";
 import { type StreamsServices, streamsRuntime } from "./runtime.ts";
 
 /**
@@ -36,12 +31,12 @@ const datasetSchema = loadEntitySchemas().stream.$defs as {
 };
 const DATASET_LABELS = datasetSchema.dataset["x-enumLabels"];
 /** The EVM datasets first, in the reader's order, then the others. */
-const ALL_DATASETS = [
+const ALL_DATASETS: readonly string[] = [
   ...EVM_DATASETS,
   ...datasetSchema.dataset.enum.filter((value) => !(EVM_DATASETS as readonly string[]).includes(value)),
 ];
 
-const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
+const DESTINATIONS: readonly { value: string; label: string; notBuilt?: true }[] = [
   { value: "WEBHOOK", label: "Webhook" },
   { value: "S3", label: "Amazon S3" },
   { value: "AZURE", label: "Azure Blob Storage" },
@@ -53,31 +48,6 @@ const DESTINATIONS: { value: string; label: string; notBuilt?: true }[] = [
   { value: "MYSQL", label: "MySQL", notBuilt: true },
   { value: "REDIS", label: "Redis", notBuilt: true },
 ];
-
-const PROBE_TIMEOUT_MS = 3000;
-const PROBE_TTL_MS = 5 * 60_000;
-/** A node that could not be reached is asked again sooner. */
-const FAILED_PROBE_TTL_MS = 30_000;
-
-export type Probe = Record<EvmDataset, DatasetAvailability>;
-const probes = new Map<string, { until: number; result: Promise<Probe> }>();
-
-/** The node's datasets, probed once per network and node URL and cached; concurrent callers share one probe. */
-function probeNode(upstream: Upstream): Promise<Probe> {
-  const key = `${upstream.network} ${upstream.httpUrl}`;
-  const cached = probes.get(key);
-  if (cached && cached.until > Date.now()) return cached.result;
-  const entry = {
-    until: Date.now() + PROBE_TTL_MS,
-    result: probeDatasets(upstream.httpUrl, { timeoutMs: PROBE_TIMEOUT_MS, connections: 1 }).catch((e: unknown) => {
-      entry.until = Date.now() + FAILED_PROBE_TTL_MS;
-      const reason = `the ${upstream.network} node could not be reached: ${(e as Error).message}`;
-      return Object.fromEntries(EVM_DATASETS.map((d) => [d, { available: false, reason }])) as Probe;
-    }),
-  };
-  probes.set(key, entry);
-  return entry.result;
-}
 
 /** Why a destination cannot be chosen, or null: not built yet, or (FUNCTION) no functions runtime connected. */
 export function destinationReason(
@@ -114,8 +84,9 @@ export async function datasetOptions(
   network: CatalogueNetwork,
 ) {
   const evm = chain.chainCompatibility === "evm";
-  const upstream = evm && services ? streamsRuntime(services)?.upstreams.get(network.value) : undefined;
-  const probe = upstream ? await probeNode(upstream) : null;
+  const runtime = evm && services ? streamsRuntime(services) : undefined;
+  const upstream = runtime?.upstreams.get(network.value);
+  const probe = runtime && upstream ? await runtime.probes.of(upstream) : null;
   return ALL_DATASETS.map((value): Option => {
     const reason = datasetReason(value, evm, network.value, services ? probe : "unchecked");
     return { value, label: DATASET_LABELS[value], disabled: reason !== null, reason };

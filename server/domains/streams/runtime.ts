@@ -5,6 +5,7 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError } from "../../platform/errors.ts";
 import type { Mailer } from "../../platform/mail.ts";
 import { catalogueNetwork } from "../catalogue/networks.ts";
+import type { DatasetProbes } from "./probes.ts";
 
 /**
  * What the streams and webhooks API needs from the running service: the chain nodes (to read blocks
@@ -20,6 +21,8 @@ export interface StreamsRuntime {
   filterHelpers: (accountId: string) => FilterHelpers;
   /** The account's functions, as streams deliver to them (the functions domain's adapter). */
   functions: StreamFunctions;
+  /** Which datasets each chain node serves, as probed (kept a while, shared by every caller). */
+  probes: DatasetProbes;
 }
 
 /** A function a stream is created with (createStreamWithFunction): the function's create input. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admitRun, PLAN_FUNCTION_LIMITS, RUN_QUEUE } from "../../../server/domains/functions/limits.ts";
+import { PLAN_FUNCTION_LIMITS, RUN_QUEUE, RunCapacity } from "../../../server/domains/functions/limits.ts";
 import { AppError } from "../../../server/platform/errors.ts";
 
 // The runtime's capacity shared by plan (schemas/catalogue/function-limits.json): what any number of free
@@ -7,6 +7,9 @@ import { AppError } from "../../../server/platform/errors.ts";
 
 const free = PLAN_FUNCTION_LIMITS.b6_free;
 const build = PLAN_FUNCTION_LIMITS.b6_build;
+/** One process's capacity, as the composition makes it. */
+const capacity = new RunCapacity();
+const admitRun = capacity.admit.bind(capacity);
 
 /** Whether a promise has settled by the next turn of the event loop (admission answers at once when it can). */
 async function settledNow<T>(promise: Promise<T>): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KvFilterHelpers } from "../../../server/domains/kv/filter-helpers.ts";
+import { kvFilterHelpers } from "../../../server/domains/kv/filter-helpers.ts";
 import type { Db } from "../../../server/platform/db/index.ts";
 
 // What filters and functions may make the service hold at once: a whole list is read, kept and written
@@ -25,7 +25,9 @@ describe("whole lists and address books read by qnLib", () => {
   it("are read one at a time per account, however many calls ask side by side", async () => {
     const { db, seen } = countingDb();
     const account = crypto.randomUUID();
-    const calls = [new KvFilterHelpers(db, account), new KvFilterHelpers(db, account)];
+    // Two callers in one process, each with its helpers from the process's key-value store.
+    const helpersOf = kvFilterHelpers(db);
+    const calls = [helpersOf(account), helpersOf(account)];
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         i % 2 === 0 ? calls[i % 4 === 0 ? 0 : 1].qnGetList("big") : calls[1].itemsSnapshot("big", null),
@@ -39,7 +41,8 @@ describe("whole lists and address books read by qnLib", () => {
   it("of another account are not held up by them", async () => {
     const { db, seen } = countingDb();
     const [one, other] = [crypto.randomUUID(), crypto.randomUUID()];
-    await Promise.all([new KvFilterHelpers(db, one).qnGetList("a"), new KvFilterHelpers(db, other).qnGetList("a")]);
+    const helpersOf = kvFilterHelpers(db);
+    await Promise.all([helpersOf(one).qnGetList("a"), helpersOf(other).qnGetList("a")]);
     expect(seen.most).toBe(2);
   });
 });

@@ -2,15 +2,16 @@ import { describe, expect, it } from "vitest";
 import { staticUpstreams } from "../../../server/dataplane/chain/nodes.ts";
 import { EVM_DATASETS } from "../../../server/dataplane/datasets/reader.ts";
 import type { CatalogueNetwork } from "../../../server/domains/catalogue/networks.ts";
+import { FunctionRuns } from "../../../server/domains/functions/service.ts";
 import { streamFunctions } from "../../../server/domains/functions/stream-port.ts";
 import {
   datasetReason,
   destinationOptions,
   destinationReason,
   networkReason,
-  type Probe,
   streamPermissions,
 } from "../../../server/domains/streams/permissions.ts";
+import { DatasetProbes, type Probe } from "../../../server/domains/streams/probes.ts";
 import type { StreamsServices } from "../../../server/domains/streams/runtime.ts";
 import { EgressPolicy } from "../../../server/platform/egress.ts";
 import { isRole, type Role, roleAtLeast, roles } from "../../../server/platform/roles.ts";
@@ -147,7 +148,12 @@ describe("stream permissions", () => {
         filterHelpers: () => {
           throw new Error("no filter runs in this test");
         },
-        functions: streamFunctions,
+        functions: streamFunctions(
+          new FunctionRuns(() => {
+            throw new Error("no function runs in this test");
+          }),
+        ),
+        probes: new DatasetProbes(),
       },
     };
     const free = await streamPermissions(services, 0);
