@@ -2,22 +2,67 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { Frame, ToHost } from "./frames.ts";
 import { type IsolateRuntime, isolateRuntime } from "./isolates.ts";
-import { GRACE_MS, OPEN_WATCH_MS, SandboxHost } from "./process.ts";
+import {
+  GRACE_MS,
+  MEMORY_OVERHEAD_MIB,
+  memoryBudgetMiB,
+  OPEN_WATCH_MS,
+  SandboxHost,
+  WATCHDOG_EVERY_MS,
+} from "./process.ts";
 
 const WATCH_EVERY_MS = 250;
 
 /**
  * The thread watch (see InThreadSandbox): plain JavaScript, run as a worker from this text so it needs
  * no loader in either the bundle or tsx. It reads [filter id, frame count, time limit] from the shared
- * array; when one frame held the thread past its limit plus the grace, it writes the filter's label to
- * the lost file and kills the process (nothing on the held thread can).
+ * array. When one frame held the thread past its limit plus the grace, or grew the process past the
+ * memory budget of the filter it runs (see memoryBudgetMiB in process.ts: what the process held when the
+ * watch first saw the frame, the filter's limit and the overhead), it writes the filter's label and why to
+ * the lost file and kills the process (nothing on the held thread can). Memory is read only while a
+ * frame runs, every memoryEveryMs, from /proc/self/statm (~15 µs).
  */
 const WATCH_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
-const { writeFileSync } = require("node:fs");
-const { state, lostFile, graceMs, everyMs } = workerData;
+const { readFileSync, writeFileSync } = require("node:fs");
+const { state, lostFile, graceMs, everyMs, memoryEveryMs, overheadMiB } = workerData;
+const MIB = 1024 * 1024;
 const labels = new Map();
-parentPort.on("message", (m) => (m.label === null ? labels.delete(m.fid) : labels.set(m.fid, m.label)));
+const budgets = new Map();
+parentPort.on("message", (m) => {
+  if (m.closed) {
+    labels.delete(m.fid);
+    budgets.delete(m.fid);
+  } else if (m.label !== undefined) labels.set(m.fid, m.label);
+  else budgets.set(m.fid, m);
+});
+const end = (fid, reason) => {
+  try {
+    writeFileSync(lostFile, JSON.stringify({ label: labels.get(fid) ?? null, reason }));
+  } finally {
+    process.kill(process.pid, "SIGKILL");
+  }
+};
+const residentBytes = () => Number(readFileSync("/proc/self/statm", "utf8").split(" ")[1]) * 4096;
+let memorySeen = -1;
+let beforeBytes = 0;
+setInterval(() => {
+  const fid = Atomics.load(state, 0);
+  if (fid === 0) {
+    memorySeen = -1;
+    return;
+  }
+  const frames = Atomics.load(state, 1);
+  const rss = residentBytes();
+  if (frames !== memorySeen) {
+    memorySeen = frames;
+    beforeBytes = rss;
+    return;
+  }
+  const budget = budgets.get(fid);
+  if (budget === undefined || rss <= beforeBytes + budget.budgetMiB * MIB) return;
+  end(fid, "grew the engine's process by " + Math.round((rss - beforeBytes) / MIB) + " MiB while it ran, past its memory limit of " + budget.memoryMiB + " MiB and the " + overheadMiB + " MiB allowed besides (memory outside V8's heap counts too)");
+}, memoryEveryMs);
 let seen = -1;
 let since = Date.now();
 let ticked = since;
@@ -35,13 +80,20 @@ setInterval(() => {
   }
   const limitMs = Atomics.load(state, 2);
   if (now - since <= limitMs + graceMs) return;
-  try {
-    writeFileSync(lostFile, JSON.stringify({ label: labels.get(fid) ?? null, reason: "ran on past its time limit of " + limitMs + " ms where V8 could not stop it" }));
-  } finally {
-    process.kill(process.pid, "SIGKILL");
-  }
+  end(fid, "ran on past its time limit of " + limitMs + " ms where V8 could not stop it");
 }, everyMs);
 `;
+
+/**
+ * Says at start how filters on this thread are held in memory (as logSandboxLaunch says it for the sandbox
+ * processes): this process also holds the engine, so a call is held to its growth, not to a total.
+ */
+export function logInThreadMemory(log: { info: (fields: object, message: string) => void }): void {
+  log.info(
+    { memoryOverheadMiB: MEMORY_OVERHEAD_MIB, everyMs: WATCHDOG_EVERY_MS },
+    `sandbox memory on the engine's thread: a filter's call may grow this process by its isolate's limit plus ${MEMORY_OVERHEAD_MIB} MiB over what it held when the call began; past that a watch thread kills the process and names the filter, whose stream and account then run their filters in the sandbox process (no cgroup or RLIMIT_AS holds it: see the sandbox memory line)`,
+  );
+}
 
 /** What the lost file says: whose filter held or crashed the thread, and how. */
 export interface LostFilter {
@@ -114,7 +166,14 @@ export class InThreadSandbox extends SandboxHost {
     if (this.lostFile && !this.watch) {
       this.watch = new Worker(WATCH_SOURCE, {
         eval: true,
-        workerData: { state: this.state, lostFile: this.lostFile, graceMs: GRACE_MS, everyMs: WATCH_EVERY_MS },
+        workerData: {
+          state: this.state,
+          lostFile: this.lostFile,
+          graceMs: GRACE_MS,
+          everyMs: WATCH_EVERY_MS,
+          memoryEveryMs: WATCHDOG_EVERY_MS,
+          overheadMiB: MEMORY_OVERHEAD_MIB,
+        },
       });
       this.watch.unref();
     }
@@ -124,8 +183,13 @@ export class InThreadSandbox extends SandboxHost {
     this.watch?.postMessage({ fid, label });
   }
 
+  /** The watch holds a call of this filter to memoryBudgetMiB of its limit, over what the process held before it. */
+  protected override admitted(fid: number, memoryMiB: number): void {
+    this.watch?.postMessage({ fid, memoryMiB, budgetMiB: memoryBudgetMiB([memoryMiB]) });
+  }
+
   override close(fid: number): void {
-    if (this.labels.has(fid)) this.watch?.postMessage({ fid, label: null });
+    if (this.admittedMiB.has(fid) || this.labels.has(fid)) this.watch?.postMessage({ fid, closed: true });
     super.close(fid);
   }
 
