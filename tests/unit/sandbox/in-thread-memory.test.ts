@@ -8,7 +8,7 @@ import { takeLostFilter } from "../../../server/dataplane/sandbox/in-thread.ts";
 import { MEMORY_OVERHEAD_MIB } from "../../../server/dataplane/sandbox/process.ts";
 
 const MIB = 1024 * 1024;
-/** What the watch may miss between two of its looks (20 ms), as in memory-budget.test.ts. */
+/** What a bomb may touch past the watch between two of its looks (20 ms), as in memory-budget.test.ts. */
 const WATCH_SLACK_MIB = 64;
 const script = fileURLToPath(new URL("./in-thread-process.ts", import.meta.url));
 /** The string-and-parse bomb of the attacker's pass, shaped as a filter. */
@@ -52,16 +52,17 @@ describe("sandbox memory on the engine's thread", () => {
       // The watch ended the process: the call never answered.
       expect(signal).toBe("SIGKILL");
       // Before: the process grew from 88 MiB to 834 MiB and the call ended TIMEOUT, reporting 0.75 MB used.
+      // The watch acts at half the overhead (see UNSEEN_MIB in in-thread.ts); a burst can pass it within a look.
       expect(peakBytes - beforeBytes).toBeLessThanOrEqual((64 + MEMORY_OVERHEAD_MIB + WATCH_SLACK_MIB) * MIB);
       const lost = takeLostFilter(lostFile);
       expect(lost?.label).toBe("stream bomb");
       expect(lost?.reason).toMatch(
         new RegExp(
-          `^grew the engine's process by \\d+ MiB while it ran, past its memory limit of 64 MiB and the ${MEMORY_OVERHEAD_MIB} MiB allowed besides`,
+          `^grew the engine's process by \\d+ MiB while it ran, past its memory limit of 64 MiB and the ${MEMORY_OVERHEAD_MIB / 2} MiB allowed besides`,
         ),
       );
       const grew = Number(/by (\d+) MiB/.exec(lost?.reason ?? "")?.[1]);
-      expect(grew).toBeGreaterThan(64 + MEMORY_OVERHEAD_MIB);
+      expect(grew).toBeGreaterThan(64 + MEMORY_OVERHEAD_MIB / 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
