@@ -15,7 +15,7 @@ const WATCH_EVERY_MS = 250;
 /**
  * Of the budget a call may grow this process by (memoryBudgetMiB of its limit), what the watch leaves
  * for growth it cannot see: a look every 20 ms misses a burst, and JSON.parse copying 3e7 elements into
- * its array touched ~90 MiB between the look that saw the budget passed and the process's end here. So
+ * its array touched 90–150 MiB between the look that saw the budget passed and the process's end here. So
  * the watch acts at the limit plus half the overhead, and the process stays within the whole.
  */
 const UNSEEN_MIB = MEMORY_OVERHEAD_MIB / 2;
@@ -25,8 +25,8 @@ const UNSEEN_MIB = MEMORY_OVERHEAD_MIB / 2;
  * no loader in either the bundle or tsx. It reads [filter id, frame count, time limit] from the shared
  * array. When one frame held the thread past its limit plus the grace, or grew the process past the
  * memory budget of the filter it runs (see memoryBudgetMiB in process.ts: what the process held at the
- * watch's look before the frame began, the filter's limit and the overhead, less UNSEEN_MIB), it writes the filter's label
- * and why to the lost file and kills the process (nothing on the held thread can). Memory is read every
+ * watch's look before the frame began, the filter's limit and the overhead, less UNSEEN_MIB), it writes
+ * the filter's label and why to the lost file and kills the process (nothing on the held thread can). Memory is read every
  * memoryEveryMs from /proc/self/statm (~15 µs a look, under 0.1% of a core).
  */
 const WATCH_SOURCE = `
@@ -50,7 +50,14 @@ const end = (fid, reason) => {
     process.kill(process.pid, "SIGKILL");
   }
 };
-const residentBytes = () => Number(readFileSync("/proc/self/statm", "utf8").split(" ")[1]) * 4096;
+// NaN where /proc cannot be read (not Linux): no look then holds a call, and the watch does not fail.
+const residentBytes = () => {
+  try {
+    return Number(readFileSync("/proc/self/statm", "utf8").split(" ")[1]) * 4096;
+  } catch {
+    return Number.NaN;
+  }
+};
 let memorySeen = -1;
 let lastBytes = residentBytes();
 let beforeBytes = lastBytes;
@@ -64,7 +71,7 @@ setInterval(() => {
   lastBytes = rss;
   if (fid === 0) return;
   const budget = budgets.get(fid);
-  if (budget === undefined || rss <= beforeBytes + budget.actAtMiB * MIB) return;
+  if (budget === undefined || !(rss > beforeBytes + budget.actAtMiB * MIB)) return;
   end(fid, "grew the engine's process by " + Math.round((rss - beforeBytes) / MIB) + " MiB while it ran, past its memory limit of " + budget.memoryMiB + " MiB and the " + (budget.actAtMiB - budget.memoryMiB) + " MiB allowed besides (memory outside V8's heap counts too)");
 }, memoryEveryMs);
 let seen = -1;
