@@ -19,7 +19,7 @@ import { type ChainNodes, startChainNodes, staticUpstreams, type Upstream } from
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { SandboxSuspects } from "./dataplane/engine/suspects.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
-import { InThreadSandbox, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
+import { InThreadSandbox, logInThreadMemory, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { FunctionRuns } from "./domains/functions/service.ts";
 import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
@@ -81,6 +81,7 @@ const inThread = new InThreadSandbox((message) => {
   log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
   process.exit(70);
 }, lostFile);
+logInThreadMemory(log);
 const CAREFUL_MS = 10 * 60_000;
 const restartedAfter = process.env[RESTARTED_AFTER_ENV];
 if (lost && lostStream) {

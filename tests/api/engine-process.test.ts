@@ -1,10 +1,11 @@
 // The stream engine as `npm start` runs it: a supervised child process of the service that runs filters
 // on its own thread. User code never runs in the API process; a loop, a memory bomb or a killed engine
 // costs a batch, not the service.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MEMORY_OVERHEAD_MIB } from "../../server/dataplane/sandbox/process.ts";
 import { signIn, signUp, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
 import {
   blockNumbers,
@@ -15,6 +16,10 @@ import {
   streamStatusOf,
   waitFor,
 } from "./streams-harness.ts";
+
+const MIB = 1024 * 1024;
+/** What a bomb may touch past the watch between two of its looks (20 ms), as in memory-budget.test.ts. */
+const WATCH_SLACK_MIB = 64;
 
 let built: TestApp;
 let networksDir: string;
@@ -145,6 +150,46 @@ describe("the stream engine in its own process", () => {
     },
     90_000,
   );
+
+  it("the string-and-parse bomb in a stream's filter grows the engine's process by no more than its limit and the stated overhead, ends it once, and its stream pauses with MEMORY", async () => {
+    const child = built.engineChild();
+    const starts = child?.starts as number;
+    const pid = child?.pid as number;
+    const residentMiB = () => (Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]) * 4096) / MIB;
+    const before = residentMiB();
+    let peak = before;
+    const look = setInterval(() => {
+      try {
+        peak = Math.max(peak, residentMiB());
+      } catch {
+        // Ended between two looks.
+      }
+    }, 5);
+    const receiver = await startReceiver();
+    const attacker = await signUp(built);
+    try {
+      const bomb = await createActive(
+        receiver.url,
+        { filterFunction: "function main() { const t = '[' + '1,'.repeat(3e7) + '1]'; return JSON.parse(t).length }" },
+        attacker,
+      );
+      await waitFor("a new engine", async () => (child?.starts ?? 0) > starts, 40_000);
+      clearInterval(look);
+      // Before: the engine grew past 800 MiB and was ended only for the time its thread was held.
+      expect(peak - before).toBeLessThanOrEqual(64 + MEMORY_OVERHEAD_MIB + WATCH_SLACK_MIB);
+      const paused = await pausedWith(bomb, attacker);
+      expect(paused.statusReason).toMatch(/filter failed.*MEMORY filter exceeded its memory limit/);
+      expect(child?.starts).toBe(starts + 1);
+      expect(await streamLogMessages(attacker.client, bomb)).toContainEqual(
+        expect.stringMatching(
+          /^This stream's filter ended the engine's process \(it grew the engine's process by \d+ MiB while it ran, past its memory limit of 64 MiB/,
+        ),
+      );
+    } finally {
+      clearInterval(look);
+      await receiver.close();
+    }
+  }, 90_000);
 
   it("an account whose filter ended an engine has its next crashing filter run in the sandbox process, by an engine restarted since for another reason too", async () => {
     const child = built.engineChild();

@@ -1,4 +1,5 @@
 // Streams whose filters share a sandbox: a filter that crashes it pays for it, the others do not.
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   filterSandbox,
@@ -7,7 +8,7 @@ import {
   SandboxProcess,
   sandboxProcess,
 } from "../../server/dataplane/sandbox/process.ts";
-import type { TestUser } from "../support/api.ts";
+import { signUp, type TestUser } from "../support/api.ts";
 import {
   blockNumbers,
   NETWORK,
@@ -30,8 +31,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function createActive(url: string, filterFunction: string, maxRetry: number): Promise<string> {
-  const { createStream } = await owner.client.gqlOk<{ createStream: { id: string } }>(
+async function createActive(url: string, filterFunction: string, maxRetry: number, user = owner): Promise<string> {
+  const { createStream } = await user.client.gqlOk<{ createStream: { id: string } }>(
     "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
     {
       input: {
@@ -51,7 +52,39 @@ async function createActive(url: string, filterFunction: string, maxRetry: numbe
   return createStream.id;
 }
 
-const streamOf = (id: string) => streamStatusOf(owner.client, id);
+const streamOf = (id: string, user = owner) => streamStatusOf(user.client, id);
+
+const MIB = 1024 * 1024;
+/** What a bomb may touch past the watchdog between two of its looks (20 ms), as in memory-budget.test.ts. */
+const WATCH_SLACK_MIB = 64;
+/** The string-and-parse bomb of the attacker's pass, shaped as a filter. */
+const bomb = "function main() { const t = '[' + '1,'.repeat(3e7) + '1]'; return JSON.parse(t).length }";
+
+/**
+ * While `work` runs, the most the filters' sandbox processes (the shared one and the quarantine) held past
+ * their budgets (MiB, negative when within), read from /proc every 5 ms.
+ */
+async function mostPastBudgetMiB<T>(work: Promise<T>): Promise<{ past: number; result: T }> {
+  let past = Number.NEGATIVE_INFINITY;
+  const look = () => {
+    for (const lane of [sandboxProcess(), quarantineProcess()]) {
+      const pid = lane.pid;
+      if (pid === undefined) continue;
+      try {
+        const rss = (Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]) * 4096) / MIB;
+        past = Math.max(past, rss - lane.memoryBudgetMiB);
+      } catch {
+        // Killed between reading its pid and its memory.
+      }
+    }
+  };
+  const timer = setInterval(look, 5);
+  try {
+    return { past, result: await work };
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 describe("streams sharing the sandbox process", () => {
   it("a filter that crashes the sandbox pauses its own stream at the second crash, whatever retries are left", async () => {
@@ -117,4 +150,42 @@ describe("streams sharing the sandbox process", () => {
       await receiver.close();
     }
   }, 60_000);
+
+  it("the string-and-parse bomb in a filter test from the console and in a running stream's filter ends MEMORY, and the processes every account's filters share stay within their budgets", async () => {
+    const attacker = await signUp(t.asTestApp);
+    const receiver = await startReceiver();
+    try {
+      const tested = await mostPastBudgetMiB(
+        attacker.client.gqlOk<{ testFilterFunction: { error: string | null } }>(
+          "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error } }",
+          { input: { network: NETWORK, dataset: "BLOCK", blockNumber: 2, filterFunction: bomb } },
+        ),
+      );
+      // Before: the process all accounts' filter tests share grew to 574 MB and the call ended TIMEOUT.
+      expect(tested.result.testFilterFunction.error).toMatch(
+        /^MEMORY: filter exceeded its memory limit: its sandbox process grew by \d+ MiB while it ran/,
+      );
+      expect(tested.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
+      const running = await mostPastBudgetMiB(
+        (async () => {
+          const id = await createActive(receiver.url, bomb, 0, attacker);
+          return waitFor(
+            "the bomb's stream paused",
+            async () => {
+              const s = await streamOf(id, attacker);
+              return s.status === "PAUSED" ? s : null;
+            },
+            60_000,
+          );
+        })(),
+      );
+      expect(running.result.statusReason).toMatch(
+        /filter failed.*MEMORY filter exceeded its memory limit: its sandbox process grew by \d+ MiB/,
+      );
+      expect(running.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { defaultSecurityOptions } from "../../server/dataplane/proxy/endpoint.ts";
+import { currentBillingPeriod } from "../../server/domains/usage/service.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
 import { call, type ProxyHarness, startProxyHarness } from "../unit/metering/proxy-harness.ts";
 
@@ -124,6 +125,67 @@ describe("metering and usage", () => {
     ]);
     await proxy.stages.meter.housekeep();
     expect(await status()).toBe("ACTIVE");
+  });
+});
+
+/** A WebSocket upgrade the proxy refuses: its status, Retry-After and body. */
+function refusedUpgrade(url: string) {
+  return new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.on("unexpected-response", (_req, res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          retryAfter: res.headers["retry-after"] as string | undefined,
+          body: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
+    });
+    ws.on("open", () => {
+      ws.close();
+      reject(new Error("the upgrade was accepted"));
+    });
+    ws.on("error", () => {});
+  });
+}
+
+describe("a refusal for the plan's allowance says when to come back", () => {
+  it("LIMIT_REACHED carries Retry-After until the billing period ends, on HTTP and on a WebSocket upgrade, and data.retryAfter in the error, with no internal id", async () => {
+    const user = await signUp(ctx.app);
+    const endpoint = await endpointOf(user.client);
+    proxy.put(endpoint, user.viewer.id);
+    await proxy.db.$client.query("update subscriptions set responses_per_month = 2 where account_id = $1", [
+      user.viewer.id,
+    ]);
+    for (let i = 0; i < 2; i++) await proxy.rpc(endpoint.exId, call("eth_chainId"));
+    await proxy.stages.meter.flush();
+    // The service's directory follows the endpoint's new status; this proxy's is told by hand.
+    proxy.put({ ...endpoint, status: "LIMIT_REACHED" }, user.viewer.id);
+    const { end } = await currentBillingPeriod(proxy.db, user.viewer.id);
+    const untilEnd = () => (end.getTime() - Date.now()) / 1000;
+
+    const res = await fetch(`${proxy.url}/rpc/${endpoint.exId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(call("eth_chainId")),
+    });
+    expect(res.status).toBe(429);
+    // Before: no Retry-After at all (the proxy did not know when the period ends).
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(Math.abs(retryAfter - untilEnd())).toBeLessThanOrEqual(5);
+    const text = await res.text();
+    const { error } = JSON.parse(text) as { error: { code: number; message: string; data: { retryAfter: number } } };
+    expect(error.code).toBe(-32045);
+    expect(error.data.retryAfter).toBe(retryAfter);
+    expect(error.message).toMatch(/monthly request limit\. It serves again when the billing period ends, in \d+ s\.$/);
+    for (const id of [user.viewer.id, endpoint.id]) expect(text).not.toContain(id);
+
+    const upgrade = await refusedUpgrade(`${proxy.url.replace(/^http/, "ws")}/rpc/${endpoint.exId}`);
+    expect(upgrade.status).toBe(429);
+    expect(Math.abs(Number(upgrade.retryAfter) - untilEnd())).toBeLessThanOrEqual(5);
+    expect(JSON.parse(upgrade.body).error.data.retryAfter).toBe(Number(upgrade.retryAfter));
   });
 });
 

@@ -311,6 +311,8 @@ export class UsageMeter implements MeterStage {
   private closedRequestCells: RequestCell[] = [];
   private logs: FailedCall[] = [];
   private totals = new Map<string, PeriodTotal>();
+  /** Accounts whose period total is being read for allowanceEndOf. */
+  private readonly reading = new Set<string>();
   private touched = new Map<string, number>();
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -624,6 +626,23 @@ export class UsageMeter implements MeterStage {
       reached: result.reached,
       loadedAt: now,
     });
+  }
+
+  /**
+   * When the account's billing period ends (ms since the epoch), which is when a LIMIT_REACHED endpoint
+   * serves again; undefined while this process has not read it (after a start, or when another process
+   * moved the endpoint): it is read then, for the next answer.
+   */
+  allowanceEndOf(accountId: string): number | undefined {
+    const known = this.totals.get(accountId);
+    if (known && known.end > Date.now()) return known.end;
+    if (isUuid(accountId) && !this.reading.has(accountId)) {
+      this.reading.add(accountId);
+      void this.checkLimit(accountId, 0)
+        .catch((error) => this.options.log?.error({ err: error, accountId }, "metering: reading the period failed"))
+        .finally(() => this.reading.delete(accountId));
+    }
+    return undefined;
   }
 
   /** Prunes old error logs and endpoint metrics, and gives LIMIT_REACHED endpoints back when their period rolled over or the limit rose. */

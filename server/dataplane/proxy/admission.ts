@@ -102,6 +102,28 @@ export function refusalHeaders(r: Refusal): Record<string, string> | null {
 /** Whole seconds until a limiter frees, at least one (a client retrying at once would be refused again). */
 export const retryAfterSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
+/** The refusal saying when to come back: Retry-After on HTTP (refusalHeaders), `data.retryAfter` (s) and `retryAfterMs` in the error. */
+function comeBackIn(r: Refusal, ms: number, message = r.message): Refusal {
+  const retryAfterMs = Math.max(0, Math.round(ms));
+  return { ...r, message, data: { retryAfter: retryAfterSeconds(retryAfterMs), retryAfterMs }, retryAfterMs };
+}
+
+/**
+ * When an account's plan allowance ends (ms since the epoch: its billing period's end, as the meter read
+ * it), or undefined while it is not known (the meter reads it for the next answer).
+ */
+export type AllowanceEnd = (accountId: string) => number | undefined;
+
+/**
+ * How long a client refused for its account's WebSocket connections is told to wait: a connection frees
+ * when one of the account's closes, which the proxy cannot foresee, so this is a back-off, not a promise
+ * (docs/decisions/0710-retry-after-for-allowances-and-websockets.md).
+ */
+export const WEBSOCKETS_RETRY_AFTER_MS = 10_000;
+
+/** The refusal of a WebSocket upgrade past the account's open connections. */
+export const tooManyWebSockets = (): Refusal => comeBackIn(refusal("TOO_MANY_WEBSOCKETS"), WEBSOCKETS_RETRY_AFTER_MS);
+
 const statusKinds = {
   PAUSED: true,
   ARCHIVED: true,
@@ -112,9 +134,25 @@ const statusKinds = {
   TERMINATED: true,
 } as const;
 
-/** The refusal of an endpoint that is not ACTIVE (an unknown status is DISABLED); undefined when it serves. */
-export function statusRefusal(endpoint: CompiledEndpoint): Refusal | undefined {
+/**
+ * The refusal of an endpoint that is not ACTIVE (an unknown status is DISABLED); undefined when it serves.
+ * LIMIT_REACHED says when the plan's allowance comes back (the billing period's end) when `allowanceEnd`
+ * knows it.
+ */
+export function statusRefusal(
+  endpoint: CompiledEndpoint,
+  allowanceEnd?: AllowanceEnd,
+  now = Date.now(),
+): Refusal | undefined {
   const status = endpoint.record.status;
   if (status === "ACTIVE") return undefined;
-  return refusal(status in statusKinds ? (status as keyof typeof statusKinds) : "DISABLED");
+  const r = refusal(status in statusKinds ? (status as keyof typeof statusKinds) : "DISABLED");
+  if (status !== "LIMIT_REACHED") return r;
+  const end = allowanceEnd?.(endpoint.record.accountId);
+  if (end === undefined || end <= now) return r;
+  return comeBackIn(
+    r,
+    end - now,
+    `${r.message} It serves again when the billing period ends, in ${retryAfterSeconds(end - now)} s.`,
+  );
 }

@@ -5,7 +5,15 @@ import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import { PostClient } from "../http/post-client.ts";
 import { SUBSCRIPTION_METHOD } from "../metering/counting-rule.ts";
-import { admitCalls, refusalHeaders, refusedCallsAnswer, refusedOf, statusRefusal } from "./admission.ts";
+import {
+  type AllowanceEnd,
+  admitCalls,
+  refusalHeaders,
+  refusedCallsAnswer,
+  refusedOf,
+  statusRefusal,
+  tooManyWebSockets,
+} from "./admission.ts";
 import { checkAccess, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
@@ -206,6 +214,8 @@ export class DataPlane {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 8 * 1024 * 1024 });
   private readonly rateLimit: RateLimitStage;
   private readonly meter: MeterStage;
+  /** When an account's plan allowance ends, as the meter knows it (LIMIT_REACHED's Retry-After). */
+  private readonly allowanceEnd: AllowanceEnd | undefined;
   readonly maxBodyBytes: number;
   readonly maxBatchCalls: number;
   /** The x-request-id of each upgrade being accepted, for its 101 answer. */
@@ -217,6 +227,7 @@ export class DataPlane {
   constructor(private readonly deps: DataPlaneDeps) {
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
+    this.allowanceEnd = this.meter.allowanceEndOf?.bind(this.meter);
     this.maxBodyBytes = deps.maxBodyBytes ?? 5 * 1024 * 1024;
     this.maxBatchCalls = deps.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
     this.maxWebSocketsPerAccount = deps.maxWebSocketsPerAccount ?? DEFAULT_MAX_WEBSOCKETS_PER_ACCOUNT;
@@ -316,7 +327,7 @@ export class DataPlane {
       this.finish(request.refusedWhole(r, sent));
     };
 
-    const inactive = statusRefusal(endpoint);
+    const inactive = statusRefusal(endpoint, this.allowanceEnd);
     if (inactive) return refuseEarly(inactive);
     if (req.method === "OPTIONS") {
       req.resume();
@@ -491,7 +502,7 @@ export class DataPlane {
     if (!endpoint) return reject(refusal("NOT_FOUND"));
     const record = endpoint.record;
     const clientIp = clientIpOf(endpoint, req, this.deps.trustsProxy);
-    const inactive = statusRefusal(endpoint);
+    const inactive = statusRefusal(endpoint, this.allowanceEnd);
     if (inactive) return reject(inactive, endpoint, clientIp);
     const denied = await checkAccess(endpoint, req.headers, clientIp, target.pathToken);
     if (denied) return reject(denied, endpoint, clientIp);
@@ -507,7 +518,7 @@ export class DataPlane {
     }
     const { accountId } = record;
     const open = this.openWebSockets.get(accountId) ?? 0;
-    if (open >= this.maxWebSocketsPerAccount) return reject(refusal("TOO_MANY_WEBSOCKETS"), endpoint, clientIp);
+    if (open >= this.maxWebSocketsPerAccount) return reject(tooManyWebSockets(), endpoint, clientIp);
     // Counted from here until the socket closes, however it closes (refused, failed, or ended by either side).
     this.openWebSockets.set(accountId, open + 1);
     socket.once("close", () => {
@@ -605,7 +616,7 @@ export class DataPlane {
       const current = this.lookup(target);
       if (!current) return closeBoth(1008, "This endpoint no longer exists.");
       if (current !== checked) {
-        const inactive = statusRefusal(current);
+        const inactive = statusRefusal(current, this.allowanceEnd);
         if (inactive) return closeBoth(1008, inactive.message);
         const denied = await checkAccess(current, req.headers, clientIp, target.pathToken);
         if (denied) return closeBoth(1008, denied.message);

@@ -57,6 +57,8 @@ export interface MeterEvent extends ProxyRequestInfo {
 
 export interface MeterStage {
   record(event: MeterEvent): void;
+  /** When the account's plan allowance ends (ms since the epoch), for a LIMIT_REACHED answer's Retry-After (see AllowanceEnd). */
+  allowanceEndOf?(accountId: string): number | undefined;
 }
 
 /** No rate limiter is configured: every call is admitted. */

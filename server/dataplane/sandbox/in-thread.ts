@@ -2,22 +2,78 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { Frame, ToHost } from "./frames.ts";
 import { type IsolateRuntime, isolateRuntime } from "./isolates.ts";
-import { GRACE_MS, OPEN_WATCH_MS, SandboxHost } from "./process.ts";
+import {
+  GRACE_MS,
+  MEMORY_OVERHEAD_MIB,
+  memoryBudgetMiB,
+  OPEN_WATCH_MS,
+  SandboxHost,
+  WATCHDOG_EVERY_MS,
+} from "./process.ts";
 
 const WATCH_EVERY_MS = 250;
+/**
+ * Of the budget a call may grow this process by (memoryBudgetMiB of its limit), what the watch leaves
+ * for growth it cannot see: a look every 20 ms misses a burst, and JSON.parse copying 3e7 elements into
+ * its array touched 90–150 MiB between the look that saw the budget passed and the process's end here. So
+ * the watch acts at the limit plus half the overhead, and the process stays within the whole.
+ */
+const UNSEEN_MIB = MEMORY_OVERHEAD_MIB / 2;
 
 /**
  * The thread watch (see InThreadSandbox): plain JavaScript, run as a worker from this text so it needs
  * no loader in either the bundle or tsx. It reads [filter id, frame count, time limit] from the shared
- * array; when one frame held the thread past its limit plus the grace, it writes the filter's label to
- * the lost file and kills the process (nothing on the held thread can).
+ * array. When one frame held the thread past its limit plus the grace, or grew the process past the
+ * memory budget of the filter it runs (see memoryBudgetMiB in process.ts: what the process held at the
+ * watch's look before the frame began, the filter's limit and the overhead, less UNSEEN_MIB), it writes
+ * the filter's label and why to the lost file and kills the process (nothing on the held thread can). Memory is read every
+ * memoryEveryMs from /proc/self/statm (~15 µs a look, under 0.1% of a core).
  */
 const WATCH_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
-const { writeFileSync } = require("node:fs");
-const { state, lostFile, graceMs, everyMs } = workerData;
+const { readFileSync, writeFileSync } = require("node:fs");
+const { state, lostFile, graceMs, everyMs, memoryEveryMs } = workerData;
+const MIB = 1024 * 1024;
 const labels = new Map();
-parentPort.on("message", (m) => (m.label === null ? labels.delete(m.fid) : labels.set(m.fid, m.label)));
+const budgets = new Map();
+parentPort.on("message", (m) => {
+  if (m.closed) {
+    labels.delete(m.fid);
+    budgets.delete(m.fid);
+  } else if (m.label !== undefined) labels.set(m.fid, m.label);
+  else budgets.set(m.fid, m);
+});
+const end = (fid, reason) => {
+  try {
+    writeFileSync(lostFile, JSON.stringify({ label: labels.get(fid) ?? null, reason }));
+  } finally {
+    process.kill(process.pid, "SIGKILL");
+  }
+};
+// NaN where /proc cannot be read (not Linux): no look then holds a call, and the watch does not fail.
+const residentBytes = () => {
+  try {
+    return Number(readFileSync("/proc/self/statm", "utf8").split(" ")[1]) * 4096;
+  } catch {
+    return Number.NaN;
+  }
+};
+let memorySeen = -1;
+let lastBytes = residentBytes();
+let beforeBytes = lastBytes;
+setInterval(() => {
+  const fid = Atomics.load(state, 0);
+  const frames = Atomics.load(state, 1);
+  const rss = residentBytes();
+  // A frame first seen began after the last look: what the process held then is what it held before it.
+  if (fid === 0 || frames !== memorySeen) beforeBytes = lastBytes;
+  memorySeen = fid === 0 ? -1 : frames;
+  lastBytes = rss;
+  if (fid === 0) return;
+  const budget = budgets.get(fid);
+  if (budget === undefined || !(rss > beforeBytes + budget.actAtMiB * MIB)) return;
+  end(fid, "grew the engine's process by " + Math.round((rss - beforeBytes) / MIB) + " MiB while it ran, past its memory limit of " + budget.memoryMiB + " MiB and the " + (budget.actAtMiB - budget.memoryMiB) + " MiB allowed besides (memory outside V8's heap counts too)");
+}, memoryEveryMs);
 let seen = -1;
 let since = Date.now();
 let ticked = since;
@@ -35,13 +91,20 @@ setInterval(() => {
   }
   const limitMs = Atomics.load(state, 2);
   if (now - since <= limitMs + graceMs) return;
-  try {
-    writeFileSync(lostFile, JSON.stringify({ label: labels.get(fid) ?? null, reason: "ran on past its time limit of " + limitMs + " ms where V8 could not stop it" }));
-  } finally {
-    process.kill(process.pid, "SIGKILL");
-  }
+  end(fid, "ran on past its time limit of " + limitMs + " ms where V8 could not stop it");
 }, everyMs);
 `;
+
+/**
+ * Says at start how filters on this thread are held in memory (as logSandboxLaunch says it for the sandbox
+ * processes): this process also holds the engine, so a call is held to its growth, not to a total.
+ */
+export function logInThreadMemory(log: { info: (fields: object, message: string) => void }): void {
+  log.info(
+    { memoryOverheadMiB: MEMORY_OVERHEAD_MIB, everyMs: WATCHDOG_EVERY_MS },
+    `sandbox memory on the engine's thread: a filter's call may grow this process by its isolate's limit plus ${MEMORY_OVERHEAD_MIB} MiB over what it held when the call began; past that a watch thread kills the process and names the filter, whose stream and account then run their filters in the sandbox process (no cgroup or RLIMIT_AS holds it: see the sandbox memory line)`,
+  );
+}
 
 /** What the lost file says: whose filter held or crashed the thread, and how. */
 export interface LostFilter {
@@ -114,7 +177,13 @@ export class InThreadSandbox extends SandboxHost {
     if (this.lostFile && !this.watch) {
       this.watch = new Worker(WATCH_SOURCE, {
         eval: true,
-        workerData: { state: this.state, lostFile: this.lostFile, graceMs: GRACE_MS, everyMs: WATCH_EVERY_MS },
+        workerData: {
+          state: this.state,
+          lostFile: this.lostFile,
+          graceMs: GRACE_MS,
+          everyMs: WATCH_EVERY_MS,
+          memoryEveryMs: WATCHDOG_EVERY_MS,
+        },
       });
       this.watch.unref();
     }
@@ -124,8 +193,13 @@ export class InThreadSandbox extends SandboxHost {
     this.watch?.postMessage({ fid, label });
   }
 
+  /** The watch holds a call of this filter to memoryBudgetMiB of its limit, over what the process held before it. */
+  protected override admitted(fid: number, memoryMiB: number): void {
+    this.watch?.postMessage({ fid, memoryMiB, actAtMiB: memoryBudgetMiB([memoryMiB]) - UNSEEN_MIB });
+  }
+
   override close(fid: number): void {
-    if (this.labels.has(fid)) this.watch?.postMessage({ fid, label: null });
+    if (this.admittedMiB.has(fid) || this.labels.has(fid)) this.watch?.postMessage({ fid, closed: true });
     super.close(fid);
   }
 

@@ -41,7 +41,7 @@ const START_MS = 30_000;
  * MEMORY_OVERHEAD_MIB). A memory bomb grew the process by 150–700 MB a second here, so 20 ms lets it pass
  * its budget by a few MB at most before it is killed; a look is one read of /proc/<pid>/statm (~15 µs).
  */
-const WATCHDOG_EVERY_MS = 20;
+export const WATCHDOG_EVERY_MS = 20;
 /**
  * What a sandbox process may hold besides its isolates' memory limits: Node, tsx and isolated-vm at start
  * (~80 MB resident here), the freed memory glibc keeps for the next batch (HOST_MALLOC's trim threshold,
@@ -51,6 +51,18 @@ const WATCHDOG_EVERY_MS = 20;
  * malloc'd parser memory outside it (docs/decisions/0700-sandbox-memory-budget.md).
  */
 export const MEMORY_OVERHEAD_MIB = 256;
+/**
+ * The rule, written once for every host: what a process may hold (MiB) for isolates with these memory
+ * limits, besides `beforeMiB`, what it held that is not theirs to count. A sandbox process counts its
+ * whole resident memory (beforeMiB 0: its start is in the overhead); the stream engine's thread, whose
+ * process also holds the engine, counts a call's growth over what the process held when the call began
+ * (see in-thread.ts).
+ */
+export function memoryBudgetMiB(admittedMiB: Iterable<number>, beforeMiB = 0): number {
+  let admitted = 0;
+  for (const mib of admittedMiB) admitted += mib;
+  return beforeMiB + admitted + MEMORY_OVERHEAD_MIB;
+}
 const PAGE_BYTES = 4096;
 const MIB = 1024 * 1024;
 /** Calls with a time limit up to this go to the fast process, longer ones to the slow one. */
@@ -269,6 +281,8 @@ export abstract class SandboxHost {
   }
   /** A filter was opened with a label (a host that tells others whose filter it is, see in-thread.ts). */
   protected labelled(_fid: number, _label: string): void {}
+  /** A filter's isolate was admitted with this memory limit (a host whose watch holds calls to it, see in-thread.ts). */
+  protected admitted(_fid: number, _memoryMiB: number): void {}
 
   newId(): number {
     return this.nextId++;
@@ -292,6 +306,7 @@ export abstract class SandboxHost {
     }
     if (owner !== null) this.owners.set(fid, owner);
     this.admittedMiB.set(fid, header.memoryMiB);
+    this.admitted(fid, header.memoryMiB);
     const generation = this.generation;
     return new Promise<{ error: FilterError | null; generation: number; lost?: SandboxLoss }>((resolve, reject) => {
       this.opens.set(fid, { resolve: (error, lost) => resolve({ error, generation, lost }), reject });
@@ -591,9 +606,7 @@ export class SandboxProcess extends SandboxHost {
 
   /** MiB the process may hold: its isolates' limits and MEMORY_OVERHEAD_MIB. */
   get memoryBudgetMiB(): number {
-    let admitted = 0;
-    for (const mib of this.admittedMiB.values()) admitted += mib;
-    return admitted + MEMORY_OVERHEAD_MIB;
+    return memoryBudgetMiB(this.admittedMiB.values());
   }
 
   /**

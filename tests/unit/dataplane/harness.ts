@@ -147,7 +147,7 @@ export const call = (method: string, params: unknown[] = [], id: number | string
 
 export type WsOutcome =
   | { opened: true; answer: unknown; ws: WebSocket }
-  | { opened: false; status: number; body: string };
+  | { opened: false; status: number; body: string; retryAfter?: string };
 
 /** Opens a WebSocket to the proxy and sends one message; reports the upgrade refusal when there is one. */
 export function wsCall(
@@ -162,7 +162,12 @@ export function wsCall(
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () =>
-        resolve({ opened: false, status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        resolve({
+          opened: false,
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString("utf8"),
+          retryAfter: res.headers["retry-after"] as string | undefined,
+        }),
       );
     });
     ws.on("open", () => ws.send(JSON.stringify(message)));

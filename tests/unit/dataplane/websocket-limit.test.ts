@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WEBSOCKETS_RETRY_AFTER_MS } from "../../../server/dataplane/proxy/admission.ts";
 import { refusals } from "../../../server/dataplane/proxy/jsonrpc.ts";
 import { call, type Harness, startHarness, type WsOutcome, wsCall } from "./harness.ts";
 
@@ -40,5 +41,26 @@ describe("WebSocket connections per account", () => {
     }
     const reopened = opened(again);
     for (const ws of [second, other, reopened]) ws.close();
+  });
+
+  it("a refused upgrade says when to try again: Retry-After and data.retryAfter, a back-off since the proxy cannot foresee a close", async () => {
+    h.put({ exId: "ws-backoff", accountId: "account-backoff" });
+    const held = [
+      opened(await wsCall(h.port, "/rpc/ws-backoff", call("eth_chainId"))),
+      opened(await wsCall(h.port, "/rpc/ws-backoff", call("eth_chainId"))),
+    ];
+    const refused = await wsCall(h.port, "/rpc/ws-backoff", call("eth_chainId"));
+    for (const ws of held) ws.close();
+    if (refused.opened) throw new Error("the third connection was accepted");
+    expect(refused.status).toBe(429);
+    // Before: no Retry-After, so clients retried at once.
+    expect(refused.retryAfter).toBe(String(WEBSOCKETS_RETRY_AFTER_MS / 1000));
+    const { error } = JSON.parse(refused.body);
+    expect(error).toMatchObject({
+      code: refusals.TOO_MANY_WEBSOCKETS.code,
+      message: refusals.TOO_MANY_WEBSOCKETS.message,
+      data: { retryAfter: WEBSOCKETS_RETRY_AFTER_MS / 1000, retryAfterMs: WEBSOCKETS_RETRY_AFTER_MS },
+    });
+    expect(refused.body).not.toContain("account-backoff");
   });
 });
