@@ -8,7 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, navigateInApp, screenshot, seriousViolations, settle, useE2E, type Violation } from "./harness.ts";
+import {
+  DEMO_PASSWORD,
+  navigateInApp,
+  screenshot,
+  seriousViolations,
+  settle,
+  useE2E,
+  type Violation,
+} from "./harness.ts";
 import { repoRoot } from "./harness-build.ts";
 
 // One local chain node, so a stream and a webhook can be created.
