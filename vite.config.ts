@@ -75,8 +75,10 @@ export default defineConfig({
   build: {
     outDir: "dist",
     emptyOutDir: true,
+    manifest: true,
     chunkSizeWarningLimit: 1500,
     rolldownOptions: {
+      experimental: { lazyBarrel: true },
       // @rc-component/form declares no `sideEffects`, and its index assigns the Field, List and hooks onto
       // its Form: so every antd input (whose form context imports only its FormProvider) brought the whole
       // form library and its validator (~14 kB gzip) into the first list screen. Its modules only define
