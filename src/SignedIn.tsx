@@ -21,13 +21,16 @@ import {
 } from "../renderer/index.ts";
 import { FullPage } from "./FullPage.tsx";
 import { SideNav } from "./SideNav.tsx";
-import { VerifyEmailBanner } from "./VerifyEmailBanner.tsx";
 import { ViewerMenu } from "./ViewerMenu.tsx";
 
 // The navigation drawer of narrow screens, and the failure page, load when first shown.
 const Drawer = lazy(() => import("antd/es/drawer/index.js"));
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const NotFound = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.NotFound })));
+// Only an unverified user sees the banner, and it draws with antd's Alert and Typography.
+const VerifyEmailBanner = lazy(() =>
+  import("./VerifyEmailBanner.tsx").then((module) => ({ default: module.VerifyEmailBanner })),
+);
 
 /** Below this width (phones, tablets, small laptops) the navigation is a drawer opened from the header. */
 const DRAWER_QUERY = "(max-width: 1199.98px)";

