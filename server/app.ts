@@ -103,6 +103,11 @@ export interface App {
 export interface BuildOptions {
   /** Where the log is written (standard output when not given); tests read it back. */
   logDestination?: DestinationStream;
+  /**
+   * A console build under way (`npm start` builds while the database starts): the built console is
+   * served once it ends, and the service fails to start when it fails.
+   */
+  consoleBuilt?: Promise<void>;
 }
 
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
@@ -144,7 +149,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     else log.warn({ err: error }, "an idle database connection was dropped");
   });
   try {
-    return await assemble(config, log, registry, apiSchema, database, db, chainsStarting);
+    return await assemble(config, log, registry, apiSchema, database, db, chainsStarting, options.consoleBuilt);
   } catch (error) {
     await db.$client.end().catch(() => undefined);
     await stopStarted();
@@ -167,6 +172,7 @@ async function assemble(
   database: DatabaseServer,
   db: Db,
   chainsStarting: Promise<ChainNodes>,
+  consoleBuilt: Promise<void> | undefined,
 ): Promise<App> {
   const { endpointCreatedHooks, firstStart, events, eventsRelay } = await startPlatform(config, log, db);
   const trustsProxy = trustedProxies(config.trustProxy);
@@ -222,7 +228,7 @@ async function assemble(
   });
   if (config.roles.proxy) await registerProxy(app, config, log, db, events, chainNodes, trustsProxy);
 
-  const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log) : null;
+  const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log, consoleBuilt) : null;
 
   let closed = false;
   return {
@@ -419,8 +425,10 @@ async function serveConsole(
   config: AppConfig,
   registry: RegistryHolder,
   log: Logger,
+  consoleBuilt: Promise<void> | undefined,
 ): Promise<(() => void) | null> {
   if (!config.dev) {
+    await consoleBuilt;
     await serveBuiltConsole(app, config);
     return null;
   }

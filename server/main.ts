@@ -1,6 +1,6 @@
 import { buildApp } from "./app.ts";
 import { loadConfig } from "./platform/config.ts";
-import { buildStaleness, ensureBuilt } from "./platform/console-build.ts";
+import { buildStaleness, startBuilding } from "./platform/console-build.ts";
 import { ensureServerBuilt, serverBuildStaleness } from "./platform/server-build.mjs";
 import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
 import { othersServing, registerServing } from "./platform/serving.ts";
@@ -30,6 +30,7 @@ if (!config.databaseUrl) {
 // `npm start` passes --build: the console and the service's bundle (server/start.mjs runs it) are rebuilt
 // when stale, only once this start owns the data directory, and never under another service running from
 // this checkout (with another data directory): it serves dist/ and restarts its engine from dist-server/.
+let consoleBuild: ReturnType<typeof startBuilding> | null = null;
 if (args.includes("--build") && !config.dev) {
   const stale = buildStaleness(config.rootDir) ?? serverBuildStaleness(config.rootDir);
   const running = stale ? othersServing(config.rootDir) : [];
@@ -40,14 +41,19 @@ if (args.includes("--build") && !config.dev) {
     );
     process.exit(1);
   }
-  ensureBuilt(config.rootDir);
+  // The console builds in a process of its own while this one starts the database, migrates and seeds;
+  // the service serves it, and answers, once it is built.
+  consoleBuild = startBuilding(config.rootDir);
+  const building = consoleBuild;
+  building.built.catch(() => undefined);
+  process.on("exit", () => building.stop());
   await ensureServerBuilt(config.rootDir);
 }
 const serving = config.dev ? null : registerServing(config.rootDir, config.dataDir);
 
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
-  app = await buildApp(config);
+  app = await buildApp(config, { consoleBuilt: consoleBuild?.built });
 } catch (error) {
   if (error instanceof RegistryError) {
     console.error(error.message);

@@ -5,7 +5,7 @@
 import "./icons.ts";
 import "./widgets/index.ts";
 import { MenuFoldOutlined, MenuOutlined, MenuUnfoldOutlined } from "@ant-design/icons";
-import { Button, Layout, Spin } from "antd";
+import { Button, Spin } from "antd";
 import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from "react";
 import { Navigate, useLocation } from "react-router";
 import {
@@ -21,13 +21,16 @@ import {
 } from "../renderer/index.ts";
 import { FullPage } from "./FullPage.tsx";
 import { SideNav } from "./SideNav.tsx";
-import { VerifyEmailBanner } from "./VerifyEmailBanner.tsx";
 import { ViewerMenu } from "./ViewerMenu.tsx";
 
 // The navigation drawer of narrow screens, and the failure page, load when first shown.
 const Drawer = lazy(() => import("antd/es/drawer/index.js"));
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const NotFound = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.NotFound })));
+// Only an unverified user sees the banner, and it draws with antd's Alert and Typography.
+const VerifyEmailBanner = lazy(() =>
+  import("./VerifyEmailBanner.tsx").then((module) => ({ default: module.VerifyEmailBanner })),
+);
 
 /** Below this width (phones, tablets, small laptops) the navigation is a drawer opened from the header. */
 const DRAWER_QUERY = "(max-width: 1199.98px)";
@@ -119,7 +122,8 @@ export function SignedIn({
   return (
     <FeedbackProvider>
       <DataProvider transport={transport} registry={registry.data} viewer={viewer}>
-        <Layout className="np-layout">
+        {/* The page's frame is ours (styles.css), in antd Layout's look: its Sider brought ~3 kB to every page. */}
+        <div className="np-layout">
           {/* A fragment link: the browser moves focus to #main (focusable with tabIndex -1). */}
           <a href="#main" className="np-skip-link">
             Skip to content
@@ -144,12 +148,12 @@ export function SignedIn({
               </Drawer>
             </Suspense>
           ) : (
-            <Layout.Sider theme="light" width={232} collapsed={collapsed} collapsedWidth={64} className="np-sider">
-              {navigation(collapsed)}
-            </Layout.Sider>
+            <aside className="np-sider" data-collapsed={collapsed || undefined}>
+              <div className="np-sider-children">{navigation(collapsed)}</div>
+            </aside>
           )}
-          <Layout>
-            <Layout.Header className="np-header">
+          <div className="np-main">
+            <header className="np-header">
               {drawerMode ? (
                 <Button
                   type="text"
@@ -171,15 +175,19 @@ export function SignedIn({
                 />
               )}
               <ViewerMenu viewer={viewer} onSignOut={onSignOut} />
-            </Layout.Header>
-            <Layout.Content className="np-content" id="main" tabIndex={-1}>
-              {viewer.isVerified === false ? <VerifyEmailBanner transport={transport} email={viewer.email} /> : null}
+            </header>
+            <main className="np-content" id="main" tabIndex={-1}>
+              {viewer.isVerified === false ? (
+                <Suspense fallback={null}>
+                  <VerifyEmailBanner transport={transport} email={viewer.email} />
+                </Suspense>
+              ) : null}
               <Suspense fallback={<Spin />}>
                 <RegistryRoutes extra={extraRoutes} />
               </Suspense>
-            </Layout.Content>
-          </Layout>
-        </Layout>
+            </main>
+          </div>
+        </div>
       </DataProvider>
     </FeedbackProvider>
   );

@@ -19,7 +19,6 @@ export const theme: ThemeConfig = {
     colorError: "#d9363e",
   },
   components: {
-    Layout: { headerBg: "#ffffff", siderBg: "#ffffff", headerHeight: 56, headerPadding: "0 16px" },
     Menu: { itemBorderRadius: 6, itemMarginInline: 8, groupTitleFontSize: 11, groupTitleColor: "#5c6370" },
     Table: { headerBg: "#fafbfd" },
   },

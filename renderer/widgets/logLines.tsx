@@ -1,7 +1,7 @@
 // Console lines of a run (a function's, a filter's): one monospaced line each, its level as a coloured
 // tag, in the order they were written. `options.levelKey` / `messageKey` name the fields (default
 // `level` and `message`); `emptyText` is what an empty list says.
-import { Tag, Typography } from "antd";
+import { Tag } from "antd";
 import type { ReadWidgetProps } from "./registry.ts";
 import { EMPTY, Muted } from "./text.tsx";
 
@@ -23,9 +23,8 @@ export function LogLines({ logs, emptyText }: { logs: LogLine[]; emptyText?: str
           <Tag color={LEVEL_COLORS[line.level] ?? "default"} className="np-log-level">
             {line.level}
           </Tag>
-          <Typography.Text type={line.level === "ERROR" ? "danger" : line.level === "WARNING" ? "warning" : undefined}>
-            {line.message}
-          </Typography.Text>
+          {/* Coloured by its level in CSS (antd's Typography would bring its editing parts to every list). */}
+          <span className="np-log-message">{line.message}</span>
         </div>
       ))}
     </div>

@@ -5,3 +5,5 @@ export declare function serverBuildStaleness(rootDir: string): string | null;
 export declare function ensureServerBuilt(rootDir: string, log?: (line: string) => void): Promise<void>;
 export declare const ENGINE_BUNDLE: string;
 export declare function engineEntry(rootDir: string): string[];
+export declare const STAGED_BUILD_ENV: string;
+export declare function stageServerBuild(rootDir: string): Promise<string>;

@@ -144,29 +144,67 @@ async function bundle(rootDir, outdir) {
   return [...read].map(([file, contents]) => ({ file, contents })).sort((a, b) => (a.file < b.file ? -1 : 1));
 }
 
+/** Where a start that found the bundle stale built its own (server/start.mjs), for main.ts to install. */
+export const STAGED_BUILD_ENV = "NODEPLANE_STAGED_SERVER_BUILD";
+
 /**
- * Builds the bundle when it is missing or stale. `npm start` calls it once it holds the data directory, so
- * a second start refused by the service lock builds nothing. The bundle and then its stamp are each
- * written whole (a rename): a start never reads half a file, nor a stamp newer than its bundle.
+ * Builds the bundles into a folder of this process's own under dist-server/, with the stamp of what they were
+ * built from, and answers it. `npm start` runs the service from there when the installed bundle is stale
+ * (esbuild's ~0.3 s instead of tsx compiling ~150 sources, ~1.2 s of CPU), before it holds the data
+ * directory; main.ts installs it once it does (ensureServerBuilt), or it is removed when the start ends.
+ * @param {string} rootDir
+ * @returns {Promise<string>}
+ */
+export async function stageServerBuild(rootDir) {
+  const staging = path.join(rootDir, SERVER_BUILD_DIR, `.staging-${process.pid}`);
+  const resolution = currentContents(
+    rootDir,
+    RESOLUTION_INPUTS.filter((file) => existsSync(path.join(rootDir, file))),
+  );
+  const sources = await bundle(rootDir, staging);
+  const inputs = [...resolution, ...sources];
+  writeFileSync(
+    path.join(staging, path.basename(STAMP)),
+    JSON.stringify({ files: inputs.map((i) => i.file), sha256: hashOf(inputs) }),
+  );
+  return staging;
+}
+
+/**
+ * Moves a staged build into place when it is still current (no source changed since it was built). Each
+ * bundle and then the stamp is moved whole (a rename): a start never reads half a file, nor a stamp newer
+ * than its bundle.
+ * @param {string} rootDir @param {string} staging
+ * @returns {boolean} whether it was installed
+ */
+function installStaged(rootDir, staging) {
+  try {
+    const stamp = JSON.parse(readFileSync(path.join(staging, path.basename(STAMP)), "utf8"));
+    if (hashOf(currentContents(rootDir, stamp.files)) !== stamp.sha256) return false;
+  } catch {
+    return false;
+  }
+  for (const entry of entriesOf(rootDir))
+    renameSync(path.join(staging, path.basename(entry.bundle)), path.join(rootDir, entry.bundle));
+  renameSync(path.join(staging, path.basename(STAMP)), path.join(rootDir, STAMP));
+  return true;
+}
+
+/**
+ * Builds the bundle when it is missing or stale, or installs the one this start staged (stageServerBuild).
+ * `npm start` calls it once it holds the data directory, so a second start refused by the service lock
+ * installs nothing.
  * @param {string} rootDir
  * @param {(line: string) => void} [log]
  */
 export async function ensureServerBuilt(rootDir, log = (line) => console.log(line)) {
   const reason = serverBuildStaleness(rootDir);
   if (!reason) return;
-  log(`Building the service (${reason}): ${SERVER_BUNDLE}`);
   mkdirSync(path.join(rootDir, SERVER_BUILD_DIR), { recursive: true });
-  const resolution = currentContents(
-    rootDir,
-    RESOLUTION_INPUTS.filter((file) => existsSync(path.join(rootDir, file))),
-  );
-  const staging = path.join(rootDir, SERVER_BUILD_DIR, `.staging-${process.pid}`);
-  const sources = await bundle(rootDir, staging);
-  for (const entry of entriesOf(rootDir))
-    renameSync(path.join(staging, path.basename(entry.bundle)), path.join(rootDir, entry.bundle));
+  const staged = process.env[STAGED_BUILD_ENV];
+  if (staged && installStaged(rootDir, staged)) return;
+  log(`Building the service (${reason}): ${SERVER_BUNDLE}`);
+  const staging = await stageServerBuild(rootDir);
+  installStaged(rootDir, staging);
   rmSync(staging, { recursive: true, force: true });
-  const inputs = [...resolution, ...sources];
-  const stampStaging = path.join(rootDir, `${STAMP}.${process.pid}`);
-  writeFileSync(stampStaging, JSON.stringify({ files: inputs.map((i) => i.file), sha256: hashOf(inputs) }));
-  renameSync(stampStaging, path.join(rootDir, STAMP));
 }

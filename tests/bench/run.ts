@@ -284,7 +284,7 @@ if (wanted("inforce")) {
 if (wanted("console")) {
   const { runConsoleBench, median } = await import("./console.ts");
   console.log(
-    "\n=== console: npm start time to ready (beside a start that rebuilds), initial JavaScript, LCP of /endpoints at 10 Mbit/s / 40 ms (beside unthrottled) ===",
+    "\n=== console: npm start time to ready (a fresh clone's, a restart's, beside a first start with current builds), initial JavaScript, LCP of /endpoints at 10 Mbit/s / 40 ms (beside unthrottled) ===",
   );
   const r = await runConsoleBench();
   if (r.pages) {
@@ -298,9 +298,9 @@ if (wanted("console")) {
     });
     checks.push({
       bench: "console",
-      target: "initial JavaScript of the first list screen (/endpoints) ≤ 250 kB gzip",
+      target: "initial JavaScript of the first list screen (/endpoints) by network idle ≤ 240 kB gzip",
       measured: `${kB(pages.listJsGzipBytes)} in ${pages.listScripts} files`,
-      met: pages.listJsGzipBytes <= 250 * 1024,
+      met: pages.listJsGzipBytes <= 240 * 1024,
     });
     const lcp = median(pages.lcpThrottledMs);
     checks.push({
@@ -312,15 +312,15 @@ if (wanted("console")) {
   }
   checks.push({
     bench: "console",
-    target: "npm start, first start (empty data directory, current build): ready ≤ 5 s",
-    measured: `${(r.startFirstMs / 1000).toFixed(2)} s`,
-    met: r.startFirstMs <= 5000,
+    target: "npm start of a fresh clone (builds both, empty data directory): ready ≤ 8 s",
+    measured: `${(r.startFreshMs / 1000).toFixed(2)} s (${(r.startFreshMs / r.startFirstMs).toFixed(2)}× a first start with current builds, ${(r.startFirstMs / 1000).toFixed(2)} s)`,
+    met: r.startFreshMs <= 8000,
   });
   checks.push({
     bench: "console",
-    target: "npm start, second start: ready ≤ 2 s",
-    measured: `${(r.startSecondMs / 1000).toFixed(2)} s (${(r.startSecondMs / r.startRebuildMs).toFixed(2)}× a start that rebuilds, ${(r.startRebuildMs / 1000).toFixed(2)} s)`,
-    met: r.startSecondMs <= 2000,
+    target: "npm start, a restart: ready ≤ 1.5 s",
+    measured: `${(r.startRestartMs / 1000).toFixed(2)} s`,
+    met: r.startRestartMs <= 1500,
   });
   console.log(`(console done at ${elapsed()})`);
 }

@@ -10,5 +10,5 @@ export const repoRoot = resolve(import.meta.dirname, "../..");
 /** Why `dist/` needs a build, or null when it is up to date. */
 export const buildStaleness = (): string | null => consoleBuild.buildStaleness(repoRoot);
 
-/** Runs `npm run build` when `dist/` is missing or stale. */
+/** Builds the console (Vite) when `dist/` is missing or stale. */
 export const ensureBuilt = (log?: (line: string) => void): void => consoleBuild.ensureBuilt(repoRoot, log);

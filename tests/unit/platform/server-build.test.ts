@@ -1,10 +1,16 @@
 // `npm start` runs the service's bundle only while it was built from the sources as they are now.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ensureServerBuilt, SERVER_BUNDLE, serverBuildStaleness } from "../../../server/platform/server-build.mjs";
+import {
+  ensureServerBuilt,
+  SERVER_BUNDLE,
+  STAGED_BUILD_ENV,
+  serverBuildStaleness,
+  stageServerBuild,
+} from "../../../server/platform/server-build.mjs";
 
 /** A repository whose server/main.ts prints what it imports and where it is. */
 function repository(): string {
@@ -80,5 +86,35 @@ describe("the service's bundle", () => {
     expect(recorded.files).toEqual(["package.json", "server/main.ts", "server/platform/answer.ts"]);
     writeFileSync(stamp, JSON.stringify({ ...recorded, sha256: "0".repeat(64) }));
     expect(serverBuildStaleness(root)).toBe("the service's sources changed");
+  });
+
+  it("a build staged by npm start is installed as it is while current, and rebuilt when a source changed since", async () => {
+    const root = repository();
+    const staged = await stageServerBuild(root);
+    expect(serverBuildStaleness(root)).toBe(`${SERVER_BUNDLE} is missing`);
+    const lines: string[] = [];
+    process.env[STAGED_BUILD_ENV] = staged;
+    try {
+      await ensureServerBuilt(root, (line) => lines.push(line));
+      expect(lines).toEqual([]);
+      expect(serverBuildStaleness(root)).toBeNull();
+      expect(runBundle(root).answer).toBe(1);
+
+      writeFileSync(
+        path.join(root, "server/platform/answer.ts"),
+        "export const answer: number = 3;\nexport const where = import.meta.dirname;\n",
+      );
+      process.env[STAGED_BUILD_ENV] = await stageServerBuild(root);
+      writeFileSync(
+        path.join(root, "server/platform/answer.ts"),
+        "export const answer: number = 4;\nexport const where = import.meta.dirname;\n",
+      );
+      await ensureServerBuilt(root, (line) => lines.push(line));
+      expect(lines).toEqual([`Building the service (the service's sources changed): ${SERVER_BUNDLE}`]);
+      expect(runBundle(root).answer).toBe(4);
+      expect(existsSync(path.join(root, "dist-server", `.staging-${process.pid}`))).toBe(false);
+    } finally {
+      delete process.env[STAGED_BUILD_ENV];
+    }
   });
 });
