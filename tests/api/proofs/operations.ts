@@ -81,6 +81,7 @@ export type Kind =
   | "function"
   | "functionActivation"
   | "kvUpload"
+  | "inspectionUrl"
   | "user";
 
 /**
@@ -167,6 +168,10 @@ export const ID_ARGS: Record<string, Kind> = {
   "updateFunction.input.id": "function",
   "deleteFunction.id": "function",
   "callFunction.input.id": "function",
+  "inspectionUrl.id": "inspectionUrl",
+  "inspectedRequests.id": "inspectionUrl",
+  "deleteInspectionUrl.id": "inspectionUrl",
+  "clearInspectedRequests.id": "inspectionUrl",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
