@@ -332,22 +332,6 @@ export interface InspectionUrlCreateInput {
   answerStatus?: number;
 }
 
-export interface InspectionUrlRequest {
-  receivedAt?: string;
-  method?: string;
-  size?: number;
-  contentEncoding?: string | null;
-  signature?: "VERIFIED" | "MISMATCH" | "UNSIGNED" | "NO_SECRET";
-  bodyTruncated?: boolean;
-  headers?: {
-    name?: string;
-    value?: string;
-    [k: string]: unknown | undefined;
-  }[];
-  body?: string;
-  [k: string]: unknown | undefined;
-}
-
 export interface KvListCreateInput {
   /**
    * 1 to 128 letters, digits, underscores, dashes, dots or colons.
@@ -1374,7 +1358,6 @@ export interface EntityInputs {
   "function#/$defs/updateInput": FunctionUpdateInput;
   "function#/$defs/userDataJson": FunctionUserDataJson;
   "inspection-url#/$defs/createInput": InspectionUrlCreateInput;
-  "inspection-url#/$defs/request": InspectionUrlRequest;
   "kv-list#/$defs/createInput": KvListCreateInput;
   "kv-list#/$defs/itemsInput": KvListItemsInput;
   "kv-upload#/$defs/initiateInput": KvUploadInitiateInput;

@@ -194,7 +194,15 @@ describe("request inspector", () => {
   it("another account can neither read nor change an inspection URL or its requests", async () => {
     const target = await createUrl(owner, { name: "mine" });
     await fetch(target.url, { method: "POST", body: "private" });
+    const { inspectedRequests: mine } = await owner.client.gqlOk<{ inspectedRequests: { id: string }[] }>(
+      "query($id: ID!) { inspectedRequests(id: $id) { id } }",
+      { id: target.id },
+    );
+    const one = { id: target.id, requestId: mine[0].id };
+    const { inspectedRequest } = await owner.client.opOk("InspectedRequest", one);
+    expect(inspectedRequest.body).toBe("private");
     const stranger = await signUp(t.asTestApp);
+    expect((await stranger.client.op("InspectedRequest", one)).errors?.[0].extensions?.code).toBe("NOT_FOUND");
     for (const [query, vars] of [
       ["query($id: ID!) { inspectionUrl(id: $id) { id } }", { id: target.id }],
       ["query($id: ID!) { inspectedRequests(id: $id) { body } }", { id: target.id }],

@@ -48,6 +48,9 @@ export const inspectorResolvers: Resolvers = {
     inspectedRequests: field("VIEWER", async ({ ctx, accountId, args }) =>
       (await service.inspectedRequests(ctx.db, accountId, args.id)).map(requestView),
     ),
+    inspectedRequest: field("VIEWER", async ({ ctx, accountId, args }) =>
+      requestView(await service.inspectedRequest(ctx.db, accountId, args.id, args.requestId)),
+    ),
   },
   Mutation: {
     createInspectionUrl: fieldWithInput(

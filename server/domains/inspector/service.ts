@@ -85,6 +85,15 @@ export async function inspectedRequests(db: Db, accountId: string, id: string) {
   return store.listRequests(db, accountId, id, keptSince(), INSPECTOR_BOUNDS.requestsPerUrl);
 }
 
+/** One request the account's inspection URL keeps, or NOT_FOUND (a request id is a whole number). */
+export async function inspectedRequest(db: Db, accountId: string, id: string, requestId: string) {
+  await ownedInspectionUrl(db, accountId, id);
+  const row = /^\d{1,15}$/.test(requestId)
+    ? await store.getRequest(db, accountId, id, Number(requestId), keptSince())
+    : undefined;
+  return foundOr(row, "Request");
+}
+
 export async function clearInspectedRequests(db: Db, accountId: string, id: string) {
   await ownedInspectionUrl(db, accountId, id);
   return store.clearRequests(db, accountId, id);

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, inArray, lt, notInArray, or } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { isUuid } from "../../platform/ids.ts";
 import { inspectedRequests, inspectionUrls } from "./tables.ts";
 
 export type InspectionUrlRow = typeof inspectionUrls.$inferSelect;
@@ -37,6 +38,7 @@ export async function getInspectionUrl(
   accountId: string,
   id: string,
 ): Promise<InspectionUrlRow | undefined> {
+  if (!isUuid(id)) return undefined;
   const [row] = await db
     .select()
     .from(inspectionUrls)
@@ -46,6 +48,7 @@ export async function getInspectionUrl(
 
 /** Deletes the account's inspection URL and its requests; false when the account has none with this id. */
 export async function deleteInspectionUrl(db: Executor, accountId: string, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
   const deleted = await db
     .delete(inspectionUrls)
     .where(and(eq(inspectionUrls.accountId, accountId), eq(inspectionUrls.id, id)))
@@ -112,6 +115,28 @@ export async function listRequests(
     )
     .orderBy(desc(inspectedRequests.id))
     .limit(limit);
+}
+
+/** One request the account's inspection URL received since `since`. */
+export async function getRequest(
+  db: Executor,
+  accountId: string,
+  inspectionUrlId: string,
+  requestId: number,
+  since: Date,
+): Promise<InspectedRequestRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(inspectedRequests)
+    .where(
+      and(
+        eq(inspectedRequests.accountId, accountId),
+        eq(inspectedRequests.inspectionUrlId, inspectionUrlId),
+        eq(inspectedRequests.id, requestId),
+        gt(inspectedRequests.receivedAt, since),
+      ),
+    );
+  return row;
 }
 
 /** Deletes every request the account's inspection URL received; how many there were. */
