@@ -155,12 +155,18 @@ export type ReadWidget =
  */
 export type SchemaRef = string;
 /**
- * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers (filter-editor: a stream's or webhook's filter with the dataset's shape and a sample block; `ui:options`: { latestBlock, payload: { query }, dataset?, rows? }). tests/contract checks the renderer and the app register exactly these.
+ * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }), text-suggestions (a text field offering rows of a named query as its first choices, and one that a mutation makes in one step; `ui:options` is a suggestionsSource) and those the app registers (filter-editor: a stream's or webhook's filter with the dataset's shape and a sample block; `ui:options`: { latestBlock, payload: { query }, dataset?, rows? }). tests/contract checks the renderer and the app register exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "editWidget".
  */
-export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block" | "filter-editor";
+export type EditWidget =
+  | "remote-options"
+  | "tags-input"
+  | "code-editor"
+  | "stream-start-block"
+  | "filter-editor"
+  | "text-suggestions";
 /**
  * rjsf's own form controls a `ui:widget` may name; tests/contract checks rjsf resolves each.
  *
@@ -768,6 +774,36 @@ export interface AlertView {
    * The warning's title when the query fails.
    */
   errorTitle: string;
+}
+/**
+ * The `ui:options` of a text-suggestions control: rows of a named query offered as values (value and label by pointer), and `create`, a mutation that makes a new one in one step and fills the field with it. While the field is empty and the query has no rows, the create offer comes first.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "suggestionsSource".
+ */
+export interface SuggestionsSource {
+  query: string;
+  variables?: Variables;
+  rows: Path;
+  value: Pointer;
+  label: Pointer;
+  create?: {
+    mutation: string;
+    variables?: Variables;
+    value: Path;
+    /**
+     * The button's text.
+     */
+    label: string;
+    /**
+     * A sentence beside the button: what the new thing is.
+     */
+    description?: string;
+    /**
+     * Named queries to fetch again after it is made.
+     */
+    refresh?: string[];
+  };
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
