@@ -422,6 +422,8 @@ export type Query = {
   inspectionUrl: InspectionUrl;
   /** The requests an inspection URL received and keeps, newest first. */
   inspectedRequests: Array<InspectedRequest>;
+  /** One request an inspection URL received and keeps. */
+  inspectedRequest: InspectedRequest;
 };
 
 export type QueryEndpointArgs = {
@@ -684,6 +686,11 @@ export type QueryInspectionUrlArgs = {
 
 export type QueryInspectedRequestsArgs = {
   id: Scalars["ID"]["input"];
+};
+
+export type QueryInspectedRequestArgs = {
+  id: Scalars["ID"]["input"];
+  requestId: Scalars["ID"]["input"];
 };
 
 export type Mutation = {
@@ -3872,6 +3879,12 @@ export type QueryResolvers<
     ParentType,
     ContextType,
     RequireFields<QueryInspectedRequestsArgs, "id">
+  >;
+  inspectedRequest?: Resolver<
+    ResolversTypes["InspectedRequest"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryInspectedRequestArgs, "id" | "requestId">
   >;
 };
 
