@@ -62,6 +62,9 @@ describe("request inspector", () => {
     const [got] = await requestsOf(owner, made.id);
     expect(got).toMatchObject({ method: "PUT", body: "not json", signature: "UNSIGNED", size: 8 });
     expect(header(got, "x-test")).toBe("yes");
+    // An encoding it cannot undo: the body is shown as it arrived.
+    await fetch(made.url, { method: "POST", headers: { "content-encoding": "br" }, body: "as sent" });
+    expect((await requestsOf(owner, made.id))[0]).toMatchObject({ body: "as sent", contentEncoding: "br" });
     const unknown = await fetch(`${t.url}/inspect/${"0".repeat(32)}`, { method: "POST", body: "{}" });
     expect(unknown.status).toBe(404);
   });

@@ -158,7 +158,8 @@ export async function receiveRequest(
     headers.push([request.rawHeaders[i], request.rawHeaders[i + 1]]);
   const decoded = decodedBody(request.body, headerOf(headers, "content-encoding"));
   const signature = await signatureCheck(db, signingSecrets, target.accountId, token, headers, decoded);
-  const kept = decoded ? keptText(decoded) : { text: "", truncated: request.body.length > 0 };
+  // A body that cannot be decompressed (another encoding, corrupt, too large) is shown as it arrived.
+  const kept = keptText(decoded ?? request.body);
   await store.recordRequest(
     db,
     target.accountId,

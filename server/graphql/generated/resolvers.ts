@@ -2811,7 +2811,7 @@ export type InspectedRequest = {
   receivedAt: Scalars["DateTime"]["output"];
   method: Scalars["String"]["output"];
   headers: Array<InspectedHeader>;
-  /** The body decompressed, as text; its first 256 KiB. */
+  /** The body as text, gzip undone (as it arrived when it cannot be decompressed); its first 256 KiB. */
   body: Scalars["String"]["output"];
   /** Whether the body was longer than what is kept. */
   bodyTruncated: Scalars["Boolean"]["output"];
