@@ -6,6 +6,9 @@ import { lazyWidget, registerWidget } from "./widgets/registry.ts";
 registerWidget("remote-options", {
   edit: lazyWidget(() => import("./form/RemoteOptions.tsx").then((module) => module.RemoteOptionsWidget)),
 });
+registerWidget("text-suggestions", {
+  edit: lazyWidget(() => import("./form/TextSuggestions.tsx").then((module) => module.TextSuggestionsWidget)),
+});
 registerWidget("tags-input", {
   edit: lazyWidget(() => import("./form/TagsInput.tsx").then((module) => module.TagsInputWidget)),
 });

@@ -28,6 +28,7 @@ export type {
   RunnerOutput,
   ShowResult,
   StaticOption,
+  SuggestionsSource,
   TimeRange,
   TokenPaging,
   Value,

@@ -29,6 +29,8 @@ import { errorLogsPlugin } from "./domains/errorlogs/plugin.ts";
 import { functionsPlugin } from "./domains/functions/plugin.ts";
 import { FunctionRuns } from "./domains/functions/service.ts";
 import { streamFunctions } from "./domains/functions/stream-port.ts";
+import { inspectorPlugin } from "./domains/inspector/plugin.ts";
+import { INSPECT_PATH } from "./domains/inspector/service.ts";
 import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { type PartStorage, partStorage } from "./domains/kv/part-storage.ts";
 import { kvPlugin } from "./domains/kv/plugin.ts";
@@ -37,6 +39,7 @@ import { rateLimitsPlugin } from "./domains/ratelimits/plugin.ts";
 import { databaseEndpointRecords } from "./domains/security/endpoint-records.ts";
 import { securityPlugin } from "./domains/security/plugin.ts";
 import { initialTokenHook } from "./domains/security/service.ts";
+import { destinationSigningSecrets } from "./domains/streams/index.ts";
 import { streamsPlugin } from "./domains/streams/plugin.ts";
 import { DatasetProbes } from "./domains/streams/probes.ts";
 import type { StreamsRuntime } from "./domains/streams/runtime.ts";
@@ -60,10 +63,18 @@ import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres
 import { EgressPolicy, formatEgressAllow } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
-import { HSTS, IMMUTABLE, REVALIDATE, SECURITY_HEADERS, servedOverHttps } from "./platform/http-headers.ts";
+import {
+  HSTS,
+  IMMUTABLE,
+  REVALIDATE,
+  SECURITY_HEADERS,
+  servedOverHttps,
+  serviceOrigins,
+} from "./platform/http-headers.ts";
 import { parseJsonBodies } from "./platform/json-body.ts";
 import { createLogger } from "./platform/logger.ts";
 import { createMailer, type Mailer } from "./platform/mail.ts";
+import { type SecretBox, secretBox } from "./platform/secrets.ts";
 import { engineEntry } from "./platform/server-build.mjs";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { registryPlugin } from "./registry/plugin.ts";
@@ -217,6 +228,7 @@ async function assemble(
       streams,
       functionRuns,
       kvParts,
+      secrets: secretBox(config),
     });
     services.resolvers = api.resolvers;
     services.answers = api.answers;
@@ -347,7 +359,10 @@ function startEngineRole(
     const address = app.server.address();
     const port = address && typeof address === "object" ? address.port : config.port;
     egress.addOwnPort(port);
-    if (inChild && !child) child = startEngineChild(config, log, database, chainNodes, [...ownPorts, port]);
+    // The one route of this service a tenant's destination may name: the request inspector's.
+    const ownOrigins = serviceOrigins(config, port);
+    egress.allowOwnRoute({ origins: ownOrigins, path: INSPECT_PATH });
+    if (inChild && !child) child = startEngineChild(config, log, database, chainNodes, [...ownPorts, port], ownOrigins);
   });
   const engine =
     config.roles.engine && !inChild
@@ -371,10 +386,12 @@ function startEngineChild(
   database: DatabaseServer,
   chainNodes: ChainNodes,
   ownPorts: number[],
+  ownOrigins: string[],
 ): SupervisedChild {
   const childEnv: EngineChildEnv = {
     NODEPLANE_ENGINE_UPSTREAMS: JSON.stringify(chainNodes.list()),
     NODEPLANE_ENGINE_OWN_PORTS: JSON.stringify(ownPorts),
+    NODEPLANE_ENGINE_OWN_ORIGINS: JSON.stringify(ownOrigins),
     NODEPLANE_ENGINE_OWNER: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}:engine`,
   };
   return superviseChild({
@@ -453,6 +470,8 @@ interface DomainParts {
   streams: StreamsRuntime;
   functionRuns: FunctionRuns;
   kvParts: ReturnType<typeof partStorage>;
+  /** Where destination secrets are sealed (the inspector opens security tokens to check signatures). */
+  secrets: SecretBox;
 }
 
 /**
@@ -480,6 +499,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(rateLimitsPlugin, { api, deps: { events } });
   await app.register(usagePlugin, { api, deps: {} });
   await app.register(errorLogsPlugin, { api, deps: {} });
+  await app.register(inspectorPlugin, {
+    api,
+    deps: { db, log, signingSecrets: destinationSigningSecrets(parts.secrets) },
+  });
   await app.register(kvPlugin, {
     api,
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },

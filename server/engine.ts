@@ -22,6 +22,7 @@ import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { InThreadSandbox, logInThreadMemory, takeLostFilter } from "./dataplane/sandbox/in-thread.ts";
 import { logSandboxTo, runFiltersOn } from "./dataplane/sandbox/process.ts";
 import { FunctionRuns } from "./domains/functions/service.ts";
+import { INSPECT_PATH } from "./domains/inspector/service.ts";
 import { kvFilterHelpers } from "./domains/kv/filter-helpers.ts";
 import { engineStore } from "./domains/streams/engine-store.ts";
 import { enginePorts } from "./engine-ports.ts";
@@ -38,6 +39,8 @@ export interface EngineChildEnv {
   NODEPLANE_ENGINE_UPSTREAMS: string;
   /** Ports of the service itself (HTTP, embedded database, local nodes): the egress policy refuses them. */
   NODEPLANE_ENGINE_OWN_PORTS: string;
+  /** The service's own origins: destinations may reach its request inspector there (and nothing else of it). */
+  NODEPLANE_ENGINE_OWN_ORIGINS: string;
   /** The prefix of this child's lease owner id; a restarted child reclaims its predecessor's leases. */
   NODEPLANE_ENGINE_OWNER: string;
 }
@@ -95,10 +98,14 @@ if (lost && lostStream) {
   setTimeout(() => runFiltersOn(inThread), CAREFUL_MS).unref();
 } else runFiltersOn(inThread);
 const pollMs = Number(process.env.NODEPLANE_ENGINE_POLL_MS ?? 1000);
+// Destinations connect neither to the service's own ports nor to private addresses the operator did not
+// allow, except to the service's request inspector on its own origins.
+const egress = new EgressPolicy({ allow: config.egressAllow, ownPorts });
+if (child.NODEPLANE_ENGINE_OWN_ORIGINS)
+  egress.allowOwnRoute({ origins: JSON.parse(child.NODEPLANE_ENGINE_OWN_ORIGINS) as string[], path: INSPECT_PATH });
 const engine = startStreamEngine({
   db,
-  // Destinations connect neither to the service's own ports nor to private addresses the operator did not allow.
-  ...enginePorts(db, new EgressPolicy({ allow: config.egressAllow, ownPorts }), new FunctionRuns(kvFilterHelpers(db))),
+  ...enginePorts(db, egress, new FunctionRuns(kvFilterHelpers(db))),
   sandboxSuspects: suspects,
   log,
   config,

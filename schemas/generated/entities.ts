@@ -321,6 +321,17 @@ export interface FunctionUpdateInput {
  */
 export type FunctionUserDataJson = string;
 
+export interface InspectionUrlCreateInput {
+  /**
+   * Optional; "Inspector 1" and so on when left empty.
+   */
+  name?: string;
+  /**
+   * 200 acknowledges each delivery; a 5xx or 429 makes the stream retry, so you can watch its retries.
+   */
+  answerStatus?: number;
+}
+
 export interface KvListCreateInput {
   /**
    * 1 to 128 letters, digits, underscores, dashes, dots or colons.
@@ -1346,6 +1357,7 @@ export interface EntityInputs {
   "function#/$defs/testInput": FunctionTestInput;
   "function#/$defs/updateInput": FunctionUpdateInput;
   "function#/$defs/userDataJson": FunctionUserDataJson;
+  "inspection-url#/$defs/createInput": InspectionUrlCreateInput;
   "kv-list#/$defs/createInput": KvListCreateInput;
   "kv-list#/$defs/itemsInput": KvListItemsInput;
   "kv-upload#/$defs/initiateInput": KvUploadInitiateInput;

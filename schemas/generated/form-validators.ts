@@ -14,8 +14,133 @@ function helper(module: any): (...args: unknown[]) => unknown {
 }
 const equal = helper(equal_module);
 const ucs2length = helper(ucs2length_module);
-export const form0 = validate32;
-const schema12 = {
+export const form0 = validate22;
+const func2 = ucs2length;
+function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    for (const key0 in data) {
+      if (!(key0 === "name" || key0 === "answerStatus")) {
+        const err0 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err1 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+      } else {
+        const err2 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.answerStatus !== undefined) {
+      let data1 = data.answerStatus;
+      if (!(typeof data1 == "number" && !(data1 % 1) && !isNaN(data1))) {
+        const err3 = {
+          instancePath: instancePath + "/answerStatus",
+          schemaPath: "#/properties/answerStatus/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+      if (typeof data1 == "number") {
+        if (data1 > 599 || isNaN(data1)) {
+          const err4 = {
+            instancePath: instancePath + "/answerStatus",
+            schemaPath: "#/properties/answerStatus/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 599 },
+            message: "must be <= 599",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (data1 < 200 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + "/answerStatus",
+            schemaPath: "#/properties/answerStatus/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 200 },
+            message: "must be >= 200",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate22.errors = vErrors;
+  return errors === 0;
+}
+export const form1 = validate34;
+const schema14 = {
   type: "object",
   title: "Change rate",
   required: ["endpointId", "rateLimiterRateId"],
@@ -30,8 +155,7 @@ const schema12 = {
     enabled: { type: "boolean", title: "Enabled" },
   },
 };
-const func2 = ucs2length;
-function validate30(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(typeof data == "number" && !(data % 1) && !isNaN(data))) {
@@ -81,10 +205,10 @@ function validate30(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
   }
-  validate30.errors = vErrors;
+  validate32.errors = vErrors;
   return errors === 0;
 }
-function validate34(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -133,10 +257,10 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate34(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -238,7 +362,7 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/chain",
           schemaPath: "#/properties/chain/type",
           keyword: "type",
-          params: { type: schema12.properties.chain.type },
+          params: { type: schema14.properties.chain.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -256,7 +380,7 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/network",
           schemaPath: "#/properties/network/type",
           keyword: "type",
-          params: { type: schema12.properties.network.type },
+          params: { type: schema14.properties.network.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -303,27 +427,27 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.rate !== undefined) {
       if (
-        !validate30(data.rate, {
+        !validate32(data.rate, {
           instancePath: instancePath + "/rate",
           parentData: data,
           parentDataProperty: "rate",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate34(data.reason, {
+        !validate36(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
@@ -359,11 +483,11 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate32.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-export const form1 = validate37;
-function validate37(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form2 = validate39;
+function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -450,11 +574,11 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
 }
-export const form2 = validate41;
-const schema18 = {
+export const form3 = validate43;
+const schema20 = {
   type: "object",
   title: "Update a function",
   additionalProperties: false,
@@ -492,7 +616,7 @@ const schema18 = {
   },
 };
 const pattern1 = new RegExp("^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$", "u");
-function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -541,10 +665,10 @@ function validate39(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -677,7 +801,7 @@ function validate41(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema18.properties.description.type },
+          params: { type: schema20.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -707,14 +831,14 @@ function validate41(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.code !== undefined) {
       if (
-        !validate39(data.code, {
+        !validate41(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
         errors = vErrors.length;
       }
     }
@@ -849,11 +973,11 @@ function validate41(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-export const form3 = validate99;
-const schema46 = {
+export const form4 = validate101;
+const schema48 = {
   type: "object",
   title: "Create a webhook",
   additionalProperties: false,
@@ -884,18 +1008,18 @@ const schema46 = {
     },
   },
 };
-const func28 = Object.prototype.hasOwnProperty;
+const func29 = Object.prototype.hasOwnProperty;
 const pattern3 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
 const pattern4 = new RegExp("^https?://", "u");
-const formats10 = formats_fullFormats.uri;
-const formats2 =
+const formats12 = formats_fullFormats.uri;
+const formats4 =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
-const schema22 = {
+const schema24 = {
   enum: ["NONE", "GZIP", "BZIP2"],
   "x-enumLabels": { NONE: "None", GZIP: "gzip", BZIP2: "bzip2" },
   "x-graphql": "WebhookCompression",
 };
-function validate93(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate95(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -903,7 +1027,7 @@ function validate93(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema22.enum },
+      params: { allowedValues: schema24.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -913,10 +1037,10 @@ function validate93(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate93.errors = vErrors;
+  validate95.errors = vErrors;
   return errors === 0;
 }
-function validate99(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -966,7 +1090,7 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema46.properties, key0)) {
+      if (!func29.call(schema48.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1128,7 +1252,7 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!formats10(data2)) {
+        if (!formats12(data2)) {
           const err13 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -1161,14 +1285,14 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.compression !== undefined) {
       if (
-        !validate93(data.compression, {
+        !validate95(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+        vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
         errors = vErrors.length;
       }
     }
@@ -1228,7 +1352,7 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema46.properties.filterFunction.type },
+          params: { type: schema48.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1313,7 +1437,7 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema46.properties.notificationEmail.type },
+          params: { type: schema48.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1339,7 +1463,7 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!formats2.test(data7)) {
+        if (!formats4.test(data7)) {
           const err25 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -1363,7 +1487,7 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema46.properties.status.enum },
+          params: { allowedValues: schema48.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -1389,11 +1513,11 @@ function validate99(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate99.errors = vErrors;
+  validate101.errors = vErrors;
   return errors === 0;
 }
-export const form4 = validate101;
-const schema47 = {
+export const form5 = validate103;
+const schema49 = {
   type: "object",
   title: "Update a webhook",
   additionalProperties: false,
@@ -1418,7 +1542,7 @@ const schema47 = {
     notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
   },
 };
-function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate103(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1438,7 +1562,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema47.properties, key0)) {
+      if (!func29.call(schema49.properties, key0)) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1617,7 +1741,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats10(data3)) {
+        if (!formats12(data3)) {
           const err12 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -1650,14 +1774,14 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate93(data.compression, {
+        !validate95(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+        vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
         errors = vErrors.length;
       }
     }
@@ -1717,7 +1841,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema47.properties.filterFunction.type },
+          params: { type: schema49.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1802,7 +1926,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema47.properties.notificationEmail.type },
+          params: { type: schema49.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1828,7 +1952,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats2.test(data8)) {
+        if (!formats4.test(data8)) {
           const err24 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -1860,13 +1984,13 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate101.errors = vErrors;
+  validate103.errors = vErrors;
   return errors === 0;
 }
-export const form5 = validate118;
+export const form6 = validate120;
 const pattern20 = new RegExp("^[\\x21-\\x7e]+$", "u");
 const pattern21 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
-function validate118(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2139,11 +2263,11 @@ function validate118(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate118.errors = vErrors;
+  validate120.errors = vErrors;
   return errors === 0;
 }
-export const form6 = validate119;
-function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form7 = validate121;
+function validate122(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -2192,10 +2316,10 @@ function validate120(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate120.errors = vErrors;
+  validate122.errors = vErrors;
   return errors === 0;
 }
-function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2312,14 +2436,14 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.password !== undefined) {
       if (
-        !validate120(data.password, {
+        !validate122(data.password, {
           instancePath: instancePath + "/password",
           parentData: data,
           parentDataProperty: "password",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+        vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
         errors = vErrors.length;
       }
     }
@@ -2372,11 +2496,11 @@ function validate119(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate119.errors = vErrors;
+  validate121.errors = vErrors;
   return errors === 0;
 }
-export const form7 = validate122;
-const schema59 = {
+export const form8 = validate124;
+const schema61 = {
   type: "object",
   title: "Create a stream",
   additionalProperties: false,
@@ -2484,7 +2608,7 @@ const schema59 = {
 };
 const pattern6 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
 const pattern7 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
-function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -2492,7 +2616,7 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema22.enum },
+      params: { allowedValues: schema24.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -2502,10 +2626,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate47(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2585,7 +2709,7 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!formats10(data0)) {
+        if (!formats12(data0)) {
           const err4 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -2618,14 +2742,14 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.compression !== undefined) {
       if (
-        !validate46(data.compression, {
+        !validate48(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
         errors = vErrors.length;
       }
     }
@@ -2997,10 +3121,10 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-const schema23 = {
+const schema25 = {
   type: "object",
   title: "PostgreSQL",
   required: ["host", "username", "database", "tableName"],
@@ -3031,8 +3155,8 @@ const schema23 = {
   },
 };
 const pattern8 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
-const schema24 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
-function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema26 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
+function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "DISABLE" || data === "REQUIRE")) {
@@ -3040,7 +3164,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema24.enum },
+      params: { allowedValues: schema26.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3050,10 +3174,10 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate50.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-function validate49(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate51(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3118,7 +3242,7 @@ function validate49(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema23.properties, key0)) {
+      if (!func29.call(schema25.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -3431,14 +3555,14 @@ function validate49(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate50(data.sslmode, {
+        !validate52(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
         errors = vErrors.length;
       }
     }
@@ -3591,10 +3715,10 @@ function validate49(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
 }
-const schema25 = {
+const schema27 = {
   type: "object",
   title: "S3",
   required: ["accessKey", "secretKey", "bucket"],
@@ -3621,8 +3745,8 @@ const schema25 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema26 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
-function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema28 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
+function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "JSON" || data === "PARQUET")) {
@@ -3630,7 +3754,7 @@ function validate54(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema26.enum },
+      params: { allowedValues: schema28.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3640,10 +3764,10 @@ function validate54(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate54.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate55(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3693,7 +3817,7 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema25.properties, key0)) {
+      if (!func29.call(schema27.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -3926,27 +4050,27 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate54(data.fileType, {
+        !validate56(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate46(data.fileCompression, {
+        !validate48(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
         errors = vErrors.length;
       }
     }
@@ -4150,10 +4274,10 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-const schema27 = {
+const schema29 = {
   type: "object",
   title: "Azure Blob",
   required: ["storageAccount", "sasToken", "container"],
@@ -4178,7 +4302,7 @@ const schema27 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4228,7 +4352,7 @@ function validate58(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema27.properties, key0)) {
+      if (!func29.call(schema29.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4461,27 +4585,27 @@ function validate58(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate54(data.fileType, {
+        !validate56(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate46(data.fileCompression, {
+        !validate48(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
         errors = vErrors.length;
       }
     }
@@ -4634,10 +4758,10 @@ function validate58(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate58.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-const schema28 = {
+const schema30 = {
   type: "object",
   title: "Snowflake",
   required: ["username", "account", "warehouse", "database", "schema", "tableName"],
@@ -4670,7 +4794,7 @@ const schema28 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate62(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4765,7 +4889,7 @@ function validate62(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema28.properties, key0)) {
+      if (!func29.call(schema30.properties, key0)) {
         const err6 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4984,7 +5108,7 @@ function validate62(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/protocol",
           schemaPath: "#/properties/protocol/enum",
           keyword: "enum",
-          params: { allowedValues: schema28.properties.protocol.enum },
+          params: { allowedValues: schema30.properties.protocol.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -5375,10 +5499,10 @@ function validate62(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate62.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5720,10 +5844,10 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate64.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
 }
-const schema30 = {
+const schema32 = {
   type: "object",
   title: "Kafka",
   required: ["brokers", "topic"],
@@ -5774,11 +5898,11 @@ const schema30 = {
 };
 const pattern9 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
 const pattern10 = new RegExp("^[A-Za-z0-9._-]+$", "u");
-const schema31 = {
+const schema33 = {
   enum: ["NONE", "PLAIN", "SCRAM_SHA_256", "SCRAM_SHA_512"],
   "x-enumLabels": { NONE: "None", PLAIN: "PLAIN", SCRAM_SHA_256: "SCRAM-SHA-256", SCRAM_SHA_512: "SCRAM-SHA-512" },
 };
-function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "PLAIN" || data === "SCRAM_SHA_256" || data === "SCRAM_SHA_512")) {
@@ -5786,7 +5910,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema31.enum },
+      params: { allowedValues: schema33.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -5796,10 +5920,10 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate67.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5834,7 +5958,7 @@ function validate66(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema30.properties, key0)) {
+      if (!func29.call(schema32.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5967,14 +6091,14 @@ function validate66(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.saslMechanism !== undefined) {
       if (
-        !validate67(data.saslMechanism, {
+        !validate69(data.saslMechanism, {
           instancePath: instancePath + "/saslMechanism",
           parentData: data,
           parentDataProperty: "saslMechanism",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
         errors = vErrors.length;
       }
     }
@@ -6210,10 +6334,10 @@ function validate66(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate66.errors = vErrors;
+  validate68.errors = vErrors;
   return errors === 0;
 }
-const schema32 = {
+const schema34 = {
   type: "object",
   title: "MongoDB",
   required: ["host", "database", "collection"],
@@ -6277,7 +6401,7 @@ const schema32 = {
 };
 const pattern11 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
 const pattern12 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
-function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6327,7 +6451,7 @@ function validate70(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema32.properties, key0)) {
+      if (!func29.call(schema34.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6870,10 +6994,10 @@ function validate70(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate70.errors = vErrors;
+  validate72.errors = vErrors;
   return errors === 0;
 }
-const schema33 = {
+const schema35 = {
   type: "object",
   title: "MySQL",
   required: ["host", "username", "database", "tableName"],
@@ -6905,7 +7029,7 @@ const schema33 = {
   },
 };
 const pattern13 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
-function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6970,7 +7094,7 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema33.properties, key0)) {
+      if (!func29.call(schema35.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7283,14 +7407,14 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate50(data.sslmode, {
+        !validate52(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
         errors = vErrors.length;
       }
     }
@@ -7443,10 +7567,10 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate72.errors = vErrors;
+  validate74.errors = vErrors;
   return errors === 0;
 }
-const schema34 = {
+const schema36 = {
   type: "object",
   title: "Redis",
   required: ["host", "key"],
@@ -7497,11 +7621,11 @@ const schema34 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema35 = {
+const schema37 = {
   enum: ["STREAM", "LIST", "CHANNEL"],
   "x-enumLabels": { STREAM: "Stream (XADD)", LIST: "List (RPUSH)", CHANNEL: "Pub/sub channel (PUBLISH)" },
 };
-function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "STREAM" || data === "LIST" || data === "CHANNEL")) {
@@ -7509,7 +7633,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema35.enum },
+      params: { allowedValues: schema37.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -7519,10 +7643,10 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate76.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
 }
-function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7557,7 +7681,7 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema34.properties, key0)) {
+      if (!func29.call(schema36.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7807,14 +7931,14 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.dataStructure !== undefined) {
       if (
-        !validate76(data.dataStructure, {
+        !validate78(data.dataStructure, {
           instancePath: instancePath + "/dataStructure",
           parentData: data,
           parentDataProperty: "dataStructure",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+        vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
         errors = vErrors.length;
       }
     }
@@ -8033,10 +8157,10 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate75.errors = vErrors;
+  validate77.errors = vErrors;
   return errors === 0;
 }
-const schema36 = {
+const schema38 = {
   enum: [
     "BLOCK",
     "BLOCK_WITH_RECEIPTS",
@@ -8065,7 +8189,7 @@ const schema36 = {
   },
   "x-graphql": "StreamDataset",
 };
-function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -8087,33 +8211,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema36.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate79.errors = vErrors;
-  return errors === 0;
-}
-const schema37 = {
-  enum: ["BODY", "HEADER", "NONE"],
-  "x-enumLabels": { BODY: "In the body", HEADER: "In headers", NONE: "None" },
-  "x-graphql": "StreamMetadata",
-};
-function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "BODY" || data === "HEADER" || data === "NONE")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema37.enum },
+      params: { allowedValues: schema38.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8126,7 +8224,33 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
   validate81.errors = vErrors;
   return errors === 0;
 }
-const schema38 = {
+const schema39 = {
+  enum: ["BODY", "HEADER", "NONE"],
+  "x-enumLabels": { BODY: "In the body", HEADER: "In headers", NONE: "None" },
+  "x-graphql": "StreamMetadata",
+};
+function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "BODY" || data === "HEADER" || data === "NONE")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema39.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate83.errors = vErrors;
+  return errors === 0;
+}
+const schema40 = {
   enum: ["AZURE", "FUNCTION", "KAFKA", "MONGO", "MYSQL", "POSTGRES", "REDIS", "S3", "SNOWFLAKE", "WEBHOOK"],
   "x-enumLabels": {
     AZURE: "Azure",
@@ -8142,7 +8266,7 @@ const schema38 = {
   },
   "x-graphql": "StreamDestination",
 };
-function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate85(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -8163,39 +8287,7 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema38.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate83.errors = vErrors;
-  return errors === 0;
-}
-const schema39 = {
-  enum: ["V1", "V2", "V3", "V4", "V5"],
-  "x-enumLabels": {
-    V1: "V1: main(data)",
-    V2: "V2: main(data, metadata)",
-    V3: "V3: main(stream)",
-    V4: "V4: main(stream), async, qnLib",
-    V5: "V5: main(stream), async, qnLib, strict results (default)",
-  },
-  "x-graphql": "FilterVersion",
-};
-function validate85(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema39.enum },
+      params: { allowedValues: schema40.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8208,20 +8300,26 @@ function validate85(data, { instancePath = "", parentData, parentDataProperty, r
   validate85.errors = vErrors;
   return errors === 0;
 }
-const schema40 = {
-  enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
-  "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
-  "x-graphql": "StreamRegion",
+const schema41 = {
+  enum: ["V1", "V2", "V3", "V4", "V5"],
+  "x-enumLabels": {
+    V1: "V1: main(data)",
+    V2: "V2: main(data, metadata)",
+    V3: "V3: main(stream)",
+    V4: "V4: main(stream), async, qnLib",
+    V5: "V5: main(stream), async, qnLib, strict results (default)",
+  },
+  "x-graphql": "FilterVersion",
 };
 function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
-  if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
+  if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
     const err0 = {
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema40.enum },
+      params: { allowedValues: schema41.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8234,7 +8332,33 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
   validate87.errors = vErrors;
   return errors === 0;
 }
-function validate122(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema42 = {
+  enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
+  "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
+  "x-graphql": "StreamRegion",
+};
+function validate89(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema42.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate89.errors = vErrors;
+  return errors === 0;
+}
+function validate124(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -8278,14 +8402,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate45(data.destinationAttributes, {
+          !validate47(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+          vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
           errors = vErrors.length;
         }
       }
@@ -8349,14 +8473,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate49(data.destinationAttributes, {
+          !validate51(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+          vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
           errors = vErrors.length;
         }
       }
@@ -8420,14 +8544,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate53(data.destinationAttributes, {
+          !validate55(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+          vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
           errors = vErrors.length;
         }
       }
@@ -8491,14 +8615,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate58(data.destinationAttributes, {
+          !validate60(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
           errors = vErrors.length;
         }
       }
@@ -8562,14 +8686,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate62(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -8633,14 +8757,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate66(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
           errors = vErrors.length;
         }
       }
@@ -8704,14 +8828,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate66(data.destinationAttributes, {
+          !validate68(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
           errors = vErrors.length;
         }
       }
@@ -8775,14 +8899,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate70(data.destinationAttributes, {
+          !validate72(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
           errors = vErrors.length;
         }
       }
@@ -8846,14 +8970,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate72(data.destinationAttributes, {
+          !validate74(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+          vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
           errors = vErrors.length;
         }
       }
@@ -8917,14 +9041,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate75(data.destinationAttributes, {
+          !validate77(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
           errors = vErrors.length;
         }
       }
@@ -9039,7 +9163,7 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema59.properties, key0)) {
+      if (!func29.call(schema61.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -9170,14 +9294,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate79(data.dataset, {
+        !validate81(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
         errors = vErrors.length;
       }
     }
@@ -9250,27 +9374,27 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate81(data.includeStreamMetadata, {
+        !validate83(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate83(data.destination, {
+        !validate85(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
         errors = vErrors.length;
       }
     }
@@ -9349,7 +9473,7 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema59.properties.endRange.type },
+          params: { type: schema61.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -9399,7 +9523,7 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema59.properties.filterFunction.type },
+          params: { type: schema61.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9429,14 +9553,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate85(data.filterVersion, {
+        !validate87(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -9514,7 +9638,7 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema59.properties.notificationEmail.type },
+          params: { type: schema61.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9540,7 +9664,7 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats2.test(data34)) {
+        if (!formats4.test(data34)) {
           const err63 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -9559,14 +9683,14 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate87(data.region, {
+        !validate89(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
         errors = vErrors.length;
       }
     }
@@ -9577,7 +9701,7 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema59.properties.status.enum },
+          params: { allowedValues: schema61.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9603,11 +9727,11 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate122.errors = vErrors;
+  validate124.errors = vErrors;
   return errors === 0;
 }
-export const form8 = validate138;
-const schema60 = {
+export const form9 = validate140;
+const schema62 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -9623,7 +9747,7 @@ const schema60 = {
     },
   },
 };
-function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9666,7 +9790,7 @@ function validate138(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema60.properties.from.enum },
+          params: { allowedValues: schema62.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9692,12 +9816,12 @@ function validate138(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate138.errors = vErrors;
+  validate140.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate140;
+export const form10 = validate142;
 const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9812,11 +9936,11 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate140.errors = vErrors;
+  validate142.errors = vErrors;
   return errors === 0;
 }
-export const form10 = validate142;
-const schema64 = {
+export const form11 = validate144;
+const schema66 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -9838,7 +9962,7 @@ const schema64 = {
     },
   },
 };
-function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate144(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9930,7 +10054,7 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema64.properties.items.type },
+          params: { type: schema66.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -9968,7 +10092,7 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema64.properties.itemsText.type },
+          params: { type: schema66.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10011,11 +10135,11 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate142.errors = vErrors;
+  validate144.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate143;
-const schema65 = {
+export const form12 = validate145;
+const schema67 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -10079,7 +10203,7 @@ const schema65 = {
     },
   },
 };
-const schema66 = {
+const schema68 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -10115,7 +10239,7 @@ const schema66 = {
     },
   },
 };
-function validate147(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10239,7 +10363,7 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema66.properties.description.type },
+          params: { type: schema68.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10269,14 +10393,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate39(data.code, {
+        !validate41(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
         errors = vErrors.length;
       }
     }
@@ -10411,10 +10535,10 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate147.errors = vErrors;
+  validate149.errors = vErrors;
   return errors === 0;
 }
-function validate150(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate152(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10691,10 +10815,10 @@ function validate150(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate150.errors = vErrors;
+  validate152.errors = vErrors;
   return errors === 0;
 }
-function validate143(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10774,7 +10898,7 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema65.properties, key0)) {
+      if (!func29.call(schema67.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -10905,14 +11029,14 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate79(data.dataset, {
+        !validate81(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
         errors = vErrors.length;
       }
     }
@@ -10973,7 +11097,7 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema65.properties.endRange.type },
+          params: { type: schema67.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -11085,14 +11209,14 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate81(data.includeStreamMetadata, {
+        !validate83(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
         errors = vErrors.length;
       }
     }
@@ -11103,7 +11227,7 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema65.properties.filterFunction.type },
+          params: { type: schema67.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11133,40 +11257,40 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate85(data.filterVersion, {
+        !validate87(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
     if (data.function !== undefined) {
       if (
-        !validate147(data.function, {
+        !validate149(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
+        vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate150(data.destinationAttributes, {
+        !validate152(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
+        vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
         errors = vErrors.length;
       }
     }
@@ -11239,14 +11363,14 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate87(data.region, {
+        !validate89(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
         errors = vErrors.length;
       }
     }
@@ -11257,7 +11381,7 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema65.properties.notificationEmail.type },
+          params: { type: schema67.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11283,7 +11407,7 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats2.test(data15)) {
+        if (!formats4.test(data15)) {
           const err31 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -11307,7 +11431,7 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema65.properties.status.enum },
+          params: { allowedValues: schema67.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -11333,11 +11457,11 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate143.errors = vErrors;
+  validate145.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate153;
-function validate153(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form13 = validate155;
+function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11375,14 +11499,14 @@ function validate153(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate87(data.region, {
+        !validate89(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
         errors = vErrors.length;
       }
     }
@@ -11401,12 +11525,12 @@ function validate153(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate153.errors = vErrors;
+  validate155.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate155;
+export const form14 = validate157;
 const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11524,11 +11648,11 @@ function validate155(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate155.errors = vErrors;
+  validate157.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate156;
-function validate156(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form15 = validate158;
+function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11649,14 +11773,14 @@ function validate156(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.reason !== undefined) {
       if (
-        !validate34(data.reason, {
+        !validate36(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
@@ -11675,11 +11799,11 @@ function validate156(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate156.errors = vErrors;
+  validate158.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate159;
-const schema72 = {
+export const form16 = validate161;
+const schema74 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -11701,7 +11825,7 @@ const schema72 = {
     },
   },
 };
-function validate159(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11793,7 +11917,7 @@ function validate159(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema72.properties.items.type },
+          params: { type: schema74.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11831,7 +11955,7 @@ function validate159(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema72.properties.itemsText.type },
+          params: { type: schema74.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11874,11 +11998,11 @@ function validate159(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate159.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate160;
-function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form17 = validate162;
+function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11993,18 +12117,18 @@ function validate160(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate160.errors = vErrors;
+  validate162.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate161;
-const schema7 = {
+export const form18 = validate163;
+const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
   enum: ["SECOND", "MINUTE", "DAY"],
   "x-enumLabels": { SECOND: "Second", MINUTE: "Minute", DAY: "Day" },
   "x-graphql": "RateLimiterInterval",
 };
-function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate24(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "SECOND" || data === "MINUTE" || data === "DAY")) {
@@ -12012,7 +12136,7 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema7.enum },
+      params: { allowedValues: schema9.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -12022,11 +12146,11 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate22.errors = vErrors;
+  validate24.errors = vErrors;
   return errors === 0;
 }
 const pattern0 = new RegExp("^(\\*|[A-Za-z0-9_.:-]+)$", "u");
-function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -12090,11 +12214,11 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate27.errors = vErrors;
+  validate29.errors = vErrors;
   return errors === 0;
 }
 const func0 = equal;
-function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (Array.isArray(data)) {
@@ -12131,14 +12255,14 @@ function validate26(data, { instancePath = "", parentData, parentDataProperty, r
     const len0 = data.length;
     for (let i0 = 0; i0 < len0; i0++) {
       if (
-        !validate27(data[i0], {
+        !validate29(data[i0], {
           instancePath: instancePath + "/" + i0,
           parentData: data,
           parentDataProperty: i0,
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+        vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
         errors = vErrors.length;
       }
     }
@@ -12181,10 +12305,10 @@ function validate26(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate26.errors = vErrors;
+  validate28.errors = vErrors;
   return errors === 0;
 }
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12325,53 +12449,53 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.interval !== undefined) {
       if (
-        !validate22(data.interval, {
+        !validate24(data.interval, {
           instancePath: instancePath + "/interval",
           parentData: data,
           parentDataProperty: "interval",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+        vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
         errors = vErrors.length;
       }
     }
     if (data.rate !== undefined) {
       if (
-        !validate30(data.rate, {
+        !validate32(data.rate, {
           instancePath: instancePath + "/rate",
           parentData: data,
           parentDataProperty: "rate",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
         errors = vErrors.length;
       }
     }
     if (data.methods !== undefined) {
       if (
-        !validate26(data.methods, {
+        !validate28(data.methods, {
           instancePath: instancePath + "/methods",
           parentData: data,
           parentDataProperty: "methods",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+        vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate34(data.reason, {
+        !validate36(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
@@ -12407,11 +12531,11 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate161.errors = vErrors;
+  validate163.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate166;
-const schema75 = {
+export const form19 = validate168;
+const schema77 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -12510,7 +12634,7 @@ const schema75 = {
     },
   ],
 };
-function validate166(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -12554,14 +12678,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate45(data.destinationAttributes, {
+          !validate47(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+          vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
           errors = vErrors.length;
         }
       }
@@ -12625,14 +12749,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate49(data.destinationAttributes, {
+          !validate51(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+          vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
           errors = vErrors.length;
         }
       }
@@ -12696,14 +12820,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate53(data.destinationAttributes, {
+          !validate55(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+          vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
           errors = vErrors.length;
         }
       }
@@ -12767,14 +12891,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate58(data.destinationAttributes, {
+          !validate60(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
           errors = vErrors.length;
         }
       }
@@ -12838,14 +12962,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate62(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -12909,14 +13033,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate66(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
           errors = vErrors.length;
         }
       }
@@ -12980,14 +13104,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate66(data.destinationAttributes, {
+          !validate68(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
           errors = vErrors.length;
         }
       }
@@ -13051,14 +13175,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate70(data.destinationAttributes, {
+          !validate72(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
           errors = vErrors.length;
         }
       }
@@ -13122,14 +13246,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate72(data.destinationAttributes, {
+          !validate74(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+          vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
           errors = vErrors.length;
         }
       }
@@ -13193,14 +13317,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate75(data.destinationAttributes, {
+          !validate77(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
           errors = vErrors.length;
         }
       }
@@ -13240,7 +13364,7 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func28.call(schema75.properties, key0)) {
+      if (!func29.call(schema77.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -13371,14 +13495,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate79(data.dataset, {
+        !validate81(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
         errors = vErrors.length;
       }
     }
@@ -13451,27 +13575,27 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate81(data.includeStreamMetadata, {
+        !validate83(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate83(data.destination, {
+        !validate85(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
         errors = vErrors.length;
       }
     }
@@ -13550,7 +13674,7 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema75.properties.endRange.type },
+          params: { type: schema77.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -13600,7 +13724,7 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema75.properties.filterFunction.type },
+          params: { type: schema77.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13630,14 +13754,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate85(data.filterVersion, {
+        !validate87(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -13715,7 +13839,7 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema75.properties.notificationEmail.type },
+          params: { type: schema77.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13741,7 +13865,7 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats2.test(data34)) {
+        if (!formats4.test(data34)) {
           const err58 = {
             instancePath: instancePath + "/notificationEmail",
             schemaPath: "#/properties/notificationEmail/format",
@@ -13760,14 +13884,14 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate87(data.region, {
+        !validate89(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
         errors = vErrors.length;
       }
     }
@@ -13803,47 +13927,10 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate166.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate182;
-function validate183(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate183.errors = vErrors;
-  return errors === 0;
-}
+export const form20 = validate184;
 function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -13881,7 +13968,44 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
   validate185.errors = vErrors;
   return errors === 0;
 }
-function validate182(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate187.errors = vErrors;
+  return errors === 0;
+}
+function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13904,27 +14028,27 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate183(data.paramsJson, {
+        !validate185(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate185(data.userDataJson, {
+        !validate187(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
         errors = vErrors.length;
       }
     }
@@ -13943,12 +14067,12 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate182.errors = vErrors;
+  validate184.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate187;
+export const form21 = validate189;
 const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14063,11 +14187,11 @@ function validate187(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate187.errors = vErrors;
+  validate189.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate188;
-function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form22 = validate190;
+function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14131,10 +14255,10 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate189.errors = vErrors;
+  validate191.errors = vErrors;
   return errors === 0;
 }
-function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14285,14 +14409,14 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate189(data.label, {
+        !validate191(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
         errors = vErrors.length;
       }
     }
@@ -14311,11 +14435,11 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate188.errors = vErrors;
+  validate190.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate191;
-function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form23 = validate193;
+function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14353,14 +14477,14 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate189(data.label, {
+        !validate191(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
         errors = vErrors.length;
       }
     }
@@ -14379,12 +14503,12 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate191.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate193;
+export const form24 = validate195;
 const pattern31 = new RegExp("^[^\\s]+$", "u");
-function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14499,11 +14623,11 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate193.errors = vErrors;
+  validate195.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate194;
-function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form25 = validate196;
+function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14636,12 +14760,12 @@ function validate194(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate194.errors = vErrors;
+  validate196.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate195;
+export const form26 = validate197;
 const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14756,18 +14880,18 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate197.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate196;
-const schema87 = {
+export const form27 = validate198;
+const schema89 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -14775,7 +14899,7 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema87.enum },
+      params: { allowedValues: schema89.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -14785,10 +14909,10 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate197.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
 }
-function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14890,40 +15014,40 @@ function validate196(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate197(data.bucket, {
+        !validate199(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
         errors = vErrors.length;
       }
     }
     if (data.rateLimit !== undefined) {
       if (
-        !validate30(data.rateLimit, {
+        !validate32(data.rateLimit, {
           instancePath: instancePath + "/rateLimit",
           parentData: data,
           parentDataProperty: "rateLimit",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate34(data.reason, {
+        !validate36(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
@@ -14942,11 +15066,11 @@ function validate196(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate196.errors = vErrors;
+  validate198.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate201;
-function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate203;
+function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14994,27 +15118,27 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate39(data.code, {
+        !validate41(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
         errors = vErrors.length;
       }
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate183(data.paramsJson, {
+        !validate185(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
         errors = vErrors.length;
       }
     }
@@ -15136,14 +15260,14 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate185(data.userDataJson, {
+        !validate187(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
         errors = vErrors.length;
       }
     }
@@ -15162,11 +15286,11 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate201.errors = vErrors;
+  validate203.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate205;
-function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form29 = validate207;
+function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15315,12 +15439,12 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate205.errors = vErrors;
+  validate207.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate206;
+export const form30 = validate208;
 const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15439,11 +15563,11 @@ function validate206(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate206.errors = vErrors;
+  validate208.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate207;
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate209;
+function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15567,7 +15691,7 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema66.properties.description.type },
+          params: { type: schema68.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15597,14 +15721,14 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate39(data.code, {
+        !validate41(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
         errors = vErrors.length;
       }
     }
@@ -15739,11 +15863,11 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate207.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate209;
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate211;
+function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15830,27 +15954,27 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate197(data.bucket, {
+        !validate199(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate34(data.reason, {
+        !validate36(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
@@ -15869,11 +15993,11 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate211.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate213;
-const schema94 = {
+export const form33 = validate215;
+const schema96 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -15882,7 +16006,7 @@ const schema94 = {
     role: { enum: ["ADMIN", "VIEWER"], "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" }, title: "Role" },
   },
 };
-function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15925,7 +16049,7 @@ function validate213(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema94.properties.role.enum },
+          params: { allowedValues: schema96.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -15951,11 +16075,11 @@ function validate213(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate213.errors = vErrors;
+  validate215.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate215;
-function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form34 = validate217;
+function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16087,11 +16211,11 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate215.errors = vErrors;
+  validate217.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate216;
-function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate218;
+function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -16129,11 +16253,11 @@ function validate216(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate216.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate217;
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate219;
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -16171,11 +16295,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate217.errors = vErrors;
+  validate219.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate218;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate220;
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -16213,11 +16337,11 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate218.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate219;
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate221;
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -16255,11 +16379,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate219.errors = vErrors;
+  validate221.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate222;
+function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -16297,11 +16421,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate220.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate221;
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate223;
+function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -16339,11 +16463,11 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate221.errors = vErrors;
+  validate223.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate222;
-function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate224;
+function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -16381,11 +16505,11 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate222.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate223;
-function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate225;
+function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -16423,11 +16547,11 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate223.errors = vErrors;
+  validate225.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate224;
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate226;
+function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -16465,11 +16589,11 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate224.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate225;
-function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate227;
+function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -16507,49 +16631,50 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate225.errors = vErrors;
+  validate227.errors = vErrors;
   return errors === 0;
 }
 
 /** Each form schema's validator, by its key (the schema without its own `required`), and that `required`. */
 export const formValidators: Record<string, { validate: ValidateFunction; required: string[] }> = {
-  "-1f8d1b25": { validate: form0, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
-  "-2967b0f7": { validate: form1, required: [] }, // account#/$defs/accountSettingsInput
-  "-2a344bd9": { validate: form2, required: ["id"] }, // function#/$defs/updateInput
-  "-30aa6abb": { validate: form3, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
-  "-30d7c724": { validate: form4, required: ["id"] }, // webhook#/$defs/updateInput
-  "-3164c27c": { validate: form5, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
-  "-34de586a": { validate: form6, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
+  "-10cea0bf": { validate: form0, required: [] }, // inspection-url#/$defs/createInput
+  "-1f8d1b25": { validate: form1, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
+  "-2967b0f7": { validate: form2, required: [] }, // account#/$defs/accountSettingsInput
+  "-2a344bd9": { validate: form3, required: ["id"] }, // function#/$defs/updateInput
+  "-30aa6abb": { validate: form4, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
+  "-30d7c724": { validate: form5, required: ["id"] }, // webhook#/$defs/updateInput
+  "-3164c27c": { validate: form6, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
+  "-34de586a": { validate: form7, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
   "-40e61461": {
-    validate: form7,
+    validate: form8,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form8, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form9, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form10, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form11, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form12, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form13, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form14, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form15, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form16, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form17, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7de089d2": { validate: form18, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form19, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form20, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form21, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "154f2f85": { validate: form22, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form23, required: ["referrer"] }, // security#/$defs/referrerInput
-  "30013493": { validate: form24, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "41bf44a1": { validate: form25, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form26, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form27, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form28, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form29, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form30, required: ["name", "code"] }, // function#/$defs/newFunction
-  "7720b321": { validate: form31, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "783bcc93": { validate: form32, required: ["role"] }, // team-member#/$defs/roleInput
-  d403d88: { validate: form33, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  "-42bd3487": { validate: form9, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form10, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form11, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form12, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form13, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form14, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form15, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form16, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form17, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form18, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7de089d2": { validate: form19, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form20, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form21, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form22, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "154f2f85": { validate: form23, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form24, required: ["referrer"] }, // security#/$defs/referrerInput
+  "30013493": { validate: form25, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "41bf44a1": { validate: form26, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form27, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form28, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form29, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form30, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form31, required: ["name", "code"] }, // function#/$defs/newFunction
+  "7720b321": { validate: form32, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "783bcc93": { validate: form33, required: ["role"] }, // team-member#/$defs/roleInput
+  d403d88: { validate: form34, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */

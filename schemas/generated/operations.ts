@@ -329,6 +329,22 @@ export type StreamState = "ACTIVE" | "PAUSED" | "FAILED" | "TERMINATED" | "COMPL
 /** DELIVERED: the destination acknowledged the batch; SKIPPED: the filter returned null, nothing was sent. */
 export type DeliveryOutcome = "DELIVERED" | "SKIPPED" | "FAILED" | "FILTER_FAILED";
 
+/** How a received request's signature compares with the signing secret of a stream or webhook pointed at its inspection URL. */
+export type InspectedSignature =
+  /** It carries a signature that matches. */
+  | "VERIFIED"
+  /** It carries a signature that does not match (or a body that could not be decompressed). */
+  | "MISMATCH"
+  /** It carries no signature. */
+  | "UNSIGNED"
+  /** It is signed, but no stream or webhook pointed here has a security token. */
+  | "NO_SECRET";
+
+export type CreateInspectionUrlInput = {
+  name?: string | null | undefined;
+  answerStatus?: number | null | undefined;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -1387,6 +1403,96 @@ export type DashboardTopEndpointsQuery = {
   }>;
 };
 
+export type InspectionUrlsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type InspectionUrlsQuery = {
+  inspectionUrls: Array<{
+    id: string;
+    name: string;
+    url: string;
+    answerStatus: number;
+    requestCount: number;
+    createdAt: Date | string;
+  }>;
+};
+
+export type InspectionUrlQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type InspectionUrlQuery = {
+  inspectionUrl: {
+    id: string;
+    name: string;
+    url: string;
+    answerStatus: number;
+    requestCount: number;
+    createdAt: Date | string;
+  };
+};
+
+export type InspectedRequestsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+export type InspectedRequestsQuery = {
+  inspectedRequests: Array<{
+    id: string;
+    receivedAt: Date | string;
+    method: string;
+    size: number;
+    contentEncoding: string | null;
+    signature: InspectedSignature;
+    bodyTruncated: boolean;
+  }>;
+};
+
+export type InspectedRequestQueryVariables = Exact<{
+  id: string | number;
+  requestId: string | number;
+}>;
+
+export type InspectedRequestQuery = {
+  inspectedRequest: {
+    id: string;
+    receivedAt: Date | string;
+    method: string;
+    size: number;
+    contentEncoding: string | null;
+    signature: InspectedSignature;
+    bodyTruncated: boolean;
+    body: string;
+    headers: Array<{ name: string; value: string }>;
+  };
+};
+
+export type CreateInspectionUrlMutationVariables = Exact<{
+  input: CreateInspectionUrlInput;
+}>;
+
+export type CreateInspectionUrlMutation = {
+  createInspectionUrl: {
+    id: string;
+    name: string;
+    url: string;
+    answerStatus: number;
+    requestCount: number;
+    createdAt: Date | string;
+  };
+};
+
+export type DeleteInspectionUrlMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DeleteInspectionUrlMutation = { deleteInspectionUrl: { success: boolean; message: string | null } };
+
+export type ClearInspectedRequestsMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type ClearInspectedRequestsMutation = { clearInspectedRequests: { success: boolean; message: string | null } };
+
 export type KvListFieldsFragment = {
   key: string;
   listId: string;
@@ -2417,12 +2523,17 @@ export interface Operations {
   CallFunction: { variables: CallFunctionMutationVariables; result: CallFunctionMutation };
   Chains: { variables: ChainsQueryVariables; result: ChainsQuery };
   CheckStreamConnection: { variables: CheckStreamConnectionMutationVariables; result: CheckStreamConnectionMutation };
+  ClearInspectedRequests: {
+    variables: ClearInspectedRequestsMutationVariables;
+    result: ClearInspectedRequestsMutation;
+  };
   CompleteKvUpload: { variables: CompleteKvUploadMutationVariables; result: CompleteKvUploadMutation };
   CreateAddressBook: { variables: CreateAddressBookMutationVariables; result: CreateAddressBookMutation };
   CreateAuthToken: { variables: CreateAuthTokenMutationVariables; result: CreateAuthTokenMutation };
   CreateDomainMask: { variables: CreateDomainMaskMutationVariables; result: CreateDomainMaskMutation };
   CreateEndpoint: { variables: CreateEndpointMutationVariables; result: CreateEndpointMutation };
   CreateFunction: { variables: CreateFunctionMutationVariables; result: CreateFunctionMutation };
+  CreateInspectionUrl: { variables: CreateInspectionUrlMutationVariables; result: CreateInspectionUrlMutation };
   CreateIp: { variables: CreateIpMutationVariables; result: CreateIpMutation };
   CreateJwt: { variables: CreateJwtMutationVariables; result: CreateJwtMutation };
   CreateList: { variables: CreateListMutationVariables; result: CreateListMutation };
@@ -2457,6 +2568,7 @@ export interface Operations {
   DeleteAuthToken: { variables: DeleteAuthTokenMutationVariables; result: DeleteAuthTokenMutation };
   DeleteDomainMask: { variables: DeleteDomainMaskMutationVariables; result: DeleteDomainMaskMutation };
   DeleteFunction: { variables: DeleteFunctionMutationVariables; result: DeleteFunctionMutation };
+  DeleteInspectionUrl: { variables: DeleteInspectionUrlMutationVariables; result: DeleteInspectionUrlMutation };
   DeleteIp: { variables: DeleteIpMutationVariables; result: DeleteIpMutation };
   DeleteJwt: { variables: DeleteJwtMutationVariables; result: DeleteJwtMutation };
   DeleteList: { variables: DeleteListMutationVariables; result: DeleteListMutation };
@@ -2503,6 +2615,10 @@ export interface Operations {
     result: InitiateAddressBookUploadMutation;
   };
   InitiateListUpload: { variables: InitiateListUploadMutationVariables; result: InitiateListUploadMutation };
+  InspectedRequest: { variables: InspectedRequestQueryVariables; result: InspectedRequestQuery };
+  InspectedRequests: { variables: InspectedRequestsQueryVariables; result: InspectedRequestsQuery };
+  InspectionUrl: { variables: InspectionUrlQueryVariables; result: InspectionUrlQuery };
+  InspectionUrls: { variables: InspectionUrlsQueryVariables; result: InspectionUrlsQuery };
   KvList: { variables: KvListQueryVariables; result: KvListQuery };
   KvLists: { variables: KvListsQueryVariables; result: KvListsQuery };
   KvOverview: { variables: KvOverviewQueryVariables; result: KvOverviewQuery };

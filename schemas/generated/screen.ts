@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere; pairs, { name, value } JSON pointers: the value is an array of entries shown one row each, named by name, repeated names kept, e.g. a request's headers); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -155,12 +155,18 @@ export type ReadWidget =
  */
 export type SchemaRef = string;
 /**
- * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }) and those the app registers (filter-editor: a stream's or webhook's filter with the dataset's shape and a sample block; `ui:options`: { latestBlock, payload: { query }, dataset?, rows? }). tests/contract checks the renderer and the app register exactly these.
+ * The widget registry's form controls (`ui:widget`): remote-options (a select whose options come from a named query; `ui:options` is an optionsSource), code-editor (code with line numbers, Tab indents, monospace; `ui:options`: { rows?: number, language?: string }), tags-input (an array of strings typed as tags, Enter or comma adds one; `ui:options`: { suggestions?: string[] }), text-suggestions (a text field offering rows of a named query as its first choices, and one that a mutation makes in one step; `ui:options` is a suggestionsSource) and those the app registers (filter-editor: a stream's or webhook's filter with the dataset's shape and a sample block; `ui:options`: { latestBlock, payload: { query }, dataset?, rows? }). tests/contract checks the renderer and the app register exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "editWidget".
  */
-export type EditWidget = "remote-options" | "tags-input" | "code-editor" | "stream-start-block" | "filter-editor";
+export type EditWidget =
+  | "remote-options"
+  | "tags-input"
+  | "code-editor"
+  | "stream-start-block"
+  | "filter-editor"
+  | "text-suggestions";
 /**
  * rjsf's own form controls a `ui:widget` may name; tests/contract checks rjsf resolves each.
  *
@@ -768,6 +774,36 @@ export interface AlertView {
    * The warning's title when the query fails.
    */
   errorTitle: string;
+}
+/**
+ * The `ui:options` of a text-suggestions control: rows of a named query offered as values (value and label by pointer), and `create`, a mutation that makes a new one in one step and fills the field with it. While the field is empty and the query has no rows, the create offer comes first.
+ *
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "suggestionsSource".
+ */
+export interface SuggestionsSource {
+  query: string;
+  variables?: Variables;
+  rows: Path;
+  value: Pointer;
+  label: Pointer;
+  create?: {
+    mutation: string;
+    variables?: Variables;
+    value: Path;
+    /**
+     * The button's text.
+     */
+    label: string;
+    /**
+     * A sentence beside the button: what the new thing is.
+     */
+    description?: string;
+    /**
+     * Named queries to fetch again after it is made.
+     */
+    refresh?: string[];
+  };
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema

@@ -6,6 +6,7 @@ export * from "./audit/tables.ts";
 export * from "./endpoints/tables.ts";
 export * from "./errorlogs/tables.ts";
 export * from "./functions/tables.ts";
+export * from "./inspector/tables.ts";
 export * from "./kv/tables.ts";
 export * from "./ratelimits/tables.ts";
 export * from "./security/tables.ts";

@@ -182,6 +182,16 @@ export interface EgressPolicyOptions {
   machineAddresses?: Iterable<string>;
 }
 
+/**
+ * A route of this service a tenant's delivery may reach although its address is this machine (the
+ * request inspector): URLs on one of `origins` (scheme, host and port exactly as this service makes
+ * them) whose path matches `path`, with no query, credentials or fragment.
+ */
+export interface OwnRoute {
+  origins: readonly string[];
+  path: RegExp;
+}
+
 /** The addresses of this machine's interfaces, where the service's own ports are found. */
 function ownAddresses(): Set<string> {
   const addresses = new Set<string>();
@@ -203,6 +213,7 @@ export class EgressPolicy {
   private readonly ownPorts = new Set<number>();
   private readonly machineAddresses: Set<string>;
   private readonly resolver: LookupAll;
+  private ownRoute: OwnRoute | null = null;
 
   constructor(options: EgressPolicyOptions = {}) {
     for (const entry of options.allow ?? []) {
@@ -219,6 +230,30 @@ export class EgressPolicy {
   /** A port this service listens on: refused on this machine's addresses whatever the allow list says. */
   addOwnPort(port: number): void {
     if (port > 0) this.ownPorts.add(port);
+  }
+
+  /** The one route of this service tenants may name (replaces the one set before: origins change with the port). */
+  allowOwnRoute(route: OwnRoute): void {
+    this.ownRoute = { origins: route.origins.map((o) => new URL(o).origin), path: route.path };
+  }
+
+  /**
+   * Whether `url` is this service's own route as allowed with allowOwnRoute. The origin is compared as
+   * written, never resolved: a name that resolves to this machine is not this service's origin. The
+   * path is compared after the URL is parsed (dot segments removed), so "/inspect/x/../../graphql" is
+   * "/graphql".
+   */
+  isOwnRoute(url: string | URL): boolean {
+    const route = this.ownRoute;
+    if (!route) return false;
+    let parsed: URL;
+    try {
+      parsed = typeof url === "string" ? new URL(url) : url;
+    } catch {
+      return false;
+    }
+    if (parsed.username || parsed.password || parsed.search || parsed.hash) return false;
+    return route.origins.includes(parsed.origin) && route.path.test(parsed.pathname);
   }
 
   /**

@@ -73,3 +73,15 @@ export function publicBaseUrl(
   const port = loopback ? (/:\d+$/.exec(host)?.[0] ?? "") : "";
   return `${request.protocol}://${first}${port}`;
 }
+
+/**
+ * The origins publicBaseUrl can answer once the service listens on `port`: PUBLIC_URL's, else each
+ * allowed host's (a loopback name with the service's port; another as listed, over http or https, as a
+ * proxy in front may reach it). Links the service makes to itself start with one of these.
+ */
+export function serviceOrigins(config: Pick<AppConfig, "publicUrl" | "allowedHosts">, port: number): string[] {
+  if (config.publicUrl) return [new URL(config.publicUrl).origin];
+  return config.allowedHosts.flatMap((host) =>
+    LOOPBACK_HOSTS.includes(host) ? [`http://${host}:${port}`] : [`http://${host}`, `https://${host}`],
+  );
+}

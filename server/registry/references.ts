@@ -27,6 +27,7 @@ import type {
   OptionsSource,
   Predicate,
   RunnerOptions,
+  SuggestionsSource,
   Value,
   Variables,
 } from "../../schemas/generated/screen.ts";
@@ -207,12 +208,24 @@ export function manifestReferenceProblems(
       predicate(badge.when, row, `${at}/badges/${i}/when`, scope);
   }
 
-  /** The option lists of `remote-options` controls, at any depth of a uiSchema. */
+  /** A text-suggestions control's rows (as an options source's) and the mutation that makes a new one. */
+  function suggestionsSource(source: SuggestionsSource, at: string, scope: Scope) {
+    optionsSource(source, at, scope);
+    const create = source.create;
+    if (!create) return;
+    variables(create.mutation, create.variables, `${at}/create`, scope, true);
+    const answer = operation(create.mutation)?.answer;
+    if (answer) reached(followPath(answer, create.value), `${at}/create/value`, `${create.value} reads nothing`);
+  }
+
+  /** The option lists of `remote-options` and `text-suggestions` controls, at any depth of a uiSchema. */
   function uiSchema(ui: unknown, at: string, scope: Scope) {
     if (!ui || typeof ui !== "object") return;
     const node = ui as Record<string, unknown>;
     const options = node["ui:options"] as OptionsSource | undefined;
     if (node["ui:widget"] === "remote-options" && options?.query) optionsSource(options, `${at}/ui:options`, scope);
+    if (node["ui:widget"] === "text-suggestions" && options?.query)
+      suggestionsSource(options as SuggestionsSource, `${at}/ui:options`, scope);
     for (const [key, child] of Object.entries(node))
       if (!key.startsWith("ui:")) uiSchema(child, `${at}/${pointerEscape(key)}`, scope);
   }

@@ -136,6 +136,11 @@ describe("npm run validate on the broken-manifest fixtures", () => {
       "/views/0/uiSchema/id/ui:options/value",
       /^\/tagId is not in a row of BrokenTags: Tag has no field tagId/,
     ],
+    [
+      "form-suggestions-create",
+      "/views/0/uiSchema/label/ui:options/create/value",
+      /^archiveEndpoint.token reads nothing: Endpoint has no field token/,
+    ],
     ["chart-encode", "/views/0/series/0/encode/y", /^\/count is not in a row of tags: Tag has no field count/],
     [
       "action-reference",

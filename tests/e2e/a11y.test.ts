@@ -51,7 +51,8 @@ async function gql<T>(page: Page, query: string, variables: Record<string, unkno
 
 /**
  * One record of each kind the routes name, made as the owner: the demo endpoint, a call it refused
- * (an error log), a function, a stream, a webhook, a list, an address book and a value. Returns the value
+ * (an error log), a function, a stream, a webhook, a list, an address book, a value and an inspection URL
+ * with a request it received. Returns the value
  * of each route parameter.
  */
 async function seedRecords(page: Page): Promise<Record<string, string>> {
@@ -100,6 +101,17 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
     'mutation { createAddressBook(input: { key: "a11y-book", items: ["0x00000000219ab540356cbb839cbe05303d7705fa"] }) { success } }',
   );
   await gql(page, 'mutation { createValue(input: { key: "a11y-value", value: "42" }) { key } }');
+  // An inspection URL that has received one request.
+  const { createInspectionUrl } = await gql<{ createInspectionUrl: { id: string; url: string } }>(
+    page,
+    'mutation { createInspectionUrl(input: { name: "A11y" }) { id url } }',
+  );
+  await fetch(createInspectionUrl.url, { method: "POST", body: '{"hello":"inspector"}' });
+  const { inspectedRequests } = await gql<{ inspectedRequests: { id: string }[] }>(
+    page,
+    "query($id: ID!) { inspectedRequests(id: $id) { id } }",
+    { id: createInspectionUrl.id },
+  );
   let requestId: string | undefined;
   await expect
     .poll(
@@ -124,6 +136,8 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
     listKey: "a11y-list",
     addressBookKey: "a11y-book",
     valueKey: "a11y-value",
+    inspectionUrlId: createInspectionUrl.id,
+    inspectedRequestId: inspectedRequests[0].id,
   };
 }
 

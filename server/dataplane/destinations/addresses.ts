@@ -11,6 +11,8 @@ export interface NamedAddress {
   attribute: string;
   host: string;
   port: number;
+  /** The URL that names it, when it is one (the egress policy may allow the service's own route). */
+  url?: string;
 }
 
 /** The host and port of an http(s) URL (its scheme's port when none is written), or null when it is none. */
@@ -18,7 +20,12 @@ function urlAddress(attribute: string, text: string): NamedAddress | null {
   if (!URL.canParse(text)) return null;
   const url = new URL(text);
   if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-  return { attribute, host: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+  return {
+    attribute,
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+    url: text,
+  };
 }
 
 /** A custom S3 endpoint as a URL: a bare host is reached over https unless useSsl is false. */

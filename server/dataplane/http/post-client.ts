@@ -317,7 +317,7 @@ export class PostClient {
         ? `authorization: Basic ${Buffer.from(`${decodePercent(url.username)}:${decodePercent(url.password)}`).toString("base64")}\r\n`
         : "";
       origin = {
-        connect: this.connector(secure, host, port),
+        connect: this.connector(secure, host, port, url),
         // The URL's own path and query (a provider's key often lives there) are kept.
         headPrefix: `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${auth}content-type: application/json\r\ncontent-length: `,
         idle: [],
@@ -329,9 +329,13 @@ export class PostClient {
     return origin;
   }
 
-  /** How an origin's connections are made: through the egress policy when the client has one. */
-  private connector(secure: boolean, host: string, port: number): () => net.Socket {
-    const egress = this.egress;
+  /**
+   * How an origin's connections are made: through the egress policy when the client has one, except to
+   * the service's own route the policy allows (an origin here is one URL, so its connections carry
+   * requests to that path only).
+   */
+  private connector(secure: boolean, host: string, port: number, url: URL): () => net.Socket {
+    const egress = this.egress?.isOwnRoute(url) ? undefined : this.egress;
     if (secure) {
       const options = {
         host,

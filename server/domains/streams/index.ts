@@ -32,5 +32,6 @@ export {
   testDestination,
   updateStream,
 } from "./service.ts";
+export { destinationSigningSecrets } from "./signing-secrets.ts";
 export type { StreamRow } from "./store.ts";
 export { streams } from "./tables.ts";

@@ -142,6 +142,7 @@ function checkDestinationAddresses(services: StreamsServices | undefined, s: Str
   if (!egress || !s.destination) return;
   const fields: FieldError[] = [];
   for (const address of namedAddresses(s.destination, s.destinationAttributes ?? {})) {
+    if (address.url && egress.isOwnRoute(address.url)) continue;
     try {
       egress.checkHost(address.host, address.port);
     } catch (e) {

@@ -417,6 +417,13 @@ export type Query = {
   failingStreams: Array<Stream>;
   /** Webhooks the engine stopped because they failed, most recent first (at most 20). */
   failingWebhooks: Array<Webhook>;
+  /** The account's inspection URLs, newest first (at most 10). */
+  inspectionUrls: Array<InspectionUrl>;
+  inspectionUrl: InspectionUrl;
+  /** The requests an inspection URL received and keeps, newest first. */
+  inspectedRequests: Array<InspectedRequest>;
+  /** One request an inspection URL received and keeps. */
+  inspectedRequest: InspectedRequest;
 };
 
 export type QueryEndpointArgs = {
@@ -673,6 +680,19 @@ export type QueryWebhookDeliveriesArgs = {
   search?: InputMaybe<Scalars["String"]["input"]>;
 };
 
+export type QueryInspectionUrlArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type QueryInspectedRequestsArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type QueryInspectedRequestArgs = {
+  id: Scalars["ID"]["input"];
+  requestId: Scalars["ID"]["input"];
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -782,6 +802,12 @@ export type Mutation = {
   completeKvUpload: KvAddResult;
   /** Ends an upload and deletes its parts. */
   abortKvUpload: MutationResult;
+  /** A new inspection URL (at most 10 per account). */
+  createInspectionUrl: InspectionUrl;
+  /** Deletes an inspection URL and the requests it kept; requests to it are then answered 404. */
+  deleteInspectionUrl: MutationResult;
+  /** Deletes the requests an inspection URL kept. */
+  clearInspectedRequests: MutationResult;
 };
 
 export type MutationSignUpArgs = {
@@ -1170,6 +1196,18 @@ export type MutationCompleteKvUploadArgs = {
 
 export type MutationAbortKvUploadArgs = {
   uploadId: Scalars["ID"]["input"];
+};
+
+export type MutationCreateInspectionUrlArgs = {
+  input: CreateInspectionUrlInput;
+};
+
+export type MutationDeleteInspectionUrlArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type MutationClearInspectedRequestsArgs = {
+  id: Scalars["ID"]["input"];
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -2748,6 +2786,61 @@ export type StreamDeliveryConnection = {
   retentionDays: Scalars["Int"]["output"];
 };
 
+/** How a received request's signature compares with the signing secret of a stream or webhook pointed at its inspection URL. */
+export type InspectedSignature =
+  /** It carries a signature that matches. */
+  | "VERIFIED"
+  /** It carries a signature that does not match (or a body that could not be decompressed). */
+  | "MISMATCH"
+  /** It carries no signature. */
+  | "UNSIGNED"
+  /** It is signed, but no stream or webhook pointed here has a security token. */
+  | "NO_SECRET";
+
+/** One header of a received request, as it arrived. */
+export type InspectedHeader = {
+  __typename?: "InspectedHeader";
+  name: Scalars["String"]["output"];
+  value: Scalars["String"]["output"];
+};
+
+/** A request an inspection URL received (the newest 100 of the last 24 hours are kept). */
+export type InspectedRequest = {
+  __typename?: "InspectedRequest";
+  id: Scalars["ID"]["output"];
+  receivedAt: Scalars["DateTime"]["output"];
+  method: Scalars["String"]["output"];
+  headers: Array<InspectedHeader>;
+  /** The body as text, gzip undone (as it arrived when it cannot be decompressed); its first 256 KiB. */
+  body: Scalars["String"]["output"];
+  /** Whether the body was longer than what is kept. */
+  bodyTruncated: Scalars["Boolean"]["output"];
+  /** Bytes of the body as received (compressed, when it was). */
+  size: Scalars["Int"]["output"];
+  /** The content-encoding it arrived with (gzip), if any. */
+  contentEncoding?: Maybe<Scalars["String"]["output"]>;
+  signature: InspectedSignature;
+};
+
+/** A URL this service receives requests at, to point a stream or webhook at before running a receiver. */
+export type InspectionUrl = {
+  __typename?: "InspectionUrl";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  /** Where to send requests: this service's address, /inspect/ and a random token. */
+  url: Scalars["String"]["output"];
+  /** The HTTP status it answers with (a non-2xx one shows how deliveries are retried). */
+  answerStatus: Scalars["Int"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  /** Requests kept now. */
+  requestCount: Scalars["Int"]["output"];
+};
+
+export type CreateInspectionUrlInput = {
+  name?: InputMaybe<Scalars["String"]["input"]>;
+  answerStatus?: InputMaybe<Scalars["Int"]["input"]>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3042,6 +3135,11 @@ export type ResolversTypes = {
   StreamDeliveryConnection: ResolverTypeWrapper<
     Partial<Omit<StreamDeliveryConnection, "deliveries"> & { deliveries: Array<ResolversTypes["StreamDelivery"]> }>
   >;
+  InspectedSignature: ResolverTypeWrapper<Partial<InspectedSignature>>;
+  InspectedHeader: ResolverTypeWrapper<Partial<InspectedHeader>>;
+  InspectedRequest: ResolverTypeWrapper<Partial<InspectedRequest>>;
+  InspectionUrl: ResolverTypeWrapper<Partial<InspectionUrl>>;
+  CreateInspectionUrlInput: ResolverTypeWrapper<Partial<CreateInspectionUrlInput>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -3230,6 +3328,10 @@ export type ResolversParentTypes = {
   StreamDeliveryConnection: Partial<
     Omit<StreamDeliveryConnection, "deliveries"> & { deliveries: Array<ResolversParentTypes["StreamDelivery"]> }
   >;
+  InspectedHeader: Partial<InspectedHeader>;
+  InspectedRequest: Partial<InspectedRequest>;
+  InspectionUrl: Partial<InspectionUrl>;
+  CreateInspectionUrlInput: Partial<CreateInspectionUrlInput>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -3765,6 +3867,25 @@ export type QueryResolvers<
   >;
   failingStreams?: Resolver<Array<ResolversTypes["Stream"]>, ParentType, ContextType>;
   failingWebhooks?: Resolver<Array<ResolversTypes["Webhook"]>, ParentType, ContextType>;
+  inspectionUrls?: Resolver<Array<ResolversTypes["InspectionUrl"]>, ParentType, ContextType>;
+  inspectionUrl?: Resolver<
+    ResolversTypes["InspectionUrl"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryInspectionUrlArgs, "id">
+  >;
+  inspectedRequests?: Resolver<
+    Array<ResolversTypes["InspectedRequest"]>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryInspectedRequestsArgs, "id">
+  >;
+  inspectedRequest?: Resolver<
+    ResolversTypes["InspectedRequest"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryInspectedRequestArgs, "id" | "requestId">
+  >;
 };
 
 export type MutationResolvers<
@@ -4271,6 +4392,24 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationAbortKvUploadArgs, "uploadId">
+  >;
+  createInspectionUrl?: Resolver<
+    ResolversTypes["InspectionUrl"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateInspectionUrlArgs, "input">
+  >;
+  deleteInspectionUrl?: Resolver<
+    ResolversTypes["MutationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteInspectionUrlArgs, "id">
+  >;
+  clearInspectedRequests?: Resolver<
+    ResolversTypes["MutationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationClearInspectedRequestsArgs, "id">
   >;
 };
 
@@ -5576,6 +5715,41 @@ export type StreamDeliveryConnectionResolvers<
   retentionDays?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
+export type InspectedHeaderResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InspectedHeader"] = ResolversParentTypes["InspectedHeader"],
+> = {
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type InspectedRequestResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InspectedRequest"] = ResolversParentTypes["InspectedRequest"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  receivedAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  method?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  headers?: Resolver<Array<ResolversTypes["InspectedHeader"]>, ParentType, ContextType>;
+  body?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  bodyTruncated?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  contentEncoding?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  signature?: Resolver<ResolversTypes["InspectedSignature"], ParentType, ContextType>;
+};
+
+export type InspectionUrlResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InspectionUrl"] = ResolversParentTypes["InspectionUrl"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  answerStatus?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  requestCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -5718,4 +5892,7 @@ export type Resolvers<ContextType = Context> = {
   KvOverview?: KvOverviewResolvers<ContextType>;
   StreamDelivery?: StreamDeliveryResolvers<ContextType>;
   StreamDeliveryConnection?: StreamDeliveryConnectionResolvers<ContextType>;
+  InspectedHeader?: InspectedHeaderResolvers<ContextType>;
+  InspectedRequest?: InspectedRequestResolvers<ContextType>;
+  InspectionUrl?: InspectionUrlResolvers<ContextType>;
 };

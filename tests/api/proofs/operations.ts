@@ -81,6 +81,7 @@ export type Kind =
   | "function"
   | "functionActivation"
   | "kvUpload"
+  | "inspectionUrl"
   | "user";
 
 /**
@@ -167,12 +168,18 @@ export const ID_ARGS: Record<string, Kind> = {
   "updateFunction.input.id": "function",
   "deleteFunction.id": "function",
   "callFunction.input.id": "function",
+  "inspectionUrl.id": "inspectionUrl",
+  "inspectedRequests.id": "inspectionUrl",
+  "inspectedRequest.id": "inspectionUrl",
+  "deleteInspectionUrl.id": "inspectionUrl",
+  "clearInspectedRequests.id": "inspectionUrl",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
 export const NOT_OWNED_IDS: Record<string, string> = {
   "endpoints.tagIds": "a filter: it narrows the caller's own endpoints and finds nothing of another account",
   "errorLogDetails.requestId": "looked up within the endpoint named by endpointExId, which is the tenancy case",
+  "inspectedRequest.requestId": "looked up within the inspection URL named by id, which is the tenancy case",
   "toggleRpcMethod.methodId": "a JSON-RPC method name from the catalogue, the same for every account",
   "createQuickFunction.input.templateId": "a template from the catalogue, the same for every account",
 };

@@ -14,7 +14,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, stream and webhook. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, stream and webhook. */
 export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
   const gql = owner.client.gqlOk.bind(owner.client);
   const publicKey = await newPublicKey();
@@ -83,6 +83,11 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       'mutation { initiateListUpload(input: { key: "proof" }) { uploadId } }',
     )
   ).initiateListUpload.uploadId;
+  ids.inspectionUrl = (
+    await gql<{ createInspectionUrl: { id: string } }>(
+      'mutation { createInspectionUrl(input: { name: "proof" }) { id } }',
+    )
+  ).createInspectionUrl.id;
   ids.stream = (
     await gql<{ createStream: { id: string } }>(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",
