@@ -6,7 +6,7 @@ import { type ReactNode, useId, useLayoutEffect, useRef, useState } from "react"
  * content is not pushed below the fold, with a button that unfolds it, shown only while the fold hides
  * some of the text.
  */
-export function Intro({ children, className }: { children: ReactNode; className?: string }) {
+export function Intro({ children, className }: { children: ReactNode; className: string }) {
   const id = useId();
   const paragraph = useRef<HTMLParagraphElement>(null);
   const [open, setOpen] = useState(false);
@@ -21,8 +21,14 @@ export function Intro({ children, className }: { children: ReactNode; className?
     return () => observer.disconnect();
   }, [open]);
   return (
-    <div className={className ? `np-intro ${className}` : "np-intro"}>
-      <p id={id} ref={paragraph} className="np-muted np-intro-text" data-open={open || undefined}>
+    <div className="np-intro">
+      <p
+        id={id}
+        ref={paragraph}
+        className={`np-muted np-intro-text ${className}`}
+        data-open={open || undefined}
+        data-folded={folded || undefined}
+      >
         {children}
       </p>
       {folded ? (
