@@ -5,6 +5,7 @@ import { Skeleton, Space } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { Link, matchRoutes, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat, useRefresh } from "./data.tsx";
+import { Intro } from "./Intro.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
 import { can, readOnlyFor, roleLabel } from "./permissions.ts";
 import { fillRoute, fillTemplate, getPath, resolveVariables, type Scope } from "./resolve.ts";
@@ -326,7 +327,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
               {heading.text}
             </h1>
           )}
-          {root.description ? <p className="np-muted np-page-description">{root.description}</p> : null}
+          {root.description ? <Intro className="np-page-description">{root.description}</Intro> : null}
         </div>
       </div>
       {family.length > 1 ? (
@@ -351,7 +352,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
       ) : null}
       {manifest !== root && manifest.description ? (
         // A tab's own description (the root's is in the header): what this tab does that the others do not.
-        <p className="np-muted np-tab-description">{manifest.description}</p>
+        <Intro className="np-tab-description">{manifest.description}</Intro>
       ) : null}
       <ReadOnlyNotice role={viewer.userRole} views={manifest.views} />
       {screenRange.range && screenRange.choice ? (

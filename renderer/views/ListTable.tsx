@@ -220,9 +220,11 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
                           <td
                             key={cell.id}
                             data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}
+                            data-label={String(cell.column.columnDef.header ?? "")}
                             {...cellWidth(view.columns[index].width)}
                           >
-                            {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                            {/* One box per value: on a phone the cell is a row of a card, its label beside it. */}
+                            <div className="np-cell">{flexRender(cell.column.columnDef.cell, cell.getContext())}</div>
                           </td>
                         ))}
                         {actions.length ? (

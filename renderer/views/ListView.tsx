@@ -7,6 +7,7 @@ import { lazy, Suspense, useMemo } from "react";
 import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
+import { Intro } from "../Intro.tsx";
 import { can, requiredRole } from "../permissions.ts";
 import { evalPredicate, fillTemplate, getPointer, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
@@ -104,11 +105,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   return (
     <div className="np-list" data-view="list">
       {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
-      {view.description ? (
-        <p className="np-muted" style={{ margin: "0 0 12px" }}>
-          {view.description}
-        </p>
-      ) : null}
+      {view.description ? <Intro className="np-list-description">{view.description}</Intro> : null}
       <ListBulkBar view={view} scope={scope} selectedRows={selectedRows} clearSelection={() => setRowSelection({})} />
       {view.notice && result.data && evalPredicate(view.notice.when, result.data, scope) ? (
         <Alert

@@ -30,9 +30,15 @@ function Text({ value, copy, schema }: ReadWidgetProps) {
   return (
     <span className="np-text">
       {/* A table column with a width cuts long text to a few lines: the whole of it shows on hover. */}
-      <span className="np-text-value" title={text.length > LONG_TEXT ? text : undefined}>
-        {text}
-      </span>
+      {text.length > LONG_TEXT ? (
+        // Focusable so that a keyboard user can unfold it where a cell cuts it (src/styles.css).
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: cut text must be readable by keyboard as by hover (WCAG 2.1.1)
+        <span className="np-text-value" title={text} tabIndex={0}>
+          {text}
+        </span>
+      ) : (
+        <span className="np-text-value">{text}</span>
+      )}
       {copy ? <CopyButton text={typeof value === "object" ? JSON.stringify(value) : String(value)} /> : null}
     </span>
   );
@@ -80,7 +86,8 @@ function Link({ value, copy }: ReadWidgetProps) {
   const safe = /^https?:\/\//i.test(href);
   return (
     <span className="np-text" style={{ wordBreak: "break-all" }}>
-      <code>
+      {/* A table cell cuts a long address to one line: the whole of it shows on hover, and on focus of its link or copy button. */}
+      <code title={href}>
         {safe ? (
           <a href={href} target="_blank" rel="noreferrer">
             {href}
@@ -269,7 +276,8 @@ function Code({ value, copy, options }: ReadWidgetProps) {
   const max = typeof options.maxChars === "number" ? options.maxChars : undefined;
   return (
     <span className="np-text" style={max ? { wordBreak: "break-all" } : undefined}>
-      <code>{max && text.length > max ? `${text.slice(0, max)}…` : text}</code>
+      {/* Cut on screen by `maxChars` or by a table cell's width: the whole value shows on hover. */}
+      <code title={text}>{max && text.length > max ? `${text.slice(0, max)}…` : text}</code>
       {copy === false ? null : <CopyButton text={text} />}
     </span>
   );

@@ -316,6 +316,28 @@ describe("widgets", () => {
     expect(button(<Code value="0xabc" copy={false} options={{}} />)).toBeNull();
   });
 
+  it("code, links and long text carry their whole value in a title, and long text takes focus, for cells that cut them", () => {
+    const read = (name: string) => {
+      const Read = getWidget(name)?.read;
+      if (!Read) throw new Error(`${name} is not registered`);
+      return Read;
+    };
+    const Code = read("code");
+    const Link = read("link");
+    const Text = read("text");
+    const long = "Rate limited: the plan allows 25 requests a second and this endpoint sent more than that";
+    const code = render(<Code value="0xabcdef0123456789" options={{ maxChars: 6 }} />).container;
+    expect(code.querySelector("code")?.getAttribute("title")).toBe("0xabcdef0123456789");
+    const link = render(<Link value="https://rpc.example/abc" options={{}} />).container;
+    expect(link.querySelector("code")?.getAttribute("title")).toBe("https://rpc.example/abc");
+    const text = render(<Text value={long} options={{}} />).container.querySelector(".np-text-value");
+    expect(text?.getAttribute("title")).toBe(long);
+    expect(text?.getAttribute("tabindex")).toBe("0");
+    const short = render(<Text value="Paused" options={{}} />).container.querySelector(".np-text-value");
+    expect(short?.getAttribute("title")).toBeNull();
+    expect(short?.getAttribute("tabindex")).toBeNull();
+  });
+
   it("code-editor: Tab indents, Shift+Tab outdents the selected lines", () => {
     expect(indentEdit("ab", 1, 1, false)).toEqual({ text: "a  b", start: 3, end: 3 });
     const block = indentEdit("one\ntwo", 0, 7, false);
@@ -505,6 +527,15 @@ describe("a list with token paging and a time range", () => {
     expect((screen.getByRole("button", { name: "Next" }) as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(screen.getByRole("button", { name: "Previous" }));
     await screen.findByText("row-1");
+  }, 30_000);
+
+  it("names each value's column on its cell, for the cards a phone draws the rows as", async () => {
+    const transport: Transport = async () => ({ logs: { items: [{ id: "row-1" }], nextAt: null } });
+    const view: ListView = { ...tokenList, query: "Try", variables: {}, filters: [] };
+    render(withData(<ListViewComponent view={view} scope={{}} />, transport));
+    const cell = (await screen.findByText("row-1")).closest("td");
+    expect(cell?.getAttribute("data-label")).toBe(screen.getByRole("columnheader").textContent);
+    expect(cell?.getAttribute("data-label")).toBeTruthy();
   }, 30_000);
 
   it("draws a filter as a button until it is opened, then its select, open", async () => {
