@@ -15,6 +15,7 @@ import {
   routeFor,
   viewerFor,
 } from "./harness.tsx";
+import { missingKeys } from "./missing-keys.ts";
 
 beforeAll(installDomStandIns);
 afterEach(cleanup);
@@ -24,6 +25,14 @@ const VERBATIM = new Set(["text", "code", "link", "email"]);
 
 describe("every manifest renders against recorded responses", () => {
   it("finds manifests", () => expect(manifests.length).toBeGreaterThanOrEqual(5));
+
+  it("has recorded answers as today's documents give them (every selected key present)", () => {
+    const stale = Object.entries(recordedResponses)
+      .map(([name, answer]) => [name, missingKeys(name, registry.operations[name] ?? "", answer.data)] as const)
+      .filter(([, missing]) => missing.length)
+      .map(([name, missing]) => `${name}: ${missing.join(", ")}`);
+    expect(stale, "record the fixtures again (docs/adding-a-screen.md)").toEqual([]);
+  });
 
   for (const { file, manifest } of manifests) {
     it(`${file} (${manifest.id})`, async () => {

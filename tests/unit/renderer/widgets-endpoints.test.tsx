@@ -30,7 +30,11 @@ function withTokenAuth(tokenAuth: boolean, security?: SampleSecurity): Transport
   return async (document, variables) => {
     const data = await recorded(document, variables);
     if (!/\bquery\s+Endpoint\b/.test(document)) return data;
-    return { ...data, endpoint: { ...(data.endpoint as object), tokenAuth, ...(security ? { security } : {}) } };
+    // Without a security of its own, the recorded one with its token option as `tokenAuth` says, as the
+    // service answers them (both read the same setting).
+    const recordedSecurity = (data.endpoint as { security: SampleSecurity }).security;
+    const agreeing = { ...recordedSecurity, options: { ...recordedSecurity.options, tokens: tokenAuth } };
+    return { ...data, endpoint: { ...(data.endpoint as object), tokenAuth, security: security ?? agreeing } };
   };
 }
 
