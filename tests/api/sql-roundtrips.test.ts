@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
+import { inspectedRequests } from "../../server/domains/inspector/tables.ts";
 import { kvUploads } from "../../server/domains/kv/tables.ts";
 import { streamDeliveries, streamLogs, streams } from "../../server/domains/streams/tables.ts";
 import { endpointMetricMinutes, usageMinutes } from "../../server/domains/usage/tables.ts";
@@ -319,10 +320,34 @@ async function accountWith(
     })),
   );
 
+  // n inspection URLs, the first with n requests received.
+  const inspectionUrlIds: string[] = [];
+  for (const i of range) {
+    const { createInspectionUrl } = await client.gqlOk<{ createInspectionUrl: { id: string } }>(
+      "mutation($input: CreateInspectionUrlInput!) { createInspectionUrl(input: $input) { id } }",
+      { input: { name: `inspector ${i}` } },
+    );
+    inspectionUrlIds.push(createInspectionUrl.id);
+  }
+  await db.insert(inspectedRequests).values(
+    range.map((i) => ({
+      accountId,
+      inspectionUrlId: inspectionUrlIds[0],
+      receivedAt: new Date(now - i * 1000),
+      method: "POST",
+      headers: [["content-type", "application/json"]] as [string, string][],
+      body: `{"i":${i}}`,
+      bodyTruncated: false,
+      size: 7,
+      signature: "UNSIGNED",
+    })),
+  );
+
   return {
     accountId,
     client,
     route: {
+      inspectionUrlId: inspectionUrlIds[0],
       endpointId: endpoint.id,
       functionId: functionIds[0],
       streamId: streamIds[0].id,
