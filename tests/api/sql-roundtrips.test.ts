@@ -87,7 +87,14 @@ function rowsAt(data: unknown, path: string): unknown[] {
 
 /** Route parameters of an account's screens: the first of each kind of item it has. */
 type RouteParams = Record<
-  "endpointId" | "functionId" | "streamId" | "webhookId" | "listKey" | "addressBookKey" | "valueKey",
+  | "inspectionUrlId"
+  | "endpointId"
+  | "functionId"
+  | "streamId"
+  | "webhookId"
+  | "listKey"
+  | "addressBookKey"
+  | "valueKey",
   string
 >;
 
