@@ -311,6 +311,26 @@ describe("delivery", () => {
     }
   });
 
+  it("logs its user's activation and pause beside the engine's lines", async () => {
+    const receiver = await startReceiver();
+    try {
+      const { data } = await create(owner, webhookInput(receiver.url));
+      const id = data?.createStream.id as string;
+      await owner.client.gqlOk("mutation($id: ID!) { activateStream(id: $id) { id } }", { id });
+      await waitFor("a delivery", async () => ((await streamOf(owner, id)).nextBlock ? true : null));
+      await owner.client.gqlOk("mutation($id: ID!) { pauseStream(id: $id) { id } }", { id });
+      const { streamLogs } = await owner.client.gqlOk<{ streamLogs: { logs: { level: string; message: string }[] } }>(
+        "query($id: ID!) { streamLogs(id: $id, levels: [INFO]) { logs { level message } } }",
+        { id },
+      );
+      const messages = streamLogs.logs.map((l) => l.message);
+      expect(messages[0]).toMatch(/^Paused/);
+      expect(messages).toContainEqual(expect.stringMatching(/^Activated/));
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("logs a filter that loops forever or throws, and keeps delivering other streams", async () => {
     const receiver = await startReceiver();
     try {
