@@ -14,12 +14,13 @@ export type StreamStatus = (typeof STREAM_STATUSES)[number];
  */
 export type StreamEvent = "ACTIVATE" | "PAUSE" | "COMPLETE" | "FAIL_PAUSE" | "FAIL_TERMINATE";
 
-/** Events by which the engine stops a stream that failed (it is shown as failing, not as paused by its user). */
 /** The user's own changes; the engine writes its lines (failures, completion) with what caused them. */
 const USER_EVENT_LINES: Partial<Record<StreamEvent, string>> = {
   ACTIVATE: "Activated: delivery starts from where it stopped.",
   PAUSE: "Paused: no delivery until it is activated again.",
 };
+
+/** Events by which the engine stops a stream that failed (it is shown as failing, not as paused by its user). */
 
 const FAILURES: ReadonlySet<StreamEvent> = new Set(["FAIL_PAUSE", "FAIL_TERMINATE"]);
 
