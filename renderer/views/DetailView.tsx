@@ -56,7 +56,8 @@ export function DetailView({
       data-view="detail"
       title={
         view.title && !titleInHeading ? (
-          <Typography.Title level={4} style={{ margin: 0 }}>
+          // The level below the page's h1 (axe heading-order), at the size of the h4 it was.
+          <Typography.Title level={2} style={{ margin: 0, fontSize: 20, lineHeight: 1.4 }}>
             {fillTemplate(view.title, record, false, recordScope, formatField) || "Untitled"}
           </Typography.Title>
         ) : undefined

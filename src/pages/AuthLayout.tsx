@@ -14,8 +14,9 @@ export function AuthLayout({
   children: ReactNode;
 }) {
   const { token } = theme.useToken();
+  // The page's main landmark, its title the page's h1 (at the size of the h3 it was).
   return (
-    <div
+    <main
       className="np-auth"
       style={
         {
@@ -43,12 +44,12 @@ export function AuthLayout({
           color: token.colorText,
         }}
       >
-        <Typography.Title level={3} style={{ marginTop: 0 }}>
+        <Typography.Title level={1} style={{ marginTop: 0, fontSize: 24, lineHeight: 1.33 }}>
           {title}
         </Typography.Title>
         {subtitle ? <Typography.Paragraph type="secondary">{subtitle}</Typography.Paragraph> : null}
         {children}
       </section>
-    </div>
+    </main>
   );
 }

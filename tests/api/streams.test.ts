@@ -311,6 +311,33 @@ describe("delivery", () => {
     }
   });
 
+  it("logs its user's activation and pause, and the run's first delivery", async () => {
+    const receiver = await startReceiver();
+    try {
+      const { data } = await create(owner, webhookInput(receiver.url, { endRange: 1_000_000 }));
+      const id = data?.createStream.id as string;
+      await owner.client.gqlOk("mutation($id: ID!) { activateStream(id: $id) { id } }", { id });
+      const infoLines = async () => {
+        const { streamLogs } = await owner.client.gqlOk<{ streamLogs: { logs: { message: string }[] } }>(
+          "query($id: ID!) { streamLogs(id: $id, levels: [INFO]) { logs { message } } }",
+          { id },
+        );
+        return streamLogs.logs.map((l) => l.message);
+      };
+      const delivering = /^Stream delivering: blocks \d+–\d+ delivered/;
+      await waitFor("a delivery logged", async () =>
+        (await infoLines()).some((m) => delivering.test(m)) ? true : null,
+      );
+      await owner.client.gqlOk("mutation($id: ID!) { pauseStream(id: $id) { id } }", { id });
+      const messages = await infoLines();
+      expect(messages[0]).toMatch(/^Paused/);
+      expect(messages).toContainEqual(expect.stringMatching(/^Activated/));
+      expect(messages).toContainEqual(expect.stringMatching(delivering));
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("logs a filter that loops forever or throws, and keeps delivering other streams", async () => {
     const receiver = await startReceiver();
     try {

@@ -8,15 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import {
-  DEMO_PASSWORD,
-  navigateInApp,
-  screenshot,
-  seriousViolations,
-  settle,
-  useE2E,
-  type Violation,
-} from "./harness.ts";
+import { axeViolations, DEMO_PASSWORD, navigateInApp, screenshot, settle, useE2E, type Violation } from "./harness.ts";
 import { repoRoot } from "./harness-build.ts";
 
 // One local chain node, so a stream and a webhook can be created.
@@ -213,7 +205,7 @@ describe("accessibility", () => {
         const cut: string[] = [];
         for (const route of routes) {
           await navigateInApp(page, route);
-          violations.push(...(await seriousViolations(page, route)));
+          violations.push(...(await axeViolations(page, route)));
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
           if (overflow > 0) overflowing.push(`${route} (${overflow} px)`);
           cut.push(...(await cutCells(page)).map((cell) => `${route}: ${cell}`));

@@ -2,7 +2,7 @@
 // no mail server: the outbox), Resend email answers and is limited, and the link from the outbox,
 // opened signed out, verifies the address, after which the banner is gone.
 import { describe, expect, it } from "vitest";
-import { screenshot, seriousViolations, useE2E } from "./harness.ts";
+import { axeViolations, screenshot, useE2E } from "./harness.ts";
 
 const e2e = useE2E();
 
@@ -29,7 +29,7 @@ describe("e-mail verification", () => {
       .getByText(/less than a minute ago\. Try again in \d+ seconds?\./)
       .waitFor();
     await screenshot(page, "email-verification-banner");
-    expect(await seriousViolations(page, "/ with the banner")).toEqual([]);
+    expect(await axeViolations(page, "/ with the banner")).toEqual([]);
 
     // The newest mail in the outbox, as the Notifications page lists it.
     const bodies = await page.evaluate(async () => {
@@ -48,7 +48,7 @@ describe("e-mail verification", () => {
     const signedOut = await e2e.newPage();
     await signedOut.goto(link);
     await signedOut.getByRole("status").getByText(`${email} is verified.`).waitFor();
-    expect(await seriousViolations(signedOut, "/verify-email")).toEqual([]);
+    expect(await axeViolations(signedOut, "/verify-email")).toEqual([]);
     await signedOut.reload();
     await signedOut
       .getByRole("alert")

@@ -299,8 +299,8 @@ export interface Violation {
   targets: string[];
 }
 
-/** Runs axe on the page as it is and returns its serious and critical violations. */
-export async function seriousViolations(page: Page, route: string): Promise<Violation[]> {
+/** Runs axe on the page as it is and returns its violations of every impact (minor included). */
+export async function axeViolations(page: Page, route: string): Promise<Violation[]> {
   // Evaluated through the debugging protocol, not added as a <script>: the console's CSP refuses inline scripts.
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
   const results = await page.evaluate(async () => {
@@ -311,13 +311,11 @@ export async function seriousViolations(page: Page, route: string): Promise<Viol
       violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
     };
   });
-  return results.violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => ({
-      route,
-      id: violation.id,
-      impact: String(violation.impact),
-      help: violation.help,
-      targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
-    }));
+  return results.violations.map((violation) => ({
+    route,
+    id: violation.id,
+    impact: String(violation.impact),
+    help: violation.help,
+    targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
+  }));
 }

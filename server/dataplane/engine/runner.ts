@@ -111,6 +111,8 @@ interface LoopState {
   lastDelivered: { number: number; hash: string } | null;
   /** Dataset bytes per block in the last batch: sizes the read-ahead spans (nothing known yet: one batch). */
   bytesPerBlock: number;
+  /** Whether this run's first delivery is logged (one line per run: each batch is listed in Deliveries). */
+  deliveryLogged: boolean;
 }
 
 /** A batch being delivered: what its attempts share. */
@@ -391,6 +393,7 @@ export class StreamRunner {
       recorder: new AckRecorder((record) => this.record(record)),
       lastDelivered: null,
       bytesPerBlock: Number.POSITIVE_INFINITY,
+      deliveryLogged: false,
     };
   }
 
@@ -581,6 +584,15 @@ export class StreamRunner {
     hashes: BlockHeader[],
   ): Promise<void> {
     state.bytesPerBlock = dataBytes / (delivered.to - state.next + 1);
+    // Before the acknowledgement: whoever sees the checkpoint move also sees this line.
+    if (!state.deliveryLogged) {
+      state.deliveryLogged = true;
+      const what = this.row.product === "WEBHOOK" ? "Webhook" : "Stream";
+      await this.logLine(
+        "INFO",
+        `${what} delivering: blocks ${state.next}–${delivered.to} delivered; every delivery is listed in Deliveries.`,
+      );
+    }
     state.recorder.add({
       streamId: this.row.id,
       owner: this.deps.owner,

@@ -6,8 +6,9 @@ import type { Db } from "../../platform/db/index.ts";
 import { storableText } from "../../platform/text.ts";
 import { DEFAULT_DELIVERY_HISTORY_DAYS } from "./deliveries.ts";
 import { applyStreamEvent } from "./lifecycle.ts";
+import { writeStreamLog } from "./logs.ts";
 import { pruneDeliveries as pruneOldDeliveries } from "./store.ts";
-import { streamBlockHashes, streamCheckpoints, streamLogs, streams } from "./tables.ts";
+import { streamBlockHashes, streamCheckpoints, streams } from "./tables.ts";
 
 /**
  * The stream engine's queries (its EngineStore port). The engine works for every account, so these are
@@ -158,10 +159,8 @@ async function storedHash(db: Db, streamId: string, blockNumber: number): Promis
   return row?.hash;
 }
 
-async function writeLog(db: Db, row: StreamRow, level: LogLevel, message: string): Promise<void> {
-  await db
-    .insert(streamLogs)
-    .values({ accountId: row.accountId, streamId: row.id, level, message: storableText(message.slice(0, 4000)) });
+function writeLog(db: Db, row: StreamRow, level: LogLevel, message: string): Promise<void> {
+  return writeStreamLog(db, row.accountId, row.id, level, message);
 }
 
 /**

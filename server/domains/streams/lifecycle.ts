@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { conflict, notFound } from "../../platform/errors.ts";
 import { storableText } from "../../platform/text.ts";
+import { writeStreamLog } from "./logs.ts";
 import { streams } from "./tables.ts";
 
 export const STREAM_STATUSES = ["ACTIVE", "COMPLETED", "PAUSED", "TERMINATED"] as const;
@@ -13,7 +14,14 @@ export type StreamStatus = (typeof STREAM_STATUSES)[number];
  */
 export type StreamEvent = "ACTIVATE" | "PAUSE" | "COMPLETE" | "FAIL_PAUSE" | "FAIL_TERMINATE";
 
+/** The user's own changes; the engine writes its lines (failures, completion) with what caused them. */
+const USER_EVENT_LINES: Partial<Record<StreamEvent, string>> = {
+  ACTIVATE: "Activated: delivery starts from where it stopped.",
+  PAUSE: "Paused: no delivery until it is activated again.",
+};
+
 /** Events by which the engine stops a stream that failed (it is shown as failing, not as paused by its user). */
+
 const FAILURES: ReadonlySet<StreamEvent> = new Set(["FAIL_PAUSE", "FAIL_TERMINATE"]);
 
 /**
@@ -118,6 +126,8 @@ export async function applyStreamEvent(
       })
       .where(eq(streams.id, streamId))
       .returning();
+    const line = USER_EVENT_LINES[event];
+    if (line) await writeStreamLog(tx, accountId, streamId, "INFO", line);
     return updated;
   };
   // Inside a caller's transaction this is a savepoint.
