@@ -175,11 +175,11 @@ describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
     await expect.poll(() => received.length, { timeout: 30_000 }).toBeGreaterThan(0);
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
     await page.waitForURL(/\/deliveries$/);
-    // A reload under load takes a while: each look waits for the list's table or its empty state.
+    // A reload under load takes a while: each look waits for the list's rows (cards on a phone) or its empty state.
     const list = page.locator('[data-view="list"]');
     const delivered = list.locator("tr.np-table-row").filter({ hasText: "Delivered" });
     await reloadUntil(page, async () => {
-      await list.locator(".np-table thead, .ant-empty").first().waitFor({ timeout: 30_000 });
+      await list.locator(".np-table tbody tr, .ant-empty").first().waitFor({ timeout: 30_000 });
       return (await delivered.count()) > 0;
     });
     const row = delivered.first();
