@@ -222,29 +222,23 @@ async function main(): Promise<number> {
     runnable.push(suite);
   }
 
-  // The end-to-end journeys mostly wait (on blocks, deliveries, the browser) and leave the cores idle, so
-  // they run beside the API suite, whose files mostly wait on PostgreSQL too; their output is shown when
-  // they end. Beside the contract and unit suites, which keep both cores busy, they made those time out.
+  // The end-to-end journeys mostly wait (on blocks, deliveries, the browser) and leave the cores idle,
+  // so they run beside the other suites, which keep the cores busy; their output is shown when they end.
   const beside = runnable.includes("e2e") && runnable.length > 1 ? "e2e" : undefined;
   const besideOutput = join(repoRoot, "test-results", "e2e-output.log");
-  let besideRun: Promise<SuiteResult> | undefined;
-  const startBeside = () => {
-    if (!beside || besideRun) return;
+  const besideRun = beside ? runSuite(beside, chosen.filters, besideOutput) : undefined;
+  if (beside)
     console.log(
-      `\n━━ ${beside} ━━ started beside the next suites; its output follows theirs (${relative(repoRoot, besideOutput)})`,
+      `\n━━ ${beside} ━━ started beside the other suites; its output follows theirs (${relative(repoRoot, besideOutput)})`,
     );
-    besideRun = runSuite(beside, chosen.filters, besideOutput);
-  };
 
   for (const suite of runnable.filter((each) => each !== beside)) {
-    if (suite === "api") startBeside();
     console.log(`\n━━ ${suite} ━━`);
     const result = await runSuite(suite, chosen.filters);
     console.log(`\n${result.line}`);
     for (const note of result.notes) console.log(`  ${note}`);
     record(suite, result);
   }
-  startBeside();
   if (beside && besideRun) {
     const result = await besideRun;
     console.log(`\n━━ ${beside} ━━`);
