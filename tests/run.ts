@@ -8,8 +8,8 @@
  *                                 filter; several words match any of them; without --only, every suite
  *                                 with a matching file runs)
  */
-import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { buildStaleness, ensureBuilt, repoRoot } from "./e2e/harness-build.ts";
 import { ensureChromium } from "./e2e/harness-chromium.ts";
@@ -88,18 +88,7 @@ function formatCounts(counts: Counts): string {
   return counts.skipped > 0 ? `${line}, ${counts.skipped} skipped` : line;
 }
 
-interface SuiteResult {
-  counts: Counts;
-  notes: string[];
-  /** The line saying the suite's counts, files and time. */
-  line: string;
-}
-
-/**
- * Runs one suite's vitest project in a child process. Its output goes to this terminal, or, for a suite
- * that runs beside others, into `outputFile`, printed whole when the suite has ended.
- */
-function runSuite(suite: Suite, filters: string[], outputFile?: string): Promise<SuiteResult> {
+function runSuite(suite: Suite, filters: string[]): { counts: Counts; notes: string[] } {
   const reportFile = join(repoRoot, "test-results", `vitest-${suite}.json`);
   rmSync(reportFile, { force: true });
   const args = [
@@ -117,19 +106,7 @@ function runSuite(suite: Suite, filters: string[], outputFile?: string): Promise
   // The pinned AWS SDK warns, once per process, that later releases will need Node 22; test
   // output gets one such paragraph per test file otherwise.
   const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...process.env };
-  // A file descriptor, not a pipe: the child writes on while this process waits on another suite.
-  const output = outputFile ? openSync(outputFile, "w") : "inherit";
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", output, output], env });
-  return new Promise((resolveSuite) => {
-    child.on("close", (code, signal) => {
-      if (typeof output === "number") closeSync(output);
-      resolveSuite(readReport(suite, reportFile, code === 0 ? null : (code ?? signal), started));
-    });
-  });
-}
-
-/** The counts of a suite's JSON report, and what failed. */
-function readReport(suite: Suite, reportFile: string, exit: number | string | null, started: number): SuiteResult {
+  const result = spawnSync(process.execPath, args, { cwd: repoRoot, stdio: "inherit", env });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const notes: string[] = [];
   const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
@@ -152,13 +129,15 @@ function readReport(suite: Suite, reportFile: string, exit: number | string | nu
       }
     }
   }
-  if (exit !== null && counts.failed === 0) {
+  if (result.status !== 0 && counts.failed === 0) {
     // vitest failed without a failing test to show for it: global setup, an unhandled error, a crash.
     counts.failed = 1;
-    notes.push(`vitest exited with ${exit} (see its output above)`);
+    notes.push(`vitest exited with ${result.status ?? result.signal} (see its output above)`);
   }
   const files = report ? `, ${plural(report.testResults.length, "file")}` : "";
-  return { counts, notes, line: `${suite}: ${formatCounts(counts)}${files}, ${seconds} s` };
+  console.log(`\n${suite}: ${formatCounts(counts)}${files}, ${seconds} s`);
+  for (const note of notes) console.log(`  ${note}`);
+  return { counts, notes };
 }
 
 /** What the end-to-end suite needs before it starts: a browser and a fresh build. */
@@ -178,7 +157,7 @@ function prepareE2E(): string | null {
   return null;
 }
 
-async function main(): Promise<number> {
+function main(): number {
   let chosen: Choice;
   try {
     chosen = parseArgs(process.argv.slice(2));
@@ -189,17 +168,9 @@ async function main(): Promise<number> {
   mkdirSync(join(repoRoot, "test-results"), { recursive: true });
   const total: Counts = { passed: 0, failed: 0, skipped: 0 };
   const summary: string[] = [];
-  const record = (suite: Suite, { counts, notes }: SuiteResult) => {
-    summary.push(`${suite.padEnd(9)} ${formatCounts(counts)}`);
-    // The names of what failed go in the summary, where a CI log cut to its end still shows them.
-    for (const note of notes) summary.push(`  ${note}`);
-    total.passed += counts.passed;
-    total.failed += counts.failed;
-    total.skipped += counts.skipped;
-  };
 
-  const runnable: Suite[] = [];
   for (const suite of chosen.suites) {
+    console.log(`\n━━ ${suite} ━━`);
     const files = testFiles(join(repoRoot, "tests", suite));
     // vitest's filter: a file runs when its path contains one of the words.
     const matching = files.filter(
@@ -207,6 +178,7 @@ async function main(): Promise<number> {
     );
     if (matching.length === 0) {
       const none = files.length ? `no test file matches ${chosen.filters.join(" ")}` : "no test files";
+      console.log(`${suite}: ${none}`);
       summary.push(`${suite.padEnd(9)} ${none}`);
       continue;
     }
@@ -219,33 +191,13 @@ async function main(): Promise<number> {
         continue;
       }
     }
-    runnable.push(suite);
-  }
-
-  // The end-to-end journeys mostly wait (on blocks, deliveries, the browser) and leave the cores idle,
-  // so they run beside the other suites, which keep the cores busy; their output is shown when they end.
-  const beside = runnable.includes("e2e") && runnable.length > 1 ? "e2e" : undefined;
-  const besideOutput = join(repoRoot, "test-results", "e2e-output.log");
-  const besideRun = beside ? runSuite(beside, chosen.filters, besideOutput) : undefined;
-  if (beside)
-    console.log(
-      `\n━━ ${beside} ━━ started beside the other suites; its output follows theirs (${relative(repoRoot, besideOutput)})`,
-    );
-
-  for (const suite of runnable.filter((each) => each !== beside)) {
-    console.log(`\n━━ ${suite} ━━`);
-    const result = await runSuite(suite, chosen.filters);
-    console.log(`\n${result.line}`);
-    for (const note of result.notes) console.log(`  ${note}`);
-    record(suite, result);
-  }
-  if (beside && besideRun) {
-    const result = await besideRun;
-    console.log(`\n━━ ${beside} ━━`);
-    process.stdout.write(readFileSync(besideOutput, "utf8"));
-    console.log(`\n${result.line}`);
-    for (const note of result.notes) console.log(`  ${note}`);
-    record(beside, result);
+    const { counts, notes } = runSuite(suite, chosen.filters);
+    summary.push(`${suite.padEnd(9)} ${formatCounts(counts)}`);
+    // The names of what failed go in the summary, where a CI log cut to its end still shows them.
+    for (const note of notes) summary.push(`  ${note}`);
+    total.passed += counts.passed;
+    total.failed += counts.failed;
+    total.skipped += counts.skipped;
   }
 
   console.log("\n━━ summary ━━");
@@ -255,4 +207,4 @@ async function main(): Promise<number> {
   return total.failed > 0 || total.passed + total.failed === 0 ? 1 : 0;
 }
 
-process.exitCode = await main();
+process.exitCode = main();
