@@ -30,9 +30,6 @@ export default defineConfig({
           name: "contract",
           include: ["tests/contract/**/*.test.{ts,tsx}"],
           environment: "node",
-          // Loading and checking the whole registry takes 1–2 s alone and several times that beside the
-          // end-to-end suite's start (services, builds, browsers) on two cores.
-          testTimeout: 30_000,
         },
       },
       {
