@@ -222,6 +222,18 @@ export async function navigateInApp(page: Page, route: string) {
   await settle(page);
 }
 
+/**
+ * Signs in through the form as a person does. Signed in is when the form has gone: the sign-in page has
+ * its own h1, and the main navigation is a drawer at 390 px, so neither tells.
+ */
+export async function signInWithForm(page: Page, email = "demo@nodeplane.local", password = DEMO_PASSWORD) {
+  await page.goto("/");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await page.getByLabel("Password").waitFor({ state: "detached" });
+}
+
 /** Saves a full-page screenshot to `test-results/screenshots/<name>.png` and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const dir = join(resultsDir, "screenshots");

@@ -7,22 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
+import { screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
 
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-inspector-")), "networks.json");
 writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
 const e2e = useE2E({
   env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile, NODEPLANE_EGRESS_ALLOW: "" },
 });
-
-async function signIn(page: Page) {
-  await page.goto("/");
-  await page.getByLabel("Email").fill("demo@nodeplane.local");
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: /sign in/i }).click();
-  // The main navigation is a drawer at 390 px: signed in is when the sign-in form has gone.
-  await page.getByLabel("Password").waitFor({ state: "detached" });
-}
 
 /** Picks an option of an antd select found by its form label. */
 async function choose(page: Page, label: string, option: string) {
@@ -56,7 +47,7 @@ const scrollsSideways = (page: Page) =>
 describe("request inspector, end to end", () => {
   it("a stream to an inspector made from the form delivers; requests show verified at 1440 and 390 px", async () => {
     const page = await e2e.newPage({ viewport: { width: 1440, height: 1000 } });
-    await signIn(page);
+    await signInWithForm(page);
 
     // Nothing set up yet: the stream form offers the inspector first, and makes one in one step.
     await page.goto("/streams/new");
@@ -104,7 +95,7 @@ describe("request inspector, end to end", () => {
 
     // The same pages at 390 px fit the window.
     const phone = await e2e.newPage({ viewport: { width: 390, height: 844 } });
-    await signIn(phone);
+    await signInWithForm(phone);
     for (const [path, name] of [
       ["/inspector", "inspector-05-list-390"],
       [inspectorPath, "inspector-06-requests-390"],
