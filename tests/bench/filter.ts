@@ -10,10 +10,12 @@
  *    sandbox = Filter.run (the text goes to the sandbox process and into the isolate, is parsed there
  *    only if the filter reads it, and an untouched batch that is returned is delivered as the text
  *    passed in; while a filter's calls do not read their batches, the text stays in this process
- *    unless read). The byte count of each batch is passed in, as the engine does. Trivial filters: pass-through `return stream.data` and skip `return null` (targets:
- *    ≤ 20 µs per block in the sandbox); "count txs (reads all)" parses every transaction (target: ≤ 1.3×
- *    plain). Blocks are shaped like mainnet blocks with full transactions (synthetic values): 1 tx
- *    (~2 KiB) and 150 txs (~108 KiB) per block, 1 and 10 blocks per batch.
+ *    unless read). The byte count of each batch is passed in, as the engine does. Trivial filters:
+ *    pass-through `return stream.data` and skip `return null`; "count txs (reads all)" parses every
+ *    transaction. Blocks are shaped like mainnet blocks with full transactions (synthetic values): 1 tx
+ *    (~2 KiB) and 150 txs (~108 KiB) per block, 1 and 10 blocks per batch. Targets by shape (decision
+ *    0720): a call of 1 block of 1 transaction ≤ 20 µs per block in the sandbox; a batch of 10 blocks
+ *    or a block of 150 transactions ≤ 1.3× plain.
  *    Each shape is measured twice: one call at a time (a stream at the tip: its next batch is not
  *    there yet), and with IN_FLIGHT batches' calls made at once (the stream engine in backfill starts
  *    the filter runs of up to 8 batches it has read ahead, see runner.ts; Filter.run sends them without
