@@ -39,6 +39,7 @@ import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
+import { setEnvForBench } from "./env.ts";
 
 const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
 const TX_BLOCKS = Number(process.env.BENCH_TX_BLOCKS ?? 60);
@@ -237,7 +238,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     JSON.stringify({ local: { networks: [] }, upstreams: { [NETWORK]: { http: anvil.httpUrl } } }),
   );
   // The chain nodes are read from this process's environment.
-  process.env.NODEPLANE_NETWORKS_CONFIG = networks;
+  const restoreNetworks = setEnvForBench("NODEPLANE_NETWORKS_CONFIG", networks);
   const config = loadConfig({
     ...process.env,
     NODE_ENV: "test",
@@ -404,6 +405,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     process.off("uncaughtException", ignore);
     await anvil.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    restoreNetworks();
   }
   return rows;
 }

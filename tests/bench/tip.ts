@@ -33,6 +33,7 @@ import { createStream, deleteStream } from "../../server/domains/streams/service
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
 import { TEST_EGRESS_ALLOW, testEgress } from "../support/egress.ts";
+import { setEnvForBench } from "./env.ts";
 import type { MinedBlock } from "./tip-clock.ts";
 
 const PUSH_BLOCKS = Number(process.env.BENCH_TIP_BLOCKS ?? 60);
@@ -113,7 +114,7 @@ export async function runTipBench(log: (line: string) => void = console.log): Pr
     JSON.stringify({ local: { networks: [] }, upstreams: { [NETWORK]: { http: anvil.httpUrl, ws: anvil.wsUrl } } }),
   );
   // The chain nodes are read from this process's environment.
-  process.env.NODEPLANE_NETWORKS_CONFIG = networks;
+  const restoreNetworks = setEnvForBench("NODEPLANE_NETWORKS_CONFIG", networks);
   const config = loadConfig({
     ...process.env,
     NODE_ENV: "test",
@@ -216,6 +217,7 @@ export async function runTipBench(log: (line: string) => void = console.log): Pr
     process.off("uncaughtException", ignore);
     await anvil.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    restoreNetworks();
   }
 }
 
