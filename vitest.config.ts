@@ -52,6 +52,11 @@ export default defineConfig({
           environment: "node",
           // One PostgreSQL server for the whole run; each file makes its own database on it.
           globalSetup: ["tests/support/database.ts"],
+          // A file's service is built, used and closed within the file, and no domain keeps state in its
+          // module (decision 0310): files share their workers' loaded modules instead of loading the
+          // service again each (~0.7 s a file). What a file sets in process.env is put back after it.
+          isolate: false,
+          setupFiles: ["tests/support/env-per-file.ts"],
           maxWorkers: Math.max(3, cores),
           testTimeout: 30_000,
           hookTimeout: 120_000,
