@@ -1,8 +1,14 @@
-// A mistake in a manifest met while rendering (a widget the renderer does not know): `npm run
-// validate` and the service's registry check catch these before a screen is served, so one reaching the
-// renderer is a bug. In development and tests (Vite's and Vitest's DEV) it throws with the name, so the
-// error overlay or the failing test says what is wrong; in production the screen keeps working, with a
-// visible placeholder where the value would be and the mistake in the console.
+// A mistake in a manifest met while rendering (a widget the renderer does not know, a pointer to a key
+// the answer does not have): `npm run validate` and the service's registry check catch these before a
+// screen is served, so one reaching the renderer is a bug. In development and tests (Vite's and
+// Vitest's DEV) it throws with the name, so the screen's error boundary, the error overlay or the
+// failing test says what is wrong; in production the screen keeps working, with a visible placeholder
+// where the value would be and the mistake in the console.
+import { Alert } from "antd";
+import { Component, createContext, type ReactNode, useContext, useMemo } from "react";
+import { useData } from "./data.tsx";
+import { pathSegments, pointerSegments } from "./resolve.ts";
+import { type Selection, selectionAtPath, selectionOf, unansweredKey } from "./selection.ts";
 
 /** Whether a manifest mistake throws: read at each call, so a test can stub the mode. */
 export function failsLoudly(): boolean {
@@ -13,13 +19,113 @@ export class ManifestFault extends Error {
   override name = "ManifestFault";
 }
 
-/** Throws in development and tests; in production logs and returns the placeholder to show. */
-export function manifestFault(message: string) {
-  if (failsLoudly()) throw new ManifestFault(message);
-  console.error(`Nodeplane screen: ${message}`);
+function placeholder(message: string) {
   return (
     <span className="np-manifest-fault" data-manifest-fault="">
       {message}
     </span>
   );
+}
+
+/** Throws in development and tests; in production logs and returns the placeholder to show. */
+export function manifestFault(message: string) {
+  if (failsLoudly()) throw new ManifestFault(message);
+  console.error(`Nodeplane screen: ${message}`);
+  return placeholder(message);
+}
+
+/** The screen being rendered, so a fault names it. */
+const ScreenId = createContext<string | undefined>(undefined);
+
+/** Where the values a view shows come from: its operation and the selection of one row or record. */
+interface AnswerSource {
+  operation: string;
+  selection: Selection | undefined;
+}
+const RecordSource = createContext<AnswerSource | undefined>(undefined);
+
+/** The (screen, pointer) pairs already logged in production: one console error each, not one per cell. */
+const logged = new Set<string>();
+
+/**
+ * The fault of a pointer that names a key the answer lacks. GraphQL answers every selected field with
+ * its key (null when it has no value), so a missing key means the pointer reads something the
+ * operation does not select; null, a null parent, an index past a list's end, a conditionally selected
+ * key and anything inside a leaf (`JSON`) are values, not faults (selection.ts).
+ */
+function pointerFault(screen: string | undefined, operation: string, pointer: string, where: string, missing: string) {
+  const message = `${screen ? `Screen ${screen}: ` : ""}${where} ${pointer} reads '${missing}', which the answer of ${operation} does not have`;
+  if (failsLoudly()) throw new ManifestFault(message);
+  const once = `${screen} ${pointer}`;
+  if (!logged.has(once)) {
+    logged.add(once);
+    console.error(`Nodeplane screen: ${message}`);
+  }
+  return placeholder(`Missing ${pointer}`);
+}
+
+/** The selection of the values `path` reaches in the answer of `operation` (rows, a record). */
+export function useAnswerSelection(operation: string | undefined, path: string): Selection | undefined {
+  const { registry } = useData();
+  const document = operation ? registry.operations[operation] : undefined;
+  return useMemo(
+    () => (operation && document ? selectionAtPath(selectionOf(document, operation), path) : undefined),
+    [operation, document, path],
+  );
+}
+
+/**
+ * Checks a result path (`rows`, `record`) against an answer: its fault (thrown in development, logged
+ * once in production) or undefined. A list's first item stands for all, as one selection gives them.
+ */
+export function useResultPathCheck(operation: string | undefined, path: string | undefined, data: unknown) {
+  const screen = useContext(ScreenId);
+  const selection = useAnswerSelection(operation, "");
+  if (!operation || !path || data === undefined) return undefined;
+  const missing = unansweredKey(selection, data, pathSegments(path));
+  return missing ? pointerFault(screen, operation, path, "The path", missing.join(".")) : undefined;
+}
+
+/** Gives the views inside it the operation and selection of the row or record they show. */
+export function RecordSourceProvider({
+  operation,
+  path,
+  children,
+}: {
+  operation: string;
+  path: string;
+  children: ReactNode;
+}) {
+  const selection = useAnswerSelection(operation, path);
+  const source = useMemo(() => ({ operation, selection }), [operation, selection]);
+  return <RecordSource.Provider value={source}>{children}</RecordSource.Provider>;
+}
+
+/** The fault of a field pointer into the current row or record, or undefined when the answer has the key. */
+export function usePointerCheck(): (record: unknown, pointer: string, where: string) => ReactNode | undefined {
+  const screen = useContext(ScreenId);
+  const source = useContext(RecordSource);
+  return (record, pointer, where) => {
+    if (!source) return undefined;
+    const missing = unansweredKey(source.selection, record, pointerSegments(pointer));
+    return missing ? pointerFault(screen, source.operation, pointer, where, `/${missing.join("/")}`) : undefined;
+  };
+}
+
+/**
+ * A screen's error boundary: a manifest fault thrown inside it (development and tests) is shown in
+ * place of the screen with its message; any other error goes on to the boundary above.
+ */
+export class ScreenFaultBoundary extends Component<{ screen: string; children: ReactNode }, { error?: unknown }> {
+  override state: { error?: unknown } = {};
+  static getDerivedStateFromError(error: unknown) {
+    return { error };
+  }
+  override render() {
+    const { error } = this.state;
+    if (error instanceof ManifestFault)
+      return <Alert type="error" showIcon title="This screen's manifest has a mistake" description={error.message} />;
+    if (error) throw error;
+    return <ScreenId.Provider value={this.props.screen}>{this.props.children}</ScreenId.Provider>;
+  }
 }
