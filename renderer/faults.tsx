@@ -7,8 +7,9 @@
 import { Alert } from "antd";
 import { Component, createContext, type ReactNode, useContext, useMemo } from "react";
 import { useData } from "./data.tsx";
-import { pathSegments, pointerSegments } from "./resolve.ts";
+import { getPath, pathSegments, pointerSegments } from "./resolve.ts";
 import { type Selection, selectionAtPath, selectionOf, unansweredKey } from "./selection.ts";
+import type { ChartView } from "./types.ts";
 
 /** Whether a manifest mistake throws: read at each call, so a test can stub the mode. */
 export function failsLoudly(): boolean {
@@ -64,6 +65,19 @@ function pointerFault(screen: string | undefined, operation: string, pointer: st
   return placeholder(`Missing ${pointer}`);
 }
 
+/** The start of a dotted result path that reads its first `count` keys (pathSegments), in the path's own form. */
+function pathUpTo(path: string, count: number): string {
+  const parts: string[] = [];
+  let read = 0;
+  for (const raw of path.split(".").filter(Boolean)) {
+    if (read >= count) break;
+    const list = raw.endsWith("[]");
+    read += list ? 2 : 1;
+    parts.push(list && read > count ? raw.slice(0, -2) : raw);
+  }
+  return parts.join(".");
+}
+
 /** The selection of the values `path` reaches in the answer of `operation` (rows, a record). */
 export function useAnswerSelection(operation: string | undefined, path: string): Selection | undefined {
   const { registry } = useData();
@@ -83,7 +97,32 @@ export function useResultPathCheck(operation: string | undefined, path: string |
   const selection = useAnswerSelection(operation, "");
   if (!operation || !path || data === undefined) return undefined;
   const missing = unansweredKey(selection, data, pathSegments(path));
-  return missing ? pointerFault(screen, operation, path, "The path", missing.join(".")) : undefined;
+  return missing ? pointerFault(screen, operation, path, "The path", pathUpTo(path, missing.length)) : undefined;
+}
+
+/**
+ * Checks a chart's series against its answer: each series' `rows` path, then its `encode` pointers
+ * (x, y, series) against the first row, which stands for all. Its fault (thrown in development, logged
+ * once in production) or undefined.
+ */
+export function useChartCheck(view: ChartView, data: unknown): ReactNode | undefined {
+  const screen = useContext(ScreenId);
+  const selection = useAnswerSelection(view.query, "");
+  if (data === undefined) return undefined;
+  for (const spec of view.series) {
+    const missingRows = unansweredKey(selection, data, pathSegments(spec.rows));
+    if (missingRows)
+      return pointerFault(screen, view.query, spec.rows, "The chart's rows", pathUpTo(spec.rows, missingRows.length));
+    const rows = getPath(data, spec.rows);
+    if (!Array.isArray(rows) || !rows.length) continue;
+    const rowSelection = selectionAtPath(selection, spec.rows);
+    for (const pointer of [spec.encode.x, spec.encode.y, spec.encode.series]) {
+      const missing = pointer ? unansweredKey(rowSelection, rows[0], pointerSegments(pointer)) : undefined;
+      if (pointer && missing)
+        return pointerFault(screen, view.query, pointer, "The chart's encode", `/${missing.join("/")}`);
+    }
+  }
+  return undefined;
 }
 
 /** Gives the views inside it the operation and selection of the row or record they show. */
@@ -114,7 +153,8 @@ export function usePointerCheck(): (record: unknown, pointer: string, where: str
 
 /**
  * A screen's error boundary: a manifest fault thrown inside it (development and tests) is shown in
- * place of the screen with its message; any other error goes on to the boundary above.
+ * place of the screen with its message; any other error goes on to the boundary above. Keyed by the
+ * screen (screens.tsx), so a fault shown does not stay when the viewer moves to another screen.
  */
 export class ScreenFaultBoundary extends Component<{ screen: string; children: ReactNode }, { error?: unknown }> {
   override state: { error?: unknown } = {};

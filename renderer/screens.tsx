@@ -368,7 +368,7 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
           </Suspense>
         </div>
       ) : null}
-      <ScreenFaultBoundary screen={manifest.id}>
+      <ScreenFaultBoundary key={manifest.id} screen={manifest.id}>
         <Space orientation="vertical" size={16} style={{ width: "100%" }}>
           {(painted ? manifest.views : []).map((view, index) => (
             <ViewSwitch

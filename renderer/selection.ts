@@ -136,7 +136,7 @@ function build(
       if (node.children) {
         const existing = into.fields.get(node.key);
         const child = existing ?? { fields: new Map(), conditional: new Set<string>() };
-        merge(child, node.children, fragments);
+        merge(child, node.children, fragments, underCondition);
         into.fields.set(node.key, child);
       } else if (!into.fields.has(node.key)) into.fields.set(node.key, undefined);
     } else if (node.kind === "inline") build(node.children, fragments, into, sure, underCondition);
@@ -147,10 +147,13 @@ function build(
   }
 }
 
-/** Adds a selection set's keys to `into`, recomputing which of them are conditional. */
-function merge(into: Selection, nodes: Node[], fragments: Map<string, Parsed>) {
+/**
+ * Adds a selection set's keys to `into`, recomputing which of them are conditional. Keys selected inside
+ * a conditional field are conditional too: two type conditions may select different keys of one field.
+ */
+function merge(into: Selection, nodes: Node[], fragments: Map<string, Parsed>, conditional = false) {
   const sure = new Set([...into.fields.keys()].filter((key) => !into.conditional.has(key)));
-  build(nodes, fragments, into, sure, false);
+  build(nodes, fragments, into, sure, conditional);
   into.conditional = new Set([...into.fields.keys()].filter((key) => !sure.has(key)));
 }
 
