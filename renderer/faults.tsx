@@ -5,10 +5,9 @@
 // failing test says what is wrong; in production the screen keeps working, with a visible placeholder
 // where the value would be and the mistake in the console.
 import { Alert } from "antd";
-import { Component, createContext, type ReactNode, useContext, useMemo } from "react";
+import { Component, createContext, type ReactNode, useContext, useMemo, useSyncExternalStore } from "react";
 import { useData } from "./data.tsx";
 import { getPath, pathSegments, pointerSegments } from "./resolve.ts";
-import { type Selection, selectionAtPath, selectionOf, unansweredKey } from "./selection.ts";
 import type { ChartView } from "./types.ts";
 
 /** Whether a manifest mistake throws: read at each call, so a test can stub the mode. */
@@ -38,12 +37,78 @@ export function manifestFault(message: string) {
 /** The screen being rendered, so a fault names it. */
 const ScreenId = createContext<string | undefined>(undefined);
 
-/** Where the values a view shows come from: its operation and the selection of one row or record. */
+/** Where the values a view shows come from: its operation's document and the result path of one row or record. */
 interface AnswerSource {
   operation: string;
-  selection: Selection | undefined;
+  document: string | undefined;
+  path: string;
+  reader: SelectionReader | undefined;
 }
 const RecordSource = createContext<AnswerSource | undefined>(undefined);
+
+/**
+ * The selection reader (selection.ts) is only needed once an answer lacks a key a pointer reads: rare
+ * (a fault, a conditionally selected key, a key inside a JSON value), so it loads then, in a chunk of its
+ * own, and is not part of the console's first download (docs/decisions/1400-initial-js-budget.md). Until
+ * it has loaded, the check passes; when it has, the views that asked render again and check.
+ */
+type SelectionReader = typeof import("./selection.ts");
+let loadedReader: SelectionReader | undefined;
+let readerRequested = false;
+const readerWaiters = new Set<() => void>();
+
+function loadReader() {
+  if (readerRequested) return;
+  readerRequested = true;
+  void import("./selection.ts").then((reader) => {
+    loadedReader = reader;
+    for (const notify of readerWaiters) notify();
+  });
+}
+
+function waitForReader(notify: () => void) {
+  readerWaiters.add(notify);
+  return () => {
+    readerWaiters.delete(notify);
+  };
+}
+
+/** The selection reader once loaded (the component renders again then), else undefined. */
+function useReader(): SelectionReader | undefined {
+  return useSyncExternalStore(waitForReader, () => loadedReader);
+}
+
+/** Whether every key `keys` names is in `value`, as far as a null, a leaf or a list index stops the walk. */
+function answerHasKeys(value: unknown, keys: string[]): boolean {
+  let current = value;
+  for (const key of keys) {
+    if (current === null || typeof current !== "object") return true;
+    if (!Array.isArray(current) && !(key in current)) return false;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return true;
+}
+
+/**
+ * The keys up to the first one `keys` names that the answer of `operation` lacks and its selection does
+ * not make optional (selection.ts unansweredKey), read from `path` (a row's or record's result path).
+ */
+function unanswered(
+  reader: SelectionReader | undefined,
+  operation: string,
+  document: string | undefined,
+  path: string,
+  value: unknown,
+  keys: string[],
+): string[] | undefined {
+  if (!document || answerHasKeys(value, keys)) return undefined;
+  if (!reader) {
+    loadReader();
+    return undefined;
+  }
+  const selection = reader.selectionAtPath(reader.selectionOf(document, operation), path);
+  return reader.unansweredKey(selection, value, keys);
+}
 
 /** The (screen, pointer) pairs already logged in production: one console error each, not one per cell. */
 const logged = new Set<string>();
@@ -78,14 +143,10 @@ function pathUpTo(path: string, count: number): string {
   return parts.join(".");
 }
 
-/** The selection of the values `path` reaches in the answer of `operation` (rows, a record). */
-export function useAnswerSelection(operation: string | undefined, path: string): Selection | undefined {
+/** The document of `operation` in the registry. */
+function useDocument(operation: string | undefined): string | undefined {
   const { registry } = useData();
-  const document = operation ? registry.operations[operation] : undefined;
-  return useMemo(
-    () => (operation && document ? selectionAtPath(selectionOf(document, operation), path) : undefined),
-    [operation, document, path],
-  );
+  return operation ? registry.operations[operation] : undefined;
 }
 
 /**
@@ -94,9 +155,10 @@ export function useAnswerSelection(operation: string | undefined, path: string):
  */
 export function useResultPathCheck(operation: string | undefined, path: string | undefined, data: unknown) {
   const screen = useContext(ScreenId);
-  const selection = useAnswerSelection(operation, "");
+  const document = useDocument(operation);
+  const reader = useReader();
   if (!operation || !path || data === undefined) return undefined;
-  const missing = unansweredKey(selection, data, pathSegments(path));
+  const missing = unanswered(reader, operation, document, "", data, pathSegments(path));
   return missing ? pointerFault(screen, operation, path, "The path", pathUpTo(path, missing.length)) : undefined;
 }
 
@@ -107,17 +169,19 @@ export function useResultPathCheck(operation: string | undefined, path: string |
  */
 export function useChartCheck(view: ChartView, data: unknown): ReactNode | undefined {
   const screen = useContext(ScreenId);
-  const selection = useAnswerSelection(view.query, "");
+  const document = useDocument(view.query);
+  const reader = useReader();
   if (data === undefined) return undefined;
   for (const spec of view.series) {
-    const missingRows = unansweredKey(selection, data, pathSegments(spec.rows));
+    const missingRows = unanswered(reader, view.query, document, "", data, pathSegments(spec.rows));
     if (missingRows)
       return pointerFault(screen, view.query, spec.rows, "The chart's rows", pathUpTo(spec.rows, missingRows.length));
     const rows = getPath(data, spec.rows);
     if (!Array.isArray(rows) || !rows.length) continue;
-    const rowSelection = selectionAtPath(selection, spec.rows);
     for (const pointer of [spec.encode.x, spec.encode.y, spec.encode.series]) {
-      const missing = pointer ? unansweredKey(rowSelection, rows[0], pointerSegments(pointer)) : undefined;
+      const missing = pointer
+        ? unanswered(reader, view.query, document, spec.rows, rows[0], pointerSegments(pointer))
+        : undefined;
       if (pointer && missing)
         return pointerFault(screen, view.query, pointer, "The chart's encode", `/${missing.join("/")}`);
     }
@@ -125,7 +189,7 @@ export function useChartCheck(view: ChartView, data: unknown): ReactNode | undef
   return undefined;
 }
 
-/** Gives the views inside it the operation and selection of the row or record they show. */
+/** Gives the views inside it the operation and result path of the row or record they show. */
 export function RecordSourceProvider({
   operation,
   path,
@@ -135,8 +199,9 @@ export function RecordSourceProvider({
   path: string;
   children: ReactNode;
 }) {
-  const selection = useAnswerSelection(operation, path);
-  const source = useMemo(() => ({ operation, selection }), [operation, selection]);
+  const document = useDocument(operation);
+  const reader = useReader();
+  const source = useMemo(() => ({ operation, document, path, reader }), [operation, document, path, reader]);
   return <RecordSource.Provider value={source}>{children}</RecordSource.Provider>;
 }
 
@@ -146,8 +211,9 @@ export function usePointerCheck(): (record: unknown, pointer: string, where: str
   const source = useContext(RecordSource);
   return (record, pointer, where) => {
     if (!source) return undefined;
-    const missing = unansweredKey(source.selection, record, pointerSegments(pointer));
-    return missing ? pointerFault(screen, source.operation, pointer, where, `/${missing.join("/")}`) : undefined;
+    const { operation, document, path, reader } = source;
+    const missing = unanswered(reader, operation, document, path, record, pointerSegments(pointer));
+    return missing ? pointerFault(screen, operation, pointer, where, `/${missing.join("/")}`) : undefined;
   };
 }
 

@@ -2,7 +2,7 @@
 // its key (null when it has no value), so a key the answer lacks where the selection does not promise it
 // conditionally is a mismatch between a manifest's pointer and its document (faults.tsx). Read from the
 // document's text with a small scanner rather than the graphql parser, which stays out of the console's
-// download (data.tsx). Pure functions, no React.
+// download (data.tsx); faults.tsx loads this module only once an answer lacks a key. Pure functions, no React.
 
 /** The keys a selection set answers with; `undefined` marks a leaf (a scalar, `JSON` included: open). */
 export interface Selection {
