@@ -49,14 +49,26 @@ export function getPath(data: unknown, path: string): unknown {
   return current;
 }
 
-/** Reads a JSON pointer (`/a/b/0`, with `~1` and `~0` escapes); `""` is the whole value. */
-export function getPointer(data: unknown, pointer: string): unknown {
-  if (!pointer || pointer === "/") return pointer === "/" ? step(data, "") : data;
+/** The keys of a JSON pointer (`/a/b/0` → a, b, 0, with `~1` and `~0` escapes); `""` has none. */
+export function pointerSegments(pointer: string): string[] {
+  if (!pointer) return [];
   return pointer
     .slice(1)
     .split("/")
-    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .reduce<unknown>((value, key) => step(value, key), data);
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** The keys a dotted result path reads, a mapped list (`edges[]`) by its first item: `edges[].node` → edges, 0, node. */
+export function pathSegments(path: string): string[] {
+  return path
+    .split(".")
+    .flatMap((raw) => (raw.endsWith("[]") ? [raw.slice(0, -2), "0"] : [raw]))
+    .filter(Boolean);
+}
+
+/** Reads a JSON pointer (`/a/b/0`, with `~1` and `~0` escapes); `""` is the whole value. */
+export function getPointer(data: unknown, pointer: string): unknown {
+  return pointerSegments(pointer).reduce<unknown>((value, key) => step(value, key), data);
 }
 
 /** The first segment of a pointer as a property name, e.g. `/label` → `label`. */

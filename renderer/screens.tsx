@@ -5,6 +5,7 @@ import { Skeleton, Space } from "antd";
 import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { Link, matchRoutes, type RouteObject, useLocation, useParams, useRoutes, useSearchParams } from "react-router";
 import { useData, useOperation, useRecordFormat, useRefresh } from "./data.tsx";
+import { ScreenFaultBoundary } from "./faults.tsx";
 import { Intro } from "./Intro.tsx";
 import { LeaveGuard } from "./leaveGuard.tsx";
 import { can, readOnlyFor, roleLabel } from "./permissions.ts";
@@ -367,17 +368,19 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
           </Suspense>
         </div>
       ) : null}
-      <Space orientation="vertical" size={16} style={{ width: "100%" }}>
-        {(painted ? manifest.views : []).map((view, index) => (
-          <ViewSwitch
-            key={`${manifest.id}-${view.id ?? index}`}
-            view={view}
-            scope={scope}
-            isHeading={view === ownHeadingView}
-            pageTitle={heading.text}
-          />
-        ))}
-      </Space>
+      <ScreenFaultBoundary key={manifest.id} screen={manifest.id}>
+        <Space orientation="vertical" size={16} style={{ width: "100%" }}>
+          {(painted ? manifest.views : []).map((view, index) => (
+            <ViewSwitch
+              key={`${manifest.id}-${view.id ?? index}`}
+              view={view}
+              scope={scope}
+              isHeading={view === ownHeadingView}
+              pageTitle={heading.text}
+            />
+          ))}
+        </Space>
+      </ScreenFaultBoundary>
     </div>
   );
 }

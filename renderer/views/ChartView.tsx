@@ -1,6 +1,7 @@
 import { Alert, Card, Empty, Skeleton } from "antd";
 import { lazy, Suspense, useMemo } from "react";
 import { useData, useOperation } from "../data.tsx";
+import { useChartCheck } from "../faults.tsx";
 import { resolveVariables, type Scope } from "../resolve.ts";
 import { enumLabelOrSelf, fieldSchema } from "../schema.ts";
 import type { ChartView as ChartViewSpec } from "../types.ts";
@@ -24,6 +25,7 @@ export function ChartView({ view, scope }: { view: ChartViewSpec; scope: Scope }
   const variables = useMemo(() => resolveVariables(view.variables, scope), [view.variables, scope]);
   const result = useOperation(view.query, variables);
   const seriesLabel = useSeriesLabel(view);
+  const fault = useChartCheck(view, result.data);
   const option = useMemo(
     () => (result.data ? buildChartOption(view, result.data, Date.now(), seriesLabel) : null),
     [view, result.data, seriesLabel],
@@ -33,6 +35,8 @@ export function ChartView({ view, scope }: { view: ChartViewSpec; scope: Scope }
     <Card data-view="chart" title={view.title}>
       {result.error ? (
         <Alert type="error" showIcon title={errorMessage(result.error)} />
+      ) : fault ? (
+        fault
       ) : !option ? (
         <Skeleton active />
       ) : empty ? (

@@ -4,6 +4,7 @@ import { Alert, Button, Card, Descriptions, Result, Skeleton, Space, Typography 
 import { useMemo } from "react";
 import { Actions } from "../actions.tsx";
 import { useData, useOperation, useRecordFormat } from "../data.tsx";
+import { RecordSourceProvider, useResultPathCheck } from "../faults.tsx";
 import { evalPredicate, fillTemplate, getPath, resolveVariables, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
 import type { DetailView as DetailViewSpec } from "../types.ts";
@@ -27,6 +28,7 @@ export function DetailView({
   const record = result.data ? getPath(result.data, view.record) : undefined;
   const recordScope = useMemo(() => ({ ...scope, record }), [scope, record]);
   const formatField = useRecordFormat(view.entity);
+  const recordFault = useResultPathCheck(view.query, view.record, result.data);
 
   if (result.error?.code === "NOT_FOUND")
     return <Result status="404" title="Not found" subTitle="It may have been removed, or the link is wrong." />;
@@ -44,6 +46,7 @@ export function DetailView({
         }
       />
     );
+  if (recordFault) return recordFault;
   if (!record)
     return (
       <Card loading>
@@ -52,37 +55,41 @@ export function DetailView({
     );
 
   return (
-    <Card
-      data-view="detail"
-      title={
-        view.title && !titleInHeading ? (
-          // The level below the page's h1 (axe heading-order), at the size of the h4 it was.
-          <Typography.Title level={2} style={{ margin: 0, fontSize: 20, lineHeight: 1.4 }}>
-            {fillTemplate(view.title, record, false, recordScope, formatField) || "Untitled"}
-          </Typography.Title>
-        ) : undefined
-      }
-      extra={view.actions?.length ? <Actions actions={view.actions} subject={record} scope={recordScope} /> : undefined}
-    >
-      <Space orientation="vertical" size={24} style={{ width: "100%" }}>
-        {view.sections.map((section, index) => (
-          <Descriptions
-            key={section.title ?? index}
-            title={section.title}
-            bordered
-            size="middle"
-            column={1}
-            styles={{ label: { width: 200 } }}
-            items={section.fields
-              .filter((field) => evalPredicate(field.visibleWhen, record, recordScope))
-              .map((field) => ({
-                key: field.field,
-                label: labelFor(field, fieldSchema(entity, field.field, registry.schemas, record)),
-                children: <FieldValue field={field} record={record} entity={entity} scope={recordScope} />,
-              }))}
-          />
-        ))}
-      </Space>
-    </Card>
+    <RecordSourceProvider operation={view.query} path={view.record}>
+      <Card
+        data-view="detail"
+        title={
+          view.title && !titleInHeading ? (
+            // The level below the page's h1 (axe heading-order), at the size of the h4 it was.
+            <Typography.Title level={2} style={{ margin: 0, fontSize: 20, lineHeight: 1.4 }}>
+              {fillTemplate(view.title, record, false, recordScope, formatField) || "Untitled"}
+            </Typography.Title>
+          ) : undefined
+        }
+        extra={
+          view.actions?.length ? <Actions actions={view.actions} subject={record} scope={recordScope} /> : undefined
+        }
+      >
+        <Space orientation="vertical" size={24} style={{ width: "100%" }}>
+          {view.sections.map((section, index) => (
+            <Descriptions
+              key={section.title ?? index}
+              title={section.title}
+              bordered
+              size="middle"
+              column={1}
+              styles={{ label: { width: 200 } }}
+              items={section.fields
+                .filter((field) => evalPredicate(field.visibleWhen, record, recordScope))
+                .map((field) => ({
+                  key: field.field,
+                  label: labelFor(field, fieldSchema(entity, field.field, registry.schemas, record)),
+                  children: <FieldValue field={field} record={record} entity={entity} scope={recordScope} />,
+                }))}
+            />
+          ))}
+        </Space>
+      </Card>
+    </RecordSourceProvider>
   );
 }

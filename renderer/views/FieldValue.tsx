@@ -1,12 +1,13 @@
 // One value of a row or record, shown by its widget: the manifest's explicit widget, else the
 // default the schema predicates choose. Optional link, copy button, field actions and item actions.
-// An unknown widget is a manifest fault (faults.tsx), never quietly a plain text cell.
+// An unknown widget, or a pointer to a key the answer lacks, is a manifest fault (faults.tsx), never
+// quietly a plain text or empty cell.
 import { CloseOutlined } from "@ant-design/icons";
 import { Space } from "antd";
 import { Link } from "react-router";
 import { Actions, actionState, useActionRunner } from "../actions.tsx";
 import { useData } from "../data.tsx";
-import { manifestFault } from "../faults.tsx";
+import { manifestFault, usePointerCheck } from "../faults.tsx";
 import { icon } from "../icons.tsx";
 import { fillTemplate, getPointer, type Scope } from "../resolve.ts";
 import { fieldSchema } from "../schema.ts";
@@ -54,10 +55,13 @@ export function FieldValue({
   scope: Scope;
 }) {
   const { registry } = useData();
+  const checkPointer = usePointerCheck();
   const schema = fieldSchema(entity, field.field, registry.schemas, record);
   const name = pickWidget(field.widget, schema);
   const Read = getWidget(name)?.read;
   if (!Read) return manifestFault(`Unknown widget '${name}' for the field ${field.field}`);
+  const fault = checkPointer(record, field.field, "The field");
+  if (fault) return fault;
   const value = getPointer(record, field.field);
   const itemActions = field.itemActions;
   const content = (

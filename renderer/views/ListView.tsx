@@ -7,6 +7,7 @@ import { lazy, Suspense, useMemo } from "react";
 import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
+import { RecordSourceProvider } from "../faults.tsx";
 import { Intro } from "../Intro.tsx";
 import { can, requiredRole } from "../permissions.ts";
 import { evalPredicate, fillTemplate, getPointer, type Scope } from "../resolve.ts";
@@ -103,64 +104,67 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
 
   const loading = <Skeleton active title={false} paragraph={{ rows: 5 }} className="np-list-skeleton" />;
   return (
-    <div className="np-list" data-view="list">
-      {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
-      {view.description ? <Intro className="np-list-description">{view.description}</Intro> : null}
-      <ListBulkBar view={view} scope={scope} selectedRows={selectedRows} clearSelection={() => setRowSelection({})} />
-      {view.notice && result.data && evalPredicate(view.notice.when, result.data, scope) ? (
-        <Alert
-          type={view.notice.type ?? "info"}
-          showIcon
-          data-notice
-          style={{ marginBottom: 12 }}
-          title={view.notice.text}
-          action={
-            view.notice.actions?.length ? (
-              <Actions actions={view.notice.actions} subject={result.data} scope={scope} size="small" />
-            ) : undefined
-          }
-        />
-      ) : null}
-      {result.error ? (
-        <Alert
-          type="error"
-          showIcon
-          title="Could not load this list"
-          description={errorMessage(result.error)}
-          action={
-            <Button size="small" onClick={() => void result.mutate()}>
-              Retry
-            </Button>
-          }
-        />
-      ) : result.isLoading && !rows.length ? (
-        loading
-      ) : rows.length > VIRTUAL_THRESHOLD ? (
-        <Suspense fallback={loading}>
-          <VirtualRows
+    <RecordSourceProvider operation={view.query} path={view.rows}>
+      <div className="np-list" data-view="list">
+        {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
+        {view.description ? <Intro className="np-list-description">{view.description}</Intro> : null}
+        <ListBulkBar view={view} scope={scope} selectedRows={selectedRows} clearSelection={() => setRowSelection({})} />
+        {view.notice && result.data && evalPredicate(view.notice.when, result.data, scope) ? (
+          <Alert
+            type={view.notice.type ?? "info"}
+            showIcon
+            data-notice
+            style={{ marginBottom: 12 }}
+            title={view.notice.text}
+            action={
+              view.notice.actions?.length ? (
+                <Actions actions={view.notice.actions} subject={result.data} scope={scope} size="small" />
+              ) : undefined
+            }
+          />
+        ) : null}
+        {state.rowsFault}
+        {result.error ? (
+          <Alert
+            type="error"
+            showIcon
+            title="Could not load this list"
+            description={errorMessage(result.error)}
+            action={
+              <Button size="small" onClick={() => void result.mutate()}>
+                Retry
+              </Button>
+            }
+          />
+        ) : result.isLoading && !rows.length ? (
+          loading
+        ) : rows.length > VIRTUAL_THRESHOLD ? (
+          <Suspense fallback={loading}>
+            <VirtualRows
+              table={table}
+              view={view}
+              onRowOpen={onRowOpen}
+              actions={rowActions}
+              scope={scope}
+              selection={selection}
+              sorting={sorting}
+            />
+          </Suspense>
+        ) : (
+          <ListTable
             table={table}
             view={view}
-            onRowOpen={onRowOpen}
             actions={rowActions}
             scope={scope}
             selection={selection}
             sorting={sorting}
+            onRowOpen={onRowOpen}
+            refreshing={result.isValidating && !result.isLoading}
+            empty={empty}
           />
-        </Suspense>
-      ) : (
-        <ListTable
-          table={table}
-          view={view}
-          actions={rowActions}
-          scope={scope}
-          selection={selection}
-          sorting={sorting}
-          onRowOpen={onRowOpen}
-          refreshing={result.isValidating && !result.isLoading}
-          empty={empty}
-        />
-      )}
-      {state.paging ? <ListPager paging={state.paging} shown={rows.length} /> : null}
-    </div>
+        )}
+        {state.paging ? <ListPager paging={state.paging} shown={rows.length} /> : null}
+      </div>
+    </RecordSourceProvider>
   );
 }

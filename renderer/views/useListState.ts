@@ -4,6 +4,7 @@
 import { useMemo, useState } from "react";
 import { useSearchParams } from "react-router";
 import { useOperation } from "../data.tsx";
+import { useResultPathCheck } from "../faults.tsx";
 import { getPath, getPointer, type Scope } from "../resolve.ts";
 import type { Field, ListView } from "../types.ts";
 import {
@@ -50,6 +51,7 @@ export function useListState(view: ListView, scope: Scope) {
     const found = result.data ? getPath(result.data, view.rows) : [];
     return (Array.isArray(found) ? found : []) as Row[];
   }, [result.data, view.rows]);
+  const rowsFault = useResultPathCheck(view.query, view.rows, result.data);
   const total = plan?.total && result.data ? (getPath(result.data, plan.total) as number | undefined) : undefined;
   const next = plan && result.data ? nextPosition(plan, result.data) : null;
 
@@ -91,6 +93,8 @@ export function useListState(view: ListView, scope: Scope) {
     params,
     update,
     rows,
+    /** The placeholder of a `rows` path the answer does not have (production; development throws). */
+    rowsFault,
     result,
     rowKey: (row: Row, index: number) => String(getPointer(row, view.rowKey ?? "/id") ?? index),
     rowSelection,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { defaultSecurityOptions } from "../../server/dataplane/proxy/endpoint.ts";
-import { currentBillingPeriod } from "../../server/domains/usage/service.ts";
+import { currentBillingPeriod } from "../../server/domains/account/billing-period.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
 import { call, type ProxyHarness, startProxyHarness } from "../unit/metering/proxy-harness.ts";
 

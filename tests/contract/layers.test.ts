@@ -12,12 +12,14 @@ import { describe, expect, it } from "vitest";
  * Inside the domain layer, rooms do not lean on each other (docs/decisions/0300-domain-imports.md):
  * - no two domain folders import each other, directly or round a longer loop: where both sides need
  *   each other, the one that needs the other declares a port and the composition supplies the adapter
- *   (as streams/runtime.ts StreamFunctions, filled by functions/stream-port.ts);
+ *   (as streams/runtime.ts StreamFunctions, filled by functions/stream-port.ts). Every file of a folder
+ *   counts here, its resolvers and plugin too: a loop through them ties the rooms together all the same
+ *   (docs/decisions/0320-no-cycle-through-resolvers.md);
  * - a domain's `store.ts` (its queries, each taking the account) is its own: another domain reaches its
  *   rows through its service. (A store may still join another domain's table, as SQL does.)
  * - a domain folder that declares a public entry (`index.ts`, as streams/ does) is entered only through
  *   it by other domains.
- * A domain's resolvers (GraphQL layer) compose domains and are outside these two rules.
+ * A domain's resolvers (GraphQL layer) compose domains and are outside the last two rules.
  */
 const root = path.resolve(import.meta.dirname, "../..");
 const serverDir = path.join(root, "server");
@@ -191,12 +193,29 @@ function domainOf(file: string): string | null {
   return parts.length > 1 ? parts[0] : null;
 }
 
+/** The domain folder any file under server/domains/<area>/ lives in, whatever its layer (resolvers, plugin), or null. */
+function domainFolderOf(file: string): string | null {
+  const parts = path.relative(domainsDir, file).split(path.sep);
+  return parts.length > 1 && parts[0] !== ".." ? parts[0] : null;
+}
+
 /** Imports from one domain folder into another, as edges between the folders (server/domains/<area>). */
 function domainEdges(edges: Edge[]): Edge[] {
   return edges.flatMap((edge) => {
-    const [from, to] = [domainOf(edge.from), domainOf(edge.to)];
+    const [from, to] = [domainFolderOf(edge.from), domainFolderOf(edge.to)];
     if (!from || !to || from === to) return [];
     return [{ from: path.join(domainsDir, from), to: path.join(domainsDir, to), specifier: edge.specifier }];
+  });
+}
+
+/** The file-to-file imports that make up cycles between domain folders, so a failure names what to change. */
+function importsWithin(edges: Edge[], cycles: string[][]): string[] {
+  const loops = cycles.map((folders) => new Set(folders));
+  return edges.flatMap(({ from, to, specifier }) => {
+    const [fromFolder, toFolder] = [domainFolderOf(from), domainFolderOf(to)];
+    if (!fromFolder || !toFolder || fromFolder === toFolder) return [];
+    const [a, b] = [rel(path.join(domainsDir, fromFolder)), rel(path.join(domainsDir, toFolder))];
+    return loops.some((loop) => loop.has(a) && loop.has(b)) ? [`${rel(from)} imports "${specifier}"`] : [];
   });
 }
 
@@ -285,6 +304,22 @@ describe("server layers", () => {
     ]);
   });
 
+  it("names a cycle between domain folders that runs through a domain's resolvers", () => {
+    const at = (p: string) => path.join(serverDir, p);
+    const throughResolvers = [
+      { from: at("domains/usage/resolvers.ts"), to: at("domains/kv/metering.ts"), specifier: "../kv/metering.ts" },
+      { from: at("domains/kv/metering.ts"), to: at("domains/usage/service.ts"), specifier: "../usage/service.ts" },
+      { from: at("domains/kv/plugin.ts"), to: at("domains/account/tables.ts"), specifier: "../account/tables.ts" },
+    ];
+    expect(cyclesAmong(domainEdges(throughResolvers), () => true)).toEqual([
+      ["server/domains/kv", "server/domains/usage"],
+    ]);
+    expect(importsWithin(throughResolvers, [["server/domains/kv", "server/domains/usage"]])).toEqual([
+      'server/domains/usage/resolvers.ts imports "../kv/metering.ts"',
+      'server/domains/kv/metering.ts imports "../usage/service.ts"',
+    ]);
+  });
+
   it("has no import that runs the wrong way", () => {
     expect(wrongWayImports(edges)).toEqual([]);
   });
@@ -295,7 +330,8 @@ describe("server layers", () => {
 
   it("has no import cycle between domain folders", () => {
     expect(domainEdges(edges).length).toBeGreaterThan(10);
-    expect(cyclesAmong(domainEdges(edges), () => true)).toEqual([]);
+    const cycles = cyclesAmong(domainEdges(edges), () => true);
+    expect(cycles, `the imports of each loop:\n${importsWithin(edges, cycles).join("\n")}`).toEqual([]);
   });
 
   it("has no domain reaching into another's store, nor past its public entry", () => {

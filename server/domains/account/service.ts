@@ -11,6 +11,7 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
 import type { Role } from "../../platform/roles.ts";
+import { addMonths } from "./billing-period.ts";
 import { countAttempt, type SignInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
@@ -53,12 +54,6 @@ interface PlanCatalogue {
 export async function seedPlans(db: Executor) {
   const catalogue = JSON.parse(readFileSync(path.join(catalogueDir, "plans.json"), "utf8")) as PlanCatalogue;
   await store.upsertPlans(db, catalogue.plans);
-}
-
-function addMonths(date: Date, months: number): Date {
-  const next = new Date(date);
-  next.setUTCMonth(next.getUTCMonth() + months);
-  return next;
 }
 
 /** A subscription row copying its plan's limits; billing manages it from here on. */

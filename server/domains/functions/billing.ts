@@ -1,7 +1,7 @@
 import type { SandboxLoss } from "../../dataplane/sandbox/types.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { conflict } from "../../platform/errors.ts";
-import { currentBillingPeriod } from "../usage/service.ts";
+import { currentBillingPeriod } from "../account/billing-period.ts";
 import { functionLimitsOf, type PlanFunctionLimits } from "./limits.ts";
 import * as store from "./store.ts";
 

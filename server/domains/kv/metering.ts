@@ -1,5 +1,5 @@
 import type { Db, Executor } from "../../platform/db/index.ts";
-import { currentBillingPeriod } from "../usage/service.ts";
+import { currentBillingPeriod } from "../account/billing-period.ts";
 import { checkWriteAllowance, limitsOf, MAX_UPLOAD_BYTES, writeCharge, writeOperations } from "./limits.ts";
 import * as store from "./store.ts";
 

@@ -1,58 +1,12 @@
-import type { Db, Executor } from "../../platform/db/index.ts";
+import type { Db } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
+import { billingPeriod } from "../account/billing-period.ts";
 import { endpointByKey, endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
 const MONTH_LIMIT = 24;
-
-/** `date` moved by whole months (UTC), the day clamped to the target month's length. */
-export function addMonths(date: Date, months: number): Date {
-  const y = date.getUTCFullYear();
-  const m = date.getUTCMonth() + months;
-  const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
-  return new Date(
-    Date.UTC(
-      y,
-      m,
-      Math.min(date.getUTCDate(), last),
-      date.getUTCHours(),
-      date.getUTCMinutes(),
-      date.getUTCSeconds(),
-      date.getUTCMilliseconds(),
-    ),
-  );
-}
-
-/**
- * Billing period `index` (0: the one `now` is in, 1: the one before …). Periods are months from the
- * subscription's current period start; when `now` is past its end the period has rolled over, even
- * before billing moves the subscription row on.
- */
-export function billingPeriod(sub: { currentPeriodStart: Date; currentPeriodEnd: Date }, now: Date, index = 0) {
-  let start = sub.currentPeriodStart;
-  let end = sub.currentPeriodEnd;
-  let guard = 0;
-  while (now >= end && guard++ < 1200) {
-    start = end;
-    end = addMonths(end, 1);
-  }
-  while (now < start && guard++ < 1200) {
-    end = start;
-    start = addMonths(start, -1);
-  }
-  for (let i = 0; i < index; i++) {
-    end = start;
-    start = addMonths(start, -1);
-  }
-  return { start, end };
-}
-
-/** The account's billing period at `now` (its current one, by default): what other domains bill against. */
-export async function currentBillingPeriod(db: Executor, accountId: string, now = new Date()) {
-  return billingPeriod(foundOr(await store.subscriptionOf(db, accountId), "The subscription"), now);
-}
 
 async function subscriptionOrFail(db: Db, accountId: string) {
   const sub = foundOr(await store.subscriptionOf(db, accountId), "The subscription");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { capBody, maskUrl } from "../../../server/dataplane/metering/meter.ts";
+import { billingPeriod } from "../../../server/domains/account/billing-period.ts";
 import { CreditTable } from "../../../server/domains/usage/credits.ts";
-import { billingPeriod } from "../../../server/domains/usage/service.ts";
 
 const table = new CreditTable();
 

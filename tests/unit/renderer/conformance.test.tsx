@@ -105,6 +105,10 @@ describe("every manifest renders against recorded responses", () => {
           expect(container.textContent).not.toContain("is not available");
         }
       }
+      // Every pointer the manifest uses is carried by the recorded answers (a fault would throw into the
+      // screen's boundary, which shows its message in place of the views).
+      expect(screen.queryByText("This screen's manifest has a mistake")).toBeNull();
+      expect(container.querySelector("[data-manifest-fault]")).toBeNull();
     }, 30_000);
   }
 });
