@@ -62,7 +62,7 @@ describe("every manifest renders against recorded responses", () => {
             : undefined;
           if (first) {
             const text = String(getPointer(rows[0], first.field));
-            await waitFor(() => expect(screen.getAllByText(text).length).toBeGreaterThan(0));
+            await waitFor(() => expect(screen.getAllByText(text).length).toBeGreaterThan(0), { timeout: 10_000 });
           }
           const entity = view.entity ? registry.schemas[view.entity] : undefined;
           for (const column of view.columns) {
@@ -80,7 +80,7 @@ describe("every manifest renders against recorded responses", () => {
               // A field shown only when the record has a value (a failure's time) has no label otherwise.
               if (!evalPredicate(field.visibleWhen, record)) continue;
               const label = labelFor(field, fieldSchema(entity, field.field, registry.schemas));
-              await waitFor(() => expect(screen.getAllByText(label).length).toBeGreaterThan(0));
+              await waitFor(() => expect(screen.getAllByText(label).length).toBeGreaterThan(0), { timeout: 10_000 });
             }
         }
         if (view.kind === "form") {
