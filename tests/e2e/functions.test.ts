@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
 
 // One local chain (a fresh anvil mining a block a second) for ethereum-mainnet, which the block call names.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-functions-")), "networks.json");
@@ -113,6 +113,7 @@ describe("functions, end to end", () => {
     });
     expect(answer(await curlFor("On a block"))).toMatchObject({ success: true, result: { received: {} } });
     await page.reload();
+    await settle(page);
     await expect.poll(() => page.locator(".np-table-row").count()).toBe(4);
     expect(await page.locator(".np-table-row").getByText("HTTP", { exact: true }).count()).toBe(2);
 
