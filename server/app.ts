@@ -43,6 +43,9 @@ import { destinationSigningSecrets } from "./domains/streams/index.ts";
 import { streamsPlugin } from "./domains/streams/plugin.ts";
 import { DatasetProbes } from "./domains/streams/probes.ts";
 import type { StreamsRuntime } from "./domains/streams/runtime.ts";
+import { type AccessKeys, startAccessKeys } from "./domains/tokens/keys.ts";
+import { tokensPlugin } from "./domains/tokens/plugin.ts";
+import type { KeyHasher } from "./domains/tokens/service.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import { usagePlugin } from "./domains/usage/plugin.ts";
@@ -275,7 +278,14 @@ async function startPlatform(config: AppConfig, log: Logger, db: Db) {
   const eventsRelay = await relayEvents(
     db.$client,
     events,
-    ["endpoint.changed", "endpoints.listChanged", "ratelimits.changed", "sessions.changed", "viewer.changed"],
+    [
+      "endpoint.changed",
+      "endpoints.listChanged",
+      "ratelimits.changed",
+      "sessions.changed",
+      "viewer.changed",
+      "accessTokens.changed",
+    ],
     (message, error) => log.warn({ err: error }, message),
   );
   return { endpointCreatedHooks, firstStart, events, eventsRelay };
@@ -420,19 +430,23 @@ async function registerApiRole(
   config: AppConfig,
   log: Logger,
   apiSchema: GraphQLSchema,
-  parts: Omit<DomainParts, "sessions" | "endpointLists">,
+  parts: Omit<DomainParts, "sessions" | "endpointLists" | "accessKeys" | "keyHash">,
 ): Promise<{ resolvers: Resolvers; answers: ResponseCache }> {
   const { db, events } = parts;
   const sessions = new SessionCache(db, events);
+  const accessKeys = await startAccessKeys(db, events, config, log);
+  app.addHook("onClose", async () => accessKeys.close());
   const domainResolvers = await registerDomains(app, {
     ...parts,
     sessions,
     endpointLists: new EndpointListCache(db, events),
+    accessKeys: accessKeys.keys,
+    keyHash: accessKeys.hash,
   });
   const resolvers = mergeResolvers([domainResolvers, { DateTime, JSON: JSONScalar }]);
   // The schema the registry was checked against: built once per start.
   const answers = new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens);
-  await registerGraphqlApi(app, config, log, db, { sessions, answers }, resolvers);
+  await registerGraphqlApi(app, config, log, db, { sessions, answers, accessKeys: accessKeys.keys }, resolvers);
   return { resolvers, answers };
 }
 
@@ -472,6 +486,9 @@ interface DomainParts {
   kvParts: ReturnType<typeof partStorage>;
   /** Where destination secrets are sealed (the inspector opens security tokens to check signatures). */
   secrets: SecretBox;
+  /** Who each x-api-key is, and how keys are hashed. */
+  accessKeys: AccessKeys;
+  keyHash: KeyHasher;
 }
 
 /**
@@ -494,7 +511,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(securityPlugin, { api, deps: { events } });
   await app.register(registryPlugin, { api, deps: { registry: parts.registry } });
   await app.register(streamsPlugin, { api, deps: streamsDeps });
-  await app.register(functionsPlugin, { api, deps: { ...streamsDeps, db, sessions, log, runs: parts.functionRuns } });
+  await app.register(functionsPlugin, {
+    api,
+    deps: { ...streamsDeps, db, sessions, accessKeys: parts.accessKeys, log, runs: parts.functionRuns },
+  });
   await app.register(webhooksPlugin, { api, deps: streamsDeps });
   await app.register(rateLimitsPlugin, { api, deps: { events } });
   await app.register(usagePlugin, { api, deps: {} });
@@ -507,6 +527,7 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
     api,
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
   });
+  await app.register(tokensPlugin, { api, deps: { events, hash: parts.keyHash } });
   return api.merged();
 }
 

@@ -486,8 +486,298 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
   validate34.errors = vErrors;
   return errors === 0;
 }
-export const form2 = validate39;
-function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form2 = validate44;
+const func0 = equal;
+const schema18 = {
+  enum: ["ADMIN", "VIEWER"],
+  "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" },
+  "x-graphql": "AccountRole",
+  title: "Role",
+};
+function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "ADMIN" || data === "VIEWER")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema18.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate40.errors = vErrors;
+  return errors === 0;
+}
+const schema19 = {
+  enum: ["CONSOLE_REST", "FUNCTIONS_REST", "IPFS_REST", "KV_REST", "STREAMS_REST", "WEBHOOKS_REST"],
+  "x-enumLabels": {
+    CONSOLE_REST: "Console API (GraphQL and REST)",
+    FUNCTIONS_REST: "Functions (HTTP calls)",
+    IPFS_REST: "IPFS",
+    KV_REST: "Key-value store",
+    STREAMS_REST: "Streams",
+    WEBHOOKS_REST: "Webhooks",
+  },
+  title: "Application",
+  "x-graphql": "ApplicationType",
+};
+function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (
+    !(
+      data === "CONSOLE_REST" ||
+      data === "FUNCTIONS_REST" ||
+      data === "IPFS_REST" ||
+      data === "KV_REST" ||
+      data === "STREAMS_REST" ||
+      data === "WEBHOOKS_REST"
+    )
+  ) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema19.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate42.errors = vErrors;
+  return errors === 0;
+}
+function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "name" },
+        message: "must have required property '" + "name" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.role === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "role" },
+        message: "must have required property '" + "role" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.applications === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "applications" },
+        message: "must have required property '" + "applications" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "name" || key0 === "role" || key0 === "applications")) {
+        const err3 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err4 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err5 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.role !== undefined) {
+      if (
+        !validate40(data.role, {
+          instancePath: instancePath + "/role",
+          parentData: data,
+          parentDataProperty: "role",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.applications !== undefined) {
+      let data2 = data.applications;
+      if (Array.isArray(data2)) {
+        if (data2.length < 1) {
+          const err7 = {
+            instancePath: instancePath + "/applications",
+            schemaPath: "#/properties/applications/minItems",
+            keyword: "minItems",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        const len0 = data2.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (
+            !validate42(data2[i0], {
+              instancePath: instancePath + "/applications/" + i0,
+              parentData: data2,
+              parentDataProperty: i0,
+              rootData,
+            })
+          ) {
+            vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+            errors = vErrors.length;
+          }
+        }
+        let i1 = data2.length;
+        let j0;
+        if (i1 > 1) {
+          outer0: for (; i1--; ) {
+            for (j0 = i1; j0--; ) {
+              if (func0(data2[i1], data2[j0])) {
+                const err8 = {
+                  instancePath: instancePath + "/applications",
+                  schemaPath: "#/properties/applications/uniqueItems",
+                  keyword: "uniqueItems",
+                  params: { i: i1, j: j0 },
+                  message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+                };
+                if (vErrors === null) {
+                  vErrors = [err8];
+                } else {
+                  vErrors.push(err8);
+                }
+                errors++;
+                break outer0;
+              }
+            }
+          }
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/applications",
+          schemaPath: "#/properties/applications/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate44.errors = vErrors;
+  return errors === 0;
+}
+export const form3 = validate48;
+function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -574,11 +864,11 @@ function validate39(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-export const form3 = validate43;
-const schema20 = {
+export const form4 = validate52;
+const schema25 = {
   type: "object",
   title: "Update a function",
   additionalProperties: false,
@@ -616,7 +906,7 @@ const schema20 = {
   },
 };
 const pattern1 = new RegExp("^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$", "u");
-function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -665,10 +955,10 @@ function validate41(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -801,7 +1091,7 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema20.properties.description.type },
+          params: { type: schema25.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -831,14 +1121,14 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.code !== undefined) {
       if (
-        !validate41(data.code, {
+        !validate50(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
@@ -973,11 +1263,11 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-export const form4 = validate101;
-const schema48 = {
+export const form5 = validate110;
+const schema53 = {
   type: "object",
   title: "Create a webhook",
   additionalProperties: false,
@@ -1008,18 +1298,18 @@ const schema48 = {
     },
   },
 };
-const func29 = Object.prototype.hasOwnProperty;
+const func32 = Object.prototype.hasOwnProperty;
 const pattern3 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
 const pattern4 = new RegExp("^https?://", "u");
-const formats12 = formats_fullFormats.uri;
+const formats22 = formats_fullFormats.uri;
 const formats4 =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
-const schema24 = {
+const schema29 = {
   enum: ["NONE", "GZIP", "BZIP2"],
   "x-enumLabels": { NONE: "None", GZIP: "gzip", BZIP2: "bzip2" },
   "x-graphql": "WebhookCompression",
 };
-function validate95(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate104(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -1027,7 +1317,7 @@ function validate95(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema24.enum },
+      params: { allowedValues: schema29.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -1037,10 +1327,10 @@ function validate95(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate95.errors = vErrors;
+  validate104.errors = vErrors;
   return errors === 0;
 }
-function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate110(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1090,7 +1380,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema48.properties, key0)) {
+      if (!func32.call(schema53.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1252,7 +1542,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats12(data2)) {
+        if (!formats22(data2)) {
           const err13 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -1285,14 +1575,14 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate95(data.compression, {
+        !validate104(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+        vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
         errors = vErrors.length;
       }
     }
@@ -1352,7 +1642,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema48.properties.filterFunction.type },
+          params: { type: schema53.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1437,7 +1727,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema48.properties.notificationEmail.type },
+          params: { type: schema53.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1487,7 +1777,7 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema48.properties.status.enum },
+          params: { allowedValues: schema53.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -1513,11 +1803,11 @@ function validate101(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate101.errors = vErrors;
+  validate110.errors = vErrors;
   return errors === 0;
 }
-export const form5 = validate103;
-const schema49 = {
+export const form6 = validate112;
+const schema54 = {
   type: "object",
   title: "Update a webhook",
   additionalProperties: false,
@@ -1542,7 +1832,7 @@ const schema49 = {
     notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
   },
 };
-function validate103(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1562,7 +1852,7 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema49.properties, key0)) {
+      if (!func32.call(schema54.properties, key0)) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1741,7 +2031,7 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!formats12(data3)) {
+        if (!formats22(data3)) {
           const err12 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -1774,14 +2064,14 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate95(data.compression, {
+        !validate104(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+        vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
         errors = vErrors.length;
       }
     }
@@ -1841,7 +2131,7 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema49.properties.filterFunction.type },
+          params: { type: schema54.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1926,7 +2216,7 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema49.properties.notificationEmail.type },
+          params: { type: schema54.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1984,13 +2274,13 @@ function validate103(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate103.errors = vErrors;
+  validate112.errors = vErrors;
   return errors === 0;
 }
-export const form6 = validate120;
+export const form7 = validate129;
 const pattern20 = new RegExp("^[\\x21-\\x7e]+$", "u");
 const pattern21 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
-function validate120(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate129(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2263,11 +2553,11 @@ function validate120(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate120.errors = vErrors;
+  validate129.errors = vErrors;
   return errors === 0;
 }
-export const form7 = validate121;
-function validate122(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form8 = validate130;
+function validate131(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -2316,10 +2606,10 @@ function validate122(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate122.errors = vErrors;
+  validate131.errors = vErrors;
   return errors === 0;
 }
-function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate130(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2436,14 +2726,14 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.password !== undefined) {
       if (
-        !validate122(data.password, {
+        !validate131(data.password, {
           instancePath: instancePath + "/password",
           parentData: data,
           parentDataProperty: "password",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+        vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
         errors = vErrors.length;
       }
     }
@@ -2496,11 +2786,11 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate121.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
 }
-export const form8 = validate124;
-const schema61 = {
+export const form9 = validate133;
+const schema66 = {
   type: "object",
   title: "Create a stream",
   additionalProperties: false,
@@ -2608,7 +2898,7 @@ const schema61 = {
 };
 const pattern6 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
 const pattern7 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
-function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate57(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -2616,7 +2906,7 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema24.enum },
+      params: { allowedValues: schema29.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -2626,10 +2916,10 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
 }
-function validate47(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2709,7 +2999,7 @@ function validate47(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!formats12(data0)) {
+        if (!formats22(data0)) {
           const err4 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/format",
@@ -2742,14 +3032,14 @@ function validate47(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.compression !== undefined) {
       if (
-        !validate48(data.compression, {
+        !validate57(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
         errors = vErrors.length;
       }
     }
@@ -3121,10 +3411,10 @@ function validate47(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-const schema25 = {
+const schema30 = {
   type: "object",
   title: "PostgreSQL",
   required: ["host", "username", "database", "tableName"],
@@ -3155,8 +3445,8 @@ const schema25 = {
   },
 };
 const pattern8 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
-const schema26 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
-function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema31 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
+function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "DISABLE" || data === "REQUIRE")) {
@@ -3164,7 +3454,7 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema26.enum },
+      params: { allowedValues: schema31.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3174,10 +3464,10 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-function validate51(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3242,7 +3532,7 @@ function validate51(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema25.properties, key0)) {
+      if (!func32.call(schema30.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -3555,14 +3845,14 @@ function validate51(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate52(data.sslmode, {
+        !validate61(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
         errors = vErrors.length;
       }
     }
@@ -3715,10 +4005,10 @@ function validate51(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate51.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-const schema27 = {
+const schema32 = {
   type: "object",
   title: "S3",
   required: ["accessKey", "secretKey", "bucket"],
@@ -3745,8 +4035,8 @@ const schema27 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema28 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
-function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema33 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
+function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "JSON" || data === "PARQUET")) {
@@ -3754,7 +4044,7 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema28.enum },
+      params: { allowedValues: schema33.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3764,10 +4054,10 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-function validate55(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3817,7 +4107,7 @@ function validate55(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema27.properties, key0)) {
+      if (!func32.call(schema32.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4050,27 +4340,27 @@ function validate55(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate56(data.fileType, {
+        !validate65(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate48(data.fileCompression, {
+        !validate57(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
         errors = vErrors.length;
       }
     }
@@ -4274,10 +4564,10 @@ function validate55(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate55.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-const schema29 = {
+const schema34 = {
   type: "object",
   title: "Azure Blob",
   required: ["storageAccount", "sasToken", "container"],
@@ -4302,7 +4592,7 @@ const schema29 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4352,7 +4642,7 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema29.properties, key0)) {
+      if (!func32.call(schema34.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4585,27 +4875,27 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate56(data.fileType, {
+        !validate65(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate48(data.fileCompression, {
+        !validate57(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
         errors = vErrors.length;
       }
     }
@@ -4758,10 +5048,10 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate60.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-const schema30 = {
+const schema35 = {
   type: "object",
   title: "Snowflake",
   required: ["username", "account", "warehouse", "database", "schema", "tableName"],
@@ -4794,7 +5084,7 @@ const schema30 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4889,7 +5179,7 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema30.properties, key0)) {
+      if (!func32.call(schema35.properties, key0)) {
         const err6 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5108,7 +5398,7 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/protocol",
           schemaPath: "#/properties/protocol/enum",
           keyword: "enum",
-          params: { allowedValues: schema30.properties.protocol.enum },
+          params: { allowedValues: schema35.properties.protocol.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -5499,10 +5789,10 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate64.errors = vErrors;
+  validate73.errors = vErrors;
   return errors === 0;
 }
-function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5844,10 +6134,10 @@ function validate66(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate66.errors = vErrors;
+  validate75.errors = vErrors;
   return errors === 0;
 }
-const schema32 = {
+const schema37 = {
   type: "object",
   title: "Kafka",
   required: ["brokers", "topic"],
@@ -5898,11 +6188,11 @@ const schema32 = {
 };
 const pattern9 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
 const pattern10 = new RegExp("^[A-Za-z0-9._-]+$", "u");
-const schema33 = {
+const schema38 = {
   enum: ["NONE", "PLAIN", "SCRAM_SHA_256", "SCRAM_SHA_512"],
   "x-enumLabels": { NONE: "None", PLAIN: "PLAIN", SCRAM_SHA_256: "SCRAM-SHA-256", SCRAM_SHA_512: "SCRAM-SHA-512" },
 };
-function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "PLAIN" || data === "SCRAM_SHA_256" || data === "SCRAM_SHA_512")) {
@@ -5910,7 +6200,7 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema33.enum },
+      params: { allowedValues: schema38.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -5920,10 +6210,10 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate69.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
 }
-function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5958,7 +6248,7 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema32.properties, key0)) {
+      if (!func32.call(schema37.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6091,14 +6381,14 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.saslMechanism !== undefined) {
       if (
-        !validate69(data.saslMechanism, {
+        !validate78(data.saslMechanism, {
           instancePath: instancePath + "/saslMechanism",
           parentData: data,
           parentDataProperty: "saslMechanism",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+        vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
         errors = vErrors.length;
       }
     }
@@ -6334,10 +6624,10 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate68.errors = vErrors;
+  validate77.errors = vErrors;
   return errors === 0;
 }
-const schema34 = {
+const schema39 = {
   type: "object",
   title: "MongoDB",
   required: ["host", "database", "collection"],
@@ -6401,7 +6691,7 @@ const schema34 = {
 };
 const pattern11 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
 const pattern12 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
-function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6451,7 +6741,7 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema34.properties, key0)) {
+      if (!func32.call(schema39.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6994,10 +7284,10 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate72.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
 }
-const schema35 = {
+const schema40 = {
   type: "object",
   title: "MySQL",
   required: ["host", "username", "database", "tableName"],
@@ -7029,7 +7319,7 @@ const schema35 = {
   },
 };
 const pattern13 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
-function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7094,7 +7384,7 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema35.properties, key0)) {
+      if (!func32.call(schema40.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7407,14 +7697,14 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate52(data.sslmode, {
+        !validate61(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
         errors = vErrors.length;
       }
     }
@@ -7567,10 +7857,10 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate74.errors = vErrors;
+  validate83.errors = vErrors;
   return errors === 0;
 }
-const schema36 = {
+const schema41 = {
   type: "object",
   title: "Redis",
   required: ["host", "key"],
@@ -7621,11 +7911,11 @@ const schema36 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema37 = {
+const schema42 = {
   enum: ["STREAM", "LIST", "CHANNEL"],
   "x-enumLabels": { STREAM: "Stream (XADD)", LIST: "List (RPUSH)", CHANNEL: "Pub/sub channel (PUBLISH)" },
 };
-function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "STREAM" || data === "LIST" || data === "CHANNEL")) {
@@ -7633,7 +7923,7 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema37.enum },
+      params: { allowedValues: schema42.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -7643,10 +7933,10 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate78.errors = vErrors;
+  validate87.errors = vErrors;
   return errors === 0;
 }
-function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7681,7 +7971,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema36.properties, key0)) {
+      if (!func32.call(schema41.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7931,14 +8221,14 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.dataStructure !== undefined) {
       if (
-        !validate78(data.dataStructure, {
+        !validate87(data.dataStructure, {
           instancePath: instancePath + "/dataStructure",
           parentData: data,
           parentDataProperty: "dataStructure",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -8157,10 +8447,10 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate77.errors = vErrors;
+  validate86.errors = vErrors;
   return errors === 0;
 }
-const schema38 = {
+const schema43 = {
   enum: [
     "BLOCK",
     "BLOCK_WITH_RECEIPTS",
@@ -8189,7 +8479,7 @@ const schema38 = {
   },
   "x-graphql": "StreamDataset",
 };
-function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -8211,7 +8501,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema38.enum },
+      params: { allowedValues: schema43.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8221,15 +8511,15 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate81.errors = vErrors;
+  validate90.errors = vErrors;
   return errors === 0;
 }
-const schema39 = {
+const schema44 = {
   enum: ["BODY", "HEADER", "NONE"],
   "x-enumLabels": { BODY: "In the body", HEADER: "In headers", NONE: "None" },
   "x-graphql": "StreamMetadata",
 };
-function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate92(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "BODY" || data === "HEADER" || data === "NONE")) {
@@ -8237,7 +8527,7 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema39.enum },
+      params: { allowedValues: schema44.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8247,10 +8537,10 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate83.errors = vErrors;
+  validate92.errors = vErrors;
   return errors === 0;
 }
-const schema40 = {
+const schema45 = {
   enum: ["AZURE", "FUNCTION", "KAFKA", "MONGO", "MYSQL", "POSTGRES", "REDIS", "S3", "SNOWFLAKE", "WEBHOOK"],
   "x-enumLabels": {
     AZURE: "Azure",
@@ -8266,7 +8556,7 @@ const schema40 = {
   },
   "x-graphql": "StreamDestination",
 };
-function validate85(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate94(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -8287,7 +8577,7 @@ function validate85(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema40.enum },
+      params: { allowedValues: schema45.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8297,10 +8587,10 @@ function validate85(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate85.errors = vErrors;
+  validate94.errors = vErrors;
   return errors === 0;
 }
-const schema41 = {
+const schema46 = {
   enum: ["V1", "V2", "V3", "V4", "V5"],
   "x-enumLabels": {
     V1: "V1: main(data)",
@@ -8311,7 +8601,7 @@ const schema41 = {
   },
   "x-graphql": "FilterVersion",
 };
-function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
@@ -8319,7 +8609,7 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema41.enum },
+      params: { allowedValues: schema46.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8329,15 +8619,15 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate87.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
 }
-const schema42 = {
+const schema47 = {
   enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
   "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
   "x-graphql": "StreamRegion",
 };
-function validate89(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
@@ -8345,7 +8635,7 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema42.enum },
+      params: { allowedValues: schema47.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8355,10 +8645,10 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate89.errors = vErrors;
+  validate98.errors = vErrors;
   return errors === 0;
 }
-function validate124(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate133(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -8402,14 +8692,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate47(data.destinationAttributes, {
+          !validate56(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
           errors = vErrors.length;
         }
       }
@@ -8473,14 +8763,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate51(data.destinationAttributes, {
+          !validate60(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
           errors = vErrors.length;
         }
       }
@@ -8544,14 +8834,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate55(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -8615,14 +8905,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate60(data.destinationAttributes, {
+          !validate69(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
           errors = vErrors.length;
         }
       }
@@ -8686,14 +8976,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate73(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
           errors = vErrors.length;
         }
       }
@@ -8757,14 +9047,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate66(data.destinationAttributes, {
+          !validate75(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
           errors = vErrors.length;
         }
       }
@@ -8828,14 +9118,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate68(data.destinationAttributes, {
+          !validate77(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
           errors = vErrors.length;
         }
       }
@@ -8899,14 +9189,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate72(data.destinationAttributes, {
+          !validate81(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
           errors = vErrors.length;
         }
       }
@@ -8970,14 +9260,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate74(data.destinationAttributes, {
+          !validate83(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+          vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
           errors = vErrors.length;
         }
       }
@@ -9041,14 +9331,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate77(data.destinationAttributes, {
+          !validate86(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+          vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
           errors = vErrors.length;
         }
       }
@@ -9163,7 +9453,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema61.properties, key0)) {
+      if (!func32.call(schema66.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -9294,14 +9584,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate81(data.dataset, {
+        !validate90(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+        vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
         errors = vErrors.length;
       }
     }
@@ -9374,27 +9664,27 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate83(data.includeStreamMetadata, {
+        !validate92(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+        vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate85(data.destination, {
+        !validate94(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
         errors = vErrors.length;
       }
     }
@@ -9473,7 +9763,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema61.properties.endRange.type },
+          params: { type: schema66.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -9523,7 +9813,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema61.properties.filterFunction.type },
+          params: { type: schema66.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9553,14 +9843,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate87(data.filterVersion, {
+        !validate96(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
@@ -9638,7 +9928,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema61.properties.notificationEmail.type },
+          params: { type: schema66.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9683,14 +9973,14 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate89(data.region, {
+        !validate98(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
         errors = vErrors.length;
       }
     }
@@ -9701,7 +9991,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema61.properties.status.enum },
+          params: { allowedValues: schema66.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9727,11 +10017,11 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate124.errors = vErrors;
+  validate133.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate140;
-const schema62 = {
+export const form10 = validate149;
+const schema67 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -9747,7 +10037,7 @@ const schema62 = {
     },
   },
 };
-function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9790,7 +10080,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema62.properties.from.enum },
+          params: { allowedValues: schema67.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9816,12 +10106,12 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate140.errors = vErrors;
+  validate149.errors = vErrors;
   return errors === 0;
 }
-export const form10 = validate142;
+export const form11 = validate151;
 const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate151(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9936,11 +10226,11 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate142.errors = vErrors;
+  validate151.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate144;
-const schema66 = {
+export const form12 = validate153;
+const schema71 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -9962,7 +10252,7 @@ const schema66 = {
     },
   },
 };
-function validate144(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate153(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10054,7 +10344,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema66.properties.items.type },
+          params: { type: schema71.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -10092,7 +10382,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema66.properties.itemsText.type },
+          params: { type: schema71.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10135,11 +10425,11 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate144.errors = vErrors;
+  validate153.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate145;
-const schema67 = {
+export const form13 = validate154;
+const schema72 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -10203,7 +10493,7 @@ const schema67 = {
     },
   },
 };
-const schema68 = {
+const schema73 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -10239,7 +10529,7 @@ const schema68 = {
     },
   },
 };
-function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10363,7 +10653,7 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema68.properties.description.type },
+          params: { type: schema73.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10393,14 +10683,14 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate41(data.code, {
+        !validate50(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
@@ -10535,10 +10825,10 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate149.errors = vErrors;
+  validate158.errors = vErrors;
   return errors === 0;
 }
-function validate152(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10815,10 +11105,10 @@ function validate152(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate152.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
 }
-function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate154(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10898,7 +11188,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema67.properties, key0)) {
+      if (!func32.call(schema72.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -11029,14 +11319,14 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate81(data.dataset, {
+        !validate90(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+        vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
         errors = vErrors.length;
       }
     }
@@ -11097,7 +11387,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema67.properties.endRange.type },
+          params: { type: schema72.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -11209,14 +11499,14 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate83(data.includeStreamMetadata, {
+        !validate92(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+        vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
         errors = vErrors.length;
       }
     }
@@ -11227,7 +11517,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema67.properties.filterFunction.type },
+          params: { type: schema72.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11257,40 +11547,40 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate87(data.filterVersion, {
+        !validate96(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
     if (data.function !== undefined) {
       if (
-        !validate149(data.function, {
+        !validate158(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+        vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate152(data.destinationAttributes, {
+        !validate161(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+        vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
         errors = vErrors.length;
       }
     }
@@ -11363,14 +11653,14 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate89(data.region, {
+        !validate98(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
         errors = vErrors.length;
       }
     }
@@ -11381,7 +11671,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema67.properties.notificationEmail.type },
+          params: { type: schema72.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11431,7 +11721,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema67.properties.status.enum },
+          params: { allowedValues: schema72.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -11457,11 +11747,11 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate145.errors = vErrors;
+  validate154.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate155;
-function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form14 = validate164;
+function validate164(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11499,14 +11789,14 @@ function validate155(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate89(data.region, {
+        !validate98(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
         errors = vErrors.length;
       }
     }
@@ -11525,12 +11815,12 @@ function validate155(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate155.errors = vErrors;
+  validate164.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate157;
+export const form15 = validate166;
 const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate166(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11648,11 +11938,11 @@ function validate157(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate157.errors = vErrors;
+  validate166.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate158;
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form16 = validate167;
+function validate167(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11799,11 +12089,11 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate158.errors = vErrors;
+  validate167.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate161;
-const schema74 = {
+export const form17 = validate170;
+const schema79 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -11825,7 +12115,7 @@ const schema74 = {
     },
   },
 };
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11917,7 +12207,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema74.properties.items.type },
+          params: { type: schema79.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11955,7 +12245,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema74.properties.itemsText.type },
+          params: { type: schema79.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11998,11 +12288,11 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate161.errors = vErrors;
+  validate170.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate162;
-function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form18 = validate171;
+function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12117,10 +12407,10 @@ function validate162(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate162.errors = vErrors;
+  validate171.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate163;
+export const form19 = validate172;
 const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -12217,7 +12507,6 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
   validate29.errors = vErrors;
   return errors === 0;
 }
-const func0 = equal;
 function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -12308,7 +12597,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate172(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12531,11 +12820,98 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate163.errors = vErrors;
+  validate172.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate168;
-const schema77 = {
+export const form20 = validate177;
+const schema82 = {
+  type: "object",
+  title: "Change role",
+  required: ["role"],
+  additionalProperties: false,
+  properties: {
+    role: {
+      enum: ["ADMIN", "VIEWER"],
+      "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" },
+      "x-graphql": "AccountRole",
+      title: "Role",
+    },
+  },
+};
+function validate177(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.role === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "role" },
+        message: "must have required property '" + "role" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "role")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.role !== undefined) {
+      let data0 = data.role;
+      if (!(data0 === "ADMIN" || data0 === "VIEWER")) {
+        const err2 = {
+          instancePath: instancePath + "/role",
+          schemaPath: "#/properties/role/enum",
+          keyword: "enum",
+          params: { allowedValues: schema82.properties.role.enum },
+          message: "must be equal to one of the allowed values",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate177.errors = vErrors;
+  return errors === 0;
+}
+export const form21 = validate178;
+const schema83 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -12634,7 +13010,7 @@ const schema77 = {
     },
   ],
 };
-function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -12678,14 +13054,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate47(data.destinationAttributes, {
+          !validate56(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
           errors = vErrors.length;
         }
       }
@@ -12749,14 +13125,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate51(data.destinationAttributes, {
+          !validate60(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
           errors = vErrors.length;
         }
       }
@@ -12820,14 +13196,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate55(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -12891,14 +13267,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate60(data.destinationAttributes, {
+          !validate69(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
           errors = vErrors.length;
         }
       }
@@ -12962,14 +13338,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate73(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
           errors = vErrors.length;
         }
       }
@@ -13033,14 +13409,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate66(data.destinationAttributes, {
+          !validate75(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
           errors = vErrors.length;
         }
       }
@@ -13104,14 +13480,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate68(data.destinationAttributes, {
+          !validate77(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
           errors = vErrors.length;
         }
       }
@@ -13175,14 +13551,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate72(data.destinationAttributes, {
+          !validate81(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
           errors = vErrors.length;
         }
       }
@@ -13246,14 +13622,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate74(data.destinationAttributes, {
+          !validate83(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+          vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
           errors = vErrors.length;
         }
       }
@@ -13317,14 +13693,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate77(data.destinationAttributes, {
+          !validate86(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+          vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
           errors = vErrors.length;
         }
       }
@@ -13364,7 +13740,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema77.properties, key0)) {
+      if (!func32.call(schema83.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -13495,14 +13871,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate81(data.dataset, {
+        !validate90(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+        vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
         errors = vErrors.length;
       }
     }
@@ -13575,27 +13951,27 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate83(data.includeStreamMetadata, {
+        !validate92(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+        vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate85(data.destination, {
+        !validate94(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
         errors = vErrors.length;
       }
     }
@@ -13674,7 +14050,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema77.properties.endRange.type },
+          params: { type: schema83.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -13724,7 +14100,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema77.properties.filterFunction.type },
+          params: { type: schema83.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13754,14 +14130,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate87(data.filterVersion, {
+        !validate96(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
@@ -13839,7 +14215,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema77.properties.notificationEmail.type },
+          params: { type: schema83.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13884,14 +14260,14 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate89(data.region, {
+        !validate98(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
         errors = vErrors.length;
       }
     }
@@ -13927,11 +14303,11 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate168.errors = vErrors;
+  validate178.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate184;
-function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form22 = validate194;
+function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -13965,10 +14341,10 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate185.errors = vErrors;
+  validate195.errors = vErrors;
   return errors === 0;
 }
-function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14002,10 +14378,10 @@ function validate187(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate187.errors = vErrors;
+  validate197.errors = vErrors;
   return errors === 0;
 }
-function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14028,27 +14404,27 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate185(data.paramsJson, {
+        !validate195(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate187(data.userDataJson, {
+        !validate197(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
         errors = vErrors.length;
       }
     }
@@ -14067,12 +14443,12 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate184.errors = vErrors;
+  validate194.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate189;
+export const form23 = validate199;
 const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14187,11 +14563,11 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate189.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate190;
-function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate200;
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14255,10 +14631,10 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate191.errors = vErrors;
+  validate201.errors = vErrors;
   return errors === 0;
 }
-function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate200(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14409,14 +14785,14 @@ function validate190(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate191(data.label, {
+        !validate201(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
         errors = vErrors.length;
       }
     }
@@ -14435,11 +14811,11 @@ function validate190(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate190.errors = vErrors;
+  validate200.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate193;
-function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form25 = validate203;
+function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14477,14 +14853,14 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate191(data.label, {
+        !validate201(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
         errors = vErrors.length;
       }
     }
@@ -14503,12 +14879,12 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate193.errors = vErrors;
+  validate203.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate195;
+export const form26 = validate205;
 const pattern31 = new RegExp("^[^\\s]+$", "u");
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14623,11 +14999,161 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate205.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate196;
-function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form27 = validate206;
+const schema92 = {
+  type: "object",
+  title: "Limits per client IP",
+  description: "Requests one client IP may make with this key; leave a field empty for no limit.",
+  additionalProperties: false,
+  properties: {
+    rps: { type: ["integer", "null"], title: "Requests per second", minimum: 1, maximum: 100000 },
+    rpm: { type: ["integer", "null"], title: "Requests per minute", minimum: 1, maximum: 6000000 },
+  },
+};
+function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    for (const key0 in data) {
+      if (!(key0 === "rps" || key0 === "rpm")) {
+        const err0 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.rps !== undefined) {
+      let data0 = data.rps;
+      if (!(typeof data0 == "number" && !(data0 % 1) && !isNaN(data0)) && data0 !== null) {
+        const err1 = {
+          instancePath: instancePath + "/rps",
+          schemaPath: "#/properties/rps/type",
+          keyword: "type",
+          params: { type: schema92.properties.rps.type },
+          message: "must be integer,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+      if (typeof data0 == "number") {
+        if (data0 > 100000 || isNaN(data0)) {
+          const err2 = {
+            instancePath: instancePath + "/rps",
+            schemaPath: "#/properties/rps/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 100000 },
+            message: "must be <= 100000",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (data0 < 1 || isNaN(data0)) {
+          const err3 = {
+            instancePath: instancePath + "/rps",
+            schemaPath: "#/properties/rps/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.rpm !== undefined) {
+      let data1 = data.rpm;
+      if (!(typeof data1 == "number" && !(data1 % 1) && !isNaN(data1)) && data1 !== null) {
+        const err4 = {
+          instancePath: instancePath + "/rpm",
+          schemaPath: "#/properties/rpm/type",
+          keyword: "type",
+          params: { type: schema92.properties.rpm.type },
+          message: "must be integer,null",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      if (typeof data1 == "number") {
+        if (data1 > 6000000 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + "/rpm",
+            schemaPath: "#/properties/rpm/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 6000000 },
+            message: "must be <= 6000000",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (data1 < 1 || isNaN(data1)) {
+          const err6 = {
+            instancePath: instancePath + "/rpm",
+            schemaPath: "#/properties/rpm/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate206.errors = vErrors;
+  return errors === 0;
+}
+export const form28 = validate207;
+function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14760,12 +15286,12 @@ function validate196(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate196.errors = vErrors;
+  validate207.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate197;
+export const form29 = validate208;
 const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14880,18 +15406,18 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate197.errors = vErrors;
+  validate208.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate198;
-const schema89 = {
+export const form30 = validate209;
+const schema96 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -14899,7 +15425,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema89.enum },
+      params: { allowedValues: schema96.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -14909,10 +15435,10 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate199.errors = vErrors;
+  validate210.errors = vErrors;
   return errors === 0;
 }
-function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15014,14 +15540,14 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate199(data.bucket, {
+        !validate210(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+        vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
         errors = vErrors.length;
       }
     }
@@ -15066,11 +15592,11 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate198.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate203;
-function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate214;
+function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15118,27 +15644,27 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate41(data.code, {
+        !validate50(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate185(data.paramsJson, {
+        !validate195(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
         errors = vErrors.length;
       }
     }
@@ -15260,14 +15786,14 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate187(data.userDataJson, {
+        !validate197(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
         errors = vErrors.length;
       }
     }
@@ -15286,11 +15812,11 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate203.errors = vErrors;
+  validate214.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate207;
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate218;
+function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15439,12 +15965,12 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate207.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate208;
+export const form33 = validate219;
 const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15563,11 +16089,11 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate208.errors = vErrors;
+  validate219.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate209;
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form34 = validate220;
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15691,7 +16217,7 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema68.properties.description.type },
+          params: { type: schema73.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15721,14 +16247,14 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate41(data.code, {
+        !validate50(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
@@ -15863,11 +16389,11 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate211;
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form35 = validate222;
+function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15954,14 +16480,14 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate199(data.bucket, {
+        !validate210(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+        vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
         errors = vErrors.length;
       }
     }
@@ -15993,93 +16519,11 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate211.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate215;
-const schema96 = {
-  type: "object",
-  title: "Change role",
-  required: ["role"],
-  additionalProperties: false,
-  properties: {
-    role: { enum: ["ADMIN", "VIEWER"], "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" }, title: "Role" },
-  },
-};
-function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.role === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "role" },
-        message: "must have required property '" + "role" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "role")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.role !== undefined) {
-      let data0 = data.role;
-      if (!(data0 === "ADMIN" || data0 === "VIEWER")) {
-        const err2 = {
-          instancePath: instancePath + "/role",
-          schemaPath: "#/properties/role/enum",
-          keyword: "enum",
-          params: { allowedValues: schema96.properties.role.enum },
-          message: "must be equal to one of the allowed values",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err3 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err3];
-    } else {
-      vErrors.push(err3);
-    }
-    errors++;
-  }
-  validate215.errors = vErrors;
-  return errors === 0;
-}
-export const form34 = validate217;
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form36 = validate226;
+function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16211,11 +16655,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate217.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate218;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate227;
+function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -16253,11 +16697,11 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate218.errors = vErrors;
+  validate227.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate219;
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate228;
+function validate228(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -16295,11 +16739,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate219.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate229;
+function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -16337,11 +16781,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate220.errors = vErrors;
+  validate229.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate221;
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate230;
+function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -16379,11 +16823,11 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate221.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate222;
-function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate231;
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -16421,11 +16865,11 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate222.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate223;
-function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate232;
+function validate232(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -16463,11 +16907,11 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate223.errors = vErrors;
+  validate232.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate224;
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate233;
+function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -16505,11 +16949,11 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate224.errors = vErrors;
+  validate233.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate225;
-function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate234;
+function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -16547,11 +16991,11 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate225.errors = vErrors;
+  validate234.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate226;
-function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate235;
+function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -16589,11 +17033,11 @@ function validate226(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate226.errors = vErrors;
+  validate235.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate227;
-function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate236;
+function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -16631,7 +17075,7 @@ function validate227(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate227.errors = vErrors;
+  validate236.errors = vErrors;
   return errors === 0;
 }
 
@@ -16639,42 +17083,44 @@ function validate227(data, { instancePath = "", parentData, parentDataProperty, 
 export const formValidators: Record<string, { validate: ValidateFunction; required: string[] }> = {
   "-10cea0bf": { validate: form0, required: [] }, // inspection-url#/$defs/createInput
   "-1f8d1b25": { validate: form1, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
-  "-2967b0f7": { validate: form2, required: [] }, // account#/$defs/accountSettingsInput
-  "-2a344bd9": { validate: form3, required: ["id"] }, // function#/$defs/updateInput
-  "-30aa6abb": { validate: form4, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
-  "-30d7c724": { validate: form5, required: ["id"] }, // webhook#/$defs/updateInput
-  "-3164c27c": { validate: form6, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
-  "-34de586a": { validate: form7, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
+  "-22cd5d79": { validate: form2, required: ["name", "role", "applications"] }, // access-token#/$defs/createInput
+  "-2967b0f7": { validate: form3, required: [] }, // account#/$defs/accountSettingsInput
+  "-2a344bd9": { validate: form4, required: ["id"] }, // function#/$defs/updateInput
+  "-30aa6abb": { validate: form5, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
+  "-30d7c724": { validate: form6, required: ["id"] }, // webhook#/$defs/updateInput
+  "-3164c27c": { validate: form7, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
+  "-34de586a": { validate: form8, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
   "-40e61461": {
-    validate: form8,
+    validate: form9,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form9, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form10, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form11, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form12, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form13, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form14, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form15, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form16, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form17, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form18, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7de089d2": { validate: form19, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form20, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form21, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form22, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "154f2f85": { validate: form23, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form24, required: ["referrer"] }, // security#/$defs/referrerInput
-  "30013493": { validate: form25, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "41bf44a1": { validate: form26, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form27, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form28, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form29, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form30, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form31, required: ["name", "code"] }, // function#/$defs/newFunction
-  "7720b321": { validate: form32, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "783bcc93": { validate: form33, required: ["role"] }, // team-member#/$defs/roleInput
-  d403d88: { validate: form34, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  "-42bd3487": { validate: form10, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form11, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form12, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form13, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form14, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form15, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form16, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form17, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form18, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form19, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7a12074d": { validate: form20, required: ["role"] }, // team-member#/$defs/roleInput
+  "-7de089d2": { validate: form21, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form22, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form23, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form24, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "154f2f85": { validate: form25, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form26, required: ["referrer"] }, // security#/$defs/referrerInput
+  "21218282": { validate: form27, required: [] }, // access-token#/$defs/ipRateLimitInput
+  "30013493": { validate: form28, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "41bf44a1": { validate: form29, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form30, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form31, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form32, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form33, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form34, required: ["name", "code"] }, // function#/$defs/newFunction
+  "7720b321": { validate: form35, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  d403d88: { validate: form36, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */

@@ -345,6 +345,29 @@ export type CreateInspectionUrlInput = {
   answerStatus?: number | null | undefined;
 };
 
+/** Where an access token is accepted. */
+export type ApplicationType =
+  | "CONSOLE_REST"
+  | "FUNCTIONS_REST"
+  | "IPFS_REST"
+  | "KV_REST"
+  | "STREAMS_REST"
+  | "WEBHOOKS_REST";
+
+/** A role an account's member or access token is given: VIEWER reads, ADMIN also changes. */
+export type AccountRole = "ADMIN" | "VIEWER";
+
+export type CreateAccessTokenInput = {
+  name: string;
+  role: AccountRole;
+  applications: Array<ApplicationType>;
+};
+
+export type AccessTokenIpRateLimitInput = {
+  rps?: number | null | undefined;
+  rpm?: number | null | undefined;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -2202,6 +2225,99 @@ export type StreamDeliveriesQuery = {
   };
 };
 
+export type AccessTokenRowFragment = {
+  id: string;
+  name: string;
+  prefix: string;
+  role: AccountRole;
+  applications: Array<ApplicationType>;
+  isActive: boolean;
+  createdAt: Date | string;
+  lastUsedAt: Date | string | null;
+  revokedAt: Date | string | null;
+  ipRateLimit: { rps: number | null; rpm: number | null };
+};
+
+export type AccessTokensQueryVariables = Exact<{
+  application?: ApplicationType | null | undefined;
+}>;
+
+export type AccessTokensQuery = {
+  accessTokens: Array<{
+    id: string;
+    name: string;
+    prefix: string;
+    role: AccountRole;
+    applications: Array<ApplicationType>;
+    isActive: boolean;
+    createdAt: Date | string;
+    lastUsedAt: Date | string | null;
+    revokedAt: Date | string | null;
+    ipRateLimit: { rps: number | null; rpm: number | null };
+  }>;
+};
+
+export type CreateAccessTokenMutationVariables = Exact<{
+  input: CreateAccessTokenInput;
+}>;
+
+export type CreateAccessTokenMutation = {
+  createAccessToken: {
+    key: string;
+    accessToken: {
+      id: string;
+      name: string;
+      prefix: string;
+      role: AccountRole;
+      applications: Array<ApplicationType>;
+      isActive: boolean;
+      createdAt: Date | string;
+      lastUsedAt: Date | string | null;
+      revokedAt: Date | string | null;
+      ipRateLimit: { rps: number | null; rpm: number | null };
+    };
+  };
+};
+
+export type RevokeAccessTokenMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type RevokeAccessTokenMutation = {
+  revokeAccessToken: {
+    id: string;
+    name: string;
+    prefix: string;
+    role: AccountRole;
+    applications: Array<ApplicationType>;
+    isActive: boolean;
+    createdAt: Date | string;
+    lastUsedAt: Date | string | null;
+    revokedAt: Date | string | null;
+    ipRateLimit: { rps: number | null; rpm: number | null };
+  };
+};
+
+export type UpdateAccessTokenIpRateLimitMutationVariables = Exact<{
+  id: string | number;
+  input: AccessTokenIpRateLimitInput;
+}>;
+
+export type UpdateAccessTokenIpRateLimitMutation = {
+  updateAccessTokenIpRateLimit: {
+    id: string;
+    name: string;
+    prefix: string;
+    role: AccountRole;
+    applications: Array<ApplicationType>;
+    isActive: boolean;
+    createdAt: Date | string;
+    lastUsedAt: Date | string | null;
+    revokedAt: Date | string | null;
+    ipRateLimit: { rps: number | null; rpm: number | null };
+  };
+};
+
 export type UsageOverviewQueryVariables = Exact<{
   periodIndex?: number | null | undefined;
   tickType?: UsageTickType | null | undefined;
@@ -2512,6 +2628,7 @@ export type WebhookDeliveriesQuery = {
 /** Every operation of the screens' documents by its name: the variables it takes and the data it answers. */
 export interface Operations {
   AbortKvUpload: { variables: AbortKvUploadMutationVariables; result: AbortKvUploadMutation };
+  AccessTokens: { variables: AccessTokensQueryVariables; result: AccessTokensQuery };
   ActivateStream: { variables: ActivateStreamMutationVariables; result: ActivateStreamMutation };
   ActivateWebhook: { variables: ActivateWebhookMutationVariables; result: ActivateWebhookMutation };
   AddAddressBookItems: { variables: AddAddressBookItemsMutationVariables; result: AddAddressBookItemsMutation };
@@ -2528,6 +2645,7 @@ export interface Operations {
     result: ClearInspectedRequestsMutation;
   };
   CompleteKvUpload: { variables: CompleteKvUploadMutationVariables; result: CompleteKvUploadMutation };
+  CreateAccessToken: { variables: CreateAccessTokenMutationVariables; result: CreateAccessTokenMutation };
   CreateAddressBook: { variables: CreateAddressBookMutationVariables; result: CreateAddressBookMutation };
   CreateAuthToken: { variables: CreateAuthTokenMutationVariables; result: CreateAuthTokenMutation };
   CreateDomainMask: { variables: CreateDomainMaskMutationVariables; result: CreateDomainMaskMutation };
@@ -2639,6 +2757,7 @@ export interface Operations {
   };
   RemoveEndpointTag: { variables: RemoveEndpointTagMutationVariables; result: RemoveEndpointTagMutation };
   RemoveListItems: { variables: RemoveListItemsMutationVariables; result: RemoveListItemsMutation };
+  RevokeAccessToken: { variables: RevokeAccessTokenMutationVariables; result: RevokeAccessTokenMutation };
   SendWebhookPayload: { variables: SendWebhookPayloadMutationVariables; result: SendWebhookPayloadMutation };
   SetPassword: { variables: SetPasswordMutationVariables; result: SetPasswordMutation };
   Stream: { variables: StreamQueryVariables; result: StreamQuery };
@@ -2660,6 +2779,10 @@ export interface Operations {
   TestWebhookUrl: { variables: TestWebhookUrlMutationVariables; result: TestWebhookUrlMutation };
   ToggleEndpointPaused: { variables: ToggleEndpointPausedMutationVariables; result: ToggleEndpointPausedMutation };
   ToggleRpcMethod: { variables: ToggleRpcMethodMutationVariables; result: ToggleRpcMethodMutation };
+  UpdateAccessTokenIpRateLimit: {
+    variables: UpdateAccessTokenIpRateLimitMutationVariables;
+    result: UpdateAccessTokenIpRateLimitMutation;
+  };
   UpdateAccount: { variables: UpdateAccountMutationVariables; result: UpdateAccountMutation };
   UpdateEndpointLabel: { variables: UpdateEndpointLabelMutationVariables; result: UpdateEndpointLabelMutation };
   UpdateFunction: { variables: UpdateFunctionMutationVariables; result: UpdateFunctionMutation };

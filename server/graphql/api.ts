@@ -8,6 +8,7 @@ import mercurius from "mercurius";
 import type { Logger } from "pino";
 import { SESSION_COOKIE } from "../domains/account/service.ts";
 import type { SessionCache } from "../domains/account/sessions.ts";
+import { type AccessKeys, API_KEY_HEADER, KeyRefusal } from "../domains/tokens/keys.ts";
 import { compressAnswer } from "../platform/answer-compression.ts";
 import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
@@ -19,6 +20,9 @@ import { newReadRecord, type ResponseCache } from "./response-cache.ts";
 import { apiSdl } from "./schema.ts";
 
 export const GRAPHQL_PATH = "/graphql";
+
+/** The HTTP status of a refused API key, as every API answers it. */
+export const KEY_REFUSAL_STATUS = { UNAUTHENTICATED: 401, FORBIDDEN: 403, RATE_LIMITED: 429 } as const;
 
 /** Limits on one GraphQL request: what a console screen needs, with room, and no more. */
 export const graphqlLimits = {
@@ -41,7 +45,7 @@ export async function registerGraphqlApi(
   config: AppConfig,
   log: Logger,
   db: Db,
-  services: { sessions: SessionCache; answers: ResponseCache },
+  services: { sessions: SessionCache; answers: ResponseCache; accessKeys: AccessKeys },
   resolvers: Resolvers,
 ): Promise<void> {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
@@ -65,30 +69,50 @@ export async function registerGraphqlApi(
   });
 
   // The one place a GraphQL request's caller is read: the response cache needs it before execution, the
-  // context after. Callback-style hooks (here and below) cost no promise per request.
+  // context after. Callback-style hooks (here and below) cost no promise per request. A request with an
+  // x-api-key is its key's (made for CONSOLE_REST), cookies unread: a bad key is refused, never replaced
+  // by a session, and a page of another site cannot send the header without a CORS preflight we refuse.
   app.decorateRequest("caller", null);
   app.decorateRequest("reads", null);
   app.addHook("preHandler", (request, reply, done) => {
     if (request.routeOptions.url !== GRAPHQL_PATH) return done();
     const record = newReadRecord();
     request.reads = record;
-    services.sessions.resolve(request.cookies[SESSION_COOKIE]).then((principal) => {
-      request.caller = principal;
-      const stored = services.answers.lookup(request, principal, record);
-      if (stored !== null) {
-        reply.type("application/json; charset=utf-8").send(stored.body);
-        return;
-      }
-      // Checked after the lookup: a kept answer's text passed when first answered (a scan of a screen's
-      // text costs more than the rest of the lookup).
-      const query = (request.body as { query?: unknown } | null)?.query;
-      if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
-        const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
-        reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
-        return;
-      }
-      done();
-    }, done);
+    const key = request.headers[API_KEY_HEADER];
+    const caller =
+      key === undefined
+        ? services.sessions.resolve(request.cookies[SESSION_COOKIE])
+        : services.accessKeys.authenticate(key, "CONSOLE_REST", request.ip);
+    caller.then(
+      (principal) => {
+        request.caller = principal;
+        const stored = services.answers.lookup(request, principal, record);
+        if (stored !== null) {
+          reply.type("application/json; charset=utf-8").send(stored.body);
+          return;
+        }
+        // Checked after the lookup: a kept answer's text passed when first answered (a scan of a screen's
+        // text costs more than the rest of the lookup).
+        const query = (request.body as { query?: unknown } | null)?.query;
+        if (typeof query === "string" && bracketNesting(query, graphqlLimits.nesting) > graphqlLimits.nesting) {
+          const message = `The query nests brackets more than ${graphqlLimits.nesting} levels deep.`;
+          reply.code(400).send({ data: null, errors: [{ message, extensions: { code: "BAD_USER_INPUT" } }] });
+          return;
+        }
+        done();
+      },
+      (error) => {
+        if (!(error instanceof KeyRefusal)) return done(error);
+        if (error.retryAfter !== undefined) reply.header("retry-after", String(error.retryAfter));
+        const extensions = {
+          code: error.code,
+          ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }),
+        };
+        reply
+          .code(KEY_REFUSAL_STATUS[error.code])
+          .send({ data: null, errors: [{ message: error.message, extensions }] });
+      },
+    );
   });
   app.addHook("onSend", (request, reply, payload, done) => {
     if (request.reads?.keepAs) services.answers.keep(request.reads, reply.statusCode, payload);

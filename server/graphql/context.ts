@@ -16,12 +16,18 @@ declare module "fastify" {
   }
 }
 
-/** Who is calling: a signed-in user acting in one account with one role. */
+/**
+ * Who is calling: a signed-in user acting in one account with one role, or an access token (an API key)
+ * acting as its creator in its account with its own role.
+ */
 export interface Principal {
   userId: string;
   accountId: string;
   role: Role;
-  sessionTokenHash: string;
+  /** The session's, when signed in; null for a call with an API key. */
+  sessionTokenHash: string | null;
+  /** The API key's, when the call carries one; null when signed in. */
+  accessTokenId: string | null;
 }
 
 export interface Context {

@@ -24,6 +24,11 @@ export interface AppConfig {
   redisUrl: string | null;
   /** Where notification e-mail goes; without it messages stay in the outbox the console shows. */
   smtpUrl: string | null;
+  /**
+   * The key API keys are hashed with (NODEPLANE_ACCESS_TOKEN_KEY); without it, one generated into the
+   * data directory. Processes sharing a database must share it (docs/decisions/1700-access-token-hashing.md).
+   */
+  accessTokenKey: string | null;
   production: boolean;
   /**
    * What this process runs: the GraphQL API and console, the RPC proxy, the stream engine. All three by
@@ -175,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     databaseUrl: env.DATABASE_URL || null,
     redisUrl: env.REDIS_URL || null,
     smtpUrl: env.SMTP_URL || null,
+    accessTokenKey: env.NODEPLANE_ACCESS_TOKEN_KEY || null,
     production,
     dev: argv.includes("--dev"),
     engineProcess: env.NODEPLANE_ENGINE_PROCESS === "child" ? "child" : "inline",

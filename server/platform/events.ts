@@ -22,6 +22,11 @@ export interface DomainEventMap {
    */
   "viewer.changed": { accountId: string | null; userId: string | null };
   /**
+   * An access token was revoked or its limits changed: what a process cached of it is dropped, so the
+   * next call with it is checked against the database.
+   */
+  "accessTokens.changed": { accountId: string; tokenId: string };
+  /**
    * The events relay listens again after losing its connection: events from other processes may have
    * been missed, so caches built from them reload whole. Local only, never relayed.
    */

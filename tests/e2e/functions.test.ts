@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
 
 // One local chain (a fresh anvil mining a block a second) for ethereum-mainnet, which the block call names.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-functions-")), "networks.json");
@@ -82,10 +82,17 @@ describe("functions, end to end", () => {
     await expect.poll(() => page.locator(".np-table-row").count()).toBe(2);
     expect(await page.locator(".ant-descriptions").first().textContent()).toMatch(/Version\s*2/);
 
-    // Its cURL commands call this service's address; run as shown, the session cookie filled in, each is
-    // answered and recorded as a run from the HTTP address (source HTTP).
+    // Its cURL commands call this service's address; run as shown, an API key made for functions filled
+    // in, each is answered and recorded as a run from the HTTP address (source HTTP).
     const session = (await page.context().cookies()).find((cookie) => cookie.name === "np_session");
     expect(session).toBeDefined();
+    const made = await page.context().request.post(`${e2e.service.url}/graphql`, {
+      data: {
+        query:
+          'mutation { createAccessToken(input: { name: "curl", role: ADMIN, applications: [FUNCTIONS_REST] }) { key } }',
+      },
+    });
+    const apiKey = ((await made.json()) as { data: { createAccessToken: { key: string } } }).data.createAccessToken.key;
     const curlFor = async (tab: string) => {
       await page.getByRole("tab", { name: tab }).click();
       return (await page.locator('[data-widget="curl"] pre').filter({ visible: true }).textContent()) ?? "";
@@ -95,7 +102,7 @@ describe("functions, end to end", () => {
     await screenshot(page, "functions-02-curl");
     const answer = (command: string) =>
       JSON.parse(
-        execFileSync("sh", ["-c", command.replace("YOUR_SESSION_COOKIE", session?.value ?? "")], {
+        execFileSync("sh", ["-c", command.replace("YOUR_API_KEY", apiKey)], {
           encoding: "utf8",
           stdio: ["ignore", "pipe", "pipe"],
         }),
@@ -106,6 +113,7 @@ describe("functions, end to end", () => {
     });
     expect(answer(await curlFor("On a block"))).toMatchObject({ success: true, result: { received: {} } });
     await page.reload();
+    await settle(page);
     await expect.poll(() => page.locator(".np-table-row").count()).toBe(4);
     expect(await page.locator(".np-table-row").getByText("HTTP", { exact: true }).count()).toBe(2);
 

@@ -134,17 +134,7 @@ export class FlexibleRateLimitStage implements RateLimitStage {
     const id = `${limit}/${seconds}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
-      const memory = new RateLimiterMemory({ points: limit, duration: seconds, keyPrefix: this.keyPrefix });
-      limiter = this.options.redis
-        ? new RateLimiterRedis({
-            storeClient: this.options.redis,
-            points: limit,
-            duration: seconds,
-            keyPrefix: this.keyPrefix,
-            // While Redis does not answer, each process limits on its own rather than refusing everything.
-            insuranceLimiter: memory,
-          })
-        : memory;
+      limiter = countingLimiter({ limit, seconds, keyPrefix: this.keyPrefix, redis: this.options.redis });
       this.limiters.set(id, limiter);
     }
     return limiter;
@@ -191,7 +181,32 @@ export class FlexibleRateLimitStage implements RateLimitStage {
   }
 }
 
-interface Count {
+/**
+ * A fixed-window counter of `limit` points per `seconds`: in Redis when given (every process sharing it
+ * counts together), in this process's memory otherwise. The proxy's limits and the API's per-key limits
+ * are both counted with it.
+ */
+export function countingLimiter(options: {
+  limit: number;
+  seconds: number;
+  keyPrefix: string;
+  redis?: Redis;
+}): RateLimiterAbstract {
+  const { limit, seconds, keyPrefix, redis } = options;
+  const memory = new RateLimiterMemory({ points: limit, duration: seconds, keyPrefix });
+  return redis
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        points: limit,
+        duration: seconds,
+        keyPrefix,
+        // While Redis does not answer, each process limits on its own rather than refusing everything.
+        insuranceLimiter: memory,
+      })
+    : memory;
+}
+
+export interface Count {
   consumed: number;
   msBeforeNext: number;
 }
@@ -247,8 +262,8 @@ function countMatching(set: Set<string>, methods: string[]): number {
   return n;
 }
 
-/** The count after consuming, whether or not it went over the limit. */
-async function consumed(limiter: RateLimiterAbstract, key: string, points: number): Promise<Count | null> {
+/** The count after consuming, whether or not it went over the limit; null when the store failed. */
+export async function consumed(limiter: RateLimiterAbstract, key: string, points: number): Promise<Count | null> {
   try {
     const res = await limiter.consume(key, points);
     return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };

@@ -229,7 +229,7 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
       },
     ),
     signOut: publicField(async ({ ctx, principal }) => {
-      if (principal) await service.signOut(ctx.db, deps.events, principal);
+      if (principal) await service.signOut(ctx.db, deps.events, service.ownSession(principal));
       ctx.reply.clearCookie(service.SESSION_COOKIE, { path: "/" });
       ctx.principal = null;
       return true;
@@ -237,10 +237,16 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
     setPassword: fieldWithInput(
       "VIEWER",
       { schema: "account#/$defs/setPasswordInput", of: (args) => args },
-      ({ ctx, principal, input }) => service.setPassword(ctx.db, deps.events, deps.signInGuard, principal, input),
+      ({ ctx, principal, input }) =>
+        service.setPassword(ctx.db, deps.events, deps.signInGuard, service.ownSession(principal), input),
     ),
     resendVerificationEmail: field("VIEWER", ({ ctx, principal }) =>
-      verification.resendVerificationEmail(ctx.db, deps.resendLimits, verificationMail(deps, ctx), principal),
+      verification.resendVerificationEmail(
+        ctx.db,
+        deps.resendLimits,
+        verificationMail(deps, ctx),
+        service.ownSession(principal),
+      ),
     ),
     verifyEmail: publicField(({ ctx, args }) =>
       verification.verifyEmail(ctx.db, deps.events, deps.signInGuard, args.token, ctx.request.ip),
@@ -249,7 +255,7 @@ export const accountResolvers = (deps: AccountApiDeps): Resolvers => ({
       "VIEWER",
       { schema: "account#/$defs/updateAccountInput" },
       async ({ ctx, principal, input }) => {
-        await service.updateAccount(ctx.db, deps.events, principal, input);
+        await service.updateAccount(ctx.db, deps.events, service.ownSession(principal), input);
         return loadViewer(ctx, deps.viewers, principal);
       },
     ),

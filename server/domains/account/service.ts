@@ -31,6 +31,19 @@ interface SessionOwner {
   sessionTokenHash: string;
 }
 
+/**
+ * The caller's own session: what a user changes of themselves (password, profile, signing out) needs one.
+ * An API key acts for its account, not as a person, so it is refused here.
+ */
+export function ownSession<P extends { accountId: string; userId: string; sessionTokenHash: string | null }>(
+  principal: P,
+): P & SessionOwner {
+  const { sessionTokenHash } = principal;
+  if (sessionTokenHash === null)
+    throw new AppError("FORBIDDEN", "An API key cannot do this: sign in to change your own user.");
+  return { ...principal, sessionTokenHash };
+}
+
 // The one-shot hash: a third of createHash's cost, on every signed-in request.
 export const hashSessionToken = (token: string) => hash("sha256", token, "hex");
 

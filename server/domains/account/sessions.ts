@@ -15,6 +15,7 @@ export interface SessionPrincipal {
   accountId: string;
   role: Role;
   sessionTokenHash: string;
+  accessTokenId: null;
 }
 
 interface Cached {
@@ -73,7 +74,13 @@ export class SessionCache {
     const generation = this.generation;
     const [row] = await this.lookup.execute({ tokenHash });
     if (!row || row.expiresAt.getTime() <= Date.now() || !isRole(row.role)) return null;
-    const principal = { userId: row.userId, accountId: row.accountId, role: row.role, sessionTokenHash: tokenHash };
+    const principal = {
+      userId: row.userId,
+      accountId: row.accountId,
+      role: row.role,
+      sessionTokenHash: tokenHash,
+      accessTokenId: null,
+    };
     if (generation === this.generation) this.cache.set(tokenHash, { principal, expiresAt: row.expiresAt.getTime() });
     return principal;
   }

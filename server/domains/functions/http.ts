@@ -7,6 +7,7 @@ import { assertSafeValues, validateInput } from "../../platform/validation.ts";
 import { SESSION_COOKIE } from "../account/service.ts";
 import type { SessionCache } from "../account/sessions.ts";
 import { blockPayload, latestBlock, type StreamsServices } from "../streams/index.ts";
+import { type AccessKeys, API_KEY_HEADER, KeyRefusal } from "../tokens/keys.ts";
 import { activate, type FunctionParams, type FunctionParamsJson, type FunctionRuns, usedMb } from "./service.ts";
 
 /** Every function's HTTP address (relative to the service's base URL). */
@@ -24,6 +25,8 @@ const STATUS: Record<ErrorCode, number> = {
 };
 
 function refuse(reply: FastifyReply, error: AppError) {
+  if (error instanceof KeyRefusal && error.retryAfter !== undefined)
+    reply.header("retry-after", String(error.retryAfter));
   return reply.code(STATUS[error.code]).send({
     error: error.message,
     code: error.code,
@@ -59,14 +62,14 @@ function asCallField(error: AppError): AppError {
 
 /**
  * `POST /functions/<id>/call`: JSON in ({ user_data, network, dataset, block }, all optional), JSON out.
- * It takes the signed-in session (an ADMIN, as callFunction does) until access tokens land; a JSON body is
- * required, so a cross-site form cannot call it with the user's cookie. A run is recorded with source RPC
+ * It takes an ADMIN API key made for FUNCTIONS_REST in x-api-key, or the signed-in session of an ADMIN (as
+ * callFunction does); a JSON body is required, so a cross-site form cannot call it with the user's cookie. A run is recorded with source RPC
  * and billed. The answer is 200 when main returned, 502 when it threw or ran out of time or memory (as a
  * cloud function's URL answers an unhandled error), and the API's error codes otherwise.
  */
 export function registerFunctionCalls(
   app: FastifyInstance,
-  deps: { db: Db; sessions: SessionCache; services: StreamsServices; runs: FunctionRuns },
+  deps: { db: Db; sessions: SessionCache; accessKeys: AccessKeys; services: StreamsServices; runs: FunctionRuns },
 ): void {
   const errorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const refused = refusedBody(error, request.routeOptions.bodyLimit);
@@ -87,7 +90,12 @@ export function registerFunctionCalls(
     try {
       if (!String(request.headers["content-type"] ?? "").startsWith("application/json"))
         throw new AppError("BAD_USER_INPUT", "Send the call as application/json.");
-      const principal = await deps.sessions.resolve(request.cookies[SESSION_COOKIE]);
+      // A key, when sent, is the only credential read: a bad one is refused, never replaced by the cookie.
+      const key = request.headers[API_KEY_HEADER];
+      const principal =
+        key !== undefined
+          ? await deps.accessKeys.authenticate(key, "FUNCTIONS_REST", request.ip)
+          : await deps.sessions.resolve(request.cookies[SESSION_COOKIE]);
       if (!principal) throw new AppError("UNAUTHENTICATED", "Sign in first.");
       if (!roleAtLeast(principal.role, "ADMIN")) throw new AppError("FORBIDDEN", "Your role does not allow this.");
       const body = request.body ?? {};

@@ -4,6 +4,7 @@ import type { Db } from "../../platform/db/index.ts";
 import { HOUSEKEEPING_EVERY_MS, runEvery } from "../../platform/periodic.ts";
 import type { SessionCache } from "../account/sessions.ts";
 import type { StreamsServices } from "../streams/runtime.ts";
+import type { AccessKeys } from "../tokens/keys.ts";
 import { registerFunctionCalls } from "./http.ts";
 import { functionResolvers } from "./resolvers.ts";
 import { type FunctionRuns, pruneRunLogs } from "./service.ts";
@@ -14,6 +15,8 @@ export interface FunctionsDeps extends StreamsServices {
   runs: FunctionRuns;
   /** Who a function call's session cookie belongs to. */
   sessions: SessionCache;
+  /** Who a function call's x-api-key belongs to (a FUNCTIONS_REST key). */
+  accessKeys: AccessKeys;
   log: Logger;
 }
 
@@ -23,7 +26,13 @@ export interface FunctionsDeps extends StreamsServices {
  */
 export const functionsPlugin: DomainPlugin<FunctionsDeps> = async (app, { deps, api }) => {
   api.add(functionResolvers(deps));
-  registerFunctionCalls(app, { db: deps.db, sessions: deps.sessions, services: deps, runs: deps.runs });
+  registerFunctionCalls(app, {
+    db: deps.db,
+    sessions: deps.sessions,
+    accessKeys: deps.accessKeys,
+    services: deps,
+    runs: deps.runs,
+  });
   const housekeeping = runEvery(
     HOUSEKEEPING_EVERY_MS,
     () => pruneRunLogs(deps.db),

@@ -424,6 +424,8 @@ export type Query = {
   inspectedRequests: Array<InspectedRequest>;
   /** One request an inspection URL received and keeps. */
   inspectedRequest: InspectedRequest;
+  /** The account's access tokens, newest first, revoked ones too; only those for `application` when given. */
+  accessTokens: Array<AccessToken>;
 };
 
 export type QueryEndpointArgs = {
@@ -693,6 +695,10 @@ export type QueryInspectedRequestArgs = {
   requestId: Scalars["ID"]["input"];
 };
 
+export type QueryAccessTokensArgs = {
+  application?: InputMaybe<ApplicationType>;
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -808,6 +814,12 @@ export type Mutation = {
   deleteInspectionUrl: MutationResult;
   /** Deletes the requests an inspection URL kept. */
   clearInspectedRequests: MutationResult;
+  /** A new access token (at most 50 active per account); its key is in the answer and nowhere else. */
+  createAccessToken: NewAccessToken;
+  /** Revokes an access token: every service process refuses it from the moment this answers. */
+  revokeAccessToken: AccessToken;
+  /** Sets the requests per second and per minute one client IP may make with a key (null: no limit). */
+  updateAccessTokenIpRateLimit: AccessToken;
 };
 
 export type MutationSignUpArgs = {
@@ -1208,6 +1220,19 @@ export type MutationDeleteInspectionUrlArgs = {
 
 export type MutationClearInspectedRequestsArgs = {
   id: Scalars["ID"]["input"];
+};
+
+export type MutationCreateAccessTokenArgs = {
+  input: CreateAccessTokenInput;
+};
+
+export type MutationRevokeAccessTokenArgs = {
+  id: Scalars["ID"]["input"];
+};
+
+export type MutationUpdateAccessTokenIpRateLimitArgs = {
+  id: Scalars["ID"]["input"];
+  input: AccessTokenIpRateLimitInput;
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -2841,6 +2866,61 @@ export type CreateInspectionUrlInput = {
   answerStatus?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
+/** Where an access token is accepted. */
+export type ApplicationType =
+  | "CONSOLE_REST"
+  | "FUNCTIONS_REST"
+  | "IPFS_REST"
+  | "KV_REST"
+  | "STREAMS_REST"
+  | "WEBHOOKS_REST";
+
+/** A role an account's member or access token is given: VIEWER reads, ADMIN also changes. */
+export type AccountRole = "ADMIN" | "VIEWER";
+
+/** Requests one client IP may make with a key (null: no limit). */
+export type AccessTokenIpRateLimit = {
+  __typename?: "AccessTokenIpRateLimit";
+  rps?: Maybe<Scalars["Int"]["output"]>;
+  rpm?: Maybe<Scalars["Int"]["output"]>;
+};
+
+/** An access token of the account (an API key), sent as the x-api-key header; its value is shown only once. */
+export type AccessToken = {
+  __typename?: "AccessToken";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  /** The publishable start of the key, to tell keys apart. */
+  prefix: Scalars["String"]["output"];
+  role: AccountRole;
+  applications: Array<ApplicationType>;
+  ipRateLimit: AccessTokenIpRateLimit;
+  isActive: Scalars["Boolean"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  /** When it was last used (recorded at most once a minute per service process). */
+  lastUsedAt?: Maybe<Scalars["DateTime"]["output"]>;
+  revokedAt?: Maybe<Scalars["DateTime"]["output"]>;
+};
+
+/** A new access token and its value, shown this once. */
+export type NewAccessToken = {
+  __typename?: "NewAccessToken";
+  accessToken: AccessToken;
+  /** The key to send as x-api-key. It is stored hashed and never shown again. */
+  key: Scalars["String"]["output"];
+};
+
+export type CreateAccessTokenInput = {
+  name: Scalars["String"]["input"];
+  role: AccountRole;
+  applications: Array<ApplicationType>;
+};
+
+export type AccessTokenIpRateLimitInput = {
+  rps?: InputMaybe<Scalars["Int"]["input"]>;
+  rpm?: InputMaybe<Scalars["Int"]["input"]>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3140,6 +3220,13 @@ export type ResolversTypes = {
   InspectedRequest: ResolverTypeWrapper<Partial<InspectedRequest>>;
   InspectionUrl: ResolverTypeWrapper<Partial<InspectionUrl>>;
   CreateInspectionUrlInput: ResolverTypeWrapper<Partial<CreateInspectionUrlInput>>;
+  ApplicationType: ResolverTypeWrapper<Partial<ApplicationType>>;
+  AccountRole: ResolverTypeWrapper<Partial<AccountRole>>;
+  AccessTokenIpRateLimit: ResolverTypeWrapper<Partial<AccessTokenIpRateLimit>>;
+  AccessToken: ResolverTypeWrapper<Partial<AccessToken>>;
+  NewAccessToken: ResolverTypeWrapper<Partial<NewAccessToken>>;
+  CreateAccessTokenInput: ResolverTypeWrapper<Partial<CreateAccessTokenInput>>;
+  AccessTokenIpRateLimitInput: ResolverTypeWrapper<Partial<AccessTokenIpRateLimitInput>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -3332,6 +3419,11 @@ export type ResolversParentTypes = {
   InspectedRequest: Partial<InspectedRequest>;
   InspectionUrl: Partial<InspectionUrl>;
   CreateInspectionUrlInput: Partial<CreateInspectionUrlInput>;
+  AccessTokenIpRateLimit: Partial<AccessTokenIpRateLimit>;
+  AccessToken: Partial<AccessToken>;
+  NewAccessToken: Partial<NewAccessToken>;
+  CreateAccessTokenInput: Partial<CreateAccessTokenInput>;
+  AccessTokenIpRateLimitInput: Partial<AccessTokenIpRateLimitInput>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -3886,6 +3978,12 @@ export type QueryResolvers<
     ContextType,
     RequireFields<QueryInspectedRequestArgs, "id" | "requestId">
   >;
+  accessTokens?: Resolver<
+    Array<ResolversTypes["AccessToken"]>,
+    ParentType,
+    ContextType,
+    Partial<QueryAccessTokensArgs>
+  >;
 };
 
 export type MutationResolvers<
@@ -4410,6 +4508,24 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationClearInspectedRequestsArgs, "id">
+  >;
+  createAccessToken?: Resolver<
+    ResolversTypes["NewAccessToken"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateAccessTokenArgs, "input">
+  >;
+  revokeAccessToken?: Resolver<
+    ResolversTypes["AccessToken"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRevokeAccessTokenArgs, "id">
+  >;
+  updateAccessTokenIpRateLimit?: Resolver<
+    ResolversTypes["AccessToken"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateAccessTokenIpRateLimitArgs, "id" | "input">
   >;
 };
 
@@ -5750,6 +5866,38 @@ export type InspectionUrlResolvers<
   requestCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
+export type AccessTokenIpRateLimitResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AccessTokenIpRateLimit"] = ResolversParentTypes["AccessTokenIpRateLimit"],
+> = {
+  rps?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  rpm?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+};
+
+export type AccessTokenResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AccessToken"] = ResolversParentTypes["AccessToken"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  prefix?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes["AccountRole"], ParentType, ContextType>;
+  applications?: Resolver<Array<ResolversTypes["ApplicationType"]>, ParentType, ContextType>;
+  ipRateLimit?: Resolver<ResolversTypes["AccessTokenIpRateLimit"], ParentType, ContextType>;
+  isActive?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  revokedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+};
+
+export type NewAccessTokenResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["NewAccessToken"] = ResolversParentTypes["NewAccessToken"],
+> = {
+  accessToken?: Resolver<ResolversTypes["AccessToken"], ParentType, ContextType>;
+  key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -5895,4 +6043,7 @@ export type Resolvers<ContextType = Context> = {
   InspectedHeader?: InspectedHeaderResolvers<ContextType>;
   InspectedRequest?: InspectedRequestResolvers<ContextType>;
   InspectionUrl?: InspectionUrlResolvers<ContextType>;
+  AccessTokenIpRateLimit?: AccessTokenIpRateLimitResolvers<ContextType>;
+  AccessToken?: AccessTokenResolvers<ContextType>;
+  NewAccessToken?: NewAccessTokenResolvers<ContextType>;
 };

@@ -82,6 +82,7 @@ export type Kind =
   | "functionActivation"
   | "kvUpload"
   | "inspectionUrl"
+  | "accessToken"
   | "user";
 
 /**
@@ -173,6 +174,8 @@ export const ID_ARGS: Record<string, Kind> = {
   "inspectedRequest.id": "inspectionUrl",
   "deleteInspectionUrl.id": "inspectionUrl",
   "clearInspectedRequests.id": "inspectionUrl",
+  "revokeAccessToken.id": "accessToken",
+  "updateAccessTokenIpRateLimit.id": "accessToken",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */

@@ -14,7 +14,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, stream and webhook. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, stream and webhook. */
 export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
   const gql = owner.client.gqlOk.bind(owner.client);
   const publicKey = await newPublicKey();
@@ -88,6 +88,11 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       'mutation { createInspectionUrl(input: { name: "proof" }) { id } }',
     )
   ).createInspectionUrl.id;
+  ids.accessToken = (
+    await gql<{ createAccessToken: { accessToken: { id: string } } }>(
+      'mutation { createAccessToken(input: { name: "proof", role: VIEWER, applications: [CONSOLE_REST] }) { accessToken { id } } }',
+    )
+  ).createAccessToken.accessToken.id;
   ids.stream = (
     await gql<{ createStream: { id: string } }>(
       "mutation($input: CreateStreamInput!) { createStream(input: $input) { id } }",

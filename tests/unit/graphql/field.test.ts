@@ -14,6 +14,7 @@ const member = (role: Principal["role"]): Principal => ({
   accountId: ACCOUNT,
   role,
   sessionTokenHash: "h",
+  accessTokenId: null,
 });
 
 async function errorOf(run: () => unknown) {
