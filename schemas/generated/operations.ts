@@ -345,6 +345,15 @@ export type CreateInspectionUrlInput = {
   answerStatus?: number | null | undefined;
 };
 
+/** What kind of failure ended a run of a function or a stream's filter; the run's error holds its message without it. */
+export type FilterErrorKind =
+  | "SYNTAX"
+  | "RUNTIME"
+  | "TIMEOUT"
+  | "MEMORY"
+  | "RESULT_NOT_SERIALIZABLE"
+  | "RESULT_TOO_LARGE";
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -1057,6 +1066,7 @@ export type ActivationFieldsFragment = {
   userData: unknown;
   result: string | null;
   error: string | null;
+  errorKind: FilterErrorKind | null;
   logs: Array<{ level: LogLevel; message: string }>;
 };
 
@@ -1087,6 +1097,7 @@ export type FunctionHistoryQuery = {
         userData: unknown;
         result: string | null;
         error: string | null;
+        errorKind: FilterErrorKind | null;
         logs: Array<{ level: LogLevel; message: string }>;
       };
     }>;
@@ -1117,6 +1128,7 @@ export type FunctionActivationQuery = {
     userData: unknown;
     result: string | null;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -1133,6 +1145,7 @@ export type FunctionActivationResultQuery = {
     kept: boolean;
     result: unknown;
     error: string | null;
+    errorKind: FilterErrorKind | null;
   };
 };
 
@@ -1306,6 +1319,7 @@ export type CallFunctionMutation = {
     userData: unknown;
     result: string | null;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -1323,6 +1337,7 @@ export type TestFunctionMutation = {
     memory: number;
     memoryLimit: number;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -1828,6 +1843,7 @@ export type TestFilterFunctionMutation = {
     size: number;
     durationMs: number;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -2442,6 +2458,7 @@ export type TestWebhookFilterMutation = {
     result: unknown;
     size: number;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };

@@ -813,6 +813,7 @@ export interface RunnerOutput {
   path: Path;
   label?: string;
   widget?: ReadWidget;
+  schema?: SchemaRef;
   /**
    * Options for the widget (e.g. unit for number).
    */
