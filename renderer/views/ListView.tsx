@@ -8,6 +8,7 @@ import { useNavigate } from "react-router";
 import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
 import { Intro } from "../Intro.tsx";
+import { PHONE_WIDTH, useMediaQuery } from "../media.ts";
 import { can, requiredRole } from "../permissions.ts";
 import { evalPredicate, fillTemplate, getPointer, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
@@ -28,13 +29,15 @@ const VirtualRows = lazy(() =>
 ) as unknown as typeof VirtualRowsComponent;
 
 const features = tableFeatures({ rowSelectionFeature });
-/** Above this many rows on one page the list renders only the rows in view. */
+/** Above this many rows on one page the list renders only the rows in view (but on a phone, as cards). */
 export const VIRTUAL_THRESHOLD = 100;
 
 export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) {
   const { registry, viewer } = useData();
   const navigate = useNavigate();
   const state = useListState(view, scope);
+  // On a phone every list is cards (decision 1200); a page holds at most 500 rows (decision 1330).
+  const phone = useMediaQuery(PHONE_WIDTH);
   const { rows, result, rowSelection, setRowSelection } = state;
   const entity = view.entity ? registry.schemas[view.entity] : undefined;
 
@@ -135,7 +138,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
         />
       ) : result.isLoading && !rows.length ? (
         loading
-      ) : rows.length > VIRTUAL_THRESHOLD ? (
+      ) : rows.length > VIRTUAL_THRESHOLD && !phone ? (
         <Suspense fallback={loading}>
           <VirtualRows
             table={table}
