@@ -40,7 +40,8 @@ export function groupRows(group: ListGroup, rows: Row[]): [string, Row[]][] {
   return [...groups];
 }
 
-function GroupTable(props: {
+/** What a group's table is drawn from: the list's columns, one group's rows and the list's row parts. */
+interface GroupTableProps {
   columns: ColumnDef<ListFeatures, Row>[];
   rows: Row[];
   rowKey: (row: Row, index: number) => string;
@@ -50,7 +51,9 @@ function GroupTable(props: {
   sorting?: ListSorting;
   onRowOpen?: (row: Row) => void;
   refreshing: boolean;
-}) {
+}
+
+function GroupTable(props: GroupTableProps) {
   const table = useTable({
     features: listFeatures,
     columns: props.columns,
@@ -76,17 +79,8 @@ export function ListGroups({
   rows,
   empty,
   ...table
-}: {
+}: GroupTableProps & {
   group: ListGroup;
-  columns: ColumnDef<ListFeatures, Row>[];
-  rows: Row[];
-  rowKey: (row: Row, index: number) => string;
-  view: ListView;
-  actions: Action[];
-  scope: Scope;
-  sorting?: ListSorting;
-  onRowOpen?: (row: Row) => void;
-  refreshing: boolean;
   empty: ReactNode;
 }) {
   const [search, setSearch] = useState("");
