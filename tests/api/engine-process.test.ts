@@ -105,7 +105,7 @@ describe("the stream engine in its own process", () => {
       });
       await waitFor("good completes", async () => (await streamOf(good)).status === "COMPLETED");
       expect((await pausedWith(loop)).statusReason).toMatch(/filter failed.*Timed out/);
-      expect((await pausedWith(bomb)).statusReason).toMatch(/filter failed.*MEMORY/);
+      expect((await pausedWith(bomb)).statusReason).toMatch(/filter failed.*Out of memory/);
       expect(receiver.received.flatMap((r) => blockNumbers(r.json))).toEqual(
         Array.from({ length: 12 }, (_, i) => i + 1),
       );
@@ -185,7 +185,7 @@ describe("the stream engine in its own process", () => {
       // Before: the engine grew past 800 MiB and was ended only for the time its thread was held.
       expect(peak - before).toBeLessThanOrEqual(64 + MEMORY_OVERHEAD_MIB + WATCH_SLACK_MIB);
       const paused = await pausedWith(bomb, attacker);
-      expect(paused.statusReason).toMatch(/filter failed.*MEMORY filter exceeded its memory limit/);
+      expect(paused.statusReason).toMatch(/filter failed.*Out of memory: filter exceeded its memory limit/);
       expect(child?.starts).toBe(starts + 1);
       expect(await streamLogMessages(attacker.client, bomb)).toContainEqual(
         expect.stringMatching(

@@ -181,7 +181,7 @@ describe("streams sharing the sandbox process", () => {
         })(),
       );
       expect(running.result.statusReason).toMatch(
-        /filter failed.*MEMORY filter exceeded its memory limit: its sandbox process grew by \d+ MiB/,
+        /filter failed.*Out of memory: filter exceeded its memory limit: its sandbox process grew by \d+ MiB/,
       );
       expect(running.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
       expect(receiver.received).toEqual([]);
