@@ -24,6 +24,7 @@ export {
   GqlError,
   type Transport,
   useData,
+  useRecordFormat,
   useRegistryQuery,
 } from "./data.tsx";
 export { FeedbackProvider, useFeedback } from "./feedback.tsx";

@@ -1,7 +1,7 @@
 // The list view: a TanStack Table model (columns, row ids, selection) drawn by ListTable, or with
 // virtualised rows when a page is long; its state (URL, query, sort, selection), toolbar, bulk bar
 // and pager are modules of their own beside it.
-import { type ColumnDef, rowSelectionFeature, tableFeatures, useTable } from "@tanstack/react-table";
+import { type ColumnDef, useTable } from "@tanstack/react-table";
 import { Alert, Button, Empty, Skeleton, Space } from "antd";
 import { lazy, Suspense, useMemo } from "react";
 import { useNavigate } from "react-router";
@@ -9,6 +9,7 @@ import { Actions } from "../actions.tsx";
 import { useData } from "../data.tsx";
 import { RecordSourceProvider } from "../faults.tsx";
 import { Intro } from "../Intro.tsx";
+import { PHONE_WIDTH, useMediaQuery } from "../media.ts";
 import { can, requiredRole } from "../permissions.ts";
 import { evalPredicate, fillTemplate, getPointer, type Scope } from "../resolve.ts";
 import { fieldSchema, labelFor } from "../schema.ts";
@@ -17,9 +18,11 @@ import { errorMessage } from "../useOperationRun.ts";
 import { Muted } from "../widgets/text.tsx";
 import { FieldValue } from "./FieldValue.tsx";
 import { ListBulkBar } from "./ListBulkBar.tsx";
+import { ListGroups } from "./ListGroups.tsx";
 import { ListPager } from "./ListPager.tsx";
 import { ListTable } from "./ListTable.tsx";
 import { hasToolbar, ListToolbar } from "./ListToolbar.tsx";
+import { type ListFeatures, listFeatures } from "./tableFeatures.ts";
 import { type Row, type RowSelection, useListState } from "./useListState.ts";
 import type { VirtualRows as VirtualRowsComponent } from "./VirtualRows.tsx";
 
@@ -28,18 +31,19 @@ const VirtualRows = lazy(() =>
   import("./VirtualRows.tsx").then((module) => ({ default: module.VirtualRows })),
 ) as unknown as typeof VirtualRowsComponent;
 
-const features = tableFeatures({ rowSelectionFeature });
-/** Above this many rows on one page the list renders only the rows in view. */
+/** Above this many rows on one page the list renders only the rows in view (but on a phone, as cards). */
 export const VIRTUAL_THRESHOLD = 100;
 
 export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) {
   const { registry, viewer } = useData();
   const navigate = useNavigate();
   const state = useListState(view, scope);
+  // On a phone every list is cards (decision 1200); a page holds at most 500 rows (decision 1330).
+  const phone = useMediaQuery(PHONE_WIDTH);
   const { rows, result, rowSelection, setRowSelection } = state;
   const entity = view.entity ? registry.schemas[view.entity] : undefined;
 
-  const columns = useMemo<ColumnDef<typeof features, Row>[]>(
+  const columns = useMemo<ColumnDef<ListFeatures, Row>[]>(
     () =>
       view.columns.map((field, index) => ({
         id: field.field || String(index),
@@ -58,7 +62,7 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
   );
 
   const table = useTable({
-    features,
+    features: listFeatures,
     columns,
     data: rows,
     getRowId: (row: Row, index: number) => state.rowKey(row, index),
@@ -138,7 +142,21 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
           />
         ) : result.isLoading && !rows.length ? (
           loading
-        ) : rows.length > VIRTUAL_THRESHOLD ? (
+        ) : view.group ? (
+          <ListGroups
+            group={view.group}
+            columns={columns}
+            rows={rows}
+            rowKey={state.rowKey}
+            view={view}
+            actions={rowActions}
+            scope={scope}
+            sorting={sorting}
+            onRowOpen={onRowOpen}
+            refreshing={result.isValidating && !result.isLoading}
+            empty={empty}
+          />
+        ) : rows.length > VIRTUAL_THRESHOLD && !phone ? (
           <Suspense fallback={loading}>
             <VirtualRows
               table={table}

@@ -145,11 +145,12 @@ export default function RunnerView({ data, options: raw, scope }: CustomViewProp
                 const value = getPath(result.data, output.path);
                 const name = outputWidget(output, value);
                 const Read = getWidget(name)?.read;
+                const schema = output.schema ? resolveSchemaRef(registry.schemas, output.schema) : undefined;
                 return {
                   key: output.path || "result",
                   label: output.label ?? output.path,
                   children: Read ? (
-                    <Read value={value} options={output.options ?? {}} record={result.data} />
+                    <Read value={value} schema={schema} options={output.options ?? {}} record={result.data} />
                   ) : (
                     manifestFault(`Unknown widget '${name}' for the output ${output.path}`)
                   ),

@@ -368,6 +368,15 @@ export type AccessTokenIpRateLimitInput = {
   rpm?: number | null | undefined;
 };
 
+/** What kind of failure ended a run of a function or a stream's filter; the run's error holds its message without it. */
+export type FilterErrorKind =
+  | "SYNTAX"
+  | "RUNTIME"
+  | "TIMEOUT"
+  | "MEMORY"
+  | "RESULT_NOT_SERIALIZABLE"
+  | "RESULT_TOO_LARGE";
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -1080,6 +1089,7 @@ export type ActivationFieldsFragment = {
   userData: unknown;
   result: string | null;
   error: string | null;
+  errorKind: FilterErrorKind | null;
   logs: Array<{ level: LogLevel; message: string }>;
 };
 
@@ -1110,6 +1120,7 @@ export type FunctionHistoryQuery = {
         userData: unknown;
         result: string | null;
         error: string | null;
+        errorKind: FilterErrorKind | null;
         logs: Array<{ level: LogLevel; message: string }>;
       };
     }>;
@@ -1140,6 +1151,7 @@ export type FunctionActivationQuery = {
     userData: unknown;
     result: string | null;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -1156,6 +1168,7 @@ export type FunctionActivationResultQuery = {
     kept: boolean;
     result: unknown;
     error: string | null;
+    errorKind: FilterErrorKind | null;
   };
 };
 
@@ -1329,6 +1342,7 @@ export type CallFunctionMutation = {
     userData: unknown;
     result: string | null;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -1346,6 +1360,7 @@ export type TestFunctionMutation = {
     memory: number;
     memoryLimit: number;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -1851,6 +1866,7 @@ export type TestFilterFunctionMutation = {
     size: number;
     durationMs: number;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };
@@ -2558,6 +2574,7 @@ export type TestWebhookFilterMutation = {
     result: unknown;
     size: number;
     error: string | null;
+    errorKind: FilterErrorKind | null;
     logs: Array<{ level: LogLevel; message: string }>;
   };
 };

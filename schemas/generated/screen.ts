@@ -284,6 +284,24 @@ export interface ListView {
   rows: Path;
   rowKey?: Pointer;
   paging?: Paging;
+  /**
+   * Rows in collapsed groups, each named and counted, with a search box over the rows shown that opens the groups holding a match. For a long list of one page, e.g. RPC methods by namespace: { "field": "/name", "pattern": "^[a-z0-9]+_", "search": "Search methods" }.
+   */
+  group?: {
+    field: Pointer;
+    /**
+     * The group is the first match of this regular expression in the field (a namespace prefix); without it, the whole value.
+     */
+    pattern?: string;
+    /**
+     * The group of rows the pattern does not match (default Other).
+     */
+    otherLabel?: string;
+    /**
+     * The search box's label and placeholder (default Search).
+     */
+    search?: string;
+  };
   search?: {
     variable: string;
     placeholder?: string;
@@ -813,6 +831,7 @@ export interface RunnerOutput {
   path: Path;
   label?: string;
   widget?: ReadWidget;
+  schema?: SchemaRef;
   /**
    * Options for the widget (e.g. unit for number).
    */

@@ -19,7 +19,10 @@ import { type GeneratedFile, repoRoot } from "./index.ts";
 
 const OUTPUT = "schemas/generated/form-validators.ts";
 
-/** Every schema reference a manifest names under a `schema` key, wherever the view or action keeps it. */
+/**
+ * Every schema reference a manifest names under a `schema` key, wherever the view or action keeps it,
+ * but a runner's `outputs`: theirs describe values shown, which no form validates.
+ */
 export function formSchemaRefs(): string[] {
   const refs = new Set<string>();
   const visit = (value: unknown) => {
@@ -27,7 +30,7 @@ export function formSchemaRefs(): string[] {
     else if (value && typeof value === "object")
       for (const [key, child] of Object.entries(value)) {
         if (key === "schema" && typeof child === "string" && child.includes("#")) refs.add(child);
-        else visit(child);
+        else if (key !== "outputs") visit(child);
       }
   };
   const walk = (dir: string): string[] =>

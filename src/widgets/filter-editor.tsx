@@ -9,7 +9,7 @@
 import type { WidgetProps } from "@rjsf/utils";
 import { Alert, Button, Collapse, Space, Tabs, Typography } from "antd";
 import { useCallback, useEffect, useState } from "react";
-import { errorMessage } from "../../renderer/index.ts";
+import { errorMessage, useRecordFormat } from "../../renderer/index.ts";
 import { CodeArea, errorLineOf } from "./code-editor.tsx";
 import { JsonResult, operationOf, useRun } from "./stream-parts.tsx";
 
@@ -63,6 +63,8 @@ export function DatasetSample(props: {
 }) {
   const { network, dataset, latestBlock, payload } = props;
   const run = useRun();
+  // The dataset and network by their labels, as the stream's own fields show them.
+  const formatStream = useRecordFormat("stream");
   const [state, setState] = useState<SampleState>({ loading: false });
   const load = useCallback(async () => {
     if (!network || !dataset || !latestBlock || !payload) return;
@@ -100,12 +102,16 @@ export function DatasetSample(props: {
       />
     );
   if (state.loading || state.payload === undefined)
-    return <Typography.Text type="secondary">Reading the latest block of {network}…</Typography.Text>;
+    return (
+      <Typography.Text type="secondary">
+        Reading the latest block of {formatStream(network, "network")}…
+      </Typography.Text>
+    );
   return (
     <Space orientation="vertical" size={8} style={{ width: "100%" }} data-testid="dataset-sample">
       <Space wrap size={8}>
         <Typography.Text type="secondary">
-          {`${dataset} of ${network}, block ${state.block?.toLocaleString("en")}: main(stream) receives it as stream.data (one entry per block of the batch).`}
+          {`${formatStream(dataset, "dataset")} of ${formatStream(network, "network")}, block ${state.block?.toLocaleString("en")}: main(stream) receives it as stream.data (one entry per block of the batch).`}
         </Typography.Text>
         <Button size="small" onClick={() => void load()}>
           Read a newer block

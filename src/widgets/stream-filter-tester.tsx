@@ -65,6 +65,7 @@ export interface TestResult {
   size: number;
   durationMs?: number;
   error: string | null;
+  errorKind?: string | null;
 }
 
 /** Builds the test mutation's input from what the form shows. */
@@ -317,7 +318,16 @@ export function FilterTester({ data, options }: CustomViewProps) {
             ) : (
               <Space orientation="vertical" size={12} style={{ width: "100%" }}>
                 {result.error ? (
-                  <Alert type="error" showIcon title="The filter failed" description={result.error} />
+                  <Alert
+                    type="error"
+                    showIcon
+                    title={
+                      result.errorKind
+                        ? `The filter failed: ${enumLabel(registry.schemas["function-activation"]?.properties?.errorKind, result.errorKind)}`
+                        : "The filter failed"
+                    }
+                    description={result.error}
+                  />
                 ) : null}
                 <Descriptions size="small" column={2}>
                   <Descriptions.Item label="Size">{formatSize(result.size)}</Descriptions.Item>

@@ -103,7 +103,14 @@ export function LatestBlockError({ error }: { error?: string }) {
 }
 
 export function FilterLogs({ logs }: { logs: LogLine[] }) {
-  return <LogLines logs={logs} emptyText="The filter logged nothing." />;
+  const { registry } = useData();
+  return (
+    <LogLines
+      logs={logs}
+      emptyText="The filter logged nothing."
+      levelSchema={registry.schemas["stream-log"]?.$defs?.level}
+    />
+  );
 }
 
 /** Above this many characters the JSON is cut, with a copy of the whole. */

@@ -110,11 +110,21 @@ describe("a run that outlasts its time limit", () => {
       { input: { name: "stuck", code, timeoutSec: 1 } },
     );
     const { callFunction } = await owner.client.gqlOk<{
-      callFunction: { success: boolean; error: string; duration: number; billable: number; memoryLimit: number };
-    }>("mutation($id: ID!) { callFunction(input: { id: $id }) { success error duration billable memoryLimit } }", {
-      id: createFunction.id,
-    });
-    expect(callFunction).toMatchObject({ success: false, error: expect.stringMatching(/^TIMEOUT/), memoryLimit: 128 });
+      callFunction: {
+        success: boolean;
+        error: string;
+        errorKind: string;
+        duration: number;
+        billable: number;
+        memoryLimit: number;
+      };
+    }>(
+      "mutation($id: ID!) { callFunction(input: { id: $id }) { success error errorKind duration billable memoryLimit } }",
+      {
+        id: createFunction.id,
+      },
+    );
+    expect(callFunction).toMatchObject({ success: false, errorKind: "TIMEOUT", memoryLimit: 128 });
     expect(callFunction.duration).toBeGreaterThanOrEqual(1_000);
     // 128 MB for 1 s: 0.125 GB-seconds.
     expect(callFunction.billable).toBe(0.125);

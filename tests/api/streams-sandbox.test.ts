@@ -106,7 +106,7 @@ describe("streams sharing the sandbox process", () => {
         60_000,
       );
       expect(paused.statusReason).toMatch(
-        /filter failed.*(MEMORY|TIMEOUT).*made the sandbox restart 2 times, so the stream is paused/,
+        /filter failed.*(Out of memory|Timed out).*made the sandbox restart 2 times, so the stream is paused/,
       );
       // Two crashes, not fifty-one: the first in the shared process, the second in the quarantine, where the
       // account's code runs once it crashed a process other accounts' code runs in. Counted by the
@@ -156,14 +156,15 @@ describe("streams sharing the sandbox process", () => {
     const receiver = await startReceiver();
     try {
       const tested = await mostPastBudgetMiB(
-        attacker.client.gqlOk<{ testFilterFunction: { error: string | null } }>(
-          "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error } }",
+        attacker.client.gqlOk<{ testFilterFunction: { error: string | null; errorKind: string | null } }>(
+          "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error errorKind } }",
           { input: { network: NETWORK, dataset: "BLOCK", blockNumber: 2, filterFunction: bomb } },
         ),
       );
       // Before: the process all accounts' filter tests share grew to 574 MB and the call ended TIMEOUT.
+      expect(tested.result.testFilterFunction.errorKind).toBe("MEMORY");
       expect(tested.result.testFilterFunction.error).toMatch(
-        /^MEMORY: filter exceeded its memory limit: its sandbox process grew by \d+ MiB while it ran/,
+        /^filter exceeded its memory limit: its sandbox process grew by \d+ MiB while it ran/,
       );
       expect(tested.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
       const running = await mostPastBudgetMiB(
@@ -180,7 +181,7 @@ describe("streams sharing the sandbox process", () => {
         })(),
       );
       expect(running.result.statusReason).toMatch(
-        /filter failed.*MEMORY filter exceeded its memory limit: its sandbox process grew by \d+ MiB/,
+        /filter failed.*Out of memory: filter exceeded its memory limit: its sandbox process grew by \d+ MiB/,
       );
       expect(running.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
       expect(receiver.received).toEqual([]);

@@ -164,8 +164,8 @@ describe("testing a filter against real blocks", () => {
     expect(tested.testFilterFunction).toMatchObject({ result: [2, 3], size: 5, error: null });
     expect(tested.testFilterFunction.logs[0]).toMatchObject({ level: "INFO" });
 
-    const loop = await owner.client.gqlOk<{ testFilterFunction: { error: string } }>(
-      "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error } }",
+    const loop = await owner.client.gqlOk<{ testFilterFunction: { error: string; errorKind: string } }>(
+      "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error errorKind } }",
       {
         input: {
           network: NETWORK,
@@ -175,7 +175,7 @@ describe("testing a filter against real blocks", () => {
         },
       },
     );
-    expect(loop.testFilterFunction.error).toMatch(/TIMEOUT/);
+    expect(loop.testFilterFunction.errorKind).toBe("TIMEOUT");
 
     const future = await owner.client.gql(
       `{ streamRawPayload(network: "${NETWORK}", dataset: BLOCK, blockNumber: 999999) { size } }`,
@@ -368,7 +368,7 @@ describe("delivery", () => {
           const x = await streamOf(owner, id);
           return x.status === "PAUSED" ? x : null;
         });
-        expect(s.statusReason).toMatch(/filter failed.*(TIMEOUT|RUNTIME)/);
+        expect(s.statusReason).toMatch(/filter failed.*(Timed out|Runtime error)/);
       }
       expect(receiver.received.flatMap((r) => (r.json as string[]).map((n) => Number.parseInt(n, 16)))).toEqual(
         Array.from({ length: 12 }, (_, i) => i + 1),

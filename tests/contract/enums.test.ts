@@ -86,6 +86,20 @@ describe("the dataset enum", () => {
   });
 });
 
+// A value the catalogue gives an endpoint is shown through the endpoint's enum, so its labels cover the catalogue.
+describe("the chain compatibility enum", () => {
+  it("holds every compatibility of the networks catalogue", () => {
+    const endpoint = JSON.parse(readFileSync(path.join(root, "schemas/entities/endpoint.schema.json"), "utf8")) as {
+      properties: { chainCompatibility: { enum: string[] } };
+    };
+    const catalogue = JSON.parse(readFileSync(path.join(root, "schemas/catalogue/networks.json"), "utf8")) as {
+      chains: { chainCompatibility: string }[];
+    };
+    const values = new Set(catalogue.chains.map((chain) => chain.chainCompatibility));
+    expect([...values].filter((value) => !endpoint.properties.chainCompatibility.enum.includes(value))).toEqual([]);
+  });
+});
+
 // A security option is named in three places the console shows: its flag in the options (a title), the
 // option enum (labels) and the audit's subjects (labels, plus the RPC methods list). They read alike.
 describe("the security option names", () => {

@@ -10,7 +10,16 @@
  *   });
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from "node:fs";
+import {
+  chmodSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  type WriteStream,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -330,4 +339,46 @@ export async function axeViolations(page: Page, route: string): Promise<Violatio
     help: violation.help,
     targets: violation.nodes.slice(0, 5).map((node) => node.target.join(" ")),
   }));
+}
+
+/**
+ * The service's environment for one local chain (a fresh anvil mining a block every second) serving
+ * ethereum-mainnet only, its networks file in a folder of its own.
+ */
+export function oneLocalChainEnv(name: string): Record<string, string> {
+  const networksFile = join(mkdtempSync(join(tmpdir(), `nodeplane-e2e-${name}-`)), "networks.json");
+  writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
+  return { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile };
+}
+
+/** Picks an option of an antd select found by its form label. */
+export async function choose(page: Page, label: string, option: string) {
+  await page.getByLabel(label, { exact: true }).click();
+  const dropdown = page.locator(".ant-select-dropdown:visible");
+  await dropdown.waitFor();
+  const item = dropdown.locator(".ant-select-item-option").getByText(option, { exact: true });
+  // The option list is virtual: only the options near the top (or the chosen one) are rendered, so
+  // scroll it with the wheel until the option is there.
+  if (!(await item.count())) {
+    await dropdown.locator(".ant-select-item-option").first().hover();
+    for (let step = 0; step < 20 && !(await item.count()); step++) await page.mouse.wheel(0, 64);
+  }
+  await item.click();
+}
+
+/** Reloads every `intervalMs` until `test` holds (deliveries arrive, metrics are flushed every few seconds). */
+export async function reloadUntil(
+  page: Page,
+  test: () => Promise<boolean>,
+  { timeoutMs = 60_000, intervalMs = 2_000 }: { timeoutMs?: number; intervalMs?: number } = {},
+) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await test()) return;
+    await page.waitForTimeout(intervalMs);
+    await page.reload();
+    await page.waitForLoadState("networkidle");
+    await settle(page);
+  }
+  throw new Error("timed out waiting for the page to change");
 }

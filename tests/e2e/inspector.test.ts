@@ -2,43 +2,11 @@
 // refused, the engine in its child process): a newcomer creates a stream whose URL is a request
 // inspector made in one step from the form, and sees the deliveries arrive, signed and verified, at
 // 1440 px and at 390 px; then deletes the inspection URL with a confirmation.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
+import { choose, oneLocalChainEnv, reloadUntil, screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
 
-const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-inspector-")), "networks.json");
-writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
-const e2e = useE2E({
-  env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile, NODEPLANE_EGRESS_ALLOW: "" },
-});
-
-/** Picks an option of an antd select found by its form label. */
-async function choose(page: Page, label: string, option: string) {
-  await page.getByLabel(label, { exact: true }).click();
-  const dropdown = page.locator(".ant-select-dropdown:visible");
-  await dropdown.waitFor();
-  const item = dropdown.locator(".ant-select-item-option").getByText(option, { exact: true });
-  if (!(await item.count())) {
-    await dropdown.locator(".ant-select-item-option").first().hover();
-    for (let step = 0; step < 20 && !(await item.count()); step++) await page.mouse.wheel(0, 64);
-  }
-  await item.click();
-}
-
-/** Reloads until `test` holds (deliveries arrive every block). */
-async function reloadUntil(page: Page, test: () => Promise<boolean>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await test()) return;
-    await page.waitForTimeout(1_500);
-    await page.reload();
-    await settle(page);
-  }
-  throw new Error("timed out waiting for the page to change");
-}
+const e2e = useE2E({ env: { ...oneLocalChainEnv("inspector"), NODEPLANE_EGRESS_ALLOW: "" } });
 
 /** Whether the page scrolls sideways (content wider than the window). */
 const scrollsSideways = (page: Page) =>
@@ -78,7 +46,9 @@ describe("request inspector, end to end", () => {
     await page.waitForURL(/\/inspector\/[0-9a-f-]{36}$/);
     const inspectorPath = new URL(page.url()).pathname;
     await settle(page);
-    await reloadUntil(page, async () => (await page.locator(".np-table-row", { hasText: "Verified" }).count()) > 0);
+    await reloadUntil(page, async () => (await page.locator(".np-table-row", { hasText: "Verified" }).count()) > 0, {
+      intervalMs: 1_500,
+    });
     expect(await page.getByText("Does not match", { exact: true }).count()).toBe(0);
     await screenshot(page, "inspector-03-requests-1440");
 

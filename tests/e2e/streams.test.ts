@@ -1,17 +1,10 @@
 // Streams end to end: a filter from a template tested on a real block of the local chain, a stream to
 // a webhook receiver started here, activated, delivering (metrics and logs move), paused, deleted.
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, settle, useE2E } from "./harness.ts";
+import { choose, oneLocalChainEnv, reloadUntil, screenshot, signInWithForm, useE2E } from "./harness.ts";
 
-// One local chain (a fresh anvil mining a block a second) for ethereum-mainnet only.
-const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-streams-")), "networks.json");
-writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
-const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
+const e2e = useE2E({ env: oneLocalChainEnv("streams") });
 
 interface Delivery {
   headers: Record<string, string | string[] | undefined>;
@@ -41,46 +34,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver?.close(() => resolve()));
 });
 
-async function signIn(page: Page, email: string) {
-  await page.goto("/");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: /sign in/i }).click();
-  await page
-    .getByRole("navigation", { name: "Main" })
-    .getByRole("link", { name: /streams/i })
-    .first()
-    .waitFor();
-}
-
-/** Picks an option of an antd select found by its form label. */
-async function choose(page: Page, label: string, option: string) {
-  await page.getByLabel(label, { exact: true }).click();
-  const dropdown = page.locator(".ant-select-dropdown:visible");
-  await dropdown.waitFor();
-  const item = dropdown.locator(".ant-select-item-option").getByText(option, { exact: true });
-  // The option list is virtual: only the options near the top (or the chosen one) are rendered, so
-  // scroll it with the wheel until the option is there.
-  if (!(await item.count())) {
-    await dropdown.locator(".ant-select-item-option").first().hover();
-    for (let step = 0; step < 20 && !(await item.count()); step++) await page.mouse.wheel(0, 64);
-  }
-  await item.click();
-}
-
-/** Reloads until the text shows (metrics are flushed every few seconds). */
-async function reloadUntil(page: Page, test: () => Promise<boolean>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await test()) return;
-    await page.waitForTimeout(2_000);
-    await page.reload();
-    await page.waitForLoadState("networkidle");
-    await settle(page);
-  }
-  throw new Error("timed out waiting for the page to change");
-}
-
 const FILTER = `function main(stream) {
   const numbers = stream.data.map((block) => parseInt(block.number, 16));
   console.log("e2e filter saw", numbers.join(","));
@@ -90,7 +43,7 @@ const FILTER = `function main(stream) {
 describe("streams, end to end", () => {
   it("creates a webhook stream, tests a filter on a real block, delivers, shows metrics and logs, pauses and deletes", async () => {
     const page = await e2e.newPage({ viewport: { width: 1440, height: 1000 } });
-    await signIn(page, "demo@nodeplane.local");
+    await signInWithForm(page);
 
     // List → create; the destination's fields follow the destination type.
     await page
@@ -194,7 +147,7 @@ describe("streams, end to end", () => {
 
   it("creates a stream with a new function, whose runs show on the function's page", async () => {
     const page = await e2e.newPage();
-    await signIn(page, "demo@nodeplane.local");
+    await signInWithForm(page);
     await page.goto("/streams");
     await page.getByRole("button", { name: /create with a new function/i }).click();
     await page.waitForURL(/\/streams\/new-with-function$/);

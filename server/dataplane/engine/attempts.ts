@@ -1,5 +1,6 @@
 import type { DatasetBatchJson } from "../datasets/reader.ts";
 import { DestinationError } from "../destinations/index.ts";
+import { filterErrorKindLabel } from "../sandbox/filter.ts";
 import type { FilterFailure, FilterMetadata, FilterOutcome } from "../sandbox/types.ts";
 import type { DeliveryAttempt } from "./deliveries.ts";
 import type { AttemptFailure, RetryPolicy } from "./retry.ts";
@@ -61,7 +62,7 @@ export function filterFailureOf(
   return {
     failure: {
       stage: "filter",
-      message: `filter failed on blocks ${blocks}: ${outcome.error.kind} ${outcome.error.message}${line}${paused}`,
+      message: `filter failed on blocks ${blocks}: ${filterErrorKindLabel(outcome.error.kind)}: ${outcome.error.message}${line}${paused}`,
       terminal: syntax,
       final: syntax || crashedOut,
       uncounted: outcome.sandboxLost === "bystander",

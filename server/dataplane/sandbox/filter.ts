@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { filterSandbox, type HostOutcome, type SandboxHost, SandboxRestarted } from "./process.ts";
 import {
   DEFAULT_FILTER_LIMITS,
   DEFAULT_FILTER_VERSION,
   errorPlace,
   type FilterError,
+  type FilterErrorKind,
   type FilterHelpers,
   type FilterLimits,
   type FilterLog,
@@ -72,6 +75,10 @@ export interface FilterInput {
 }
 
 const MIB = 1024 * 1024;
+const activationSchemaFile = path.resolve(
+  import.meta.dirname,
+  "../../../schemas/entities/function-activation.schema.json",
+);
 
 /** A call sent before its turn (see sendAhead): the batch's text and the outcome, or its promise. */
 interface Ahead {
@@ -371,10 +378,27 @@ export class Filter {
   }
 }
 
-/** A filter error as one line: `KIND: message (line N, column M)`. */
-export function filterErrorText(error: FilterError): string {
+/** A filter error's message and place, without its kind (which results carry as `errorKind`): `message (line N, column M)`. */
+export function filterErrorMessage(error: FilterError): string {
   const column = error.column ? `, column ${error.column}` : "";
-  return `${error.kind}: ${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`;
+  return `${error.message}${error.line ? ` (line ${error.line}${column})` : ""}`;
+}
+
+let kindLabels: Record<string, string> | undefined;
+
+/** A filter error's kind in words: the label its entity schema declares (the console shows the same). */
+export function filterErrorKindLabel(kind: FilterErrorKind): string {
+  kindLabels ??= (
+    JSON.parse(readFileSync(activationSchemaFile, "utf8")) as {
+      properties: { errorKind: { "x-enumLabels": Record<string, string> } };
+    }
+  ).properties.errorKind["x-enumLabels"];
+  return kindLabels[kind] ?? kind;
+}
+
+/** A filter error as one line of a sentence: `Runtime error: message (line N, column M)`. */
+export function filterErrorText(error: FilterError): string {
+  return `${filterErrorKindLabel(error.kind)}: ${filterErrorMessage(error)}`;
 }
 
 /** Creates a filter. Its code is loaded into an isolate on the first run or check(). */

@@ -122,6 +122,7 @@ export function registerFunctionCalls(
         success: run.success,
         result: run.resultJson === null ? null : (JSON.parse(run.resultJson) as unknown),
         error: run.error,
+        errorKind: run.errorKind,
         logs: run.logs,
         duration: run.durationMs,
         memory: usedMb(run.memoryBytes),

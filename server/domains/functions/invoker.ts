@@ -1,7 +1,7 @@
 import type { FunctionInvoker } from "../../dataplane/destinations/types.ts";
 import type { Db } from "../../platform/db/index.ts";
 import { AppError } from "../../platform/errors.ts";
-import { activate, type FunctionRuns } from "./service.ts";
+import { activate, type FunctionRuns, runErrorText } from "./service.ts";
 
 /**
  * The functions runtime behind FUNCTION destinations: runs the stream account's function on each batch
@@ -28,7 +28,11 @@ export function functionInvoker(db: Db, runs: FunctionRuns): FunctionInvoker {
           Math.max(1, Math.ceil(options.timeoutMs / 1000)),
         );
         if (run.success) return { ok: true, bytes: run.size };
-        return { ok: false, message: run.error ?? "the function failed", uncounted: run.sandboxLost === "bystander" };
+        return {
+          ok: false,
+          message: runErrorText(run) ?? "the function failed",
+          uncounted: run.sandboxLost === "bystander",
+        };
       } catch (e) {
         if (e instanceof AppError && e.code === "NOT_FOUND")
           return { ok: false, message: "the function does not exist (it was deleted, or belongs to another account)" };

@@ -1,7 +1,8 @@
-import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
+import { createFilter, filterErrorKindLabel, filterErrorMessage, testFilter } from "../../dataplane/sandbox/filter.ts";
 import {
   DEFAULT_FILTER_LIMITS,
   type FilterError,
+  type FilterErrorKind,
   type FilterHelpers,
   type FilterLog,
   type FilterMetadata,
@@ -138,7 +139,9 @@ export interface FunctionRun {
   /** The isolate's used heap after the call, in bytes. */
   memoryBytes: number;
   logs: FilterLog[];
+  /** Why it failed: its message and place in the code, without its kind (errorKind). */
   error: string | null;
+  errorKind: FilterErrorKind | null;
   /** Set when the run failed with its sandbox (see SandboxLoss): a bystander's run is not billed. */
   sandboxLost?: SandboxLoss;
 }
@@ -283,12 +286,26 @@ export async function runCode(
     memoryBytes: outcome.memoryBytes,
     logs: [...capped, ...storableLogs(outcome.logs)],
   };
-  const failed = (error: string): FunctionRun => ({ ...ran, success: false, resultJson: null, size: 0, error });
   if (!outcome.ok) {
-    const run = failed(storableText(filterErrorText(inUserCode(outcome.error, code))));
+    const error = inUserCode(outcome.error, code);
+    const run: FunctionRun = {
+      ...ran,
+      success: false,
+      resultJson: null,
+      size: 0,
+      error: storableText(filterErrorMessage(error)),
+      errorKind: error.kind,
+    };
     return outcome.sandboxLost ? { ...run, sandboxLost: outcome.sandboxLost } : run;
   }
-  return { ...ran, success: true, resultJson: outcome.resultJson, size: outcome.sizeBytes, error: null };
+  return {
+    ...ran,
+    success: true,
+    resultJson: outcome.resultJson,
+    size: outcome.sizeBytes,
+    error: null,
+    errorKind: null,
+  };
 }
 
 /** What a test run answers (the API's FunctionTestResult): billed (runUnsavedCode), not kept in any history. */
@@ -302,7 +319,14 @@ export function testResult(run: FunctionRun) {
     memory: usedMb(run.memoryBytes),
     memoryLimit: run.memoryMb,
     error: run.error,
+    errorKind: run.errorKind,
   };
+}
+
+/** A failed run's error in words, kind first (`Runtime error: …`), for a log line or a stream's log. */
+export function runErrorText(run: Pick<FunctionRun, "error" | "errorKind">): string | null {
+  if (!run.error) return null;
+  return run.errorKind ? `${filterErrorKindLabel(run.errorKind)}: ${run.error}` : run.error;
 }
 
 /** Refuses code that does not compile or has no main (loaded, main not called), with the sandbox's message and line. */
@@ -559,6 +583,7 @@ export async function activate(
         resultPreview: run.resultJson?.slice(0, RESULT_PREVIEW_CHARS) ?? null,
         resultJson: keepResult ? run.resultJson : null,
         error: run.error,
+        errorKind: run.errorKind,
         logs: loggedLines(run),
       },
       { mbMs },
@@ -579,7 +604,8 @@ export async function activate(
  * error output of a Lambda or a QuickNode function does.
  */
 function loggedLines(run: FunctionRun): FilterLog[] {
-  return run.success || !run.error ? run.logs : [...run.logs, { level: "ERROR", message: run.error }];
+  const error = runErrorText(run);
+  return run.success || !error ? run.logs : [...run.logs, { level: "ERROR", message: error }];
 }
 
 /** The function's runs, newest first, after checking the account owns it. */
@@ -611,6 +637,7 @@ export async function activationResult(db: Db, accountId: string, id: string) {
     kept,
     result: row.resultJson === null ? null : (JSON.parse(row.resultJson) as unknown),
     error: row.error,
+    errorKind: row.errorKind,
   };
 }
 

@@ -13,6 +13,7 @@ import {
   unique,
   uuid,
 } from "drizzle-orm/pg-core";
+import type { FilterErrorKind } from "../../dataplane/sandbox/types.ts";
 import { createdAtColumn, idColumn, updatedAtColumn } from "../../platform/db/columns.ts";
 import { accountIdColumn } from "../account/tables.ts";
 
@@ -99,6 +100,8 @@ export const functionActivations = pgTable(
     /** The whole result's JSON, when it is small enough to keep (see RESULT_KEPT_BYTES). */
     resultJson: text("result_json"),
     error: text("error"),
+    /** The failed run's kind of failure (FilterErrorKind); error holds its message without it. */
+    errorKind: text("error_kind").$type<FilterErrorKind>(),
     logs: jsonb("logs").$type<{ level: string; message: string }[]>().notNull(),
   },
   (t) => [

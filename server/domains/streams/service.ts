@@ -26,7 +26,7 @@ import {
   withUrlPasswords,
 } from "../../dataplane/engine/config.ts";
 import { LatencySketch } from "../../dataplane/latency-sketch.ts";
-import { createFilter, filterErrorText, testFilter } from "../../dataplane/sandbox/filter.ts";
+import { createFilter, filterErrorMessage, testFilter } from "../../dataplane/sandbox/filter.ts";
 import type {
   FilterError,
   FilterHelpers,
@@ -589,7 +589,8 @@ export async function runFilterOn(
       logs: outcome.logs,
       size: 0,
       durationMs: outcome.durationMs,
-      error: filterErrorText(outcome.error),
+      error: filterErrorMessage(outcome.error),
+      errorKind: outcome.error.kind,
     };
   const shown = payloadResult(outcome.resultJson);
   return {
@@ -598,6 +599,7 @@ export async function runFilterOn(
     size: outcome.sizeBytes,
     durationMs: outcome.durationMs,
     error: null,
+    errorKind: null,
   };
 }
 
@@ -626,7 +628,8 @@ export async function runNewFunctionOn(
         duration: outcome.durationMs,
         memory: 0,
         memoryLimit: 0,
-        error: `The stream's filter failed: ${filterErrorText(outcome.error)}`,
+        error: `The stream's filter failed: ${filterErrorMessage(outcome.error)}`,
+        errorKind: outcome.error.kind,
       };
     if (outcome.skipped)
       return {
@@ -641,6 +644,7 @@ export async function runNewFunctionOn(
         memory: 0,
         memoryLimit: 0,
         error: null,
+        errorKind: null,
       };
     payloadJson = outcome.resultJson as string;
     filterLogs = outcome.logs;

@@ -5,6 +5,7 @@ import { containing } from "../../platform/db/like.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { CursorKey } from "../../platform/paging.ts";
 import { bucketStart, floorMinute } from "../../platform/time-buckets.ts";
+import { streamLogKeptSince } from "./logs.ts";
 import {
   streamBlockHashes,
   streamCheckpoints,
@@ -155,7 +156,11 @@ export async function logs(
     searchText?: string | null;
   },
 ): Promise<StreamLogRow[]> {
-  const where = [eq(streamLogs.accountId, accountId), eq(streamLogs.streamId, streamId)];
+  const where = [
+    eq(streamLogs.accountId, accountId),
+    eq(streamLogs.streamId, streamId),
+    gte(streamLogs.createdAt, streamLogKeptSince()),
+  ];
   if (options.after) where.push(lt(streamLogs.id, options.after[0]));
   if (options.levels?.length) where.push(inArray(streamLogs.level, options.levels));
   if (options.searchText) where.push(ilike(streamLogs.message, containing(options.searchText)));

@@ -1730,6 +1730,7 @@ export type StreamFilterTestResult = {
   durationMs: Scalars["Float"]["output"];
   /** Null when the filter ran; otherwise its error kind and message. */
   error?: Maybe<Scalars["String"]["output"]>;
+  errorKind?: Maybe<FilterErrorKind>;
 };
 
 export type DestinationTestResult = {
@@ -1970,6 +1971,7 @@ export type WebhookFilterTestResult = {
   logs: Array<StreamFilterLog>;
   size: Scalars["Int"]["output"];
   error?: Maybe<Scalars["String"]["output"]>;
+  errorKind?: Maybe<FilterErrorKind>;
 };
 
 export type CreateWebhookInput = {
@@ -2218,6 +2220,7 @@ export type FunctionActivation = {
   result?: Maybe<Scalars["String"]["output"]>;
   error?: Maybe<Scalars["String"]["output"]>;
   logs: Array<StreamFilterLog>;
+  errorKind?: Maybe<FilterErrorKind>;
 };
 
 export type FunctionActivationEdge = {
@@ -2242,6 +2245,7 @@ export type FunctionActivationResult = {
   kept: Scalars["Boolean"]["output"];
   result?: Maybe<Scalars["JSON"]["output"]>;
   error?: Maybe<Scalars["String"]["output"]>;
+  errorKind?: Maybe<FilterErrorKind>;
 };
 
 /** A line a function wrote with console.*, from one of its runs. */
@@ -2417,6 +2421,7 @@ export type FunctionTestResult = {
   /** MB the run had. */
   memoryLimit: Scalars["Int"]["output"];
   error?: Maybe<Scalars["String"]["output"]>;
+  errorKind?: Maybe<FilterErrorKind>;
 };
 
 export type CreateFunctionInput = {
@@ -2921,6 +2926,15 @@ export type AccessTokenIpRateLimitInput = {
   rpm?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
+/** What kind of failure ended a run of a function or a stream's filter; the run's error holds its message without it. */
+export type FilterErrorKind =
+  | "SYNTAX"
+  | "RUNTIME"
+  | "TIMEOUT"
+  | "MEMORY"
+  | "RESULT_NOT_SERIALIZABLE"
+  | "RESULT_TOO_LARGE";
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3227,6 +3241,7 @@ export type ResolversTypes = {
   NewAccessToken: ResolverTypeWrapper<Partial<NewAccessToken>>;
   CreateAccessTokenInput: ResolverTypeWrapper<Partial<CreateAccessTokenInput>>;
   AccessTokenIpRateLimitInput: ResolverTypeWrapper<Partial<AccessTokenIpRateLimitInput>>;
+  FilterErrorKind: ResolverTypeWrapper<Partial<FilterErrorKind>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4973,6 +4988,7 @@ export type StreamFilterTestResultResolvers<
   size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   durationMs?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  errorKind?: Resolver<Maybe<ResolversTypes["FilterErrorKind"]>, ParentType, ContextType>;
 };
 
 export type DestinationTestResultResolvers<
@@ -5174,6 +5190,7 @@ export type WebhookFilterTestResultResolvers<
   logs?: Resolver<Array<ResolversTypes["StreamFilterLog"]>, ParentType, ContextType>;
   size?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  errorKind?: Resolver<Maybe<ResolversTypes["FilterErrorKind"]>, ParentType, ContextType>;
 };
 
 export type EndpointSecurityOptionsResolvers<
@@ -5360,6 +5377,7 @@ export type FunctionActivationResolvers<
   result?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   logs?: Resolver<Array<ResolversTypes["StreamFilterLog"]>, ParentType, ContextType>;
+  errorKind?: Resolver<Maybe<ResolversTypes["FilterErrorKind"]>, ParentType, ContextType>;
 };
 
 export type FunctionActivationEdgeResolvers<
@@ -5390,6 +5408,7 @@ export type FunctionActivationResultResolvers<
   kept?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   result?: Resolver<Maybe<ResolversTypes["JSON"]>, ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  errorKind?: Resolver<Maybe<ResolversTypes["FilterErrorKind"]>, ParentType, ContextType>;
 };
 
 export type FunctionLogResolvers<
@@ -5559,6 +5578,7 @@ export type FunctionTestResultResolvers<
   memory?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   memoryLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  errorKind?: Resolver<Maybe<ResolversTypes["FilterErrorKind"]>, ParentType, ContextType>;
 };
 
 export type KvListResolvers<

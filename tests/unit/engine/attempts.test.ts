@@ -86,7 +86,7 @@ describe("filterFailureOf", () => {
     expect(filterFailureOf(failedRun({ error: { kind: "RUNTIME", message: "boom", line: 3 } }), "100–109", 0)).toEqual({
       failure: {
         stage: "filter",
-        message: "filter failed on blocks 100–109: RUNTIME boom (line 3)",
+        message: "filter failed on blocks 100–109: Runtime error: boom (line 3)",
         terminal: false,
         final: false,
         uncounted: false,
@@ -118,7 +118,7 @@ describe("filterFailureOf", () => {
     expect(twice.crashes).toBe(MAX_SANDBOX_CRASHES);
     expect(twice.failure).toMatchObject({ final: true, terminal: false });
     expect(twice.failure.message).toBe(
-      `filter failed on blocks 1–1: RUNTIME x is not defined; it made the sandbox restart ${MAX_SANDBOX_CRASHES} times, so the stream is paused`,
+      `filter failed on blocks 1–1: Runtime error: x is not defined; it made the sandbox restart ${MAX_SANDBOX_CRASHES} times, so the stream is paused`,
     );
   });
 });

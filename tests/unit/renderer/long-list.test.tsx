@@ -4,6 +4,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Transport } from "../../../renderer/index.ts";
+import { PHONE_WIDTH } from "../../../renderer/media.ts";
 import type { ListView } from "../../../renderer/types.ts";
 import { ListView as ListViewComponent, VIRTUAL_THRESHOLD } from "../../../renderer/views/ListView.tsx";
 import { installDomStandIns, registryFor, withDataProviders } from "./harness.tsx";
@@ -117,5 +118,23 @@ describe(`a list page of more than ${VIRTUAL_THRESHOLD} rows`, () => {
     expect(await screen.findByText(`${ROWS} selected`)).toBeTruthy();
     fireEvent.click(screen.getByRole("button", { name: "Clear selection" }));
     await waitFor(() => expect(screen.queryByRole("region", { name: "Bulk actions" })).toBeNull());
+  }, 30_000);
+});
+
+describe(`a list page of more than ${VIRTUAL_THRESHOLD} rows on a phone`, () => {
+  it("renders its rows as the cards of every list, not the virtual grid", async () => {
+    const standIn = window.matchMedia;
+    window.matchMedia = ((query: string) => ({
+      ...standIn(query),
+      matches: query === PHONE_WIDTH,
+    })) as typeof window.matchMedia;
+    try {
+      serve();
+      await screen.findByText("thing 000");
+      expect(document.querySelector(".np-table")).not.toBeNull();
+      expect(document.querySelectorAll(".np-table-row")).toHaveLength(ROWS);
+    } finally {
+      window.matchMedia = standIn;
+    }
   }, 30_000);
 });

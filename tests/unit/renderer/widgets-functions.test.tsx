@@ -4,6 +4,7 @@
 // quoting that keeps a body's single quotes.
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { resolveSchemaRef } from "../../../renderer/schema.ts";
 import { callAddress, curlCommand, shellQuote } from "../../../renderer/widgets/curl.tsx";
 import { installDomStandIns, recordedResponses, registryFor, renderRoute, viewerFor } from "./harness.tsx";
 
@@ -67,10 +68,14 @@ describe("log-lines", () => {
       { level: "INFO", message: 'called with {"who":"me"}' },
       { level: "ERROR", message: "boom\n  at main (line 3)" },
     ];
-    const { container } = render(<LogLinesView value={logs} options={{ emptyText: "Nothing logged" }} />);
+    // Levels in words, by the labels of the schema the runner output names (as the Logs tab's column).
+    const schema = resolveSchemaRef(registryFor("owner").schemas, "function-activation#/properties/logs");
+    const { container } = render(
+      <LogLinesView value={logs} schema={schema} options={{ emptyText: "Nothing logged" }} />,
+    );
     const lines = [...container.querySelectorAll(".np-log-line")];
     expect(lines.map((line) => line.getAttribute("data-level"))).toEqual(["INFO", "ERROR"]);
-    expect(lines[1]?.textContent).toBe("ERRORboom\n  at main (line 3)");
+    expect(lines[1]?.textContent).toBe("Errorboom\n  at main (line 3)");
     cleanup();
     render(<LogLinesView value={[]} options={{ emptyText: "Nothing logged" }} />);
     expect(screen.getByText("Nothing logged")).toBeTruthy();

@@ -1,0 +1,1 @@
+ALTER TABLE "function_activations" ADD COLUMN "error_kind" text;
