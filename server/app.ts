@@ -20,6 +20,7 @@ import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
+import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -507,6 +508,7 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
     api,
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
   });
+  await app.register(addonsPlugin, { api, deps: { db, log, events } });
   return api.merged();
 }
 
