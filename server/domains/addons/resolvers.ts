@@ -289,8 +289,9 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
         await installedSlugs(ctx, accountId),
       ),
     ),
+    // ADMIN, as the install it is checked for: a VIEWER's mutations are the self-service ones only.
     checkCouponCode: fieldWithInput(
-      "VIEWER",
+      "ADMIN",
       {
         schema: "addon#/$defs/couponInput",
         of: (args) => ({ couponCode: args.couponCode, planId: args.planId ?? undefined }),

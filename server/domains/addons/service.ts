@@ -35,10 +35,15 @@ export interface AddonFilter {
 /** Listed add-ons narrowed by each filter given; an unknown category or network is named as the caller's mistake. */
 export function listAddons(filter: AddonFilter): CatalogueAddon[] {
   const { category, network } = filter;
-  if (category && !addonCatalogue.categories.some((c) => c.slug === category))
-    throw badInput([{ pointer: "/category", message: "No add-on category has this slug." }]);
-  if (network && !findNetwork(network))
-    throw badInput([{ pointer: "/network", message: "This network is not in the catalogue." }]);
+  const bad = [
+    ...(category && !addonCatalogue.categories.some((c) => c.slug === category)
+      ? [{ pointer: "/category", message: "No add-on category has this slug." }]
+      : []),
+    ...(network && !findNetwork(network)
+      ? [{ pointer: "/network", message: "This network is not in the catalogue." }]
+      : []),
+  ];
+  if (bad.length > 0) throw badInput(bad);
   const words = (filter.search ?? "").toLowerCase().split(/\s+/).filter(Boolean);
   return listed.filter(
     (a) =>
