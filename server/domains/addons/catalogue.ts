@@ -3,6 +3,7 @@ import path from "node:path";
 import {
   ADDON_CATALOGUE_FILE,
   type AddonCatalogue,
+  type AddonPlan,
   addonCatalogueProblems,
   type CatalogueAddon,
 } from "./catalogue-file.ts";
@@ -23,8 +24,8 @@ function loadAddonCatalogue(): AddonCatalogue {
 
 export const addonCatalogue: AddonCatalogue = loadAddonCatalogue();
 
-const addonsBySlug = new Map(addonCatalogue.addons.map((a) => [a.slug, a]));
-const plansBySlug = new Map(
+const addonsBySlug: ReadonlyMap<string, CatalogueAddon> = new Map(addonCatalogue.addons.map((a) => [a.slug, a]));
+const plansBySlug: ReadonlyMap<string, { addon: CatalogueAddon; plan: AddonPlan }> = new Map(
   addonCatalogue.addons.flatMap((addon) => addon.plans.map((plan) => [plan.slug, { addon, plan }] as const)),
 );
 
@@ -34,8 +35,12 @@ export const findCoupon = (code: string) => addonCatalogue.coupons.find((c) => c
 export const findBundle = (slug: string) => addonCatalogue.bundles.find((b) => b.slug === slug);
 
 /** The add-on that owns a method at the proxy: by its name, then by its namespace (trace_ → trace). */
-const gateByMethod = new Map(addonCatalogue.addons.flatMap((a) => a.gatedMethods.map((m) => [m, a] as const)));
-const gateByNamespace = new Map(addonCatalogue.addons.flatMap((a) => a.gatedNamespaces.map((n) => [n, a] as const)));
+const gateByMethod: ReadonlyMap<string, CatalogueAddon> = new Map(
+  addonCatalogue.addons.flatMap((a) => a.gatedMethods.map((m) => [m, a] as const)),
+);
+const gateByNamespace: ReadonlyMap<string, CatalogueAddon> = new Map(
+  addonCatalogue.addons.flatMap((a) => a.gatedNamespaces.map((n) => [n, a] as const)),
+);
 
 export function addonOwningMethod(method: string): CatalogueAddon | undefined {
   const byName = gateByMethod.get(method);
