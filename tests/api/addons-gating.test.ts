@@ -78,14 +78,16 @@ async function newEndpoint(client: GqlClient): Promise<Endpoint> {
   return data.createEndpoint;
 }
 
+/** One call; a refusal of the request's only call by a rate limit is an HTTP 429, any other answer a 200. */
 async function rpc(base: string, endpoint: Endpoint, method: string, params: unknown[]): Promise<Answer> {
   const res = await fetch(`${base}/rpc/${endpoint.exId}/${endpoint.initialToken}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
   });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Answer;
+  const answer = (await res.json()) as Answer;
+  expect(res.status).toBe(answer.error?.code === -32029 ? 429 : 200);
+  return answer;
 }
 
 const trace = (base: string, endpoint: Endpoint) =>
@@ -169,5 +171,64 @@ describe("add-on methods at the proxy", () => {
     const answers = (await res.json()) as (Answer & { id: number; result?: unknown })[];
     expect(answers.find((a) => a.id === 1)?.result).toBe("0xaa36a7");
     expect(refusedNaming(answers.find((a) => a.id === 2) as Answer, "Trace & Debug")).toBe(true);
+  });
+
+  it("an add-on's calls are counted per add-on with its credit multiplier, in usage and the endpoint's metrics", async () => {
+    const user = await signUp(app);
+    const endpoint = await newEndpoint(user.client);
+    // Refused while not installed: counted as refused, not billed.
+    expect(refusedNaming(await trace(app.url, endpoint), "Trace & Debug")).toBe(true);
+    await user.client.gqlOk(
+      `mutation($e: ID!) { installAddon(input: { endpointId: $e, planId: "trace-debug-pro" }) { id } }`,
+      { e: endpoint.id },
+    );
+    for (let i = 0; i < 3; i++) expect(traced(await trace(app.url, endpoint))).toBe(true);
+    await rpc(app.url, endpoint, "eth_chainId", []);
+    type Counts = { addonSlug: string; requests: number; credits: number; refused: number }[];
+    const deadline = performance.now() + 10_000;
+    let seen: { usage: { addonUsages: Counts }; endpointMetrics: { addonUsages: Counts } } | undefined;
+    for (;;) {
+      seen = await user.client.gqlOk(
+        `query($e: ID!) { usage(pastDay: true) { addonUsages { addonSlug requests credits refused } }
+          endpointMetrics(endpointId: $e, range: HOUR) { addonUsages { addonSlug requests credits refused } } }`,
+        { e: endpoint.id },
+      );
+      if (seen.usage.addonUsages[0]?.requests === 3 && seen.endpointMetrics.addonUsages[0]?.refused === 1) break;
+      if (performance.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // Ethereum's base credit is 1; Trace & Debug's multiplier is 4 (schemas/catalogue/addons.json).
+    expect(seen?.usage.addonUsages).toEqual([{ addonSlug: "trace-debug", requests: 3, credits: 12, refused: 1 }]);
+    expect(seen?.endpointMetrics.addonUsages).toEqual([
+      { addonSlug: "trace-debug", requests: 3, credits: 12, refused: 1 },
+    ]);
+  });
+
+  it("the add-on plan's requests per second are enforced by the proxy's limiter, and its plan change takes effect at once", async () => {
+    const user = await signUp(app);
+    const endpoint = await newEndpoint(user.client);
+    const { installAddon } = await user.client.gqlOk<{ installAddon: { id: string } }>(
+      `mutation($e: ID!) { installAddon(input: { endpointId: $e, planId: "trace-debug-starter" }) { id } }`,
+      { e: endpoint.id },
+    );
+    // The Starter plan allows 5 a second: of 8 at once, some are refused naming the add-on's plan.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => trace(app.url, endpoint)));
+    const limited = answers.filter((a) => a.error?.code === -32029);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]?.error?.message).toContain("Trace & Debug");
+    expect(answers.filter(traced).length).toBeLessThanOrEqual(5);
+    // Other methods are not the add-on's limit.
+    expect((await rpc(app.url, endpoint, "eth_chainId", [])).result).toBe("0xaa36a7");
+    await user.client.gqlOk(`mutation($i: ChangeAddonPlanInput!) { changeAddonPlan(input: $i) { id } }`, {
+      i: {
+        addonId: installAddon.id,
+        currentPlanId: "trace-debug-starter",
+        newPlanId: "trace-debug-pro",
+        interval: "MONTHLY",
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const after = await Promise.all(Array.from({ length: 8 }, () => trace(app.url, endpoint)));
+    expect(after.filter(traced).length).toBe(8);
   });
 });

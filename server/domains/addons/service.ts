@@ -156,9 +156,17 @@ const alreadyInstalled = (addon: CatalogueAddon, where: string, pointer: string)
     { pointer, message: `${addon.name} is already installed ${where}.` },
   ]);
 
-/** Waits until the endpoint's proxy serves the change here, and it is published to the other processes. */
-const inForce = (events: DomainEvents, accountId: string, endpointId: string | null) =>
-  endpointId ? events.emitAndWait("endpoint.changed", { accountId, endpointId }) : Promise.resolve();
+/**
+ * Waits until the endpoint's proxy serves the change here (its gates, and its add-on plans' limits), and
+ * it is published to the other processes.
+ */
+const inForce = async (events: DomainEvents, accountId: string, endpointId: string | null) => {
+  if (!endpointId) return;
+  await Promise.all([
+    events.emitAndWait("endpoint.changed", { accountId, endpointId }),
+    events.emitAndWait("ratelimits.changed", { accountId, endpointId }),
+  ]);
+};
 
 export interface InstallInput {
   endpointId: string;
@@ -466,6 +474,31 @@ export async function settleDueInstalls(db: Db, events: DomainEvents, now = new 
 }
 
 export const endpointOf = getEndpointOrFail;
+
+/** A month of requests, as the proxy's limiter counts it: a window of 30 days from the first call. */
+export const MONTH_SECONDS = 30 * 86_400;
+
+/** What each live endpoint install's plan allows: its rps and monthly requests over the add-on's methods. */
+export async function addonLimitRows(db: Executor, scope: { accountId: string; endpointId: string } | null) {
+  return (await store.installsForLimits(db, scope)).flatMap((row) => {
+    const addon = findAddon(row.addonSlug);
+    if (!addon || !row.endpointId) return [];
+    const plan = planOf(addon, row.planSlug);
+    return [
+      {
+        accountId: row.accountId,
+        endpointId: row.endpointId,
+        installId: row.id,
+        addonName: addon.name,
+        methods: [...new Set([...addon.gatedMethods, ...addon.rpcMethods.map((m) => m.name)])],
+        rpsLimit: plan.rpsLimit,
+        monthlyRequestsLimit: plan.monthlyRequestsLimit,
+      },
+    ];
+  });
+}
+
+export type AddonLimitRow = Awaited<ReturnType<typeof addonLimitRows>>[number];
 export const liveInstalls = store.liveInstalls;
 export const liveInstallsOnEndpoints = store.liveInstallsOnEndpoints;
 

@@ -115,6 +115,28 @@ export async function installsForProxy(db: Executor, endpointIds?: readonly stri
     );
 }
 
+/** The live endpoint installs of one endpoint, or of every endpoint (scope null), for the proxy's limits. */
+export async function installsForLimits(db: Executor, scope: { accountId: string; endpointId: string } | null) {
+  return db
+    .select({
+      id: addonInstalls.id,
+      accountId: addonInstalls.accountId,
+      endpointId: addonInstalls.endpointId,
+      addonSlug: addonInstalls.addonSlug,
+      planSlug: addonInstalls.planSlug,
+    })
+    .from(addonInstalls)
+    .where(
+      and(
+        live,
+        isNotNull(addonInstalls.endpointId),
+        scope
+          ? and(eq(addonInstalls.accountId, scope.accountId), eq(addonInstalls.endpointId, scope.endpointId))
+          : undefined,
+      ),
+    );
+}
+
 export async function recordEvent(
   db: Executor,
   accountId: string,

@@ -1502,6 +1502,8 @@ export type Usage = {
   kvWrites: KvWriteUsage;
   /** Function runs in GB-seconds in the same window (account-wide, whatever endpointId says). */
   functionGbSeconds: FunctionGbSecondUsage;
+  /** The window's calls of add-on methods, per add-on. */
+  addonUsages: Array<AddonUsage>;
 };
 
 export type TopEndpoint = {
@@ -1580,6 +1582,8 @@ export type EndpointMetrics = {
   refusalPoints: Array<NamedMetricPoint>;
   /** p50, p95 and p99 (ms) per point with requests. */
   latencyPoints: Array<NamedMetricPoint>;
+  /** The window's calls of add-on methods, per add-on. */
+  addonUsages: Array<AddonUsage>;
 };
 
 export type ErrorLog = {
@@ -3156,6 +3160,18 @@ export type AccountAddon = {
   endpointId?: Maybe<Scalars["ID"]["output"]>;
 };
 
+/** Calls of an add-on's methods, counted with the add-on's credit multiplier. */
+export type AddonUsage = {
+  __typename?: "AddonUsage";
+  addonSlug: Scalars["String"]["output"];
+  addonName: Scalars["String"]["output"];
+  /** Calls served. */
+  requests: Scalars["Float"]["output"];
+  credits: Scalars["Float"]["output"];
+  /** Calls the proxy refused (the add-on not installed, a method turned off, the plan's limits). */
+  refused: Scalars["Float"]["output"];
+};
+
 export type InstallAddonInput = {
   endpointId: Scalars["ID"]["input"];
   planId: Scalars["ID"]["input"];
@@ -3502,6 +3518,7 @@ export type ResolversTypes = {
   AddonPrice: ResolverTypeWrapper<Partial<AddonPrice>>;
   InstalledRpcMethod: ResolverTypeWrapper<Partial<InstalledRpcMethod>>;
   AccountAddon: ResolverTypeWrapper<Partial<AccountAddon>>;
+  AddonUsage: ResolverTypeWrapper<Partial<AddonUsage>>;
   InstallAddonInput: ResolverTypeWrapper<Partial<InstallAddonInput>>;
   InstallAccountAddonInput: ResolverTypeWrapper<Partial<InstallAccountAddonInput>>;
   ChangeAddonPlanInput: ResolverTypeWrapper<Partial<ChangeAddonPlanInput>>;
@@ -3712,6 +3729,7 @@ export type ResolversParentTypes = {
   AddonPrice: Partial<AddonPrice>;
   InstalledRpcMethod: Partial<InstalledRpcMethod>;
   AccountAddon: Partial<AccountAddon>;
+  AddonUsage: Partial<AddonUsage>;
   InstallAddonInput: Partial<InstallAddonInput>;
   InstallAccountAddonInput: Partial<InstallAccountAddonInput>;
   ChangeAddonPlanInput: Partial<ChangeAddonPlanInput>;
@@ -5067,6 +5085,7 @@ export type UsageResolvers<
   billingPeriods?: Resolver<Array<ResolversTypes["BillingPeriod"]>, ParentType, ContextType>;
   kvWrites?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
   functionGbSeconds?: Resolver<ResolversTypes["FunctionGbSecondUsage"], ParentType, ContextType>;
+  addonUsages?: Resolver<Array<ResolversTypes["AddonUsage"]>, ParentType, ContextType>;
 };
 
 export type TopEndpointResolvers<
@@ -5129,6 +5148,7 @@ export type EndpointMetricsResolvers<
   statusPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
   refusalPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
   latencyPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
+  addonUsages?: Resolver<Array<ResolversTypes["AddonUsage"]>, ParentType, ContextType>;
 };
 
 export type ErrorLogResolvers<
@@ -6444,6 +6464,17 @@ export type AccountAddonResolvers<
   endpointId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
 };
 
+export type AddonUsageResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonUsage"] = ResolversParentTypes["AddonUsage"],
+> = {
+  addonSlug?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  addonName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  requests?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  credits?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  refused?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -6603,4 +6634,5 @@ export type Resolvers<ContextType = Context> = {
   AddonPrice?: AddonPriceResolvers<ContextType>;
   InstalledRpcMethod?: InstalledRpcMethodResolvers<ContextType>;
   AccountAddon?: AccountAddonResolvers<ContextType>;
+  AddonUsage?: AddonUsageResolvers<ContextType>;
 };
