@@ -186,9 +186,10 @@ describe("add-on methods at the proxy", () => {
     await rpc(app.url, endpoint, "eth_chainId", []);
     type Counts = { addonSlug: string; requests: number; credits: number; refused: number }[];
     const deadline = performance.now() + 10_000;
-    let seen: { usage: { addonUsages: Counts }; endpointMetrics: { addonUsages: Counts } } | undefined;
+    type Seen = { usage: { addonUsages: Counts }; endpointMetrics: { addonUsages: Counts } };
+    let seen: Seen;
     for (;;) {
-      seen = await user.client.gqlOk(
+      seen = await user.client.gqlOk<Seen>(
         `query($e: ID!) { usage(pastDay: true) { addonUsages { addonSlug requests credits refused } }
           endpointMetrics(endpointId: $e, range: HOUR) { addonUsages { addonSlug requests credits refused } } }`,
         { e: endpoint.id },
@@ -198,8 +199,12 @@ describe("add-on methods at the proxy", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     // Ethereum's base credit is 1; Trace & Debug's multiplier is 4 (schemas/catalogue/addons.json).
-    expect(seen?.usage.addonUsages).toEqual([{ addonSlug: "trace-debug", requests: 3, credits: 12, refused: 1 }]);
-    expect(seen?.endpointMetrics.addonUsages).toEqual([
+    const active = await user.client.gqlOk<{ activeAddons: { planMonthlyRequests: number }[] }>(
+      "{ activeAddons { planMonthlyRequests } }",
+    );
+    expect(active.activeAddons).toEqual([{ planMonthlyRequests: 3 }]);
+    expect(seen.usage.addonUsages).toEqual([{ addonSlug: "trace-debug", requests: 3, credits: 12, refused: 1 }]);
+    expect(seen.endpointMetrics.addonUsages).toEqual([
       { addonSlug: "trace-debug", requests: 3, credits: 12, refused: 1 },
     ]);
   });

@@ -144,7 +144,6 @@ function accountAddonView(row: service.InstallRow) {
     planId: plan.slug,
     planName: plan.name,
     planPrice: plan.price,
-    planMonthlyRequests: 0,
     planMonthlyRequestsLimit: plan.monthlyRequestsLimit,
     interval: row.interval as Interval,
     endpointsCount: row.endpointId ? 1 : 0,
@@ -152,6 +151,8 @@ function accountAddonView(row: service.InstallRow) {
     isPendingDowngrade: row.pendingPlanSlug !== null,
     disableChanges: row.deactivatesAt !== null,
     endpointId: row.endpointId,
+    // For AccountAddon.planMonthlyRequests, which the usage domain resolves.
+    currentPeriodStart: row.currentPeriodStart,
   };
 }
 

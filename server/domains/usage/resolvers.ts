@@ -18,6 +18,15 @@ export type UsageView = Awaited<ReturnType<typeof service.getUsage>>;
 export type TopEndpointView = Awaited<ReturnType<typeof service.topEndpoints>>[number];
 
 export const usageResolvers: Resolvers = {
+  AccountAddon: {
+    // The add-on's calls on its endpoint in the install's current period (an account add-on has none of its own).
+    planMonthlyRequests: field("VIEWER", ({ ctx, accountId, parent }) => {
+      const { addonSlug, endpointId, currentPeriodStart } = parent as typeof parent & { currentPeriodStart?: Date };
+      return addonSlug && endpointId && currentPeriodStart
+        ? service.addonRequestsSince(ctx.db, accountId, addonSlug, endpointId, currentPeriodStart)
+        : 0;
+    }),
+  },
   EndpointMetrics: {
     addonUsages: field("VIEWER", ({ parent }) =>
       usageByAddon(
