@@ -3,7 +3,9 @@ import { type Context, loaderOf } from "../../graphql/context.ts";
 import { field, fieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import type { DomainEvents } from "../../platform/events.ts";
+import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { findNetwork } from "../catalogue/networks.ts";
+import { endpointUrls } from "../endpoints/resolvers.ts";
 import { addonCatalogue, type CatalogueAddon, type CatalogueBundle, findCoupon, type Interval } from "./catalogue.ts";
 import { installPrice } from "./price.ts";
 import * as service from "./service.ts";
@@ -95,8 +97,11 @@ const planView = (addon: CatalogueAddon, slug: string) => {
   };
 };
 
-/** An install as InstalledAddon, with its price from the one price function at `now`. */
-function installedView(row: service.InstallRow, installed: ReadonlySet<string>, now = new Date()) {
+/**
+ * An install as InstalledAddon, with its price from the one price function at `now`; `endpointUrl` is the
+ * HTTP address of the endpoint it is on, which each method's code sample calls.
+ */
+function installedView(row: service.InstallRow, installed: ReadonlySet<string>, endpointUrl = "", now = new Date()) {
   const addon = service.addonBySlug(row.addonSlug);
   const interval = row.interval as Interval;
   const coupon = row.couponCode ? (findCoupon(row.couponCode) ?? null) : null;
@@ -119,6 +124,8 @@ function installedView(row: service.InstallRow, installed: ReadonlySet<string>, 
       description: m.description,
       isDisabled: row.disabledMethods.includes(m.name),
       automaticallyDisabled: false,
+      endpointUrl,
+      sampleRequest: sampleRequest(m),
     })),
     installedRestPaths: addon.restPaths,
     pendingPlan: row.pendingPlanSlug ? planView(addon, row.pendingPlanSlug) : null,
@@ -173,12 +180,26 @@ function bundleView(bundle: CatalogueBundle, installed: ReadonlySet<string>, now
 }
 
 const installedOn = async (ctx: Context, accountId: string, endpointIds: readonly string[]) => {
-  const [rows, installed] = await Promise.all([
+  const [rows, installed, endpoints] = await Promise.all([
     service.liveInstallsOnEndpoints(ctx.db, accountId, endpointIds),
     installedSlugs(ctx, accountId),
+    service.endpointsOf(ctx.db, accountId, [...endpointIds]),
   ]);
-  return endpointIds.map((id) => rows.filter((r) => r.endpointId === id).map((r) => installedView(r, installed)));
+  const base = publicBaseUrl(ctx.config, ctx.request);
+  const urls = new Map(endpoints.map((e) => [e.id, endpointUrls(base, e.exId).httpUrl]));
+  return endpointIds.map((id) =>
+    rows.filter((r) => r.endpointId === id).map((r) => installedView(r, installed, urls.get(id))),
+  );
 };
+
+/** An install a mutation answered with, its endpoint's address read for the code samples. */
+async function oneInstalled(ctx: Context, accountId: string, row: service.InstallRow) {
+  const installed = await installedSlugs(ctx, accountId);
+  if (!row.endpointId) return installedView(row, installed);
+  const [endpoint] = await service.endpointsOf(ctx.db, accountId, [row.endpointId]);
+  const url = endpoint ? endpointUrls(publicBaseUrl(ctx.config, ctx.request), endpoint.exId).httpUrl : "";
+  return installedView(row, installed, url);
+}
 
 /** Installs on endpoints listed in one answer, read in one query. */
 const endpointInstalls = (ctx: Context) =>
@@ -240,8 +261,7 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
       "ADMIN",
       { schema: "addon#/$defs/installInput" },
       async ({ ctx, accountId, input }) => {
-        const row = await service.installAddon(ctx.db, deps.events, accountId, input);
-        return installedView(row, await installedSlugs(ctx, accountId));
+        return oneInstalled(ctx, accountId, await service.installAddon(ctx.db, deps.events, accountId, input));
       },
     ),
     installAccountAddon: fieldWithInput(
@@ -254,10 +274,7 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
       "ADMIN",
       { schema: "addon#/$defs/changePlanInput" },
       async ({ ctx, accountId, input }) =>
-        installedView(
-          await service.changeAddonPlan(ctx.db, deps.events, accountId, input),
-          await installedSlugs(ctx, accountId),
-        ),
+        oneInstalled(ctx, accountId, await service.changeAddonPlan(ctx.db, deps.events, accountId, input)),
     ),
     deleteAddon: fieldWithInput(
       "ADMIN",
@@ -266,7 +283,9 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
         of: (args) => ({ cancelationReason: args.cancelationReason, immediately: args.immediately ?? false }),
       },
       async ({ ctx, accountId, args, input }) =>
-        installedView(
+        oneInstalled(
+          ctx,
+          accountId,
           await service.deleteAddon(
             ctx.db,
             deps.events,
@@ -275,20 +294,17 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
             input.cancelationReason,
             input.immediately ?? false,
           ),
-          await installedSlugs(ctx, accountId),
         ),
     ),
     deactivateAddOnImmediately: field("ADMIN", async ({ ctx, accountId, args }) =>
-      installedView(
+      oneInstalled(
+        ctx,
+        accountId,
         await service.deactivateImmediately(ctx.db, deps.events, accountId, args.accountAddOnId),
-        await installedSlugs(ctx, accountId),
       ),
     ),
     cancelDeactivation: field("ADMIN", async ({ ctx, accountId, args }) =>
-      installedView(
-        await service.cancelDeactivation(ctx.db, deps.events, accountId, args.addonId),
-        await installedSlugs(ctx, accountId),
-      ),
+      oneInstalled(ctx, accountId, await service.cancelDeactivation(ctx.db, deps.events, accountId, args.addonId)),
     ),
     // ADMIN, as the install it is checked for: a VIEWER's mutations are the self-service ones only.
     checkCouponCode: fieldWithInput(
@@ -304,8 +320,8 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
       { schema: "addon#/$defs/installBundleInput" },
       async ({ ctx, accountId, input }) => {
         const rows = await service.installBundle(ctx.db, deps.events, accountId, input);
-        const installed = await installedSlugs(ctx, accountId);
-        return rows.map((r) => installedView(r, installed));
+        const [views] = await installedOn(ctx, accountId, [input.endpointId]);
+        return (views ?? []).filter((view) => rows.some((r) => r.id === view.id));
       },
     ),
     trackBundle: fieldWithInput(

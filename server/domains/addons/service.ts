@@ -3,7 +3,7 @@ import { AppError, badInput, conflict, foundOr } from "../../platform/errors.ts"
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { findNetwork } from "../catalogue/networks.ts";
-import { getEndpointOrFail } from "../endpoints/service.ts";
+import { endpointsByIds, getEndpointOrFail } from "../endpoints/service.ts";
 import {
   type AddonPlan,
   addonCatalogue,
@@ -474,6 +474,7 @@ export async function settleDueInstalls(db: Db, events: DomainEvents, now = new 
 }
 
 export const endpointOf = getEndpointOrFail;
+export const endpointsOf = endpointsByIds;
 
 /** A month of requests, as the proxy's limiter counts it: a window of 30 days from the first call. */
 export const MONTH_SECONDS = 30 * 86_400;

@@ -3133,6 +3133,10 @@ export type InstalledRpcMethod = {
   description: Scalars["String"]["output"];
   isDisabled: Scalars["Boolean"]["output"];
   automaticallyDisabled: Scalars["Boolean"]["output"];
+  /** The HTTP address of the endpoint the add-on is installed on, which the code sample calls. */
+  endpointUrl: Scalars["String"]["output"];
+  /** A JSON-RPC request calling the method with its samples. */
+  sampleRequest: Scalars["String"]["output"];
 };
 
 export type AccountAddon = {
@@ -6437,6 +6441,8 @@ export type InstalledRpcMethodResolvers<
   description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   isDisabled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   automaticallyDisabled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  endpointUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  sampleRequest?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
 export type AccountAddonResolvers<
