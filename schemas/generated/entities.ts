@@ -88,6 +88,8 @@ export interface AddonInstallInput {
   disabledRpcMethodsOnCreation?: string[];
 }
 
+export type AddonInterval = "MONTHLY" | "YEARLY";
+
 export interface AddonTrackBundleInput {
   bundleId: string;
   event: "VIEWED" | "CHECKOUT";
@@ -1391,6 +1393,7 @@ export interface EntityInputs {
   "addon#/$defs/installAccountInput": AddonInstallAccountInput;
   "addon#/$defs/installBundleInput": AddonInstallBundleInput;
   "addon#/$defs/installInput": AddonInstallInput;
+  "addon#/$defs/interval": AddonInterval;
   "addon#/$defs/trackBundleInput": AddonTrackBundleInput;
   "address-book#/$defs/createInput": AddressBookCreateInput;
   "address-book#/$defs/itemsInput": AddressBookItemsInput;

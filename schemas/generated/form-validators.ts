@@ -2499,8 +2499,607 @@ function validate121(data, { instancePath = "", parentData, parentDataProperty, 
   validate121.errors = vErrors;
   return errors === 0;
 }
-export const form8 = validate124;
-const schema61 = {
+export const form8 = validate127;
+const schema62 = {
+  type: "string",
+  title: "Billed",
+  enum: ["MONTHLY", "YEARLY"],
+  "x-enumLabels": { MONTHLY: "Monthly", YEARLY: "Yearly" },
+  "x-graphql": "AddonInterval",
+};
+function validate125(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data !== "string") {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (!(data === "MONTHLY" || data === "YEARLY")) {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema62.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate125.errors = vErrors;
+  return errors === 0;
+}
+function validate127(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.endpointId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.planId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "planId" },
+        message: "must have required property '" + "planId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "endpointId" ||
+          key0 === "planId" ||
+          key0 === "stripeSourceId" ||
+          key0 === "coupon" ||
+          key0 === "interval" ||
+          key0 === "disabledRpcMethodsOnCreation"
+        )
+      ) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data0 = data.endpointId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.planId !== undefined) {
+      let data1 = data.planId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err5 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err6 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/planId",
+          schemaPath: "#/properties/planId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data2 = data.stripeSourceId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 255) {
+          const err8 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.coupon !== undefined) {
+      let data3 = data.coupon;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 32) {
+          const err10 = {
+            instancePath: instancePath + "/coupon",
+            schemaPath: "#/properties/coupon/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/coupon",
+          schemaPath: "#/properties/coupon/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate125(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.disabledRpcMethodsOnCreation !== undefined) {
+      let data5 = data.disabledRpcMethodsOnCreation;
+      if (Array.isArray(data5)) {
+        if (data5.length > 100) {
+          const err12 = {
+            instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+            schemaPath: "#/properties/disabledRpcMethodsOnCreation/maxItems",
+            keyword: "maxItems",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        const len0 = data5.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data6 = data5[i0];
+          if (typeof data6 === "string") {
+            if (func2(data6) > 100) {
+              const err13 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/maxLength",
+                keyword: "maxLength",
+                params: { limit: 100 },
+                message: "must NOT have more than 100 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
+            }
+            if (func2(data6) < 1) {
+              const err14 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/minLength",
+                keyword: "minLength",
+                params: { limit: 1 },
+                message: "must NOT have fewer than 1 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err14];
+              } else {
+                vErrors.push(err14);
+              }
+              errors++;
+            }
+          } else {
+            const err15 = {
+              instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+              schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err15];
+            } else {
+              vErrors.push(err15);
+            }
+            errors++;
+          }
+        }
+        let i1 = data5.length;
+        let j0;
+        if (i1 > 1) {
+          const indices0 = {};
+          for (; i1--; ) {
+            let item0 = data5[i1];
+            if (typeof item0 !== "string") {
+              continue;
+            }
+            if (typeof indices0[item0] == "number") {
+              j0 = indices0[item0];
+              const err16 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/uniqueItems",
+                keyword: "uniqueItems",
+                params: { i: i1, j: j0 },
+                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+              };
+              if (vErrors === null) {
+                vErrors = [err16];
+              } else {
+                vErrors.push(err16);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i1;
+          }
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+          schemaPath: "#/properties/disabledRpcMethodsOnCreation/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err18 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err18];
+    } else {
+      vErrors.push(err18);
+    }
+    errors++;
+  }
+  validate127.errors = vErrors;
+  return errors === 0;
+}
+export const form9 = validate129;
+function validate129(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.bundleId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "bundleId" },
+        message: "must have required property '" + "bundleId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.endpointId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "bundleId" || key0 === "endpointId" || key0 === "stripeSourceId" || key0 === "interval")) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.bundleId !== undefined) {
+      let data0 = data.bundleId;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err3 = {
+            instancePath: instancePath + "/bundleId",
+            schemaPath: "#/properties/bundleId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/bundleId",
+            schemaPath: "#/properties/bundleId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/bundleId",
+          schemaPath: "#/properties/bundleId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data1 = data.endpointId;
+      if (typeof data1 === "string") {
+        if (func2(data1) < 1) {
+          const err6 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data2 = data.stripeSourceId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 255) {
+          const err8 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate125(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate129.errors = vErrors;
+  return errors === 0;
+}
+export const form10 = validate131;
+const schema65 = {
   type: "object",
   title: "Create a stream",
   additionalProperties: false,
@@ -8358,7 +8957,7 @@ function validate89(data, { instancePath = "", parentData, parentDataProperty, r
   validate89.errors = vErrors;
   return errors === 0;
 }
-function validate124(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate131(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -9163,7 +9762,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema61.properties, key0)) {
+      if (!func29.call(schema65.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -9473,7 +10072,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema61.properties.endRange.type },
+          params: { type: schema65.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -9523,7 +10122,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema61.properties.filterFunction.type },
+          params: { type: schema65.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9638,7 +10237,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema61.properties.notificationEmail.type },
+          params: { type: schema65.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9701,7 +10300,7 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema61.properties.status.enum },
+          params: { allowedValues: schema65.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9727,11 +10326,11 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate124.errors = vErrors;
+  validate131.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate140;
-const schema62 = {
+export const form11 = validate147;
+const schema66 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -9747,7 +10346,7 @@ const schema62 = {
     },
   },
 };
-function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate147(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9790,7 +10389,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema62.properties.from.enum },
+          params: { allowedValues: schema66.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9816,12 +10415,12 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate140.errors = vErrors;
+  validate147.errors = vErrors;
   return errors === 0;
 }
-export const form10 = validate142;
+export const form12 = validate149;
 const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9936,11 +10535,11 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate142.errors = vErrors;
+  validate149.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate144;
-const schema66 = {
+export const form13 = validate151;
+const schema70 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -9962,7 +10561,7 @@ const schema66 = {
     },
   },
 };
-function validate144(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate151(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10054,7 +10653,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema66.properties.items.type },
+          params: { type: schema70.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -10092,7 +10691,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema66.properties.itemsText.type },
+          params: { type: schema70.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10135,11 +10734,11 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate144.errors = vErrors;
+  validate151.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate145;
-const schema67 = {
+export const form14 = validate152;
+const schema71 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -10203,7 +10802,7 @@ const schema67 = {
     },
   },
 };
-const schema68 = {
+const schema72 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -10239,7 +10838,7 @@ const schema68 = {
     },
   },
 };
-function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate156(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10363,7 +10962,7 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema68.properties.description.type },
+          params: { type: schema72.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10535,10 +11134,10 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate149.errors = vErrors;
+  validate156.errors = vErrors;
   return errors === 0;
 }
-function validate152(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate159(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10815,10 +11414,10 @@ function validate152(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate152.errors = vErrors;
+  validate159.errors = vErrors;
   return errors === 0;
 }
-function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate152(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10898,7 +11497,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema67.properties, key0)) {
+      if (!func29.call(schema71.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -11097,7 +11696,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema67.properties.endRange.type },
+          params: { type: schema71.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -11227,7 +11826,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema67.properties.filterFunction.type },
+          params: { type: schema71.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11270,27 +11869,27 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.function !== undefined) {
       if (
-        !validate149(data.function, {
+        !validate156(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+        vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate152(data.destinationAttributes, {
+        !validate159(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+        vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
         errors = vErrors.length;
       }
     }
@@ -11381,7 +11980,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema67.properties.notificationEmail.type },
+          params: { type: schema71.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11431,7 +12030,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema67.properties.status.enum },
+          params: { allowedValues: schema71.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -11457,11 +12056,11 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate145.errors = vErrors;
+  validate152.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate155;
-function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form15 = validate162;
+function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11525,12 +12124,12 @@ function validate155(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate155.errors = vErrors;
+  validate162.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate157;
+export const form16 = validate164;
 const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate164(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11648,11 +12247,11 @@ function validate157(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate157.errors = vErrors;
+  validate164.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate158;
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form17 = validate165;
+function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11799,11 +12398,11 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate158.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate161;
-const schema74 = {
+export const form18 = validate168;
+const schema78 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -11825,7 +12424,7 @@ const schema74 = {
     },
   },
 };
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11917,7 +12516,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema74.properties.items.type },
+          params: { type: schema78.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11955,7 +12554,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema74.properties.itemsText.type },
+          params: { type: schema78.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11998,11 +12597,11 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate161.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate162;
-function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form19 = validate169;
+function validate169(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12117,10 +12716,10 @@ function validate162(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate162.errors = vErrors;
+  validate169.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate163;
+export const form20 = validate170;
 const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -12308,7 +12907,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12531,11 +13130,11 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate163.errors = vErrors;
+  validate170.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate168;
-const schema77 = {
+export const form21 = validate175;
+const schema81 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -12634,7 +13233,7 @@ const schema77 = {
     },
   ],
 };
-function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate175(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -13364,7 +13963,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema77.properties, key0)) {
+      if (!func29.call(schema81.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -13674,7 +14273,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema77.properties.endRange.type },
+          params: { type: schema81.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -13724,7 +14323,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema77.properties.filterFunction.type },
+          params: { type: schema81.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13839,7 +14438,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema77.properties.notificationEmail.type },
+          params: { type: schema81.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13927,11 +14526,11 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate168.errors = vErrors;
+  validate175.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate184;
-function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form22 = validate191;
+function validate192(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -13965,10 +14564,10 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate185.errors = vErrors;
+  validate192.errors = vErrors;
   return errors === 0;
 }
-function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14002,10 +14601,10 @@ function validate187(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate187.errors = vErrors;
+  validate194.errors = vErrors;
   return errors === 0;
 }
-function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14028,27 +14627,27 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate185(data.paramsJson, {
+        !validate192(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate187(data.userDataJson, {
+        !validate194(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
         errors = vErrors.length;
       }
     }
@@ -14067,12 +14666,12 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate184.errors = vErrors;
+  validate191.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate189;
+export const form23 = validate196;
 const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14187,11 +14786,11 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate189.errors = vErrors;
+  validate196.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate190;
-function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate197;
+function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14255,10 +14854,10 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate191.errors = vErrors;
+  validate198.errors = vErrors;
   return errors === 0;
 }
-function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14409,14 +15008,14 @@ function validate190(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate191(data.label, {
+        !validate198(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+        vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
         errors = vErrors.length;
       }
     }
@@ -14435,11 +15034,149 @@ function validate190(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate190.errors = vErrors;
+  validate197.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate193;
-function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form25 = validate200;
+function validate200(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.couponCode === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "couponCode" },
+        message: "must have required property '" + "couponCode" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "couponCode" || key0 === "planId")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.couponCode !== undefined) {
+      let data0 = data.couponCode;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 32) {
+          const err2 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/couponCode",
+          schemaPath: "#/properties/couponCode/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.planId !== undefined) {
+      let data1 = data.planId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err5 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/planId",
+          schemaPath: "#/properties/planId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate200.errors = vErrors;
+  return errors === 0;
+}
+export const form26 = validate201;
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14477,14 +15214,14 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate191(data.label, {
+        !validate198(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+        vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
         errors = vErrors.length;
       }
     }
@@ -14503,12 +15240,12 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate193.errors = vErrors;
+  validate201.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate195;
+export const form27 = validate203;
 const pattern31 = new RegExp("^[^\\s]+$", "u");
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14623,11 +15360,132 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate203.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate196;
-function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate204;
+function validate204(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.cancelationReason === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "cancelationReason" },
+        message: "must have required property '" + "cancelationReason" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "cancelationReason" || key0 === "immediately")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.cancelationReason !== undefined) {
+      let data0 = data.cancelationReason;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 1000) {
+          const err2 = {
+            instancePath: instancePath + "/cancelationReason",
+            schemaPath: "#/properties/cancelationReason/maxLength",
+            keyword: "maxLength",
+            params: { limit: 1000 },
+            message: "must NOT have more than 1000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/cancelationReason",
+            schemaPath: "#/properties/cancelationReason/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/cancelationReason",
+          schemaPath: "#/properties/cancelationReason/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.immediately !== undefined) {
+      if (typeof data.immediately !== "boolean") {
+        const err5 = {
+          instancePath: instancePath + "/immediately",
+          schemaPath: "#/properties/immediately/type",
+          keyword: "type",
+          params: { type: "boolean" },
+          message: "must be boolean",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate204.errors = vErrors;
+  return errors === 0;
+}
+export const form29 = validate205;
+function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14760,12 +15618,299 @@ function validate196(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate196.errors = vErrors;
+  validate205.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate197;
+export const form30 = validate206;
+function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.addonId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "addonId" },
+        message: "must have required property '" + "addonId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.currentPlanId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "currentPlanId" },
+        message: "must have required property '" + "currentPlanId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.newPlanId === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "newPlanId" },
+        message: "must have required property '" + "newPlanId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.interval === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "interval" },
+        message: "must have required property '" + "interval" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "addonId" ||
+          key0 === "currentPlanId" ||
+          key0 === "newPlanId" ||
+          key0 === "stripeSourceId" ||
+          key0 === "interval"
+        )
+      ) {
+        const err4 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.addonId !== undefined) {
+      let data0 = data.addonId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
+          const err5 = {
+            instancePath: instancePath + "/addonId",
+            schemaPath: "#/properties/addonId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/addonId",
+          schemaPath: "#/properties/addonId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.currentPlanId !== undefined) {
+      let data1 = data.currentPlanId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err7 = {
+            instancePath: instancePath + "/currentPlanId",
+            schemaPath: "#/properties/currentPlanId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err8 = {
+            instancePath: instancePath + "/currentPlanId",
+            schemaPath: "#/properties/currentPlanId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/currentPlanId",
+          schemaPath: "#/properties/currentPlanId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.newPlanId !== undefined) {
+      let data2 = data.newPlanId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 100) {
+          const err10 = {
+            instancePath: instancePath + "/newPlanId",
+            schemaPath: "#/properties/newPlanId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (func2(data2) < 1) {
+          const err11 = {
+            instancePath: instancePath + "/newPlanId",
+            schemaPath: "#/properties/newPlanId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + "/newPlanId",
+          schemaPath: "#/properties/newPlanId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data3 = data.stripeSourceId;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 255) {
+          const err13 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+      } else {
+        const err14 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate125(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err15 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err15];
+    } else {
+      vErrors.push(err15);
+    }
+    errors++;
+  }
+  validate206.errors = vErrors;
+  return errors === 0;
+}
+export const form31 = validate208;
 const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14880,18 +16025,18 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate197.errors = vErrors;
+  validate208.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate198;
-const schema89 = {
+export const form32 = validate209;
+const schema96 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -14899,7 +16044,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema89.enum },
+      params: { allowedValues: schema96.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -14909,10 +16054,10 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate199.errors = vErrors;
+  validate210.errors = vErrors;
   return errors === 0;
 }
-function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15014,14 +16159,14 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate199(data.bucket, {
+        !validate210(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+        vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
         errors = vErrors.length;
       }
     }
@@ -15066,11 +16211,11 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate198.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate203;
-function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form33 = validate214;
+function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15131,14 +16276,14 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate185(data.paramsJson, {
+        !validate192(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
         errors = vErrors.length;
       }
     }
@@ -15260,14 +16405,14 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate187(data.userDataJson, {
+        !validate194(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
         errors = vErrors.length;
       }
     }
@@ -15286,11 +16431,11 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate203.errors = vErrors;
+  validate214.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate207;
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form34 = validate218;
+function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15439,12 +16584,12 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate207.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate208;
+export const form35 = validate219;
 const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15563,11 +16708,11 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate208.errors = vErrors;
+  validate219.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate209;
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form36 = validate220;
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15691,7 +16836,7 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema68.properties.description.type },
+          params: { type: schema72.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15863,11 +17008,11 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate211;
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form37 = validate222;
+function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15954,14 +17099,14 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate199(data.bucket, {
+        !validate210(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+        vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
         errors = vErrors.length;
       }
     }
@@ -15993,11 +17138,11 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate211.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate215;
-const schema96 = {
+export const form38 = validate226;
+const schema103 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -16006,7 +17151,7 @@ const schema96 = {
     role: { enum: ["ADMIN", "VIEWER"], "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" }, title: "Role" },
   },
 };
-function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16049,7 +17194,7 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema96.properties.role.enum },
+          params: { allowedValues: schema103.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -16075,11 +17220,11 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate215.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate217;
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form39 = validate228;
+function validate228(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16211,11 +17356,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate217.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate218;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate229;
+function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -16253,11 +17398,11 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate218.errors = vErrors;
+  validate229.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate219;
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate230;
+function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -16295,11 +17440,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate219.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate231;
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -16337,11 +17482,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate220.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate221;
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate232;
+function validate232(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -16379,11 +17524,11 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate221.errors = vErrors;
+  validate232.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate222;
-function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate233;
+function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -16421,11 +17566,11 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate222.errors = vErrors;
+  validate233.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate223;
-function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate234;
+function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -16463,11 +17608,11 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate223.errors = vErrors;
+  validate234.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate224;
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate235;
+function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -16505,11 +17650,11 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate224.errors = vErrors;
+  validate235.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate225;
-function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate236;
+function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -16547,11 +17692,11 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate225.errors = vErrors;
+  validate236.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate226;
-function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate237;
+function validate237(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -16589,11 +17734,11 @@ function validate226(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate226.errors = vErrors;
+  validate237.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate227;
-function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate238;
+function validate238(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -16631,7 +17776,7 @@ function validate227(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate227.errors = vErrors;
+  validate238.errors = vErrors;
   return errors === 0;
 }
 
@@ -16645,36 +17790,41 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
   "-30d7c724": { validate: form5, required: ["id"] }, // webhook#/$defs/updateInput
   "-3164c27c": { validate: form6, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
   "-34de586a": { validate: form7, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
+  "-37bf048d": { validate: form8, required: ["endpointId", "planId"] }, // addon#/$defs/installInput
+  "-3a0eb63d": { validate: form9, required: ["bundleId", "endpointId"] }, // addon#/$defs/installBundleInput
   "-40e61461": {
-    validate: form8,
+    validate: form10,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form9, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form10, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form11, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form12, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form13, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form14, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form15, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form16, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form17, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form18, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7de089d2": { validate: form19, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form20, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form21, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form22, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "154f2f85": { validate: form23, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form24, required: ["referrer"] }, // security#/$defs/referrerInput
-  "30013493": { validate: form25, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "41bf44a1": { validate: form26, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form27, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form28, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form29, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form30, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form31, required: ["name", "code"] }, // function#/$defs/newFunction
-  "7720b321": { validate: form32, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "783bcc93": { validate: form33, required: ["role"] }, // team-member#/$defs/roleInput
-  d403d88: { validate: form34, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  "-42bd3487": { validate: form11, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form12, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form13, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form14, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form15, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form16, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form17, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form18, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form19, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form20, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7de089d2": { validate: form21, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form22, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form23, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form24, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "1542a0ad": { validate: form25, required: ["couponCode"] }, // addon#/$defs/couponInput
+  "154f2f85": { validate: form26, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form27, required: ["referrer"] }, // security#/$defs/referrerInput
+  "2643a2cd": { validate: form28, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "30013493": { validate: form29, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "3212b94e": { validate: form30, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
+  "41bf44a1": { validate: form31, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form32, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form33, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form34, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form35, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form36, required: ["name", "code"] }, // function#/$defs/newFunction
+  "7720b321": { validate: form37, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "783bcc93": { validate: form38, required: ["role"] }, // team-member#/$defs/roleInput
+  d403d88: { validate: form39, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */
