@@ -182,6 +182,22 @@ describe("installs", () => {
       { id: endpoint.id },
     );
     expect(onEndpoint.endpoint.installedAddons.map((i) => i.id)).toEqual([installed.id]);
+    const samples = await user.client.gqlOk<{
+      installedAddons: { installedRpcMethods: { name: string; endpointUrl: string; sampleRequest: string }[] }[];
+    }>(
+      `query($e: ID!) { installedAddons(endpointId: $e) { installedRpcMethods { name endpointUrl sampleRequest } } }`,
+      {
+        e: endpoint.id,
+      },
+    );
+    const sample = samples.installedAddons[0]?.installedRpcMethods.find((m) => m.name === "trace_block");
+    expect(sample?.endpointUrl).toMatch(new RegExp(`/rpc/${endpoint.exId}$`));
+    expect(JSON.parse(sample?.sampleRequest ?? "{}")).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "trace_block",
+      params: ["latest"],
+    });
     expect(onEndpoint.activeAddons).toEqual([{ id: installed.id, addonSlug: "trace-debug", endpointsCount: 1 }]);
 
     const change = (current: string, next: string, interval = "MONTHLY") =>
