@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+import { settleDueInstalls } from "../../server/domains/addons/service.ts";
+import { openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/api.ts";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
 
@@ -235,5 +237,47 @@ describe("add-on methods at the proxy", () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const after = await Promise.all(Array.from({ length: 8 }, () => trace(app.url, endpoint)));
     expect(after.filter(traced).length).toBe(8);
+  });
+
+  it("at the period's end a pending removal takes effect at the proxy and a pending downgrade applies", async () => {
+    const user = await signUp(app);
+    const endpoint = await newEndpoint(user.client);
+    const other = await newEndpoint(user.client);
+    const install = async (e: Endpoint) =>
+      (
+        await user.client.gqlOk<{ installAddon: { id: string } }>(
+          `mutation($e: ID!) { installAddon(input: { endpointId: $e, planId: "trace-debug-pro" }) { id } }`,
+          { e: e.id },
+        )
+      ).installAddon.id;
+    const removed = await install(endpoint);
+    const downgraded = await install(other);
+    await user.client.gqlOk(`mutation($id: ID!) { deleteAddon(addonId: $id, cancelationReason: "done") { id } }`, {
+      id: removed,
+    });
+    await user.client.gqlOk(`mutation($i: ChangeAddonPlanInput!) { changeAddonPlan(input: $i) { id } }`, {
+      i: {
+        addonId: downgraded,
+        currentPlanId: "trace-debug-pro",
+        newPlanId: "trace-debug-starter",
+        interval: "MONTHLY",
+      },
+    });
+    // Before the period's end nothing changes.
+    const db = openDatabase(app.database.url, 2);
+    try {
+      await settleDueInstalls(db, app.services.events);
+      expect(traced(await trace(app.url, endpoint))).toBe(true);
+      // Forty days on, both periods have ended.
+      await settleDueInstalls(db, app.services.events, new Date(Date.now() + 40 * 86_400_000));
+    } finally {
+      await db.$client.end();
+    }
+    expect(refusedNaming(await trace(app.url, endpoint), "Trace & Debug")).toBe(true);
+    expect(traced(await trace(app.url, other))).toBe(true);
+    const { installedAddons } = await user.client.gqlOk<{
+      installedAddons: { plan: { id: string }; isPendingDowngrade: boolean }[];
+    }>(`query($e: ID!) { installedAddons(endpointId: $e) { plan { id } isPendingDowngrade } }`, { e: other.id });
+    expect(installedAddons).toEqual([{ plan: { id: "trace-debug-starter" }, isPendingDowngrade: false }]);
   });
 });
