@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSchema, type GraphQLSchema } from "graphql";
+import { ADDON_CATALOGUE_FILE, addonCatalogueProblems } from "../server/domains/addons/catalogue-file.ts";
 import { describeProblem, loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
 
 const SDL = "schemas/api.graphql";
@@ -32,6 +33,7 @@ function checkedFiles(rootDir: string): string[] {
   return [
     SDL,
     "schemas/screen.schema.json",
+    ADDON_CATALOGUE_FILE,
     ...walk("schemas/entities", (name) => name.endsWith(".schema.json")),
     ...walk("screens", (name) => name.endsWith(".graphql") || name.endsWith(".screen.json")),
   ];
@@ -45,11 +47,12 @@ export function validateProject(rootDir: string): ValidationResult {
   } catch (error) {
     return { files, problems: [{ file: SDL, pointer: "", reason: (error as Error).message }] };
   }
+  const catalogueProblems: Problem[] = addonCatalogueProblems(rootDir);
   try {
     loadRegistry(rootDir, apiSchema);
-    return { files, problems: [] };
+    return { files, problems: catalogueProblems };
   } catch (error) {
-    if (error instanceof RegistryError) return { files, problems: error.problems };
+    if (error instanceof RegistryError) return { files, problems: [...error.problems, ...catalogueProblems] };
     throw error;
   }
 }

@@ -21,6 +21,7 @@ import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
+import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { endpointsPlugin } from "./domains/endpoints/plugin.ts";
@@ -528,6 +529,7 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
   });
   await app.register(tokensPlugin, { api, deps: { events, hash: parts.keyHash } });
+  await app.register(addonsPlugin, { api, deps: { db, log, events } });
   return api.merged();
 }
 

@@ -7,6 +7,7 @@
 import type { WidgetProps } from "@rjsf/utils";
 import { Select, Space, Tag, Typography } from "antd";
 import { useEffect, useMemo } from "react";
+import { useParams } from "react-router";
 import { useData, useOperation } from "../data.tsx";
 import { evalPredicate, getPath, getPointer, resolveVariables, type Scope } from "../resolve.ts";
 import type { OptionsSource } from "../types.ts";
@@ -60,7 +61,9 @@ export function RemoteOptionsWidget(props: WidgetProps) {
   const { viewer } = useData();
   const source = props.options as unknown as OptionsSource;
   const formData = (props.registry.formContext as FormContext | undefined)?.formData ?? {};
-  const scope = useMemo<Scope>(() => ({ form: formData, viewer }), [formData, viewer]);
+  // The screen's route too, so options can depend on the page a form opens on ($route.slug).
+  const route = useParams();
+  const scope = useMemo<Scope>(() => ({ form: formData, viewer, route }), [formData, viewer, route]);
   const { options, loading, error } = useRemoteOptions(source, scope);
   const { value, onChange } = props;
 

@@ -2,9 +2,11 @@
 // sample body, each with a copy button. Options: { method?: string ("POST"), headers?: { [name]: value }
 // (sent as written: a placeholder the caller replaces, such as a cookie), samples?: [{ label, body,
 // description? }] (a JSON body each, in tabs when more than one), note?: string (what authenticates
-// the call, shown above the commands) }. A relative address is resolved against the browser's origin;
+// the call, shown above the commands), bodyField?: a JSON pointer into the row or record whose value is the
+// body (JSON text or a value: one sample per row, e.g. a method's own call) }. A relative address is resolved against the browser's origin;
 // an absolute one (the service's own address for the request) is kept as it is.
 import { Alert, Tabs } from "antd";
+import { getPointer } from "../resolve.ts";
 import type { ReadWidgetProps } from "./registry.ts";
 import { CopyButton, EMPTY, Muted } from "./text.tsx";
 
@@ -55,12 +57,25 @@ function Command({ sample, command }: { sample: CurlSample; command: string }) {
   );
 }
 
-export function Curl({ value, options }: ReadWidgetProps) {
+/** The body the row or record holds at `pointer`: JSON text is parsed, anything else sent as it is. */
+function rowBody(record: unknown, pointer: string): CurlSample[] {
+  const body = getPointer(record, pointer);
+  if (body === undefined || body === null) return [];
+  if (typeof body !== "string") return [{ label: "cURL", body }];
+  try {
+    return [{ label: "cURL", body: JSON.parse(body) }];
+  } catch {
+    return [{ label: "cURL", body }];
+  }
+}
+
+export function Curl({ value, options, record }: ReadWidgetProps) {
   if (typeof value !== "string" || value === "") return EMPTY;
   const url = callAddress(value);
   const method = typeof options.method === "string" ? options.method : "POST";
   const headers = stringRecord(options.headers);
-  const samples = samplesOf(options.samples);
+  const fromRow = typeof options.bodyField === "string" ? rowBody(record, options.bodyField) : [];
+  const samples = fromRow.length ? fromRow : samplesOf(options.samples);
   const commands = samples.map((sample) => curlCommand(url, method, headers, sample.body));
   return (
     <div data-widget="curl">

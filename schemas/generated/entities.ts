@@ -80,6 +80,57 @@ export interface AccountUpdateAccountInput {
   accountAIOptOut?: boolean;
 }
 
+export interface AddonChangePlanInput {
+  addonId: string;
+  currentPlanId: string;
+  newPlanId: string;
+  stripeSourceId?: string;
+  interval: "MONTHLY" | "YEARLY";
+}
+
+export interface AddonCouponInput {
+  couponCode: string;
+  planId?: string;
+}
+
+export interface AddonDeleteInput {
+  cancelationReason: string;
+  immediately?: boolean;
+}
+
+export interface AddonInstallAccountInput {
+  planId: string;
+  stripeSourceId?: string;
+  coupon?: string;
+  interval?: "MONTHLY" | "YEARLY";
+}
+
+export interface AddonInstallBundleInput {
+  bundleId: string;
+  endpointId: string;
+  stripeSourceId?: string;
+  interval?: "MONTHLY" | "YEARLY";
+}
+
+export interface AddonInstallInput {
+  endpointId: string;
+  planId: string;
+  stripeSourceId?: string;
+  coupon?: string;
+  interval?: "MONTHLY" | "YEARLY";
+  /**
+   * @maxItems 100
+   */
+  disabledRpcMethodsOnCreation?: string[];
+}
+
+export type AddonInterval = "MONTHLY" | "YEARLY";
+
+export interface AddonTrackBundleInput {
+  bundleId: string;
+  event: "VIEWED" | "CHECKOUT";
+}
+
 export interface AddressBookCreateInput {
   /**
    * 1 to 128 letters, digits, underscores, dashes, dots or colons.
@@ -1375,6 +1426,14 @@ export interface EntityInputs {
   "account#/$defs/signInInput": AccountSignInInput;
   "account#/$defs/signUpInput": AccountSignUpInput;
   "account#/$defs/updateAccountInput": AccountUpdateAccountInput;
+  "addon#/$defs/changePlanInput": AddonChangePlanInput;
+  "addon#/$defs/couponInput": AddonCouponInput;
+  "addon#/$defs/deleteInput": AddonDeleteInput;
+  "addon#/$defs/installAccountInput": AddonInstallAccountInput;
+  "addon#/$defs/installBundleInput": AddonInstallBundleInput;
+  "addon#/$defs/installInput": AddonInstallInput;
+  "addon#/$defs/interval": AddonInterval;
+  "addon#/$defs/trackBundleInput": AddonTrackBundleInput;
   "address-book#/$defs/createInput": AddressBookCreateInput;
   "address-book#/$defs/itemsInput": AddressBookItemsInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;

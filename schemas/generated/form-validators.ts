@@ -2789,8 +2789,607 @@ function validate130(data, { instancePath = "", parentData, parentDataProperty, 
   validate130.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate133;
-const schema66 = {
+export const form9 = validate136;
+const schema67 = {
+  type: "string",
+  title: "Billed",
+  enum: ["MONTHLY", "YEARLY"],
+  "x-enumLabels": { MONTHLY: "Monthly", YEARLY: "Yearly" },
+  "x-graphql": "AddonInterval",
+};
+function validate134(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data !== "string") {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (!(data === "MONTHLY" || data === "YEARLY")) {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema67.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate134.errors = vErrors;
+  return errors === 0;
+}
+function validate136(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.endpointId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.planId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "planId" },
+        message: "must have required property '" + "planId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "endpointId" ||
+          key0 === "planId" ||
+          key0 === "stripeSourceId" ||
+          key0 === "coupon" ||
+          key0 === "interval" ||
+          key0 === "disabledRpcMethodsOnCreation"
+        )
+      ) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data0 = data.endpointId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.planId !== undefined) {
+      let data1 = data.planId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err5 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err6 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/planId",
+          schemaPath: "#/properties/planId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data2 = data.stripeSourceId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 255) {
+          const err8 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.coupon !== undefined) {
+      let data3 = data.coupon;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 32) {
+          const err10 = {
+            instancePath: instancePath + "/coupon",
+            schemaPath: "#/properties/coupon/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/coupon",
+          schemaPath: "#/properties/coupon/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate134(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.disabledRpcMethodsOnCreation !== undefined) {
+      let data5 = data.disabledRpcMethodsOnCreation;
+      if (Array.isArray(data5)) {
+        if (data5.length > 100) {
+          const err12 = {
+            instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+            schemaPath: "#/properties/disabledRpcMethodsOnCreation/maxItems",
+            keyword: "maxItems",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        const len0 = data5.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data6 = data5[i0];
+          if (typeof data6 === "string") {
+            if (func2(data6) > 100) {
+              const err13 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/maxLength",
+                keyword: "maxLength",
+                params: { limit: 100 },
+                message: "must NOT have more than 100 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
+            }
+            if (func2(data6) < 1) {
+              const err14 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/minLength",
+                keyword: "minLength",
+                params: { limit: 1 },
+                message: "must NOT have fewer than 1 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err14];
+              } else {
+                vErrors.push(err14);
+              }
+              errors++;
+            }
+          } else {
+            const err15 = {
+              instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+              schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err15];
+            } else {
+              vErrors.push(err15);
+            }
+            errors++;
+          }
+        }
+        let i1 = data5.length;
+        let j0;
+        if (i1 > 1) {
+          const indices0 = {};
+          for (; i1--; ) {
+            let item0 = data5[i1];
+            if (typeof item0 !== "string") {
+              continue;
+            }
+            if (typeof indices0[item0] == "number") {
+              j0 = indices0[item0];
+              const err16 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/uniqueItems",
+                keyword: "uniqueItems",
+                params: { i: i1, j: j0 },
+                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+              };
+              if (vErrors === null) {
+                vErrors = [err16];
+              } else {
+                vErrors.push(err16);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i1;
+          }
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+          schemaPath: "#/properties/disabledRpcMethodsOnCreation/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err18 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err18];
+    } else {
+      vErrors.push(err18);
+    }
+    errors++;
+  }
+  validate136.errors = vErrors;
+  return errors === 0;
+}
+export const form10 = validate138;
+function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.bundleId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "bundleId" },
+        message: "must have required property '" + "bundleId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.endpointId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "bundleId" || key0 === "endpointId" || key0 === "stripeSourceId" || key0 === "interval")) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.bundleId !== undefined) {
+      let data0 = data.bundleId;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err3 = {
+            instancePath: instancePath + "/bundleId",
+            schemaPath: "#/properties/bundleId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/bundleId",
+            schemaPath: "#/properties/bundleId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/bundleId",
+          schemaPath: "#/properties/bundleId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data1 = data.endpointId;
+      if (typeof data1 === "string") {
+        if (func2(data1) < 1) {
+          const err6 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data2 = data.stripeSourceId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 255) {
+          const err8 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate134(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate138.errors = vErrors;
+  return errors === 0;
+}
+export const form11 = validate140;
+const schema70 = {
   type: "object",
   title: "Create a stream",
   additionalProperties: false,
@@ -8648,7 +9247,7 @@ function validate98(data, { instancePath = "", parentData, parentDataProperty, r
   validate98.errors = vErrors;
   return errors === 0;
 }
-function validate133(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -9453,7 +10052,7 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema66.properties, key0)) {
+      if (!func32.call(schema70.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -9763,7 +10362,7 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema66.properties.endRange.type },
+          params: { type: schema70.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -9813,7 +10412,7 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema66.properties.filterFunction.type },
+          params: { type: schema70.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9928,7 +10527,7 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema66.properties.notificationEmail.type },
+          params: { type: schema70.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -9991,7 +10590,7 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema66.properties.status.enum },
+          params: { allowedValues: schema70.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -10017,11 +10616,11 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate133.errors = vErrors;
+  validate140.errors = vErrors;
   return errors === 0;
 }
-export const form10 = validate149;
-const schema67 = {
+export const form12 = validate156;
+const schema71 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -10037,7 +10636,7 @@ const schema67 = {
     },
   },
 };
-function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate156(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10080,7 +10679,7 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema67.properties.from.enum },
+          params: { allowedValues: schema71.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -10106,12 +10705,12 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate149.errors = vErrors;
+  validate156.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate151;
+export const form13 = validate158;
 const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate151(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10226,11 +10825,11 @@ function validate151(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate151.errors = vErrors;
+  validate158.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate153;
-const schema71 = {
+export const form14 = validate160;
+const schema75 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -10252,7 +10851,7 @@ const schema71 = {
     },
   },
 };
-function validate153(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10344,7 +10943,7 @@ function validate153(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema71.properties.items.type },
+          params: { type: schema75.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -10382,7 +10981,7 @@ function validate153(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema71.properties.itemsText.type },
+          params: { type: schema75.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10425,11 +11024,11 @@ function validate153(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate153.errors = vErrors;
+  validate160.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate154;
-const schema72 = {
+export const form15 = validate161;
+const schema76 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -10493,7 +11092,7 @@ const schema72 = {
     },
   },
 };
-const schema73 = {
+const schema77 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -10529,7 +11128,7 @@ const schema73 = {
     },
   },
 };
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10653,7 +11252,7 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema73.properties.description.type },
+          params: { type: schema77.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10825,10 +11424,10 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate158.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
 }
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11105,10 +11704,10 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate161.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
 }
-function validate154(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11188,7 +11787,7 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema72.properties, key0)) {
+      if (!func32.call(schema76.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -11387,7 +11986,7 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema72.properties.endRange.type },
+          params: { type: schema76.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -11517,7 +12116,7 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema72.properties.filterFunction.type },
+          params: { type: schema76.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11560,27 +12159,27 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.function !== undefined) {
       if (
-        !validate158(data.function, {
+        !validate165(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+        vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate161(data.destinationAttributes, {
+        !validate168(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+        vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
         errors = vErrors.length;
       }
     }
@@ -11671,7 +12270,7 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema72.properties.notificationEmail.type },
+          params: { type: schema76.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11721,7 +12320,7 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema72.properties.status.enum },
+          params: { allowedValues: schema76.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -11747,11 +12346,11 @@ function validate154(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate154.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate164;
-function validate164(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form16 = validate171;
+function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11815,12 +12414,12 @@ function validate164(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate164.errors = vErrors;
+  validate171.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate166;
+export const form17 = validate173;
 const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate166(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate173(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11938,11 +12537,11 @@ function validate166(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate166.errors = vErrors;
+  validate173.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate167;
-function validate167(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form18 = validate174;
+function validate174(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12089,11 +12688,11 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate167.errors = vErrors;
+  validate174.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate170;
-const schema79 = {
+export const form19 = validate177;
+const schema83 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -12115,7 +12714,7 @@ const schema79 = {
     },
   },
 };
-function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate177(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12207,7 +12806,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema79.properties.items.type },
+          params: { type: schema83.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -12245,7 +12844,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema79.properties.itemsText.type },
+          params: { type: schema83.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12288,11 +12887,11 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate170.errors = vErrors;
+  validate177.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate171;
-function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form20 = validate178;
+function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12407,10 +13006,10 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate171.errors = vErrors;
+  validate178.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate172;
+export const form21 = validate179;
 const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -12597,7 +13196,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-function validate172(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate179(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12820,11 +13419,11 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate172.errors = vErrors;
+  validate179.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate177;
-const schema82 = {
+export const form22 = validate184;
+const schema86 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -12838,7 +13437,7 @@ const schema82 = {
     },
   },
 };
-function validate177(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12881,7 +13480,7 @@ function validate177(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema82.properties.role.enum },
+          params: { allowedValues: schema86.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -12907,11 +13506,11 @@ function validate177(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate177.errors = vErrors;
+  validate184.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate178;
-const schema83 = {
+export const form23 = validate185;
+const schema87 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -13010,7 +13609,7 @@ const schema83 = {
     },
   ],
 };
-function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -13740,7 +14339,7 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema83.properties, key0)) {
+      if (!func32.call(schema87.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -14050,7 +14649,7 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema83.properties.endRange.type },
+          params: { type: schema87.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -14100,7 +14699,7 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema83.properties.filterFunction.type },
+          params: { type: schema87.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -14215,7 +14814,7 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema83.properties.notificationEmail.type },
+          params: { type: schema87.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -14303,11 +14902,11 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate178.errors = vErrors;
+  validate185.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate194;
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate201;
+function validate202(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14341,10 +14940,10 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate202.errors = vErrors;
   return errors === 0;
 }
-function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate204(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14378,10 +14977,10 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate197.errors = vErrors;
+  validate204.errors = vErrors;
   return errors === 0;
 }
-function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14404,27 +15003,27 @@ function validate194(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate195(data.paramsJson, {
+        !validate202(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+        vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate197(data.userDataJson, {
+        !validate204(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+        vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
         errors = vErrors.length;
       }
     }
@@ -14443,12 +15042,12 @@ function validate194(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate194.errors = vErrors;
+  validate201.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate199;
+export const form25 = validate206;
 const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14563,11 +15162,11 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate199.errors = vErrors;
+  validate206.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate200;
-function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form26 = validate207;
+function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14631,10 +15230,10 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate201.errors = vErrors;
+  validate208.errors = vErrors;
   return errors === 0;
 }
-function validate200(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14785,14 +15384,14 @@ function validate200(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate201(data.label, {
+        !validate208(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+        vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
         errors = vErrors.length;
       }
     }
@@ -14811,11 +15410,149 @@ function validate200(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate200.errors = vErrors;
+  validate207.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate203;
-function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form27 = validate210;
+function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.couponCode === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "couponCode" },
+        message: "must have required property '" + "couponCode" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "couponCode" || key0 === "planId")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.couponCode !== undefined) {
+      let data0 = data.couponCode;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 32) {
+          const err2 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/couponCode",
+          schemaPath: "#/properties/couponCode/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.planId !== undefined) {
+      let data1 = data.planId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err5 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/planId",
+          schemaPath: "#/properties/planId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate210.errors = vErrors;
+  return errors === 0;
+}
+export const form28 = validate211;
+function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14853,14 +15590,14 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate201(data.label, {
+        !validate208(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+        vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
         errors = vErrors.length;
       }
     }
@@ -14879,12 +15616,12 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate203.errors = vErrors;
+  validate211.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate205;
+export const form29 = validate213;
 const pattern31 = new RegExp("^[^\\s]+$", "u");
-function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14999,11 +15736,11 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate205.errors = vErrors;
+  validate213.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate206;
-const schema92 = {
+export const form30 = validate214;
+const schema97 = {
   type: "object",
   title: "Limits per client IP",
   description: "Requests one client IP may make with this key; leave a field empty for no limit.",
@@ -15013,7 +15750,7 @@ const schema92 = {
     rpm: { type: ["integer", "null"], title: "Requests per minute", minimum: 1, maximum: 6000000 },
   },
 };
-function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15041,7 +15778,7 @@ function validate206(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rps",
           schemaPath: "#/properties/rps/type",
           keyword: "type",
-          params: { type: schema92.properties.rps.type },
+          params: { type: schema97.properties.rps.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15091,7 +15828,7 @@ function validate206(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rpm",
           schemaPath: "#/properties/rpm/type",
           keyword: "type",
-          params: { type: schema92.properties.rpm.type },
+          params: { type: schema97.properties.rpm.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15149,11 +15886,132 @@ function validate206(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate206.errors = vErrors;
+  validate214.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate207;
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate215;
+function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.cancelationReason === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "cancelationReason" },
+        message: "must have required property '" + "cancelationReason" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "cancelationReason" || key0 === "immediately")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.cancelationReason !== undefined) {
+      let data0 = data.cancelationReason;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 1000) {
+          const err2 = {
+            instancePath: instancePath + "/cancelationReason",
+            schemaPath: "#/properties/cancelationReason/maxLength",
+            keyword: "maxLength",
+            params: { limit: 1000 },
+            message: "must NOT have more than 1000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/cancelationReason",
+            schemaPath: "#/properties/cancelationReason/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/cancelationReason",
+          schemaPath: "#/properties/cancelationReason/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.immediately !== undefined) {
+      if (typeof data.immediately !== "boolean") {
+        const err5 = {
+          instancePath: instancePath + "/immediately",
+          schemaPath: "#/properties/immediately/type",
+          keyword: "type",
+          params: { type: "boolean" },
+          message: "must be boolean",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate215.errors = vErrors;
+  return errors === 0;
+}
+export const form32 = validate216;
+function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15286,12 +16144,299 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate207.errors = vErrors;
+  validate216.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate208;
+export const form33 = validate217;
+function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.addonId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "addonId" },
+        message: "must have required property '" + "addonId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.currentPlanId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "currentPlanId" },
+        message: "must have required property '" + "currentPlanId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.newPlanId === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "newPlanId" },
+        message: "must have required property '" + "newPlanId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.interval === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "interval" },
+        message: "must have required property '" + "interval" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "addonId" ||
+          key0 === "currentPlanId" ||
+          key0 === "newPlanId" ||
+          key0 === "stripeSourceId" ||
+          key0 === "interval"
+        )
+      ) {
+        const err4 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.addonId !== undefined) {
+      let data0 = data.addonId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
+          const err5 = {
+            instancePath: instancePath + "/addonId",
+            schemaPath: "#/properties/addonId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/addonId",
+          schemaPath: "#/properties/addonId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.currentPlanId !== undefined) {
+      let data1 = data.currentPlanId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err7 = {
+            instancePath: instancePath + "/currentPlanId",
+            schemaPath: "#/properties/currentPlanId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err8 = {
+            instancePath: instancePath + "/currentPlanId",
+            schemaPath: "#/properties/currentPlanId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/currentPlanId",
+          schemaPath: "#/properties/currentPlanId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.newPlanId !== undefined) {
+      let data2 = data.newPlanId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 100) {
+          const err10 = {
+            instancePath: instancePath + "/newPlanId",
+            schemaPath: "#/properties/newPlanId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (func2(data2) < 1) {
+          const err11 = {
+            instancePath: instancePath + "/newPlanId",
+            schemaPath: "#/properties/newPlanId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + "/newPlanId",
+          schemaPath: "#/properties/newPlanId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data3 = data.stripeSourceId;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 255) {
+          const err13 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+      } else {
+        const err14 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate134(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err15 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err15];
+    } else {
+      vErrors.push(err15);
+    }
+    errors++;
+  }
+  validate217.errors = vErrors;
+  return errors === 0;
+}
+export const form34 = validate219;
 const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15406,18 +16551,18 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate208.errors = vErrors;
+  validate219.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate209;
-const schema96 = {
+export const form35 = validate220;
+const schema103 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -15425,7 +16570,7 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema96.enum },
+      params: { allowedValues: schema103.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -15435,10 +16580,10 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate210.errors = vErrors;
+  validate221.errors = vErrors;
   return errors === 0;
 }
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15540,14 +16685,14 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate210(data.bucket, {
+        !validate221(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+        vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
         errors = vErrors.length;
       }
     }
@@ -15592,11 +16737,11 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate214;
-function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form36 = validate225;
+function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15657,14 +16802,14 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate195(data.paramsJson, {
+        !validate202(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+        vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
         errors = vErrors.length;
       }
     }
@@ -15786,14 +16931,14 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate197(data.userDataJson, {
+        !validate204(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+        vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
         errors = vErrors.length;
       }
     }
@@ -15812,11 +16957,11 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate214.errors = vErrors;
+  validate225.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate218;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form37 = validate229;
+function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15965,12 +17110,12 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate218.errors = vErrors;
+  validate229.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate219;
+export const form38 = validate230;
 const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16089,11 +17234,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate219.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form39 = validate231;
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16217,7 +17362,7 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema73.properties.description.type },
+          params: { type: schema77.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -16389,11 +17534,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate220.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
-export const form35 = validate222;
-function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form40 = validate233;
+function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16480,14 +17625,14 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate210(data.bucket, {
+        !validate221(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+        vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
         errors = vErrors.length;
       }
     }
@@ -16519,11 +17664,11 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate222.errors = vErrors;
+  validate233.errors = vErrors;
   return errors === 0;
 }
-export const form36 = validate226;
-function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form41 = validate237;
+function validate237(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16655,11 +17800,11 @@ function validate226(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate226.errors = vErrors;
+  validate237.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate227;
-function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate238;
+function validate238(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -16697,11 +17842,11 @@ function validate227(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate227.errors = vErrors;
+  validate238.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate228;
-function validate228(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate239;
+function validate239(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -16739,11 +17884,11 @@ function validate228(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate228.errors = vErrors;
+  validate239.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate229;
-function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate240;
+function validate240(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -16781,11 +17926,11 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate229.errors = vErrors;
+  validate240.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate230;
-function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate241;
+function validate241(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -16823,11 +17968,11 @@ function validate230(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate230.errors = vErrors;
+  validate241.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate231;
-function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate242;
+function validate242(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -16865,11 +18010,11 @@ function validate231(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate231.errors = vErrors;
+  validate242.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate232;
-function validate232(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate243;
+function validate243(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -16907,11 +18052,11 @@ function validate232(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate232.errors = vErrors;
+  validate243.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate233;
-function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate244;
+function validate244(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -16949,11 +18094,11 @@ function validate233(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate233.errors = vErrors;
+  validate244.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate234;
-function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate245;
+function validate245(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -16991,11 +18136,11 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate234.errors = vErrors;
+  validate245.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate235;
-function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate246;
+function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -17033,11 +18178,11 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate235.errors = vErrors;
+  validate246.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate236;
-function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate247;
+function validate247(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -17075,7 +18220,7 @@ function validate236(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate236.errors = vErrors;
+  validate247.errors = vErrors;
   return errors === 0;
 }
 
@@ -17090,37 +18235,42 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
   "-30d7c724": { validate: form6, required: ["id"] }, // webhook#/$defs/updateInput
   "-3164c27c": { validate: form7, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
   "-34de586a": { validate: form8, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
+  "-37bf048d": { validate: form9, required: ["endpointId", "planId"] }, // addon#/$defs/installInput
+  "-3a0eb63d": { validate: form10, required: ["bundleId", "endpointId"] }, // addon#/$defs/installBundleInput
   "-40e61461": {
-    validate: form9,
+    validate: form11,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form10, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form11, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form12, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form13, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form14, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form15, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form16, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form17, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form18, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form19, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7a12074d": { validate: form20, required: ["role"] }, // team-member#/$defs/roleInput
-  "-7de089d2": { validate: form21, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form22, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form23, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form24, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "154f2f85": { validate: form25, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form26, required: ["referrer"] }, // security#/$defs/referrerInput
-  "21218282": { validate: form27, required: [] }, // access-token#/$defs/ipRateLimitInput
-  "30013493": { validate: form28, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "41bf44a1": { validate: form29, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form30, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form31, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form32, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form33, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form34, required: ["name", "code"] }, // function#/$defs/newFunction
-  "7720b321": { validate: form35, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  d403d88: { validate: form36, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  "-42bd3487": { validate: form12, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form13, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form14, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form15, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form16, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form17, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form18, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form19, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form20, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form21, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7a12074d": { validate: form22, required: ["role"] }, // team-member#/$defs/roleInput
+  "-7de089d2": { validate: form23, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form24, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form25, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form26, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "1542a0ad": { validate: form27, required: ["couponCode"] }, // addon#/$defs/couponInput
+  "154f2f85": { validate: form28, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form29, required: ["referrer"] }, // security#/$defs/referrerInput
+  "21218282": { validate: form30, required: [] }, // access-token#/$defs/ipRateLimitInput
+  "2643a2cd": { validate: form31, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "30013493": { validate: form32, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "3212b94e": { validate: form33, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
+  "41bf44a1": { validate: form34, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form35, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form36, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form37, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form38, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form39, required: ["name", "code"] }, // function#/$defs/newFunction
+  "7720b321": { validate: form40, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  d403d88: { validate: form41, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */

@@ -377,6 +377,33 @@ export type FilterErrorKind =
   | "RESULT_NOT_SERIALIZABLE"
   | "RESULT_TOO_LARGE";
 
+export type AddonInterval = "MONTHLY" | "YEARLY";
+
+export type InstallAddonInput = {
+  endpointId: string | number;
+  planId: string | number;
+  stripeSourceId?: string | null | undefined;
+  coupon?: string | null | undefined;
+  interval?: AddonInterval | null | undefined;
+  disabledRpcMethodsOnCreation?: Array<string> | null | undefined;
+};
+
+export type ChangeAddonPlanInput = {
+  /** The install whose plan changes. */
+  addonId: string | number;
+  currentPlanId: string | number;
+  newPlanId: string | number;
+  stripeSourceId?: string | null | undefined;
+  interval: AddonInterval;
+};
+
+export type InstallBundleInput = {
+  bundleId: string | number;
+  endpointId: string | number;
+  stripeSourceId?: string | null | undefined;
+  interval?: AddonInterval | null | undefined;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -434,6 +461,333 @@ export type UpdateUserRoleMutationVariables = Exact<{
 }>;
 
 export type UpdateUserRoleMutation = { updateUserRole: { userId: string; role: string } };
+
+export type AddonCardFragment = {
+  id: string;
+  slug: string;
+  name: string;
+  description: string;
+  organizationName: string;
+  categories: Array<string>;
+  chainNetworks: Array<string>;
+  startingPrice: number;
+  isInstalled: boolean;
+  isBeta: boolean;
+  status: string;
+  kind: string;
+};
+
+export type AddonsQueryVariables = Exact<{
+  category?: string | null | undefined;
+  network?: string | null | undefined;
+  search?: string | null | undefined;
+}>;
+
+export type AddonsQuery = {
+  addons: Array<{
+    id: string;
+    slug: string;
+    name: string;
+    description: string;
+    organizationName: string;
+    categories: Array<string>;
+    chainNetworks: Array<string>;
+    startingPrice: number;
+    isInstalled: boolean;
+    isBeta: boolean;
+    status: string;
+    kind: string;
+  }>;
+};
+
+export type AddonCategoriesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type AddonCategoriesQuery = {
+  addonCategories: Array<{ id: string; slug: string; name: string; addonsCount: number }>;
+};
+
+export type AddonQueryVariables = Exact<{
+  slug: string;
+}>;
+
+export type AddonQuery = {
+  addon: {
+    longDescription: string;
+    gettingStartedInstructions: string;
+    supportUrl: string;
+    supportEmail: string;
+    id: string;
+    slug: string;
+    name: string;
+    description: string;
+    organizationName: string;
+    categories: Array<string>;
+    chainNetworks: Array<string>;
+    startingPrice: number;
+    isInstalled: boolean;
+    isBeta: boolean;
+    status: string;
+    kind: string;
+    badges: Array<{ id: string; name: string; emoji: string }>;
+    plans: Array<{
+      id: string;
+      name: string;
+      price: number;
+      pricePer: string;
+      rpsLimit: number;
+      monthlyRequestsLimit: number;
+      features: Array<{ id: string; name: string; description: string }>;
+    }>;
+    rpcMethods: Array<{
+      id: string;
+      name: string;
+      description: string;
+      numberOfArguments: number;
+      paramStructure: string;
+      sampleRequest: string;
+    }>;
+  };
+};
+
+export type AddonEndpointsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type AddonEndpointsQuery = {
+  endpoints: { edges: Array<{ node: { id: string; label: string | null; name: string; network: string } }> };
+};
+
+export type BundlesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BundlesQuery = {
+  bundles: Array<{
+    id: string;
+    slug: string;
+    name: string;
+    description: string;
+    discountPercent: number;
+    allowedNetworks: Array<string>;
+    couponCode: string | null;
+    marketplaceAddOns: Array<{ id: string; name: string }>;
+  }>;
+};
+
+export type InstalledAddonRowFragment = {
+  id: string;
+  interval: string | null;
+  isPendingDeactivation: boolean;
+  isPendingDowngrade: boolean;
+  deactivatesAt: Date | string | null;
+  currentPeriodEnd: Date | string;
+  disableChanges: boolean;
+  endpointId: string | null;
+  addon: { id: string; slug: string; name: string; plans: Array<{ id: string; name: string; price: number }> };
+  plan: { id: string; name: string; price: number };
+  pendingPlan: { id: string; name: string } | null;
+  price: { listPrice: number; discount: number; total: number; couponCode: string | null };
+  installedRpcMethods: Array<{
+    id: string;
+    name: string;
+    description: string;
+    isDisabled: boolean;
+    endpointUrl: string;
+    sampleRequest: string;
+  }>;
+};
+
+export type InstalledAddonsQueryVariables = Exact<{
+  endpointId: string | number;
+}>;
+
+export type InstalledAddonsQuery = {
+  installedAddons: Array<{
+    id: string;
+    interval: string | null;
+    isPendingDeactivation: boolean;
+    isPendingDowngrade: boolean;
+    deactivatesAt: Date | string | null;
+    currentPeriodEnd: Date | string;
+    disableChanges: boolean;
+    endpointId: string | null;
+    addon: { id: string; slug: string; name: string; plans: Array<{ id: string; name: string; price: number }> };
+    plan: { id: string; name: string; price: number };
+    pendingPlan: { id: string; name: string } | null;
+    price: { listPrice: number; discount: number; total: number; couponCode: string | null };
+    installedRpcMethods: Array<{
+      id: string;
+      name: string;
+      description: string;
+      isDisabled: boolean;
+      endpointUrl: string;
+      sampleRequest: string;
+    }>;
+  }>;
+};
+
+export type ActiveAddonsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type ActiveAddonsQuery = {
+  activeAddons: Array<{
+    id: string;
+    addonSlug: string;
+    addonName: string;
+    planName: string;
+    planPrice: number;
+    planMonthlyRequests: number;
+    planMonthlyRequestsLimit: number;
+    interval: AddonInterval;
+    endpointId: string | null;
+    isPendingDeactivation: boolean;
+    isPendingDowngrade: boolean;
+  }>;
+};
+
+export type InstallAddonMutationVariables = Exact<{
+  input: InstallAddonInput;
+}>;
+
+export type InstallAddonMutation = {
+  installAddon: {
+    id: string;
+    interval: string | null;
+    isPendingDeactivation: boolean;
+    isPendingDowngrade: boolean;
+    deactivatesAt: Date | string | null;
+    currentPeriodEnd: Date | string;
+    disableChanges: boolean;
+    endpointId: string | null;
+    addon: { id: string; slug: string; name: string; plans: Array<{ id: string; name: string; price: number }> };
+    plan: { id: string; name: string; price: number };
+    pendingPlan: { id: string; name: string } | null;
+    price: { listPrice: number; discount: number; total: number; couponCode: string | null };
+    installedRpcMethods: Array<{
+      id: string;
+      name: string;
+      description: string;
+      isDisabled: boolean;
+      endpointUrl: string;
+      sampleRequest: string;
+    }>;
+  };
+};
+
+export type CheckCouponCodeMutationVariables = Exact<{
+  couponCode: string;
+  planId?: string | number | null | undefined;
+}>;
+
+export type CheckCouponCodeMutation = {
+  checkCouponCode: {
+    id: string;
+    valid: boolean;
+    name: string;
+    percentOff: number | null;
+    amountOff: number | null;
+    duration: string;
+    durationInMonths: number | null;
+    reason: string | null;
+  };
+};
+
+export type ChangeAddonPlanMutationVariables = Exact<{
+  input: ChangeAddonPlanInput;
+}>;
+
+export type ChangeAddonPlanMutation = {
+  changeAddonPlan: {
+    id: string;
+    interval: string | null;
+    isPendingDeactivation: boolean;
+    isPendingDowngrade: boolean;
+    deactivatesAt: Date | string | null;
+    currentPeriodEnd: Date | string;
+    disableChanges: boolean;
+    endpointId: string | null;
+    addon: { id: string; slug: string; name: string; plans: Array<{ id: string; name: string; price: number }> };
+    plan: { id: string; name: string; price: number };
+    pendingPlan: { id: string; name: string } | null;
+    price: { listPrice: number; discount: number; total: number; couponCode: string | null };
+    installedRpcMethods: Array<{
+      id: string;
+      name: string;
+      description: string;
+      isDisabled: boolean;
+      endpointUrl: string;
+      sampleRequest: string;
+    }>;
+  };
+};
+
+export type DeleteAddonMutationVariables = Exact<{
+  addonId: string | number;
+  cancelationReason: string;
+  immediately?: boolean | null | undefined;
+}>;
+
+export type DeleteAddonMutation = {
+  deleteAddon: {
+    id: string;
+    interval: string | null;
+    isPendingDeactivation: boolean;
+    isPendingDowngrade: boolean;
+    deactivatesAt: Date | string | null;
+    currentPeriodEnd: Date | string;
+    disableChanges: boolean;
+    endpointId: string | null;
+    addon: { id: string; slug: string; name: string; plans: Array<{ id: string; name: string; price: number }> };
+    plan: { id: string; name: string; price: number };
+    pendingPlan: { id: string; name: string } | null;
+    price: { listPrice: number; discount: number; total: number; couponCode: string | null };
+    installedRpcMethods: Array<{
+      id: string;
+      name: string;
+      description: string;
+      isDisabled: boolean;
+      endpointUrl: string;
+      sampleRequest: string;
+    }>;
+  };
+};
+
+export type CancelAddonDeactivationMutationVariables = Exact<{
+  addonId: string | number;
+}>;
+
+export type CancelAddonDeactivationMutation = {
+  cancelDeactivation: {
+    id: string;
+    interval: string | null;
+    isPendingDeactivation: boolean;
+    isPendingDowngrade: boolean;
+    deactivatesAt: Date | string | null;
+    currentPeriodEnd: Date | string;
+    disableChanges: boolean;
+    endpointId: string | null;
+    addon: { id: string; slug: string; name: string; plans: Array<{ id: string; name: string; price: number }> };
+    plan: { id: string; name: string; price: number };
+    pendingPlan: { id: string; name: string } | null;
+    price: { listPrice: number; discount: number; total: number; couponCode: string | null };
+    installedRpcMethods: Array<{
+      id: string;
+      name: string;
+      description: string;
+      isDisabled: boolean;
+      endpointUrl: string;
+      sampleRequest: string;
+    }>;
+  };
+};
+
+export type ToggleAddonRpcMethodMutationVariables = Exact<{
+  endpointId: string | number;
+  methodId: string | number;
+}>;
+
+export type ToggleAddonRpcMethodMutation = { toggleRpcMethod: { id: string; disabled: boolean } };
+
+export type InstallBundleMutationVariables = Exact<{
+  input: InstallBundleInput;
+}>;
+
+export type InstallBundleMutation = { installBundle: Array<{ id: string }> };
 
 export type EndpointRowFragment = {
   id: string;
@@ -2648,14 +3002,26 @@ export interface Operations {
   AccessTokens: { variables: AccessTokensQueryVariables; result: AccessTokensQuery };
   ActivateStream: { variables: ActivateStreamMutationVariables; result: ActivateStreamMutation };
   ActivateWebhook: { variables: ActivateWebhookMutationVariables; result: ActivateWebhookMutation };
+  ActiveAddons: { variables: ActiveAddonsQueryVariables; result: ActiveAddonsQuery };
   AddAddressBookItems: { variables: AddAddressBookItemsMutationVariables; result: AddAddressBookItemsMutation };
   AddEndpointTag: { variables: AddEndpointTagMutationVariables; result: AddEndpointTagMutation };
   AddListItems: { variables: AddListItemsMutationVariables; result: AddListItemsMutation };
+  Addon: { variables: AddonQueryVariables; result: AddonQuery };
+  AddonCategories: { variables: AddonCategoriesQueryVariables; result: AddonCategoriesQuery };
+  AddonEndpoints: { variables: AddonEndpointsQueryVariables; result: AddonEndpointsQuery };
+  Addons: { variables: AddonsQueryVariables; result: AddonsQuery };
   AddressBook: { variables: AddressBookQueryVariables; result: AddressBookQuery };
   AddressBooks: { variables: AddressBooksQueryVariables; result: AddressBooksQuery };
   ArchiveEndpoint: { variables: ArchiveEndpointMutationVariables; result: ArchiveEndpointMutation };
+  Bundles: { variables: BundlesQueryVariables; result: BundlesQuery };
   CallFunction: { variables: CallFunctionMutationVariables; result: CallFunctionMutation };
+  CancelAddonDeactivation: {
+    variables: CancelAddonDeactivationMutationVariables;
+    result: CancelAddonDeactivationMutation;
+  };
   Chains: { variables: ChainsQueryVariables; result: ChainsQuery };
+  ChangeAddonPlan: { variables: ChangeAddonPlanMutationVariables; result: ChangeAddonPlanMutation };
+  CheckCouponCode: { variables: CheckCouponCodeMutationVariables; result: CheckCouponCodeMutation };
   CheckStreamConnection: { variables: CheckStreamConnectionMutationVariables; result: CheckStreamConnectionMutation };
   ClearInspectedRequests: {
     variables: ClearInspectedRequestsMutationVariables;
@@ -2699,6 +3065,7 @@ export interface Operations {
     result: DashboardFailingWebhooksQuery;
   };
   DashboardTopEndpoints: { variables: DashboardTopEndpointsQueryVariables; result: DashboardTopEndpointsQuery };
+  DeleteAddon: { variables: DeleteAddonMutationVariables; result: DeleteAddonMutation };
   DeleteAddressBook: { variables: DeleteAddressBookMutationVariables; result: DeleteAddressBookMutation };
   DeleteAuthToken: { variables: DeleteAuthTokenMutationVariables; result: DeleteAuthTokenMutation };
   DeleteDomainMask: { variables: DeleteDomainMaskMutationVariables; result: DeleteDomainMaskMutation };
@@ -2754,6 +3121,9 @@ export interface Operations {
   InspectedRequests: { variables: InspectedRequestsQueryVariables; result: InspectedRequestsQuery };
   InspectionUrl: { variables: InspectionUrlQueryVariables; result: InspectionUrlQuery };
   InspectionUrls: { variables: InspectionUrlsQueryVariables; result: InspectionUrlsQuery };
+  InstallAddon: { variables: InstallAddonMutationVariables; result: InstallAddonMutation };
+  InstallBundle: { variables: InstallBundleMutationVariables; result: InstallBundleMutation };
+  InstalledAddons: { variables: InstalledAddonsQueryVariables; result: InstalledAddonsQuery };
   KvList: { variables: KvListQueryVariables; result: KvListQuery };
   KvLists: { variables: KvListsQueryVariables; result: KvListsQuery };
   KvOverview: { variables: KvOverviewQueryVariables; result: KvOverviewQuery };
@@ -2794,6 +3164,7 @@ export interface Operations {
   TestFunction: { variables: TestFunctionMutationVariables; result: TestFunctionMutation };
   TestWebhookFilter: { variables: TestWebhookFilterMutationVariables; result: TestWebhookFilterMutation };
   TestWebhookUrl: { variables: TestWebhookUrlMutationVariables; result: TestWebhookUrlMutation };
+  ToggleAddonRpcMethod: { variables: ToggleAddonRpcMethodMutationVariables; result: ToggleAddonRpcMethodMutation };
   ToggleEndpointPaused: { variables: ToggleEndpointPausedMutationVariables; result: ToggleEndpointPausedMutation };
   ToggleRpcMethod: { variables: ToggleRpcMethodMutationVariables; result: ToggleRpcMethodMutation };
   UpdateAccessTokenIpRateLimit: {

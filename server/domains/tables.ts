@@ -2,6 +2,7 @@
 // compare the schema with the database. A new domain adds its tables here.
 export { mailOutbox } from "../platform/mail.ts";
 export * from "./account/tables.ts";
+export * from "./addons/tables.ts";
 export * from "./audit/tables.ts";
 export * from "./endpoints/tables.ts";
 export * from "./errorlogs/tables.ts";

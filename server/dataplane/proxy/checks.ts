@@ -191,8 +191,16 @@ export function nodeOnlyMethod(method: string): boolean {
   return (namespaceEnd > 0 && NODE_ONLY_NAMESPACES.has(method.slice(0, namespaceEnd))) || NODE_ONLY_METHODS.has(method);
 }
 
+/** The add-on a call's method needs and this endpoint has not installed: by the method's name, then its namespace. */
+function missingAddon(endpoint: CompiledEndpoint, method: string): string | undefined {
+  const byName = endpoint.lockedMethods.get(method);
+  if (byName !== undefined || endpoint.lockedNamespaces.size === 0) return byName;
+  const namespaceEnd = method.indexOf("_");
+  return namespaceEnd > 0 ? endpoint.lockedNamespaces.get(method.slice(0, namespaceEnd)) : undefined;
+}
+
 /**
- * The call-level checks: methods no endpoint serves, then the options: disabled methods, the request
+ * The call-level checks: methods no endpoint serves, add-ons not installed, then the options: disabled methods, the request
  * filter, the chain/network match. A promise only for a signed transaction seen before the transaction
  * parser has loaded (chainIdOfCall).
  */
@@ -202,6 +210,15 @@ export function checkCall(
 ): Refusal | undefined | Promise<Refusal | undefined> {
   if (nodeOnlyMethod(call.method)) {
     return refusal("METHOD_NOT_AVAILABLE", `The method ${call.method} is not available on this service.`);
+  }
+  if (endpoint.lockedMethods.size > 0 || endpoint.lockedNamespaces.size > 0) {
+    const addon = missingAddon(endpoint, call.method);
+    if (addon !== undefined)
+      return refusal(
+        "ADDON_REQUIRED",
+        `The method ${call.method} needs the ${addon} add-on: install it on this endpoint in the console.`,
+        { addon },
+      );
   }
   if (endpoint.disabledMethods.size > 0 && endpoint.disabledMethods.has(call.method)) {
     return refusal("METHOD_DISABLED", `The method ${call.method} is disabled on this endpoint.`);

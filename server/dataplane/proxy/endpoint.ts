@@ -51,6 +51,11 @@ export interface EndpointRecord {
   domainMasks: string[];
   requestFilterMethods: string[];
   disabledMethods: string[];
+  /**
+   * Methods, and namespaces ("trace" for every trace_ method), of add-ons not installed on this endpoint,
+   * each with the add-on's name: refused naming it. Absent when no add-on gates anything here.
+   */
+  addonLocks?: { methods: [string, string][]; namespaces: [string, string][] };
 }
 
 export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");
@@ -125,6 +130,9 @@ export interface CompiledEndpoint {
   referrerSuffixes: string[];
   filterMethods: Set<string>;
   disabledMethods: Set<string>;
+  /** Gated method → the name of the add-on it needs; then by namespace. */
+  lockedMethods: Map<string, string>;
+  lockedNamespaces: Map<string, string>;
   jwt: JwtVerifier;
   /** Decisions already taken for a client IP or a presented token (bounded), so repeat callers cost one Map lookup. */
   ipDecisions: Map<string, boolean>;
@@ -162,6 +170,8 @@ export function compileEndpoint(record: EndpointRecord): CompiledEndpoint {
     referrerSuffixes,
     filterMethods: new Set(record.requestFilterMethods),
     disabledMethods: new Set(record.disabledMethods),
+    lockedMethods: new Map(record.addonLocks?.methods),
+    lockedNamespaces: new Map(record.addonLocks?.namespaces),
     jwt: new JwtVerifier(record.jwts),
     ipDecisions: new Map(),
     tokenDecisions: new Map(),

@@ -44,6 +44,11 @@ export const refusals = {
   },
   METHOD_NOT_IN_FILTER: { http: 200, code: -32005, message: "This method is not in the endpoint's request filter." },
   METHOD_DISABLED: { http: 200, code: -32006, message: "This method is disabled on this endpoint." },
+  ADDON_REQUIRED: {
+    http: 200,
+    code: -32009,
+    message: "This method needs an add-on that is not installed on this endpoint.",
+  },
   // Geth's code for a method it does not serve ("the method X does not exist/is not available").
   METHOD_NOT_AVAILABLE: { http: 200, code: -32601, message: "This method is not available on this service." },
   WRONG_CHAIN: {

@@ -44,8 +44,6 @@ function endpointView(base: string, row: store.EndpointRow, tags: { tagId: strin
     isRollup: false,
     tags,
     quickstart: quickstart[compatibility] ?? { apps: [], dapps: [], wallets: [] },
-    // No add-on can be installed before the marketplace exists.
-    installedAddons: [],
     // DateTime's text, written here once: a listed endpoint's view is kept and served on every page.
     createdAt: row.createdAt.toISOString(),
     accountId: row.accountId,

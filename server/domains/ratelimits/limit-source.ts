@@ -1,5 +1,6 @@
 import type { Limit, LimitScope, LimitSource } from "../../dataplane/ratelimit/stage.ts";
 import type { Executor } from "../../platform/db/index.ts";
+import { type AddonLimitRow, addonLimitRows, MONTH_SECONDS } from "../addons/service.ts";
 import {
   ALL_METHODS,
   type Bucket,
@@ -39,6 +40,8 @@ export interface LimitRows {
   planRps(accountId: string): Promise<number | null>;
   limiters(scope: LimitScope | null): Promise<LimiterRow[]>;
   overrides(scope: LimitScope | null): Promise<OverrideRow[]>;
+  /** The plans of add-ons installed on endpoints (none when absent). */
+  addonLimits?(scope: LimitScope | null): Promise<AddonLimitRow[]>;
 }
 
 /** The proxy's limit source on this service's database. */
@@ -48,6 +51,7 @@ export function databaseLimitSource(db: Executor): LimitSource {
     planRps: (accountId) => store.planRps(db, accountId),
     limiters: (scope) => store.enforcedLimiters(db, scope),
     overrides: (scope) => store.enforcedOverrides(db, scope),
+    addonLimits: (scope) => addonLimitRows(db, scope),
   });
 }
 
@@ -55,44 +59,81 @@ export function databaseLimitSource(db: Executor): LimitSource {
 export function limitSourceOf(rows: LimitRows): LimitSource {
   return {
     async all() {
-      const [rps, limiterRows, overrideRows] = await Promise.all([
+      const [rps, limiterRows, overrideRows, addonRows] = await Promise.all([
         rows.allAccountRps(),
         rows.limiters(null),
         rows.overrides(null),
+        rows.addonLimits?.(null) ?? [],
       ]);
       const accounts = new Map<string, Limit | null>();
       for (const r of rps) accounts.set(r.accountId, accountLimit(r.accountId, r.rps));
-      const byEndpoint = new Map<string, { accountId: string; limiters: LimiterRow[]; overrides: OverrideRow[] }>();
+      const byEndpoint = new Map<
+        string,
+        { accountId: string; limiters: LimiterRow[]; overrides: OverrideRow[]; addons: AddonLimitRow[] }
+      >();
       const entry = (accountId: string, endpointId: string) => {
         let e = byEndpoint.get(endpointId);
         if (!e) {
-          e = { accountId, limiters: [], overrides: [] };
+          e = { accountId, limiters: [], overrides: [], addons: [] };
           byEndpoint.set(endpointId, e);
         }
         return e;
       };
       for (const l of limiterRows) entry(l.accountId, l.endpointId).limiters.push(l);
       for (const o of overrideRows) entry(o.accountId, o.endpointId).overrides.push(o);
+      for (const a of addonRows) entry(a.accountId, a.endpointId).addons.push(a);
       const endpoints = new Map<string, Limit[]>();
       const rpsOf = new Map(rps.map((r) => [r.accountId, r.rps]));
       for (const [endpointId, e] of byEndpoint) {
-        endpoints.set(endpointId, endpointLimits(endpointId, rpsOf.get(e.accountId) ?? null, e.limiters, e.overrides));
+        endpoints.set(endpointId, [
+          ...endpointLimits(endpointId, rpsOf.get(e.accountId) ?? null, e.limiters, e.overrides),
+          ...e.addons.flatMap(addonLimits),
+        ]);
       }
       return { accounts, endpoints };
     },
     account: async (accountId) => accountLimit(accountId, await rows.planRps(accountId)),
     async endpoint(scope) {
-      const [planRps, limiterRows, overrideRows] = await Promise.all([
+      const [planRps, limiterRows, overrideRows, addonRows] = await Promise.all([
         rows.planRps(scope.accountId),
         rows.limiters(scope),
         rows.overrides(scope),
+        rows.addonLimits?.(scope) ?? [],
       ]);
       return {
         account: accountLimit(scope.accountId, planRps),
-        endpoint: endpointLimits(scope.endpointId, planRps, limiterRows, overrideRows),
+        endpoint: [
+          ...endpointLimits(scope.endpointId, planRps, limiterRows, overrideRows),
+          ...addonRows.flatMap(addonLimits),
+        ],
       };
     },
   };
+}
+
+/** An installed add-on's plan: its requests per second and per month, over the add-on's methods on the endpoint. */
+function addonLimits(row: AddonLimitRow): Limit[] {
+  const data = (limit: string, rate: number, interval: string) => ({ limit, rate, interval, addon: row.addonName });
+  return [
+    {
+      methods: row.methods,
+      perIp: false,
+      limit: row.rpsLimit,
+      seconds: 1,
+      key: `ad:${row.installId}:rps`,
+      describe: `the ${row.addonName} add-on's plan allows ${row.rpsLimit} requests per second`,
+      data: data("ADDON_RPS", row.rpsLimit, "SECOND"),
+    },
+    {
+      methods: row.methods,
+      perIp: false,
+      limit: row.monthlyRequestsLimit,
+      seconds: MONTH_SECONDS,
+      key: `ad:${row.installId}:month`,
+      describe: `the ${row.addonName} add-on's plan allows ${row.monthlyRequestsLimit} requests a month`,
+      data: data("ADDON_MONTHLY_REQUESTS", row.monthlyRequestsLimit, "MONTH"),
+    },
+  ];
 }
 
 /** The plan's requests per second, across the account's endpoints. */

@@ -2,6 +2,7 @@ import { eq, inArray } from "drizzle-orm";
 import { defaultSecurityOptions, type EndpointRecord, securityOptionNames } from "../../dataplane/proxy/endpoint.ts";
 import type { EndpointRecordSource } from "../../dataplane/proxy/synced-directory.ts";
 import type { Db } from "../../platform/db/index.ts";
+import { addonLocksOf } from "../addons/service.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { endpoints } from "../endpoints/tables.ts";
 import {
@@ -38,7 +39,7 @@ export async function loadEndpointRecords(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.endpoint.id);
   const scoped = where.ids || where.exIds;
-  const [tokens, jwts, entries, disabled] = await Promise.all([
+  const [tokens, jwts, entries, disabled, addonLocks] = await Promise.all([
     db
       .select({ endpointId: endpointTokens.endpointId, hash: endpointTokens.tokenHash })
       .from(endpointTokens)
@@ -59,11 +60,13 @@ export async function loadEndpointRecords(
       .select({ endpointId: endpointDisabledMethods.endpointId, method: endpointDisabledMethods.method })
       .from(endpointDisabledMethods)
       .where(scoped ? inArray(endpointDisabledMethods.endpointId, ids) : undefined),
+    addonLocksOf(db, scoped ? ids : undefined),
   ]);
   const records = new Map<string, EndpointRecord>();
   for (const { endpoint, security } of rows) {
     const options = defaultSecurityOptions();
     if (security) for (const name of securityOptionNames) options[name] = security[name];
+    const locks = addonLocks(endpoint.id);
     records.set(endpoint.id, {
       id: endpoint.id,
       exId: endpoint.exId,
@@ -79,7 +82,8 @@ export async function loadEndpointRecords(
       ips: [],
       domainMasks: [],
       requestFilterMethods: [],
-      disabledMethods: [],
+      disabledMethods: [...locks.disabledMethods],
+      addonLocks: { methods: locks.lockedMethods, namespaces: locks.lockedNamespaces },
     });
   }
   for (const t of tokens) records.get(t.endpointId)?.tokenHashes.push(t.hash);

@@ -14,6 +14,7 @@ import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts"
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import type { Role } from "../../platform/roles.ts";
+import { toggleAddonMethod } from "../addons/service.ts";
 import { type AuditEntryRow, endpointsAudit, recordAudit } from "../audit/service.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { getEndpointOrFail } from "../endpoints/service.ts";
@@ -451,10 +452,13 @@ export async function toggleRpcMethod(db: Db, events: DomainEvents, actor: Actor
   const { accountId } = actor;
   const endpoint = await endpointOrFail(db, accountId, endpointId, true);
   const compatibility = findNetwork(endpoint.network)?.chain.chainCompatibility ?? "evm";
-  const known = foundOr(
-    (methodCatalogue[compatibility] ?? []).find((m) => m.name === method),
-    `The method ${method}`,
-  );
+  const chainMethod = (methodCatalogue[compatibility] ?? []).find((m) => m.name === method);
+  // A method of an add-on installed here is turned off on its install (the add-ons domain's half).
+  if (!chainMethod) {
+    const addonMethod = await toggleAddonMethod(db, events, accountId, endpointId, method);
+    return foundOr(addonMethod, `The method ${method}`);
+  }
+  const known = chainMethod;
   const disabled = await db.transaction(async (tx) => {
     const now = await store.toggleDisabledMethod(tx, accountId, endpointId, method);
     await audit(tx, actor, endpointId, now ? "TURN_OFF" : "TURN_ON", "rpcMethods", method);

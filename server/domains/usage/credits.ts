@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { addonOwningMethod } from "../addons/catalogue.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 
 /** schemas/catalogue/method-credits.json: what a call costs (its $comment states the rules). */
@@ -43,21 +44,23 @@ export class CreditTable {
   multiplierOf(method: string): number {
     let m = this.multipliers.get(method);
     if (m === undefined) {
-      m = 1;
-      for (const rule of this.catalogue.multipliers) {
-        const matches = rule.pattern.endsWith("*")
-          ? method.startsWith(rule.pattern.slice(0, -1))
-          : method === rule.pattern;
-        if (matches) {
-          m = rule.multiplier;
-          break;
-        }
-      }
+      // An add-on's method is priced by the add-on (its creditMultiplier), the one place its price is set.
+      m = addonOwningMethod(method)?.creditMultiplier ?? this.patternMultiplier(method);
       // Methods are client-chosen strings: keep the memo bounded.
       if (this.multipliers.size > 10_000) this.multipliers.clear();
       this.multipliers.set(method, m);
     }
     return m;
+  }
+
+  private patternMultiplier(method: string): number {
+    for (const rule of this.catalogue.multipliers) {
+      const matches = rule.pattern.endsWith("*")
+        ? method.startsWith(rule.pattern.slice(0, -1))
+        : method === rule.pattern;
+      if (matches) return rule.multiplier;
+    }
+    return 1;
   }
 
   /**

@@ -2,6 +2,7 @@ import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { gbSecondUsage } from "../functions/billing.ts";
 import { writeUsage } from "../kv/metering.ts";
+import { usageByAddon } from "./addon-usage.ts";
 import { CreditTable } from "./credits.ts";
 import { endpointMetrics } from "./endpoint-metrics.ts";
 import * as service from "./service.ts";
@@ -17,6 +18,27 @@ export type UsageView = Awaited<ReturnType<typeof service.getUsage>>;
 export type TopEndpointView = Awaited<ReturnType<typeof service.topEndpoints>>[number];
 
 export const usageResolvers: Resolvers = {
+  AccountAddon: {
+    // The add-on's calls on its endpoint in the install's current period (an account add-on has none of its own).
+    planMonthlyRequests: field("VIEWER", ({ ctx, accountId, parent }) => {
+      const { addonSlug, endpointId, currentPeriodStart } = parent as typeof parent & { currentPeriodStart?: Date };
+      return addonSlug && endpointId && currentPeriodStart
+        ? service.addonRequestsSince(ctx.db, accountId, addonSlug, endpointId, currentPeriodStart)
+        : 0;
+    }),
+  },
+  EndpointMetrics: {
+    addonUsages: field("VIEWER", ({ parent }) =>
+      usageByAddon(
+        (parent.methods ?? []).map((m) => ({
+          method: m.method,
+          requests: m.calls,
+          credits: m.credits,
+          refused: m.refused,
+        })),
+      ),
+    ),
+  },
   Query: {
     usage: fieldWithInput(
       "VIEWER",
@@ -27,6 +49,16 @@ export const usageResolvers: Resolvers = {
     endpointMetrics: field("VIEWER", ({ ctx, accountId, args }) => endpointMetrics(ctx.db, accountId, args)),
   },
   Usage: {
+    addonUsages: field("VIEWER", ({ parent }) =>
+      usageByAddon(
+        parent.methodUsages.map((m) => ({
+          method: m.methodName,
+          requests: m.requests,
+          credits: m.total,
+          refused: m.refused,
+        })),
+      ),
+    ),
     kvWrites: field("VIEWER", ({ ctx, accountId, parent }) =>
       writeUsage(ctx.db, accountId, {
         window: { start: parent.startTime, end: parent.endTime },

@@ -1,8 +1,9 @@
-import type { Db } from "../../platform/db/index.ts";
+import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
 import { billingPeriod } from "../account/billing-period.ts";
+import { findAddon } from "../addons/catalogue.ts";
 import { endpointByKey, endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
 import * as store from "./store.ts";
 
@@ -195,4 +196,20 @@ export async function topEndpoints(
     endpointStatus: endpoint.status,
     totalUsage,
   }));
+}
+
+/** Calls of an add-on's methods served on an endpoint since `since` (an install's period). */
+export async function addonRequestsSince(
+  db: Executor,
+  accountId: string,
+  addonSlug: string,
+  endpointId: string,
+  since: Date,
+) {
+  const addon = findAddon(addonSlug);
+  if (!addon) return 0;
+  const methods = [...addon.gatedMethods, ...addon.rpcMethods.map((m) => m.name)];
+  // Usage is kept per minute: the minute the period started in counts whole.
+  const fromMinute = new Date(Math.floor(since.getTime() / 60_000) * 60_000);
+  return store.requestsOfMethods(db, accountId, endpointId, fromMinute, methods, addon.gatedNamespaces);
 }

@@ -243,3 +243,41 @@ export async function pruneEndpointMinutesBefore(db: Executor, cutoff: Date) {
   );
   return result.rowCount ?? 0;
 }
+
+/** Calls served on one endpoint since `since` of the methods named or of the namespaces named (trace → trace_*). */
+export async function requestsOfMethods(
+  db: Executor,
+  accountId: string,
+  endpointId: string,
+  since: Date,
+  methods: readonly string[],
+  namespaces: readonly string[],
+): Promise<number> {
+  const owned = sql.join(
+    [
+      ...(methods.length > 0
+        ? [
+            sql`${usageMinutes.method} in (${sql.join(
+              methods.map((m) => sql`${m}`),
+              sql`, `,
+            )})`,
+          ]
+        : []),
+      ...namespaces.map((n) => sql`starts_with(${usageMinutes.method}, ${`${n}_`})`),
+    ],
+    sql` or `,
+  );
+  if (methods.length === 0 && namespaces.length === 0) return 0;
+  const [row] = await db
+    .select({ n: sql<number>`coalesce(sum(${usageMinutes.requests}), 0)::float8` })
+    .from(usageMinutes)
+    .where(
+      and(
+        eq(usageMinutes.accountId, accountId),
+        eq(usageMinutes.endpointId, endpointId),
+        gte(usageMinutes.minute, since),
+        sql`(${owned})`,
+      ),
+    );
+  return row?.n ?? 0;
+}

@@ -264,6 +264,9 @@ export type InstalledAddonPlan = {
   __typename?: "InstalledAddonPlan";
   id: Scalars["ID"]["output"];
   name: Scalars["String"]["output"];
+  price: Scalars["Int"]["output"];
+  rpsLimit: Scalars["Int"]["output"];
+  monthlyRequestsLimit: Scalars["Int"]["output"];
 };
 
 export type InstalledAddon = {
@@ -273,6 +276,22 @@ export type InstalledAddon = {
   isPendingDeactivation: Scalars["Boolean"]["output"];
   isPendingDowngrade: Scalars["Boolean"]["output"];
   plan: InstalledAddonPlan;
+  addon: Addon;
+  endpointId?: Maybe<Scalars["ID"]["output"]>;
+  dashboardUrl?: Maybe<Scalars["String"]["output"]>;
+  ssoUrl?: Maybe<Scalars["String"]["output"]>;
+  accessUrl?: Maybe<Scalars["String"]["output"]>;
+  disabledRpcMethodsOnCreation: Array<Scalars["String"]["output"]>;
+  disableChanges: Scalars["Boolean"]["output"];
+  installedRpcMethods: Array<InstalledRpcMethod>;
+  installedRestPaths: Array<AddonRestPath>;
+  /** The cheaper plan that replaces this one at the period's end. */
+  pendingPlan?: Maybe<InstalledAddonPlan>;
+  /** When a pending deactivation takes effect. */
+  deactivatesAt?: Maybe<Scalars["DateTime"]["output"]>;
+  currentPeriodEnd: Scalars["DateTime"]["output"];
+  price: AddonPrice;
+  createdAt: Scalars["DateTime"]["output"];
 };
 
 export type Endpoint = {
@@ -426,6 +445,19 @@ export type Query = {
   inspectedRequest: InspectedRequest;
   /** The account's access tokens, newest first, revoked ones too; only those for `application` when given. */
   accessTokens: Array<AccessToken>;
+  /** Listed add-ons, by position; each filter narrows (category slug, network, words in name or description). */
+  addons: Array<Addon>;
+  addon: Addon;
+  addonCategories: Array<AddonCategory>;
+  bundles: Array<Bundle>;
+  onboardingAddons: Array<Addon>;
+  networkInfo: NetworkInfo;
+  /** Every live install of the account: on its endpoints and for the account. */
+  activeAddons: Array<AccountAddon>;
+  /** The live installs on one endpoint. */
+  installedAddons: Array<InstalledAddon>;
+  /** What an install would cost for one interval, with the coupon when it applies. */
+  addonPrice: AddonPrice;
 };
 
 export type QueryEndpointArgs = {
@@ -699,6 +731,30 @@ export type QueryAccessTokensArgs = {
   application?: InputMaybe<ApplicationType>;
 };
 
+export type QueryAddonsArgs = {
+  category?: InputMaybe<Scalars["String"]["input"]>;
+  network?: InputMaybe<Scalars["String"]["input"]>;
+  search?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryAddonArgs = {
+  slug: Scalars["String"]["input"];
+};
+
+export type QueryNetworkInfoArgs = {
+  network: Scalars["String"]["input"];
+};
+
+export type QueryInstalledAddonsArgs = {
+  endpointId: Scalars["ID"]["input"];
+};
+
+export type QueryAddonPriceArgs = {
+  planId: Scalars["ID"]["input"];
+  interval?: InputMaybe<AddonInterval>;
+  coupon?: InputMaybe<Scalars["String"]["input"]>;
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -820,6 +876,22 @@ export type Mutation = {
   revokeAccessToken: AccessToken;
   /** Sets the requests per second and per minute one client IP may make with a key (null: no limit). */
   updateAccessTokenIpRateLimit: AccessToken;
+  installAddon: InstalledAddon;
+  installAccountAddon: AccountAddon;
+  /** An upgrade applies at once; a cheaper plan waits for the period's end (pending downgrade). */
+  changeAddonPlan: InstalledAddon;
+  /** Removes an install at the period's end (pending deactivation), or at once when immediately is true. */
+  deleteAddon: InstalledAddon;
+  deactivateAddOnImmediately: InstalledAddon;
+  /** Keeps an install that was pending deactivation, or a plan that was pending downgrade. */
+  cancelDeactivation: InstalledAddon;
+  checkCouponCode: Coupon;
+  /** Installs every add-on of a bundle on an endpoint, each on the bundle's plan with its coupon, all or none. */
+  installBundle: Array<InstalledAddon>;
+  /** Records that the bundle was looked at (VIEWED) or taken to checkout (CHECKOUT). */
+  trackBundle: MutationResult;
+  /** Records that an install's provisioning was sent for an endpoint. */
+  sendEvent: MutationResult;
 };
 
 export type MutationSignUpArgs = {
@@ -1235,6 +1307,51 @@ export type MutationUpdateAccessTokenIpRateLimitArgs = {
   input: AccessTokenIpRateLimitInput;
 };
 
+export type MutationInstallAddonArgs = {
+  input: InstallAddonInput;
+};
+
+export type MutationInstallAccountAddonArgs = {
+  input: InstallAccountAddonInput;
+};
+
+export type MutationChangeAddonPlanArgs = {
+  input: ChangeAddonPlanInput;
+};
+
+export type MutationDeleteAddonArgs = {
+  addonId: Scalars["ID"]["input"];
+  cancelationReason: Scalars["String"]["input"];
+  immediately?: InputMaybe<Scalars["Boolean"]["input"]>;
+};
+
+export type MutationDeactivateAddOnImmediatelyArgs = {
+  accountAddOnId: Scalars["ID"]["input"];
+};
+
+export type MutationCancelDeactivationArgs = {
+  addonId: Scalars["ID"]["input"];
+};
+
+export type MutationCheckCouponCodeArgs = {
+  couponCode: Scalars["String"]["input"];
+  planId?: InputMaybe<Scalars["ID"]["input"]>;
+};
+
+export type MutationInstallBundleArgs = {
+  input: InstallBundleInput;
+};
+
+export type MutationTrackBundleArgs = {
+  bundleId: Scalars["ID"]["input"];
+  event: Scalars["String"]["input"];
+};
+
+export type MutationSendEventArgs = {
+  installId: Scalars["ID"]["input"];
+  endpointId: Scalars["ID"]["input"];
+};
+
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
 export type RateLimiterInterval = "SECOND" | "MINUTE" | "DAY";
 
@@ -1410,6 +1527,8 @@ export type Usage = {
   kvWrites: KvWriteUsage;
   /** Function runs in GB-seconds in the same window (account-wide, whatever endpointId says). */
   functionGbSeconds: FunctionGbSecondUsage;
+  /** The window's calls of add-on methods, per add-on. */
+  addonUsages: Array<AddonUsage>;
 };
 
 export type TopEndpoint = {
@@ -1488,6 +1607,8 @@ export type EndpointMetrics = {
   refusalPoints: Array<NamedMetricPoint>;
   /** p50, p95 and p99 (ms) per point with requests. */
   latencyPoints: Array<NamedMetricPoint>;
+  /** The window's calls of add-on methods, per add-on. */
+  addonUsages: Array<AddonUsage>;
 };
 
 export type ErrorLog = {
@@ -2935,6 +3056,252 @@ export type FilterErrorKind =
   | "RESULT_NOT_SERIALIZABLE"
   | "RESULT_TOO_LARGE";
 
+export type AddonInterval = "MONTHLY" | "YEARLY";
+
+export type AddonBadge = {
+  __typename?: "AddonBadge";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  primaryColor: Scalars["String"]["output"];
+  secondaryColor: Scalars["String"]["output"];
+  emoji: Scalars["String"]["output"];
+};
+
+export type AddonPlanFeature = {
+  __typename?: "AddonPlanFeature";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+};
+
+export type AddonPlan = {
+  __typename?: "AddonPlan";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  /** Minor units (cents) of USD per pricePer. */
+  price: Scalars["Int"]["output"];
+  pricePer: Scalars["String"]["output"];
+  rpsLimit: Scalars["Int"]["output"];
+  monthlyRequestsLimit: Scalars["Int"]["output"];
+  features: Array<AddonPlanFeature>;
+};
+
+export type AddonRpcMethodArgument = {
+  __typename?: "AddonRpcMethodArgument";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  dataType: Scalars["String"]["output"];
+  position: Scalars["Int"]["output"];
+  /** The argument as JSON text. */
+  sample: Scalars["String"]["output"];
+};
+
+export type AddonRpcMethod = {
+  __typename?: "AddonRpcMethod";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  numberOfArguments: Scalars["Int"]["output"];
+  paramStructure: Scalars["String"]["output"];
+  documentationUrl: Scalars["String"]["output"];
+  arguments: Array<AddonRpcMethodArgument>;
+  /** A JSON-RPC request calling the method with its samples, for a code sample. */
+  sampleRequest: Scalars["String"]["output"];
+};
+
+export type AddonRestPath = {
+  __typename?: "AddonRestPath";
+  id: Scalars["ID"]["output"];
+  httpMethod: Scalars["String"]["output"];
+  url: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  documentationUrl: Scalars["String"]["output"];
+  sampleBody: Scalars["String"]["output"];
+  sampleQueryString: Scalars["String"]["output"];
+  sampleUrl: Scalars["String"]["output"];
+};
+
+export type AddonCategory = {
+  __typename?: "AddonCategory";
+  id: Scalars["ID"]["output"];
+  slug: Scalars["String"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  /** Listed add-ons in the category. */
+  addonsCount: Scalars["Int"]["output"];
+};
+
+export type Addon = {
+  __typename?: "Addon";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  longDescription: Scalars["String"]["output"];
+  slug: Scalars["String"]["output"];
+  status: Scalars["String"]["output"];
+  /** ENDPOINT (installed per endpoint) or ACCOUNT (once for the account). */
+  kind: Scalars["String"]["output"];
+  iconUrl: Scalars["String"]["output"];
+  isBeta: Scalars["Boolean"]["output"];
+  categories: Array<Scalars["String"]["output"]>;
+  position: Scalars["Int"]["output"];
+  prelisted: Scalars["Boolean"]["output"];
+  hidden: Scalars["Boolean"]["output"];
+  autoselectAtCheckout: Scalars["Boolean"]["output"];
+  supportEmail: Scalars["String"]["output"];
+  supportUrl: Scalars["String"]["output"];
+  organizationName: Scalars["String"]["output"];
+  chainNetworks: Array<Scalars["String"]["output"]>;
+  canonicalNetworks: Array<Scalars["String"]["output"]>;
+  gettingStartedInstructions: Scalars["String"]["output"];
+  /** Whether the account has it installed (on any endpoint, or for the account). */
+  isInstalled: Scalars["Boolean"]["output"];
+  marketplaceExId: Scalars["String"]["output"];
+  usingCustomerEndpoints: Scalars["Boolean"]["output"];
+  badges: Array<AddonBadge>;
+  plans: Array<AddonPlan>;
+  rpcMethods: Array<AddonRpcMethod>;
+  restPaths: Array<AddonRestPath>;
+  /** The lowest plan price, in cents per month. */
+  startingPrice: Scalars["Int"]["output"];
+};
+
+export type Coupon = {
+  __typename?: "Coupon";
+  id: Scalars["ID"]["output"];
+  /** Whether it can be used now. */
+  valid: Scalars["Boolean"]["output"];
+  name: Scalars["String"]["output"];
+  /** Cents off each discounted interval. */
+  amountOff?: Maybe<Scalars["Int"]["output"]>;
+  percentOff?: Maybe<Scalars["Int"]["output"]>;
+  /** ONCE, REPEATING or FOREVER. */
+  duration: Scalars["String"]["output"];
+  durationInMonths?: Maybe<Scalars["Int"]["output"]>;
+  /** Why it cannot be used now, when it cannot. */
+  reason?: Maybe<Scalars["String"]["output"]>;
+};
+
+export type Bundle = {
+  __typename?: "Bundle";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  slug: Scalars["String"]["output"];
+  visible: Scalars["Boolean"]["output"];
+  discountPercent: Scalars["Int"]["output"];
+  allowedNetworks: Array<Scalars["String"]["output"]>;
+  marketplaceAddOns: Array<Addon>;
+  couponCode?: Maybe<Scalars["String"]["output"]>;
+  coupon?: Maybe<Coupon>;
+};
+
+export type NetworkInfo = {
+  __typename?: "NetworkInfo";
+  network: Scalars["String"]["output"];
+  chain: Scalars["String"]["output"];
+  label: Scalars["String"]["output"];
+  chainId?: Maybe<Scalars["Int"]["output"]>;
+  isTestnet: Scalars["Boolean"]["output"];
+  /** The add-ons that can be installed on an endpoint of this network. */
+  addons: Array<Addon>;
+};
+
+/** The price of an install for one interval (server/domains/addons/price.ts), in cents of USD. */
+export type AddonPrice = {
+  __typename?: "AddonPrice";
+  listPrice: Scalars["Int"]["output"];
+  discount: Scalars["Int"]["output"];
+  total: Scalars["Int"]["output"];
+  interval: AddonInterval;
+  discountedIntervals?: Maybe<Scalars["Int"]["output"]>;
+  couponCode?: Maybe<Scalars["String"]["output"]>;
+};
+
+export type InstalledRpcMethod = {
+  __typename?: "InstalledRpcMethod";
+  id: Scalars["ID"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  isDisabled: Scalars["Boolean"]["output"];
+  automaticallyDisabled: Scalars["Boolean"]["output"];
+  /** The HTTP address of the endpoint the add-on is installed on, which the code sample calls. */
+  endpointUrl: Scalars["String"]["output"];
+  /** A JSON-RPC request calling the method with its samples. */
+  sampleRequest: Scalars["String"]["output"];
+};
+
+export type AccountAddon = {
+  __typename?: "AccountAddon";
+  id: Scalars["ID"]["output"];
+  addonId: Scalars["ID"]["output"];
+  addonName: Scalars["String"]["output"];
+  addonKind: Scalars["String"]["output"];
+  addonSlug: Scalars["String"]["output"];
+  organizationName: Scalars["String"]["output"];
+  iconUrl: Scalars["String"]["output"];
+  supportUrl: Scalars["String"]["output"];
+  planId: Scalars["ID"]["output"];
+  planName: Scalars["String"]["output"];
+  planPrice: Scalars["Int"]["output"];
+  /** Requests counted this month on the plan's endpoints. */
+  planMonthlyRequests: Scalars["Int"]["output"];
+  planMonthlyRequestsLimit: Scalars["Int"]["output"];
+  interval: AddonInterval;
+  endpointsCount: Scalars["Int"]["output"];
+  isPendingDeactivation: Scalars["Boolean"]["output"];
+  isPendingDowngrade: Scalars["Boolean"]["output"];
+  disableChanges: Scalars["Boolean"]["output"];
+  /** The endpoint it is installed on (null for an account add-on). */
+  endpointId?: Maybe<Scalars["ID"]["output"]>;
+};
+
+/** Calls of an add-on's methods, counted with the add-on's credit multiplier. */
+export type AddonUsage = {
+  __typename?: "AddonUsage";
+  addonSlug: Scalars["String"]["output"];
+  addonName: Scalars["String"]["output"];
+  /** Calls served. */
+  requests: Scalars["Float"]["output"];
+  credits: Scalars["Float"]["output"];
+  /** Calls the proxy refused (the add-on not installed, a method turned off, the plan's limits). */
+  refused: Scalars["Float"]["output"];
+};
+
+export type InstallAddonInput = {
+  endpointId: Scalars["ID"]["input"];
+  planId: Scalars["ID"]["input"];
+  stripeSourceId?: InputMaybe<Scalars["String"]["input"]>;
+  coupon?: InputMaybe<Scalars["String"]["input"]>;
+  interval?: InputMaybe<AddonInterval>;
+  disabledRpcMethodsOnCreation?: InputMaybe<Array<Scalars["String"]["input"]>>;
+};
+
+export type InstallAccountAddonInput = {
+  planId: Scalars["ID"]["input"];
+  stripeSourceId?: InputMaybe<Scalars["String"]["input"]>;
+  coupon?: InputMaybe<Scalars["String"]["input"]>;
+  interval?: InputMaybe<AddonInterval>;
+};
+
+export type ChangeAddonPlanInput = {
+  /** The install whose plan changes. */
+  addonId: Scalars["ID"]["input"];
+  currentPlanId: Scalars["ID"]["input"];
+  newPlanId: Scalars["ID"]["input"];
+  stripeSourceId?: InputMaybe<Scalars["String"]["input"]>;
+  interval: AddonInterval;
+};
+
+export type InstallBundleInput = {
+  bundleId: Scalars["ID"]["input"];
+  endpointId: Scalars["ID"]["input"];
+  stripeSourceId?: InputMaybe<Scalars["String"]["input"]>;
+  interval?: InputMaybe<AddonInterval>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3242,6 +3609,26 @@ export type ResolversTypes = {
   CreateAccessTokenInput: ResolverTypeWrapper<Partial<CreateAccessTokenInput>>;
   AccessTokenIpRateLimitInput: ResolverTypeWrapper<Partial<AccessTokenIpRateLimitInput>>;
   FilterErrorKind: ResolverTypeWrapper<Partial<FilterErrorKind>>;
+  AddonInterval: ResolverTypeWrapper<Partial<AddonInterval>>;
+  AddonBadge: ResolverTypeWrapper<Partial<AddonBadge>>;
+  AddonPlanFeature: ResolverTypeWrapper<Partial<AddonPlanFeature>>;
+  AddonPlan: ResolverTypeWrapper<Partial<AddonPlan>>;
+  AddonRpcMethodArgument: ResolverTypeWrapper<Partial<AddonRpcMethodArgument>>;
+  AddonRpcMethod: ResolverTypeWrapper<Partial<AddonRpcMethod>>;
+  AddonRestPath: ResolverTypeWrapper<Partial<AddonRestPath>>;
+  AddonCategory: ResolverTypeWrapper<Partial<AddonCategory>>;
+  Addon: ResolverTypeWrapper<Partial<Addon>>;
+  Coupon: ResolverTypeWrapper<Partial<Coupon>>;
+  Bundle: ResolverTypeWrapper<Partial<Bundle>>;
+  NetworkInfo: ResolverTypeWrapper<Partial<NetworkInfo>>;
+  AddonPrice: ResolverTypeWrapper<Partial<AddonPrice>>;
+  InstalledRpcMethod: ResolverTypeWrapper<Partial<InstalledRpcMethod>>;
+  AccountAddon: ResolverTypeWrapper<Partial<AccountAddon>>;
+  AddonUsage: ResolverTypeWrapper<Partial<AddonUsage>>;
+  InstallAddonInput: ResolverTypeWrapper<Partial<InstallAddonInput>>;
+  InstallAccountAddonInput: ResolverTypeWrapper<Partial<InstallAccountAddonInput>>;
+  ChangeAddonPlanInput: ResolverTypeWrapper<Partial<ChangeAddonPlanInput>>;
+  InstallBundleInput: ResolverTypeWrapper<Partial<InstallBundleInput>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -3439,6 +3826,25 @@ export type ResolversParentTypes = {
   NewAccessToken: Partial<NewAccessToken>;
   CreateAccessTokenInput: Partial<CreateAccessTokenInput>;
   AccessTokenIpRateLimitInput: Partial<AccessTokenIpRateLimitInput>;
+  AddonBadge: Partial<AddonBadge>;
+  AddonPlanFeature: Partial<AddonPlanFeature>;
+  AddonPlan: Partial<AddonPlan>;
+  AddonRpcMethodArgument: Partial<AddonRpcMethodArgument>;
+  AddonRpcMethod: Partial<AddonRpcMethod>;
+  AddonRestPath: Partial<AddonRestPath>;
+  AddonCategory: Partial<AddonCategory>;
+  Addon: Partial<Addon>;
+  Coupon: Partial<Coupon>;
+  Bundle: Partial<Bundle>;
+  NetworkInfo: Partial<NetworkInfo>;
+  AddonPrice: Partial<AddonPrice>;
+  InstalledRpcMethod: Partial<InstalledRpcMethod>;
+  AccountAddon: Partial<AccountAddon>;
+  AddonUsage: Partial<AddonUsage>;
+  InstallAddonInput: Partial<InstallAddonInput>;
+  InstallAccountAddonInput: Partial<InstallAccountAddonInput>;
+  ChangeAddonPlanInput: Partial<ChangeAddonPlanInput>;
+  InstallBundleInput: Partial<InstallBundleInput>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -3689,6 +4095,9 @@ export type InstalledAddonPlanResolvers<
 > = {
   id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
   name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  price?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  rpsLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  monthlyRequestsLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
 export type InstalledAddonResolvers<
@@ -3700,6 +4109,20 @@ export type InstalledAddonResolvers<
   isPendingDeactivation?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   isPendingDowngrade?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
   plan?: Resolver<ResolversTypes["InstalledAddonPlan"], ParentType, ContextType>;
+  addon?: Resolver<ResolversTypes["Addon"], ParentType, ContextType>;
+  endpointId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
+  dashboardUrl?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  ssoUrl?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  accessUrl?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  disabledRpcMethodsOnCreation?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
+  disableChanges?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  installedRpcMethods?: Resolver<Array<ResolversTypes["InstalledRpcMethod"]>, ParentType, ContextType>;
+  installedRestPaths?: Resolver<Array<ResolversTypes["AddonRestPath"]>, ParentType, ContextType>;
+  pendingPlan?: Resolver<Maybe<ResolversTypes["InstalledAddonPlan"]>, ParentType, ContextType>;
+  deactivatesAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  currentPeriodEnd?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  price?: Resolver<ResolversTypes["AddonPrice"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
 };
 
 export type EndpointResolvers<
@@ -3998,6 +4421,30 @@ export type QueryResolvers<
     ParentType,
     ContextType,
     Partial<QueryAccessTokensArgs>
+  >;
+  addons?: Resolver<Array<ResolversTypes["Addon"]>, ParentType, ContextType, Partial<QueryAddonsArgs>>;
+  addon?: Resolver<ResolversTypes["Addon"], ParentType, ContextType, RequireFields<QueryAddonArgs, "slug">>;
+  addonCategories?: Resolver<Array<ResolversTypes["AddonCategory"]>, ParentType, ContextType>;
+  bundles?: Resolver<Array<ResolversTypes["Bundle"]>, ParentType, ContextType>;
+  onboardingAddons?: Resolver<Array<ResolversTypes["Addon"]>, ParentType, ContextType>;
+  networkInfo?: Resolver<
+    ResolversTypes["NetworkInfo"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryNetworkInfoArgs, "network">
+  >;
+  activeAddons?: Resolver<Array<ResolversTypes["AccountAddon"]>, ParentType, ContextType>;
+  installedAddons?: Resolver<
+    Array<ResolversTypes["InstalledAddon"]>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryInstalledAddonsArgs, "endpointId">
+  >;
+  addonPrice?: Resolver<
+    ResolversTypes["AddonPrice"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryAddonPriceArgs, "planId">
   >;
 };
 
@@ -4542,6 +4989,66 @@ export type MutationResolvers<
     ContextType,
     RequireFields<MutationUpdateAccessTokenIpRateLimitArgs, "id" | "input">
   >;
+  installAddon?: Resolver<
+    ResolversTypes["InstalledAddon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationInstallAddonArgs, "input">
+  >;
+  installAccountAddon?: Resolver<
+    ResolversTypes["AccountAddon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationInstallAccountAddonArgs, "input">
+  >;
+  changeAddonPlan?: Resolver<
+    ResolversTypes["InstalledAddon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationChangeAddonPlanArgs, "input">
+  >;
+  deleteAddon?: Resolver<
+    ResolversTypes["InstalledAddon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteAddonArgs, "addonId" | "cancelationReason">
+  >;
+  deactivateAddOnImmediately?: Resolver<
+    ResolversTypes["InstalledAddon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeactivateAddOnImmediatelyArgs, "accountAddOnId">
+  >;
+  cancelDeactivation?: Resolver<
+    ResolversTypes["InstalledAddon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCancelDeactivationArgs, "addonId">
+  >;
+  checkCouponCode?: Resolver<
+    ResolversTypes["Coupon"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCheckCouponCodeArgs, "couponCode">
+  >;
+  installBundle?: Resolver<
+    Array<ResolversTypes["InstalledAddon"]>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationInstallBundleArgs, "input">
+  >;
+  trackBundle?: Resolver<
+    ResolversTypes["MutationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationTrackBundleArgs, "bundleId" | "event">
+  >;
+  sendEvent?: Resolver<
+    ResolversTypes["MutationResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationSendEventArgs, "installId" | "endpointId">
+  >;
 };
 
 export type RateLimitAuditResolvers<
@@ -4713,6 +5220,7 @@ export type UsageResolvers<
   billingPeriods?: Resolver<Array<ResolversTypes["BillingPeriod"]>, ParentType, ContextType>;
   kvWrites?: Resolver<ResolversTypes["KvWriteUsage"], ParentType, ContextType>;
   functionGbSeconds?: Resolver<ResolversTypes["FunctionGbSecondUsage"], ParentType, ContextType>;
+  addonUsages?: Resolver<Array<ResolversTypes["AddonUsage"]>, ParentType, ContextType>;
 };
 
 export type TopEndpointResolvers<
@@ -4775,6 +5283,7 @@ export type EndpointMetricsResolvers<
   statusPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
   refusalPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
   latencyPoints?: Resolver<Array<ResolversTypes["NamedMetricPoint"]>, ParentType, ContextType>;
+  addonUsages?: Resolver<Array<ResolversTypes["AddonUsage"]>, ParentType, ContextType>;
 };
 
 export type ErrorLogResolvers<
@@ -5918,6 +6427,228 @@ export type NewAccessTokenResolvers<
   key?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
+export type AddonBadgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonBadge"] = ResolversParentTypes["AddonBadge"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  primaryColor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  secondaryColor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  emoji?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type AddonPlanFeatureResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonPlanFeature"] = ResolversParentTypes["AddonPlanFeature"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type AddonPlanResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonPlan"] = ResolversParentTypes["AddonPlan"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  price?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  pricePer?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  rpsLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  monthlyRequestsLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes["AddonPlanFeature"]>, ParentType, ContextType>;
+};
+
+export type AddonRpcMethodArgumentResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonRpcMethodArgument"] = ResolversParentTypes["AddonRpcMethodArgument"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  dataType?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  position?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  sample?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type AddonRpcMethodResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonRpcMethod"] = ResolversParentTypes["AddonRpcMethod"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  numberOfArguments?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  paramStructure?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  documentationUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  arguments?: Resolver<Array<ResolversTypes["AddonRpcMethodArgument"]>, ParentType, ContextType>;
+  sampleRequest?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type AddonRestPathResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonRestPath"] = ResolversParentTypes["AddonRestPath"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  httpMethod?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  documentationUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  sampleBody?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  sampleQueryString?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  sampleUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type AddonCategoryResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonCategory"] = ResolversParentTypes["AddonCategory"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  addonsCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type AddonResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["Addon"] = ResolversParentTypes["Addon"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  longDescription?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  iconUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isBeta?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  categories?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
+  position?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  prelisted?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  hidden?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  autoselectAtCheckout?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  supportEmail?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  supportUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  organizationName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  chainNetworks?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
+  canonicalNetworks?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
+  gettingStartedInstructions?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isInstalled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  marketplaceExId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  usingCustomerEndpoints?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  badges?: Resolver<Array<ResolversTypes["AddonBadge"]>, ParentType, ContextType>;
+  plans?: Resolver<Array<ResolversTypes["AddonPlan"]>, ParentType, ContextType>;
+  rpcMethods?: Resolver<Array<ResolversTypes["AddonRpcMethod"]>, ParentType, ContextType>;
+  restPaths?: Resolver<Array<ResolversTypes["AddonRestPath"]>, ParentType, ContextType>;
+  startingPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type CouponResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["Coupon"] = ResolversParentTypes["Coupon"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  valid?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amountOff?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  percentOff?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  duration?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  durationInMonths?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+};
+
+export type BundleResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["Bundle"] = ResolversParentTypes["Bundle"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  visible?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  discountPercent?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  allowedNetworks?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
+  marketplaceAddOns?: Resolver<Array<ResolversTypes["Addon"]>, ParentType, ContextType>;
+  couponCode?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  coupon?: Resolver<Maybe<ResolversTypes["Coupon"]>, ParentType, ContextType>;
+};
+
+export type NetworkInfoResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["NetworkInfo"] = ResolversParentTypes["NetworkInfo"],
+> = {
+  network?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  chain?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  chainId?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  isTestnet?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  addons?: Resolver<Array<ResolversTypes["Addon"]>, ParentType, ContextType>;
+};
+
+export type AddonPriceResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonPrice"] = ResolversParentTypes["AddonPrice"],
+> = {
+  listPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  discount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  total?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  interval?: Resolver<ResolversTypes["AddonInterval"], ParentType, ContextType>;
+  discountedIntervals?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  couponCode?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+};
+
+export type InstalledRpcMethodResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InstalledRpcMethod"] = ResolversParentTypes["InstalledRpcMethod"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isDisabled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  automaticallyDisabled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  endpointUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  sampleRequest?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type AccountAddonResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AccountAddon"] = ResolversParentTypes["AccountAddon"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  addonId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  addonName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  addonKind?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  addonSlug?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  organizationName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  iconUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  supportUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  planId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  planName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  planPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  planMonthlyRequests?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  planMonthlyRequestsLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  interval?: Resolver<ResolversTypes["AddonInterval"], ParentType, ContextType>;
+  endpointsCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  isPendingDeactivation?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  isPendingDowngrade?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  disableChanges?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  endpointId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
+};
+
+export type AddonUsageResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AddonUsage"] = ResolversParentTypes["AddonUsage"],
+> = {
+  addonSlug?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  addonName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  requests?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  credits?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  refused?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -6066,4 +6797,19 @@ export type Resolvers<ContextType = Context> = {
   AccessTokenIpRateLimit?: AccessTokenIpRateLimitResolvers<ContextType>;
   AccessToken?: AccessTokenResolvers<ContextType>;
   NewAccessToken?: NewAccessTokenResolvers<ContextType>;
+  AddonBadge?: AddonBadgeResolvers<ContextType>;
+  AddonPlanFeature?: AddonPlanFeatureResolvers<ContextType>;
+  AddonPlan?: AddonPlanResolvers<ContextType>;
+  AddonRpcMethodArgument?: AddonRpcMethodArgumentResolvers<ContextType>;
+  AddonRpcMethod?: AddonRpcMethodResolvers<ContextType>;
+  AddonRestPath?: AddonRestPathResolvers<ContextType>;
+  AddonCategory?: AddonCategoryResolvers<ContextType>;
+  Addon?: AddonResolvers<ContextType>;
+  Coupon?: CouponResolvers<ContextType>;
+  Bundle?: BundleResolvers<ContextType>;
+  NetworkInfo?: NetworkInfoResolvers<ContextType>;
+  AddonPrice?: AddonPriceResolvers<ContextType>;
+  InstalledRpcMethod?: InstalledRpcMethodResolvers<ContextType>;
+  AccountAddon?: AccountAddonResolvers<ContextType>;
+  AddonUsage?: AddonUsageResolvers<ContextType>;
 };

@@ -83,6 +83,7 @@ export type Kind =
   | "kvUpload"
   | "inspectionUrl"
   | "accessToken"
+  | "addonInstall"
   | "user";
 
 /**
@@ -176,6 +177,15 @@ export const ID_ARGS: Record<string, Kind> = {
   "clearInspectedRequests.id": "inspectionUrl",
   "revokeAccessToken.id": "accessToken",
   "updateAccessTokenIpRateLimit.id": "accessToken",
+  "installedAddons.endpointId": "endpoint",
+  "installAddon.input.endpointId": "endpoint",
+  "installBundle.input.endpointId": "endpoint",
+  "sendEvent.endpointId": "endpoint",
+  "sendEvent.installId": "addonInstall",
+  "changeAddonPlan.input.addonId": "addonInstall",
+  "deleteAddon.addonId": "addonInstall",
+  "deactivateAddOnImmediately.accountAddOnId": "addonInstall",
+  "cancelDeactivation.addonId": "addonInstall",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
@@ -185,6 +195,23 @@ export const NOT_OWNED_IDS: Record<string, string> = {
   "inspectedRequest.requestId": "looked up within the inspection URL named by id, which is the tenancy case",
   "toggleRpcMethod.methodId": "a JSON-RPC method name from the catalogue, the same for every account",
   "createQuickFunction.input.templateId": "a template from the catalogue, the same for every account",
+  "addonPrice.planId": "an add-on plan from the catalogue, the same for every account",
+  "installAddon.input.planId": "an add-on plan from the catalogue, the same for every account",
+  "installAccountAddon.input.planId": "an add-on plan from the catalogue, the same for every account",
+  "changeAddonPlan.input.currentPlanId":
+    "an add-on plan from the catalogue, checked against the install named by addonId",
+  "changeAddonPlan.input.newPlanId": "an add-on plan from the catalogue, the same for every account",
+  "checkCouponCode.planId": "an add-on plan from the catalogue, the same for every account",
+  "installBundle.input.bundleId": "a bundle from the catalogue, the same for every account",
+  "trackBundle.bundleId": "a bundle from the catalogue, the same for every account",
+  "installAddon.input.stripeSourceId":
+    "the payment provider's reference kept with the install; nothing is looked up by it",
+  "installAccountAddon.input.stripeSourceId":
+    "the payment provider's reference kept with the install; nothing is looked up by it",
+  "changeAddonPlan.input.stripeSourceId":
+    "the payment provider's reference kept with the install; nothing is looked up by it",
+  "installBundle.input.stripeSourceId":
+    "the payment provider's reference kept with the install; nothing is looked up by it",
 };
 
 /** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
@@ -312,6 +339,15 @@ const OP_SAMPLES: Record<string, unknown> = {
   "callFunction.input.network": undefined,
   "callFunction.input.dataset": undefined,
   "callFunction.input.blockNumber": undefined,
+  "addonPrice.planId": "trace-debug-pro",
+  "installAddon.input.planId": "trace-debug-pro",
+  "installAccountAddon.input.planId": "tx-guard-team",
+  "changeAddonPlan.input.currentPlanId": "trace-debug-starter",
+  "changeAddonPlan.input.newPlanId": "trace-debug-pro",
+  "checkCouponCode.couponCode": "BUILDERS20",
+  "installBundle.input.bundleId": "debug-kit",
+  "trackBundle.bundleId": "debug-kit",
+  "trackBundle.event": "VIEWED",
 };
 
 /**

@@ -115,6 +115,17 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       { input: { name: "proof", network, url } },
     )
   ).createWebhook.id;
+  // On its own endpoint, so the add-on is not on ids.endpoint, where an install by the proofs must not conflict.
+  const { createEndpoint: addonEndpoint } = await gql<{ createEndpoint: { id: string } }>(
+    "mutation($input: CreateEndpointInput!) { createEndpoint(input: $input) { id } }",
+    { input: { chain: "ethereum", network, label: "proof add-on" } },
+  );
+  ids.addonInstall = (
+    await gql<{ installAddon: { id: string } }>(
+      'mutation($e: ID!) { installAddon(input: { endpointId: $e, planId: "trace-debug-starter" }) { id } }',
+      { e: addonEndpoint.id },
+    )
+  ).installAddon.id;
   const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
   ids.user = team.find((m) => m.role !== "OWNER")?.userId;
   return { ids, network, url, publicKey };

@@ -1,0 +1,146 @@
+import { and, desc, eq, inArray, isNotNull, isNull, lte, or } from "drizzle-orm";
+import type { Executor } from "../../platform/db/index.ts";
+import { addonEvents, addonInstalls } from "./tables.ts";
+
+export type InstallRow = typeof addonInstalls.$inferSelect;
+export type NewInstall = Omit<typeof addonInstalls.$inferInsert, "accountId" | "id" | "createdAt" | "endedAt">;
+
+const live = isNull(addonInstalls.endedAt);
+
+export async function liveInstalls(db: Executor, accountId: string): Promise<InstallRow[]> {
+  return db
+    .select()
+    .from(addonInstalls)
+    .where(and(eq(addonInstalls.accountId, accountId), live))
+    .orderBy(desc(addonInstalls.createdAt));
+}
+
+export async function liveInstallsOnEndpoints(
+  db: Executor,
+  accountId: string,
+  endpointIds: readonly string[],
+): Promise<InstallRow[]> {
+  if (endpointIds.length === 0) return [];
+  return db
+    .select()
+    .from(addonInstalls)
+    .where(and(eq(addonInstalls.accountId, accountId), inArray(addonInstalls.endpointId, [...endpointIds]), live))
+    .orderBy(addonInstalls.createdAt);
+}
+
+export async function liveInstall(db: Executor, accountId: string, id: string): Promise<InstallRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(addonInstalls)
+    .where(and(eq(addonInstalls.accountId, accountId), eq(addonInstalls.id, id), live));
+  return row;
+}
+
+/** Locks the install's row for a state transition, so two transitions of one install run one after another. */
+export async function lockLiveInstall(db: Executor, accountId: string, id: string): Promise<InstallRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(addonInstalls)
+    .where(and(eq(addonInstalls.accountId, accountId), eq(addonInstalls.id, id), live))
+    .for("update");
+  return row;
+}
+
+/** Inserts an install; undefined when the add-on is already live there (the partial unique indexes). */
+export async function insertInstall(
+  db: Executor,
+  accountId: string,
+  values: NewInstall,
+): Promise<InstallRow | undefined> {
+  const [row] = await db
+    .insert(addonInstalls)
+    .values({ ...values, accountId })
+    .onConflictDoNothing()
+    .returning();
+  return row;
+}
+
+export async function updateInstall(
+  db: Executor,
+  accountId: string,
+  id: string,
+  values: Partial<NewInstall> & { endedAt?: Date | null },
+): Promise<InstallRow> {
+  const [row] = await db
+    .update(addonInstalls)
+    .set(values)
+    .where(and(eq(addonInstalls.accountId, accountId), eq(addonInstalls.id, id)))
+    .returning();
+  return row as InstallRow;
+}
+
+/**
+ * Installs whose period ended with a change waiting (a deactivation or a downgrade), every account's:
+ * the housekeeping that settles them is the service's own, and answers nothing to a user.
+ */
+export async function installsDueAt(db: Executor, now: Date): Promise<InstallRow[]> {
+  return db
+    .select()
+    .from(addonInstalls)
+    .where(
+      and(
+        live,
+        or(
+          lte(addonInstalls.deactivatesAt, now),
+          and(isNotNull(addonInstalls.pendingPlanSlug), lte(addonInstalls.currentPeriodEnd, now)),
+        ),
+      ),
+    );
+}
+
+/**
+ * The live installs on the endpoints named (every endpoint when none are): the proxy's records read
+ * them, as the security domain's records do, unscoped by account and never returned to a user.
+ */
+export async function installsForProxy(db: Executor, endpointIds?: readonly string[]) {
+  return db
+    .select({
+      endpointId: addonInstalls.endpointId,
+      addonSlug: addonInstalls.addonSlug,
+      planSlug: addonInstalls.planSlug,
+      disabledMethods: addonInstalls.disabledMethods,
+    })
+    .from(addonInstalls)
+    .where(
+      and(
+        live,
+        isNotNull(addonInstalls.endpointId),
+        endpointIds ? inArray(addonInstalls.endpointId, [...endpointIds]) : undefined,
+      ),
+    );
+}
+
+/** The live endpoint installs of one endpoint, or of every endpoint (scope null), for the proxy's limits. */
+export async function installsForLimits(db: Executor, scope: { accountId: string; endpointId: string } | null) {
+  return db
+    .select({
+      id: addonInstalls.id,
+      accountId: addonInstalls.accountId,
+      endpointId: addonInstalls.endpointId,
+      addonSlug: addonInstalls.addonSlug,
+      planSlug: addonInstalls.planSlug,
+    })
+    .from(addonInstalls)
+    .where(
+      and(
+        live,
+        isNotNull(addonInstalls.endpointId),
+        scope
+          ? and(eq(addonInstalls.accountId, scope.accountId), eq(addonInstalls.endpointId, scope.endpointId))
+          : undefined,
+      ),
+    );
+}
+
+export async function recordEvent(
+  db: Executor,
+  accountId: string,
+  event: { kind: string; subject: string; endpointId?: string | null },
+) {
+  await db.insert(addonEvents).values({ accountId, ...event });
+}
