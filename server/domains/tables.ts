@@ -11,4 +11,5 @@ export * from "./kv/tables.ts";
 export * from "./ratelimits/tables.ts";
 export * from "./security/tables.ts";
 export * from "./streams/tables.ts";
+export * from "./token-index/tables.ts";
 export * from "./usage/tables.ts";
