@@ -8,12 +8,14 @@
  * read first, then the cursor block's hash (a mismatch is a reorg), then the logs, then the last block's
  * hash again (a change means the chain moved under the read: the range is read again). On a reorg the
  * fork point is the newest stored checkpoint whose hash the node still has; everything after it is undone
- * in one transaction and read again. docs/decisions/1550-token-index.md says why.
+ * in one transaction and read again. Transfers and checkpoints are kept only for the last
+ * REORG_WINDOW_BLOCKS blocks (what a reorg may replace); without a checkpoint there, the network is read
+ * again from the start. docs/decisions/1550-token-index.md says why.
  */
 import type { HeadWatch, NewHeads } from "../chain/heads.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import { RpcClient } from "../datasets/rpc.ts";
-import { decodeTransfers, type RawLog, TRANSFER_TOPICS_FILTER, type Transfer } from "./logs.ts";
+import { decodeTransfers, type RawLog, TRANSFER_TOPICS_FILTER, type Transfer, transferEffects } from "./logs.ts";
 import { readTokenMetadata } from "./metadata.ts";
 import type { IndexCursor, TokenIndexStore, TokenMetadata } from "./store.ts";
 
@@ -36,6 +38,11 @@ export interface TokenIndexerOptions {
 }
 
 const DEFAULT_POLL_MS = 2000;
+/**
+ * Blocks behind the head a reorg may replace: their transfers and range ends are kept to undo them. A
+ * deeper reorg (none on the chains served; Ethereum finalizes in 64–95 blocks) re-reads the network.
+ */
+export const REORG_WINDOW_BLOCKS = 1024;
 const MAX_BACKOFF_MS = 30_000;
 /** Checkpoints compared with the node per round trip when looking for a fork point. */
 const FORK_SEARCH_BATCH = 32;
@@ -207,7 +214,14 @@ export class TokenIndexer {
       next?.catch(() => undefined);
       const transfers = decodeTransfers(read.logs);
       const newTokens = await this.newTokenMetadata(network, rpc, transfers);
-      const written = await this.options.store.commitRange({ network, parent, end: read.end, transfers, newTokens });
+      const written = await this.options.store.commitRange({
+        network,
+        parent,
+        end: read.end,
+        keepFrom: head - REORG_WINDOW_BLOCKS + 1,
+        effects: transferEffects(transfers),
+        newTokens,
+      });
       if (!written) return { kind: "done" };
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
@@ -256,19 +270,25 @@ export class TokenIndexer {
   }
 
   /** Metadata of the tokens `transfers` name that the store does not have yet (read from the contracts). */
-  private async newTokenMetadata(network: string, rpc: RpcClient, transfers: Transfer[]): Promise<TokenMetadata[]> {
+  private async newTokenMetadata(
+    network: string,
+    rpc: RpcClient,
+    transfers: Transfer[],
+  ): Promise<(TokenMetadata & { firstBlock: number })[]> {
     if (transfers.length === 0) return [];
     let known = this.known.get(network);
     if (!known) {
       known = new Set(await this.options.store.knownTokens(network));
       this.known.set(network, known);
     }
-    const fresh = new Map<string, Transfer["standard"]>();
-    for (const t of transfers) if (!known.has(t.token) && !fresh.has(t.token)) fresh.set(t.token, t.standard);
-    return readTokenMetadata(
+    const fresh = new Map<string, Transfer>();
+    for (const t of transfers) if (!known.has(t.token) && !fresh.has(t.token)) fresh.set(t.token, t);
+    const firsts = [...fresh.values()];
+    const metadata = await readTokenMetadata(
       rpc,
-      [...fresh].map(([address, standard]) => ({ address, standard })),
+      firsts.map((t) => ({ address: t.token, standard: t.standard })),
     );
+    return metadata.map((m, i) => ({ ...m, firstBlock: firsts[i].blockNumber }));
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { TokenStandard, Transfer } from "./logs.ts";
+import type { TokenStandard, TransferEffects } from "./logs.ts";
 
 /**
  * The token index's store: the port through which the indexer keeps its progress and effects, and the
@@ -12,16 +12,17 @@ export interface TokenIndexStore {
   /** Addresses of the token contracts whose metadata is stored. */
   knownTokens(network: string): Promise<string[]>;
   /**
-   * Writes a range's transfers and their effects, its new tokens' metadata and its last block as the new
-   * cursor, in one transaction, only while the cursor is still `range.parent` (false when another indexer
+   * Writes a range's effects (and, within the reorg window, keeps them to undo), its new tokens' metadata
+   * and its last block as the new cursor, in one transaction, only while the cursor is still `range.parent` (false when another indexer
    * moved it, and nothing is written).
    */
   commitRange(range: IndexedRange): Promise<boolean>;
   /** Stored range ends below `below`, newest first: where a fork point is looked for. */
   checkpoints(network: string, below: number, limit: number): Promise<IndexCursor[]>;
   /**
-   * Undoes every effect of blocks after `ancestor` (all of them when null) and makes it the cursor, in one
-   * transaction, only while the cursor is still `expected` (false, and nothing is changed, otherwise).
+   * Undoes every effect of blocks after `ancestor` (from the kept changes) and makes it the cursor; with
+   * no ancestor, forgets the network's index whole (it is read again from the start). In one transaction,
+   * only while the cursor is still `expected` (false, and nothing is changed, otherwise).
    */
   rollBack(network: string, ancestor: IndexCursor | null, expected: IndexCursor): Promise<boolean>;
 
@@ -55,8 +56,15 @@ export interface IndexedRange {
   parent: IndexCursor | null;
   /** Its last block, the new cursor. */
   end: IndexCursor;
-  transfers: Transfer[];
-  newTokens: TokenMetadata[];
+  /**
+   * The oldest block a reorg may still replace (the head less the reorg window): the changes of ranges
+   * ending from it on, and their checkpoints, are kept for a rollback; older ones are not (and are dropped).
+   */
+  keepFrom: number;
+  /** What the range's transfers change, summed (logs.ts transferEffects). */
+  effects: TransferEffects;
+  /** Token contracts first seen in the range, with the block of their first transfer. */
+  newTokens: (TokenMetadata & { firstBlock: number })[];
 }
 
 export interface WalletPageQuery {

@@ -35,8 +35,7 @@ const RECEIPT_TIMEOUT_MS = 60_000;
 /** Sends transactions from unlocked accounts in order and waits until each is mined; throws on a revert. */
 export async function sendTransactions(rpc: RpcClient, transactions: readonly Transaction[]): Promise<Receipt[]> {
   const hashes: string[] = [];
-  for (const tx of transactions)
-    hashes.push(await rpc.call<string>("eth_sendTransaction", [{ ...tx, gas: "0x1c9c380" }]));
+  for (const tx of transactions) hashes.push(await rpc.call<string>("eth_sendTransaction", [tx]));
   const receipts: Receipt[] = [];
   const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
   for (const [i, hash] of hashes.entries()) {
@@ -47,7 +46,10 @@ export async function sendTransactions(rpc: RpcClient, transactions: readonly Tr
         receipts.push(receipt);
         break;
       }
-      if (Date.now() > deadline) throw new Error(`transaction ${hash} was not mined within ${RECEIPT_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `transaction ${hash} was not mined within ${RECEIPT_TIMEOUT_MS} ms (pool: ${JSON.stringify(await rpc.call("txpool_status"))})`,
+        );
       await new Promise((r) => setTimeout(r, RECEIPT_POLL_MS));
     }
   }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { type Transfer, type TransferEffects, transferEffects } from "../../dataplane/token-index/logs.ts";
+import type { TransferEffects } from "../../dataplane/token-index/logs.ts";
 import type {
   FungibleBalance,
   IndexCursor,
@@ -7,9 +7,6 @@ import type {
   TokenIndexStore,
   WalletPageQuery,
 } from "../../dataplane/token-index/store.ts";
-
-/** Range ends kept behind the cursor, in blocks: a reorg deeper than this re-reads the network from block 0. */
-export const CHECKPOINT_BLOCKS = 1024;
 
 /**
  * The token index's store on PostgreSQL (tables.ts). Writes run in one transaction under an advisory lock
@@ -36,30 +33,8 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
 
     commitRange: (range) =>
       inNetworkTransaction(pool, range.network, range.parent, async (client) => {
-        const { network, transfers, end } = range;
-        if (transfers.length > 0) {
-          await client.query(
-            `insert into token_transfers
-               (network, block_number, log_index, seq, token, standard, from_address, to_address, token_id, amount)
-             select $1, * from unnest($2::bigint[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[],
-               $8::text[], $9::numeric[], $10::numeric[])`,
-            [
-              network,
-              transfers.map((t) => t.blockNumber),
-              transfers.map((t) => t.logIndex),
-              transfers.map((t) => t.seq),
-              transfers.map((t) => t.token),
-              transfers.map((t) => t.standard),
-              transfers.map((t) => t.from),
-              transfers.map((t) => t.to),
-              transfers.map((t) => t.tokenId),
-              transfers.map((t) => t.amount),
-            ],
-          );
-        }
+        const { network, effects, end, keepFrom } = range;
         if (range.newTokens.length > 0) {
-          const firstBlock = new Map<string, number>();
-          for (const t of transfers) if (!firstBlock.has(t.token)) firstBlock.set(t.token, t.blockNumber);
           const tokens = range.newTokens;
           await client.query(
             `insert into token_contracts (network, address, standard, name, symbol, decimals, first_block)
@@ -72,19 +47,24 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
               tokens.map((t) => t.name),
               tokens.map((t) => t.symbol),
               tokens.map((t) => t.decimals),
-              tokens.map((t) => firstBlock.get(t.address) ?? end.block),
+              tokens.map((t) => t.firstBlock),
             ],
           );
         }
-        await applyEffects(client, network, transferEffects(transfers));
-        await client.query(
-          "insert into token_index_checkpoints (network, block_number, block_hash) values ($1, $2, $3) on conflict do nothing",
-          [network, end.block, end.hash],
-        );
-        await client.query("delete from token_index_checkpoints where network = $1 and block_number < $2", [
-          network,
-          end.block - CHECKPOINT_BLOCKS,
-        ]);
+        const arrays = effectArrays(effects);
+        await applyEffects(client, network, arrays);
+        // Only what a reorg may still undo is kept: the changes of ranges ending in the window.
+        if (end.block >= keepFrom) {
+          await keepChanges(client, network, end.block, arrays);
+          await client.query(
+            "insert into token_index_checkpoints (network, block_number, block_hash) values ($1, $2, $3) on conflict do nothing",
+            [network, end.block, end.hash],
+          );
+        }
+        for (const table of ["token_index_checkpoints", "token_balance_changes", "nft_holding_changes"] as const) {
+          const column = table === "token_index_checkpoints" ? "block_number" : "range_end";
+          await client.query(`delete from ${table} where network = $1 and ${column} < $2`, [network, keepFrom]);
+        }
         await client.query(
           `insert into token_index_cursors (network, block_number, block_hash) values ($1, $2, $3)
            on conflict (network) do update set block_number = excluded.block_number,
@@ -104,25 +84,47 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
 
     rollBack: (network, ancestor, expected) =>
       inNetworkTransaction(pool, network, expected, async (client) => {
-        const after = ancestor?.block ?? -1;
-        const { rows } = await client.query<TransferRow>(
-          `select block_number, log_index, seq, token, standard, from_address, to_address, token_id, amount
-           from token_transfers where network = $1 and block_number > $2`,
+        if (!ancestor) {
+          for (const table of NETWORK_TABLES) await client.query(`delete from ${table} where network = $1`, [network]);
+          return;
+        }
+        const after = ancestor.block;
+        const fungible = await client.query<{
+          owner: string;
+          token: string;
+          quantity_in: string;
+          quantity_out: string;
+        }>(
+          `select owner, token, -sum(quantity_in) as quantity_in, -sum(quantity_out) as quantity_out
+           from token_balance_changes where network = $1 and range_end > $2 group by owner, token`,
           [network, after],
         );
-        await applyEffects(client, network, transferEffects(rows.map(transferOf), -1n));
-        await client.query("delete from token_transfers where network = $1 and block_number > $2", [network, after]);
+        const nft = await client.query<{ token: string; token_id: string; owner: string; amount: string }>(
+          `select token, token_id, owner, -sum(amount) as amount
+           from nft_holding_changes where network = $1 and range_end > $2 group by token, token_id, owner`,
+          [network, after],
+        );
+        await applyEffects(client, network, {
+          owners: fungible.rows.map((r) => r.owner),
+          tokens: fungible.rows.map((r) => r.token),
+          ins: fungible.rows.map((r) => r.quantity_in),
+          outs: fungible.rows.map((r) => r.quantity_out),
+          nftTokens: nft.rows.map((r) => r.token),
+          nftIds: nft.rows.map((r) => r.token_id),
+          nftOwners: nft.rows.map((r) => r.owner),
+          nftAmounts: nft.rows.map((r) => r.amount),
+        });
+        await client.query("delete from token_balance_changes where network = $1 and range_end > $2", [network, after]);
+        await client.query("delete from nft_holding_changes where network = $1 and range_end > $2", [network, after]);
         await client.query("delete from token_index_checkpoints where network = $1 and block_number > $2", [
           network,
           after,
         ]);
         await client.query("delete from token_contracts where network = $1 and first_block > $2", [network, after]);
-        if (ancestor)
-          await client.query(
-            "update token_index_cursors set block_number = $2, block_hash = $3, updated_at = now() where network = $1",
-            [network, ancestor.block, ancestor.hash],
-          );
-        else await client.query("delete from token_index_cursors where network = $1", [network]);
+        await client.query(
+          "update token_index_cursors set block_number = $2, block_hash = $3, updated_at = now() where network = $1",
+          [network, ancestor.block, ancestor.hash],
+        );
       }),
 
     async fungibleBalances(network, query) {
@@ -200,6 +202,17 @@ const WALLET_NFTS_SQL = `
     and ($4::text is null or h.token > $4)
   order by h.token, h.token_id limit $5 offset $6`;
 
+/** Every table of the index, each keyed by network first. */
+const NETWORK_TABLES = [
+  "token_balance_changes",
+  "nft_holding_changes",
+  "token_balances",
+  "nft_holdings",
+  "token_contracts",
+  "token_index_checkpoints",
+  "token_index_cursors",
+] as const;
+
 interface FungibleRow {
   token: string;
   name: string | null;
@@ -218,32 +231,6 @@ interface NftRow {
   token_id: string;
   amount: string;
   total: string;
-}
-
-interface TransferRow {
-  block_number: string;
-  log_index: number;
-  seq: number;
-  token: string;
-  standard: Transfer["standard"];
-  from_address: string;
-  to_address: string;
-  token_id: string | null;
-  amount: string;
-}
-
-function transferOf(r: TransferRow): Transfer {
-  return {
-    blockNumber: Number(r.block_number),
-    logIndex: r.log_index,
-    seq: r.seq,
-    token: r.token,
-    standard: r.standard,
-    from: r.from_address,
-    to: r.to_address,
-    tokenId: r.token_id,
-    amount: r.amount,
-  };
 }
 
 export function walletParams(network: string, q: WalletPageQuery): unknown[] {
@@ -306,56 +293,90 @@ async function inNetworkTransaction(
   }
 }
 
+/** Effects as the column arrays of the statements that write them. */
+interface EffectArrays {
+  owners: string[];
+  tokens: string[];
+  ins: string[];
+  outs: string[];
+  nftTokens: string[];
+  nftIds: string[];
+  nftOwners: string[];
+  nftAmounts: string[];
+}
+
+function effectArrays(effects: TransferEffects): EffectArrays {
+  const arrays: EffectArrays = {
+    owners: [],
+    tokens: [],
+    ins: [],
+    outs: [],
+    nftTokens: [],
+    nftIds: [],
+    nftOwners: [],
+    nftAmounts: [],
+  };
+  for (const [key, [qIn, qOut]] of effects.fungible) {
+    const [owner, token] = key.split("|");
+    arrays.owners.push(owner);
+    arrays.tokens.push(token);
+    arrays.ins.push(qIn.toString());
+    arrays.outs.push(qOut.toString());
+  }
+  for (const [key, amount] of effects.nft) {
+    const [token, tokenId, owner] = key.split("|");
+    arrays.nftTokens.push(token);
+    arrays.nftIds.push(tokenId);
+    arrays.nftOwners.push(owner);
+    arrays.nftAmounts.push(amount.toString());
+  }
+  return arrays;
+}
+
+/** Keeps a range's changes, so a rollback to a checkpoint before it can undo them. */
+async function keepChanges(client: pg.PoolClient, network: string, rangeEnd: number, a: EffectArrays): Promise<void> {
+  if (a.owners.length > 0)
+    await client.query(
+      `insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
+       select $1, $2, * from unnest($3::text[], $4::text[], $5::numeric[], $6::numeric[])`,
+      [network, rangeEnd, a.owners, a.tokens, a.ins, a.outs],
+    );
+  if (a.nftTokens.length > 0)
+    await client.query(
+      `insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
+       select $1, $2, * from unnest($3::text[], $4::numeric[], $5::text[], $6::numeric[])`,
+      [network, rangeEnd, a.nftTokens, a.nftIds, a.nftOwners, a.nftAmounts],
+    );
+}
+
 /** Adds summed effects to the holdings; rows a rollback brings to nothing are removed. */
-async function applyEffects(client: pg.PoolClient, network: string, effects: TransferEffects): Promise<void> {
-  if (effects.fungible.size > 0) {
-    const owners: string[] = [];
-    const tokens: string[] = [];
-    const ins: string[] = [];
-    const outs: string[] = [];
-    for (const [key, [qIn, qOut]] of effects.fungible) {
-      const [owner, token] = key.split("|");
-      owners.push(owner);
-      tokens.push(token);
-      ins.push(qIn.toString());
-      outs.push(qOut.toString());
-    }
+async function applyEffects(client: pg.PoolClient, network: string, a: EffectArrays): Promise<void> {
+  if (a.owners.length > 0) {
     await client.query(
       `insert into token_balances (network, owner, token, quantity_in, quantity_out)
        select $1, * from unnest($2::text[], $3::text[], $4::numeric[], $5::numeric[])
        on conflict (network, owner, token) do update set
          quantity_in = token_balances.quantity_in + excluded.quantity_in,
          quantity_out = token_balances.quantity_out + excluded.quantity_out`,
-      [network, owners, tokens, ins, outs],
+      [network, a.owners, a.tokens, a.ins, a.outs],
     );
     await client.query(
       `delete from token_balances b using unnest($2::text[], $3::text[]) k(owner, token)
        where b.network = $1 and b.owner = k.owner and b.token = k.token and b.quantity_in = 0 and b.quantity_out = 0`,
-      [network, owners, tokens],
+      [network, a.owners, a.tokens],
     );
   }
-  if (effects.nft.size > 0) {
-    const tokens: string[] = [];
-    const ids: string[] = [];
-    const owners: string[] = [];
-    const amounts: string[] = [];
-    for (const [key, amount] of effects.nft) {
-      const [token, tokenId, owner] = key.split("|");
-      tokens.push(token);
-      ids.push(tokenId);
-      owners.push(owner);
-      amounts.push(amount.toString());
-    }
+  if (a.nftTokens.length > 0) {
     await client.query(
       `insert into nft_holdings (network, token, token_id, owner, amount)
        select $1, * from unnest($2::text[], $3::numeric[], $4::text[], $5::numeric[])
        on conflict (network, token, token_id, owner) do update set amount = nft_holdings.amount + excluded.amount`,
-      [network, tokens, ids, owners, amounts],
+      [network, a.nftTokens, a.nftIds, a.nftOwners, a.nftAmounts],
     );
     await client.query(
       `delete from nft_holdings h using unnest($2::text[], $3::numeric[], $4::text[]) k(token, token_id, owner)
        where h.network = $1 and h.token = k.token and h.token_id = k.token_id and h.owner = k.owner and h.amount = 0`,
-      [network, tokens, ids, owners],
+      [network, a.nftTokens, a.nftIds, a.nftOwners],
     );
   }
 }

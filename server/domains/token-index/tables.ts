@@ -3,7 +3,7 @@ import { bigint, index, integer, numeric, pgTable, primaryKey, text, timestamp }
 /**
  * The token index (server/dataplane/token-index/): chain data read from transfer logs, the same for every
  * account, so these tables carry no account id. Addresses are lower-case hex; amounts and ids are
- * uint256, kept exactly as numeric(78, 0). Why it is shaped so: docs/decisions/1550-token-index.md.
+ * uint256, kept exactly as numeric(78, 0). The logs themselves are not kept: their effects are. Why it is shaped so: docs/decisions/1550-token-index.md.
  */
 const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0 });
 
@@ -42,22 +42,36 @@ export const tokenContracts = pgTable(
   (t) => [primaryKey({ columns: [t.network, t.address] })],
 );
 
-/** Every indexed transfer (one per id of a TransferBatch): what a rollback undoes. */
-export const tokenTransfers = pgTable(
-  "token_transfers",
+/**
+ * What each range written within the reorg window changed, summed per holder and token: what a rollback
+ * to one of its checkpoints (range ends) undoes. ERC-20 quantities in and out.
+ */
+export const tokenBalanceChanges = pgTable(
+  "token_balance_changes",
   {
     network: text("network").notNull(),
-    blockNumber: bigint("block_number", { mode: "number" }).notNull(),
-    logIndex: integer("log_index").notNull(),
-    seq: integer("seq").notNull(),
+    rangeEnd: bigint("range_end", { mode: "number" }).notNull(),
+    owner: text("owner").notNull(),
     token: text("token").notNull(),
-    standard: text("standard").notNull(),
-    fromAddress: text("from_address").notNull(),
-    toAddress: text("to_address").notNull(),
-    tokenId: uint256("token_id"),
-    amount: uint256("amount").notNull(),
+    quantityIn: uint256("quantity_in").notNull(),
+    quantityOut: uint256("quantity_out").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.network, t.blockNumber, t.logIndex, t.seq] })],
+  (t) => [index("token_balance_changes_range").on(t.network, t.rangeEnd)],
+);
+
+/** The same for NFTs: the signed change of the amount a holder has of one id. */
+export const nftHoldingChanges = pgTable(
+  "nft_holding_changes",
+  {
+    network: text("network").notNull(),
+    rangeEnd: bigint("range_end", { mode: "number" }).notNull(),
+    token: text("token").notNull(),
+    tokenId: uint256("token_id").notNull(),
+    owner: text("owner").notNull(),
+    /** Signed; numeric(78, 0) holds ±(2^256 − 1). */
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+  },
+  (t) => [index("nft_holding_changes_range").on(t.network, t.rangeEnd)],
 );
 
 /** ERC-20 totals per holder and token: what it received and sent (its balance is the difference). */

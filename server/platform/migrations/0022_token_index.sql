@@ -1,3 +1,12 @@
+CREATE TABLE "nft_holding_changes" (
+	"network" text NOT NULL,
+	"range_end" bigint NOT NULL,
+	"token" text NOT NULL,
+	"token_id" numeric(78, 0) NOT NULL,
+	"owner" text NOT NULL,
+	"amount" numeric(78, 0) NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "nft_holdings" (
 	"network" text NOT NULL,
 	"token" text NOT NULL,
@@ -5,6 +14,15 @@ CREATE TABLE "nft_holdings" (
 	"owner" text NOT NULL,
 	"amount" numeric(78, 0) NOT NULL,
 	CONSTRAINT "nft_holdings_network_token_token_id_owner_pk" PRIMARY KEY("network","token","token_id","owner")
+);
+--> statement-breakpoint
+CREATE TABLE "token_balance_changes" (
+	"network" text NOT NULL,
+	"range_end" bigint NOT NULL,
+	"owner" text NOT NULL,
+	"token" text NOT NULL,
+	"quantity_in" numeric(78, 0) NOT NULL,
+	"quantity_out" numeric(78, 0) NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "token_balances" (
@@ -41,19 +59,7 @@ CREATE TABLE "token_index_cursors" (
 	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE "token_transfers" (
-	"network" text NOT NULL,
-	"block_number" bigint NOT NULL,
-	"log_index" integer NOT NULL,
-	"seq" integer NOT NULL,
-	"token" text NOT NULL,
-	"standard" text NOT NULL,
-	"from_address" text NOT NULL,
-	"to_address" text NOT NULL,
-	"token_id" numeric(78, 0),
-	"amount" numeric(78, 0) NOT NULL,
-	CONSTRAINT "token_transfers_network_block_number_log_index_seq_pk" PRIMARY KEY("network","block_number","log_index","seq")
-);
---> statement-breakpoint
+CREATE INDEX "nft_holding_changes_range" ON "nft_holding_changes" USING btree ("network","range_end");--> statement-breakpoint
 CREATE INDEX "nft_holdings_owner" ON "nft_holdings" USING btree ("network","owner","token","token_id");--> statement-breakpoint
-CREATE INDEX "nft_holdings_token_owner" ON "nft_holdings" USING btree ("network","token","owner");
+CREATE INDEX "nft_holdings_token_owner" ON "nft_holdings" USING btree ("network","token","owner");--> statement-breakpoint
+CREATE INDEX "token_balance_changes_range" ON "token_balance_changes" USING btree ("network","range_end");
