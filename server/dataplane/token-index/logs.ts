@@ -35,10 +35,10 @@ export interface Transfer {
   standard: TokenStandard;
   from: string;
   to: string;
-  /** Decimal; null for ERC-20. */
-  tokenId: string | null;
-  /** Decimal: the ERC-20 value, 1 for ERC-721, the ERC-1155 value. */
-  amount: string;
+  /** Null for ERC-20. */
+  tokenId: bigint | null;
+  /** The ERC-20 value, 1 for ERC-721, the ERC-1155 value. */
+  amount: bigint;
 }
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
@@ -86,7 +86,7 @@ export function decodeTransfers(logs: readonly RawLog[]): Transfer[] {
           from: topicAddress(topics[1]),
           to: topicAddress(topics[2]),
           tokenId: null,
-          amount: wordNumber(data, 0).toString(),
+          amount: BigInt(data),
         });
       } else if (topics.length === 4 && data.length === 2) {
         out.push({
@@ -95,8 +95,8 @@ export function decodeTransfers(logs: readonly RawLog[]): Transfer[] {
           standard: "ERC721",
           from: topicAddress(topics[1]),
           to: topicAddress(topics[2]),
-          tokenId: BigInt(topics[3]).toString(),
-          amount: "1",
+          tokenId: BigInt(topics[3]),
+          amount: 1n,
         });
       }
     } else if (topics[0] === TRANSFER_SINGLE_TOPIC) {
@@ -107,8 +107,8 @@ export function decodeTransfers(logs: readonly RawLog[]): Transfer[] {
           standard: "ERC1155",
           from: topicAddress(topics[2]),
           to: topicAddress(topics[3]),
-          tokenId: wordNumber(data, 0).toString(),
-          amount: wordNumber(data, 1).toString(),
+          tokenId: wordNumber(data, 0),
+          amount: wordNumber(data, 1),
         });
       }
     } else if (topics[0] === TRANSFER_BATCH_TOPIC && topics.length === 4 && data.length >= 2 + 4 * WORD) {
@@ -124,8 +124,8 @@ export function decodeTransfers(logs: readonly RawLog[]): Transfer[] {
           standard: "ERC1155",
           from,
           to,
-          tokenId: id.toString(),
-          amount: values[seq].toString(),
+          tokenId: id,
+          amount: values[seq],
         });
       }
     }
@@ -141,15 +141,12 @@ export interface TransferEffects {
   nft: Map<string, bigint>;
 }
 
-/**
- * The effects of `transfers`, summed per holder (the zero address, which mints and burns, holds nothing);
- * `sign` -1 gives the effects that undo them (an orphaned range's).
- */
-export function transferEffects(transfers: readonly Transfer[], sign: 1n | -1n = 1n): TransferEffects {
+/** The effects of `transfers`, summed per holder (the zero address, which mints and burns, holds nothing). */
+export function transferEffects(transfers: readonly Transfer[]): TransferEffects {
   const fungible = new Map<string, [bigint, bigint]>();
   const nft = new Map<string, bigint>();
   for (const t of transfers) {
-    const amount = BigInt(t.amount) * sign;
+    const amount = t.amount;
     if (t.standard === "ERC20") {
       if (t.to !== ZERO_ADDRESS) {
         const key = `${t.to}|${t.token}`;

@@ -52,24 +52,41 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
           );
         }
         const arrays = effectArrays(effects);
-        await applyEffects(client, network, arrays);
-        // Only what a reorg may still undo is kept: the changes of ranges ending in the window.
-        if (end.block >= keepFrom) {
-          await keepChanges(client, network, end.block, arrays);
-          await client.query(
-            "insert into token_index_checkpoints (network, block_number, block_hash) values ($1, $2, $3) on conflict do nothing",
-            [network, end.block, end.hash],
-          );
-        }
-        for (const table of ["token_index_checkpoints", "token_balance_changes", "nft_holding_changes"] as const) {
-          const column = table === "token_index_checkpoints" ? "block_number" : "range_end";
-          await client.query(`delete from ${table} where network = $1 and ${column} < $2`, [network, keepFrom]);
-        }
+        // Forward, quantities only grow: no balance row comes to nothing (rollBack removes those).
+        await applyEffects(client, network, arrays, { removeEmptyBalances: false });
+        // One statement for the rest: within the reorg window the range's changes and checkpoint are kept;
+        // what fell out of the window is dropped; the cursor moves.
         await client.query(
-          `insert into token_index_cursors (network, block_number, block_hash) values ($1, $2, $3)
+          `with kept_balances as (
+             insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
+             select $1::text, $2::bigint, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[]) where $4::boolean),
+           kept_nfts as (
+             insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
+             select $1::text, $2::bigint, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[]) where $4::boolean),
+           checkpoint as (
+             insert into token_index_checkpoints (network, block_number, block_hash)
+             select $1::text, $2::bigint, $3::text where $4::boolean on conflict do nothing),
+           pruned_checkpoints as (delete from token_index_checkpoints where network = $1::text and block_number < $13::bigint),
+           pruned_balances as (delete from token_balance_changes where network = $1::text and range_end < $13::bigint),
+           pruned_nfts as (delete from nft_holding_changes where network = $1::text and range_end < $13::bigint)
+           insert into token_index_cursors (network, block_number, block_hash) values ($1::text, $2::bigint, $3::text)
            on conflict (network) do update set block_number = excluded.block_number,
              block_hash = excluded.block_hash, updated_at = now()`,
-          [network, end.block, end.hash],
+          [
+            network,
+            end.block,
+            end.hash,
+            end.block >= keepFrom,
+            arrays.owners,
+            arrays.tokens,
+            arrays.ins,
+            arrays.outs,
+            arrays.nftTokens,
+            arrays.nftIds,
+            arrays.nftOwners,
+            arrays.nftAmounts,
+            keepFrom,
+          ],
         );
       }),
 
@@ -104,16 +121,21 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
            from nft_holding_changes where network = $1 and range_end > $2 group by token, token_id, owner`,
           [network, after],
         );
-        await applyEffects(client, network, {
-          owners: fungible.rows.map((r) => r.owner),
-          tokens: fungible.rows.map((r) => r.token),
-          ins: fungible.rows.map((r) => r.quantity_in),
-          outs: fungible.rows.map((r) => r.quantity_out),
-          nftTokens: nft.rows.map((r) => r.token),
-          nftIds: nft.rows.map((r) => r.token_id),
-          nftOwners: nft.rows.map((r) => r.owner),
-          nftAmounts: nft.rows.map((r) => r.amount),
-        });
+        await applyEffects(
+          client,
+          network,
+          {
+            owners: fungible.rows.map((r) => r.owner),
+            tokens: fungible.rows.map((r) => r.token),
+            ins: fungible.rows.map((r) => r.quantity_in),
+            outs: fungible.rows.map((r) => r.quantity_out),
+            nftTokens: nft.rows.map((r) => r.token),
+            nftIds: nft.rows.map((r) => r.token_id),
+            nftOwners: nft.rows.map((r) => r.owner),
+            nftAmounts: nft.rows.map((r) => r.amount),
+          },
+          { removeEmptyBalances: true },
+        );
         await client.query("delete from token_balance_changes where network = $1 and range_end > $2", [network, after]);
         await client.query("delete from nft_holding_changes where network = $1 and range_end > $2", [network, after]);
         await client.query("delete from token_index_checkpoints where network = $1 and block_number > $2", [
@@ -333,24 +355,13 @@ function effectArrays(effects: TransferEffects): EffectArrays {
   return arrays;
 }
 
-/** Keeps a range's changes, so a rollback to a checkpoint before it can undo them. */
-async function keepChanges(client: pg.PoolClient, network: string, rangeEnd: number, a: EffectArrays): Promise<void> {
-  if (a.owners.length > 0)
-    await client.query(
-      `insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
-       select $1, $2, * from unnest($3::text[], $4::text[], $5::numeric[], $6::numeric[])`,
-      [network, rangeEnd, a.owners, a.tokens, a.ins, a.outs],
-    );
-  if (a.nftTokens.length > 0)
-    await client.query(
-      `insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
-       select $1, $2, * from unnest($3::text[], $4::numeric[], $5::text[], $6::numeric[])`,
-      [network, rangeEnd, a.nftTokens, a.nftIds, a.nftOwners, a.nftAmounts],
-    );
-}
-
 /** Adds summed effects to the holdings; rows a rollback brings to nothing are removed. */
-async function applyEffects(client: pg.PoolClient, network: string, a: EffectArrays): Promise<void> {
+async function applyEffects(
+  client: pg.PoolClient,
+  network: string,
+  a: EffectArrays,
+  options: { removeEmptyBalances: boolean },
+): Promise<void> {
   if (a.owners.length > 0) {
     await client.query(
       `insert into token_balances (network, owner, token, quantity_in, quantity_out)
@@ -360,11 +371,12 @@ async function applyEffects(client: pg.PoolClient, network: string, a: EffectArr
          quantity_out = token_balances.quantity_out + excluded.quantity_out`,
       [network, a.owners, a.tokens, a.ins, a.outs],
     );
-    await client.query(
-      `delete from token_balances b using unnest($2::text[], $3::text[]) k(owner, token)
+    if (options.removeEmptyBalances)
+      await client.query(
+        `delete from token_balances b using unnest($2::text[], $3::text[]) k(owner, token)
        where b.network = $1 and b.owner = k.owner and b.token = k.token and b.quantity_in = 0 and b.quantity_out = 0`,
-      [network, a.owners, a.tokens],
-    );
+        [network, a.owners, a.tokens],
+      );
   }
   if (a.nftTokens.length > 0) {
     await client.query(
