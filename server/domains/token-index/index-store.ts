@@ -338,12 +338,13 @@ function effectArrays(effects: TransferEffects): EffectArrays {
     nftOwners: [],
     nftAmounts: [],
   };
-  for (const [key, [qIn, qOut]] of effects.fungible) {
-    const [owner, token] = key.split("|");
-    arrays.owners.push(owner);
-    arrays.tokens.push(token);
-    arrays.ins.push(qIn.toString());
-    arrays.outs.push(qOut.toString());
+  for (const [token, holders] of effects.fungible) {
+    for (const [owner, [qIn, qOut]] of holders) {
+      arrays.owners.push(owner);
+      arrays.tokens.push(token);
+      arrays.ins.push(qIn.toString());
+      arrays.outs.push(qOut.toString());
+    }
   }
   for (const [key, amount] of effects.nft) {
     const [token, tokenId, owner] = key.split("|");
