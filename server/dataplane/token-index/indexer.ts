@@ -5,8 +5,8 @@
  * uses; polled when the node pushes none).
  *
  * Reorg safety: every range is read against the cursor it continues. The range's last block hash is
- * read first, then the cursor block's hash (a mismatch is a reorg), then the logs, then the last block's
- * hash again (a change means the chain moved under the read: the range is read again). On a reorg the
+ * read first, then the logs, then the last block's hash again (a change means the chain moved under the
+ * read: the range is read again) with the cursor block's hash (a mismatch is a reorg). On a reorg the
  * fork point is the newest stored checkpoint whose hash the node still has; everything after it is undone
  * in one transaction and read again. Transfers and checkpoints are kept only for the last
  * REORG_WINDOW_BLOCKS blocks (what a reorg may replace); without a checkpoint there, the network is read
@@ -244,19 +244,24 @@ export class TokenIndexer {
   }
 
   private async readRange(rpc: RpcClient, from: number, to: number, parent: IndexCursor | null): Promise<RangeRead> {
-    const getBlock = (n: number) => rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(n), false]);
-    // The order matters: the end's hash before the parent's, so a reorg between them shows as a mismatch.
-    const end = await getBlock(to);
+    const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
+    const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
     if (!end) return { kind: "moved" };
-    if (parent) {
-      const parentHeader = await getBlock(parent.block);
-      if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
-    }
     const logs = await rpc.call<RawLog[]>("eth_getLogs", [
       { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
     ]);
-    const endAgain = await getBlock(to);
+    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends) and the
+    // parent (the range continues the cursor). A reorg that replaced the parent replaced the end too, so
+    // whichever of the two the node answers first, a fork shows as one mismatch or the other.
+    const [endAgain, parentHeader] = (await rpc.batchSettled(
+      parent ? [getBlock(to), getBlock(parent.block)] : [getBlock(to)],
+    )) as (BlockHeader | null | Error)[];
+    if (endAgain instanceof Error) throw endAgain;
     if (endAgain?.hash !== end.hash) return { kind: "moved" };
+    if (parent) {
+      if (parentHeader instanceof Error) throw parentHeader;
+      if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
+    }
     return { kind: "range", from, end: { block: to, hash: end.hash }, logs };
   }
 
