@@ -52,12 +52,18 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
           );
         }
         const arrays = effectArrays(effects);
-        // Forward, quantities only grow: no balance row comes to nothing (rollBack removes those).
-        await applyEffects(client, network, arrays, { removeEmptyBalances: false });
-        // One statement for the rest: within the reorg window the range's changes and checkpoint are kept;
-        // what fell out of the window is dropped; the cursor moves.
+        // NFT amounts may come to nothing (and are removed); forward, ERC-20 quantities only grow.
+        await applyEffects(client, network, { ...arrays, owners: [] }, { removeEmptyBalances: false });
+        // One statement for the rest: the ERC-20 effects; within the reorg window the range's changes and
+        // checkpoint are kept; what fell out of the window is dropped; the cursor moves.
         await client.query(
-          `with kept_balances as (
+          `with balances as (
+             insert into token_balances (network, owner, token, quantity_in, quantity_out)
+             select $1::text, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+             on conflict (network, owner, token) do update set
+               quantity_in = token_balances.quantity_in + excluded.quantity_in,
+               quantity_out = token_balances.quantity_out + excluded.quantity_out),
+           kept_balances as (
              insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
              select $1::text, $2::bigint, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[]) where $4::boolean),
            kept_nfts as (
@@ -290,8 +296,10 @@ async function inNetworkTransaction(
 ): Promise<boolean> {
   const client = await pool.connect();
   try {
-    await client.query("begin");
-    await client.query("select pg_advisory_xact_lock(hashtext('token-index:' || $1))", [network]);
+    // One round trip for both (a simple query cannot carry parameters: the network is quoted here).
+    await client.query(
+      `begin; select pg_advisory_xact_lock(hashtext(${client.escapeLiteral(`token-index:${network}`)}))`,
+    );
     const { rows } = await client.query<{ block_number: string; block_hash: string }>(
       "select block_number, block_hash from token_index_cursors where network = $1",
       [network],
