@@ -32,7 +32,10 @@ interface Receipt {
 const RECEIPT_POLL_MS = 100;
 const RECEIPT_TIMEOUT_MS = 60_000;
 
-/** Sends transactions from unlocked accounts in order and waits until each is mined; throws on a revert. */
+/**
+ * Sends transactions from unlocked accounts in order (the node estimates their gas) and waits until each
+ * is mined; throws on a revert.
+ */
 export async function sendTransactions(rpc: RpcClient, transactions: readonly Transaction[]): Promise<Receipt[]> {
   const hashes: string[] = [];
   for (const tx of transactions) hashes.push(await rpc.call<string>("eth_sendTransaction", [tx]));
@@ -89,6 +92,9 @@ export async function deployTestTokens(
     deploy("TestERC20", ["Nodeplane Test Token", "NTT", 18]),
     deploy("TestERC721", ["Nodeplane Test Collectible", "NTC"]),
     deploy("TestERC1155", ["Nodeplane Test Items", "NTI"]),
+  ]);
+  // Each round after the one before is mined: the node estimates a call's gas against the state it has.
+  await sendTransactions(rpc, [
     contractCall(erc20, deployer, set.erc20[0], "mint", [a, 1_000_000_000_000n]),
     contractCall(erc20, deployer, set.erc20[0], "mint", [b, 250_000_000n]),
     contractCall(erc20, deployer, set.erc20[1], "mint", [a, 5n * 10n ** 18n]),
