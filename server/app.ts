@@ -19,6 +19,7 @@ import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
+import type { TokenMethod } from "./dataplane/token-index/methods.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
@@ -47,6 +48,7 @@ import type { StreamsRuntime } from "./domains/streams/runtime.ts";
 import { type AccessKeys, startAccessKeys } from "./domains/tokens/keys.ts";
 import { tokensPlugin } from "./domains/tokens/plugin.ts";
 import type { KeyHasher } from "./domains/tokens/service.ts";
+import { startTokenIndex } from "./domains/token-index/runtime.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import { usagePlugin } from "./domains/usage/plugin.ts";
@@ -83,7 +85,7 @@ import { engineEntry } from "./platform/server-build.mjs";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { registryPlugin } from "./registry/plugin.ts";
 import { RegistryHolder } from "./registry/watch.ts";
-import { seed } from "./seed.ts";
+import { seed, seedLocalChains } from "./seed.ts";
 
 /** The long-lived parts the composition made, for the tests and benches that reach behind the API. */
 export interface AppServices {
@@ -101,6 +103,8 @@ export interface AppServices {
   answers: ResponseCache | null;
   /** The API's resolvers, every domain's merged; null when this process serves no API. */
   resolvers: Resolvers | null;
+  /** The token add-on methods (answered from the token index), by name, for the add-on gating to serve. */
+  tokenMethods: ReadonlyMap<string, TokenMethod>;
 }
 
 export interface App {
@@ -198,6 +202,10 @@ async function assemble(
   // its capacity and its key-value store as qnLib; an engine child makes its own (engine.ts).
   const functionRuns = new FunctionRuns(kvFilterHelpers(db));
   const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer, functionRuns);
+  // The token index follows the local chains where the engine role is; the seed's test tokens land there.
+  const tokenIndex = startTokenIndex({ db, log, upstreams: chainNodes, index: config.roles.engine });
+  // Awaited at close, before the nodes stop, so a seed under way is not cut off (it takes a few blocks).
+  const chainsSeeded = config.roles.engine && config.seedTestTokens ? seedLocalChains(chainNodes, config, log) : null;
   const kvParts = partStorage(config);
   // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
   // elsewhere find activations by polling.
@@ -217,6 +225,7 @@ async function assemble(
     kvParts: kvParts.storage,
     answers: null,
     resolvers: null,
+    tokenMethods: tokenIndex.methods,
   };
 
   if (config.roles.api) {
@@ -259,6 +268,8 @@ async function assemble(
       closed = true;
       stopWatching?.();
       await engine.stop();
+      await chainsSeeded;
+      await tokenIndex.stop();
       await app.close();
       await eventsRelay.close();
       await chainNodes.stop();

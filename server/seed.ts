@@ -1,4 +1,8 @@
+import path from "node:path";
 import type { Logger } from "pino";
+import type { ChainNodes } from "./dataplane/chain/nodes.ts";
+import { RpcClient } from "./dataplane/datasets/rpc.ts";
+import { deployTestTokens } from "./dataplane/token-index/test-tokens.ts";
 import { addMember, seedPlans, signUp } from "./domains/account/service.ts";
 import { findUserByEmail } from "./domains/account/store.ts";
 import { addTag, createEndpoint, type EndpointCreatedHook } from "./domains/endpoints/service.ts";
@@ -42,4 +46,27 @@ export async function seed(db: Db, config: AppConfig, log: Logger, endpointCreat
     for (const tag of item.tags) await addTag(db, events, accountId, endpoint.id, tag);
   }
   return firstStart;
+}
+
+/**
+ * The token add-ons' test contract set (ERC-20, ERC-721, ERC-1155 with a few transfers) on every local
+ * chain that does not have it yet, so their answers can be checked against the chain. Runs in the
+ * background once the nodes are up; a failure is logged, never fatal.
+ */
+export async function seedLocalChains(chainNodes: ChainNodes, config: AppConfig, log: Logger): Promise<void> {
+  for (const upstream of chainNodes.list().filter((u) => u.source === "local")) {
+    const rpc = new RpcClient(upstream.httpUrl);
+    try {
+      const set = await deployTestTokens(rpc, path.join(config.dataDir, "solc"));
+      if (set.deployed)
+        log.info(
+          { network: upstream.network, erc20: set.erc20, erc721: set.erc721, erc1155: set.erc1155 },
+          `chain: ${upstream.network}: test tokens deployed (ERC-20 ${set.erc20.join(", ")}, ERC-721 ${set.erc721}, ERC-1155 ${set.erc1155})`,
+        );
+    } catch (error) {
+      log.warn({ err: error, network: upstream.network }, `chain: ${upstream.network}: test tokens not deployed`);
+    } finally {
+      await rpc.close();
+    }
+  }
 }

@@ -13,4 +13,5 @@ export * from "./ratelimits/tables.ts";
 export * from "./security/tables.ts";
 export * from "./streams/tables.ts";
 export * from "./tokens/tables.ts";
+export * from "./token-index/tables.ts";
 export * from "./usage/tables.ts";

@@ -63,6 +63,12 @@ export interface AppConfig {
    * attempts, failed or not, are bounded at a multiple of it (domains/account/service.ts).
    */
   signUpsPerHour: number;
+  /**
+   * Whether the token add-ons' test contracts are deployed on local chains at start
+   * (NODEPLANE_SEED_TEST_TOKENS=1/0): on by default, off under NODE_ENV=test, whose apps' chains hold what
+   * each test puts there.
+   */
+  seedTestTokens: boolean;
   /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
   maxBatchCalls: number;
   /**
@@ -192,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     egressAllow: parseEgressAllow(env.NODEPLANE_EGRESS_ALLOW),
     trustProxy: parseTrustProxy(env.NODEPLANE_TRUST_PROXY),
     signUpsPerHour: positiveInteger("NODEPLANE_SIGNUPS_PER_HOUR", env.NODEPLANE_SIGNUPS_PER_HOUR, 5),
+    seedTestTokens: env.NODEPLANE_SEED_TEST_TOKENS ? env.NODEPLANE_SEED_TEST_TOKENS === "1" : env.NODE_ENV !== "test",
     maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
     kvUploadS3: env.NODEPLANE_KV_S3_BUCKET
       ? {

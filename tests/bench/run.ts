@@ -10,6 +10,7 @@
  * (3 rounds of 3 s per case by default; the proxy's shorter ones when both run). The inforce benchmark (two
  * service processes on one database, 30 rounds of each change by default, BENCH_INFORCE_ROUNDS) about 25 s.
  * The tip benchmark (a block a second: BENCH_TIP_BLOCKS + BENCH_TIP_POLL_BLOCKS + 10 blocks) about 95 s.
+ * The addons benchmark (token balances and the token index on anvil; BENCH_ADDONS_ROUNDS) about 40 s.
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
@@ -277,6 +278,39 @@ if (wanted("inforce")) {
     met: r.sameProcessOldAnswers === 0,
   });
   console.log(`(inforce done at ${elapsed()})`);
+}
+
+if (wanted("addons")) {
+  const { runAddonsBench } = await import("./addons.ts");
+  console.log(
+    "\n=== addons: token balances (qn_getWalletTokenBalance handler beside its SQL run directly), indexing transfer logs (beside raw eth_getLogs of the same ranges) ===",
+  );
+  const r = await runAddonsBench();
+  const indexing = [...r.indexing].sort((a, b) => a.ratio - b.ratio)[Math.floor(r.indexing.length / 2)];
+  checks.push({
+    bench: "addons",
+    target: "token balances, 1,000 transfers over 20 tokens: p50 ≤ 2 ms at 1 connection",
+    measured: `${r.handlerP50Ms.toFixed(2)} ms (SQL alone ${r.sqlP50Ms.toFixed(2)} ms; load ${r.load})`,
+    met: r.handlerP50Ms <= 2,
+  });
+  for (const [c, side] of [
+    [1, r.c1],
+    [10, r.c10],
+  ] as const) {
+    checks.push({
+      bench: "addons",
+      target: `token balances ≥ 0.5× the same SQL on PostgreSQL (${c} in flight)`,
+      measured: `${(side.handlerRps / side.sqlRps).toFixed(2)}× (${Math.round(side.handlerRps)} vs ${Math.round(side.sqlRps)} calls/s)`,
+      met: side.handlerRps / side.sqlRps >= 0.5,
+    });
+  }
+  checks.push({
+    bench: "addons",
+    target: "indexing transfer logs ≥ 0.8× raw eth_getLogs of the same ranges (median round)",
+    measured: `${indexing.ratio.toFixed(2)}× (${Math.round(indexing.indexedLogsPerSec)} vs ${Math.round(indexing.rawLogsPerSec)} logs/s; load ${r.load})`,
+    met: indexing.ratio >= 0.8,
+  });
+  console.log(`(addons done at ${elapsed()})`);
 }
 
 if (wanted("console")) {

@@ -1,0 +1,331 @@
+/**
+ * The token index: transfer logs read from a network's node with eth_getLogs in ranges, decoded, and
+ * written with their effects (balances, holdings) through the TokenIndexStore, up to the chain tip and
+ * then at every new head (pushed by the node's newHeads subscription, the head source the stream engine
+ * uses; polled when the node pushes none).
+ *
+ * Reorg safety: every range is read against the cursor it continues. The range's last block hash is
+ * read first, then the logs, then the last block's hash again (a change means the chain moved under the
+ * read: the range is read again) with the cursor block's hash (a mismatch is a reorg). On a reorg the
+ * fork point is the newest stored checkpoint whose hash the node still has; everything after it is undone
+ * in one transaction and read again. Transfers and checkpoints are kept only for the last
+ * REORG_WINDOW_BLOCKS blocks (what a reorg may replace); without a checkpoint there, the network is read
+ * again from the start. docs/decisions/1550-token-index.md says why.
+ */
+import type { HeadWatch, NewHeads } from "../chain/heads.ts";
+import type { UpstreamMap } from "../chain/nodes.ts";
+import { RpcClient } from "../datasets/rpc.ts";
+import { decodeTransfers, type RawLog, TRANSFER_TOPICS_FILTER, type Transfer, transferEffects } from "./logs.ts";
+import { readTokenMetadata } from "./metadata.ts";
+import type { IndexCursor, TokenIndexStore, TokenMetadata } from "./store.ts";
+
+export interface TokenIndexerOptions {
+  store: TokenIndexStore;
+  upstreams: UpstreamMap;
+  /** The networks indexed (each from `startBlock`). */
+  networks: readonly string[];
+  /** Pushed heads; without it (or while a network's push is down) the node is polled every `pollMs`. */
+  heads?: NewHeads;
+  log: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
+  pollMs?: number;
+  startBlock?: number;
+  /** Most blocks in one eth_getLogs (default 2,000). */
+  maxRangeBlocks?: number;
+  /** Logs one range aims at: a range that returned more is halved, one with a quarter of it doubled (default 5,000). */
+  targetLogs?: number;
+  /** Told of every range written (progress, for metrics and the tests that follow it). */
+  onRange?: (range: { network: string; from: number; to: number; transfers: number }) => void;
+}
+
+const DEFAULT_POLL_MS = 2000;
+/**
+ * Blocks behind the head a reorg may replace: their transfers and range ends are kept to undo them. A
+ * deeper reorg (none on the chains served; Ethereum finalizes in 64–95 blocks) re-reads the network.
+ */
+export const REORG_WINDOW_BLOCKS = 1024;
+const MAX_BACKOFF_MS = 30_000;
+/** Checkpoints compared with the node per round trip when looking for a fork point. */
+const FORK_SEARCH_BATCH = 32;
+
+interface BlockHeader {
+  hash: string;
+}
+
+type RangeRead =
+  | { kind: "range"; from: number; end: IndexCursor; logs: RawLog[] }
+  /** The cursor block is no longer on the node's chain. */
+  | { kind: "reorg" }
+  /** The chain moved while the range was read: read it again. */
+  | { kind: "moved" };
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+export class TokenIndexer {
+  private readonly clients = new Map<string, RpcClient>();
+  private readonly rangeBlocks = new Map<string, number>();
+  private readonly known = new Map<string, Set<string>>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly catchingUp = new Map<string, Promise<void>>();
+  private readonly wakers = new Map<string, () => void>();
+  private readonly watches = new Map<string, HeadWatch>();
+  private stopped = false;
+  private readonly pollMs: number;
+  private readonly startBlock: number;
+  private readonly maxRangeBlocks: number;
+  private readonly targetLogs: number;
+
+  constructor(private readonly options: TokenIndexerOptions) {
+    this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    this.startBlock = options.startBlock ?? 0;
+    this.maxRangeBlocks = options.maxRangeBlocks ?? 2000;
+    this.targetLogs = options.targetLogs ?? 5000;
+  }
+
+  /** Follows every network in the background until stop(). */
+  start(): void {
+    for (const network of this.options.networks) {
+      if (this.running.has(network)) continue;
+      this.running.set(network, this.follow(network));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const wake of this.wakers.values()) wake();
+    await Promise.allSettled([...this.running.values()]);
+    await Promise.allSettled([...this.catchingUp.values()]);
+    for (const w of this.watches.values()) w.close();
+    this.watches.clear();
+    await Promise.all([...this.clients.values()].map((c) => c.close()));
+    this.clients.clear();
+  }
+
+  /**
+   * Indexes `network` up to the node's current head (undoing a reorg first when there was one); resolves
+   * when the index holds the chain as the node had it. One at a time per network: a second call waits for
+   * the first and then runs.
+   */
+  catchUp(network: string): Promise<void> {
+    const previous = this.catchingUp.get(network) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.catchUpNow(network));
+    this.catchingUp.set(network, next);
+    return next;
+  }
+
+  private async follow(network: string): Promise<void> {
+    const watch = this.options.heads?.watch(network) ?? null;
+    if (watch) this.watches.set(network, watch);
+    let failures = 0;
+    let outageLogged = false;
+    while (!this.stopped) {
+      try {
+        await this.catchUp(network);
+        if (outageLogged)
+          this.options.log.info({ network }, `token index of ${network}: reading the node again, caught up`);
+        failures = 0;
+        outageLogged = false;
+      } catch (error) {
+        failures++;
+        if (!outageLogged) {
+          outageLogged = true;
+          this.options.log.warn(
+            { network, err: error },
+            `token index of ${network}: could not read the node; retrying`,
+          );
+        }
+      }
+      const waitMs = failures > 0 ? Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** failures) : this.pollMs;
+      await this.nextHead(network, watch, failures > 0 || !watch?.subscribed() ? waitMs : MAX_BACKOFF_MS);
+    }
+  }
+
+  /** Resolves at the next pushed head (or a change of the push), at stop(), or after `ms`. */
+  private nextHead(network: string, watch: HeadWatch | null, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unlisten?.();
+        this.wakers.delete(network);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const unlisten = watch?.listen(done);
+      this.wakers.set(network, done);
+    });
+  }
+
+  private client(network: string): RpcClient {
+    let client = this.clients.get(network);
+    if (!client) {
+      const upstream = this.options.upstreams.get(network);
+      if (!upstream) throw new Error(`no node serves ${network}`);
+      client = new RpcClient(upstream.httpUrl, { connections: 2 });
+      this.clients.set(network, client);
+    }
+    return client;
+  }
+
+  private async head(network: string, rpc: RpcClient): Promise<number> {
+    const pushed = this.watches.get(network)?.head() ?? null;
+    return pushed ?? Number.parseInt(await rpc.call<string>("eth_blockNumber"), 16);
+  }
+
+  private async catchUpNow(network: string): Promise<void> {
+    const rpc = this.client(network);
+    for (;;) {
+      if (this.stopped) return;
+      const cursor = await this.options.store.cursor(network);
+      const head = await this.head(network, rpc);
+      if (cursor && cursor.block >= head) {
+        const header = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(cursor.block), false]);
+        if (header?.hash === cursor.hash) return;
+        await this.rollBackFork(network, rpc, cursor);
+        continue;
+      }
+      const outcome = await this.indexRanges(network, rpc, cursor, head);
+      if (outcome.kind === "reorg") await this.rollBackFork(network, rpc, outcome.cursor);
+    }
+  }
+
+  /**
+   * Reads and writes ranges from `cursor` to `head`, reading the next range while the previous one is
+   * written. Stops at a reorg (answering the cursor it found orphaned), when the chain moved under a read
+   * or another indexer moved the cursor (the caller looks again), or at `head`.
+   */
+  private async indexRanges(
+    network: string,
+    rpc: RpcClient,
+    cursor: IndexCursor | null,
+    head: number,
+  ): Promise<{ kind: "done" } | { kind: "reorg"; cursor: IndexCursor }> {
+    let parent = cursor;
+    const first = cursor ? cursor.block + 1 : this.startBlock;
+    let pending: Promise<RangeRead> | null = this.readRange(rpc, first, this.rangeEnd(network, first, head), parent);
+    while (pending) {
+      const read: RangeRead = await pending;
+      pending = null;
+      if (read.kind === "moved" || this.stopped) return { kind: "done" };
+      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done" };
+      this.adaptRange(network, read.logs.length, read.end.block - read.from + 1);
+      const nextFrom: number = read.end.block + 1;
+      const next: Promise<RangeRead> | null =
+        nextFrom <= head ? this.readRange(rpc, nextFrom, this.rangeEnd(network, nextFrom, head), read.end) : null;
+      // Read ahead; its failure is met where it is awaited (or dropped with it below).
+      next?.catch(() => undefined);
+      const transfers = decodeTransfers(read.logs);
+      const newTokens = await this.newTokenMetadata(network, rpc, transfers);
+      const written = await this.options.store.commitRange({
+        network,
+        parent,
+        end: read.end,
+        keepFrom: head - REORG_WINDOW_BLOCKS + 1,
+        effects: transferEffects(transfers),
+        newTokens,
+      });
+      if (!written) return { kind: "done" };
+      const known = this.knownTokens(network);
+      for (const t of newTokens) known.add(t.address);
+      this.options.onRange?.({ network, from: read.from, to: read.end.block, transfers: transfers.length });
+      parent = read.end;
+      pending = next;
+    }
+    return { kind: "done" };
+  }
+
+  private rangeEnd(network: string, from: number, head: number): number {
+    return Math.min(head, from + (this.rangeBlocks.get(network) ?? this.maxRangeBlocks) - 1);
+  }
+
+  private adaptRange(network: string, logs: number, blocks: number): void {
+    const size = this.rangeBlocks.get(network) ?? this.maxRangeBlocks;
+    if (logs > this.targetLogs) this.rangeBlocks.set(network, Math.max(1, Math.floor(Math.min(size, blocks) / 2)));
+    else if (logs < this.targetLogs / 4 && blocks >= size)
+      this.rangeBlocks.set(network, Math.min(this.maxRangeBlocks, size * 2));
+  }
+
+  private async readRange(rpc: RpcClient, from: number, to: number, parent: IndexCursor | null): Promise<RangeRead> {
+    const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
+    const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
+    if (!end) return { kind: "moved" };
+    const logs = await rpc.call<RawLog[]>("eth_getLogs", [
+      { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
+    ]);
+    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends) and the
+    // parent (the range continues the cursor). A reorg that replaced the parent replaced the end too, so
+    // whichever of the two the node answers first, a fork shows as one mismatch or the other.
+    const [endAgain, parentHeader] = (await rpc.batchSettled(
+      parent ? [getBlock(to), getBlock(parent.block)] : [getBlock(to)],
+    )) as (BlockHeader | null | Error)[];
+    if (endAgain instanceof Error) throw endAgain;
+    if (endAgain?.hash !== end.hash) return { kind: "moved" };
+    if (parent) {
+      if (parentHeader instanceof Error) throw parentHeader;
+      if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
+    }
+    return { kind: "range", from, end: { block: to, hash: end.hash }, logs };
+  }
+
+  private knownTokens(network: string): Set<string> {
+    let known = this.known.get(network);
+    if (!known) {
+      known = new Set();
+      this.known.set(network, known);
+    }
+    return known;
+  }
+
+  /** Metadata of the tokens `transfers` name that the store does not have yet (read from the contracts). */
+  private async newTokenMetadata(
+    network: string,
+    rpc: RpcClient,
+    transfers: Transfer[],
+  ): Promise<(TokenMetadata & { firstBlock: number })[]> {
+    if (transfers.length === 0) return [];
+    let known = this.known.get(network);
+    if (!known) {
+      known = new Set(await this.options.store.knownTokens(network));
+      this.known.set(network, known);
+    }
+    const fresh = new Map<string, Transfer>();
+    for (const t of transfers) if (!known.has(t.token) && !fresh.has(t.token)) fresh.set(t.token, t);
+    const firsts = [...fresh.values()];
+    const metadata = await readTokenMetadata(
+      rpc,
+      firsts.map((t) => ({ address: t.token, standard: t.standard })),
+    );
+    return metadata.map((m, i) => ({ ...m, firstBlock: firsts[i].blockNumber }));
+  }
+
+  /**
+   * Finds the fork point below `orphaned` (the newest checkpoint whose hash the node still has; none: the
+   * whole network is read again) and undoes everything after it.
+   */
+  private async rollBackFork(network: string, rpc: RpcClient, orphaned: IndexCursor): Promise<void> {
+    let below = orphaned.block;
+    let ancestor: IndexCursor | null = null;
+    for (;;) {
+      const candidates = await this.options.store.checkpoints(network, below, FORK_SEARCH_BATCH);
+      if (candidates.length === 0) break;
+      const headers = await rpc.batchSettled(
+        candidates.map((c) => ({ method: "eth_getBlockByNumber", params: [hex(c.block), false] })),
+      );
+      const match = candidates.find((c, i) => {
+        const header = headers[i];
+        return !(header instanceof Error) && (header as BlockHeader | null)?.hash === c.hash;
+      });
+      if (match) {
+        ancestor = match;
+        break;
+      }
+      below = candidates[candidates.length - 1].block;
+    }
+    const done = await this.options.store.rollBack(network, ancestor, orphaned);
+    // The tokens a rollback forgot are read again when they show up.
+    this.known.delete(network);
+    if (done)
+      this.options.log.info(
+        { network, from: (ancestor?.block ?? -1) + 1, to: orphaned.block },
+        `token index of ${network}: reorg; undid blocks ${(ancestor?.block ?? -1) + 1}–${orphaned.block} and reads them again`,
+      );
+  }
+}

@@ -1,0 +1,403 @@
+import type pg from "pg";
+import type { TransferEffects } from "../../dataplane/token-index/logs.ts";
+import type {
+  FungibleBalance,
+  IndexCursor,
+  NftHolding,
+  TokenIndexStore,
+  WalletPageQuery,
+} from "../../dataplane/token-index/store.ts";
+
+/**
+ * The token index's store on PostgreSQL (tables.ts). Writes run in one transaction under an advisory lock
+ * per network, so two indexers on one database (two service processes) never interleave a network's
+ * writes: the second finds the cursor moved and gives up its range. Plain SQL with array parameters
+ * (unnest): a range of thousands of transfers is a handful of statements.
+ */
+export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
+  return {
+    async cursor(network) {
+      const { rows } = await pool.query<{ block_number: string; block_hash: string }>(
+        "select block_number, block_hash from token_index_cursors where network = $1",
+        [network],
+      );
+      return rows[0] ? { block: Number(rows[0].block_number), hash: rows[0].block_hash } : null;
+    },
+
+    async knownTokens(network) {
+      const { rows } = await pool.query<{ address: string }>("select address from token_contracts where network = $1", [
+        network,
+      ]);
+      return rows.map((r) => r.address);
+    },
+
+    commitRange: (range) =>
+      inNetworkTransaction(pool, range.network, range.parent, async (client) => {
+        const { network, effects, end, keepFrom } = range;
+        if (range.newTokens.length > 0) {
+          const tokens = range.newTokens;
+          await client.query(
+            `insert into token_contracts (network, address, standard, name, symbol, decimals, first_block)
+             select $1, * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[])
+             on conflict do nothing`,
+            [
+              network,
+              tokens.map((t) => t.address),
+              tokens.map((t) => t.standard),
+              tokens.map((t) => t.name),
+              tokens.map((t) => t.symbol),
+              tokens.map((t) => t.decimals),
+              tokens.map((t) => t.firstBlock),
+            ],
+          );
+        }
+        const arrays = effectArrays(effects);
+        // NFT amounts may come to nothing (and are removed); forward, ERC-20 quantities only grow.
+        await applyEffects(client, network, { ...arrays, owners: [] }, { removeEmptyBalances: false });
+        // One statement for the rest: the ERC-20 effects; within the reorg window the range's changes and
+        // checkpoint are kept; what fell out of the window is dropped; the cursor moves.
+        await client.query(
+          `with balances as (
+             insert into token_balances (network, owner, token, quantity_in, quantity_out)
+             select $1::text, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+             on conflict (network, owner, token) do update set
+               quantity_in = token_balances.quantity_in + excluded.quantity_in,
+               quantity_out = token_balances.quantity_out + excluded.quantity_out),
+           kept_balances as (
+             insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
+             select $1::text, $2::bigint, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[]) where $4::boolean),
+           kept_nfts as (
+             insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
+             select $1::text, $2::bigint, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[]) where $4::boolean),
+           checkpoint as (
+             insert into token_index_checkpoints (network, block_number, block_hash)
+             select $1::text, $2::bigint, $3::text where $4::boolean on conflict do nothing),
+           pruned_checkpoints as (delete from token_index_checkpoints where network = $1::text and block_number < $13::bigint),
+           pruned_balances as (delete from token_balance_changes where network = $1::text and range_end < $13::bigint),
+           pruned_nfts as (delete from nft_holding_changes where network = $1::text and range_end < $13::bigint)
+           insert into token_index_cursors (network, block_number, block_hash) values ($1::text, $2::bigint, $3::text)
+           on conflict (network) do update set block_number = excluded.block_number,
+             block_hash = excluded.block_hash, updated_at = now()`,
+          [
+            network,
+            end.block,
+            end.hash,
+            end.block >= keepFrom,
+            arrays.owners,
+            arrays.tokens,
+            arrays.ins,
+            arrays.outs,
+            arrays.nftTokens,
+            arrays.nftIds,
+            arrays.nftOwners,
+            arrays.nftAmounts,
+            keepFrom,
+          ],
+        );
+      }),
+
+    async checkpoints(network, below, limit) {
+      const { rows } = await pool.query<{ block_number: string; block_hash: string }>(
+        `select block_number, block_hash from token_index_checkpoints
+         where network = $1 and block_number < $2 order by block_number desc limit $3`,
+        [network, below, limit],
+      );
+      return rows.map((r) => ({ block: Number(r.block_number), hash: r.block_hash }));
+    },
+
+    rollBack: (network, ancestor, expected) =>
+      inNetworkTransaction(pool, network, expected, async (client) => {
+        if (!ancestor) {
+          for (const table of NETWORK_TABLES) await client.query(`delete from ${table} where network = $1`, [network]);
+          return;
+        }
+        const after = ancestor.block;
+        const fungible = await client.query<{
+          owner: string;
+          token: string;
+          quantity_in: string;
+          quantity_out: string;
+        }>(
+          `select owner, token, -sum(quantity_in) as quantity_in, -sum(quantity_out) as quantity_out
+           from token_balance_changes where network = $1 and range_end > $2 group by owner, token`,
+          [network, after],
+        );
+        const nft = await client.query<{ token: string; token_id: string; owner: string; amount: string }>(
+          `select token, token_id, owner, -sum(amount) as amount
+           from nft_holding_changes where network = $1 and range_end > $2 group by token, token_id, owner`,
+          [network, after],
+        );
+        await applyEffects(
+          client,
+          network,
+          {
+            owners: fungible.rows.map((r) => r.owner),
+            tokens: fungible.rows.map((r) => r.token),
+            ins: fungible.rows.map((r) => r.quantity_in),
+            outs: fungible.rows.map((r) => r.quantity_out),
+            nftTokens: nft.rows.map((r) => r.token),
+            nftIds: nft.rows.map((r) => r.token_id),
+            nftOwners: nft.rows.map((r) => r.owner),
+            nftAmounts: nft.rows.map((r) => r.amount),
+          },
+          { removeEmptyBalances: true },
+        );
+        await client.query("delete from token_balance_changes where network = $1 and range_end > $2", [network, after]);
+        await client.query("delete from nft_holding_changes where network = $1 and range_end > $2", [network, after]);
+        await client.query("delete from token_index_checkpoints where network = $1 and block_number > $2", [
+          network,
+          after,
+        ]);
+        await client.query("delete from token_contracts where network = $1 and first_block > $2", [network, after]);
+        await client.query(
+          "update token_index_cursors set block_number = $2, block_hash = $3, updated_at = now() where network = $1",
+          [network, ancestor.block, ancestor.hash],
+        );
+      }),
+
+    async fungibleBalances(network, query) {
+      const { rows } = await pool.query<FungibleRow>(FUNGIBLE_BALANCES_SQL, walletParams(network, query));
+      const total =
+        rows.length > 0 ? Number(rows[0].total) : query.offset > 0 ? await countFungible(pool, network, query) : 0;
+      return {
+        total,
+        rows: rows.map(
+          (r): FungibleBalance => ({
+            token: r.token,
+            name: r.name,
+            symbol: r.symbol,
+            decimals: r.decimals,
+            quantityIn: r.quantity_in,
+            quantityOut: r.quantity_out,
+            balance: r.balance,
+          }),
+        ),
+      };
+    },
+
+    async walletNfts(network, query) {
+      const { rows } = await pool.query<NftRow>(WALLET_NFTS_SQL, walletParams(network, query));
+      const total =
+        rows.length > 0 ? Number(rows[0].total) : query.offset > 0 ? await countNfts(pool, network, query) : 0;
+      return {
+        total,
+        rows: rows.map(
+          (r): NftHolding => ({
+            token: r.token,
+            standard: r.standard === "ERC1155" ? "ERC1155" : "ERC721",
+            collectionName: r.name,
+            tokenId: r.token_id,
+            amount: r.amount,
+          }),
+        ),
+      };
+    },
+
+    async collectionOwners(network, query) {
+      const { rows } = await pool.query<{ owner: string; token_ids: string[]; amounts: string[] }>(
+        `select owner, array_agg(token_id::text order by token_id) as token_ids,
+           array_agg(amount::text order by token_id) as amounts
+         from nft_holdings
+         where network = $1 and token = $2 and amount > 0 and ($3::text is null or owner > $3)
+         group by owner order by owner limit $4`,
+        [network, query.token, query.after, query.limit],
+      );
+      return rows.map((r) => ({
+        owner: r.owner,
+        holdings: r.token_ids.map((tokenId, i) => ({ tokenId, amount: r.amounts[i] })),
+      }));
+    },
+  };
+}
+
+/**
+ * The query behind a wallet's token balances (one statement: rows of the page and the filter's total).
+ * Exported so the addons bench runs the very same SQL beside the method that uses it.
+ */
+export const FUNGIBLE_BALANCES_SQL = `
+  select b.token, c.name, c.symbol, c.decimals, b.quantity_in, b.quantity_out,
+    (b.quantity_in - b.quantity_out) as balance, count(*) over () as total
+  from token_balances b
+  left join token_contracts c on c.network = b.network and c.address = b.token
+  where b.network = $1 and b.owner = $2 and ($3::text[] is null or b.token = any($3)) and ($4::text is null or b.token > $4)
+  order by b.token limit $5 offset $6`;
+
+const WALLET_NFTS_SQL = `
+  select h.token, c.standard, c.name, h.token_id, h.amount, count(*) over () as total
+  from nft_holdings h
+  left join token_contracts c on c.network = h.network and c.address = h.token
+  where h.network = $1 and h.owner = $2 and h.amount > 0 and ($3::text[] is null or h.token = any($3))
+    and ($4::text is null or h.token > $4)
+  order by h.token, h.token_id limit $5 offset $6`;
+
+/** Every table of the index, each keyed by network first. */
+const NETWORK_TABLES = [
+  "token_balance_changes",
+  "nft_holding_changes",
+  "token_balances",
+  "nft_holdings",
+  "token_contracts",
+  "token_index_checkpoints",
+  "token_index_cursors",
+] as const;
+
+interface FungibleRow {
+  token: string;
+  name: string | null;
+  symbol: string | null;
+  decimals: number | null;
+  quantity_in: string;
+  quantity_out: string;
+  balance: string;
+  total: string;
+}
+
+interface NftRow {
+  token: string;
+  standard: string | null;
+  name: string | null;
+  token_id: string;
+  amount: string;
+  total: string;
+}
+
+export function walletParams(network: string, q: WalletPageQuery): unknown[] {
+  return [network, q.wallet, q.contracts, q.after, q.limit, q.offset];
+}
+
+async function countFungible(pool: pg.Pool, network: string, q: WalletPageQuery): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    `select count(*) as n from token_balances
+     where network = $1 and owner = $2 and ($3::text[] is null or token = any($3)) and ($4::text is null or token > $4)`,
+    [network, q.wallet, q.contracts, q.after],
+  );
+  return Number(rows[0].n);
+}
+
+async function countNfts(pool: pg.Pool, network: string, q: WalletPageQuery): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    `select count(*) as n from nft_holdings
+     where network = $1 and owner = $2 and amount > 0 and ($3::text[] is null or token = any($3))
+       and ($4::text is null or token > $4)`,
+    [network, q.wallet, q.contracts, q.after],
+  );
+  return Number(rows[0].n);
+}
+
+/**
+ * Runs `write` in a transaction holding the network's advisory lock, only while its cursor is `expected`
+ * (null: no cursor yet). Answers whether it ran.
+ */
+async function inNetworkTransaction(
+  pool: pg.Pool,
+  network: string,
+  expected: IndexCursor | null,
+  write: (client: pg.PoolClient) => Promise<void>,
+): Promise<boolean> {
+  const client = await pool.connect();
+  try {
+    // One round trip for both (a simple query cannot carry parameters: the network is quoted here).
+    await client.query(
+      `begin; select pg_advisory_xact_lock(hashtext(${client.escapeLiteral(`token-index:${network}`)}))`,
+    );
+    const { rows } = await client.query<{ block_number: string; block_hash: string }>(
+      "select block_number, block_hash from token_index_cursors where network = $1",
+      [network],
+    );
+    const current = rows[0];
+    const same = expected
+      ? current !== undefined && Number(current.block_number) === expected.block && current.block_hash === expected.hash
+      : current === undefined;
+    if (!same) {
+      await client.query("rollback");
+      return false;
+    }
+    await write(client);
+    await client.query("commit");
+    return true;
+  } catch (error) {
+    await client.query("rollback").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Effects as the column arrays of the statements that write them. */
+interface EffectArrays {
+  owners: string[];
+  tokens: string[];
+  ins: string[];
+  outs: string[];
+  nftTokens: string[];
+  nftIds: string[];
+  nftOwners: string[];
+  nftAmounts: string[];
+}
+
+function effectArrays(effects: TransferEffects): EffectArrays {
+  const arrays: EffectArrays = {
+    owners: [],
+    tokens: [],
+    ins: [],
+    outs: [],
+    nftTokens: [],
+    nftIds: [],
+    nftOwners: [],
+    nftAmounts: [],
+  };
+  for (const [token, holders] of effects.fungible) {
+    for (const [owner, [qIn, qOut]] of holders) {
+      arrays.owners.push(owner);
+      arrays.tokens.push(token);
+      arrays.ins.push(qIn.toString());
+      arrays.outs.push(qOut.toString());
+    }
+  }
+  for (const [key, amount] of effects.nft) {
+    const [token, tokenId, owner] = key.split("|");
+    arrays.nftTokens.push(token);
+    arrays.nftIds.push(tokenId);
+    arrays.nftOwners.push(owner);
+    arrays.nftAmounts.push(amount.toString());
+  }
+  return arrays;
+}
+
+/** Adds summed effects to the holdings; rows a rollback brings to nothing are removed. */
+async function applyEffects(
+  client: pg.PoolClient,
+  network: string,
+  a: EffectArrays,
+  options: { removeEmptyBalances: boolean },
+): Promise<void> {
+  if (a.owners.length > 0) {
+    await client.query(
+      `insert into token_balances (network, owner, token, quantity_in, quantity_out)
+       select $1, * from unnest($2::text[], $3::text[], $4::numeric[], $5::numeric[])
+       on conflict (network, owner, token) do update set
+         quantity_in = token_balances.quantity_in + excluded.quantity_in,
+         quantity_out = token_balances.quantity_out + excluded.quantity_out`,
+      [network, a.owners, a.tokens, a.ins, a.outs],
+    );
+    if (options.removeEmptyBalances)
+      await client.query(
+        `delete from token_balances b using unnest($2::text[], $3::text[]) k(owner, token)
+       where b.network = $1 and b.owner = k.owner and b.token = k.token and b.quantity_in = 0 and b.quantity_out = 0`,
+        [network, a.owners, a.tokens],
+      );
+  }
+  if (a.nftTokens.length > 0) {
+    await client.query(
+      `insert into nft_holdings (network, token, token_id, owner, amount)
+       select $1, * from unnest($2::text[], $3::numeric[], $4::text[], $5::numeric[])
+       on conflict (network, token, token_id, owner) do update set amount = nft_holdings.amount + excluded.amount`,
+      [network, a.nftTokens, a.nftIds, a.nftOwners, a.nftAmounts],
+    );
+    await client.query(
+      `delete from nft_holdings h using unnest($2::text[], $3::numeric[], $4::text[]) k(token, token_id, owner)
+       where h.network = $1 and h.token = k.token and h.token_id = k.token_id and h.owner = k.owner and h.amount = 0`,
+      [network, a.nftTokens, a.nftIds, a.nftOwners],
+    );
+  }
+}

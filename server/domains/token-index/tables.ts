@@ -1,0 +1,105 @@
+import { bigint, index, integer, numeric, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+
+/**
+ * The token index (server/dataplane/token-index/): chain data read from transfer logs, the same for every
+ * account, so these tables carry no account id. Addresses are lower-case hex; amounts and ids are
+ * uint256, kept exactly as numeric(78, 0). The logs themselves are not kept: their effects are. Why it is shaped so: docs/decisions/1550-token-index.md.
+ */
+const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0 });
+
+/** Per network: the last block indexed (the cursor a restart resumes from). */
+export const tokenIndexCursors = pgTable("token_index_cursors", {
+  network: text("network").primaryKey(),
+  blockNumber: bigint("block_number", { mode: "number" }).notNull(),
+  blockHash: text("block_hash").notNull(),
+  updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+});
+
+/** Recent range ends with their hashes: where a reorg's fork point is looked for. */
+export const tokenIndexCheckpoints = pgTable(
+  "token_index_checkpoints",
+  {
+    network: text("network").notNull(),
+    blockNumber: bigint("block_number", { mode: "number" }).notNull(),
+    blockHash: text("block_hash").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.network, t.blockNumber] })],
+);
+
+/** Token contracts seen in transfer logs, with the metadata read from them (null where a read failed). */
+export const tokenContracts = pgTable(
+  "token_contracts",
+  {
+    network: text("network").notNull(),
+    address: text("address").notNull(),
+    standard: text("standard").notNull(),
+    name: text("name"),
+    symbol: text("symbol"),
+    decimals: integer("decimals"),
+    /** The block of its first indexed transfer: a rollback past it forgets the contract. */
+    firstBlock: bigint("first_block", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.network, t.address] })],
+);
+
+/**
+ * What each range written within the reorg window changed, summed per holder and token: what a rollback
+ * to one of its checkpoints (range ends) undoes. ERC-20 quantities in and out.
+ */
+export const tokenBalanceChanges = pgTable(
+  "token_balance_changes",
+  {
+    network: text("network").notNull(),
+    rangeEnd: bigint("range_end", { mode: "number" }).notNull(),
+    owner: text("owner").notNull(),
+    token: text("token").notNull(),
+    quantityIn: uint256("quantity_in").notNull(),
+    quantityOut: uint256("quantity_out").notNull(),
+  },
+  (t) => [index("token_balance_changes_range").on(t.network, t.rangeEnd)],
+);
+
+/** The same for NFTs: the signed change of the amount a holder has of one id. */
+export const nftHoldingChanges = pgTable(
+  "nft_holding_changes",
+  {
+    network: text("network").notNull(),
+    rangeEnd: bigint("range_end", { mode: "number" }).notNull(),
+    token: text("token").notNull(),
+    tokenId: uint256("token_id").notNull(),
+    owner: text("owner").notNull(),
+    /** Signed; numeric(78, 0) holds ±(2^256 − 1). */
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+  },
+  (t) => [index("nft_holding_changes_range").on(t.network, t.rangeEnd)],
+);
+
+/** ERC-20 totals per holder and token: what it received and sent (its balance is the difference). */
+export const tokenBalances = pgTable(
+  "token_balances",
+  {
+    network: text("network").notNull(),
+    owner: text("owner").notNull(),
+    token: text("token").notNull(),
+    quantityIn: uint256("quantity_in").notNull(),
+    quantityOut: uint256("quantity_out").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.network, t.owner, t.token] })],
+);
+
+/** NFTs held now (ERC-721: amount 1; ERC-1155: the amount), one row per holder and id. */
+export const nftHoldings = pgTable(
+  "nft_holdings",
+  {
+    network: text("network").notNull(),
+    token: text("token").notNull(),
+    tokenId: uint256("token_id").notNull(),
+    owner: text("owner").notNull(),
+    amount: uint256("amount").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.network, t.token, t.tokenId, t.owner] }),
+    index("nft_holdings_owner").on(t.network, t.owner, t.token, t.tokenId),
+    index("nft_holdings_token_owner").on(t.network, t.token, t.owner),
+  ],
+);
