@@ -101,8 +101,9 @@ export type Plan = {
   defaultRequestsPerSecond: Scalars["Int"]["output"];
 };
 
-export type Subscription = {
-  __typename?: "Subscription";
+/** The account's billing subscription (named apart from GraphQL's subscription root type). */
+export type BillingSubscription = {
+  __typename?: "BillingSubscription";
   id: Scalars["ID"]["output"];
   isActive: Scalars["Boolean"]["output"];
   status: Scalars["String"]["output"];
@@ -150,7 +151,7 @@ export type Viewer = {
   telegramUsername?: Maybe<Scalars["String"]["output"]>;
   configuration: ViewerConfiguration;
   accountConfiguration: AccountConfiguration;
-  subscription: Subscription;
+  subscription: BillingSubscription;
 };
 
 export type TeamMember = {
@@ -2937,7 +2938,9 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Partial<Scalars["ID"]["output"]>>;
   Int: ResolverTypeWrapper<Partial<Scalars["Int"]["output"]>>;
   Float: ResolverTypeWrapper<Partial<Scalars["Float"]["output"]>>;
-  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  BillingSubscription: ResolverTypeWrapper<
+    Partial<Omit<BillingSubscription, "plan"> & { plan: ResolversTypes["Plan"] }>
+  >;
   Viewer: ResolverTypeWrapper<ViewerView>;
   TeamMember: ResolverTypeWrapper<TeamMemberView>;
   SignUpInput: ResolverTypeWrapper<Partial<SignUpInput>>;
@@ -3157,7 +3160,7 @@ export type ResolversParentTypes = {
   ID: Partial<Scalars["ID"]["output"]>;
   Int: Partial<Scalars["Int"]["output"]>;
   Float: Partial<Scalars["Float"]["output"]>;
-  Subscription: Record<PropertyKey, never>;
+  BillingSubscription: Partial<Omit<BillingSubscription, "plan"> & { plan: ResolversParentTypes["Plan"] }>;
   Viewer: ViewerView;
   TeamMember: TeamMemberView;
   SignUpInput: Partial<SignUpInput>;
@@ -3423,31 +3426,21 @@ export type PlanResolvers<
   defaultRequestsPerSecond?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
-export type SubscriptionResolvers<
+export type BillingSubscriptionResolvers<
   ContextType = Context,
-  ParentType extends ResolversParentTypes["Subscription"] = ResolversParentTypes["Subscription"],
+  ParentType extends ResolversParentTypes["BillingSubscription"] = ResolversParentTypes["BillingSubscription"],
 > = {
-  id?: SubscriptionResolver<ResolversTypes["ID"], "id", ParentType, ContextType>;
-  isActive?: SubscriptionResolver<ResolversTypes["Boolean"], "isActive", ParentType, ContextType>;
-  status?: SubscriptionResolver<ResolversTypes["String"], "status", ParentType, ContextType>;
-  plan?: SubscriptionResolver<ResolversTypes["Plan"], "plan", ParentType, ContextType>;
-  interval?: SubscriptionResolver<ResolversTypes["String"], "interval", ParentType, ContextType>;
-  startDate?: SubscriptionResolver<ResolversTypes["DateTime"], "startDate", ParentType, ContextType>;
-  currentPeriodStartDate?: SubscriptionResolver<
-    ResolversTypes["DateTime"],
-    "currentPeriodStartDate",
-    ParentType,
-    ContextType
-  >;
-  currentPeriodEndDate?: SubscriptionResolver<
-    ResolversTypes["DateTime"],
-    "currentPeriodEndDate",
-    ParentType,
-    ContextType
-  >;
-  endpointLimit?: SubscriptionResolver<ResolversTypes["Int"], "endpointLimit", ParentType, ContextType>;
-  responsesPerMonth?: SubscriptionResolver<ResolversTypes["Float"], "responsesPerMonth", ParentType, ContextType>;
-  requestsPerSecond?: SubscriptionResolver<ResolversTypes["Int"], "requestsPerSecond", ParentType, ContextType>;
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  isActive?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  plan?: Resolver<ResolversTypes["Plan"], ParentType, ContextType>;
+  interval?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  startDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  currentPeriodStartDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  currentPeriodEndDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  endpointLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  responsesPerMonth?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  requestsPerSecond?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
 export type ViewerResolvers<
@@ -3484,7 +3477,7 @@ export type ViewerResolvers<
   telegramUsername?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   configuration?: Resolver<ResolversTypes["ViewerConfiguration"], ParentType, ContextType>;
   accountConfiguration?: Resolver<ResolversTypes["AccountConfiguration"], ParentType, ContextType>;
-  subscription?: Resolver<ResolversTypes["Subscription"], ParentType, ContextType>;
+  subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
 };
 
 export type TeamMemberResolvers<
@@ -5759,7 +5752,7 @@ export type Resolvers<ContextType = Context> = {
   ViewerConfiguration?: ViewerConfigurationResolvers<ContextType>;
   AccountConfiguration?: AccountConfigurationResolvers<ContextType>;
   Plan?: PlanResolvers<ContextType>;
-  Subscription?: SubscriptionResolvers<ContextType>;
+  BillingSubscription?: BillingSubscriptionResolvers<ContextType>;
   Viewer?: ViewerResolvers<ContextType>;
   TeamMember?: TeamMemberResolvers<ContextType>;
   Registry?: RegistryResolvers<ContextType>;
