@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSchema, type GraphQLSchema } from "graphql";
+import { catalogueProblems } from "../server/platform/catalogue-data.ts";
 import { describeProblem, loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
 
 const SDL = "schemas/api.graphql";
@@ -34,6 +35,7 @@ function checkedFiles(rootDir: string): string[] {
     "schemas/screen.schema.json",
     ...walk("schemas/entities", (name) => name.endsWith(".schema.json")),
     ...walk("screens", (name) => name.endsWith(".graphql") || name.endsWith(".screen.json")),
+    ...walk("schemas/catalogue", (name) => name.endsWith(".json")),
   ];
 }
 
@@ -45,11 +47,12 @@ export function validateProject(rootDir: string): ValidationResult {
   } catch (error) {
     return { files, problems: [{ file: SDL, pointer: "", reason: (error as Error).message }] };
   }
+  const catalogue = catalogueProblems(rootDir);
   try {
     loadRegistry(rootDir, apiSchema);
-    return { files, problems: [] };
+    return { files, problems: catalogue };
   } catch (error) {
-    if (error instanceof RegistryError) return { files, problems: error.problems };
+    if (error instanceof RegistryError) return { files, problems: [...error.problems, ...catalogue] };
     throw error;
   }
 }

@@ -4,9 +4,11 @@ import { type Context, loaderOf, type Principal } from "../../graphql/context.ts
 import { field, fieldWithInput, publicField, publicFieldWithInput } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import type { AppConfig } from "../../platform/config.ts";
+import { foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { publicBaseUrl, servedOverHttps } from "../../platform/http-headers.ts";
 import type { Mailer } from "../../platform/mail.ts";
+import { cataloguePlan } from "./plan-catalogue.ts";
 import * as service from "./service.ts";
 import type { SessionCache } from "./sessions.ts";
 import type { SignInGuard } from "./sign-in-guard.ts";
@@ -55,6 +57,18 @@ function planView(plan: store.PlanRow) {
     defaultEndpointLimit: plan.defaultEndpointLimit,
     defaultResponsesPerMonth: plan.defaultResponsesPerMonth,
     defaultRequestsPerSecond: plan.defaultRequestsPerSecond,
+    ...planTerms(plan.id),
+  };
+}
+
+/** What the catalogue alone says of a plan (prices by interval, overage, trial, features). */
+function planTerms(planId: string) {
+  const plan = foundOr(cataloguePlan(planId), "The plan");
+  return {
+    yearlyPrice: plan.yearlyPriceCents,
+    overagePricePerMillionCredits: plan.overageCentsPerMillionCredits,
+    trialDays: plan.trialDays,
+    features: plan.features,
   };
 }
 

@@ -1,6 +1,4 @@
 import { hash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { getTableName } from "drizzle-orm";
 import { RateLimiterPostgres } from "rate-limiter-flexible";
 import { clientAddressKey } from "../../platform/client-address.ts";
@@ -11,6 +9,7 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
 import type { Role } from "../../platform/roles.ts";
+import { cataloguePlan, cataloguePlans, planLimits } from "./plan-catalogue.ts";
 import { countAttempt, type SignInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
@@ -33,26 +32,22 @@ interface SessionOwner {
 // The one-shot hash: a third of createHash's cost, on every signed-in request.
 export const hashSessionToken = (token: string) => hash("sha256", token, "hex");
 
-const catalogueDir = path.resolve(import.meta.dirname, "../../../schemas/catalogue");
-
-interface PlanCatalogue {
-  plans: {
-    id: string;
-    kind: string;
-    name: string;
-    prettyName: string;
-    description: string;
-    priceCents: number;
-    defaultEndpointLimit: number;
-    defaultResponsesPerMonth: number;
-    defaultRequestsPerSecond: number;
-    deliveryHistoryDays: number;
-  }[];
-}
-
 export async function seedPlans(db: Executor) {
-  const catalogue = JSON.parse(readFileSync(path.join(catalogueDir, "plans.json"), "utf8")) as PlanCatalogue;
-  await store.upsertPlans(db, catalogue.plans);
+  await store.upsertPlans(
+    db,
+    cataloguePlans().map((p) => ({
+      id: p.id,
+      kind: p.kind,
+      name: p.name,
+      prettyName: p.prettyName,
+      description: p.description,
+      priceCents: p.priceCents,
+      defaultEndpointLimit: p.defaultEndpointLimit,
+      defaultResponsesPerMonth: p.defaultResponsesPerMonth,
+      defaultRequestsPerSecond: p.defaultRequestsPerSecond,
+      deliveryHistoryDays: p.deliveryHistoryDays,
+    })),
+  );
 }
 
 function addMonths(date: Date, months: number): Date {
@@ -63,7 +58,7 @@ function addMonths(date: Date, months: number): Date {
 
 /** A subscription row copying its plan's limits; billing manages it from here on. */
 export async function startSubscription(db: Executor, accountId: string, planId: string, now = new Date()) {
-  const plan = foundOr(await store.getPlan(db, planId), "The plan");
+  const plan = foundOr(cataloguePlan(planId), "The plan");
   await store.insertSubscription(db, {
     accountId,
     planId,
@@ -72,9 +67,7 @@ export async function startSubscription(db: Executor, accountId: string, planId:
     startDate: now,
     currentPeriodStart: now,
     currentPeriodEnd: addMonths(now, 1),
-    endpointLimit: plan.defaultEndpointLimit,
-    responsesPerMonth: plan.defaultResponsesPerMonth,
-    requestsPerSecond: plan.defaultRequestsPerSecond,
+    ...planLimits(plan),
   });
 }
 

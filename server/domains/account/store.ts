@@ -170,11 +170,6 @@ export async function insertSubscription(db: Executor, row: typeof subscriptions
   await db.insert(subscriptions).values(row);
 }
 
-export async function getPlan(db: Executor, planId: string): Promise<PlanRow | undefined> {
-  const [row] = await db.select().from(plans).where(eq(plans.id, planId));
-  return row;
-}
-
 export async function listPlans(db: Executor): Promise<PlanRow[]> {
   return db.select().from(plans).orderBy(asc(plans.priceCents));
 }

@@ -99,6 +99,13 @@ export type Plan = {
   defaultEndpointLimit: Scalars["Int"]["output"];
   defaultResponsesPerMonth: Scalars["Float"]["output"];
   defaultRequestsPerSecond: Scalars["Int"]["output"];
+  /** Price of a year, in cents (billed once per licence year). */
+  yearlyPrice: Scalars["Int"]["output"];
+  /** Price of a million credits above the monthly allowance, in cents; null: the plan stops at LIMIT_REACHED. */
+  overagePricePerMillionCredits?: Maybe<Scalars["Int"]["output"]>;
+  /** Days of free trial a first subscription to this plan gets. */
+  trialDays: Scalars["Int"]["output"];
+  features: Array<Scalars["String"]["output"]>;
 };
 
 /** The account's billing subscription (named apart from GraphQL's subscription root type). */
@@ -3424,6 +3431,10 @@ export type PlanResolvers<
   defaultEndpointLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   defaultResponsesPerMonth?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   defaultRequestsPerSecond?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  yearlyPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  overagePricePerMillionCredits?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  trialDays?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
 export type BillingSubscriptionResolvers<
