@@ -21,6 +21,8 @@ import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
+import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
+import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { endpointsPlugin } from "./domains/endpoints/plugin.ts";
@@ -229,6 +231,7 @@ async function assemble(
       functionRuns,
       kvParts,
       secrets: secretBox(config),
+      billing: config.billing,
     });
     services.resolvers = api.resolvers;
     services.answers = api.answers;
@@ -472,6 +475,8 @@ interface DomainParts {
   kvParts: ReturnType<typeof partStorage>;
   /** Where destination secrets are sealed (the inspector opens security tokens to check signatures). */
   secrets: SecretBox;
+  /** Billing's settings (tax rate, clock). */
+  billing: AppConfig["billing"];
 }
 
 /**
@@ -506,6 +511,11 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(kvPlugin, {
     api,
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
+  });
+  // Add-on lines come from the marketplace once it is merged (addon-charges.ts); none are installed before.
+  await app.register(billingPlugin, {
+    api,
+    deps: { db, log, events, sessions, settings: parts.billing, addons: withoutMarketplace },
   });
   return api.merged();
 }

@@ -310,5 +310,23 @@ export const listPlans = (db: Db) => store.listPlans(db);
 
 export const endSession = (db: Db, sessionTokenHash: string) => store.deleteSession(db, sessionTokenHash);
 
+/**
+ * Billing's changes to the subscription row (plan, limits, period, status), in the caller's transaction,
+ * and to the account's billing fields; the caller emits viewer.changed once it commits.
+ */
+export const changeSubscription = store.updateSubscriptionRow;
+export const changeAccountBilling = (
+  tx: Executor,
+  accountId: string,
+  set: { billingVersion?: number; freeTrialEndsAt?: Date | null },
+) => store.updateAccountRow(tx, accountId, set);
+
+/** Accounts whose billing period has ended by `now` and waits to be closed. */
+export const accountsWithPeriodEndedBy = (db: Executor, now: Date, limit: number) =>
+  store.accountsWithPeriodEndedBy(db, now, limit);
+
+/** The account's subscription and its plan's row. */
+export const subscriptionOf = (db: Executor, accountId: string) => store.getSubscription(db, accountId);
+
 /** The account's subscription and plan, locked until the transaction ends (limits checked against it hold). */
 export const lockedSubscription = (tx: Executor, accountId: string) => store.getSubscription(tx, accountId, true);

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { Role } from "../../platform/roles.ts";
@@ -164,6 +164,25 @@ const subscriptionQuery = preparedShapes("subscription_of_account", (db, name, s
 export async function getSubscription(db: Executor, accountId: string, lock = false) {
   const [row] = await subscriptionQuery(db, lock ? "lock" : "read").execute({ accountId });
   return row;
+}
+
+export async function updateSubscriptionRow(
+  db: Executor,
+  accountId: string,
+  set: Partial<Omit<typeof subscriptions.$inferInsert, "id" | "accountId">>,
+) {
+  await db.update(subscriptions).set(set).where(eq(subscriptions.accountId, accountId));
+}
+
+/** Accounts whose current period ended by `now`, the longest ended first. */
+export async function accountsWithPeriodEndedBy(db: Executor, now: Date, limit: number) {
+  const rows = await db
+    .select({ accountId: subscriptions.accountId })
+    .from(subscriptions)
+    .where(lte(subscriptions.currentPeriodEnd, now))
+    .orderBy(asc(subscriptions.currentPeriodEnd))
+    .limit(limit);
+  return rows.map((r) => r.accountId);
 }
 
 export async function insertSubscription(db: Executor, row: typeof subscriptions.$inferInsert) {

@@ -82,6 +82,7 @@ export type Kind =
   | "functionActivation"
   | "kvUpload"
   | "inspectionUrl"
+  | "invoice"
   | "user";
 
 /**
@@ -173,6 +174,8 @@ export const ID_ARGS: Record<string, Kind> = {
   "inspectedRequest.id": "inspectionUrl",
   "deleteInspectionUrl.id": "inspectionUrl",
   "clearInspectedRequests.id": "inspectionUrl",
+  "invoice.id": "invoice",
+  "downgradeSubscription.endpointIds": "endpoint",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
@@ -182,6 +185,11 @@ export const NOT_OWNED_IDS: Record<string, string> = {
   "inspectedRequest.requestId": "looked up within the inspection URL named by id, which is the tenancy case",
   "toggleRpcMethod.methodId": "a JSON-RPC method name from the catalogue, the same for every account",
   "createQuickFunction.input.templateId": "a template from the catalogue, the same for every account",
+  "createSubscription.input.plan": "a plan from the catalogue, the same for every account",
+  "upgradeSubscription.input.plan": "a plan from the catalogue, the same for every account",
+  "downgradeSubscription.plan": "a plan from the catalogue, the same for every account",
+  "scheduleBillingMigration.plan": "a plan from the catalogue, the same for every account",
+  "migrateBillingVersion.plan": "a plan from the catalogue, the same for every account",
 };
 
 /** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
@@ -251,6 +259,9 @@ function namedSample(name: string, samples: Samples): unknown {
     from: isoHoursAgo(1),
     destinationAttributes: { url: samples.url, maxRetry: 1, retryIntervalSec: 0 },
     params: { data: 1 },
+    plan: "b6_free",
+    couponCode: "TENOFF",
+    reasons: ["OTHER"],
   };
   return byName[name];
 }

@@ -14,7 +14,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, stream and webhook. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, stream, webhook and invoice. */
 export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
   const gql = owner.client.gqlOk.bind(owner.client);
   const publicKey = await newPublicKey();
@@ -110,6 +110,11 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       { input: { name: "proof", network, url } },
     )
   ).createWebhook.id;
+  // A subscription closes the Free period so far into the account's first invoice.
+  await gql('mutation { createSubscription(input: { plan: "b6_build" }) { subscription { id } } }');
+  ids.invoice = (
+    await gql<{ invoices: { edges: { node: { id: string } }[] } }>("{ invoices(first: 1) { edges { node { id } } } }")
+  ).invoices.edges[0].node.id;
   const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
   ids.user = team.find((m) => m.role !== "OWNER")?.userId;
   return { ids, network, url, publicKey };
