@@ -23,7 +23,7 @@ export interface CataloguePlan {
 export type BillingInterval = "MONTHLY" | "YEARLY";
 
 const catalogue = readCheckedCatalogue<{ plans: CataloguePlan[] }>("plans");
-const byId = new Map(catalogue.plans.map((p) => [p.id, p]));
+const byId: ReadonlyMap<string, CataloguePlan> = new Map(catalogue.plans.map((p) => [p.id, p]));
 
 /** The plans, as the catalogue orders them (cheapest first). */
 export const cataloguePlans = (): readonly CataloguePlan[] => catalogue.plans;

@@ -9,7 +9,9 @@ export interface CatalogueCoupon extends CouponTerms {
   valid: boolean;
 }
 
-const coupons = new Map(readCheckedCatalogue<{ coupons: CatalogueCoupon[] }>("coupons").coupons.map((c) => [c.id, c]));
+const coupons: ReadonlyMap<string, CatalogueCoupon> = new Map(
+  readCheckedCatalogue<{ coupons: CatalogueCoupon[] }>("coupons").coupons.map((c) => [c.id, c]),
+);
 
 export const catalogueCoupon = (id: string): CatalogueCoupon | undefined => coupons.get(id);
 

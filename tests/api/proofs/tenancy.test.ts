@@ -12,7 +12,7 @@ let theirs: Samples;
 beforeAll(async () => {
   ({ t, owner } = await startStreamsAppAsOwner({ engine: false, blocks: 3 }));
   receiver = await startReceiver();
-  theirs = await seedOneOfEach(owner, NETWORK, receiver.url);
+  theirs = await seedOneOfEach(owner, NETWORK, receiver.url, { db: t.db, events: t.events });
 });
 afterAll(async () => {
   await receiver?.close();
