@@ -9820,8 +9820,193 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
   return errors === 0;
 }
 export const form10 = validate142;
-const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
+const pattern23 = new RegExp("^[a-z0-9_]+$", "u");
+const pattern24 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.plan === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "plan" },
+        message: "must have required property '" + "plan" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "plan" || key0 === "couponCode")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.plan !== undefined) {
+      let data0 = data.plan;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern23.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[a-z0-9_]+$" },
+            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/plan",
+          schemaPath: "#/properties/plan/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.couponCode !== undefined) {
+      let data1 = data.couponCode;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 40) {
+          const err6 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 40 },
+            message: "must NOT have more than 40 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err7 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (!pattern24.test(data1)) {
+          const err8 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z0-9_-]+$" },
+            message: 'must match pattern "' + "^[A-Za-z0-9_-]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/couponCode",
+          schemaPath: "#/properties/couponCode/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate142.errors = vErrors;
+  return errors === 0;
+}
+export const form11 = validate144;
+const pattern25 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
+function validate144(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9890,7 +10075,7 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern23.test(data0)) {
+        if (!pattern25.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/label",
             schemaPath: "#/properties/label/pattern",
@@ -9936,11 +10121,11 @@ function validate142(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate142.errors = vErrors;
+  validate144.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate144;
-const schema66 = {
+export const form12 = validate146;
+const schema68 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -9962,7 +10147,7 @@ const schema66 = {
     },
   },
 };
-function validate144(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate146(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10054,7 +10239,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema66.properties.items.type },
+          params: { type: schema68.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -10092,7 +10277,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema66.properties.itemsText.type },
+          params: { type: schema68.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10135,11 +10320,11 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate144.errors = vErrors;
+  validate146.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate145;
-const schema67 = {
+export const form13 = validate147;
+const schema69 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -10203,7 +10388,7 @@ const schema67 = {
     },
   },
 };
-const schema68 = {
+const schema70 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -10239,7 +10424,7 @@ const schema68 = {
     },
   },
 };
-function validate149(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate151(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10363,7 +10548,7 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema68.properties.description.type },
+          params: { type: schema70.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10535,10 +10720,10 @@ function validate149(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate149.errors = vErrors;
+  validate151.errors = vErrors;
   return errors === 0;
 }
-function validate152(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate154(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10815,10 +11000,10 @@ function validate152(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate152.errors = vErrors;
+  validate154.errors = vErrors;
   return errors === 0;
 }
-function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate147(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10898,7 +11083,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema67.properties, key0)) {
+      if (!func29.call(schema69.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -11097,7 +11282,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema67.properties.endRange.type },
+          params: { type: schema69.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -11227,7 +11412,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema67.properties.filterFunction.type },
+          params: { type: schema69.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11270,27 +11455,27 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.function !== undefined) {
       if (
-        !validate149(data.function, {
+        !validate151(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+        vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate152(data.destinationAttributes, {
+        !validate154(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+        vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
         errors = vErrors.length;
       }
     }
@@ -11381,7 +11566,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema67.properties.notificationEmail.type },
+          params: { type: schema69.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11431,7 +11616,7 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema67.properties.status.enum },
+          params: { allowedValues: schema69.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -11457,11 +11642,11 @@ function validate145(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate145.errors = vErrors;
+  validate147.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate155;
-function validate155(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form14 = validate157;
+function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11525,12 +11710,12 @@ function validate155(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate155.errors = vErrors;
+  validate157.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate157;
-const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form15 = validate159;
+const pattern28 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
+function validate159(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11599,7 +11784,7 @@ function validate157(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern26.test(data0)) {
+        if (!pattern28.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/host",
             schemaPath: "#/properties/host/pattern",
@@ -11648,11 +11833,11 @@ function validate157(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate157.errors = vErrors;
+  validate159.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate158;
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form16 = validate160;
+function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11799,11 +11984,11 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate158.errors = vErrors;
+  validate160.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate161;
-const schema74 = {
+export const form17 = validate163;
+const schema76 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -11825,7 +12010,7 @@ const schema74 = {
     },
   },
 };
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11917,7 +12102,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema74.properties.items.type },
+          params: { type: schema76.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11955,7 +12140,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema74.properties.itemsText.type },
+          params: { type: schema76.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11998,11 +12183,11 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate161.errors = vErrors;
+  validate163.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate162;
-function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form18 = validate164;
+function validate164(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12117,10 +12302,10 @@ function validate162(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate162.errors = vErrors;
+  validate164.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate163;
+export const form19 = validate165;
 const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -12308,7 +12493,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12531,11 +12716,11 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate163.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate168;
-const schema77 = {
+export const form20 = validate170;
+const schema79 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -12634,7 +12819,7 @@ const schema77 = {
     },
   ],
 };
-function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -13364,7 +13549,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema77.properties, key0)) {
+      if (!func29.call(schema79.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -13674,7 +13859,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema77.properties.endRange.type },
+          params: { type: schema79.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -13724,7 +13909,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema77.properties.filterFunction.type },
+          params: { type: schema79.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13839,7 +14024,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema77.properties.notificationEmail.type },
+          params: { type: schema79.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13927,47 +14112,10 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate168.errors = vErrors;
+  validate170.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate184;
-function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate185.errors = vErrors;
-  return errors === 0;
-}
+export const form21 = validate186;
 function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -14005,7 +14153,44 @@ function validate187(data, { instancePath = "", parentData, parentDataProperty, 
   validate187.errors = vErrors;
   return errors === 0;
 }
-function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate189.errors = vErrors;
+  return errors === 0;
+}
+function validate186(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14028,27 +14213,27 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate185(data.paramsJson, {
+        !validate187(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate187(data.userDataJson, {
+        !validate189(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
         errors = vErrors.length;
       }
     }
@@ -14067,12 +14252,12 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate184.errors = vErrors;
+  validate186.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate189;
-const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form22 = validate191;
+const pattern31 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
+function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14141,7 +14326,7 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern29.test(data0)) {
+        if (!pattern31.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/ip",
             schemaPath: "#/properties/ip/pattern",
@@ -14187,11 +14372,11 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate189.errors = vErrors;
+  validate191.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate190;
-function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form23 = validate192;
+function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14255,10 +14440,10 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate191.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
 }
-function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate192(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14409,14 +14594,14 @@ function validate190(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate191(data.label, {
+        !validate193(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+        vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
         errors = vErrors.length;
       }
     }
@@ -14435,11 +14620,11 @@ function validate190(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate190.errors = vErrors;
+  validate192.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate193;
-function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate195;
+function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14477,14 +14662,14 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate191(data.label, {
+        !validate193(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+        vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
         errors = vErrors.length;
       }
     }
@@ -14503,12 +14688,12 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate193.errors = vErrors;
+  validate195.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate195;
-const pattern31 = new RegExp("^[^\\s]+$", "u");
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form25 = validate197;
+const pattern33 = new RegExp("^[^\\s]+$", "u");
+function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14577,7 +14762,7 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern31.test(data0)) {
+        if (!pattern33.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/referrer",
             schemaPath: "#/properties/referrer/pattern",
@@ -14623,11 +14808,11 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate197.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate196;
-function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form26 = validate198;
+function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14760,12 +14945,12 @@ function validate196(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate196.errors = vErrors;
+  validate198.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate197;
-const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form27 = validate199;
+const pattern34 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
+function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14834,7 +15019,7 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern32.test(data0)) {
+        if (!pattern34.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/method",
             schemaPath: "#/properties/method/pattern",
@@ -14880,18 +15065,18 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate197.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate198;
-const schema89 = {
+export const form28 = validate200;
+const schema91 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -14899,7 +15084,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema89.enum },
+      params: { allowedValues: schema91.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -14909,10 +15094,10 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate199.errors = vErrors;
+  validate201.errors = vErrors;
   return errors === 0;
 }
-function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate200(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15014,14 +15199,14 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate199(data.bucket, {
+        !validate201(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
         errors = vErrors.length;
       }
     }
@@ -15066,11 +15251,11 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate198.errors = vErrors;
+  validate200.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate203;
-function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form29 = validate205;
+function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15131,14 +15316,14 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate185(data.paramsJson, {
+        !validate187(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
         errors = vErrors.length;
       }
     }
@@ -15260,14 +15445,14 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate187(data.userDataJson, {
+        !validate189(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
         errors = vErrors.length;
       }
     }
@@ -15286,11 +15471,11 @@ function validate203(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate203.errors = vErrors;
+  validate205.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate207;
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form30 = validate209;
+function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15439,12 +15624,12 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate207.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate208;
-const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate210;
+const pattern36 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
+function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15517,7 +15702,7 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern34.test(data1)) {
+        if (!pattern36.test(data1)) {
           const err4 = {
             instancePath: instancePath + "/telegramUsername",
             schemaPath: "#/properties/telegramUsername/pattern",
@@ -15563,11 +15748,238 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate208.errors = vErrors;
+  validate210.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate209;
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate211;
+const schema95 = {
+  type: "object",
+  title: "Why are you canceling?",
+  required: ["reasons"],
+  additionalProperties: false,
+  properties: {
+    reasons: {
+      type: "array",
+      title: "Reasons",
+      minItems: 1,
+      maxItems: 7,
+      uniqueItems: true,
+      items: {
+        enum: [
+          "TOO_EXPENSIVE",
+          "MISSING_FEATURES",
+          "SWITCHING_PROVIDER",
+          "PROJECT_ENDED",
+          "RELIABILITY",
+          "SUPPORT",
+          "OTHER",
+        ],
+        "x-enumLabels": {
+          TOO_EXPENSIVE: "It costs too much",
+          MISSING_FEATURES: "A feature I need is missing",
+          SWITCHING_PROVIDER: "I am moving to another provider",
+          PROJECT_ENDED: "My project ended",
+          RELIABILITY: "Reliability or speed",
+          SUPPORT: "Support",
+          OTHER: "Something else",
+        },
+      },
+    },
+    comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
+  },
+};
+function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.reasons === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "reasons" },
+        message: "must have required property '" + "reasons" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "reasons" || key0 === "comment")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.reasons !== undefined) {
+      let data0 = data.reasons;
+      if (Array.isArray(data0)) {
+        if (data0.length > 7) {
+          const err2 = {
+            instancePath: instancePath + "/reasons",
+            schemaPath: "#/properties/reasons/maxItems",
+            keyword: "maxItems",
+            params: { limit: 7 },
+            message: "must NOT have more than 7 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (data0.length < 1) {
+          const err3 = {
+            instancePath: instancePath + "/reasons",
+            schemaPath: "#/properties/reasons/minItems",
+            keyword: "minItems",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        const len0 = data0.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data1 = data0[i0];
+          if (
+            !(
+              data1 === "TOO_EXPENSIVE" ||
+              data1 === "MISSING_FEATURES" ||
+              data1 === "SWITCHING_PROVIDER" ||
+              data1 === "PROJECT_ENDED" ||
+              data1 === "RELIABILITY" ||
+              data1 === "SUPPORT" ||
+              data1 === "OTHER"
+            )
+          ) {
+            const err4 = {
+              instancePath: instancePath + "/reasons/" + i0,
+              schemaPath: "#/properties/reasons/items/enum",
+              keyword: "enum",
+              params: { allowedValues: schema95.properties.reasons.items.enum },
+              message: "must be equal to one of the allowed values",
+            };
+            if (vErrors === null) {
+              vErrors = [err4];
+            } else {
+              vErrors.push(err4);
+            }
+            errors++;
+          }
+        }
+        let i1 = data0.length;
+        let j0;
+        if (i1 > 1) {
+          outer0: for (; i1--; ) {
+            for (j0 = i1; j0--; ) {
+              if (func0(data0[i1], data0[j0])) {
+                const err5 = {
+                  instancePath: instancePath + "/reasons",
+                  schemaPath: "#/properties/reasons/uniqueItems",
+                  keyword: "uniqueItems",
+                  params: { i: i1, j: j0 },
+                  message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+                };
+                if (vErrors === null) {
+                  vErrors = [err5];
+                } else {
+                  vErrors.push(err5);
+                }
+                errors++;
+                break outer0;
+              }
+            }
+          }
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/reasons",
+          schemaPath: "#/properties/reasons/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.comment !== undefined) {
+      let data2 = data.comment;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 2000) {
+          const err7 = {
+            instancePath: instancePath + "/comment",
+            schemaPath: "#/properties/comment/maxLength",
+            keyword: "maxLength",
+            params: { limit: 2000 },
+            message: "must NOT have more than 2000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + "/comment",
+          schemaPath: "#/properties/comment/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
+  validate211.errors = vErrors;
+  return errors === 0;
+}
+export const form33 = validate212;
+function validate212(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15691,7 +16103,7 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema68.properties.description.type },
+          params: { type: schema70.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15863,11 +16275,243 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate212.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate211;
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form34 = validate214;
+function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.plan === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "plan" },
+        message: "must have required property '" + "plan" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "plan" || key0 === "endpointIds")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.plan !== undefined) {
+      let data0 = data.plan;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern23.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[a-z0-9_]+$" },
+            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/plan",
+          schemaPath: "#/properties/plan/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointIds !== undefined) {
+      let data1 = data.endpointIds;
+      if (Array.isArray(data1)) {
+        if (data1.length > 500) {
+          const err6 = {
+            instancePath: instancePath + "/endpointIds",
+            schemaPath: "#/properties/endpointIds/maxItems",
+            keyword: "maxItems",
+            params: { limit: 500 },
+            message: "must NOT have more than 500 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data2 = data1[i0];
+          if (typeof data2 === "string") {
+            if (func2(data2) > 64) {
+              const err7 = {
+                instancePath: instancePath + "/endpointIds/" + i0,
+                schemaPath: "#/properties/endpointIds/items/maxLength",
+                keyword: "maxLength",
+                params: { limit: 64 },
+                message: "must NOT have more than 64 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+            if (func2(data2) < 1) {
+              const err8 = {
+                instancePath: instancePath + "/endpointIds/" + i0,
+                schemaPath: "#/properties/endpointIds/items/minLength",
+                keyword: "minLength",
+                params: { limit: 1 },
+                message: "must NOT have fewer than 1 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+          } else {
+            const err9 = {
+              instancePath: instancePath + "/endpointIds/" + i0,
+              schemaPath: "#/properties/endpointIds/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err9];
+            } else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+        let i1 = data1.length;
+        let j0;
+        if (i1 > 1) {
+          const indices0 = {};
+          for (; i1--; ) {
+            let item0 = data1[i1];
+            if (typeof item0 !== "string") {
+              continue;
+            }
+            if (typeof indices0[item0] == "number") {
+              j0 = indices0[item0];
+              const err10 = {
+                instancePath: instancePath + "/endpointIds",
+                schemaPath: "#/properties/endpointIds/uniqueItems",
+                keyword: "uniqueItems",
+                params: { i: i1, j: j0 },
+                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i1;
+          }
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/endpointIds",
+          schemaPath: "#/properties/endpointIds/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err12 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err12];
+    } else {
+      vErrors.push(err12);
+    }
+    errors++;
+  }
+  validate214.errors = vErrors;
+  return errors === 0;
+}
+export const form35 = validate215;
+function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15954,14 +16598,14 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate199(data.bucket, {
+        !validate201(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
         errors = vErrors.length;
       }
     }
@@ -15993,11 +16637,11 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate211.errors = vErrors;
+  validate215.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate215;
-const schema96 = {
+export const form36 = validate219;
+const schema100 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -16006,7 +16650,7 @@ const schema96 = {
     role: { enum: ["ADMIN", "VIEWER"], "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" }, title: "Role" },
   },
 };
-function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16049,7 +16693,7 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema96.properties.role.enum },
+          params: { allowedValues: schema100.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -16075,11 +16719,11 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate215.errors = vErrors;
+  validate219.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate217;
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form37 = validate221;
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16211,11 +16855,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate217.errors = vErrors;
+  validate221.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate218;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate222;
+function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -16253,11 +16897,11 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate218.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate219;
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate223;
+function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -16295,11 +16939,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate219.errors = vErrors;
+  validate223.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate224;
+function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -16337,11 +16981,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate220.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate221;
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate225;
+function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -16379,11 +17023,11 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate221.errors = vErrors;
+  validate225.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate222;
-function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate226;
+function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -16421,11 +17065,11 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate222.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate223;
-function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate227;
+function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -16463,11 +17107,11 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate223.errors = vErrors;
+  validate227.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate224;
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate228;
+function validate228(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -16505,11 +17149,11 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate224.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate225;
-function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate229;
+function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -16547,11 +17191,11 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate225.errors = vErrors;
+  validate229.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate226;
-function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate230;
+function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -16589,11 +17233,11 @@ function validate226(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate226.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate227;
-function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate231;
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -16631,7 +17275,7 @@ function validate227(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate227.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
 
@@ -16650,31 +17294,34 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
   "-42bd3487": { validate: form9, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form10, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form11, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form12, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form13, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form14, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form15, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form16, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form17, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form18, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7de089d2": { validate: form19, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form20, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form21, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form22, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "154f2f85": { validate: form23, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form24, required: ["referrer"] }, // security#/$defs/referrerInput
-  "30013493": { validate: form25, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "41bf44a1": { validate: form26, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form27, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form28, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form29, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form30, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form31, required: ["name", "code"] }, // function#/$defs/newFunction
-  "7720b321": { validate: form32, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "783bcc93": { validate: form33, required: ["role"] }, // team-member#/$defs/roleInput
-  d403d88: { validate: form34, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  "-43bb9670": { validate: form10, required: ["plan"] }, // subscription#/$defs/upgradeInput
+  "-446c9dfc": { validate: form11, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form12, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form13, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form14, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form15, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form16, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form17, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form18, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form19, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7de089d2": { validate: form20, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form21, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form22, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form23, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "154f2f85": { validate: form24, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form25, required: ["referrer"] }, // security#/$defs/referrerInput
+  "30013493": { validate: form26, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "41bf44a1": { validate: form27, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form28, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form29, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form30, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form31, required: [] }, // account#/$defs/profileInput
+  "548ad07f": { validate: form32, required: ["reasons"] }, // subscription#/$defs/cancelationInput
+  "599437a8": { validate: form33, required: ["name", "code"] }, // function#/$defs/newFunction
+  "69f52689": { validate: form34, required: ["plan"] }, // subscription#/$defs/downgradeInput
+  "7720b321": { validate: form35, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "783bcc93": { validate: form36, required: ["role"] }, // team-member#/$defs/roleInput
+  d403d88: { validate: form37, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */

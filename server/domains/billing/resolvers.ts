@@ -3,6 +3,7 @@ import { type Context, loaderOf } from "../../graphql/context.ts";
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { foundOr } from "../../platform/errors.ts";
+import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { cataloguePlan } from "../account/plan-catalogue.ts";
 import { listPlans, subscriptionOf } from "../account/service.ts";
 import { planView, subscriptionView } from "../account/subscription-view.ts";
@@ -11,7 +12,10 @@ import * as service from "./service.ts";
 import type { InvoiceLineRow, InvoiceRow } from "./store.ts";
 
 /** Where the console downloads an invoice's PDF (plugin.ts serves it to a signed-in member). */
-export const invoicePdfPath = (id: string) => `/billing/invoices/${id}/pdf`;
+const invoicePdfPath = (id: string) => `/billing/invoices/${id}/pdf`;
+
+/** The PDF's address from the service's public address (decision 0802), so the console can link to it. */
+const invoicePdfUrl = (ctx: Context, id: string) => `${publicBaseUrl(ctx.config, ctx.request)}${invoicePdfPath(id)}`;
 
 export type InvoiceView = InvoiceRow & { lines?: InvoiceLineRow[] };
 
@@ -86,7 +90,7 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
       lines: field("VIEWER", async ({ ctx, accountId, parent }) =>
         (parent.lines ?? (await service.invoiceWithLines(ctx.db, accountId, parent.id)).lines).map(lineView),
       ),
-      pdfUrl: (parent) => invoicePdfPath(parent.id),
+      pdfUrl: (parent, _args, ctx) => invoicePdfUrl(ctx, parent.id),
     },
     BillingSubscription: {
       endDate: state(
@@ -138,7 +142,7 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
           cardLast4: null,
           amount: i.totalCents,
           date: i.createdAt,
-          stripeInvoicePdf: invoicePdfPath(i.id),
+          stripeInvoicePdf: invoicePdfUrl(ctx, i.id),
         }));
       }),
       upcomingInvoicePreview: field("VIEWER", async ({ ctx, accountId }) => {
