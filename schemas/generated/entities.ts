@@ -1517,18 +1517,12 @@ export interface SubscriptionCouponInput {
 }
 
 export interface SubscriptionCreateInput {
-  /**
-   * A plan's id, as the plans list names it.
-   */
   plan: string;
   interval?: "MONTHLY" | "YEARLY";
   couponCode?: string;
 }
 
 export interface SubscriptionDowngradeInput {
-  /**
-   * A plan's id, as the plans list names it.
-   */
   plan: string;
   /**
    * When you have more endpoints than the plan allows, the ones that keep serving; the others are paused at the period's end.
@@ -1539,16 +1533,10 @@ export interface SubscriptionDowngradeInput {
 }
 
 export interface SubscriptionPlanInput {
-  /**
-   * A plan's id, as the plans list names it.
-   */
   plan: string;
 }
 
 export interface SubscriptionUpgradeInput {
-  /**
-   * A plan's id, as the plans list names it.
-   */
   plan: string;
   couponCode?: string;
 }

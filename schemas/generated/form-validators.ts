@@ -9730,8 +9730,236 @@ function validate124(data, { instancePath = "", parentData, parentDataProperty, 
   validate124.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate140;
-const schema62 = {
+export const form9 = validate141;
+const schema63 = {
+  type: "object",
+  title: "Why are you canceling?",
+  required: ["reasons"],
+  additionalProperties: false,
+  properties: {
+    reasons: {
+      type: "array",
+      title: "Reasons",
+      minItems: 1,
+      maxItems: 7,
+      uniqueItems: true,
+      items: {
+        enum: [
+          "TOO_EXPENSIVE",
+          "MISSING_FEATURES",
+          "SWITCHING_PROVIDER",
+          "PROJECT_ENDED",
+          "RELIABILITY",
+          "SUPPORT",
+          "OTHER",
+        ],
+        "x-enumLabels": {
+          TOO_EXPENSIVE: "It costs too much",
+          MISSING_FEATURES: "A feature I need is missing",
+          SWITCHING_PROVIDER: "I am moving to another provider",
+          PROJECT_ENDED: "My project ended",
+          RELIABILITY: "Reliability or speed",
+          SUPPORT: "Support",
+          OTHER: "Something else",
+        },
+      },
+    },
+    comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
+  },
+};
+const func0 = equal;
+function validate141(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.reasons === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "reasons" },
+        message: "must have required property '" + "reasons" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "reasons" || key0 === "comment")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.reasons !== undefined) {
+      let data0 = data.reasons;
+      if (Array.isArray(data0)) {
+        if (data0.length > 7) {
+          const err2 = {
+            instancePath: instancePath + "/reasons",
+            schemaPath: "#/properties/reasons/maxItems",
+            keyword: "maxItems",
+            params: { limit: 7 },
+            message: "must NOT have more than 7 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (data0.length < 1) {
+          const err3 = {
+            instancePath: instancePath + "/reasons",
+            schemaPath: "#/properties/reasons/minItems",
+            keyword: "minItems",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        const len0 = data0.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data1 = data0[i0];
+          if (
+            !(
+              data1 === "TOO_EXPENSIVE" ||
+              data1 === "MISSING_FEATURES" ||
+              data1 === "SWITCHING_PROVIDER" ||
+              data1 === "PROJECT_ENDED" ||
+              data1 === "RELIABILITY" ||
+              data1 === "SUPPORT" ||
+              data1 === "OTHER"
+            )
+          ) {
+            const err4 = {
+              instancePath: instancePath + "/reasons/" + i0,
+              schemaPath: "#/properties/reasons/items/enum",
+              keyword: "enum",
+              params: { allowedValues: schema63.properties.reasons.items.enum },
+              message: "must be equal to one of the allowed values",
+            };
+            if (vErrors === null) {
+              vErrors = [err4];
+            } else {
+              vErrors.push(err4);
+            }
+            errors++;
+          }
+        }
+        let i1 = data0.length;
+        let j0;
+        if (i1 > 1) {
+          outer0: for (; i1--; ) {
+            for (j0 = i1; j0--; ) {
+              if (func0(data0[i1], data0[j0])) {
+                const err5 = {
+                  instancePath: instancePath + "/reasons",
+                  schemaPath: "#/properties/reasons/uniqueItems",
+                  keyword: "uniqueItems",
+                  params: { i: i1, j: j0 },
+                  message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+                };
+                if (vErrors === null) {
+                  vErrors = [err5];
+                } else {
+                  vErrors.push(err5);
+                }
+                errors++;
+                break outer0;
+              }
+            }
+          }
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/reasons",
+          schemaPath: "#/properties/reasons/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.comment !== undefined) {
+      let data2 = data.comment;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 2000) {
+          const err7 = {
+            instancePath: instancePath + "/comment",
+            schemaPath: "#/properties/comment/maxLength",
+            keyword: "maxLength",
+            params: { limit: 2000 },
+            message: "must NOT have more than 2000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + "/comment",
+          schemaPath: "#/properties/comment/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
+  validate141.errors = vErrors;
+  return errors === 0;
+}
+export const form10 = validate142;
+const schema64 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -9747,7 +9975,7 @@ const schema62 = {
     },
   },
 };
-function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9790,7 +10018,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema62.properties.from.enum },
+          params: { allowedValues: schema64.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -9816,196 +10044,11 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate140.errors = vErrors;
-  return errors === 0;
-}
-export const form10 = validate142;
-const pattern23 = new RegExp("^[a-z0-9_]+$", "u");
-const pattern24 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.plan === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "plan" },
-        message: "must have required property '" + "plan" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "plan" || key0 === "couponCode")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.plan !== undefined) {
-      let data0 = data.plan;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err2 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern23.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[a-z0-9_]+$" },
-            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/plan",
-          schemaPath: "#/properties/plan/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.couponCode !== undefined) {
-      let data1 = data.couponCode;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 40) {
-          const err6 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/maxLength",
-            keyword: "maxLength",
-            params: { limit: 40 },
-            message: "must NOT have more than 40 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err7 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
-        }
-        if (!pattern24.test(data1)) {
-          const err8 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[A-Za-z0-9_-]+$" },
-            message: 'must match pattern "' + "^[A-Za-z0-9_-]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + "/couponCode",
-          schemaPath: "#/properties/couponCode/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err10 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err10];
-    } else {
-      vErrors.push(err10);
-    }
-    errors++;
-  }
   validate142.errors = vErrors;
   return errors === 0;
 }
 export const form11 = validate144;
-const pattern25 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
+const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
 function validate144(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -10075,7 +10118,7 @@ function validate144(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern25.test(data0)) {
+        if (!pattern23.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/label",
             schemaPath: "#/properties/label/pattern",
@@ -11714,7 +11757,7 @@ function validate157(data, { instancePath = "", parentData, parentDataProperty, 
   return errors === 0;
 }
 export const form15 = validate159;
-const pattern28 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
+const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
 function validate159(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -11784,7 +11827,7 @@ function validate159(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern28.test(data0)) {
+        if (!pattern26.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/host",
             schemaPath: "#/properties/host/pattern",
@@ -12187,7 +12230,240 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
   return errors === 0;
 }
 export const form18 = validate164;
+const pattern27 = new RegExp("^[a-z0-9_]+$", "u");
 function validate164(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.plan === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "plan" },
+        message: "must have required property '" + "plan" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "plan" || key0 === "endpointIds")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.plan !== undefined) {
+      let data0 = data.plan;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern27.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[a-z0-9_]+$" },
+            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/plan",
+          schemaPath: "#/properties/plan/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointIds !== undefined) {
+      let data1 = data.endpointIds;
+      if (Array.isArray(data1)) {
+        if (data1.length > 500) {
+          const err6 = {
+            instancePath: instancePath + "/endpointIds",
+            schemaPath: "#/properties/endpointIds/maxItems",
+            keyword: "maxItems",
+            params: { limit: 500 },
+            message: "must NOT have more than 500 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data2 = data1[i0];
+          if (typeof data2 === "string") {
+            if (func2(data2) > 64) {
+              const err7 = {
+                instancePath: instancePath + "/endpointIds/" + i0,
+                schemaPath: "#/properties/endpointIds/items/maxLength",
+                keyword: "maxLength",
+                params: { limit: 64 },
+                message: "must NOT have more than 64 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+            if (func2(data2) < 1) {
+              const err8 = {
+                instancePath: instancePath + "/endpointIds/" + i0,
+                schemaPath: "#/properties/endpointIds/items/minLength",
+                keyword: "minLength",
+                params: { limit: 1 },
+                message: "must NOT have fewer than 1 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+          } else {
+            const err9 = {
+              instancePath: instancePath + "/endpointIds/" + i0,
+              schemaPath: "#/properties/endpointIds/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err9];
+            } else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+        let i1 = data1.length;
+        let j0;
+        if (i1 > 1) {
+          const indices0 = {};
+          for (; i1--; ) {
+            let item0 = data1[i1];
+            if (typeof item0 !== "string") {
+              continue;
+            }
+            if (typeof indices0[item0] == "number") {
+              j0 = indices0[item0];
+              const err10 = {
+                instancePath: instancePath + "/endpointIds",
+                schemaPath: "#/properties/endpointIds/uniqueItems",
+                keyword: "uniqueItems",
+                params: { i: i1, j: j0 },
+                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i1;
+          }
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/endpointIds",
+          schemaPath: "#/properties/endpointIds/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err12 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err12];
+    } else {
+      vErrors.push(err12);
+    }
+    errors++;
+  }
+  validate164.errors = vErrors;
+  return errors === 0;
+}
+export const form19 = validate165;
+function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12302,10 +12578,10 @@ function validate164(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate164.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate165;
+export const form20 = validate166;
 const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -12402,7 +12678,6 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
   validate29.errors = vErrors;
   return errors === 0;
 }
-const func0 = equal;
 function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -12493,7 +12768,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate166(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12716,11 +12991,11 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate165.errors = vErrors;
+  validate166.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate170;
-const schema79 = {
+export const form21 = validate171;
+const schema80 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -12819,7 +13094,7 @@ const schema79 = {
     },
   ],
 };
-function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -13549,7 +13824,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func29.call(schema79.properties, key0)) {
+      if (!func29.call(schema80.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -13859,7 +14134,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema79.properties.endRange.type },
+          params: { type: schema80.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -13909,7 +14184,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema79.properties.filterFunction.type },
+          params: { type: schema80.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -14024,7 +14299,7 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema79.properties.notificationEmail.type },
+          params: { type: schema80.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -14112,85 +14387,85 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate170.errors = vErrors;
+  validate171.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate186;
+export const form22 = validate187;
+function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate188.errors = vErrors;
+  return errors === 0;
+}
+function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate190.errors = vErrors;
+  return errors === 0;
+}
 function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate187.errors = vErrors;
-  return errors === 0;
-}
-function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate189.errors = vErrors;
-  return errors === 0;
-}
-function validate186(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14213,27 +14488,27 @@ function validate186(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate187(data.paramsJson, {
+        !validate188(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate189(data.userDataJson, {
+        !validate190(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+        vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
         errors = vErrors.length;
       }
     }
@@ -14252,12 +14527,12 @@ function validate186(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate186.errors = vErrors;
+  validate187.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate191;
-const pattern31 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate191(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form23 = validate192;
+const pattern30 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
+function validate192(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14326,7 +14601,7 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern31.test(data0)) {
+        if (!pattern30.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/ip",
             schemaPath: "#/properties/ip/pattern",
@@ -14372,11 +14647,11 @@ function validate191(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate191.errors = vErrors;
+  validate192.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate192;
-function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate193;
+function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14440,10 +14715,10 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate193.errors = vErrors;
+  validate194.errors = vErrors;
   return errors === 0;
 }
-function validate192(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14594,14 +14869,14 @@ function validate192(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate193(data.label, {
+        !validate194(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+        vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
         errors = vErrors.length;
       }
     }
@@ -14620,11 +14895,11 @@ function validate192(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate192.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate195;
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form25 = validate196;
+function validate196(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14662,14 +14937,14 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate193(data.label, {
+        !validate194(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+        vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
         errors = vErrors.length;
       }
     }
@@ -14688,12 +14963,196 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate196.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate197;
-const pattern33 = new RegExp("^[^\\s]+$", "u");
-function validate197(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form26 = validate198;
+const pattern33 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.plan === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "plan" },
+        message: "must have required property '" + "plan" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "plan" || key0 === "couponCode")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.plan !== undefined) {
+      let data0 = data.plan;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern27.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[a-z0-9_]+$" },
+            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/plan",
+          schemaPath: "#/properties/plan/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.couponCode !== undefined) {
+      let data1 = data.couponCode;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 40) {
+          const err6 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 40 },
+            message: "must NOT have more than 40 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err7 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (!pattern33.test(data1)) {
+          const err8 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z0-9_-]+$" },
+            message: 'must match pattern "' + "^[A-Za-z0-9_-]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/couponCode",
+          schemaPath: "#/properties/couponCode/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate198.errors = vErrors;
+  return errors === 0;
+}
+export const form27 = validate199;
+const pattern34 = new RegExp("^[^\\s]+$", "u");
+function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14762,7 +15221,7 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern33.test(data0)) {
+        if (!pattern34.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/referrer",
             schemaPath: "#/properties/referrer/pattern",
@@ -14808,11 +15267,11 @@ function validate197(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate197.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate198;
-function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate200;
+function validate200(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14945,12 +15404,12 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate198.errors = vErrors;
+  validate200.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate199;
-const pattern34 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form29 = validate201;
+const pattern35 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15019,7 +15478,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern34.test(data0)) {
+        if (!pattern35.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/method",
             schemaPath: "#/properties/method/pattern",
@@ -15065,18 +15524,18 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate199.errors = vErrors;
+  validate201.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate200;
-const schema91 = {
+export const form30 = validate202;
+const schema93 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate203(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -15084,7 +15543,7 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema91.enum },
+      params: { allowedValues: schema93.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -15094,10 +15553,10 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate201.errors = vErrors;
+  validate203.errors = vErrors;
   return errors === 0;
 }
-function validate200(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate202(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15199,14 +15658,14 @@ function validate200(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate201(data.bucket, {
+        !validate203(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+        vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
         errors = vErrors.length;
       }
     }
@@ -15251,11 +15710,11 @@ function validate200(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate200.errors = vErrors;
+  validate202.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate205;
-function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate207;
+function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15316,14 +15775,14 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate187(data.paramsJson, {
+        !validate188(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+        vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
         errors = vErrors.length;
       }
     }
@@ -15445,14 +15904,14 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate189(data.userDataJson, {
+        !validate190(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+        vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
         errors = vErrors.length;
       }
     }
@@ -15471,11 +15930,11 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate205.errors = vErrors;
+  validate207.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate209;
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate211;
+function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15624,12 +16083,12 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate211.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate210;
-const pattern36 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form33 = validate212;
+const pattern37 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
+function validate212(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15702,7 +16161,7 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern36.test(data1)) {
+        if (!pattern37.test(data1)) {
           const err4 = {
             instancePath: instancePath + "/telegramUsername",
             schemaPath: "#/properties/telegramUsername/pattern",
@@ -15748,238 +16207,11 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate210.errors = vErrors;
+  validate212.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate211;
-const schema95 = {
-  type: "object",
-  title: "Why are you canceling?",
-  required: ["reasons"],
-  additionalProperties: false,
-  properties: {
-    reasons: {
-      type: "array",
-      title: "Reasons",
-      minItems: 1,
-      maxItems: 7,
-      uniqueItems: true,
-      items: {
-        enum: [
-          "TOO_EXPENSIVE",
-          "MISSING_FEATURES",
-          "SWITCHING_PROVIDER",
-          "PROJECT_ENDED",
-          "RELIABILITY",
-          "SUPPORT",
-          "OTHER",
-        ],
-        "x-enumLabels": {
-          TOO_EXPENSIVE: "It costs too much",
-          MISSING_FEATURES: "A feature I need is missing",
-          SWITCHING_PROVIDER: "I am moving to another provider",
-          PROJECT_ENDED: "My project ended",
-          RELIABILITY: "Reliability or speed",
-          SUPPORT: "Support",
-          OTHER: "Something else",
-        },
-      },
-    },
-    comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
-  },
-};
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.reasons === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "reasons" },
-        message: "must have required property '" + "reasons" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "reasons" || key0 === "comment")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.reasons !== undefined) {
-      let data0 = data.reasons;
-      if (Array.isArray(data0)) {
-        if (data0.length > 7) {
-          const err2 = {
-            instancePath: instancePath + "/reasons",
-            schemaPath: "#/properties/reasons/maxItems",
-            keyword: "maxItems",
-            params: { limit: 7 },
-            message: "must NOT have more than 7 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (data0.length < 1) {
-          const err3 = {
-            instancePath: instancePath + "/reasons",
-            schemaPath: "#/properties/reasons/minItems",
-            keyword: "minItems",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        const len0 = data0.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data1 = data0[i0];
-          if (
-            !(
-              data1 === "TOO_EXPENSIVE" ||
-              data1 === "MISSING_FEATURES" ||
-              data1 === "SWITCHING_PROVIDER" ||
-              data1 === "PROJECT_ENDED" ||
-              data1 === "RELIABILITY" ||
-              data1 === "SUPPORT" ||
-              data1 === "OTHER"
-            )
-          ) {
-            const err4 = {
-              instancePath: instancePath + "/reasons/" + i0,
-              schemaPath: "#/properties/reasons/items/enum",
-              keyword: "enum",
-              params: { allowedValues: schema95.properties.reasons.items.enum },
-              message: "must be equal to one of the allowed values",
-            };
-            if (vErrors === null) {
-              vErrors = [err4];
-            } else {
-              vErrors.push(err4);
-            }
-            errors++;
-          }
-        }
-        let i1 = data0.length;
-        let j0;
-        if (i1 > 1) {
-          outer0: for (; i1--; ) {
-            for (j0 = i1; j0--; ) {
-              if (func0(data0[i1], data0[j0])) {
-                const err5 = {
-                  instancePath: instancePath + "/reasons",
-                  schemaPath: "#/properties/reasons/uniqueItems",
-                  keyword: "uniqueItems",
-                  params: { i: i1, j: j0 },
-                  message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
-                };
-                if (vErrors === null) {
-                  vErrors = [err5];
-                } else {
-                  vErrors.push(err5);
-                }
-                errors++;
-                break outer0;
-              }
-            }
-          }
-        }
-      } else {
-        const err6 = {
-          instancePath: instancePath + "/reasons",
-          schemaPath: "#/properties/reasons/type",
-          keyword: "type",
-          params: { type: "array" },
-          message: "must be array",
-        };
-        if (vErrors === null) {
-          vErrors = [err6];
-        } else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-    if (data.comment !== undefined) {
-      let data2 = data.comment;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 2000) {
-          const err7 = {
-            instancePath: instancePath + "/comment",
-            schemaPath: "#/properties/comment/maxLength",
-            keyword: "maxLength",
-            params: { limit: 2000 },
-            message: "must NOT have more than 2000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
-        }
-      } else {
-        const err8 = {
-          instancePath: instancePath + "/comment",
-          schemaPath: "#/properties/comment/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err8];
-        } else {
-          vErrors.push(err8);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err9 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err9];
-    } else {
-      vErrors.push(err9);
-    }
-    errors++;
-  }
-  validate211.errors = vErrors;
-  return errors === 0;
-}
-export const form33 = validate212;
-function validate212(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form34 = validate213;
+function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16275,239 +16507,7 @@ function validate212(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate212.errors = vErrors;
-  return errors === 0;
-}
-export const form34 = validate214;
-function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.plan === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "plan" },
-        message: "must have required property '" + "plan" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "plan" || key0 === "endpointIds")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.plan !== undefined) {
-      let data0 = data.plan;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err2 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern23.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[a-z0-9_]+$" },
-            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/plan",
-          schemaPath: "#/properties/plan/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.endpointIds !== undefined) {
-      let data1 = data.endpointIds;
-      if (Array.isArray(data1)) {
-        if (data1.length > 500) {
-          const err6 = {
-            instancePath: instancePath + "/endpointIds",
-            schemaPath: "#/properties/endpointIds/maxItems",
-            keyword: "maxItems",
-            params: { limit: 500 },
-            message: "must NOT have more than 500 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-        const len0 = data1.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data2 = data1[i0];
-          if (typeof data2 === "string") {
-            if (func2(data2) > 64) {
-              const err7 = {
-                instancePath: instancePath + "/endpointIds/" + i0,
-                schemaPath: "#/properties/endpointIds/items/maxLength",
-                keyword: "maxLength",
-                params: { limit: 64 },
-                message: "must NOT have more than 64 characters",
-              };
-              if (vErrors === null) {
-                vErrors = [err7];
-              } else {
-                vErrors.push(err7);
-              }
-              errors++;
-            }
-            if (func2(data2) < 1) {
-              const err8 = {
-                instancePath: instancePath + "/endpointIds/" + i0,
-                schemaPath: "#/properties/endpointIds/items/minLength",
-                keyword: "minLength",
-                params: { limit: 1 },
-                message: "must NOT have fewer than 1 characters",
-              };
-              if (vErrors === null) {
-                vErrors = [err8];
-              } else {
-                vErrors.push(err8);
-              }
-              errors++;
-            }
-          } else {
-            const err9 = {
-              instancePath: instancePath + "/endpointIds/" + i0,
-              schemaPath: "#/properties/endpointIds/items/type",
-              keyword: "type",
-              params: { type: "string" },
-              message: "must be string",
-            };
-            if (vErrors === null) {
-              vErrors = [err9];
-            } else {
-              vErrors.push(err9);
-            }
-            errors++;
-          }
-        }
-        let i1 = data1.length;
-        let j0;
-        if (i1 > 1) {
-          const indices0 = {};
-          for (; i1--; ) {
-            let item0 = data1[i1];
-            if (typeof item0 !== "string") {
-              continue;
-            }
-            if (typeof indices0[item0] == "number") {
-              j0 = indices0[item0];
-              const err10 = {
-                instancePath: instancePath + "/endpointIds",
-                schemaPath: "#/properties/endpointIds/uniqueItems",
-                keyword: "uniqueItems",
-                params: { i: i1, j: j0 },
-                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
-              };
-              if (vErrors === null) {
-                vErrors = [err10];
-              } else {
-                vErrors.push(err10);
-              }
-              errors++;
-              break;
-            }
-            indices0[item0] = i1;
-          }
-        }
-      } else {
-        const err11 = {
-          instancePath: instancePath + "/endpointIds",
-          schemaPath: "#/properties/endpointIds/type",
-          keyword: "type",
-          params: { type: "array" },
-          message: "must be array",
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err12 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err12];
-    } else {
-      vErrors.push(err12);
-    }
-    errors++;
-  }
-  validate214.errors = vErrors;
+  validate213.errors = vErrors;
   return errors === 0;
 }
 export const form35 = validate215;
@@ -16598,14 +16598,14 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate201(data.bucket, {
+        !validate203(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+        vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
         errors = vErrors.length;
       }
     }
@@ -17293,8 +17293,8 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
     validate: form8,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form9, required: ["from"] }, // webhook#/$defs/activateInput
-  "-43bb9670": { validate: form10, required: ["plan"] }, // subscription#/$defs/upgradeInput
+  "-40fe01d7": { validate: form9, required: ["reasons"] }, // subscription#/$defs/cancelationInput
+  "-42bd3487": { validate: form10, required: ["from"] }, // webhook#/$defs/activateInput
   "-446c9dfc": { validate: form11, required: ["label"] }, // endpoint#/$defs/tagInput
   "-53786f53": { validate: form12, required: ["key"] }, // address-book#/$defs/itemsInput
   "-5464428a": { validate: form13, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
@@ -17302,23 +17302,23 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
   "-687acb4": { validate: form15, required: ["host"] }, // security#/$defs/domainMaskInput
   "-6b46bbd2": { validate: form16, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
   "-6f04bcb0": { validate: form17, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form18, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form19, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7de089d2": { validate: form20, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form21, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form22, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form23, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "154f2f85": { validate: form24, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form25, required: ["referrer"] }, // security#/$defs/referrerInput
-  "30013493": { validate: form26, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "41bf44a1": { validate: form27, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form28, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form29, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form30, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form31, required: [] }, // account#/$defs/profileInput
-  "548ad07f": { validate: form32, required: ["reasons"] }, // subscription#/$defs/cancelationInput
-  "599437a8": { validate: form33, required: ["name", "code"] }, // function#/$defs/newFunction
-  "69f52689": { validate: form34, required: ["plan"] }, // subscription#/$defs/downgradeInput
+  "-70a5650c": { validate: form18, required: ["plan"] }, // subscription#/$defs/downgradeInput
+  "-74249c92": { validate: form19, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form20, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7de089d2": { validate: form21, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form22, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form23, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form24, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "154f2f85": { validate: form25, required: ["label"] }, // endpoint#/$defs/labelInput
+  "19017f9": { validate: form26, required: ["plan"] }, // subscription#/$defs/upgradeInput
+  "1f363dfe": { validate: form27, required: ["referrer"] }, // security#/$defs/referrerInput
+  "30013493": { validate: form28, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "41bf44a1": { validate: form29, required: ["method"] }, // security#/$defs/requestFilterInput
+  "44220955": { validate: form30, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form31, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form32, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form33, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form34, required: ["name", "code"] }, // function#/$defs/newFunction
   "7720b321": { validate: form35, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
   "783bcc93": { validate: form36, required: ["role"] }, // team-member#/$defs/roleInput
   d403d88: { validate: form37, required: ["key", "value"] }, // kv-value#/$defs/valueInput
