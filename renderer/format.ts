@@ -52,6 +52,12 @@ export function catalogueName(value: string, schema: JsonSchema | undefined, cat
   return (typeof kind === "string" && catalogue?.[kind]?.[value]) || value;
 }
 
+/** Money in minor units (cents) as dollars: "$49.00", "-$10.00". */
+export function formatCents(cents: number): string {
+  const sign = cents < 0 ? "-" : "";
+  return `${sign}$${(Math.abs(cents) / 100).toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
 /** A value as people read it; "" for no value (views show their own empty mark). */
 export function formatValue(value: unknown, schema: JsonSchema | undefined, catalogue?: Catalogue): string {
   if (value === null || value === undefined || value === "") return "";
@@ -62,6 +68,7 @@ export function formatValue(value: unknown, schema: JsonSchema | undefined, cata
   if (Array.isArray(schema?.enum)) return enumLabel(schema, String(value));
   if (schema?.["x-catalogue"]) return catalogueName(String(value), schema, catalogue);
   const unit = schema?.["x-unit"];
+  if (unit === "cents" && typeof value === "number") return formatCents(value);
   if (typeof unit === "string" && typeof value === "number") return formatDuration(value * (UNIT_MS[unit] ?? 1));
   if (schema?.format === "date-time" || schema?.format === "date") {
     const date = new Date(String(value));

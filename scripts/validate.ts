@@ -9,7 +9,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSchema, type GraphQLSchema } from "graphql";
-import { ADDON_CATALOGUE_FILE, addonCatalogueProblems } from "../server/domains/addons/catalogue-file.ts";
+import { addonCatalogueProblems } from "../server/domains/addons/catalogue-file.ts";
+import { catalogueProblems } from "../server/platform/catalogue-data.ts";
 import { describeProblem, loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
 
 const SDL = "schemas/api.graphql";
@@ -33,9 +34,9 @@ function checkedFiles(rootDir: string): string[] {
   return [
     SDL,
     "schemas/screen.schema.json",
-    ADDON_CATALOGUE_FILE,
     ...walk("schemas/entities", (name) => name.endsWith(".schema.json")),
     ...walk("screens", (name) => name.endsWith(".graphql") || name.endsWith(".screen.json")),
+    ...walk("schemas/catalogue", (name) => name.endsWith(".json")),
   ];
 }
 
@@ -47,12 +48,18 @@ export function validateProject(rootDir: string): ValidationResult {
   } catch (error) {
     return { files, problems: [{ file: SDL, pointer: "", reason: (error as Error).message }] };
   }
-  const catalogueProblems: Problem[] = addonCatalogueProblems(rootDir);
+  // Every catalogue file against the schema beside it; the add-on catalogue also for the names it uses
+  // (which repeats its schema's problems: each is reported once).
+  const seen = new Set<string>();
+  const catalogue: Problem[] = [...addonCatalogueProblems(rootDir), ...catalogueProblems(rootDir)].filter((problem) => {
+    const key = `${problem.file} ${problem.pointer} ${problem.reason}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
   try {
     loadRegistry(rootDir, apiSchema);
-    return { files, problems: catalogueProblems };
+    return { files, problems: catalogue };
   } catch (error) {
-    if (error instanceof RegistryError) return { files, problems: [...error.problems, ...catalogueProblems] };
+    if (error instanceof RegistryError) return { files, problems: [...error.problems, ...catalogue] };
     throw error;
   }
 }

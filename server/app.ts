@@ -23,6 +23,8 @@ import type { TokenMethod } from "./dataplane/token-index/methods.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
+import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
+import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
 import { endpointsPlugin } from "./domains/endpoints/plugin.ts";
@@ -45,10 +47,10 @@ import { destinationSigningSecrets } from "./domains/streams/index.ts";
 import { streamsPlugin } from "./domains/streams/plugin.ts";
 import { DatasetProbes } from "./domains/streams/probes.ts";
 import type { StreamsRuntime } from "./domains/streams/runtime.ts";
+import { startTokenIndex } from "./domains/token-index/runtime.ts";
 import { type AccessKeys, startAccessKeys } from "./domains/tokens/keys.ts";
 import { tokensPlugin } from "./domains/tokens/plugin.ts";
 import type { KeyHasher } from "./domains/tokens/service.ts";
-import { startTokenIndex } from "./domains/token-index/runtime.ts";
 import { CreditTable } from "./domains/usage/credits.ts";
 import { databaseMeterSink } from "./domains/usage/meter-sink.ts";
 import { usagePlugin } from "./domains/usage/plugin.ts";
@@ -242,6 +244,7 @@ async function assemble(
       functionRuns,
       kvParts,
       secrets: secretBox(config),
+      billing: config.billing,
     });
     services.resolvers = api.resolvers;
     services.answers = api.answers;
@@ -501,6 +504,8 @@ interface DomainParts {
   /** Who each x-api-key is, and how keys are hashed. */
   accessKeys: AccessKeys;
   keyHash: KeyHasher;
+  /** Billing's settings (tax rate, clock). */
+  billing: AppConfig["billing"];
 }
 
 /**
@@ -541,6 +546,11 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   });
   await app.register(tokensPlugin, { api, deps: { events, hash: parts.keyHash } });
   await app.register(addonsPlugin, { api, deps: { db, log, events } });
+  // Add-on lines come from the marketplace once it is merged (addon-charges.ts); none are installed before.
+  await app.register(billingPlugin, {
+    api,
+    deps: { db, log, events, sessions, settings: parts.billing, addons: withoutMarketplace },
+  });
   return api.merged();
 }
 

@@ -3,7 +3,7 @@ import { CheckCircleFilled, CloseCircleFilled, MinusCircleOutlined } from "@ant-
 import { Space, Tag } from "antd";
 import type { ReactNode } from "react";
 import { useFormat } from "../data.tsx";
-import { formatBytes, formatDuration, specialValueLabel } from "../format.ts";
+import { formatBytes, formatCents, formatDuration, specialValueLabel } from "../format.ts";
 import { Hint } from "../Hint.tsx";
 import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
@@ -199,6 +199,7 @@ function NumberView({ value, options, schema }: ReadWidgetProps) {
   if (special !== undefined) return <span>{special}</span>;
   const number = Number(value);
   const unit = schema?.["x-unit"];
+  if (unit === "cents") return <span style={{ fontVariantNumeric: "tabular-nums" }}>{formatCents(number)}</span>;
   if (unit === "ms" || unit === "s")
     return (
       <span style={{ fontVariantNumeric: "tabular-nums" }}>

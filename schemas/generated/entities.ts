@@ -1326,6 +1326,308 @@ export interface StreamWebhookAttributes {
 
 export type StreamLogLevel = "ERROR" | "WARNING" | "INFO";
 
+export interface SubscriptionCancelationInput {
+  /**
+   * @minItems 1
+   * @maxItems 7
+   */
+  reasons:
+    | [
+        | "TOO_EXPENSIVE"
+        | "MISSING_FEATURES"
+        | "SWITCHING_PROVIDER"
+        | "PROJECT_ENDED"
+        | "RELIABILITY"
+        | "SUPPORT"
+        | "OTHER",
+      ]
+    | [
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+      ]
+    | [
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+      ]
+    | [
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+      ]
+    | [
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+      ]
+    | [
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+      ]
+    | [
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+        (
+          | "TOO_EXPENSIVE"
+          | "MISSING_FEATURES"
+          | "SWITCHING_PROVIDER"
+          | "PROJECT_ENDED"
+          | "RELIABILITY"
+          | "SUPPORT"
+          | "OTHER"
+        ),
+      ];
+  comment?: string;
+}
+
+export interface SubscriptionCouponInput {
+  couponCode: string;
+}
+
+export interface SubscriptionCreateInput {
+  plan: string;
+  interval?: "MONTHLY" | "YEARLY";
+  couponCode?: string;
+}
+
+export interface SubscriptionDowngradeInput {
+  plan: string;
+  /**
+   * When you have more endpoints than the plan allows, the ones that keep serving; the others are paused at the period's end.
+   *
+   * @maxItems 500
+   */
+  endpointIds?: string[];
+}
+
+export interface SubscriptionPlanInput {
+  plan: string;
+}
+
+export interface SubscriptionUpgradeInput {
+  plan: string;
+  couponCode?: string;
+}
+
 export interface TeamMemberRoleInput {
   role: "ADMIN" | "VIEWER";
 }
@@ -1517,6 +1819,12 @@ export interface EntityInputs {
   "stream#/$defs/updateInput": StreamUpdateInput;
   "stream#/$defs/webhookAttributes": StreamWebhookAttributes;
   "stream-log#/$defs/level": StreamLogLevel;
+  "subscription#/$defs/cancelationInput": SubscriptionCancelationInput;
+  "subscription#/$defs/couponInput": SubscriptionCouponInput;
+  "subscription#/$defs/createInput": SubscriptionCreateInput;
+  "subscription#/$defs/downgradeInput": SubscriptionDowngradeInput;
+  "subscription#/$defs/planInput": SubscriptionPlanInput;
+  "subscription#/$defs/upgradeInput": SubscriptionUpgradeInput;
   "team-member#/$defs/roleInput": TeamMemberRoleInput;
   "usage#/$defs/methodUsage": UsageMethodUsage;
   "usage#/$defs/query": UsageQuery;

@@ -404,6 +404,17 @@ export type InstallBundleInput = {
   interval?: AddonInterval | null | undefined;
 };
 
+export type UpgradeSubscriptionInput = {
+  plan: string | number;
+  couponCode?: string | null | undefined;
+};
+
+export type RequestCancelationInput = {
+  /** The cancel-plan survey's choices. */
+  reasons: Array<string>;
+  comment?: string | null | undefined;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -788,6 +799,104 @@ export type InstallBundleMutationVariables = Exact<{
 }>;
 
 export type InstallBundleMutation = { installBundle: Array<{ id: string }> };
+
+export type BillingOverviewQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BillingOverviewQuery = {
+  viewer: {
+    id: string;
+    subscription: {
+      id: string;
+      status: string;
+      interval: string;
+      currentPeriodStartDate: Date | string;
+      currentPeriodEndDate: Date | string;
+      licensedEndDate: Date | string;
+      endpointLimit: number;
+      requestsPerSecond: number;
+      credits: number;
+      isDowngradeScheduled: boolean;
+      cancelationRequestedAt: Date | string | null;
+      unpaidTotal: number;
+      downgradePlan: { id: string; prettyName: string } | null;
+      coupon: { id: string; name: string } | null;
+      usageInCurrentPeriod: { total: number };
+      plan: { id: string; prettyName: string; price: number };
+      upcomingInvoicePreview: {
+        periodEnd: Date | string;
+        amountDueCents: number;
+        baseAmountDueCents: number;
+        overageAmountDueCents: number;
+        subtotalCents: number;
+        totalDiscountAmountCents: number;
+        taxCents: number;
+        lines: Array<{ type: string; description: string; amount: number }>;
+      };
+    };
+  } | null;
+};
+
+export type BillingInvoicesQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+export type BillingInvoicesQuery = {
+  invoices: {
+    edges: Array<{
+      cursor: string;
+      node: {
+        id: string;
+        number: string;
+        status: string;
+        planName: string;
+        periodStart: Date | string;
+        periodEnd: Date | string;
+        totalCents: number;
+        amountRemainingCents: number;
+        pdfUrl: string;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type BillingPlansQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BillingPlansQuery = { plans: Array<{ id: string; prettyName: string; price: number }> };
+
+export type BillingKeepableEndpointsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BillingKeepableEndpointsQuery = {
+  endpoints: { edges: Array<{ node: { id: string; label: string | null; name: string; network: string } }> };
+};
+
+export type UpgradeSubscriptionMutationVariables = Exact<{
+  input: UpgradeSubscriptionInput;
+}>;
+
+export type UpgradeSubscriptionMutation = { upgradeSubscription: { id: string } };
+
+export type DowngradeSubscriptionMutationVariables = Exact<{
+  plan: string | number;
+  endpointIds?: Array<string | number> | string | number | null | undefined;
+}>;
+
+export type DowngradeSubscriptionMutation = { downgradeSubscription: { id: string } };
+
+export type CancelDowngradeSubscriptionMutationVariables = Exact<{ [key: string]: never }>;
+
+export type CancelDowngradeSubscriptionMutation = { cancelDowngradeSubscription: { id: string } };
+
+export type RequestCancelationMutationVariables = Exact<{
+  input: RequestCancelationInput;
+}>;
+
+export type RequestCancelationMutation = { requestCancelation: { id: string } };
+
+export type RevertCancelSubscriptionMutationVariables = Exact<{ [key: string]: never }>;
+
+export type RevertCancelSubscriptionMutation = { revertCancelSubscription: { id: string } };
 
 export type EndpointRowFragment = {
   id: string;
@@ -3013,11 +3122,22 @@ export interface Operations {
   AddressBook: { variables: AddressBookQueryVariables; result: AddressBookQuery };
   AddressBooks: { variables: AddressBooksQueryVariables; result: AddressBooksQuery };
   ArchiveEndpoint: { variables: ArchiveEndpointMutationVariables; result: ArchiveEndpointMutation };
+  BillingInvoices: { variables: BillingInvoicesQueryVariables; result: BillingInvoicesQuery };
+  BillingKeepableEndpoints: {
+    variables: BillingKeepableEndpointsQueryVariables;
+    result: BillingKeepableEndpointsQuery;
+  };
+  BillingOverview: { variables: BillingOverviewQueryVariables; result: BillingOverviewQuery };
+  BillingPlans: { variables: BillingPlansQueryVariables; result: BillingPlansQuery };
   Bundles: { variables: BundlesQueryVariables; result: BundlesQuery };
   CallFunction: { variables: CallFunctionMutationVariables; result: CallFunctionMutation };
   CancelAddonDeactivation: {
     variables: CancelAddonDeactivationMutationVariables;
     result: CancelAddonDeactivationMutation;
+  };
+  CancelDowngradeSubscription: {
+    variables: CancelDowngradeSubscriptionMutationVariables;
+    result: CancelDowngradeSubscriptionMutation;
   };
   Chains: { variables: ChainsQueryVariables; result: ChainsQuery };
   ChangeAddonPlan: { variables: ChangeAddonPlanMutationVariables; result: ChangeAddonPlanMutation };
@@ -3088,6 +3208,7 @@ export interface Operations {
   DeleteStream: { variables: DeleteStreamMutationVariables; result: DeleteStreamMutation };
   DeleteValue: { variables: DeleteValueMutationVariables; result: DeleteValueMutation };
   DeleteWebhook: { variables: DeleteWebhookMutationVariables; result: DeleteWebhookMutation };
+  DowngradeSubscription: { variables: DowngradeSubscriptionMutationVariables; result: DowngradeSubscriptionMutation };
   Endpoint: { variables: EndpointQueryVariables; result: EndpointQuery };
   EndpointMetrics: { variables: EndpointMetricsQueryVariables; result: EndpointMetricsQuery };
   EndpointRpcMethods: { variables: EndpointRpcMethodsQueryVariables; result: EndpointRpcMethodsQuery };
@@ -3144,6 +3265,11 @@ export interface Operations {
   };
   RemoveEndpointTag: { variables: RemoveEndpointTagMutationVariables; result: RemoveEndpointTagMutation };
   RemoveListItems: { variables: RemoveListItemsMutationVariables; result: RemoveListItemsMutation };
+  RequestCancelation: { variables: RequestCancelationMutationVariables; result: RequestCancelationMutation };
+  RevertCancelSubscription: {
+    variables: RevertCancelSubscriptionMutationVariables;
+    result: RevertCancelSubscriptionMutation;
+  };
   RevokeAccessToken: { variables: RevokeAccessTokenMutationVariables; result: RevokeAccessTokenMutation };
   SendWebhookPayload: { variables: SendWebhookPayloadMutationVariables; result: SendWebhookPayloadMutation };
   SetPassword: { variables: SetPasswordMutationVariables; result: SetPasswordMutation };
@@ -3181,6 +3307,7 @@ export interface Operations {
   UpdateUserRole: { variables: UpdateUserRoleMutationVariables; result: UpdateUserRoleMutation };
   UpdateValue: { variables: UpdateValueMutationVariables; result: UpdateValueMutation };
   UpdateWebhook: { variables: UpdateWebhookMutationVariables; result: UpdateWebhookMutation };
+  UpgradeSubscription: { variables: UpgradeSubscriptionMutationVariables; result: UpgradeSubscriptionMutation };
   UsageEndpointOptions: { variables: UsageEndpointOptionsQueryVariables; result: UsageEndpointOptionsQuery };
   UsageOverview: { variables: UsageOverviewQueryVariables; result: UsageOverviewQuery };
   UsageTopEndpoints: { variables: UsageTopEndpointsQueryVariables; result: UsageTopEndpointsQuery };

@@ -60,6 +60,8 @@ const mappers = {
   RateLimits: "../../domains/ratelimits/resolvers.ts#RateLimitsView",
   Usage: "../../domains/usage/resolvers.ts#UsageView",
   TopEndpoint: "../../domains/usage/resolvers.ts#TopEndpointView",
+  BillingSubscription: "../../domains/account/subscription-view.ts#SubscriptionView",
+  Invoice: "../../domains/billing/resolvers.ts#InvoiceView",
 };
 
 /** `Operations`: each named operation's variables and result, as typescript-operations names their types. */

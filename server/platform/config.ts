@@ -77,6 +77,12 @@ export interface AppConfig {
    * Null: parts are kept under the data directory and served by this service.
    */
   kvUploadS3: KvUploadS3 | null;
+  /**
+   * Billing: the tax rate invoices charge, in basis points (NODEPLANE_BILLING_TAX_BPS, 0: none; one rate
+   * until tax ids and billing addresses land), and how often the billing clock looks for periods that
+   * ended (NODEPLANE_BILLING_CLOCK_MS, a minute).
+   */
+  billing: { taxRateBps: number; clockMs: number };
 }
 
 export interface KvUploadS3 {
@@ -157,6 +163,14 @@ function parseAllowedHosts(text: string | undefined): string[] {
   return hosts;
 }
 
+function basisPoints(name: string, text: string | undefined): number {
+  if (text === undefined || text === "") return 0;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0 || value > 10_000)
+    throw new Error(`${name} must be a whole number of basis points from 0 to 10000, got ${text}`);
+  return value;
+}
+
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined || text === "") return fallback;
   const value = Number(text);
@@ -208,6 +222,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
           forcePathStyle: env.NODEPLANE_KV_S3_FORCE_PATH_STYLE === "true" || Boolean(env.NODEPLANE_KV_S3_ENDPOINT),
         }
       : null,
+    billing: {
+      taxRateBps: basisPoints("NODEPLANE_BILLING_TAX_BPS", env.NODEPLANE_BILLING_TAX_BPS),
+      clockMs: positiveInteger("NODEPLANE_BILLING_CLOCK_MS", env.NODEPLANE_BILLING_CLOCK_MS, 60_000),
+    },
   };
 }
 

@@ -26,14 +26,14 @@ export function loadEntitySchemas(dir = entitiesDir): EntitySchemas {
  * Our own annotations in entity schemas, all about how the console shows a value (validation ignores
  * them): `x-enumLabels` names an enum's values; `x-catalogue` marks a string that is a catalogue value
  * (a network, a chain), shown by its name; `x-valueLabels` names special values of a field that is
- * not an enum (`-1` → "Latest block"); `x-unit` is the unit of a number the console rounds and names;
+ * not an enum (`-1` → "Latest block"); `x-unit` is the unit of a number the console rounds and names (`cents`: money in minor units, shown as dollars);
  * `x-graphql` names the SDL enum an enum is (its values are written into the SDL by `npm run generate`).
  */
 export const ANNOTATION_KEYWORDS = [
   { keyword: "x-enumLabels", metaSchema: { type: "object", additionalProperties: { type: "string" } } },
   { keyword: "x-catalogue", metaSchema: { enum: ["network", "chain"] } },
   { keyword: "x-valueLabels", metaSchema: { type: "object", additionalProperties: { type: "string" } } },
-  { keyword: "x-unit", metaSchema: { enum: ["ms", "s"] } },
+  { keyword: "x-unit", metaSchema: { enum: ["ms", "s", "cents"] } },
   { keyword: "x-graphql", metaSchema: { type: "string", pattern: "^[A-Z][A-Za-z0-9]*$" } },
 ];
 

@@ -2,6 +2,7 @@
  * Helpers for the streams and webhooks API tests: the service on a fresh database with a local anvil
  * as the chain node of ethereum-mainnet and the delivery engine running, plus a real HTTP receiver.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { type StreamEngine, startStreamEngine } from "../../server/dataplane/eng
 import { engineStore } from "../../server/domains/streams/engine-store.ts";
 import type { Resolvers } from "../../server/graphql/resolvers.ts";
 import type { Db } from "../../server/platform/db/index.ts";
+import type { DomainEvents } from "../../server/platform/events.ts";
 import { createMailer } from "../../server/platform/mail.ts";
 import { apiResolvers, GqlClient, signIn, type TestApp, type TestUser } from "../support/api.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -33,6 +35,8 @@ export interface StreamsTestApp {
   resolvers: Resolvers;
   /** For the support helpers' signUp/signIn. */
   asTestApp: TestApp;
+  /** The service's events (a test that acts behind the API tells the service's caches with them). */
+  events: DomainEvents;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   close(): Promise<void>;
 }
@@ -112,6 +116,7 @@ export async function startStreamsApp(
     engine,
     resolvers: apiResolvers(built),
     asTestApp: { client: () => new GqlClient(url) } as unknown as TestApp,
+    events: built.services.events,
     rpc,
     async close() {
       await engine.stop().catch(() => undefined);

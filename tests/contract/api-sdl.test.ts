@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { buildSchema } from "graphql";
 import { describe, expect, it } from "vitest";
 import { apiSdlPath } from "../../server/graphql/schema.ts";
 
@@ -11,5 +12,11 @@ describe("the API's SDL text", () => {
     const lines = readFileSync(apiSdlPath, "utf8").split("\n");
     const wide = lines.flatMap((line, index) => (/[\u0100-\uffff]/.test(line) ? [`${index + 1}: ${line.trim()}`] : []));
     expect(wide).toEqual([]);
+  });
+
+  // GraphQL takes a type named `Subscription` for the subscription root when no `schema {}` names the
+  // roots; the service serves no subscriptions, so no type may carry that name by accident.
+  it("has no subscription root type", () => {
+    expect(buildSchema(readFileSync(apiSdlPath, "utf8")).getSubscriptionType()).toBeUndefined();
   });
 });

@@ -204,3 +204,30 @@ describe("npm run validate on the broken-manifest fixtures", () => {
     );
   });
 });
+
+describe("npm run validate on catalogue data", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "validate-catalogue-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(path.join(rootDir, "schemas"), path.join(dir, "schemas"), { recursive: true });
+  cpSync(path.join(rootDir, "screens"), path.join(dir, "screens"), { recursive: true });
+
+  it("names the file and pointer of a plan whose price is not integer minor units, and a coupon of two kinds", () => {
+    const plansFile = path.join(dir, "schemas/catalogue/plans.json");
+    const plans = JSON.parse(readFileSync(plansFile, "utf8"));
+    plans.plans[1].priceCents = 49.5;
+    writeFileSync(plansFile, JSON.stringify(plans));
+    const couponsFile = path.join(dir, "schemas/catalogue/coupons.json");
+    const coupons = JSON.parse(readFileSync(couponsFile, "utf8"));
+    coupons.coupons[0].amountOffCents = 100;
+    writeFileSync(couponsFile, JSON.stringify(coupons));
+    const { problems } = validateProject(dir);
+    expect(problems).toContainEqual({
+      file: "schemas/catalogue/plans.json",
+      pointer: "/plans/1/priceCents",
+      reason: "must be integer",
+    });
+    expect(problems).toContainEqual(
+      expect.objectContaining({ file: "schemas/catalogue/coupons.json", pointer: "/coupons/0" }),
+    );
+  });
+});

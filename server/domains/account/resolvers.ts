@@ -11,6 +11,7 @@ import * as service from "./service.ts";
 import type { SessionCache } from "./sessions.ts";
 import type { SignInGuard } from "./sign-in-guard.ts";
 import type * as store from "./store.ts";
+import { planView, subscriptionView } from "./subscription-view.ts";
 import * as verification from "./verification.ts";
 import type { ViewerModel } from "./viewer-model.ts";
 
@@ -42,21 +43,6 @@ const flagNames = [
   "rewards",
   "requireCancelReason",
 ] as const;
-
-function planView(plan: store.PlanRow) {
-  return {
-    id: plan.id,
-    kind: plan.kind,
-    name: plan.name,
-    prettyName: plan.prettyName,
-    price: plan.priceCents,
-    createdAt: plan.createdAt,
-    description: plan.description,
-    defaultEndpointLimit: plan.defaultEndpointLimit,
-    defaultResponsesPerMonth: plan.defaultResponsesPerMonth,
-    defaultRequestsPerSecond: plan.defaultRequestsPerSecond,
-  };
-}
 
 export async function loadViewer(ctx: Context, viewers: ViewerModel, principal: Principal) {
   const { account, member, subscription } = await viewers.rows(ctx.db, principal);
@@ -91,19 +77,7 @@ export async function loadViewer(ctx: Context, viewers: ViewerModel, principal: 
     isFreeTrialExpired: trialMs !== null && trialMs <= 0,
     freeTrialDaysRemaining: trialMs === null ? null : Math.max(0, Math.ceil(trialMs / 86_400_000)),
     telegramUsername: member.user.telegramUsername,
-    subscription: {
-      id: sub.id,
-      isActive: sub.status === "active",
-      status: sub.status,
-      plan: planView(plan),
-      interval: sub.interval,
-      startDate: sub.startDate,
-      currentPeriodStartDate: sub.currentPeriodStart,
-      currentPeriodEndDate: sub.currentPeriodEnd,
-      endpointLimit: sub.endpointLimit,
-      responsesPerMonth: sub.responsesPerMonth,
-      requestsPerSecond: sub.requestsPerSecond,
-    },
+    subscription: subscriptionView(sub, plan),
   };
 }
 

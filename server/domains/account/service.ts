@@ -1,6 +1,4 @@
 import { hash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { getTableName } from "drizzle-orm";
 import { RateLimiterPostgres } from "rate-limiter-flexible";
 import { clientAddressKey } from "../../platform/client-address.ts";
@@ -12,6 +10,7 @@ import { isUuid } from "../../platform/ids.ts";
 import { hashPassword, verifyPassword } from "../../platform/passwords.ts";
 import type { Role } from "../../platform/roles.ts";
 import { addMonths } from "./billing-period.ts";
+import { cataloguePlan, cataloguePlans, planLimits } from "./plan-catalogue.ts";
 import { countAttempt, type SignInGuard } from "./sign-in-guard.ts";
 import * as store from "./store.ts";
 import { signInLimits } from "./tables.ts";
@@ -47,31 +46,27 @@ export function ownSession<P extends { accountId: string; userId: string; sessio
 // The one-shot hash: a third of createHash's cost, on every signed-in request.
 export const hashSessionToken = (token: string) => hash("sha256", token, "hex");
 
-const catalogueDir = path.resolve(import.meta.dirname, "../../../schemas/catalogue");
-
-interface PlanCatalogue {
-  plans: {
-    id: string;
-    kind: string;
-    name: string;
-    prettyName: string;
-    description: string;
-    priceCents: number;
-    defaultEndpointLimit: number;
-    defaultResponsesPerMonth: number;
-    defaultRequestsPerSecond: number;
-    deliveryHistoryDays: number;
-  }[];
-}
-
 export async function seedPlans(db: Executor) {
-  const catalogue = JSON.parse(readFileSync(path.join(catalogueDir, "plans.json"), "utf8")) as PlanCatalogue;
-  await store.upsertPlans(db, catalogue.plans);
+  await store.upsertPlans(
+    db,
+    cataloguePlans().map((p) => ({
+      id: p.id,
+      kind: p.kind,
+      name: p.name,
+      prettyName: p.prettyName,
+      description: p.description,
+      priceCents: p.priceCents,
+      defaultEndpointLimit: p.defaultEndpointLimit,
+      defaultResponsesPerMonth: p.defaultResponsesPerMonth,
+      defaultRequestsPerSecond: p.defaultRequestsPerSecond,
+      deliveryHistoryDays: p.deliveryHistoryDays,
+    })),
+  );
 }
 
 /** A subscription row copying its plan's limits; billing manages it from here on. */
 export async function startSubscription(db: Executor, accountId: string, planId: string, now = new Date()) {
-  const plan = foundOr(await store.getPlan(db, planId), "The plan");
+  const plan = foundOr(cataloguePlan(planId), "The plan");
   await store.insertSubscription(db, {
     accountId,
     planId,
@@ -80,9 +75,7 @@ export async function startSubscription(db: Executor, accountId: string, planId:
     startDate: now,
     currentPeriodStart: now,
     currentPeriodEnd: addMonths(now, 1),
-    endpointLimit: plan.defaultEndpointLimit,
-    responsesPerMonth: plan.defaultResponsesPerMonth,
-    requestsPerSecond: plan.defaultRequestsPerSecond,
+    ...planLimits(plan),
   });
 }
 
@@ -324,6 +317,24 @@ export const listMembers = (db: Db, accountId: string) => store.listMembers(db, 
 export const listPlans = (db: Db) => store.listPlans(db);
 
 export const endSession = (db: Db, sessionTokenHash: string) => store.deleteSession(db, sessionTokenHash);
+
+/**
+ * Billing's changes to the subscription row (plan, limits, period, status), in the caller's transaction,
+ * and to the account's billing fields; the caller emits viewer.changed once it commits.
+ */
+export const changeSubscription = store.updateSubscriptionRow;
+export const changeAccountBilling = (
+  tx: Executor,
+  accountId: string,
+  set: { billingVersion?: number; freeTrialEndsAt?: Date | null },
+) => store.updateAccountRow(tx, accountId, set);
+
+/** Accounts whose billing period has ended by `now` and waits to be closed. */
+export const accountsWithPeriodEndedBy = (db: Executor, now: Date, limit: number) =>
+  store.accountsWithPeriodEndedBy(db, now, limit);
+
+/** The account's subscription and its plan's row. */
+export const subscriptionOf = (db: Executor, accountId: string) => store.getSubscription(db, accountId);
 
 /** The account's subscription and plan, locked until the transaction ends (limits checked against it hold). */
 export const lockedSubscription = (tx: Executor, accountId: string) => store.getSubscription(tx, accountId, true);

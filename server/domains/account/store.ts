@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, lte, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { Role } from "../../platform/roles.ts";
@@ -166,13 +166,27 @@ export async function getSubscription(db: Executor, accountId: string, lock = fa
   return row;
 }
 
-export async function insertSubscription(db: Executor, row: typeof subscriptions.$inferInsert) {
-  await db.insert(subscriptions).values(row);
+export async function updateSubscriptionRow(
+  db: Executor,
+  accountId: string,
+  set: Partial<Omit<typeof subscriptions.$inferInsert, "id" | "accountId">>,
+) {
+  await db.update(subscriptions).set(set).where(eq(subscriptions.accountId, accountId));
 }
 
-export async function getPlan(db: Executor, planId: string): Promise<PlanRow | undefined> {
-  const [row] = await db.select().from(plans).where(eq(plans.id, planId));
-  return row;
+/** Accounts whose current period ended by `now`, the longest ended first. */
+export async function accountsWithPeriodEndedBy(db: Executor, now: Date, limit: number) {
+  const rows = await db
+    .select({ accountId: subscriptions.accountId })
+    .from(subscriptions)
+    .where(lte(subscriptions.currentPeriodEnd, now))
+    .orderBy(asc(subscriptions.currentPeriodEnd))
+    .limit(limit);
+  return rows.map((r) => r.accountId);
+}
+
+export async function insertSubscription(db: Executor, row: typeof subscriptions.$inferInsert) {
+  await db.insert(subscriptions).values(row);
 }
 
 export async function listPlans(db: Executor): Promise<PlanRow[]> {

@@ -110,12 +110,7 @@ export async function createEndpoint(
     if (needsUpgrade(found.network, subscription.plan.priceCents)) {
       throw badInput([{ pointer: "/network", message: `${found.network.label} needs a paid plan.` }]);
     }
-    const live = await store.countLiveEndpoints(tx, accountId);
-    if (live >= subscription.subscription.endpointLimit) {
-      throw conflict(
-        `Your ${subscription.plan.prettyName} plan allows ${subscription.subscription.endpointLimit} endpoints; archive one or upgrade to add more.`,
-      );
-    }
+    await assertEndpointRoom(tx, accountId, subscription, "create");
     const endpoint = await store.insertEndpoint(tx, accountId, {
       exId: randomBytes(12).toString("hex"),
       name: generateName(),
@@ -131,6 +126,51 @@ export async function createEndpoint(
   await events.emitAndWait("endpoint.changed", { accountId, endpointId: created.endpoint.id });
   return created;
 }
+
+type LockedSubscription = NonNullable<Awaited<ReturnType<typeof lockedSubscription>>>;
+
+/**
+ * The plan's endpoint limit, the one place it is applied: endpoints that are not archived count against
+ * it, so a creation past it is refused; after a downgrade an account may hold more than its limit, of
+ * which only the limit serve (billing pauses the others), so resuming one is refused while the serving
+ * ones fill the limit. The caller holds the subscription row locked (creations serialise on it).
+ */
+async function assertEndpointRoom(
+  tx: Executor,
+  accountId: string,
+  { subscription, plan }: LockedSubscription,
+  action: "create" | "resume",
+) {
+  const live = await store.liveEndpoints(tx, accountId);
+  const counted = action === "create" ? live : live.filter((e) => e.status !== "PAUSED");
+  if (counted.length >= subscription.endpointLimit) {
+    const advice = action === "create" ? "archive one or upgrade to add more" : "pause or archive another, or upgrade";
+    throw conflict(`Your ${plan.prettyName} plan allows ${subscription.endpointLimit} endpoints; ${advice}.`);
+  }
+}
+
+/**
+ * At a downgrade's or cancelation's end: when the account has more endpoints than `limit`, the ones to
+ * keep serving are those in `keep` (in the user's order), then the oldest; the others are paused. Runs
+ * in the caller's transaction; the caller emits endpoint.changed for the ids returned once it commits.
+ */
+export async function pauseBeyondLimit(tx: Executor, accountId: string, limit: number, keep: string[]) {
+  const live = await store.liveEndpoints(tx, accountId);
+  if (live.length <= limit) return [];
+  const liveIds = new Set(live.map((e) => e.id));
+  const kept = new Set(
+    [...new Set([...keep.filter((id) => liveIds.has(id)), ...live.map((e) => e.id)])].slice(0, limit),
+  );
+  const paused = await store.pauseServing(
+    tx,
+    accountId,
+    live.filter((e) => !kept.has(e.id)).map((e) => e.id),
+  );
+  return paused.map((p) => p.id);
+}
+
+/** The account's endpoints that are not archived, oldest first (what a downgrade chooses from). */
+export const liveEndpoints = (db: Executor, accountId: string) => store.liveEndpoints(db, accountId);
 
 /** A change to an archived endpoint is refused: archiving is final. */
 function assertNotArchived(row: store.EndpointRow) {
@@ -166,6 +206,10 @@ async function transition(
   const updated = await db.transaction(async (tx) => {
     const row = foundOr(isUuid(id) ? await store.getEndpoint(tx, accountId, id, true) : undefined, "The endpoint");
     const status = nextStatus(row.status as EndpointStatus, action);
+    if (status === "ACTIVE") {
+      const subscription = foundOr(await lockedSubscription(tx, accountId), "The subscription");
+      await assertEndpointRoom(tx, accountId, subscription, "resume");
+    }
     return store.updateEndpoint(tx, accountId, id, {
       status,
       ...(status === "ARCHIVED" && { archivedAt: new Date() }),

@@ -207,12 +207,29 @@ export async function countEndpoints(db: Executor, accountId: string, filter: En
 }
 
 /** Endpoints that count against the plan's endpoint limit: every one not archived. */
-export async function countLiveEndpoints(db: Executor, accountId: string): Promise<number> {
-  const [row] = await db
-    .select({ n: count() })
+/** The account's endpoints that are not archived, oldest first, with their status. */
+export async function liveEndpoints(db: Executor, accountId: string) {
+  return db
+    .select({ id: endpoints.id, status: endpoints.status })
     .from(endpoints)
-    .where(and(eq(endpoints.accountId, accountId), ne(endpoints.status, "ARCHIVED")));
-  return row.n;
+    .where(and(eq(endpoints.accountId, accountId), ne(endpoints.status, "ARCHIVED")))
+    .orderBy(asc(endpoints.createdAt), asc(endpoints.id));
+}
+
+/** Pauses these endpoints of the account that serve (ACTIVE or LIMIT_REACHED); returns those it paused. */
+export async function pauseServing(db: Executor, accountId: string, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .update(endpoints)
+    .set({ status: "PAUSED" })
+    .where(
+      and(
+        eq(endpoints.accountId, accountId),
+        inArray(endpoints.id, ids),
+        inArray(endpoints.status, ["ACTIVE", "LIMIT_REACHED"]),
+      ),
+    )
+    .returning({ id: endpoints.id });
 }
 
 /** With `lock`, the row stays locked until the transaction ends, so two transitions cannot interleave. */

@@ -3,6 +3,7 @@ import { badInput, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { pageSize } from "../../platform/paging.ts";
 import { billingPeriod } from "../account/billing-period.ts";
+import { cataloguePlan } from "../account/plan-catalogue.ts";
 import { findAddon } from "../addons/catalogue.ts";
 import { endpointByKey, endpointsByIds, setLimitReached, tagsOfEndpoints } from "../endpoints/service.ts";
 import * as store from "./store.ts";
@@ -22,15 +23,26 @@ export async function currentUsage(db: Db, accountId: string, now = new Date()) 
   return { ...period, total: totals.credits, limit: sub.responsesPerMonth, lastUpdatedAt: totals.lastMinute };
 }
 
+/** Credits the account used in [start, end): what a period's bill counts (decision 0600). */
+export async function periodCredits(db: Executor, accountId: string, start: Date, end: Date) {
+  return (await store.totals(db, accountId, start, end)).credits;
+}
+
 /**
  * Applies the monthly limit to the account's endpoints (the transition itself is the endpoints service's).
- * Returns whether the limit is reached.
+ * A plan that bills overage (plans.json `overageCentsPerMillionCredits`) has no limit to reach: its
+ * `limit` is then infinite, so the meter does not ask again. Returns whether the limit is reached.
  */
 export async function enforceMonthlyLimit(db: Db, events: DomainEvents, accountId: string, now = new Date()) {
-  const usage = await currentUsage(db, accountId, now);
-  const reached = usage.total >= usage.limit;
+  const sub = await subscriptionOrFail(db, accountId);
+  const period = billingPeriod(sub, now);
+  const totals = await store.totals(db, accountId, period.start, period.end);
+  const usage = { ...period, total: totals.credits, lastUpdatedAt: totals.lastMinute };
+  const billsOverage = cataloguePlan(sub.planId)?.overageCentsPerMillionCredits != null;
+  const limit = billsOverage ? Number.POSITIVE_INFINITY : sub.responsesPerMonth;
+  const reached = usage.total >= limit;
   await setLimitReached(db, events, accountId, reached);
-  return { ...usage, reached };
+  return { ...usage, limit, reached };
 }
 
 type MethodAggregate = {

@@ -3,6 +3,8 @@
 
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from "graphql";
 import type { PlanView, TeamMemberView, ViewerView } from "../../domains/account/resolvers.ts";
+import type { SubscriptionView } from "../../domains/account/subscription-view.ts";
+import type { InvoiceView } from "../../domains/billing/resolvers.ts";
 import type { EndpointView } from "../../domains/endpoints/resolvers.ts";
 import type { ActivationView, FunctionPermissionsView, FunctionView } from "../../domains/functions/resolvers.ts";
 import type { RateLimiterView, RateLimitsView } from "../../domains/ratelimits/resolvers.ts";
@@ -99,10 +101,18 @@ export type Plan = {
   defaultEndpointLimit: Scalars["Int"]["output"];
   defaultResponsesPerMonth: Scalars["Float"]["output"];
   defaultRequestsPerSecond: Scalars["Int"]["output"];
+  /** Price of a year, in cents (billed once per licence year). */
+  yearlyPrice: Scalars["Int"]["output"];
+  /** Price of a million credits above the monthly allowance, in cents; null: the plan stops at LIMIT_REACHED. */
+  overagePricePerMillionCredits?: Maybe<Scalars["Int"]["output"]>;
+  /** Days of free trial a first subscription to this plan gets. */
+  trialDays: Scalars["Int"]["output"];
+  features: Array<Scalars["String"]["output"]>;
 };
 
-export type Subscription = {
-  __typename?: "Subscription";
+/** The account's billing subscription (named apart from GraphQL's subscription root type). */
+export type BillingSubscription = {
+  __typename?: "BillingSubscription";
   id: Scalars["ID"]["output"];
   isActive: Scalars["Boolean"]["output"];
   status: Scalars["String"]["output"];
@@ -114,6 +124,32 @@ export type Subscription = {
   endpointLimit: Scalars["Int"]["output"];
   responsesPerMonth: Scalars["Float"]["output"];
   requestsPerSecond: Scalars["Int"]["output"];
+  endDate?: Maybe<Scalars["DateTime"]["output"]>;
+  licensedStartDate: Scalars["DateTime"]["output"];
+  licensedEndDate: Scalars["DateTime"]["output"];
+  pendingMigration: Scalars["Boolean"]["output"];
+  pendingMigrationPlan?: Maybe<Plan>;
+  isDowngradeScheduled: Scalars["Boolean"]["output"];
+  downgradePlan?: Maybe<Plan>;
+  downgradeEndpointIds: Array<Scalars["ID"]["output"]>;
+  cancelationRequestedAt?: Maybe<Scalars["DateTime"]["output"]>;
+  canceledAt?: Maybe<Scalars["DateTime"]["output"]>;
+  usageSuspended: Scalars["Boolean"]["output"];
+  coupon?: Maybe<Coupon>;
+  /** The monthly allowance, in credits. */
+  credits: Scalars["Float"]["output"];
+  drawdown: Scalars["Boolean"]["output"];
+  hideApiCreditsLimit: Scalars["Boolean"]["output"];
+  paymentProviderExId?: Maybe<Scalars["String"]["output"]>;
+  paymentProviderStatus?: Maybe<Scalars["String"]["output"]>;
+  unpaidTotal: Scalars["Int"]["output"];
+  invoiceHistoryUrl?: Maybe<Scalars["String"]["output"]>;
+  subscribedSelectChains: Array<SubscribedSelectChain>;
+  usageInCurrentPeriod: UsageInCurrentPeriod;
+  defaultPaymentMethod?: Maybe<DefaultPaymentMethod>;
+  invoices: Array<SubscriptionInvoice>;
+  recentCharges: Array<RecentCharge>;
+  upcomingInvoicePreview: UpcomingInvoicePreview;
 };
 
 export type Viewer = {
@@ -150,7 +186,7 @@ export type Viewer = {
   telegramUsername?: Maybe<Scalars["String"]["output"]>;
   configuration: ViewerConfiguration;
   accountConfiguration: AccountConfiguration;
-  subscription: Subscription;
+  subscription: BillingSubscription;
 };
 
 export type TeamMember = {
@@ -458,6 +494,8 @@ export type Query = {
   installedAddons: Array<InstalledAddon>;
   /** What an install would cost for one interval, with the coupon when it applies. */
   addonPrice: AddonPrice;
+  invoices: InvoiceConnection;
+  invoice: Invoice;
 };
 
 export type QueryEndpointArgs = {
@@ -755,6 +793,15 @@ export type QueryAddonPriceArgs = {
   coupon?: InputMaybe<Scalars["String"]["input"]>;
 };
 
+export type QueryInvoicesArgs = {
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryInvoiceArgs = {
+  id: Scalars["ID"]["input"];
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -892,6 +939,14 @@ export type Mutation = {
   trackBundle: MutationResult;
   /** Records that an install's provisioning was sent for an endpoint. */
   sendEvent: MutationResult;
+  createSubscription: CreateSubscriptionResult;
+  upgradeSubscription: BillingSubscription;
+  downgradeSubscription: BillingSubscription;
+  cancelDowngradeSubscription: BillingSubscription;
+  requestCancelation: BillingSubscription;
+  revertCancelSubscription: BillingSubscription;
+  scheduleBillingMigration: BillingSubscription;
+  migrateBillingVersion: BillingSubscription;
 };
 
 export type MutationSignUpArgs = {
@@ -1350,6 +1405,31 @@ export type MutationTrackBundleArgs = {
 export type MutationSendEventArgs = {
   installId: Scalars["ID"]["input"];
   endpointId: Scalars["ID"]["input"];
+};
+
+export type MutationCreateSubscriptionArgs = {
+  input: CreateSubscriptionInput;
+};
+
+export type MutationUpgradeSubscriptionArgs = {
+  input: UpgradeSubscriptionInput;
+};
+
+export type MutationDowngradeSubscriptionArgs = {
+  plan: Scalars["ID"]["input"];
+  endpointIds?: InputMaybe<Array<Scalars["ID"]["input"]>>;
+};
+
+export type MutationRequestCancelationArgs = {
+  input: RequestCancelationInput;
+};
+
+export type MutationScheduleBillingMigrationArgs = {
+  plan: Scalars["ID"]["input"];
+};
+
+export type MutationMigrateBillingVersionArgs = {
+  plan: Scalars["ID"]["input"];
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -3302,6 +3382,162 @@ export type InstallBundleInput = {
   interval?: InputMaybe<AddonInterval>;
 };
 
+export type SubscribedSelectChain = {
+  __typename?: "SubscribedSelectChain";
+  chain: Scalars["String"]["output"];
+  cancelationRequestedAt?: Maybe<Scalars["DateTime"]["output"]>;
+};
+
+export type UsageInCurrentPeriod = {
+  __typename?: "UsageInCurrentPeriod";
+  /** Credits used in the current period. */
+  total: Scalars["Float"]["output"];
+  lastUpdatedAt?: Maybe<Scalars["DateTime"]["output"]>;
+};
+
+export type PaymentCard = {
+  __typename?: "PaymentCard";
+  brand: Scalars["String"]["output"];
+  last4: Scalars["String"]["output"];
+  expMonth: Scalars["Int"]["output"];
+  expYear: Scalars["Int"]["output"];
+};
+
+export type PaymentBankAccount = {
+  __typename?: "PaymentBankAccount";
+  bankName: Scalars["String"]["output"];
+  last4: Scalars["String"]["output"];
+};
+
+export type DefaultPaymentMethod = {
+  __typename?: "DefaultPaymentMethod";
+  card?: Maybe<PaymentCard>;
+  ach?: Maybe<PaymentBankAccount>;
+};
+
+export type SubscriptionInvoice = {
+  __typename?: "SubscriptionInvoice";
+  id: Scalars["ID"]["output"];
+  number: Scalars["String"]["output"];
+  amountRemaining: Scalars["Int"]["output"];
+  status: Scalars["String"]["output"];
+};
+
+export type RecentCharge = {
+  __typename?: "RecentCharge";
+  id: Scalars["ID"]["output"];
+  version: Scalars["Int"]["output"];
+  status: Scalars["String"]["output"];
+  memo?: Maybe<Scalars["String"]["output"]>;
+  cardLast4?: Maybe<Scalars["String"]["output"]>;
+  amount: Scalars["Int"]["output"];
+  date: Scalars["DateTime"]["output"];
+  /** The invoice's PDF (this service's, signed in). */
+  stripeInvoicePdf?: Maybe<Scalars["String"]["output"]>;
+};
+
+export type InvoicePreviewItem = {
+  __typename?: "InvoicePreviewItem";
+  label: Scalars["String"]["output"];
+  /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT or TAX. */
+  kind: Scalars["String"]["output"];
+  amount: Scalars["Int"]["output"];
+};
+
+export type InvoiceLine = {
+  __typename?: "InvoiceLine";
+  /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT or TAX. */
+  type: Scalars["String"]["output"];
+  amount: Scalars["Int"]["output"];
+  description: Scalars["String"]["output"];
+  quantity?: Maybe<Scalars["Float"]["output"]>;
+  currency: Scalars["String"]["output"];
+};
+
+export type InvoiceDiscount = {
+  __typename?: "InvoiceDiscount";
+  coupon: Coupon;
+  amount: Scalars["Int"]["output"];
+};
+
+export type UpcomingInvoicePreview = {
+  __typename?: "UpcomingInvoicePreview";
+  periodStart: Scalars["DateTime"]["output"];
+  periodEnd: Scalars["DateTime"]["output"];
+  nextPaymentAttempt?: Maybe<Scalars["DateTime"]["output"]>;
+  amountDueCents: Scalars["Int"]["output"];
+  amountRemainingCents: Scalars["Int"]["output"];
+  baseAmountDueCents: Scalars["Int"]["output"];
+  overageAmountDueCents: Scalars["Int"]["output"];
+  paidOveragesCents: Scalars["Int"]["output"];
+  subtotalCents: Scalars["Int"]["output"];
+  totalDiscountAmountCents: Scalars["Int"]["output"];
+  taxCents: Scalars["Int"]["output"];
+  discounts: Array<InvoiceDiscount>;
+  items: Array<InvoicePreviewItem>;
+  lines: Array<InvoiceLine>;
+};
+
+export type Invoice = {
+  __typename?: "Invoice";
+  id: Scalars["ID"]["output"];
+  number: Scalars["String"]["output"];
+  /** draft, open, paid, uncollectible or void. */
+  status: Scalars["String"]["output"];
+  planName: Scalars["String"]["output"];
+  periodStart: Scalars["DateTime"]["output"];
+  periodEnd: Scalars["DateTime"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+  currency: Scalars["String"]["output"];
+  subtotalCents: Scalars["Int"]["output"];
+  discountCents: Scalars["Int"]["output"];
+  taxCents: Scalars["Int"]["output"];
+  totalCents: Scalars["Int"]["output"];
+  amountRemainingCents: Scalars["Int"]["output"];
+  lines: Array<InvoiceLine>;
+  /** Where the signed-in console downloads the invoice as a PDF. */
+  pdfUrl: Scalars["String"]["output"];
+};
+
+export type InvoiceEdge = {
+  __typename?: "InvoiceEdge";
+  cursor: Scalars["String"]["output"];
+  node: Invoice;
+};
+
+export type InvoiceConnection = {
+  __typename?: "InvoiceConnection";
+  edges: Array<InvoiceEdge>;
+  pageInfo: PageInfo;
+};
+
+export type CreateSubscriptionInput = {
+  plan: Scalars["ID"]["input"];
+  /** MONTHLY (the default) or YEARLY. */
+  interval?: InputMaybe<Scalars["String"]["input"]>;
+  couponCode?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type CreateSubscriptionResult = {
+  __typename?: "CreateSubscriptionResult";
+  subscription: BillingSubscription;
+  /** The endpoint made with the subscription, when one is (none here). */
+  endpointId?: Maybe<Scalars["ID"]["output"]>;
+  /** A payment provider's secret to confirm the payment with, when one asks (none until payments land). */
+  clientSecret?: Maybe<Scalars["String"]["output"]>;
+};
+
+export type UpgradeSubscriptionInput = {
+  plan: Scalars["ID"]["input"];
+  couponCode?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type RequestCancelationInput = {
+  /** The cancel-plan survey's choices. */
+  reasons: Array<Scalars["String"]["input"]>;
+  comment?: InputMaybe<Scalars["String"]["input"]>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3398,7 +3634,7 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Partial<Scalars["ID"]["output"]>>;
   Int: ResolverTypeWrapper<Partial<Scalars["Int"]["output"]>>;
   Float: ResolverTypeWrapper<Partial<Scalars["Float"]["output"]>>;
-  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  BillingSubscription: ResolverTypeWrapper<SubscriptionView>;
   Viewer: ResolverTypeWrapper<ViewerView>;
   TeamMember: ResolverTypeWrapper<TeamMemberView>;
   SignUpInput: ResolverTypeWrapper<Partial<SignUpInput>>;
@@ -3629,6 +3865,28 @@ export type ResolversTypes = {
   InstallAccountAddonInput: ResolverTypeWrapper<Partial<InstallAccountAddonInput>>;
   ChangeAddonPlanInput: ResolverTypeWrapper<Partial<ChangeAddonPlanInput>>;
   InstallBundleInput: ResolverTypeWrapper<Partial<InstallBundleInput>>;
+  SubscribedSelectChain: ResolverTypeWrapper<Partial<SubscribedSelectChain>>;
+  UsageInCurrentPeriod: ResolverTypeWrapper<Partial<UsageInCurrentPeriod>>;
+  PaymentCard: ResolverTypeWrapper<Partial<PaymentCard>>;
+  PaymentBankAccount: ResolverTypeWrapper<Partial<PaymentBankAccount>>;
+  DefaultPaymentMethod: ResolverTypeWrapper<Partial<DefaultPaymentMethod>>;
+  SubscriptionInvoice: ResolverTypeWrapper<Partial<SubscriptionInvoice>>;
+  RecentCharge: ResolverTypeWrapper<Partial<RecentCharge>>;
+  InvoicePreviewItem: ResolverTypeWrapper<Partial<InvoicePreviewItem>>;
+  InvoiceLine: ResolverTypeWrapper<Partial<InvoiceLine>>;
+  InvoiceDiscount: ResolverTypeWrapper<Partial<InvoiceDiscount>>;
+  UpcomingInvoicePreview: ResolverTypeWrapper<Partial<UpcomingInvoicePreview>>;
+  Invoice: ResolverTypeWrapper<InvoiceView>;
+  InvoiceEdge: ResolverTypeWrapper<Partial<Omit<InvoiceEdge, "node"> & { node: ResolversTypes["Invoice"] }>>;
+  InvoiceConnection: ResolverTypeWrapper<
+    Partial<Omit<InvoiceConnection, "edges"> & { edges: Array<ResolversTypes["InvoiceEdge"]> }>
+  >;
+  CreateSubscriptionInput: ResolverTypeWrapper<Partial<CreateSubscriptionInput>>;
+  CreateSubscriptionResult: ResolverTypeWrapper<
+    Partial<Omit<CreateSubscriptionResult, "subscription"> & { subscription: ResolversTypes["BillingSubscription"] }>
+  >;
+  UpgradeSubscriptionInput: ResolverTypeWrapper<Partial<UpgradeSubscriptionInput>>;
+  RequestCancelationInput: ResolverTypeWrapper<Partial<RequestCancelationInput>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -3646,7 +3904,7 @@ export type ResolversParentTypes = {
   ID: Partial<Scalars["ID"]["output"]>;
   Int: Partial<Scalars["Int"]["output"]>;
   Float: Partial<Scalars["Float"]["output"]>;
-  Subscription: Record<PropertyKey, never>;
+  BillingSubscription: SubscriptionView;
   Viewer: ViewerView;
   TeamMember: TeamMemberView;
   SignUpInput: Partial<SignUpInput>;
@@ -3845,6 +4103,26 @@ export type ResolversParentTypes = {
   InstallAccountAddonInput: Partial<InstallAccountAddonInput>;
   ChangeAddonPlanInput: Partial<ChangeAddonPlanInput>;
   InstallBundleInput: Partial<InstallBundleInput>;
+  SubscribedSelectChain: Partial<SubscribedSelectChain>;
+  UsageInCurrentPeriod: Partial<UsageInCurrentPeriod>;
+  PaymentCard: Partial<PaymentCard>;
+  PaymentBankAccount: Partial<PaymentBankAccount>;
+  DefaultPaymentMethod: Partial<DefaultPaymentMethod>;
+  SubscriptionInvoice: Partial<SubscriptionInvoice>;
+  RecentCharge: Partial<RecentCharge>;
+  InvoicePreviewItem: Partial<InvoicePreviewItem>;
+  InvoiceLine: Partial<InvoiceLine>;
+  InvoiceDiscount: Partial<InvoiceDiscount>;
+  UpcomingInvoicePreview: Partial<UpcomingInvoicePreview>;
+  Invoice: InvoiceView;
+  InvoiceEdge: Partial<Omit<InvoiceEdge, "node"> & { node: ResolversParentTypes["Invoice"] }>;
+  InvoiceConnection: Partial<Omit<InvoiceConnection, "edges"> & { edges: Array<ResolversParentTypes["InvoiceEdge"]> }>;
+  CreateSubscriptionInput: Partial<CreateSubscriptionInput>;
+  CreateSubscriptionResult: Partial<
+    Omit<CreateSubscriptionResult, "subscription"> & { subscription: ResolversParentTypes["BillingSubscription"] }
+  >;
+  UpgradeSubscriptionInput: Partial<UpgradeSubscriptionInput>;
+  RequestCancelationInput: Partial<RequestCancelationInput>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -3934,33 +4212,52 @@ export type PlanResolvers<
   defaultEndpointLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   defaultResponsesPerMonth?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   defaultRequestsPerSecond?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  yearlyPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  overagePricePerMillionCredits?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  trialDays?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
-export type SubscriptionResolvers<
+export type BillingSubscriptionResolvers<
   ContextType = Context,
-  ParentType extends ResolversParentTypes["Subscription"] = ResolversParentTypes["Subscription"],
+  ParentType extends ResolversParentTypes["BillingSubscription"] = ResolversParentTypes["BillingSubscription"],
 > = {
-  id?: SubscriptionResolver<ResolversTypes["ID"], "id", ParentType, ContextType>;
-  isActive?: SubscriptionResolver<ResolversTypes["Boolean"], "isActive", ParentType, ContextType>;
-  status?: SubscriptionResolver<ResolversTypes["String"], "status", ParentType, ContextType>;
-  plan?: SubscriptionResolver<ResolversTypes["Plan"], "plan", ParentType, ContextType>;
-  interval?: SubscriptionResolver<ResolversTypes["String"], "interval", ParentType, ContextType>;
-  startDate?: SubscriptionResolver<ResolversTypes["DateTime"], "startDate", ParentType, ContextType>;
-  currentPeriodStartDate?: SubscriptionResolver<
-    ResolversTypes["DateTime"],
-    "currentPeriodStartDate",
-    ParentType,
-    ContextType
-  >;
-  currentPeriodEndDate?: SubscriptionResolver<
-    ResolversTypes["DateTime"],
-    "currentPeriodEndDate",
-    ParentType,
-    ContextType
-  >;
-  endpointLimit?: SubscriptionResolver<ResolversTypes["Int"], "endpointLimit", ParentType, ContextType>;
-  responsesPerMonth?: SubscriptionResolver<ResolversTypes["Float"], "responsesPerMonth", ParentType, ContextType>;
-  requestsPerSecond?: SubscriptionResolver<ResolversTypes["Int"], "requestsPerSecond", ParentType, ContextType>;
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  isActive?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  plan?: Resolver<ResolversTypes["Plan"], ParentType, ContextType>;
+  interval?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  startDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  currentPeriodStartDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  currentPeriodEndDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  endpointLimit?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  responsesPerMonth?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  requestsPerSecond?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  endDate?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  licensedStartDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  licensedEndDate?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  pendingMigration?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  pendingMigrationPlan?: Resolver<Maybe<ResolversTypes["Plan"]>, ParentType, ContextType>;
+  isDowngradeScheduled?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  downgradePlan?: Resolver<Maybe<ResolversTypes["Plan"]>, ParentType, ContextType>;
+  downgradeEndpointIds?: Resolver<Array<ResolversTypes["ID"]>, ParentType, ContextType>;
+  cancelationRequestedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  canceledAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  usageSuspended?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  coupon?: Resolver<Maybe<ResolversTypes["Coupon"]>, ParentType, ContextType>;
+  credits?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  drawdown?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  hideApiCreditsLimit?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  paymentProviderExId?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  paymentProviderStatus?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  unpaidTotal?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  invoiceHistoryUrl?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  subscribedSelectChains?: Resolver<Array<ResolversTypes["SubscribedSelectChain"]>, ParentType, ContextType>;
+  usageInCurrentPeriod?: Resolver<ResolversTypes["UsageInCurrentPeriod"], ParentType, ContextType>;
+  defaultPaymentMethod?: Resolver<Maybe<ResolversTypes["DefaultPaymentMethod"]>, ParentType, ContextType>;
+  invoices?: Resolver<Array<ResolversTypes["SubscriptionInvoice"]>, ParentType, ContextType>;
+  recentCharges?: Resolver<Array<ResolversTypes["RecentCharge"]>, ParentType, ContextType>;
+  upcomingInvoicePreview?: Resolver<ResolversTypes["UpcomingInvoicePreview"], ParentType, ContextType>;
 };
 
 export type ViewerResolvers<
@@ -3997,7 +4294,7 @@ export type ViewerResolvers<
   telegramUsername?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   configuration?: Resolver<ResolversTypes["ViewerConfiguration"], ParentType, ContextType>;
   accountConfiguration?: Resolver<ResolversTypes["AccountConfiguration"], ParentType, ContextType>;
-  subscription?: Resolver<ResolversTypes["Subscription"], ParentType, ContextType>;
+  subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
 };
 
 export type TeamMemberResolvers<
@@ -4446,6 +4743,8 @@ export type QueryResolvers<
     ContextType,
     RequireFields<QueryAddonPriceArgs, "planId">
   >;
+  invoices?: Resolver<ResolversTypes["InvoiceConnection"], ParentType, ContextType, Partial<QueryInvoicesArgs>>;
+  invoice?: Resolver<ResolversTypes["Invoice"], ParentType, ContextType, RequireFields<QueryInvoiceArgs, "id">>;
 };
 
 export type MutationResolvers<
@@ -5048,6 +5347,44 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationSendEventArgs, "installId" | "endpointId">
+  >;
+  createSubscription?: Resolver<
+    ResolversTypes["CreateSubscriptionResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateSubscriptionArgs, "input">
+  >;
+  upgradeSubscription?: Resolver<
+    ResolversTypes["BillingSubscription"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpgradeSubscriptionArgs, "input">
+  >;
+  downgradeSubscription?: Resolver<
+    ResolversTypes["BillingSubscription"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDowngradeSubscriptionArgs, "plan">
+  >;
+  cancelDowngradeSubscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
+  requestCancelation?: Resolver<
+    ResolversTypes["BillingSubscription"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRequestCancelationArgs, "input">
+  >;
+  revertCancelSubscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
+  scheduleBillingMigration?: Resolver<
+    ResolversTypes["BillingSubscription"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationScheduleBillingMigrationArgs, "plan">
+  >;
+  migrateBillingVersion?: Resolver<
+    ResolversTypes["BillingSubscription"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationMigrateBillingVersionArgs, "plan">
   >;
 };
 
@@ -6649,6 +6986,167 @@ export type AddonUsageResolvers<
   refused?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
 };
 
+export type SubscribedSelectChainResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["SubscribedSelectChain"] = ResolversParentTypes["SubscribedSelectChain"],
+> = {
+  chain?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  cancelationRequestedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+};
+
+export type UsageInCurrentPeriodResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["UsageInCurrentPeriod"] = ResolversParentTypes["UsageInCurrentPeriod"],
+> = {
+  total?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  lastUpdatedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+};
+
+export type PaymentCardResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentCard"] = ResolversParentTypes["PaymentCard"],
+> = {
+  brand?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  last4?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  expMonth?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  expYear?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type PaymentBankAccountResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentBankAccount"] = ResolversParentTypes["PaymentBankAccount"],
+> = {
+  bankName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  last4?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type DefaultPaymentMethodResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["DefaultPaymentMethod"] = ResolversParentTypes["DefaultPaymentMethod"],
+> = {
+  card?: Resolver<Maybe<ResolversTypes["PaymentCard"]>, ParentType, ContextType>;
+  ach?: Resolver<Maybe<ResolversTypes["PaymentBankAccount"]>, ParentType, ContextType>;
+};
+
+export type SubscriptionInvoiceResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["SubscriptionInvoice"] = ResolversParentTypes["SubscriptionInvoice"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  number?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amountRemaining?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type RecentChargeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["RecentCharge"] = ResolversParentTypes["RecentCharge"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  memo?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  cardLast4?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  date?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  stripeInvoicePdf?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+};
+
+export type InvoicePreviewItemResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InvoicePreviewItem"] = ResolversParentTypes["InvoicePreviewItem"],
+> = {
+  label?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type InvoiceLineResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InvoiceLine"] = ResolversParentTypes["InvoiceLine"],
+> = {
+  type?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  quantity?: Resolver<Maybe<ResolversTypes["Float"]>, ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type InvoiceDiscountResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InvoiceDiscount"] = ResolversParentTypes["InvoiceDiscount"],
+> = {
+  coupon?: Resolver<ResolversTypes["Coupon"], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type UpcomingInvoicePreviewResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["UpcomingInvoicePreview"] = ResolversParentTypes["UpcomingInvoicePreview"],
+> = {
+  periodStart?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodEnd?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  nextPaymentAttempt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  amountDueCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  amountRemainingCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  baseAmountDueCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  overageAmountDueCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  paidOveragesCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  subtotalCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  totalDiscountAmountCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  taxCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  discounts?: Resolver<Array<ResolversTypes["InvoiceDiscount"]>, ParentType, ContextType>;
+  items?: Resolver<Array<ResolversTypes["InvoicePreviewItem"]>, ParentType, ContextType>;
+  lines?: Resolver<Array<ResolversTypes["InvoiceLine"]>, ParentType, ContextType>;
+};
+
+export type InvoiceResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["Invoice"] = ResolversParentTypes["Invoice"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  number?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  planName?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  periodStart?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodEnd?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  subtotalCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  discountCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  taxCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  totalCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  amountRemainingCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  lines?: Resolver<Array<ResolversTypes["InvoiceLine"]>, ParentType, ContextType>;
+  pdfUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type InvoiceEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InvoiceEdge"] = ResolversParentTypes["InvoiceEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["Invoice"], ParentType, ContextType>;
+};
+
+export type InvoiceConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InvoiceConnection"] = ResolversParentTypes["InvoiceConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["InvoiceEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+};
+
+export type CreateSubscriptionResultResolvers<
+  ContextType = Context,
+  ParentType extends
+    ResolversParentTypes["CreateSubscriptionResult"] = ResolversParentTypes["CreateSubscriptionResult"],
+> = {
+  subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
+  endpointId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
+  clientSecret?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -6658,7 +7156,7 @@ export type Resolvers<ContextType = Context> = {
   ViewerConfiguration?: ViewerConfigurationResolvers<ContextType>;
   AccountConfiguration?: AccountConfigurationResolvers<ContextType>;
   Plan?: PlanResolvers<ContextType>;
-  Subscription?: SubscriptionResolvers<ContextType>;
+  BillingSubscription?: BillingSubscriptionResolvers<ContextType>;
   Viewer?: ViewerResolvers<ContextType>;
   TeamMember?: TeamMemberResolvers<ContextType>;
   Registry?: RegistryResolvers<ContextType>;
@@ -6812,4 +7310,19 @@ export type Resolvers<ContextType = Context> = {
   InstalledRpcMethod?: InstalledRpcMethodResolvers<ContextType>;
   AccountAddon?: AccountAddonResolvers<ContextType>;
   AddonUsage?: AddonUsageResolvers<ContextType>;
+  SubscribedSelectChain?: SubscribedSelectChainResolvers<ContextType>;
+  UsageInCurrentPeriod?: UsageInCurrentPeriodResolvers<ContextType>;
+  PaymentCard?: PaymentCardResolvers<ContextType>;
+  PaymentBankAccount?: PaymentBankAccountResolvers<ContextType>;
+  DefaultPaymentMethod?: DefaultPaymentMethodResolvers<ContextType>;
+  SubscriptionInvoice?: SubscriptionInvoiceResolvers<ContextType>;
+  RecentCharge?: RecentChargeResolvers<ContextType>;
+  InvoicePreviewItem?: InvoicePreviewItemResolvers<ContextType>;
+  InvoiceLine?: InvoiceLineResolvers<ContextType>;
+  InvoiceDiscount?: InvoiceDiscountResolvers<ContextType>;
+  UpcomingInvoicePreview?: UpcomingInvoicePreviewResolvers<ContextType>;
+  Invoice?: InvoiceResolvers<ContextType>;
+  InvoiceEdge?: InvoiceEdgeResolvers<ContextType>;
+  InvoiceConnection?: InvoiceConnectionResolvers<ContextType>;
+  CreateSubscriptionResult?: CreateSubscriptionResultResolvers<ContextType>;
 };

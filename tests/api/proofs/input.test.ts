@@ -14,7 +14,7 @@ let ours: Samples;
 beforeAll(async () => {
   ({ t, owner } = await startStreamsAppAsOwner({ engine: false, blocks: 3 }));
   receiver = await startReceiver();
-  ours = await seedOneOfEach(owner, NETWORK, receiver.url);
+  ours = await seedOneOfEach(owner, NETWORK, receiver.url, { db: t.db, events: t.events });
 });
 afterAll(async () => {
   await receiver?.close();

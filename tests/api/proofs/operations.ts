@@ -84,6 +84,7 @@ export type Kind =
   | "inspectionUrl"
   | "accessToken"
   | "addonInstall"
+  | "invoice"
   | "user";
 
 /**
@@ -186,6 +187,8 @@ export const ID_ARGS: Record<string, Kind> = {
   "deleteAddon.addonId": "addonInstall",
   "deactivateAddOnImmediately.accountAddOnId": "addonInstall",
   "cancelDeactivation.addonId": "addonInstall",
+  "invoice.id": "invoice",
+  "downgradeSubscription.endpointIds": "endpoint",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
@@ -212,6 +215,11 @@ export const NOT_OWNED_IDS: Record<string, string> = {
     "the payment provider's reference kept with the install; nothing is looked up by it",
   "installBundle.input.stripeSourceId":
     "the payment provider's reference kept with the install; nothing is looked up by it",
+  "createSubscription.input.plan": "a plan from the catalogue, the same for every account",
+  "upgradeSubscription.input.plan": "a plan from the catalogue, the same for every account",
+  "downgradeSubscription.plan": "a plan from the catalogue, the same for every account",
+  "scheduleBillingMigration.plan": "a plan from the catalogue, the same for every account",
+  "migrateBillingVersion.plan": "a plan from the catalogue, the same for every account",
 };
 
 /** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
@@ -281,6 +289,9 @@ function namedSample(name: string, samples: Samples): unknown {
     from: isoHoursAgo(1),
     destinationAttributes: { url: samples.url, maxRetry: 1, retryIntervalSec: 0 },
     params: { data: 1 },
+    plan: "b6_free",
+    couponCode: "TENOFF",
+    reasons: ["OTHER"],
   };
   return byName[name];
 }

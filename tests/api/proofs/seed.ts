@@ -5,7 +5,10 @@
 
 import { sql } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
+import { withoutMarketplace } from "../../../server/domains/billing/addon-charges.ts";
+import { closeEndedPeriodsOfAll } from "../../../server/domains/billing/service.ts";
 import type { Db } from "../../../server/platform/db/index.ts";
+import type { DomainEvents } from "../../../server/platform/events.ts";
 import type { TestUser } from "../../support/api.ts";
 import type { Kind, Samples } from "./operations.ts";
 
@@ -14,8 +17,13 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, stream and webhook. */
-export async function seedOneOfEach(owner: TestUser, network: string, url: string): Promise<Samples> {
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook and invoice. */
+export async function seedOneOfEach(
+  owner: TestUser,
+  network: string,
+  url: string,
+  billing: { db: Db; events: DomainEvents },
+): Promise<Samples> {
   const gql = owner.client.gqlOk.bind(owner.client);
   const publicKey = await newPublicKey();
   const ids: Partial<Record<Kind, string>> = {};
@@ -126,6 +134,14 @@ export async function seedOneOfEach(owner: TestUser, network: string, url: strin
       { e: addonEndpoint.id },
     )
   ).installAddon.id;
+  // Only a period's close makes an invoice: the owner's period ends now and the billing clock's tick closes it.
+  await billing.db.execute(
+    sql`update subscriptions set current_period_end = now() where account_id = ${owner.viewer.id}`,
+  );
+  await closeEndedPeriodsOfAll({ ...billing, addons: withoutMarketplace, taxRateBps: 0 });
+  ids.invoice = (
+    await gql<{ invoices: { edges: { node: { id: string } }[] } }>("{ invoices(first: 1) { edges { node { id } } } }")
+  ).invoices.edges[0].node.id;
   const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
   ids.user = team.find((m) => m.role !== "OWNER")?.userId;
   return { ids, network, url, publicKey };

@@ -12,7 +12,7 @@ let theirs: Samples;
 beforeAll(async () => {
   ({ t, owner } = await startStreamsAppAsOwner({ engine: false, blocks: 3 }));
   receiver = await startReceiver();
-  theirs = await seedOneOfEach(owner, NETWORK, receiver.url);
+  theirs = await seedOneOfEach(owner, NETWORK, receiver.url, { db: t.db, events: t.events });
 });
 afterAll(async () => {
   await receiver?.close();
@@ -26,7 +26,7 @@ afterAll(async () => {
 describe("another account's ids are NOT_FOUND everywhere", () => {
   it("answers NOT_FOUND to every operation that takes an id, and writes nothing", async () => {
     const stranger = await signUp(t.asTestApp);
-    expect(Object.values(theirs.ids).filter(Boolean).length).toBe(22);
+    expect(Object.values(theirs.ids).filter(Boolean).length).toBe(23);
     const ops = operations().filter((op) => idArguments(op).some((arg) => `${op.name}.${arg}` in ID_ARGS));
     const before = await snapshot(t.db);
     const answers: Record<string, string> = {};
