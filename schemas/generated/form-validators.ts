@@ -10619,235 +10619,8 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
   validate140.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate157;
-const schema72 = {
-  type: "object",
-  title: "Why are you canceling?",
-  required: ["reasons"],
-  additionalProperties: false,
-  properties: {
-    reasons: {
-      type: "array",
-      title: "Reasons",
-      minItems: 1,
-      maxItems: 7,
-      uniqueItems: true,
-      items: {
-        enum: [
-          "TOO_EXPENSIVE",
-          "MISSING_FEATURES",
-          "SWITCHING_PROVIDER",
-          "PROJECT_ENDED",
-          "RELIABILITY",
-          "SUPPORT",
-          "OTHER",
-        ],
-        "x-enumLabels": {
-          TOO_EXPENSIVE: "It costs too much",
-          MISSING_FEATURES: "A feature I need is missing",
-          SWITCHING_PROVIDER: "I am moving to another provider",
-          PROJECT_ENDED: "My project ended",
-          RELIABILITY: "Reliability or speed",
-          SUPPORT: "Support",
-          OTHER: "Something else",
-        },
-      },
-    },
-    comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
-  },
-};
-function validate157(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.reasons === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "reasons" },
-        message: "must have required property '" + "reasons" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "reasons" || key0 === "comment")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.reasons !== undefined) {
-      let data0 = data.reasons;
-      if (Array.isArray(data0)) {
-        if (data0.length > 7) {
-          const err2 = {
-            instancePath: instancePath + "/reasons",
-            schemaPath: "#/properties/reasons/maxItems",
-            keyword: "maxItems",
-            params: { limit: 7 },
-            message: "must NOT have more than 7 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (data0.length < 1) {
-          const err3 = {
-            instancePath: instancePath + "/reasons",
-            schemaPath: "#/properties/reasons/minItems",
-            keyword: "minItems",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        const len0 = data0.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data1 = data0[i0];
-          if (
-            !(
-              data1 === "TOO_EXPENSIVE" ||
-              data1 === "MISSING_FEATURES" ||
-              data1 === "SWITCHING_PROVIDER" ||
-              data1 === "PROJECT_ENDED" ||
-              data1 === "RELIABILITY" ||
-              data1 === "SUPPORT" ||
-              data1 === "OTHER"
-            )
-          ) {
-            const err4 = {
-              instancePath: instancePath + "/reasons/" + i0,
-              schemaPath: "#/properties/reasons/items/enum",
-              keyword: "enum",
-              params: { allowedValues: schema72.properties.reasons.items.enum },
-              message: "must be equal to one of the allowed values",
-            };
-            if (vErrors === null) {
-              vErrors = [err4];
-            } else {
-              vErrors.push(err4);
-            }
-            errors++;
-          }
-        }
-        let i1 = data0.length;
-        let j0;
-        if (i1 > 1) {
-          outer0: for (; i1--; ) {
-            for (j0 = i1; j0--; ) {
-              if (func0(data0[i1], data0[j0])) {
-                const err5 = {
-                  instancePath: instancePath + "/reasons",
-                  schemaPath: "#/properties/reasons/uniqueItems",
-                  keyword: "uniqueItems",
-                  params: { i: i1, j: j0 },
-                  message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
-                };
-                if (vErrors === null) {
-                  vErrors = [err5];
-                } else {
-                  vErrors.push(err5);
-                }
-                errors++;
-                break outer0;
-              }
-            }
-          }
-        }
-      } else {
-        const err6 = {
-          instancePath: instancePath + "/reasons",
-          schemaPath: "#/properties/reasons/type",
-          keyword: "type",
-          params: { type: "array" },
-          message: "must be array",
-        };
-        if (vErrors === null) {
-          vErrors = [err6];
-        } else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-    if (data.comment !== undefined) {
-      let data2 = data.comment;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 2000) {
-          const err7 = {
-            instancePath: instancePath + "/comment",
-            schemaPath: "#/properties/comment/maxLength",
-            keyword: "maxLength",
-            params: { limit: 2000 },
-            message: "must NOT have more than 2000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
-        }
-      } else {
-        const err8 = {
-          instancePath: instancePath + "/comment",
-          schemaPath: "#/properties/comment/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err8];
-        } else {
-          vErrors.push(err8);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err9 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err9];
-    } else {
-      vErrors.push(err9);
-    }
-    errors++;
-  }
-  validate157.errors = vErrors;
-  return errors === 0;
-}
-export const form13 = validate158;
-const schema73 = {
+export const form12 = validate156;
+const schema71 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -10863,7 +10636,7 @@ const schema73 = {
     },
   },
 };
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate156(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10906,7 +10679,7 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema73.properties.from.enum },
+          params: { allowedValues: schema71.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -10932,12 +10705,12 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate158.errors = vErrors;
+  validate156.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate160;
+export const form13 = validate158;
 const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11052,11 +10825,11 @@ function validate160(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate160.errors = vErrors;
+  validate158.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate162;
-const schema77 = {
+export const form14 = validate160;
+const schema75 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -11078,7 +10851,7 @@ const schema77 = {
     },
   },
 };
-function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11170,7 +10943,7 @@ function validate162(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema77.properties.items.type },
+          params: { type: schema75.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11208,7 +10981,7 @@ function validate162(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema77.properties.itemsText.type },
+          params: { type: schema75.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11251,11 +11024,11 @@ function validate162(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate162.errors = vErrors;
+  validate160.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate163;
-const schema78 = {
+export const form15 = validate161;
+const schema76 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -11319,7 +11092,7 @@ const schema78 = {
     },
   },
 };
-const schema79 = {
+const schema77 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -11355,7 +11128,7 @@ const schema79 = {
     },
   },
 };
-function validate167(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11479,7 +11252,7 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema79.properties.description.type },
+          params: { type: schema77.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11651,10 +11424,10 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate167.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
 }
-function validate170(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11931,10 +11704,10 @@ function validate170(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate170.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
 }
-function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12014,7 +11787,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema78.properties, key0)) {
+      if (!func32.call(schema76.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -12213,7 +11986,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema78.properties.endRange.type },
+          params: { type: schema76.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -12343,7 +12116,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema78.properties.filterFunction.type },
+          params: { type: schema76.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12386,27 +12159,27 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.function !== undefined) {
       if (
-        !validate167(data.function, {
+        !validate165(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+        vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate170(data.destinationAttributes, {
+        !validate168(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+        vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
         errors = vErrors.length;
       }
     }
@@ -12497,7 +12270,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema78.properties.notificationEmail.type },
+          params: { type: schema76.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12547,7 +12320,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema78.properties.status.enum },
+          params: { allowedValues: schema76.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -12573,11 +12346,11 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate163.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate173;
-function validate173(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form16 = validate171;
+function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12641,12 +12414,12 @@ function validate173(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate173.errors = vErrors;
+  validate171.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate175;
+export const form17 = validate173;
 const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate175(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate173(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12764,11 +12537,11 @@ function validate175(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate175.errors = vErrors;
+  validate173.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate176;
-function validate176(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form18 = validate174;
+function validate174(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12915,11 +12688,11 @@ function validate176(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate176.errors = vErrors;
+  validate174.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate179;
-const schema85 = {
+export const form19 = validate177;
+const schema83 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -12941,7 +12714,7 @@ const schema85 = {
     },
   },
 };
-function validate179(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate177(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13033,7 +12806,7 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema85.properties.items.type },
+          params: { type: schema83.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -13071,7 +12844,7 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema85.properties.itemsText.type },
+          params: { type: schema83.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13114,244 +12887,11 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate179.errors = vErrors;
+  validate177.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate180;
-const pattern27 = new RegExp("^[a-z0-9_]+$", "u");
-function validate180(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.plan === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "plan" },
-        message: "must have required property '" + "plan" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "plan" || key0 === "endpointIds")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.plan !== undefined) {
-      let data0 = data.plan;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err2 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern27.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[a-z0-9_]+$" },
-            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/plan",
-          schemaPath: "#/properties/plan/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.endpointIds !== undefined) {
-      let data1 = data.endpointIds;
-      if (Array.isArray(data1)) {
-        if (data1.length > 500) {
-          const err6 = {
-            instancePath: instancePath + "/endpointIds",
-            schemaPath: "#/properties/endpointIds/maxItems",
-            keyword: "maxItems",
-            params: { limit: 500 },
-            message: "must NOT have more than 500 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-        const len0 = data1.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data2 = data1[i0];
-          if (typeof data2 === "string") {
-            if (func2(data2) > 64) {
-              const err7 = {
-                instancePath: instancePath + "/endpointIds/" + i0,
-                schemaPath: "#/properties/endpointIds/items/maxLength",
-                keyword: "maxLength",
-                params: { limit: 64 },
-                message: "must NOT have more than 64 characters",
-              };
-              if (vErrors === null) {
-                vErrors = [err7];
-              } else {
-                vErrors.push(err7);
-              }
-              errors++;
-            }
-            if (func2(data2) < 1) {
-              const err8 = {
-                instancePath: instancePath + "/endpointIds/" + i0,
-                schemaPath: "#/properties/endpointIds/items/minLength",
-                keyword: "minLength",
-                params: { limit: 1 },
-                message: "must NOT have fewer than 1 characters",
-              };
-              if (vErrors === null) {
-                vErrors = [err8];
-              } else {
-                vErrors.push(err8);
-              }
-              errors++;
-            }
-          } else {
-            const err9 = {
-              instancePath: instancePath + "/endpointIds/" + i0,
-              schemaPath: "#/properties/endpointIds/items/type",
-              keyword: "type",
-              params: { type: "string" },
-              message: "must be string",
-            };
-            if (vErrors === null) {
-              vErrors = [err9];
-            } else {
-              vErrors.push(err9);
-            }
-            errors++;
-          }
-        }
-        let i1 = data1.length;
-        let j0;
-        if (i1 > 1) {
-          const indices0 = {};
-          for (; i1--; ) {
-            let item0 = data1[i1];
-            if (typeof item0 !== "string") {
-              continue;
-            }
-            if (typeof indices0[item0] == "number") {
-              j0 = indices0[item0];
-              const err10 = {
-                instancePath: instancePath + "/endpointIds",
-                schemaPath: "#/properties/endpointIds/uniqueItems",
-                keyword: "uniqueItems",
-                params: { i: i1, j: j0 },
-                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
-              };
-              if (vErrors === null) {
-                vErrors = [err10];
-              } else {
-                vErrors.push(err10);
-              }
-              errors++;
-              break;
-            }
-            indices0[item0] = i1;
-          }
-        }
-      } else {
-        const err11 = {
-          instancePath: instancePath + "/endpointIds",
-          schemaPath: "#/properties/endpointIds/type",
-          keyword: "type",
-          params: { type: "array" },
-          message: "must be array",
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err12 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err12];
-    } else {
-      vErrors.push(err12);
-    }
-    errors++;
-  }
-  validate180.errors = vErrors;
-  return errors === 0;
-}
-export const form22 = validate181;
-function validate181(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form20 = validate178;
+function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13466,10 +13006,10 @@ function validate181(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate181.errors = vErrors;
+  validate178.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate182;
+export const form21 = validate179;
 const schema9 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -13656,7 +13196,7 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-function validate182(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate179(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13879,11 +13419,11 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate182.errors = vErrors;
+  validate179.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate187;
-const schema89 = {
+export const form22 = validate184;
+const schema86 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -13897,7 +13437,7 @@ const schema89 = {
     },
   },
 };
-function validate187(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13940,7 +13480,7 @@ function validate187(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema89.properties.role.enum },
+          params: { allowedValues: schema86.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -13966,11 +13506,11 @@ function validate187(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate187.errors = vErrors;
+  validate184.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate188;
-const schema90 = {
+export const form23 = validate185;
+const schema87 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -14069,7 +13609,7 @@ const schema90 = {
     },
   ],
 };
-function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -14799,7 +14339,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema90.properties, key0)) {
+      if (!func32.call(schema87.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -15109,7 +14649,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema90.properties.endRange.type },
+          params: { type: schema87.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15159,7 +14699,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema90.properties.filterFunction.type },
+          params: { type: schema87.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15274,7 +14814,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema90.properties.notificationEmail.type },
+          params: { type: schema87.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15362,11 +14902,11 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate188.errors = vErrors;
+  validate185.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate204;
-function validate205(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate201;
+function validate202(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -15400,47 +14940,47 @@ function validate205(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate205.errors = vErrors;
-  return errors === 0;
-}
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data === "string") {
-    if (func2(data) > 1000000) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/maxLength",
-        keyword: "maxLength",
-        params: { limit: 1000000 },
-        message: "must NOT have more than 1000000 characters",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-  } else {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate207.errors = vErrors;
+  validate202.errors = vErrors;
   return errors === 0;
 }
 function validate204(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 1000000) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 1000000 },
+        message: "must NOT have more than 1000000 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate204.errors = vErrors;
+  return errors === 0;
+}
+function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15463,27 +15003,27 @@ function validate204(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate205(data.paramsJson, {
+        !validate202(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+        vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate207(data.userDataJson, {
+        !validate204(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+        vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
         errors = vErrors.length;
       }
     }
@@ -15502,12 +15042,12 @@ function validate204(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate204.errors = vErrors;
+  validate201.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate209;
-const pattern30 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate209(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form25 = validate206;
+const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
+function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15576,7 +15116,7 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern30.test(data0)) {
+        if (!pattern29.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/ip",
             schemaPath: "#/properties/ip/pattern",
@@ -15622,11 +15162,11 @@ function validate209(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate209.errors = vErrors;
+  validate206.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate210;
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form26 = validate207;
+function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -15690,10 +15230,10 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate211.errors = vErrors;
+  validate208.errors = vErrors;
   return errors === 0;
 }
-function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15844,14 +15384,14 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate211(data.label, {
+        !validate208(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+        vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
         errors = vErrors.length;
       }
     }
@@ -15870,11 +15410,11 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate210.errors = vErrors;
+  validate207.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate213;
-function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form27 = validate210;
+function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16008,11 +15548,11 @@ function validate213(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate213.errors = vErrors;
+  validate210.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate214;
-function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate211;
+function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16050,14 +15590,14 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate211(data.label, {
+        !validate208(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+        vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
         errors = vErrors.length;
       }
     }
@@ -16076,196 +15616,12 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate214.errors = vErrors;
+  validate211.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate216;
-const pattern33 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.plan === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "plan" },
-        message: "must have required property '" + "plan" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "plan" || key0 === "couponCode")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.plan !== undefined) {
-      let data0 = data.plan;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 64) {
-          const err2 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/maxLength",
-            keyword: "maxLength",
-            params: { limit: 64 },
-            message: "must NOT have more than 64 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (!pattern27.test(data0)) {
-          const err4 = {
-            instancePath: instancePath + "/plan",
-            schemaPath: "#/properties/plan/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[a-z0-9_]+$" },
-            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/plan",
-          schemaPath: "#/properties/plan/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.couponCode !== undefined) {
-      let data1 = data.couponCode;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 40) {
-          const err6 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/maxLength",
-            keyword: "maxLength",
-            params: { limit: 40 },
-            message: "must NOT have more than 40 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err7 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err7];
-          } else {
-            vErrors.push(err7);
-          }
-          errors++;
-        }
-        if (!pattern33.test(data1)) {
-          const err8 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/pattern",
-            keyword: "pattern",
-            params: { pattern: "^[A-Za-z0-9_-]+$" },
-            message: 'must match pattern "' + "^[A-Za-z0-9_-]+$" + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + "/couponCode",
-          schemaPath: "#/properties/couponCode/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err10 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err10];
-    } else {
-      vErrors.push(err10);
-    }
-    errors++;
-  }
-  validate216.errors = vErrors;
-  return errors === 0;
-}
-export const form32 = validate217;
-const pattern34 = new RegExp("^[^\\s]+$", "u");
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form29 = validate213;
+const pattern31 = new RegExp("^[^\\s]+$", "u");
+function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16334,7 +15690,7 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern34.test(data0)) {
+        if (!pattern31.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/referrer",
             schemaPath: "#/properties/referrer/pattern",
@@ -16380,11 +15736,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate217.errors = vErrors;
+  validate213.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate218;
-const schema101 = {
+export const form30 = validate214;
+const schema97 = {
   type: "object",
   title: "Limits per client IP",
   description: "Requests one client IP may make with this key; leave a field empty for no limit.",
@@ -16394,7 +15750,7 @@ const schema101 = {
     rpm: { type: ["integer", "null"], title: "Requests per minute", minimum: 1, maximum: 6000000 },
   },
 };
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16422,7 +15778,7 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rps",
           schemaPath: "#/properties/rps/type",
           keyword: "type",
-          params: { type: schema101.properties.rps.type },
+          params: { type: schema97.properties.rps.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -16472,7 +15828,7 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rpm",
           schemaPath: "#/properties/rpm/type",
           keyword: "type",
-          params: { type: schema101.properties.rpm.type },
+          params: { type: schema97.properties.rpm.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -16530,11 +15886,11 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate218.errors = vErrors;
+  validate214.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate219;
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate215;
+function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16651,11 +16007,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate219.errors = vErrors;
+  validate215.errors = vErrors;
   return errors === 0;
 }
-export const form35 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate216;
+function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16788,11 +16144,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate220.errors = vErrors;
+  validate216.errors = vErrors;
   return errors === 0;
 }
-export const form36 = validate221;
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form33 = validate217;
+function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17075,12 +16431,12 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate221.errors = vErrors;
+  validate217.errors = vErrors;
   return errors === 0;
 }
-export const form37 = validate223;
-const pattern35 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form34 = validate219;
+const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
+function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17149,7 +16505,7 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern35.test(data0)) {
+        if (!pattern32.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/method",
             schemaPath: "#/properties/method/pattern",
@@ -17195,11 +16551,238 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
+  validate219.errors = vErrors;
+  return errors === 0;
+}
+export const form35 = validate223;
+const schema104 = {
+  type: "object",
+  title: "Why are you canceling?",
+  required: ["reasons"],
+  additionalProperties: false,
+  properties: {
+    reasons: {
+      type: "array",
+      title: "Reasons",
+      minItems: 1,
+      maxItems: 7,
+      uniqueItems: true,
+      items: {
+        enum: [
+          "TOO_EXPENSIVE",
+          "MISSING_FEATURES",
+          "SWITCHING_PROVIDER",
+          "PROJECT_ENDED",
+          "RELIABILITY",
+          "SUPPORT",
+          "OTHER",
+        ],
+        "x-enumLabels": {
+          TOO_EXPENSIVE: "It costs too much",
+          MISSING_FEATURES: "A feature I need is missing",
+          SWITCHING_PROVIDER: "I am moving to another provider",
+          PROJECT_ENDED: "My project ended",
+          RELIABILITY: "Reliability or speed",
+          SUPPORT: "Support",
+          OTHER: "Something else",
+        },
+      },
+    },
+    comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
+  },
+};
+function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.reasons === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "reasons" },
+        message: "must have required property '" + "reasons" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "reasons" || key0 === "comment")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.reasons !== undefined) {
+      let data0 = data.reasons;
+      if (Array.isArray(data0)) {
+        if (data0.length > 7) {
+          const err2 = {
+            instancePath: instancePath + "/reasons",
+            schemaPath: "#/properties/reasons/maxItems",
+            keyword: "maxItems",
+            params: { limit: 7 },
+            message: "must NOT have more than 7 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (data0.length < 1) {
+          const err3 = {
+            instancePath: instancePath + "/reasons",
+            schemaPath: "#/properties/reasons/minItems",
+            keyword: "minItems",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        const len0 = data0.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data1 = data0[i0];
+          if (
+            !(
+              data1 === "TOO_EXPENSIVE" ||
+              data1 === "MISSING_FEATURES" ||
+              data1 === "SWITCHING_PROVIDER" ||
+              data1 === "PROJECT_ENDED" ||
+              data1 === "RELIABILITY" ||
+              data1 === "SUPPORT" ||
+              data1 === "OTHER"
+            )
+          ) {
+            const err4 = {
+              instancePath: instancePath + "/reasons/" + i0,
+              schemaPath: "#/properties/reasons/items/enum",
+              keyword: "enum",
+              params: { allowedValues: schema104.properties.reasons.items.enum },
+              message: "must be equal to one of the allowed values",
+            };
+            if (vErrors === null) {
+              vErrors = [err4];
+            } else {
+              vErrors.push(err4);
+            }
+            errors++;
+          }
+        }
+        let i1 = data0.length;
+        let j0;
+        if (i1 > 1) {
+          outer0: for (; i1--; ) {
+            for (j0 = i1; j0--; ) {
+              if (func0(data0[i1], data0[j0])) {
+                const err5 = {
+                  instancePath: instancePath + "/reasons",
+                  schemaPath: "#/properties/reasons/uniqueItems",
+                  keyword: "uniqueItems",
+                  params: { i: i1, j: j0 },
+                  message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+                };
+                if (vErrors === null) {
+                  vErrors = [err5];
+                } else {
+                  vErrors.push(err5);
+                }
+                errors++;
+                break outer0;
+              }
+            }
+          }
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/reasons",
+          schemaPath: "#/properties/reasons/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.comment !== undefined) {
+      let data2 = data.comment;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 2000) {
+          const err7 = {
+            instancePath: instancePath + "/comment",
+            schemaPath: "#/properties/comment/maxLength",
+            keyword: "maxLength",
+            params: { limit: 2000 },
+            message: "must NOT have more than 2000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + "/comment",
+          schemaPath: "#/properties/comment/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
   validate223.errors = vErrors;
   return errors === 0;
 }
-export const form38 = validate224;
-const schema107 = {
+export const form36 = validate224;
+const schema106 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
@@ -17214,7 +16797,7 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema107.enum },
+      params: { allowedValues: schema106.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -17384,7 +16967,7 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
   validate224.errors = vErrors;
   return errors === 0;
 }
-export const form39 = validate229;
+export const form37 = validate229;
 function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -17446,14 +17029,14 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate205(data.paramsJson, {
+        !validate202(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+        vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
         errors = vErrors.length;
       }
     }
@@ -17575,14 +17158,14 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate207(data.userDataJson, {
+        !validate204(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+        vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
         errors = vErrors.length;
       }
     }
@@ -17604,7 +17187,7 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
   validate229.errors = vErrors;
   return errors === 0;
 }
-export const form40 = validate233;
+export const form38 = validate233;
 function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -17757,8 +17340,8 @@ function validate233(data, { instancePath = "", parentData, parentDataProperty, 
   validate233.errors = vErrors;
   return errors === 0;
 }
-export const form41 = validate234;
-const pattern37 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
+export const form39 = validate234;
+const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
 function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -17832,7 +17415,7 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern37.test(data1)) {
+        if (!pattern34.test(data1)) {
           const err4 = {
             instancePath: instancePath + "/telegramUsername",
             schemaPath: "#/properties/telegramUsername/pattern",
@@ -17881,7 +17464,7 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
   validate234.errors = vErrors;
   return errors === 0;
 }
-export const form42 = validate235;
+export const form40 = validate235;
 function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -18006,7 +17589,7 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema79.properties.description.type },
+          params: { type: schema77.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -18181,8 +17764,241 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
   validate235.errors = vErrors;
   return errors === 0;
 }
-export const form43 = validate237;
+export const form41 = validate237;
+const pattern36 = new RegExp("^[a-z0-9_]+$", "u");
 function validate237(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.plan === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "plan" },
+        message: "must have required property '" + "plan" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "plan" || key0 === "endpointIds")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.plan !== undefined) {
+      let data0 = data.plan;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern36.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[a-z0-9_]+$" },
+            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/plan",
+          schemaPath: "#/properties/plan/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointIds !== undefined) {
+      let data1 = data.endpointIds;
+      if (Array.isArray(data1)) {
+        if (data1.length > 500) {
+          const err6 = {
+            instancePath: instancePath + "/endpointIds",
+            schemaPath: "#/properties/endpointIds/maxItems",
+            keyword: "maxItems",
+            params: { limit: 500 },
+            message: "must NOT have more than 500 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data2 = data1[i0];
+          if (typeof data2 === "string") {
+            if (func2(data2) > 64) {
+              const err7 = {
+                instancePath: instancePath + "/endpointIds/" + i0,
+                schemaPath: "#/properties/endpointIds/items/maxLength",
+                keyword: "maxLength",
+                params: { limit: 64 },
+                message: "must NOT have more than 64 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+            if (func2(data2) < 1) {
+              const err8 = {
+                instancePath: instancePath + "/endpointIds/" + i0,
+                schemaPath: "#/properties/endpointIds/items/minLength",
+                keyword: "minLength",
+                params: { limit: 1 },
+                message: "must NOT have fewer than 1 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+          } else {
+            const err9 = {
+              instancePath: instancePath + "/endpointIds/" + i0,
+              schemaPath: "#/properties/endpointIds/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err9];
+            } else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+        let i1 = data1.length;
+        let j0;
+        if (i1 > 1) {
+          const indices0 = {};
+          for (; i1--; ) {
+            let item0 = data1[i1];
+            if (typeof item0 !== "string") {
+              continue;
+            }
+            if (typeof indices0[item0] == "number") {
+              j0 = indices0[item0];
+              const err10 = {
+                instancePath: instancePath + "/endpointIds",
+                schemaPath: "#/properties/endpointIds/uniqueItems",
+                keyword: "uniqueItems",
+                params: { i: i1, j: j0 },
+                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i1;
+          }
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/endpointIds",
+          schemaPath: "#/properties/endpointIds/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err12 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err12];
+    } else {
+      vErrors.push(err12);
+    }
+    errors++;
+  }
+  validate237.errors = vErrors;
+  return errors === 0;
+}
+export const form42 = validate238;
+function validate238(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18308,11 +18124,195 @@ function validate237(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate237.errors = vErrors;
+  validate238.errors = vErrors;
   return errors === 0;
 }
-export const form44 = validate241;
+export const form43 = validate241;
+const pattern38 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 function validate241(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.plan === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "plan" },
+        message: "must have required property '" + "plan" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "plan" || key0 === "couponCode")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.plan !== undefined) {
+      let data0 = data.plan;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 64) {
+          const err2 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/maxLength",
+            keyword: "maxLength",
+            params: { limit: 64 },
+            message: "must NOT have more than 64 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern36.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + "/plan",
+            schemaPath: "#/properties/plan/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[a-z0-9_]+$" },
+            message: 'must match pattern "' + "^[a-z0-9_]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/plan",
+          schemaPath: "#/properties/plan/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.couponCode !== undefined) {
+      let data1 = data.couponCode;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 40) {
+          const err6 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 40 },
+            message: "must NOT have more than 40 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err7 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (!pattern38.test(data1)) {
+          const err8 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z0-9_-]+$" },
+            message: 'must match pattern "' + "^[A-Za-z0-9_-]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/couponCode",
+          schemaPath: "#/properties/couponCode/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate241.errors = vErrors;
+  return errors === 0;
+}
+export const form44 = validate243;
+function validate243(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18444,11 +18444,11 @@ function validate241(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate241.errors = vErrors;
+  validate243.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate242;
-function validate242(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate244;
+function validate244(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -18486,11 +18486,11 @@ function validate242(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate242.errors = vErrors;
+  validate244.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate243;
-function validate243(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate245;
+function validate245(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -18528,11 +18528,11 @@ function validate243(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate243.errors = vErrors;
+  validate245.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate244;
-function validate244(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate246;
+function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -18570,11 +18570,11 @@ function validate244(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate244.errors = vErrors;
+  validate246.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate245;
-function validate245(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate247;
+function validate247(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -18612,11 +18612,11 @@ function validate245(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate245.errors = vErrors;
+  validate247.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate246;
-function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate248;
+function validate248(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -18654,11 +18654,11 @@ function validate246(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate246.errors = vErrors;
+  validate248.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate247;
-function validate247(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate249;
+function validate249(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -18696,11 +18696,11 @@ function validate247(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate247.errors = vErrors;
+  validate249.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate248;
-function validate248(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate250;
+function validate250(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -18738,11 +18738,11 @@ function validate248(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate248.errors = vErrors;
+  validate250.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate249;
-function validate249(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate251;
+function validate251(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -18780,11 +18780,11 @@ function validate249(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate249.errors = vErrors;
+  validate251.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate250;
-function validate250(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate252;
+function validate252(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -18822,11 +18822,11 @@ function validate250(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate250.errors = vErrors;
+  validate252.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate251;
-function validate251(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate253;
+function validate253(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -18864,7 +18864,7 @@ function validate251(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate251.errors = vErrors;
+  validate253.errors = vErrors;
   return errors === 0;
 }
 
@@ -18885,38 +18885,38 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
     validate: form11,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-40fe01d7": { validate: form12, required: ["reasons"] }, // subscription#/$defs/cancelationInput
-  "-42bd3487": { validate: form13, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form14, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form15, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form16, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form17, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form18, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form19, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form20, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-70a5650c": { validate: form21, required: ["plan"] }, // subscription#/$defs/downgradeInput
-  "-74249c92": { validate: form22, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form23, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7a12074d": { validate: form24, required: ["role"] }, // team-member#/$defs/roleInput
-  "-7de089d2": { validate: form25, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form26, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form27, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form28, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "1542a0ad": { validate: form29, required: ["couponCode"] }, // addon#/$defs/couponInput
-  "154f2f85": { validate: form30, required: ["label"] }, // endpoint#/$defs/labelInput
-  "19017f9": { validate: form31, required: ["plan"] }, // subscription#/$defs/upgradeInput
-  "1f363dfe": { validate: form32, required: ["referrer"] }, // security#/$defs/referrerInput
-  "21218282": { validate: form33, required: [] }, // access-token#/$defs/ipRateLimitInput
-  "2643a2cd": { validate: form34, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
-  "30013493": { validate: form35, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "3212b94e": { validate: form36, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
-  "41bf44a1": { validate: form37, required: ["method"] }, // security#/$defs/requestFilterInput
-  "44220955": { validate: form38, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form39, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form40, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form41, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form42, required: ["name", "code"] }, // function#/$defs/newFunction
-  "7720b321": { validate: form43, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "-42bd3487": { validate: form12, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form13, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form14, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form15, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form16, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form17, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form18, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form19, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-74249c92": { validate: form20, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form21, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7a12074d": { validate: form22, required: ["role"] }, // team-member#/$defs/roleInput
+  "-7de089d2": { validate: form23, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form24, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form25, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form26, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "1542a0ad": { validate: form27, required: ["couponCode"] }, // addon#/$defs/couponInput
+  "154f2f85": { validate: form28, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1f363dfe": { validate: form29, required: ["referrer"] }, // security#/$defs/referrerInput
+  "21218282": { validate: form30, required: [] }, // access-token#/$defs/ipRateLimitInput
+  "2643a2cd": { validate: form31, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "30013493": { validate: form32, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "3212b94e": { validate: form33, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
+  "41bf44a1": { validate: form34, required: ["method"] }, // security#/$defs/requestFilterInput
+  "42a0f53f": { validate: form35, required: ["reasons"] }, // subscription#/$defs/cancelationInput
+  "44220955": { validate: form36, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form37, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form38, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form39, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form40, required: ["name", "code"] }, // function#/$defs/newFunction
+  "6244a20a": { validate: form41, required: ["plan"] }, // subscription#/$defs/downgradeInput
+  "7720b321": { validate: form42, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "7e554fa3": { validate: form43, required: ["plan"] }, // subscription#/$defs/upgradeInput
   d403d88: { validate: form44, required: ["key", "value"] }, // kv-value#/$defs/valueInput
 };
 

@@ -9,6 +9,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
+import { withoutMarketplace } from "../../server/domains/billing/addon-charges.ts";
+import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
 import { inspectedRequests } from "../../server/domains/inspector/tables.ts";
 import { kvUploads } from "../../server/domains/kv/tables.ts";
@@ -34,6 +36,13 @@ const FIXED_LENGTH: Record<string, string> = {
   "StreamDestinations streamPermissions.destinations": "the catalogue, as the plan allows",
   "FunctionTemplates functionTemplates": "the quick functions' templates",
   "FunctionPermissions functionPermissions.memorySizes": "the memory sizes the plan allows",
+  "Addons addons": "the add-on catalogue",
+  "AddonCategories addonCategories": "the add-on catalogue",
+  "Bundles bundles": "the add-on catalogue",
+  "Addon addon.plans": "the add-on catalogue",
+  "Addon addon.rpcMethods": "the add-on catalogue",
+  "BillingPlans plans[]": "the plan catalogue",
+  "BillingOverview viewer.subscription.upcomingInvoicePreview.lines": "one line per kind of charge of the period",
 };
 
 interface ListView {
@@ -87,6 +96,7 @@ function rowsAt(data: unknown, path: string): unknown[] {
 
 /** Route parameters of an account's screens: the first of each kind of item it has. */
 type RouteParams = Record<
+  | "slug"
   | "inspectionUrlId"
   | "endpointId"
   | "functionId"
@@ -350,10 +360,35 @@ async function accountWith(
     })),
   );
 
+  // Add-ons installed on the route's endpoint, one each (an endpoint holds one install of an add-on).
+  for (const planId of ["trace-debug-starter", "token-api-free", "nft-api-free"].slice(0, n))
+    await client.gqlOk("mutation($input: InstallAddonInput!) { installAddon(input: $input) { id } }", {
+      input: { endpointId: endpoint.id, planId },
+    });
+  for (const i of range)
+    await client.gqlOk("mutation($input: CreateAccessTokenInput!) { createAccessToken(input: $input) { key } }", {
+      input: { name: `key ${i}`, role: "VIEWER", applications: ["CONSOLE_REST"] },
+    });
+  // n invoices: each ends the current period now and the billing clock's close makes its invoice; then the
+  // period the usage above was seeded in is put back.
+  const [period] = await db
+    .select({ start: subscriptions.currentPeriodStart, end: subscriptions.currentPeriodEnd })
+    .from(subscriptions)
+    .where(eq(subscriptions.accountId, accountId));
+  for (const _ of range) {
+    await db.update(subscriptions).set({ currentPeriodEnd: new Date() }).where(eq(subscriptions.accountId, accountId));
+    await closeEndedPeriodsOfAll({ db, events: app.services.events, addons: withoutMarketplace, taxRateBps: 0 });
+  }
+  await db
+    .update(subscriptions)
+    .set({ currentPeriodStart: period.start, currentPeriodEnd: period.end })
+    .where(eq(subscriptions.accountId, accountId));
+
   return {
     accountId,
     client,
     route: {
+      slug: "trace-debug",
       inspectionUrlId: inspectionUrlIds[0],
       endpointId: endpoint.id,
       functionId: functionIds[0],

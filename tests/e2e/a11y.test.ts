@@ -43,8 +43,8 @@ async function gql<T>(page: Page, query: string, variables: Record<string, unkno
 
 /**
  * One record of each kind the routes name, made as the owner: the demo endpoint, a call it refused
- * (an error log), a function, a stream, a webhook, a list, an address book, a value and an inspection URL
- * with a request it received. Returns the value
+ * (an error log), a function, a stream, a webhook, a list, an address book, a value, an inspection URL
+ * with a request it received, an add-on install and an API key; the marketplace's slug is the Trace & Debug add-on's. Returns the value
  * of each route parameter.
  */
 async function seedRecords(page: Page): Promise<Record<string, string>> {
@@ -119,7 +119,20 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
       { timeout: 15_000 },
     )
     .toBeTruthy();
+  // An add-on installed on the endpoint and an API key, so their lists are checked with a row.
+  await gql(
+    page,
+    'mutation($e: ID!) { installAddon(input: { endpointId: $e, planId: "trace-debug-starter" }) { id } }',
+    {
+      e: endpoint.id,
+    },
+  );
+  await gql(
+    page,
+    'mutation { createAccessToken(input: { name: "a11y", role: VIEWER, applications: [CONSOLE_REST] }) { key } }',
+  );
   return {
+    slug: "trace-debug",
     endpointId: endpoint.id,
     requestId: requestId as string,
     functionId: createFunction.id,

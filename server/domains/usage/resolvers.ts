@@ -1,3 +1,5 @@
+import DataLoader from "dataloader";
+import { type Context, loaderOf } from "../../graphql/context.ts";
 import { field, fieldWithInput, present } from "../../graphql/field.ts";
 import type { Resolvers } from "../../graphql/resolvers.ts";
 import { gbSecondUsage } from "../functions/billing.ts";
@@ -8,6 +10,13 @@ import { endpointMetrics } from "./endpoint-metrics.ts";
 import * as service from "./service.ts";
 
 const credits = new CreditTable();
+
+/** The add-on calls of the installs listed in one answer, counted in one query. */
+const addonRequests = (ctx: Context) =>
+  new DataLoader<{ accountId: string; addonSlug: string; endpointId: string; since: Date }, number, string>(
+    async (installs) => service.addonRequestsSince(ctx.db, installs[0]?.accountId ?? "", installs),
+    { cacheKeyFn: (i) => `${i.endpointId} ${i.addonSlug} ${i.since.toISOString()}` },
+  );
 const pricing = {
   multiplierOf: (method: string) => credits.multiplierOf(method),
   archiveMultiplier: credits.catalogue.archiveMultiplier,
@@ -23,7 +32,7 @@ export const usageResolvers: Resolvers = {
     planMonthlyRequests: field("VIEWER", ({ ctx, accountId, parent }) => {
       const { addonSlug, endpointId, currentPeriodStart } = parent as typeof parent & { currentPeriodStart?: Date };
       return addonSlug && endpointId && currentPeriodStart
-        ? service.addonRequestsSince(ctx.db, accountId, addonSlug, endpointId, currentPeriodStart)
+        ? loaderOf(ctx, addonRequests).load({ accountId, addonSlug, endpointId, since: currentPeriodStart })
         : 0;
     }),
   },

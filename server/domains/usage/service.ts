@@ -210,18 +210,30 @@ export async function topEndpoints(
   }));
 }
 
-/** Calls of an add-on's methods served on an endpoint since `since` (an install's period). */
+/**
+ * Calls of each install's add-on methods served on its endpoint since `since` (the install's period), in
+ * one query for all of them.
+ */
 export async function addonRequestsSince(
   db: Executor,
   accountId: string,
-  addonSlug: string,
-  endpointId: string,
-  since: Date,
-) {
-  const addon = findAddon(addonSlug);
-  if (!addon) return 0;
-  const methods = [...addon.gatedMethods, ...addon.rpcMethods.map((m) => m.name)];
-  // Usage is kept per minute: the minute the period started in counts whole.
-  const fromMinute = new Date(Math.floor(since.getTime() / 60_000) * 60_000);
-  return store.requestsOfMethods(db, accountId, endpointId, fromMinute, methods, addon.gatedNamespaces);
+  installs: readonly { addonSlug: string; endpointId: string; since: Date }[],
+): Promise<number[]> {
+  // Usage is kept per minute: the minute a period started in counts whole.
+  const rows = await store.requestsByMethodSince(
+    db,
+    accountId,
+    installs.map((i) => ({
+      endpointId: i.endpointId,
+      since: new Date(Math.floor(i.since.getTime() / 60_000) * 60_000),
+    })),
+  );
+  return installs.map((install, index) => {
+    const addon = findAddon(install.addonSlug);
+    if (!addon) return 0;
+    const methods = new Set([...addon.gatedMethods, ...addon.rpcMethods.map((m) => m.name)]);
+    const owned = (method: string) =>
+      methods.has(method) || addon.gatedNamespaces.some((namespace) => method.startsWith(`${namespace}_`));
+    return rows.filter((row) => row.range === index && owned(row.method)).reduce((sum, row) => sum + row.requests, 0);
+  });
 }

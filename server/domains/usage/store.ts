@@ -244,40 +244,24 @@ export async function pruneEndpointMinutesBefore(db: Executor, cutoff: Date) {
   return result.rowCount ?? 0;
 }
 
-/** Calls served on one endpoint since `since` of the methods named or of the namespaces named (trace → trace_*). */
-export async function requestsOfMethods(
+/**
+ * Requests per method on each of `ranges`' endpoints since its moment, in one query: the row's `range`
+ * is its index in `ranges` (add-on installs of one answer, each counting from its own period's start).
+ */
+export async function requestsByMethodSince(
   db: Executor,
   accountId: string,
-  endpointId: string,
-  since: Date,
-  methods: readonly string[],
-  namespaces: readonly string[],
-): Promise<number> {
-  const owned = sql.join(
-    [
-      ...(methods.length > 0
-        ? [
-            sql`${usageMinutes.method} in (${sql.join(
-              methods.map((m) => sql`${m}`),
-              sql`, `,
-            )})`,
-          ]
-        : []),
-      ...namespaces.map((n) => sql`starts_with(${usageMinutes.method}, ${`${n}_`})`),
-    ],
-    sql` or `,
+  ranges: readonly { endpointId: string; since: Date }[],
+): Promise<{ range: number; method: string; requests: number }[]> {
+  if (ranges.length === 0) return [];
+  const keys = sql.join(
+    ranges.map((r, i) => sql`(${i}::int, ${r.endpointId}::uuid, ${r.since.toISOString()}::timestamptz)`),
+    sql`, `,
   );
-  if (methods.length === 0 && namespaces.length === 0) return 0;
-  const [row] = await db
-    .select({ n: sql<number>`coalesce(sum(${usageMinutes.requests}), 0)::float8` })
-    .from(usageMinutes)
-    .where(
-      and(
-        eq(usageMinutes.accountId, accountId),
-        eq(usageMinutes.endpointId, endpointId),
-        gte(usageMinutes.minute, since),
-        sql`(${owned})`,
-      ),
-    );
-  return row?.n ?? 0;
+  const result = await db.execute(sql`
+    select k.range, u.method, sum(u.requests)::float8 as requests
+    from (values ${keys}) as k(range, endpoint_id, since)
+    join ${usageMinutes} u on u.account_id = ${accountId} and u.endpoint_id = k.endpoint_id and u.minute >= k.since
+    group by k.range, u.method`);
+  return result.rows as { range: number; method: string; requests: number }[];
 }

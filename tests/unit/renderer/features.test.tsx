@@ -179,6 +179,7 @@ describe("templates and headings", () => {
     expect([...tabs.querySelectorAll("a")].map((link) => [link.textContent, link.getAttribute("href")])).toEqual([
       ["Profile", "/account"],
       ["Team", "/account/team"],
+      ["API keys", "/account/api-keys"],
     ]);
   });
 

@@ -42,9 +42,9 @@ describe("curl", () => {
     const command = await screen.findByText(/curl -X POST/, {}, { timeout: 10_000 });
     const text = command.textContent ?? "";
     expect(text).toContain(`curl -X POST '${fn.callUrl}'`);
-    expect(text).toContain("-H 'Cookie: np_session=YOUR_SESSION_COOKIE'");
+    expect(text).toContain("-H 'x-api-key: YOUR_API_KEY'");
     expect(text).toContain(`-d '{"user_data":{"address":"0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"}}'`);
-    expect(container.textContent).toContain("authenticated by your signed-in session");
+    expect(container.textContent).toContain("authenticated by an API key with the Admin role made for Functions");
 
     fireEvent.click(screen.getByRole("button", { name: "Copy the cURL command (With user data)" }));
     await waitFor(() => expect(writeText).toHaveBeenCalledWith(text));
