@@ -17,7 +17,7 @@ import type { ListView as ListViewSpec } from "../types.ts";
 import { errorMessage } from "../useOperationRun.ts";
 import { Muted } from "../widgets/text.tsx";
 import { FieldValue } from "./FieldValue.tsx";
-import { ListBulkBar } from "./ListBulkBar.tsx";
+import type { ListBulkBar as ListBulkBarComponent } from "./ListBulkBar.tsx";
 import { ListGroups } from "./ListGroups.tsx";
 import { ListPager } from "./ListPager.tsx";
 import { ListTable } from "./ListTable.tsx";
@@ -27,6 +27,10 @@ import { type Row, type RowSelection, useListState } from "./useListState.ts";
 import type { VirtualRows as VirtualRowsComponent } from "./VirtualRows.tsx";
 
 // Long lists only: the virtualiser loads with the first list that needs it.
+// Shown once rows are selected for a bulk action: loaded then, not with every list.
+const ListBulkBar = lazy(() =>
+  import("./ListBulkBar.tsx").then((module) => ({ default: module.ListBulkBar })),
+) as unknown as typeof ListBulkBarComponent;
 const VirtualRows = lazy(() =>
   import("./VirtualRows.tsx").then((module) => ({ default: module.VirtualRows })),
 ) as unknown as typeof VirtualRowsComponent;
@@ -112,7 +116,16 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
       <div className="np-list" data-view="list">
         {hasToolbar(view) ? <ListToolbar view={view} scope={scope} entity={entity} state={state} /> : null}
         {view.description ? <Intro className="np-list-description">{view.description}</Intro> : null}
-        <ListBulkBar view={view} scope={scope} selectedRows={selectedRows} clearSelection={() => setRowSelection({})} />
+        {selectedRows.length ? (
+          <Suspense fallback={null}>
+            <ListBulkBar
+              view={view}
+              scope={scope}
+              selectedRows={selectedRows}
+              clearSelection={() => setRowSelection({})}
+            />
+          </Suspense>
+        ) : null}
         {view.notice && result.data && evalPredicate(view.notice.when, result.data, scope) ? (
           <Alert
             type={view.notice.type ?? "info"}
