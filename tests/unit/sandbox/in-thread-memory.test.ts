@@ -62,7 +62,8 @@ describe("sandbox memory on the engine's thread", () => {
         ),
       );
       const grew = Number(/by (\d+) MiB/.exec(lost?.reason ?? "")?.[1]);
-      expect(grew).toBeGreaterThan(64 + MEMORY_OVERHEAD_MIB / 2);
+      // Past the point the watch acts at, which the message rounds to whole MiB (192.3 reads 192).
+      expect(grew).toBeGreaterThanOrEqual(64 + MEMORY_OVERHEAD_MIB / 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
