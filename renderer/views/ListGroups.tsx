@@ -1,7 +1,7 @@
 // A list whose rows fall into groups (a list view's `group`): each group a collapsed section that
 // names it and counts its rows, opened by a click or the keyboard (native <details>), with a search
 // box over the rows shown that opens every group holding a match. For long lists of one page whose
-// rows share prefixes, such as an endpoint's RPC methods by namespace (eth_, debug_, trace_ …).
+// rows share a prefix, grouped by the part of a field its pattern captures.
 import { type ColumnDef, useTable } from "@tanstack/react-table";
 import { type ReactNode, useMemo, useState } from "react";
 import { getPointer, type Scope } from "../resolve.ts";
