@@ -67,6 +67,8 @@ export class TokenIndexer {
   private readonly running = new Map<string, Promise<void>>();
   private readonly catchingUp = new Map<string, Promise<void>>();
   private readonly wakers = new Map<string, () => void>();
+  /** Networks whose node pushed a head (or changed its push) while no wait was listening: look again at once. */
+  private readonly headsMissed = new Set<string>();
   private readonly watches = new Map<string, HeadWatch>();
   private stopped = false;
   private readonly pollMs: number;
@@ -115,9 +117,13 @@ export class TokenIndexer {
   private async follow(network: string): Promise<void> {
     const watch = this.options.heads?.watch(network) ?? null;
     if (watch) this.watches.set(network, watch);
+    // Listened to for as long as the network is followed: a head pushed during a catch-up (the wait below
+    // not yet listening) is remembered, not lost until the next poll.
+    const unlisten = watch?.listen(() => this.wake(network));
     let failures = 0;
     let outageLogged = false;
     while (!this.stopped) {
+      this.headsMissed.delete(network);
       try {
         await this.catchUp(network);
         if (outageLogged)
@@ -135,21 +141,27 @@ export class TokenIndexer {
         }
       }
       const waitMs = failures > 0 ? Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** failures) : this.pollMs;
-      await this.nextHead(network, watch, failures > 0 || !watch?.subscribed() ? waitMs : MAX_BACKOFF_MS);
+      await this.nextHead(network, failures > 0 || !watch?.subscribed() ? waitMs : MAX_BACKOFF_MS);
     }
+    unlisten?.();
   }
 
-  /** Resolves at the next pushed head (or a change of the push), at stop(), or after `ms`. */
-  private nextHead(network: string, watch: HeadWatch | null, ms: number): Promise<void> {
+  private wake(network: string): void {
+    const waker = this.wakers.get(network);
+    if (waker) waker();
+    else this.headsMissed.add(network);
+  }
+
+  /** Resolves at the next pushed head (or a change of the push; at once if one came since the catch-up began), at stop(), or after `ms`. */
+  private nextHead(network: string, ms: number): Promise<void> {
     return new Promise((resolve) => {
+      if (this.stopped || this.headsMissed.delete(network)) return resolve();
       const done = () => {
         clearTimeout(timer);
-        unlisten?.();
         this.wakers.delete(network);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      const unlisten = watch?.listen(done);
       this.wakers.set(network, done);
     });
   }
