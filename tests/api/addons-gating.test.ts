@@ -3,20 +3,18 @@
 // mutation before it answers (the next call sees it), and in another service process of the same
 // deployment (a separate OS process on the same database) as soon as the events relay carries it, the
 // way a pause reaches every proxy (tests/api/changes-in-force.test.ts).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+import type { AnvilNode } from "../../server/dataplane/chain/anvil.ts";
 import { settleDueInstalls } from "../../server/domains/addons/service.ts";
 import { openDatabase } from "../../server/platform/db/index.ts";
+import { type AnvilUpstream, startAnvilUpstream } from "../support/anvil-upstream.ts";
 import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/api.ts";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
 
 let node: AnvilNode;
 let app: TestApp;
 let other: ServiceProcess;
-let networksDir: string;
+let upstream: AnvilUpstream;
 let txHash: string;
 
 async function nodeCall(method: string, params: unknown[]): Promise<unknown> {
@@ -31,19 +29,8 @@ async function nodeCall(method: string, params: unknown[]): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  node = await startAnvil({ chainId: 11155111 });
-  networksDir = mkdtempSync(join(tmpdir(), "nodeplane-networks-"));
-  const file = join(networksDir, "networks.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      local: { networks: [] },
-      upstreams: { "ethereum-sepolia": { http: node.httpUrl, ws: node.wsUrl } },
-    }),
-  );
-  // startChainNodes reads the process environment; the other process inherits it.
-  process.env.NODEPLANE_NETWORKS_CONFIG = file;
-  process.env.NODEPLANE_LOCAL_CHAIN = "0";
+  upstream = await startAnvilUpstream();
+  node = upstream.node;
   app = await startTestApp();
   other = await startServiceProcess({ DATABASE_URL: app.database.url, NODEPLANE_ROLES: "proxy" });
   // A transaction to trace, sent to the node itself (the proxy serves no signing with the node's keys).
@@ -56,10 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await other?.stop();
   await app?.close();
-  await node?.stop();
-  delete process.env.NODEPLANE_NETWORKS_CONFIG;
-  delete process.env.NODEPLANE_LOCAL_CHAIN;
-  if (networksDir) rmSync(networksDir, { recursive: true, force: true });
+  await upstream?.close();
 });
 
 interface Endpoint {

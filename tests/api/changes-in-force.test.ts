@@ -2,34 +2,18 @@
 // answered it at once (no wait between the answer and the next call); another process of the same
 // deployment (one database, the events relay) converges to it. How soon it does is a benchmark's
 // figure (`npm run bench -- inforce`), not an assertion here.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+import { type AnvilUpstream, startAnvilUpstream } from "../support/anvil-upstream.ts";
 import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/api.ts";
 
 const ROUNDS = 20;
-let node: AnvilNode;
+let upstream: AnvilUpstream;
 let first: TestApp;
 let second: TestApp;
-let networksDir: string;
 
 beforeAll(async () => {
-  node = await startAnvil({ chainId: 11155111 });
-  networksDir = mkdtempSync(join(tmpdir(), "nodeplane-networks-"));
-  const file = join(networksDir, "networks.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      local: { networks: [] },
-      upstreams: { "ethereum-sepolia": { http: node.httpUrl, ws: node.wsUrl } },
-    }),
-  );
-  // startChainNodes reads the process environment (the config does not carry the networks file).
-  process.env.NODEPLANE_NETWORKS_CONFIG = file;
-  process.env.NODEPLANE_LOCAL_CHAIN = "0";
+  upstream = await startAnvilUpstream();
   first = await startTestApp();
   second = await startTestApp({}, { database: first.database });
 }, 120_000);
@@ -37,8 +21,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await second?.close();
   await first?.close();
-  await node?.stop();
-  if (networksDir) rmSync(networksDir, { recursive: true, force: true });
+  await upstream?.close();
 });
 
 interface Endpoint {

@@ -1,37 +1,25 @@
 // Endpoint security end to end: /graphql (roles, tenancy, validation) and the service's own /rpc routes
 // in front of a real anvil.
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+import type { AnvilNode } from "../../server/dataplane/chain/anvil.ts";
+import { type AnvilUpstream, startAnvilUpstream } from "../support/anvil-upstream.ts";
 import { type GqlClient, signIn, signUp, startTestApp, type TestApp } from "../support/api.ts";
 
 const DEMO_PASSWORD = "demo-password-for-tests";
 let node: AnvilNode;
+let upstream: AnvilUpstream;
 let app: TestApp;
 
 beforeAll(async () => {
-  node = await startAnvil({ chainId: 11155111 });
-  const dir = mkdtempSync(join(tmpdir(), "nodeplane-networks-"));
-  const file = join(dir, "networks.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      local: { networks: [] },
-      upstreams: { "ethereum-sepolia": { http: node.httpUrl, ws: node.wsUrl } },
-    }),
-  );
-  // startChainNodes reads the process environment (the config does not carry the networks file).
-  process.env.NODEPLANE_NETWORKS_CONFIG = file;
-  process.env.NODEPLANE_LOCAL_CHAIN = "0";
+  upstream = await startAnvilUpstream();
+  node = upstream.node;
   app = await startTestApp();
 }, 120_000);
 
 afterAll(async () => {
   await app?.close();
-  await node?.stop();
+  await upstream?.close();
 });
 
 const securityFields = `options { tokens jwts referrers ips domainMasks requestFilters ipCustomHeader ipCustomHeaderName hsts cors enforceChainNetwork }
