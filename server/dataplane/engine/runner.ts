@@ -172,7 +172,7 @@ export const PUSHED_TIP_CHECK_MS = 30_000;
  * So if the process dies, at most MAX_UNRECORDED_BATCHES batches were delivered without being
  * recorded and are sent again by the next owner: those acknowledged but not yet recorded and the one
  * being delivered (only the one being delivered when the stream delivers less often than its records
- * are written, see RECORD_INTERVAL_MS; otherwise those acknowledged in the last millisecond or two).
+ * are written, see RECORD_INTERVAL_MS; otherwise those acknowledged in the last few milliseconds).
  * A record that cannot be written because the lease moved stops the runner; the new owner re-sends
  * from the checkpoint. Reorg checks compare against the last delivered block held in memory, and wait
  * for every record before reading stored hashes, so they never see a stale chain.

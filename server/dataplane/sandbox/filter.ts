@@ -80,13 +80,21 @@ const activationSchemaFile = path.resolve(
   "../../../schemas/entities/function-activation.schema.json",
 );
 
-/** A call sent before its turn (see sendAhead): the batch's text and the outcome, or its promise. */
+/** A call sent before its turn (see sendAhead): the batch's text, how it was sent, and the outcome, or its promise. */
 interface Ahead {
   dataJson: string;
+  parsed: boolean;
   outcome: HostOutcome | Promise<HostOutcome>;
 }
 /** Below this, a batch is always sent with the call: copying it costs less than asking for it. */
 const KEEP_MIN_CHARS = 4 * 1024;
+/**
+ * After PARSED_AFTER_READS calls in a row whose batches were handed in lazily read them, the next
+ * PARSED_RUNS calls have theirs parsed before main (see the run frame); then one is lazy again, to see
+ * whether the filter still reads its batches. A filter that reads only now and then stays lazy.
+ */
+const PARSED_AFTER_READS = 4;
+const PARSED_RUNS = 64;
 
 /** The error as callers compare it: no `line` key when there is no line. */
 function filterError(e: FilterError): FilterError {
@@ -112,6 +120,10 @@ export class Filter {
    * has them copied; one that reads them has them sent with the call.
    */
   private readsBatch = true;
+  /** Calls in a row, of those whose batch was handed in lazily, that read it. */
+  private lazyReads = 0;
+  /** Calls still to send with their batch parsed before main (see PARSED_RUNS). */
+  private parsedRuns = 0;
   private disposed = false;
   /**
    * Calls of this filter that crashed its sandbox. A call made before one of them was known does not run
@@ -157,7 +169,7 @@ export class Filter {
     const started = performance.now();
     const ahead = this.sendAhead(input);
     if (idle && ahead && !(ahead.outcome instanceof Promise) && !ahead.outcome.unloaded)
-      return Promise.resolve(this.decode(ahead.outcome, input, ahead.dataJson, started));
+      return Promise.resolve(this.decode(ahead.outcome, input, ahead.dataJson, ahead.parsed, started));
     if (!ahead) this.unsent++;
     this.inFlight++;
     const crashesBefore = this.crashes;
@@ -182,7 +194,19 @@ export class Filter {
     // A batch the filter may not read is kept here instead, sent in its turn (see keeps).
     if (this.keeps(dataJson)) return null;
     const metaJson = JSON.stringify(input.metadata ?? {});
-    return { dataJson, outcome: this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers) };
+    const parsed = this.parsesAhead();
+    return {
+      dataJson,
+      parsed,
+      outcome: this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, false, parsed),
+    };
+  }
+
+  /** Whether the next call's batch is parsed before main (see PARSED_RUNS); counts it. */
+  private parsesAhead(): boolean {
+    if (this.parsedRuns === 0) return false;
+    this.parsedRuns--;
+    return true;
   }
 
   dispose(): void {
@@ -237,7 +261,8 @@ export class Filter {
     const runsAgain = (outcome: HostOutcome) => mayRunAgain && outcome.runAgain === true;
     if (ahead) {
       const outcome = await ahead.outcome;
-      if (!outcome.unloaded && !runsAgain(outcome)) return this.decode(outcome, input, ahead.dataJson, started);
+      if (!outcome.unloaded && !runsAgain(outcome))
+        return this.decode(outcome, input, ahead.dataJson, ahead.parsed, started);
       // Sent ahead behind a call that failed (or lost with it): sent again below, and until then later calls wait.
       if (!outcome.unloaded) mayRunAgain = false;
       this.unsent++;
@@ -268,6 +293,7 @@ export class Filter {
         };
       }
       const dataJson = typeof input.data === "string" ? input.data : JSON.stringify(input.data);
+      let parsed = false;
       for (;;) {
         let outcome: HostOutcome;
         try {
@@ -280,7 +306,16 @@ export class Filter {
           }
           const metaJson = JSON.stringify(input.metadata ?? {});
           const keep = this.keeps(dataJson);
-          const running = this.sandbox.run(this.fid, metaJson, dataJson, this.limits.timeoutMs, this.helpers, keep);
+          parsed = !keep && this.parsesAhead();
+          const running = this.sandbox.run(
+            this.fid,
+            metaJson,
+            dataJson,
+            this.limits.timeoutMs,
+            this.helpers,
+            keep,
+            parsed,
+          );
           markSent();
           outcome = await running;
         } catch (e) {
@@ -299,7 +334,7 @@ export class Filter {
             sandboxLost: "bystander",
           };
         }
-        if (!runsAgain(outcome)) return this.decode(outcome, input, dataJson, started);
+        if (!runsAgain(outcome)) return this.decode(outcome, input, dataJson, parsed, started);
         mayRunAgain = false;
         this.unsent++;
         sent = false;
@@ -319,14 +354,25 @@ export class Filter {
     );
   }
 
-  /** The outcome of a call as callers see it. */
-  private decode(outcome: HostOutcome, input: FilterInput, dataJson: string, started: number): FilterOutcome {
+  /** The outcome of a call as callers see it (`parsed`: its batch was parsed before main). */
+  private decode(
+    outcome: HostOutcome,
+    input: FilterInput,
+    dataJson: string,
+    parsed: boolean,
+    started: number,
+  ): FilterOutcome {
     // The call's own duration as the sandbox process measured it (what a function is billed for and a
     // stream's filter time counts); the caller's wall clock also counts waits for its own event loop.
     const durationMs = outcome.durationMs ?? performance.now() - started;
     const memoryBytes = outcome.heapBytes;
     // A leading "R": the call read a batch (see bootstrap.ts).
     this.readsBatch = outcome.error !== null || outcome.body[0] === "R";
+    // Batches handed in lazily and read, call after call: the next calls' are parsed before main.
+    if (!parsed && outcome.error === null) {
+      this.lazyReads = outcome.body[0] === "R" ? this.lazyReads + 1 : 0;
+      if (this.lazyReads >= PARSED_AFTER_READS) this.parsedRuns = PARSED_RUNS;
+    }
     const body = outcome.body[0] === "R" ? outcome.body.slice(1) : outcome.body;
     if (outcome.error) {
       this.loadedIn = -1;

@@ -158,9 +158,10 @@ export type ToHost =
     }
   /**
    * Body: the batch's JSON text; empty when `kept` (fast process only): the service keeps the text
-   * (a JSON array) and sends it as a "batch" frame if the filter reads it.
+   * (a JSON array) and sends it as a "batch" frame if the filter reads it. `parsed`: the guest parses
+   * the batch before main instead of on first use (see bootstrap.ts), for a filter that reads its batches.
    */
-  | { op: "run"; fid: number; rid: number; meta: string; timeoutMs: number; kept?: boolean }
+  | { op: "run"; fid: number; rid: number; meta: string; timeoutMs: number; kept?: boolean; parsed?: boolean }
   /** Body: the kept batch text of call rid (empty and found false when the service no longer has it). */
   | { op: "batch"; rid: number; found: boolean }
   /** Body: the helper's result as JSON (ok) or its error message. */

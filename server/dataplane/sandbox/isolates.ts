@@ -90,7 +90,7 @@ interface Instance {
   fid: number;
   isolate: ivm.Isolate;
   context: ivm.Context;
-  run: ivm.Reference<(call: number, data: string, meta: string) => string>;
+  run: ivm.Reference<(call: number, data: string, meta: string, parsed: boolean) => string>;
   settle: ivm.Reference<(hid: number, ok: boolean, body: string) => void>;
   memoryMiB: number;
   /** Whether outcomes carry the used heap (see the open frame). */
@@ -319,6 +319,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
 
   /** Drops the isolates to drop, and queues each ended filter's next waiting call before later frames. */
   function afterCalls(): void {
+    if (endedCalls.length === 0) return;
     for (const { fid, drop: dropIsolate } of endedCalls.splice(0)) {
       if (dropIsolate) drop(fid);
       const queue = waiting.get(fid);
@@ -398,7 +399,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
     };
     calls.set(h.rid, call);
     const boxed = !h.kept && data.length <= BOXED_MAX_CHARS;
-    const args = [h.rid, h.kept ? null : boxed ? [data] : data, h.meta];
+    const args = [h.rid, h.kept ? null : boxed ? [data] : data, h.meta, h.parsed === true];
     if (!link.sync) {
       invoke(call, inst.run, args, boxed).then(
         (out) => ran(call, out),

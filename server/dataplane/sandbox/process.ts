@@ -323,7 +323,8 @@ export abstract class SandboxHost {
   /**
    * Runs a call. `keep` (with keepsBatches, for a JSON array): the text stays here and is sent only if
    * the filter reads it, during this call or its next one. The outcome itself when the call ended while
-   * it was sent (on this thread, unless main awaits helpers), otherwise a promise of it.
+   * it was sent (on this thread, unless main awaits helpers), otherwise a promise of it. `parsed`: the
+   * batch is parsed before main runs (see the run frame).
    */
   run(
     fid: number,
@@ -332,6 +333,7 @@ export abstract class SandboxHost {
     timeoutMs: number,
     helpers: FilterHelpers | undefined,
     keep = false,
+    parsed = false,
   ): HostOutcome | Promise<HostOutcome> {
     this.ensureStarted();
     const rid = this.newId();
@@ -354,7 +356,7 @@ export abstract class SandboxHost {
     this.calls.set(rid, call);
     this.busy();
     if (keep) this.send({ op: "run", fid, rid, meta, timeoutMs, kept: true });
-    else this.send({ op: "run", fid, rid, meta, timeoutMs }, data);
+    else this.send({ op: "run", fid, rid, meta, timeoutMs, parsed }, data);
     if (call.ended) return call.ended;
     // Still running (always, in the sandbox process; on this thread only an async main awaiting helpers):
     // told to expire after its limit, as running code is stopped by isolated-vm's timeout.
