@@ -133,6 +133,10 @@ describe("billing, end to end", () => {
     await phone.goto(new URL(page.url()).pathname);
     await settle(phone);
     await phone.getByText("Waiting for payment").waitFor();
+    // The long address and payment request wrap on a phone rather than widen the page.
+    expect(
+      await phone.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1),
+    ).toBe(true);
     await screenshot(phone, "billing-04-crypto-checkout-390");
 
     // A transfer from one of the local chain's funded accounts, of the amount the page asks for.
