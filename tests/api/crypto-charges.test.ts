@@ -251,10 +251,29 @@ describe("crypto charges on a local chain", () => {
     await blocksPass(CONFIRMATIONS + 2);
     expect((await chargeStatus(user.client, charge.code)).status).toBe("EXPIRED");
     expect((await invoiceOf(user.client, invoice.id)).status).toBe("open");
-    // The invoice may be charged again: a new charge, at a new address.
-    const next = await createCharge(user.client, invoice.id);
-    expect(next.code).not.toBe(charge.code);
-    expect(next.address).not.toBe(charge.address);
+    // The invoice may be charged again: a new charge, at a new address; this time through Stripe's
+    // operation, read by its PaymentIntent id and in Stripe's words (and not by Coinbase's query).
+    const { createStripeCryptoCharge: next } = await user.client.gqlOk<{
+      createStripeCryptoCharge: { paymentIntentId: string; clientSecret: string | null; charge: Charge };
+    }>(
+      `mutation($input: CreateCryptoChargeInput!) { createStripeCryptoCharge(input: $input) { paymentIntentId clientSecret charge { ${CHARGE_FIELDS} } } }`,
+      { input: { invoiceId: invoice.id } },
+    );
+    expect(next.paymentIntentId).toMatch(/^pi_/);
+    expect(next.clientSecret).toBeNull();
+    expect(next.charge.address).not.toBe(charge.address);
+    const { stripePaymentIntentStatus } = await user.client.gqlOk<{ stripePaymentIntentStatus: Charge }>(
+      `query($id: String!) { stripePaymentIntentStatus(paymentIntentId: $id) { ${CHARGE_FIELDS} } }`,
+      { id: next.paymentIntentId },
+    );
+    expect(stripePaymentIntentStatus).toMatchObject({ status: "NEW", providerStatus: "requires_action" });
+    const asCoinbase = await user.client.gql(
+      `query($code: String!) { coinbaseChargeStatus(chargeCode: $code) { id } }`,
+      {
+        code: next.paymentIntentId,
+      },
+    );
+    expect(asCoinbase.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
   });
 
   it("carries on after a restart, and two services watching one chain confirm a charge once", {
