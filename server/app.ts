@@ -24,6 +24,7 @@ import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
+import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -245,6 +246,7 @@ async function assemble(
       kvParts,
       secrets: secretBox(config),
       billing: config.billing,
+      cryptoCharges: config.cryptoCharges,
     });
     services.resolvers = api.resolvers;
     services.answers = api.answers;
@@ -506,6 +508,8 @@ interface DomainParts {
   keyHash: KeyHasher;
   /** Billing's settings (tax rate, clock). */
   billing: AppConfig["billing"];
+  /** Crypto charges' settings (network, deposit mnemonic, rate, confirmations). */
+  cryptoCharges: AppConfig["cryptoCharges"];
 }
 
 /**
@@ -550,6 +554,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(billingPlugin, {
     api,
     deps: { db, log, events, sessions, settings: parts.billing, addons: withoutMarketplace },
+  });
+  await app.register(cryptoChargesPlugin, {
+    api,
+    deps: { db, log, events, upstreams: parts.upstreams, settings: parts.cryptoCharges },
   });
   return api.merged();
 }

@@ -24,7 +24,21 @@ export function DetailView({
   const { registry } = useData();
   const entity = view.entity ? registry.schemas[view.entity] : undefined;
   const variables = useMemo(() => resolveVariables(view.variables, scope), [view.variables, scope]);
-  const result = useOperation(view.query, variables);
+  const live = view.live;
+  // A live view asks again while its record is in a state that still changes (the record is read
+  // from the latest answer each time, so the polling stops once the record says it is final). Before
+  // the first answer it keeps the interval: SWR asks for it once, at mount, and starts no timer on 0.
+  const config = useMemo(
+    () =>
+      live
+        ? {
+            refreshInterval: (data: unknown) =>
+              data === undefined || evalPredicate(live.while, getPath(data, view.record), scope) ? live.everyMs : 0,
+          }
+        : undefined,
+    [live, view.record, scope],
+  );
+  const result = useOperation(view.query, variables, config);
   const record = result.data ? getPath(result.data, view.record) : undefined;
   const recordScope = useMemo(() => ({ ...scope, record }), [scope, record]);
   const formatField = useRecordFormat(view.entity);

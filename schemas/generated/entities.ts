@@ -155,6 +155,10 @@ export interface AddressBookItemsInput {
   itemsText?: string | null;
 }
 
+export interface CryptoChargeCreateInput {
+  invoiceId: string;
+}
+
 export interface EndpointCreateInput {
   chain: string;
   network: string;
@@ -1738,6 +1742,7 @@ export interface EntityInputs {
   "addon#/$defs/trackBundleInput": AddonTrackBundleInput;
   "address-book#/$defs/createInput": AddressBookCreateInput;
   "address-book#/$defs/itemsInput": AddressBookItemsInput;
+  "crypto-charge#/$defs/createInput": CryptoChargeCreateInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;
   "endpoint#/$defs/label": EndpointLabel;
   "endpoint#/$defs/labelInput": EndpointLabelInput;

@@ -415,6 +415,23 @@ export type RequestCancelationInput = {
   comment?: string | null | undefined;
 };
 
+export type CryptoChargeStatus =
+  /** Made; nothing received yet. */
+  | "NEW"
+  /** Less than the amount received so far. */
+  | "UNDERPAID"
+  /** The amount received, waiting for its confirmations. */
+  | "PENDING"
+  /** The amount received with its confirmations: the invoice is paid. */
+  | "CONFIRMED"
+  /** The deadline passed without the amount. */
+  | "EXPIRED";
+
+export type CreateCryptoChargeInput = {
+  /** The open invoice to pay. */
+  invoiceId: string | number;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -897,6 +914,35 @@ export type RequestCancelationMutation = { requestCancelation: { id: string } };
 export type RevertCancelSubscriptionMutationVariables = Exact<{ [key: string]: never }>;
 
 export type RevertCancelSubscriptionMutation = { revertCancelSubscription: { id: string } };
+
+export type CreateCoinbaseChargeMutationVariables = Exact<{
+  input: CreateCryptoChargeInput;
+}>;
+
+export type CreateCoinbaseChargeMutation = { createCoinbaseCharge: { id: string; code: string } };
+
+export type CryptoCheckoutQueryVariables = Exact<{
+  code: string;
+}>;
+
+export type CryptoCheckoutQuery = {
+  coinbaseChargeStatus: {
+    id: string;
+    code: string;
+    status: CryptoChargeStatus;
+    amountCents: number;
+    amountEth: string;
+    amountWei: string;
+    receivedEth: string;
+    network: string;
+    chainId: number | null;
+    address: string;
+    paymentUri: string;
+    confirmationsRequired: number;
+    expiresAt: Date | string;
+    confirmedAt: Date | string | null;
+  };
+};
 
 export type EndpointRowFragment = {
   id: string;
@@ -3151,6 +3197,7 @@ export interface Operations {
   CreateAccessToken: { variables: CreateAccessTokenMutationVariables; result: CreateAccessTokenMutation };
   CreateAddressBook: { variables: CreateAddressBookMutationVariables; result: CreateAddressBookMutation };
   CreateAuthToken: { variables: CreateAuthTokenMutationVariables; result: CreateAuthTokenMutation };
+  CreateCoinbaseCharge: { variables: CreateCoinbaseChargeMutationVariables; result: CreateCoinbaseChargeMutation };
   CreateDomainMask: { variables: CreateDomainMaskMutationVariables; result: CreateDomainMaskMutation };
   CreateEndpoint: { variables: CreateEndpointMutationVariables; result: CreateEndpointMutation };
   CreateFunction: { variables: CreateFunctionMutationVariables; result: CreateFunctionMutation };
@@ -3177,6 +3224,7 @@ export interface Operations {
   };
   CreateValue: { variables: CreateValueMutationVariables; result: CreateValueMutation };
   CreateWebhook: { variables: CreateWebhookMutationVariables; result: CreateWebhookMutation };
+  CryptoCheckout: { variables: CryptoCheckoutQueryVariables; result: CryptoCheckoutQuery };
   DashboardAccount: { variables: DashboardAccountQueryVariables; result: DashboardAccountQuery };
   DashboardEndpoints: { variables: DashboardEndpointsQueryVariables; result: DashboardEndpointsQuery };
   DashboardFailingStreams: { variables: DashboardFailingStreamsQueryVariables; result: DashboardFailingStreamsQuery };

@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere; pairs, { name, value } JSON pointers: the value is an array of entries shown one row each, named by name, repeated names kept, e.g. a request's headers); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; bodyField, a JSON pointer into the row or record whose value (JSON text or a value) is the one body, e.g. each method's own call; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere; pairs, { name, value } JSON pointers: the value is an array of entries shown one row each, named by name, repeated names kept, e.g. a request's headers); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; bodyField, a JSON pointer into the row or record whose value (JSON text or a value) is the one body, e.g. each method's own call; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText); countdown (time left until a date-time value, ticking each second; options: endedText, shown once it passed, default Passed). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -146,7 +146,8 @@ export type ReadWidget =
   | "fields"
   | "secret-once"
   | "curl"
-  | "log-lines";
+  | "log-lines"
+  | "countdown";
 /**
  * An entity schema name with an optional JSON pointer, e.g. endpoint#/$defs/createInput.
  *
@@ -612,6 +613,13 @@ export interface DetailView {
   variables?: Variables;
   entity?: string;
   record: Path;
+  /**
+   * Follow the record as it changes: its query is asked again every `everyMs` while `while` holds for the record (e.g. a charge not yet final), and no longer once it does not.
+   */
+  live?: {
+    everyMs: number;
+    while: Predicate;
+  };
   sections: DetailSection[];
   actions?: Action[];
 }

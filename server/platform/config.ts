@@ -83,7 +83,33 @@ export interface AppConfig {
    * ended (NODEPLANE_BILLING_CLOCK_MS, a minute).
    */
   billing: { taxRateBps: number; clockMs: number };
+  /** Crypto charges paid on a chain this service reads (docs/decisions/1630-crypto-charges-on-a-local-chain.md). */
+  cryptoCharges: CryptoChargeSettings;
 }
+
+export interface CryptoChargeSettings {
+  /** The network deposits are made on (NODEPLANE_CRYPTO_NETWORK; a local anvil network by default). */
+  network: string;
+  /**
+   * The BIP-39 mnemonic deposit addresses are derived from (NODEPLANE_CRYPTO_MNEMONIC), a secret: outside
+   * production a documented development mnemonic; null in production when unset (no charges are made).
+   */
+  mnemonic: string | null;
+  /** The rate: US cents per ether (NODEPLANE_CRYPTO_USD_CENTS_PER_ETH, 300000: $3,000). */
+  usdCentsPerEth: number;
+  /** Blocks, counting the one that holds the payment, before it is final (NODEPLANE_CRYPTO_CONFIRMATIONS, 3). */
+  confirmations: number;
+  /** How long a charge waits for its payment (NODEPLANE_CRYPTO_CHARGE_SECONDS, an hour). */
+  chargeMs: number;
+  /** How often the watcher looks when the node pushes no new heads (NODEPLANE_CRYPTO_POLL_MS, 2 s). */
+  pollMs: number;
+}
+
+/**
+ * The mnemonic of deposit addresses outside production when none is configured. Public (it is in this
+ * repository): what is sent to its addresses on a real chain is anyone's. Never use it on a real chain.
+ */
+export const DEV_CRYPTO_MNEMONIC = "input close someone bright icon require drip demand buffalo limit stock poet";
 
 export interface KvUploadS3 {
   bucket: string;
@@ -225,6 +251,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     billing: {
       taxRateBps: basisPoints("NODEPLANE_BILLING_TAX_BPS", env.NODEPLANE_BILLING_TAX_BPS),
       clockMs: positiveInteger("NODEPLANE_BILLING_CLOCK_MS", env.NODEPLANE_BILLING_CLOCK_MS, 60_000),
+    },
+    cryptoCharges: {
+      network: env.NODEPLANE_CRYPTO_NETWORK || "ethereum-sepolia",
+      mnemonic: env.NODEPLANE_CRYPTO_MNEMONIC || (production ? null : DEV_CRYPTO_MNEMONIC),
+      usdCentsPerEth: positiveInteger(
+        "NODEPLANE_CRYPTO_USD_CENTS_PER_ETH",
+        env.NODEPLANE_CRYPTO_USD_CENTS_PER_ETH,
+        300_000,
+      ),
+      confirmations: positiveInteger("NODEPLANE_CRYPTO_CONFIRMATIONS", env.NODEPLANE_CRYPTO_CONFIRMATIONS, 3),
+      chargeMs: positiveInteger("NODEPLANE_CRYPTO_CHARGE_SECONDS", env.NODEPLANE_CRYPTO_CHARGE_SECONDS, 3600) * 1000,
+      pollMs: positiveInteger("NODEPLANE_CRYPTO_POLL_MS", env.NODEPLANE_CRYPTO_POLL_MS, 2000),
     },
   };
 }

@@ -6,7 +6,7 @@ import pino, { type DestinationStream, type LogFn, type Logger } from "pino";
  * secret is covered without a list to keep.
  */
 const SECRET_NAME =
-  /passw|passphrase|secret|token|authorization|cookie|api_?key|access_?key|private_?key|connection_?string|credential|signature/i;
+  /passw|passphrase|mnemonic|secret|token|authorization|cookie|api_?key|access_?key|private_?key|connection_?string|credential|signature/i;
 
 /**
  * Fields of errors that carry data values rather than describe the failure: Drizzle's `params` (a failed

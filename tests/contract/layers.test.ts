@@ -44,7 +44,10 @@ const appFiles = new Set(["app.ts", "main.ts", "seed.ts", "engine.ts", "engine-p
 function layerOf(file: string): Layer | null {
   const rel = path.relative(serverDir, file).split(path.sep).join("/");
   if (appFiles.has(rel)) return "app";
-  const [top, area, name] = rel.split("/");
+  const parts = rel.split("/");
+  const [top, area] = parts;
+  // A domain's files may be in a folder of their own inside it (billing/crypto/): named by their file name.
+  const name = parts.length > 2 ? parts[parts.length - 1] : undefined;
   if (top === "domains" && name === "resolvers.ts") return "graphql";
   // A domain's plugin is its wiring: it registers the domain's resolvers and routes with what app.ts gives it.
   if ((top === "domains" && name === "plugin.ts") || (top === "registry" && area === "plugin.ts")) return "app";

@@ -496,6 +496,8 @@ export type Query = {
   addonPrice: AddonPrice;
   invoices: InvoiceConnection;
   invoice: Invoice;
+  coinbaseChargeStatus: CryptoCharge;
+  stripePaymentIntentStatus: CryptoCharge;
 };
 
 export type QueryEndpointArgs = {
@@ -802,6 +804,14 @@ export type QueryInvoiceArgs = {
   id: Scalars["ID"]["input"];
 };
 
+export type QueryCoinbaseChargeStatusArgs = {
+  chargeCode: Scalars["String"]["input"];
+};
+
+export type QueryStripePaymentIntentStatusArgs = {
+  paymentIntentId: Scalars["String"]["input"];
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -947,6 +957,8 @@ export type Mutation = {
   revertCancelSubscription: BillingSubscription;
   scheduleBillingMigration: BillingSubscription;
   migrateBillingVersion: BillingSubscription;
+  createCoinbaseCharge: CryptoCharge;
+  createStripeCryptoCharge: StripeCryptoCharge;
 };
 
 export type MutationSignUpArgs = {
@@ -1430,6 +1442,14 @@ export type MutationScheduleBillingMigrationArgs = {
 
 export type MutationMigrateBillingVersionArgs = {
   plan: Scalars["ID"]["input"];
+};
+
+export type MutationCreateCoinbaseChargeArgs = {
+  input: CreateCryptoChargeInput;
+};
+
+export type MutationCreateStripeCryptoChargeArgs = {
+  input: CreateCryptoChargeInput;
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -3538,6 +3558,66 @@ export type RequestCancelationInput = {
   comment?: InputMaybe<Scalars["String"]["input"]>;
 };
 
+export type CryptoChargeStatus =
+  /** Made; nothing received yet. */
+  | "NEW"
+  /** Less than the amount received so far. */
+  | "UNDERPAID"
+  /** The amount received, waiting for its confirmations. */
+  | "PENDING"
+  /** The amount received with its confirmations: the invoice is paid. */
+  | "CONFIRMED"
+  /** The deadline passed without the amount. */
+  | "EXPIRED";
+
+export type CryptoCharge = {
+  __typename?: "CryptoCharge";
+  id: Scalars["ID"]["output"];
+  /** What the charge is read by: coinbaseChargeStatus's chargeCode, or stripePaymentIntentStatus's paymentIntentId. */
+  code: Scalars["String"]["output"];
+  /** COINBASE or STRIPE: the operation that made it. */
+  provider: Scalars["String"]["output"];
+  status: CryptoChargeStatus;
+  /** The status in the provider's words (Coinbase: NEW, UNRESOLVED, PENDING, COMPLETED, EXPIRED; Stripe: requires_action, processing, succeeded, canceled). */
+  providerStatus: Scalars["String"]["output"];
+  invoiceId: Scalars["ID"]["output"];
+  /** What remained of the invoice when the charge was made, in cents. */
+  amountCents: Scalars["Int"]["output"];
+  network: Scalars["String"]["output"];
+  chainId?: Maybe<Scalars["Int"]["output"]>;
+  /** The deposit address: send amountWei of the network's native coin here. */
+  address: Scalars["String"]["output"];
+  /** The amount asked, in wei, as a decimal string (beyond a GraphQL Int). */
+  amountWei: Scalars["String"]["output"];
+  /** The same in ether. */
+  amountEth: Scalars["String"]["output"];
+  /** What the address holds now, in wei. */
+  receivedWei: Scalars["String"]["output"];
+  receivedEth: Scalars["String"]["output"];
+  /** Blocks, counting the payment's, before it is final. */
+  confirmationsRequired: Scalars["Int"]["output"];
+  /** The block at which the amount had its confirmations. */
+  confirmedBlock?: Maybe<Scalars["Int"]["output"]>;
+  /** An EIP-681 payment request (for wallets and QR codes). */
+  paymentUri: Scalars["String"]["output"];
+  expiresAt: Scalars["DateTime"]["output"];
+  confirmedAt?: Maybe<Scalars["DateTime"]["output"]>;
+  createdAt: Scalars["DateTime"]["output"];
+};
+
+export type CreateCryptoChargeInput = {
+  /** The open invoice to pay. */
+  invoiceId: Scalars["ID"]["input"];
+};
+
+export type StripeCryptoCharge = {
+  __typename?: "StripeCryptoCharge";
+  paymentIntentId: Scalars["String"]["output"];
+  /** None: the charge is paid by a transfer to its address, with nothing to confirm in a browser. */
+  clientSecret?: Maybe<Scalars["String"]["output"]>;
+  charge: CryptoCharge;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3887,6 +3967,10 @@ export type ResolversTypes = {
   >;
   UpgradeSubscriptionInput: ResolverTypeWrapper<Partial<UpgradeSubscriptionInput>>;
   RequestCancelationInput: ResolverTypeWrapper<Partial<RequestCancelationInput>>;
+  CryptoChargeStatus: ResolverTypeWrapper<Partial<CryptoChargeStatus>>;
+  CryptoCharge: ResolverTypeWrapper<Partial<CryptoCharge>>;
+  CreateCryptoChargeInput: ResolverTypeWrapper<Partial<CreateCryptoChargeInput>>;
+  StripeCryptoCharge: ResolverTypeWrapper<Partial<StripeCryptoCharge>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4123,6 +4207,9 @@ export type ResolversParentTypes = {
   >;
   UpgradeSubscriptionInput: Partial<UpgradeSubscriptionInput>;
   RequestCancelationInput: Partial<RequestCancelationInput>;
+  CryptoCharge: Partial<CryptoCharge>;
+  CreateCryptoChargeInput: Partial<CreateCryptoChargeInput>;
+  StripeCryptoCharge: Partial<StripeCryptoCharge>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -4745,6 +4832,18 @@ export type QueryResolvers<
   >;
   invoices?: Resolver<ResolversTypes["InvoiceConnection"], ParentType, ContextType, Partial<QueryInvoicesArgs>>;
   invoice?: Resolver<ResolversTypes["Invoice"], ParentType, ContextType, RequireFields<QueryInvoiceArgs, "id">>;
+  coinbaseChargeStatus?: Resolver<
+    ResolversTypes["CryptoCharge"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryCoinbaseChargeStatusArgs, "chargeCode">
+  >;
+  stripePaymentIntentStatus?: Resolver<
+    ResolversTypes["CryptoCharge"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryStripePaymentIntentStatusArgs, "paymentIntentId">
+  >;
 };
 
 export type MutationResolvers<
@@ -5385,6 +5484,18 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationMigrateBillingVersionArgs, "plan">
+  >;
+  createCoinbaseCharge?: Resolver<
+    ResolversTypes["CryptoCharge"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateCoinbaseChargeArgs, "input">
+  >;
+  createStripeCryptoCharge?: Resolver<
+    ResolversTypes["StripeCryptoCharge"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateStripeCryptoChargeArgs, "input">
   >;
 };
 
@@ -7147,6 +7258,41 @@ export type CreateSubscriptionResultResolvers<
   clientSecret?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
+export type CryptoChargeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["CryptoCharge"] = ResolversParentTypes["CryptoCharge"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["CryptoChargeStatus"], ParentType, ContextType>;
+  providerStatus?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  invoiceId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  amountCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  network?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  chainId?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  address?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amountWei?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amountEth?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  receivedWei?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  receivedEth?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  confirmationsRequired?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  confirmedBlock?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
+  paymentUri?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  confirmedAt?: Resolver<Maybe<ResolversTypes["DateTime"]>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type StripeCryptoChargeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["StripeCryptoCharge"] = ResolversParentTypes["StripeCryptoCharge"],
+> = {
+  paymentIntentId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  clientSecret?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  charge?: Resolver<ResolversTypes["CryptoCharge"], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -7325,4 +7471,6 @@ export type Resolvers<ContextType = Context> = {
   InvoiceEdge?: InvoiceEdgeResolvers<ContextType>;
   InvoiceConnection?: InvoiceConnectionResolvers<ContextType>;
   CreateSubscriptionResult?: CreateSubscriptionResultResolvers<ContextType>;
+  CryptoCharge?: CryptoChargeResolvers<ContextType>;
+  StripeCryptoCharge?: StripeCryptoChargeResolvers<ContextType>;
 };

@@ -85,6 +85,7 @@ export type Kind =
   | "accessToken"
   | "addonInstall"
   | "invoice"
+  | "paymentIntent"
   | "user";
 
 /**
@@ -189,6 +190,9 @@ export const ID_ARGS: Record<string, Kind> = {
   "cancelDeactivation.addonId": "addonInstall",
   "invoice.id": "invoice",
   "downgradeSubscription.endpointIds": "endpoint",
+  "createCoinbaseCharge.input.invoiceId": "invoice",
+  "createStripeCryptoCharge.input.invoiceId": "invoice",
+  "stripePaymentIntentStatus.paymentIntentId": "paymentIntent",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */

@@ -6,7 +6,10 @@
 import { sql } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
 import { withoutMarketplace } from "../../../server/domains/billing/addon-charges.ts";
+import { depositAddresses } from "../../../server/domains/billing/crypto/addresses.ts";
+import { insertCharge, nextAddressIndex } from "../../../server/domains/billing/crypto/store.ts";
 import { closeEndedPeriodsOfAll } from "../../../server/domains/billing/service.ts";
+import { DEV_CRYPTO_MNEMONIC } from "../../../server/platform/config.ts";
 import type { Db } from "../../../server/platform/db/index.ts";
 import type { DomainEvents } from "../../../server/platform/events.ts";
 import type { TestUser } from "../../support/api.ts";
@@ -17,7 +20,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook and invoice. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook, invoice and crypto charge. */
 export async function seedOneOfEach(
   owner: TestUser,
   network: string,
@@ -142,6 +145,23 @@ export async function seedOneOfEach(
   ids.invoice = (
     await gql<{ invoices: { edges: { node: { id: string } }[] } }>("{ invoices(first: 1) { edges { node { id } } } }")
   ).invoices.edges[0].node.id;
+  // A crypto charge is made for an open invoice on a chain with a node; the proofs' service has no chain
+  // and their invoice is the Free period's: the row is written as the charge's creation writes it.
+  const addressIndex = await nextAddressIndex(billing.db);
+  ids.paymentIntent = (
+    await insertCharge(billing.db, owner.viewer.id, {
+      code: "pi_proofsproofsproofsproofs",
+      provider: "STRIPE",
+      invoiceId: ids.invoice,
+      amountCents: 100,
+      network,
+      addressIndex,
+      address: depositAddresses(DEV_CRYPTO_MNEMONIC)(addressIndex),
+      amountWei: "333333333333334",
+      status: "NEW",
+      expiresAt: new Date(Date.now() + 3_600_000),
+    })
+  )?.code;
   const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
   ids.user = team.find((m) => m.role !== "OWNER")?.userId;
   return { ids, network, url, publicKey };
