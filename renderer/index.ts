@@ -14,6 +14,9 @@ registerWidget("tags-input", {
 });
 // A read view with tabs, shown on few screens: it loads with the first field that uses it.
 registerWidget("curl", { read: lazyWidget(() => import("./widgets/curl.tsx").then((module) => module.Curl)) });
+registerWidget("countdown", {
+  read: lazyWidget(() => import("./widgets/countdown.tsx").then((module) => module.Countdown)),
+});
 // The runner carries a form, so it loads with the form library only on screens that use it.
 registerWidget("runner", { view: lazyWidget(() => import("./views/RunnerView.tsx").then((module) => module.default)) });
 

@@ -8,7 +8,6 @@ import { Hint } from "../Hint.tsx";
 import { getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
-import { Countdown } from "./countdown.tsx";
 import { Fields } from "./fields.tsx";
 import { JsonView } from "./json.tsx";
 import { LogLinesView } from "./logLines.tsx";
@@ -300,7 +299,6 @@ const READ_VIEWS: Record<string, (props: ReadWidgetProps) => ReactNode> = {
   "secret-once": SecretOnce,
   code: Code,
   "log-lines": LogLinesView,
-  countdown: Countdown,
 };
 
 for (const [name, read] of Object.entries(READ_VIEWS)) registerWidget(name, { read });
