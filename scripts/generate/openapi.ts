@@ -13,6 +13,7 @@ import {
   Kind,
   type OperationDefinitionNode,
   parse,
+  type SelectionNode,
   type TypeNode,
   validate,
 } from "graphql";
@@ -78,14 +79,24 @@ function typeSchema(schema: GraphQLSchema, type: TypeNode): Json {
   }
 }
 
-/** The fields the operation selects on its answer: always present in it. */
+/** The fields the operation selects on its answer (through its fragments too): always present in it. */
 function selectedFields(operation: RestOperation): string[] {
-  const definition = parse(operation.source).definitions[0] as OperationDefinitionNode;
+  const document = parse(operation.source);
+  const definition = document.definitions[0] as OperationDefinitionNode;
+  const fragments = new Map(
+    document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])),
+  );
+  const fieldsOf = (selections: readonly SelectionNode[]): string[] =>
+    selections.flatMap((s) => {
+      if (s.kind === Kind.FIELD) return [(s.alias ?? s.name).value];
+      if (s.kind === Kind.FRAGMENT_SPREAD) return fieldsOf(fragments.get(s.name.value)?.selectionSet.selections ?? []);
+      return fieldsOf(s.selectionSet.selections);
+    });
   const root = definition.selectionSet.selections.find(
     (s) => s.kind === Kind.FIELD && (s.alias ?? s.name).value === operation.result,
   );
   if (!root || root.kind !== Kind.FIELD || !root.selectionSet) return [];
-  return root.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [(s.alias ?? s.name).value] : []));
+  return fieldsOf(root.selectionSet.selections);
 }
 
 const problemResponse = (description: string) => ({
@@ -182,7 +193,15 @@ function operationObject(api: GraphQLSchema, entities: Record<string, Json>, ope
       properties,
       ...(Array.isArray(node.required) && { required: node.required.filter((n: string) => !fromPath.has(n)) }),
     };
-    requestBody = { required: true, content: { "application/json": { schema: rewriteRefs(schema, entity) } } };
+    requestBody = {
+      required: true,
+      content: {
+        "application/json": {
+          schema: rewriteRefs(schema, entity),
+          ...(operation.body.example && { example: operation.body.example }),
+        },
+      },
+    };
   }
   return {
     operationId: operation.id,

@@ -4,14 +4,17 @@
 // both read them here, so a route and its documentation cannot differ.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import Ajv2020, { type ValidateFunction } from "ajv/dist/2020.js";
 import {
   type DefinitionNode,
+  type FragmentDefinitionNode,
   Kind,
   type OperationDefinitionNode,
   parse,
   print,
   type TypeNode,
   type VariableDefinitionNode,
+  visit,
 } from "graphql";
 import type { AccessTokenApplication, EntityInputRef } from "../../schemas/generated/entities.ts";
 
@@ -43,7 +46,7 @@ export interface OperationContract {
   /** The GraphQL operation's name in the contract's document. */
   operation: string;
   /** The request body: its entity input schema, and the variable it is (absent: its fields are variables). */
-  body?: { schema: EntityInputRef; variable?: string };
+  body?: { schema: EntityInputRef; variable?: string; example?: Record<string, unknown> };
   /** The entity schema describing the answer (or each row of a list). */
   entity?: string;
   /** The top-level field of the operation's data that is the answer. */
@@ -74,6 +77,23 @@ export interface RestOperation extends OperationContract {
 
 const pathParamsOf = (routePath: string) => [...routePath.matchAll(/\{([A-Za-z][A-Za-z0-9]*)\}/g)].map((m) => m[1]);
 
+/** The fragments an operation spreads, with those they spread in turn. */
+function fragmentsOf(
+  definition: OperationDefinitionNode | FragmentDefinitionNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  found = new Map<string, FragmentDefinitionNode>(),
+): Map<string, FragmentDefinitionNode> {
+  visit(definition, {
+    FragmentSpread(node) {
+      const fragment = fragments.get(node.name.value);
+      if (!fragment || found.has(node.name.value)) return;
+      found.set(node.name.value, fragment);
+      fragmentsOf(fragment, fragments, found);
+    },
+  });
+  return found;
+}
+
 /** The named type under a variable's list and non-null wrappers. */
 export function namedType(type: TypeNode): string {
   return type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type);
@@ -93,8 +113,13 @@ export function loadRestOperations(dir = restContractsDir): RestOperation[] {
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".rest.json"))
     .sort()) {
-    const contract = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as ResourceContract;
+    const contract = readContract(dir, file);
     const document = parse(readFileSync(path.join(dir, contract.document), "utf8"));
+    const fragments = new Map(
+      document.definitions
+        .filter((d: DefinitionNode): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+        .map((d) => [d.name.value, d]),
+    );
     const definitions = new Map(
       document.definitions
         .filter((d: DefinitionNode): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
@@ -116,7 +141,10 @@ export function loadRestOperations(dir = restContractsDir): RestOperation[] {
         ...declared,
         tag: contract.tag,
         application: contract.application,
-        source: print(definition),
+        source: print({
+          kind: Kind.DOCUMENT,
+          definitions: [definition, ...fragmentsOf(definition, fragments).values()],
+        }),
         kind: definition.operation,
         variables,
         pathParams,
@@ -131,7 +159,22 @@ export function loadRestResources(dir = restContractsDir): ResourceContract[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith(".rest.json"))
     .sort()
-    .map((file) => JSON.parse(readFileSync(path.join(dir, file), "utf8")) as ResourceContract);
+    .map((file) => readContract(dir, file));
+}
+
+let checkContract: ValidateFunction | undefined;
+
+/** One contract file, checked against schemas/rest.schema.json (a wrong key fails loudly, naming it). */
+function readContract(dir: string, file: string): ResourceContract {
+  const contract = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as unknown;
+  checkContract ??= new Ajv2020({ allErrors: true }).compile(
+    JSON.parse(readFileSync(path.resolve(restContractsDir, "../rest.schema.json"), "utf8")),
+  );
+  if (!checkContract(contract))
+    throw new Error(
+      `${file}: ${(checkContract.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ")}`,
+    );
+  return contract as ResourceContract;
 }
 
 /** The value at a dotted path, `[]` mapping over arrays (`edges[].node`). */

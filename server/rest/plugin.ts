@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { Kind, type TypeNode } from "graphql";
+import { Kind, type TypeNode, valueFromASTUntyped } from "graphql";
 import type { Logger } from "pino";
 import * as idempotency from "../domains/idempotency/store.ts";
 import { type AccessKeys, API_KEY_HEADER, type KeyQuota, KeyRefusal } from "../domains/tokens/keys.ts";
@@ -108,6 +108,10 @@ function variablesOf(operation: RestOperation, request: FastifyRequest): Record<
   if (operation.body?.variable) variables[operation.body.variable] = body;
   else if (body) Object.assign(variables, body);
   for (const param of operation.pathParams) if (byName.has(param)) variables[param] = params[param];
+  // Defaults written out: the jitted executor does not apply a document's variable defaults.
+  for (const variable of operation.variables)
+    if (variable.defaultValue && variables[variable.variable.name.value] === undefined)
+      variables[variable.variable.name.value] = valueFromASTUntyped(variable.defaultValue);
   return variables;
 }
 
