@@ -200,12 +200,12 @@ function OperationPanel({
         </Typography.Paragraph>
       ) : null}
       {op.parameters.length ? (
-        <Space direction="vertical" style={{ width: "100%", marginBottom: 12 }}>
+        <Space orientation="vertical" style={{ width: "100%", marginBottom: 12 }}>
           {[...pathParams, ...queryParams].map((p) => (
             <Input
               key={p.name}
-              addonBefore={
-                <span style={{ minWidth: 110, display: "inline-block" }}>
+              prefix={
+                <span className="np-rest-param">
                   {p.name}
                   {p.required ? " *" : ""}
                 </span>
