@@ -464,7 +464,10 @@ async function registerApiRole(
   const answers = new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens);
   await registerGraphqlApi(app, config, log, db, { sessions, answers, accessKeys: accessKeys.keys }, resolvers);
   // After the GraphQL API: the REST routes run its operations.
-  await app.register(restPlugin, { prefix: REST_PREFIX, deps: { db, config, log, accessKeys: accessKeys.keys } });
+  await app.register(restPlugin, {
+    prefix: REST_PREFIX,
+    deps: { db, config, log, accessKeys: accessKeys.keys, answers },
+  });
   return { resolvers, answers };
 }
 

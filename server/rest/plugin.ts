@@ -13,7 +13,7 @@ import * as idempotency from "../domains/idempotency/store.ts";
 import { type AccessKeys, API_KEY_HEADER, type KeyQuota, KeyRefusal } from "../domains/tokens/keys.ts";
 import type { Context } from "../graphql/context.ts";
 import { formatError } from "../graphql/errors.ts";
-import { newReadRecord } from "../graphql/response-cache.ts";
+import { type KeptAnswer, newReadRecord, type ResponseCache } from "../graphql/response-cache.ts";
 import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { AppError, type ErrorCode, type FieldError } from "../platform/errors.ts";
@@ -40,6 +40,8 @@ export interface RestDeps {
   config: AppConfig;
   log: Logger;
   accessKeys: AccessKeys;
+  /** The GraphQL API's kept answers: a REST read of snapshots only is kept the same way (its own keys). */
+  answers: ResponseCache;
 }
 
 interface FormattedError {
@@ -191,14 +193,22 @@ function nextLink(request: FastifyRequest, after: string, cursor: string): strin
 const hashOf = (text: string) => createHash("sha256").update(text).digest("base64url");
 
 export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDeps }): Promise<void> {
-  const { db, config, log, accessKeys } = deps;
+  const { db, config, log, accessKeys, answers } = deps;
+  /** The ETag of each kept answer, made on its first hit. */
+  const keptTags = new WeakMap<KeptAnswer, string>();
   const operations = loadRestOperations();
   const openapi = readFileSync(openapiFile, "utf8");
   const openapiTag = `"${hashOf(openapi)}"`;
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem("NOT_FOUND", `No operation of this API is ${request.method} ${request.url}.`)),
-  );
+  const noSuchOperation = (request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, problem("NOT_FOUND", `No operation of this API is ${request.method} ${request.url}.`));
+  app.setNotFoundHandler(noSuchOperation);
+  // A route as well: the console's not-found handler, set on the root after this plugin, would answer first.
+  app.route({
+    method: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+    url: "/*",
+    handler: noSuchOperation,
+  });
   // Refusals before a route runs (a body that is not JSON, too large) and failures no route caught.
   app.setErrorHandler((error: { statusCode?: number; message?: string }, request, reply) => {
     const status = error.statusCode;
@@ -288,7 +298,9 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
         throw error;
       });
       if (reply.statusCode >= 500) await idempotency.releaseKey(db, principal.accountId, idempotencyKey);
-      else await idempotency.keepAnswer(db, principal.accountId, idempotencyKey, reply.statusCode, answered ?? "");
+      // Creates are mutations: their answers are texts, never a kept read's bytes.
+      else
+        await idempotency.keepAnswer(db, principal.accountId, idempotencyKey, reply.statusCode, String(answered ?? ""));
       return reply.send(answered);
     }
     const answered = await run(operation, request, reply, principal, variables);
@@ -302,7 +314,34 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     reply: FastifyReply,
     principal: Context["principal"],
     variables: Record<string, unknown>,
-  ): Promise<string | undefined> {
+  ): Promise<string | Buffer | undefined> {
+    const reads = newReadRecord();
+    // Kept under a host of its own: a REST answer is not the GraphQL answer to the same operation.
+    const kept =
+      operation.kind === "query"
+        ? answers.lookup(
+            {
+              body: { query: operation.source, operationName: operation.operation, variables },
+              protocol: request.protocol,
+              host: `rest ${request.host}`,
+            },
+            principal,
+            reads,
+          )
+        : null;
+    if (kept) {
+      let etag = keptTags.get(kept);
+      if (!etag) {
+        etag = `"${createHash("sha256").update(kept.body).digest("base64url")}"`;
+        keptTags.set(kept, etag);
+      }
+      reply.code(200).type("application/json; charset=utf-8").header("etag", etag);
+      if (request.headers["if-none-match"] === etag) {
+        reply.code(304);
+        return undefined;
+      }
+      return kept.body;
+    }
     const context: Context = {
       db,
       config,
@@ -311,7 +350,7 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
       request,
       reply,
       loaders: new Map(),
-      reads: newReadRecord(),
+      reads,
     };
     let execution: { data?: Record<string, unknown> | null; errors?: readonly FormattedError[] };
     try {
@@ -345,6 +384,7 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
       body = operation.result ? data[operation.result] : data;
     }
     const text = JSON.stringify(body);
+    answers.keep(reads, status, text);
     reply.type("application/json; charset=utf-8");
     if (request.method === "GET") {
       const etag = `"${hashOf(text)}"`;
