@@ -87,7 +87,8 @@ import { engineEntry } from "./platform/server-build.mjs";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { registryPlugin } from "./registry/plugin.ts";
 import { RegistryHolder } from "./registry/watch.ts";
-import { REST_PREFIX, restPlugin } from "./rest/plugin.ts";
+import { REST_PREFIX } from "./rest/contracts.ts";
+import { restPlugin } from "./rest/plugin.ts";
 import { seed, seedLocalChains } from "./seed.ts";
 
 /** The long-lived parts the composition made, for the tests and benches that reach behind the API. */

@@ -18,22 +18,12 @@ import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { AppError, type ErrorCode, type FieldError } from "../platform/errors.ts";
 import { validateInput } from "../platform/validation.ts";
-import {
-  isRequiredVariable,
-  loadRestOperations,
-  namedType,
-  REST_PREFIX,
-  type RestOperation,
-  valueAt,
-} from "./contracts.ts";
-
-export { REST_PREFIX };
-
+import { isRequiredVariable, loadRestOperations, namedType, type RestOperation, valueAt } from "./contracts.ts";
 import { type Problem, problem, sendProblem } from "./problem.ts";
 
-export const IDEMPOTENCY_HEADER = "idempotency-key";
+const IDEMPOTENCY_HEADER = "idempotency-key";
 /** The generated OpenAPI document (npm run generate), served as written. */
-export const openapiFile = path.resolve(import.meta.dirname, "../../schemas/generated/openapi.json");
+const openapiFile = path.resolve(import.meta.dirname, "../../schemas/generated/openapi.json");
 
 export interface RestDeps {
   db: Db;

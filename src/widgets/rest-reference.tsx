@@ -331,7 +331,7 @@ export function RestReference({ data, options }: CustomViewProps) {
         if (!ofTag.length) return null;
         return (
           <section key={tag.name} className="np-rest-tag" data-tag={tag.name}>
-            <Typography.Title level={5} style={{ marginTop: 16 }}>
+            <Typography.Title level={2} className="np-rest-tag-title">
               {tag.name}
             </Typography.Title>
             {tag.description ? <Typography.Paragraph type="secondary">{tag.description}</Typography.Paragraph> : null}
