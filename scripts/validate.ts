@@ -8,12 +8,15 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { buildSchema, type GraphQLSchema } from "graphql";
 import { addonCatalogueProblems } from "../server/domains/addons/catalogue-file.ts";
 import { catalogueProblems } from "../server/platform/catalogue-data.ts";
 import { describeProblem, loadRegistry, type Problem, RegistryError } from "../server/registry/registry.ts";
 
 const SDL = "schemas/api.graphql";
+/** The REST API's generated OpenAPI document (scripts/generate/openapi.ts). */
+const OPENAPI = "schemas/generated/openapi.json";
 
 export interface ValidationResult {
   /** Every file checked, from the root. */
@@ -64,6 +67,33 @@ export function validateProject(rootDir: string): ValidationResult {
   }
 }
 
+/**
+ * The OpenAPI document's problems, by @seriousme/openapi-schema-validator (the OpenAPI 3.1 meta-schema,
+ * with its references resolved): a JSON pointer into the document and the reason for each.
+ */
+export async function openapiProblems(rootDir: string): Promise<Problem[]> {
+  let document: Record<string, unknown>;
+  try {
+    document = JSON.parse(readFileSync(path.join(rootDir, OPENAPI), "utf8")) as Record<string, unknown>;
+  } catch (error) {
+    return [{ file: OPENAPI, pointer: "", reason: `cannot be read as JSON: ${(error as Error).message}` }];
+  }
+  const result = await new Validator().validate(document);
+  if (result.valid) return [];
+  if (typeof result.errors === "string") return [{ file: OPENAPI, pointer: "", reason: result.errors }];
+  return (result.errors ?? []).map((e) => ({
+    file: OPENAPI,
+    pointer: e.instancePath,
+    reason: `${e.message ?? "is not valid"}${e.params ? ` ${JSON.stringify(e.params)}` : ""}`,
+  }));
+}
+
+/** Everything validate checks: the project's declarations and the OpenAPI document made from them. */
+export async function validateAll(rootDir: string): Promise<ValidationResult> {
+  const result = validateProject(rootDir);
+  return { files: [...result.files, OPENAPI], problems: [...result.problems, ...(await openapiProblems(rootDir))] };
+}
+
 const xmlEscape = (text: string) =>
   text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c] ?? c);
 
@@ -102,10 +132,10 @@ function option(argv: string[], name: string): string | undefined {
   return value;
 }
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const rootDir = path.resolve(option(argv, "--root") ?? path.resolve(import.meta.dirname, ".."));
   const junit = option(argv, "--junit");
-  const result = validateProject(rootDir);
+  const result = await validateAll(rootDir);
   for (const p of result.problems) console.error(describeProblem(p));
   if (junit) writeFileSync(junit, junitReport(result));
   if (result.problems.length) {
@@ -116,4 +146,4 @@ function main(argv: string[]): number {
   return 0;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exitCode = main(process.argv.slice(2));
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exitCode = await main(process.argv.slice(2));

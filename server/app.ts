@@ -88,6 +88,8 @@ import { engineEntry } from "./platform/server-build.mjs";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { registryPlugin } from "./registry/plugin.ts";
 import { RegistryHolder } from "./registry/watch.ts";
+import { REST_PREFIX } from "./rest/contracts.ts";
+import { restPlugin } from "./rest/plugin.ts";
 import { seed, seedLocalChains } from "./seed.ts";
 
 /** The long-lived parts the composition made, for the tests and benches that reach behind the API. */
@@ -464,6 +466,11 @@ async function registerApiRole(
   // The schema the registry was checked against: built once per start.
   const answers = new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens);
   await registerGraphqlApi(app, config, log, db, { sessions, answers, accessKeys: accessKeys.keys }, resolvers);
+  // After the GraphQL API: the REST routes run its operations.
+  await app.register(restPlugin, {
+    prefix: REST_PREFIX,
+    deps: { db, config, log, accessKeys: accessKeys.keys, answers },
+  });
   return { resolvers, answers };
 }
 

@@ -2750,6 +2750,19 @@ export type StreamDeliveriesQuery = {
   };
 };
 
+export type RestReferenceKeysQueryVariables = Exact<{ [key: string]: never }>;
+
+export type RestReferenceKeysQuery = {
+  accessTokens: Array<{
+    id: string;
+    name: string;
+    prefix: string;
+    role: AccountRole;
+    applications: Array<ApplicationType>;
+    isActive: boolean;
+  }>;
+};
+
 export type AccessTokenRowFragment = {
   id: string;
   name: string;
@@ -3314,6 +3327,7 @@ export interface Operations {
   RemoveEndpointTag: { variables: RemoveEndpointTagMutationVariables; result: RemoveEndpointTagMutation };
   RemoveListItems: { variables: RemoveListItemsMutationVariables; result: RemoveListItemsMutation };
   RequestCancelation: { variables: RequestCancelationMutationVariables; result: RequestCancelationMutation };
+  RestReferenceKeys: { variables: RestReferenceKeysQueryVariables; result: RestReferenceKeysQuery };
   RevertCancelSubscription: {
     variables: RevertCancelSubscriptionMutationVariables;
     result: RevertCancelSubscriptionMutation;

@@ -192,12 +192,18 @@ export type FormWidget =
  */
 export type FormField = "key-value";
 /**
- * The widget registry's views for `custom` views: runner (built in; options are a runnerOptions) and those the app registers. tests/contract checks the renderer and the app register exactly these.
+ * The widget registry's views for `custom` views: runner (built in; options are a runnerOptions) and those the app registers (rest-reference: the REST API's reference from its OpenAPI document, with samples and try it; options: { document: the document's path, keys: pointer to the viewer's keys in the query result }). tests/contract checks the renderer and the app register exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "viewWidget".
  */
-export type ViewWidget = "runner" | "code-sample" | "stream-filter-tester" | "stream-raw-payload" | "kv-upload";
+export type ViewWidget =
+  | "runner"
+  | "code-sample"
+  | "stream-filter-tester"
+  | "stream-raw-payload"
+  | "kv-upload"
+  | "rest-reference";
 
 /**
  * One screen of the console: its route, navigation place, permissions and views. Version 1.

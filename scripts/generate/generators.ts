@@ -2,6 +2,7 @@ import { generateEntityTypes } from "./entities.ts";
 import { generateFormValidators } from "./form-validators.ts";
 import { generateGraphqlTypes } from "./graphql.ts";
 import type { Generator } from "./index.ts";
+import { generateOpenapi } from "./openapi.ts";
 import { screenTypes } from "./screen-types.ts";
 import { generateSdlEnums } from "./sdl-enums.ts";
 
@@ -12,4 +13,5 @@ export const generators: Generator[] = [
   generateSdlEnums,
   generateGraphqlTypes,
   generateFormValidators,
+  generateOpenapi,
 ];

@@ -9,6 +9,7 @@ export * from "./billing/tables.ts";
 export * from "./endpoints/tables.ts";
 export * from "./errorlogs/tables.ts";
 export * from "./functions/tables.ts";
+export * from "./idempotency/tables.ts";
 export * from "./inspector/tables.ts";
 export * from "./kv/tables.ts";
 export * from "./ratelimits/tables.ts";

@@ -4,7 +4,7 @@
 // file: the build's files are at the top level (index.html) or under /assets/.
 
 /** Paths the service answers itself: never the console, even when unknown. */
-export const API_PREFIXES = ["/graphql", "/rpc", "/healthz", "/kv-uploads", "/inspect/"];
+export const API_PREFIXES = ["/graphql", "/rpc", "/healthz", "/kv-uploads", "/inspect/", "/rest/"];
 
 export function isConsoleRoute(method: string, url: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;

@@ -24,3 +24,6 @@ registerWidget("kv-upload", {
 registerWidget("filter-editor", {
   edit: lazyWidget(() => import("./filter-editor.tsx").then((module) => module.FilterEditorWidget)),
 });
+registerWidget("rest-reference", {
+  view: lazyWidget(() => import("./rest-reference.tsx").then((module) => module.RestReference)),
+});

@@ -11,6 +11,7 @@
  * service processes on one database, 30 rounds of each change by default, BENCH_INFORCE_ROUNDS) about 25 s.
  * The tip benchmark (a block a second: BENCH_TIP_BLOCKS + BENCH_TIP_POLL_BLOCKS + 10 blocks) about 95 s.
  * The addons benchmark (token balances and the token index on anvil; BENCH_ADDONS_ROUNDS) about 40 s.
+ * The rest benchmark (REST against GraphQL with one key; BENCH_SECONDS / BENCH_ROUNDS as graphql) about 40 s.
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
@@ -355,6 +356,32 @@ if (wanted("console")) {
     met: r.startRestartMs <= 1500,
   });
   console.log(`(console done at ${elapsed()})`);
+}
+
+if (wanted("rest")) {
+  const { runRestBench } = await import("./rest.ts");
+  console.log("\n=== rest: the endpoints list through REST and through GraphQL with the same key, side by side ===");
+  const r = await runRestBench();
+  checks.push({
+    bench: "rest",
+    target: "REST list (50 endpoints, key) ≥ 0.9× the same read through GraphQL req/s (10 connections)",
+    measured: `${(r.restRps / r.graphqlRps).toFixed(2)}× (${Math.round(r.restRps)} vs ${Math.round(r.graphqlRps)} req/s)`,
+    met: r.restRps / r.graphqlRps >= 0.9,
+  });
+  checks.push({
+    bench: "rest",
+    target: "REST list (50 endpoints) p50 ≤ 2 ms at 1 connection",
+    measured: `${r.restP50Ms.toFixed(2)} ms`,
+    met: r.restP50Ms <= 2,
+  });
+  const keyCheck = r.keyCheckMs;
+  checks.push({
+    bench: "rest",
+    target: "a key check adds ≤ 0.05 ms p50 (keyed call refused after its check − the same without a key, paired)",
+    measured: `+${keyCheck.toFixed(3)} ms (GET /healthz ${r.healthP50Ms.toFixed(3)} ms)`,
+    met: keyCheck <= 0.05,
+  });
+  console.log(`(rest done at ${elapsed()})`);
 }
 
 console.log(`\n=== summary (${elapsed()}) ===`);

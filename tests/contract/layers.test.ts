@@ -52,6 +52,8 @@ function layerOf(file: string): Layer | null {
   // A domain's plugin is its wiring: it registers the domain's resolvers and routes with what app.ts gives it.
   if ((top === "domains" && name === "plugin.ts") || (top === "registry" && area === "plugin.ts")) return "app";
   if (top === "registry" && area === "resolvers.ts") return "graphql";
+  // The REST API runs the GraphQL API's operations (docs/decisions/1710-rest-runs-the-graphql-operations.md).
+  if (top === "rest") return "graphql";
   if (top === "platform" || top === "dataplane" || top === "domains" || top === "graphql" || top === "registry")
     return top;
   return null;

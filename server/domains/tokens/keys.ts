@@ -70,19 +70,32 @@ export class KeyIpLimits {
 
   constructor(private readonly redis?: Redis) {}
 
-  /** The seconds to wait when this call goes over a limit; undefined when it may pass. */
-  async check(tokenId: string, clientIp: string, rps: number | null, rpm: number | null): Promise<number | undefined> {
+  /**
+   * Counts this call against the key's limits for `clientIp`: the seconds to wait when it goes over one
+   * (undefined when it may pass), and the quota of the window nearest its end (the RateLimit-* headers).
+   */
+  async check(
+    tokenId: string,
+    clientIp: string,
+    rps: number | null,
+    rpm: number | null,
+  ): Promise<{ wait: number | undefined; quota: KeyQuota | undefined }> {
     const windows = [
       [rps, 1],
       [rpm, 60],
     ] as const;
     let waitMs: number | undefined;
+    let quota: KeyQuota | undefined;
     for (const [limit, seconds] of windows) {
       if (limit === null) continue;
       const count = await consumed(this.limiterFor(limit, seconds), `${tokenId}:${clientIp}`, 1);
-      if (count && count.consumed > limit) waitMs = Math.max(waitMs ?? 0, count.msBeforeNext);
+      if (!count) continue;
+      if (count.consumed > limit) waitMs = Math.max(waitMs ?? 0, count.msBeforeNext);
+      const remaining = Math.max(0, limit - count.consumed);
+      if (!quota || remaining < quota.remaining)
+        quota = { limit, remaining, resetSeconds: Math.max(0, Math.ceil(count.msBeforeNext / 1000)) };
     }
-    return waitMs === undefined ? undefined : retryAfterSeconds(waitMs);
+    return { wait: waitMs === undefined ? undefined : retryAfterSeconds(waitMs), quota };
   }
 
   private limiterFor(limit: number, seconds: number): RateLimiterAbstract {
@@ -94,6 +107,13 @@ export class KeyIpLimits {
     }
     return limiter;
   }
+}
+
+/** What is left of a key's tightest per-client-IP window after a call. */
+export interface KeyQuota {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
 }
 
 export class AccessKeys {
@@ -119,21 +139,29 @@ export class AccessKeys {
    * accepted by this application, 429 past its limits per client IP.
    */
   async authenticate(key: unknown, application: Application, clientIp: string): Promise<KeyPrincipal> {
+    return (await this.authorize(key, application, clientIp)).principal;
+  }
+
+  /** The same, with what is left of the key's per-client-IP quota when it has limits (REST's RateLimit-*). */
+  async authorize(
+    key: unknown,
+    application: Application,
+    clientIp: string,
+  ): Promise<{ principal: KeyPrincipal; quota: KeyQuota | undefined }> {
     if (typeof key !== "string" || !KEY_PATTERN.test(key)) throw notValid();
     const entry = await this.entry(key);
     if (!entry) throw notValid();
     if (!entry.applications.has(application))
       throw new KeyRefusal("FORBIDDEN", "This API key is not accepted by this API: it was not made for it.");
-    if (entry.ipRps !== null || entry.ipRpm !== null) {
-      const wait = await this.limits.check(entry.principal.accessTokenId, clientIp, entry.ipRps, entry.ipRpm);
-      if (wait !== undefined)
-        throw new KeyRefusal(
-          "RATE_LIMITED",
-          `Rate limited: this API key's limit per client IP. Retry in ${wait} s.`,
-          wait,
-        );
-    }
-    return entry.principal;
+    if (entry.ipRps === null && entry.ipRpm === null) return { principal: entry.principal, quota: undefined };
+    const { wait, quota } = await this.limits.check(entry.principal.accessTokenId, clientIp, entry.ipRps, entry.ipRpm);
+    if (wait !== undefined)
+      throw new KeyRefusal(
+        "RATE_LIMITED",
+        `Rate limited: this API key's limit per client IP. Retry in ${wait} s.`,
+        wait,
+      );
+    return { principal: entry.principal, quota };
   }
 
   private async entry(key: string): Promise<CachedKey | undefined> {
