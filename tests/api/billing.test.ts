@@ -1,7 +1,7 @@
 import { inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withoutMarketplace } from "../../server/domains/billing/addon-charges.ts";
-import { type BillingDeps, closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
+import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
+import { type BillingDeps, closeEndedPeriod, closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
 
@@ -12,7 +12,7 @@ let deps: BillingDeps;
 
 beforeAll(() => {
   db = openDatabase(ctx.app.database.url, 4);
-  deps = { db, events: ctx.app.services.events, addons: withoutMarketplace, taxRateBps: 1000 };
+  deps = { db, events: ctx.app.services.events, addons: marketplaceCharges, taxRateBps: 1000 };
 });
 afterAll(async () => {
   await db?.$client.end();
@@ -335,6 +335,33 @@ describe("periods and invoices", () => {
     expect((await subscriptionOf(user.client)).upcomingInvoicePreview.totalDiscountAmountCents).toBe(0);
     // The clock tick again finds nothing to close for this account.
     expect(await closeEndedPeriodsOfAll(deps)).toBe(0);
+  });
+
+  it("an installed add-on is a line of the period's invoice, prorated from its install, in the preview and the closed invoice", async () => {
+    const user = await signUp(ctx.app);
+    expect((await subscribe(user.client, { plan: "b6_build" })).errors).toBeUndefined();
+    const endpointId = await endpoint(user.client, "with tokens");
+    await user.client.gqlOk("mutation($input: InstallAddonInput!) { installAddon(input: $input) { id } }", {
+      input: { endpointId, planId: "token-api-growth" },
+    });
+    const addonLine = (lines: { description: string; amount: number }[]) =>
+      lines.filter((l) => l.description.startsWith("Token API, Growth plan on with tokens"));
+    const preview = (await subscriptionOf(user.client)).upcomingInvoicePreview;
+    // Installed a moment after the period began: $29.00 less that moment's share, which rounds to nothing.
+    expect(addonLine(preview.lines).map((l) => l.amount)).toEqual([2900]);
+    expect(preview.amountDueCents).toBe(sum(preview.lines));
+    const { rows } = await db.$client.query<{ end: Date }>(
+      "select current_period_end as end from subscriptions where account_id = $1",
+      [user.viewer.id],
+    );
+    expect(await closeEndedPeriod(deps, user.viewer.id, new Date(rows[0].end.getTime() + 1000))).toBe(true);
+    const invoice = (await invoicesOf(user.client)).at(-1);
+    expect(invoice && addonLine(invoice.lines).map((l) => l.amount)).toEqual([2900]);
+    expect(invoice?.lines.find((l) => l.description.startsWith("Token API"))?.type).toBe("ADDON");
+    expect(invoice?.totalCents).toBe(sum(invoice?.lines ?? []));
+    expect(invoice?.totalCents).toBe(
+      (invoice?.subtotalCents ?? 0) - (invoice?.discountCents ?? 0) + (invoice?.taxCents ?? 0),
+    );
   });
 
   it("bills credits above the allowance where the plan bills overage, and keeps the endpoints serving", async () => {

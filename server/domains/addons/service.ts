@@ -5,7 +5,6 @@ import { isUuid } from "../../platform/ids.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { endpointsByIds, getEndpointOrFail } from "../endpoints/service.ts";
 import {
-  type AddonPlan,
   addonCatalogue,
   addonOwningMethod,
   type CatalogueAddon,
@@ -15,6 +14,7 @@ import {
   findBundle,
   findCoupon,
   type Interval,
+  planOf,
 } from "./catalogue.ts";
 import { couponRefusal, installPrice } from "./price.ts";
 import * as store from "./store.ts";
@@ -212,6 +212,7 @@ async function writeEndpointInstall(
     disabledMethodsOnCreation: disabled,
     currentPeriodStart: now,
     currentPeriodEnd: periodEnd(now, interval),
+    createdAt: now,
   });
   if (!row) throw alreadyInstalled(addon, "on this endpoint", "/endpointId");
   return row;
@@ -248,6 +249,7 @@ export async function installAccountAddon(
     paymentSourceId: input.stripeSourceId ?? null,
     currentPeriodStart: now,
     currentPeriodEnd: periodEnd(now, interval),
+    createdAt: now,
   });
   if (!row) throw alreadyInstalled(addon, "for this account", "/planId");
   return row;
@@ -308,19 +310,27 @@ export function changeAddonPlan(
     const before = installPrice(addon, current, row.interval as Interval, coupon, now).listPrice;
     const after = installPrice(addon, newPlan, input.interval, coupon, now).listPrice;
     const paymentSourceId = input.stripeSourceId ?? row.paymentSourceId;
-    if (after >= before)
+    if (after >= before) {
+      await store.recordPlanChange(tx, accountId, {
+        installId: row.id,
+        changedAt: now,
+        fromPlanSlug: row.planSlug,
+        fromInterval: row.interval,
+        toPlanSlug: newPlan.slug,
+        toInterval: input.interval,
+      });
       return store.updateInstall(tx, accountId, row.id, {
         planSlug: newPlan.slug,
         interval: input.interval,
         pendingPlanSlug: null,
         paymentSourceId,
       });
+    }
     return store.updateInstall(tx, accountId, row.id, { pendingPlanSlug: newPlan.slug, paymentSourceId });
   });
 }
 
-export const planOf = (addon: CatalogueAddon, planSlug: string): AddonPlan =>
-  addon.plans.find((p) => p.slug === planSlug) ?? (addon.plans[0] as AddonPlan);
+export { planOf };
 
 /** Removal: at the period's end (pending deactivation) or, when `immediately`, at once. */
 export function deleteAddon(
@@ -462,6 +472,14 @@ export async function settleDueInstalls(db: Db, events: DomainEvents, now = new 
       if (locked.deactivatesAt && locked.deactivatesAt <= now)
         return store.updateInstall(tx, due.accountId, locked.id, { endedAt: locked.deactivatesAt });
       if (!locked.pendingPlanSlug || locked.currentPeriodEnd > now) return undefined;
+      await store.recordPlanChange(tx, due.accountId, {
+        installId: locked.id,
+        changedAt: locked.currentPeriodEnd,
+        fromPlanSlug: locked.planSlug,
+        fromInterval: locked.interval,
+        toPlanSlug: locked.pendingPlanSlug,
+        toInterval: locked.interval,
+      });
       return store.updateInstall(tx, due.accountId, locked.id, {
         planSlug: locked.pendingPlanSlug,
         pendingPlanSlug: null,
@@ -497,6 +515,18 @@ export async function addonLimitRows(db: Executor, scope: { accountId: string; e
       },
     ];
   });
+}
+
+/** The account's installs live at some time in the period, each with its plan changes (oldest first): what billing charges. */
+export async function installsInPeriod(db: Executor, accountId: string, period: { start: Date; end: Date }) {
+  const installs = await store.installsLiveIn(db, accountId, period);
+  if (installs.length === 0) return [];
+  const changes = await store.planChangesOf(
+    db,
+    accountId,
+    installs.map((i) => i.id),
+  );
+  return installs.map((install) => ({ install, changes: changes.filter((c) => c.installId === install.id) }));
 }
 
 export type AddonLimitRow = Awaited<ReturnType<typeof addonLimitRows>>[number];

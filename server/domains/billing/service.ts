@@ -133,7 +133,7 @@ async function billInput(
       allowance: sub.responsesPerMonth,
       centsPerMillion: current.overageCentsPerMillionCredits,
     },
-    addons: await deps.addons.periodLines(accountId, period),
+    addons: await deps.addons.periodLines(tx, accountId, period),
     coupon: couponInForce(state),
     taxRateBps: deps.taxRateBps,
   };
