@@ -2,21 +2,20 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
+import { type CatalogueCoupon, couponRefusal, findCoupon, knownCoupon, usableCoupon } from "../catalogue/coupons.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { endpointsByIds, getEndpointOrFail } from "../endpoints/service.ts";
 import {
   addonCatalogue,
   addonOwningMethod,
   type CatalogueAddon,
-  type CatalogueCoupon,
   findAddon,
   findAddonPlan,
   findBundle,
-  findCoupon,
   type Interval,
   planOf,
 } from "./catalogue.ts";
-import { couponRefusal, installPrice } from "./price.ts";
+import { installPrice } from "./price.ts";
 import * as store from "./store.ts";
 
 export type { InstallRow } from "./store.ts";
@@ -84,12 +83,12 @@ export function networkInfo(network: string) {
 
 /** A coupon as checkCouponCode shows it: whether it can be used now (for the plan's add-on, when one is named). */
 export function couponView(coupon: CatalogueCoupon, addonSlug: string | null, now: Date) {
-  const reason = couponRefusal(coupon, addonSlug, now);
+  const reason = couponRefusal(coupon, addonSlug === null ? null : { product: "ADDON", addonSlug }, now);
   return {
-    id: coupon.code,
+    id: coupon.id,
     valid: reason === null,
     name: coupon.name,
-    amountOff: coupon.amountOff,
+    amountOff: coupon.amountOffCents,
     percentOff: coupon.percentOff,
     duration: coupon.duration,
     durationInMonths: coupon.durationInMonths,
@@ -103,30 +102,19 @@ function knownPlan(planId: string, pointer: string) {
   return found;
 }
 
-function knownCoupon(code: string, pointer: string) {
-  const coupon = findCoupon(code);
-  if (!coupon) throw badInput([{ pointer, message: "No coupon has this code." }]);
-  return coupon;
-}
-
 export function checkCouponCode(code: string, planId: string | null | undefined, now: Date) {
   const coupon = knownCoupon(code, "/couponCode");
   const addonSlug = planId ? knownPlan(planId, "/planId").addon.slug : null;
   return couponView(coupon, addonSlug, now);
 }
 
-/** A coupon the caller gave for an install: unknown, or not applying here and now, is their mistake at `pointer`. */
-function usableCoupon(code: string | null | undefined, addon: CatalogueAddon, now: Date, pointer: string) {
-  if (!code) return null;
-  const coupon = knownCoupon(code, pointer);
-  const refusal = couponRefusal(coupon, addon.slug, now);
-  if (refusal) throw badInput([{ pointer, message: refusal }]);
-  return coupon;
-}
+/** A coupon the caller gave for an install (none: null), that may be applied to the add-on now. */
+const installCoupon = (code: string | null | undefined, addon: CatalogueAddon, now: Date, pointer: string) =>
+  code ? usableCoupon(code, { product: "ADDON", addonSlug: addon.slug }, now, pointer) : null;
 
 export function priceOf(planId: string, interval: Interval, couponCode: string | null | undefined, now: Date) {
   const { addon, plan } = knownPlan(planId, "/planId");
-  return installPrice(addon, plan, interval, usableCoupon(couponCode, addon, now, "/coupon"), now);
+  return installPrice(addon, plan, interval, installCoupon(couponCode, addon, now, "/coupon"), now);
 }
 
 function installable(addon: CatalogueAddon, kind: CatalogueAddon["kind"], pointer: string) {
@@ -191,7 +179,7 @@ async function writeEndpointInstall(
   if (endpoint.status === "ARCHIVED") throw conflict("This endpoint is archived and can no longer be changed.");
   if (!addon.networks.includes(endpoint.network))
     throw badInput([{ pointer: "/endpointId", message: `${addon.name} is not available on ${endpoint.network}.` }]);
-  const coupon = usableCoupon(input.coupon, addon, now, pointers.coupon);
+  const coupon = installCoupon(input.coupon, addon, now, pointers.coupon);
   const methods = new Set(addon.rpcMethods.map((m) => m.name));
   const disabled = input.disabledRpcMethodsOnCreation ?? [];
   disabled.forEach((method, i) => {
@@ -206,7 +194,7 @@ async function writeEndpointInstall(
     addonSlug: addon.slug,
     planSlug: plan.slug,
     interval,
-    couponCode: coupon?.code ?? null,
+    couponCode: coupon?.id ?? null,
     paymentSourceId: input.stripeSourceId ?? null,
     disabledMethods: disabled,
     disabledMethodsOnCreation: disabled,
@@ -238,14 +226,14 @@ export async function installAccountAddon(
 ) {
   const { addon, plan } = knownPlan(input.planId, "/planId");
   installable(addon, "ACCOUNT", "/planId");
-  const coupon = usableCoupon(input.coupon, addon, now, "/coupon");
+  const coupon = installCoupon(input.coupon, addon, now, "/coupon");
   const interval = input.interval ?? "MONTHLY";
   const row = await store.insertInstall(db, accountId, {
     endpointId: null,
     addonSlug: addon.slug,
     planSlug: plan.slug,
     interval,
-    couponCode: coupon?.code ?? null,
+    couponCode: coupon?.id ?? null,
     paymentSourceId: input.stripeSourceId ?? null,
     currentPeriodStart: now,
     currentPeriodEnd: periodEnd(now, interval),

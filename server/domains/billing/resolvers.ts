@@ -7,7 +7,7 @@ import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { cataloguePlan } from "../account/plan-catalogue.ts";
 import { listPlans, subscriptionOf } from "../account/service.ts";
 import { planView, subscriptionView } from "../account/subscription-view.ts";
-import { type CatalogueCoupon, catalogueCoupon } from "./coupons.ts";
+import { type CatalogueCoupon, findCoupon } from "../catalogue/coupons.ts";
 import * as service from "./service.ts";
 import type { InvoiceLineRow, InvoiceRow } from "./store.ts";
 
@@ -111,7 +111,7 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
       canceledAt: state((b) => b.state.canceledAt),
       usageSuspended: state(() => false),
       coupon: state((b) => {
-        const coupon = b.state.couponId ? catalogueCoupon(b.state.couponId) : undefined;
+        const coupon = b.state.couponId ? findCoupon(b.state.couponId) : undefined;
         return coupon ? couponView(coupon) : null;
       }),
       credits: state((b) => b.subscription.responsesPerMonth),

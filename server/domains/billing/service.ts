@@ -20,10 +20,10 @@ import {
   lockedSubscription,
   subscriptionOf,
 } from "../account/service.ts";
+import { type CatalogueCoupon, findCoupon, intervalsCovered, usableCoupon } from "../catalogue/coupons.ts";
 import { liveEndpoints, pauseBeyondLimit } from "../endpoints/service.ts";
 import { enforceMonthlyLimit, periodCredits } from "../usage/service.ts";
 import type { AddonCharges } from "./addon-charges.ts";
-import { type CatalogueCoupon, catalogueCoupon, invoicesCovered, usableCoupon } from "./coupons.ts";
 import { type PeriodBillInput, periodLines, prorate } from "./lines.ts";
 import * as store from "./store.ts";
 
@@ -92,7 +92,7 @@ export function stateOrDefaults(row: store.BillingStateRow | undefined, sub: Sub
 function couponInForce(state: BillingState): CatalogueCoupon | null {
   if (!state.couponId) return null;
   if (state.couponInvoicesLeft !== null && state.couponInvoicesLeft <= 0) return null;
-  return catalogueCoupon(state.couponId) ?? null;
+  return findCoupon(state.couponId) ?? null;
 }
 
 /** What a period's bill is made of, read in the caller's transaction (periodLines computes it). */
@@ -288,11 +288,8 @@ async function current(deps: BillingDeps, accountId: string, now: Date, closing:
   return { ...sub, state: stateOrDefaults(await store.getState(deps.db, accountId), sub.subscription) };
 }
 
-/** A code checked, as the coupon it names (checkCouponCode). */
-export const checkCoupon = (code: string) => usableCoupon(code, "/couponCode");
-
 const couponState = (coupon: CatalogueCoupon | null) =>
-  coupon ? { couponId: coupon.id, couponInvoicesLeft: invoicesCovered(coupon) } : {};
+  coupon ? { couponId: coupon.id, couponInvoicesLeft: intervalsCovered(coupon, 1) } : {};
 
 /**
  * A paid subscription for an account on the Free plan, from now: the Free period so far closes into its
@@ -308,7 +305,9 @@ export async function createSubscription(
   const plan = planOrBadInput(input.plan, "/plan");
   if (plan.priceCents === 0)
     throw badInput([{ pointer: "/plan", message: "Choose a paid plan: every account has the Free plan." }]);
-  const coupon = input.couponCode ? usableCoupon(input.couponCode, "/couponCode") : null;
+  const coupon = input.couponCode
+    ? usableCoupon(input.couponCode, { product: "SUBSCRIPTION" }, now, "/couponCode")
+    : null;
   const interval = input.interval ?? "MONTHLY";
   await closeEndedPeriods(deps, accountId, now);
   await deps.db.transaction(async (tx) => {
@@ -393,7 +392,9 @@ export async function upgradeSubscription(
   now = new Date(),
 ) {
   const plan = planOrBadInput(input.plan, "/plan");
-  const coupon = input.couponCode ? usableCoupon(input.couponCode, "/couponCode") : null;
+  const coupon = input.couponCode
+    ? usableCoupon(input.couponCode, { product: "SUBSCRIPTION" }, now, "/couponCode")
+    : null;
   const { plan: onPlan } = await current(deps, accountId, now, true);
   if (onPlan.priceCents === 0) return createSubscription(deps, accountId, input, now);
   if (plan.priceCents <= onPlan.priceCents) {

@@ -104,7 +104,7 @@ describe("an add-on install's charge in a billing period", () => {
       fc.property(fc.integer({ min: -6, max: 6 }), (monthsBefore) => {
         // An install made `monthsBefore` months before the period's start, still live after it.
         const createdAt = addMonths(start, -monthsBefore);
-        const install = { createdAt, couponCode: coupon.code };
+        const install = { createdAt, couponCode: coupon.id };
         const spans = [monthly("token-api-growth", createdAt, null)];
         const charge = installCharge(tokenApi, install, spans, period);
         if (monthsBefore < 0) expect(charge).toBe(0);
