@@ -482,10 +482,10 @@ export async function settleDueInstalls(db: Db, events: DomainEvents, now = new 
 export const endpointOf = getEndpointOrFail;
 export const endpointsOf = endpointsByIds;
 
-/** A month of requests, as the proxy's limiter counts it: a window of 30 days from the first call. */
-export const MONTH_SECONDS = 30 * 86_400;
-
-/** What each live endpoint install's plan allows: its rps and monthly requests over the add-on's methods. */
+/**
+ * What each live endpoint install's plan allows: its rps, and its monthly requests over the add-on's
+ * methods counted in the account's billing period (`period`: where the subscription row puts it).
+ */
 export async function addonLimitRows(db: Executor, scope: { accountId: string; endpointId: string } | null) {
   return (await store.installsForLimits(db, scope)).flatMap((row) => {
     const addon = findAddon(row.addonSlug);
@@ -500,6 +500,7 @@ export async function addonLimitRows(db: Executor, scope: { accountId: string; e
         methods: [...new Set([...addon.gatedMethods, ...addon.rpcMethods.map((m) => m.name)])],
         rpsLimit: plan.rpsLimit,
         monthlyRequestsLimit: plan.monthlyRequestsLimit,
+        period: { currentPeriodStart: row.currentPeriodStart, currentPeriodEnd: row.currentPeriodEnd },
       },
     ];
   });

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
+import { subscriptions } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
 import { addonEvents, addonInstalls, addonPlanChanges } from "./tables.ts";
 
@@ -155,7 +156,10 @@ export async function installsForProxy(db: Executor, endpointIds?: readonly stri
     );
 }
 
-/** The live endpoint installs of one endpoint, or of every endpoint (scope null), for the proxy's limits. */
+/**
+ * The live endpoint installs of one endpoint, or of every endpoint (scope null), for the proxy's limits,
+ * with their account's billing period as its subscription row holds it.
+ */
 export async function installsForLimits(db: Executor, scope: { accountId: string; endpointId: string } | null) {
   return db
     .select({
@@ -164,8 +168,11 @@ export async function installsForLimits(db: Executor, scope: { accountId: string
       endpointId: addonInstalls.endpointId,
       addonSlug: addonInstalls.addonSlug,
       planSlug: addonInstalls.planSlug,
+      currentPeriodStart: subscriptions.currentPeriodStart,
+      currentPeriodEnd: subscriptions.currentPeriodEnd,
     })
     .from(addonInstalls)
+    .innerJoin(subscriptions, eq(subscriptions.accountId, addonInstalls.accountId))
     .where(
       and(
         live,
