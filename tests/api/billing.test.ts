@@ -364,6 +364,47 @@ describe("periods and invoices", () => {
     );
   });
 
+  it("forecasts the period's bill: credits so far and projected against the allowance, billed as the preview bills", async () => {
+    const user = await signUp(ctx.app);
+    expect((await subscribe(user.client, { plan: "b6_build" })).errors).toBeUndefined();
+    const { viewer } = await user.client.gqlOk<{
+      viewer: {
+        subscription: {
+          responsesPerMonth: number;
+          upcomingInvoicePreview: { amountDueCents: number };
+          forecast: {
+            periodStart: string;
+            periodEnd: string;
+            stepSeconds: number;
+            creditsSoFar: number;
+            projectedCredits: number;
+            allowance: number;
+            projectedTotalCents: number;
+            points: { at: string; series: string; credits: number }[];
+          };
+        };
+      };
+    }>(
+      `{ viewer { subscription { responsesPerMonth upcomingInvoicePreview { amountDueCents }
+        forecast { periodStart periodEnd stepSeconds creditsSoFar projectedCredits allowance projectedTotalCents points { at series credits } } } } }`,
+    );
+    const { forecast, upcomingInvoicePreview, responsesPerMonth } = viewer.subscription;
+    expect(forecast).toMatchObject({
+      stepSeconds: 86_400,
+      creditsSoFar: 0,
+      projectedCredits: 0,
+      allowance: responsesPerMonth,
+    });
+    // Nothing used yet: the forecast bill is the preview's.
+    expect(forecast.projectedTotalCents).toBe(upcomingInvoicePreview.amountDueCents);
+    const allowance = forecast.points.filter((p) => p.series === "ALLOWANCE");
+    expect(allowance.length).toBeGreaterThanOrEqual(27);
+    for (const point of forecast.points) {
+      expect(Date.parse(point.at) % 86_400_000).toBe(0);
+      expect(point.at > forecast.periodStart && point.at < forecast.periodEnd).toBe(true);
+    }
+  });
+
   it("bills credits above the allowance where the plan bills overage, and keeps the endpoints serving", async () => {
     const user = await signUp(ctx.app);
     await subscribe(user.client, { plan: "b6_build" });

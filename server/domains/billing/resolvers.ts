@@ -145,6 +145,19 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
           stripeInvoicePdf: invoicePdfUrl(ctx, i.id),
         }));
       }),
+      forecast: field("VIEWER", async ({ accountId }) => {
+        const forecast = await service.periodForecast(deps, accountId);
+        return {
+          periodStart: forecast.period.start,
+          periodEnd: forecast.period.end,
+          stepSeconds: 86_400,
+          creditsSoFar: forecast.creditsSoFar,
+          projectedCredits: forecast.projectedCredits,
+          allowance: forecast.allowance,
+          projectedTotalCents: forecast.bill.totalCents,
+          points: forecast.points,
+        };
+      }),
       upcomingInvoicePreview: field("VIEWER", async ({ ctx, accountId }) => {
         const { period, bill, coupon } = await upcomingOf(ctx, accountId);
         return {

@@ -22,8 +22,9 @@ import {
 } from "../account/service.ts";
 import { type CatalogueCoupon, findCoupon, intervalsCovered, usableCoupon } from "../catalogue/coupons.ts";
 import { liveEndpoints, pauseBeyondLimit } from "../endpoints/service.ts";
-import { enforceMonthlyLimit, periodCredits } from "../usage/service.ts";
+import { creditsByDay, enforceMonthlyLimit, periodCredits } from "../usage/service.ts";
 import type { AddonCharges } from "./addon-charges.ts";
+import { billForecast } from "./forecast.ts";
 import { type PeriodBillInput, periodLines, prorate } from "./lines.ts";
 import * as store from "./store.ts";
 
@@ -556,6 +557,17 @@ export async function upcomingBill(deps: BillingDeps, accountId: string, now = n
   const period = { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd };
   const bill = periodLines(await billInput(deps, deps.db, accountId, subscription, state, period));
   return { period, bill, coupon: couponInForce(state) };
+}
+
+/** The forecast of the period in progress: its usage so far and projected, and the bill that comes to. */
+export async function periodForecast(deps: BillingDeps, accountId: string, now = new Date()) {
+  const { subscription, state } = await current(deps, accountId, now, false);
+  const period = { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd };
+  const [input, daily] = await Promise.all([
+    billInput(deps, deps.db, accountId, subscription, state, period),
+    creditsByDay(deps.db, accountId, period.start, period.end),
+  ]);
+  return billForecast(input, period, daily, now);
 }
 
 /** Billing's view of the account's subscription: the plan, the state, the unpaid invoices. */
