@@ -22,7 +22,9 @@ const ACCOUNTS = Number(process.env.BENCH_BILLING_ACCOUNTS ?? 10_000);
 const PROBE_MS = Number(process.env.BENCH_BILLING_PROBE_MS ?? 3000);
 const SAMPLES = 300;
 const DEMO_PASSWORD = "bench-demo-password";
-const PROBE = "{ endpoints(first: 20) { totalCount edges { node { id label status network } } } }";
+/** The endpoints list with the shell's viewer beside it: the viewer is read from the database, so no answer cache holds it. */
+const PROBE =
+  "{ viewer { id userId email userRole companyName } endpoints(first: 20) { totalCount edges { node { id label status network } } } }";
 const PREVIEW =
   "{ viewer { subscription { upcomingInvoicePreview { amountDueCents subtotalCents taxCents lines { type amount description } } } } }";
 

@@ -518,6 +518,40 @@ export async function installsInPeriod(db: Executor, accountId: string, period: 
   return installs.map((install) => ({ install, changes: changes.filter((c) => c.installId === install.id) }));
 }
 
+/** installsInPeriod for many accounts at once, each in its own period: by account, those with installs only. */
+export async function installsInPeriods(
+  db: Executor,
+  periods: readonly { accountId: string; start: Date; end: Date }[],
+) {
+  const byAccount = new Map<string, Awaited<ReturnType<typeof installsInPeriod>>>();
+  if (periods.length === 0) return byAccount;
+  const own = new Map(periods.map((p) => [p.accountId, p]));
+  const span = {
+    start: new Date(Math.min(...periods.map((p) => p.start.getTime()))),
+    end: new Date(Math.max(...periods.map((p) => p.end.getTime()))),
+  };
+  const installs = (await store.installsOfAccountsLiveIn(db, [...own.keys()], span)).filter((i) => {
+    const period = own.get(i.accountId);
+    return period !== undefined && i.createdAt < period.end && (i.endedAt === null || i.endedAt > period.start);
+  });
+  if (installs.length === 0) return byAccount;
+  const changes = await planChangesOfAccounts(db, installs);
+  for (const install of installs)
+    byAccount.set(install.accountId, [
+      ...(byAccount.get(install.accountId) ?? []),
+      { install, changes: changes.filter((c) => c.installId === install.id) },
+    ]);
+  return byAccount;
+}
+
+/** The plan changes of installs of several accounts, each read with its account. */
+async function planChangesOfAccounts(db: Executor, installs: readonly { id: string; accountId: string }[]) {
+  const byAccount = new Map<string, string[]>();
+  for (const i of installs) byAccount.set(i.accountId, [...(byAccount.get(i.accountId) ?? []), i.id]);
+  const all = await Promise.all([...byAccount].map(([accountId, ids]) => store.planChangesOf(db, accountId, ids)));
+  return all.flat();
+}
+
 export type AddonLimitRow = Awaited<ReturnType<typeof addonLimitRows>>[number];
 export const liveInstalls = store.liveInstalls;
 export const liveInstallsOnEndpoints = store.liveInstallsOnEndpoints;

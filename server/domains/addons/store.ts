@@ -97,6 +97,30 @@ export async function installsLiveIn(db: Executor, accountId: string, period: { 
     .orderBy(addonInstalls.createdAt);
 }
 
+/** The installs of the accounts named made before `end` and not ended by `start` (each account's own period is narrower). */
+export async function installsOfAccountsLiveIn(
+  db: Executor,
+  accountIds: readonly string[],
+  period: { start: Date; end: Date },
+) {
+  if (accountIds.length === 0) return [];
+  return db
+    .select({
+      ...getTableColumns(addonInstalls),
+      endpointName: sql<string | null>`coalesce(${endpoints.label}, ${endpoints.name})`,
+    })
+    .from(addonInstalls)
+    .leftJoin(endpoints, eq(endpoints.id, addonInstalls.endpointId))
+    .where(
+      and(
+        inArray(addonInstalls.accountId, [...accountIds]),
+        lt(addonInstalls.createdAt, period.end),
+        or(isNull(addonInstalls.endedAt), gt(addonInstalls.endedAt, period.start)),
+      ),
+    )
+    .orderBy(addonInstalls.createdAt);
+}
+
 export async function recordPlanChange(
   db: Executor,
   accountId: string,

@@ -12,7 +12,7 @@ import {
   planOf,
 } from "../addons/catalogue.ts";
 import { installPrice } from "../addons/price.ts";
-import { installsInPeriod } from "../addons/service.ts";
+import { installsInPeriod, installsInPeriods } from "../addons/service.ts";
 import { prorate } from "./lines.ts";
 
 /**
@@ -26,6 +26,11 @@ export interface AddonCharges {
     accountId: string,
     period: { start: Date; end: Date },
   ): Promise<{ description: string; amountCents: number }[]>;
+  /** The same for many accounts, each in its own period, in a few statements: by account, those with lines. */
+  linesOfPeriods(
+    db: Executor,
+    periods: readonly { accountId: string; start: Date; end: Date }[],
+  ): Promise<Map<string, { description: string; amountCents: number }[]>>;
 }
 
 /** A stretch of an install's life on one plan: [from, to), to null while it lasts. */
@@ -144,9 +149,22 @@ export function installLine(
 /** The charges app.ts gives billing: the account's installs live in the period, priced and prorated. */
 export const marketplaceCharges: AddonCharges = {
   async periodLines(db, accountId, period) {
-    return (await installsInPeriod(db, accountId, period)).flatMap(({ install, changes }) => {
-      const addon = findAddon(install.addonSlug);
-      return addon ? [installLine(addon, install, planSpans(install, changes), period)] : [];
-    });
+    return linesOf(await installsInPeriod(db, accountId, period), period);
+  },
+  async linesOfPeriods(db, periods) {
+    const installs = await installsInPeriods(db, periods);
+    return new Map(
+      periods.flatMap((p) => {
+        const own = installs.get(p.accountId);
+        return own ? [[p.accountId, linesOf(own, p)] as const] : [];
+      }),
+    );
   },
 };
+
+function linesOf(installs: Awaited<ReturnType<typeof installsInPeriod>>, period: Period) {
+  return installs.flatMap(({ install, changes }) => {
+    const addon = findAddon(install.addonSlug);
+    return addon ? [installLine(addon, install, planSpans(install, changes), period)] : [];
+  });
+}

@@ -28,6 +28,10 @@ export async function periodCredits(db: Executor, accountId: string, start: Date
   return (await store.totals(db, accountId, start, end)).credits;
 }
 
+/** Credits each account used in its period [start, end), in one statement: what a batch of bills counts. */
+export const periodCreditsOfMany = (db: Executor, periods: readonly { accountId: string; start: Date; end: Date }[]) =>
+  store.creditsOfWindows(db, periods);
+
 /** Credits the account used in [start, end) per UTC day (each day by its start), days without any left out. */
 export async function creditsByDay(db: Executor, accountId: string, start: Date, end: Date) {
   const perDay = new Map<number, number>();
