@@ -300,6 +300,7 @@ async function startPlatform(config: AppConfig, log: Logger, db: Db) {
       "sessions.changed",
       "viewer.changed",
       "accessTokens.changed",
+      "viewers.changed",
     ],
     (message, error) => log.warn({ err: error }, message),
   );

@@ -1,6 +1,6 @@
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
-import type { DomainEvents } from "../../platform/events.ts";
+import { type DomainEvents, VIEWERS_PER_EVENT } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { addMonths } from "../account/billing-period.ts";
@@ -156,12 +156,14 @@ async function billInput(
   state: BillingState,
   period: { start: Date; end: Date },
 ): Promise<PeriodBillInput> {
-  return billInputOf(deps, sub, state, period, {
-    trialEnd: (await getAccountOrFail(tx, accountId)).freeTrialEndsAt,
-    adjustments: await store.adjustmentsOf(tx, accountId, period.start),
-    credits: await periodCredits(tx, accountId, period.start, period.end),
-    addons: await deps.addons.periodLines(tx, accountId, period),
-  });
+  // Sent together: on a pool they run side by side, in a transaction one after another on its client.
+  const [account, adjustments, credits, addons] = await Promise.all([
+    getAccountOrFail(tx, accountId),
+    store.adjustmentsOf(tx, accountId, period.start),
+    periodCredits(tx, accountId, period.start, period.end),
+    deps.addons.periodLines(tx, accountId, period),
+  ]);
+  return billInputOf(deps, sub, state, period, { trialEnd: account.freeTrialEndsAt, adjustments, credits, addons });
 }
 
 async function lockedWithState(tx: Executor, accountId: string) {
@@ -378,10 +380,9 @@ async function closeDueBatch(deps: BillingDeps, now: Date, limit: number) {
     );
     return { locked: due.length, closed: ids, scheduled };
   });
-  // The viewers of the accounts closed read their new period; emitted together, after the commit.
-  await Promise.all(
-    result.closed.map((accountId) => deps.events.emitAndWait("viewer.changed", { accountId, userId: null })),
-  );
+  // The viewers of the accounts closed read their new period: a few messages for the batch, after the commit.
+  for (let i = 0; i < result.closed.length; i += VIEWERS_PER_EVENT)
+    await deps.events.emitAndWait("viewers.changed", { accountIds: result.closed.slice(i, i + VIEWERS_PER_EVENT) });
   return result;
 }
 
@@ -407,8 +408,9 @@ export async function closeEndedPeriodsOfAll(deps: BillingDeps, now = new Date()
  */
 async function current(deps: BillingDeps, accountId: string, now: Date, closing: boolean) {
   if (closing) await closeEndedPeriods(deps, accountId, now);
-  const sub = foundOr(await subscriptionOf(deps.db, accountId), "The subscription");
-  return { ...sub, state: stateOrDefaults(await store.getState(deps.db, accountId), sub.subscription) };
+  const [found, row] = await Promise.all([subscriptionOf(deps.db, accountId), store.getState(deps.db, accountId)]);
+  const sub = foundOr(found, "The subscription");
+  return { ...sub, state: stateOrDefaults(row, sub.subscription) };
 }
 
 const couponState = (coupon: CatalogueCoupon | null) =>
