@@ -80,6 +80,13 @@ function deref(
   return { ...(deref(follow(owner, pointer), owner, schemas) ?? {}), ...siblings };
 }
 
+/** The schema a reference names (`error-log#/properties/errorKind`), its `$ref` followed; undefined when absent. */
+export function schemaAtRef(schemas: Record<string, JsonSchema>, ref: string): JsonSchema | undefined {
+  const { name, pointer } = parseSchemaRef(ref);
+  const entity = schemas[name];
+  return entity && deref(follow(entity, pointer), entity, schemas);
+}
+
 /**
  * Whether `value` meets a condition (an `if`), in the part of JSON Schema read models use for one: `const`,
  * `enum`, `type`, `required` and `properties` (nested). A condition with any other keyword does not hold,

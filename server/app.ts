@@ -23,8 +23,8 @@ import type { TokenMethod } from "./dataplane/token-index/methods.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
-import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
 import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
+import { marketplaceCharges } from "./domains/billing/addon-charges.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -304,6 +304,7 @@ async function startPlatform(config: AppConfig, log: Logger, db: Db) {
       "sessions.changed",
       "viewer.changed",
       "accessTokens.changed",
+      "viewers.changed",
     ],
     (message, error) => log.warn({ err: error }, message),
   );
@@ -557,10 +558,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   });
   await app.register(tokensPlugin, { api, deps: { events, hash: parts.keyHash } });
   await app.register(addonsPlugin, { api, deps: { db, log, events } });
-  // Add-on lines come from the marketplace once it is merged (addon-charges.ts); none are installed before.
+  // Add-on lines: the marketplace prices each install of the period (billing/addon-charges.ts).
   await app.register(billingPlugin, {
     api,
-    deps: { db, log, events, sessions, settings: parts.billing, addons: withoutMarketplace },
+    deps: { db, log, events, sessions, settings: parts.billing, addons: marketplaceCharges },
   });
   await app.register(cryptoChargesPlugin, {
     api,

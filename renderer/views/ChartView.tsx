@@ -3,7 +3,7 @@ import { lazy, Suspense, useMemo } from "react";
 import { useData, useOperation } from "../data.tsx";
 import { useChartCheck } from "../faults.tsx";
 import { resolveVariables, type Scope } from "../resolve.ts";
-import { enumLabelOrSelf, fieldSchema } from "../schema.ts";
+import { enumLabelOrSelf, schemaAtRef } from "../schema.ts";
 import type { ChartView as ChartViewSpec } from "../types.ts";
 import { errorMessage } from "../useOperationRun.ts";
 import { buildChartOption } from "./chartOption.ts";
@@ -15,8 +15,7 @@ function useSeriesLabel(view: ChartViewSpec): (name: string) => string {
   const { registry } = useData();
   return useMemo(() => {
     if (!view.seriesLabels) return (name: string) => name;
-    const [entityName, pointer] = view.seriesLabels.split("#");
-    const enumSchema = fieldSchema(registry.schemas[entityName], pointer, registry.schemas);
+    const enumSchema = schemaAtRef(registry.schemas, view.seriesLabels);
     return (name: string) => enumLabelOrSelf(enumSchema, name);
   }, [view.seriesLabels, registry.schemas]);
 }

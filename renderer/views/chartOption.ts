@@ -103,7 +103,7 @@ export function buildChartOption(
             name: seriesLabel(name),
             data: points,
             itemStyle: { color },
-            lineStyle: { color },
+            lineStyle: { color, ...(view.dashedSeries?.includes(name) ? { type: "dashed" } : {}) },
             // A line needs two points; a lone point (one minute of data, or one between gaps) shows as its symbol.
             showSymbol: points.length < 2 || hasLonePoint(points),
             smooth: true,

@@ -432,6 +432,9 @@ export type CreateCryptoChargeInput = {
   invoiceId: string | number;
 };
 
+/** Where a point of the forecast belongs: the credits used so far, their projection, the plan's allowance. */
+export type BillingForecastSeries = "USED" | "PROJECTED" | "ALLOWANCE";
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -914,6 +917,27 @@ export type RequestCancelationMutation = { requestCancelation: { id: string } };
 export type RevertCancelSubscriptionMutationVariables = Exact<{ [key: string]: never }>;
 
 export type RevertCancelSubscriptionMutation = { revertCancelSubscription: { id: string } };
+
+export type BillingForecastQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BillingForecastQuery = {
+  viewer: {
+    id: string;
+    subscription: {
+      id: string;
+      forecast: {
+        periodStart: Date | string;
+        periodEnd: Date | string;
+        stepSeconds: number;
+        creditsSoFar: number;
+        projectedCredits: number;
+        allowance: number;
+        projectedTotalCents: number;
+        points: Array<{ at: Date | string; series: BillingForecastSeries; credits: number }>;
+      };
+    };
+  } | null;
+};
 
 export type CreateCoinbaseChargeMutationVariables = Exact<{
   input: CreateCryptoChargeInput;
@@ -3181,6 +3205,7 @@ export interface Operations {
   AddressBook: { variables: AddressBookQueryVariables; result: AddressBookQuery };
   AddressBooks: { variables: AddressBooksQueryVariables; result: AddressBooksQuery };
   ArchiveEndpoint: { variables: ArchiveEndpointMutationVariables; result: ArchiveEndpointMutation };
+  BillingForecast: { variables: BillingForecastQueryVariables; result: BillingForecastQuery };
   BillingInvoices: { variables: BillingInvoicesQueryVariables; result: BillingInvoicesQuery };
   BillingKeepableEndpoints: {
     variables: BillingKeepableEndpointsQueryVariables;

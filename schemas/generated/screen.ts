@@ -712,6 +712,10 @@ export interface ChartView {
   series: ChartSeries[];
   xType?: "time" | "category" | "value";
   /**
+   * Series of a line or area chart drawn dashed, by name as the query gives it (before `seriesLabels`): a projection beside what happened.
+   */
+  dashedSeries?: string[];
+  /**
    * An enum in an entity schema (`error-log#/properties/errorKind`) whose labels name the series: a series (or pie slice) whose name is one of its values is shown by its label, as tables show that enum.
    */
   seriesLabels?: string;

@@ -22,6 +22,12 @@ export interface DomainEventMap {
    */
   "viewer.changed": { accountId: string | null; userId: string | null };
   /**
+   * viewer.changed for many accounts at once (the billing clock's batch of closed periods): one message
+   * to the other processes instead of one per account. At most VIEWERS_PER_EVENT ids, so the relayed
+   * message fits PostgreSQL's 8,000-byte notification.
+   */
+  "viewers.changed": { accountIds: string[] };
+  /**
    * An access token was revoked or its limits changed: what a process cached of it is dropped, so the
    * next call with it is checked against the database.
    */
@@ -32,6 +38,9 @@ export interface DomainEventMap {
    */
   "relay.resynced": Record<string, never>;
 }
+
+/** The most account ids one viewers.changed carries (37 bytes each, with the envelope, under 8,000 bytes). */
+export const VIEWERS_PER_EVENT = 150;
 
 /** In-process notifications between domains and the data plane. */
 export class DomainEvents {

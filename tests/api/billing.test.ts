@@ -1,7 +1,7 @@
 import { inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withoutMarketplace } from "../../server/domains/billing/addon-charges.ts";
-import { type BillingDeps, closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
+import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
+import { type BillingDeps, closeEndedPeriod, closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
 
@@ -12,7 +12,7 @@ let deps: BillingDeps;
 
 beforeAll(() => {
   db = openDatabase(ctx.app.database.url, 4);
-  deps = { db, events: ctx.app.services.events, addons: withoutMarketplace, taxRateBps: 1000 };
+  deps = { db, events: ctx.app.services.events, addons: marketplaceCharges, taxRateBps: 1000 };
 });
 afterAll(async () => {
   await db?.$client.end();
@@ -335,6 +335,74 @@ describe("periods and invoices", () => {
     expect((await subscriptionOf(user.client)).upcomingInvoicePreview.totalDiscountAmountCents).toBe(0);
     // The clock tick again finds nothing to close for this account.
     expect(await closeEndedPeriodsOfAll(deps)).toBe(0);
+  });
+
+  it("an installed add-on is a line of the period's invoice, prorated from its install, in the preview and the closed invoice", async () => {
+    const user = await signUp(ctx.app);
+    expect((await subscribe(user.client, { plan: "b6_build" })).errors).toBeUndefined();
+    const endpointId = await endpoint(user.client, "with tokens");
+    await user.client.gqlOk("mutation($input: InstallAddonInput!) { installAddon(input: $input) { id } }", {
+      input: { endpointId, planId: "token-api-growth" },
+    });
+    const addonLine = (lines: { description: string; amount: number }[]) =>
+      lines.filter((l) => l.description.startsWith("Token API, Growth plan on with tokens"));
+    const preview = (await subscriptionOf(user.client)).upcomingInvoicePreview;
+    // Installed a moment after the period began: $29.00 less that moment's share, which rounds to nothing.
+    expect(addonLine(preview.lines).map((l) => l.amount)).toEqual([2900]);
+    expect(preview.amountDueCents).toBe(sum(preview.lines));
+    const { rows } = await db.$client.query<{ end: Date }>(
+      "select current_period_end as end from subscriptions where account_id = $1",
+      [user.viewer.id],
+    );
+    expect(await closeEndedPeriod(deps, user.viewer.id, new Date(rows[0].end.getTime() + 1000))).toBe(true);
+    const invoice = (await invoicesOf(user.client)).at(-1);
+    expect(invoice && addonLine(invoice.lines).map((l) => l.amount)).toEqual([2900]);
+    expect(invoice?.lines.find((l) => l.description.startsWith("Token API"))?.type).toBe("ADDON");
+    expect(invoice?.totalCents).toBe(sum(invoice?.lines ?? []));
+    expect(invoice?.totalCents).toBe(
+      (invoice?.subtotalCents ?? 0) - (invoice?.discountCents ?? 0) + (invoice?.taxCents ?? 0),
+    );
+  });
+
+  it("forecasts the period's bill: credits so far and projected against the allowance, billed as the preview bills", async () => {
+    const user = await signUp(ctx.app);
+    expect((await subscribe(user.client, { plan: "b6_build" })).errors).toBeUndefined();
+    const { viewer } = await user.client.gqlOk<{
+      viewer: {
+        subscription: {
+          responsesPerMonth: number;
+          upcomingInvoicePreview: { amountDueCents: number };
+          forecast: {
+            periodStart: string;
+            periodEnd: string;
+            stepSeconds: number;
+            creditsSoFar: number;
+            projectedCredits: number;
+            allowance: number;
+            projectedTotalCents: number;
+            points: { at: string; series: string; credits: number }[];
+          };
+        };
+      };
+    }>(
+      `{ viewer { subscription { responsesPerMonth upcomingInvoicePreview { amountDueCents }
+        forecast { periodStart periodEnd stepSeconds creditsSoFar projectedCredits allowance projectedTotalCents points { at series credits } } } } }`,
+    );
+    const { forecast, upcomingInvoicePreview, responsesPerMonth } = viewer.subscription;
+    expect(forecast).toMatchObject({
+      stepSeconds: 86_400,
+      creditsSoFar: 0,
+      projectedCredits: 0,
+      allowance: responsesPerMonth,
+    });
+    // Nothing used yet: the forecast bill is the preview's.
+    expect(forecast.projectedTotalCents).toBe(upcomingInvoicePreview.amountDueCents);
+    const allowance = forecast.points.filter((p) => p.series === "ALLOWANCE");
+    expect(allowance.length).toBeGreaterThanOrEqual(27);
+    for (const point of forecast.points) {
+      expect(Date.parse(point.at) % 86_400_000).toBe(0);
+      expect(point.at > forecast.periodStart && point.at < forecast.periodEnd).toBe(true);
+    }
   });
 
   it("bills credits above the allowance where the plan bills overage, and keeps the endpoints serving", async () => {

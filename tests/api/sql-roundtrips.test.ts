@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
-import { withoutMarketplace } from "../../server/domains/billing/addon-charges.ts";
+import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
 import { inspectedRequests } from "../../server/domains/inspector/tables.ts";
@@ -377,7 +377,7 @@ async function accountWith(
     .where(eq(subscriptions.accountId, accountId));
   for (const _ of range) {
     await db.update(subscriptions).set({ currentPeriodEnd: new Date() }).where(eq(subscriptions.accountId, accountId));
-    await closeEndedPeriodsOfAll({ db, events: app.services.events, addons: withoutMarketplace, taxRateBps: 0 });
+    await closeEndedPeriodsOfAll({ db, events: app.services.events, addons: marketplaceCharges, taxRateBps: 0 });
   }
   await db
     .update(subscriptions)

@@ -12,6 +12,7 @@
  * The tip benchmark (a block a second: BENCH_TIP_BLOCKS + BENCH_TIP_POLL_BLOCKS + 10 blocks) about 95 s.
  * The addons benchmark (token balances and the token index on anvil; BENCH_ADDONS_ROUNDS) about 40 s.
  * The rest benchmark (REST against GraphQL with one key; BENCH_SECONDS / BENCH_ROUNDS as graphql) about 40 s.
+ * The billing benchmark (10,000 accounts' periods closed by the service; BENCH_BILLING_ACCOUNTS) about a minute.
  *
  * The machine is shared: figures move between runs; the ratios (subject against a baseline measured
  * in the same round) are what to compare.
@@ -312,6 +313,39 @@ if (wanted("addons")) {
     met: indexing.ratio >= 0.8,
   });
   console.log(`(addons done at ${elapsed()})`);
+}
+
+if (wanted("billing")) {
+  const { runBillingBench } = await import("./billing.ts");
+  console.log(
+    "\n=== billing: closing every account's period (the service's clock) beside the service's GraphQL p50 without a close; the upcoming invoice preview; one invoice PDF ===",
+  );
+  const r = await runBillingBench();
+  checks.push({
+    bench: "billing",
+    target: `closing a period for ${r.accounts.toLocaleString("en-US")} accounts with a month of usage ≥ 1,000 accounts/s`,
+    measured: `${Math.round(r.accountsPerSecond)}/s (${r.closeSeconds.toFixed(1)} s; load ${r.load})`,
+    met: r.accountsPerSecond >= 1000,
+  });
+  checks.push({
+    bench: "billing",
+    target: "the service's GraphQL p50 during the close ≤ 2× without it",
+    measured: `${(r.probeDuringCloseP50Ms / r.probeP50Ms).toFixed(2)}× (${r.probeDuringCloseP50Ms.toFixed(2)} vs ${r.probeP50Ms.toFixed(2)} ms)`,
+    met: r.probeDuringCloseP50Ms <= 2 * r.probeP50Ms,
+  });
+  checks.push({
+    bench: "billing",
+    target: "one invoice PDF: p50 ≤ 30 ms",
+    measured: `${r.pdfP50Ms.toFixed(2)} ms`,
+    met: r.pdfP50Ms <= 30,
+  });
+  checks.push({
+    bench: "billing",
+    target: "upcomingInvoicePreview, an account with a month of usage: p50 ≤ 5 ms at 1 connection",
+    measured: `${r.previewP50Ms.toFixed(2)} ms`,
+    met: r.previewP50Ms <= 5,
+  });
+  console.log(`(billing done at ${elapsed()})`);
 }
 
 if (wanted("console")) {

@@ -19,7 +19,13 @@ export interface Limit {
   /** Counted per client IP instead of once for the key. */
   perIp: boolean;
   limit: number;
+  /** How long a count lasts from the first call it counts; with `window`, the longest a window lasts. */
   seconds: number;
+  /**
+   * A calendar the domain keeps (an account's billing period), instead of windows from the first call:
+   * given a time, the window it falls in. The count starts again at each window's start.
+   */
+  window?: (nowMs: number) => { startMs: number; endMs: number };
   /** The counter key without the client IP. */
   key: string;
   /** What the refusal names. */
@@ -31,7 +37,32 @@ export interface Limit {
 /** A limit compiled for the hot path. */
 interface Rule extends Omit<Limit, "methods"> {
   methods: Set<string> | null;
+  /** The window of `window` last asked for, kept until the clock leaves it. */
+  current?: { startMs: number; endMs: number };
 }
+
+/**
+ * The counter of a rule for a call now: its key (per window, with a window), how long a new count lasts
+ * (whole seconds, as the stores keep it) and, with a window, the ms left in it (when to retry).
+ */
+function counterOf(rule: Rule, clientIp: string): { key: string; seconds?: number; windowLeftMs?: number } {
+  const key = rule.perIp ? `${rule.key}:${clientIp}` : rule.key;
+  if (!rule.window) return { key };
+  const now = Date.now();
+  let current = rule.current;
+  if (!current || now < current.startMs || now >= current.endMs) {
+    current = rule.window(now);
+    rule.current = current;
+  }
+  const windowLeftMs = current.endMs - now;
+  return { key: `${key}:${current.startMs}`, seconds: Math.max(1, Math.ceil(windowLeftMs / 1000)), windowLeftMs };
+}
+
+/** A count whose window ends before its stored count expires: retry when the window ends. */
+const withinWindow = (count: Count | null, windowLeftMs: number | undefined): Count | null =>
+  count && windowLeftMs !== undefined && count.msBeforeNext > windowLeftMs
+    ? { consumed: count.consumed, msBeforeNext: windowLeftMs }
+    : count;
 
 const ruleOf = (limit: Limit): Rule => ({ ...limit, methods: limit.methods ? new Set(limit.methods) : null });
 
@@ -166,12 +197,12 @@ export class FlexibleRateLimitStage implements RateLimitStage {
     const results: (Count | null | Promise<Count | null>)[] = rules.map((rule) => {
       const points = rule.methods ? countMatching(rule.methods, methods) : methods.length;
       if (points === 0) return null;
-      const key = rule.perIp ? `${rule.key}:${clientIp}` : rule.key;
+      const { key, seconds, windowLeftMs } = counterOf(rule, clientIp);
       const limiter = this.limiterFor(rule.limit, rule.seconds);
-      const now = consumeNow(limiter, key, points, rule.seconds);
-      if (now) return now;
+      const now = consumeNow(limiter, key, points, seconds ?? rule.seconds);
+      if (now) return withinWindow(now, windowLeftMs);
       pending = true;
-      return consumed(limiter, key, points);
+      return consumed(limiter, key, points, seconds).then((count) => withinWindow(count, windowLeftMs));
     });
     if (!pending) {
       for (const r of results) counts.push(r as Count | null);
@@ -262,10 +293,18 @@ function countMatching(set: Set<string>, methods: string[]): number {
   return n;
 }
 
-/** The count after consuming, whether or not it went over the limit; null when the store failed. */
-export async function consumed(limiter: RateLimiterAbstract, key: string, points: number): Promise<Count | null> {
+/**
+ * The count after consuming, whether or not it went over the limit; null when the store failed. A new
+ * count lasts `seconds` when given (a window's rest), else the limiter's duration.
+ */
+export async function consumed(
+  limiter: RateLimiterAbstract,
+  key: string,
+  points: number,
+  seconds?: number,
+): Promise<Count | null> {
   try {
-    const res = await limiter.consume(key, points);
+    const res = await limiter.consume(key, points, seconds === undefined ? undefined : { customDuration: seconds });
     return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };
   } catch (rejection) {
     if (rejection instanceof RateLimiterRes)

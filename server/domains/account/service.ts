@@ -329,12 +329,12 @@ export const changeAccountBilling = (
   set: { billingVersion?: number; freeTrialEndsAt?: Date | null },
 ) => store.updateAccountRow(tx, accountId, set);
 
-/** Accounts whose billing period has ended by `now` and waits to be closed. */
-export const accountsWithPeriodEndedBy = (db: Executor, now: Date, limit: number) =>
-  store.accountsWithPeriodEndedBy(db, now, limit);
-
 /** The account's subscription and its plan's row. */
 export const subscriptionOf = (db: Executor, accountId: string) => store.getSubscription(db, accountId);
 
 /** The account's subscription and plan, locked until the transaction ends (limits checked against it hold). */
+/** Subscriptions due to close, locked (those another process holds skipped): the billing clock's batch. */
+export const lockDueSubscriptions = store.lockDueSubscriptions;
+export const moveSubscriptionPeriods = store.movePeriods;
+export const trialEndsOf = store.trialEndsOf;
 export const lockedSubscription = (tx: Executor, accountId: string) => store.getSubscription(tx, accountId, true);

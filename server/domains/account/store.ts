@@ -1,4 +1,4 @@
-import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery, preparedShapes } from "../../platform/db/prepared.ts";
 import type { Role } from "../../platform/roles.ts";
@@ -174,15 +174,39 @@ export async function updateSubscriptionRow(
   await db.update(subscriptions).set(set).where(eq(subscriptions.accountId, accountId));
 }
 
-/** Accounts whose current period ended by `now`, the longest ended first. */
-export async function accountsWithPeriodEndedBy(db: Executor, now: Date, limit: number) {
-  const rows = await db
-    .select({ accountId: subscriptions.accountId })
+/**
+ * Up to `limit` subscriptions whose period ended by `now`, the longest ended first, locked for update; rows
+ * another transaction holds are skipped (another process is closing them).
+ */
+export async function lockDueSubscriptions(db: Executor, now: Date, limit: number) {
+  return db
+    .select({ subscription: subscriptions, plan: plans })
     .from(subscriptions)
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
     .where(lte(subscriptions.currentPeriodEnd, now))
     .orderBy(asc(subscriptions.currentPeriodEnd))
-    .limit(limit);
-  return rows.map((r) => r.accountId);
+    .limit(limit)
+    .for("update", { of: subscriptions, skipLocked: true });
+}
+
+/** Each account's subscription period moved to [start, end), in one statement. */
+export async function movePeriods(db: Executor, periods: readonly { accountId: string; start: Date; end: Date }[]) {
+  if (periods.length === 0) return;
+  await db.execute(sql`
+    update subscriptions s set current_period_start = p.start_at, current_period_end = p.end_at
+    from unnest(${sql.param(periods.map((p) => p.accountId))}::uuid[], ${sql.param(periods.map((p) => p.start.toISOString()))}::timestamptz[],
+      ${sql.param(periods.map((p) => p.end.toISOString()))}::timestamptz[]) as p(account_id, start_at, end_at)
+    where s.account_id = p.account_id`);
+}
+
+/** The free trials' ends of the accounts named (an account without one is absent). */
+export async function trialEndsOf(db: Executor, accountIds: readonly string[]) {
+  if (accountIds.length === 0) return new Map<string, Date>();
+  const rows = await db
+    .select({ id: accounts.id, freeTrialEndsAt: accounts.freeTrialEndsAt })
+    .from(accounts)
+    .where(inArray(accounts.id, [...accountIds]));
+  return new Map(rows.flatMap((r) => (r.freeTrialEndsAt ? [[r.id, r.freeTrialEndsAt] as const] : [])));
 }
 
 export async function insertSubscription(db: Executor, row: typeof subscriptions.$inferInsert) {

@@ -30,6 +30,10 @@ export class ViewerModel {
     events.on("viewer.changed", ({ accountId, userId }) =>
       this.drop((a, u) => (accountId !== null && a === accountId) || (userId !== null && u === userId)),
     );
+    events.on("viewers.changed", ({ accountIds }) => {
+      const changed = new Set(accountIds);
+      this.drop((a) => changed.has(a));
+    });
     // Events from other processes may have been missed while the relay reconnected.
     events.on("relay.resynced", () => this.drop(() => true));
   }

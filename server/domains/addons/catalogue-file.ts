@@ -70,19 +70,6 @@ export interface CatalogueAddon {
   restPaths: AddonRestPath[];
 }
 
-export interface CatalogueCoupon {
-  code: string;
-  name: string;
-  percentOff: number | null;
-  amountOff: number | null;
-  duration: "ONCE" | "REPEATING" | "FOREVER";
-  durationInMonths: number | null;
-  validFrom: string;
-  validUntil: string;
-  /** The add-ons it applies to; empty for every add-on. */
-  addons: string[];
-}
-
 export interface CatalogueBundle {
   slug: string;
   name: string;
@@ -107,11 +94,11 @@ export interface AddonCatalogue {
   }[];
   addons: CatalogueAddon[];
   onboardingAddons: string[];
-  coupons: CatalogueCoupon[];
   bundles: CatalogueBundle[];
 }
 
 export const ADDON_CATALOGUE_FILE = "schemas/catalogue/addons.json";
+const COUPON_CATALOGUE_FILE = "schemas/catalogue/coupons.json";
 const SCHEMA_FILE = "schemas/catalogue/addons.schema.json";
 
 export interface CatalogueProblem {
@@ -120,8 +107,14 @@ export interface CatalogueProblem {
   reason: string;
 }
 
-/** Every name the catalogue uses that it does not define, each at its JSON pointer. */
-function referenceProblems(catalogue: AddonCatalogue): CatalogueProblem[] {
+/** The coupons as the add-on catalogue sees them: their codes, and what of them names an add-on. */
+type CouponsFile = { coupons: { id: string; validFrom: string; validUntil: string; addons: string[] }[] };
+
+/**
+ * Every name the catalogue uses that it does not define, each at its JSON pointer; and the coupons' names
+ * of add-ons and their windows (coupons.json, whose schema checks the rest).
+ */
+function referenceProblems(catalogue: AddonCatalogue, couponsFile: CouponsFile): CatalogueProblem[] {
   const problems: CatalogueProblem[] = [];
   const at = (pointer: string, reason: string) => problems.push({ file: ADDON_CATALOGUE_FILE, pointer, reason });
   const unique = (values: string[], pointer: (i: number) => string, what: string) => {
@@ -134,7 +127,7 @@ function referenceProblems(catalogue: AddonCatalogue): CatalogueProblem[] {
   const categories = new Set(catalogue.categories.map((c) => c.slug));
   const badges = new Set(catalogue.badges.map((b) => b.id));
   const addons = new Map(catalogue.addons.map((a) => [a.slug, a]));
-  const coupons = new Set(catalogue.coupons.map((c) => c.code));
+  const coupons = new Set(couponsFile.coupons.map((c) => c.id));
   unique([...categories], (i) => `/categories/${i}/slug`, "The category");
   unique(
     catalogue.addons.map((a) => a.slug),
@@ -150,11 +143,6 @@ function referenceProblems(catalogue: AddonCatalogue): CatalogueProblem[] {
     catalogue.addons.flatMap((a) => [...a.gatedMethods, ...a.gatedNamespaces.map((n) => `${n}_*`)]),
     () => "/addons",
     "The gated method or namespace",
-  );
-  unique(
-    catalogue.coupons.map((c) => c.code),
-    (i) => `/coupons/${i}/code`,
-    "The coupon",
   );
   catalogue.addons.forEach((addon, i) => {
     addon.categories.forEach((c, j) => {
@@ -184,17 +172,6 @@ function referenceProblems(catalogue: AddonCatalogue): CatalogueProblem[] {
   catalogue.onboardingAddons.forEach((slug, i) => {
     if (!addons.has(slug)) at(`/onboardingAddons/${i}`, `No add-on ${slug} in /addons.`);
   });
-  catalogue.coupons.forEach((coupon, i) => {
-    if ((coupon.percentOff === null) === (coupon.amountOff === null))
-      at(`/coupons/${i}`, "A coupon takes exactly one of percentOff and amountOff.");
-    if ((coupon.duration === "REPEATING") !== (coupon.durationInMonths !== null))
-      at(`/coupons/${i}/durationInMonths`, "durationInMonths is given exactly when the duration is REPEATING.");
-    if (!(Date.parse(coupon.validFrom) < Date.parse(coupon.validUntil)))
-      at(`/coupons/${i}/validUntil`, "validUntil must be after validFrom.");
-    coupon.addons.forEach((slug, j) => {
-      if (!addons.has(slug)) at(`/coupons/${i}/addons/${j}`, `No add-on ${slug} in /addons.`);
-    });
-  });
   catalogue.bundles.forEach((bundle, i) => {
     bundle.addons.forEach((item, j) => {
       const addon = addons.get(item.addon);
@@ -208,6 +185,18 @@ function referenceProblems(catalogue: AddonCatalogue): CatalogueProblem[] {
     });
     if (bundle.couponCode !== null && !coupons.has(bundle.couponCode))
       at(`/bundles/${i}/couponCode`, `No coupon ${bundle.couponCode} in /coupons.`);
+  });
+  const atCoupon = (pointer: string, reason: string) => problems.push({ file: COUPON_CATALOGUE_FILE, pointer, reason });
+  const couponIds = new Set<string>();
+  couponsFile.coupons.forEach((coupon, i) => {
+    if (couponIds.has(coupon.id)) atCoupon(`/coupons/${i}/id`, `The coupon ${coupon.id} is defined twice.`);
+    couponIds.add(coupon.id);
+    if (!(Date.parse(coupon.validFrom) < Date.parse(coupon.validUntil)))
+      atCoupon(`/coupons/${i}/validUntil`, "validUntil must be after validFrom.");
+    (Array.isArray(coupon.addons) ? coupon.addons : []).forEach((slug, j) => {
+      if (!addons.has(slug))
+        atCoupon(`/coupons/${i}/addons/${j}`, `No add-on ${slug} in schemas/catalogue/addons.json.`);
+    });
   });
   return problems;
 }
@@ -231,5 +220,13 @@ export function addonCatalogueProblems(rootDir: string): CatalogueProblem[] {
       reason: e.message ?? "is not valid",
     }));
   }
-  return referenceProblems(data as AddonCatalogue);
+  let couponsFile: CouponsFile;
+  try {
+    couponsFile = read(COUPON_CATALOGUE_FILE) as CouponsFile;
+  } catch (error) {
+    return [{ file: COUPON_CATALOGUE_FILE, pointer: "", reason: (error as Error).message }];
+  }
+  // The coupons file's shape is its own schema's to check (catalogueProblems); the references need its lists.
+  if (!Array.isArray(couponsFile.coupons)) return [];
+  return referenceProblems(data as AddonCatalogue, couponsFile);
 }

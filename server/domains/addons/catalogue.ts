@@ -8,6 +8,7 @@ import {
   type CatalogueAddon,
 } from "./catalogue-file.ts";
 
+export { type CatalogueCoupon, findCoupon } from "../catalogue/coupons.ts";
 export type * from "./catalogue-file.ts";
 
 const rootDir = path.resolve(import.meta.dirname, "../../..");
@@ -31,7 +32,9 @@ const plansBySlug: ReadonlyMap<string, { addon: CatalogueAddon; plan: AddonPlan 
 
 export const findAddon = (slug: string) => addonsBySlug.get(slug);
 export const findAddonPlan = (planSlug: string) => plansBySlug.get(planSlug);
-export const findCoupon = (code: string) => addonCatalogue.coupons.find((c) => c.code === code.trim().toUpperCase());
+/** An install's plan by its slug (a plan retired from the catalogue reads as the add-on's first). */
+export const planOf = (addon: CatalogueAddon, planSlug: string): AddonPlan =>
+  addon.plans.find((p) => p.slug === planSlug) ?? (addon.plans[0] as AddonPlan);
 export const findBundle = (slug: string) => addonCatalogue.bundles.find((b) => b.slug === slug);
 
 /** The add-on that owns a method at the proxy: by its name, then by its namespace (trace_ → trace). */

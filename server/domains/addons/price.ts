@@ -1,3 +1,4 @@
+import { couponRefusal, intervalsCovered } from "../catalogue/coupons.ts";
 import {
   type AddonPlan,
   addonCatalogue,
@@ -5,16 +6,6 @@ import {
   type CatalogueCoupon,
   type Interval,
 } from "./catalogue.ts";
-
-/** Why a coupon does not apply, or null when it does. */
-export function couponRefusal(coupon: CatalogueCoupon, addonSlug: string | null, at: Date): string | null {
-  const now = at.getTime();
-  if (now < Date.parse(coupon.validFrom)) return "This coupon is not valid yet.";
-  if (now > Date.parse(coupon.validUntil)) return "This coupon has expired.";
-  if (addonSlug !== null && coupon.addons.length > 0 && !coupon.addons.includes(addonSlug))
-    return "This coupon does not apply to this add-on.";
-  return null;
-}
 
 export interface InstallPrice {
   /** The plan's price for one interval, in minor units (cents) of USD, before any coupon. */
@@ -44,26 +35,18 @@ export function installPrice(
 ): InstallPrice {
   const months = interval === "YEARLY" ? addonCatalogue.yearlyMonthsCharged : 1;
   const listPrice = plan.price * months;
-  const applies = coupon !== null && couponRefusal(coupon, addon.slug, at) === null;
+  const applies = coupon !== null && couponRefusal(coupon, { product: "ADDON", addonSlug: addon.slug }, at) === null;
   let discount = 0;
   if (applies && coupon.percentOff !== null) discount = Math.floor((listPrice * coupon.percentOff + 50) / 100);
-  else if (applies && coupon.amountOff !== null) discount = coupon.amountOff;
+  else if (applies && coupon.amountOffCents !== null) discount = coupon.amountOffCents;
   discount = Math.min(discount, listPrice);
-  const discountedIntervals = !applies
-    ? null
-    : coupon.duration === "ONCE"
-      ? 1
-      : coupon.duration === "REPEATING"
-        ? interval === "YEARLY"
-          ? Math.ceil((coupon.durationInMonths ?? 1) / 12)
-          : (coupon.durationInMonths ?? 1)
-        : null;
+  const discountedIntervals = applies ? intervalsCovered(coupon, months) : null;
   return {
     listPrice,
     discount,
     total: listPrice - discount,
     interval,
     discountedIntervals,
-    couponCode: applies ? coupon.code : null,
+    couponCode: applies ? coupon.id : null,
   };
 }

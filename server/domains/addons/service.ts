@@ -2,21 +2,20 @@ import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
+import { type CatalogueCoupon, couponRefusal, findCoupon, knownCoupon, usableCoupon } from "../catalogue/coupons.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { endpointsByIds, getEndpointOrFail } from "../endpoints/service.ts";
 import {
-  type AddonPlan,
   addonCatalogue,
   addonOwningMethod,
   type CatalogueAddon,
-  type CatalogueCoupon,
   findAddon,
   findAddonPlan,
   findBundle,
-  findCoupon,
   type Interval,
+  planOf,
 } from "./catalogue.ts";
-import { couponRefusal, installPrice } from "./price.ts";
+import { installPrice } from "./price.ts";
 import * as store from "./store.ts";
 
 export type { InstallRow } from "./store.ts";
@@ -84,12 +83,12 @@ export function networkInfo(network: string) {
 
 /** A coupon as checkCouponCode shows it: whether it can be used now (for the plan's add-on, when one is named). */
 export function couponView(coupon: CatalogueCoupon, addonSlug: string | null, now: Date) {
-  const reason = couponRefusal(coupon, addonSlug, now);
+  const reason = couponRefusal(coupon, addonSlug === null ? null : { product: "ADDON", addonSlug }, now);
   return {
-    id: coupon.code,
+    id: coupon.id,
     valid: reason === null,
     name: coupon.name,
-    amountOff: coupon.amountOff,
+    amountOff: coupon.amountOffCents,
     percentOff: coupon.percentOff,
     duration: coupon.duration,
     durationInMonths: coupon.durationInMonths,
@@ -103,30 +102,19 @@ function knownPlan(planId: string, pointer: string) {
   return found;
 }
 
-function knownCoupon(code: string, pointer: string) {
-  const coupon = findCoupon(code);
-  if (!coupon) throw badInput([{ pointer, message: "No coupon has this code." }]);
-  return coupon;
-}
-
 export function checkCouponCode(code: string, planId: string | null | undefined, now: Date) {
   const coupon = knownCoupon(code, "/couponCode");
   const addonSlug = planId ? knownPlan(planId, "/planId").addon.slug : null;
   return couponView(coupon, addonSlug, now);
 }
 
-/** A coupon the caller gave for an install: unknown, or not applying here and now, is their mistake at `pointer`. */
-function usableCoupon(code: string | null | undefined, addon: CatalogueAddon, now: Date, pointer: string) {
-  if (!code) return null;
-  const coupon = knownCoupon(code, pointer);
-  const refusal = couponRefusal(coupon, addon.slug, now);
-  if (refusal) throw badInput([{ pointer, message: refusal }]);
-  return coupon;
-}
+/** A coupon the caller gave for an install (none: null), that may be applied to the add-on now. */
+const installCoupon = (code: string | null | undefined, addon: CatalogueAddon, now: Date, pointer: string) =>
+  code ? usableCoupon(code, { product: "ADDON", addonSlug: addon.slug }, now, pointer) : null;
 
 export function priceOf(planId: string, interval: Interval, couponCode: string | null | undefined, now: Date) {
   const { addon, plan } = knownPlan(planId, "/planId");
-  return installPrice(addon, plan, interval, usableCoupon(couponCode, addon, now, "/coupon"), now);
+  return installPrice(addon, plan, interval, installCoupon(couponCode, addon, now, "/coupon"), now);
 }
 
 function installable(addon: CatalogueAddon, kind: CatalogueAddon["kind"], pointer: string) {
@@ -191,7 +179,7 @@ async function writeEndpointInstall(
   if (endpoint.status === "ARCHIVED") throw conflict("This endpoint is archived and can no longer be changed.");
   if (!addon.networks.includes(endpoint.network))
     throw badInput([{ pointer: "/endpointId", message: `${addon.name} is not available on ${endpoint.network}.` }]);
-  const coupon = usableCoupon(input.coupon, addon, now, pointers.coupon);
+  const coupon = installCoupon(input.coupon, addon, now, pointers.coupon);
   const methods = new Set(addon.rpcMethods.map((m) => m.name));
   const disabled = input.disabledRpcMethodsOnCreation ?? [];
   disabled.forEach((method, i) => {
@@ -206,12 +194,13 @@ async function writeEndpointInstall(
     addonSlug: addon.slug,
     planSlug: plan.slug,
     interval,
-    couponCode: coupon?.code ?? null,
+    couponCode: coupon?.id ?? null,
     paymentSourceId: input.stripeSourceId ?? null,
     disabledMethods: disabled,
     disabledMethodsOnCreation: disabled,
     currentPeriodStart: now,
     currentPeriodEnd: periodEnd(now, interval),
+    createdAt: now,
   });
   if (!row) throw alreadyInstalled(addon, "on this endpoint", "/endpointId");
   return row;
@@ -237,17 +226,18 @@ export async function installAccountAddon(
 ) {
   const { addon, plan } = knownPlan(input.planId, "/planId");
   installable(addon, "ACCOUNT", "/planId");
-  const coupon = usableCoupon(input.coupon, addon, now, "/coupon");
+  const coupon = installCoupon(input.coupon, addon, now, "/coupon");
   const interval = input.interval ?? "MONTHLY";
   const row = await store.insertInstall(db, accountId, {
     endpointId: null,
     addonSlug: addon.slug,
     planSlug: plan.slug,
     interval,
-    couponCode: coupon?.code ?? null,
+    couponCode: coupon?.id ?? null,
     paymentSourceId: input.stripeSourceId ?? null,
     currentPeriodStart: now,
     currentPeriodEnd: periodEnd(now, interval),
+    createdAt: now,
   });
   if (!row) throw alreadyInstalled(addon, "for this account", "/planId");
   return row;
@@ -308,19 +298,27 @@ export function changeAddonPlan(
     const before = installPrice(addon, current, row.interval as Interval, coupon, now).listPrice;
     const after = installPrice(addon, newPlan, input.interval, coupon, now).listPrice;
     const paymentSourceId = input.stripeSourceId ?? row.paymentSourceId;
-    if (after >= before)
+    if (after >= before) {
+      await store.recordPlanChange(tx, accountId, {
+        installId: row.id,
+        changedAt: now,
+        fromPlanSlug: row.planSlug,
+        fromInterval: row.interval,
+        toPlanSlug: newPlan.slug,
+        toInterval: input.interval,
+      });
       return store.updateInstall(tx, accountId, row.id, {
         planSlug: newPlan.slug,
         interval: input.interval,
         pendingPlanSlug: null,
         paymentSourceId,
       });
+    }
     return store.updateInstall(tx, accountId, row.id, { pendingPlanSlug: newPlan.slug, paymentSourceId });
   });
 }
 
-export const planOf = (addon: CatalogueAddon, planSlug: string): AddonPlan =>
-  addon.plans.find((p) => p.slug === planSlug) ?? (addon.plans[0] as AddonPlan);
+export { planOf };
 
 /** Removal: at the period's end (pending deactivation) or, when `immediately`, at once. */
 export function deleteAddon(
@@ -462,6 +460,14 @@ export async function settleDueInstalls(db: Db, events: DomainEvents, now = new 
       if (locked.deactivatesAt && locked.deactivatesAt <= now)
         return store.updateInstall(tx, due.accountId, locked.id, { endedAt: locked.deactivatesAt });
       if (!locked.pendingPlanSlug || locked.currentPeriodEnd > now) return undefined;
+      await store.recordPlanChange(tx, due.accountId, {
+        installId: locked.id,
+        changedAt: locked.currentPeriodEnd,
+        fromPlanSlug: locked.planSlug,
+        fromInterval: locked.interval,
+        toPlanSlug: locked.pendingPlanSlug,
+        toInterval: locked.interval,
+      });
       return store.updateInstall(tx, due.accountId, locked.id, {
         planSlug: locked.pendingPlanSlug,
         pendingPlanSlug: null,
@@ -476,10 +482,10 @@ export async function settleDueInstalls(db: Db, events: DomainEvents, now = new 
 export const endpointOf = getEndpointOrFail;
 export const endpointsOf = endpointsByIds;
 
-/** A month of requests, as the proxy's limiter counts it: a window of 30 days from the first call. */
-export const MONTH_SECONDS = 30 * 86_400;
-
-/** What each live endpoint install's plan allows: its rps and monthly requests over the add-on's methods. */
+/**
+ * What each live endpoint install's plan allows: its rps, and its monthly requests over the add-on's
+ * methods counted in the account's billing period (`period`: where the subscription row puts it).
+ */
 export async function addonLimitRows(db: Executor, scope: { accountId: string; endpointId: string } | null) {
   return (await store.installsForLimits(db, scope)).flatMap((row) => {
     const addon = findAddon(row.addonSlug);
@@ -494,9 +500,56 @@ export async function addonLimitRows(db: Executor, scope: { accountId: string; e
         methods: [...new Set([...addon.gatedMethods, ...addon.rpcMethods.map((m) => m.name)])],
         rpsLimit: plan.rpsLimit,
         monthlyRequestsLimit: plan.monthlyRequestsLimit,
+        period: { currentPeriodStart: row.currentPeriodStart, currentPeriodEnd: row.currentPeriodEnd },
       },
     ];
   });
+}
+
+/** The account's installs live at some time in the period, each with its plan changes (oldest first): what billing charges. */
+export async function installsInPeriod(db: Executor, accountId: string, period: { start: Date; end: Date }) {
+  const installs = await store.installsLiveIn(db, accountId, period);
+  if (installs.length === 0) return [];
+  const changes = await store.planChangesOf(
+    db,
+    accountId,
+    installs.map((i) => i.id),
+  );
+  return installs.map((install) => ({ install, changes: changes.filter((c) => c.installId === install.id) }));
+}
+
+/** installsInPeriod for many accounts at once, each in its own period: by account, those with installs only. */
+export async function installsInPeriods(
+  db: Executor,
+  periods: readonly { accountId: string; start: Date; end: Date }[],
+) {
+  const byAccount = new Map<string, Awaited<ReturnType<typeof installsInPeriod>>>();
+  if (periods.length === 0) return byAccount;
+  const own = new Map(periods.map((p) => [p.accountId, p]));
+  const span = {
+    start: new Date(Math.min(...periods.map((p) => p.start.getTime()))),
+    end: new Date(Math.max(...periods.map((p) => p.end.getTime()))),
+  };
+  const installs = (await store.installsOfAccountsLiveIn(db, [...own.keys()], span)).filter((i) => {
+    const period = own.get(i.accountId);
+    return period !== undefined && i.createdAt < period.end && (i.endedAt === null || i.endedAt > period.start);
+  });
+  if (installs.length === 0) return byAccount;
+  const changes = await planChangesOfAccounts(db, installs);
+  for (const install of installs)
+    byAccount.set(install.accountId, [
+      ...(byAccount.get(install.accountId) ?? []),
+      { install, changes: changes.filter((c) => c.installId === install.id) },
+    ]);
+  return byAccount;
+}
+
+/** The plan changes of installs of several accounts, each read with its account. */
+async function planChangesOfAccounts(db: Executor, installs: readonly { id: string; accountId: string }[]) {
+  const byAccount = new Map<string, string[]>();
+  for (const i of installs) byAccount.set(i.accountId, [...(byAccount.get(i.accountId) ?? []), i.id]);
+  const all = await Promise.all([...byAccount].map(([accountId, ids]) => store.planChangesOf(db, accountId, ids)));
+  return all.flat();
 }
 
 export type AddonLimitRow = Awaited<ReturnType<typeof addonLimitRows>>[number];

@@ -1,9 +1,13 @@
-import { and, desc, eq, inArray, isNotNull, isNull, lte, or } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
-import { addonEvents, addonInstalls } from "./tables.ts";
+import { subscriptions } from "../account/tables.ts";
+import { endpoints } from "../endpoints/tables.ts";
+import { addonEvents, addonInstalls, addonPlanChanges } from "./tables.ts";
 
 export type InstallRow = typeof addonInstalls.$inferSelect;
-export type NewInstall = Omit<typeof addonInstalls.$inferInsert, "accountId" | "id" | "createdAt" | "endedAt">;
+/** An install as written: `createdAt` is when it was made by the service's clock (the database's when absent). */
+export type NewInstall = Omit<typeof addonInstalls.$inferInsert, "accountId" | "id" | "endedAt">;
+export type PlanChangeRow = typeof addonPlanChanges.$inferSelect;
 
 const live = isNull(addonInstalls.endedAt);
 
@@ -74,6 +78,67 @@ export async function updateInstall(
   return row as InstallRow;
 }
 
+/** The account's installs live at some time in [start, end) (made before its end, not ended by its start), with their endpoint's name. */
+export async function installsLiveIn(db: Executor, accountId: string, period: { start: Date; end: Date }) {
+  return db
+    .select({
+      ...getTableColumns(addonInstalls),
+      endpointName: sql<string | null>`coalesce(${endpoints.label}, ${endpoints.name})`,
+    })
+    .from(addonInstalls)
+    .leftJoin(endpoints, eq(endpoints.id, addonInstalls.endpointId))
+    .where(
+      and(
+        eq(addonInstalls.accountId, accountId),
+        lt(addonInstalls.createdAt, period.end),
+        or(isNull(addonInstalls.endedAt), gt(addonInstalls.endedAt, period.start)),
+      ),
+    )
+    .orderBy(addonInstalls.createdAt);
+}
+
+/** The installs of the accounts named made before `end` and not ended by `start` (each account's own period is narrower). */
+export async function installsOfAccountsLiveIn(
+  db: Executor,
+  accountIds: readonly string[],
+  period: { start: Date; end: Date },
+) {
+  if (accountIds.length === 0) return [];
+  return db
+    .select({
+      ...getTableColumns(addonInstalls),
+      endpointName: sql<string | null>`coalesce(${endpoints.label}, ${endpoints.name})`,
+    })
+    .from(addonInstalls)
+    .leftJoin(endpoints, eq(endpoints.id, addonInstalls.endpointId))
+    .where(
+      and(
+        inArray(addonInstalls.accountId, [...accountIds]),
+        lt(addonInstalls.createdAt, period.end),
+        or(isNull(addonInstalls.endedAt), gt(addonInstalls.endedAt, period.start)),
+      ),
+    )
+    .orderBy(addonInstalls.createdAt);
+}
+
+export async function recordPlanChange(
+  db: Executor,
+  accountId: string,
+  change: Omit<PlanChangeRow, "id" | "accountId">,
+) {
+  await db.insert(addonPlanChanges).values({ ...change, accountId });
+}
+
+/** The plan changes of the installs named, oldest first. */
+export async function planChangesOf(db: Executor, accountId: string, installIds: readonly string[]) {
+  if (installIds.length === 0) return [];
+  return db
+    .select()
+    .from(addonPlanChanges)
+    .where(and(eq(addonPlanChanges.accountId, accountId), inArray(addonPlanChanges.installId, [...installIds])))
+    .orderBy(asc(addonPlanChanges.changedAt));
+}
+
 /**
  * Installs whose period ended with a change waiting (a deactivation or a downgrade), every account's:
  * the housekeeping that settles them is the service's own, and answers nothing to a user.
@@ -115,7 +180,10 @@ export async function installsForProxy(db: Executor, endpointIds?: readonly stri
     );
 }
 
-/** The live endpoint installs of one endpoint, or of every endpoint (scope null), for the proxy's limits. */
+/**
+ * The live endpoint installs of one endpoint, or of every endpoint (scope null), for the proxy's limits,
+ * with their account's billing period as its subscription row holds it.
+ */
 export async function installsForLimits(db: Executor, scope: { accountId: string; endpointId: string } | null) {
   return db
     .select({
@@ -124,8 +192,11 @@ export async function installsForLimits(db: Executor, scope: { accountId: string
       endpointId: addonInstalls.endpointId,
       addonSlug: addonInstalls.addonSlug,
       planSlug: addonInstalls.planSlug,
+      currentPeriodStart: subscriptions.currentPeriodStart,
+      currentPeriodEnd: subscriptions.currentPeriodEnd,
     })
     .from(addonInstalls)
+    .innerJoin(subscriptions, eq(subscriptions.accountId, addonInstalls.accountId))
     .where(
       and(
         live,

@@ -62,3 +62,25 @@ export const addonEvents = pgTable(
   },
   (t) => [index("addon_events_account").on(t.accountId, t.createdAt)],
 );
+
+/**
+ * A live install's plan changes, so a period's charge can be prorated across them: the plan and interval
+ * from `changed_at` on (an upgrade at once, a pending downgrade at the install's period end). Before an
+ * install's first change it was on the first change's `from` plan (or, with none, on its current plan).
+ */
+export const addonPlanChanges = pgTable(
+  "addon_plan_changes",
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    installId: uuid("install_id")
+      .notNull()
+      .references(() => addonInstalls.id, { onDelete: "cascade" }),
+    changedAt: timestamp("changed_at", { withTimezone: true, precision: 3 }).notNull(),
+    fromPlanSlug: text("from_plan_slug").notNull(),
+    fromInterval: text("from_interval").notNull(),
+    toPlanSlug: text("to_plan_slug").notNull(),
+    toInterval: text("to_interval").notNull(),
+  },
+  (t) => [index("addon_plan_changes_install").on(t.installId, t.changedAt)],
+);

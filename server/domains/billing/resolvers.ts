@@ -7,7 +7,7 @@ import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { cataloguePlan } from "../account/plan-catalogue.ts";
 import { listPlans, subscriptionOf } from "../account/service.ts";
 import { planView, subscriptionView } from "../account/subscription-view.ts";
-import { type CatalogueCoupon, catalogueCoupon } from "./coupons.ts";
+import { type CatalogueCoupon, findCoupon } from "../catalogue/coupons.ts";
 import * as service from "./service.ts";
 import type { InvoiceLineRow, InvoiceRow } from "./store.ts";
 
@@ -111,7 +111,7 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
       canceledAt: state((b) => b.state.canceledAt),
       usageSuspended: state(() => false),
       coupon: state((b) => {
-        const coupon = b.state.couponId ? catalogueCoupon(b.state.couponId) : undefined;
+        const coupon = b.state.couponId ? findCoupon(b.state.couponId) : undefined;
         return coupon ? couponView(coupon) : null;
       }),
       credits: state((b) => b.subscription.responsesPerMonth),
@@ -144,6 +144,19 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
           date: i.createdAt,
           stripeInvoicePdf: invoicePdfUrl(ctx, i.id),
         }));
+      }),
+      forecast: field("VIEWER", async ({ accountId }) => {
+        const forecast = await service.periodForecast(deps, accountId);
+        return {
+          periodStart: forecast.period.start,
+          periodEnd: forecast.period.end,
+          stepSeconds: 86_400,
+          creditsSoFar: forecast.creditsSoFar,
+          projectedCredits: forecast.projectedCredits,
+          allowance: forecast.allowance,
+          projectedTotalCents: forecast.bill.totalCents,
+          points: forecast.points,
+        };
       }),
       upcomingInvoicePreview: field("VIEWER", async ({ ctx, accountId }) => {
         const { period, bill, coupon } = await upcomingOf(ctx, accountId);

@@ -1,6 +1,6 @@
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { badInput, conflict, foundOr, notFound } from "../../platform/errors.ts";
-import type { DomainEvents } from "../../platform/events.ts";
+import { type DomainEvents, VIEWERS_PER_EVENT } from "../../platform/events.ts";
 import { isUuid } from "../../platform/ids.ts";
 import { connection, cursorArgument, pageSize } from "../../platform/paging.ts";
 import { addMonths } from "../account/billing-period.ts";
@@ -12,18 +12,21 @@ import {
   planLimits,
 } from "../account/plan-catalogue.ts";
 import {
-  accountsWithPeriodEndedBy,
   changeAccountBilling,
   changeSubscription,
   FREE_PLAN_ID,
   getAccountOrFail,
+  lockDueSubscriptions,
   lockedSubscription,
+  moveSubscriptionPeriods,
   subscriptionOf,
+  trialEndsOf,
 } from "../account/service.ts";
+import { type CatalogueCoupon, findCoupon, intervalsCovered, usableCoupon } from "../catalogue/coupons.ts";
 import { liveEndpoints, pauseBeyondLimit } from "../endpoints/service.ts";
-import { enforceMonthlyLimit, periodCredits } from "../usage/service.ts";
+import { creditsByDay, enforceMonthlyLimit, periodCredits, periodCreditsOfMany } from "../usage/service.ts";
 import type { AddonCharges } from "./addon-charges.ts";
-import { type CatalogueCoupon, catalogueCoupon, invoicesCovered, usableCoupon } from "./coupons.ts";
+import { billForecast } from "./forecast.ts";
 import { type PeriodBillInput, periodLines, prorate } from "./lines.ts";
 import * as store from "./store.ts";
 
@@ -92,10 +95,59 @@ export function stateOrDefaults(row: store.BillingStateRow | undefined, sub: Sub
 function couponInForce(state: BillingState): CatalogueCoupon | null {
   if (!state.couponId) return null;
   if (state.couponInvoicesLeft !== null && state.couponInvoicesLeft <= 0) return null;
-  return catalogueCoupon(state.couponId) ?? null;
+  return findCoupon(state.couponId) ?? null;
 }
 
-/** What a period's bill is made of, read in the caller's transaction (periodLines computes it). */
+/** What a period's bill reads of other rows: the trial's end, the prorations, the credits, the add-ons' lines. */
+interface BillReads {
+  trialEnd: Date | null;
+  adjustments: { description: string; amountCents: number }[];
+  credits: number;
+  addons: { description: string; amountCents: number }[];
+}
+
+/** What a period's bill is made of, from the subscription, billing's state and what was read (periodLines computes it). */
+function billInputOf(
+  deps: BillingDeps,
+  sub: Subscription,
+  state: BillingState,
+  period: { start: Date; end: Date },
+  reads: BillReads,
+): PeriodBillInput {
+  const periodPlan = planOf(state.periodPlanId);
+  const current = planOf(sub.planId);
+  let base: PeriodBillInput["base"] = null;
+  if (state.licensedStart >= period.start && state.licensedStart < period.end) {
+    const amountCents = licencePriceCents(periodPlan, sub.interval as BillingInterval);
+    const length = state.licensedEnd.getTime() - state.licensedStart.getTime();
+    const inTrial = reads.trialEnd
+      ? Math.min(reads.trialEnd.getTime(), state.licensedEnd.getTime()) - state.licensedStart.getTime()
+      : 0;
+    base = {
+      planName: periodPlan.prettyName,
+      amountCents,
+      trialCents: inTrial > 0 ? prorate(amountCents, inTrial, length) : 0,
+    };
+  }
+  return {
+    base,
+    adjustments: reads.adjustments.map((a) => ({
+      kind: "PRORATION" as const,
+      description: a.description,
+      amountCents: a.amountCents,
+    })),
+    usage: {
+      credits: reads.credits,
+      allowance: sub.responsesPerMonth,
+      centsPerMillion: current.overageCentsPerMillionCredits,
+    },
+    addons: reads.addons,
+    coupon: couponInForce(state),
+    taxRateBps: deps.taxRateBps,
+  };
+}
+
+/** What one account's period bill is made of, read in the caller's transaction. */
 async function billInput(
   deps: BillingDeps,
   tx: Executor,
@@ -104,39 +156,14 @@ async function billInput(
   state: BillingState,
   period: { start: Date; end: Date },
 ): Promise<PeriodBillInput> {
-  const periodPlan = planOf(state.periodPlanId);
-  const current = planOf(sub.planId);
-  let base: PeriodBillInput["base"] = null;
-  if (state.licensedStart >= period.start && state.licensedStart < period.end) {
-    const amountCents = licencePriceCents(periodPlan, sub.interval as BillingInterval);
-    const trialEnd = (await getAccountOrFail(tx, accountId)).freeTrialEndsAt;
-    const length = state.licensedEnd.getTime() - state.licensedStart.getTime();
-    const inTrial = trialEnd
-      ? Math.min(trialEnd.getTime(), state.licensedEnd.getTime()) - state.licensedStart.getTime()
-      : 0;
-    base = {
-      planName: periodPlan.prettyName,
-      amountCents,
-      trialCents: inTrial > 0 ? prorate(amountCents, inTrial, length) : 0,
-    };
-  }
-  const adjustments = (await store.adjustmentsOf(tx, accountId, period.start)).map((a) => ({
-    kind: "PRORATION" as const,
-    description: a.description,
-    amountCents: a.amountCents,
-  }));
-  return {
-    base,
-    adjustments,
-    usage: {
-      credits: await periodCredits(tx, accountId, period.start, period.end),
-      allowance: sub.responsesPerMonth,
-      centsPerMillion: current.overageCentsPerMillionCredits,
-    },
-    addons: await deps.addons.periodLines(accountId, period),
-    coupon: couponInForce(state),
-    taxRateBps: deps.taxRateBps,
-  };
+  // Sent together: on a pool they run side by side, in a transaction one after another on its client.
+  const [account, adjustments, credits, addons] = await Promise.all([
+    getAccountOrFail(tx, accountId),
+    store.adjustmentsOf(tx, accountId, period.start),
+    periodCredits(tx, accountId, period.start, period.end),
+    deps.addons.periodLines(tx, accountId, period),
+  ]);
+  return billInputOf(deps, sub, state, period, { trialEnd: account.freeTrialEndsAt, adjustments, credits, addons });
 }
 
 async function lockedWithState(tx: Executor, accountId: string) {
@@ -172,31 +199,53 @@ async function invoicePeriod(
   if (period.end <= period.start) return { invoice: undefined, state };
   const bill = periodLines(await billInput(deps, tx, accountId, sub, state, period));
   const sequence = (await store.countInvoices(tx, accountId)) + 1;
-  const status = invoiceStatusAfter("draft", bill.totalCents > 0 ? "open" : "paid");
   const invoice = await store.insertInvoice(
     tx,
     accountId,
-    {
-      number: `NP-${accountId.slice(0, 8).toUpperCase()}-${String(sequence).padStart(4, "0")}`,
-      periodStart: period.start,
-      periodEnd: period.end,
-      status,
-      subtotalCents: bill.subtotalCents,
-      discountCents: bill.discountCents,
-      taxCents: bill.taxCents,
-      totalCents: bill.totalCents,
-      amountRemainingCents: status === "open" ? bill.totalCents : 0,
-      planName,
-    },
+    invoiceRow(accountId, sequence, period, bill, planName),
     bill.lines,
   );
   if (!invoice) throw conflict("This period has its invoice already.");
+  return { invoice, state: afterInvoice(state) };
+}
+
+/** A period's invoice row: its number (the account's `sequence`th), its totals, open unless nothing is due. */
+function invoiceRow(
+  accountId: string,
+  sequence: number,
+  period: { start: Date; end: Date },
+  bill: ReturnType<typeof periodLines>,
+  planName: string,
+) {
+  const status = invoiceStatusAfter("draft", bill.totalCents > 0 ? "open" : "paid");
+  return {
+    number: `NP-${accountId.slice(0, 8).toUpperCase()}-${String(sequence).padStart(4, "0")}`,
+    periodStart: period.start,
+    periodEnd: period.end,
+    status,
+    subtotalCents: bill.subtotalCents,
+    discountCents: bill.discountCents,
+    taxCents: bill.taxCents,
+    totalCents: bill.totalCents,
+    amountRemainingCents: status === "open" ? bill.totalCents : 0,
+    planName,
+  };
+}
+
+/** Billing's state after an invoice: the coupon's use counted, and dropped once its invoices are done. */
+function afterInvoice(state: BillingState): BillingState {
   const coupon = couponInForce(state);
   const left = coupon && state.couponInvoicesLeft !== null ? state.couponInvoicesLeft - 1 : state.couponInvoicesLeft;
   const couponDone = coupon !== null && left !== null && left <= 0;
+  return { ...state, couponId: couponDone ? null : state.couponId, couponInvoicesLeft: couponDone ? null : left };
+}
+
+/** The licence after a period ending at `end` on the same plan and interval: renewed when it ended there. */
+function licenceAfter(state: BillingState, end: Date, interval: string) {
+  const renew = end >= state.licensedEnd;
   return {
-    invoice,
-    state: { ...state, couponId: couponDone ? null : state.couponId, couponInvoicesLeft: couponDone ? null : left },
+    licensedStart: renew ? end : state.licensedStart,
+    licensedEnd: renew ? addMonths(end, licenceMonths(interval)) : state.licensedEnd,
   };
 }
 
@@ -265,16 +314,91 @@ async function closeEndedPeriods(deps: BillingDeps, accountId: string, now: Date
 }
 
 /**
- * The billing clock's tick: every period that ended by `now`, closed once. Runs in every process that
- * serves the API; the subscription row's lock and the invoice's unique index keep two from closing a
- * period twice, and what is due is read from the database, so a restart loses none.
+ * Closes, in one transaction, the periods of up to `limit` accounts that ended by `now` and renew as they
+ * are (nothing scheduled for the period's end): the subscription rows locked (rows another process holds
+ * are skipped), each bill computed by periodLines from rows read for the whole batch, invoices, periods
+ * and states written in a few statements. The rest of the due accounts it locked (a downgrade, a
+ * cancelation or a migration waiting) are returned for closeEndedPeriod, one by one.
  */
-export async function closeEndedPeriodsOfAll(deps: BillingDeps, now = new Date(), batch = 200): Promise<number> {
+async function closeDueBatch(deps: BillingDeps, now: Date, limit: number) {
+  const result = await deps.db.transaction(async (tx) => {
+    const due = await lockDueSubscriptions(tx, now, limit);
+    const states = await store.statesOf(
+      tx,
+      due.map((d) => d.subscription.accountId),
+    );
+    const renewing: { sub: Subscription; planName: string; state: BillingState }[] = [];
+    const scheduled: string[] = [];
+    for (const { subscription: sub, plan } of due) {
+      const state = stateOrDefaults(states.get(sub.accountId), sub);
+      if (state.cancelationRequestedAt || state.migrationPlanId || state.downgradePlanId) scheduled.push(sub.accountId);
+      else renewing.push({ sub, planName: plan.prettyName, state });
+    }
+    const periods = renewing.map(({ sub }) => ({
+      accountId: sub.accountId,
+      start: sub.currentPeriodStart,
+      end: sub.currentPeriodEnd,
+    }));
+    const ids = periods.map((p) => p.accountId);
+    const [trialEnds, adjustments, credits, addons, counts] = [
+      await trialEndsOf(tx, ids),
+      await store.adjustmentsOfMany(
+        tx,
+        periods.map((p) => ({ accountId: p.accountId, periodStart: p.start })),
+      ),
+      await periodCreditsOfMany(tx, periods),
+      await deps.addons.linesOfPeriods(tx, periods),
+      await store.invoiceCounts(tx, ids),
+    ];
+    const drafts = renewing.map(({ sub, planName, state }, i) => {
+      const accountId = sub.accountId;
+      const bill = periodLines(
+        billInputOf(deps, sub, state, periods[i], {
+          trialEnd: trialEnds.get(accountId) ?? null,
+          adjustments: adjustments.get(accountId) ?? [],
+          credits: credits.get(accountId) ?? 0,
+          addons: addons.get(accountId) ?? [],
+        }),
+      );
+      const sequence = (counts.get(accountId) ?? 0) + 1;
+      return { accountId, row: invoiceRow(accountId, sequence, periods[i], bill, planName), lines: bill.lines };
+    });
+    const written = new Set((await store.insertInvoices(tx, drafts)).map((i) => i.accountId));
+    if (written.size !== drafts.length) throw conflict("A period in this batch has its invoice already.");
+    await moveSubscriptionPeriods(
+      tx,
+      periods.map((p) => ({ accountId: p.accountId, start: p.end, end: addMonths(p.end, 1) })),
+    );
+    await store.putStates(
+      tx,
+      renewing.map(({ sub, state }) => ({
+        ...afterInvoice(state),
+        ...licenceAfter(state, sub.currentPeriodEnd, sub.interval),
+        accountId: sub.accountId,
+        periodPlanId: sub.planId,
+      })),
+    );
+    return { locked: due.length, closed: ids, scheduled };
+  });
+  // The viewers of the accounts closed read their new period: a few messages for the batch, after the commit.
+  for (let i = 0; i < result.closed.length; i += VIEWERS_PER_EVENT)
+    await deps.events.emitAndWait("viewers.changed", { accountIds: result.closed.slice(i, i + VIEWERS_PER_EVENT) });
+  return result;
+}
+
+/**
+ * The billing clock's tick: every period that ended by `now`, closed once. Runs in every process that
+ * serves the API; the subscription rows' locks and the invoice's unique index keep two from closing a
+ * period twice, and what is due is read from the database, so a restart loses none. Periods that renew
+ * as they are close in batches (closeDueBatch); one with a change scheduled for its end, alone.
+ */
+export async function closeEndedPeriodsOfAll(deps: BillingDeps, now = new Date(), batch = 500): Promise<number> {
   let closed = 0;
   for (;;) {
-    const due = await accountsWithPeriodEndedBy(deps.db, now, batch);
-    if (due.length === 0) return closed;
-    for (const accountId of due) closed += await closeEndedPeriods(deps, accountId, now);
+    const { locked, closed: batchClosed, scheduled } = await closeDueBatch(deps, now, batch);
+    closed += batchClosed.length;
+    for (const accountId of scheduled) closed += await closeEndedPeriods(deps, accountId, now);
+    if (locked === 0) return closed;
   }
 }
 
@@ -284,15 +408,13 @@ export async function closeEndedPeriodsOfAll(deps: BillingDeps, now = new Date()
  */
 async function current(deps: BillingDeps, accountId: string, now: Date, closing: boolean) {
   if (closing) await closeEndedPeriods(deps, accountId, now);
-  const sub = foundOr(await subscriptionOf(deps.db, accountId), "The subscription");
-  return { ...sub, state: stateOrDefaults(await store.getState(deps.db, accountId), sub.subscription) };
+  const [found, row] = await Promise.all([subscriptionOf(deps.db, accountId), store.getState(deps.db, accountId)]);
+  const sub = foundOr(found, "The subscription");
+  return { ...sub, state: stateOrDefaults(row, sub.subscription) };
 }
 
-/** A code checked, as the coupon it names (checkCouponCode). */
-export const checkCoupon = (code: string) => usableCoupon(code, "/couponCode");
-
 const couponState = (coupon: CatalogueCoupon | null) =>
-  coupon ? { couponId: coupon.id, couponInvoicesLeft: invoicesCovered(coupon) } : {};
+  coupon ? { couponId: coupon.id, couponInvoicesLeft: intervalsCovered(coupon, 1) } : {};
 
 /**
  * A paid subscription for an account on the Free plan, from now: the Free period so far closes into its
@@ -308,7 +430,9 @@ export async function createSubscription(
   const plan = planOrBadInput(input.plan, "/plan");
   if (plan.priceCents === 0)
     throw badInput([{ pointer: "/plan", message: "Choose a paid plan: every account has the Free plan." }]);
-  const coupon = input.couponCode ? usableCoupon(input.couponCode, "/couponCode") : null;
+  const coupon = input.couponCode
+    ? usableCoupon(input.couponCode, { product: "SUBSCRIPTION" }, now, "/couponCode")
+    : null;
   const interval = input.interval ?? "MONTHLY";
   await closeEndedPeriods(deps, accountId, now);
   await deps.db.transaction(async (tx) => {
@@ -393,7 +517,9 @@ export async function upgradeSubscription(
   now = new Date(),
 ) {
   const plan = planOrBadInput(input.plan, "/plan");
-  const coupon = input.couponCode ? usableCoupon(input.couponCode, "/couponCode") : null;
+  const coupon = input.couponCode
+    ? usableCoupon(input.couponCode, { product: "SUBSCRIPTION" }, now, "/couponCode")
+    : null;
   const { plan: onPlan } = await current(deps, accountId, now, true);
   if (onPlan.priceCents === 0) return createSubscription(deps, accountId, input, now);
   if (plan.priceCents <= onPlan.priceCents) {
@@ -555,6 +681,17 @@ export async function upcomingBill(deps: BillingDeps, accountId: string, now = n
   const period = { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd };
   const bill = periodLines(await billInput(deps, deps.db, accountId, subscription, state, period));
   return { period, bill, coupon: couponInForce(state) };
+}
+
+/** The forecast of the period in progress: its usage so far and projected, and the bill that comes to. */
+export async function periodForecast(deps: BillingDeps, accountId: string, now = new Date()) {
+  const { subscription, state } = await current(deps, accountId, now, false);
+  const period = { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd };
+  const [input, daily] = await Promise.all([
+    billInput(deps, deps.db, accountId, subscription, state, period),
+    creditsByDay(deps.db, accountId, period.start, period.end),
+  ]);
+  return billForecast(input, period, daily, now);
 }
 
 /** Billing's view of the account's subscription: the plan, the state, the unpaid invoices. */

@@ -1,6 +1,7 @@
 import type { Limit, LimitScope, LimitSource } from "../../dataplane/ratelimit/stage.ts";
 import type { Executor } from "../../platform/db/index.ts";
-import { type AddonLimitRow, addonLimitRows, MONTH_SECONDS } from "../addons/service.ts";
+import { billingPeriod } from "../account/billing-period.ts";
+import { type AddonLimitRow, addonLimitRows } from "../addons/service.ts";
 import {
   ALL_METHODS,
   type Bucket,
@@ -111,7 +112,10 @@ export function limitSourceOf(rows: LimitRows): LimitSource {
   };
 }
 
-/** An installed add-on's plan: its requests per second and per month, over the add-on's methods on the endpoint. */
+/** A billing period is at most 31 days: the longest a period's count is kept. */
+const LONGEST_PERIOD_SECONDS = 31 * 86_400;
+
+/** An installed add-on's plan: its requests per second and per billing period, over the add-on's methods on the endpoint. */
 function addonLimits(row: AddonLimitRow): Limit[] {
   const data = (limit: string, rate: number, interval: string) => ({ limit, rate, interval, addon: row.addonName });
   return [
@@ -128,9 +132,15 @@ function addonLimits(row: AddonLimitRow): Limit[] {
       methods: row.methods,
       perIp: false,
       limit: row.monthlyRequestsLimit,
-      seconds: MONTH_SECONDS,
+      seconds: LONGEST_PERIOD_SECONDS,
+      // Counted in the account's billing period (the one rule of account/billing-period.ts), which rolls
+      // on at its end even before billing moves the subscription row on.
+      window: (nowMs) => {
+        const { start, end } = billingPeriod(row.period, new Date(nowMs));
+        return { startMs: start.getTime(), endMs: end.getTime() };
+      },
       key: `ad:${row.installId}:month`,
-      describe: `the ${row.addonName} add-on's plan allows ${row.monthlyRequestsLimit} requests a month`,
+      describe: `the ${row.addonName} add-on's plan allows ${row.monthlyRequestsLimit} requests a billing period`,
       data: data("ADDON_MONTHLY_REQUESTS", row.monthlyRequestsLimit, "MONTH"),
     },
   ];

@@ -28,6 +28,18 @@ export async function periodCredits(db: Executor, accountId: string, start: Date
   return (await store.totals(db, accountId, start, end)).credits;
 }
 
+/** Credits each account used in its period [start, end), in one statement: what a batch of bills counts. */
+export const periodCreditsOfMany = (db: Executor, periods: readonly { accountId: string; start: Date; end: Date }[]) =>
+  store.creditsOfWindows(db, periods);
+
+/** Credits the account used in [start, end) per UTC day (each day by its start), days without any left out. */
+export async function creditsByDay(db: Executor, accountId: string, start: Date, end: Date) {
+  const perDay = new Map<number, number>();
+  for (const tick of await store.ticks(db, accountId, start, end, "day"))
+    perDay.set(tick.at.getTime(), (perDay.get(tick.at.getTime()) ?? 0) + tick.credits);
+  return [...perDay].map(([day, credits]) => ({ day: new Date(day), credits }));
+}
+
 /**
  * Applies the monthly limit to the account's endpoints (the transition itself is the endpoints service's).
  * A plan that bills overage (plans.json `overageCentsPerMillionCredits`) has no limit to reach: its

@@ -59,13 +59,31 @@ export async function addEndpointMinutes(db: Executor, rows: EndpointMinuteRow[]
 }
 
 /** Usage is kept per minute: a window includes the minute it starts in; `endpointId` narrows it to one endpoint. */
+/** A window's start as the minutes are kept: the minute holding it counts whole. */
+const windowStart = (start: Date) => new Date(start.getTime() - (start.getTime() % 60_000));
+
 const inWindow = (accountId: string, start: Date, end: Date, endpointId?: string) =>
   and(
     eq(usageMinutes.accountId, accountId),
-    gte(usageMinutes.minute, new Date(start.getTime() - (start.getTime() % 60_000))),
+    gte(usageMinutes.minute, windowStart(start)),
     lt(usageMinutes.minute, end),
     endpointId === undefined ? undefined : eq(usageMinutes.endpointId, endpointId),
   );
+
+/** Credits of each account in its own window [start, end), in one statement (0 for an account with none). */
+export async function creditsOfWindows(
+  db: Executor,
+  windows: readonly { accountId: string; start: Date; end: Date }[],
+) {
+  if (windows.length === 0) return new Map<string, number>();
+  const { rows } = await db.execute<{ account_id: string; credits: number }>(sql`
+    select w.account_id, coalesce(sum(u.credits), 0)::float8 as credits
+    from unnest(${sql.param(windows.map((w) => w.accountId))}::uuid[], ${sql.param(windows.map((w) => windowStart(w.start).toISOString()))}::timestamptz[],
+      ${sql.param(windows.map((w) => w.end.toISOString()))}::timestamptz[]) as w(account_id, start_at, end_at)
+    left join usage_minutes u on u.account_id = w.account_id and u.minute >= w.start_at and u.minute < w.end_at
+    group by w.account_id`);
+  return new Map(rows.map((r) => [r.account_id, Number(r.credits)]));
+}
 
 export async function totals(db: Executor, accountId: string, start: Date, end: Date, endpointId?: string) {
   const [row] = await db

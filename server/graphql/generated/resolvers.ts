@@ -150,6 +150,7 @@ export type BillingSubscription = {
   invoices: Array<SubscriptionInvoice>;
   recentCharges: Array<RecentCharge>;
   upcomingInvoicePreview: UpcomingInvoicePreview;
+  forecast: BillingForecast;
 };
 
 export type Viewer = {
@@ -3618,6 +3619,32 @@ export type StripeCryptoCharge = {
   charge: CryptoCharge;
 };
 
+/** Where a point of the forecast belongs: the credits used so far, their projection, the plan's allowance. */
+export type BillingForecastSeries = "USED" | "PROJECTED" | "ALLOWANCE";
+
+/** Cumulative credits of the period at a UTC midnight. */
+export type BillingForecastPoint = {
+  __typename?: "BillingForecastPoint";
+  at: Scalars["DateTime"]["output"];
+  series: BillingForecastSeries;
+  credits: Scalars["Float"]["output"];
+};
+
+/** The period in progress: its credits so far and at its end if use goes on at the rate so far, against the plan's allowance, and the bill that comes to. */
+export type BillingForecast = {
+  __typename?: "BillingForecast";
+  periodStart: Scalars["DateTime"]["output"];
+  periodEnd: Scalars["DateTime"]["output"];
+  /** The points' spacing: a day. */
+  stepSeconds: Scalars["Int"]["output"];
+  creditsSoFar: Scalars["Float"]["output"];
+  projectedCredits: Scalars["Float"]["output"];
+  allowance: Scalars["Float"]["output"];
+  /** The period's invoice at the projected credits, in cents (the upcoming invoice's lines, with that usage). */
+  projectedTotalCents: Scalars["Int"]["output"];
+  points: Array<BillingForecastPoint>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -3971,6 +3998,9 @@ export type ResolversTypes = {
   CryptoCharge: ResolverTypeWrapper<Partial<CryptoCharge>>;
   CreateCryptoChargeInput: ResolverTypeWrapper<Partial<CreateCryptoChargeInput>>;
   StripeCryptoCharge: ResolverTypeWrapper<Partial<StripeCryptoCharge>>;
+  BillingForecastSeries: ResolverTypeWrapper<Partial<BillingForecastSeries>>;
+  BillingForecastPoint: ResolverTypeWrapper<Partial<BillingForecastPoint>>;
+  BillingForecast: ResolverTypeWrapper<Partial<BillingForecast>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4210,6 +4240,8 @@ export type ResolversParentTypes = {
   CryptoCharge: Partial<CryptoCharge>;
   CreateCryptoChargeInput: Partial<CreateCryptoChargeInput>;
   StripeCryptoCharge: Partial<StripeCryptoCharge>;
+  BillingForecastPoint: Partial<BillingForecastPoint>;
+  BillingForecast: Partial<BillingForecast>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -4345,6 +4377,7 @@ export type BillingSubscriptionResolvers<
   invoices?: Resolver<Array<ResolversTypes["SubscriptionInvoice"]>, ParentType, ContextType>;
   recentCharges?: Resolver<Array<ResolversTypes["RecentCharge"]>, ParentType, ContextType>;
   upcomingInvoicePreview?: Resolver<ResolversTypes["UpcomingInvoicePreview"], ParentType, ContextType>;
+  forecast?: Resolver<ResolversTypes["BillingForecast"], ParentType, ContextType>;
 };
 
 export type ViewerResolvers<
@@ -7293,6 +7326,29 @@ export type StripeCryptoChargeResolvers<
   charge?: Resolver<ResolversTypes["CryptoCharge"], ParentType, ContextType>;
 };
 
+export type BillingForecastPointResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingForecastPoint"] = ResolversParentTypes["BillingForecastPoint"],
+> = {
+  at?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  series?: Resolver<ResolversTypes["BillingForecastSeries"], ParentType, ContextType>;
+  credits?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+};
+
+export type BillingForecastResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingForecast"] = ResolversParentTypes["BillingForecast"],
+> = {
+  periodStart?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  periodEnd?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  stepSeconds?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  creditsSoFar?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  projectedCredits?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  allowance?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
+  projectedTotalCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  points?: Resolver<Array<ResolversTypes["BillingForecastPoint"]>, ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -7473,4 +7529,6 @@ export type Resolvers<ContextType = Context> = {
   CreateSubscriptionResult?: CreateSubscriptionResultResolvers<ContextType>;
   CryptoCharge?: CryptoChargeResolvers<ContextType>;
   StripeCryptoCharge?: StripeCryptoChargeResolvers<ContextType>;
+  BillingForecastPoint?: BillingForecastPointResolvers<ContextType>;
+  BillingForecast?: BillingForecastResolvers<ContextType>;
 };

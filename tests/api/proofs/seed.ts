@@ -5,9 +5,9 @@
 
 import { sql } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
-import { withoutMarketplace } from "../../../server/domains/billing/addon-charges.ts";
 import { depositAddresses } from "../../../server/domains/billing/crypto/addresses.ts";
 import { insertCharge, nextAddressIndex } from "../../../server/domains/billing/crypto/store.ts";
+import { marketplaceCharges } from "../../../server/domains/billing/addon-charges.ts";
 import { closeEndedPeriodsOfAll } from "../../../server/domains/billing/service.ts";
 import { DEV_CRYPTO_MNEMONIC } from "../../../server/platform/config.ts";
 import type { Db } from "../../../server/platform/db/index.ts";
@@ -141,7 +141,7 @@ export async function seedOneOfEach(
   await billing.db.execute(
     sql`update subscriptions set current_period_end = now() where account_id = ${owner.viewer.id}`,
   );
-  await closeEndedPeriodsOfAll({ ...billing, addons: withoutMarketplace, taxRateBps: 0 });
+  await closeEndedPeriodsOfAll({ ...billing, addons: marketplaceCharges, taxRateBps: 0 });
   ids.invoice = (
     await gql<{ invoices: { edges: { node: { id: string } }[] } }>("{ invoices(first: 1) { edges { node { id } } } }")
   ).invoices.edges[0].node.id;

@@ -435,6 +435,34 @@ describe("lists and charts", () => {
     });
   });
 
+  it("draws the series a view names dashed (a projection beside what happened), the others solid", () => {
+    const option = buildChartOption(
+      {
+        kind: "chart",
+        query: "Q",
+        chartType: "line",
+        dashedSeries: ["PROJECTED"],
+        series: [{ rows: "points", encode: { x: "/t", y: "/v", series: "/name" } }],
+      },
+      {
+        points: [
+          { t: 1, v: 2, name: "USED" },
+          { t: 2, v: 3, name: "USED" },
+          { t: 2, v: 3, name: "PROJECTED" },
+          { t: 3, v: 5, name: "PROJECTED" },
+        ],
+      },
+    );
+    const styles = (option.series as { name: string; lineStyle: { type?: string } }[]).map((s) => [
+      s.name,
+      s.lineStyle.type,
+    ]);
+    expect(styles).toEqual([
+      ["USED", undefined],
+      ["PROJECTED", "dashed"],
+    ]);
+  });
+
   it("a chart of bytes reads its axis and tooltip as byte sizes", () => {
     const option = buildChartOption(
       {
