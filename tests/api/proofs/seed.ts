@@ -5,9 +5,9 @@
 
 import { sql } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
+import { marketplaceCharges } from "../../../server/domains/billing/addon-charges.ts";
 import { depositAddresses } from "../../../server/domains/billing/crypto/addresses.ts";
 import { insertCharge, nextAddressIndex } from "../../../server/domains/billing/crypto/store.ts";
-import { marketplaceCharges } from "../../../server/domains/billing/addon-charges.ts";
 import { closeEndedPeriodsOfAll } from "../../../server/domains/billing/service.ts";
 import { DEV_CRYPTO_MNEMONIC } from "../../../server/platform/config.ts";
 import type { Db } from "../../../server/platform/db/index.ts";
