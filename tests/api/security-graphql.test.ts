@@ -2,18 +2,15 @@
 // in front of a real anvil.
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AnvilNode } from "../../server/dataplane/chain/anvil.ts";
 import { type AnvilUpstream, startAnvilUpstream } from "../support/anvil-upstream.ts";
 import { type GqlClient, signIn, signUp, startTestApp, type TestApp } from "../support/api.ts";
 
 const DEMO_PASSWORD = "demo-password-for-tests";
-let node: AnvilNode;
 let upstream: AnvilUpstream;
 let app: TestApp;
 
 beforeAll(async () => {
   upstream = await startAnvilUpstream();
-  node = upstream.node;
   app = await startTestApp();
 }, 120_000);
 
