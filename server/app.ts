@@ -17,6 +17,7 @@ import { type ChainNodes, startChainNodes, type UpstreamMap } from "./dataplane/
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
+import type { ServedMethods } from "./dataplane/proxy/served-methods.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import type { TokenMethod } from "./dataplane/token-index/methods.ts";
@@ -254,7 +255,8 @@ async function assemble(
     await db.execute("select 1");
     return { ok: true };
   });
-  if (config.roles.proxy) await registerProxy(app, config, log, db, events, chainNodes, trustsProxy);
+  if (config.roles.proxy)
+    await registerProxy(app, config, log, db, events, chainNodes, trustsProxy, tokenIndex.methods);
 
   const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log, consoleBuilt) : null;
 
@@ -563,6 +565,7 @@ async function registerProxy(
   events: DomainEvents,
   chainNodes: ChainNodes,
   trustsProxy: ReturnType<typeof trustedProxies>,
+  served: ServedMethods,
 ) {
   const stages = await createRpcStages({
     limits: databaseLimitSource(db),
@@ -579,6 +582,8 @@ async function registerProxy(
     meter: stages.meter,
     maxBatchCalls: config.maxBatchCalls,
     trustsProxy: trustsProxy ?? undefined,
+    // The token add-ons' methods, answered from the token index (gated like any add-on method).
+    served,
     log: (message, error) => log.warn({ err: error }, message),
   });
   app.addHook("onClose", async () => stages.close());

@@ -19,6 +19,7 @@ import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
 import { batchTooLarge, errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 import { RequestRecord } from "./request-record.ts";
+import { type ServedMethods, serveCall, servedIndexes } from "./served-methods.ts";
 import { type MeterStage, noMeter, noRateLimit, type RateLimitStage } from "./stages.ts";
 
 /**
@@ -62,6 +63,8 @@ export interface DataPlaneDeps {
   maxWebSocketsPerAccount?: number;
   /** The operator's proxies that may name the client in X-Forwarded-For (trustedProxies); none when absent. */
   trustsProxy?: (address: string) => boolean;
+  /** Methods the service answers itself, never forwarded (served-methods.ts); none when absent. */
+  served?: ServedMethods;
 }
 
 /** How a request named its endpoint: by the key in /rpc/:exId[/:token], or by a domain mask host. */
@@ -223,8 +226,10 @@ export class DataPlane {
   readonly maxWebSocketsPerAccount: number;
   /** Per account, its WebSocket connections open (or being opened) in this process. */
   private readonly openWebSockets = new Map<string, number>();
+  private readonly served: ServedMethods;
 
   constructor(private readonly deps: DataPlaneDeps) {
+    this.served = deps.served ?? new Map();
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
     this.allowanceEnd = this.meter.allowanceEndOf?.bind(this.meter);
@@ -387,8 +392,9 @@ export class DataPlane {
     }
     const { perCall, refused } = admitted;
     request.refused = refused;
+    const local = this.servedHere(request.methods, perCall);
     const upstream = this.deps.upstreams.get(settings.network);
-    if (!upstream && refused.length < calls.length) {
+    if (!upstream && refused.length + (local?.size ?? 0) < calls.length) {
       const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${settings.network}.`, {
         network: settings.network,
       });
@@ -397,15 +403,18 @@ export class DataPlane {
     let status = 200;
     let out: Buffer | string;
     try {
-      if (refused.length === 0 && upstream) {
+      if (refused.length === 0 && local === null && upstream) {
         // The common case: forward the client's bytes untouched.
         const answer = await this.upstreamClient.post(upstream.httpUrl, body);
         status = answer.status;
         out = answer.body;
       } else if (!parsed.batch) {
-        out = refusedCallsAnswer(calls, false, () => refused[0].refusal);
+        out =
+          local === null
+            ? refusedCallsAnswer(calls, false, () => refused[0].refusal)
+            : await serveCall(this.served, calls[0] as JsonRpcCall, settings.network, this.deps.onError);
       } else {
-        out = await this.forwardPartialBatch(upstream, calls, perCall);
+        out = await this.answerBatch(upstream?.httpUrl, calls, perCall, local, settings.network);
       }
     } catch {
       const r = refusal("UPSTREAM_FAILED", undefined, { network: settings.network });
@@ -436,23 +445,38 @@ export class DataPlane {
     this.meter.record(request.end());
   }
 
-  /** A batch where some calls were refused: forward the rest, answer in the original order. */
-  private async forwardPartialBatch(
-    upstream: ReturnType<UpstreamMap["get"]>,
+  /** The calls of a request a served method answers (not refused), or null when none: the usual request. */
+  private servedHere(methods: string[], perCall: (Refusal | undefined)[]): Set<number> | null {
+    return this.served.size === 0 ? null : servedIndexes(this.served, methods, (i) => perCall[i] !== undefined);
+  }
+
+  /**
+   * A batch where some calls were refused or are answered by the service itself: forward the rest to the
+   * node in one batch while the served ones are answered, and answer in the original order.
+   */
+  private async answerBatch(
+    upstreamUrl: string | undefined,
     calls: unknown[],
     perCall: (Refusal | undefined)[],
+    local: Set<number> | null,
+    network: string,
   ): Promise<string> {
-    const allowed = calls.filter((_, i) => !perCall[i]);
+    const allowed = calls.filter((_, i) => !perCall[i] && !local?.has(i));
+    const servedAnswers = new Map<number, Promise<string>>();
+    for (const i of local ?? [])
+      servedAnswers.set(i, serveCall(this.served, calls[i] as JsonRpcCall, network, this.deps.onError));
     const answers = new Map<string, unknown>();
     let inOrder: unknown[] = [];
-    if (allowed.length > 0 && upstream) {
-      const answer = await this.upstreamClient.post(upstream.httpUrl, JSON.stringify(allowed));
+    if (allowed.length > 0 && upstreamUrl) {
+      const answer = await this.upstreamClient.post(upstreamUrl, JSON.stringify(allowed));
       const parsedAnswer = JSON.parse(answer.body.toString("utf8")) as unknown;
       inOrder = Array.isArray(parsedAnswer) ? parsedAnswer : [parsedAnswer];
       for (const a of inOrder) {
         if (a && typeof a === "object" && "id" in a) answers.set(JSON.stringify((a as { id: unknown }).id), a);
       }
     }
+    const served = new Map<number, string>();
+    for (const [i, answer] of servedAnswers) served.set(i, await answer);
     const parts: string[] = [];
     let next = 0;
     calls.forEach((call, i) => {
@@ -463,6 +487,11 @@ export class DataPlane {
         return;
       }
       if (isCall(call) && call.id === undefined) return;
+      const own = served.get(i);
+      if (own !== undefined) {
+        parts.push(own);
+        return;
+      }
       const found = answers.get(JSON.stringify(id)) ?? inOrder[next];
       next++;
       if (found !== undefined) parts.push(JSON.stringify(found));
@@ -657,11 +686,21 @@ export class DataPlane {
       const { whole: requestRefusal, perCall } = admitted;
       let refused = admitted.refused;
       let sent: string | null = null;
+      const local = requestRefusal ? null : this.servedHere(request.methods, perCall);
       if (requestRefusal) {
         sent = refusedCallsAnswer(parsed.calls, parsed.batch, () => requestRefusal);
         client.send(sent);
-      } else if (refused.length === 0) {
+      } else if (refused.length === 0 && local === null) {
         send(raw.toString("utf8"));
+      } else if (refused.length === 0) {
+        // Calls the service answers itself: a batch's other calls go to the node's HTTP side in one batch, so
+        // the answer is one array in the calls' order (an eth_subscribe among them gets the node's HTTP
+        // answer, an error: a subscription needs the socket, so send it in a message of its own).
+        const network = current.record.network;
+        sent = parsed.batch
+          ? await this.answerBatch(this.deps.upstreams.get(network)?.httpUrl, parsed.calls, perCall, local, network)
+          : await serveCall(this.served, parsed.calls[0] as JsonRpcCall, network, this.deps.onError);
+        if (client.readyState === WebSocket.OPEN) client.send(sent);
       } else {
         // A WebSocket batch answer cannot be merged with the upstream's without holding it back, so a
         // batch with any refused call is answered whole: each call with its own reason (the others not sent).

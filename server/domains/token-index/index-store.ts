@@ -207,6 +207,35 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
         holdings: r.token_ids.map((tokenId, i) => ({ tokenId, amount: r.amounts[i] })),
       }));
     },
+
+    async collectionTokens(network, query) {
+      const [ids, contract] = await Promise.all([
+        pool.query<{ token_id: string; total: string }>(
+          `select token_id::text as token_id, count(*) over () as total
+           from nft_holdings where network = $1 and token = $2 and amount > 0
+           group by token_id order by token_id limit $3 offset $4`,
+          [network, query.token, query.limit, query.offset],
+        ),
+        pool.query<{ name: string | null }>("select name from token_contracts where network = $1 and address = $2", [
+          network,
+          query.token,
+        ]),
+      ]);
+      const total =
+        ids.rows.length > 0
+          ? Number(ids.rows[0].total)
+          : query.offset > 0
+            ? Number(
+                (
+                  await pool.query<{ n: string }>(
+                    "select count(distinct token_id) as n from nft_holdings where network = $1 and token = $2 and amount > 0",
+                    [network, query.token],
+                  )
+                ).rows[0].n,
+              )
+            : 0;
+      return { name: contract.rows[0]?.name ?? null, tokenIds: ids.rows.map((r) => r.token_id), total };
+    },
   };
 }
 
