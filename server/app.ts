@@ -24,6 +24,7 @@ import type { TokenMethod } from "./dataplane/token-index/methods.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
+import { capacityOf } from "./domains/addons/service.ts";
 import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
@@ -140,6 +141,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // checks the registry, migrates and seeds, instead of one after another.
   const databaseStarting = startDatabaseServer(config, log);
   const chainsStarting = startChainNodes(config, {
+    archiveNodes: config.archiveNodes,
     log: (message) => log.info(message),
     stateDir: path.join(config.dataDir, "chains"),
   });
@@ -547,7 +549,7 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
   });
   await app.register(tokensPlugin, { api, deps: { events, hash: parts.keyHash } });
-  await app.register(addonsPlugin, { api, deps: { db, log, events } });
+  await app.register(addonsPlugin, { api, deps: { db, log, events, capacity: capacityOf(parts.upstreams) } });
   // Add-on lines come from the marketplace once it is merged (addon-charges.ts); none are installed before.
   await app.register(billingPlugin, {
     api,

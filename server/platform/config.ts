@@ -69,6 +69,11 @@ export interface AppConfig {
    * each test puts there.
    */
   seedTestTokens: boolean;
+  /**
+   * Whether each local chain node gets an archive-mode node beside it, for the Archive add-on
+   * (NODEPLANE_ARCHIVE_NODES=1/0): on by default, off under NODE_ENV=test, whose tests start the ones they need.
+   */
+  archiveNodes: boolean;
   /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
   maxBatchCalls: number;
   /**
@@ -213,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     trustProxy: parseTrustProxy(env.NODEPLANE_TRUST_PROXY),
     signUpsPerHour: positiveInteger("NODEPLANE_SIGNUPS_PER_HOUR", env.NODEPLANE_SIGNUPS_PER_HOUR, 5),
     seedTestTokens: env.NODEPLANE_SEED_TEST_TOKENS ? env.NODEPLANE_SEED_TEST_TOKENS === "1" : env.NODE_ENV !== "test",
+    archiveNodes: env.NODEPLANE_ARCHIVE_NODES ? env.NODEPLANE_ARCHIVE_NODES === "1" : env.NODE_ENV !== "test",
     maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
     kvUploadS3: env.NODEPLANE_KV_S3_BUCKET
       ? {

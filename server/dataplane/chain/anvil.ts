@@ -24,6 +24,11 @@ export interface AnvilOptions {
    * and on stop. Without it the chain starts again at block 0 each time.
    */
   statePath?: string;
+  /**
+   * An archive-mode node (chain/archive.ts): every block's state kept, nothing mined but what it is told to
+   * mine (the served node's blocks, replayed in order), from the served node's genesis timestamp.
+   */
+  archive?: { genesisTimestamp: number };
 }
 
 /** How often a node with a state file writes it (a node killed outright loses at most this much). */
@@ -91,18 +96,11 @@ export const KEPT_STATES = 64;
 export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? (await freePort(host));
-  const args = [
-    "--host",
-    host,
-    "--port",
-    String(port),
-    "--chain-id",
-    String(options.chainId),
-    "--silent",
-    "--prune-history",
-    String(KEPT_STATES),
-  ];
-  if (options.blockTimeSeconds && options.blockTimeSeconds > 0)
+  const args = ["--host", host, "--port", String(port), "--chain-id", String(options.chainId), "--silent"];
+  if (options.archive)
+    args.push("--no-mining", "--order", "fifo", "--timestamp", String(options.archive.genesisTimestamp));
+  else args.push("--prune-history", String(KEPT_STATES));
+  if (!options.archive && options.blockTimeSeconds && options.blockTimeSeconds > 0)
     args.push("--block-time", String(options.blockTimeSeconds));
   if (options.statePath) args.push("--state", options.statePath, "--state-interval", String(STATE_INTERVAL_SECONDS));
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });

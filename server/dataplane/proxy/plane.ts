@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
-import type { UpstreamMap } from "../chain/nodes.ts";
+import type { Upstream, UpstreamMap } from "../chain/nodes.ts";
 import { PostClient } from "../http/post-client.ts";
 import { SUBSCRIPTION_METHOD } from "../metering/counting-rule.ts";
 import {
@@ -14,12 +14,13 @@ import {
   statusRefusal,
   tooManyWebSockets,
 } from "./admission.ts";
+import { stateBlockOf } from "./archive-calls.ts";
 import { checkAccess, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
 import { batchTooLarge, errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 import { RequestRecord } from "./request-record.ts";
-import { type ServedMethods, serveCall, servedIndexes } from "./served-methods.ts";
+import { type ServedMethods, serveCall } from "./served-methods.ts";
 import { type MeterStage, noMeter, noRateLimit, type RateLimitStage } from "./stages.ts";
 
 /**
@@ -392,9 +393,9 @@ export class DataPlane {
     }
     const { perCall, refused } = admitted;
     request.refused = refused;
-    const local = this.servedHere(request.methods, perCall);
     const upstream = this.deps.upstreams.get(settings.network);
-    if (!upstream && refused.length + (local?.size ?? 0) < calls.length) {
+    const own = this.ownAnswers(endpoint, upstream, calls, request.methods, perCall);
+    if (!upstream && refused.length + (own?.size ?? 0) < calls.length) {
       const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${settings.network}.`, {
         network: settings.network,
       });
@@ -403,18 +404,16 @@ export class DataPlane {
     let status = 200;
     let out: Buffer | string;
     try {
-      if (refused.length === 0 && local === null && upstream) {
+      if (refused.length === 0 && own === null && upstream) {
         // The common case: forward the client's bytes untouched.
         const answer = await this.upstreamClient.post(upstream.httpUrl, body);
         status = answer.status;
         out = answer.body;
       } else if (!parsed.batch) {
-        out =
-          local === null
-            ? refusedCallsAnswer(calls, false, () => refused[0].refusal)
-            : await serveCall(this.served, calls[0] as JsonRpcCall, settings.network, this.deps.onError);
+        const answer = own?.get(0);
+        out = answer ? await answer : refusedCallsAnswer(calls, false, () => refused[0].refusal);
       } else {
-        out = await this.answerBatch(upstream?.httpUrl, calls, perCall, local, settings.network);
+        out = await this.answerBatch(upstream?.httpUrl, calls, perCall, own);
       }
     } catch {
       const r = refusal("UPSTREAM_FAILED", undefined, { network: settings.network });
@@ -445,26 +444,59 @@ export class DataPlane {
     this.meter.record(request.end());
   }
 
-  /** The calls of a request a served method answers (not refused), or null when none: the usual request. */
-  private servedHere(methods: string[], perCall: (Refusal | undefined)[]): Set<number> | null {
-    return this.served.size === 0 ? null : servedIndexes(this.served, methods, (i) => perCall[i] !== undefined);
+  /**
+   * The answers to calls that do not go to the served node, started, by call index: a method the service
+   * answers itself, and with the Archive add-on a state read at a block older than the node keeps (sent to
+   * the archive node). Null when there is none: the usual request, decided with a map lookup per call.
+   */
+  private ownAnswers(
+    endpoint: CompiledEndpoint,
+    upstream: Upstream | undefined,
+    calls: unknown[],
+    methods: string[],
+    perCall: (Refusal | undefined)[],
+  ): Map<number, Promise<string>> | null {
+    const network = endpoint.record.network;
+    const archiveBelow = endpoint.record.archive ? upstream?.archive?.routesBelow() : undefined;
+    if (this.served.size === 0 && archiveBelow === undefined) return null;
+    let own: Map<number, Promise<string>> | null = null;
+    for (let i = 0; i < methods.length; i++) {
+      if (perCall[i]) continue;
+      const call = calls[i] as JsonRpcCall;
+      let answer: Promise<string> | undefined;
+      if (this.served.has(methods[i])) answer = serveCall(this.served, call, network, this.deps.onError);
+      else if (archiveBelow !== undefined && upstream?.archive) {
+        const block = stateBlockOf(call);
+        if (block !== undefined && block < archiveBelow)
+          answer = this.forwardOne(upstream.archive.httpUrl, call, network);
+      }
+      if (!answer) continue;
+      own ??= new Map();
+      own.set(i, answer);
+    }
+    return own;
+  }
+
+  /** One call's answer from a node (the archive node), or the proxy's UPSTREAM_FAILED for it. */
+  private async forwardOne(url: string, call: JsonRpcCall, network: string): Promise<string> {
+    try {
+      return (await this.upstreamClient.post(url, JSON.stringify(call))).body.toString("utf8");
+    } catch {
+      return errorObject(call.id, refusal("UPSTREAM_FAILED", undefined, { network }));
+    }
   }
 
   /**
-   * A batch where some calls were refused or are answered by the service itself: forward the rest to the
-   * node in one batch while the served ones are answered, and answer in the original order.
+   * A batch where some calls were refused or are answered otherwise (ownAnswers): forward the rest to the
+   * node in one batch while the others are answered, and answer in the original order.
    */
   private async answerBatch(
     upstreamUrl: string | undefined,
     calls: unknown[],
     perCall: (Refusal | undefined)[],
-    local: Set<number> | null,
-    network: string,
+    own: Map<number, Promise<string>> | null,
   ): Promise<string> {
-    const allowed = calls.filter((_, i) => !perCall[i] && !local?.has(i));
-    const servedAnswers = new Map<number, Promise<string>>();
-    for (const i of local ?? [])
-      servedAnswers.set(i, serveCall(this.served, calls[i] as JsonRpcCall, network, this.deps.onError));
+    const allowed = calls.filter((_, i) => !perCall[i] && !own?.has(i));
     const answers = new Map<string, unknown>();
     let inOrder: unknown[] = [];
     if (allowed.length > 0 && upstreamUrl) {
@@ -476,7 +508,7 @@ export class DataPlane {
       }
     }
     const served = new Map<number, string>();
-    for (const [i, answer] of servedAnswers) served.set(i, await answer);
+    for (const [i, answer] of own ?? []) served.set(i, await answer);
     const parts: string[] = [];
     let next = 0;
     calls.forEach((call, i) => {
@@ -686,20 +718,25 @@ export class DataPlane {
       const { whole: requestRefusal, perCall } = admitted;
       let refused = admitted.refused;
       let sent: string | null = null;
-      const local = requestRefusal ? null : this.servedHere(request.methods, perCall);
+      const upstream = this.deps.upstreams.get(current.record.network);
+      const own =
+        requestRefusal || refused.length > 0
+          ? null
+          : this.ownAnswers(current, upstream, parsed.calls, request.methods, perCall);
       if (requestRefusal) {
         sent = refusedCallsAnswer(parsed.calls, parsed.batch, () => requestRefusal);
         client.send(sent);
-      } else if (refused.length === 0 && local === null) {
+      } else if (refused.length === 0 && own === null) {
         send(raw.toString("utf8"));
       } else if (refused.length === 0) {
         // Calls the service answers itself: a batch's other calls go to the node's HTTP side in one batch, so
         // the answer is one array in the calls' order (an eth_subscribe among them gets the node's HTTP
         // answer, an error: a subscription needs the socket, so send it in a message of its own).
-        const network = current.record.network;
-        sent = parsed.batch
-          ? await this.answerBatch(this.deps.upstreams.get(network)?.httpUrl, parsed.calls, perCall, local, network)
-          : await serveCall(this.served, parsed.calls[0] as JsonRpcCall, network, this.deps.onError);
+        const single = own?.get(0);
+        sent =
+          parsed.batch || !single
+            ? await this.answerBatch(upstream?.httpUrl, parsed.calls, perCall, own)
+            : await single;
         if (client.readyState === WebSocket.OPEN) client.send(sent);
       } else {
         // A WebSocket batch answer cannot be merged with the upstream's without holding it back, so a

@@ -16,17 +16,6 @@ interface CallerError {
 const isCallerError = (error: unknown): error is CallerError =>
   typeof error === "object" && error !== null && typeof (error as CallerError).toJsonRpc === "function";
 
-/** Which calls of a request a served method answers (by index), or null when none does. */
-export function servedIndexes(served: ServedMethods, methods: string[], refusedAt: (i: number) => boolean) {
-  let indexes: Set<number> | null = null;
-  for (let i = 0; i < methods.length; i++) {
-    if (!served.has(methods[i]) || refusedAt(i)) continue;
-    indexes ??= new Set();
-    indexes.add(i);
-  }
-  return indexes;
-}
-
 /**
  * The answer object (JSON text) of a call a served method answers. A caller's error (bad params) is its
  * JSON-RPC error; anything else is reported and answered as an internal error, never with its message.
@@ -40,7 +29,7 @@ export async function serveCall(
   const id = call.id ?? null;
   const method = served.get(call.method);
   try {
-    // servedIndexes picked this call by its method, so the method is there.
+    // The proxy picked this call by its method (served.has), so the method is there.
     const result = await (method as ServedMethod)(call.params ?? [], { network });
     return JSON.stringify({ jsonrpc: "2.0", id, result });
   } catch (error) {

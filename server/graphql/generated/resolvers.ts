@@ -3246,6 +3246,8 @@ export type Addon = {
   restPaths: Array<AddonRestPath>;
   /** The lowest plan price, in cents per month. */
   startingPrice: Scalars["Int"]["output"];
+  /** What this installation cannot serve of the add-on, said plainly (Archive: the networks without an archive node); null when it serves it wherever it lists. */
+  serviceNote?: Maybe<Scalars["String"]["output"]>;
 };
 
 export type Coupon = {
@@ -6881,6 +6883,7 @@ export type AddonResolvers<
   rpcMethods?: Resolver<Array<ResolversTypes["AddonRpcMethod"]>, ParentType, ContextType>;
   restPaths?: Resolver<Array<ResolversTypes["AddonRestPath"]>, ParentType, ContextType>;
   startingPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  serviceNote?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
 export type CouponResolvers<
