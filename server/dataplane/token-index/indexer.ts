@@ -51,8 +51,14 @@ interface BlockHeader {
   hash: string;
 }
 
+/** The next range's end block and its header, read before that range's logs (in the previous range's last batch). */
+interface NextEnd {
+  to: number;
+  header: BlockHeader | null;
+}
+
 type RangeRead =
-  | { kind: "range"; from: number; end: IndexCursor; logs: RawLog[] }
+  | { kind: "range"; from: number; end: IndexCursor; logs: RawLog[]; next: NextEnd | null }
   /** The cursor block is no longer on the node's chain. */
   | { kind: "reorg" }
   /** The chain moved while the range was read: read it again. */
@@ -212,16 +218,15 @@ export class TokenIndexer {
   ): Promise<{ kind: "done" } | { kind: "reorg"; cursor: IndexCursor }> {
     let parent = cursor;
     const first = cursor ? cursor.block + 1 : this.startBlock;
-    let pending: Promise<RangeRead> | null = this.readRange(rpc, first, this.rangeEnd(network, first, head), parent);
+    let pending: Promise<RangeRead> | null = this.readRange(network, rpc, first, head, parent, null);
     while (pending) {
       const read: RangeRead = await pending;
       pending = null;
       if (read.kind === "moved" || this.stopped) return { kind: "done" };
       if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done" };
-      this.adaptRange(network, read.logs.length, read.end.block - read.from + 1);
-      const nextFrom: number = read.end.block + 1;
-      const next: Promise<RangeRead> | null =
-        nextFrom <= head ? this.readRange(rpc, nextFrom, this.rangeEnd(network, nextFrom, head), read.end) : null;
+      const next: Promise<RangeRead> | null = read.next
+        ? this.readRange(network, rpc, read.end.block + 1, head, read.end, read.next)
+        : null;
       // Read ahead; its failure is met where it is awaited (or dropped with it below).
       next?.catch(() => undefined);
       const transfers = decodeTransfers(read.logs);
@@ -255,26 +260,47 @@ export class TokenIndexer {
       this.rangeBlocks.set(network, Math.min(this.maxRangeBlocks, size * 2));
   }
 
-  private async readRange(rpc: RpcClient, from: number, to: number, parent: IndexCursor | null): Promise<RangeRead> {
+  /**
+   * Reads the range from `from` (its end chosen by the range size, or given with its header by the range
+   * before, `ahead`). Two round trips a range: the logs, then one batch holding the end again, the parent
+   * and the next range's end, read after this range's logs and before the next one's, which is all the
+   * before-and-after checks need (the calls of one batch may run in any order).
+   */
+  private async readRange(
+    network: string,
+    rpc: RpcClient,
+    from: number,
+    head: number,
+    parent: IndexCursor | null,
+    ahead: NextEnd | null,
+  ): Promise<RangeRead> {
     const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
-    const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
+    const to = ahead?.to ?? this.rangeEnd(network, from, head);
+    const end = ahead ? ahead.header : await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
     if (!end) return { kind: "moved" };
     const logs = await rpc.call<RawLog[]>("eth_getLogs", [
       { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
     ]);
-    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends) and the
-    // parent (the range continues the cursor). A reorg that replaced the parent replaced the end too, so
-    // whichever of the two the node answers first, a fork shows as one mismatch or the other.
-    const [endAgain, parentHeader] = (await rpc.batchSettled(
-      parent ? [getBlock(to), getBlock(parent.block)] : [getBlock(to)],
-    )) as (BlockHeader | null | Error)[];
+    this.adaptRange(network, logs.length, to - from + 1);
+    const nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
+    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends), the
+    // parent (the range continues the cursor) and the next range's end (read before its logs). A reorg
+    // that replaced the parent replaced the end too, so whichever the node answers first, a fork shows as
+    // one mismatch or the other.
+    const [endAgain, parentHeader, nextHeader] = (await rpc.batchSettled([
+      getBlock(to),
+      getBlock(parent ? parent.block : to),
+      ...(nextTo === null ? [] : [getBlock(nextTo)]),
+    ])) as (BlockHeader | null | Error)[];
     if (endAgain instanceof Error) throw endAgain;
     if (endAgain?.hash !== end.hash) return { kind: "moved" };
     if (parent) {
       if (parentHeader instanceof Error) throw parentHeader;
       if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
     }
-    return { kind: "range", from, end: { block: to, hash: end.hash }, logs };
+    if (nextHeader instanceof Error) throw nextHeader;
+    const next = nextTo === null ? null : { to: nextTo, header: nextHeader ?? null };
+    return { kind: "range", from, end: { block: to, hash: end.hash }, logs, next };
   }
 
   private knownTokens(network: string): Set<string> {
