@@ -190,10 +190,14 @@ export class TokenIndexer {
 
   private async catchUpNow(network: string): Promise<void> {
     const rpc = this.client(network);
+    /** The cursor this call wrote last, checked against the node after its logs: no need to look it up again. */
+    let reached: IndexCursor | null = null;
     for (;;) {
       if (this.stopped) return;
-      const cursor = await this.options.store.cursor(network);
+      const cursor = reached ?? (await this.options.store.cursor(network));
       const head = await this.head(network, rpc);
+      if (reached && reached.block >= head) return;
+      reached = null;
       if (cursor && cursor.block >= head) {
         const header = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(cursor.block), false]);
         if (header?.hash === cursor.hash) return;
@@ -202,6 +206,7 @@ export class TokenIndexer {
       }
       const outcome = await this.indexRanges(network, rpc, cursor, head);
       if (outcome.kind === "reorg") await this.rollBackFork(network, rpc, outcome.cursor);
+      else reached = outcome.reached;
     }
   }
 
@@ -215,15 +220,15 @@ export class TokenIndexer {
     rpc: RpcClient,
     cursor: IndexCursor | null,
     head: number,
-  ): Promise<{ kind: "done" } | { kind: "reorg"; cursor: IndexCursor }> {
+  ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
     let parent = cursor;
     const first = cursor ? cursor.block + 1 : this.startBlock;
     let pending: Promise<RangeRead> | null = this.readRange(network, rpc, first, head, parent, null);
     while (pending) {
       const read: RangeRead = await pending;
       pending = null;
-      if (read.kind === "moved" || this.stopped) return { kind: "done" };
-      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done" };
+      if (read.kind === "moved" || this.stopped) return { kind: "done", reached: null };
+      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
       const next: Promise<RangeRead> | null = read.next
         ? this.readRange(network, rpc, read.end.block + 1, head, read.end, read.next)
         : null;
@@ -239,14 +244,14 @@ export class TokenIndexer {
         effects: transferEffects(transfers),
         newTokens,
       });
-      if (!written) return { kind: "done" };
+      if (!written) return { kind: "done", reached: null };
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
       this.options.onRange?.({ network, from: read.from, to: read.end.block, transfers: transfers.length });
       parent = read.end;
       pending = next;
     }
-    return { kind: "done" };
+    return { kind: "done", reached: parent };
   }
 
   private rangeEnd(network: string, from: number, head: number): number {
