@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { stopLeftBehind } from "../../platform/service-lock.ts";
 import { type AnvilNode, STATE_STOP_MS, startAnvil } from "./anvil.ts";
@@ -216,7 +217,13 @@ export async function startChainNodes(
         );
         nodes.push(node);
         const log = (message: string) => options.log?.(`chain: ${network}: ${message}`);
-        const archive = options.archiveNodes ? await startArchive(node, plan.blockTimeSeconds, log) : undefined;
+        // Beside the chain's file, so the next start empties what a killed run left; else this process's own.
+        const statesDir = options.stateDir
+          ? path.join(options.stateDir, `${network}.archive-states`)
+          : path.join(tmpdir(), `nodeplane-${network}.archive-states-${process.pid}`);
+        const archive = options.archiveNodes
+          ? await startArchive(node, plan.blockTimeSeconds, statesDir, log)
+          : undefined;
         if (archive) {
           nodes.push(archive.node);
           followers.push(archive.follower);
@@ -263,6 +270,7 @@ export async function startChainNodes(
 async function startArchive(
   served: AnvilNode,
   blockTimeSeconds: number,
+  statesDir: string,
   log: (message: string) => void,
 ): Promise<{ node: AnvilNode; follower: ArchiveFollower } | undefined> {
   try {
@@ -272,7 +280,10 @@ async function startArchive(
       body: '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x0",false]}',
     });
     const { result } = (await genesis.json()) as { result: { timestamp: string } };
-    const node = await startAnvil({ chainId: served.chainId, archive: { genesisTimestamp: Number(result.timestamp) } });
+    const node = await startAnvil({
+      chainId: served.chainId,
+      archive: { genesisTimestamp: Number(result.timestamp), statesDir },
+    });
     // Half a block time: an old block is there within about one block of its mining.
     const follower = new ArchiveFollower(served.httpUrl, node.httpUrl, {
       pollMs: Math.max(250, (blockTimeSeconds * 1000) / 2),

@@ -1,5 +1,7 @@
 // The archive node beside a local node: it replays the served chain block for block (the same hashes),
 // and after a reorg of the served chain (evm_revert, then other blocks) it rolls back and follows the new one.
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AnvilNode, KEPT_STATES, startAnvil } from "../../../server/dataplane/chain/anvil.ts";
 import { ArchiveFollower } from "../../../server/dataplane/chain/archive.ts";
@@ -16,7 +18,10 @@ beforeAll(async () => {
   served = await startAnvil({ chainId: 31337 });
   servedRpc = new RpcClient(served.httpUrl);
   const genesis = await servedRpc.call<{ timestamp: string }>("eth_getBlockByNumber", ["0x0", false]);
-  archive = await startAnvil({ chainId: 31337, archive: { genesisTimestamp: Number(genesis.timestamp) } });
+  archive = await startAnvil({
+    chainId: 31337,
+    archive: { genesisTimestamp: Number(genesis.timestamp), statesDir: join(tmpdir(), `archive-test-${process.pid}`) },
+  });
   archiveRpc = new RpcClient(archive.httpUrl);
   follower = new ArchiveFollower(served.httpUrl, archive.httpUrl, { pollMs: 50, log: (m) => logged.push(m) });
   follower.start();
