@@ -44,6 +44,8 @@ const DEFAULT_POLL_MS = 2000;
  */
 export const REORG_WINDOW_BLOCKS = 1024;
 const MAX_BACKOFF_MS = 30_000;
+/** Ranges read and waiting to be written, at most (each holds its logs); the writer writes those ready as one. */
+const READ_AHEAD = 4;
 /** Checkpoints compared with the node per round trip when looking for a fork point. */
 const FORK_SEARCH_BATCH = 32;
 
@@ -223,33 +225,81 @@ export class TokenIndexer {
   ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
     let parent = cursor;
     const first = cursor ? cursor.block + 1 : this.startBlock;
-    let pending: Promise<RangeRead> | null = this.readRange(network, rpc, first, head, parent, null);
-    while (pending) {
-      const read: RangeRead = await pending;
-      pending = null;
-      if (read.kind === "moved" || this.stopped) return { kind: "done", reached: null };
-      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
-      const next: Promise<RangeRead> | null = read.next
-        ? this.readRange(network, rpc, read.end.block + 1, head, read.end, read.next)
-        : null;
-      // Read ahead; its failure is met where it is awaited (or dropped with it below).
-      next?.catch(() => undefined);
-      const transfers = decodeTransfers(read.logs);
+    // The reader runs ahead of the writer (each read starts the next as it ends, at most READ_AHEAD waiting),
+    // and the writer writes every range already read as one: their effects summed, the last one's end the
+    // new cursor. A writer slower than the reader so writes fewer, larger ranges instead of falling behind.
+    type Pending = { read: Promise<RangeRead>; done: RangeRead | null };
+    const reads: Pending[] = [];
+    // Changed by the reads' callbacks: an object, so the loop below reads it as it is now.
+    const reader: { on: boolean; paused: (() => void) | null } = { on: true, paused: null };
+    const startRead = (from: number, readParent: IndexCursor | null, ahead: NextEnd | null) => {
+      const entry: Pending = { read: this.readRange(network, rpc, from, head, readParent, ahead), done: null };
+      reads.push(entry);
+      entry.read.then(
+        (r) => {
+          entry.done = r;
+          if (r.kind !== "range" || !r.next || !reader.on || this.stopped) return;
+          const next = r.next;
+          const go = () => startRead(r.end.block + 1, r.end, next);
+          if (reads.length >= READ_AHEAD) reader.paused = go;
+          else go();
+        },
+        // Met where it is awaited (or dropped with the reads not written).
+        () => undefined,
+      );
+    };
+    const take = (): Pending | undefined => {
+      const entry = reads.shift();
+      const resume = reader.paused;
+      reader.paused = null;
+      resume?.();
+      return entry;
+    };
+    const stopReading = () => {
+      reader.on = false;
+      reader.paused = null;
+    };
+    startRead(first, parent, null);
+    for (let entry = take(); entry; entry = take()) {
+      const read: RangeRead = await entry.read.catch((error) => {
+        stopReading();
+        throw error;
+      });
+      if (read.kind === "moved" || this.stopped) {
+        stopReading();
+        return { kind: "done", reached: null };
+      }
+      if (read.kind === "reorg") {
+        stopReading();
+        return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
+      }
+      const ranges = [read];
+      for (let ready = reads[0]?.done; ready?.kind === "range"; ready = reads[0]?.done) {
+        ranges.push(ready);
+        take();
+      }
+      const decoded = ranges.map((r) => decodeTransfers(r.logs));
+      const transfers = decoded.length === 1 ? decoded[0] : decoded.flat();
+      const end = ranges[ranges.length - 1].end;
       const newTokens = await this.newTokenMetadata(network, rpc, transfers);
       const written = await this.options.store.commitRange({
         network,
         parent,
-        end: read.end,
+        end,
         keepFrom: head - REORG_WINDOW_BLOCKS + 1,
         effects: transferEffects(transfers),
         newTokens,
       });
-      if (!written) return { kind: "done", reached: null };
+      if (!written) {
+        stopReading();
+        return { kind: "done", reached: null };
+      }
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
-      this.options.onRange?.({ network, from: read.from, to: read.end.block, transfers: transfers.length });
-      parent = read.end;
-      pending = next;
+      ranges.forEach((r, i) => {
+        this.options.onRange?.({ network, from: r.from, to: r.end.block, transfers: decoded[i].length });
+      });
+      parent = end;
     }
     return { kind: "done", reached: parent };
   }
