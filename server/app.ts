@@ -17,12 +17,14 @@ import { type ChainNodes, startChainNodes, type UpstreamMap } from "./dataplane/
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
+import type { ServedMethods } from "./dataplane/proxy/served-methods.ts";
 import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import type { TokenMethod } from "./dataplane/token-index/methods.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
+import { capacityOf } from "./domains/addons/service.ts";
 import { marketplaceCharges } from "./domains/billing/addon-charges.ts";
 import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
@@ -142,6 +144,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // checks the registry, migrates and seeds, instead of one after another.
   const databaseStarting = startDatabaseServer(config, log);
   const chainsStarting = startChainNodes(config, {
+    archiveNodes: config.archiveNodes,
     log: (message) => log.info(message),
     stateDir: path.join(config.dataDir, "chains"),
   });
@@ -258,7 +261,8 @@ async function assemble(
     await db.execute("select 1");
     return { ok: true };
   });
-  if (config.roles.proxy) await registerProxy(app, config, log, db, events, chainNodes, trustsProxy);
+  if (config.roles.proxy)
+    await registerProxy(app, config, log, db, events, chainNodes, trustsProxy, tokenIndex.methods);
 
   const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log, consoleBuilt) : null;
 
@@ -557,7 +561,7 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
     deps: { db, log, kvParts: parts.kvParts.storage, localParts: parts.kvParts.local },
   });
   await app.register(tokensPlugin, { api, deps: { events, hash: parts.keyHash } });
-  await app.register(addonsPlugin, { api, deps: { db, log, events } });
+  await app.register(addonsPlugin, { api, deps: { db, log, events, capacity: capacityOf(parts.upstreams) } });
   // Add-on lines: the marketplace prices each install of the period (billing/addon-charges.ts).
   await app.register(billingPlugin, {
     api,
@@ -579,6 +583,7 @@ async function registerProxy(
   events: DomainEvents,
   chainNodes: ChainNodes,
   trustsProxy: ReturnType<typeof trustedProxies>,
+  served: ServedMethods,
 ) {
   const stages = await createRpcStages({
     limits: databaseLimitSource(db),
@@ -595,6 +600,8 @@ async function registerProxy(
     meter: stages.meter,
     maxBatchCalls: config.maxBatchCalls,
     trustsProxy: trustsProxy ?? undefined,
+    // The token add-ons' methods, answered from the token index (gated like any add-on method).
+    served,
     log: (message, error) => log.warn({ err: error }, message),
   });
   app.addHook("onClose", async () => stages.close());

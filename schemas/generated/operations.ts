@@ -545,6 +545,7 @@ export type AddonQuery = {
   addon: {
     longDescription: string;
     gettingStartedInstructions: string;
+    serviceNote: string | null;
     supportUrl: string;
     supportEmail: string;
     id: string;

@@ -69,6 +69,12 @@ export interface AppConfig {
    * each test puts there.
    */
   seedTestTokens: boolean;
+  /**
+   * Whether each local chain node gets an archive-mode node beside it, for the Archive add-on
+   * (NODEPLANE_ARCHIVE_NODES=1): off by default, since an archive node keeps every block's state on disk
+   * (about 150 KB a block: 6.5 GB a day per network at a block every 2 s); the add-on's page says so.
+   */
+  archiveNodes: boolean;
   /** Most calls the RPC proxy accepts in one JSON-RPC batch (NODEPLANE_MAX_BATCH_CALLS; Geth's default, 1000). */
   maxBatchCalls: number;
   /**
@@ -239,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     trustProxy: parseTrustProxy(env.NODEPLANE_TRUST_PROXY),
     signUpsPerHour: positiveInteger("NODEPLANE_SIGNUPS_PER_HOUR", env.NODEPLANE_SIGNUPS_PER_HOUR, 5),
     seedTestTokens: env.NODEPLANE_SEED_TEST_TOKENS ? env.NODEPLANE_SEED_TEST_TOKENS === "1" : env.NODE_ENV !== "test",
+    archiveNodes: env.NODEPLANE_ARCHIVE_NODES === "1",
     maxBatchCalls: positiveInteger("NODEPLANE_MAX_BATCH_CALLS", env.NODEPLANE_MAX_BATCH_CALLS, 1000),
     kvUploadS3: env.NODEPLANE_KV_S3_BUCKET
       ? {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import path from "node:path";
@@ -24,6 +24,18 @@ export interface AnvilOptions {
    * and on stop. Without it the chain starts again at block 0 each time.
    */
   statePath?: string;
+  /**
+   * An archive-mode node (chain/archive.ts): every block's state kept, nothing mined but what it is told to
+   * mine (the served node's blocks, replayed in order), from the served node's genesis timestamp.
+   */
+  archive?: {
+    genesisTimestamp: number;
+    /**
+     * Where it keeps the states beyond those it holds in memory (anvil's --cache-path; about 150 KB a block
+     * on disk). Emptied when it starts and when it stops: a start replays the chain from genesis anyway.
+     */
+    statesDir: string;
+  };
 }
 
 /** How often a node with a state file writes it (a node killed outright loses at most this much). */
@@ -91,18 +103,14 @@ export const KEPT_STATES = 64;
 export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? (await freePort(host));
-  const args = [
-    "--host",
-    host,
-    "--port",
-    String(port),
-    "--chain-id",
-    String(options.chainId),
-    "--silent",
-    "--prune-history",
-    String(KEPT_STATES),
-  ];
-  if (options.blockTimeSeconds && options.blockTimeSeconds > 0)
+  const args = ["--host", host, "--port", String(port), "--chain-id", String(options.chainId), "--silent"];
+  if (options.archive) {
+    rmSync(options.archive.statesDir, { recursive: true, force: true });
+    mkdirSync(options.archive.statesDir, { recursive: true });
+    args.push("--no-mining", "--order", "fifo", "--timestamp", String(options.archive.genesisTimestamp));
+    args.push("--cache-path", options.archive.statesDir);
+  } else args.push("--prune-history", String(KEPT_STATES));
+  if (!options.archive && options.blockTimeSeconds && options.blockTimeSeconds > 0)
     args.push("--block-time", String(options.blockTimeSeconds));
   if (options.statePath) args.push("--state", options.statePath, "--state-interval", String(STATE_INTERVAL_SECONDS));
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
@@ -130,6 +138,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilNode> {
       const timer = setTimeout(() => child.kill("SIGKILL"), options.statePath ? STATE_STOP_MS : 3000);
       await exited;
       clearTimeout(timer);
+      if (options.archive) rmSync(options.archive.statesDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { stopLeftBehind } from "../../platform/service-lock.ts";
 import { type AnvilNode, STATE_STOP_MS, startAnvil } from "./anvil.ts";
+import { ArchiveFollower, type ArchiveRoute } from "./archive.ts";
 
 /** Where one network's traffic goes. */
 export interface Upstream {
@@ -11,6 +13,8 @@ export interface Upstream {
   /** null when the upstream has no WebSocket: WebSocket clients then get a clear error. */
   wsUrl: string | null;
   source: "upstream" | "local";
+  /** The archive-mode node beside a local node (the Archive add-on's), when one was started. */
+  archive?: ArchiveRoute;
 }
 
 /** The read side the proxy uses: the upstream of a network, or undefined when none is configured. */
@@ -184,6 +188,8 @@ export async function startChainNodes(
     startLocal?: boolean;
     /** Where local nodes keep their chains (one file per network), so blocks survive a restart. */
     stateDir?: string;
+    /** Whether each local node gets an archive-mode node beside it (chain/archive.ts). */
+    archiveNodes?: boolean;
   } = {},
 ): Promise<ChainNodes> {
   const env = options.env ?? process.env;
@@ -199,6 +205,7 @@ export async function startChainNodes(
     }
   };
   process.once("exit", killAll);
+  const followers: ArchiveFollower[] = [];
   const upstreams = [...plan.upstreams];
   if (options.startLocal ?? localChainWanted(env)) {
     const started = await Promise.allSettled(
@@ -209,14 +216,35 @@ export async function startChainNodes(
           (message) => options.log?.(`chain: ${network}: ${message}`),
         );
         nodes.push(node);
-        return { network, node };
+        const log = (message: string) => options.log?.(`chain: ${network}: ${message}`);
+        // Beside the chain's file, so the next start empties what a killed run left; else this process's own.
+        const statesDir = options.stateDir
+          ? path.join(options.stateDir, `${network}.archive-states`)
+          : path.join(tmpdir(), `nodeplane-${network}.archive-states-${process.pid}`);
+        const archive = options.archiveNodes
+          ? await startArchive(node, plan.blockTimeSeconds, statesDir, log)
+          : undefined;
+        if (archive) {
+          nodes.push(archive.node);
+          followers.push(archive.follower);
+        }
+        return { network, node, archive: archive?.follower };
       }),
     );
     for (const [i, result] of started.entries()) {
       if (result.status === "fulfilled") {
-        const { network, node } = result.value;
-        upstreams.push({ network, chainId: node.chainId, httpUrl: node.httpUrl, wsUrl: node.wsUrl, source: "local" });
-        options.log?.(`chain: ${network} (chain id ${node.chainId}) served by a local anvil at ${node.httpUrl}`);
+        const { network, node, archive } = result.value;
+        upstreams.push({
+          network,
+          chainId: node.chainId,
+          httpUrl: node.httpUrl,
+          wsUrl: node.wsUrl,
+          source: "local",
+          archive,
+        });
+        options.log?.(
+          `chain: ${network} (chain id ${node.chainId}) served by a local anvil at ${node.httpUrl}${archive ? `, old state by an archive node at ${archive.httpUrl}` : ""}`,
+        );
       } else {
         options.log?.(`chain: ${plan.local[i].network} has no node: anvil failed to start: ${result.reason}`);
       }
@@ -229,7 +257,42 @@ export async function startChainNodes(
     list: map.list,
     async stop() {
       process.removeListener("exit", killAll);
+      await Promise.all(followers.map((f) => f.stop()));
       await Promise.all(nodes.map((n) => n.stop()));
     },
   };
+}
+
+/**
+ * An archive-mode node beside a served one, from the same genesis, and what keeps it on the served chain
+ * (chain/archive.ts). Without one (it failed to start) calls at old blocks get the served node's answer.
+ */
+async function startArchive(
+  served: AnvilNode,
+  blockTimeSeconds: number,
+  statesDir: string,
+  log: (message: string) => void,
+): Promise<{ node: AnvilNode; follower: ArchiveFollower } | undefined> {
+  try {
+    const genesis = await fetch(served.httpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x0",false]}',
+    });
+    const { result } = (await genesis.json()) as { result: { timestamp: string } };
+    const node = await startAnvil({
+      chainId: served.chainId,
+      archive: { genesisTimestamp: Number(result.timestamp), statesDir },
+    });
+    // Half a block time: an old block is there within about one block of its mining.
+    const follower = new ArchiveFollower(served.httpUrl, node.httpUrl, {
+      pollMs: Math.max(250, (blockTimeSeconds * 1000) / 2),
+      log,
+    });
+    follower.start();
+    return { node, follower };
+  } catch (error) {
+    log(`no archive node: ${(error as Error).message}`);
+    return undefined;
+  }
 }

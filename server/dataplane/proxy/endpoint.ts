@@ -56,6 +56,11 @@ export interface EndpointRecord {
    * each with the add-on's name: refused naming it. Absent when no add-on gates anything here.
    */
   addonLocks?: { methods: [string, string][]; namespaces: [string, string][] };
+  /**
+   * Whether calls reading state at blocks older than the served node keeps go to the network's archive node
+   * (the Archive add-on is installed here). Absent: they go to the served node, which answers its own error.
+   */
+  archive?: boolean;
 }
 
 export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");

@@ -3,6 +3,7 @@ import type { DomainEvents } from "../../platform/events.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import type { DataPlane } from "./plane.ts";
 import { registerDataPlane } from "./register.ts";
+import type { ServedMethods } from "./served-methods.ts";
 import type { MeterStage, RateLimitStage } from "./stages.ts";
 import { type EndpointRecordSource, SyncedEndpointDirectory } from "./synced-directory.ts";
 
@@ -20,6 +21,8 @@ export interface MountDataPlaneDeps {
   maxBatchCalls?: number;
   /** See DataPlaneDeps.trustsProxy. */
   trustsProxy?: (address: string) => boolean;
+  /** See DataPlaneDeps.served. */
+  served?: ServedMethods;
 }
 
 /**
@@ -40,6 +43,7 @@ export async function mountDataPlane(
     meter: deps.meter,
     maxBatchCalls: deps.maxBatchCalls,
     trustsProxy: deps.trustsProxy,
+    served: deps.served,
     onError: (error) => deps.log?.("a data plane stage failed", error),
   });
   app.addHook("onClose", async () => directory.close());

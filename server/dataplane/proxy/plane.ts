@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
-import type { UpstreamMap } from "../chain/nodes.ts";
+import type { Upstream, UpstreamMap } from "../chain/nodes.ts";
 import { PostClient } from "../http/post-client.ts";
 import { SUBSCRIPTION_METHOD } from "../metering/counting-rule.ts";
 import {
@@ -14,11 +14,13 @@ import {
   statusRefusal,
   tooManyWebSockets,
 } from "./admission.ts";
+import { stateBlockOf } from "./archive-calls.ts";
 import { checkAccess, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
 import { batchTooLarge, errorObject, isCall, type JsonRpcCall, type Refusal, refusal } from "./jsonrpc.ts";
 import { RequestRecord } from "./request-record.ts";
+import { type ServedMethods, serveCall } from "./served-methods.ts";
 import { type MeterStage, noMeter, noRateLimit, type RateLimitStage } from "./stages.ts";
 
 /**
@@ -62,6 +64,8 @@ export interface DataPlaneDeps {
   maxWebSocketsPerAccount?: number;
   /** The operator's proxies that may name the client in X-Forwarded-For (trustedProxies); none when absent. */
   trustsProxy?: (address: string) => boolean;
+  /** Methods the service answers itself, never forwarded (served-methods.ts); none when absent. */
+  served?: ServedMethods;
 }
 
 /** How a request named its endpoint: by the key in /rpc/:exId[/:token], or by a domain mask host. */
@@ -223,8 +227,10 @@ export class DataPlane {
   readonly maxWebSocketsPerAccount: number;
   /** Per account, its WebSocket connections open (or being opened) in this process. */
   private readonly openWebSockets = new Map<string, number>();
+  private readonly served: ServedMethods;
 
   constructor(private readonly deps: DataPlaneDeps) {
+    this.served = deps.served ?? new Map();
     this.rateLimit = deps.rateLimit ?? noRateLimit;
     this.meter = deps.meter ?? noMeter;
     this.allowanceEnd = this.meter.allowanceEndOf?.bind(this.meter);
@@ -388,7 +394,8 @@ export class DataPlane {
     const { perCall, refused } = admitted;
     request.refused = refused;
     const upstream = this.deps.upstreams.get(settings.network);
-    if (!upstream && refused.length < calls.length) {
+    const own = this.ownAnswers(endpoint, upstream, calls, request.methods, perCall);
+    if (!upstream && refused.length + (own?.size ?? 0) < calls.length) {
       const r = refusal("NO_UPSTREAM", `No upstream node is configured for the network ${settings.network}.`, {
         network: settings.network,
       });
@@ -397,15 +404,16 @@ export class DataPlane {
     let status = 200;
     let out: Buffer | string;
     try {
-      if (refused.length === 0 && upstream) {
+      if (refused.length === 0 && own === null && upstream) {
         // The common case: forward the client's bytes untouched.
         const answer = await this.upstreamClient.post(upstream.httpUrl, body);
         status = answer.status;
         out = answer.body;
       } else if (!parsed.batch) {
-        out = refusedCallsAnswer(calls, false, () => refused[0].refusal);
+        const answer = own?.get(0);
+        out = answer ? await answer : refusedCallsAnswer(calls, false, () => refused[0].refusal);
       } else {
-        out = await this.forwardPartialBatch(upstream, calls, perCall);
+        out = await this.answerBatch(upstream?.httpUrl, calls, perCall, own);
       }
     } catch {
       const r = refusal("UPSTREAM_FAILED", undefined, { network: settings.network });
@@ -436,23 +444,71 @@ export class DataPlane {
     this.meter.record(request.end());
   }
 
-  /** A batch where some calls were refused: forward the rest, answer in the original order. */
-  private async forwardPartialBatch(
-    upstream: ReturnType<UpstreamMap["get"]>,
+  /**
+   * The answers to calls that do not go to the served node, started, by call index: a method the service
+   * answers itself, and with the Archive add-on a state read at a block older than the node keeps (sent to
+   * the archive node). Null when there is none: the usual request, decided with a map lookup per call.
+   */
+  private ownAnswers(
+    endpoint: CompiledEndpoint,
+    upstream: Upstream | undefined,
+    calls: unknown[],
+    methods: string[],
+    perCall: (Refusal | undefined)[],
+  ): Map<number, Promise<string>> | null {
+    const network = endpoint.record.network;
+    const archiveBelow = endpoint.record.archive ? upstream?.archive?.routesBelow() : undefined;
+    if (this.served.size === 0 && archiveBelow === undefined) return null;
+    let own: Map<number, Promise<string>> | null = null;
+    for (let i = 0; i < methods.length; i++) {
+      if (perCall[i]) continue;
+      const call = calls[i] as JsonRpcCall;
+      let answer: Promise<string> | undefined;
+      if (this.served.has(methods[i])) answer = serveCall(this.served, call, network, this.deps.onError);
+      else if (archiveBelow !== undefined && upstream?.archive) {
+        const block = stateBlockOf(call);
+        if (block !== undefined && block < archiveBelow)
+          answer = this.forwardOne(upstream.archive.httpUrl, call, network);
+      }
+      if (!answer) continue;
+      own ??= new Map();
+      own.set(i, answer);
+    }
+    return own;
+  }
+
+  /** One call's answer from a node (the archive node), or the proxy's UPSTREAM_FAILED for it. */
+  private async forwardOne(url: string, call: JsonRpcCall, network: string): Promise<string> {
+    try {
+      return (await this.upstreamClient.post(url, JSON.stringify(call))).body.toString("utf8");
+    } catch {
+      return errorObject(call.id, refusal("UPSTREAM_FAILED", undefined, { network }));
+    }
+  }
+
+  /**
+   * A batch where some calls were refused or are answered otherwise (ownAnswers): forward the rest to the
+   * node in one batch while the others are answered, and answer in the original order.
+   */
+  private async answerBatch(
+    upstreamUrl: string | undefined,
     calls: unknown[],
     perCall: (Refusal | undefined)[],
+    own: Map<number, Promise<string>> | null,
   ): Promise<string> {
-    const allowed = calls.filter((_, i) => !perCall[i]);
+    const allowed = calls.filter((_, i) => !perCall[i] && !own?.has(i));
     const answers = new Map<string, unknown>();
     let inOrder: unknown[] = [];
-    if (allowed.length > 0 && upstream) {
-      const answer = await this.upstreamClient.post(upstream.httpUrl, JSON.stringify(allowed));
+    if (allowed.length > 0 && upstreamUrl) {
+      const answer = await this.upstreamClient.post(upstreamUrl, JSON.stringify(allowed));
       const parsedAnswer = JSON.parse(answer.body.toString("utf8")) as unknown;
       inOrder = Array.isArray(parsedAnswer) ? parsedAnswer : [parsedAnswer];
       for (const a of inOrder) {
         if (a && typeof a === "object" && "id" in a) answers.set(JSON.stringify((a as { id: unknown }).id), a);
       }
     }
+    const served = new Map<number, string>();
+    for (const [i, answer] of own ?? []) served.set(i, await answer);
     const parts: string[] = [];
     let next = 0;
     calls.forEach((call, i) => {
@@ -463,6 +519,11 @@ export class DataPlane {
         return;
       }
       if (isCall(call) && call.id === undefined) return;
+      const own = served.get(i);
+      if (own !== undefined) {
+        parts.push(own);
+        return;
+      }
       const found = answers.get(JSON.stringify(id)) ?? inOrder[next];
       next++;
       if (found !== undefined) parts.push(JSON.stringify(found));
@@ -657,11 +718,26 @@ export class DataPlane {
       const { whole: requestRefusal, perCall } = admitted;
       let refused = admitted.refused;
       let sent: string | null = null;
+      const upstream = this.deps.upstreams.get(current.record.network);
+      const own =
+        requestRefusal || refused.length > 0
+          ? null
+          : this.ownAnswers(current, upstream, parsed.calls, request.methods, perCall);
       if (requestRefusal) {
         sent = refusedCallsAnswer(parsed.calls, parsed.batch, () => requestRefusal);
         client.send(sent);
-      } else if (refused.length === 0) {
+      } else if (refused.length === 0 && own === null) {
         send(raw.toString("utf8"));
+      } else if (refused.length === 0) {
+        // Calls the service answers itself: a batch's other calls go to the node's HTTP side in one batch, so
+        // the answer is one array in the calls' order (an eth_subscribe among them gets the node's HTTP
+        // answer, an error: a subscription needs the socket, so send it in a message of its own).
+        const single = own?.get(0);
+        sent =
+          parsed.batch || !single
+            ? await this.answerBatch(upstream?.httpUrl, parsed.calls, perCall, own)
+            : await single;
+        if (client.readyState === WebSocket.OPEN) client.send(sent);
       } else {
         // A WebSocket batch answer cannot be merged with the upstream's without holding it back, so a
         // batch with any refused call is answered whole: each call with its own reason (the others not sent).

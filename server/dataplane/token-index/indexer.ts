@@ -44,6 +44,8 @@ const DEFAULT_POLL_MS = 2000;
  */
 export const REORG_WINDOW_BLOCKS = 1024;
 const MAX_BACKOFF_MS = 30_000;
+/** Ranges read and waiting to be written, at most (each holds its logs); the writer writes those ready as one. */
+const READ_AHEAD = 4;
 /** Checkpoints compared with the node per round trip when looking for a fork point. */
 const FORK_SEARCH_BATCH = 32;
 
@@ -51,8 +53,14 @@ interface BlockHeader {
   hash: string;
 }
 
+/** The next range's end block and its header, read before that range's logs (in the previous range's last batch). */
+interface NextEnd {
+  to: number;
+  header: BlockHeader | null;
+}
+
 type RangeRead =
-  | { kind: "range"; from: number; end: IndexCursor; logs: RawLog[] }
+  | { kind: "range"; from: number; end: IndexCursor; logs: RawLog[]; next: NextEnd | null }
   /** The cursor block is no longer on the node's chain. */
   | { kind: "reorg" }
   /** The chain moved while the range was read: read it again. */
@@ -184,10 +192,14 @@ export class TokenIndexer {
 
   private async catchUpNow(network: string): Promise<void> {
     const rpc = this.client(network);
+    /** The cursor this call wrote last, checked against the node after its logs: no need to look it up again. */
+    let reached: IndexCursor | null = null;
     for (;;) {
       if (this.stopped) return;
-      const cursor = await this.options.store.cursor(network);
+      const cursor = reached ?? (await this.options.store.cursor(network));
       const head = await this.head(network, rpc);
+      if (reached && reached.block >= head) return;
+      reached = null;
       if (cursor && cursor.block >= head) {
         const header = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(cursor.block), false]);
         if (header?.hash === cursor.hash) return;
@@ -196,6 +208,7 @@ export class TokenIndexer {
       }
       const outcome = await this.indexRanges(network, rpc, cursor, head);
       if (outcome.kind === "reorg") await this.rollBackFork(network, rpc, outcome.cursor);
+      else reached = outcome.reached;
     }
   }
 
@@ -209,39 +222,86 @@ export class TokenIndexer {
     rpc: RpcClient,
     cursor: IndexCursor | null,
     head: number,
-  ): Promise<{ kind: "done" } | { kind: "reorg"; cursor: IndexCursor }> {
+  ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
     let parent = cursor;
     const first = cursor ? cursor.block + 1 : this.startBlock;
-    let pending: Promise<RangeRead> | null = this.readRange(rpc, first, this.rangeEnd(network, first, head), parent);
-    while (pending) {
-      const read: RangeRead = await pending;
-      pending = null;
-      if (read.kind === "moved" || this.stopped) return { kind: "done" };
-      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done" };
-      this.adaptRange(network, read.logs.length, read.end.block - read.from + 1);
-      const nextFrom: number = read.end.block + 1;
-      const next: Promise<RangeRead> | null =
-        nextFrom <= head ? this.readRange(rpc, nextFrom, this.rangeEnd(network, nextFrom, head), read.end) : null;
-      // Read ahead; its failure is met where it is awaited (or dropped with it below).
-      next?.catch(() => undefined);
-      const transfers = decodeTransfers(read.logs);
+    // The reader runs ahead of the writer (each read starts the next as it ends, at most READ_AHEAD waiting),
+    // and the writer writes every range already read as one: their effects summed, the last one's end the
+    // new cursor. A writer slower than the reader so writes fewer, larger ranges instead of falling behind.
+    type Pending = { read: Promise<RangeRead>; done: RangeRead | null };
+    const reads: Pending[] = [];
+    // Changed by the reads' callbacks: an object, so the loop below reads it as it is now.
+    const reader: { on: boolean; paused: (() => void) | null } = { on: true, paused: null };
+    const startRead = (from: number, readParent: IndexCursor | null, ahead: NextEnd | null) => {
+      const entry: Pending = { read: this.readRange(network, rpc, from, head, readParent, ahead), done: null };
+      reads.push(entry);
+      entry.read.then(
+        (r) => {
+          entry.done = r;
+          if (r.kind !== "range" || !r.next || !reader.on || this.stopped) return;
+          const next = r.next;
+          const go = () => startRead(r.end.block + 1, r.end, next);
+          if (reads.length >= READ_AHEAD) reader.paused = go;
+          else go();
+        },
+        // Met where it is awaited (or dropped with the reads not written).
+        () => undefined,
+      );
+    };
+    const take = (): Pending | undefined => {
+      const entry = reads.shift();
+      const resume = reader.paused;
+      reader.paused = null;
+      resume?.();
+      return entry;
+    };
+    const stopReading = () => {
+      reader.on = false;
+      reader.paused = null;
+    };
+    startRead(first, parent, null);
+    for (let entry = take(); entry; entry = take()) {
+      const read: RangeRead = await entry.read.catch((error) => {
+        stopReading();
+        throw error;
+      });
+      if (read.kind === "moved" || this.stopped) {
+        stopReading();
+        return { kind: "done", reached: null };
+      }
+      if (read.kind === "reorg") {
+        stopReading();
+        return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
+      }
+      const ranges = [read];
+      for (let ready = reads[0]?.done; ready?.kind === "range"; ready = reads[0]?.done) {
+        ranges.push(ready);
+        take();
+      }
+      const decoded = ranges.map((r) => decodeTransfers(r.logs));
+      const transfers = decoded.length === 1 ? decoded[0] : decoded.flat();
+      const end = ranges[ranges.length - 1].end;
       const newTokens = await this.newTokenMetadata(network, rpc, transfers);
       const written = await this.options.store.commitRange({
         network,
         parent,
-        end: read.end,
+        end,
         keepFrom: head - REORG_WINDOW_BLOCKS + 1,
         effects: transferEffects(transfers),
         newTokens,
       });
-      if (!written) return { kind: "done" };
+      if (!written) {
+        stopReading();
+        return { kind: "done", reached: null };
+      }
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
-      this.options.onRange?.({ network, from: read.from, to: read.end.block, transfers: transfers.length });
-      parent = read.end;
-      pending = next;
+      ranges.forEach((r, i) => {
+        this.options.onRange?.({ network, from: r.from, to: r.end.block, transfers: decoded[i].length });
+      });
+      parent = end;
     }
-    return { kind: "done" };
+    return { kind: "done", reached: parent };
   }
 
   private rangeEnd(network: string, from: number, head: number): number {
@@ -255,26 +315,47 @@ export class TokenIndexer {
       this.rangeBlocks.set(network, Math.min(this.maxRangeBlocks, size * 2));
   }
 
-  private async readRange(rpc: RpcClient, from: number, to: number, parent: IndexCursor | null): Promise<RangeRead> {
+  /**
+   * Reads the range from `from` (its end chosen by the range size, or given with its header by the range
+   * before, `ahead`). Two round trips a range: the logs, then one batch holding the end again, the parent
+   * and the next range's end, read after this range's logs and before the next one's, which is all the
+   * before-and-after checks need (the calls of one batch may run in any order).
+   */
+  private async readRange(
+    network: string,
+    rpc: RpcClient,
+    from: number,
+    head: number,
+    parent: IndexCursor | null,
+    ahead: NextEnd | null,
+  ): Promise<RangeRead> {
     const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
-    const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
+    const to = ahead?.to ?? this.rangeEnd(network, from, head);
+    const end = ahead ? ahead.header : await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
     if (!end) return { kind: "moved" };
     const logs = await rpc.call<RawLog[]>("eth_getLogs", [
       { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
     ]);
-    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends) and the
-    // parent (the range continues the cursor). A reorg that replaced the parent replaced the end too, so
-    // whichever of the two the node answers first, a fork shows as one mismatch or the other.
-    const [endAgain, parentHeader] = (await rpc.batchSettled(
-      parent ? [getBlock(to), getBlock(parent.block)] : [getBlock(to)],
-    )) as (BlockHeader | null | Error)[];
+    this.adaptRange(network, logs.length, to - from + 1);
+    const nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
+    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends), the
+    // parent (the range continues the cursor) and the next range's end (read before its logs). A reorg
+    // that replaced the parent replaced the end too, so whichever the node answers first, a fork shows as
+    // one mismatch or the other.
+    const [endAgain, parentHeader, nextHeader] = (await rpc.batchSettled([
+      getBlock(to),
+      getBlock(parent ? parent.block : to),
+      ...(nextTo === null ? [] : [getBlock(nextTo)]),
+    ])) as (BlockHeader | null | Error)[];
     if (endAgain instanceof Error) throw endAgain;
     if (endAgain?.hash !== end.hash) return { kind: "moved" };
     if (parent) {
       if (parentHeader instanceof Error) throw parentHeader;
       if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
     }
-    return { kind: "range", from, end: { block: to, hash: end.hash }, logs };
+    if (nextHeader instanceof Error) throw nextHeader;
+    const next = nextTo === null ? null : { to: nextTo, header: nextHeader ?? null };
+    return { kind: "range", from, end: { block: to, hash: end.hash }, logs, next };
   }
 
   private knownTokens(network: string): Set<string> {

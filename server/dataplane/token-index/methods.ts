@@ -1,8 +1,9 @@
 /**
- * The token add-ons' JSON-RPC methods, answered from the token index, keyed by method name: the proxy's
- * add-on gating (the `addons` work) decides who may call them and hands them the endpoint's network.
- * Request and answer shapes follow the providers' documentation: QuickNode's qn_getWalletTokenBalance and
- * qn_fetchNFTs (v2), Alchemy's alchemy_getTokenBalances and getOwnersForContract. A bad argument is a
+ * The token add-ons' JSON-RPC methods, answered from the token index, keyed by method name: the proxy
+ * answers them itself (its `served` port, ../proxy/served-methods.ts) once its add-on gating let a call
+ * through, and hands them the endpoint's network. Request and answer shapes follow the providers'
+ * documentation: QuickNode's qn_getWalletTokenBalance, qn_fetchNFTs and qn_fetchNFTsByCollection (v2),
+ * Alchemy's alchemy_getTokenBalances and getOwnersForContract. A bad argument is a
  * JSON-RPC invalid-params error (-32602) naming it. What is not served (ENS names, a past blockNumber,
  * NATIVE_TOKEN, NFT media) is refused by name rather than answered wrongly.
  */
@@ -39,6 +40,8 @@ export const WALLET_TOKENS_MAX_PER_PAGE = 100;
 export const WALLET_TOKENS_DEFAULT_PER_PAGE = 20;
 export const NFTS_MAX_PER_PAGE = 40;
 export const NFTS_DEFAULT_PER_PAGE = 20;
+/** qn_fetchNFTsByCollection's largest page, as the catalogue documents it. */
+export const COLLECTION_MAX_PER_PAGE = 100;
 export const MAX_CONTRACTS = 100;
 export const NFT_MAX_CONTRACTS = 20;
 export const ALCHEMY_MAX_COUNT = 100;
@@ -51,6 +54,7 @@ export function tokenMethods(store: TokenIndexStore): ReadonlyMap<string, TokenM
     ["qn_getWalletTokenBalance", (params, ctx) => qnWalletTokenBalance(store, params, ctx)],
     ["alchemy_getTokenBalances", (params, ctx) => alchemyTokenBalances(store, params, ctx)],
     ["qn_fetchNFTs", (params, ctx) => qnFetchNfts(store, params, ctx)],
+    ["qn_fetchNFTsByCollection", (params, ctx) => qnFetchNftsByCollection(store, params, ctx)],
     ["alchemy_getOwnersForContract", (params, ctx) => alchemyOwnersForContract(store, params, ctx)],
   ]);
 }
@@ -205,6 +209,34 @@ async function qnFetchNfts(store: TokenIndexStore, params: unknown, ctx: TokenMe
       network: labels.network,
       // Beyond QuickNode's shape: how many of an ERC-1155 id the wallet holds (1 for ERC-721).
       quantity: r.amount,
+    })),
+    ...paging(total, perPage, page),
+  };
+}
+
+async function qnFetchNftsByCollection(store: TokenIndexStore, params: unknown, ctx: TokenMethodContext) {
+  const args = singleObject(params, ["collection", "page", "perPage"]);
+  const collection = address(args.collection, "collection");
+  const page = wholeNumber(args.page, "page", 1, Number.MAX_SAFE_INTEGER, 1);
+  const perPage = wholeNumber(args.perPage, "perPage", 1, COLLECTION_MAX_PER_PAGE, NFTS_DEFAULT_PER_PAGE);
+  const { name, tokenIds, total } = await store.collectionTokens(ctx.network, {
+    token: collection,
+    offset: (page - 1) * perPage,
+    limit: perPage,
+  });
+  const labels = networkLabels(ctx.network);
+  return {
+    collection,
+    tokens: tokenIds.map((tokenId) => ({
+      collectionName: name,
+      collectionAddress: collection,
+      collectionTokenId: tokenId,
+      name: name === null ? `#${tokenId}` : `${name} #${tokenId}`,
+      description: "",
+      imageUrl: "",
+      traits: [],
+      chain: labels.chain,
+      network: labels.network,
     })),
     ...paging(total, perPage, page),
   };

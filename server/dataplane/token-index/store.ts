@@ -35,6 +35,11 @@ export interface TokenIndexStore {
     network: string,
     query: { token: string; after: string | null; limit: number },
   ): Promise<{ owner: string; holdings: { tokenId: string; amount: string }[] }[]>;
+  /** The ids of a collection someone holds now, in order, a page of them, with the collection's name and the total. */
+  collectionTokens(
+    network: string,
+    query: { token: string; offset: number; limit: number },
+  ): Promise<{ name: string | null; tokenIds: string[]; total: number }>;
 }
 
 export interface IndexCursor {

@@ -6,12 +6,21 @@ import type { DomainEvents } from "../../platform/events.ts";
 import { publicBaseUrl } from "../../platform/http-headers.ts";
 import { findNetwork } from "../catalogue/networks.ts";
 import { endpointUrls } from "../endpoints/resolvers.ts";
-import { addonCatalogue, type CatalogueAddon, type CatalogueBundle, findCoupon, type Interval } from "./catalogue.ts";
+import {
+  addonCatalogue,
+  type CatalogueAddon,
+  type CatalogueBundle,
+  findAddon,
+  findCoupon,
+  type Interval,
+} from "./catalogue.ts";
 import { installPrice } from "./price.ts";
 import * as service from "./service.ts";
 
 export interface AddonsApiDeps {
   events: DomainEvents;
+  /** What this installation can serve (the networks with an archive node). */
+  capacity: service.AddonCapacity;
 }
 
 /** A JSON-RPC request calling the method with its arguments' samples: what a code sample sends. */
@@ -216,6 +225,12 @@ const endpointInstalls = (ctx: Context) =>
   );
 
 export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
+  Addon: {
+    serviceNote: field("VIEWER", ({ parent }) => {
+      const addon = parent.slug === undefined ? undefined : findAddon(parent.slug);
+      return addon ? service.serviceNote(addon, deps.capacity) : null;
+    }),
+  },
   Endpoint: {
     installedAddons: field("VIEWER", ({ ctx, accountId, parent }) =>
       loaderOf(ctx, endpointInstalls).load({ accountId, endpointId: parent.id }),
@@ -261,7 +276,11 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
       "ADMIN",
       { schema: "addon#/$defs/installInput" },
       async ({ ctx, accountId, input }) => {
-        return oneInstalled(ctx, accountId, await service.installAddon(ctx.db, deps.events, accountId, input));
+        return oneInstalled(
+          ctx,
+          accountId,
+          await service.installAddon(ctx.db, deps.events, accountId, input, deps.capacity),
+        );
       },
     ),
     installAccountAddon: fieldWithInput(
@@ -319,7 +338,7 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
       "ADMIN",
       { schema: "addon#/$defs/installBundleInput" },
       async ({ ctx, accountId, input }) => {
-        const rows = await service.installBundle(ctx.db, deps.events, accountId, input);
+        const rows = await service.installBundle(ctx.db, deps.events, accountId, input, deps.capacity);
         const [views] = await installedOn(ctx, accountId, [input.endpointId]);
         return (views ?? []).filter((view) => rows.some((r) => r.id === view.id));
       },

@@ -1,3 +1,4 @@
+import type { UpstreamMap } from "../../dataplane/chain/nodes.ts";
 import type { Db, Executor } from "../../platform/db/index.ts";
 import { AppError, badInput, conflict, foundOr } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
@@ -165,11 +166,46 @@ export interface InstallInput {
   disabledRpcMethodsOnCreation?: string[] | null;
 }
 
+/**
+ * What this installation has to serve add-ons with that not every installation has: the networks with an
+ * archive node beside their node (the Archive add-on's, dataplane/chain/archive.ts).
+ */
+export interface AddonCapacity {
+  archiveNetworks(): ReadonlySet<string>;
+}
+
+/** The capacity of an installation whose chain nodes are `upstreams`: a network's archive node is beside its node. */
+export const capacityOf = (upstreams: UpstreamMap): AddonCapacity => ({
+  archiveNetworks: () =>
+    new Set(
+      addonCatalogue.addons
+        .flatMap((a) => a.networks)
+        .filter((network) => upstreams.get(network)?.archive !== undefined),
+    ),
+});
+
+/** The networks an add-on lists where this installation cannot serve it (Archive: those without an archive node). */
+export function unservedNetworks(addon: CatalogueAddon, capacity: AddonCapacity): string[] {
+  if (addon.slug !== ARCHIVE_ADDON) return [];
+  const served = capacity.archiveNetworks();
+  return addon.networks.filter((n) => !served.has(n));
+}
+
+/** What the add-on's page says this installation cannot serve of it; null when it serves it wherever it lists. */
+export function serviceNote(addon: CatalogueAddon, capacity: AddonCapacity): string | null {
+  const missing = unservedNetworks(addon, capacity);
+  if (missing.length === 0) return null;
+  if (missing.length === addon.networks.length)
+    return `No archive node is configured on this installation: ${addon.name} cannot be installed until one is (NODEPLANE_ARCHIVE_NODES=1 starts one beside each local chain node).`;
+  return `No archive node is configured here for ${missing.join(", ")}: ${addon.name} cannot be installed on endpoints there.`;
+}
+
 /** Checks an endpoint install and writes it in `tx`; the caller puts it in force. */
 async function writeEndpointInstall(
   tx: Executor,
   accountId: string,
   input: InstallInput,
+  capacity: AddonCapacity,
   now: Date,
   pointers = { plan: "/planId", coupon: "/coupon" },
 ) {
@@ -179,6 +215,13 @@ async function writeEndpointInstall(
   if (endpoint.status === "ARCHIVED") throw conflict("This endpoint is archived and can no longer be changed.");
   if (!addon.networks.includes(endpoint.network))
     throw badInput([{ pointer: "/endpointId", message: `${addon.name} is not available on ${endpoint.network}.` }]);
+  if (unservedNetworks(addon, capacity).includes(endpoint.network))
+    throw badInput([
+      {
+        pointer: pointers.plan,
+        message: `${addon.name} cannot be installed on ${endpoint.network} here: no archive node is configured for it.`,
+      },
+    ]);
   const coupon = installCoupon(input.coupon, addon, now, pointers.coupon);
   const methods = new Set(addon.rpcMethods.map((m) => m.name));
   const disabled = input.disabledRpcMethodsOnCreation ?? [];
@@ -211,9 +254,10 @@ export async function installAddon(
   events: DomainEvents,
   accountId: string,
   input: InstallInput,
+  capacity: AddonCapacity,
   now = new Date(),
 ) {
-  const row = await db.transaction((tx) => writeEndpointInstall(tx, accountId, input, now));
+  const row = await db.transaction((tx) => writeEndpointInstall(tx, accountId, input, capacity, now));
   await inForce(events, accountId, row.endpointId);
   return row;
 }
@@ -364,6 +408,7 @@ export async function installBundle(
   events: DomainEvents,
   accountId: string,
   input: { bundleId: string; endpointId: string; stripeSourceId?: string | null; interval?: Interval | null },
+  capacity: AddonCapacity,
   now = new Date(),
 ) {
   const bundle = findBundle(input.bundleId);
@@ -385,6 +430,7 @@ export async function installBundle(
             interval: input.interval,
             stripeSourceId: input.stripeSourceId,
           },
+          capacity,
           now,
           { plan: "/bundleId", coupon: "/bundleId" },
         ),
@@ -556,9 +602,13 @@ export type AddonLimitRow = Awaited<ReturnType<typeof addonLimitRows>>[number];
 export const liveInstalls = store.liveInstalls;
 export const liveInstallsOnEndpoints = store.liveInstallsOnEndpoints;
 
+/** The add-on whose install sends an endpoint's calls at old blocks to the archive node (chain/archive.ts). */
+export const ARCHIVE_ADDON = "archive";
+
 /**
  * What the proxy must refuse or turn off on each endpoint named: every gated method and namespace of an
- * add-on not live there, by the add-on's name, and the installed add-ons' methods turned off.
+ * add-on not live there, by the add-on's name, and the installed add-ons' methods turned off; and whether
+ * it reads old state from the archive node (the Archive add-on is live there).
  */
 export async function addonLocksOf(db: Executor, endpointIds?: readonly string[]) {
   const installs = await store.installsForProxy(db, endpointIds);
@@ -577,6 +627,7 @@ export async function addonLocksOf(db: Executor, endpointIds?: readonly string[]
       lockedMethods: locked.flatMap((a) => a.gatedMethods.map((m) => [m, a.name] as [string, string])),
       lockedNamespaces: locked.flatMap((a) => a.gatedNamespaces.map((n) => [n, a.name] as [string, string])),
       disabledMethods: entry?.disabled ?? [],
+      archive: entry?.installed.has(ARCHIVE_ADDON) ?? false,
     };
   };
 }

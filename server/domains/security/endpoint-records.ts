@@ -84,6 +84,7 @@ export async function loadEndpointRecords(
       requestFilterMethods: [],
       disabledMethods: [...locks.disabledMethods],
       addonLocks: { methods: locks.lockedMethods, namespaces: locks.lockedNamespaces },
+      archive: locks.archive,
     });
   }
   for (const t of tokens) records.get(t.endpointId)?.tokenHashes.push(t.hash);

@@ -9,10 +9,11 @@ import type {
 } from "../../dataplane/token-index/store.ts";
 
 /**
- * The token index's store on PostgreSQL (tables.ts). Writes run in one transaction under an advisory lock
- * per network, so two indexers on one database (two service processes) never interleave a network's
- * writes: the second finds the cursor moved and gives up its range. Plain SQL with array parameters
- * (unnest): a range of thousands of transfers is a handful of statements.
+ * The token index's store on PostgreSQL (tables.ts). A range is written by one statement that moves the
+ * network's cursor from the range's parent, and writes only if it did; a rollback runs in a transaction
+ * holding the network's advisory lock and the cursor row. So two indexers on one database (two service
+ * processes) never interleave a network's writes: the second finds the cursor moved and gives up its
+ * range. Plain SQL with array parameters (unnest): a range of thousands of transfers is one round trip.
  */
 export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
   return {
@@ -31,70 +32,91 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
       return rows.map((r) => r.address);
     },
 
-    commitRange: (range) =>
-      inNetworkTransaction(pool, range.network, range.parent, async (client) => {
-        const { network, effects, end, keepFrom } = range;
-        if (range.newTokens.length > 0) {
-          const tokens = range.newTokens;
-          await client.query(
-            `insert into token_contracts (network, address, standard, name, symbol, decimals, first_block)
-             select $1, * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[])
-             on conflict do nothing`,
-            [
-              network,
-              tokens.map((t) => t.address),
-              tokens.map((t) => t.standard),
-              tokens.map((t) => t.name),
-              tokens.map((t) => t.symbol),
-              tokens.map((t) => t.decimals),
-              tokens.map((t) => t.firstBlock),
-            ],
-          );
-        }
-        const arrays = effectArrays(effects);
-        // NFT amounts may come to nothing (and are removed); forward, ERC-20 quantities only grow.
-        await applyEffects(client, network, { ...arrays, owners: [] }, { removeEmptyBalances: false });
-        // One statement for the rest: the ERC-20 effects; within the reorg window the range's changes and
-        // checkpoint are kept; what fell out of the window is dropped; the cursor moves.
-        await client.query(
-          `with balances as (
-             insert into token_balances (network, owner, token, quantity_in, quantity_out)
-             select $1::text, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
-             on conflict (network, owner, token) do update set
-               quantity_in = token_balances.quantity_in + excluded.quantity_in,
-               quantity_out = token_balances.quantity_out + excluded.quantity_out),
-           kept_balances as (
-             insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
-             select $1::text, $2::bigint, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[]) where $4::boolean),
-           kept_nfts as (
-             insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
-             select $1::text, $2::bigint, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[]) where $4::boolean),
-           checkpoint as (
-             insert into token_index_checkpoints (network, block_number, block_hash)
-             select $1::text, $2::bigint, $3::text where $4::boolean on conflict do nothing),
-           pruned_checkpoints as (delete from token_index_checkpoints where network = $1::text and block_number < $13::bigint),
-           pruned_balances as (delete from token_balance_changes where network = $1::text and range_end < $13::bigint),
-           pruned_nfts as (delete from nft_holding_changes where network = $1::text and range_end < $13::bigint)
-           insert into token_index_cursors (network, block_number, block_hash) values ($1::text, $2::bigint, $3::text)
-           on conflict (network) do update set block_number = excluded.block_number,
-             block_hash = excluded.block_hash, updated_at = now()`,
-          [
-            network,
-            end.block,
-            end.hash,
-            end.block >= keepFrom,
-            arrays.owners,
-            arrays.tokens,
-            arrays.ins,
-            arrays.outs,
-            arrays.nftTokens,
-            arrays.nftIds,
-            arrays.nftOwners,
-            arrays.nftAmounts,
-            keepFrom,
-          ],
-        );
-      }),
+    async commitRange(range) {
+      const { network, effects, end, keepFrom, parent } = range;
+      const arrays = effectArrays(effects);
+      const tokens = range.newTokens;
+      // One statement, so one round trip and its own transaction: everything it writes hangs on the
+      // cursor moving from `parent` (a data-modifying CTE's RETURNING orders what reads it). A concurrent
+      // writer's update of the same cursor row waits for this one's commit and then finds the row moved
+      // (READ COMMITTED re-checks an updated row), so it writes nothing; a rollback holds that row locked
+      // (rollBack) for as long as it works.
+      const { rows } = await pool.query<{ written: boolean }>(
+        `with moved as (
+           update token_index_cursors set block_number = $2::bigint, block_hash = $3::text, updated_at = now()
+           where network = $1::text and block_number = $14::bigint and block_hash = $15::text returning 1 as ok),
+         created as (
+           insert into token_index_cursors (network, block_number, block_hash)
+           select $1::text, $2::bigint, $3::text where $14::bigint is null
+           on conflict (network) do nothing returning 1 as ok),
+         go as (select ok from moved union all select ok from created),
+         contracts as (
+           insert into token_contracts (network, address, standard, name, symbol, decimals, first_block)
+           select $1::text, * from unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::int[], $21::bigint[])
+           where exists (select from go)
+           on conflict do nothing),
+         balances as (
+           insert into token_balances (network, owner, token, quantity_in, quantity_out)
+           select $1::text, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+           where exists (select from go)
+           on conflict (network, owner, token) do update set
+             quantity_in = token_balances.quantity_in + excluded.quantity_in,
+             quantity_out = token_balances.quantity_out + excluded.quantity_out),
+         holdings as (
+           insert into nft_holdings (network, token, token_id, owner, amount)
+           select $1::text, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[])
+           where exists (select from go)
+           on conflict (network, token, token_id, owner) do update set amount = nft_holdings.amount + excluded.amount),
+         kept_balances as (
+           insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
+           select $1::text, $2::bigint, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+           where $4::boolean and exists (select from go)),
+         kept_nfts as (
+           insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
+           select $1::text, $2::bigint, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[])
+           where $4::boolean and exists (select from go)),
+         checkpoint as (
+           insert into token_index_checkpoints (network, block_number, block_hash)
+           select $1::text, $2::bigint, $3::text where $4::boolean and exists (select from go) on conflict do nothing),
+         pruned_checkpoints as (
+           delete from token_index_checkpoints where network = $1::text and block_number < $13::bigint
+             and exists (select from go)),
+         pruned_balances as (
+           delete from token_balance_changes where network = $1::text and range_end < $13::bigint
+             and exists (select from go)),
+         pruned_nfts as (
+           delete from nft_holding_changes where network = $1::text and range_end < $13::bigint
+             and exists (select from go))
+         select exists (select from go) as written`,
+        [
+          network,
+          end.block,
+          end.hash,
+          end.block >= keepFrom,
+          arrays.owners,
+          arrays.tokens,
+          arrays.ins,
+          arrays.outs,
+          arrays.nftTokens,
+          arrays.nftIds,
+          arrays.nftOwners,
+          arrays.nftAmounts,
+          keepFrom,
+          parent?.block ?? null,
+          parent?.hash ?? null,
+          tokens.map((t) => t.address),
+          tokens.map((t) => t.standard),
+          tokens.map((t) => t.name),
+          tokens.map((t) => t.symbol),
+          tokens.map((t) => t.decimals),
+          tokens.map((t) => t.firstBlock),
+        ],
+      );
+      const written = rows[0]?.written === true;
+      // Holdings a range brought to nothing, removed once it is in (a statement cannot see its own writes).
+      if (written && arrays.nftTokens.length > 0) await removeEmptyHoldings(pool, network, arrays);
+      return written;
+    },
 
     async checkpoints(network, below, limit) {
       const { rows } = await pool.query<{ block_number: string; block_hash: string }>(
@@ -207,6 +229,35 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
         holdings: r.token_ids.map((tokenId, i) => ({ tokenId, amount: r.amounts[i] })),
       }));
     },
+
+    async collectionTokens(network, query) {
+      const [ids, contract] = await Promise.all([
+        pool.query<{ token_id: string; total: string }>(
+          `select token_id::text as token_id, count(*) over () as total
+           from nft_holdings where network = $1 and token = $2 and amount > 0
+           group by token_id order by token_id limit $3 offset $4`,
+          [network, query.token, query.limit, query.offset],
+        ),
+        pool.query<{ name: string | null }>("select name from token_contracts where network = $1 and address = $2", [
+          network,
+          query.token,
+        ]),
+      ]);
+      const total =
+        ids.rows.length > 0
+          ? Number(ids.rows[0].total)
+          : query.offset > 0
+            ? Number(
+                (
+                  await pool.query<{ n: string }>(
+                    "select count(distinct token_id) as n from nft_holdings where network = $1 and token = $2 and amount > 0",
+                    [network, query.token],
+                  )
+                ).rows[0].n,
+              )
+            : 0;
+      return { name: contract.rows[0]?.name ?? null, tokenIds: ids.rows.map((r) => r.token_id), total };
+    },
   };
 }
 
@@ -300,8 +351,9 @@ async function inNetworkTransaction(
     await client.query(
       `begin; select pg_advisory_xact_lock(hashtext(${client.escapeLiteral(`token-index:${network}`)}))`,
     );
+    // The cursor row locked until commit: a range's commit (one statement moving this row) waits for it.
     const { rows } = await client.query<{ block_number: string; block_hash: string }>(
-      "select block_number, block_hash from token_index_cursors where network = $1",
+      "select block_number, block_hash from token_index_cursors where network = $1 for update",
       [network],
     );
     const current = rows[0];
@@ -394,10 +446,15 @@ async function applyEffects(
        on conflict (network, token, token_id, owner) do update set amount = nft_holdings.amount + excluded.amount`,
       [network, a.nftTokens, a.nftIds, a.nftOwners, a.nftAmounts],
     );
-    await client.query(
-      `delete from nft_holdings h using unnest($2::text[], $3::numeric[], $4::text[]) k(token, token_id, owner)
-       where h.network = $1 and h.token = k.token and h.token_id = k.token_id and h.owner = k.owner and h.amount = 0`,
-      [network, a.nftTokens, a.nftIds, a.nftOwners],
-    );
+    await removeEmptyHoldings(client, network, a);
   }
+}
+
+/** Removes the holdings of `a` whose amount came to nothing. */
+async function removeEmptyHoldings(db: pg.Pool | pg.PoolClient, network: string, a: EffectArrays): Promise<void> {
+  await db.query(
+    `delete from nft_holdings h using unnest($2::text[], $3::numeric[], $4::text[]) k(token, token_id, owner)
+     where h.network = $1 and h.token = k.token and h.token_id = k.token_id and h.owner = k.owner and h.amount = 0`,
+    [network, a.nftTokens, a.nftIds, a.nftOwners],
+  );
 }

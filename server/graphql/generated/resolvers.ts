@@ -3267,6 +3267,8 @@ export type Addon = {
   restPaths: Array<AddonRestPath>;
   /** The lowest plan price, in cents per month. */
   startingPrice: Scalars["Int"]["output"];
+  /** What this installation cannot serve of the add-on, said plainly (Archive: the networks without an archive node); null when it serves it wherever it lists. */
+  serviceNote?: Maybe<Scalars["String"]["output"]>;
 };
 
 export type Coupon = {
@@ -7025,6 +7027,7 @@ export type AddonResolvers<
   rpcMethods?: Resolver<Array<ResolversTypes["AddonRpcMethod"]>, ParentType, ContextType>;
   restPaths?: Resolver<Array<ResolversTypes["AddonRestPath"]>, ParentType, ContextType>;
   startingPrice?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  serviceNote?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
 export type CouponResolvers<
