@@ -24,6 +24,8 @@ import { accountPlugin } from "./domains/account/plugin.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
+import { builtinProvider } from "./domains/billing/payments/builtin.ts";
+import { paymentsPlugin } from "./domains/billing/payments/plugin.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -550,6 +552,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(billingPlugin, {
     api,
     deps: { db, log, events, sessions, settings: parts.billing, addons: withoutMarketplace },
+  });
+  await app.register(paymentsPlugin, {
+    api,
+    deps: { db, log, events, provider: builtinProvider(), clockMs: parts.billing.clockMs },
   });
   return api.merged();
 }

@@ -505,6 +505,72 @@ export interface KvValueValueInput {
   value: string;
 }
 
+export interface PaymentMethodBankAccount {
+  routingNumber: string;
+  accountNumber: string;
+}
+
+export interface PaymentMethodBankAccountInput {
+  bankAccount: {
+    routingNumber: string;
+    accountNumber: string;
+  };
+}
+
+export interface PaymentMethodCard {
+  /**
+   * This service's built-in test provider takes only the test numbers listed on the billing page.
+   */
+  number: string;
+  expMonth: number;
+  expYear: number;
+  cvc: string;
+}
+
+export interface PaymentMethodCardInput {
+  card: {
+    /**
+     * This service's built-in test provider takes only the test numbers listed on the billing page.
+     */
+    number: string;
+    expMonth: number;
+    expYear: number;
+    cvc: string;
+  };
+}
+
+export interface PaymentMethodRetryInput {
+  invoiceId: string;
+  /**
+   * The same key twice is one charge: send the one of the first attempt when retrying a request.
+   */
+  idempotencyKey?: string;
+}
+
+/**
+ * One of a card, a bank account or a provider's token.
+ */
+export interface PaymentMethodUpdateInput {
+  /**
+   * The provider's token of a payment method (a Stripe PaymentMethod id, pm_…).
+   */
+  token?: string;
+  paymentProviderId?: "builtin" | "stripe";
+  card?: {
+    /**
+     * This service's built-in test provider takes only the test numbers listed on the billing page.
+     */
+    number: string;
+    expMonth: number;
+    expYear: number;
+    cvc: string;
+  };
+  bankAccount?: {
+    routingNumber: string;
+    accountNumber: string;
+  };
+}
+
 /**
  * The endpoint's requests per second, per minute or per day.
  */
@@ -1765,6 +1831,12 @@ export interface EntityInputs {
   "kv-value#/$defs/addValuesInput": KvValueAddValuesInput;
   "kv-value#/$defs/removeValuesInput": KvValueRemoveValuesInput;
   "kv-value#/$defs/valueInput": KvValueValueInput;
+  "payment-method#/$defs/bankAccount": PaymentMethodBankAccount;
+  "payment-method#/$defs/bankAccountInput": PaymentMethodBankAccountInput;
+  "payment-method#/$defs/card": PaymentMethodCard;
+  "payment-method#/$defs/cardInput": PaymentMethodCardInput;
+  "payment-method#/$defs/retryInput": PaymentMethodRetryInput;
+  "payment-method#/$defs/updateInput": PaymentMethodUpdateInput;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
   "rate-limiter#/$defs/counter": RateLimiterCounter;
   "rate-limiter#/$defs/createInput": RateLimiterCreateInput;

@@ -496,6 +496,12 @@ export type Query = {
   addonPrice: AddonPrice;
   invoices: InvoiceConnection;
   invoice: Invoice;
+  /** The payment provider in use, and whether it reaches a real payment network. */
+  paymentProvider: PaymentProviderInfo;
+  /** The built-in provider's test numbers (none when another provider is in use). */
+  testPaymentNumbers: Array<TestPaymentNumber>;
+  /** The account's charges, newest first. */
+  paymentCharges: PaymentChargeConnection;
 };
 
 export type QueryEndpointArgs = {
@@ -802,6 +808,11 @@ export type QueryInvoiceArgs = {
   id: Scalars["ID"]["input"];
 };
 
+export type QueryPaymentChargesArgs = {
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -947,6 +958,10 @@ export type Mutation = {
   revertCancelSubscription: BillingSubscription;
   scheduleBillingMigration: BillingSubscription;
   migrateBillingVersion: BillingSubscription;
+  /** Sets the account's payment method, replacing the one before: a card or a bank account (built-in provider), or a provider's token (a Stripe PaymentMethod id). */
+  updatePaymentMethod: DefaultPaymentMethod;
+  /** Charges an open invoice's amount due to the payment method again; the same idempotencyKey twice is one charge. */
+  retryPayment: PaymentResult;
 };
 
 export type MutationSignUpArgs = {
@@ -1430,6 +1445,18 @@ export type MutationScheduleBillingMigrationArgs = {
 
 export type MutationMigrateBillingVersionArgs = {
   plan: Scalars["ID"]["input"];
+};
+
+export type MutationUpdatePaymentMethodArgs = {
+  token?: InputMaybe<Scalars["String"]["input"]>;
+  paymentProviderId?: InputMaybe<Scalars["String"]["input"]>;
+  card?: InputMaybe<PaymentCardInput>;
+  bankAccount?: InputMaybe<PaymentBankAccountInput>;
+};
+
+export type MutationRetryPaymentArgs = {
+  invoiceId: Scalars["ID"]["input"];
+  idempotencyKey?: InputMaybe<Scalars["String"]["input"]>;
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -3413,6 +3440,10 @@ export type DefaultPaymentMethod = {
   __typename?: "DefaultPaymentMethod";
   card?: Maybe<PaymentCard>;
   ach?: Maybe<PaymentBankAccount>;
+  /** The provider that holds it: builtin or stripe. */
+  provider: Scalars["String"]["output"];
+  /** How it reads: Visa ending 4242. */
+  label: Scalars["String"]["output"];
 };
 
 export type SubscriptionInvoice = {
@@ -3536,6 +3567,76 @@ export type RequestCancelationInput = {
   /** The cancel-plan survey's choices. */
   reasons: Array<Scalars["String"]["input"]>;
   comment?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type PaymentCardInput = {
+  /** The card's number (the built-in provider takes only its test numbers). */
+  number: Scalars["String"]["input"];
+  expMonth: Scalars["Int"]["input"];
+  expYear: Scalars["Int"]["input"];
+  cvc: Scalars["String"]["input"];
+};
+
+export type PaymentBankAccountInput = {
+  /** A US routing number (the built-in provider's test bank: 110000000). */
+  routingNumber: Scalars["String"]["input"];
+  accountNumber: Scalars["String"]["input"];
+};
+
+export type PaymentProviderInfo = {
+  __typename?: "PaymentProviderInfo";
+  /** builtin or stripe. */
+  id: Scalars["String"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  /** Whether a real payment network is reached (false for the built-in test provider). */
+  connected: Scalars["Boolean"]["output"];
+};
+
+export type TestPaymentNumber = {
+  __typename?: "TestPaymentNumber";
+  /** card or bank. */
+  kind: Scalars["String"]["output"];
+  number: Scalars["String"]["output"];
+  brand?: Maybe<Scalars["String"]["output"]>;
+  description: Scalars["String"]["output"];
+};
+
+export type PaymentCharge = {
+  __typename?: "PaymentCharge";
+  id: Scalars["ID"]["output"];
+  invoiceId: Scalars["ID"]["output"];
+  /** succeeded, failed or requires_action. */
+  status: Scalars["String"]["output"];
+  amount: Scalars["Int"]["output"];
+  currency: Scalars["String"]["output"];
+  provider: Scalars["String"]["output"];
+  /** How the payment method read when it was charged: Visa ending 4242. */
+  paymentMethod: Scalars["String"]["output"];
+  cardLast4?: Maybe<Scalars["String"]["output"]>;
+  failureCode?: Maybe<Scalars["String"]["output"]>;
+  failureMessage?: Maybe<Scalars["String"]["output"]>;
+  idempotencyKey: Scalars["String"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+};
+
+export type PaymentChargeEdge = {
+  __typename?: "PaymentChargeEdge";
+  cursor: Scalars["String"]["output"];
+  node: PaymentCharge;
+};
+
+export type PaymentChargeConnection = {
+  __typename?: "PaymentChargeConnection";
+  edges: Array<PaymentChargeEdge>;
+  pageInfo: PageInfo;
+};
+
+export type PaymentResult = {
+  __typename?: "PaymentResult";
+  charge: PaymentCharge;
+  invoice: Invoice;
+  subscription: BillingSubscription;
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -3887,6 +3988,21 @@ export type ResolversTypes = {
   >;
   UpgradeSubscriptionInput: ResolverTypeWrapper<Partial<UpgradeSubscriptionInput>>;
   RequestCancelationInput: ResolverTypeWrapper<Partial<RequestCancelationInput>>;
+  PaymentCardInput: ResolverTypeWrapper<Partial<PaymentCardInput>>;
+  PaymentBankAccountInput: ResolverTypeWrapper<Partial<PaymentBankAccountInput>>;
+  PaymentProviderInfo: ResolverTypeWrapper<Partial<PaymentProviderInfo>>;
+  TestPaymentNumber: ResolverTypeWrapper<Partial<TestPaymentNumber>>;
+  PaymentCharge: ResolverTypeWrapper<Partial<PaymentCharge>>;
+  PaymentChargeEdge: ResolverTypeWrapper<Partial<PaymentChargeEdge>>;
+  PaymentChargeConnection: ResolverTypeWrapper<Partial<PaymentChargeConnection>>;
+  PaymentResult: ResolverTypeWrapper<
+    Partial<
+      Omit<PaymentResult, "invoice" | "subscription"> & {
+        invoice: ResolversTypes["Invoice"];
+        subscription: ResolversTypes["BillingSubscription"];
+      }
+    >
+  >;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4123,6 +4239,19 @@ export type ResolversParentTypes = {
   >;
   UpgradeSubscriptionInput: Partial<UpgradeSubscriptionInput>;
   RequestCancelationInput: Partial<RequestCancelationInput>;
+  PaymentCardInput: Partial<PaymentCardInput>;
+  PaymentBankAccountInput: Partial<PaymentBankAccountInput>;
+  PaymentProviderInfo: Partial<PaymentProviderInfo>;
+  TestPaymentNumber: Partial<TestPaymentNumber>;
+  PaymentCharge: Partial<PaymentCharge>;
+  PaymentChargeEdge: Partial<PaymentChargeEdge>;
+  PaymentChargeConnection: Partial<PaymentChargeConnection>;
+  PaymentResult: Partial<
+    Omit<PaymentResult, "invoice" | "subscription"> & {
+      invoice: ResolversParentTypes["Invoice"];
+      subscription: ResolversParentTypes["BillingSubscription"];
+    }
+  >;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -4745,6 +4874,14 @@ export type QueryResolvers<
   >;
   invoices?: Resolver<ResolversTypes["InvoiceConnection"], ParentType, ContextType, Partial<QueryInvoicesArgs>>;
   invoice?: Resolver<ResolversTypes["Invoice"], ParentType, ContextType, RequireFields<QueryInvoiceArgs, "id">>;
+  paymentProvider?: Resolver<ResolversTypes["PaymentProviderInfo"], ParentType, ContextType>;
+  testPaymentNumbers?: Resolver<Array<ResolversTypes["TestPaymentNumber"]>, ParentType, ContextType>;
+  paymentCharges?: Resolver<
+    ResolversTypes["PaymentChargeConnection"],
+    ParentType,
+    ContextType,
+    Partial<QueryPaymentChargesArgs>
+  >;
 };
 
 export type MutationResolvers<
@@ -5385,6 +5522,18 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationMigrateBillingVersionArgs, "plan">
+  >;
+  updatePaymentMethod?: Resolver<
+    ResolversTypes["DefaultPaymentMethod"],
+    ParentType,
+    ContextType,
+    Partial<MutationUpdatePaymentMethodArgs>
+  >;
+  retryPayment?: Resolver<
+    ResolversTypes["PaymentResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRetryPaymentArgs, "invoiceId">
   >;
 };
 
@@ -7026,6 +7175,8 @@ export type DefaultPaymentMethodResolvers<
 > = {
   card?: Resolver<Maybe<ResolversTypes["PaymentCard"]>, ParentType, ContextType>;
   ach?: Resolver<Maybe<ResolversTypes["PaymentBankAccount"]>, ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
 export type SubscriptionInvoiceResolvers<
@@ -7145,6 +7296,69 @@ export type CreateSubscriptionResultResolvers<
   subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
   endpointId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
   clientSecret?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+};
+
+export type PaymentProviderInfoResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentProviderInfo"] = ResolversParentTypes["PaymentProviderInfo"],
+> = {
+  id?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  connected?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+};
+
+export type TestPaymentNumberResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TestPaymentNumber"] = ResolversParentTypes["TestPaymentNumber"],
+> = {
+  kind?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  number?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  brand?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type PaymentChargeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentCharge"] = ResolversParentTypes["PaymentCharge"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  invoiceId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  paymentMethod?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  cardLast4?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  failureCode?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  failureMessage?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  idempotencyKey?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type PaymentChargeEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentChargeEdge"] = ResolversParentTypes["PaymentChargeEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["PaymentCharge"], ParentType, ContextType>;
+};
+
+export type PaymentChargeConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentChargeConnection"] = ResolversParentTypes["PaymentChargeConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["PaymentChargeEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+};
+
+export type PaymentResultResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentResult"] = ResolversParentTypes["PaymentResult"],
+> = {
+  charge?: Resolver<ResolversTypes["PaymentCharge"], ParentType, ContextType>;
+  invoice?: Resolver<ResolversTypes["Invoice"], ParentType, ContextType>;
+  subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = Context> = {
@@ -7325,4 +7539,10 @@ export type Resolvers<ContextType = Context> = {
   InvoiceEdge?: InvoiceEdgeResolvers<ContextType>;
   InvoiceConnection?: InvoiceConnectionResolvers<ContextType>;
   CreateSubscriptionResult?: CreateSubscriptionResultResolvers<ContextType>;
+  PaymentProviderInfo?: PaymentProviderInfoResolvers<ContextType>;
+  TestPaymentNumber?: TestPaymentNumberResolvers<ContextType>;
+  PaymentCharge?: PaymentChargeResolvers<ContextType>;
+  PaymentChargeEdge?: PaymentChargeEdgeResolvers<ContextType>;
+  PaymentChargeConnection?: PaymentChargeConnectionResolvers<ContextType>;
+  PaymentResult?: PaymentResultResolvers<ContextType>;
 };

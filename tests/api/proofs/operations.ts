@@ -189,6 +189,7 @@ export const ID_ARGS: Record<string, Kind> = {
   "cancelDeactivation.addonId": "addonInstall",
   "invoice.id": "invoice",
   "downgradeSubscription.endpointIds": "endpoint",
+  "retryPayment.invoiceId": "invoice",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
@@ -220,6 +221,7 @@ export const NOT_OWNED_IDS: Record<string, string> = {
   "downgradeSubscription.plan": "a plan from the catalogue, the same for every account",
   "scheduleBillingMigration.plan": "a plan from the catalogue, the same for every account",
   "migrateBillingVersion.plan": "a plan from the catalogue, the same for every account",
+  "updatePaymentMethod.paymentProviderId": "the payment provider (builtin or stripe), the same for every account",
 };
 
 /** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
