@@ -26,6 +26,7 @@ import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
 import { builtinProvider } from "./domains/billing/payments/builtin.ts";
 import { paymentsPlugin } from "./domains/billing/payments/plugin.ts";
+import { stripeProvider } from "./domains/billing/payments/stripe.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -555,7 +556,14 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   });
   await app.register(paymentsPlugin, {
     api,
-    deps: { db, log, events, provider: builtinProvider(), clockMs: parts.billing.clockMs },
+    deps: {
+      db,
+      log,
+      events,
+      // Stripe when its key is configured; otherwise the built-in test provider, and the console says so.
+      provider: parts.billing.stripe ? stripeProvider(parts.billing.stripe) : builtinProvider(),
+      clockMs: parts.billing.clockMs,
+    },
   });
   return api.merged();
 }

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withoutMarketplace } from "../../server/domains/billing/addon-charges.ts";
 import { builtinProvider } from "../../server/domains/billing/payments/builtin.ts";
 import { collectOpenInvoices, type PaymentsDeps } from "../../server/domains/billing/payments/service.ts";
-import { type BillingDeps, closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
+import type { BillingDeps } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
+import { openInvoiceOf } from "../support/billing.ts";
 
 // The clocks of the service under test are slowed down: the tests close periods and collect themselves.
 const ctx = useTestApp({ NODEPLANE_BILLING_CLOCK_MS: "3600000" });
@@ -55,23 +56,7 @@ const state = async (client: GqlClient) =>
          invoices(first: 50) { edges { node { id status totalCents amountRemainingCents } } } }`,
   );
 
-/** A paid subscription whose first period ended and closed into an open invoice with an amount due. */
-async function owing(user: TestUser): Promise<string> {
-  await user.client.gqlOk('mutation { createSubscription(input: { plan: "b6_scale" }) { subscription { id } } }');
-  const shift = "interval '1 month'";
-  await db.$client.query(
-    `update subscriptions set current_period_start = current_period_start - ${shift}, current_period_end = current_period_end - ${shift} where account_id = $1`,
-    [user.viewer.id],
-  );
-  await db.$client.query(
-    `update billing_states set licensed_start = licensed_start - ${shift}, licensed_end = licensed_end - ${shift} where account_id = $1`,
-    [user.viewer.id],
-  );
-  await closeEndedPeriodsOfAll(billing);
-  const open = (await state(user.client)).invoices.edges.map((e) => e.node).find((i) => i.status === "open");
-  expect(open?.amountRemainingCents).toBeGreaterThan(0);
-  return open?.id ?? "";
-}
+const owing = (user: TestUser) => openInvoiceOf(db, billing, user);
 
 const chargesOf = async (accountId: string) =>
   (await db.$client.query("select status from payment_charges where account_id = $1", [accountId])).rows;
