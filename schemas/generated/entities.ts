@@ -155,6 +155,37 @@ export interface AddressBookItemsInput {
   itemsText?: string | null;
 }
 
+export interface BillingCustomerAddress {
+  line1: string;
+  line2?: string;
+  city: string;
+  state?: string;
+  postalCode?: string;
+  /**
+   * Two letters (ISO 3166-1): US, DE, GB …
+   */
+  country: string;
+}
+
+export type BillingCustomerBusinessType = "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+
+export interface BillingCustomerUpdateInput {
+  name?: string;
+  phone?: string;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    state?: string;
+    postalCode?: string;
+    /**
+     * Two letters (ISO 3166-1): US, DE, GB …
+     */
+    country: string;
+  };
+  businessType?: "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+}
+
 export interface EndpointCreateInput {
   chain: string;
   network: string;
@@ -1694,6 +1725,42 @@ export interface SubscriptionUpgradeInput {
   couponCode?: string;
 }
 
+/**
+ * Two letters (ISO 3166-1); for an EU VAT number, read from its prefix when left out.
+ */
+export type TaxIdCountry = string;
+
+export interface TaxIdCreateInput {
+  /**
+   * eu_vat, gb_vat, us_ein, au_abn … (the list on this page)
+   */
+  type: string;
+  value: string;
+  /**
+   * Two letters (ISO 3166-1); for an EU VAT number, read from its prefix when left out.
+   */
+  country?: string;
+}
+
+/**
+ * eu_vat, gb_vat, us_ein, au_abn … (the list on this page)
+ */
+export type TaxIdType = string;
+
+export interface TaxIdUpdateInput {
+  /**
+   * eu_vat, gb_vat, us_ein, au_abn … (the list on this page)
+   */
+  type?: string;
+  value?: string;
+  /**
+   * Two letters (ISO 3166-1); for an EU VAT number, read from its prefix when left out.
+   */
+  country?: string;
+}
+
+export type TaxIdValue = string;
+
 export interface TeamMemberRoleInput {
   role: "ADMIN" | "VIEWER";
 }
@@ -1804,6 +1871,9 @@ export interface EntityInputs {
   "addon#/$defs/trackBundleInput": AddonTrackBundleInput;
   "address-book#/$defs/createInput": AddressBookCreateInput;
   "address-book#/$defs/itemsInput": AddressBookItemsInput;
+  "billing-customer#/$defs/address": BillingCustomerAddress;
+  "billing-customer#/$defs/businessType": BillingCustomerBusinessType;
+  "billing-customer#/$defs/updateInput": BillingCustomerUpdateInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;
   "endpoint#/$defs/label": EndpointLabel;
   "endpoint#/$defs/labelInput": EndpointLabelInput;
@@ -1897,6 +1967,11 @@ export interface EntityInputs {
   "subscription#/$defs/downgradeInput": SubscriptionDowngradeInput;
   "subscription#/$defs/planInput": SubscriptionPlanInput;
   "subscription#/$defs/upgradeInput": SubscriptionUpgradeInput;
+  "tax-id#/$defs/country": TaxIdCountry;
+  "tax-id#/$defs/createInput": TaxIdCreateInput;
+  "tax-id#/$defs/type": TaxIdType;
+  "tax-id#/$defs/updateInput": TaxIdUpdateInput;
+  "tax-id#/$defs/value": TaxIdValue;
   "team-member#/$defs/roleInput": TeamMemberRoleInput;
   "usage#/$defs/methodUsage": UsageMethodUsage;
   "usage#/$defs/query": UsageQuery;

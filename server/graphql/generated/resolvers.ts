@@ -502,6 +502,10 @@ export type Query = {
   testPaymentNumbers: Array<TestPaymentNumber>;
   /** The account's charges, newest first. */
   paymentCharges: PaymentChargeConnection;
+  billingCustomer: BillingCustomer;
+  taxIds: Array<TaxId>;
+  /** The tax id types taken, with the countries each is for and the shape of a number there. */
+  taxIdTypes: Array<TaxIdType>;
 };
 
 export type QueryEndpointArgs = {
@@ -962,6 +966,12 @@ export type Mutation = {
   updatePaymentMethod: DefaultPaymentMethod;
   /** Charges an open invoice's amount due to the payment method again; the same idempotencyKey twice is one charge. */
   retryPayment: PaymentResult;
+  /** Sets the name, phone, address and business type given; what is not given stays. */
+  updateBillingData: BillingCustomer;
+  createTaxId: TaxId;
+  /** Changes a tax id, checked whole as it would be after the change. */
+  updateTaxId: TaxId;
+  deleteTaxId: TaxId;
 };
 
 export type MutationSignUpArgs = {
@@ -1457,6 +1467,23 @@ export type MutationUpdatePaymentMethodArgs = {
 export type MutationRetryPaymentArgs = {
   invoiceId: Scalars["ID"]["input"];
   idempotencyKey?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type MutationUpdateBillingDataArgs = {
+  input: BillingDataInput;
+};
+
+export type MutationCreateTaxIdArgs = {
+  input: CreateTaxIdInput;
+};
+
+export type MutationUpdateTaxIdArgs = {
+  id: Scalars["ID"]["input"];
+  input: UpdateTaxIdInput;
+};
+
+export type MutationDeleteTaxIdArgs = {
+  id: Scalars["ID"]["input"];
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -3639,6 +3666,93 @@ export type PaymentResult = {
   subscription: BillingSubscription;
 };
 
+export type BusinessType = "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+
+export type BillingAddress = {
+  __typename?: "BillingAddress";
+  line1: Scalars["String"]["output"];
+  line2?: Maybe<Scalars["String"]["output"]>;
+  city: Scalars["String"]["output"];
+  state?: Maybe<Scalars["String"]["output"]>;
+  postalCode?: Maybe<Scalars["String"]["output"]>;
+  /** ISO 3166-1 alpha-2. */
+  country: Scalars["String"]["output"];
+};
+
+export type BillingCustomerMetadata = {
+  __typename?: "BillingCustomerMetadata";
+  businessType?: Maybe<BusinessType>;
+};
+
+export type TaxId = {
+  __typename?: "TaxId";
+  id: Scalars["ID"]["output"];
+  /** A type of taxIdTypes: eu_vat, gb_vat, us_ein, au_abn, … */
+  type: Scalars["String"]["output"];
+  /** As kept: upper case, without separators the type does not keep. */
+  value: Scalars["String"]["output"];
+  country: Scalars["String"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+};
+
+export type BillingCustomer = {
+  __typename?: "BillingCustomer";
+  /** The account's id. */
+  id: Scalars["ID"]["output"];
+  name?: Maybe<Scalars["String"]["output"]>;
+  phone?: Maybe<Scalars["String"]["output"]>;
+  address?: Maybe<BillingAddress>;
+  metadata: BillingCustomerMetadata;
+  taxIds: Array<TaxId>;
+  defaultPaymentMethod?: Maybe<DefaultPaymentMethod>;
+};
+
+export type TaxIdCountry = {
+  __typename?: "TaxIdCountry";
+  country: Scalars["String"]["output"];
+  /** The shape of a number there, in words. */
+  format: Scalars["String"]["output"];
+  example: Scalars["String"]["output"];
+};
+
+export type TaxIdType = {
+  __typename?: "TaxIdType";
+  type: Scalars["String"]["output"];
+  name: Scalars["String"]["output"];
+  countries: Array<TaxIdCountry>;
+};
+
+export type BillingAddressInput = {
+  line1: Scalars["String"]["input"];
+  line2?: InputMaybe<Scalars["String"]["input"]>;
+  city: Scalars["String"]["input"];
+  state?: InputMaybe<Scalars["String"]["input"]>;
+  postalCode?: InputMaybe<Scalars["String"]["input"]>;
+  /** ISO 3166-1 alpha-2. */
+  country: Scalars["String"]["input"];
+};
+
+export type BillingDataInput = {
+  name?: InputMaybe<Scalars["String"]["input"]>;
+  phone?: InputMaybe<Scalars["String"]["input"]>;
+  /** The address as a whole; null clears it. */
+  address?: InputMaybe<BillingAddressInput>;
+  businessType?: InputMaybe<BusinessType>;
+};
+
+export type CreateTaxIdInput = {
+  type: Scalars["String"]["input"];
+  value: Scalars["String"]["input"];
+  /** ISO 3166-1 alpha-2; for an EU VAT number, read from its prefix when not given. */
+  country?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type UpdateTaxIdInput = {
+  type?: InputMaybe<Scalars["String"]["input"]>;
+  value?: InputMaybe<Scalars["String"]["input"]>;
+  country?: InputMaybe<Scalars["String"]["input"]>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -4003,6 +4117,17 @@ export type ResolversTypes = {
       }
     >
   >;
+  BusinessType: ResolverTypeWrapper<Partial<BusinessType>>;
+  BillingAddress: ResolverTypeWrapper<Partial<BillingAddress>>;
+  BillingCustomerMetadata: ResolverTypeWrapper<Partial<BillingCustomerMetadata>>;
+  TaxId: ResolverTypeWrapper<Partial<TaxId>>;
+  BillingCustomer: ResolverTypeWrapper<Partial<BillingCustomer>>;
+  TaxIdCountry: ResolverTypeWrapper<Partial<TaxIdCountry>>;
+  TaxIdType: ResolverTypeWrapper<Partial<TaxIdType>>;
+  BillingAddressInput: ResolverTypeWrapper<Partial<BillingAddressInput>>;
+  BillingDataInput: ResolverTypeWrapper<Partial<BillingDataInput>>;
+  CreateTaxIdInput: ResolverTypeWrapper<Partial<CreateTaxIdInput>>;
+  UpdateTaxIdInput: ResolverTypeWrapper<Partial<UpdateTaxIdInput>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4252,6 +4377,16 @@ export type ResolversParentTypes = {
       subscription: ResolversParentTypes["BillingSubscription"];
     }
   >;
+  BillingAddress: Partial<BillingAddress>;
+  BillingCustomerMetadata: Partial<BillingCustomerMetadata>;
+  TaxId: Partial<TaxId>;
+  BillingCustomer: Partial<BillingCustomer>;
+  TaxIdCountry: Partial<TaxIdCountry>;
+  TaxIdType: Partial<TaxIdType>;
+  BillingAddressInput: Partial<BillingAddressInput>;
+  BillingDataInput: Partial<BillingDataInput>;
+  CreateTaxIdInput: Partial<CreateTaxIdInput>;
+  UpdateTaxIdInput: Partial<UpdateTaxIdInput>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -4882,6 +5017,9 @@ export type QueryResolvers<
     ContextType,
     Partial<QueryPaymentChargesArgs>
   >;
+  billingCustomer?: Resolver<ResolversTypes["BillingCustomer"], ParentType, ContextType>;
+  taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;
+  taxIdTypes?: Resolver<Array<ResolversTypes["TaxIdType"]>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<
@@ -5534,6 +5672,30 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationRetryPaymentArgs, "invoiceId">
+  >;
+  updateBillingData?: Resolver<
+    ResolversTypes["BillingCustomer"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateBillingDataArgs, "input">
+  >;
+  createTaxId?: Resolver<
+    ResolversTypes["TaxId"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateTaxIdArgs, "input">
+  >;
+  updateTaxId?: Resolver<
+    ResolversTypes["TaxId"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateTaxIdArgs, "id" | "input">
+  >;
+  deleteTaxId?: Resolver<
+    ResolversTypes["TaxId"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteTaxIdArgs, "id">
   >;
 };
 
@@ -7361,6 +7523,67 @@ export type PaymentResultResolvers<
   subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
 };
 
+export type BillingAddressResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingAddress"] = ResolversParentTypes["BillingAddress"],
+> = {
+  line1?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  line2?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  city?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  state?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  postalCode?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  country?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type BillingCustomerMetadataResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingCustomerMetadata"] = ResolversParentTypes["BillingCustomerMetadata"],
+> = {
+  businessType?: Resolver<Maybe<ResolversTypes["BusinessType"]>, ParentType, ContextType>;
+};
+
+export type TaxIdResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TaxId"] = ResolversParentTypes["TaxId"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  country?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type BillingCustomerResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingCustomer"] = ResolversParentTypes["BillingCustomer"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  phone?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  address?: Resolver<Maybe<ResolversTypes["BillingAddress"]>, ParentType, ContextType>;
+  metadata?: Resolver<ResolversTypes["BillingCustomerMetadata"], ParentType, ContextType>;
+  taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;
+  defaultPaymentMethod?: Resolver<Maybe<ResolversTypes["DefaultPaymentMethod"]>, ParentType, ContextType>;
+};
+
+export type TaxIdCountryResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TaxIdCountry"] = ResolversParentTypes["TaxIdCountry"],
+> = {
+  country?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  format?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  example?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type TaxIdTypeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TaxIdType"] = ResolversParentTypes["TaxIdType"],
+> = {
+  type?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  countries?: Resolver<Array<ResolversTypes["TaxIdCountry"]>, ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -7545,4 +7768,10 @@ export type Resolvers<ContextType = Context> = {
   PaymentChargeEdge?: PaymentChargeEdgeResolvers<ContextType>;
   PaymentChargeConnection?: PaymentChargeConnectionResolvers<ContextType>;
   PaymentResult?: PaymentResultResolvers<ContextType>;
+  BillingAddress?: BillingAddressResolvers<ContextType>;
+  BillingCustomerMetadata?: BillingCustomerMetadataResolvers<ContextType>;
+  TaxId?: TaxIdResolvers<ContextType>;
+  BillingCustomer?: BillingCustomerResolvers<ContextType>;
+  TaxIdCountry?: TaxIdCountryResolvers<ContextType>;
+  TaxIdType?: TaxIdTypeResolvers<ContextType>;
 };

@@ -85,6 +85,7 @@ export type Kind =
   | "accessToken"
   | "addonInstall"
   | "invoice"
+  | "taxId"
   | "user";
 
 /**
@@ -190,6 +191,8 @@ export const ID_ARGS: Record<string, Kind> = {
   "invoice.id": "invoice",
   "downgradeSubscription.endpointIds": "endpoint",
   "retryPayment.invoiceId": "invoice",
+  "updateTaxId.id": "taxId",
+  "deleteTaxId.id": "taxId",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
@@ -361,6 +364,8 @@ const OP_SAMPLES: Record<string, unknown> = {
   "installBundle.input.bundleId": "debug-kit",
   "trackBundle.bundleId": "debug-kit",
   "trackBundle.event": "VIEWED",
+  "createTaxId.input.type": "gb_vat",
+  "createTaxId.input.value": "GB123456789",
 };
 
 /**

@@ -17,7 +17,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook and invoice. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook, invoice and tax id. */
 export async function seedOneOfEach(
   owner: TestUser,
   network: string,
@@ -142,6 +142,11 @@ export async function seedOneOfEach(
   ids.invoice = (
     await gql<{ invoices: { edges: { node: { id: string } }[] } }>("{ invoices(first: 1) { edges { node { id } } } }")
   ).invoices.edges[0].node.id;
+  ids.taxId = (
+    await gql<{ createTaxId: { id: string } }>(
+      'mutation { createTaxId(input: { type: "eu_vat", value: "DE123456789" }) { id } }',
+    )
+  ).createTaxId.id;
   const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
   ids.user = team.find((m) => m.role !== "OWNER")?.userId;
   return { ids, network, url, publicKey };

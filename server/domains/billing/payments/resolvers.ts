@@ -1,12 +1,16 @@
 import { field, fieldWithInput, present } from "../../../graphql/field.ts";
+import type { BusinessType } from "../../../graphql/generated/resolvers.ts";
 import type { Resolvers } from "../../../graphql/resolvers.ts";
+import type { Db } from "../../../platform/db/index.ts";
 import { badInput, foundOr } from "../../../platform/errors.ts";
 import { subscriptionOf } from "../../account/service.ts";
 import { subscriptionView } from "../../account/subscription-view.ts";
 import { invoiceWithLines } from "../service.ts";
+import * as customer from "./customer.ts";
 import type { PaymentSource } from "./provider.ts";
 import * as service from "./service.ts";
-import type { PaymentChargeRow, PaymentMethodRow } from "./store.ts";
+import type { PaymentChargeRow, PaymentMethodRow, TaxIdRow } from "./store.ts";
+import { taxIdTypes } from "./tax-ids.ts";
 import { TEST_PAYMENT_NUMBERS } from "./test-numbers.ts";
 
 /** The method as the API shows it (DefaultPaymentMethod): a card's brand, last four and expiry, or a bank's. */
@@ -42,6 +46,28 @@ const chargeView = (c: PaymentChargeRow) => ({
   idempotencyKey: c.idempotencyKey,
   createdAt: c.createdAt,
 });
+
+const taxIdView = (t: TaxIdRow) => ({
+  id: t.id,
+  type: t.type,
+  value: t.value,
+  country: t.country,
+  createdAt: t.createdAt,
+});
+
+/** The billing customer as the API shows it (the spec's Billing customer), with its tax ids and method. */
+async function customerView(db: Db, accountId: string, data?: customer.BillingCustomer) {
+  const c = data ?? (await customer.customerOf(db, accountId));
+  return {
+    id: accountId,
+    name: c.name,
+    phone: c.phone,
+    address: c.address,
+    metadata: { businessType: c.businessType as BusinessType | null },
+    taxIds: (await customer.taxIdsOf(db, accountId)).map(taxIdView),
+    defaultPaymentMethod: methodView(await service.paymentMethodOf(db, accountId)),
+  };
+}
 
 /** Exactly one of a card, a bank account or a token, for the provider in use. */
 function sourceOf(
@@ -89,6 +115,17 @@ export function paymentsResolvers(deps: service.PaymentsDeps): Resolvers {
             }))
           : [],
       ),
+      billingCustomer: field("VIEWER", ({ ctx, accountId }) => customerView(ctx.db, accountId)),
+      taxIds: field("VIEWER", async ({ ctx, accountId }) =>
+        (await customer.taxIdsOf(ctx.db, accountId)).map(taxIdView),
+      ),
+      taxIdTypes: field("VIEWER", () =>
+        taxIdTypes().map((t) => ({
+          type: t.type,
+          name: t.name,
+          countries: t.countries.map((c) => ({ country: c.country, format: c.format, example: c.example })),
+        })),
+      ),
       paymentCharges: field("VIEWER", async ({ ctx, accountId, args }) => {
         const page = await service.chargePage(ctx.db, accountId, args);
         return {
@@ -119,6 +156,28 @@ export function paymentsResolvers(deps: service.PaymentsDeps): Resolvers {
           );
           return foundOr(methodView(method), "The payment method");
         },
+      ),
+      updateBillingData: fieldWithInput(
+        "ADMIN",
+        { schema: "billing-customer#/$defs/updateInput", of: (args) => present(args.input) },
+        async ({ ctx, accountId, args, input }) => {
+          // An address sent as null clears it; the schema checks the fields that are sent.
+          const address = args.input.address === null ? { address: null } : {};
+          const data = await customer.updateBillingData(ctx.db, deps.events, accountId, { ...input, ...address });
+          return customerView(ctx.db, accountId, data);
+        },
+      ),
+      createTaxId: fieldWithInput("ADMIN", { schema: "tax-id#/$defs/createInput" }, async ({ ctx, accountId, input }) =>
+        taxIdView(await customer.createTaxId(ctx.db, accountId, input)),
+      ),
+      updateTaxId: fieldWithInput(
+        "ADMIN",
+        { schema: "tax-id#/$defs/updateInput", of: (args) => present(args.input) },
+        async ({ ctx, accountId, args, input }) =>
+          taxIdView(await customer.updateTaxId(ctx.db, accountId, args.id, input)),
+      ),
+      deleteTaxId: field("ADMIN", async ({ ctx, accountId, args }) =>
+        taxIdView(await customer.deleteTaxId(ctx.db, accountId, args.id)),
       ),
       retryPayment: fieldWithInput(
         "ADMIN",

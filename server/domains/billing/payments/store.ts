@@ -1,11 +1,12 @@
 import { and, asc, desc, eq, gt, lt, ne, notExists, or, sql } from "drizzle-orm";
 import type { Executor } from "../../../platform/db/index.ts";
 import { invoices } from "../tables.ts";
-import { billingCustomers, paymentCharges, paymentMethods } from "./tables.ts";
+import { billingCustomers, paymentCharges, paymentMethods, taxIds } from "./tables.ts";
 
 export type PaymentMethodRow = typeof paymentMethods.$inferSelect;
 export type PaymentChargeRow = typeof paymentCharges.$inferSelect;
 export type BillingCustomerRow = typeof billingCustomers.$inferSelect;
+export type TaxIdRow = typeof taxIds.$inferSelect;
 
 export async function getMethod(db: Executor, accountId: string): Promise<PaymentMethodRow | undefined> {
   const [row] = await db.select().from(paymentMethods).where(eq(paymentMethods.accountId, accountId));
@@ -151,4 +152,61 @@ export async function listCharges(
     .where(where)
     .orderBy(desc(paymentCharges.createdAt), desc(paymentCharges.id))
     .limit(limit);
+}
+
+/** The account's tax ids, oldest first (the order they are printed on invoices). */
+export async function listTaxIds(db: Executor, accountId: string) {
+  return db.select().from(taxIds).where(eq(taxIds.accountId, accountId)).orderBy(asc(taxIds.createdAt), asc(taxIds.id));
+}
+
+export async function getTaxId(db: Executor, accountId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(taxIds)
+    .where(and(eq(taxIds.accountId, accountId), eq(taxIds.id, id)));
+  return row;
+}
+
+/** Undefined when the account has this type and value already (the unique index decides). */
+export async function insertTaxId(
+  db: Executor,
+  accountId: string,
+  row: { type: string; value: string; country: string },
+) {
+  const [made] = await db
+    .insert(taxIds)
+    .values({ accountId, ...row })
+    .onConflictDoNothing({ target: [taxIds.accountId, taxIds.type, taxIds.value] })
+    .returning();
+  return made;
+}
+
+/** Undefined when another of the account's tax ids has this type and value. */
+export async function updateTaxIdRow(
+  db: Executor,
+  accountId: string,
+  id: string,
+  row: { type: string; value: string; country: string },
+) {
+  const clash = await db
+    .select({ id: taxIds.id })
+    .from(taxIds)
+    .where(
+      and(eq(taxIds.accountId, accountId), eq(taxIds.type, row.type), eq(taxIds.value, row.value), ne(taxIds.id, id)),
+    );
+  if (clash.length > 0) return undefined;
+  const [updated] = await db
+    .update(taxIds)
+    .set(row)
+    .where(and(eq(taxIds.accountId, accountId), eq(taxIds.id, id)))
+    .returning();
+  return updated;
+}
+
+export async function deleteTaxIdRow(db: Executor, accountId: string, id: string) {
+  const [deleted] = await db
+    .delete(taxIds)
+    .where(and(eq(taxIds.accountId, accountId), eq(taxIds.id, id)))
+    .returning();
+  return deleted;
 }
