@@ -578,6 +578,13 @@ export interface PaymentMethodRetryInput {
   idempotencyKey?: string;
 }
 
+export interface PaymentMethodTokenInput {
+  /**
+   * The provider's token of a payment method (a Stripe PaymentMethod id, pm_…).
+   */
+  token: string;
+}
+
 /**
  * One of a card, a bank account or a provider's token.
  */
@@ -1906,6 +1913,7 @@ export interface EntityInputs {
   "payment-method#/$defs/card": PaymentMethodCard;
   "payment-method#/$defs/cardInput": PaymentMethodCardInput;
   "payment-method#/$defs/retryInput": PaymentMethodRetryInput;
+  "payment-method#/$defs/tokenInput": PaymentMethodTokenInput;
   "payment-method#/$defs/updateInput": PaymentMethodUpdateInput;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
   "rate-limiter#/$defs/counter": RateLimiterCounter;

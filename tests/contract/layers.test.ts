@@ -44,7 +44,9 @@ const appFiles = new Set(["app.ts", "main.ts", "seed.ts", "engine.ts", "engine-p
 function layerOf(file: string): Layer | null {
   const rel = path.relative(serverDir, file).split(path.sep).join("/");
   if (appFiles.has(rel)) return "app";
-  const [top, area, name] = rel.split("/");
+  const [top, area, third] = rel.split("/");
+  // A room inside a domain (billing/payments/) has its resolvers and plugin as the domain's own do.
+  const name = top === "domains" ? rel.split("/").at(-1) : third;
   if (top === "domains" && name === "resolvers.ts") return "graphql";
   // A domain's plugin is its wiring: it registers the domain's resolvers and routes with what app.ts gives it.
   if ((top === "domains" && name === "plugin.ts") || (top === "registry" && area === "plugin.ts")) return "app";

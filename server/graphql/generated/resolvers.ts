@@ -506,6 +506,7 @@ export type Query = {
   taxIds: Array<TaxId>;
   /** The tax id types taken, with the countries each is for and the shape of a number there. */
   taxIdTypes: Array<TaxIdType>;
+  accountBanners: AccountBanners;
 };
 
 export type QueryEndpointArgs = {
@@ -3687,7 +3688,7 @@ export type BillingCustomerMetadata = {
 export type TaxId = {
   __typename?: "TaxId";
   id: Scalars["ID"]["output"];
-  /** A type of taxIdTypes: eu_vat, gb_vat, us_ein, au_abn, … */
+  /** A type of taxIdTypes: eu_vat, gb_vat, us_ein, au_abn and others. */
   type: Scalars["String"]["output"];
   /** As kept: upper case, without separators the type does not keep. */
   value: Scalars["String"]["output"];
@@ -3751,6 +3752,40 @@ export type UpdateTaxIdInput = {
   type?: InputMaybe<Scalars["String"]["input"]>;
   value?: InputMaybe<Scalars["String"]["input"]>;
   country?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type PastDueInvoice = {
+  __typename?: "PastDueInvoice";
+  id: Scalars["ID"]["output"];
+  number: Scalars["String"]["output"];
+  /** The amount still due, as money: $12.34. */
+  amountDue: Scalars["String"]["output"];
+};
+
+export type LimitReachedEndpoint = {
+  __typename?: "LimitReachedEndpoint";
+  id: Scalars["ID"]["output"];
+  /** The endpoint's label, or its name. */
+  name: Scalars["String"]["output"];
+  network: Scalars["String"]["output"];
+};
+
+export type TrialEnding = {
+  __typename?: "TrialEnding";
+  id: Scalars["ID"]["output"];
+  endsAt: Scalars["DateTime"]["output"];
+  daysRemaining: Scalars["Int"]["output"];
+};
+
+/** What the account must act on; each list is empty when there is nothing to say. */
+export type AccountBanners = {
+  __typename?: "AccountBanners";
+  /** Invoices left unpaid while a failed payment makes the subscription past due. */
+  pastDue: Array<PastDueInvoice>;
+  /** Endpoints stopped at the plan's monthly limit. */
+  limitReached: Array<LimitReachedEndpoint>;
+  /** The free trial, when it ends within 3 days. */
+  trialEnding: Array<TrialEnding>;
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -4128,6 +4163,10 @@ export type ResolversTypes = {
   BillingDataInput: ResolverTypeWrapper<Partial<BillingDataInput>>;
   CreateTaxIdInput: ResolverTypeWrapper<Partial<CreateTaxIdInput>>;
   UpdateTaxIdInput: ResolverTypeWrapper<Partial<UpdateTaxIdInput>>;
+  PastDueInvoice: ResolverTypeWrapper<Partial<PastDueInvoice>>;
+  LimitReachedEndpoint: ResolverTypeWrapper<Partial<LimitReachedEndpoint>>;
+  TrialEnding: ResolverTypeWrapper<Partial<TrialEnding>>;
+  AccountBanners: ResolverTypeWrapper<Partial<AccountBanners>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4387,6 +4426,10 @@ export type ResolversParentTypes = {
   BillingDataInput: Partial<BillingDataInput>;
   CreateTaxIdInput: Partial<CreateTaxIdInput>;
   UpdateTaxIdInput: Partial<UpdateTaxIdInput>;
+  PastDueInvoice: Partial<PastDueInvoice>;
+  LimitReachedEndpoint: Partial<LimitReachedEndpoint>;
+  TrialEnding: Partial<TrialEnding>;
+  AccountBanners: Partial<AccountBanners>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -5020,6 +5063,7 @@ export type QueryResolvers<
   billingCustomer?: Resolver<ResolversTypes["BillingCustomer"], ParentType, ContextType>;
   taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;
   taxIdTypes?: Resolver<Array<ResolversTypes["TaxIdType"]>, ParentType, ContextType>;
+  accountBanners?: Resolver<ResolversTypes["AccountBanners"], ParentType, ContextType>;
 };
 
 export type MutationResolvers<
@@ -7584,6 +7628,42 @@ export type TaxIdTypeResolvers<
   countries?: Resolver<Array<ResolversTypes["TaxIdCountry"]>, ParentType, ContextType>;
 };
 
+export type PastDueInvoiceResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PastDueInvoice"] = ResolversParentTypes["PastDueInvoice"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  number?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amountDue?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type LimitReachedEndpointResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["LimitReachedEndpoint"] = ResolversParentTypes["LimitReachedEndpoint"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  network?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type TrialEndingResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TrialEnding"] = ResolversParentTypes["TrialEnding"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  endsAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  daysRemaining?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type AccountBannersResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AccountBanners"] = ResolversParentTypes["AccountBanners"],
+> = {
+  pastDue?: Resolver<Array<ResolversTypes["PastDueInvoice"]>, ParentType, ContextType>;
+  limitReached?: Resolver<Array<ResolversTypes["LimitReachedEndpoint"]>, ParentType, ContextType>;
+  trialEnding?: Resolver<Array<ResolversTypes["TrialEnding"]>, ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = Context> = {
   JSON?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
@@ -7774,4 +7854,8 @@ export type Resolvers<ContextType = Context> = {
   BillingCustomer?: BillingCustomerResolvers<ContextType>;
   TaxIdCountry?: TaxIdCountryResolvers<ContextType>;
   TaxIdType?: TaxIdTypeResolvers<ContextType>;
+  PastDueInvoice?: PastDueInvoiceResolvers<ContextType>;
+  LimitReachedEndpoint?: LimitReachedEndpointResolvers<ContextType>;
+  TrialEnding?: TrialEndingResolvers<ContextType>;
+  AccountBanners?: AccountBannersResolvers<ContextType>;
 };

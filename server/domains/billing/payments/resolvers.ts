@@ -6,6 +6,7 @@ import { badInput, foundOr } from "../../../platform/errors.ts";
 import { subscriptionOf } from "../../account/service.ts";
 import { subscriptionView } from "../../account/subscription-view.ts";
 import { invoiceWithLines } from "../service.ts";
+import { accountBanners } from "./banners.ts";
 import * as customer from "./customer.ts";
 import type { PaymentSource } from "./provider.ts";
 import * as service from "./service.ts";
@@ -115,6 +116,7 @@ export function paymentsResolvers(deps: service.PaymentsDeps): Resolvers {
             }))
           : [],
       ),
+      accountBanners: field("VIEWER", ({ ctx, accountId }) => accountBanners(ctx.db, accountId)),
       billingCustomer: field("VIEWER", ({ ctx, accountId }) => customerView(ctx.db, accountId)),
       taxIds: field("VIEWER", async ({ ctx, accountId }) =>
         (await customer.taxIdsOf(ctx.db, accountId)).map(taxIdView),
