@@ -214,3 +214,60 @@ describe("the provider in use", () => {
     );
   });
 });
+
+describe("banners from the account's state", () => {
+  const BANNERS =
+    "{ accountBanners { pastDue { id number amountDue } limitReached { id name network } trialEnding { daysRemaining } } }";
+  interface Banners {
+    accountBanners: {
+      pastDue: { id: string; number: string; amountDue: string }[];
+      limitReached: { id: string; name: string }[];
+      trialEnding: { daysRemaining: number }[];
+    };
+  }
+
+  it("say past due while a failed payment leaves invoices open, an endpoint at its limit, and a trial ending", async () => {
+    const user = await signUp(ctx.app);
+    // A new account has nothing to say; a Free account has no trial.
+    expect((await user.client.gqlOk<Banners>(BANNERS)).accountBanners).toEqual({
+      pastDue: [],
+      limitReached: [],
+      trialEnding: [],
+    });
+    await setCard(user.client, "4000000000000341");
+    const invoiceId = await owing(user);
+    await retry(user.client, invoiceId);
+    const { id: endpointId } = (
+      await user.client.gqlOk<{ createEndpoint: { id: string } }>(
+        'mutation { createEndpoint(input: { chain: "ethereum", network: "ethereum-sepolia", label: "busy" }) { id } }',
+      )
+    ).createEndpoint;
+    await db.$client.query("update endpoints set status = 'LIMIT_REACHED' where id = $1", [endpointId]);
+    await db.$client.query("update accounts set free_trial_ends_at = now() + interval '47 hours' where id = $1", [
+      user.viewer.id,
+    ]);
+    const { accountBanners } = await user.client.gqlOk<Banners>(BANNERS);
+    expect(accountBanners.pastDue).toEqual([
+      {
+        id: invoiceId,
+        number: expect.stringMatching(/^NP-/),
+        amountDue: expect.stringMatching(/^\$[0-9,]+\.[0-9]{2}$/),
+      },
+    ]);
+    expect(accountBanners.limitReached).toEqual([{ id: endpointId, name: "busy", network: "ethereum-sepolia" }]);
+    expect(accountBanners.trialEnding).toEqual([{ daysRemaining: 2 }]);
+
+    // Paid: the past-due banner goes; a trial further away says nothing.
+    await setCard(user.client, "4242424242424242");
+    expect((await retry(user.client, invoiceId)).errors).toBeUndefined();
+    await db.$client.query("update accounts set free_trial_ends_at = now() + interval '10 days' where id = $1", [
+      user.viewer.id,
+    ]);
+    const after = (await user.client.gqlOk<Banners>(BANNERS)).accountBanners;
+    expect(after.pastDue).toEqual([]);
+    expect(after.trialEnding).toEqual([]);
+    // Another account sees none of them.
+    const stranger = await signUp(ctx.app);
+    expect((await stranger.client.gqlOk<Banners>(BANNERS)).accountBanners.limitReached).toEqual([]);
+  });
+});
