@@ -27,6 +27,9 @@ import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { capacityOf } from "./domains/addons/service.ts";
 import { marketplaceCharges } from "./domains/billing/addon-charges.ts";
 import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
+import { builtinProvider } from "./domains/billing/payments/builtin.ts";
+import { paymentsPlugin } from "./domains/billing/payments/plugin.ts";
+import { stripeProvider } from "./domains/billing/payments/stripe.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -570,6 +573,17 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
   await app.register(cryptoChargesPlugin, {
     api,
     deps: { db, log, events, upstreams: parts.upstreams, settings: parts.cryptoCharges },
+  });
+  await app.register(paymentsPlugin, {
+    api,
+    deps: {
+      db,
+      log,
+      events,
+      // Stripe when its key is configured; otherwise the built-in test provider, and the console says so.
+      provider: parts.billing.stripe ? stripeProvider(parts.billing.stripe) : builtinProvider(),
+      clockMs: parts.billing.clockMs,
+    },
   });
   return api.merged();
 }

@@ -155,6 +155,37 @@ export interface AddressBookItemsInput {
   itemsText?: string | null;
 }
 
+export interface BillingCustomerAddress {
+  line1: string;
+  line2?: string;
+  city: string;
+  state?: string;
+  postalCode?: string;
+  /**
+   * Two letters (ISO 3166-1): US, DE, GB …
+   */
+  country: string;
+}
+
+export type BillingCustomerBusinessType = "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+
+export interface BillingCustomerUpdateInput {
+  name?: string;
+  phone?: string;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    state?: string;
+    postalCode?: string;
+    /**
+     * Two letters (ISO 3166-1): US, DE, GB …
+     */
+    country: string;
+  };
+  businessType?: "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+}
+
 export interface CryptoChargeCreateInput {
   invoiceId: string;
 }
@@ -507,6 +538,79 @@ export interface KvValueValueInput {
    * Any text, up to your plan's value size.
    */
   value: string;
+}
+
+export interface PaymentMethodBankAccount {
+  routingNumber: string;
+  accountNumber: string;
+}
+
+export interface PaymentMethodBankAccountInput {
+  bankAccount: {
+    routingNumber: string;
+    accountNumber: string;
+  };
+}
+
+export interface PaymentMethodCard {
+  /**
+   * This service's built-in test provider takes only the test numbers listed on the billing page.
+   */
+  number: string;
+  expMonth: number;
+  expYear: number;
+  cvc: string;
+}
+
+export interface PaymentMethodCardInput {
+  card: {
+    /**
+     * This service's built-in test provider takes only the test numbers listed on the billing page.
+     */
+    number: string;
+    expMonth: number;
+    expYear: number;
+    cvc: string;
+  };
+}
+
+export interface PaymentMethodRetryInput {
+  invoiceId: string;
+  /**
+   * The same key twice is one charge: send the one of the first attempt when retrying a request.
+   */
+  idempotencyKey?: string;
+}
+
+export interface PaymentMethodTokenInput {
+  /**
+   * The provider's token of a payment method (a Stripe PaymentMethod id, pm_…).
+   */
+  token: string;
+}
+
+/**
+ * One of a card, a bank account or a provider's token.
+ */
+export interface PaymentMethodUpdateInput {
+  /**
+   * The provider's token of a payment method (a Stripe PaymentMethod id, pm_…).
+   */
+  token?: string;
+  paymentProviderId?: "builtin" | "stripe";
+  card?: {
+    /**
+     * This service's built-in test provider takes only the test numbers listed on the billing page.
+     */
+    number: string;
+    expMonth: number;
+    expYear: number;
+    cvc: string;
+  };
+  bankAccount?: {
+    routingNumber: string;
+    accountNumber: string;
+  };
 }
 
 /**
@@ -1632,6 +1736,42 @@ export interface SubscriptionUpgradeInput {
   couponCode?: string;
 }
 
+/**
+ * Two letters (ISO 3166-1); for an EU VAT number, read from its prefix when left out.
+ */
+export type TaxIdCountry = string;
+
+export interface TaxIdCreateInput {
+  /**
+   * eu_vat, gb_vat, us_ein, au_abn … (the list on this page)
+   */
+  type: string;
+  value: string;
+  /**
+   * Two letters (ISO 3166-1); for an EU VAT number, read from its prefix when left out.
+   */
+  country?: string;
+}
+
+/**
+ * eu_vat, gb_vat, us_ein, au_abn … (the list on this page)
+ */
+export type TaxIdType = string;
+
+export interface TaxIdUpdateInput {
+  /**
+   * eu_vat, gb_vat, us_ein, au_abn … (the list on this page)
+   */
+  type?: string;
+  value?: string;
+  /**
+   * Two letters (ISO 3166-1); for an EU VAT number, read from its prefix when left out.
+   */
+  country?: string;
+}
+
+export type TaxIdValue = string;
+
 export interface TeamMemberRoleInput {
   role: "ADMIN" | "VIEWER";
 }
@@ -1742,6 +1882,9 @@ export interface EntityInputs {
   "addon#/$defs/trackBundleInput": AddonTrackBundleInput;
   "address-book#/$defs/createInput": AddressBookCreateInput;
   "address-book#/$defs/itemsInput": AddressBookItemsInput;
+  "billing-customer#/$defs/address": BillingCustomerAddress;
+  "billing-customer#/$defs/businessType": BillingCustomerBusinessType;
+  "billing-customer#/$defs/updateInput": BillingCustomerUpdateInput;
   "crypto-charge#/$defs/createInput": CryptoChargeCreateInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;
   "endpoint#/$defs/label": EndpointLabel;
@@ -1770,6 +1913,13 @@ export interface EntityInputs {
   "kv-value#/$defs/addValuesInput": KvValueAddValuesInput;
   "kv-value#/$defs/removeValuesInput": KvValueRemoveValuesInput;
   "kv-value#/$defs/valueInput": KvValueValueInput;
+  "payment-method#/$defs/bankAccount": PaymentMethodBankAccount;
+  "payment-method#/$defs/bankAccountInput": PaymentMethodBankAccountInput;
+  "payment-method#/$defs/card": PaymentMethodCard;
+  "payment-method#/$defs/cardInput": PaymentMethodCardInput;
+  "payment-method#/$defs/retryInput": PaymentMethodRetryInput;
+  "payment-method#/$defs/tokenInput": PaymentMethodTokenInput;
+  "payment-method#/$defs/updateInput": PaymentMethodUpdateInput;
   "rate-limiter#/$defs/bucket": RateLimiterBucket;
   "rate-limiter#/$defs/counter": RateLimiterCounter;
   "rate-limiter#/$defs/createInput": RateLimiterCreateInput;
@@ -1830,6 +1980,11 @@ export interface EntityInputs {
   "subscription#/$defs/downgradeInput": SubscriptionDowngradeInput;
   "subscription#/$defs/planInput": SubscriptionPlanInput;
   "subscription#/$defs/upgradeInput": SubscriptionUpgradeInput;
+  "tax-id#/$defs/country": TaxIdCountry;
+  "tax-id#/$defs/createInput": TaxIdCreateInput;
+  "tax-id#/$defs/type": TaxIdType;
+  "tax-id#/$defs/updateInput": TaxIdUpdateInput;
+  "tax-id#/$defs/value": TaxIdValue;
   "team-member#/$defs/roleInput": TeamMemberRoleInput;
   "usage#/$defs/methodUsage": UsageMethodUsage;
   "usage#/$defs/query": UsageQuery;

@@ -139,8 +139,405 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
   validate22.errors = vErrors;
   return errors === 0;
 }
-export const form1 = validate34;
-const schema14 = {
+export const form1 = validate24;
+const pattern0 = new RegExp("^[0-9][0-9 -]*[0-9]$", "u");
+const pattern1 = new RegExp("^[0-9]+$", "u");
+function validate25(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.number === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "number" },
+        message: "must have required property '" + "number" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.expMonth === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "expMonth" },
+        message: "must have required property '" + "expMonth" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.expYear === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "expYear" },
+        message: "must have required property '" + "expYear" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.cvc === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "cvc" },
+        message: "must have required property '" + "cvc" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "number" || key0 === "expMonth" || key0 === "expYear" || key0 === "cvc")) {
+        const err4 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.number !== undefined) {
+      let data0 = data.number;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 23) {
+          const err5 = {
+            instancePath: instancePath + "/number",
+            schemaPath: "#/properties/number/maxLength",
+            keyword: "maxLength",
+            params: { limit: 23 },
+            message: "must NOT have more than 23 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (func2(data0) < 12) {
+          const err6 = {
+            instancePath: instancePath + "/number",
+            schemaPath: "#/properties/number/minLength",
+            keyword: "minLength",
+            params: { limit: 12 },
+            message: "must NOT have fewer than 12 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (!pattern0.test(data0)) {
+          const err7 = {
+            instancePath: instancePath + "/number",
+            schemaPath: "#/properties/number/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[0-9][0-9 -]*[0-9]$" },
+            message: 'must match pattern "' + "^[0-9][0-9 -]*[0-9]$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + "/number",
+          schemaPath: "#/properties/number/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.expMonth !== undefined) {
+      let data1 = data.expMonth;
+      if (!(typeof data1 == "number" && !(data1 % 1) && !isNaN(data1))) {
+        const err9 = {
+          instancePath: instancePath + "/expMonth",
+          schemaPath: "#/properties/expMonth/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (typeof data1 == "number") {
+        if (data1 > 12 || isNaN(data1)) {
+          const err10 = {
+            instancePath: instancePath + "/expMonth",
+            schemaPath: "#/properties/expMonth/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 12 },
+            message: "must be <= 12",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (data1 < 1 || isNaN(data1)) {
+          const err11 = {
+            instancePath: instancePath + "/expMonth",
+            schemaPath: "#/properties/expMonth/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 1 },
+            message: "must be >= 1",
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.expYear !== undefined) {
+      let data2 = data.expYear;
+      if (!(typeof data2 == "number" && !(data2 % 1) && !isNaN(data2))) {
+        const err12 = {
+          instancePath: instancePath + "/expYear",
+          schemaPath: "#/properties/expYear/type",
+          keyword: "type",
+          params: { type: "integer" },
+          message: "must be integer",
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (typeof data2 == "number") {
+        if (data2 > 2100 || isNaN(data2)) {
+          const err13 = {
+            instancePath: instancePath + "/expYear",
+            schemaPath: "#/properties/expYear/maximum",
+            keyword: "maximum",
+            params: { comparison: "<=", limit: 2100 },
+            message: "must be <= 2100",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (data2 < 2000 || isNaN(data2)) {
+          const err14 = {
+            instancePath: instancePath + "/expYear",
+            schemaPath: "#/properties/expYear/minimum",
+            keyword: "minimum",
+            params: { comparison: ">=", limit: 2000 },
+            message: "must be >= 2000",
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.cvc !== undefined) {
+      let data3 = data.cvc;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 4) {
+          const err15 = {
+            instancePath: instancePath + "/cvc",
+            schemaPath: "#/properties/cvc/maxLength",
+            keyword: "maxLength",
+            params: { limit: 4 },
+            message: "must NOT have more than 4 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+        if (func2(data3) < 3) {
+          const err16 = {
+            instancePath: instancePath + "/cvc",
+            schemaPath: "#/properties/cvc/minLength",
+            keyword: "minLength",
+            params: { limit: 3 },
+            message: "must NOT have fewer than 3 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+        if (!pattern1.test(data3)) {
+          const err17 = {
+            instancePath: instancePath + "/cvc",
+            schemaPath: "#/properties/cvc/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[0-9]+$" },
+            message: 'must match pattern "' + "^[0-9]+$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+      } else {
+        const err18 = {
+          instancePath: instancePath + "/cvc",
+          schemaPath: "#/properties/cvc/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err19 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err19];
+    } else {
+      vErrors.push(err19);
+    }
+    errors++;
+  }
+  validate25.errors = vErrors;
+  return errors === 0;
+}
+function validate24(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.card === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "card" },
+        message: "must have required property '" + "card" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "card")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.card !== undefined) {
+      if (
+        !validate25(data.card, {
+          instancePath: instancePath + "/card",
+          parentData: data,
+          parentDataProperty: "card",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate24.errors = vErrors;
+  return errors === 0;
+}
+export const form2 = validate38;
+const schema17 = {
   type: "object",
   title: "Change rate",
   required: ["endpointId", "rateLimiterRateId"],
@@ -155,7 +552,7 @@ const schema14 = {
     enabled: { type: "boolean", title: "Enabled" },
   },
 };
-function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(typeof data == "number" && !(data % 1) && !isNaN(data))) {
@@ -205,10 +602,10 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
   }
-  validate32.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -257,10 +654,10 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-function validate34(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate38(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -362,7 +759,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/chain",
           schemaPath: "#/properties/chain/type",
           keyword: "type",
-          params: { type: schema14.properties.chain.type },
+          params: { type: schema17.properties.chain.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -380,7 +777,7 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/network",
           schemaPath: "#/properties/network/type",
           keyword: "type",
-          params: { type: schema14.properties.network.type },
+          params: { type: schema17.properties.network.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -427,27 +824,27 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.rate !== undefined) {
       if (
-        !validate32(data.rate, {
+        !validate36(data.rate, {
           instancePath: instancePath + "/rate",
           parentData: data,
           parentDataProperty: "rate",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate36(data.reason, {
+        !validate40(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
         errors = vErrors.length;
       }
     }
@@ -483,18 +880,18 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-export const form2 = validate44;
+export const form3 = validate48;
 const func0 = equal;
-const schema18 = {
+const schema21 = {
   enum: ["ADMIN", "VIEWER"],
   "x-enumLabels": { ADMIN: "Admin", VIEWER: "Viewer" },
   "x-graphql": "AccountRole",
   title: "Role",
 };
-function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "ADMIN" || data === "VIEWER")) {
@@ -502,7 +899,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema18.enum },
+      params: { allowedValues: schema21.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -512,10 +909,10 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-const schema19 = {
+const schema22 = {
   enum: ["CONSOLE_REST", "FUNCTIONS_REST", "IPFS_REST", "KV_REST", "STREAMS_REST", "WEBHOOKS_REST"],
   "x-enumLabels": {
     CONSOLE_REST: "Console API (GraphQL and REST)",
@@ -528,7 +925,7 @@ const schema19 = {
   title: "Application",
   "x-graphql": "ApplicationType",
 };
-function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -545,7 +942,7 @@ function validate42(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema19.enum },
+      params: { allowedValues: schema22.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -555,10 +952,10 @@ function validate42(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -675,14 +1072,14 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.role !== undefined) {
       if (
-        !validate40(data.role, {
+        !validate44(data.role, {
           instancePath: instancePath + "/role",
           parentData: data,
           parentDataProperty: "role",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+        vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
         errors = vErrors.length;
       }
     }
@@ -707,14 +1104,14 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
         const len0 = data2.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate42(data2[i0], {
+            !validate46(data2[i0], {
               instancePath: instancePath + "/applications/" + i0,
               parentData: data2,
               parentDataProperty: i0,
               rootData,
             })
           ) {
-            vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+            vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
             errors = vErrors.length;
           }
         }
@@ -773,11 +1170,11 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-export const form3 = validate48;
-function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form4 = validate52;
+function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -864,11 +1261,11 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-export const form4 = validate52;
-const schema25 = {
+export const form5 = validate56;
+const schema28 = {
   type: "object",
   title: "Update a function",
   additionalProperties: false,
@@ -905,8 +1302,8 @@ const schema25 = {
     },
   },
 };
-const pattern1 = new RegExp("^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$", "u");
-function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern3 = new RegExp("^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$", "u");
+function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -955,10 +1352,10 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate50.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1053,7 +1450,7 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern1.test(data1)) {
+        if (!pattern3.test(data1)) {
           const err5 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -1091,7 +1488,7 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema25.properties.description.type },
+          params: { type: schema28.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1121,14 +1518,14 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.code !== undefined) {
       if (
-        !validate50(data.code, {
+        !validate54(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
         errors = vErrors.length;
       }
     }
@@ -1263,11 +1660,11 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-export const form5 = validate110;
-const schema53 = {
+export const form6 = validate114;
+const schema56 = {
   type: "object",
   title: "Create a webhook",
   additionalProperties: false,
@@ -1298,18 +1695,18 @@ const schema53 = {
     },
   },
 };
-const func32 = Object.prototype.hasOwnProperty;
-const pattern3 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
-const pattern4 = new RegExp("^https?://", "u");
+const func36 = Object.prototype.hasOwnProperty;
+const pattern5 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
+const pattern6 = new RegExp("^https?://", "u");
 const formats22 = formats_fullFormats.uri;
 const formats4 =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
-const schema29 = {
+const schema32 = {
   enum: ["NONE", "GZIP", "BZIP2"],
   "x-enumLabels": { NONE: "None", GZIP: "gzip", BZIP2: "bzip2" },
   "x-graphql": "WebhookCompression",
 };
-function validate104(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate108(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -1317,7 +1714,7 @@ function validate104(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema29.enum },
+      params: { allowedValues: schema32.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -1327,10 +1724,10 @@ function validate104(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate104.errors = vErrors;
+  validate108.errors = vErrors;
   return errors === 0;
 }
-function validate110(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate114(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1380,7 +1777,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema53.properties, key0)) {
+      if (!func36.call(schema56.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1429,7 +1826,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data0)) {
+        if (!pattern5.test(data0)) {
           const err6 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -1527,7 +1924,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern4.test(data2)) {
+        if (!pattern6.test(data2)) {
           const err12 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/pattern",
@@ -1575,14 +1972,14 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate104(data.compression, {
+        !validate108(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+        vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
         errors = vErrors.length;
       }
     }
@@ -1642,7 +2039,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema53.properties.filterFunction.type },
+          params: { type: schema56.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1727,7 +2124,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema53.properties.notificationEmail.type },
+          params: { type: schema56.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -1777,7 +2174,7 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema53.properties.status.enum },
+          params: { allowedValues: schema56.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -1803,11 +2200,11 @@ function validate110(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate110.errors = vErrors;
+  validate114.errors = vErrors;
   return errors === 0;
 }
-export const form6 = validate112;
-const schema54 = {
+export const form7 = validate116;
+const schema57 = {
   type: "object",
   title: "Update a webhook",
   additionalProperties: false,
@@ -1832,7 +2229,7 @@ const schema54 = {
     notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
   },
 };
-function validate112(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate116(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1852,7 +2249,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema54.properties, key0)) {
+      if (!func36.call(schema57.properties, key0)) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1918,7 +2315,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data1)) {
+        if (!pattern5.test(data1)) {
           const err5 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -2016,7 +2413,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern4.test(data3)) {
+        if (!pattern6.test(data3)) {
           const err11 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/pattern",
@@ -2064,14 +2461,14 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate104(data.compression, {
+        !validate108(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+        vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
         errors = vErrors.length;
       }
     }
@@ -2131,7 +2528,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema54.properties.filterFunction.type },
+          params: { type: schema57.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -2216,7 +2613,7 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema54.properties.notificationEmail.type },
+          params: { type: schema57.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -2274,13 +2671,13 @@ function validate112(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate112.errors = vErrors;
+  validate116.errors = vErrors;
   return errors === 0;
 }
-export const form7 = validate129;
-const pattern20 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern21 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
-function validate129(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form8 = validate133;
+const pattern22 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern23 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
+function validate133(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2379,7 +2776,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data0)) {
+        if (!pattern5.test(data0)) {
           const err6 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -2443,7 +2840,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern20.test(data1)) {
+        if (!pattern22.test(data1)) {
           const err10 = {
             instancePath: instancePath + "/kid",
             schemaPath: "#/properties/kid/pattern",
@@ -2507,7 +2904,7 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern21.test(data2)) {
+        if (!pattern23.test(data2)) {
           const err14 = {
             instancePath: instancePath + "/publicKey",
             schemaPath: "#/properties/publicKey/pattern",
@@ -2553,11 +2950,11 @@ function validate129(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate129.errors = vErrors;
+  validate133.errors = vErrors;
   return errors === 0;
 }
-export const form8 = validate130;
-function validate131(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form9 = validate134;
+function validate135(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -2606,10 +3003,10 @@ function validate131(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate131.errors = vErrors;
+  validate135.errors = vErrors;
   return errors === 0;
 }
-function validate130(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate134(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2726,14 +3123,14 @@ function validate130(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.password !== undefined) {
       if (
-        !validate131(data.password, {
+        !validate135(data.password, {
           instancePath: instancePath + "/password",
           parentData: data,
           parentDataProperty: "password",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+        vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
         errors = vErrors.length;
       }
     }
@@ -2786,18 +3183,225 @@ function validate130(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate130.errors = vErrors;
+  validate134.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate136;
-const schema67 = {
+export const form10 = validate137;
+const pattern24 = new RegExp("^[0-9]{9}$", "u");
+const pattern25 = new RegExp("^[0-9]{4,17}$", "u");
+function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.routingNumber === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "routingNumber" },
+        message: "must have required property '" + "routingNumber" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.accountNumber === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "accountNumber" },
+        message: "must have required property '" + "accountNumber" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "routingNumber" || key0 === "accountNumber")) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.routingNumber !== undefined) {
+      let data0 = data.routingNumber;
+      if (typeof data0 === "string") {
+        if (!pattern24.test(data0)) {
+          const err3 = {
+            instancePath: instancePath + "/routingNumber",
+            schemaPath: "#/properties/routingNumber/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[0-9]{9}$" },
+            message: 'must match pattern "' + "^[0-9]{9}$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/routingNumber",
+          schemaPath: "#/properties/routingNumber/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.accountNumber !== undefined) {
+      let data1 = data.accountNumber;
+      if (typeof data1 === "string") {
+        if (!pattern25.test(data1)) {
+          const err5 = {
+            instancePath: instancePath + "/accountNumber",
+            schemaPath: "#/properties/accountNumber/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[0-9]{4,17}$" },
+            message: 'must match pattern "' + "^[0-9]{4,17}$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/accountNumber",
+          schemaPath: "#/properties/accountNumber/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate138.errors = vErrors;
+  return errors === 0;
+}
+function validate137(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.bankAccount === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "bankAccount" },
+        message: "must have required property '" + "bankAccount" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "bankAccount")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.bankAccount !== undefined) {
+      if (
+        !validate138(data.bankAccount, {
+          instancePath: instancePath + "/bankAccount",
+          parentData: data,
+          parentDataProperty: "bankAccount",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate137.errors = vErrors;
+  return errors === 0;
+}
+export const form11 = validate143;
+const schema72 = {
   type: "string",
   title: "Billed",
   enum: ["MONTHLY", "YEARLY"],
   "x-enumLabels": { MONTHLY: "Monthly", YEARLY: "Yearly" },
   "x-graphql": "AddonInterval",
 };
-function validate134(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate141(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data !== "string") {
@@ -2820,7 +3424,7 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema67.enum },
+      params: { allowedValues: schema72.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -2830,10 +3434,10 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate134.errors = vErrors;
+  validate141.errors = vErrors;
   return errors === 0;
 }
-function validate136(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate143(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3046,14 +3650,14 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.interval !== undefined) {
       if (
-        !validate134(data.interval, {
+        !validate141(data.interval, {
           instancePath: instancePath + "/interval",
           parentData: data,
           parentDataProperty: "interval",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+        vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
         errors = vErrors.length;
       }
     }
@@ -3185,11 +3789,11 @@ function validate136(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate136.errors = vErrors;
+  validate143.errors = vErrors;
   return errors === 0;
 }
-export const form10 = validate138;
-function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form12 = validate145;
+function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3359,14 +3963,14 @@ function validate138(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.interval !== undefined) {
       if (
-        !validate134(data.interval, {
+        !validate141(data.interval, {
           instancePath: instancePath + "/interval",
           parentData: data,
           parentDataProperty: "interval",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+        vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
         errors = vErrors.length;
       }
     }
@@ -3385,11 +3989,11 @@ function validate138(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate138.errors = vErrors;
+  validate145.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate140;
-const schema70 = {
+export const form13 = validate147;
+const schema75 = {
   type: "object",
   title: "Create a stream",
   additionalProperties: false,
@@ -3495,9 +4099,9 @@ const schema70 = {
     },
   ],
 };
-const pattern6 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
-const pattern7 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
-function validate57(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern8 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
+const pattern9 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
+function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -3505,7 +4109,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema29.enum },
+      params: { allowedValues: schema32.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -3515,10 +4119,10 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate57.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3583,7 +4187,7 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern4.test(data0)) {
+        if (!pattern6.test(data0)) {
           const err3 = {
             instancePath: instancePath + "/url",
             schemaPath: "#/properties/url/pattern",
@@ -3631,14 +4235,14 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.compression !== undefined) {
       if (
-        !validate57(data.compression, {
+        !validate61(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
         errors = vErrors.length;
       }
     }
@@ -3663,7 +4267,7 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
         for (const key1 in data2) {
           const _errs7 = errors;
           if (typeof key1 === "string") {
-            if (!pattern6.test(key1)) {
+            if (!pattern8.test(key1)) {
               const err7 = {
                 instancePath: instancePath + "/headers",
                 schemaPath: "#/properties/headers/propertyNames/pattern",
@@ -3715,7 +4319,7 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
               }
               errors++;
             }
-            if (!pattern7.test(data3)) {
+            if (!pattern9.test(data3)) {
               const err10 = {
                 instancePath: instancePath + "/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),
                 schemaPath: "#/properties/headers/additionalProperties/pattern",
@@ -4010,10 +4614,10 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-const schema30 = {
+const schema33 = {
   type: "object",
   title: "PostgreSQL",
   required: ["host", "username", "database", "tableName"],
@@ -4043,9 +4647,9 @@ const schema30 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern8 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
-const schema31 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
-function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern10 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
+const schema34 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
+function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "DISABLE" || data === "REQUIRE")) {
@@ -4053,7 +4657,7 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema31.enum },
+      params: { allowedValues: schema34.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -4063,10 +4667,10 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate61.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4131,7 +4735,7 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema30.properties, key0)) {
+      if (!func36.call(schema33.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4411,7 +5015,7 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern8.test(data5)) {
+        if (!pattern10.test(data5)) {
           const err21 = {
             instancePath: instancePath + "/tableName",
             schemaPath: "#/properties/tableName/pattern",
@@ -4444,14 +5048,14 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate61(data.sslmode, {
+        !validate65(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
         errors = vErrors.length;
       }
     }
@@ -4604,10 +5208,10 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate60.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-const schema32 = {
+const schema35 = {
   type: "object",
   title: "S3",
   required: ["accessKey", "secretKey", "bucket"],
@@ -4634,8 +5238,8 @@ const schema32 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema33 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
-function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema36 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "JSON" || data === "PARQUET")) {
@@ -4643,7 +5247,7 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema33.enum },
+      params: { allowedValues: schema36.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -4653,10 +5257,10 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate65.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4706,7 +5310,7 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema32.properties, key0)) {
+      if (!func36.call(schema35.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -4939,27 +5543,27 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate65(data.fileType, {
+        !validate69(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate57(data.fileCompression, {
+        !validate61(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
         errors = vErrors.length;
       }
     }
@@ -5163,10 +5767,10 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate64.errors = vErrors;
+  validate68.errors = vErrors;
   return errors === 0;
 }
-const schema34 = {
+const schema37 = {
   type: "object",
   title: "Azure Blob",
   required: ["storageAccount", "sasToken", "container"],
@@ -5191,7 +5795,7 @@ const schema34 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5241,7 +5845,7 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema34.properties, key0)) {
+      if (!func36.call(schema37.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5474,27 +6078,27 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate65(data.fileType, {
+        !validate69(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate57(data.fileCompression, {
+        !validate61(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
         errors = vErrors.length;
       }
     }
@@ -5647,10 +6251,10 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate69.errors = vErrors;
+  validate73.errors = vErrors;
   return errors === 0;
 }
-const schema35 = {
+const schema38 = {
   type: "object",
   title: "Snowflake",
   required: ["username", "account", "warehouse", "database", "schema", "tableName"],
@@ -5683,7 +6287,7 @@ const schema35 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5778,7 +6382,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema35.properties, key0)) {
+      if (!func36.call(schema38.properties, key0)) {
         const err6 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5997,7 +6601,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/protocol",
           schemaPath: "#/properties/protocol/enum",
           keyword: "enum",
-          params: { allowedValues: schema35.properties.protocol.enum },
+          params: { allowedValues: schema38.properties.protocol.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -6388,10 +6992,10 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate73.errors = vErrors;
+  validate77.errors = vErrors;
   return errors === 0;
 }
-function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6733,10 +7337,10 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate75.errors = vErrors;
+  validate79.errors = vErrors;
   return errors === 0;
 }
-const schema37 = {
+const schema40 = {
   type: "object",
   title: "Kafka",
   required: ["brokers", "topic"],
@@ -6785,13 +7389,13 @@ const schema37 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern9 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
-const pattern10 = new RegExp("^[A-Za-z0-9._-]+$", "u");
-const schema38 = {
+const pattern11 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
+const pattern12 = new RegExp("^[A-Za-z0-9._-]+$", "u");
+const schema41 = {
   enum: ["NONE", "PLAIN", "SCRAM_SHA_256", "SCRAM_SHA_512"],
   "x-enumLabels": { NONE: "None", PLAIN: "PLAIN", SCRAM_SHA_256: "SCRAM-SHA-256", SCRAM_SHA_512: "SCRAM-SHA-512" },
 };
-function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "PLAIN" || data === "SCRAM_SHA_256" || data === "SCRAM_SHA_512")) {
@@ -6799,7 +7403,7 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema38.enum },
+      params: { allowedValues: schema41.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -6809,10 +7413,10 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate78.errors = vErrors;
+  validate82.errors = vErrors;
   return errors === 0;
 }
-function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6847,7 +7451,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema37.properties, key0)) {
+      if (!func36.call(schema40.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6881,7 +7485,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern9.test(data0)) {
+        if (!pattern11.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/brokers",
             schemaPath: "#/properties/brokers/pattern",
@@ -6930,7 +7534,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern10.test(data1)) {
+        if (!pattern12.test(data1)) {
           const err7 = {
             instancePath: instancePath + "/topic",
             schemaPath: "#/properties/topic/pattern",
@@ -6980,14 +7584,14 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.saslMechanism !== undefined) {
       if (
-        !validate78(data.saslMechanism, {
+        !validate82(data.saslMechanism, {
           instancePath: instancePath + "/saslMechanism",
           parentData: data,
           parentDataProperty: "saslMechanism",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+        vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
         errors = vErrors.length;
       }
     }
@@ -7223,10 +7827,10 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate77.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
 }
-const schema39 = {
+const schema42 = {
   type: "object",
   title: "MongoDB",
   required: ["host", "database", "collection"],
@@ -7288,9 +7892,9 @@ const schema39 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern11 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
-const pattern12 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
-function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern13 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
+const pattern14 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
+function validate85(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7340,7 +7944,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema39.properties, key0)) {
+      if (!func36.call(schema42.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7622,7 +8226,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern11.test(data6)) {
+        if (!pattern13.test(data6)) {
           const err20 = {
             instancePath: instancePath + "/database",
             schemaPath: "#/properties/database/pattern",
@@ -7686,7 +8290,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern12.test(data7)) {
+        if (!pattern14.test(data7)) {
           const err24 = {
             instancePath: instancePath + "/collection",
             schemaPath: "#/properties/collection/pattern",
@@ -7883,10 +8487,10 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate81.errors = vErrors;
+  validate85.errors = vErrors;
   return errors === 0;
 }
-const schema40 = {
+const schema43 = {
   type: "object",
   title: "MySQL",
   required: ["host", "username", "database", "tableName"],
@@ -7917,8 +8521,8 @@ const schema40 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const pattern13 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
-function validate83(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern15 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
+function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7983,7 +8587,7 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema40.properties, key0)) {
+      if (!func36.call(schema43.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -8263,7 +8867,7 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
           }
           errors++;
         }
-        if (!pattern13.test(data5)) {
+        if (!pattern15.test(data5)) {
           const err21 = {
             instancePath: instancePath + "/tableName",
             schemaPath: "#/properties/tableName/pattern",
@@ -8296,14 +8900,14 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate61(data.sslmode, {
+        !validate65(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
         errors = vErrors.length;
       }
     }
@@ -8456,10 +9060,10 @@ function validate83(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate83.errors = vErrors;
+  validate87.errors = vErrors;
   return errors === 0;
 }
-const schema41 = {
+const schema44 = {
   type: "object",
   title: "Redis",
   required: ["host", "key"],
@@ -8510,11 +9114,11 @@ const schema41 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema42 = {
+const schema45 = {
   enum: ["STREAM", "LIST", "CHANNEL"],
   "x-enumLabels": { STREAM: "Stream (XADD)", LIST: "List (RPUSH)", CHANNEL: "Pub/sub channel (PUBLISH)" },
 };
-function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate91(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "STREAM" || data === "LIST" || data === "CHANNEL")) {
@@ -8522,7 +9126,7 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema42.enum },
+      params: { allowedValues: schema45.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -8532,10 +9136,10 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate87.errors = vErrors;
+  validate91.errors = vErrors;
   return errors === 0;
 }
-function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -8570,7 +9174,7 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema41.properties, key0)) {
+      if (!func36.call(schema44.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -8820,14 +9424,14 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.dataStructure !== undefined) {
       if (
-        !validate87(data.dataStructure, {
+        !validate91(data.dataStructure, {
           instancePath: instancePath + "/dataStructure",
           parentData: data,
           parentDataProperty: "dataStructure",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
         errors = vErrors.length;
       }
     }
@@ -9046,10 +9650,10 @@ function validate86(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate86.errors = vErrors;
+  validate90.errors = vErrors;
   return errors === 0;
 }
-const schema43 = {
+const schema46 = {
   enum: [
     "BLOCK",
     "BLOCK_WITH_RECEIPTS",
@@ -9078,7 +9682,7 @@ const schema43 = {
   },
   "x-graphql": "StreamDataset",
 };
-function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate94(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -9100,7 +9704,7 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema43.enum },
+      params: { allowedValues: schema46.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9110,15 +9714,15 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate90.errors = vErrors;
+  validate94.errors = vErrors;
   return errors === 0;
 }
-const schema44 = {
+const schema47 = {
   enum: ["BODY", "HEADER", "NONE"],
   "x-enumLabels": { BODY: "In the body", HEADER: "In headers", NONE: "None" },
   "x-graphql": "StreamMetadata",
 };
-function validate92(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "BODY" || data === "HEADER" || data === "NONE")) {
@@ -9126,7 +9730,7 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema44.enum },
+      params: { allowedValues: schema47.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9136,10 +9740,10 @@ function validate92(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate92.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
 }
-const schema45 = {
+const schema48 = {
   enum: ["AZURE", "FUNCTION", "KAFKA", "MONGO", "MYSQL", "POSTGRES", "REDIS", "S3", "SNOWFLAKE", "WEBHOOK"],
   "x-enumLabels": {
     AZURE: "Azure",
@@ -9155,7 +9759,7 @@ const schema45 = {
   },
   "x-graphql": "StreamDestination",
 };
-function validate94(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -9176,65 +9780,7 @@ function validate94(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema45.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate94.errors = vErrors;
-  return errors === 0;
-}
-const schema46 = {
-  enum: ["V1", "V2", "V3", "V4", "V5"],
-  "x-enumLabels": {
-    V1: "V1: main(data)",
-    V2: "V2: main(data, metadata)",
-    V3: "V3: main(stream)",
-    V4: "V4: main(stream), async, qnLib",
-    V5: "V5: main(stream), async, qnLib, strict results (default)",
-  },
-  "x-graphql": "FilterVersion",
-};
-function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema46.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  validate96.errors = vErrors;
-  return errors === 0;
-}
-const schema47 = {
-  enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
-  "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
-  "x-graphql": "StreamRegion",
-};
-function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema47.enum },
+      params: { allowedValues: schema48.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9247,7 +9793,65 @@ function validate98(data, { instancePath = "", parentData, parentDataProperty, r
   validate98.errors = vErrors;
   return errors === 0;
 }
-function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema49 = {
+  enum: ["V1", "V2", "V3", "V4", "V5"],
+  "x-enumLabels": {
+    V1: "V1: main(data)",
+    V2: "V2: main(data, metadata)",
+    V3: "V3: main(stream)",
+    V4: "V4: main(stream), async, qnLib",
+    V5: "V5: main(stream), async, qnLib, strict results (default)",
+  },
+  "x-graphql": "FilterVersion",
+};
+function validate100(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema49.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate100.errors = vErrors;
+  return errors === 0;
+}
+const schema50 = {
+  enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
+  "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
+  "x-graphql": "StreamRegion",
+};
+function validate102(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema50.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate102.errors = vErrors;
+  return errors === 0;
+}
+function validate147(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -9291,14 +9895,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate56(data.destinationAttributes, {
+          !validate60(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
           errors = vErrors.length;
         }
       }
@@ -9362,14 +9966,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate60(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -9433,14 +10037,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate68(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
           errors = vErrors.length;
         }
       }
@@ -9504,14 +10108,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate69(data.destinationAttributes, {
+          !validate73(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
           errors = vErrors.length;
         }
       }
@@ -9575,14 +10179,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate73(data.destinationAttributes, {
+          !validate77(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
           errors = vErrors.length;
         }
       }
@@ -9646,14 +10250,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate75(data.destinationAttributes, {
+          !validate79(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+          vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
           errors = vErrors.length;
         }
       }
@@ -9717,14 +10321,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate77(data.destinationAttributes, {
+          !validate81(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
           errors = vErrors.length;
         }
       }
@@ -9788,14 +10392,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate81(data.destinationAttributes, {
+          !validate85(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+          vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
           errors = vErrors.length;
         }
       }
@@ -9859,14 +10463,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate83(data.destinationAttributes, {
+          !validate87(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+          vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
           errors = vErrors.length;
         }
       }
@@ -9930,14 +10534,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate86(data.destinationAttributes, {
+          !validate90(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+          vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
           errors = vErrors.length;
         }
       }
@@ -10052,7 +10656,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema70.properties, key0)) {
+      if (!func36.call(schema75.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -10101,7 +10705,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data20)) {
+        if (!pattern5.test(data20)) {
           const err39 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -10183,14 +10787,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate90(data.dataset, {
+        !validate94(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
         errors = vErrors.length;
       }
     }
@@ -10263,27 +10867,27 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate92(data.includeStreamMetadata, {
+        !validate96(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate94(data.destination, {
+        !validate98(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
         errors = vErrors.length;
       }
     }
@@ -10362,7 +10966,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema70.properties.endRange.type },
+          params: { type: schema75.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -10412,7 +11016,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema70.properties.filterFunction.type },
+          params: { type: schema75.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10442,14 +11046,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate96(data.filterVersion, {
+        !validate100(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+        vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
         errors = vErrors.length;
       }
     }
@@ -10527,7 +11131,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema70.properties.notificationEmail.type },
+          params: { type: schema75.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -10572,14 +11176,14 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate98(data.region, {
+        !validate102(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
         errors = vErrors.length;
       }
     }
@@ -10590,7 +11194,7 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema70.properties.status.enum },
+          params: { allowedValues: schema75.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -10616,11 +11220,11 @@ function validate140(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate140.errors = vErrors;
+  validate147.errors = vErrors;
   return errors === 0;
 }
-export const form12 = validate156;
-const schema71 = {
+export const form14 = validate163;
+const schema76 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -10636,7 +11240,7 @@ const schema71 = {
     },
   },
 };
-function validate156(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate163(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10679,7 +11283,7 @@ function validate156(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema71.properties.from.enum },
+          params: { allowedValues: schema76.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -10705,12 +11309,12 @@ function validate156(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate156.errors = vErrors;
+  validate163.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate158;
-const pattern23 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
-function validate158(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form15 = validate165;
+const pattern27 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
+function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10779,7 +11383,7 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern23.test(data0)) {
+        if (!pattern27.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/label",
             schemaPath: "#/properties/label/pattern",
@@ -10825,11 +11429,11 @@ function validate158(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate158.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate160;
-const schema75 = {
+export const form16 = validate167;
+const schema80 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -10851,7 +11455,7 @@ const schema75 = {
     },
   },
 };
-function validate160(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate167(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10943,7 +11547,7 @@ function validate160(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema75.properties.items.type },
+          params: { type: schema80.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -10981,7 +11585,7 @@ function validate160(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema75.properties.itemsText.type },
+          params: { type: schema80.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11024,11 +11628,11 @@ function validate160(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate160.errors = vErrors;
+  validate167.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate161;
-const schema76 = {
+export const form17 = validate168;
+const schema81 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -11092,7 +11696,7 @@ const schema76 = {
     },
   },
 };
-const schema77 = {
+const schema82 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -11128,7 +11732,7 @@ const schema77 = {
     },
   },
 };
-function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate172(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11214,7 +11818,7 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern1.test(data0)) {
+        if (!pattern3.test(data0)) {
           const err5 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -11252,7 +11856,7 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema77.properties.description.type },
+          params: { type: schema82.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11282,14 +11886,14 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate50(data.code, {
+        !validate54(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
         errors = vErrors.length;
       }
     }
@@ -11424,10 +12028,10 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate165.errors = vErrors;
+  validate172.errors = vErrors;
   return errors === 0;
 }
-function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate175(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11704,10 +12308,10 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate168.errors = vErrors;
+  validate175.errors = vErrors;
   return errors === 0;
 }
-function validate161(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11787,7 +12391,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema76.properties, key0)) {
+      if (!func36.call(schema81.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -11836,7 +12440,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data0)) {
+        if (!pattern5.test(data0)) {
           const err8 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -11918,14 +12522,14 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate90(data.dataset, {
+        !validate94(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
         errors = vErrors.length;
       }
     }
@@ -11986,7 +12590,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema76.properties.endRange.type },
+          params: { type: schema81.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -12098,14 +12702,14 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate92(data.includeStreamMetadata, {
+        !validate96(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
@@ -12116,7 +12720,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema76.properties.filterFunction.type },
+          params: { type: schema81.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12146,40 +12750,40 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate96(data.filterVersion, {
+        !validate100(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+        vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
         errors = vErrors.length;
       }
     }
     if (data.function !== undefined) {
       if (
-        !validate165(data.function, {
+        !validate172(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+        vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate168(data.destinationAttributes, {
+        !validate175(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+        vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
         errors = vErrors.length;
       }
     }
@@ -12252,14 +12856,14 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate98(data.region, {
+        !validate102(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
         errors = vErrors.length;
       }
     }
@@ -12270,7 +12874,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema76.properties.notificationEmail.type },
+          params: { type: schema81.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12320,7 +12924,7 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema76.properties.status.enum },
+          params: { allowedValues: schema81.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -12346,11 +12950,11 @@ function validate161(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate161.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate171;
-function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form18 = validate178;
+function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12388,14 +12992,14 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate98(data.region, {
+        !validate102(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
         errors = vErrors.length;
       }
     }
@@ -12414,12 +13018,12 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate171.errors = vErrors;
+  validate178.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate173;
-const pattern26 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate173(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form19 = validate180;
+const pattern30 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
+function validate180(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12488,7 +13092,7 @@ function validate173(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern26.test(data0)) {
+        if (!pattern30.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/host",
             schemaPath: "#/properties/host/pattern",
@@ -12537,11 +13141,11 @@ function validate173(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate173.errors = vErrors;
+  validate180.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate174;
-function validate174(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form20 = validate181;
+function validate181(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12662,14 +13266,14 @@ function validate174(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.reason !== undefined) {
       if (
-        !validate36(data.reason, {
+        !validate40(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
         errors = vErrors.length;
       }
     }
@@ -12688,11 +13292,11 @@ function validate174(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate174.errors = vErrors;
+  validate181.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate177;
-const schema83 = {
+export const form21 = validate184;
+const schema88 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -12714,7 +13318,7 @@ const schema83 = {
     },
   },
 };
-function validate177(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12806,7 +13410,7 @@ function validate177(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema83.properties.items.type },
+          params: { type: schema88.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -12844,7 +13448,7 @@ function validate177(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema83.properties.itemsText.type },
+          params: { type: schema88.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12887,11 +13491,147 @@ function validate177(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate177.errors = vErrors;
+  validate184.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate178;
-function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form22 = validate185;
+const pattern31 = new RegExp("^[A-Za-z0-9_]+$", "u");
+function validate186(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 255) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 255 },
+        message: "must NOT have more than 255 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (func2(data) < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minLength",
+        keyword: "minLength",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (!pattern31.test(data)) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/pattern",
+        keyword: "pattern",
+        params: { pattern: "^[A-Za-z0-9_]+$" },
+        message: 'must match pattern "' + "^[A-Za-z0-9_]+$" + '"',
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate186.errors = vErrors;
+  return errors === 0;
+}
+function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.token === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "token" },
+        message: "must have required property '" + "token" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "token")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.token !== undefined) {
+      if (
+        !validate186(data.token, {
+          instancePath: instancePath + "/token",
+          parentData: data,
+          parentDataProperty: "token",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate185.errors = vErrors;
+  return errors === 0;
+}
+export const form23 = validate188;
+function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12960,7 +13700,7 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern6.test(data0)) {
+        if (!pattern8.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/header",
             schemaPath: "#/properties/header/pattern",
@@ -13006,18 +13746,18 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate178.errors = vErrors;
+  validate188.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate179;
-const schema9 = {
+export const form24 = validate189;
+const schema12 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
   enum: ["SECOND", "MINUTE", "DAY"],
   "x-enumLabels": { SECOND: "Second", MINUTE: "Minute", DAY: "Day" },
   "x-graphql": "RateLimiterInterval",
 };
-function validate24(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "SECOND" || data === "MINUTE" || data === "DAY")) {
@@ -13025,7 +13765,7 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema9.enum },
+      params: { allowedValues: schema12.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -13035,11 +13775,11 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate24.errors = vErrors;
+  validate28.errors = vErrors;
   return errors === 0;
 }
-const pattern0 = new RegExp("^(\\*|[A-Za-z0-9_.:-]+)$", "u");
-function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const pattern2 = new RegExp("^(\\*|[A-Za-z0-9_.:-]+)$", "u");
+function validate33(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -13073,7 +13813,7 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
       }
       errors++;
     }
-    if (!pattern0.test(data)) {
+    if (!pattern2.test(data)) {
       const err2 = {
         instancePath,
         schemaPath: "#/pattern",
@@ -13103,10 +13843,10 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate29.errors = vErrors;
+  validate33.errors = vErrors;
   return errors === 0;
 }
-function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate32(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (Array.isArray(data)) {
@@ -13143,14 +13883,14 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
     const len0 = data.length;
     for (let i0 = 0; i0 < len0; i0++) {
       if (
-        !validate29(data[i0], {
+        !validate33(data[i0], {
           instancePath: instancePath + "/" + i0,
           parentData: data,
           parentDataProperty: i0,
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+        vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
         errors = vErrors.length;
       }
     }
@@ -13193,10 +13933,10 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate28.errors = vErrors;
+  validate32.errors = vErrors;
   return errors === 0;
 }
-function validate179(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13337,36 +14077,10 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.interval !== undefined) {
       if (
-        !validate24(data.interval, {
+        !validate28(data.interval, {
           instancePath: instancePath + "/interval",
           parentData: data,
           parentDataProperty: "interval",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.rate !== undefined) {
-      if (
-        !validate32(data.rate, {
-          instancePath: instancePath + "/rate",
-          parentData: data,
-          parentDataProperty: "rate",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.methods !== undefined) {
-      if (
-        !validate28(data.methods, {
-          instancePath: instancePath + "/methods",
-          parentData: data,
-          parentDataProperty: "methods",
           rootData,
         })
       ) {
@@ -13374,16 +14088,42 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
         errors = vErrors.length;
       }
     }
+    if (data.rate !== undefined) {
+      if (
+        !validate36(data.rate, {
+          instancePath: instancePath + "/rate",
+          parentData: data,
+          parentDataProperty: "rate",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.methods !== undefined) {
+      if (
+        !validate32(data.methods, {
+          instancePath: instancePath + "/methods",
+          parentData: data,
+          parentDataProperty: "methods",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+        errors = vErrors.length;
+      }
+    }
     if (data.reason !== undefined) {
       if (
-        !validate36(data.reason, {
+        !validate40(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
         errors = vErrors.length;
       }
     }
@@ -13419,11 +14159,11 @@ function validate179(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate179.errors = vErrors;
+  validate189.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate184;
-const schema86 = {
+export const form25 = validate194;
+const schema93 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -13437,7 +14177,7 @@ const schema86 = {
     },
   },
 };
-function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13480,7 +14220,7 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema86.properties.role.enum },
+          params: { allowedValues: schema93.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -13506,11 +14246,11 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate184.errors = vErrors;
+  validate194.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate185;
-const schema87 = {
+export const form26 = validate195;
+const schema94 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -13609,7 +14349,7 @@ const schema87 = {
     },
   ],
 };
-function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -13653,14 +14393,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate56(data.destinationAttributes, {
+          !validate60(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
           errors = vErrors.length;
         }
       }
@@ -13724,14 +14464,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate60(data.destinationAttributes, {
+          !validate64(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
           errors = vErrors.length;
         }
       }
@@ -13795,14 +14535,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate68(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
           errors = vErrors.length;
         }
       }
@@ -13866,14 +14606,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate69(data.destinationAttributes, {
+          !validate73(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
           errors = vErrors.length;
         }
       }
@@ -13937,14 +14677,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate73(data.destinationAttributes, {
+          !validate77(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
           errors = vErrors.length;
         }
       }
@@ -14008,14 +14748,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate75(data.destinationAttributes, {
+          !validate79(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+          vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
           errors = vErrors.length;
         }
       }
@@ -14079,14 +14819,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate77(data.destinationAttributes, {
+          !validate81(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
           errors = vErrors.length;
         }
       }
@@ -14150,14 +14890,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate81(data.destinationAttributes, {
+          !validate85(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+          vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
           errors = vErrors.length;
         }
       }
@@ -14221,14 +14961,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate83(data.destinationAttributes, {
+          !validate87(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+          vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
           errors = vErrors.length;
         }
       }
@@ -14292,14 +15032,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate86(data.destinationAttributes, {
+          !validate90(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+          vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
           errors = vErrors.length;
         }
       }
@@ -14339,7 +15079,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func32.call(schema87.properties, key0)) {
+      if (!func36.call(schema94.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -14388,7 +15128,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data20)) {
+        if (!pattern5.test(data20)) {
           const err34 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -14470,14 +15210,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate90(data.dataset, {
+        !validate94(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
         errors = vErrors.length;
       }
     }
@@ -14550,27 +15290,27 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate92(data.includeStreamMetadata, {
+        !validate96(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate94(data.destination, {
+        !validate98(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
         errors = vErrors.length;
       }
     }
@@ -14649,7 +15389,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema87.properties.endRange.type },
+          params: { type: schema94.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -14699,7 +15439,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema87.properties.filterFunction.type },
+          params: { type: schema94.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -14729,14 +15469,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate96(data.filterVersion, {
+        !validate100(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+        vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
         errors = vErrors.length;
       }
     }
@@ -14814,7 +15554,7 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema87.properties.notificationEmail.type },
+          params: { type: schema94.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -14859,14 +15599,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate98(data.region, {
+        !validate102(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
         errors = vErrors.length;
       }
     }
@@ -14902,11 +15642,11 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate185.errors = vErrors;
+  validate195.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate201;
-function validate202(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form27 = validate211;
+function validate212(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14940,10 +15680,10 @@ function validate202(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate202.errors = vErrors;
+  validate212.errors = vErrors;
   return errors === 0;
 }
-function validate204(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -14977,10 +15717,10 @@ function validate204(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate204.errors = vErrors;
+  validate214.errors = vErrors;
   return errors === 0;
 }
-function validate201(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15003,27 +15743,27 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate202(data.paramsJson, {
+        !validate212(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+        vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate204(data.userDataJson, {
+        !validate214(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+        vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
         errors = vErrors.length;
       }
     }
@@ -15042,12 +15782,12 @@ function validate201(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate201.errors = vErrors;
+  validate211.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate206;
-const pattern29 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate206(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate216;
+const pattern34 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
+function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15116,7 +15856,7 @@ function validate206(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern29.test(data0)) {
+        if (!pattern34.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/ip",
             schemaPath: "#/properties/ip/pattern",
@@ -15162,11 +15902,11 @@ function validate206(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate206.errors = vErrors;
+  validate216.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate207;
-function validate208(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form29 = validate217;
+function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -15200,7 +15940,7 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
       }
       errors++;
     }
-    if (!pattern3.test(data)) {
+    if (!pattern5.test(data)) {
       const err2 = {
         instancePath,
         schemaPath: "#/pattern",
@@ -15230,10 +15970,10 @@ function validate208(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate208.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
 }
-function validate207(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15384,14 +16124,14 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate208(data.label, {
+        !validate218(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+        vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
         errors = vErrors.length;
       }
     }
@@ -15410,11 +16150,11 @@ function validate207(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate207.errors = vErrors;
+  validate217.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate210;
-function validate210(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form30 = validate220;
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15548,11 +16288,11 @@ function validate210(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate210.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate211;
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate221;
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15590,14 +16330,14 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate208(data.label, {
+        !validate218(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+        vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
         errors = vErrors.length;
       }
     }
@@ -15616,12 +16356,538 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate211.errors = vErrors;
+  validate221.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate213;
-const pattern31 = new RegExp("^[^\\s]+$", "u");
-function validate213(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate226;
+const pattern36 = new RegExp("^\\+?[0-9 ().-]{4,40}$", "u");
+const pattern37 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 -]*$", "u");
+const pattern38 = new RegExp("^[A-Za-z]{2}$", "u");
+function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.line1 === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "line1" },
+        message: "must have required property '" + "line1" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.city === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "city" },
+        message: "must have required property '" + "city" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.country === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "country" },
+        message: "must have required property '" + "country" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "line1" ||
+          key0 === "line2" ||
+          key0 === "city" ||
+          key0 === "state" ||
+          key0 === "postalCode" ||
+          key0 === "country"
+        )
+      ) {
+        const err3 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.line1 !== undefined) {
+      let data0 = data.line1;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 200) {
+          const err4 = {
+            instancePath: instancePath + "/line1",
+            schemaPath: "#/properties/line1/maxLength",
+            keyword: "maxLength",
+            params: { limit: 200 },
+            message: "must NOT have more than 200 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err5 = {
+            instancePath: instancePath + "/line1",
+            schemaPath: "#/properties/line1/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + "/line1",
+          schemaPath: "#/properties/line1/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.line2 !== undefined) {
+      let data1 = data.line2;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 200) {
+          const err7 = {
+            instancePath: instancePath + "/line2",
+            schemaPath: "#/properties/line2/maxLength",
+            keyword: "maxLength",
+            params: { limit: 200 },
+            message: "must NOT have more than 200 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + "/line2",
+          schemaPath: "#/properties/line2/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.city !== undefined) {
+      let data2 = data.city;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 100) {
+          const err9 = {
+            instancePath: instancePath + "/city",
+            schemaPath: "#/properties/city/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (func2(data2) < 1) {
+          const err10 = {
+            instancePath: instancePath + "/city",
+            schemaPath: "#/properties/city/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/city",
+          schemaPath: "#/properties/city/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.state !== undefined) {
+      let data3 = data.state;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 100) {
+          const err12 = {
+            instancePath: instancePath + "/state",
+            schemaPath: "#/properties/state/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+      } else {
+        const err13 = {
+          instancePath: instancePath + "/state",
+          schemaPath: "#/properties/state/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.postalCode !== undefined) {
+      let data4 = data.postalCode;
+      if (typeof data4 === "string") {
+        if (func2(data4) > 20) {
+          const err14 = {
+            instancePath: instancePath + "/postalCode",
+            schemaPath: "#/properties/postalCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 20 },
+            message: "must NOT have more than 20 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        if (!pattern37.test(data4)) {
+          const err15 = {
+            instancePath: instancePath + "/postalCode",
+            schemaPath: "#/properties/postalCode/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z0-9][A-Za-z0-9 -]*$" },
+            message: 'must match pattern "' + "^[A-Za-z0-9][A-Za-z0-9 -]*$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+      } else {
+        const err16 = {
+          instancePath: instancePath + "/postalCode",
+          schemaPath: "#/properties/postalCode/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.country !== undefined) {
+      let data5 = data.country;
+      if (typeof data5 === "string") {
+        if (!pattern38.test(data5)) {
+          const err17 = {
+            instancePath: instancePath + "/country",
+            schemaPath: "#/properties/country/pattern",
+            keyword: "pattern",
+            params: { pattern: "^[A-Za-z]{2}$" },
+            message: 'must match pattern "' + "^[A-Za-z]{2}$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+      } else {
+        const err18 = {
+          instancePath: instancePath + "/country",
+          schemaPath: "#/properties/country/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err19 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err19];
+    } else {
+      vErrors.push(err19);
+    }
+    errors++;
+  }
+  validate227.errors = vErrors;
+  return errors === 0;
+}
+const schema104 = {
+  enum: ["COMPANY", "GOVERNMENT_ENTITY", "INDIVIDUAL", "NON_PROFIT"],
+  "x-graphql": "BusinessType",
+  "x-enumLabels": {
+    COMPANY: "Company",
+    GOVERNMENT_ENTITY: "Government entity",
+    INDIVIDUAL: "Individual",
+    NON_PROFIT: "Non-profit",
+  },
+  title: "Business type",
+};
+function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(data === "COMPANY" || data === "GOVERNMENT_ENTITY" || data === "INDIVIDUAL" || data === "NON_PROFIT")) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema104.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  validate224.errors = vErrors;
+  return errors === 0;
+}
+function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    for (const key0 in data) {
+      if (!(key0 === "name" || key0 === "phone" || key0 === "address" || key0 === "businessType")) {
+        const err0 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 200) {
+          const err1 = {
+            instancePath: instancePath + "/name",
+            schemaPath: "#/properties/name/maxLength",
+            keyword: "maxLength",
+            params: { limit: 200 },
+            message: "must NOT have more than 200 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+      } else {
+        const err2 = {
+          instancePath: instancePath + "/name",
+          schemaPath: "#/properties/name/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.phone !== undefined) {
+      let data1 = data.phone;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 40) {
+          const err3 = {
+            instancePath: instancePath + "/phone",
+            schemaPath: "#/properties/phone/maxLength",
+            keyword: "maxLength",
+            params: { limit: 40 },
+            message: "must NOT have more than 40 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (!pattern36.test(data1)) {
+          const err4 = {
+            instancePath: instancePath + "/phone",
+            schemaPath: "#/properties/phone/pattern",
+            keyword: "pattern",
+            params: { pattern: "^\\+?[0-9 ().-]{4,40}$" },
+            message: 'must match pattern "' + "^\\+?[0-9 ().-]{4,40}$" + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/phone",
+          schemaPath: "#/properties/phone/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.address !== undefined) {
+      if (
+        !validate227(data.address, {
+          instancePath: instancePath + "/address",
+          parentData: data,
+          parentDataProperty: "address",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.businessType !== undefined) {
+      if (
+        !validate224(data.businessType, {
+          instancePath: instancePath + "/businessType",
+          parentData: data,
+          parentDataProperty: "businessType",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate226.errors = vErrors;
+  return errors === 0;
+}
+export const form33 = validate230;
+const pattern39 = new RegExp("^[^\\s]+$", "u");
+function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15690,7 +16956,7 @@ function validate213(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern31.test(data0)) {
+        if (!pattern39.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/referrer",
             schemaPath: "#/properties/referrer/pattern",
@@ -15736,11 +17002,11 @@ function validate213(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate213.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate214;
-const schema97 = {
+export const form34 = validate231;
+const schema108 = {
   type: "object",
   title: "Limits per client IP",
   description: "Requests one client IP may make with this key; leave a field empty for no limit.",
@@ -15750,7 +17016,7 @@ const schema97 = {
     rpm: { type: ["integer", "null"], title: "Requests per minute", minimum: 1, maximum: 6000000 },
   },
 };
-function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15778,7 +17044,7 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rps",
           schemaPath: "#/properties/rps/type",
           keyword: "type",
-          params: { type: schema97.properties.rps.type },
+          params: { type: schema108.properties.rps.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15828,7 +17094,7 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rpm",
           schemaPath: "#/properties/rpm/type",
           keyword: "type",
-          params: { type: schema97.properties.rpm.type },
+          params: { type: schema108.properties.rpm.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15886,11 +17152,11 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate214.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate215;
-function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form35 = validate232;
+function validate232(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16007,11 +17273,11 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate215.errors = vErrors;
+  validate232.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate216;
-function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form36 = validate233;
+function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16144,11 +17410,11 @@ function validate216(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate216.errors = vErrors;
+  validate233.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate217;
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form37 = validate234;
+function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16405,14 +17671,14 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.interval !== undefined) {
       if (
-        !validate134(data.interval, {
+        !validate141(data.interval, {
           instancePath: instancePath + "/interval",
           parentData: data,
           parentDataProperty: "interval",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+        vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
         errors = vErrors.length;
       }
     }
@@ -16431,12 +17697,12 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate217.errors = vErrors;
+  validate234.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate219;
-const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate219(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form38 = validate236;
+const pattern40 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
+function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16505,7 +17771,7 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern32.test(data0)) {
+        if (!pattern40.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/method",
             schemaPath: "#/properties/method/pattern",
@@ -16551,11 +17817,11 @@ function validate219(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate219.errors = vErrors;
+  validate236.errors = vErrors;
   return errors === 0;
 }
-export const form35 = validate223;
-const schema104 = {
+export const form39 = validate240;
+const schema115 = {
   type: "object",
   title: "Why are you canceling?",
   required: ["reasons"],
@@ -16591,7 +17857,7 @@ const schema104 = {
     comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
   },
 };
-function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate240(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16678,7 +17944,7 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
               instancePath: instancePath + "/reasons/" + i0,
               schemaPath: "#/properties/reasons/items/enum",
               keyword: "enum",
-              params: { allowedValues: schema104.properties.reasons.items.enum },
+              params: { allowedValues: schema115.properties.reasons.items.enum },
               message: "must be equal to one of the allowed values",
             };
             if (vErrors === null) {
@@ -16778,18 +18044,18 @@ function validate223(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate223.errors = vErrors;
+  validate240.errors = vErrors;
   return errors === 0;
 }
-export const form36 = validate224;
-const schema106 = {
+export const form40 = validate241;
+const schema117 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate242(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -16797,7 +18063,7 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema106.enum },
+      params: { allowedValues: schema117.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -16807,10 +18073,10 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate225.errors = vErrors;
+  validate242.errors = vErrors;
   return errors === 0;
 }
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate241(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16912,40 +18178,40 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate225(data.bucket, {
+        !validate242(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+        vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
         errors = vErrors.length;
       }
     }
     if (data.rateLimit !== undefined) {
       if (
-        !validate32(data.rateLimit, {
+        !validate36(data.rateLimit, {
           instancePath: instancePath + "/rateLimit",
           parentData: data,
           parentDataProperty: "rateLimit",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate36(data.reason, {
+        !validate40(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
         errors = vErrors.length;
       }
     }
@@ -16964,11 +18230,11 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate224.errors = vErrors;
+  validate241.errors = vErrors;
   return errors === 0;
 }
-export const form37 = validate229;
-function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form41 = validate246;
+function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17016,27 +18282,27 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate50(data.code, {
+        !validate54(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
         errors = vErrors.length;
       }
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate202(data.paramsJson, {
+        !validate212(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+        vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
         errors = vErrors.length;
       }
     }
@@ -17158,14 +18424,14 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate204(data.userDataJson, {
+        !validate214(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+        vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
         errors = vErrors.length;
       }
     }
@@ -17184,11 +18450,11 @@ function validate229(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate229.errors = vErrors;
+  validate246.errors = vErrors;
   return errors === 0;
 }
-export const form38 = validate233;
-function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form42 = validate250;
+function validate250(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17291,7 +18557,7 @@ function validate233(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern3.test(data1)) {
+        if (!pattern5.test(data1)) {
           const err6 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -17337,12 +18603,12 @@ function validate233(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate233.errors = vErrors;
+  validate250.errors = vErrors;
   return errors === 0;
 }
-export const form39 = validate234;
-const pattern34 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form43 = validate251;
+const pattern42 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
+function validate251(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17415,7 +18681,7 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern34.test(data1)) {
+        if (!pattern42.test(data1)) {
           const err4 = {
             instancePath: instancePath + "/telegramUsername",
             schemaPath: "#/properties/telegramUsername/pattern",
@@ -17461,11 +18727,11 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate234.errors = vErrors;
+  validate251.errors = vErrors;
   return errors === 0;
 }
-export const form40 = validate235;
-function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form44 = validate252;
+function validate252(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17551,7 +18817,7 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern1.test(data0)) {
+        if (!pattern3.test(data0)) {
           const err5 = {
             instancePath: instancePath + "/name",
             schemaPath: "#/properties/name/pattern",
@@ -17589,7 +18855,7 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema77.properties.description.type },
+          params: { type: schema82.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -17619,14 +18885,14 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.code !== undefined) {
       if (
-        !validate50(data.code, {
+        !validate54(data.code, {
           instancePath: instancePath + "/code",
           parentData: data,
           parentDataProperty: "code",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
         errors = vErrors.length;
       }
     }
@@ -17761,12 +19027,12 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate235.errors = vErrors;
+  validate252.errors = vErrors;
   return errors === 0;
 }
-export const form41 = validate237;
-const pattern36 = new RegExp("^[a-z0-9_]+$", "u");
-function validate237(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form45 = validate254;
+const pattern44 = new RegExp("^[a-z0-9_]+$", "u");
+function validate254(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17835,7 +19101,7 @@ function validate237(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern36.test(data0)) {
+        if (!pattern44.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/plan",
             schemaPath: "#/properties/plan/pattern",
@@ -17994,11 +19260,11 @@ function validate237(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate237.errors = vErrors;
+  validate254.errors = vErrors;
   return errors === 0;
 }
-export const form42 = validate238;
-function validate238(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form46 = validate255;
+function validate255(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18085,27 +19351,27 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate225(data.bucket, {
+        !validate242(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+        vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
         errors = vErrors.length;
       }
     }
     if (data.reason !== undefined) {
       if (
-        !validate36(data.reason, {
+        !validate40(data.reason, {
           instancePath: instancePath + "/reason",
           parentData: data,
           parentDataProperty: "reason",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
         errors = vErrors.length;
       }
     }
@@ -18124,12 +19390,12 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate238.errors = vErrors;
+  validate255.errors = vErrors;
   return errors === 0;
 }
-export const form43 = validate241;
-const pattern38 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-function validate241(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form47 = validate258;
+const pattern46 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+function validate258(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18198,7 +19464,7 @@ function validate241(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern36.test(data0)) {
+        if (!pattern44.test(data0)) {
           const err4 = {
             instancePath: instancePath + "/plan",
             schemaPath: "#/properties/plan/pattern",
@@ -18262,7 +19528,7 @@ function validate241(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (!pattern38.test(data1)) {
+        if (!pattern46.test(data1)) {
           const err8 = {
             instancePath: instancePath + "/couponCode",
             schemaPath: "#/properties/couponCode/pattern",
@@ -18308,11 +19574,11 @@ function validate241(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate241.errors = vErrors;
+  validate258.errors = vErrors;
   return errors === 0;
 }
-export const form44 = validate243;
-function validate243(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form48 = validate260;
+function validate260(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18444,11 +19710,247 @@ function validate243(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate243.errors = vErrors;
+  validate260.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate244;
-function validate244(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form49 = validate262;
+const pattern47 = new RegExp("^[a-z_]+$", "u");
+function validate263(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 20) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 20 },
+        message: "must NOT have more than 20 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (func2(data) < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minLength",
+        keyword: "minLength",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (!pattern47.test(data)) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/pattern",
+        keyword: "pattern",
+        params: { pattern: "^[a-z_]+$" },
+        message: 'must match pattern "' + "^[a-z_]+$" + '"',
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+  } else {
+    const err3 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  }
+  validate263.errors = vErrors;
+  return errors === 0;
+}
+function validate265(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (func2(data) > 40) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/maxLength",
+        keyword: "maxLength",
+        params: { limit: 40 },
+        message: "must NOT have more than 40 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (func2(data) < 1) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/minLength",
+        keyword: "minLength",
+        params: { limit: 1 },
+        message: "must NOT have fewer than 1 characters",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate265.errors = vErrors;
+  return errors === 0;
+}
+function validate267(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data === "string") {
+    if (!pattern38.test(data)) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/pattern",
+        keyword: "pattern",
+        params: { pattern: "^[A-Za-z]{2}$" },
+        message: 'must match pattern "' + "^[A-Za-z]{2}$" + '"',
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate267.errors = vErrors;
+  return errors === 0;
+}
+function validate262(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    for (const key0 in data) {
+      if (!(key0 === "type" || key0 === "value" || key0 === "country")) {
+        const err0 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.type !== undefined) {
+      if (
+        !validate263(data.type, {
+          instancePath: instancePath + "/type",
+          parentData: data,
+          parentDataProperty: "type",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.value !== undefined) {
+      if (
+        !validate265(data.value, {
+          instancePath: instancePath + "/value",
+          parentData: data,
+          parentDataProperty: "value",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.country !== undefined) {
+      if (
+        !validate267(data.country, {
+          instancePath: instancePath + "/country",
+          parentData: data,
+          parentDataProperty: "country",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate262.errors = vErrors;
+  return errors === 0;
+}
+export const condition0 = validate269;
+function validate269(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -18486,11 +19988,11 @@ function validate244(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate244.errors = vErrors;
+  validate269.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate245;
-function validate245(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate270;
+function validate270(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -18528,11 +20030,11 @@ function validate245(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate245.errors = vErrors;
+  validate270.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate246;
-function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate271;
+function validate271(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -18570,11 +20072,11 @@ function validate246(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate246.errors = vErrors;
+  validate271.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate247;
-function validate247(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate272;
+function validate272(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -18612,11 +20114,11 @@ function validate247(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate247.errors = vErrors;
+  validate272.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate248;
-function validate248(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate273;
+function validate273(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -18654,11 +20156,11 @@ function validate248(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate248.errors = vErrors;
+  validate273.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate249;
-function validate249(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate274;
+function validate274(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -18696,11 +20198,11 @@ function validate249(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate249.errors = vErrors;
+  validate274.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate250;
-function validate250(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate275;
+function validate275(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -18738,11 +20240,11 @@ function validate250(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate250.errors = vErrors;
+  validate275.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate251;
-function validate251(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate276;
+function validate276(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -18780,11 +20282,11 @@ function validate251(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate251.errors = vErrors;
+  validate276.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate252;
-function validate252(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate277;
+function validate277(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -18822,11 +20324,11 @@ function validate252(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate252.errors = vErrors;
+  validate277.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate253;
-function validate253(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate278;
+function validate278(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -18864,60 +20366,65 @@ function validate253(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate253.errors = vErrors;
+  validate278.errors = vErrors;
   return errors === 0;
 }
 
 /** Each form schema's validator, by its key (the schema without its own `required`), and that `required`. */
 export const formValidators: Record<string, { validate: ValidateFunction; required: string[] }> = {
   "-10cea0bf": { validate: form0, required: [] }, // inspection-url#/$defs/createInput
-  "-1f8d1b25": { validate: form1, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
-  "-22cd5d79": { validate: form2, required: ["name", "role", "applications"] }, // access-token#/$defs/createInput
-  "-2967b0f7": { validate: form3, required: [] }, // account#/$defs/accountSettingsInput
-  "-2a344bd9": { validate: form4, required: ["id"] }, // function#/$defs/updateInput
-  "-30aa6abb": { validate: form5, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
-  "-30d7c724": { validate: form6, required: ["id"] }, // webhook#/$defs/updateInput
-  "-3164c27c": { validate: form7, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
-  "-34de586a": { validate: form8, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
-  "-37bf048d": { validate: form9, required: ["endpointId", "planId"] }, // addon#/$defs/installInput
-  "-3a0eb63d": { validate: form10, required: ["bundleId", "endpointId"] }, // addon#/$defs/installBundleInput
+  "-1e32e378": { validate: form1, required: ["card"] }, // payment-method#/$defs/cardInput
+  "-1f8d1b25": { validate: form2, required: ["endpointId", "rateLimiterRateId"] }, // rate-limiter#/$defs/updateRateInput
+  "-22cd5d79": { validate: form3, required: ["name", "role", "applications"] }, // access-token#/$defs/createInput
+  "-2967b0f7": { validate: form4, required: [] }, // account#/$defs/accountSettingsInput
+  "-2a344bd9": { validate: form5, required: ["id"] }, // function#/$defs/updateInput
+  "-30aa6abb": { validate: form6, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
+  "-30d7c724": { validate: form7, required: ["id"] }, // webhook#/$defs/updateInput
+  "-3164c27c": { validate: form8, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
+  "-34de586a": { validate: form9, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
+  "-35d36c0": { validate: form10, required: ["bankAccount"] }, // payment-method#/$defs/bankAccountInput
+  "-37bf048d": { validate: form11, required: ["endpointId", "planId"] }, // addon#/$defs/installInput
+  "-3a0eb63d": { validate: form12, required: ["bundleId", "endpointId"] }, // addon#/$defs/installBundleInput
   "-40e61461": {
-    validate: form11,
+    validate: form13,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form12, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form13, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form14, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form15, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form16, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form17, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form18, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form19, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-74249c92": { validate: form20, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form21, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7a12074d": { validate: form22, required: ["role"] }, // team-member#/$defs/roleInput
-  "-7de089d2": { validate: form23, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form24, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form25, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form26, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "1542a0ad": { validate: form27, required: ["couponCode"] }, // addon#/$defs/couponInput
-  "154f2f85": { validate: form28, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1f363dfe": { validate: form29, required: ["referrer"] }, // security#/$defs/referrerInput
-  "21218282": { validate: form30, required: [] }, // access-token#/$defs/ipRateLimitInput
-  "2643a2cd": { validate: form31, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
-  "30013493": { validate: form32, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "3212b94e": { validate: form33, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
-  "41bf44a1": { validate: form34, required: ["method"] }, // security#/$defs/requestFilterInput
-  "42a0f53f": { validate: form35, required: ["reasons"] }, // subscription#/$defs/cancelationInput
-  "44220955": { validate: form36, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form37, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form38, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form39, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form40, required: ["name", "code"] }, // function#/$defs/newFunction
-  "6244a20a": { validate: form41, required: ["plan"] }, // subscription#/$defs/downgradeInput
-  "7720b321": { validate: form42, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "7e554fa3": { validate: form43, required: ["plan"] }, // subscription#/$defs/upgradeInput
-  d403d88: { validate: form44, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  "-42bd3487": { validate: form14, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form15, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-53786f53": { validate: form16, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form17, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form18, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form19, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form20, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form21, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-6f24c268": { validate: form22, required: ["token"] }, // payment-method#/$defs/tokenInput
+  "-74249c92": { validate: form23, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form24, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7a12074d": { validate: form25, required: ["role"] }, // team-member#/$defs/roleInput
+  "-7de089d2": { validate: form26, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form27, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form28, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form29, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "1542a0ad": { validate: form30, required: ["couponCode"] }, // addon#/$defs/couponInput
+  "154f2f85": { validate: form31, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1a1b4762": { validate: form32, required: [] }, // billing-customer#/$defs/updateInput
+  "1f363dfe": { validate: form33, required: ["referrer"] }, // security#/$defs/referrerInput
+  "21218282": { validate: form34, required: [] }, // access-token#/$defs/ipRateLimitInput
+  "2643a2cd": { validate: form35, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "30013493": { validate: form36, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "3212b94e": { validate: form37, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
+  "41bf44a1": { validate: form38, required: ["method"] }, // security#/$defs/requestFilterInput
+  "42a0f53f": { validate: form39, required: ["reasons"] }, // subscription#/$defs/cancelationInput
+  "44220955": { validate: form40, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form41, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form42, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form43, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form44, required: ["name", "code"] }, // function#/$defs/newFunction
+  "6244a20a": { validate: form45, required: ["plan"] }, // subscription#/$defs/downgradeInput
+  "7720b321": { validate: form46, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "7e554fa3": { validate: form47, required: ["plan"] }, // subscription#/$defs/upgradeInput
+  d403d88: { validate: form48, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  edb6501: { validate: form49, required: [] }, // tax-id#/$defs/updateInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */

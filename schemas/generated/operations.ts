@@ -435,6 +435,53 @@ export type CreateCryptoChargeInput = {
 /** Where a point of the forecast belongs: the credits used so far, their projection, the plan's allowance. */
 export type BillingForecastSeries = "USED" | "PROJECTED" | "ALLOWANCE";
 
+export type PaymentCardInput = {
+  /** The card's number (the built-in provider takes only its test numbers). */
+  number: string;
+  expMonth: number;
+  expYear: number;
+  cvc: string;
+};
+
+export type PaymentBankAccountInput = {
+  /** A US routing number (the built-in provider's test bank: 110000000). */
+  routingNumber: string;
+  accountNumber: string;
+};
+
+export type BusinessType = "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+
+export type BillingAddressInput = {
+  line1: string;
+  line2?: string | null | undefined;
+  city: string;
+  state?: string | null | undefined;
+  postalCode?: string | null | undefined;
+  /** ISO 3166-1 alpha-2. */
+  country: string;
+};
+
+export type BillingDataInput = {
+  name?: string | null | undefined;
+  phone?: string | null | undefined;
+  /** The address as a whole; null clears it. */
+  address?: BillingAddressInput | null | undefined;
+  businessType?: BusinessType | null | undefined;
+};
+
+export type CreateTaxIdInput = {
+  type: string;
+  value: string;
+  /** ISO 3166-1 alpha-2; for an EU VAT number, read from its prefix when not given. */
+  country?: string | null | undefined;
+};
+
+export type UpdateTaxIdInput = {
+  type?: string | null | undefined;
+  value?: string | null | undefined;
+  country?: string | null | undefined;
+};
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -968,6 +1015,131 @@ export type CryptoCheckoutQuery = {
     confirmedAt: Date | string | null;
   };
 };
+
+export type AccountBannersQueryVariables = Exact<{ [key: string]: never }>;
+
+export type AccountBannersQuery = {
+  accountBanners: {
+    pastDue: Array<{ id: string; number: string; amountDue: string }>;
+    limitReached: Array<{ id: string; name: string; network: string }>;
+    trialEnding: Array<{ id: string; endsAt: Date | string; daysRemaining: number }>;
+  };
+};
+
+export type PaymentSetupQueryVariables = Exact<{ [key: string]: never }>;
+
+export type PaymentSetupQuery = {
+  paymentProvider: { id: string; name: string; description: string; connected: boolean };
+  viewer: {
+    id: string;
+    subscription: {
+      id: string;
+      defaultPaymentMethod: {
+        provider: string;
+        label: string;
+        card: { brand: string; last4: string; expMonth: number; expYear: number } | null;
+        ach: { bankName: string; last4: string } | null;
+      } | null;
+    };
+  } | null;
+};
+
+export type TestPaymentNumbersQueryVariables = Exact<{ [key: string]: never }>;
+
+export type TestPaymentNumbersQuery = {
+  testPaymentNumbers: Array<{ kind: string; number: string; brand: string | null; description: string }>;
+};
+
+export type PaymentChargesQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+export type PaymentChargesQuery = {
+  paymentCharges: {
+    edges: Array<{
+      cursor: string;
+      node: {
+        id: string;
+        createdAt: Date | string;
+        status: string;
+        amount: number;
+        paymentMethod: string;
+        failureMessage: string | null;
+        provider: string;
+      };
+    }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  };
+};
+
+export type BillingCustomerQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BillingCustomerQuery = {
+  billingCustomer: {
+    id: string;
+    name: string | null;
+    phone: string | null;
+    address: {
+      line1: string;
+      line2: string | null;
+      city: string;
+      state: string | null;
+      postalCode: string | null;
+      country: string;
+    } | null;
+    metadata: { businessType: BusinessType | null };
+  };
+};
+
+export type TaxIdsQueryVariables = Exact<{ [key: string]: never }>;
+
+export type TaxIdsQuery = {
+  taxIds: Array<{ id: string; type: string; value: string; country: string; createdAt: Date | string }>;
+};
+
+export type TaxIdTypesQueryVariables = Exact<{ [key: string]: never }>;
+
+export type TaxIdTypesQuery = { taxIdTypes: Array<{ type: string; name: string }> };
+
+export type UpdatePaymentMethodMutationVariables = Exact<{
+  token?: string | null | undefined;
+  card?: PaymentCardInput | null | undefined;
+  bankAccount?: PaymentBankAccountInput | null | undefined;
+}>;
+
+export type UpdatePaymentMethodMutation = { updatePaymentMethod: { label: string } };
+
+export type RetryPaymentMutationVariables = Exact<{
+  invoiceId: string | number;
+}>;
+
+export type RetryPaymentMutation = { retryPayment: { charge: { id: string; status: string } } };
+
+export type UpdateBillingDataMutationVariables = Exact<{
+  input: BillingDataInput;
+}>;
+
+export type UpdateBillingDataMutation = { updateBillingData: { id: string } };
+
+export type CreateTaxIdMutationVariables = Exact<{
+  input: CreateTaxIdInput;
+}>;
+
+export type CreateTaxIdMutation = { createTaxId: { id: string } };
+
+export type UpdateTaxIdMutationVariables = Exact<{
+  id: string | number;
+  input: UpdateTaxIdInput;
+}>;
+
+export type UpdateTaxIdMutation = { updateTaxId: { id: string } };
+
+export type DeleteTaxIdMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+export type DeleteTaxIdMutation = { deleteTaxId: { id: string } };
 
 export type EndpointRowFragment = {
   id: string;
@@ -3193,6 +3365,7 @@ export type WebhookDeliveriesQuery = {
 export interface Operations {
   AbortKvUpload: { variables: AbortKvUploadMutationVariables; result: AbortKvUploadMutation };
   AccessTokens: { variables: AccessTokensQueryVariables; result: AccessTokensQuery };
+  AccountBanners: { variables: AccountBannersQueryVariables; result: AccountBannersQuery };
   ActivateStream: { variables: ActivateStreamMutationVariables; result: ActivateStreamMutation };
   ActivateWebhook: { variables: ActivateWebhookMutationVariables; result: ActivateWebhookMutation };
   ActiveAddons: { variables: ActiveAddonsQueryVariables; result: ActiveAddonsQuery };
@@ -3206,6 +3379,7 @@ export interface Operations {
   AddressBook: { variables: AddressBookQueryVariables; result: AddressBookQuery };
   AddressBooks: { variables: AddressBooksQueryVariables; result: AddressBooksQuery };
   ArchiveEndpoint: { variables: ArchiveEndpointMutationVariables; result: ArchiveEndpointMutation };
+  BillingCustomer: { variables: BillingCustomerQueryVariables; result: BillingCustomerQuery };
   BillingForecast: { variables: BillingForecastQueryVariables; result: BillingForecastQuery };
   BillingInvoices: { variables: BillingInvoicesQueryVariables; result: BillingInvoicesQuery };
   BillingKeepableEndpoints: {
@@ -3261,6 +3435,7 @@ export interface Operations {
     variables: CreateStreamWithFunctionMutationVariables;
     result: CreateStreamWithFunctionMutation;
   };
+  CreateTaxId: { variables: CreateTaxIdMutationVariables; result: CreateTaxIdMutation };
   CreateValue: { variables: CreateValueMutationVariables; result: CreateValueMutation };
   CreateWebhook: { variables: CreateWebhookMutationVariables; result: CreateWebhookMutation };
   CryptoCheckout: { variables: CryptoCheckoutQueryVariables; result: CryptoCheckoutQuery };
@@ -3293,6 +3468,7 @@ export interface Operations {
   DeleteReferrer: { variables: DeleteReferrerMutationVariables; result: DeleteReferrerMutation };
   DeleteRequestFilter: { variables: DeleteRequestFilterMutationVariables; result: DeleteRequestFilterMutation };
   DeleteStream: { variables: DeleteStreamMutationVariables; result: DeleteStreamMutation };
+  DeleteTaxId: { variables: DeleteTaxIdMutationVariables; result: DeleteTaxIdMutation };
   DeleteValue: { variables: DeleteValueMutationVariables; result: DeleteValueMutation };
   DeleteWebhook: { variables: DeleteWebhookMutationVariables; result: DeleteWebhookMutation };
   DowngradeSubscription: { variables: DowngradeSubscriptionMutationVariables; result: DowngradeSubscriptionMutation };
@@ -3343,6 +3519,8 @@ export interface Operations {
   NotificationOutbox: { variables: NotificationOutboxQueryVariables; result: NotificationOutboxQuery };
   PauseStream: { variables: PauseStreamMutationVariables; result: PauseStreamMutation };
   PauseWebhook: { variables: PauseWebhookMutationVariables; result: PauseWebhookMutation };
+  PaymentCharges: { variables: PaymentChargesQueryVariables; result: PaymentChargesQuery };
+  PaymentSetup: { variables: PaymentSetupQueryVariables; result: PaymentSetupQuery };
   Profile: { variables: ProfileQueryVariables; result: ProfileQuery };
   RateLimiters: { variables: RateLimitersQueryVariables; result: RateLimitersQuery };
   RateLimits: { variables: RateLimitsQueryVariables; result: RateLimitsQuery };
@@ -3354,6 +3532,7 @@ export interface Operations {
   RemoveListItems: { variables: RemoveListItemsMutationVariables; result: RemoveListItemsMutation };
   RequestCancelation: { variables: RequestCancelationMutationVariables; result: RequestCancelationMutation };
   RestReferenceKeys: { variables: RestReferenceKeysQueryVariables; result: RestReferenceKeysQuery };
+  RetryPayment: { variables: RetryPaymentMutationVariables; result: RetryPaymentMutation };
   RevertCancelSubscription: {
     variables: RevertCancelSubscriptionMutationVariables;
     result: RevertCancelSubscriptionMutation;
@@ -3373,9 +3552,12 @@ export interface Operations {
   StreamNetworks: { variables: StreamNetworksQueryVariables; result: StreamNetworksQuery };
   StreamRawPayload: { variables: StreamRawPayloadQueryVariables; result: StreamRawPayloadQuery };
   Streams: { variables: StreamsQueryVariables; result: StreamsQuery };
+  TaxIds: { variables: TaxIdsQueryVariables; result: TaxIdsQuery };
+  TaxIdTypes: { variables: TaxIdTypesQueryVariables; result: TaxIdTypesQuery };
   Team: { variables: TeamQueryVariables; result: TeamQuery };
   TestFilterFunction: { variables: TestFilterFunctionMutationVariables; result: TestFilterFunctionMutation };
   TestFunction: { variables: TestFunctionMutationVariables; result: TestFunctionMutation };
+  TestPaymentNumbers: { variables: TestPaymentNumbersQueryVariables; result: TestPaymentNumbersQuery };
   TestWebhookFilter: { variables: TestWebhookFilterMutationVariables; result: TestWebhookFilterMutation };
   TestWebhookUrl: { variables: TestWebhookUrlMutationVariables; result: TestWebhookUrlMutation };
   ToggleAddonRpcMethod: { variables: ToggleAddonRpcMethodMutationVariables; result: ToggleAddonRpcMethodMutation };
@@ -3386,12 +3568,15 @@ export interface Operations {
     result: UpdateAccessTokenIpRateLimitMutation;
   };
   UpdateAccount: { variables: UpdateAccountMutationVariables; result: UpdateAccountMutation };
+  UpdateBillingData: { variables: UpdateBillingDataMutationVariables; result: UpdateBillingDataMutation };
   UpdateEndpointLabel: { variables: UpdateEndpointLabelMutationVariables; result: UpdateEndpointLabelMutation };
   UpdateFunction: { variables: UpdateFunctionMutationVariables; result: UpdateFunctionMutation };
   UpdateIpCustomHeader: { variables: UpdateIpCustomHeaderMutationVariables; result: UpdateIpCustomHeaderMutation };
+  UpdatePaymentMethod: { variables: UpdatePaymentMethodMutationVariables; result: UpdatePaymentMethodMutation };
   UpdateRateLimiterRate: { variables: UpdateRateLimiterRateMutationVariables; result: UpdateRateLimiterRateMutation };
   UpdateSecurityOption: { variables: UpdateSecurityOptionMutationVariables; result: UpdateSecurityOptionMutation };
   UpdateStream: { variables: UpdateStreamMutationVariables; result: UpdateStreamMutation };
+  UpdateTaxId: { variables: UpdateTaxIdMutationVariables; result: UpdateTaxIdMutation };
   UpdateUserRole: { variables: UpdateUserRoleMutationVariables; result: UpdateUserRoleMutation };
   UpdateValue: { variables: UpdateValueMutationVariables; result: UpdateValueMutation };
   UpdateWebhook: { variables: UpdateWebhookMutationVariables; result: UpdateWebhookMutation };

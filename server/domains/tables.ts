@@ -5,6 +5,7 @@ export * from "./account/tables.ts";
 export * from "./addons/tables.ts";
 export * from "./audit/tables.ts";
 export * from "./billing/crypto/tables.ts";
+export * from "./billing/payments/tables.ts";
 export * from "./billing/tables.ts";
 export * from "./endpoints/tables.ts";
 export * from "./errorlogs/tables.ts";

@@ -86,11 +86,33 @@ export interface AppConfig {
   /**
    * Billing: the tax rate invoices charge, in basis points (NODEPLANE_BILLING_TAX_BPS, 0: none; one rate
    * until tax ids and billing addresses land), and how often the billing clock looks for periods that
-   * ended (NODEPLANE_BILLING_CLOCK_MS, a minute).
+   * ended (NODEPLANE_BILLING_CLOCK_MS, a minute). `stripe`: the Stripe provider's settings, null when
+   * NODEPLANE_STRIPE_SECRET_KEY is not set (the built-in test provider is used then).
    */
-  billing: { taxRateBps: number; clockMs: number };
+  billing: { taxRateBps: number; clockMs: number; stripe: StripeSettings | null };
   /** Crypto charges paid on a chain this service reads (docs/decisions/1630-crypto-charges-on-a-local-chain.md). */
   cryptoCharges: CryptoChargeSettings;
+}
+
+/**
+ * The Stripe provider: its secret key (NODEPLANE_STRIPE_SECRET_KEY) and, for stripe-mock or a local
+ * stand-in, the API's base URL (NODEPLANE_STRIPE_API_URL; null: api.stripe.com).
+ */
+export interface StripeSettings {
+  secretKey: string;
+  apiUrl: URL | null;
+}
+
+function stripeSettings(env: NodeJS.ProcessEnv): StripeSettings | null {
+  const secretKey = env.NODEPLANE_STRIPE_SECRET_KEY?.trim();
+  if (!secretKey) return null;
+  const text = env.NODEPLANE_STRIPE_API_URL?.trim();
+  if (!text) return { secretKey, apiUrl: null };
+  const apiUrl = URL.canParse(text) ? new URL(text) : null;
+  if (!apiUrl || (apiUrl.protocol !== "http:" && apiUrl.protocol !== "https:")) {
+    throw new Error(`NODEPLANE_STRIPE_API_URL must be an http(s) URL, not ${JSON.stringify(text)}`);
+  }
+  return { secretKey, apiUrl };
 }
 
 export interface CryptoChargeSettings {
@@ -258,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     billing: {
       taxRateBps: basisPoints("NODEPLANE_BILLING_TAX_BPS", env.NODEPLANE_BILLING_TAX_BPS),
       clockMs: positiveInteger("NODEPLANE_BILLING_CLOCK_MS", env.NODEPLANE_BILLING_CLOCK_MS, 60_000),
+      stripe: stripeSettings(env),
     },
     cryptoCharges: {
       network: env.NODEPLANE_CRYPTO_NETWORK || "ethereum-sepolia",

@@ -17,7 +17,14 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
 export function invoicePdf(
   invoice: InvoiceRow,
   lines: InvoiceLineRow[],
-  billedTo: { company: string | null; email: string },
+  billedTo: {
+    company: string | null;
+    email: string;
+    /** The billing customer's address, one line per entry (payments/customer.ts). */
+    address?: string[];
+    /** Tax ids as printed: "eu_vat DE123456789". */
+    taxIds?: string[];
+  },
 ): Promise<Buffer> {
   const doc = new PDFDocument({
     size: "A4",
@@ -40,6 +47,8 @@ export function invoicePdf(
   doc.font("Helvetica").fontSize(10);
   const facts: [string, string][] = [
     ["Billed to", billedTo.company ? `${billedTo.company} (${billedTo.email})` : billedTo.email],
+    ...(billedTo.address?.length ? [["Address", billedTo.address.join("\n")] as [string, string]] : []),
+    ...(billedTo.taxIds?.length ? [["Tax ids", billedTo.taxIds.join("\n")] as [string, string]] : []),
     ["Period", `${day(invoice.periodStart)} to ${day(invoice.periodEnd)}`],
     ["Issued", day(invoice.createdAt)],
     ["Plan", invoice.planName],
@@ -49,7 +58,7 @@ export function invoicePdf(
   for (const [label, value] of facts) {
     doc.fillColor("#555").text(label, left, y, { width: 90 });
     doc.fillColor("#000").text(value, left + 100, y, { width: right - left - 100 });
-    y += 16;
+    y += Math.max(16, doc.heightOfString(value, { width: right - left - 100 }) + 4);
   }
 
   y += 20;

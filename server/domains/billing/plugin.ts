@@ -8,6 +8,7 @@ import { runEvery } from "../../platform/periodic.ts";
 import { getAccountOrFail, listMembers, SESSION_COOKIE } from "../account/service.ts";
 import type { SessionCache } from "../account/sessions.ts";
 import type { AddonCharges } from "./addon-charges.ts";
+import { addressLines, customerOf, taxIdsOf } from "./payments/customer.ts";
 import { invoicePdf } from "./pdf.ts";
 import { billingResolvers } from "./resolvers.ts";
 import { type BillingDeps, closeEndedPeriodsOfAll, invoiceWithLines } from "./service.ts";
@@ -50,9 +51,12 @@ export const billingPlugin: DomainPlugin<BillingPluginDeps> = async (app, { deps
     }
     const account = await getAccountOrFail(deps.db, principal.accountId);
     const owner = (await listMembers(deps.db, principal.accountId)).find((m) => m.role === "OWNER");
+    const customer = await customerOf(deps.db, principal.accountId);
     const pdf = await invoicePdf(found.invoice, found.lines, {
-      company: account.companyName,
+      company: customer.name ?? account.companyName,
       email: owner?.user.email ?? "",
+      address: addressLines(customer.address),
+      taxIds: (await taxIdsOf(deps.db, principal.accountId)).map((t) => `${t.type} ${t.value}`),
     });
     return reply
       .type("application/pdf")

@@ -117,13 +117,10 @@ export function billingResolvers(deps: service.BillingDeps): Resolvers {
       credits: state((b) => b.subscription.responsesPerMonth),
       drawdown: state((b) => cataloguePlan(b.subscription.planId)?.overageCentsPerMillionCredits != null),
       hideApiCreditsLimit: state(() => false),
-      paymentProviderExId: state(() => null),
-      paymentProviderStatus: state(() => null),
       unpaidTotal: state((b) => b.unpaid.reduce((sum, i) => sum + i.amountRemainingCents, 0)),
       invoiceHistoryUrl: state(() => "/billing"),
       subscribedSelectChains: state(() => []),
       usageInCurrentPeriod: state((b) => ({ total: b.credits, lastUpdatedAt: null })),
-      defaultPaymentMethod: state(() => null),
       invoices: state((b) =>
         b.unpaid.map((i) => ({
           id: i.id,

@@ -499,6 +499,17 @@ export type Query = {
   invoice: Invoice;
   coinbaseChargeStatus: CryptoCharge;
   stripePaymentIntentStatus: CryptoCharge;
+  /** The payment provider in use, and whether it reaches a real payment network. */
+  paymentProvider: PaymentProviderInfo;
+  /** The built-in provider's test numbers (none when another provider is in use). */
+  testPaymentNumbers: Array<TestPaymentNumber>;
+  /** The account's charges, newest first. */
+  paymentCharges: PaymentChargeConnection;
+  billingCustomer: BillingCustomer;
+  taxIds: Array<TaxId>;
+  /** The tax id types taken, with the countries each is for and the shape of a number there. */
+  taxIdTypes: Array<TaxIdType>;
+  accountBanners: AccountBanners;
 };
 
 export type QueryEndpointArgs = {
@@ -813,6 +824,11 @@ export type QueryStripePaymentIntentStatusArgs = {
   paymentIntentId: Scalars["String"]["input"];
 };
 
+export type QueryPaymentChargesArgs = {
+  first?: InputMaybe<Scalars["Int"]["input"]>;
+  after?: InputMaybe<Scalars["String"]["input"]>;
+};
+
 export type Mutation = {
   __typename?: "Mutation";
   signUp: Viewer;
@@ -960,6 +976,16 @@ export type Mutation = {
   migrateBillingVersion: BillingSubscription;
   createCoinbaseCharge: CryptoCharge;
   createStripeCryptoCharge: StripeCryptoCharge;
+  /** Sets the account's payment method, replacing the one before: a card or a bank account (built-in provider), or a provider's token (a Stripe PaymentMethod id). */
+  updatePaymentMethod: DefaultPaymentMethod;
+  /** Charges an open invoice's amount due to the payment method again; the same idempotencyKey twice is one charge. */
+  retryPayment: PaymentResult;
+  /** Sets the name, phone, address and business type given; what is not given stays. */
+  updateBillingData: BillingCustomer;
+  createTaxId: TaxId;
+  /** Changes a tax id, checked whole as it would be after the change. */
+  updateTaxId: TaxId;
+  deleteTaxId: TaxId;
 };
 
 export type MutationSignUpArgs = {
@@ -1451,6 +1477,35 @@ export type MutationCreateCoinbaseChargeArgs = {
 
 export type MutationCreateStripeCryptoChargeArgs = {
   input: CreateCryptoChargeInput;
+};
+
+export type MutationUpdatePaymentMethodArgs = {
+  token?: InputMaybe<Scalars["String"]["input"]>;
+  paymentProviderId?: InputMaybe<Scalars["String"]["input"]>;
+  card?: InputMaybe<PaymentCardInput>;
+  bankAccount?: InputMaybe<PaymentBankAccountInput>;
+};
+
+export type MutationRetryPaymentArgs = {
+  invoiceId: Scalars["ID"]["input"];
+  idempotencyKey?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type MutationUpdateBillingDataArgs = {
+  input: BillingDataInput;
+};
+
+export type MutationCreateTaxIdArgs = {
+  input: CreateTaxIdInput;
+};
+
+export type MutationUpdateTaxIdArgs = {
+  id: Scalars["ID"]["input"];
+  input: UpdateTaxIdInput;
+};
+
+export type MutationDeleteTaxIdArgs = {
+  id: Scalars["ID"]["input"];
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -3436,6 +3491,10 @@ export type DefaultPaymentMethod = {
   __typename?: "DefaultPaymentMethod";
   card?: Maybe<PaymentCard>;
   ach?: Maybe<PaymentBankAccount>;
+  /** The provider that holds it: builtin or stripe. */
+  provider: Scalars["String"]["output"];
+  /** How it reads: Visa ending 4242. */
+  label: Scalars["String"]["output"];
 };
 
 export type SubscriptionInvoice = {
@@ -3645,6 +3704,197 @@ export type BillingForecast = {
   /** The period's invoice at the projected credits, in cents (the upcoming invoice's lines, with that usage). */
   projectedTotalCents: Scalars["Int"]["output"];
   points: Array<BillingForecastPoint>;
+};
+
+export type PaymentCardInput = {
+  /** The card's number (the built-in provider takes only its test numbers). */
+  number: Scalars["String"]["input"];
+  expMonth: Scalars["Int"]["input"];
+  expYear: Scalars["Int"]["input"];
+  cvc: Scalars["String"]["input"];
+};
+
+export type PaymentBankAccountInput = {
+  /** A US routing number (the built-in provider's test bank: 110000000). */
+  routingNumber: Scalars["String"]["input"];
+  accountNumber: Scalars["String"]["input"];
+};
+
+export type PaymentProviderInfo = {
+  __typename?: "PaymentProviderInfo";
+  /** builtin or stripe. */
+  id: Scalars["String"]["output"];
+  name: Scalars["String"]["output"];
+  description: Scalars["String"]["output"];
+  /** Whether a real payment network is reached (false for the built-in test provider). */
+  connected: Scalars["Boolean"]["output"];
+};
+
+export type TestPaymentNumber = {
+  __typename?: "TestPaymentNumber";
+  /** card or bank. */
+  kind: Scalars["String"]["output"];
+  number: Scalars["String"]["output"];
+  brand?: Maybe<Scalars["String"]["output"]>;
+  description: Scalars["String"]["output"];
+};
+
+export type PaymentCharge = {
+  __typename?: "PaymentCharge";
+  id: Scalars["ID"]["output"];
+  invoiceId: Scalars["ID"]["output"];
+  /** succeeded, failed or requires_action. */
+  status: Scalars["String"]["output"];
+  amount: Scalars["Int"]["output"];
+  currency: Scalars["String"]["output"];
+  provider: Scalars["String"]["output"];
+  /** How the payment method read when it was charged: Visa ending 4242. */
+  paymentMethod: Scalars["String"]["output"];
+  cardLast4?: Maybe<Scalars["String"]["output"]>;
+  failureCode?: Maybe<Scalars["String"]["output"]>;
+  failureMessage?: Maybe<Scalars["String"]["output"]>;
+  idempotencyKey: Scalars["String"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+};
+
+export type PaymentChargeEdge = {
+  __typename?: "PaymentChargeEdge";
+  cursor: Scalars["String"]["output"];
+  node: PaymentCharge;
+};
+
+export type PaymentChargeConnection = {
+  __typename?: "PaymentChargeConnection";
+  edges: Array<PaymentChargeEdge>;
+  pageInfo: PageInfo;
+};
+
+export type PaymentResult = {
+  __typename?: "PaymentResult";
+  charge: PaymentCharge;
+  invoice: Invoice;
+  subscription: BillingSubscription;
+};
+
+export type BusinessType = "COMPANY" | "GOVERNMENT_ENTITY" | "INDIVIDUAL" | "NON_PROFIT";
+
+export type BillingAddress = {
+  __typename?: "BillingAddress";
+  line1: Scalars["String"]["output"];
+  line2?: Maybe<Scalars["String"]["output"]>;
+  city: Scalars["String"]["output"];
+  state?: Maybe<Scalars["String"]["output"]>;
+  postalCode?: Maybe<Scalars["String"]["output"]>;
+  /** ISO 3166-1 alpha-2. */
+  country: Scalars["String"]["output"];
+};
+
+export type BillingCustomerMetadata = {
+  __typename?: "BillingCustomerMetadata";
+  businessType?: Maybe<BusinessType>;
+};
+
+export type TaxId = {
+  __typename?: "TaxId";
+  id: Scalars["ID"]["output"];
+  /** A type of taxIdTypes: eu_vat, gb_vat, us_ein, au_abn and others. */
+  type: Scalars["String"]["output"];
+  /** As kept: upper case, without separators the type does not keep. */
+  value: Scalars["String"]["output"];
+  country: Scalars["String"]["output"];
+  createdAt: Scalars["DateTime"]["output"];
+};
+
+export type BillingCustomer = {
+  __typename?: "BillingCustomer";
+  /** The account's id. */
+  id: Scalars["ID"]["output"];
+  name?: Maybe<Scalars["String"]["output"]>;
+  phone?: Maybe<Scalars["String"]["output"]>;
+  address?: Maybe<BillingAddress>;
+  metadata: BillingCustomerMetadata;
+  taxIds: Array<TaxId>;
+  defaultPaymentMethod?: Maybe<DefaultPaymentMethod>;
+};
+
+export type TaxIdCountry = {
+  __typename?: "TaxIdCountry";
+  country: Scalars["String"]["output"];
+  /** The shape of a number there, in words. */
+  format: Scalars["String"]["output"];
+  example: Scalars["String"]["output"];
+};
+
+export type TaxIdType = {
+  __typename?: "TaxIdType";
+  type: Scalars["String"]["output"];
+  name: Scalars["String"]["output"];
+  countries: Array<TaxIdCountry>;
+};
+
+export type BillingAddressInput = {
+  line1: Scalars["String"]["input"];
+  line2?: InputMaybe<Scalars["String"]["input"]>;
+  city: Scalars["String"]["input"];
+  state?: InputMaybe<Scalars["String"]["input"]>;
+  postalCode?: InputMaybe<Scalars["String"]["input"]>;
+  /** ISO 3166-1 alpha-2. */
+  country: Scalars["String"]["input"];
+};
+
+export type BillingDataInput = {
+  name?: InputMaybe<Scalars["String"]["input"]>;
+  phone?: InputMaybe<Scalars["String"]["input"]>;
+  /** The address as a whole; null clears it. */
+  address?: InputMaybe<BillingAddressInput>;
+  businessType?: InputMaybe<BusinessType>;
+};
+
+export type CreateTaxIdInput = {
+  type: Scalars["String"]["input"];
+  value: Scalars["String"]["input"];
+  /** ISO 3166-1 alpha-2; for an EU VAT number, read from its prefix when not given. */
+  country?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type UpdateTaxIdInput = {
+  type?: InputMaybe<Scalars["String"]["input"]>;
+  value?: InputMaybe<Scalars["String"]["input"]>;
+  country?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type PastDueInvoice = {
+  __typename?: "PastDueInvoice";
+  id: Scalars["ID"]["output"];
+  number: Scalars["String"]["output"];
+  /** The amount still due, as money: $12.34. */
+  amountDue: Scalars["String"]["output"];
+};
+
+export type LimitReachedEndpoint = {
+  __typename?: "LimitReachedEndpoint";
+  id: Scalars["ID"]["output"];
+  /** The endpoint's label, or its name. */
+  name: Scalars["String"]["output"];
+  network: Scalars["String"]["output"];
+};
+
+export type TrialEnding = {
+  __typename?: "TrialEnding";
+  id: Scalars["ID"]["output"];
+  endsAt: Scalars["DateTime"]["output"];
+  daysRemaining: Scalars["Int"]["output"];
+};
+
+/** What the account must act on; each list is empty when there is nothing to say. */
+export type AccountBanners = {
+  __typename?: "AccountBanners";
+  /** Invoices left unpaid while a failed payment makes the subscription past due. */
+  pastDue: Array<PastDueInvoice>;
+  /** Endpoints stopped at the plan's monthly limit. */
+  limitReached: Array<LimitReachedEndpoint>;
+  /** The free trial, when it ends within 3 days. */
+  trialEnding: Array<TrialEnding>;
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -4003,6 +4253,36 @@ export type ResolversTypes = {
   BillingForecastSeries: ResolverTypeWrapper<Partial<BillingForecastSeries>>;
   BillingForecastPoint: ResolverTypeWrapper<Partial<BillingForecastPoint>>;
   BillingForecast: ResolverTypeWrapper<Partial<BillingForecast>>;
+  PaymentCardInput: ResolverTypeWrapper<Partial<PaymentCardInput>>;
+  PaymentBankAccountInput: ResolverTypeWrapper<Partial<PaymentBankAccountInput>>;
+  PaymentProviderInfo: ResolverTypeWrapper<Partial<PaymentProviderInfo>>;
+  TestPaymentNumber: ResolverTypeWrapper<Partial<TestPaymentNumber>>;
+  PaymentCharge: ResolverTypeWrapper<Partial<PaymentCharge>>;
+  PaymentChargeEdge: ResolverTypeWrapper<Partial<PaymentChargeEdge>>;
+  PaymentChargeConnection: ResolverTypeWrapper<Partial<PaymentChargeConnection>>;
+  PaymentResult: ResolverTypeWrapper<
+    Partial<
+      Omit<PaymentResult, "invoice" | "subscription"> & {
+        invoice: ResolversTypes["Invoice"];
+        subscription: ResolversTypes["BillingSubscription"];
+      }
+    >
+  >;
+  BusinessType: ResolverTypeWrapper<Partial<BusinessType>>;
+  BillingAddress: ResolverTypeWrapper<Partial<BillingAddress>>;
+  BillingCustomerMetadata: ResolverTypeWrapper<Partial<BillingCustomerMetadata>>;
+  TaxId: ResolverTypeWrapper<Partial<TaxId>>;
+  BillingCustomer: ResolverTypeWrapper<Partial<BillingCustomer>>;
+  TaxIdCountry: ResolverTypeWrapper<Partial<TaxIdCountry>>;
+  TaxIdType: ResolverTypeWrapper<Partial<TaxIdType>>;
+  BillingAddressInput: ResolverTypeWrapper<Partial<BillingAddressInput>>;
+  BillingDataInput: ResolverTypeWrapper<Partial<BillingDataInput>>;
+  CreateTaxIdInput: ResolverTypeWrapper<Partial<CreateTaxIdInput>>;
+  UpdateTaxIdInput: ResolverTypeWrapper<Partial<UpdateTaxIdInput>>;
+  PastDueInvoice: ResolverTypeWrapper<Partial<PastDueInvoice>>;
+  LimitReachedEndpoint: ResolverTypeWrapper<Partial<LimitReachedEndpoint>>;
+  TrialEnding: ResolverTypeWrapper<Partial<TrialEnding>>;
+  AccountBanners: ResolverTypeWrapper<Partial<AccountBanners>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4244,6 +4524,33 @@ export type ResolversParentTypes = {
   StripeCryptoCharge: Partial<StripeCryptoCharge>;
   BillingForecastPoint: Partial<BillingForecastPoint>;
   BillingForecast: Partial<BillingForecast>;
+  PaymentCardInput: Partial<PaymentCardInput>;
+  PaymentBankAccountInput: Partial<PaymentBankAccountInput>;
+  PaymentProviderInfo: Partial<PaymentProviderInfo>;
+  TestPaymentNumber: Partial<TestPaymentNumber>;
+  PaymentCharge: Partial<PaymentCharge>;
+  PaymentChargeEdge: Partial<PaymentChargeEdge>;
+  PaymentChargeConnection: Partial<PaymentChargeConnection>;
+  PaymentResult: Partial<
+    Omit<PaymentResult, "invoice" | "subscription"> & {
+      invoice: ResolversParentTypes["Invoice"];
+      subscription: ResolversParentTypes["BillingSubscription"];
+    }
+  >;
+  BillingAddress: Partial<BillingAddress>;
+  BillingCustomerMetadata: Partial<BillingCustomerMetadata>;
+  TaxId: Partial<TaxId>;
+  BillingCustomer: Partial<BillingCustomer>;
+  TaxIdCountry: Partial<TaxIdCountry>;
+  TaxIdType: Partial<TaxIdType>;
+  BillingAddressInput: Partial<BillingAddressInput>;
+  BillingDataInput: Partial<BillingDataInput>;
+  CreateTaxIdInput: Partial<CreateTaxIdInput>;
+  UpdateTaxIdInput: Partial<UpdateTaxIdInput>;
+  PastDueInvoice: Partial<PastDueInvoice>;
+  LimitReachedEndpoint: Partial<LimitReachedEndpoint>;
+  TrialEnding: Partial<TrialEnding>;
+  AccountBanners: Partial<AccountBanners>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -4879,6 +5186,18 @@ export type QueryResolvers<
     ContextType,
     RequireFields<QueryStripePaymentIntentStatusArgs, "paymentIntentId">
   >;
+  paymentProvider?: Resolver<ResolversTypes["PaymentProviderInfo"], ParentType, ContextType>;
+  testPaymentNumbers?: Resolver<Array<ResolversTypes["TestPaymentNumber"]>, ParentType, ContextType>;
+  paymentCharges?: Resolver<
+    ResolversTypes["PaymentChargeConnection"],
+    ParentType,
+    ContextType,
+    Partial<QueryPaymentChargesArgs>
+  >;
+  billingCustomer?: Resolver<ResolversTypes["BillingCustomer"], ParentType, ContextType>;
+  taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;
+  taxIdTypes?: Resolver<Array<ResolversTypes["TaxIdType"]>, ParentType, ContextType>;
+  accountBanners?: Resolver<ResolversTypes["AccountBanners"], ParentType, ContextType>;
 };
 
 export type MutationResolvers<
@@ -5531,6 +5850,42 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationCreateStripeCryptoChargeArgs, "input">
+  >;
+  updatePaymentMethod?: Resolver<
+    ResolversTypes["DefaultPaymentMethod"],
+    ParentType,
+    ContextType,
+    Partial<MutationUpdatePaymentMethodArgs>
+  >;
+  retryPayment?: Resolver<
+    ResolversTypes["PaymentResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationRetryPaymentArgs, "invoiceId">
+  >;
+  updateBillingData?: Resolver<
+    ResolversTypes["BillingCustomer"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateBillingDataArgs, "input">
+  >;
+  createTaxId?: Resolver<
+    ResolversTypes["TaxId"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateTaxIdArgs, "input">
+  >;
+  updateTaxId?: Resolver<
+    ResolversTypes["TaxId"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateTaxIdArgs, "id" | "input">
+  >;
+  deleteTaxId?: Resolver<
+    ResolversTypes["TaxId"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteTaxIdArgs, "id">
   >;
 };
 
@@ -7173,6 +7528,8 @@ export type DefaultPaymentMethodResolvers<
 > = {
   card?: Resolver<Maybe<ResolversTypes["PaymentCard"]>, ParentType, ContextType>;
   ach?: Resolver<Maybe<ResolversTypes["PaymentBankAccount"]>, ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
 };
 
 export type SubscriptionInvoiceResolvers<
@@ -7350,6 +7707,166 @@ export type BillingForecastResolvers<
   allowance?: Resolver<ResolversTypes["Float"], ParentType, ContextType>;
   projectedTotalCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   points?: Resolver<Array<ResolversTypes["BillingForecastPoint"]>, ParentType, ContextType>;
+};
+
+export type PaymentProviderInfoResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentProviderInfo"] = ResolversParentTypes["PaymentProviderInfo"],
+> = {
+  id?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  connected?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+};
+
+export type TestPaymentNumberResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TestPaymentNumber"] = ResolversParentTypes["TestPaymentNumber"],
+> = {
+  kind?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  number?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  brand?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  description?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type PaymentChargeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentCharge"] = ResolversParentTypes["PaymentCharge"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  invoiceId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  paymentMethod?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  cardLast4?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  failureCode?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  failureMessage?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  idempotencyKey?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type PaymentChargeEdgeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentChargeEdge"] = ResolversParentTypes["PaymentChargeEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["PaymentCharge"], ParentType, ContextType>;
+};
+
+export type PaymentChargeConnectionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentChargeConnection"] = ResolversParentTypes["PaymentChargeConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["PaymentChargeEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+};
+
+export type PaymentResultResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PaymentResult"] = ResolversParentTypes["PaymentResult"],
+> = {
+  charge?: Resolver<ResolversTypes["PaymentCharge"], ParentType, ContextType>;
+  invoice?: Resolver<ResolversTypes["Invoice"], ParentType, ContextType>;
+  subscription?: Resolver<ResolversTypes["BillingSubscription"], ParentType, ContextType>;
+};
+
+export type BillingAddressResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingAddress"] = ResolversParentTypes["BillingAddress"],
+> = {
+  line1?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  line2?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  city?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  state?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  postalCode?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  country?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type BillingCustomerMetadataResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingCustomerMetadata"] = ResolversParentTypes["BillingCustomerMetadata"],
+> = {
+  businessType?: Resolver<Maybe<ResolversTypes["BusinessType"]>, ParentType, ContextType>;
+};
+
+export type TaxIdResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TaxId"] = ResolversParentTypes["TaxId"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  country?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+};
+
+export type BillingCustomerResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["BillingCustomer"] = ResolversParentTypes["BillingCustomer"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  phone?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  address?: Resolver<Maybe<ResolversTypes["BillingAddress"]>, ParentType, ContextType>;
+  metadata?: Resolver<ResolversTypes["BillingCustomerMetadata"], ParentType, ContextType>;
+  taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;
+  defaultPaymentMethod?: Resolver<Maybe<ResolversTypes["DefaultPaymentMethod"]>, ParentType, ContextType>;
+};
+
+export type TaxIdCountryResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TaxIdCountry"] = ResolversParentTypes["TaxIdCountry"],
+> = {
+  country?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  format?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  example?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type TaxIdTypeResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TaxIdType"] = ResolversParentTypes["TaxIdType"],
+> = {
+  type?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  countries?: Resolver<Array<ResolversTypes["TaxIdCountry"]>, ParentType, ContextType>;
+};
+
+export type PastDueInvoiceResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["PastDueInvoice"] = ResolversParentTypes["PastDueInvoice"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  number?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  amountDue?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type LimitReachedEndpointResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["LimitReachedEndpoint"] = ResolversParentTypes["LimitReachedEndpoint"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  network?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+};
+
+export type TrialEndingResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["TrialEnding"] = ResolversParentTypes["TrialEnding"],
+> = {
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  endsAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  daysRemaining?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+};
+
+export type AccountBannersResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["AccountBanners"] = ResolversParentTypes["AccountBanners"],
+> = {
+  pastDue?: Resolver<Array<ResolversTypes["PastDueInvoice"]>, ParentType, ContextType>;
+  limitReached?: Resolver<Array<ResolversTypes["LimitReachedEndpoint"]>, ParentType, ContextType>;
+  trialEnding?: Resolver<Array<ResolversTypes["TrialEnding"]>, ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = Context> = {
@@ -7534,4 +8051,20 @@ export type Resolvers<ContextType = Context> = {
   StripeCryptoCharge?: StripeCryptoChargeResolvers<ContextType>;
   BillingForecastPoint?: BillingForecastPointResolvers<ContextType>;
   BillingForecast?: BillingForecastResolvers<ContextType>;
+  PaymentProviderInfo?: PaymentProviderInfoResolvers<ContextType>;
+  TestPaymentNumber?: TestPaymentNumberResolvers<ContextType>;
+  PaymentCharge?: PaymentChargeResolvers<ContextType>;
+  PaymentChargeEdge?: PaymentChargeEdgeResolvers<ContextType>;
+  PaymentChargeConnection?: PaymentChargeConnectionResolvers<ContextType>;
+  PaymentResult?: PaymentResultResolvers<ContextType>;
+  BillingAddress?: BillingAddressResolvers<ContextType>;
+  BillingCustomerMetadata?: BillingCustomerMetadataResolvers<ContextType>;
+  TaxId?: TaxIdResolvers<ContextType>;
+  BillingCustomer?: BillingCustomerResolvers<ContextType>;
+  TaxIdCountry?: TaxIdCountryResolvers<ContextType>;
+  TaxIdType?: TaxIdTypeResolvers<ContextType>;
+  PastDueInvoice?: PastDueInvoiceResolvers<ContextType>;
+  LimitReachedEndpoint?: LimitReachedEndpointResolvers<ContextType>;
+  TrialEnding?: TrialEndingResolvers<ContextType>;
+  AccountBanners?: AccountBannersResolvers<ContextType>;
 };

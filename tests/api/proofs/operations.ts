@@ -86,6 +86,7 @@ export type Kind =
   | "addonInstall"
   | "invoice"
   | "paymentIntent"
+  | "taxId"
   | "user";
 
 /**
@@ -193,6 +194,9 @@ export const ID_ARGS: Record<string, Kind> = {
   "createCoinbaseCharge.input.invoiceId": "invoice",
   "createStripeCryptoCharge.input.invoiceId": "invoice",
   "stripePaymentIntentStatus.paymentIntentId": "paymentIntent",
+  "retryPayment.invoiceId": "invoice",
+  "updateTaxId.id": "taxId",
+  "deleteTaxId.id": "taxId",
 };
 
 /** Id-like arguments that name no thing of an account, and why they are not a tenancy case. */
@@ -224,6 +228,7 @@ export const NOT_OWNED_IDS: Record<string, string> = {
   "downgradeSubscription.plan": "a plan from the catalogue, the same for every account",
   "scheduleBillingMigration.plan": "a plan from the catalogue, the same for every account",
   "migrateBillingVersion.plan": "a plan from the catalogue, the same for every account",
+  "updatePaymentMethod.paymentProviderId": "the payment provider (builtin or stripe), the same for every account",
 };
 
 /** Every id-like argument of an operation (ID-typed, or a String named …Id), as `argument` or `argument.field`. */
@@ -363,6 +368,8 @@ const OP_SAMPLES: Record<string, unknown> = {
   "installBundle.input.bundleId": "debug-kit",
   "trackBundle.bundleId": "debug-kit",
   "trackBundle.event": "VIEWED",
+  "createTaxId.input.type": "gb_vat",
+  "createTaxId.input.value": "GB123456789",
 };
 
 /**

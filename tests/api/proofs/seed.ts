@@ -20,7 +20,7 @@ export async function newPublicKey(): Promise<string> {
   return exportSPKI(publicKey);
 }
 
-/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook, invoice and crypto charge. */
+/** Creates one endpoint, tag, token, key, security entry, limiter, override, function (and a run), upload, inspection URL, API key, add-on install, stream, webhook, invoice, crypto charge and tax id. */
 export async function seedOneOfEach(
   owner: TestUser,
   network: string,
@@ -162,6 +162,11 @@ export async function seedOneOfEach(
       expiresAt: new Date(Date.now() + 3_600_000),
     })
   )?.code;
+  ids.taxId = (
+    await gql<{ createTaxId: { id: string } }>(
+      'mutation { createTaxId(input: { type: "eu_vat", value: "DE123456789" }) { id } }',
+    )
+  ).createTaxId.id;
   const { team } = await gql<{ team: { userId: string; role: string }[] }>("{ team { userId role } }");
   ids.user = team.find((m) => m.role !== "OWNER")?.userId;
   return { ids, network, url, publicKey };

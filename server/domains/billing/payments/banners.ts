@@ -1,0 +1,41 @@
+import type { Db } from "../../../platform/db/index.ts";
+import { getAccountOrFail, subscriptionOf } from "../../account/service.ts";
+import { getEndpointOrFail, liveEndpoints } from "../../endpoints/service.ts";
+import { formatCents } from "../pdf.ts";
+import { unpaidInvoices } from "../store.ts";
+import { PAST_DUE } from "./service.ts";
+
+/** A trial is said to be ending this many days before it does. */
+export const TRIAL_ENDING_DAYS = 3;
+const DAY_MS = 86_400_000;
+
+/**
+ * What the account must act on, as rows the console's alert views show (one list per banner, empty when
+ * there is nothing to say): invoices left unpaid by a failed payment, endpoints stopped at their monthly
+ * limit, and a free trial about to end.
+ */
+export async function accountBanners(db: Db, accountId: string, now = new Date()) {
+  const sub = await subscriptionOf(db, accountId);
+  const pastDue =
+    sub?.subscription.status === PAST_DUE
+      ? (await unpaidInvoices(db, accountId)).map((i) => ({
+          id: i.id,
+          number: i.number,
+          amountDue: formatCents(i.amountRemainingCents),
+        }))
+      : [];
+  const stopped = (await liveEndpoints(db, accountId)).filter((e) => e.status === "LIMIT_REACHED");
+  const limitReached = await Promise.all(
+    stopped.map(async (e) => {
+      const endpoint = await getEndpointOrFail(db, accountId, e.id);
+      return { id: endpoint.id, name: endpoint.label ?? endpoint.name, network: endpoint.network };
+    }),
+  );
+  const trialEnd = (await getAccountOrFail(db, accountId)).freeTrialEndsAt;
+  const left = trialEnd ? trialEnd.getTime() - now.getTime() : 0;
+  const trialEnding =
+    trialEnd && left > 0 && left <= TRIAL_ENDING_DAYS * DAY_MS
+      ? [{ id: "trial", endsAt: trialEnd, daysRemaining: Math.ceil(left / DAY_MS) }]
+      : [];
+  return { pastDue, limitReached, trialEnding };
+}

@@ -1,0 +1,86 @@
+// Payments end to end: the owner sees which provider is in use and its test numbers, adds a test card on
+// the billing page's Payment and tax tab, adds a tax id and billing data, and looks at the tab at 1440
+// and 390 px; a declined test card is refused beside its field.
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
+
+const e2e = useE2E();
+
+const scrollsSideways = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+
+async function addCard(page: Page, number: string) {
+  await page.getByRole("button", { name: "Add card" }).first().click();
+  const form = page.locator(".ant-modal", { hasText: "Pay with a card" });
+  await form.waitFor();
+  await form.getByLabel("Card number").fill(number);
+  await form.getByLabel("Expiry month").fill("12");
+  await form.getByLabel("Expiry year").fill(String(new Date().getUTCFullYear() + 2));
+  await form.getByLabel("CVC").fill("123");
+  return form;
+}
+
+describe("payments, end to end", () => {
+  it("adds a test card, a tax id and billing data on the Payment and tax tab", async () => {
+    const page = await e2e.newPage({ viewport: { width: 1440, height: 900 } });
+    await signInWithForm(page);
+    await page.goto("/billing/payment");
+    await settle(page);
+    await page.getByText("Built-in test provider").first().waitFor();
+    await page.getByText("No payment network is connected").first().waitFor();
+    await page.getByText("4242424242424242").first().waitFor();
+    await screenshot(page, "payments-01-tab-1440");
+
+    const declined = await addCard(page, "4000 0000 0000 0002");
+    await declined.getByRole("button", { name: "Add card" }).click();
+    await declined.getByText(/Your card was declined/).waitFor();
+    await screenshot(page, "payments-02-declined");
+    await declined
+      .getByRole("button", { name: /cancel/i })
+      .first()
+      .click();
+    await declined.waitFor({ state: "detached" });
+
+    const good = await addCard(page, "4242 4242 4242 4242");
+    await good.getByRole("button", { name: "Add card" }).click();
+    await good.waitFor({ state: "detached" });
+    await page.getByText("Visa ending 4242").first().waitFor();
+
+    await page.getByRole("button", { name: "Add a tax id" }).first().click();
+    const taxForm = page.locator(".ant-modal", { hasText: "Add a tax id" });
+    await taxForm.waitFor();
+    await taxForm.getByLabel("Type").click();
+    await page.locator(".ant-select-item-option", { hasText: "European VAT number" }).first().click();
+    await taxForm.getByLabel("Number").fill("DE12345678");
+    await taxForm.getByRole("button", { name: "Add a tax id" }).click();
+    await taxForm.getByText(/DE and 9 digits, like DE123456789/).waitFor();
+    await taxForm.getByLabel("Number").fill("DE 123 456 789");
+    await taxForm.getByRole("button", { name: "Add a tax id" }).click();
+    await taxForm.waitFor({ state: "detached" });
+    await page.getByText("DE123456789").first().waitFor();
+
+    await page.getByRole("button", { name: "Edit" }).first().click();
+    const dataForm = page.locator(".ant-modal", { hasText: "Billing data" });
+    await dataForm.waitFor();
+    await dataForm.getByLabel("Billed to").fill("Acme Nodes GmbH");
+    await dataForm.getByRole("button", { name: "Edit" }).click();
+    await dataForm.waitFor({ state: "detached" });
+    await page.getByText("Acme Nodes GmbH").first().waitFor();
+    await settle(page);
+    await screenshot(page, "payments-03-done-1440");
+    expect(await scrollsSideways(page)).toBe(false);
+
+    const phone = await e2e.newPage({ viewport: { width: 390, height: 844 } });
+    await signInWithForm(phone);
+    await phone.goto("/billing/payment");
+    await settle(phone);
+    await phone.getByText("Visa ending 4242").first().waitFor();
+    await screenshot(phone, "payments-04-tab-390");
+    expect(await scrollsSideways(phone)).toBe(false);
+    await phone.goto("/billing");
+    await settle(phone);
+    await screenshot(phone, "payments-05-billing-390");
+    expect(e2e.pageErrors).toEqual([]);
+  });
+});
