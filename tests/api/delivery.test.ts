@@ -120,3 +120,46 @@ describe("served over plain http (no PUBLIC_URL)", () => {
     expectSecurityHeaders(page, "/endpoints");
   });
 });
+
+describe("a signed-in page's document", () => {
+  const ctx = useTestApp();
+
+  it("names the signed-in shell's and the screen's view code as modulepreloads; signed out, it does not", async () => {
+    const manifest = JSON.parse(readFileSync(path.join(distDir, ".vite", "manifest.json"), "utf8")) as Record<
+      string,
+      { file: string }
+    >;
+    const preloads = (html: string) =>
+      [...html.matchAll(/<link rel="modulepreload" crossorigin href="\/([^"]+)">/g)].map((match) => match[1]);
+    const signedOut = await (await fetch(`${ctx.app.url}/endpoints`)).text();
+
+    const cookie = (await signInResponse(ctx.app.url)).headers
+      .getSetCookie()
+      .find((line) => line.startsWith("np_session="))
+      ?.split(";")[0];
+    expect(cookie).toBeDefined();
+    const list = await fetch(`${ctx.app.url}/endpoints`, { headers: { cookie: cookie as string } });
+    expect(list.status).toBe(200);
+    expect(list.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(list.headers.get("cache-control")).toBe("no-cache");
+    expect(list.headers.get("vary")?.toLowerCase()).toContain("cookie");
+    expectSecurityHeaders(list, "/endpoints signed in");
+    const listHtml = await list.text();
+    expect(listHtml).not.toMatch(/<script\b[^>]*>[^<]+<\/script>/);
+    const named = preloads(listHtml);
+    expect(named).toContain(manifest["src/SignedIn.tsx"].file);
+    expect(named).toContain(manifest["renderer/views/ListView.tsx"].file);
+    expect(named).not.toContain(manifest["renderer/views/DetailView.tsx"].file);
+    for (const file of named) expect((await fetch(`${ctx.app.url}/${file}`)).status, file).toBe(200);
+    // The entry's own preloads stay as the build wrote them, and nothing the entry names is named twice.
+    for (const file of preloads(signedOut)) expect(named.filter((other) => other === file)).toEqual([file]);
+    expect(preloads(signedOut)).not.toContain(manifest["src/SignedIn.tsx"].file);
+
+    const detail = await (
+      await fetch(`${ctx.app.url}/endpoints/00000000-0000-4000-8000-000000000000`, {
+        headers: { cookie: cookie as string },
+      })
+    ).text();
+    expect(preloads(detail)).toContain(manifest["renderer/views/DetailView.tsx"].file);
+  });
+});
