@@ -13,20 +13,18 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { matchRoutes } from "react-router";
 import type { View } from "../renderer/types.ts";
 import { ensureBuilt } from "../server/platform/console-build.ts";
-import {
-  type BuildManifest,
-  type ScreenRoute,
-  screenAt,
-  signedInEntries,
-  staticClosure,
-  VIEW_SOURCES,
-} from "../server/platform/console-preload.ts";
 
-// The closure and the route's entries are the service's rule (it names them to a signed-in page's
-// document as preloads): counted here with the same code.
-export { type BuildManifest, type ManifestChunk, staticClosure } from "../server/platform/console-preload.ts";
+/** One entry of Vite's `.vite/manifest.json` (the fields read here). */
+export interface ManifestChunk {
+  file: string;
+  imports?: string[];
+  dynamicImports?: string[];
+  isEntry?: boolean;
+}
+export type BuildManifest = Record<string, ManifestChunk>;
 
 export interface Budget {
   route: string;
@@ -37,11 +35,35 @@ export interface Budget {
 /** The budgets CI holds the console to (issue 32: /endpoints ≤ 240 kB). */
 export const BUDGETS: Budget[] = [{ route: "/endpoints", maxGzipBytes: 240 * 1024 }];
 
-/** Every view kind has its code named: a new kind without an entry fails the type check here. */
-export const VIEW_SOURCE_OF_EVERY_KIND: Record<View["kind"], string> = VIEW_SOURCES;
+/** The signed-in shell, imported once the viewer query names someone (src/Shell.tsx). */
+const SIGNED_IN_SHELL = "src/SignedIn.tsx";
+/** Where each view kind's code is (renderer/views/modules.ts imports these lazily). */
+const VIEW_SOURCES = {
+  list: "renderer/views/ListView.tsx",
+  detail: "renderer/views/DetailView.tsx",
+  form: "renderer/views/FormView.tsx",
+  chart: "renderer/views/ChartView.tsx",
+  custom: "renderer/views/CustomView.tsx",
+  alert: "renderer/views/AlertView.tsx",
+} satisfies Record<View["kind"], string>;
 
-interface ScreenManifest extends ScreenRoute {
+/** The manifest keys of `entries` and of every chunk they import statically, each once. */
+export function staticClosure(manifest: BuildManifest, entries: string[]): string[] {
+  const seen = new Set<string>();
+  const visit = (key: string) => {
+    if (seen.has(key)) return;
+    const chunk = manifest[key];
+    if (!chunk) throw new Error(`the build's manifest has no chunk for ${key}`);
+    seen.add(key);
+    for (const imported of chunk.imports ?? []) visit(imported);
+  };
+  for (const entry of entries) visit(entry);
+  return [...seen];
+}
+
+interface ScreenManifest {
   id: string;
+  route: string;
   views: { kind: View["kind"] }[];
 }
 
@@ -53,10 +75,15 @@ function screenManifests(rootDir: string): ScreenManifest[] {
 }
 
 /** The modules a signed-in load of `route` imports first: the page's entry, the shell, the screen's views. */
-export function routeEntries(screens: ScreenRoute[], route: string): string[] {
-  const screen = screenAt(screens, route);
-  if (!screen) throw new Error(`no screen answers ${route}`);
-  return ["index.html", ...signedInEntries(screen)];
+export function routeEntries(screens: ScreenManifest[], route: string): string[] {
+  // Ranked as the console's router ranks the registry's routes (renderer/preload.ts).
+  const matched = matchRoutes(
+    screens.map((screen) => ({ path: screen.route, screen })),
+    route,
+  )?.at(-1);
+  if (!matched) throw new Error(`no screen answers ${route}`);
+  const kinds = [...new Set(matched.route.screen.views.map((view) => view.kind))];
+  return ["index.html", SIGNED_IN_SHELL, ...kinds.map((kind) => VIEW_SOURCES[kind])];
 }
 
 export interface InitialJs {

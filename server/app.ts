@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import cookie from "@fastify/cookie";
@@ -22,7 +21,6 @@ import { logSandboxLaunch } from "./dataplane/sandbox/confine.ts";
 import { logSandboxTo } from "./dataplane/sandbox/process.ts";
 import type { TokenMethod } from "./dataplane/token-index/methods.ts";
 import { accountPlugin } from "./domains/account/plugin.ts";
-import { SESSION_COOKIE } from "./domains/account/service.ts";
 import { SessionCache } from "./domains/account/sessions.ts";
 import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { withoutMarketplace } from "./domains/billing/addon-charges.ts";
@@ -67,7 +65,6 @@ import { ResponseCache } from "./graphql/response-cache.ts";
 import { DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
 import { trustedProxies } from "./platform/client-address.ts";
 import type { AppConfig } from "./platform/config.ts";
-import { buildManifestReader, signedInPreloads, withModulePreloads } from "./platform/console-preload.ts";
 import { API_PREFIXES, isConsoleRoute } from "./platform/console-routes.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
 import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
@@ -478,7 +475,7 @@ async function serveConsole(
 ): Promise<(() => void) | null> {
   if (!config.dev) {
     await consoleBuilt;
-    await serveBuiltConsole(app, config, registry);
+    await serveBuiltConsole(app, config);
     return null;
   }
   const stopWatching = registry.watch(log);
@@ -621,7 +618,7 @@ function requestErrorHandler(config: AppConfig, log: Logger) {
   };
 }
 
-async function serveBuiltConsole(app: FastifyInstance, config: AppConfig, registry: RegistryHolder) {
+async function serveBuiltConsole(app: FastifyInstance, config: AppConfig) {
   const distDir = path.join(config.rootDir, "dist");
   const indexFile = path.join(distDir, "index.html");
   if (!existsSync(indexFile)) {
@@ -643,27 +640,10 @@ async function serveBuiltConsole(app: FastifyInstance, config: AppConfig, regist
       reply.header("cache-control", file.startsWith(assetsDir) ? IMMUTABLE : REVALIDATE);
     },
   });
-  const buildManifest = buildManifestReader(distDir);
-  // Every console route is the single-page app; API paths that reach here are unknown. Asked for with a
-  // session cookie, the page names the signed-in console's code for the screen at its address, so the
-  // browser fetches it beside the entry's instead of after the viewer and registry queries
-  // (platform/console-preload.ts).
-  app.setNotFoundHandler(async (request, reply) => {
+  // Every console route is the single-page app; API paths that reach here are unknown.
+  app.setNotFoundHandler((request, reply) => {
     if (!isConsoleRoute(request.method, request.url)) return reply.code(404).send({ error: "Not found" });
-    reply.header("vary", "Cookie");
-    const manifest = request.cookies[SESSION_COOKIE] ? buildManifest() : undefined;
-    if (!manifest) return reply.sendFile("index.html");
-    const screens = registry.current().screens.map((screen) => screen.manifest);
-    let preloads: string[];
-    try {
-      preloads = signedInPreloads(manifest, screens, request.url.split("?")[0] ?? "/");
-    } catch (error) {
-      // A manifest that does not name the shell or a view (a build being replaced): the page loads without hints.
-      request.log.warn({ err: error }, "the console's build manifest does not name the signed-in code");
-      return reply.sendFile("index.html");
-    }
-    const html = withModulePreloads(await readFile(indexFile, "utf8"), preloads);
-    return reply.header("cache-control", REVALIDATE).type("text/html; charset=utf-8").send(html);
+    return reply.sendFile("index.html");
   });
 }
 
