@@ -49,6 +49,25 @@ function precompress(): Plugin {
 }
 
 /**
+ * antd's ConfigProvider imports its tooltip UniqueProvider statically, and with it @rc-component/trigger
+ * (~12 kB gzip), though it draws it only with `tooltip={{ unique: true }}`. Its import is pointed at
+ * src/antd/UniqueTooltipProvider.tsx, which loads the same provider when first drawn, so the boot chunk
+ * carries no popup engine (a tooltip or select brings it with its own chunk).
+ */
+function lazyTooltipUniqueProvider(): Plugin {
+  const configProvider = /[\\/]antd[\\/]es[\\/]config-provider[\\/]index\.js$/;
+  const replacement = path.resolve(import.meta.dirname, "src/antd/UniqueTooltipProvider.tsx");
+  return {
+    name: "nodeplane-lazy-tooltip-unique-provider",
+    enforce: "pre",
+    resolveId(source, importer) {
+      if (source === "../tooltip/UniqueProvider" && importer && configProvider.test(importer)) return replacement;
+      return null;
+    },
+  };
+}
+
+/**
  * Records what the build was made from, so `npm start` reuses it until a source changes. Hashed when the
  * build starts: an edit made while it runs leaves a stamp that no longer matches.
  */
@@ -73,7 +92,7 @@ function stampInputs(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [react(), precompress(), stampInputs()],
+  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs()],
   build: {
     outDir: "dist",
     emptyOutDir: true,

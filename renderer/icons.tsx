@@ -1,11 +1,49 @@
 // Icons by name. The app registers the icons its manifests name (keeping the bundle small); the names
 // are declared in schemas/screen.schema.json (`icon`), so the registry refuses a manifest naming another.
-import type { ComponentType } from "react";
+import { type ComponentType, type LazyExoticComponent, lazy, type ReactElement, Suspense } from "react";
 
-const icons = new Map<string, ComponentType>();
+/** Each registered icon, drawn. */
+const icons = new Map<string, () => ReactElement>();
 
 export function registerIcons(entries: Record<string, ComponentType>): void {
-  for (const [name, component] of Object.entries(entries)) icons.set(name, component);
+  for (const [name, Component] of Object.entries(entries)) icons.set(name, () => <Component />);
+}
+
+/** What stands for a later icon while its code loads: an empty box of an icon's size, so nothing moves. */
+function IconPlaceholder() {
+  return <span className="anticon" aria-hidden="true" style={{ width: "1em", height: "1em" }} />;
+}
+
+function LaterIcon({ loaded: Loaded }: { loaded: LazyExoticComponent<ComponentType> }) {
+  return (
+    <Suspense fallback={<IconPlaceholder />}>
+      <Loaded />
+    </Suspense>
+  );
+}
+
+/**
+ * Icons whose code loads, all together, when the first of them is drawn: `load` resolves to each by its
+ * name. An icon is decoration: one that could not load leaves its placeholder, not a failed page.
+ */
+export function registerLaterIcons<Name extends string>(
+  names: readonly Name[],
+  load: () => Promise<Record<Name, ComponentType>>,
+): void {
+  let loading: Promise<Record<Name, ComponentType>> | undefined;
+  const group = () => {
+    loading ??= load();
+    return loading;
+  };
+  for (const name of names) {
+    const loaded = lazy<ComponentType>(() =>
+      group().then(
+        (loadedIcons) => ({ default: loadedIcons[name] }),
+        () => ({ default: IconPlaceholder }),
+      ),
+    );
+    icons.set(name, () => <LaterIcon loaded={loaded} />);
+  }
 }
 
 export function iconNames(): string[] {
@@ -13,6 +51,6 @@ export function iconNames(): string[] {
 }
 
 export function icon(name: string | undefined) {
-  const Component = name ? icons.get(name) : undefined;
-  return Component ? <Component /> : undefined;
+  const draw = name ? icons.get(name) : undefined;
+  return draw?.();
 }

@@ -31,7 +31,7 @@ export {
   useRegistryQuery,
 } from "./data.tsx";
 export { FeedbackProvider, useFeedback } from "./feedback.tsx";
-export { icon, registerIcons } from "./icons.tsx";
+export { icon, registerIcons, registerLaterIcons } from "./icons.tsx";
 export { useLeaveGuard } from "./leaveGuard.tsx";
 export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";

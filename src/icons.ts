@@ -1,5 +1,6 @@
 // The icons manifests may name (`nav.icon`, `action.icon`), registered by name so the bundle only
-// carries these.
+// carries these. Those the side navigation and the first list (the endpoints) draw load with the
+// signed-in shell; the others (icons-later.ts) load together when a page first draws one of them.
 import {
   ApiOutlined,
   AppstoreOutlined,
@@ -7,23 +8,14 @@ import {
   CodeOutlined,
   CopyOutlined,
   DashboardOutlined,
-  DeleteOutlined,
-  EditOutlined,
   EllipsisOutlined,
   InboxOutlined,
-  KeyOutlined,
-  LockOutlined,
   PauseCircleOutlined,
   PlayCircleOutlined,
   PlusOutlined,
-  ReloadOutlined,
-  SettingOutlined,
-  TagOutlined,
-  TeamOutlined,
   UserOutlined,
-  UserSwitchOutlined,
 } from "@ant-design/icons";
-import { registerIcons } from "../renderer/index.ts";
+import { registerIcons, registerLaterIcons } from "../renderer/index.ts";
 
 registerIcons({
   api: ApiOutlined,
@@ -32,19 +24,14 @@ registerIcons({
   code: CodeOutlined,
   copy: CopyOutlined,
   dashboard: DashboardOutlined,
-  delete: DeleteOutlined,
-  edit: EditOutlined,
   more: EllipsisOutlined,
   archive: InboxOutlined,
-  key: KeyOutlined,
-  lock: LockOutlined,
   pause: PauseCircleOutlined,
   play: PlayCircleOutlined,
   plus: PlusOutlined,
-  reload: ReloadOutlined,
-  settings: SettingOutlined,
-  tag: TagOutlined,
-  team: TeamOutlined,
   user: UserOutlined,
-  role: UserSwitchOutlined,
 });
+
+registerLaterIcons(["delete", "edit", "key", "lock", "reload", "settings", "tag", "team", "role"], () =>
+  import("./icons-later.ts").then((module) => module.LATER_ICONS),
+);

@@ -1,4 +1,4 @@
-// The list view: a TanStack Table model (columns, row ids, selection) drawn by ListTable, or with
+// The list view: a TanStack Table model (columns, row ids) drawn by ListTable, or with
 // virtualised rows when a page is long; its state (URL, query, sort, selection), toolbar, bulk bar
 // and pager are modules of their own beside it.
 import { type ColumnDef, useTable } from "@tanstack/react-table";
@@ -23,7 +23,7 @@ import { ListPager } from "./ListPager.tsx";
 import { ListTable } from "./ListTable.tsx";
 import { hasToolbar, ListToolbar } from "./ListToolbar.tsx";
 import { type ListFeatures, listFeatures } from "./tableFeatures.ts";
-import { type Row, type RowSelection, useListState } from "./useListState.ts";
+import { type Row, useListState } from "./useListState.ts";
 import type { VirtualRows as VirtualRowsComponent } from "./VirtualRows.tsx";
 
 // Long lists only: the virtualiser loads with the first list that needs it.
@@ -70,10 +70,6 @@ export function ListView({ view, scope }: { view: ListViewSpec; scope: Scope }) 
     columns,
     data: rows,
     getRowId: (row: Row, index: number) => state.rowKey(row, index),
-    enableRowSelection: Boolean(view.bulkActions?.length),
-    state: { rowSelection },
-    onRowSelectionChange: (updater) =>
-      setRowSelection((typeof updater === "function" ? updater(rowSelection) : updater) as RowSelection),
   });
 
   const modelRows = table.getRowModel().rows;
