@@ -180,6 +180,7 @@ describe("templates and headings", () => {
       ["Profile", "/account"],
       ["Team", "/account/team"],
       ["API keys", "/account/api-keys"],
+      ["REST API", "/account/rest-api"],
     ]);
   });
 
