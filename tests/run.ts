@@ -1,11 +1,6 @@
 /**
- * `npm test`: the contract, unit, API and end-to-end suites, each a vitest project run in a child process
- * with a JSON report; prints each suite's counts and ends with one line of totals.
- *
- * The end-to-end suite mostly waits (on its services, blocks, the browser) and the contract and unit
- * suites leave a core idle a third of the time: e2e runs beside those two, its output kept in
- * test-results/e2e-output.log and printed when it ends. The API suite runs alone after them: its tests
- * time engine restarts, leases and tip-following. docs/decisions/0503-e2e-beside-unit.md.
+ * `npm test`: the contract, unit, API and end-to-end suites in that order, each a vitest project run
+ * in a child process with a JSON report; prints each suite's counts and ends with one line of totals.
  *
  *   npm test                      all suites
  *   npm test -- --only api        one suite (repeat the flag or use commas for several: --only unit,api)
@@ -13,8 +8,8 @@
  *                                 filter; several words match any of them; without --only, every suite
  *                                 with a matching file runs)
  */
-import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { buildStaleness, ensureBuilt, repoRoot } from "./e2e/harness-build.ts";
 import { ensureChromium } from "./e2e/harness-chromium.ts";
@@ -93,16 +88,7 @@ function formatCounts(counts: Counts): string {
   return counts.skipped > 0 ? `${line}, ${counts.skipped} skipped` : line;
 }
 
-interface SuiteRun {
-  counts: Counts;
-  notes: string[];
-}
-
-/**
- * Runs one suite's vitest. `quietLog`: its output goes to that file (printed when it ends) instead of
- * the terminal, for a suite that runs beside another.
- */
-async function runSuite(suite: Suite, filters: string[], quietLog?: string): Promise<SuiteRun> {
+function runSuite(suite: Suite, filters: string[]): { counts: Counts; notes: string[] } {
   const reportFile = join(repoRoot, "test-results", `vitest-${suite}.json`);
   rmSync(reportFile, { force: true });
   const args = [
@@ -120,24 +106,8 @@ async function runSuite(suite: Suite, filters: string[], quietLog?: string): Pro
   // The pinned AWS SDK warns, once per process, that later releases will need Node 22; test
   // output gets one such paragraph per test file otherwise.
   const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...process.env };
-  const child = spawn(process.execPath, args, {
-    cwd: repoRoot,
-    stdio: quietLog ? ["ignore", "pipe", "pipe"] : "inherit",
-    env,
-  });
-  if (quietLog) {
-    const out = createWriteStream(quietLog);
-    child.stdout?.pipe(out);
-    child.stderr?.pipe(out);
-  }
-  const status = await new Promise<number | string>((resolve) =>
-    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")),
-  );
+  const result = spawnSync(process.execPath, args, { cwd: repoRoot, stdio: "inherit", env });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  if (quietLog) {
-    console.log(`\n━━ ${suite} (it ran beside the others; its output, from ${relative(repoRoot, quietLog)}) ━━`);
-    console.log(readFileSync(quietLog, "utf8"));
-  }
   const notes: string[] = [];
   const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
 
@@ -159,10 +129,10 @@ async function runSuite(suite: Suite, filters: string[], quietLog?: string): Pro
       }
     }
   }
-  if (status !== 0 && counts.failed === 0) {
+  if (result.status !== 0 && counts.failed === 0) {
     // vitest failed without a failing test to show for it: global setup, an unhandled error, a crash.
     counts.failed = 1;
-    notes.push(`vitest exited with ${status} (see its output above)`);
+    notes.push(`vitest exited with ${result.status ?? result.signal} (see its output above)`);
   }
   const files = report ? `, ${plural(report.testResults.length, "file")}` : "";
   console.log(`\n${suite}: ${formatCounts(counts)}${files}, ${seconds} s`);
@@ -187,10 +157,7 @@ function prepareE2E(): string | null {
   return null;
 }
 
-/** What a suite that is not run says in the summary, with its one failure when it should have run. */
-type Outcome = SuiteRun | { skipped: string } | { notRun: string };
-
-async function main(): Promise<number> {
+function main(): number {
   let chosen: Choice;
   try {
     chosen = parseArgs(process.argv.slice(2));
@@ -199,64 +166,45 @@ async function main(): Promise<number> {
     return 2;
   }
   mkdirSync(join(repoRoot, "test-results"), { recursive: true });
+  const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+  const summary: string[] = [];
 
-  const matchingFiles = (suite: Suite): string | null => {
+  for (const suite of chosen.suites) {
+    console.log(`\n━━ ${suite} ━━`);
     const files = testFiles(join(repoRoot, "tests", suite));
     // vitest's filter: a file runs when its path contains one of the words.
     const matching = files.filter(
       (file) => !chosen.filters.length || chosen.filters.some((word) => file.includes(word)),
     );
-    if (matching.length > 0) return null;
-    return files.length ? `no test file matches ${chosen.filters.join(" ")}` : "no test files";
-  };
-  const run = async (suite: Suite, quietLog?: string): Promise<Outcome> => {
-    const none = matchingFiles(suite);
-    if (none) {
+    if (matching.length === 0) {
+      const none = files.length ? `no test file matches ${chosen.filters.join(" ")}` : "no test files";
       console.log(`${suite}: ${none}`);
-      return { skipped: none };
+      summary.push(`${suite.padEnd(9)} ${none}`);
+      continue;
     }
     if (suite === "e2e") {
       const problem = prepareE2E();
       if (problem) {
         console.log(`e2e: not run: ${problem}`);
-        return { notRun: problem };
+        summary.push(`${suite.padEnd(9)} not run (${problem.split("\n")[0]})`);
+        total.failed += 1;
+        continue;
       }
     }
-    if (!quietLog) console.log(`\n━━ ${suite} ━━`);
-    return runSuite(suite, chosen.filters, quietLog);
-  };
-
-  const outcomes = new Map<Suite, Outcome>();
-  const beside =
-    chosen.suites.includes("e2e") && chosen.suites.some((suite) => suite === "contract" || suite === "unit");
-  const e2e = beside ? run("e2e", join(repoRoot, "test-results", "e2e-output.log")) : null;
-  if (e2e) console.log("\n━━ e2e runs beside contract and unit; its output follows when it ends ━━");
-  for (const suite of chosen.suites.filter((each) => each === "contract" || each === "unit"))
-    outcomes.set(suite, await run(suite));
-  if (e2e) outcomes.set("e2e", await e2e);
-  for (const suite of chosen.suites.filter((each) => !outcomes.has(each))) outcomes.set(suite, await run(suite));
-
-  const total: Counts = { passed: 0, failed: 0, skipped: 0 };
-  console.log("\n━━ summary ━━");
-  for (const suite of chosen.suites) {
-    const outcome = outcomes.get(suite);
-    if (!outcome) continue;
-    if ("skipped" in outcome) console.log(`${suite.padEnd(9)} ${outcome.skipped}`);
-    else if ("notRun" in outcome) {
-      console.log(`${suite.padEnd(9)} not run (${outcome.notRun.split("\n")[0]})`);
-      total.failed += 1;
-    } else {
-      console.log(`${suite.padEnd(9)} ${formatCounts(outcome.counts)}`);
-      // The names of what failed go in the summary, where a CI log cut to its end still shows them.
-      for (const note of outcome.notes) console.log(`  ${note}`);
-      total.passed += outcome.counts.passed;
-      total.failed += outcome.counts.failed;
-      total.skipped += outcome.counts.skipped;
-    }
+    const { counts, notes } = runSuite(suite, chosen.filters);
+    summary.push(`${suite.padEnd(9)} ${formatCounts(counts)}`);
+    // The names of what failed go in the summary, where a CI log cut to its end still shows them.
+    for (const note of notes) summary.push(`  ${note}`);
+    total.passed += counts.passed;
+    total.failed += counts.failed;
+    total.skipped += counts.skipped;
   }
+
+  console.log("\n━━ summary ━━");
+  for (const line of summary) console.log(line);
   if (total.passed + total.failed === 0) console.log("No test ran.");
   console.log(formatCounts(total));
   return total.failed > 0 || total.passed + total.failed === 0 ? 1 : 0;
 }
 
-process.exitCode = await main();
+process.exitCode = main();
