@@ -3,14 +3,17 @@
 // runs it (its operation, its variables, its page size) for an account with one item and for one with
 // several, and the round trips the service makes for each request are counted: the two counts must be
 // equal. A per-row lookup (N+1) makes the second larger.
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
 import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
+import { paymentCharges, taxIds } from "../../server/domains/billing/payments/tables.ts";
 import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
+import { invoices } from "../../server/domains/billing/tables.ts";
+import { endpoints as endpointRows } from "../../server/domains/endpoints/tables.ts";
 import { errorLogs } from "../../server/domains/errorlogs/tables.ts";
 import { inspectedRequests } from "../../server/domains/inspector/tables.ts";
 import { kvUploads } from "../../server/domains/kv/tables.ts";
@@ -43,6 +46,9 @@ const FIXED_LENGTH: Record<string, string> = {
   "Addon addon.rpcMethods": "the add-on catalogue",
   "BillingPlans plans[]": "the plan catalogue",
   "BillingOverview viewer.subscription.upcomingInvoicePreview.lines": "one line per kind of charge of the period",
+  "TestPaymentNumbers testPaymentNumbers": "the built-in provider's documented test numbers",
+  "TaxIdTypes taxIdTypes[]": "the tax id rules' catalogue",
+  "AccountBanners accountBanners.trialEnding": "the one free trial, when it ends soon",
 };
 
 interface ListView {
@@ -383,6 +389,47 @@ async function accountWith(
     .update(subscriptions)
     .set({ currentPeriodStart: period.start, currentPeriodEnd: period.end })
     .where(eq(subscriptions.accountId, accountId));
+
+  // A charge of each invoice, and n tax ids (rows as the provider's charge and createTaxId write them).
+  const made = await db.select({ id: invoices.id }).from(invoices).where(eq(invoices.accountId, accountId));
+  await db.insert(paymentCharges).values(
+    made.map((invoice, i) => ({
+      accountId,
+      invoiceId: invoice.id,
+      idempotencyKey: `seed-${i}`,
+      provider: "builtin",
+      amountCents: 100 + i,
+      currency: "usd",
+      status: "failed",
+      failureCode: "card_declined",
+      methodLabel: "Visa ending 0341",
+      cardLast4: "0341",
+    })),
+  );
+  await db
+    .insert(taxIds)
+    .values(range.map((i) => ({ accountId, type: "eu_vat", value: `DE${100000000 + i}`, country: "DE" })));
+  // The banners' states: the invoices left open while the subscription is past due, the endpoints stopped
+  // at the monthly limit.
+  await db
+    .update(invoices)
+    .set({ status: "open" })
+    .where(
+      inArray(
+        invoices.id,
+        made.map((invoice) => invoice.id),
+      ),
+    );
+  await db.update(subscriptions).set({ status: "past_due" }).where(eq(subscriptions.accountId, accountId));
+  await db
+    .update(endpointRows)
+    .set({ status: "LIMIT_REACHED" })
+    .where(
+      inArray(
+        endpointRows.id,
+        endpoints.map((each) => each.id),
+      ),
+    );
 
   return {
     accountId,

@@ -8,13 +8,30 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { axeViolations, navigateInApp, screenshot, settle, signInWithForm, useE2E, type Violation } from "./harness.ts";
+import {
+  axeViolations,
+  endDemoBillingPeriod,
+  navigateInApp,
+  screenshot,
+  settle,
+  signInWithForm,
+  useE2E,
+  type Violation,
+} from "./harness.ts";
 import { repoRoot } from "./harness-build.ts";
 
 // One local chain node, so a stream and a webhook can be created.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-a11y-")), "networks.json");
 writeFileSync(networksFile, JSON.stringify({ local: { networks: ["ethereum-mainnet"], blockTimeSeconds: 1 } }));
-const e2e = useE2E({ env: { NODEPLANE_LOCAL_CHAIN: "1", NODEPLANE_NETWORKS_CONFIG: networksFile } });
+// The billing clock ticks every second and crypto charges use the one node: the seed pays an invoice's charge page.
+const e2e = useE2E({
+  env: {
+    NODEPLANE_LOCAL_CHAIN: "1",
+    NODEPLANE_NETWORKS_CONFIG: networksFile,
+    NODEPLANE_BILLING_CLOCK_MS: "1000",
+    NODEPLANE_CRYPTO_NETWORK: "ethereum-mainnet",
+  },
+});
 
 async function signInAs(page: Page, email: string) {
   await signInWithForm(page, email);
@@ -44,7 +61,7 @@ async function gql<T>(page: Page, query: string, variables: Record<string, unkno
 /**
  * One record of each kind the routes name, made as the owner: the demo endpoint, a call it refused
  * (an error log), a function, a stream, a webhook, a list, an address book, a value, an inspection URL
- * with a request it received, an add-on install and an API key; the marketplace's slug is the Trace & Debug add-on's. Returns the value
+ * with a request it received, an add-on install, an API key and a crypto charge for the period's invoice; the marketplace's slug is the Trace & Debug add-on's. Returns the value
  * of each route parameter.
  */
 async function seedRecords(page: Page): Promise<Record<string, string>> {
@@ -131,7 +148,29 @@ async function seedRecords(page: Page): Promise<Record<string, string>> {
     page,
     'mutation { createAccessToken(input: { name: "a11y", role: VIEWER, applications: [CONSOLE_REST] }) { key } }',
   );
+  // The period closed into an open invoice, and a crypto charge for it (the checkout page's record).
+  await endDemoBillingPeriod(e2e.service);
+  let invoiceId: string | undefined;
+  await expect
+    .poll(
+      async () => {
+        const { invoices } = await gql<{ invoices: { edges: { node: { id: string; status: string } }[] } }>(
+          page,
+          "{ invoices(first: 5) { edges { node { id status } } } }",
+        );
+        invoiceId = invoices.edges.find((edge) => edge.node.status === "open")?.node.id;
+        return invoiceId;
+      },
+      { timeout: 30_000 },
+    )
+    .toBeTruthy();
+  const { createCoinbaseCharge } = await gql<{ createCoinbaseCharge: { code: string } }>(
+    page,
+    "mutation($i: ID!) { createCoinbaseCharge(input: { invoiceId: $i }) { code } }",
+    { i: invoiceId },
+  );
   return {
+    chargeCode: createCoinbaseCharge.code,
     slug: "trace-debug",
     endpointId: endpoint.id,
     requestId: requestId as string,

@@ -6,10 +6,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { RpcClient } from "../../server/dataplane/datasets/rpc.ts";
-import { choose, screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
+import { choose, endDemoBillingPeriod, screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
 
 const NETWORK = "ethereum-sepolia";
 const work = mkdtempSync(join(tmpdir(), "nodeplane-e2e-billing-"));
@@ -28,18 +27,6 @@ const e2e = useE2E({
   },
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** The service's embedded database, as its data directory names it. */
-async function serviceDatabase(): Promise<pg.Client> {
-  const { dataDir } = e2e.service;
-  const password = readFileSync(join(dataDir, "postgres-password.secret"), "utf8").trim();
-  const port = readFileSync(join(dataDir, "postgres", "postmaster.pid"), "utf8")
-    .split("\n")[3]
-    .trim();
-  const client = new pg.Client(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/nodeplane`);
-  await client.connect();
-  return client;
-}
 
 /** The local chain node the service started (its start-up log names it). */
 function chainUrl(): string {
@@ -81,15 +68,7 @@ describe("billing, end to end", () => {
     await screenshot(page, "billing-01-prorated-1440");
 
     // The period ends now: the billing clock closes it into an open invoice.
-    const db = await serviceDatabase();
-    try {
-      await db.query(
-        "update subscriptions set current_period_end = now() where account_id = (select account_id from memberships m join users u on u.id = m.user_id where u.email = $1 limit 1)",
-        ["demo@nodeplane.local"],
-      );
-    } finally {
-      await db.end();
-    }
+    await endDemoBillingPeriod(e2e.service);
     const invoiceRow = page.locator(".np-table-row", { hasText: "Open" });
     for (let tries = 0; tries < 20 && (await invoiceRow.count()) === 0; tries++) {
       await page.waitForTimeout(1000);

@@ -23,6 +23,7 @@ import {
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
@@ -262,6 +263,30 @@ export interface E2E {
 }
 
 /** One service and one browser per test file, started before its tests and cleaned up after. */
+/** A client of the service's embedded database, as its data directory names it (end it when done). */
+export async function serviceDatabase(service: Service): Promise<pg.Client> {
+  const password = readFileSync(join(service.dataDir, "postgres-password.secret"), "utf8").trim();
+  const port = readFileSync(join(service.dataDir, "postgres", "postmaster.pid"), "utf8")
+    .split("\n")[3]
+    .trim();
+  const client = new pg.Client(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/nodeplane`);
+  await client.connect();
+  return client;
+}
+
+/** Ends the demo owner's billing period now, so the service's billing clock closes it into an invoice. */
+export async function endDemoBillingPeriod(service: Service): Promise<void> {
+  const db = await serviceDatabase(service);
+  try {
+    await db.query(
+      "update subscriptions set current_period_end = now() where account_id = (select account_id from memberships m join users u on u.id = m.user_id where u.email = $1 limit 1)",
+      ["demo@nodeplane.local"],
+    );
+  } finally {
+    await db.end();
+  }
+}
+
 export function useE2E(options: StartServiceOptions = {}): E2E {
   let service: Service | undefined;
   let launched: LaunchedBrowser | undefined;

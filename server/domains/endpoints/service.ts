@@ -171,6 +171,9 @@ export async function pauseBeyondLimit(tx: Executor, accountId: string, limit: n
 
 /** The account's endpoints that are not archived, oldest first (what a downgrade chooses from). */
 export const liveEndpoints = (db: Executor, accountId: string) => store.liveEndpoints(db, accountId);
+/** The account's endpoints stopped at their plan's monthly limit. */
+export const limitReachedEndpoints = (db: Executor, accountId: string) =>
+  store.endpointsInStatus(db, accountId, "LIMIT_REACHED");
 
 /** A change to an archived endpoint is refused: archiving is final. */
 function assertNotArchived(row: store.EndpointRow) {

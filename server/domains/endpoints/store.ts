@@ -216,6 +216,15 @@ export async function liveEndpoints(db: Executor, accountId: string) {
     .orderBy(asc(endpoints.createdAt), asc(endpoints.id));
 }
 
+/** The account's endpoints in `status`, as a banner names them, oldest first. */
+export async function endpointsInStatus(db: Executor, accountId: string, status: string) {
+  return db
+    .select({ id: endpoints.id, name: endpoints.name, label: endpoints.label, network: endpoints.network })
+    .from(endpoints)
+    .where(and(eq(endpoints.accountId, accountId), eq(endpoints.status, status)))
+    .orderBy(asc(endpoints.createdAt), asc(endpoints.id));
+}
+
 /** Pauses these endpoints of the account that serve (ACTIVE or LIMIT_REACHED); returns those it paused. */
 export async function pauseServing(db: Executor, accountId: string, ids: string[]) {
   if (ids.length === 0) return [];

@@ -1,6 +1,6 @@
 import type { Db } from "../../../platform/db/index.ts";
 import { getAccountOrFail, subscriptionOf } from "../../account/service.ts";
-import { getEndpointOrFail, liveEndpoints } from "../../endpoints/service.ts";
+import { limitReachedEndpoints } from "../../endpoints/service.ts";
 import { formatCents } from "../pdf.ts";
 import { unpaidInvoices } from "../store.ts";
 import { PAST_DUE } from "./service.ts";
@@ -24,13 +24,11 @@ export async function accountBanners(db: Db, accountId: string, now = new Date()
           amountDue: formatCents(i.amountRemainingCents),
         }))
       : [];
-  const stopped = (await liveEndpoints(db, accountId)).filter((e) => e.status === "LIMIT_REACHED");
-  const limitReached = await Promise.all(
-    stopped.map(async (e) => {
-      const endpoint = await getEndpointOrFail(db, accountId, e.id);
-      return { id: endpoint.id, name: endpoint.label ?? endpoint.name, network: endpoint.network };
-    }),
-  );
+  const limitReached = (await limitReachedEndpoints(db, accountId)).map((e) => ({
+    id: e.id,
+    name: e.label ?? e.name,
+    network: e.network,
+  }));
   const trialEnd = (await getAccountOrFail(db, accountId)).freeTrialEndsAt;
   const left = trialEnd ? trialEnd.getTime() - now.getTime() : 0;
   const trialEnding =
