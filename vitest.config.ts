@@ -30,6 +30,8 @@ export default defineConfig({
           name: "contract",
           include: ["tests/contract/**/*.test.{ts,tsx}"],
           environment: "node",
+          // Its files read and compile declarations on one core at a time otherwise (0.9 of 2 cores used).
+          maxWorkers: Math.max(2, cores),
         },
       },
       {
