@@ -31,7 +31,9 @@ export function billForecast(
   const end = period.end.getTime();
   const at = Math.min(Math.max(now.getTime(), start), end);
   const soFar = input.usage.credits;
-  const rate = at > start ? soFar / (at - start) : 0;
+  // The rate is taken over a day at least: minutes into a period, the credits so far say little of its
+  // rate, and extrapolated over a month they overflowed the bill's arithmetic (found by the property test).
+  const rate = at > start ? soFar / Math.max(at - start, DAY_MS) : 0;
   const projectedAt = (t: number) => Math.round(soFar + rate * Math.max(0, t - at));
   const projectedCredits = projectedAt(end);
   const points: BillForecast["points"] = [];
