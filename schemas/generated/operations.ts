@@ -482,6 +482,9 @@ export type UpdateTaxIdInput = {
   country?: string | null | undefined;
 };
 
+/** What the payer answered their bank's authentication with (the built-in provider's test bank; Stripe's bank page answers Stripe itself). */
+export type PaymentAuthentication = "COMPLETED" | "FAILED";
+
 export type ProfileQueryVariables = Exact<{ [key: string]: never }>;
 
 export type ProfileQuery = {
@@ -923,6 +926,7 @@ export type BillingInvoicesQuery = {
         totalCents: number;
         amountRemainingCents: number;
         pdfUrl: string;
+        paymentAction: { chargeId: string; title: string; provider: string } | null;
       };
     }>;
     pageInfo: { endCursor: string | null; hasNextPage: boolean };
@@ -1115,6 +1119,13 @@ export type RetryPaymentMutationVariables = Exact<{
 }>;
 
 export type RetryPaymentMutation = { retryPayment: { charge: { id: string; status: string } } };
+
+export type ConfirmPaymentMutationVariables = Exact<{
+  chargeId: string | number;
+  authentication?: PaymentAuthentication | null | undefined;
+}>;
+
+export type ConfirmPaymentMutation = { confirmPayment: { charge: { id: string; status: string } } };
 
 export type UpdateBillingDataMutationVariables = Exact<{
   input: BillingDataInput;
@@ -3407,6 +3418,7 @@ export interface Operations {
     result: ClearInspectedRequestsMutation;
   };
   CompleteKvUpload: { variables: CompleteKvUploadMutationVariables; result: CompleteKvUploadMutation };
+  ConfirmPayment: { variables: ConfirmPaymentMutationVariables; result: ConfirmPaymentMutation };
   CreateAccessToken: { variables: CreateAccessTokenMutationVariables; result: CreateAccessTokenMutation };
   CreateAddressBook: { variables: CreateAddressBookMutationVariables; result: CreateAddressBookMutation };
   CreateAuthToken: { variables: CreateAuthTokenMutationVariables; result: CreateAuthTokenMutation };

@@ -101,18 +101,21 @@ export interface AppConfig {
 export interface StripeSettings {
   secretKey: string;
   apiUrl: URL | null;
+  /** Where Stripe sends the payer back after authenticating a payment (the console's billing page, from PUBLIC_URL). */
+  returnUrl?: string | null;
 }
 
 function stripeSettings(env: NodeJS.ProcessEnv): StripeSettings | null {
   const secretKey = env.NODEPLANE_STRIPE_SECRET_KEY?.trim();
   if (!secretKey) return null;
   const text = env.NODEPLANE_STRIPE_API_URL?.trim();
-  if (!text) return { secretKey, apiUrl: null };
+  const returnUrl = env.PUBLIC_URL ? `${env.PUBLIC_URL.replace(/\/$/, "")}/billing` : null;
+  if (!text) return { secretKey, apiUrl: null, returnUrl };
   const apiUrl = URL.canParse(text) ? new URL(text) : null;
   if (!apiUrl || (apiUrl.protocol !== "http:" && apiUrl.protocol !== "https:")) {
     throw new Error(`NODEPLANE_STRIPE_API_URL must be an http(s) URL, not ${JSON.stringify(text)}`);
   }
-  return { secretKey, apiUrl };
+  return { secretKey, apiUrl, returnUrl };
 }
 
 export interface CryptoChargeSettings {

@@ -986,6 +986,8 @@ export type Mutation = {
   /** Changes a tax id, checked whole as it would be after the change. */
   updateTaxId: TaxId;
   deleteTaxId: TaxId;
+  /** Confirms a charge that asked for the payer's action once they acted (authentication: the built-in provider's test bank's answer); confirming it again answers the same charge. */
+  confirmPayment: PaymentResult;
 };
 
 export type MutationSignUpArgs = {
@@ -1506,6 +1508,11 @@ export type MutationUpdateTaxIdArgs = {
 
 export type MutationDeleteTaxIdArgs = {
   id: Scalars["ID"]["input"];
+};
+
+export type MutationConfirmPaymentArgs = {
+  chargeId: Scalars["ID"]["input"];
+  authentication?: InputMaybe<PaymentAuthentication>;
 };
 
 /** The window a rate limiter counts calls in (fixed windows). Billing intervals are a different thing. */
@@ -3579,6 +3586,8 @@ export type Invoice = {
   lines: Array<InvoiceLine>;
   /** Where the signed-in console downloads the invoice as a PDF. */
   pdfUrl: Scalars["String"]["output"];
+  /** The invoice's newest charge, while it waits for the payer to authenticate it. */
+  paymentAction?: Maybe<InvoicePaymentAction>;
 };
 
 export type InvoiceEdge = {
@@ -3755,6 +3764,8 @@ export type PaymentCharge = {
   failureMessage?: Maybe<Scalars["String"]["output"]>;
   idempotencyKey: Scalars["String"]["output"];
   createdAt: Scalars["DateTime"]["output"];
+  /** Where the payer authenticates while the charge requires action (Stripe's next_action redirect); null: the console asks. */
+  nextActionUrl?: Maybe<Scalars["String"]["output"]>;
 };
 
 export type PaymentChargeEdge = {
@@ -3895,6 +3906,21 @@ export type AccountBanners = {
   limitReached: Array<LimitReachedEndpoint>;
   /** The free trial, when it ends within 3 days. */
   trialEnding: Array<TrialEnding>;
+};
+
+/** What the payer answered their bank's authentication with (the built-in provider's test bank; Stripe's bank page answers Stripe itself). */
+export type PaymentAuthentication = "COMPLETED" | "FAILED";
+
+/** An invoice's payment waiting for the payer to authenticate it. */
+export type InvoicePaymentAction = {
+  __typename?: "InvoicePaymentAction";
+  /** The charge to confirm. */
+  chargeId: Scalars["ID"]["output"];
+  /** Authentication needed. */
+  title: Scalars["String"]["output"];
+  /** builtin or stripe. */
+  provider: Scalars["String"]["output"];
+  nextActionUrl?: Maybe<Scalars["String"]["output"]>;
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -4283,6 +4309,8 @@ export type ResolversTypes = {
   LimitReachedEndpoint: ResolverTypeWrapper<Partial<LimitReachedEndpoint>>;
   TrialEnding: ResolverTypeWrapper<Partial<TrialEnding>>;
   AccountBanners: ResolverTypeWrapper<Partial<AccountBanners>>;
+  PaymentAuthentication: ResolverTypeWrapper<Partial<PaymentAuthentication>>;
+  InvoicePaymentAction: ResolverTypeWrapper<Partial<InvoicePaymentAction>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -4551,6 +4579,7 @@ export type ResolversParentTypes = {
   LimitReachedEndpoint: Partial<LimitReachedEndpoint>;
   TrialEnding: Partial<TrialEnding>;
   AccountBanners: Partial<AccountBanners>;
+  InvoicePaymentAction: Partial<InvoicePaymentAction>;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes["JSON"], any> {
@@ -5886,6 +5915,12 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationDeleteTaxIdArgs, "id">
+  >;
+  confirmPayment?: Resolver<
+    ResolversTypes["PaymentResult"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationConfirmPaymentArgs, "chargeId">
   >;
 };
 
@@ -7623,6 +7658,7 @@ export type InvoiceResolvers<
   amountRemainingCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   lines?: Resolver<Array<ResolversTypes["InvoiceLine"]>, ParentType, ContextType>;
   pdfUrl?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  paymentAction?: Resolver<Maybe<ResolversTypes["InvoicePaymentAction"]>, ParentType, ContextType>;
 };
 
 export type InvoiceEdgeResolvers<
@@ -7745,6 +7781,7 @@ export type PaymentChargeResolvers<
   failureMessage?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
   idempotencyKey?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  nextActionUrl?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
 export type PaymentChargeEdgeResolvers<
@@ -7867,6 +7904,16 @@ export type AccountBannersResolvers<
   pastDue?: Resolver<Array<ResolversTypes["PastDueInvoice"]>, ParentType, ContextType>;
   limitReached?: Resolver<Array<ResolversTypes["LimitReachedEndpoint"]>, ParentType, ContextType>;
   trialEnding?: Resolver<Array<ResolversTypes["TrialEnding"]>, ParentType, ContextType>;
+};
+
+export type InvoicePaymentActionResolvers<
+  ContextType = Context,
+  ParentType extends ResolversParentTypes["InvoicePaymentAction"] = ResolversParentTypes["InvoicePaymentAction"],
+> = {
+  chargeId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  title?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  nextActionUrl?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = Context> = {
@@ -8067,4 +8114,5 @@ export type Resolvers<ContextType = Context> = {
   LimitReachedEndpoint?: LimitReachedEndpointResolvers<ContextType>;
   TrialEnding?: TrialEndingResolvers<ContextType>;
   AccountBanners?: AccountBannersResolvers<ContextType>;
+  InvoicePaymentAction?: InvoicePaymentActionResolvers<ContextType>;
 };

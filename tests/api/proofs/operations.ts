@@ -86,6 +86,7 @@ export type Kind =
   | "addonInstall"
   | "invoice"
   | "paymentIntent"
+  | "paymentCharge"
   | "taxId"
   | "user";
 
@@ -195,6 +196,7 @@ export const ID_ARGS: Record<string, Kind> = {
   "createStripeCryptoCharge.input.invoiceId": "invoice",
   "stripePaymentIntentStatus.paymentIntentId": "paymentIntent",
   "retryPayment.invoiceId": "invoice",
+  "confirmPayment.chargeId": "paymentCharge",
   "updateTaxId.id": "taxId",
   "deleteTaxId.id": "taxId",
 };

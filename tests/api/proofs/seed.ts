@@ -8,6 +8,7 @@ import { exportSPKI, generateKeyPair } from "jose";
 import { marketplaceCharges } from "../../../server/domains/billing/addon-charges.ts";
 import { depositAddresses } from "../../../server/domains/billing/crypto/addresses.ts";
 import { insertCharge, nextAddressIndex } from "../../../server/domains/billing/crypto/store.ts";
+import { insertCharge as insertPaymentCharge } from "../../../server/domains/billing/payments/store.ts";
 import { closeEndedPeriodsOfAll } from "../../../server/domains/billing/service.ts";
 import { DEV_CRYPTO_MNEMONIC } from "../../../server/platform/config.ts";
 import type { Db } from "../../../server/platform/db/index.ts";
@@ -162,6 +163,22 @@ export async function seedOneOfEach(
       expiresAt: new Date(Date.now() + 3_600_000),
     })
   )?.code;
+  // A card charge waiting for the payer's authentication, written as a charge of the built-in provider writes it.
+  ids.paymentCharge = (
+    await insertPaymentCharge(billing.db, owner.viewer.id, {
+      invoiceId: ids.invoice,
+      idempotencyKey: "proofs",
+      provider: "builtin",
+      providerChargeId: "builtin_ch_proofs",
+      amountCents: 100,
+      currency: "usd",
+      status: "requires_action",
+      failureCode: "authentication_required",
+      failureMessage: null,
+      methodLabel: "Visa ending 3184",
+      cardLast4: "3184",
+    })
+  ).id;
   ids.taxId = (
     await gql<{ createTaxId: { id: string } }>(
       'mutation { createTaxId(input: { type: "eu_vat", value: "DE123456789" }) { id } }',

@@ -26,7 +26,7 @@ afterAll(async () => {
 describe("another account's ids are NOT_FOUND everywhere", () => {
   it("answers NOT_FOUND to every operation that takes an id, and writes nothing", async () => {
     const stranger = await signUp(t.asTestApp);
-    expect(Object.values(theirs.ids).filter(Boolean).length).toBe(25);
+    expect(Object.values(theirs.ids).filter(Boolean).length).toBe(26);
     const ops = operations().filter((op) => idArguments(op).some((arg) => `${op.name}.${arg}` in ID_ARGS));
     const before = await snapshot(t.db);
     const answers: Record<string, string> = {};

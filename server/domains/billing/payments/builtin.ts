@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { badInput } from "../../../platform/errors.ts";
-import type { AttachedMethod, ChargeOutcome, ChargeRequest, PaymentProvider, PaymentSource } from "./provider.ts";
+import { badInput, conflict } from "../../../platform/errors.ts";
+import type {
+  AttachedMethod,
+  ChargeOutcome,
+  ChargeRequest,
+  ConfirmRequest,
+  PaymentProvider,
+  PaymentSource,
+} from "./provider.ts";
 import {
   luhnValid,
   routingNumberValid,
@@ -11,6 +18,8 @@ import {
 } from "./test-numbers.ts";
 
 const PREFIX = "builtin:";
+/** The built-in provider's charge ids. */
+const CHARGE_PREFIX = "builtin_ch_";
 
 /** The card's expiry as a month count, to compare with today's. */
 const monthIndex = (year: number, month: number) => year * 12 + (month - 1);
@@ -114,11 +123,12 @@ export function builtinProvider(now: () => Date = () => new Date()): PaymentProv
           providerChargeId: null,
           failureCode: "provider_mismatch",
           failureMessage: "This payment method belongs to another provider: add it again.",
+          nextActionUrl: null,
         };
       }
-      const providerChargeId = `builtin_ch_${randomUUID()}`;
+      const providerChargeId = `${CHARGE_PREFIX}${randomUUID()}`;
       if (test.charge === "succeeds") {
-        return { status: "succeeded", providerChargeId, failureCode: null, failureMessage: null };
+        return { status: "succeeded", providerChargeId, failureCode: null, failureMessage: null, nextActionUrl: null };
       }
       if (test.charge === "requires_action") {
         return {
@@ -126,7 +136,8 @@ export function builtinProvider(now: () => Date = () => new Date()): PaymentProv
           providerChargeId,
           failureCode: "authentication_required",
           failureMessage:
-            "The card's bank asks you to authenticate this payment; the built-in provider has no bank page to show: use another card.",
+            "The card's bank asks you to authenticate this payment: open the invoice's authentication on the billing page.",
+          nextActionUrl: null,
         };
       }
       return {
@@ -134,6 +145,43 @@ export function builtinProvider(now: () => Date = () => new Date()): PaymentProv
         providerChargeId,
         failureCode: test.chargeDecline?.code ?? "card_declined",
         failureMessage: test.chargeDecline?.message ?? "The payment was declined.",
+        nextActionUrl: null,
+      };
+    },
+
+    /**
+     * The test bank's authentication: the console's dialog stands for the bank's page, so the payer's
+     * answer comes with the request, as Stripe's test page's "Complete" and "Fail" buttons. A failure is
+     * Stripe's payment_intent_authentication_failure. Which charges wait for it the payments service
+     * knows (their rows), and it asks here once per charge.
+     */
+    async confirm(request: ConfirmRequest): Promise<ChargeOutcome> {
+      if (!request.providerChargeId.startsWith(CHARGE_PREFIX)) {
+        throw conflict("This charge was made by another provider: pay the invoice again.");
+      }
+      if (request.authentication === null) {
+        throw badInput([
+          {
+            pointer: "/authentication",
+            message: "The built-in test provider's bank asks you to complete or fail the authentication.",
+          },
+        ]);
+      }
+      if (request.authentication === "COMPLETED") {
+        return {
+          status: "succeeded",
+          providerChargeId: request.providerChargeId,
+          failureCode: null,
+          failureMessage: null,
+          nextActionUrl: null,
+        };
+      }
+      return {
+        status: "failed",
+        providerChargeId: request.providerChargeId,
+        failureCode: "payment_intent_authentication_failure",
+        failureMessage: "The payment's authentication failed.",
+        nextActionUrl: null,
       };
     },
   };

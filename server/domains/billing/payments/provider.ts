@@ -48,6 +48,25 @@ export interface ChargeOutcome {
   providerChargeId: string | null;
   failureCode: string | null;
   failureMessage: string | null;
+  /** Where the payer authenticates, while requires_action (Stripe's next_action.redirect_to_url); null: nowhere to send them. */
+  nextActionUrl: string | null;
+}
+
+/** What the payer answered their bank's authentication with (Stripe's 3-D Secure test page has these two buttons). */
+export type PaymentAuthentication = "COMPLETED" | "FAILED";
+
+/** The confirmation of a charge that asked for the payer's action, once they acted. */
+export interface ConfirmRequest {
+  customer: ProviderCustomer;
+  /** The provider's id of the charge waiting for action (its PaymentIntent). */
+  providerChargeId: string;
+  /**
+   * The payer's answer, where the provider takes it from us (the built-in provider, whose bank page is
+   * the console's dialog); null where the payer answers the bank itself (Stripe).
+   */
+  authentication: PaymentAuthentication | null;
+  /** The same key twice is one confirmation at the provider. */
+  idempotencyKey: string;
 }
 
 export interface PaymentProvider {
@@ -64,4 +83,9 @@ export interface PaymentProvider {
    */
   attach(customer: ProviderCustomer, source: PaymentSource): Promise<AttachedMethod>;
   charge(request: ChargeRequest): Promise<ChargeOutcome>;
+  /**
+   * Confirms a charge that answered requires_action: succeeded or failed once the payer acted, or still
+   * requires_action (with where to act) while they have not. Confirming a settled charge answers how it settled.
+   */
+  confirm(request: ConfirmRequest): Promise<ChargeOutcome>;
 }

@@ -1,3 +1,5 @@
+import DataLoader from "dataloader";
+import { type Context, loaderOf } from "../../../graphql/context.ts";
 import { field, fieldWithInput, present } from "../../../graphql/field.ts";
 import type { BusinessType } from "../../../graphql/generated/resolvers.ts";
 import type { Resolvers } from "../../../graphql/resolvers.ts";
@@ -45,8 +47,24 @@ const chargeView = (c: PaymentChargeRow) => ({
   failureCode: c.failureCode,
   failureMessage: c.failureMessage,
   idempotencyKey: c.idempotencyKey,
+  nextActionUrl: c.nextActionUrl,
   createdAt: c.createdAt,
 });
+
+/** The charges waiting for the payer's action of a page of invoices, in one query (per account). */
+const awaitingActionLoader = (ctx: Context) =>
+  new DataLoader<{ accountId: string; invoiceId: string }, PaymentChargeRow | undefined, string>(
+    async (keys) => {
+      const byInvoice = await service.chargesAwaitingAction(
+        ctx.db,
+        keys[0].accountId,
+        keys.map((k) => k.invoiceId),
+      );
+      return keys.map((k) => byInvoice.get(k.invoiceId));
+    },
+    // One request is one account's: the invoice id is the key.
+    { cacheKeyFn: (k) => k.invoiceId },
+  );
 
 const taxIdView = (t: TaxIdRow) => ({
   id: t.id,
@@ -67,6 +85,17 @@ async function customerView(db: Db, accountId: string, data?: customer.BillingCu
     metadata: { businessType: c.businessType as BusinessType | null },
     taxIds: (await customer.taxIdsOf(db, accountId)).map(taxIdView),
     defaultPaymentMethod: methodView(await service.paymentMethodOf(db, accountId)),
+  };
+}
+
+/** A charge with its invoice and the subscription, as they are after it (PaymentResult). */
+async function paymentResult(db: Db, accountId: string, charge: PaymentChargeRow) {
+  const { invoice, lines } = await invoiceWithLines(db, accountId, charge.invoiceId);
+  const { subscription, plan } = foundOr(await subscriptionOf(db, accountId), "The subscription");
+  return {
+    charge: chargeView(charge),
+    invoice: { ...invoice, lines },
+    subscription: subscriptionView(subscription, plan),
   };
 }
 
@@ -136,6 +165,20 @@ export function paymentsResolvers(deps: service.PaymentsDeps): Resolvers {
         };
       }),
     },
+    Invoice: {
+      paymentAction: field("VIEWER", async ({ ctx, accountId, parent }) => {
+        if (parent.status !== "open") return null;
+        const charge = await loaderOf(ctx, awaitingActionLoader).load({ accountId, invoiceId: parent.id });
+        return charge
+          ? {
+              chargeId: charge.id,
+              title: "Authentication needed",
+              provider: charge.provider,
+              nextActionUrl: charge.nextActionUrl,
+            }
+          : null;
+      }),
+    },
     BillingSubscription: {
       defaultPaymentMethod: field("VIEWER", async ({ ctx, accountId }) =>
         methodView(await service.paymentMethodOf(ctx.db, accountId)),
@@ -181,18 +224,18 @@ export function paymentsResolvers(deps: service.PaymentsDeps): Resolvers {
       deleteTaxId: field("ADMIN", async ({ ctx, accountId, args }) =>
         taxIdView(await customer.deleteTaxId(ctx.db, accountId, args.id)),
       ),
+      confirmPayment: field("ADMIN", async ({ ctx, accountId, args }) => {
+        const charge = await service.confirmPayment(deps, accountId, {
+          chargeId: args.chargeId,
+          authentication: args.authentication ?? null,
+        });
+        return paymentResult(ctx.db, accountId, charge);
+      }),
       retryPayment: fieldWithInput(
         "ADMIN",
         { schema: "payment-method#/$defs/retryInput", of: (args) => present(args) },
         async ({ ctx, accountId, input }) => {
-          const charge = await service.retryPayment(deps, accountId, input);
-          const { invoice, lines } = await invoiceWithLines(ctx.db, accountId, charge.invoiceId);
-          const { subscription, plan } = foundOr(await subscriptionOf(ctx.db, accountId), "The subscription");
-          return {
-            charge: chargeView(charge),
-            invoice: { ...invoice, lines },
-            subscription: subscriptionView(subscription, plan),
-          };
+          return paymentResult(ctx.db, accountId, await service.retryPayment(deps, accountId, input));
         },
       ),
     },

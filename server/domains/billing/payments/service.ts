@@ -1,12 +1,18 @@
 import { randomUUID } from "node:crypto";
-import type { Db } from "../../../platform/db/index.ts";
+import type { Db, Executor } from "../../../platform/db/index.ts";
 import { AppError, conflict, foundOr, notFound } from "../../../platform/errors.ts";
 import type { DomainEvents } from "../../../platform/events.ts";
 import { isUuid } from "../../../platform/ids.ts";
 import { connection, cursorArgument, pageSize } from "../../../platform/paging.ts";
 import { changeSubscription, listMembers, lockedSubscription } from "../../account/service.ts";
 import { type InvoiceStatus, invoiceStatusAfter } from "../service.ts";
-import type { PaymentProvider, PaymentSource, ProviderCustomer } from "./provider.ts";
+import type {
+  ChargeOutcome,
+  PaymentAuthentication,
+  PaymentProvider,
+  PaymentSource,
+  ProviderCustomer,
+} from "./provider.ts";
 import * as store from "./store.ts";
 
 /** What payments run on: the database, the events other parts follow, and the one provider in use. */
@@ -118,21 +124,89 @@ export async function payInvoice(deps: PaymentsDeps, accountId: string, invoiceI
       status: outcome.status,
       failureCode: outcome.failureCode,
       failureMessage: outcome.failureMessage,
+      nextActionUrl: outcome.nextActionUrl,
       methodLabel: methodLabel(method),
       cardLast4: method.kind === "card" ? method.last4 : null,
     });
-    if (outcome.status === "succeeded") {
-      await store.setInvoicePaid(tx, accountId, invoiceId, invoiceStatusAfter(invoice.status as InvoiceStatus, "paid"));
-      if ((await store.otherOpenInvoices(tx, accountId, invoiceId)).length === 0) {
-        await changeSubscription(tx, accountId, { status: ACTIVE });
-      }
-    } else {
-      await changeSubscription(tx, accountId, { status: PAST_DUE });
-    }
+    await settleInvoice(tx, accountId, invoice, outcome.status);
     return row;
   });
   await deps.events.emitAndWait("viewer.changed", { accountId, userId: null });
   return charge;
+}
+
+/**
+ * The one rule of what a charge's outcome does to its invoice and the subscription: paid, the invoice is
+ * paid and, with no other open invoice, the subscription active; declined or waiting for the payer, the
+ * subscription past due and the invoice open.
+ */
+async function settleInvoice(
+  tx: Executor,
+  accountId: string,
+  invoice: { id: string; status: string },
+  outcome: ChargeOutcome["status"],
+) {
+  if (outcome === "succeeded") {
+    await store.setInvoicePaid(tx, accountId, invoice.id, invoiceStatusAfter(invoice.status as InvoiceStatus, "paid"));
+    if ((await store.otherOpenInvoices(tx, accountId, invoice.id)).length === 0) {
+      await changeSubscription(tx, accountId, { status: ACTIVE });
+    }
+  } else {
+    await changeSubscription(tx, accountId, { status: PAST_DUE });
+  }
+}
+
+/**
+ * Confirms a charge that asked for the payer's action (3-D Secure), once they acted: the provider says
+ * how it ended, and the charge, the invoice and the subscription move together as a charge's outcome
+ * moves them (settleInvoice). Under the subscription's lock, then the charge's and the invoice's: a
+ * second confirmation, retried or at once, finds the charge settled and answers it without asking the
+ * provider again, so an invoice is paid once. A charge whose invoice was paid meanwhile (another
+ * charge, crypto) is CONFLICT and nothing is asked.
+ */
+export async function confirmPayment(
+  deps: PaymentsDeps,
+  accountId: string,
+  input: { chargeId: string; authentication: PaymentAuthentication | null },
+) {
+  if (!isUuid(input.chargeId)) throw notFound("The charge");
+  const charge = await deps.db.transaction(async (tx) => {
+    foundOr(await lockedSubscription(tx, accountId), "The subscription");
+    const waiting = foundOr(await store.lockedCharge(tx, accountId, input.chargeId), "The charge");
+    if (waiting.status !== store.REQUIRES_ACTION) return waiting;
+    const invoice = foundOr(await store.lockedInvoice(tx, accountId, waiting.invoiceId), "The invoice");
+    if (invoice.status !== "open" || invoice.amountRemainingCents <= 0) {
+      throw conflict(`Invoice ${invoice.number} is ${invoice.status}: this payment has nothing left to confirm.`);
+    }
+    if (waiting.provider !== deps.provider.id || !waiting.providerChargeId) {
+      throw conflict(
+        `This charge was made with the ${waiting.provider} provider, which is not in use: pay the invoice again.`,
+      );
+    }
+    const outcome = await deps.provider.confirm({
+      customer: await customerOf(deps.db, accountId),
+      providerChargeId: waiting.providerChargeId,
+      authentication: input.authentication,
+      idempotencyKey: `${accountId}:confirm:${waiting.id}`,
+    });
+    const settled = await store.settleCharge(tx, accountId, waiting.id, {
+      status: outcome.status,
+      failureCode: outcome.failureCode,
+      failureMessage: outcome.failureMessage,
+      nextActionUrl: outcome.nextActionUrl,
+    });
+    await settleInvoice(tx, accountId, invoice, outcome.status);
+    return settled;
+  });
+  await deps.events.emitAndWait("viewer.changed", { accountId, userId: null });
+  if (charge.status === "failed") throw refusal(charge);
+  return charge;
+}
+
+/** Of these invoices, the charge each waits on for the payer's action, by invoice id. */
+export async function chargesAwaitingAction(db: Db, accountId: string, invoiceIds: readonly string[]) {
+  const waiting = await store.chargesAwaitingAction(db, accountId, invoiceIds);
+  return new Map(waiting.map((c) => [c.invoiceId, c]));
 }
 
 /** What the payer is told of a charge that did not go through. */

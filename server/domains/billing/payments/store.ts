@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, lt, ne, notExists, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, ne, notExists, or, sql } from "drizzle-orm";
 import type { Executor } from "../../../platform/db/index.ts";
 import { invoices } from "../tables.ts";
 import { billingCustomers, paymentCharges, paymentMethods, taxIds } from "./tables.ts";
@@ -7,6 +7,9 @@ export type PaymentMethodRow = typeof paymentMethods.$inferSelect;
 export type PaymentChargeRow = typeof paymentCharges.$inferSelect;
 export type BillingCustomerRow = typeof billingCustomers.$inferSelect;
 export type TaxIdRow = typeof taxIds.$inferSelect;
+
+/** A charge's status while it waits for the payer's action (3-D Secure). */
+export const REQUIRES_ACTION = "requires_action";
 
 export async function getMethod(db: Executor, accountId: string): Promise<PaymentMethodRow | undefined> {
   const [row] = await db.select().from(paymentMethods).where(eq(paymentMethods.accountId, accountId));
@@ -62,6 +65,45 @@ export async function insertCharge(
     .values({ accountId, ...row })
     .returning();
   return charge;
+}
+
+/** The charge, locked until the transaction ends, so two confirmations of it run one after the other. */
+export async function lockedCharge(tx: Executor, accountId: string, chargeId: string) {
+  const [row] = await tx
+    .select()
+    .from(paymentCharges)
+    .where(and(eq(paymentCharges.accountId, accountId), eq(paymentCharges.id, chargeId)))
+    .for("update");
+  return row;
+}
+
+/** A charge waiting for action, moved to what its confirmation answered. */
+export async function settleCharge(
+  tx: Executor,
+  accountId: string,
+  chargeId: string,
+  set: Pick<PaymentChargeRow, "status" | "failureCode" | "failureMessage" | "nextActionUrl">,
+): Promise<PaymentChargeRow> {
+  const [row] = await tx
+    .update(paymentCharges)
+    .set(set)
+    .where(and(eq(paymentCharges.accountId, accountId), eq(paymentCharges.id, chargeId)))
+    .returning();
+  return row;
+}
+
+/**
+ * The newest charge of each of these invoices, where it waits for the payer's action: what the console
+ * offers to authenticate. One query for a page of invoices.
+ */
+export async function chargesAwaitingAction(db: Executor, accountId: string, invoiceIds: readonly string[]) {
+  if (invoiceIds.length === 0) return [];
+  const newest = await db
+    .selectDistinctOn([paymentCharges.invoiceId])
+    .from(paymentCharges)
+    .where(and(eq(paymentCharges.accountId, accountId), inArray(paymentCharges.invoiceId, [...invoiceIds])))
+    .orderBy(paymentCharges.invoiceId, desc(paymentCharges.createdAt), desc(paymentCharges.id));
+  return newest.filter((c) => c.status === REQUIRES_ACTION);
 }
 
 /** The invoice, locked until the transaction ends, so two payments of it run one after the other. */

@@ -1,7 +1,14 @@
 import Stripe from "stripe";
 import type { StripeSettings } from "../../../platform/config.ts";
 import { AppError, badInput } from "../../../platform/errors.ts";
-import type { AttachedMethod, ChargeOutcome, ChargeRequest, PaymentProvider, ProviderCustomer } from "./provider.ts";
+import type {
+  AttachedMethod,
+  ChargeOutcome,
+  ChargeRequest,
+  ConfirmRequest,
+  PaymentProvider,
+  ProviderCustomer,
+} from "./provider.ts";
 
 /** Stripe could not be reached or refused the service's key: the user can only try again later. */
 const unreachable = () => new AppError("UPSTREAM_FAILED", "Stripe could not be reached: try again in a moment.");
@@ -117,15 +124,7 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
           },
           { idempotencyKey: request.idempotencyKey },
         );
-        if (intent.status === "succeeded") {
-          return { status: "succeeded", providerChargeId: intent.id, failureCode: null, failureMessage: null };
-        }
-        return {
-          status: "requires_action",
-          providerChargeId: intent.id,
-          failureCode: intent.status,
-          failureMessage: `Stripe left the payment ${intent.status.replace(/_/g, " ")}.`,
-        };
+        return outcomeOf(intent);
       } catch (error) {
         if (error instanceof Stripe.errors.StripeCardError) {
           const action = error.code === "authentication_required";
@@ -134,10 +133,81 @@ export function stripeProvider(settings: StripeSettings): PaymentProvider {
             providerChargeId: error.payment_intent?.id ?? null,
             failureCode: error.code ?? "card_declined",
             failureMessage: error.message,
+            nextActionUrl: null,
           };
         }
         throw unreachable();
       }
     },
+
+    /**
+     * An off-session charge Stripe refused with authentication_required is confirmed again, on session,
+     * with the method it tried (Stripe then answers requires_action and where the payer authenticates);
+     * once the payer acted at their bank, the intent says how it ended. The payer's answer is Stripe's
+     * to take, never ours.
+     */
+    async confirm(request: ConfirmRequest): Promise<ChargeOutcome> {
+      if (request.authentication !== null) {
+        throw badInput([
+          { pointer: "/authentication", message: "With Stripe, you authenticate on your bank's page, not here." },
+        ]);
+      }
+      try {
+        let intent = await stripe.paymentIntents.retrieve(request.providerChargeId);
+        const tried = intent.last_payment_error;
+        if (intent.status === "requires_payment_method" && tried?.code === "authentication_required") {
+          intent = await stripe.paymentIntents.confirm(
+            intent.id,
+            {
+              payment_method: tried.payment_method?.id,
+              ...(settings.returnUrl && { return_url: settings.returnUrl }),
+            },
+            { idempotencyKey: request.idempotencyKey },
+          );
+        }
+        return outcomeOf(intent);
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeCardError) {
+          return {
+            status: "failed",
+            providerChargeId: request.providerChargeId,
+            failureCode: error.code ?? "card_declined",
+            failureMessage: error.message,
+            nextActionUrl: null,
+          };
+        }
+        throw unreachable();
+      }
+    },
+  };
+}
+
+/** A PaymentIntent as a charge's outcome: paid, failed with Stripe's last error, or waiting (with where to act). */
+function outcomeOf(intent: Stripe.PaymentIntent): ChargeOutcome {
+  if (intent.status === "succeeded") {
+    return {
+      status: "succeeded",
+      providerChargeId: intent.id,
+      failureCode: null,
+      failureMessage: null,
+      nextActionUrl: null,
+    };
+  }
+  if (intent.status === "requires_payment_method" || intent.status === "canceled") {
+    return {
+      status: "failed",
+      providerChargeId: intent.id,
+      failureCode: intent.last_payment_error?.code ?? intent.status,
+      failureMessage:
+        intent.last_payment_error?.message ?? `Stripe left the payment ${intent.status.replace(/_/g, " ")}.`,
+      nextActionUrl: null,
+    };
+  }
+  return {
+    status: "requires_action",
+    providerChargeId: intent.id,
+    failureCode: intent.status,
+    failureMessage: `Stripe left the payment ${intent.status.replace(/_/g, " ")}.`,
+    nextActionUrl: intent.next_action?.redirect_to_url?.url ?? null,
   };
 }

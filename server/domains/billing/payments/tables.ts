@@ -42,8 +42,13 @@ export const paymentCharges = pgTable(
     providerChargeId: text("provider_charge_id"),
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
     currency: text("currency").notNull(),
-    /** succeeded, failed or requires_action (provider.ts `ChargeOutcome`). */
+    /**
+     * succeeded, failed or requires_action (provider.ts `ChargeOutcome`). requires_action is the pending
+     * action (3-D Secure): confirmPayment moves it to succeeded or failed, once.
+     */
     status: text("status").notNull(),
+    /** Where the payer authenticates a charge in requires_action (Stripe's next_action redirect); null: the console asks. */
+    nextActionUrl: text("next_action_url"),
     failureCode: text("failure_code"),
     failureMessage: text("failure_message"),
     /** How the method read when it was charged ("Visa ending 4242"), kept as it was then. */

@@ -68,7 +68,7 @@ export const TEST_PAYMENT_NUMBERS: readonly TestPaymentNumber[] = [
     "authentication-required",
     "4000002760003184",
     "visa",
-    "Attaches, then every charge asks the payer to authenticate (3-D Secure): the invoice stays open.",
+    "Attaches, then every charge asks the payer to authenticate (3-D Secure): the invoice waits until they do.",
     { attachDecline: null, charge: "requires_action", chargeDecline: null },
   ),
   {
