@@ -165,3 +165,68 @@ describe("the Stripe provider", () => {
     });
   });
 });
+
+describe("a Stripe payment that asks for authentication", () => {
+  const confirm = (client: GqlClient, chargeId: string) =>
+    client.gql<{ confirmPayment: { charge: { id: string; status: string; nextActionUrl: string | null } } }>(
+      "mutation($id: ID!) { confirmPayment(chargeId: $id) { charge { id status nextActionUrl } invoice { status } subscription { status } } }",
+      { id: chargeId },
+    );
+
+  async function waiting() {
+    const user = await signUp(ctx.app);
+    await setToken(user.client, "pm_card_authenticationRequired");
+    const invoiceId = await openInvoiceOf(db, billing, user);
+    await collectOpenInvoices(payments);
+    const { invoice } = await user.client.gqlOk<{
+      invoice: { paymentAction: { chargeId: string; provider: string } | null };
+    }>("query($id: ID!) { invoice(id: $id) { paymentAction { chargeId provider } } }", { id: invoiceId });
+    expect(invoice.paymentAction?.provider).toBe("stripe");
+    return { user, invoiceId, chargeId: invoice.paymentAction?.chargeId ?? "" };
+  }
+
+  it("is confirmed on session, sends the payer to the bank's page, and is paid once they authenticate", async () => {
+    const { user, chargeId } = await waiting();
+    const first = await confirm(user.client, chargeId);
+    expect(first.errors).toBeUndefined();
+    const url = first.data?.confirmPayment.charge.nextActionUrl ?? "";
+    expect(first.data?.confirmPayment.charge.status).toBe("requires_action");
+    expect(url).toMatch(new RegExp(`^${stripe.url}/bank/authenticate/pi_`));
+    // Asked again before the payer acted: still waiting, at the same page, and no second intent.
+    expect((await confirm(user.client, chargeId)).data?.confirmPayment.charge.nextActionUrl).toBe(url);
+    await fetch(`${url}/complete`, { method: "POST" });
+    const paid = await Promise.all([confirm(user.client, chargeId), confirm(user.client, chargeId)]);
+    for (const r of paid) {
+      expect(r.data?.confirmPayment).toMatchObject({
+        charge: { id: chargeId, status: "succeeded", nextActionUrl: null },
+        invoice: { status: "paid" },
+        subscription: { status: "active" },
+      });
+    }
+    expect(intentsOf(user)).toHaveLength(1);
+    const confirms = stripe.requests.filter(
+      (r) => r.path.endsWith("/confirm") && r.idempotencyKey?.startsWith(user.viewer.id),
+    );
+    expect(confirms.map((r) => r.idempotencyKey)).toEqual([`${user.viewer.id}:confirm:${chargeId}`]);
+  });
+
+  it("a failed authentication at the bank leaves the invoice open and the subscription past due", async () => {
+    const { user, invoiceId, chargeId } = await waiting();
+    const url = (await confirm(user.client, chargeId)).data?.confirmPayment.charge.nextActionUrl ?? "";
+    await fetch(`${url}/fail`, { method: "POST" });
+    const failed = await confirm(user.client, chargeId);
+    expect(failed.errors?.[0]?.message).toMatch(/failed authentication.*\(payment_intent_authentication_failure\)/);
+    expect((await subscriptionOf(user.client)).status).toBe("past_due");
+    const { invoice } = await user.client.gqlOk<{ invoice: { status: string; paymentAction: unknown } }>(
+      "query($id: ID!) { invoice(id: $id) { status paymentAction { chargeId } } }",
+      { id: invoiceId },
+    );
+    expect(invoice).toEqual({ status: "open", paymentAction: null });
+    // The payer's answer is the bank's to give, not ours.
+    const told = await user.client.gql(
+      "mutation($id: ID!) { confirmPayment(chargeId: $id, authentication: COMPLETED) { charge { id } } }",
+      { id: chargeId },
+    );
+    expect(told.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+  });
+});

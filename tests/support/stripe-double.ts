@@ -4,7 +4,9 @@ import type { AddressInfo } from "node:net";
 /**
  * A stand-in for the few endpoints of Stripe's API the Stripe provider calls (tests only: Stripe cannot be
  * reached from here). It answers as Stripe documents, for Stripe's test PaymentMethod ids, and keeps
- * Stripe's idempotency: a request with a key it saw answers the first response again.
+ * Stripe's idempotency: a request with a key it saw answers the first response again. Its PaymentIntents
+ * keep their state: one confirmed on session that asks for authentication sends the payer to a bank page
+ * here (`/bank/authenticate/<intent>/complete` or `/fail`, Stripe's 3-D Secure test page's two buttons).
  */
 
 /** Stripe's test PaymentMethod ids, and what each does. */
@@ -35,7 +37,17 @@ export interface StripeDouble {
   close(): Promise<void>;
 }
 
-const cardError = (code: string, message: string, intentId: string, status: string) => ({
+/** A PaymentIntent as the double keeps it: what Stripe answers for it, moved by confirm and the bank's page. */
+interface IntentState {
+  id: string;
+  object: "payment_intent";
+  status: string;
+  amount: number;
+  last_payment_error: { code: string; message: string; payment_method: { id: string } } | null;
+  next_action: { type: "redirect_to_url"; redirect_to_url: { url: string; return_url: string | null } } | null;
+}
+
+const cardError = (code: string, message: string, intent: IntentState) => ({
   status: 402,
   body: {
     error: {
@@ -43,7 +55,7 @@ const cardError = (code: string, message: string, intentId: string, status: stri
       code,
       message,
       decline_code: code === "card_declined" ? "generic_decline" : undefined,
-      payment_intent: { id: intentId, object: "payment_intent", status },
+      payment_intent: intent,
     },
   },
 });
@@ -53,6 +65,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const intents: StripeDouble["intents"] = [];
   const replies = new Map<string, { status: number; body: unknown }>();
   const attached = new Map<string, string>();
+  const states = new Map<string, IntentState>();
+  let base = "";
   let counter = 0;
   const id = (prefix: string) => `${prefix}_double${++counter}`;
 
@@ -96,30 +110,78 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       };
     }
     if (path === "/v1/payment_intents") {
-      const test = METHODS[attached.get(body.get("payment_method") ?? "") ?? ""];
-      const intentId = id("pi");
-      intents.push({
-        id: intentId,
+      const paymentMethod = body.get("payment_method") ?? "";
+      const test = METHODS[attached.get(paymentMethod) ?? ""];
+      const intent: IntentState = {
+        id: id("pi"),
+        object: "payment_intent",
+        status: "succeeded",
         amount: Number(body.get("amount")),
+        last_payment_error: null,
+        next_action: null,
+      };
+      states.set(intent.id, intent);
+      intents.push({
+        id: intent.id,
+        amount: intent.amount,
         customer: body.get("customer") ?? "",
-        paymentMethod: body.get("payment_method") ?? "",
+        paymentMethod,
         idempotencyKey: key ?? "",
       });
-      if (!test) return cardError("card_declined", "No such payment method.", intentId, "requires_payment_method");
-      if (test.charge === "declined")
-        return cardError("card_declined", "Your card was declined.", intentId, "requires_payment_method");
-      if (test.charge === "auth") {
-        return cardError(
-          "authentication_required",
-          "This payment requires authentication.",
-          intentId,
-          "requires_payment_method",
-        );
-      }
-      return {
-        status: 200,
-        body: { id: intentId, object: "payment_intent", status: "succeeded", amount: Number(body.get("amount")) },
+      const refused = (code: string, message: string) => {
+        intent.status = "requires_payment_method";
+        intent.last_payment_error = { code, message, payment_method: { id: paymentMethod } };
+        return cardError(code, message, intent);
       };
+      if (!test) return refused("card_declined", "No such payment method.");
+      if (test.charge === "declined") return refused("card_declined", "Your card was declined.");
+      if (test.charge === "auth") return refused("authentication_required", "This payment requires authentication.");
+      return { status: 200, body: intent };
+    }
+    const intentPath = /^\/v1\/payment_intents\/([^/]+)(\/confirm)?$/.exec(path);
+    const intent = intentPath ? states.get(intentPath[1]) : undefined;
+    if (intentPath && !intent) {
+      return {
+        status: 404,
+        body: { error: { type: "invalid_request_error", code: "resource_missing", message: "No such payment_intent" } },
+      };
+    }
+    if (intent && !intentPath?.[2]) return { status: 200, body: intent };
+    if (intent) {
+      // Confirmed on session: a card that asks for authentication sends the payer to its bank's page.
+      const test = METHODS[attached.get(body.get("payment_method") ?? "") ?? ""];
+      if (intent.status !== "requires_payment_method") return { status: 200, body: intent };
+      if (test?.charge === "auth") {
+        intent.status = "requires_action";
+        intent.next_action = {
+          type: "redirect_to_url",
+          redirect_to_url: { url: `${base}/bank/authenticate/${intent.id}`, return_url: body.get("return_url") },
+        };
+      } else if (test?.charge === "ok") {
+        intent.status = "succeeded";
+        intent.last_payment_error = null;
+      }
+      return { status: 200, body: intent };
+    }
+    const bank = /^\/bank\/authenticate\/([^/]+)\/(complete|fail)$/.exec(path);
+    const authenticated = bank ? states.get(bank[1]) : undefined;
+    if (authenticated?.status === "requires_action") {
+      // The payer's answer on the bank's page (Stripe's 3-D Secure test page: complete or fail).
+      const method = authenticated.last_payment_error?.payment_method ?? { id: "" };
+      authenticated.next_action = null;
+      if (bank?.[2] === "complete") {
+        authenticated.status = "succeeded";
+        authenticated.last_payment_error = null;
+      } else {
+        authenticated.status = "requires_payment_method";
+        authenticated.last_payment_error = {
+          code: "payment_intent_authentication_failure",
+          message:
+            "The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.",
+          payment_method: method,
+        };
+      }
+      return { status: 200, body: { id: authenticated.id, status: authenticated.status } };
     }
     return {
       status: 404,
@@ -150,6 +212,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  base = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
