@@ -1,11 +1,13 @@
 // Payments end to end: the owner sees which provider is in use and its test numbers, adds a test card on
 // the billing page's Payment and tax tab, adds a tax id and billing data, and looks at the tab at 1440
-// and 390 px; a declined test card is refused beside its field.
+// and 390 px; a declined test card is refused beside its field. A card whose bank asks for authentication
+// leaves its invoice saying "Authentication needed" until the payer fails, then completes, the test bank's dialog.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
+import { endDemoBillingPeriod, screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
 
-const e2e = useE2E();
+// The billing clock ticks every second: a period ended by the test closes, and its invoice is charged, at once.
+const e2e = useE2E({ env: { NODEPLANE_BILLING_CLOCK_MS: "1000" } });
 
 const scrollsSideways = (page: Page) =>
   page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
@@ -83,4 +85,65 @@ describe("payments, end to end", () => {
     await screenshot(phone, "payments-05-billing-390");
     expect(e2e.pageErrors).toEqual([]);
   });
+
+  it("a payment that asks for authentication: the invoice says so, fails on the test bank's dialog, then is paid", async () => {
+    const page = await e2e.newPage({ viewport: { width: 1440, height: 900 } });
+    await signInWithForm(page);
+    await page.goto("/billing/payment");
+    await settle(page);
+    const card = await addCard(page, "4000 0027 6000 3184");
+    await card.getByRole("button", { name: "Add card" }).click();
+    await card.waitFor({ state: "detached" });
+    await page.getByText("Visa ending 3184").first().waitFor();
+
+    // The period ends now: the clock closes it and charges the invoice, which the card's bank holds.
+    await endDemoBillingPeriod(e2e.service);
+    await page.goto("/billing");
+    await settle(page);
+    const waiting = page.locator(".np-table-row", { hasText: "Authentication needed" });
+    for (let tries = 0; tries < 30 && (await waiting.count()) === 0; tries++) {
+      await page.waitForTimeout(1000);
+      await page.reload();
+      await settle(page);
+    }
+    await waiting.first().waitFor();
+    await page.getByText("Your payment failed: the subscription is past due").first().waitFor();
+    await screenshot(page, "payments-06-authentication-needed-1440");
+
+    // Failed on the test bank's dialog: the invoice stays open and past due, with nothing to authenticate.
+    await waiting.first().getByRole("button", { name: "More actions" }).click();
+    await page.getByRole("menuitem", { name: "Fail authentication" }).click();
+    const fail = page.locator(".ant-modal-confirm", { hasText: "fail the authentication" });
+    await fail.getByRole("button", { name: "Fail authentication" }).click();
+    await page
+      .getByText(/The payment's authentication failed/)
+      .first()
+      .waitFor();
+    await page.reload();
+    await settle(page);
+    const open = page.locator(".np-table-row", { hasText: "Open" });
+    await open.first().waitFor();
+    expect(await waiting.count()).toBe(0);
+
+    // Paid again: the bank asks again, and this time the payer authenticates.
+    await open.first().getByRole("button", { name: "Pay now" }).click();
+    const pay = page.locator(".ant-modal-confirm", { hasText: "to your payment method?" });
+    await pay.getByRole("button", { name: "Pay" }).click();
+    await page
+      .getByText(/asks you to authenticate this payment/)
+      .first()
+      .waitFor();
+    await page.reload();
+    await settle(page);
+    await waiting.first().getByRole("button", { name: "Authenticate" }).click();
+    const authenticate = page.locator(".ant-modal-confirm", { hasText: "Test bank: authenticate" });
+    await authenticate.getByRole("button", { name: "Complete authentication" }).click();
+    await page.getByText("Authenticated: the invoice is paid").first().waitFor();
+    await page.locator(".np-table-row", { hasText: "Paid" }).first().waitFor();
+    expect(await open.count()).toBe(0);
+    expect(await waiting.count()).toBe(0);
+    await settle(page);
+    await screenshot(page, "payments-07-authenticated-1440");
+    expect(e2e.pageErrors).toEqual([]);
+  }, 180_000);
 });
