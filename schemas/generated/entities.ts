@@ -187,7 +187,19 @@ export interface BillingCustomerUpdateInput {
 }
 
 export interface CryptoChargeCreateInput {
-  invoiceId: string;
+  invoiceId?: string;
+  type?: "CREATE_SUBSCRIPTION" | "CRYPTO_TOP_UP" | "UPGRADE_SUBSCRIPTION";
+  /**
+   * From $5 to $10,000.
+   */
+  amountCents?: number;
+}
+
+export interface CryptoChargeTopUpInput {
+  /**
+   * From $5 to $10,000.
+   */
+  amountCents: number;
 }
 
 export interface EndpointCreateInput {
@@ -1886,6 +1898,7 @@ export interface EntityInputs {
   "billing-customer#/$defs/businessType": BillingCustomerBusinessType;
   "billing-customer#/$defs/updateInput": BillingCustomerUpdateInput;
   "crypto-charge#/$defs/createInput": CryptoChargeCreateInput;
+  "crypto-charge#/$defs/topUpInput": CryptoChargeTopUpInput;
   "endpoint#/$defs/createInput": EndpointCreateInput;
   "endpoint#/$defs/label": EndpointLabel;
   "endpoint#/$defs/labelInput": EndpointLabelInput;

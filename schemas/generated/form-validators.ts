@@ -11433,7 +11433,128 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
   return errors === 0;
 }
 export const form16 = validate167;
-const schema80 = {
+function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (!(typeof data == "number" && !(data % 1) && !isNaN(data))) {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "integer" },
+      message: "must be integer",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (typeof data == "number") {
+    if (data > 1000000 || isNaN(data)) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/maximum",
+        keyword: "maximum",
+        params: { comparison: "<=", limit: 1000000 },
+        message: "must be <= 1000000",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data < 500 || isNaN(data)) {
+      const err2 = {
+        instancePath,
+        schemaPath: "#/minimum",
+        keyword: "minimum",
+        params: { comparison: ">=", limit: 500 },
+        message: "must be >= 500",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+  }
+  validate168.errors = vErrors;
+  return errors === 0;
+}
+function validate167(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.amountCents === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "amountCents" },
+        message: "must have required property '" + "amountCents" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "amountCents")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.amountCents !== undefined) {
+      if (
+        !validate168(data.amountCents, {
+          instancePath: instancePath + "/amountCents",
+          parentData: data,
+          parentDataProperty: "amountCents",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err2 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err2];
+    } else {
+      vErrors.push(err2);
+    }
+    errors++;
+  }
+  validate167.errors = vErrors;
+  return errors === 0;
+}
+export const form17 = validate171;
+const schema83 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -11455,7 +11576,7 @@ const schema80 = {
     },
   },
 };
-function validate167(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate171(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11547,7 +11668,7 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema80.properties.items.type },
+          params: { type: schema83.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11585,7 +11706,7 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema80.properties.itemsText.type },
+          params: { type: schema83.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11628,11 +11749,11 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate167.errors = vErrors;
+  validate171.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate168;
-const schema81 = {
+export const form18 = validate172;
+const schema84 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -11696,7 +11817,7 @@ const schema81 = {
     },
   },
 };
-const schema82 = {
+const schema85 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -11732,7 +11853,7 @@ const schema82 = {
     },
   },
 };
-function validate172(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate176(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -11856,7 +11977,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema82.properties.description.type },
+          params: { type: schema85.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12028,10 +12149,10 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate172.errors = vErrors;
+  validate176.errors = vErrors;
   return errors === 0;
 }
-function validate175(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate179(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12308,10 +12429,10 @@ function validate175(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate175.errors = vErrors;
+  validate179.errors = vErrors;
   return errors === 0;
 }
-function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate172(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -12391,7 +12512,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema81.properties, key0)) {
+      if (!func36.call(schema84.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -12590,7 +12711,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema81.properties.endRange.type },
+          params: { type: schema84.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -12720,7 +12841,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema81.properties.filterFunction.type },
+          params: { type: schema84.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12763,27 +12884,27 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.function !== undefined) {
       if (
-        !validate172(data.function, {
+        !validate176(data.function, {
           instancePath: instancePath + "/function",
           parentData: data,
           parentDataProperty: "function",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+        vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
         errors = vErrors.length;
       }
     }
     if (data.destinationAttributes !== undefined) {
       if (
-        !validate175(data.destinationAttributes, {
+        !validate179(data.destinationAttributes, {
           instancePath: instancePath + "/destinationAttributes",
           parentData: data,
           parentDataProperty: "destinationAttributes",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+        vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
         errors = vErrors.length;
       }
     }
@@ -12874,7 +12995,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema81.properties.notificationEmail.type },
+          params: { type: schema84.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12924,7 +13045,7 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema81.properties.status.enum },
+          params: { allowedValues: schema84.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -12950,11 +13071,11 @@ function validate168(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate168.errors = vErrors;
+  validate172.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate178;
-function validate178(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form19 = validate182;
+function validate182(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13018,12 +13139,12 @@ function validate178(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate178.errors = vErrors;
+  validate182.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate180;
+export const form20 = validate184;
 const pattern30 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
-function validate180(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13141,11 +13262,11 @@ function validate180(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate180.errors = vErrors;
+  validate184.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate181;
-function validate181(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form21 = validate185;
+function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13292,11 +13413,11 @@ function validate181(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate181.errors = vErrors;
+  validate185.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate184;
-const schema88 = {
+export const form22 = validate188;
+const schema91 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -13318,7 +13439,7 @@ const schema88 = {
     },
   },
 };
-function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13410,7 +13531,7 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema88.properties.items.type },
+          params: { type: schema91.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -13448,7 +13569,7 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema88.properties.itemsText.type },
+          params: { type: schema91.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13491,12 +13612,12 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate184.errors = vErrors;
+  validate188.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate185;
+export const form23 = validate189;
 const pattern31 = new RegExp("^[A-Za-z0-9_]+$", "u");
-function validate186(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -13560,10 +13681,10 @@ function validate186(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate186.errors = vErrors;
+  validate190.errors = vErrors;
   return errors === 0;
 }
-function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13601,14 +13722,14 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.token !== undefined) {
       if (
-        !validate186(data.token, {
+        !validate190(data.token, {
           instancePath: instancePath + "/token",
           parentData: data,
           parentDataProperty: "token",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+        vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
         errors = vErrors.length;
       }
     }
@@ -13627,11 +13748,11 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate185.errors = vErrors;
+  validate189.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate188;
-function validate188(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form24 = validate192;
+function validate192(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -13746,10 +13867,10 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate188.errors = vErrors;
+  validate192.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate189;
+export const form25 = validate193;
 const schema12 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -13936,7 +14057,7 @@ function validate32(data, { instancePath = "", parentData, parentDataProperty, r
   validate32.errors = vErrors;
   return errors === 0;
 }
-function validate189(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate193(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14159,11 +14280,11 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate189.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate194;
-const schema93 = {
+export const form26 = validate198;
+const schema96 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -14177,7 +14298,7 @@ const schema93 = {
     },
   },
 };
-function validate194(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate198(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14220,7 +14341,7 @@ function validate194(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema93.properties.role.enum },
+          params: { allowedValues: schema96.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -14246,11 +14367,11 @@ function validate194(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate194.errors = vErrors;
+  validate198.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate195;
-const schema94 = {
+export const form27 = validate199;
+const schema97 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -14349,7 +14470,7 @@ const schema94 = {
     },
   ],
 };
-function validate195(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate199(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -15079,7 +15200,7 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema94.properties, key0)) {
+      if (!func36.call(schema97.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -15389,7 +15510,7 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema94.properties.endRange.type },
+          params: { type: schema97.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15439,7 +15560,7 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema94.properties.filterFunction.type },
+          params: { type: schema97.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15554,7 +15675,7 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema94.properties.notificationEmail.type },
+          params: { type: schema97.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15642,11 +15763,11 @@ function validate195(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate195.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate211;
-function validate212(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form28 = validate215;
+function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -15680,10 +15801,10 @@ function validate212(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate212.errors = vErrors;
+  validate216.errors = vErrors;
   return errors === 0;
 }
-function validate214(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -15717,10 +15838,10 @@ function validate214(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate214.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
 }
-function validate211(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate215(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15743,27 +15864,27 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate212(data.paramsJson, {
+        !validate216(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+        vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
         errors = vErrors.length;
       }
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate214(data.userDataJson, {
+        !validate218(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+        vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
         errors = vErrors.length;
       }
     }
@@ -15782,12 +15903,12 @@ function validate211(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate211.errors = vErrors;
+  validate215.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate216;
+export const form29 = validate220;
 const pattern34 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
-function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -15902,11 +16023,11 @@ function validate216(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate216.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate217;
-function validate218(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form30 = validate221;
+function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -15970,10 +16091,10 @@ function validate218(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate218.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
 }
-function validate217(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16124,14 +16245,14 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate218(data.label, {
+        !validate222(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+        vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
         errors = vErrors.length;
       }
     }
@@ -16150,11 +16271,11 @@ function validate217(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate217.errors = vErrors;
+  validate221.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate220;
-function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate224;
+function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16288,11 +16409,11 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate220.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate221;
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form32 = validate225;
+function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16330,14 +16451,14 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate218(data.label, {
+        !validate222(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+        vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
         errors = vErrors.length;
       }
     }
@@ -16356,14 +16477,14 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate221.errors = vErrors;
+  validate225.errors = vErrors;
   return errors === 0;
 }
-export const form32 = validate226;
+export const form33 = validate230;
 const pattern36 = new RegExp("^\\+?[0-9 ().-]{4,40}$", "u");
 const pattern37 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 -]*$", "u");
 const pattern38 = new RegExp("^[A-Za-z]{2}$", "u");
-function validate227(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16702,10 +16823,10 @@ function validate227(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate227.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
-const schema104 = {
+const schema107 = {
   enum: ["COMPANY", "GOVERNMENT_ENTITY", "INDIVIDUAL", "NON_PROFIT"],
   "x-graphql": "BusinessType",
   "x-enumLabels": {
@@ -16716,7 +16837,7 @@ const schema104 = {
   },
   title: "Business type",
 };
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate228(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "COMPANY" || data === "GOVERNMENT_ENTITY" || data === "INDIVIDUAL" || data === "NON_PROFIT")) {
@@ -16724,7 +16845,7 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema104.enum },
+      params: { allowedValues: schema107.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -16734,10 +16855,10 @@ function validate224(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate224.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
 }
-function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16843,27 +16964,27 @@ function validate226(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.address !== undefined) {
       if (
-        !validate227(data.address, {
+        !validate231(data.address, {
           instancePath: instancePath + "/address",
           parentData: data,
           parentDataProperty: "address",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+        vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
         errors = vErrors.length;
       }
     }
     if (data.businessType !== undefined) {
       if (
-        !validate224(data.businessType, {
+        !validate228(data.businessType, {
           instancePath: instancePath + "/businessType",
           parentData: data,
           parentDataProperty: "businessType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+        vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
         errors = vErrors.length;
       }
     }
@@ -16882,12 +17003,12 @@ function validate226(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate226.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate230;
+export const form34 = validate234;
 const pattern39 = new RegExp("^[^\\s]+$", "u");
-function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17002,11 +17123,11 @@ function validate230(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate230.errors = vErrors;
+  validate234.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate231;
-const schema108 = {
+export const form35 = validate235;
+const schema111 = {
   type: "object",
   title: "Limits per client IP",
   description: "Requests one client IP may make with this key; leave a field empty for no limit.",
@@ -17016,7 +17137,7 @@ const schema108 = {
     rpm: { type: ["integer", "null"], title: "Requests per minute", minimum: 1, maximum: 6000000 },
   },
 };
-function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17044,7 +17165,7 @@ function validate231(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rps",
           schemaPath: "#/properties/rps/type",
           keyword: "type",
-          params: { type: schema108.properties.rps.type },
+          params: { type: schema111.properties.rps.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -17094,7 +17215,7 @@ function validate231(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rpm",
           schemaPath: "#/properties/rpm/type",
           keyword: "type",
-          params: { type: schema108.properties.rpm.type },
+          params: { type: schema111.properties.rpm.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -17152,11 +17273,11 @@ function validate231(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate231.errors = vErrors;
+  validate235.errors = vErrors;
   return errors === 0;
 }
-export const form35 = validate232;
-function validate232(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form36 = validate236;
+function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17273,11 +17394,11 @@ function validate232(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate232.errors = vErrors;
+  validate236.errors = vErrors;
   return errors === 0;
 }
-export const form36 = validate233;
-function validate233(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form37 = validate237;
+function validate237(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17410,11 +17531,11 @@ function validate233(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate233.errors = vErrors;
+  validate237.errors = vErrors;
   return errors === 0;
 }
-export const form37 = validate234;
-function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form38 = validate238;
+function validate238(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17697,12 +17818,12 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate234.errors = vErrors;
+  validate238.errors = vErrors;
   return errors === 0;
 }
-export const form38 = validate236;
+export const form39 = validate240;
 const pattern40 = new RegExp("^[A-Za-z][A-Za-z0-9_]*$", "u");
-function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate240(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17817,11 +17938,11 @@ function validate236(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate236.errors = vErrors;
+  validate240.errors = vErrors;
   return errors === 0;
 }
-export const form39 = validate240;
-const schema115 = {
+export const form40 = validate244;
+const schema118 = {
   type: "object",
   title: "Why are you canceling?",
   required: ["reasons"],
@@ -17857,7 +17978,7 @@ const schema115 = {
     comment: { type: "string", title: "Anything else we should know?", maxLength: 2000 },
   },
 };
-function validate240(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate244(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17944,7 +18065,7 @@ function validate240(data, { instancePath = "", parentData, parentDataProperty, 
               instancePath: instancePath + "/reasons/" + i0,
               schemaPath: "#/properties/reasons/items/enum",
               keyword: "enum",
-              params: { allowedValues: schema115.properties.reasons.items.enum },
+              params: { allowedValues: schema118.properties.reasons.items.enum },
               message: "must be equal to one of the allowed values",
             };
             if (vErrors === null) {
@@ -18044,18 +18165,18 @@ function validate240(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate240.errors = vErrors;
+  validate244.errors = vErrors;
   return errors === 0;
 }
-export const form40 = validate241;
-const schema117 = {
+export const form41 = validate245;
+const schema120 = {
   title: "Bucket",
   description: "The endpoint's requests per second, per minute or per day.",
   enum: ["RPS", "RPM", "RPD"],
   "x-enumLabels": { RPS: "Per second", RPM: "Per minute", RPD: "Per day" },
   "x-graphql": "RateLimitBucket",
 };
-function validate242(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "RPS" || data === "RPM" || data === "RPD")) {
@@ -18063,7 +18184,7 @@ function validate242(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema117.enum },
+      params: { allowedValues: schema120.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -18073,10 +18194,10 @@ function validate242(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate242.errors = vErrors;
+  validate246.errors = vErrors;
   return errors === 0;
 }
-function validate241(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate245(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18178,14 +18299,14 @@ function validate241(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate242(data.bucket, {
+        !validate246(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+        vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
         errors = vErrors.length;
       }
     }
@@ -18230,11 +18351,11 @@ function validate241(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate241.errors = vErrors;
+  validate245.errors = vErrors;
   return errors === 0;
 }
-export const form41 = validate246;
-function validate246(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form42 = validate250;
+function validate250(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18295,14 +18416,14 @@ function validate246(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.paramsJson !== undefined) {
       if (
-        !validate212(data.paramsJson, {
+        !validate216(data.paramsJson, {
           instancePath: instancePath + "/paramsJson",
           parentData: data,
           parentDataProperty: "paramsJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+        vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
         errors = vErrors.length;
       }
     }
@@ -18424,14 +18545,14 @@ function validate246(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.userDataJson !== undefined) {
       if (
-        !validate214(data.userDataJson, {
+        !validate218(data.userDataJson, {
           instancePath: instancePath + "/userDataJson",
           parentData: data,
           parentDataProperty: "userDataJson",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+        vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
         errors = vErrors.length;
       }
     }
@@ -18450,11 +18571,11 @@ function validate246(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate246.errors = vErrors;
+  validate250.errors = vErrors;
   return errors === 0;
 }
-export const form42 = validate250;
-function validate250(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form43 = validate254;
+function validate254(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18603,12 +18724,12 @@ function validate250(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate250.errors = vErrors;
+  validate254.errors = vErrors;
   return errors === 0;
 }
-export const form43 = validate251;
+export const form44 = validate255;
 const pattern42 = new RegExp("^@?[A-Za-z0-9_]{0,32}$", "u");
-function validate251(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate255(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18727,11 +18848,11 @@ function validate251(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate251.errors = vErrors;
+  validate255.errors = vErrors;
   return errors === 0;
 }
-export const form44 = validate252;
-function validate252(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form45 = validate256;
+function validate256(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -18855,7 +18976,7 @@ function validate252(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema82.properties.description.type },
+          params: { type: schema85.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -19027,12 +19148,12 @@ function validate252(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate252.errors = vErrors;
+  validate256.errors = vErrors;
   return errors === 0;
 }
-export const form45 = validate254;
+export const form46 = validate258;
 const pattern44 = new RegExp("^[a-z0-9_]+$", "u");
-function validate254(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate258(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -19260,11 +19381,11 @@ function validate254(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate254.errors = vErrors;
+  validate258.errors = vErrors;
   return errors === 0;
 }
-export const form46 = validate255;
-function validate255(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form47 = validate259;
+function validate259(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -19351,14 +19472,14 @@ function validate255(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bucket !== undefined) {
       if (
-        !validate242(data.bucket, {
+        !validate246(data.bucket, {
           instancePath: instancePath + "/bucket",
           parentData: data,
           parentDataProperty: "bucket",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+        vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
         errors = vErrors.length;
       }
     }
@@ -19390,12 +19511,12 @@ function validate255(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate255.errors = vErrors;
+  validate259.errors = vErrors;
   return errors === 0;
 }
-export const form47 = validate258;
+export const form48 = validate262;
 const pattern46 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-function validate258(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate262(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -19574,11 +19695,11 @@ function validate258(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate258.errors = vErrors;
+  validate262.errors = vErrors;
   return errors === 0;
 }
-export const form48 = validate260;
-function validate260(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form49 = validate264;
+function validate264(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -19710,12 +19831,12 @@ function validate260(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate260.errors = vErrors;
+  validate264.errors = vErrors;
   return errors === 0;
 }
-export const form49 = validate262;
+export const form50 = validate266;
 const pattern47 = new RegExp("^[a-z_]+$", "u");
-function validate263(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate267(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -19779,10 +19900,10 @@ function validate263(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate263.errors = vErrors;
+  validate267.errors = vErrors;
   return errors === 0;
 }
-function validate265(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate269(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -19831,10 +19952,10 @@ function validate265(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate265.errors = vErrors;
+  validate269.errors = vErrors;
   return errors === 0;
 }
-function validate267(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate271(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -19868,10 +19989,10 @@ function validate267(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate267.errors = vErrors;
+  validate271.errors = vErrors;
   return errors === 0;
 }
-function validate262(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate266(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -19894,40 +20015,40 @@ function validate262(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.type !== undefined) {
       if (
-        !validate263(data.type, {
+        !validate267(data.type, {
           instancePath: instancePath + "/type",
           parentData: data,
           parentDataProperty: "type",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
+        vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
         errors = vErrors.length;
       }
     }
     if (data.value !== undefined) {
       if (
-        !validate265(data.value, {
+        !validate269(data.value, {
           instancePath: instancePath + "/value",
           parentData: data,
           parentDataProperty: "value",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+        vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
         errors = vErrors.length;
       }
     }
     if (data.country !== undefined) {
       if (
-        !validate267(data.country, {
+        !validate271(data.country, {
           instancePath: instancePath + "/country",
           parentData: data,
           parentDataProperty: "country",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
+        vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
         errors = vErrors.length;
       }
     }
@@ -19946,11 +20067,11 @@ function validate262(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate262.errors = vErrors;
+  validate266.errors = vErrors;
   return errors === 0;
 }
-export const condition0 = validate269;
-function validate269(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition0 = validate273;
+function validate273(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-32c25149" */
   let vErrors = null;
   let errors = 0;
@@ -19988,11 +20109,11 @@ function validate269(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate269.errors = vErrors;
+  validate273.errors = vErrors;
   return errors === 0;
 }
-export const condition1 = validate270;
-function validate270(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition1 = validate274;
+function validate274(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-3f146b61" */
   let vErrors = null;
   let errors = 0;
@@ -20030,11 +20151,11 @@ function validate270(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate270.errors = vErrors;
+  validate274.errors = vErrors;
   return errors === 0;
 }
-export const condition2 = validate271;
-function validate271(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition2 = validate275;
+function validate275(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-487064f1" */
   let vErrors = null;
   let errors = 0;
@@ -20072,11 +20193,11 @@ function validate271(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate271.errors = vErrors;
+  validate275.errors = vErrors;
   return errors === 0;
 }
-export const condition3 = validate272;
-function validate272(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition3 = validate276;
+function validate276(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-49852e8d" */
   let vErrors = null;
   let errors = 0;
@@ -20114,11 +20235,11 @@ function validate272(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate272.errors = vErrors;
+  validate276.errors = vErrors;
   return errors === 0;
 }
-export const condition4 = validate273;
-function validate273(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition4 = validate277;
+function validate277(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-5278ceef" */
   let vErrors = null;
   let errors = 0;
@@ -20156,11 +20277,11 @@ function validate273(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate273.errors = vErrors;
+  validate277.errors = vErrors;
   return errors === 0;
 }
-export const condition5 = validate274;
-function validate274(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition5 = validate278;
+function validate278(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="-58816456" */
   let vErrors = null;
   let errors = 0;
@@ -20198,11 +20319,11 @@ function validate274(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate274.errors = vErrors;
+  validate278.errors = vErrors;
   return errors === 0;
 }
-export const condition6 = validate275;
-function validate275(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition6 = validate279;
+function validate279(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="25719af6" */
   let vErrors = null;
   let errors = 0;
@@ -20240,11 +20361,11 @@ function validate275(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate275.errors = vErrors;
+  validate279.errors = vErrors;
   return errors === 0;
 }
-export const condition7 = validate276;
-function validate276(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition7 = validate280;
+function validate280(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="357a1ba3" */
   let vErrors = null;
   let errors = 0;
@@ -20282,11 +20403,11 @@ function validate276(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate276.errors = vErrors;
+  validate280.errors = vErrors;
   return errors === 0;
 }
-export const condition8 = validate277;
-function validate277(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition8 = validate281;
+function validate281(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="6821bc16" */
   let vErrors = null;
   let errors = 0;
@@ -20324,11 +20445,11 @@ function validate277(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate277.errors = vErrors;
+  validate281.errors = vErrors;
   return errors === 0;
 }
-export const condition9 = validate278;
-function validate278(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const condition9 = validate282;
+function validate282(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   /*# sourceURL="916346e" */
   let vErrors = null;
   let errors = 0;
@@ -20366,7 +20487,7 @@ function validate278(data, { instancePath = "", parentData, parentDataProperty, 
       }
     }
   }
-  validate278.errors = vErrors;
+  validate282.errors = vErrors;
   return errors === 0;
 }
 
@@ -20391,40 +20512,41 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
   }, // stream#/$defs/createInput
   "-42bd3487": { validate: form14, required: ["from"] }, // webhook#/$defs/activateInput
   "-446c9dfc": { validate: form15, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-53786f53": { validate: form16, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form17, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form18, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form19, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form20, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form21, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-6f24c268": { validate: form22, required: ["token"] }, // payment-method#/$defs/tokenInput
-  "-74249c92": { validate: form23, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form24, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7a12074d": { validate: form25, required: ["role"] }, // team-member#/$defs/roleInput
-  "-7de089d2": { validate: form26, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form27, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form28, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form29, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "1542a0ad": { validate: form30, required: ["couponCode"] }, // addon#/$defs/couponInput
-  "154f2f85": { validate: form31, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1a1b4762": { validate: form32, required: [] }, // billing-customer#/$defs/updateInput
-  "1f363dfe": { validate: form33, required: ["referrer"] }, // security#/$defs/referrerInput
-  "21218282": { validate: form34, required: [] }, // access-token#/$defs/ipRateLimitInput
-  "2643a2cd": { validate: form35, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
-  "30013493": { validate: form36, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "3212b94e": { validate: form37, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
-  "41bf44a1": { validate: form38, required: ["method"] }, // security#/$defs/requestFilterInput
-  "42a0f53f": { validate: form39, required: ["reasons"] }, // subscription#/$defs/cancelationInput
-  "44220955": { validate: form40, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
-  "4d1bb88a": { validate: form41, required: ["code"] }, // function#/$defs/testInput
-  "4fd22745": { validate: form42, required: ["templateId"] }, // function#/$defs/quickInput
-  "51c9db95": { validate: form43, required: [] }, // account#/$defs/profileInput
-  "599437a8": { validate: form44, required: ["name", "code"] }, // function#/$defs/newFunction
-  "6244a20a": { validate: form45, required: ["plan"] }, // subscription#/$defs/downgradeInput
-  "7720b321": { validate: form46, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
-  "7e554fa3": { validate: form47, required: ["plan"] }, // subscription#/$defs/upgradeInput
-  d403d88: { validate: form48, required: ["key", "value"] }, // kv-value#/$defs/valueInput
-  edb6501: { validate: form49, required: [] }, // tax-id#/$defs/updateInput
+  "-5248835c": { validate: form16, required: ["amountCents"] }, // crypto-charge#/$defs/topUpInput
+  "-53786f53": { validate: form17, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form18, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form19, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form20, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form21, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form22, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-6f24c268": { validate: form23, required: ["token"] }, // payment-method#/$defs/tokenInput
+  "-74249c92": { validate: form24, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form25, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7a12074d": { validate: form26, required: ["role"] }, // team-member#/$defs/roleInput
+  "-7de089d2": { validate: form27, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form28, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form29, required: ["ip"] }, // security#/$defs/ipInput
+  "-c58ce11": { validate: form30, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "1542a0ad": { validate: form31, required: ["couponCode"] }, // addon#/$defs/couponInput
+  "154f2f85": { validate: form32, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1a1b4762": { validate: form33, required: [] }, // billing-customer#/$defs/updateInput
+  "1f363dfe": { validate: form34, required: ["referrer"] }, // security#/$defs/referrerInput
+  "21218282": { validate: form35, required: [] }, // access-token#/$defs/ipRateLimitInput
+  "2643a2cd": { validate: form36, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "30013493": { validate: form37, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
+  "3212b94e": { validate: form38, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
+  "41bf44a1": { validate: form39, required: ["method"] }, // security#/$defs/requestFilterInput
+  "42a0f53f": { validate: form40, required: ["reasons"] }, // subscription#/$defs/cancelationInput
+  "44220955": { validate: form41, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput
+  "4d1bb88a": { validate: form42, required: ["code"] }, // function#/$defs/testInput
+  "4fd22745": { validate: form43, required: ["templateId"] }, // function#/$defs/quickInput
+  "51c9db95": { validate: form44, required: [] }, // account#/$defs/profileInput
+  "599437a8": { validate: form45, required: ["name", "code"] }, // function#/$defs/newFunction
+  "6244a20a": { validate: form46, required: ["plan"] }, // subscription#/$defs/downgradeInput
+  "7720b321": { validate: form47, required: ["endpointId", "bucket"] }, // rate-limiter#/$defs/keyOverrideInput
+  "7e554fa3": { validate: form48, required: ["plan"] }, // subscription#/$defs/upgradeInput
+  d403d88: { validate: form49, required: ["key", "value"] }, // kv-value#/$defs/valueInput
+  edb6501: { validate: form50, required: [] }, // tax-id#/$defs/updateInput
 };
 
 /** The validators of the sub-schemas rjsf checks data against, by rjsf's hash of each. */

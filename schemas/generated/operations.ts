@@ -427,9 +427,16 @@ export type CryptoChargeStatus =
   /** The deadline passed without the amount. */
   | "EXPIRED";
 
+/** The spec's charge types: CRYPTO_TOP_UP credits the account's balance; the subscription types are not made here (a plan change is billed on the period's invoice). */
+export type CryptoChargeType = "CREATE_SUBSCRIPTION" | "CRYPTO_TOP_UP" | "UPGRADE_SUBSCRIPTION";
+
 export type CreateCryptoChargeInput = {
-  /** The open invoice to pay. */
-  invoiceId: string | number;
+  /** The open invoice to pay (not with a top-up). */
+  invoiceId?: string | number | null | undefined;
+  /** CRYPTO_TOP_UP to credit the account's balance; without a type the charge pays invoiceId. */
+  type?: CryptoChargeType | null | undefined;
+  /** A top-up's amount, in cents. */
+  amountCents?: number | null | undefined;
 };
 
 /** Where a point of the forecast belongs: the credits used so far, their projection, the plan's allowance. */
@@ -990,6 +997,10 @@ export type BillingForecastQuery = {
     };
   } | null;
 };
+
+export type BillingBalanceQueryVariables = Exact<{ [key: string]: never }>;
+
+export type BillingBalanceQuery = { billingCustomer: { id: string; balance: number } };
 
 export type CreateCoinbaseChargeMutationVariables = Exact<{
   input: CreateCryptoChargeInput;
@@ -3390,6 +3401,7 @@ export interface Operations {
   AddressBook: { variables: AddressBookQueryVariables; result: AddressBookQuery };
   AddressBooks: { variables: AddressBooksQueryVariables; result: AddressBooksQuery };
   ArchiveEndpoint: { variables: ArchiveEndpointMutationVariables; result: ArchiveEndpointMutation };
+  BillingBalance: { variables: BillingBalanceQueryVariables; result: BillingBalanceQuery };
   BillingCustomer: { variables: BillingCustomerQueryVariables; result: BillingCustomerQuery };
   BillingForecast: { variables: BillingForecastQueryVariables; result: BillingForecastQuery };
   BillingInvoices: { variables: BillingInvoicesQueryVariables; result: BillingInvoicesQuery };

@@ -1,10 +1,12 @@
 /**
  * A period's invoice lines, computed by one pure function (periodLines) that every answer uses: the
- * upcoming invoice preview, the invoice a closing period writes, its PDF. Money is integer minor units;
+ * upcoming invoice preview, the invoice a closing period writes, its PDF. Lines come in this order: the
+ * charges (base, prorations, overage, add-ons), the coupon's discount, the tax, then the account's credit
+ * (decision 1771). Money is integer minor units;
  * the one rounding rule is half up on a whole fraction (roundShare), in BigInt so no product overflows.
  */
 
-export type LineKind = "BASE" | "PRORATION" | "OVERAGE" | "ADDON" | "DISCOUNT" | "TAX";
+export type LineKind = "BASE" | "PRORATION" | "OVERAGE" | "ADDON" | "DISCOUNT" | "TAX" | "BALANCE";
 
 export interface InvoiceLineDraft {
   kind: LineKind;
@@ -34,6 +36,11 @@ export interface PeriodBillInput {
   coupon: CouponTerms | null;
   /** Tax rate in basis points (1/100 of a percent). */
   taxRateBps: number;
+  /**
+   * The account's credit (a crypto top-up), in cents: applied last, after the discount and the tax, up
+   * to what the invoice comes to (decision 1771). Absent: none.
+   */
+  balanceCents?: number;
 }
 
 export interface PeriodBill {
@@ -43,6 +50,8 @@ export interface PeriodBill {
   subtotalCents: number;
   discountCents: number;
   taxCents: number;
+  /** The account's credit this bill takes (a BALANCE line of minus this), to be taken off the balance. */
+  balanceAppliedCents: number;
   totalCents: number;
 }
 
@@ -79,6 +88,14 @@ export function discountCents(subtotalCents: number, coupon: CouponTerms | null)
 /** Tax on what is charged after discounts (nothing on a credit). */
 export const taxCents = (taxableCents: number, rateBps: number) =>
   taxableCents <= 0 ? 0 : roundShare(taxableCents, rateBps, 10_000);
+
+/** The credit an invoice takes: the balance, never more than what it comes to (nothing of a credit note). */
+export function balanceAppliedCents(dueCents: number, balanceCents: number): number {
+  if (!Number.isSafeInteger(balanceCents) || balanceCents < 0) {
+    throw new RangeError("an account's balance is a safe, non-negative number of cents");
+  }
+  return Math.min(balanceCents, Math.max(0, dueCents));
+}
 
 const percent = (bps: number) => `${(bps / 100).toFixed(2).replace(/\.?0+$/, "")}%`;
 
@@ -120,6 +137,12 @@ export function periodLines(input: PeriodBillInput): PeriodBill {
   const tax = taxCents(subtotalCents - discount, input.taxRateBps);
   if (tax > 0)
     lines.push({ kind: "TAX", description: `Tax (${percent(input.taxRateBps)})`, amountCents: tax, quantity: null });
+  const applied = balanceAppliedCents(
+    lines.reduce((sum, l) => sum + l.amountCents, 0),
+    input.balanceCents ?? 0,
+  );
+  if (applied > 0)
+    lines.push({ kind: "BALANCE", description: "Account credit applied", amountCents: -applied, quantity: null });
   return {
     lines,
     baseCents,
@@ -127,6 +150,7 @@ export function periodLines(input: PeriodBillInput): PeriodBill {
     subtotalCents,
     discountCents: discount,
     taxCents: tax,
+    balanceAppliedCents: applied,
     totalCents: lines.reduce((sum, l) => sum + l.amountCents, 0),
   };
 }

@@ -27,7 +27,7 @@ import { liveEndpoints, pauseBeyondLimit } from "../endpoints/service.ts";
 import { creditsByDay, enforceMonthlyLimit, periodCredits, periodCreditsOfMany } from "../usage/service.ts";
 import type { AddonCharges } from "./addon-charges.ts";
 import { billForecast } from "./forecast.ts";
-import { type PeriodBillInput, periodLines, prorate } from "./lines.ts";
+import { type PeriodBill, type PeriodBillInput, periodLines, prorate } from "./lines.ts";
 import * as store from "./store.ts";
 
 /** The billing version the catalogue's plans belong to (B6); accounts on an older one may migrate to it. */
@@ -104,6 +104,8 @@ interface BillReads {
   adjustments: { description: string; amountCents: number }[];
   credits: number;
   addons: { description: string; amountCents: number }[];
+  /** The account's credit, in cents. */
+  balanceCents: number;
 }
 
 /** What a period's bill is made of, from the subscription, billing's state and what was read (periodLines computes it). */
@@ -144,6 +146,7 @@ function billInputOf(
     addons: reads.addons,
     coupon: couponInForce(state),
     taxRateBps: deps.taxRateBps,
+    balanceCents: reads.balanceCents,
   };
 }
 
@@ -157,13 +160,20 @@ async function billInput(
   period: { start: Date; end: Date },
 ): Promise<PeriodBillInput> {
   // Sent together: on a pool they run side by side, in a transaction one after another on its client.
-  const [account, adjustments, credits, addons] = await Promise.all([
+  const [account, adjustments, credits, addons, balanceCents] = await Promise.all([
     getAccountOrFail(tx, accountId),
     store.adjustmentsOf(tx, accountId, period.start),
     periodCredits(tx, accountId, period.start, period.end),
     deps.addons.periodLines(tx, accountId, period),
+    store.balanceOf(tx, accountId),
   ]);
-  return billInputOf(deps, sub, state, period, { trialEnd: account.freeTrialEndsAt, adjustments, credits, addons });
+  return billInputOf(deps, sub, state, period, {
+    trialEnd: account.freeTrialEndsAt,
+    adjustments,
+    credits,
+    addons,
+    balanceCents,
+  });
 }
 
 async function lockedWithState(tx: Executor, accountId: string) {
@@ -206,6 +216,10 @@ async function invoicePeriod(
     bill.lines,
   );
   if (!invoice) throw conflict("This period has its invoice already.");
+  await store.insertBalanceDebits(
+    tx,
+    [debitOf(invoice, bill)].filter((d) => d.cents > 0),
+  );
   return { invoice, state: afterInvoice(state) };
 }
 
@@ -231,6 +245,14 @@ function invoiceRow(
     planName,
   };
 }
+
+/** What an invoice took of its account's balance (the BALANCE line periodLines wrote). */
+const debitOf = (invoice: store.InvoiceRow, bill: PeriodBill) => ({
+  accountId: invoice.accountId,
+  invoiceId: invoice.id,
+  number: invoice.number,
+  cents: bill.balanceAppliedCents,
+});
 
 /** Billing's state after an invoice: the coupon's use counted, and dropped once its invoices are done. */
 function afterInvoice(state: BillingState): BillingState {
@@ -340,7 +362,7 @@ async function closeDueBatch(deps: BillingDeps, now: Date, limit: number) {
       end: sub.currentPeriodEnd,
     }));
     const ids = periods.map((p) => p.accountId);
-    const [trialEnds, adjustments, credits, addons, counts] = [
+    const [trialEnds, adjustments, credits, addons, counts, balances] = [
       await trialEndsOf(tx, ids),
       await store.adjustmentsOfMany(
         tx,
@@ -349,6 +371,7 @@ async function closeDueBatch(deps: BillingDeps, now: Date, limit: number) {
       await periodCreditsOfMany(tx, periods),
       await deps.addons.linesOfPeriods(tx, periods),
       await store.invoiceCounts(tx, ids),
+      await store.balancesOf(tx, ids),
     ];
     const drafts = renewing.map(({ sub, planName, state }, i) => {
       const accountId = sub.accountId;
@@ -358,13 +381,20 @@ async function closeDueBatch(deps: BillingDeps, now: Date, limit: number) {
           adjustments: adjustments.get(accountId) ?? [],
           credits: credits.get(accountId) ?? 0,
           addons: addons.get(accountId) ?? [],
+          balanceCents: balances.get(accountId) ?? 0,
         }),
       );
       const sequence = (counts.get(accountId) ?? 0) + 1;
-      return { accountId, row: invoiceRow(accountId, sequence, periods[i], bill, planName), lines: bill.lines };
+      return { accountId, row: invoiceRow(accountId, sequence, periods[i], bill, planName), lines: bill.lines, bill };
     });
-    const written = new Set((await store.insertInvoices(tx, drafts)).map((i) => i.accountId));
+    const invoicesWritten = await store.insertInvoices(tx, drafts);
+    const written = new Set(invoicesWritten.map((i) => i.accountId));
     if (written.size !== drafts.length) throw conflict("A period in this batch has its invoice already.");
+    const bills = new Map(drafts.map((d) => [d.accountId, d.bill]));
+    await store.insertBalanceDebits(
+      tx,
+      invoicesWritten.map((i) => debitOf(i, bills.get(i.accountId) as PeriodBill)).filter((d) => d.cents > 0),
+    );
     await moveSubscriptionPeriods(
       tx,
       periods.map((p) => ({ accountId: p.accountId, start: p.end, end: addMonths(p.end, 1) })),
@@ -713,6 +743,9 @@ export async function invoicePage(db: Db, accountId: string, args: { first?: num
   const rows = await store.listInvoices(db, accountId, after, size + 1);
   return connection(rows, size, (r) => [r.createdAt, r.id]);
 }
+
+/** The account's credit, in cents: confirmed top-ups less what invoices took. */
+export const accountBalance = (db: Db, accountId: string) => store.balanceOf(db, accountId);
 
 export async function invoiceWithLines(db: Executor, accountId: string, id: string) {
   const invoice = foundOr(isUuid(id) ? await store.getInvoice(db, accountId, id) : undefined, "The invoice");

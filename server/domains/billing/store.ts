@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, or, sql } from "drizzle-orm";
 import type { Executor } from "../../platform/db/index.ts";
 import type { InvoiceLineDraft } from "./lines.ts";
-import { billingAdjustments, billingStates, invoiceLines, invoices } from "./tables.ts";
+import { balanceEntries, billingAdjustments, billingStates, invoiceLines, invoices } from "./tables.ts";
 
 export type BillingStateRow = typeof billingStates.$inferSelect;
 export type InvoiceRow = typeof invoices.$inferSelect;
@@ -203,4 +203,64 @@ export async function putStates(db: Executor, rows: readonly BillingStateRow[]) 
       target: billingStates.accountId,
       set: Object.fromEntries(Object.entries(stateColumns).map(([key, column]) => [key, fromExcluded[column.name]])),
     });
+}
+
+/** The account's balance: its credits less what invoices took, in cents. */
+export async function balanceOf(db: Executor, accountId: string): Promise<number> {
+  const [row] = await db
+    .select({ cents: sql<string>`coalesce(sum(${balanceEntries.amountCents}), 0)` })
+    .from(balanceEntries)
+    .where(eq(balanceEntries.accountId, accountId));
+  return Number(row.cents);
+}
+
+/** The balances of these accounts (absent: none), in one query. */
+export async function balancesOf(db: Executor, accountIds: readonly string[]): Promise<Map<string, number>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await db
+    .select({ accountId: balanceEntries.accountId, cents: sql<string>`sum(${balanceEntries.amountCents})` })
+    .from(balanceEntries)
+    .where(inArray(balanceEntries.accountId, [...accountIds]))
+    .groupBy(balanceEntries.accountId);
+  return new Map(rows.map((r) => [r.accountId, Number(r.cents)]));
+}
+
+/** What invoices took of their accounts' balances, one entry per invoice (a second write of one is dropped). */
+export async function insertBalanceDebits(
+  db: Executor,
+  debits: readonly { accountId: string; invoiceId: string; number: string; cents: number }[],
+) {
+  if (debits.length === 0) return;
+  await db
+    .insert(balanceEntries)
+    .values(
+      debits.map((d) => ({
+        accountId: d.accountId,
+        amountCents: -d.cents,
+        kind: "INVOICE",
+        description: `Applied to invoice ${d.number}`,
+        invoiceId: d.invoiceId,
+      })),
+    )
+    .onConflictDoNothing({ target: balanceEntries.invoiceId });
+}
+
+/** A confirmed top-up's credit, once per crypto charge; false when it was written already. */
+export async function insertTopUpCredit(
+  db: Executor,
+  accountId: string,
+  credit: { cryptoChargeId: string; cents: number; description: string },
+): Promise<boolean> {
+  const written = await db
+    .insert(balanceEntries)
+    .values({
+      accountId,
+      amountCents: credit.cents,
+      kind: "TOP_UP",
+      description: credit.description,
+      cryptoChargeId: credit.cryptoChargeId,
+    })
+    .onConflictDoNothing({ target: balanceEntries.cryptoChargeId })
+    .returning({ id: balanceEntries.id });
+  return written.length === 1;
 }

@@ -69,7 +69,7 @@ export const invoiceLines = pgTable(
       .notNull()
       .references(() => invoices.id, { onDelete: "cascade" }),
     position: integer("position").notNull(),
-    /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT or TAX (lines.ts). */
+    /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT, TAX or BALANCE (lines.ts). */
     kind: text("kind").notNull(),
     description: text("description").notNull(),
     quantity: bigint("quantity", { mode: "number" }),
@@ -94,4 +94,31 @@ export const billingAdjustments = pgTable(
     createdAt: createdAtColumn(3),
   },
   (t) => [index("billing_adjustments_account_period").on(t.accountId, t.periodStart)],
+);
+
+/**
+ * The account's balance as a ledger: a credit when a crypto top-up confirms (once per charge), a debit
+ * when an invoice takes it (once per invoice). The balance is the sum; the unique keys are what make a
+ * watcher seen twice, or a period closed by two processes, write its entry once.
+ */
+export const balanceEntries = pgTable(
+  "billing_balance_entries",
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    /** Cents: positive, a credit (TOP_UP); negative, what an invoice took (INVOICE). */
+    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    /** TOP_UP or INVOICE. */
+    kind: text("kind").notNull(),
+    description: text("description").notNull(),
+    /** The crypto charge a top-up came from (crypto/tables.ts; not a foreign key: that table names this domain's). */
+    cryptoChargeId: uuid("crypto_charge_id"),
+    invoiceId: uuid("invoice_id").references(() => invoices.id, { onDelete: "cascade" }),
+    createdAt: createdAtColumn(3),
+  },
+  (t) => [
+    index("billing_balance_entries_account").on(t.accountId, t.createdAt),
+    uniqueIndex("billing_balance_entries_charge").on(t.cryptoChargeId),
+    uniqueIndex("billing_balance_entries_invoice").on(t.invoiceId),
+  ],
 );

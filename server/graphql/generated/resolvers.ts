@@ -3528,14 +3528,14 @@ export type RecentCharge = {
 export type InvoicePreviewItem = {
   __typename?: "InvoicePreviewItem";
   label: Scalars["String"]["output"];
-  /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT or TAX. */
+  /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT, TAX or BALANCE (the account's credit applied). */
   kind: Scalars["String"]["output"];
   amount: Scalars["Int"]["output"];
 };
 
 export type InvoiceLine = {
   __typename?: "InvoiceLine";
-  /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT or TAX. */
+  /** BASE, PRORATION, OVERAGE, ADDON, DISCOUNT, TAX or BALANCE (the account's credit applied). */
   type: Scalars["String"]["output"];
   amount: Scalars["Int"]["output"];
   description: Scalars["String"]["output"];
@@ -3641,6 +3641,9 @@ export type CryptoChargeStatus =
   /** The deadline passed without the amount. */
   | "EXPIRED";
 
+/** The spec's charge types: CRYPTO_TOP_UP credits the account's balance; the subscription types are not made here (a plan change is billed on the period's invoice). */
+export type CryptoChargeType = "CREATE_SUBSCRIPTION" | "CRYPTO_TOP_UP" | "UPGRADE_SUBSCRIPTION";
+
 export type CryptoCharge = {
   __typename?: "CryptoCharge";
   id: Scalars["ID"]["output"];
@@ -3651,8 +3654,11 @@ export type CryptoCharge = {
   status: CryptoChargeStatus;
   /** The status in the provider's words (Coinbase: NEW, UNRESOLVED, PENDING, COMPLETED, EXPIRED; Stripe: requires_action, processing, succeeded, canceled). */
   providerStatus: Scalars["String"]["output"];
-  invoiceId: Scalars["ID"]["output"];
-  /** What remained of the invoice when the charge was made, in cents. */
+  /** The invoice it pays; null for a top-up. */
+  invoiceId?: Maybe<Scalars["ID"]["output"]>;
+  /** CRYPTO_TOP_UP for a top-up of the account's balance; null for an invoice's payment. */
+  type?: Maybe<CryptoChargeType>;
+  /** What remained of the invoice when the charge was made (a top-up: its amount), in cents. */
   amountCents: Scalars["Int"]["output"];
   network: Scalars["String"]["output"];
   chainId?: Maybe<Scalars["Int"]["output"]>;
@@ -3677,8 +3683,12 @@ export type CryptoCharge = {
 };
 
 export type CreateCryptoChargeInput = {
-  /** The open invoice to pay. */
-  invoiceId: Scalars["ID"]["input"];
+  /** The open invoice to pay (not with a top-up). */
+  invoiceId?: InputMaybe<Scalars["ID"]["input"]>;
+  /** CRYPTO_TOP_UP to credit the account's balance; without a type the charge pays invoiceId. */
+  type?: InputMaybe<CryptoChargeType>;
+  /** A top-up's amount, in cents. */
+  amountCents?: InputMaybe<Scalars["Int"]["input"]>;
 };
 
 export type StripeCryptoCharge = {
@@ -3826,6 +3836,8 @@ export type BillingCustomer = {
   metadata: BillingCustomerMetadata;
   taxIds: Array<TaxId>;
   defaultPaymentMethod?: Maybe<DefaultPaymentMethod>;
+  /** The account's credit, in cents: what confirmed top-ups added less what invoices took. */
+  balance: Scalars["Int"]["output"];
 };
 
 export type TaxIdCountry = {
@@ -4273,6 +4285,7 @@ export type ResolversTypes = {
   UpgradeSubscriptionInput: ResolverTypeWrapper<Partial<UpgradeSubscriptionInput>>;
   RequestCancelationInput: ResolverTypeWrapper<Partial<RequestCancelationInput>>;
   CryptoChargeStatus: ResolverTypeWrapper<Partial<CryptoChargeStatus>>;
+  CryptoChargeType: ResolverTypeWrapper<Partial<CryptoChargeType>>;
   CryptoCharge: ResolverTypeWrapper<Partial<CryptoCharge>>;
   CreateCryptoChargeInput: ResolverTypeWrapper<Partial<CreateCryptoChargeInput>>;
   StripeCryptoCharge: ResolverTypeWrapper<Partial<StripeCryptoCharge>>;
@@ -7696,7 +7709,8 @@ export type CryptoChargeResolvers<
   provider?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   status?: Resolver<ResolversTypes["CryptoChargeStatus"], ParentType, ContextType>;
   providerStatus?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
-  invoiceId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  invoiceId?: Resolver<Maybe<ResolversTypes["ID"]>, ParentType, ContextType>;
+  type?: Resolver<Maybe<ResolversTypes["CryptoChargeType"]>, ParentType, ContextType>;
   amountCents?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
   network?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   chainId?: Resolver<Maybe<ResolversTypes["Int"]>, ParentType, ContextType>;
@@ -7850,6 +7864,7 @@ export type BillingCustomerResolvers<
   metadata?: Resolver<ResolversTypes["BillingCustomerMetadata"], ParentType, ContextType>;
   taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;
   defaultPaymentMethod?: Resolver<Maybe<ResolversTypes["DefaultPaymentMethod"]>, ParentType, ContextType>;
+  balance?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
 };
 
 export type TaxIdCountryResolvers<

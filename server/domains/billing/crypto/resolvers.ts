@@ -1,7 +1,13 @@
 import { formatEther } from "viem";
 import { field, fieldWithInput } from "../../../graphql/field.ts";
 import type { Resolvers } from "../../../graphql/resolvers.ts";
-import { type CryptoChargeStatus, type CryptoProvider, providerStatus } from "./rules.ts";
+import {
+  type CryptoChargeStatus,
+  type CryptoChargeType,
+  type CryptoProvider,
+  chargeTarget,
+  providerStatus,
+} from "./rules.ts";
 import * as service from "./service.ts";
 
 /** A charge as the API shows it: amounts in wei and ether, its status in the provider's words too. */
@@ -15,6 +21,7 @@ function chargeView(deps: service.CryptoChargeDeps, c: service.CryptoChargeRow) 
     status,
     providerStatus: providerStatus(c.provider as CryptoProvider, status),
     invoiceId: c.invoiceId,
+    type: c.type as CryptoChargeType | null,
     amountCents: c.amountCents,
     network: c.network,
     chainId,
@@ -47,13 +54,13 @@ export function cryptoChargeResolvers(deps: service.CryptoChargeDeps): Resolvers
         "ADMIN",
         { schema: "crypto-charge#/$defs/createInput", of: (args) => args.input },
         async ({ accountId, input }) =>
-          chargeView(deps, await service.createCryptoCharge(deps, accountId, "COINBASE", input.invoiceId)),
+          chargeView(deps, await service.createCryptoCharge(deps, accountId, "COINBASE", chargeTarget(input))),
       ),
       createStripeCryptoCharge: fieldWithInput(
         "ADMIN",
         { schema: "crypto-charge#/$defs/createInput", of: (args) => args.input },
         async ({ accountId, input }) => {
-          const charge = await service.createCryptoCharge(deps, accountId, "STRIPE", input.invoiceId);
+          const charge = await service.createCryptoCharge(deps, accountId, "STRIPE", chargeTarget(input));
           return { paymentIntentId: charge.code, clientSecret: null, charge: chargeView(deps, charge) };
         },
       ),

@@ -4,8 +4,55 @@
  * observes; the service applies what these decide.
  */
 
+import { badInput } from "../../../platform/errors.ts";
+
 export type CryptoChargeStatus = "NEW" | "UNDERPAID" | "PENDING" | "CONFIRMED" | "EXPIRED";
 export type CryptoProvider = "COINBASE" | "STRIPE";
+/** The spec's charge types. */
+export type CryptoChargeType = "CREATE_SUBSCRIPTION" | "CRYPTO_TOP_UP" | "UPGRADE_SUBSCRIPTION";
+export const TOP_UP: CryptoChargeType = "CRYPTO_TOP_UP";
+
+/** What a charge is for: what remains of an open invoice, or an amount credited to the account's balance. */
+export type ChargeTarget = { kind: "invoice"; invoiceId: string } | { kind: "topUp"; amountCents: number };
+
+/**
+ * The one rule of what a charge asks for: a top-up names an amount and no invoice; without a type, a
+ * charge pays an invoice and names no amount (the invoice's is taken). The spec's subscription types are
+ * refused: a plan change is billed on the period's invoice (decision 1602), which is paid as any invoice.
+ */
+export function chargeTarget(input: {
+  type?: CryptoChargeType | null;
+  invoiceId?: string | null;
+  amountCents?: number | null;
+}): ChargeTarget {
+  if (input.type && input.type !== TOP_UP) {
+    throw badInput([
+      {
+        pointer: "/type",
+        message: `A ${input.type} charge is not made here: plan changes are billed on the period's invoice, which you can pay with crypto.`,
+      },
+    ]);
+  }
+  if (input.type === TOP_UP) {
+    if (input.invoiceId) {
+      throw badInput([{ pointer: "/invoiceId", message: "A top-up credits your balance: it pays no invoice." }]);
+    }
+    if (input.amountCents === undefined || input.amountCents === null) {
+      throw badInput([{ pointer: "/amountCents", message: "Say how much to top up." }]);
+    }
+    return { kind: "topUp", amountCents: input.amountCents };
+  }
+  if (input.amountCents !== undefined && input.amountCents !== null) {
+    throw badInput([
+      {
+        pointer: "/amountCents",
+        message: "An invoice's charge asks for what remains of it: send the type CRYPTO_TOP_UP to top up.",
+      },
+    ]);
+  }
+  if (!input.invoiceId) throw badInput([{ pointer: "/invoiceId", message: "Name the open invoice to pay." }]);
+  return { kind: "invoice", invoiceId: input.invoiceId };
+}
 
 const WEI_PER_ETH = 10n ** 18n;
 

@@ -7,8 +7,15 @@ import { AppError, conflict, foundOr } from "../../../platform/errors.ts";
 import type { DomainEvents } from "../../../platform/events.ts";
 import { isUuid } from "../../../platform/ids.ts";
 import { type InvoiceStatus, invoiceStatusAfter } from "../service.ts";
-import { getInvoice } from "../store.ts";
-import { type CryptoChargeStatus, type CryptoProvider, chargeStatusAfter, weiForCents } from "./rules.ts";
+import { getInvoice, insertTopUpCredit } from "../store.ts";
+import {
+  type ChargeTarget,
+  type CryptoChargeStatus,
+  type CryptoProvider,
+  chargeStatusAfter,
+  TOP_UP,
+  weiForCents,
+} from "./rules.ts";
 import * as store from "./store.ts";
 
 /** What crypto charges run on: the database, the chain nodes, the settings, the deposit addresses. */
@@ -36,22 +43,25 @@ function newCode(provider: CryptoProvider): string {
 }
 
 /**
- * A charge for what remains of an open invoice: a fresh deposit address on the configured network and
- * the amount in wei at the configured rate, payable until the deadline. While the invoice has an open
- * charge, that one is answered instead of a second.
+ * A charge for what remains of an open invoice, or for a top-up of the account's balance: a fresh deposit
+ * address on the configured network and the amount in wei at the configured rate, payable until the
+ * deadline. While the invoice has an open charge, that one is answered instead of a second.
  */
 export async function createCryptoCharge(
   deps: CryptoChargeDeps,
   accountId: string,
   provider: CryptoProvider,
-  invoiceId: string,
+  target: ChargeTarget,
   now = new Date(),
 ): Promise<store.CryptoChargeRow> {
-  const invoice = foundOr(
-    isUuid(invoiceId) ? await getInvoice(deps.db, accountId, invoiceId) : undefined,
-    "The invoice",
-  );
-  if (!PAYABLE.includes(invoice.status) || invoice.amountRemainingCents <= 0)
+  const invoice =
+    target.kind === "invoice"
+      ? foundOr(
+          isUuid(target.invoiceId) ? await getInvoice(deps.db, accountId, target.invoiceId) : undefined,
+          "The invoice",
+        )
+      : null;
+  if (invoice && (!PAYABLE.includes(invoice.status) || invoice.amountRemainingCents <= 0))
     throw conflict(`Invoice ${invoice.number} is ${invoice.status}: it has nothing left to pay.`);
   const { network } = deps.settings;
   if (!deps.addressOf)
@@ -59,27 +69,29 @@ export async function createCryptoCharge(
   const addressOf = deps.addressOf;
   if (!deps.upstreams.get(network))
     throw new AppError("UPSTREAM_FAILED", `Crypto payments are made on ${network}, which has no chain node here.`);
+  const amountCents = invoice ? invoice.amountRemainingCents : target.kind === "topUp" ? target.amountCents : 0;
   for (;;) {
     const made = await deps.db.transaction(async (tx) => {
-      const open = await store.openChargeOfInvoice(tx, accountId, invoice.id);
+      const open = invoice ? await store.openChargeOfInvoice(tx, accountId, invoice.id) : undefined;
       if (open) return open;
       const addressIndex = await store.nextAddressIndex(tx);
       return store.insertCharge(tx, accountId, {
         code: newCode(provider),
         provider,
-        invoiceId: invoice.id,
-        amountCents: invoice.amountRemainingCents,
+        invoiceId: invoice?.id ?? null,
+        type: invoice ? null : TOP_UP,
+        amountCents,
         network,
         addressIndex,
         address: addressOf(addressIndex),
-        amountWei: weiForCents(invoice.amountRemainingCents, deps.settings.usdCentsPerEth).toString(),
+        amountWei: weiForCents(amountCents, deps.settings.usdCentsPerEth).toString(),
         status: "NEW",
         expiresAt: new Date(now.getTime() + deps.settings.chargeMs),
       });
     });
     if (made) return made;
     // Another request made the invoice's charge at the same moment (or, once in 10^12, the code was taken).
-    const open = await store.openChargeOfInvoice(deps.db, accountId, invoice.id);
+    const open = invoice ? await store.openChargeOfInvoice(deps.db, accountId, invoice.id) : undefined;
     if (open) return open;
   }
 }
@@ -92,7 +104,8 @@ export async function chargeOf(deps: CryptoChargeDeps, accountId: string, provid
 export interface ChargeMove {
   chargeId: string;
   accountId: string;
-  invoiceId: string;
+  /** The invoice it paid; null for a top-up. */
+  invoiceId: string | null;
   from: CryptoChargeStatus;
   to: CryptoChargeStatus;
   receivedWei: bigint;
@@ -159,6 +172,16 @@ async function watchBatch(
         confirmedAt: to === "CONFIRMED" ? now : null,
       });
       if (!done || to !== "CONFIRMED") return done;
+      if (charge.type === TOP_UP) {
+        // The move above is written once; the credit's unique charge id is the last guard.
+        await insertTopUpCredit(tx, charge.accountId, {
+          cryptoChargeId: charge.id,
+          cents: charge.amountCents,
+          description: `Crypto top-up ${charge.code}`,
+        });
+        return true;
+      }
+      if (!charge.invoiceId) return true;
       const invoice = await store.lockedInvoice(tx, charge.accountId, charge.invoiceId);
       // Paid meanwhile another way: the charge is confirmed all the same (the funds are in its address).
       if (invoice && PAYABLE.includes(invoice.status))

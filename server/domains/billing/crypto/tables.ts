@@ -40,9 +40,10 @@ export const cryptoCharges = pgTable(
     code: text("code").notNull(),
     /** COINBASE or STRIPE: which of the spec's operations made it, and which vocabulary its status is read in. */
     provider: text("provider").notNull(),
-    invoiceId: uuid("invoice_id")
-      .notNull()
-      .references(() => invoices.id, { onDelete: "cascade" }),
+    /** The open invoice it pays; null for a top-up of the account's balance. */
+    invoiceId: uuid("invoice_id").references(() => invoices.id, { onDelete: "cascade" }),
+    /** The spec's CryptoChargeType: CRYPTO_TOP_UP credits the account's balance; null pays `invoiceId`. */
+    type: text("type"),
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
     network: text("network").notNull(),
     addressIndex: integer("address_index").notNull(),

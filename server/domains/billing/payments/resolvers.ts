@@ -7,7 +7,7 @@ import type { Db } from "../../../platform/db/index.ts";
 import { badInput, foundOr } from "../../../platform/errors.ts";
 import { subscriptionOf } from "../../account/service.ts";
 import { subscriptionView } from "../../account/subscription-view.ts";
-import { invoiceWithLines } from "../service.ts";
+import { accountBalance, invoiceWithLines } from "../service.ts";
 import { accountBanners } from "./banners.ts";
 import * as customer from "./customer.ts";
 import type { PaymentSource } from "./provider.ts";
@@ -81,6 +81,7 @@ async function customerView(db: Db, accountId: string, data?: customer.BillingCu
     id: accountId,
     name: c.name,
     phone: c.phone,
+    balance: await accountBalance(db, accountId),
     address: c.address,
     metadata: { businessType: c.businessType as BusinessType | null },
     taxIds: (await customer.taxIdsOf(db, accountId)).map(taxIdView),
