@@ -1,7 +1,7 @@
 // Billing end to end, as the demo owner: an upgrade shows its prorated charge on the upcoming invoice;
 // the period's invoice downloads as a PDF, looked at as a picture (pdftoppm); and it is paid with a
 // crypto charge by a real transfer on the service's local chain, the checkout page following the
-// payment until it is confirmed, at 1440 and 390 px.
+// payment until it is confirmed, at 1440 and 390 px. A crypto top-up, paid the same way, credits the account.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -138,6 +138,46 @@ describe("billing, end to end", () => {
     await settle(page);
     await page.locator(".np-table-row", { hasText: "Paid" }).first().waitFor();
     expect(await page.locator(".np-table-row", { hasText: "Open" }).count()).toBe(0);
+    expect(e2e.pageErrors).toEqual([]);
+  });
+
+  it("a crypto top-up paid on the local chain credits the account, shown on the billing page", async () => {
+    const page = await e2e.newPage({ viewport: { width: 1440, height: 900 } });
+    await signInWithForm(page);
+    await page.goto("/billing");
+    await settle(page);
+    const credit = page.locator("[data-view]", { hasText: "Account credit" }).first();
+    await credit.getByText("$0.00").waitFor();
+    await credit.getByRole("button", { name: "Top up with crypto" }).click();
+    const form = page.locator(".ant-modal", { hasText: "Top up your account's credit" });
+    await form.waitFor();
+    await form.getByLabel("Amount, in US cents").fill("1000");
+    await form.getByRole("button", { name: "Top up with crypto" }).click();
+    await page.waitForURL(/\/billing\/crypto\/[A-Z2-9]{8}$/);
+    await settle(page);
+    const checkout = page.locator("[data-view='detail']");
+    await checkout.getByText("Waiting for payment").waitFor();
+    const request = checkout
+      .locator(".ant-descriptions-row", { has: page.locator("th", { hasText: "Payment request" }) })
+      .locator("code");
+    const [, address, value] = /^ethereum:(0x[0-9a-fA-F]{40})@\d+\?value=(\d+)$/.exec(
+      (await request.textContent())?.trim() ?? "",
+    ) ?? ["", "", "0"];
+    // $10 at the default $3,000 an ether, rounded up to the wei.
+    expect(BigInt(value)).toBe((1000n * 10n ** 18n + 299_999n) / 300_000n);
+    const rpc = new RpcClient(chainUrl());
+    try {
+      const [payer] = await rpc.call<string[]>("eth_accounts");
+      await rpc.call("eth_sendTransaction", [{ from: payer, to: address, value: `0x${BigInt(value).toString(16)}` }]);
+    } finally {
+      await rpc.close();
+    }
+    await checkout.getByText("Confirmed", { exact: true }).first().waitFor({ timeout: 30_000 });
+
+    await page.goto("/billing");
+    await settle(page);
+    await page.locator("[data-view]", { hasText: "Account credit" }).first().getByText("$10.00").waitFor();
+    await screenshot(page, "billing-07-account-credit-1440");
     expect(e2e.pageErrors).toEqual([]);
   });
 });
