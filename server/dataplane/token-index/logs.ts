@@ -102,27 +102,46 @@ function nftTransfer(
   if (from !== ZERO_ADDRESS) addNft(effects, token, tokenId, from, -amount);
 }
 
+/** Adds `amount` to slot `side` (0 in, 1 out) of `holder`'s quantities in `holders`. */
+function addQuantity(holders: Map<string, [bigint, bigint]>, holder: string, side: 0 | 1, amount: bigint): void {
+  const q = holders.get(holder);
+  if (q) q[side] += amount;
+  else holders.set(holder, side === 0 ? [amount, 0n] : [0n, amount]);
+}
+
 /**
  * Decodes `logs` (in chain order) and adds their effects to `effects`. Decoded straight into the sums,
  * with no object per transfer: the logs of a range die young instead of being kept (and copied by the
- * garbage collector) until the range is written.
+ * garbage collector) until the range is written. ERC-20 holders are summed by their topic as the node
+ * sent it (no address string made per log) and turned into addresses once per holder at the end.
  */
 export function addLogEffects(effects: LogEffects, logs: readonly RawLog[]): void {
+  /** token → holder's topic → [quantity in, quantity out]. */
+  const byTopic = new Map<string, Map<string, [bigint, bigint]>>();
+  let address = "";
+  let token = "";
   for (const log of logs) {
     if (log.removed) continue;
     const topics = log.topics;
     const data = log.data;
     let standard: TokenStandard;
     let decoded = 1;
-    const token = log.address.toLowerCase();
+    // Logs come in runs of one contract: its address lowered once a run.
+    if (log.address !== address) {
+      address = log.address;
+      token = address.toLowerCase();
+    }
     if (topics[0] === TRANSFER_TOPIC) {
       if (topics.length === 3 && data.length === 2 + WORD) {
         standard = "ERC20";
         const amount = BigInt(data);
-        const from = topicAddress(topics[1]);
-        const to = topicAddress(topics[2]);
-        if (to !== ZERO_ADDRESS) quantities(effects, token, to)[0] += amount;
-        if (from !== ZERO_ADDRESS) quantities(effects, token, from)[1] += amount;
+        let holders = byTopic.get(token);
+        if (!holders) {
+          holders = new Map();
+          byTopic.set(token, holders);
+        }
+        addQuantity(holders, topics[2], 0, amount);
+        addQuantity(holders, topics[1], 1, amount);
       } else if (topics.length === 4 && data.length === 2) {
         standard = "ERC721";
         nftTransfer(effects, token, topicAddress(topics[1]), topicAddress(topics[2]), BigInt(topics[3]), 1n);
@@ -152,6 +171,15 @@ export function addLogEffects(effects: LogEffects, logs: readonly RawLog[]): voi
     if (!effects.tokens.has(token))
       effects.tokens.set(token, { standard, firstBlock: Number.parseInt(log.blockNumber, 16) });
   }
+  // The zero address (which mints and burns) holds nothing.
+  for (const [token, holders] of byTopic)
+    for (const [topic, [qIn, qOut]] of holders) {
+      const holder = topicAddress(topic);
+      if (holder === ZERO_ADDRESS) continue;
+      const q = quantities(effects, token, holder);
+      q[0] += qIn;
+      q[1] += qOut;
+    }
 }
 
 /** Adds the effects of a later range to `into` (ranges written as one). */
