@@ -180,7 +180,8 @@ export class TokenIndexer {
     if (!client) {
       const upstream = this.options.upstreams.get(network);
       if (!upstream) throw new Error(`no node serves ${network}`);
-      client = new RpcClient(upstream.httpUrl, { connections: 2 });
+      // Three: a range's logs, the header batch around them, and a batch of new tokens' metadata at once.
+      client = new RpcClient(upstream.httpUrl, { connections: 3 });
       this.clients.set(network, client);
     }
     return client;
@@ -197,8 +198,11 @@ export class TokenIndexer {
     let reached: IndexCursor | null = null;
     for (;;) {
       if (this.stopped) return;
-      const cursor = reached ?? (await this.options.store.cursor(network));
-      const head = await this.head(network, rpc);
+      // The stored cursor and the node's head, read at once.
+      const [cursor, head] = await Promise.all([
+        reached ?? this.options.store.cursor(network),
+        this.head(network, rpc),
+      ]);
       if (reached && reached.block >= head) return;
       reached = null;
       if (cursor && cursor.block >= head) {
