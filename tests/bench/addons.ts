@@ -144,7 +144,7 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
     };
     const indexRun = async (record = false) => {
       await db.$client.query(
-        "truncate token_balance_changes, nft_holding_changes, token_balances, nft_holdings, token_contracts, token_index_checkpoints, token_index_cursors",
+        "truncate token_index_ranges, token_balances, nft_holdings, token_contracts, token_index_cursors",
       );
       let logs = 0;
       const indexer = new TokenIndexer({

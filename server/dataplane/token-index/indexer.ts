@@ -15,7 +15,7 @@
 import type { HeadWatch, NewHeads } from "../chain/heads.ts";
 import type { UpstreamMap } from "../chain/nodes.ts";
 import { RpcClient } from "../datasets/rpc.ts";
-import { decodeTransfers, type RawLog, TRANSFER_TOPICS_FILTER, type Transfer, transferEffects } from "./logs.ts";
+import { addEffects, addLogEffects, type LogEffects, noEffects, type RawLog, TRANSFER_TOPICS_FILTER } from "./logs.ts";
 import { readTokenMetadata } from "./metadata.ts";
 import type { IndexCursor, TokenIndexStore, TokenMetadata } from "./store.ts";
 
@@ -60,7 +60,8 @@ interface NextEnd {
 }
 
 type RangeRead =
-  | { kind: "range"; from: number; end: IndexCursor; logs: RawLog[]; next: NextEnd | null }
+  /** Its logs decoded as soon as read, into what they change: the logs themselves are not kept. */
+  | { kind: "range"; from: number; end: IndexCursor; effects: LogEffects; next: NextEnd | null }
   /** The cursor block is no longer on the node's chain. */
   | { kind: "reorg" }
   /** The chain moved while the range was read: read it again. */
@@ -179,7 +180,8 @@ export class TokenIndexer {
     if (!client) {
       const upstream = this.options.upstreams.get(network);
       if (!upstream) throw new Error(`no node serves ${network}`);
-      client = new RpcClient(upstream.httpUrl, { connections: 2 });
+      // Three: a range's logs, the header batch around them, and a batch of new tokens' metadata at once.
+      client = new RpcClient(upstream.httpUrl, { connections: 3 });
       this.clients.set(network, client);
     }
     return client;
@@ -196,8 +198,11 @@ export class TokenIndexer {
     let reached: IndexCursor | null = null;
     for (;;) {
       if (this.stopped) return;
-      const cursor = reached ?? (await this.options.store.cursor(network));
-      const head = await this.head(network, rpc);
+      // The stored cursor and the node's head, read at once.
+      const [cursor, head] = await Promise.all([
+        reached ?? this.options.store.cursor(network),
+        this.head(network, rpc),
+      ]);
       if (reached && reached.block >= head) return;
       reached = null;
       if (cursor && cursor.block >= head) {
@@ -278,16 +283,17 @@ export class TokenIndexer {
         ranges.push(ready);
         take();
       }
-      const decoded = ranges.map((r) => decodeTransfers(r.logs));
-      const transfers = decoded.length === 1 ? decoded[0] : decoded.flat();
+      const transfers = ranges.map((r) => r.effects.transfers);
+      const effects = read.effects;
+      for (const later of ranges.slice(1)) addEffects(effects, later.effects);
       const end = ranges[ranges.length - 1].end;
-      const newTokens = await this.newTokenMetadata(network, rpc, transfers);
+      const newTokens = await this.newTokenMetadata(network, rpc, effects.tokens);
       const written = await this.options.store.commitRange({
         network,
         parent,
         end,
         keepFrom: head - REORG_WINDOW_BLOCKS + 1,
-        effects: transferEffects(transfers),
+        effects,
         newTokens,
       });
       if (!written) {
@@ -297,7 +303,7 @@ export class TokenIndexer {
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
       ranges.forEach((r, i) => {
-        this.options.onRange?.({ network, from: r.from, to: r.end.block, transfers: decoded[i].length });
+        this.options.onRange?.({ network, from: r.from, to: r.end.block, transfers: transfers[i] });
       });
       parent = end;
     }
@@ -336,6 +342,8 @@ export class TokenIndexer {
     const logs = await rpc.call<RawLog[]>("eth_getLogs", [
       { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
     ]);
+    const effects = noEffects();
+    addLogEffects(effects, logs);
     this.adaptRange(network, logs.length, to - from + 1);
     const nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
     // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends), the
@@ -355,7 +363,7 @@ export class TokenIndexer {
     }
     if (nextHeader instanceof Error) throw nextHeader;
     const next = nextTo === null ? null : { to: nextTo, header: nextHeader ?? null };
-    return { kind: "range", from, end: { block: to, hash: end.hash }, logs, next };
+    return { kind: "range", from, end: { block: to, hash: end.hash }, effects, next };
   }
 
   private knownTokens(network: string): Set<string> {
@@ -367,26 +375,24 @@ export class TokenIndexer {
     return known;
   }
 
-  /** Metadata of the tokens `transfers` name that the store does not have yet (read from the contracts). */
+  /** Metadata of the tokens seen (`tokens`) that the store does not have yet (read from the contracts). */
   private async newTokenMetadata(
     network: string,
     rpc: RpcClient,
-    transfers: Transfer[],
+    tokens: LogEffects["tokens"],
   ): Promise<(TokenMetadata & { firstBlock: number })[]> {
-    if (transfers.length === 0) return [];
+    if (tokens.size === 0) return [];
     let known = this.known.get(network);
     if (!known) {
       known = new Set(await this.options.store.knownTokens(network));
       this.known.set(network, known);
     }
-    const fresh = new Map<string, Transfer>();
-    for (const t of transfers) if (!known.has(t.token) && !fresh.has(t.token)) fresh.set(t.token, t);
-    const firsts = [...fresh.values()];
+    const fresh = [...tokens].filter(([address]) => !known.has(address));
     const metadata = await readTokenMetadata(
       rpc,
-      firsts.map((t) => ({ address: t.token, standard: t.standard })),
+      fresh.map(([address, { standard }]) => ({ address, standard })),
     );
-    return metadata.map((m, i) => ({ ...m, firstBlock: firsts[i].blockNumber }));
+    return metadata.map((m, i) => ({ ...m, firstBlock: fresh[i][1].firstBlock }));
   }
 
   /**

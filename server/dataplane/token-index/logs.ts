@@ -1,8 +1,9 @@
 /**
- * Token transfer logs decoded into transfers, a pure step: ERC-20 and ERC-721 `Transfer` (told apart by
- * their topic count: the 721 token id is indexed, the 20 value is data), ERC-1155 `TransferSingle` and
- * `TransferBatch` (one transfer per id). A log that does not have its event's shape (another contract's
- * event with the same signature but other indexing, short data) is skipped, not guessed at.
+ * Token transfer logs decoded into what they change, a pure step: ERC-20 and ERC-721 `Transfer` (told
+ * apart by their topic count: the 721 token id is indexed, the 20 value is data), ERC-1155
+ * `TransferSingle` and `TransferBatch` (one transfer per id). A log that does not have its event's shape
+ * (another contract's event with the same signature but other indexing, short data) is skipped, not
+ * guessed at. Topics and data are read by hand (fixed offsets of 32-byte words): no ABI decoder per log.
  */
 
 /** keccak256 of each event signature: the first topic of its logs. */
@@ -20,25 +21,7 @@ export interface RawLog {
   topics: string[];
   data: string;
   blockNumber: string;
-  blockHash: string;
-  logIndex: string;
   removed?: boolean;
-}
-
-/** One movement of one token (one id of an NFT) from one holder to another. */
-export interface Transfer {
-  blockNumber: number;
-  logIndex: number;
-  /** Position within its log: the index in a TransferBatch's ids, else 0. */
-  seq: number;
-  token: string;
-  standard: TokenStandard;
-  from: string;
-  to: string;
-  /** Null for ERC-20. */
-  tokenId: bigint | null;
-  /** The ERC-20 value, 1 for ERC-721, the ERC-1155 value. */
-  amount: bigint;
 }
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
@@ -67,71 +50,6 @@ function uintArray(data: string, headIndex: number): bigint[] | null {
   return Array.from({ length }, (_, i) => wordNumber(data, start + 1 + i));
 }
 
-/** One transfer, built in one shape (no spreads: V8 keeps these objects fast, ~20× on a log-heavy range). */
-function transfer(
-  blockNumber: number,
-  logIndex: number,
-  seq: number,
-  token: string,
-  standard: TokenStandard,
-  from: string,
-  to: string,
-  tokenId: bigint | null,
-  amount: bigint,
-): Transfer {
-  return { blockNumber, logIndex, seq, token, standard, from, to, tokenId, amount };
-}
-
-export function decodeTransfers(logs: readonly RawLog[]): Transfer[] {
-  const out: Transfer[] = [];
-  for (const log of logs) {
-    if (log.removed) continue;
-    const topics = log.topics;
-    const blockNumber = Number.parseInt(log.blockNumber, 16);
-    const logIndex = Number.parseInt(log.logIndex, 16);
-    const token = log.address.toLowerCase();
-    const data = log.data;
-    if (topics[0] === TRANSFER_TOPIC) {
-      if (topics.length === 3 && data.length === 2 + WORD) {
-        const [, from, to] = topics;
-        out.push(
-          transfer(blockNumber, logIndex, 0, token, "ERC20", topicAddress(from), topicAddress(to), null, BigInt(data)),
-        );
-      } else if (topics.length === 4 && data.length === 2) {
-        const [, from, to, id] = topics;
-        out.push(
-          transfer(blockNumber, logIndex, 0, token, "ERC721", topicAddress(from), topicAddress(to), BigInt(id), 1n),
-        );
-      }
-    } else if (topics[0] === TRANSFER_SINGLE_TOPIC) {
-      if (topics.length === 4 && data.length === 2 + 2 * WORD) {
-        out.push(
-          transfer(
-            blockNumber,
-            logIndex,
-            0,
-            token,
-            "ERC1155",
-            topicAddress(topics[2]),
-            topicAddress(topics[3]),
-            wordNumber(data, 0),
-            wordNumber(data, 1),
-          ),
-        );
-      }
-    } else if (topics[0] === TRANSFER_BATCH_TOPIC && topics.length === 4 && data.length >= 2 + 4 * WORD) {
-      const ids = uintArray(data, 0);
-      const values = uintArray(data, 1);
-      if (!ids || !values || ids.length !== values.length) continue;
-      const from = topicAddress(topics[2]);
-      const to = topicAddress(topics[3]);
-      for (const [seq, id] of ids.entries())
-        out.push(transfer(blockNumber, logIndex, seq, token, "ERC1155", from, to, id, values[seq]));
-    }
-  }
-  return out;
-}
-
 /** What a set of transfers changes: ERC-20 quantities in and out per holder, NFT amounts per holder and id. */
 export interface TransferEffects {
   /** token → holder → [quantity in, quantity out] (maps in maps: no key strings built per transfer). */
@@ -140,38 +58,139 @@ export interface TransferEffects {
   nft: Map<string, bigint>;
 }
 
-/** The effects of `transfers`, summed per holder (the zero address, which mints and burns, holds nothing). */
-export function transferEffects(transfers: readonly Transfer[]): TransferEffects {
-  const fungible = new Map<string, Map<string, [bigint, bigint]>>();
-  const nft = new Map<string, bigint>();
-  const quantities = (token: string, owner: string): [bigint, bigint] => {
-    let holders = fungible.get(token);
-    if (!holders) {
-      holders = new Map();
-      fungible.set(token, holders);
-    }
-    let q = holders.get(owner);
-    if (!q) {
-      q = [0n, 0n];
-      holders.set(owner, q);
-    }
-    return q;
-  };
-  for (const t of transfers) {
-    const amount = t.amount;
-    if (t.standard === "ERC20") {
-      if (t.to !== ZERO_ADDRESS) quantities(t.token, t.to)[0] += amount;
-      if (t.from !== ZERO_ADDRESS) quantities(t.token, t.from)[1] += amount;
-    } else {
-      if (t.to !== ZERO_ADDRESS) {
-        const key = `${t.token}|${t.tokenId}|${t.to}`;
-        nft.set(key, (nft.get(key) ?? 0n) + amount);
-      }
-      if (t.from !== ZERO_ADDRESS) {
-        const key = `${t.token}|${t.tokenId}|${t.from}`;
-        nft.set(key, (nft.get(key) ?? 0n) - amount);
-      }
-    }
+/** What transfer logs change, summed as they are decoded: a range of thousands of logs leaves only its holders' sums. */
+export interface LogEffects extends TransferEffects {
+  /** Transfers decoded (a TransferBatch log holds one per id). */
+  transfers: number;
+  /** Each token contract seen, with its standard and the block of its first transfer. */
+  tokens: Map<string, { standard: TokenStandard; firstBlock: number }>;
+}
+
+export function noEffects(): LogEffects {
+  return { fungible: new Map(), nft: new Map(), transfers: 0, tokens: new Map() };
+}
+
+function quantities(effects: LogEffects, token: string, holder: string): [bigint, bigint] {
+  let holders = effects.fungible.get(token);
+  if (!holders) {
+    holders = new Map();
+    effects.fungible.set(token, holders);
   }
-  return { fungible, nft };
+  let q = holders.get(holder);
+  if (!q) {
+    q = [0n, 0n];
+    holders.set(holder, q);
+  }
+  return q;
+}
+
+function addNft(effects: LogEffects, token: string, tokenId: bigint, holder: string, change: bigint): void {
+  const key = `${token}|${tokenId}|${holder}`;
+  effects.nft.set(key, (effects.nft.get(key) ?? 0n) + change);
+}
+
+/** One NFT transfer's effect (the zero address, which mints and burns, holds nothing). */
+function nftTransfer(
+  effects: LogEffects,
+  token: string,
+  from: string,
+  to: string,
+  tokenId: bigint,
+  amount: bigint,
+): void {
+  if (to !== ZERO_ADDRESS) addNft(effects, token, tokenId, to, amount);
+  if (from !== ZERO_ADDRESS) addNft(effects, token, tokenId, from, -amount);
+}
+
+/** Adds `amount` to slot `side` (0 in, 1 out) of `holder`'s quantities in `holders`. */
+function addQuantity(holders: Map<string, [bigint, bigint]>, holder: string, side: 0 | 1, amount: bigint): void {
+  const q = holders.get(holder);
+  if (q) q[side] += amount;
+  else holders.set(holder, side === 0 ? [amount, 0n] : [0n, amount]);
+}
+
+/**
+ * Decodes `logs` (in chain order) and adds their effects to `effects`. Decoded straight into the sums,
+ * with no object per transfer: the logs of a range die young instead of being kept (and copied by the
+ * garbage collector) until the range is written. ERC-20 holders are summed by their topic as the node
+ * sent it (no address string made per log) and turned into addresses once per holder at the end.
+ */
+export function addLogEffects(effects: LogEffects, logs: readonly RawLog[]): void {
+  /** token → holder's topic → [quantity in, quantity out]. */
+  const byTopic = new Map<string, Map<string, [bigint, bigint]>>();
+  let address = "";
+  let token = "";
+  for (const log of logs) {
+    if (log.removed) continue;
+    const topics = log.topics;
+    const data = log.data;
+    let standard: TokenStandard;
+    let decoded = 1;
+    // Logs come in runs of one contract: its address lowered once a run.
+    if (log.address !== address) {
+      address = log.address;
+      token = address.toLowerCase();
+    }
+    if (topics[0] === TRANSFER_TOPIC) {
+      if (topics.length === 3 && data.length === 2 + WORD) {
+        standard = "ERC20";
+        const amount = BigInt(data);
+        let holders = byTopic.get(token);
+        if (!holders) {
+          holders = new Map();
+          byTopic.set(token, holders);
+        }
+        addQuantity(holders, topics[2], 0, amount);
+        addQuantity(holders, topics[1], 1, amount);
+      } else if (topics.length === 4 && data.length === 2) {
+        standard = "ERC721";
+        nftTransfer(effects, token, topicAddress(topics[1]), topicAddress(topics[2]), BigInt(topics[3]), 1n);
+      } else continue;
+    } else if (topics[0] === TRANSFER_SINGLE_TOPIC) {
+      if (topics.length !== 4 || data.length !== 2 + 2 * WORD) continue;
+      standard = "ERC1155";
+      nftTransfer(
+        effects,
+        token,
+        topicAddress(topics[2]),
+        topicAddress(topics[3]),
+        wordNumber(data, 0),
+        wordNumber(data, 1),
+      );
+    } else if (topics[0] === TRANSFER_BATCH_TOPIC && topics.length === 4 && data.length >= 2 + 4 * WORD) {
+      const ids = uintArray(data, 0);
+      const values = uintArray(data, 1);
+      if (!ids || !values || ids.length !== values.length) continue;
+      standard = "ERC1155";
+      decoded = ids.length;
+      const from = topicAddress(topics[2]);
+      const to = topicAddress(topics[3]);
+      for (const [i, id] of ids.entries()) nftTransfer(effects, token, from, to, id, values[i]);
+    } else continue;
+    effects.transfers += decoded;
+    if (!effects.tokens.has(token))
+      effects.tokens.set(token, { standard, firstBlock: Number.parseInt(log.blockNumber, 16) });
+  }
+  // The zero address (which mints and burns) holds nothing.
+  for (const [token, holders] of byTopic)
+    for (const [topic, [qIn, qOut]] of holders) {
+      const holder = topicAddress(topic);
+      if (holder === ZERO_ADDRESS) continue;
+      const q = quantities(effects, token, holder);
+      q[0] += qIn;
+      q[1] += qOut;
+    }
+}
+
+/** Adds the effects of a later range to `into` (ranges written as one). */
+export function addEffects(into: LogEffects, later: LogEffects): void {
+  for (const [token, holders] of later.fungible)
+    for (const [holder, [qIn, qOut]] of holders) {
+      const q = quantities(into, token, holder);
+      q[0] += qIn;
+      q[1] += qOut;
+    }
+  for (const [key, change] of later.nft) into.nft.set(key, (into.nft.get(key) ?? 0n) + change);
+  into.transfers += later.transfers;
+  for (const [token, seen] of later.tokens) if (!into.tokens.has(token)) into.tokens.set(token, seen);
 }

@@ -36,59 +36,11 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
       const { network, effects, end, keepFrom, parent } = range;
       const arrays = effectArrays(effects);
       const tokens = range.newTokens;
-      // One statement, so one round trip and its own transaction: everything it writes hangs on the
-      // cursor moving from `parent` (a data-modifying CTE's RETURNING orders what reads it). A concurrent
-      // writer's update of the same cursor row waits for this one's commit and then finds the row moved
-      // (READ COMMITTED re-checks an updated row), so it writes nothing; a rollback holds that row locked
-      // (rollBack) for as long as it works.
-      const { rows } = await pool.query<{ written: boolean }>(
-        `with moved as (
-           update token_index_cursors set block_number = $2::bigint, block_hash = $3::text, updated_at = now()
-           where network = $1::text and block_number = $14::bigint and block_hash = $15::text returning 1 as ok),
-         created as (
-           insert into token_index_cursors (network, block_number, block_hash)
-           select $1::text, $2::bigint, $3::text where $14::bigint is null
-           on conflict (network) do nothing returning 1 as ok),
-         go as (select ok from moved union all select ok from created),
-         contracts as (
-           insert into token_contracts (network, address, standard, name, symbol, decimals, first_block)
-           select $1::text, * from unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::int[], $21::bigint[])
-           where exists (select from go)
-           on conflict do nothing),
-         balances as (
-           insert into token_balances (network, owner, token, quantity_in, quantity_out)
-           select $1::text, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
-           where exists (select from go)
-           on conflict (network, owner, token) do update set
-             quantity_in = token_balances.quantity_in + excluded.quantity_in,
-             quantity_out = token_balances.quantity_out + excluded.quantity_out),
-         holdings as (
-           insert into nft_holdings (network, token, token_id, owner, amount)
-           select $1::text, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[])
-           where exists (select from go)
-           on conflict (network, token, token_id, owner) do update set amount = nft_holdings.amount + excluded.amount),
-         kept_balances as (
-           insert into token_balance_changes (network, range_end, owner, token, quantity_in, quantity_out)
-           select $1::text, $2::bigint, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
-           where $4::boolean and exists (select from go)),
-         kept_nfts as (
-           insert into nft_holding_changes (network, range_end, token, token_id, owner, amount)
-           select $1::text, $2::bigint, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[])
-           where $4::boolean and exists (select from go)),
-         checkpoint as (
-           insert into token_index_checkpoints (network, block_number, block_hash)
-           select $1::text, $2::bigint, $3::text where $4::boolean and exists (select from go) on conflict do nothing),
-         pruned_checkpoints as (
-           delete from token_index_checkpoints where network = $1::text and block_number < $13::bigint
-             and exists (select from go)),
-         pruned_balances as (
-           delete from token_balance_changes where network = $1::text and range_end < $13::bigint
-             and exists (select from go)),
-         pruned_nfts as (
-           delete from nft_holding_changes where network = $1::text and range_end < $13::bigint
-             and exists (select from go))
-         select exists (select from go) as written`,
-        [
+      const { rows } = await pool.query<{ written: boolean }>({
+        // Named: parsed once per connection, not at every range.
+        name: "token-index-commit-range",
+        text: COMMIT_RANGE_SQL,
+        values: [
           network,
           end.block,
           end.hash,
@@ -111,7 +63,7 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
           tokens.map((t) => t.decimals),
           tokens.map((t) => t.firstBlock),
         ],
-      );
+      });
       const written = rows[0]?.written === true;
       // Holdings a range brought to nothing, removed once it is in (a statement cannot see its own writes).
       if (written && arrays.nftTokens.length > 0) await removeEmptyHoldings(pool, network, arrays);
@@ -120,7 +72,7 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
 
     async checkpoints(network, below, limit) {
       const { rows } = await pool.query<{ block_number: string; block_hash: string }>(
-        `select block_number, block_hash from token_index_checkpoints
+        `select block_number, block_hash from token_index_ranges
          where network = $1 and block_number < $2 order by block_number desc limit $3`,
         [network, below, limit],
       );
@@ -141,12 +93,16 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
           quantity_out: string;
         }>(
           `select owner, token, -sum(quantity_in) as quantity_in, -sum(quantity_out) as quantity_out
-           from token_balance_changes where network = $1 and range_end > $2 group by owner, token`,
+           from token_index_ranges r, unnest(r.owners, r.tokens, r.quantities_in, r.quantities_out)
+             as c(owner, token, quantity_in, quantity_out)
+           where r.network = $1 and r.block_number > $2 group by owner, token`,
           [network, after],
         );
         const nft = await client.query<{ token: string; token_id: string; owner: string; amount: string }>(
           `select token, token_id, owner, -sum(amount) as amount
-           from nft_holding_changes where network = $1 and range_end > $2 group by token, token_id, owner`,
+           from token_index_ranges r, unnest(r.nft_tokens, r.nft_token_ids, r.nft_owners, r.nft_amounts)
+             as c(token, token_id, owner, amount)
+           where r.network = $1 and r.block_number > $2 group by token, token_id, owner`,
           [network, after],
         );
         await applyEffects(
@@ -164,12 +120,7 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
           },
           { removeEmptyBalances: true },
         );
-        await client.query("delete from token_balance_changes where network = $1 and range_end > $2", [network, after]);
-        await client.query("delete from nft_holding_changes where network = $1 and range_end > $2", [network, after]);
-        await client.query("delete from token_index_checkpoints where network = $1 and block_number > $2", [
-          network,
-          after,
-        ]);
+        await client.query("delete from token_index_ranges where network = $1 and block_number > $2", [network, after]);
         await client.query("delete from token_contracts where network = $1 and first_block > $2", [network, after]);
         await client.query(
           "update token_index_cursors set block_number = $2, block_hash = $3, updated_at = now() where network = $1",
@@ -262,6 +213,49 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
 }
 
 /**
+ * A range's write, one statement, so one round trip and its own transaction: everything it writes hangs on
+ * the cursor moving from the range's parent ($14, $15; a data-modifying CTE's RETURNING orders what reads
+ * it). A concurrent writer's update of the same cursor row waits for this one's commit and then finds the
+ * row moved (READ COMMITTED re-checks an updated row), so it writes nothing; a rollback holds that row
+ * locked (rollBack) for as long as it works.
+ */
+const COMMIT_RANGE_SQL = `with moved as (
+           update token_index_cursors set block_number = $2::bigint, block_hash = $3::text, updated_at = now()
+           where network = $1::text and block_number = $14::bigint and block_hash = $15::text returning 1 as ok),
+         created as (
+           insert into token_index_cursors (network, block_number, block_hash)
+           select $1::text, $2::bigint, $3::text where $14::bigint is null
+           on conflict (network) do nothing returning 1 as ok),
+         go as (select ok from moved union all select ok from created),
+         contracts as (
+           insert into token_contracts (network, address, standard, name, symbol, decimals, first_block)
+           select $1::text, * from unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::int[], $21::bigint[])
+           where exists (select from go)
+           on conflict do nothing),
+         balances as (
+           insert into token_balances (network, owner, token, quantity_in, quantity_out)
+           select $1::text, * from unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+           where exists (select from go)
+           on conflict (network, owner, token) do update set
+             quantity_in = token_balances.quantity_in + excluded.quantity_in,
+             quantity_out = token_balances.quantity_out + excluded.quantity_out),
+         holdings as (
+           insert into nft_holdings (network, token, token_id, owner, amount)
+           select $1::text, * from unnest($9::text[], $10::numeric[], $11::text[], $12::numeric[])
+           where exists (select from go)
+           on conflict (network, token, token_id, owner) do update set amount = nft_holdings.amount + excluded.amount),
+         kept as (
+           insert into token_index_ranges (network, block_number, block_hash, owners, tokens, quantities_in,
+             quantities_out, nft_tokens, nft_token_ids, nft_owners, nft_amounts)
+           select $1::text, $2::bigint, $3::text, $5::text[], $6::text[], $7::numeric[], $8::numeric[],
+             $9::text[], $10::numeric[], $11::text[], $12::numeric[]
+           where $4::boolean and exists (select from go)),
+         pruned as (
+           delete from token_index_ranges where network = $1::text and block_number < $13::bigint
+             and exists (select from go))
+         select exists (select from go) as written`;
+
+/**
  * The query behind a wallet's token balances (one statement: rows of the page and the filter's total).
  * Exported so the addons bench runs the very same SQL beside the method that uses it.
  */
@@ -283,12 +277,10 @@ const WALLET_NFTS_SQL = `
 
 /** Every table of the index, each keyed by network first. */
 const NETWORK_TABLES = [
-  "token_balance_changes",
-  "nft_holding_changes",
+  "token_index_ranges",
   "token_balances",
   "nft_holdings",
   "token_contracts",
-  "token_index_checkpoints",
   "token_index_cursors",
 ] as const;
 

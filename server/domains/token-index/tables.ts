@@ -15,13 +15,29 @@ export const tokenIndexCursors = pgTable("token_index_cursors", {
   updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
 });
 
-/** Recent range ends with their hashes: where a reorg's fork point is looked for. */
-export const tokenIndexCheckpoints = pgTable(
-  "token_index_checkpoints",
+/**
+ * The ranges written within the reorg window, one row each: its end with its hash (a checkpoint, where a
+ * reorg's fork point is looked for) and what its transfers changed, summed per holder, as column arrays
+ * (the ones the range's write unnests into the holdings): what a rollback to an earlier checkpoint
+ * subtracts. One row per range, not one per holder: a range of thousands of holders is one tuple.
+ */
+export const tokenIndexRanges = pgTable(
+  "token_index_ranges",
   {
     network: text("network").notNull(),
+    /** The range's last block. */
     blockNumber: bigint("block_number", { mode: "number" }).notNull(),
     blockHash: text("block_hash").notNull(),
+    /** ERC-20: holder, token, quantity received and sent, at the same index of each array. */
+    owners: text("owners").array().notNull(),
+    tokens: text("tokens").array().notNull(),
+    quantitiesIn: uint256("quantities_in").array().notNull(),
+    quantitiesOut: uint256("quantities_out").array().notNull(),
+    /** NFTs: token, id, holder and the signed change of the amount held (numeric(78, 0) holds ±(2^256 − 1)). */
+    nftTokens: text("nft_tokens").array().notNull(),
+    nftTokenIds: uint256("nft_token_ids").array().notNull(),
+    nftOwners: text("nft_owners").array().notNull(),
+    nftAmounts: uint256("nft_amounts").array().notNull(),
   },
   (t) => [primaryKey({ columns: [t.network, t.blockNumber] })],
 );
@@ -40,38 +56,6 @@ export const tokenContracts = pgTable(
     firstBlock: bigint("first_block", { mode: "number" }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.network, t.address] })],
-);
-
-/**
- * What each range written within the reorg window changed, summed per holder and token: what a rollback
- * to one of its checkpoints (range ends) undoes. ERC-20 quantities in and out.
- */
-export const tokenBalanceChanges = pgTable(
-  "token_balance_changes",
-  {
-    network: text("network").notNull(),
-    rangeEnd: bigint("range_end", { mode: "number" }).notNull(),
-    owner: text("owner").notNull(),
-    token: text("token").notNull(),
-    quantityIn: uint256("quantity_in").notNull(),
-    quantityOut: uint256("quantity_out").notNull(),
-  },
-  (t) => [index("token_balance_changes_range").on(t.network, t.rangeEnd)],
-);
-
-/** The same for NFTs: the signed change of the amount a holder has of one id. */
-export const nftHoldingChanges = pgTable(
-  "nft_holding_changes",
-  {
-    network: text("network").notNull(),
-    rangeEnd: bigint("range_end", { mode: "number" }).notNull(),
-    token: text("token").notNull(),
-    tokenId: uint256("token_id").notNull(),
-    owner: text("owner").notNull(),
-    /** Signed; numeric(78, 0) holds ±(2^256 − 1). */
-    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
-  },
-  (t) => [index("nft_holding_changes_range").on(t.network, t.rangeEnd)],
 );
 
 /** ERC-20 totals per holder and token: what it received and sent (its balance is the difference). */
