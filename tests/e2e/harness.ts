@@ -96,7 +96,10 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** Starts `node --import tsx server/main.ts` on a free port with a temporary data directory. */
+/**
+ * Starts the service on a free port with a temporary data directory, as `node server/start.mjs`: from the
+ * server bundle when it is current (`npm test` builds it before this suite), else from the sources through tsx.
+ */
 export async function startService(options: StartServiceOptions = {}): Promise<Service> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-e2e-"));
@@ -120,7 +123,7 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
   delete env.DATABASE_URL;
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
 
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const child = spawn(process.execPath, ["server/start.mjs"], {
     cwd: repoRoot,
     env,
     detached: true,
