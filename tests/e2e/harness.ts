@@ -26,6 +26,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { freePort } from "../support/ports.ts";
 import { ensureBuilt, repoRoot } from "./harness-build.ts";
@@ -55,6 +56,8 @@ export interface Service {
   url: string;
   port: number;
   dataDir: string;
+  /** The database it was given (`databaseUrl`), or null: its embedded server in `dataDir`. */
+  databaseUrl: string | null;
   demoPassword: string;
   /** The file holding the service's output. */
   logFile: string;
@@ -179,7 +182,8 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
     await new Promise((resolveDelay) => setTimeout(resolveDelay, 250));
   }
 
-  return { url, port, dataDir, demoPassword: DEMO_PASSWORD, logFile, recentOutput, stop };
+  const databaseUrl = options.databaseUrl ?? null;
+  return { url, port, dataDir, databaseUrl, demoPassword: DEMO_PASSWORD, logFile, recentOutput, stop };
 }
 
 export interface LaunchedBrowser {
@@ -265,9 +269,13 @@ export interface E2E {
   newPage(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
 }
 
-/** One service and one browser per test file, started before its tests and cleaned up after. */
-/** A client of the service's embedded database, as its data directory names it (end it when done). */
+/** A client of the service's database: the one it was given, else its embedded one (end it when done). */
 export async function serviceDatabase(service: Service): Promise<pg.Client> {
+  if (service.databaseUrl) {
+    const client = new pg.Client(service.databaseUrl);
+    await client.connect();
+    return client;
+  }
   const password = readFileSync(join(service.dataDir, "postgres-password.secret"), "utf8").trim();
   const port = readFileSync(join(service.dataDir, "postgres", "postmaster.pid"), "utf8")
     .split("\n")[3]
@@ -290,7 +298,14 @@ export async function endDemoBillingPeriod(service: Service): Promise<void> {
   }
 }
 
+/**
+ * One service and one browser per test file, started before its tests and cleaned up after. The service
+ * uses a fresh database of its own on the suite's PostgreSQL server (the `e2e` project's globalSetup,
+ * tests/support/database.ts), which it migrates and seeds as on a first start: no initdb and no server
+ * start per file. `databaseUrl` names another database instead.
+ */
 export function useE2E(options: StartServiceOptions = {}): E2E {
+  let database: TestDatabase | undefined;
   let service: Service | undefined;
   let launched: LaunchedBrowser | undefined;
   const contexts: BrowserContext[] = [];
@@ -298,13 +313,19 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
 
   beforeAll(async () => {
     ensureBuilt();
-    service = await startService(options);
+    let databaseUrl = options.databaseUrl;
+    if (!databaseUrl) {
+      database = await createTestDatabase();
+      databaseUrl = database.url;
+    }
+    service = await startService({ ...options, databaseUrl });
     launched = await launchBrowser();
   });
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
     await launched?.close();
     await service?.stop();
+    await database?.drop();
   });
 
   return {
