@@ -25,31 +25,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { freePort } from "../support/ports.ts";
 import { ensureBuilt, repoRoot } from "./harness-build.ts";
-import { ensureChromium } from "./harness-chromium.ts";
+import { CHROMIUM_FLAGS, ensureChromium } from "./harness-chromium.ts";
 
-export { ensureBuilt, ensureChromium };
+export { CHROMIUM_FLAGS, ensureBuilt, ensureChromium };
 
 /** The demo sign-in the service seeds (`NODEPLANE_DEMO_PASSWORD`). */
 export const DEMO_PASSWORD = "e2e-demo-password";
 
 const resultsDir = join(repoRoot, "test-results");
-
-/** The flags Chromium runs with, and only these (plus a fresh profile and Playwright's pipe). */
-export const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 export interface Service {
   /** `http://127.0.0.1:<port>` */
@@ -188,8 +176,31 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
 
 export interface LaunchedBrowser {
   browser: Browser;
+  /** Its profile directory ("" for the suite's browser, which its globalSetup owns). */
   userDataDir: string;
   close(): Promise<void>;
+}
+
+/**
+ * The suite's Chromium (tests/e2e/browser-server.ts, the `e2e` project's globalSetup), connected to, or
+ * else one launched for this file alone. Closing it closes only what this file opened in it.
+ */
+async function suiteOrOwnBrowser(): Promise<LaunchedBrowser> {
+  let endpoint: string | undefined;
+  try {
+    endpoint = inject("chromiumEndpoint");
+  } catch {
+    // Outside a vitest worker there is no suite browser.
+  }
+  if (!endpoint) return launchBrowser();
+  const browser = await chromium.connect(endpoint, { timeout: 60_000 });
+  return {
+    browser,
+    userDataDir: "",
+    async close() {
+      await browser.close().catch(() => undefined);
+    },
+  };
 }
 
 /** Launches Chromium with exactly CHROMIUM_FLAGS and a fresh profile. */
@@ -319,7 +330,7 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
       databaseUrl = database.url;
     }
     service = await startService({ ...options, databaseUrl });
-    launched = await launchBrowser();
+    launched = await suiteOrOwnBrowser();
   });
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
