@@ -310,10 +310,10 @@ export async function endDemoBillingPeriod(service: Service): Promise<void> {
 }
 
 /**
- * One service and one browser per test file, started before its tests and cleaned up after. The service
- * uses a fresh database of its own on the suite's PostgreSQL server (the `e2e` project's globalSetup,
- * tests/support/database.ts), which it migrates and seeds as on a first start: no initdb and no server
- * start per file. `databaseUrl` names another database instead.
+ * One service per test file, started before its tests and stopped after, and the file's contexts in the
+ * suite's browser (suiteOrOwnBrowser), closed after. The service uses a fresh database of its own on the
+ * suite's PostgreSQL server (the `e2e` project's globalSetup, tests/support/database.ts), which it migrates
+ * and seeds as on a first start: no initdb and no server start per file. `databaseUrl` names another.
  */
 export function useE2E(options: StartServiceOptions = {}): E2E {
   let database: TestDatabase | undefined;
