@@ -70,6 +70,10 @@ export default defineConfig({
           name: "e2e",
           include: ["tests/e2e/**/*.test.{ts,tsx}"],
           environment: "node",
+          // One PostgreSQL server for the suite, as for the API suite: each file's service gets its own
+          // database on it instead of an initdb and a server start of its own. One Chromium too: each
+          // file connects and opens its own contexts instead of launching one.
+          globalSetup: ["tests/support/database.ts", "tests/e2e/browser-server.ts"],
           // Each file starts its own service and browser. A journey mostly waits (on blocks, deliveries,
           // the page): two files side by side keep the two cores busy, where one left them three-quarters idle.
           maxWorkers: 2,

@@ -11,6 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
+import { ensureServerBuilt, serverBuildStaleness } from "../server/platform/server-build.mjs";
 import { buildStaleness, ensureBuilt, repoRoot } from "./e2e/harness-build.ts";
 import { ensureChromium } from "./e2e/harness-chromium.ts";
 
@@ -140,8 +141,11 @@ function runSuite(suite: Suite, filters: string[]): { counts: Counts; notes: str
   return { counts, notes };
 }
 
-/** What the end-to-end suite needs before it starts: a browser and a fresh build. */
-function prepareE2E(): string | null {
+/**
+ * What the end-to-end suite needs before it starts: a browser, a fresh console build and a current server
+ * bundle, which each file's service then starts from (~3 CPU-s less a start than compiling through tsx).
+ */
+async function prepareE2E(): Promise<string | null> {
   try {
     ensureChromium();
   } catch (error) {
@@ -154,10 +158,15 @@ function prepareE2E(): string | null {
       return `npm run build failed: ${(error as Error).message.split("\n")[0]}`;
     }
   }
+  try {
+    if (serverBuildStaleness(repoRoot)) await ensureServerBuilt(repoRoot);
+  } catch (error) {
+    return `the server bundle did not build: ${(error as Error).message.split("\n")[0]}`;
+  }
   return null;
 }
 
-function main(): number {
+async function main(): Promise<number> {
   let chosen: Choice;
   try {
     chosen = parseArgs(process.argv.slice(2));
@@ -183,7 +192,7 @@ function main(): number {
       continue;
     }
     if (suite === "e2e") {
-      const problem = prepareE2E();
+      const problem = await prepareE2E();
       if (problem) {
         console.log(`e2e: not run: ${problem}`);
         summary.push(`${suite.padEnd(9)} not run (${problem.split("\n")[0]})`);
@@ -207,4 +216,4 @@ function main(): number {
   return total.failed > 0 || total.passed + total.failed === 0 ? 1 : 0;
 }
 
-process.exitCode = main();
+process.exitCode = await main();

@@ -4,6 +4,18 @@
 import { execFileSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 
+/** The flags Chromium runs with, and only these (plus a fresh profile and Playwright's pipe). */
+export const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
 const installCommand = "apt-get update && apt-get install -y chromium";
 
 function executable(path: string): boolean {

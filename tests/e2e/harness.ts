@@ -25,36 +25,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { freePort } from "../support/ports.ts";
 import { ensureBuilt, repoRoot } from "./harness-build.ts";
-import { ensureChromium } from "./harness-chromium.ts";
+import { CHROMIUM_FLAGS, ensureChromium } from "./harness-chromium.ts";
 
-export { ensureBuilt, ensureChromium };
+export { CHROMIUM_FLAGS, ensureBuilt, ensureChromium };
 
 /** The demo sign-in the service seeds (`NODEPLANE_DEMO_PASSWORD`). */
 export const DEMO_PASSWORD = "e2e-demo-password";
 
 const resultsDir = join(repoRoot, "test-results");
 
-/** The flags Chromium runs with, and only these (plus a fresh profile and Playwright's pipe). */
-export const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
 export interface Service {
   /** `http://127.0.0.1:<port>` */
   url: string;
   port: number;
   dataDir: string;
+  /** The database it was given (`databaseUrl`), or null: its embedded server in `dataDir`. */
+  databaseUrl: string | null;
   demoPassword: string;
   /** The file holding the service's output. */
   logFile: string;
@@ -96,7 +87,10 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** Starts `node --import tsx server/main.ts` on a free port with a temporary data directory. */
+/**
+ * Starts the service on a free port with a temporary data directory, as `node server/start.mjs`: from the
+ * server bundle when it is current (`npm test` builds it before this suite), else from the sources through tsx.
+ */
 export async function startService(options: StartServiceOptions = {}): Promise<Service> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "nodeplane-e2e-"));
@@ -120,7 +114,7 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
   delete env.DATABASE_URL;
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
 
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const child = spawn(process.execPath, ["server/start.mjs"], {
     cwd: repoRoot,
     env,
     detached: true,
@@ -176,13 +170,37 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
     await new Promise((resolveDelay) => setTimeout(resolveDelay, 250));
   }
 
-  return { url, port, dataDir, demoPassword: DEMO_PASSWORD, logFile, recentOutput, stop };
+  const databaseUrl = options.databaseUrl ?? null;
+  return { url, port, dataDir, databaseUrl, demoPassword: DEMO_PASSWORD, logFile, recentOutput, stop };
 }
 
 export interface LaunchedBrowser {
   browser: Browser;
+  /** Its profile directory ("" for the suite's browser, which its globalSetup owns). */
   userDataDir: string;
   close(): Promise<void>;
+}
+
+/**
+ * The suite's Chromium (tests/e2e/browser-server.ts, the `e2e` project's globalSetup), connected to, or
+ * else one launched for this file alone. Closing it closes only what this file opened in it.
+ */
+async function suiteOrOwnBrowser(): Promise<LaunchedBrowser> {
+  let endpoint: string | undefined;
+  try {
+    endpoint = inject("chromiumEndpoint");
+  } catch {
+    // Outside a vitest worker there is no suite browser.
+  }
+  if (!endpoint) return launchBrowser();
+  const browser = await chromium.connect(endpoint, { timeout: 60_000 });
+  return {
+    browser,
+    userDataDir: "",
+    async close() {
+      await browser.close().catch(() => undefined);
+    },
+  };
 }
 
 /** Launches Chromium with exactly CHROMIUM_FLAGS and a fresh profile. */
@@ -262,9 +280,13 @@ export interface E2E {
   newPage(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
 }
 
-/** One service and one browser per test file, started before its tests and cleaned up after. */
-/** A client of the service's embedded database, as its data directory names it (end it when done). */
+/** A client of the service's database: the one it was given, else its embedded one (end it when done). */
 export async function serviceDatabase(service: Service): Promise<pg.Client> {
+  if (service.databaseUrl) {
+    const client = new pg.Client(service.databaseUrl);
+    await client.connect();
+    return client;
+  }
   const password = readFileSync(join(service.dataDir, "postgres-password.secret"), "utf8").trim();
   const port = readFileSync(join(service.dataDir, "postgres", "postmaster.pid"), "utf8")
     .split("\n")[3]
@@ -287,7 +309,14 @@ export async function endDemoBillingPeriod(service: Service): Promise<void> {
   }
 }
 
+/**
+ * One service per test file, started before its tests and stopped after, and the file's contexts in the
+ * suite's browser (suiteOrOwnBrowser), closed after. The service uses a fresh database of its own on the
+ * suite's PostgreSQL server (the `e2e` project's globalSetup, tests/support/database.ts), which it migrates
+ * and seeds as on a first start: no initdb and no server start per file. `databaseUrl` names another.
+ */
 export function useE2E(options: StartServiceOptions = {}): E2E {
+  let database: TestDatabase | undefined;
   let service: Service | undefined;
   let launched: LaunchedBrowser | undefined;
   const contexts: BrowserContext[] = [];
@@ -295,13 +324,19 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
 
   beforeAll(async () => {
     ensureBuilt();
-    service = await startService(options);
-    launched = await launchBrowser();
+    let databaseUrl = options.databaseUrl;
+    if (!databaseUrl) {
+      database = await createTestDatabase();
+      databaseUrl = database.url;
+    }
+    service = await startService({ ...options, databaseUrl });
+    launched = await suiteOrOwnBrowser();
   });
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
     await launched?.close();
     await service?.stop();
+    await database?.drop();
   });
 
   return {

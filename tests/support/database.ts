@@ -1,5 +1,5 @@
 /**
- * PostgreSQL for the API suite.
+ * PostgreSQL for the API and end-to-end suites.
  *
  * As a vitest globalSetup (the `api` project names this file) it starts ONE embedded PostgreSQL server
  * for the whole run — or, when `DATABASE_URL` is set, uses that server — and provides its admin
