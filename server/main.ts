@@ -1,10 +1,15 @@
-import { buildApp } from "./app.ts";
+// What a start needs before its database server starts: the app (app.ts and its packages, most of a
+// start's loading) is imported only after that, so PostgreSQL and the chain nodes start while it loads.
+import { startOwnServers } from "./own-servers.ts";
 import { loadConfig } from "./platform/config.ts";
 import { buildStaleness, startBuilding } from "./platform/console-build.ts";
+import { createLogger } from "./platform/logger.ts";
 import { ensureServerBuilt, serverBuildStaleness } from "./platform/server-build.mjs";
 import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
 import { othersServing, registerServing } from "./platform/serving.ts";
-import { RegistryError } from "./registry/registry.ts";
+import { traceStart } from "./platform/start-trace.ts";
+
+traceStart("the start's first modules loaded");
 
 const args = process.argv.slice(2);
 // The stream engine runs in a supervised process of its own unless told otherwise (see AppConfig).
@@ -51,9 +56,21 @@ if (args.includes("--build") && !config.dev) {
 }
 const serving = config.dev ? null : registerServing(config.rootDir, config.dataDir);
 
+const log = createLogger(config.logLevel);
+const servers = startOwnServers(config, log);
+traceStart("database server and chain nodes starting");
+const [{ buildApp }, { RegistryError }] = await Promise.all([
+  import("./app.ts"),
+  import("./registry/registry.ts"),
+]).catch(async (error) => {
+  await servers.stop();
+  throw error;
+});
+traceStart("the app's modules loaded");
+
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
-  app = await buildApp(config, { consoleBuilt: consoleBuild?.built });
+  app = await buildApp(config, { consoleBuilt: consoleBuild?.built, started: { log, servers } });
 } catch (error) {
   if (error instanceof RegistryError) {
     console.error(error.message);
@@ -63,6 +80,7 @@ try {
 }
 
 const address = await app.app.listen({ port: config.port, host: config.host });
+traceStart("listening");
 const listening = app.app.server.address();
 if (listening && typeof listening === "object") {
   lock?.recordPort(listening.port);
