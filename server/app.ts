@@ -152,7 +152,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   const sandboxLog = log.child({ component: "sandbox" });
   logSandboxTo(sandboxLog);
   // While they start: how sandbox processes will be confined is tried here, not at the first filter test.
-  logSandboxLaunch(sandboxLog);
+  logSandboxLaunch(sandboxLog).catch((error) => sandboxLog.warn({ err: error }, "the sandbox launch was not tried"));
 
   let apiSchema: GraphQLSchema;
   let registry: RegistryHolder;
