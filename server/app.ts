@@ -29,7 +29,6 @@ import { marketplaceCharges } from "./domains/billing/addon-charges.ts";
 import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
 import { builtinProvider } from "./domains/billing/payments/builtin.ts";
 import { paymentsPlugin } from "./domains/billing/payments/plugin.ts";
-import { stripeProvider } from "./domains/billing/payments/stripe.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -211,8 +210,15 @@ async function assemble(
   const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer, functionRuns);
   // The token index follows the local chains where the engine role is; the seed's test tokens land there.
   const tokenIndex = startTokenIndex({ db, log, upstreams: chainNodes, index: config.roles.engine });
-  // Awaited at close, before the nodes stop, so a seed under way is not cut off (it takes a few blocks).
-  const chainsSeeded = config.roles.engine && config.seedTestTokens ? seedLocalChains(chainNodes, config, log) : null;
+  // Once the service listens: not needed to answer. Awaited at close, before the nodes stop, so a seed
+  // under way is not cut off (it takes a few blocks).
+  let chainsSeeded: Promise<void> | null = null;
+  if (config.roles.engine && config.seedTestTokens)
+    app.server.once("listening", () => {
+      chainsSeeded = seedLocalChains(chainNodes, config, log).catch((error) =>
+        log.warn({ err: error }, "chain: test tokens not deployed"),
+      );
+    });
   const kvParts = partStorage(config);
   // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
   // elsewhere find activations by polling.
@@ -579,7 +585,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
       log,
       events,
       // Stripe when its key is configured; otherwise the built-in test provider, and the console says so.
-      provider: parts.billing.stripe ? stripeProvider(parts.billing.stripe) : builtinProvider(),
+      // Its client (~0.1 s to load) is loaded only then.
+      provider: parts.billing.stripe
+        ? (await import("./domains/billing/payments/stripe.ts")).stripeProvider(parts.billing.stripe)
+        : builtinProvider(),
       clockMs: parts.billing.clockMs,
     },
   });
