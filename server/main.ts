@@ -5,7 +5,7 @@ import { loadConfig } from "./platform/config.ts";
 import { buildStaleness, startBuilding } from "./platform/console-build.ts";
 import { createLogger } from "./platform/logger.ts";
 import { ensureServerBuilt, serverBuildStaleness } from "./platform/server-build.mjs";
-import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
+import { type ServiceLock, ServiceLockHeld, takeServiceLockAfterStopping } from "./platform/service-lock.ts";
 import { othersServing, registerServing } from "./platform/serving.ts";
 import { traceStart } from "./platform/start-trace.ts";
 
@@ -15,12 +15,14 @@ const args = process.argv.slice(2);
 // The stream engine runs in a supervised process of its own unless told otherwise (see AppConfig).
 const config = loadConfig({ NODEPLANE_ENGINE_PROCESS: "child", ...process.env }, args);
 
+/** How long a start waits for a service that is stopping on its data directory to end. */
+const STOPPING_WAIT_MS = 30_000;
 // The service that runs the embedded PostgreSQL server owns the data directory; with an external database
 // the directory holds only the secrets key, which processes split by role share.
 let lock: ServiceLock | null = null;
 if (!config.databaseUrl) {
   try {
-    lock = takeServiceLock(config.dataDir);
+    lock = await takeServiceLockAfterStopping(config.dataDir, STOPPING_WAIT_MS);
   } catch (error) {
     if (error instanceof ServiceLockHeld) {
       console.error(error.message);
@@ -100,6 +102,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, "stopping");
+    lock?.recordStopping();
     app
       .close()
       .then(() => process.exit(0))
