@@ -13,7 +13,7 @@ import Fastify, {
 } from "fastify";
 import type { GraphQLSchema } from "graphql";
 import type { DestinationStream, Logger } from "pino";
-import { type ChainNodes, startChainNodes, type UpstreamMap } from "./dataplane/chain/nodes.ts";
+import type { ChainNodes, UpstreamMap } from "./dataplane/chain/nodes.ts";
 import { startStreamEngine } from "./dataplane/engine/index.ts";
 import { createRpcStages } from "./dataplane/metering/stages.ts";
 import { mountDataPlane } from "./dataplane/proxy/index.ts";
@@ -29,7 +29,6 @@ import { marketplaceCharges } from "./domains/billing/addon-charges.ts";
 import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
 import { builtinProvider } from "./domains/billing/payments/builtin.ts";
 import { paymentsPlugin } from "./domains/billing/payments/plugin.ts";
-import { stripeProvider } from "./domains/billing/payments/stripe.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
 import { cataloguePlugin } from "./domains/catalogue/plugin.ts";
 import { EndpointListCache } from "./domains/endpoints/list-cache.ts";
@@ -69,11 +68,12 @@ import { ResolverCollector } from "./graphql/plugin.ts";
 import { mergeResolvers, type Resolvers } from "./graphql/resolvers.ts";
 import { ResponseCache } from "./graphql/response-cache.ts";
 import { DateTime, JSONScalar, loadApiSchema } from "./graphql/schema.ts";
+import { type OwnServers, startOwnServers } from "./own-servers.ts";
 import { trustedProxies } from "./platform/client-address.ts";
 import type { AppConfig } from "./platform/config.ts";
 import { API_PREFIXES, isConsoleRoute } from "./platform/console-routes.ts";
 import { type Db, openDatabase, runMigrations } from "./platform/db/index.ts";
-import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres.ts";
+import type { DatabaseServer } from "./platform/db/postgres.ts";
 import { EgressPolicy, formatEgressAllow } from "./platform/egress.ts";
 import { DomainEvents } from "./platform/events.ts";
 import { relayEvents } from "./platform/events-relay.ts";
@@ -90,6 +90,7 @@ import { createLogger } from "./platform/logger.ts";
 import { createMailer, type Mailer } from "./platform/mail.ts";
 import { type SecretBox, secretBox } from "./platform/secrets.ts";
 import { engineEntry } from "./platform/server-build.mjs";
+import { traceStart } from "./platform/start-trace.ts";
 import { type SupervisedChild, superviseChild } from "./platform/supervisor.ts";
 import { registryPlugin } from "./registry/plugin.ts";
 import { RegistryHolder } from "./registry/watch.ts";
@@ -137,29 +138,20 @@ export interface BuildOptions {
    * served once it ends, and the service fails to start when it fails.
    */
   consoleBuilt?: Promise<void>;
+  /**
+   * The log and the servers `npm start` started before the app's modules loaded (main.ts); made here when
+   * not given. The app stops the servers when it closes or fails to start.
+   */
+  started?: { log: Logger; servers: OwnServers };
 }
 
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<App> {
-  const log = createLogger(config.logLevel, options.logDestination);
+  const log = options.started?.log ?? createLogger(config.logLevel, options.logDestination);
+  const servers = options.started?.servers ?? startOwnServers(config, log);
   const sandboxLog = log.child({ component: "sandbox" });
   logSandboxTo(sandboxLog);
-  // The database server and the local chain nodes are processes of their own: they start while this one
-  // checks the registry, migrates and seeds, instead of one after another.
-  const databaseStarting = startDatabaseServer(config, log);
-  const chainsStarting = startChainNodes(config, {
-    archiveNodes: config.archiveNodes,
-    log: (message) => log.info(message),
-    stateDir: path.join(config.dataDir, "chains"),
-  });
-  // Awaited only once the database is ready; a failure before then is handled there, not as unhandled.
-  chainsStarting.catch(() => undefined);
   // While they start: how sandbox processes will be confined is tried here, not at the first filter test.
-  logSandboxLaunch(sandboxLog);
-  const stopStarted = async () => {
-    const [database, chainNodes] = await Promise.allSettled([databaseStarting, chainsStarting]);
-    if (chainNodes.status === "fulfilled") await chainNodes.value.stop().catch(() => undefined);
-    if (database.status === "fulfilled") await database.value.stop().catch(() => undefined);
-  };
+  logSandboxLaunch(sandboxLog).catch((error) => sandboxLog.warn({ err: error }, "the sandbox launch was not tried"));
 
   let apiSchema: GraphQLSchema;
   let registry: RegistryHolder;
@@ -168,21 +160,22 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     apiSchema = loadApiSchema();
     // Refuses to start, naming each file, pointer and reason, when a manifest is wrong.
     registry = new RegistryHolder(config.rootDir, apiSchema);
-    database = await databaseStarting;
+    database = await servers.database;
   } catch (error) {
-    await stopStarted();
+    await servers.stop();
     throw error;
   }
+  traceStart("database ready");
   const db = openDatabase(database.url, 10, (error) => {
     // 57P01: the server is shutting down (Ctrl-C reaches the embedded server too); expected when stopping.
     if ((error as { code?: string }).code === "57P01") log.debug("the database server closed an idle connection");
     else log.warn({ err: error }, "an idle database connection was dropped");
   });
   try {
-    return await assemble(config, log, registry, apiSchema, database, db, chainsStarting, options.consoleBuilt);
+    return await assemble(config, log, registry, apiSchema, database, db, servers.chains, options.consoleBuilt);
   } catch (error) {
     await db.$client.end().catch(() => undefined);
-    await stopStarted();
+    await servers.stop();
     throw error;
   }
 }
@@ -205,9 +198,11 @@ async function assemble(
   consoleBuilt: Promise<void> | undefined,
 ): Promise<App> {
   const { endpointCreatedHooks, firstStart, events, eventsRelay } = await startPlatform(config, log, db);
+  traceStart("migrated and seeded");
   const trustsProxy = trustedProxies(config.trustProxy);
   const app = await httpShell(config, log, trustsProxy);
   const chainNodes = await chainsStarting;
+  traceStart("chain nodes ready");
   const mailer = createMailer(db, { smtpUrl: config.smtpUrl, log });
   // The functions this process runs (API calls, HTTP calls, FUNCTION destinations of an engine here) share
   // its capacity and its key-value store as qnLib; an engine child makes its own (engine.ts).
@@ -215,8 +210,15 @@ async function assemble(
   const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer, functionRuns);
   // The token index follows the local chains where the engine role is; the seed's test tokens land there.
   const tokenIndex = startTokenIndex({ db, log, upstreams: chainNodes, index: config.roles.engine });
-  // Awaited at close, before the nodes stop, so a seed under way is not cut off (it takes a few blocks).
-  const chainsSeeded = config.roles.engine && config.seedTestTokens ? seedLocalChains(chainNodes, config, log) : null;
+  // Once the service listens: not needed to answer. Awaited at close, before the nodes stop, so a seed
+  // under way is not cut off (it takes a few blocks).
+  let chainsSeeded: Promise<void> | null = null;
+  if (config.roles.engine && config.seedTestTokens)
+    app.server.once("listening", () => {
+      chainsSeeded = seedLocalChains(chainNodes, config, log).catch((error) =>
+        log.warn({ err: error }, "chain: test tokens not deployed"),
+      );
+    });
   const kvParts = partStorage(config);
   // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
   // elsewhere find activations by polling.
@@ -256,6 +258,7 @@ async function assemble(
       billing: config.billing,
       cryptoCharges: config.cryptoCharges,
     });
+    traceStart("API registered");
     services.resolvers = api.resolvers;
     services.answers = api.answers;
   }
@@ -268,6 +271,7 @@ async function assemble(
     await registerProxy(app, config, log, db, events, chainNodes, trustsProxy, tokenIndex.methods);
 
   const stopWatching = config.roles.api ? await serveConsole(app, config, registry, log, consoleBuilt) : null;
+  traceStart("proxy and console registered");
 
   let closed = false;
   return {
@@ -581,7 +585,10 @@ async function registerDomains(app: FastifyInstance, parts: DomainParts): Promis
       log,
       events,
       // Stripe when its key is configured; otherwise the built-in test provider, and the console says so.
-      provider: parts.billing.stripe ? stripeProvider(parts.billing.stripe) : builtinProvider(),
+      // Its client (~0.1 s to load) is loaded only then.
+      provider: parts.billing.stripe
+        ? (await import("./domains/billing/payments/stripe.ts")).stripeProvider(parts.billing.stripe)
+        : builtinProvider(),
       clockMs: parts.billing.clockMs,
     },
   });

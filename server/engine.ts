@@ -79,7 +79,7 @@ const lostRow = lost && lostStream ? await engineStore.loadStream(db, lostStream
 if (lost && lostRow) suspects.add(lostRow, lost.reason);
 logSandboxTo(log);
 // Functions of FUNCTION destinations run in sandbox processes started from this process.
-logSandboxLaunch(log);
+logSandboxLaunch(log).catch((error) => log.warn({ err: error }, "the sandbox launch was not tried"));
 const inThread = new InThreadSandbox((message) => {
   log.fatal({ message }, "V8 lost control of a filter's isolate; the engine exits");
   process.exit(70);

@@ -1,21 +1,28 @@
-import { buildApp } from "./app.ts";
+// What a start needs before its database server starts: the app (app.ts and its packages, most of a
+// start's loading) is imported only after that, so PostgreSQL and the chain nodes start while it loads.
+import { startOwnServers } from "./own-servers.ts";
 import { loadConfig } from "./platform/config.ts";
 import { buildStaleness, startBuilding } from "./platform/console-build.ts";
+import { createLogger } from "./platform/logger.ts";
 import { ensureServerBuilt, serverBuildStaleness } from "./platform/server-build.mjs";
-import { type ServiceLock, ServiceLockHeld, takeServiceLock } from "./platform/service-lock.ts";
+import { type ServiceLock, ServiceLockHeld, takeServiceLockAfterStopping } from "./platform/service-lock.ts";
 import { othersServing, registerServing } from "./platform/serving.ts";
-import { RegistryError } from "./registry/registry.ts";
+import { traceStart } from "./platform/start-trace.ts";
+
+traceStart("the start's first modules loaded");
 
 const args = process.argv.slice(2);
 // The stream engine runs in a supervised process of its own unless told otherwise (see AppConfig).
 const config = loadConfig({ NODEPLANE_ENGINE_PROCESS: "child", ...process.env }, args);
 
+/** How long a start waits for a service that is stopping on its data directory to end. */
+const STOPPING_WAIT_MS = 30_000;
 // The service that runs the embedded PostgreSQL server owns the data directory; with an external database
 // the directory holds only the secrets key, which processes split by role share.
 let lock: ServiceLock | null = null;
 if (!config.databaseUrl) {
   try {
-    lock = takeServiceLock(config.dataDir);
+    lock = await takeServiceLockAfterStopping(config.dataDir, STOPPING_WAIT_MS);
   } catch (error) {
     if (error instanceof ServiceLockHeld) {
       console.error(error.message);
@@ -51,9 +58,21 @@ if (args.includes("--build") && !config.dev) {
 }
 const serving = config.dev ? null : registerServing(config.rootDir, config.dataDir);
 
+const log = createLogger(config.logLevel);
+const servers = startOwnServers(config, log);
+traceStart("database server and chain nodes starting");
+const [{ buildApp }, { RegistryError }] = await Promise.all([
+  import("./app.ts"),
+  import("./registry/registry.ts"),
+]).catch(async (error) => {
+  await servers.stop();
+  throw error;
+});
+traceStart("the app's modules loaded");
+
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
-  app = await buildApp(config, { consoleBuilt: consoleBuild?.built });
+  app = await buildApp(config, { consoleBuilt: consoleBuild?.built, started: { log, servers } });
 } catch (error) {
   if (error instanceof RegistryError) {
     console.error(error.message);
@@ -63,6 +82,7 @@ try {
 }
 
 const address = await app.app.listen({ port: config.port, host: config.host });
+traceStart("listening");
 const listening = app.app.server.address();
 if (listening && typeof listening === "object") {
   lock?.recordPort(listening.port);
@@ -82,6 +102,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, "stopping");
+    lock?.recordStopping();
     app
       .close()
       .then(() => process.exit(0))

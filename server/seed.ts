@@ -2,7 +2,6 @@ import path from "node:path";
 import type { Logger } from "pino";
 import type { ChainNodes } from "./dataplane/chain/nodes.ts";
 import { RpcClient } from "./dataplane/datasets/rpc.ts";
-import { deployTestTokens } from "./dataplane/token-index/test-tokens.ts";
 import { addMember, seedPlans, signUp } from "./domains/account/service.ts";
 import { findUserByEmail } from "./domains/account/store.ts";
 import { addTag, createEndpoint, type EndpointCreatedHook } from "./domains/endpoints/service.ts";
@@ -54,6 +53,8 @@ export async function seed(db: Db, config: AppConfig, log: Logger, endpointCreat
  * background once the nodes are up; a failure is logged, never fatal.
  */
 export async function seedLocalChains(chainNodes: ChainNodes, config: AppConfig, log: Logger): Promise<void> {
+  // Its packages (viem, solc) load here, after the service answers, not with the app.
+  const { deployTestTokens } = await import("./dataplane/token-index/test-tokens.ts");
   for (const upstream of chainNodes.list().filter((u) => u.source === "local")) {
     const rpc = new RpcClient(upstream.httpUrl);
     try {

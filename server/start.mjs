@@ -18,7 +18,7 @@ const rootDir = path.resolve(import.meta.dirname, "..");
 if (serverBuildStaleness(rootDir) === null) {
   await import(pathToFileURL(path.join(rootDir, SERVER_BUNDLE)).href);
 } else if (process.argv.includes("--build")) {
-  const staging = await stageServerBuild(rootDir);
+  const staging = await stageServerBuild(rootDir, "start");
   process.env[STAGED_BUILD_ENV] = staging;
   // What main.ts did not install (a start refused by the service lock) goes with this process.
   process.on("exit", () => rmSync(staging, { recursive: true, force: true }));

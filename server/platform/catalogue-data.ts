@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
+import { checkOnce } from "./checked-once.ts";
 
 /**
  * Catalogue data (`schemas/catalogue/<name>.json`) that has a schema beside it (`<name>.schema.json`) is
@@ -40,12 +41,18 @@ export function catalogueProblems(rootDir: string): CatalogueProblem[] {
     .flatMap((name) => problemsOf(rootDir, name, JSON.parse(readFileSync(path.join(dir, `${name}.json`), "utf8"))));
 }
 
-/** A catalogue file that has a schema, read and checked: a file its schema refuses stops the caller. */
+/**
+ * A catalogue file that has a schema, read and checked: a file its schema refuses stops the caller. The
+ * check runs once for the same bytes (checkOnce).
+ */
 export function readCheckedCatalogue<T>(name: string): T {
   const data = JSON.parse(readFileSync(path.join(catalogueDir, `${name}.json`), "utf8")) as T;
-  const problems = problemsOf(path.resolve(catalogueDir, "../.."), name, data);
-  if (problems.length > 0) {
-    throw new Error(`${problems[0].file} ${problems[0].pointer || "/"}: ${problems[0].reason}`);
-  }
+  const rootDir = path.resolve(catalogueDir, "../..");
+  checkOnce(rootDir, `catalogue ${name}`, () => {
+    const problems = problemsOf(rootDir, name, data);
+    if (problems.length > 0) {
+      throw new Error(`${problems[0].file} ${problems[0].pointer || "/"}: ${problems[0].reason}`);
+    }
+  });
   return data;
 }

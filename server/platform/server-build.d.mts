@@ -6,4 +6,5 @@ export declare function ensureServerBuilt(rootDir: string, log?: (line: string) 
 export declare const ENGINE_BUNDLE: string;
 export declare function engineEntry(rootDir: string): string[];
 export declare const STAGED_BUILD_ENV: string;
-export declare function stageServerBuild(rootDir: string): Promise<string>;
+/** `purpose` names the staging folder apart from the one ensureServerBuilt builds in (npm start runs from its own). */
+export declare function stageServerBuild(rootDir: string, purpose?: string): Promise<string>;

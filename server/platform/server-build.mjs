@@ -11,12 +11,15 @@
  * file changes a listed one (its importer), so the list stays complete; package.json, package-lock.json and
  * tsconfig.json are inputs too (how imports resolve).
  *
- * One file: a source imported lazily (`import("./x.ts")`) is in it, and that source's own top-level
- * imports of packages are loaded at start. A package that should load only when used is imported lazily
- * where it is used (`await import("@aws-sdk/client-s3")`), which the bundle keeps lazy.
+ * Split into chunks (esbuild's code splitting, under `dist-server/chunks/`, named by their contents): a
+ * source imported lazily (`import("./app.ts")`) is a chunk of its own, loaded with its packages only when
+ * it is imported. main.ts takes the service lock and starts PostgreSQL and the chain nodes before it
+ * imports the app, so those start while the app's packages load (docs/decisions/1740-start-before-the-app-loads.md).
+ * A package that should load only when used is imported lazily where it is used
+ * (`await import("@aws-sdk/client-s3")`), which the bundle keeps lazy.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -32,6 +35,8 @@ const ENTRIES = [
   { source: "server/engine.ts", bundle: ENGINE_BUNDLE },
 ];
 const STAMP = `${SERVER_BUILD_DIR}/.inputs.json`;
+/** The chunks both entries import, each named by its contents. */
+const CHUNKS = "chunks";
 /** A source's own location (its text is replaced, so this pattern must not spell what it matches). */
 const ownPaths = /\bimport\.meta\.(dirname|url)\b/g;
 const RESOLUTION_INPUTS = ["package.json", "package-lock.json", "tsconfig.json"];
@@ -49,6 +54,11 @@ function currentContents(rootDir, files) {
 }
 
 /**
+ * What a build was made from (its inputs, hashed) and the chunks its entries import.
+ * @typedef {{ files: string[]; sha256: string; chunks?: string[] }} Stamp
+ */
+
+/**
  * Why the bundle cannot be used, or null when it was built from the current sources.
  * @param {string} rootDir
  * @returns {string | null}
@@ -56,13 +66,15 @@ function currentContents(rootDir, files) {
 export function serverBuildStaleness(rootDir) {
   for (const entry of entriesOf(rootDir))
     if (!existsSync(path.join(rootDir, entry.bundle))) return `${entry.bundle} is missing`;
-  /** @type {{ files: string[]; sha256: string }} */
+  /** @type {Stamp} */
   let stamp;
   try {
     stamp = JSON.parse(readFileSync(path.join(rootDir, STAMP), "utf8"));
   } catch {
     return `${SERVER_BUNDLE} does not say what it was built from`;
   }
+  for (const chunk of stamp.chunks ?? [])
+    if (!existsSync(path.join(rootDir, SERVER_BUILD_DIR, CHUNKS, chunk))) return `its chunk ${chunk} is missing`;
   try {
     if (hashOf(currentContents(rootDir, stamp.files)) === stamp.sha256) return null;
   } catch {
@@ -109,6 +121,8 @@ async function bundle(rootDir, outdir) {
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,
+    splitting: true,
+    chunkNames: `${CHUNKS}/[name]-[hash]`,
     packages: "external",
     platform: "node",
     format: "esm",
@@ -152,41 +166,82 @@ export const STAGED_BUILD_ENV = "NODEPLANE_STAGED_SERVER_BUILD";
  * built from, and answers it. `npm start` runs the service from there when the installed bundle is stale
  * (esbuild's ~0.3 s instead of tsx compiling ~150 sources, ~1.2 s of CPU), before it holds the data
  * directory; main.ts installs it once it does (ensureServerBuilt), or it is removed when the start ends.
+ * `purpose` names the folder apart from the one ensureServerBuilt builds in: a start runs from its
+ * staged build (its chunks are imported after ensureServerBuilt), which that folder's removal must not take.
  * @param {string} rootDir
+ * @param {string} [purpose]
  * @returns {Promise<string>}
  */
-export async function stageServerBuild(rootDir) {
-  const staging = path.join(rootDir, SERVER_BUILD_DIR, `.staging-${process.pid}`);
+export async function stageServerBuild(rootDir, purpose = "") {
+  const staging = path.join(rootDir, SERVER_BUILD_DIR, `.staging-${process.pid}${purpose && `-${purpose}`}`);
+  // Files of an earlier build staged here may be linked into place (installStaged): never written through.
+  rmSync(staging, { recursive: true, force: true });
   const resolution = currentContents(
     rootDir,
     RESOLUTION_INPUTS.filter((file) => existsSync(path.join(rootDir, file))),
   );
   const sources = await bundle(rootDir, staging);
   const inputs = [...resolution, ...sources];
-  writeFileSync(
-    path.join(staging, path.basename(STAMP)),
-    JSON.stringify({ files: inputs.map((i) => i.file), sha256: hashOf(inputs) }),
-  );
+  /** @type {Stamp} */
+  const stamp = { files: inputs.map((i) => i.file), sha256: hashOf(inputs), chunks: chunksIn(staging) };
+  writeFileSync(path.join(staging, path.basename(STAMP)), JSON.stringify(stamp));
   return staging;
 }
 
+/** @param {string} buildDir @returns {string[]} */
+function chunksIn(buildDir) {
+  const dir = path.join(buildDir, CHUNKS);
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
+
 /**
- * Moves a staged build into place when it is still current (no source changed since it was built). Each
- * bundle and then the stamp is moved whole (a rename): a start never reads half a file, nor a stamp newer
- * than its bundle.
+ * Puts `from` at `to` whole: a hard link under a name of its own, renamed over `to`. The staged file keeps
+ * its name too: the start that staged it runs from there and imports its chunks later.
+ * @param {string} from @param {string} to
+ */
+function linkInto(from, to) {
+  const temporary = `${to}.${process.pid}`;
+  rmSync(temporary, { force: true });
+  linkSync(from, temporary);
+  renameSync(temporary, to);
+  // When `to` was already this file, rename left both names.
+  rmSync(temporary, { force: true });
+}
+
+/**
+ * Puts a staged build in place when it is still current (no source changed since it was built): its
+ * chunks, each bundle and then the stamp, each whole (linkInto): a start never reads half a file, a chunk
+ * missing, nor a stamp newer than its bundle. Chunks of neither this build nor the one it replaces are
+ * removed; the replaced one's stay for a start that loaded its entry just before.
  * @param {string} rootDir @param {string} staging
  * @returns {boolean} whether it was installed
  */
 function installStaged(rootDir, staging) {
+  /** @type {Stamp} */
+  let stamp;
   try {
-    const stamp = JSON.parse(readFileSync(path.join(staging, path.basename(STAMP)), "utf8"));
+    stamp = JSON.parse(readFileSync(path.join(staging, path.basename(STAMP)), "utf8"));
     if (hashOf(currentContents(rootDir, stamp.files)) !== stamp.sha256) return false;
   } catch {
     return false;
   }
+  /** @type {string[]} */
+  let replaced = [];
+  try {
+    replaced = JSON.parse(readFileSync(path.join(rootDir, STAMP), "utf8")).chunks ?? [];
+  } catch {
+    // No build installed before this one.
+  }
+  const chunksDir = path.join(rootDir, SERVER_BUILD_DIR, CHUNKS);
+  mkdirSync(chunksDir, { recursive: true });
+  const chunks = stamp.chunks ?? [];
+  for (const chunk of chunks) linkInto(path.join(staging, CHUNKS, chunk), path.join(chunksDir, chunk));
   for (const entry of entriesOf(rootDir))
-    renameSync(path.join(staging, path.basename(entry.bundle)), path.join(rootDir, entry.bundle));
-  renameSync(path.join(staging, path.basename(STAMP)), path.join(rootDir, STAMP));
+    linkInto(path.join(staging, path.basename(entry.bundle)), path.join(rootDir, entry.bundle));
+  linkInto(path.join(staging, path.basename(STAMP)), path.join(rootDir, STAMP));
+  const kept = new Set([...chunks, ...replaced]);
+  for (const chunk of readdirSync(chunksDir))
+    if (chunk.endsWith(".mjs") && !kept.has(chunk)) rmSync(path.join(chunksDir, chunk), { force: true });
   return true;
 }
 

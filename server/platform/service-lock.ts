@@ -13,6 +13,8 @@ interface LockOwner {
   /** The owner's start time as the kernel counts it (/proc/<pid>/stat), so a reused pid is not taken for it. */
   processStart: string | null;
   port: number | null;
+  /** It is closing (it received a stop signal): a start may wait for it to end instead of refusing. */
+  stopping: boolean;
 }
 
 /** Another live service holds the data directory. */
@@ -21,7 +23,7 @@ export class ServiceLockHeld extends Error {
     readonly dataDir: string,
     readonly owner: LockOwner,
   ) {
-    const port = owner.port === null ? "starting, no port yet" : `port ${owner.port}`;
+    const port = owner.stopping ? "stopping" : owner.port === null ? "starting, no port yet" : `port ${owner.port}`;
     super(`Nodeplane is already running on ${dataDir} (pid ${owner.pid}, ${port}); stop it first.`);
     this.name = "ServiceLockHeld";
   }
@@ -30,6 +32,8 @@ export class ServiceLockHeld extends Error {
 export interface ServiceLock {
   /** Records the port the service listens on, for the message a second start prints. */
   recordPort(port: number): void;
+  /** Records that the service is closing, so a start waits for it to end (waitWhileStopping). */
+  recordStopping(): void;
   release(): void;
 }
 
@@ -74,6 +78,7 @@ function parseOwner(text: string): LockOwner | null {
       pid: value.pid as number,
       processStart: typeof value.processStart === "string" ? value.processStart : null,
       port: Number.isInteger(value.port) ? (value.port as number) : null,
+      stopping: value.stopping === true,
     };
   } catch {
     return null;
@@ -139,8 +144,12 @@ function withTakeoverMutex(file: string, staging: string, remove: () => void) {
  */
 export function takeServiceLock(dataDir: string): ServiceLock {
   const file = lockFile(dataDir);
-  const mine: LockOwner = { pid: process.pid, processStart: processStart(process.pid), port: null };
-  const write = (target: string) => writeFileSync(target, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
+  const mine: LockOwner = { pid: process.pid, processStart: processStart(process.pid), port: null, stopping: false };
+  // `stopping` is written only once it is true.
+  const write = (target: string) => {
+    const { stopping, ...owner } = mine;
+    writeFileSync(target, `${JSON.stringify(stopping ? mine : owner)}\n`, { mode: 0o644 });
+  };
   const staging = `${file}.${process.pid}`;
   ensureDataDir(dataDir);
   write(staging);
@@ -167,17 +176,38 @@ export function takeServiceLock(dataDir: string): ServiceLock {
   }
 
   const holds = () => readLock(file)?.owner?.pid === process.pid;
+  const record = (change: Partial<LockOwner>) => {
+    if (!holds()) throw new Error(`${file} no longer names this process`);
+    Object.assign(mine, change);
+    write(staging);
+    renameSync(staging, file);
+  };
   return {
     recordPort(port) {
-      if (!holds()) throw new Error(`${file} no longer names this process`);
-      mine.port = port;
-      write(staging);
-      renameSync(staging, file);
+      record({ port });
+    },
+    recordStopping() {
+      if (holds()) record({ stopping: true });
     },
     release() {
       if (holds()) unlinkSync(file);
     },
   };
+}
+
+/**
+ * Takes the lock, waiting up to `waitMs` for an owner that is stopping to end (a restart right after a
+ * stop: npm returns before the service has closed); an owner that is not stopping is refused at once.
+ */
+export async function takeServiceLockAfterStopping(dataDir: string, waitMs: number): Promise<ServiceLock> {
+  for (const deadline = Date.now() + waitMs; ; ) {
+    try {
+      return takeServiceLock(dataDir);
+    } catch (error) {
+      if (!(error instanceof ServiceLockHeld && error.owner.stopping && Date.now() < deadline)) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** The service's entry points: the sources, and `npm start`'s launcher of its bundle. */

@@ -140,8 +140,22 @@ async function npmStart(dataDir: string): Promise<Started> {
     readyMs,
     steps,
     async stop() {
-      if (child.pid) process.kill(-child.pid, "SIGTERM");
+      if (!child.pid) return;
+      process.kill(-child.pid, "SIGTERM");
       await exited;
+      // npm exits before the service has closed; the next start on this data directory begins once it has
+      // (the service takes its lock ~0.3 s after the command, and would find this one still closing).
+      const pid = child.pid;
+      const groupAlive = () => {
+        try {
+          process.kill(-pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (const deadline = Date.now() + 60_000; groupAlive() && Date.now() < deadline; )
+        await new Promise((r) => setTimeout(r, 20));
     },
   };
 }

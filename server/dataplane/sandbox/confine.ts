@@ -1,4 +1,4 @@
-import { type SpawnSyncReturns, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -71,14 +71,22 @@ function candidates(): SandboxLaunch[] {
 
 const probeArgs = (launch: SandboxLaunch) => [...launch.prefix.slice(1), process.execPath, "-e", PROBE];
 const UNCONFINED: SandboxLaunch = { prefix: [], user: null, isolatedNetwork: false, shortfall: null };
+/** How a probe ended: spawnSync's answer, or the same read from a probe run in the background. */
+interface ProbeResult {
+  error?: Error;
+  stderr: string;
+  status: number | null;
+}
 /** What failed of a probe, in a line. */
-const failure = (r: SpawnSyncReturns<string>) =>
+const failure = (r: ProbeResult) =>
   r.error?.message ??
   (r.stderr
     .split("\n")
     .find((l) => /Error|denied|not permitted|EACCES/.test(l))
     ?.trim() ||
     `exited with code ${r.status}`);
+
+const failureOrNull = (r: ProbeResult) => (r.status === 0 ? null : failure(r));
 
 /** The first launch that starts, with what the ones before it lacked; unconfined when none does. */
 function choose(tried: { launch: SandboxLaunch; failed: string | null }[]): SandboxLaunch {
@@ -100,8 +108,7 @@ export function sandboxLaunch(): SandboxLaunch {
   if (decided) return decided;
   const tried = [];
   for (const launch of candidates()) {
-    const r = spawnSync(launch.prefix[0], probeArgs(launch), { encoding: "utf8", timeout: 30_000 });
-    const failed = r.status === 0 ? null : failure(r);
+    const failed = failureOrNull(spawnSync(launch.prefix[0], probeArgs(launch), { encoding: "utf8", timeout: 30_000 }));
     tried.push({ launch, failed });
     if (failed === null) break;
   }
@@ -126,9 +133,35 @@ function cgroupMemory(): string {
   }
 }
 
-/** Decides the launch at the service's start, not at its first filter or function, and logs how sandboxes run. */
-export function logSandboxLaunch(log: Pick<Logger, "info" | "warn">): void {
-  const { user, isolatedNetwork, shortfall } = sandboxLaunch();
+/** A probe started without waiting for it: the service goes on starting while it runs. */
+function probeInBackground(launch: SandboxLaunch): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const child = spawn(launch.prefix[0], probeArgs(launch), { stdio: ["ignore", "ignore", "pipe"], timeout: 30_000 });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
+    child.once("error", (error) => resolve({ error, stderr, status: null }));
+    child.once("close", (status) => resolve({ stderr, status }));
+  });
+}
+
+/**
+ * Decides the launch at the service's start, not at its first filter or function, and logs how sandboxes
+ * run. The probes run as processes this thread does not wait for (a start answers sooner); a sandbox
+ * wanted before they end decides it by itself (sandboxLaunch), the same way.
+ */
+export async function logSandboxLaunch(log: Pick<Logger, "info" | "warn">): Promise<void> {
+  if (!decided) {
+    const tried = [];
+    for (const launch of candidates()) {
+      const failed = failureOrNull(await probeInBackground(launch));
+      tried.push({ launch, failed });
+      if (failed === null) break;
+    }
+    decided ??= choose(tried);
+  }
+  const { user, isolatedNetwork, shortfall } = decided;
   const how = { user: user?.name ?? "the service's", isolatedNetwork };
   if (shortfall) log.warn(how, `sandbox processes run ${shortfall}`);
   else log.info(how, "sandbox processes run confined");

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { checkOnce } from "../../platform/checked-once.ts";
 import {
   ADDON_CATALOGUE_FILE,
   type AddonCatalogue,
@@ -13,13 +14,18 @@ export type * from "./catalogue-file.ts";
 
 const rootDir = path.resolve(import.meta.dirname, "../../..");
 
-/** The catalogue, checked: a service never starts on one with problems (npm run validate names them). */
+/**
+ * The catalogue, checked: a service never starts on one with problems (npm run validate names them). The
+ * check runs once for the same bytes (checkOnce).
+ */
 function loadAddonCatalogue(): AddonCatalogue {
-  const problems = addonCatalogueProblems(rootDir);
-  if (problems.length > 0)
-    throw new Error(
-      `The add-on catalogue has problems:\n${problems.map((p) => `${p.file} ${p.pointer}: ${p.reason}`).join("\n")}`,
-    );
+  checkOnce(rootDir, "add-on catalogue", () => {
+    const problems = addonCatalogueProblems(rootDir);
+    if (problems.length > 0)
+      throw new Error(
+        `The add-on catalogue has problems:\n${problems.map((p) => `${p.file} ${p.pointer}: ${p.reason}`).join("\n")}`,
+      );
+  });
   return JSON.parse(readFileSync(path.join(rootDir, ADDON_CATALOGUE_FILE), "utf8")) as AddonCatalogue;
 }
 

@@ -1,6 +1,15 @@
 // `npm start` runs the service's bundle only while it was built from the sources as they are now.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -27,6 +36,20 @@ function repository(): string {
   );
   return root;
 }
+
+/** A repository whose server/main.ts imports its answer lazily (a chunk of its own), as main.ts imports the app. */
+function lazyRepository(): string {
+  const root = repository();
+  writeFileSync(
+    path.join(root, "server/main.ts"),
+    'const { answer } = await import("./platform/answer.ts");\nconsole.log(JSON.stringify({ answer }));\n',
+  );
+  return root;
+}
+
+const answerSource = (answer: number) =>
+  `export const answer: number = ${answer};\nexport const where = import.meta.dirname;\n`;
+const installedChunks = (root: string) => readdirSync(path.join(root, "dist-server/chunks")).sort();
 
 const runBundle = (root: string) =>
   JSON.parse(execFileSync(process.execPath, [path.join(root, SERVER_BUNDLE)], { encoding: "utf8" }));
@@ -116,5 +139,49 @@ describe("the service's bundle", () => {
     } finally {
       delete process.env[STAGED_BUILD_ENV];
     }
+  });
+
+  it("a source imported lazily is a chunk, installed with its bundle; the replaced build's chunks stay, older ones go", async () => {
+    const root = lazyRepository();
+    await ensureServerBuilt(root, () => undefined);
+    expect(runBundle(root).answer).toBe(1);
+    const first = installedChunks(root);
+    expect(first).toHaveLength(1);
+    expect(readFileSync(path.join(root, SERVER_BUNDLE), "utf8")).not.toContain("export const answer");
+
+    // npm start runs from its staged build: main.ts installs it, then imports the app's chunk from there.
+    const runStaged = (staged: string) =>
+      JSON.parse(
+        execFileSync(process.execPath, [path.join(staged, path.basename(SERVER_BUNDLE))], { encoding: "utf8" }),
+      );
+    const startWith = async (staged: string) => {
+      process.env[STAGED_BUILD_ENV] = staged;
+      try {
+        await ensureServerBuilt(root, () => undefined);
+      } finally {
+        delete process.env[STAGED_BUILD_ENV];
+      }
+    };
+    writeFileSync(path.join(root, "server/platform/answer.ts"), answerSource(2));
+    const staged = await stageServerBuild(root, "start");
+    await startWith(staged);
+    expect(runStaged(staged).answer).toBe(2);
+    expect(runBundle(root).answer).toBe(2);
+    const second = installedChunks(root).filter((chunk) => !first.includes(chunk));
+    expect(second).toHaveLength(1);
+
+    // A source changed while that start staged its build: it builds and installs another, and still runs its own.
+    writeFileSync(path.join(root, "server/platform/answer.ts"), answerSource(3));
+    const stale = await stageServerBuild(root, "start");
+    writeFileSync(path.join(root, "server/platform/answer.ts"), answerSource(4));
+    await startWith(stale);
+    expect(runStaged(stale).answer).toBe(3);
+    expect(runBundle(root).answer).toBe(4);
+    const fourth = installedChunks(root).filter((chunk) => !first.includes(chunk) && !second.includes(chunk));
+    expect(fourth).toHaveLength(1);
+    expect(installedChunks(root)).toEqual([...second, ...fourth].sort());
+
+    rmSync(path.join(root, "dist-server/chunks", fourth[0]));
+    expect(serverBuildStaleness(root)).toBe(`its chunk ${fourth[0]} is missing`);
   });
 });

@@ -3,7 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ServiceLockHeld, takeServiceLock } from "../../../server/platform/service-lock.ts";
+import {
+  ServiceLockHeld,
+  takeServiceLock,
+  takeServiceLockAfterStopping,
+} from "../../../server/platform/service-lock.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const startOf = (pid: number) => {
@@ -110,4 +114,45 @@ try {
       expect(loser.output).toContain(`already running on ${dataDir} (pid ${winners[0].pid}, starting, no port yet)`);
     expect(existsSync(lockFile())).toBe(false);
   }, 60_000);
+
+  it("a start waits for an owner that records it is stopping to end, and refuses one that is not at once", async () => {
+    const lock = takeServiceLock(dataDir);
+    lock.recordPort(8080);
+    lock.recordStopping();
+    expect(lockContent()).toEqual({ pid: process.pid, processStart: startOf(process.pid), port: 8080, stopping: true });
+    lock.release();
+
+    sleeper = spawn("sleep", ["30"]);
+    const pid = sleeper.pid as number;
+    writeFileSync(lockFile(), JSON.stringify({ pid, processStart: startOf(pid), port: 8080 }));
+    await expect(takeServiceLockAfterStopping(dataDir, 5_000)).rejects.toThrow(
+      `already running on ${dataDir} (pid ${pid}, port 8080)`,
+    );
+
+    writeFileSync(lockFile(), JSON.stringify({ pid, processStart: startOf(pid), port: 8080, stopping: true }));
+    const waiting = takeServiceLockAfterStopping(dataDir, 5_000);
+    let taken = false;
+    void waiting.then(() => {
+      taken = true;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(taken).toBe(false);
+    sleeper.kill("SIGKILL");
+    const mine = await waiting;
+    expect(lockContent()).toMatchObject({ pid: process.pid, port: null });
+    mine.release();
+
+    // One that stays stopping longer than the wait is refused, saying so.
+    const stuck = spawn("sleep", ["30"]);
+    try {
+      const stuckPid = stuck.pid as number;
+      writeFileSync(
+        lockFile(),
+        JSON.stringify({ pid: stuckPid, processStart: startOf(stuckPid), port: 8080, stopping: true }),
+      );
+      await expect(takeServiceLockAfterStopping(dataDir, 100)).rejects.toThrow(`(pid ${stuckPid}, stopping)`);
+    } finally {
+      stuck.kill("SIGKILL");
+    }
+  });
 });

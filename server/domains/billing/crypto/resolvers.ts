@@ -1,4 +1,3 @@
-import { formatEther } from "viem";
 import { field, fieldWithInput } from "../../../graphql/field.ts";
 import type { Resolvers } from "../../../graphql/resolvers.ts";
 import {
@@ -10,8 +9,12 @@ import {
 } from "./rules.ts";
 import * as service from "./service.ts";
 
-/** A charge as the API shows it: amounts in wei and ether, its status in the provider's words too. */
-function chargeView(deps: service.CryptoChargeDeps, c: service.CryptoChargeRow) {
+/**
+ * A charge as the API shows it: amounts in wei and ether, its status in the provider's words too. viem
+ * (~0.3 s to load) is loaded at the first charge shown, not at every start.
+ */
+async function chargeView(deps: service.CryptoChargeDeps, c: service.CryptoChargeRow) {
+  const { formatEther } = await import("viem");
   const status = c.status as CryptoChargeStatus;
   const chainId = deps.upstreams.get(c.network)?.chainId ?? null;
   return {
@@ -61,7 +64,7 @@ export function cryptoChargeResolvers(deps: service.CryptoChargeDeps): Resolvers
         { schema: "crypto-charge#/$defs/createInput", of: (args) => args.input },
         async ({ accountId, input }) => {
           const charge = await service.createCryptoCharge(deps, accountId, "STRIPE", chargeTarget(input));
-          return { paymentIntentId: charge.code, clientSecret: null, charge: chargeView(deps, charge) };
+          return { paymentIntentId: charge.code, clientSecret: null, charge: await chargeView(deps, charge) };
         },
       ),
     },
