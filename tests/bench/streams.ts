@@ -20,8 +20,9 @@
  * run differed by a fifth), BENCH_TX_BLOCKS the range with transactions (default 60).
  *
  * The streams run as `npm start` runs them: in the service's engine child process (supervised, filters on
- * its thread), woken by each activation; the service's networks config points at the bench's anvil and
- * starts no local nodes.
+ * its thread) started from the server bundle (built first when stale, as `npm start` does; under tsx
+ * every closure the engine makes also gets its name defined), woken by each activation; the service's
+ * networks config points at the bench's anvil and starts no local nodes.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +39,7 @@ import { PostClient } from "../../server/dataplane/http/post-client.ts";
 import { createStream } from "../../server/domains/streams/service.ts";
 import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
+import { ensureServerBuilt } from "../../server/platform/server-build.mjs";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { setEnvForBench } from "./env.ts";
 
@@ -254,6 +256,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
   const port = receiver.port;
   const rows: StreamBenchRow[] = [];
   try {
+    await ensureServerBuilt(path.resolve(import.meta.dirname, "../.."), log);
     app = await buildApp(config);
     await app.app.listen({ port: 0, host: "127.0.0.1" });
     const services = app.services;

@@ -101,15 +101,20 @@ export function startFilterRunsAhead(
 ): void {
   let previous = first;
   let previousTo = ahead[0].to;
-  for (const b of ahead.slice(1, FILTER_RUNS_AHEAD)) {
+  // Called every turn: a run already started is passed over without a promise more (in backfill that
+  // was seven a batch).
+  for (let i = 1; i < Math.min(ahead.length, FILTER_RUNS_AHEAD); i++) {
+    const b = ahead[i];
     if (b.prepared || b.from !== previousTo + 1) break;
     previousTo = b.to;
-    const after = previous;
-    b.filtered ??= after
-      .catch(() => undefined)
-      .then(() => b.read)
-      .then(run);
-    b.filtered.catch(() => undefined);
+    if (!b.filtered) {
+      const after = previous;
+      b.filtered = after
+        .catch(() => undefined)
+        .then(() => b.read)
+        .then(run);
+      b.filtered.catch(() => undefined);
+    }
     previous = b.filtered;
   }
 }
