@@ -142,8 +142,8 @@ function runSuite(suite: Suite, filters: string[]): { counts: Counts; notes: str
 }
 
 /**
- * What the end-to-end suite needs before it starts: a browser, a fresh console build and a current server
- * bundle, which each file's service then starts from (~3 CPU-s less a start than compiling through tsx).
+ * What the end-to-end suite needs before it starts besides the server bundle: a browser and a fresh
+ * console build.
  */
 async function prepareE2E(): Promise<string | null> {
   try {
@@ -158,6 +158,14 @@ async function prepareE2E(): Promise<string | null> {
       return `npm run build failed: ${(error as Error).message.split("\n")[0]}`;
     }
   }
+  return null;
+}
+
+/**
+ * A current server bundle, which the API suite's service processes and stream engine children and the
+ * end-to-end suite's services then start from (~3 CPU-s less a start than compiling through tsx).
+ */
+async function prepareServerBundle(): Promise<string | null> {
   try {
     if (serverBuildStaleness(repoRoot)) await ensureServerBuilt(repoRoot);
   } catch (error) {
@@ -191,10 +199,10 @@ async function main(): Promise<number> {
       summary.push(`${suite.padEnd(9)} ${none}`);
       continue;
     }
-    if (suite === "e2e") {
-      const problem = await prepareE2E();
+    if (suite === "api" || suite === "e2e") {
+      const problem = (await prepareServerBundle()) ?? (suite === "e2e" ? await prepareE2E() : null);
       if (problem) {
-        console.log(`e2e: not run: ${problem}`);
+        console.log(`${suite}: not run: ${problem}`);
         summary.push(`${suite.padEnd(9)} not run (${problem.split("\n")[0]})`);
         total.failed += 1;
         continue;

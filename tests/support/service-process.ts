@@ -1,5 +1,6 @@
 /**
- * The service as a separate OS process (`server/main.ts`), for tests about several processes sharing
+ * The service as a separate OS process (`node server/start.mjs`: its bundle when `npm test` has built it
+ * current, else its sources through tsx), for tests about several processes sharing
  * state (a database, Redis, a data directory). It prints its URL once listening; stop() sends SIGTERM and
  * waits. A NODEPLANE_DATA_DIR in `env` is the caller's and is kept; otherwise a temporary one is made and removed.
  */
@@ -26,7 +27,7 @@ export async function startServiceProcess(
   nodeArgs: string[] = [],
 ): Promise<ServiceProcess> {
   const ownDataDir = env.NODEPLANE_DATA_DIR ? null : mkdtempSync(join(tmpdir(), "nodeplane-process-"));
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server/main.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, "server/start.mjs"], {
     cwd: repoRoot,
     env: {
       ...process.env,
