@@ -391,6 +391,8 @@ export type InstallAddonInput = {
 export type ChangeAddonPlanInput = {
   /** The install whose plan changes. */
   addonId: string | number;
+  /** The endpoint the install must be on, when given (REST's path names it). */
+  endpointId?: string | number | null | undefined;
   currentPlanId: string | number;
   newPlanId: string | number;
   stripeSourceId?: string | null | undefined;

@@ -92,11 +92,15 @@ function selectedFields(operation: RestOperation): string[] {
       if (s.kind === Kind.FRAGMENT_SPREAD) return fieldsOf(fragments.get(s.name.value)?.selectionSet.selections ?? []);
       return fieldsOf(s.selectionSet.selections);
     });
-  const root = definition.selectionSet.selections.find(
-    (s) => s.kind === Kind.FIELD && (s.alias ?? s.name).value === operation.result,
-  );
-  if (!root || root.kind !== Kind.FIELD || !root.selectionSet) return [];
-  return fieldsOf(root.selectionSet.selections);
+  // A dotted result (`viewer.subscription`) is followed field by field.
+  let selections: readonly SelectionNode[] | undefined = definition.selectionSet.selections;
+  for (const part of (operation.result ?? "").split(".")) {
+    const field: SelectionNode | undefined = selections?.find(
+      (s) => s.kind === Kind.FIELD && (s.alias ?? s.name).value === part,
+    );
+    selections = field?.kind === Kind.FIELD ? field.selectionSet?.selections : undefined;
+  }
+  return selections ? fieldsOf(selections) : [];
 }
 
 const problemResponse = (description: string) => ({

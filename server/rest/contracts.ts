@@ -49,7 +49,7 @@ export interface OperationContract {
   body?: { schema: EntityInputRef; variable?: string; example?: Record<string, unknown> };
   /** The entity schema describing the answer (or each row of a list). */
   entity?: string;
-  /** The top-level field of the operation's data that is the answer. */
+  /** The field of the operation's data that is the answer: top-level, or a dotted path (`viewer.subscription`). */
   result?: string;
   list?: ListShape;
   /** The success status: 200 unless said (201 for creates, 204 when nothing is answered). */

@@ -371,7 +371,7 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
       if (nextCursor && after) reply.header("link", nextLink(request, after, nextCursor));
       body = { data: valueAt(data, rows), nextCursor };
     } else {
-      body = operation.result ? data[operation.result] : data;
+      body = operation.result ? valueAt(data, operation.result) : data;
     }
     const text = JSON.stringify(body);
     answers.keep(reads, status, text);
