@@ -147,6 +147,15 @@ function operationObject(api: GraphQLSchema, entities: Record<string, Json>, ope
   const status = String(operation.status ?? 200);
   const entityRef = operation.entity ? { $ref: componentRef(...splitRef(operation.entity)) } : {};
   if (status === "204") responses[status] = { description: "Done." };
+  else if (operation.download)
+    responses[status] = {
+      description: "The file.",
+      content: {
+        [operation.download.mediaType]: {
+          schema: { type: "string", contentMediaType: operation.download.mediaType },
+        },
+      },
+    };
   else if (operation.list)
     responses[status] = {
       description: "A page of rows; `nextCursor` (and the Link header) continue it.",

@@ -54,6 +54,11 @@ export interface OperationContract {
   list?: ListShape;
   /** The success status: 200 unless said (201 for creates, 204 when nothing is answered). */
   status?: 200 | 201 | 204;
+  /**
+   * A file answered instead of JSON (an invoice's PDF): the service's download of that name, run once the
+   * operation answered (its role check and account scope), with the operation's variables.
+   */
+  download?: { name: string; mediaType: string };
 }
 
 export interface ResourceContract {

@@ -32,7 +32,14 @@ export interface RestDeps {
   accessKeys: AccessKeys;
   /** The GraphQL API's kept answers: a REST read of snapshots only is kept the same way (its own keys). */
   answers: ResponseCache;
+  /** The files contracts answer (`download`), by name: each made for the caller's account. */
+  downloads: Record<string, Download>;
 }
+
+export type Download = (
+  accountId: string,
+  variables: Record<string, unknown>,
+) => Promise<{ filename: string; body: Buffer }>;
 
 interface FormattedError {
   message: string;
@@ -183,10 +190,13 @@ function nextLink(request: FastifyRequest, after: string, cursor: string): strin
 const hashOf = (text: string) => createHash("sha256").update(text).digest("base64url");
 
 export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDeps }): Promise<void> {
-  const { db, config, log, accessKeys, answers } = deps;
+  const { db, config, log, accessKeys, answers, downloads } = deps;
   /** The ETag of each kept answer, made on its first hit. */
   const keptTags = new WeakMap<KeptAnswer, string>();
   const operations = loadRestOperations();
+  for (const operation of operations)
+    if (operation.download && !downloads[operation.download.name])
+      throw new Error(`REST ${operation.id} answers the download ${operation.download.name}, which no domain provides`);
   const openapi = readFileSync(openapiFile, "utf8");
   const openapiTag = `"${hashOf(openapi)}"`;
 
@@ -302,13 +312,13 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     operation: RestOperation,
     request: FastifyRequest,
     reply: FastifyReply,
-    principal: Context["principal"],
+    principal: NonNullable<Context["principal"]>,
     variables: Record<string, unknown>,
   ): Promise<string | Buffer | undefined> {
     const reads = newReadRecord();
     // Kept under a host of its own: a REST answer is not the GraphQL answer to the same operation.
     const kept =
-      operation.kind === "query"
+      operation.kind === "query" && !operation.download
         ? answers.lookup(
             {
               body: { query: operation.source, operationName: operation.operation, variables },
@@ -362,6 +372,14 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     const status = operation.status ?? 200;
     reply.code(status);
     if (status === 204) return undefined;
+    if (operation.download) {
+      const file = await downloads[operation.download.name](principal.accountId, variables);
+      reply
+        .type(operation.download.mediaType)
+        .header("content-disposition", `attachment; filename="${file.filename}"`)
+        .header("cache-control", "private, no-store");
+      return file.body;
+    }
     let body: unknown;
     if (operation.list) {
       const { rows, cursor, hasMore, after } = operation.list;

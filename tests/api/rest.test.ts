@@ -143,7 +143,13 @@ async function call(
   if (text !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(`${base}${PREFIX}${path}`, { method, headers, body: text });
   const answer = await response.text();
-  return { status: response.status, headers: response.headers, body: answer ? JSON.parse(answer) : undefined };
+  // A file (an invoice's PDF) is its text; every other answer is JSON.
+  const json = /json/.test(response.headers.get("content-type") ?? "application/json");
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: answer && json ? JSON.parse(answer) : answer || undefined,
+  };
 }
 
 /** The path with each `{param}` filled from the resource created at the path before it. */
@@ -201,6 +207,9 @@ describe("every operation of the OpenAPI document", () => {
     const owner = await signUp(app);
     const { key } = await createKey(owner, "ADMIN", ALL_APPLICATIONS);
     const { answers } = await walkDocument(key, await billedUser(owner));
+    const pdf = answers.get("getInvoicePdf");
+    expect(String(pdf?.body).startsWith("%PDF-")).toBe(true);
+    expect(pdf?.headers.get("content-disposition")).toMatch(/^attachment; filename=".+\.pdf"$/);
     expect([...answers.keys()].sort()).toEqual(
       operations()
         .map((op) => op.operationId)
@@ -339,6 +348,40 @@ describe("bad input", () => {
         { pointer: "/colour", message: "is not a parameter of this operation" },
       ],
     });
+  });
+});
+
+describe("nested add-ons", () => {
+  it("finds an endpoint's install only under that endpoint's path, and changes nothing elsewhere", async () => {
+    const owner = await signUp(app);
+    const { key } = await createKey(owner, "ADMIN", ["CONSOLE_REST"]);
+    const endpoint = { chain: "ethereum", network: "ethereum-sepolia" };
+    const first = (await call(app.url, "POST", "/endpoints", { key, body: endpoint })).body as { id: string };
+    const second = (await call(app.url, "POST", "/endpoints", { key, body: endpoint })).body as { id: string };
+    const installed = await call(app.url, "POST", `/endpoints/${first.id}/addons`, {
+      key,
+      body: { planId: "trace-debug-starter" },
+    });
+    expect(installed.status).toBe(201);
+    const install = installed.body as { id: string };
+    const change = { currentPlanId: "trace-debug-starter", newPlanId: "trace-debug-pro", interval: "MONTHLY" };
+    const elsewhere = await call(app.url, "PATCH", `/endpoints/${second.id}/addons/${install.id}`, {
+      key,
+      body: change,
+    });
+    expect(elsewhere.status).toBe(404);
+    const removedElsewhere = await call(app.url, "DELETE", `/endpoints/${second.id}/addons/${install.id}`, {
+      key,
+      body: { cancelationReason: "wrong endpoint", immediately: true },
+    });
+    expect(removedElsewhere.status).toBe(404);
+    const listed = await call(app.url, "GET", `/endpoints/${first.id}/addons`, { key });
+    expect(listed.body).toMatchObject({
+      data: [{ id: install.id, plan: { id: "trace-debug-starter" }, isPendingDeactivation: false }],
+    });
+    expect((await call(app.url, "GET", `/endpoints/${second.id}/addons`, { key })).body).toMatchObject({ data: [] });
+    const changed = await call(app.url, "PATCH", `/endpoints/${first.id}/addons/${install.id}`, { key, body: change });
+    expect(changed.body).toMatchObject({ id: install.id, plan: { id: "trace-debug-pro" } });
   });
 });
 
