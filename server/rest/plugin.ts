@@ -17,6 +17,7 @@ import { type KeptAnswer, newReadRecord, type ResponseCache } from "../graphql/r
 import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { AppError, type ErrorCode, type FieldError } from "../platform/errors.ts";
+import { HOUSEKEEPING_EVERY_MS, runEvery } from "../platform/periodic.ts";
 import { validateInput } from "../platform/validation.ts";
 import { isRequiredVariable, loadRestOperations, namedType, type RestOperation, valueAt } from "./contracts.ts";
 import { type Problem, problem, sendProblem } from "./problem.ts";
@@ -217,6 +218,17 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     log.error({ err: error, reqId: request.id }, "REST request failed");
     return sendProblem(reply, problem("INTERNAL", "Something went wrong on our side.", { requestId: request.id }));
   });
+
+  // Expired Idempotency-Keys of every account, those that send nothing more included (a claim only takes
+  // over its own key's expired row): bounded statements until one finds fewer than a batch.
+  const housekeeping = runEvery(
+    HOUSEKEEPING_EVERY_MS,
+    async () => {
+      while ((await idempotency.sweepExpiredKeys(db)) === idempotency.SWEEP_BATCH);
+    },
+    (error) => log.warn({ err: error }, "housekeeping of idempotency keys failed"),
+  );
+  app.addHook("onClose", async () => housekeeping.stop());
 
   app.get("/openapi.json", (request, reply) => {
     if (request.headers["if-none-match"] === openapiTag) return reply.code(304).send();
