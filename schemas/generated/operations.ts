@@ -1691,6 +1691,21 @@ export type StreamDeliveryFieldsFragment = {
   isReorg: boolean;
 };
 
+export type ErrorLogFieldsFragment = {
+  timestamp: Date | string;
+  requestId: string;
+  method: string;
+  httpMethod: string;
+  status: number;
+  errorCode: number | null;
+  errorKind: string;
+  message: string | null;
+  url: string;
+  network: string;
+  clientIp: string | null;
+  origin: string | null;
+};
+
 export type FunctionFieldsFragment = {
   id: string;
   name: string;
