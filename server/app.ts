@@ -27,6 +27,7 @@ import { addonsPlugin } from "./domains/addons/plugin.ts";
 import { capacityOf } from "./domains/addons/service.ts";
 import { marketplaceCharges } from "./domains/billing/addon-charges.ts";
 import { cryptoChargesPlugin } from "./domains/billing/crypto/plugin.ts";
+import { invoiceDocument } from "./domains/billing/invoice-document.ts";
 import { builtinProvider } from "./domains/billing/payments/builtin.ts";
 import { paymentsPlugin } from "./domains/billing/payments/plugin.ts";
 import { billingPlugin } from "./domains/billing/plugin.ts";
@@ -481,7 +482,14 @@ async function registerApiRole(
   // After the GraphQL API: the REST routes run its operations.
   await app.register(restPlugin, {
     prefix: REST_PREFIX,
-    deps: { db, config, log, accessKeys: accessKeys.keys, answers },
+    deps: {
+      db,
+      config,
+      log,
+      accessKeys: accessKeys.keys,
+      answers,
+      downloads: { "invoice-pdf": (accountId, variables) => invoiceDocument(db, accountId, String(variables.id)) },
+    },
   });
   return { resolvers, answers };
 }

@@ -82,6 +82,7 @@ export interface AccountUpdateAccountInput {
 
 export interface AddonChangePlanInput {
   addonId: string;
+  endpointId?: string;
   currentPlanId: string;
   newPlanId: string;
   stripeSourceId?: string;

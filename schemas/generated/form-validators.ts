@@ -1663,8 +1663,251 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
   validate56.errors = vErrors;
   return errors === 0;
 }
-export const form6 = validate114;
-const schema56 = {
+export const form6 = validate61;
+const schema30 = {
+  type: "string",
+  title: "Billed",
+  enum: ["MONTHLY", "YEARLY"],
+  "x-enumLabels": { MONTHLY: "Monthly", YEARLY: "Yearly" },
+  "x-graphql": "AddonInterval",
+};
+function validate59(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (typeof data !== "string") {
+    const err0 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "string" },
+      message: "must be string",
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (!(data === "MONTHLY" || data === "YEARLY")) {
+    const err1 = {
+      instancePath,
+      schemaPath: "#/enum",
+      keyword: "enum",
+      params: { allowedValues: schema30.enum },
+      message: "must be equal to one of the allowed values",
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate59.errors = vErrors;
+  return errors === 0;
+}
+function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.bundleId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "bundleId" },
+        message: "must have required property '" + "bundleId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.endpointId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "bundleId" || key0 === "endpointId" || key0 === "stripeSourceId" || key0 === "interval")) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.bundleId !== undefined) {
+      let data0 = data.bundleId;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 100) {
+          const err3 = {
+            instancePath: instancePath + "/bundleId",
+            schemaPath: "#/properties/bundleId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err4 = {
+            instancePath: instancePath + "/bundleId",
+            schemaPath: "#/properties/bundleId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + "/bundleId",
+          schemaPath: "#/properties/bundleId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data1 = data.endpointId;
+      if (typeof data1 === "string") {
+        if (func2(data1) < 1) {
+          const err6 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data2 = data.stripeSourceId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 255) {
+          const err8 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate59(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+        errors = vErrors.length;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate61.errors = vErrors;
+  return errors === 0;
+}
+export const form7 = validate119;
+const schema59 = {
   type: "object",
   title: "Create a webhook",
   additionalProperties: false,
@@ -1695,18 +1938,18 @@ const schema56 = {
     },
   },
 };
-const func36 = Object.prototype.hasOwnProperty;
+const func40 = Object.prototype.hasOwnProperty;
 const pattern5 = new RegExp("^[^\\u0000-\\u001f]*$", "u");
 const pattern6 = new RegExp("^https?://", "u");
 const formats22 = formats_fullFormats.uri;
 const formats4 =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
-const schema32 = {
+const schema35 = {
   enum: ["NONE", "GZIP", "BZIP2"],
   "x-enumLabels": { NONE: "None", GZIP: "gzip", BZIP2: "bzip2" },
   "x-graphql": "WebhookCompression",
 };
-function validate108(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate113(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -1714,7 +1957,7 @@ function validate108(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema32.enum },
+      params: { allowedValues: schema35.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -1724,10 +1967,10 @@ function validate108(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate108.errors = vErrors;
+  validate113.errors = vErrors;
   return errors === 0;
 }
-function validate114(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate119(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -1777,7 +2020,7 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema56.properties, key0)) {
+      if (!func40.call(schema59.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -1972,14 +2215,14 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate108(data.compression, {
+        !validate113(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+        vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
         errors = vErrors.length;
       }
     }
@@ -2039,7 +2282,7 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema56.properties.filterFunction.type },
+          params: { type: schema59.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -2124,7 +2367,7 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema56.properties.notificationEmail.type },
+          params: { type: schema59.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -2174,7 +2417,7 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema56.properties.status.enum },
+          params: { allowedValues: schema59.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -2200,11 +2443,11 @@ function validate114(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate114.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
 }
-export const form7 = validate116;
-const schema57 = {
+export const form8 = validate121;
+const schema60 = {
   type: "object",
   title: "Update a webhook",
   additionalProperties: false,
@@ -2229,7 +2472,7 @@ const schema57 = {
     notificationEmail: { type: ["string", "null"], format: "email", title: "Notification e-mail", maxLength: 254 },
   },
 };
-function validate116(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate121(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2249,7 +2492,7 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema57.properties, key0)) {
+      if (!func40.call(schema60.properties, key0)) {
         const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -2461,14 +2704,14 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.compression !== undefined) {
       if (
-        !validate108(data.compression, {
+        !validate113(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+        vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
         errors = vErrors.length;
       }
     }
@@ -2528,7 +2771,7 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema57.properties.filterFunction.type },
+          params: { type: schema60.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -2613,7 +2856,7 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema57.properties.notificationEmail.type },
+          params: { type: schema60.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -2671,13 +2914,13 @@ function validate116(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate116.errors = vErrors;
+  validate121.errors = vErrors;
   return errors === 0;
 }
-export const form8 = validate133;
+export const form9 = validate138;
 const pattern22 = new RegExp("^[\\x21-\\x7e]+$", "u");
 const pattern23 = new RegExp("-----BEGIN PUBLIC KEY-----", "u");
-function validate133(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -2950,11 +3193,11 @@ function validate133(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate133.errors = vErrors;
+  validate138.errors = vErrors;
   return errors === 0;
 }
-export const form9 = validate134;
-function validate135(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form10 = validate139;
+function validate140(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -3003,10 +3246,10 @@ function validate135(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate135.errors = vErrors;
+  validate140.errors = vErrors;
   return errors === 0;
 }
-function validate134(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate139(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3123,14 +3366,14 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.password !== undefined) {
       if (
-        !validate135(data.password, {
+        !validate140(data.password, {
           instancePath: instancePath + "/password",
           parentData: data,
           parentDataProperty: "password",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+        vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
         errors = vErrors.length;
       }
     }
@@ -3183,13 +3426,13 @@ function validate134(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate134.errors = vErrors;
+  validate139.errors = vErrors;
   return errors === 0;
 }
-export const form10 = validate137;
+export const form11 = validate142;
 const pattern24 = new RegExp("^[0-9]{9}$", "u");
 const pattern25 = new RegExp("^[0-9]{4,17}$", "u");
-function validate138(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate143(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3323,10 +3566,10 @@ function validate138(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate138.errors = vErrors;
+  validate143.errors = vErrors;
   return errors === 0;
 }
-function validate137(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate142(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -3364,14 +3607,14 @@ function validate137(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.bankAccount !== undefined) {
       if (
-        !validate138(data.bankAccount, {
+        !validate143(data.bankAccount, {
           instancePath: instancePath + "/bankAccount",
           parentData: data,
           parentDataProperty: "bankAccount",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+        vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
         errors = vErrors.length;
       }
     }
@@ -3390,64 +3633,21 @@ function validate137(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate137.errors = vErrors;
+  validate142.errors = vErrors;
   return errors === 0;
 }
-export const form11 = validate143;
-const schema72 = {
-  type: "string",
-  title: "Billed",
-  enum: ["MONTHLY", "YEARLY"],
-  "x-enumLabels": { MONTHLY: "Monthly", YEARLY: "Yearly" },
-  "x-graphql": "AddonInterval",
-};
-function validate141(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (typeof data !== "string") {
-    const err0 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "string" },
-      message: "must be string",
-    };
-    if (vErrors === null) {
-      vErrors = [err0];
-    } else {
-      vErrors.push(err0);
-    }
-    errors++;
-  }
-  if (!(data === "MONTHLY" || data === "YEARLY")) {
-    const err1 = {
-      instancePath,
-      schemaPath: "#/enum",
-      keyword: "enum",
-      params: { allowedValues: schema72.enum },
-      message: "must be equal to one of the allowed values",
-    };
-    if (vErrors === null) {
-      vErrors = [err1];
-    } else {
-      vErrors.push(err1);
-    }
-    errors++;
-  }
-  validate141.errors = vErrors;
-  return errors === 0;
-}
-function validate143(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form12 = validate145;
+function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.endpointId === undefined) {
+    if (data.couponCode === undefined) {
       const err0 = {
         instancePath,
         schemaPath: "#/required",
         keyword: "required",
-        params: { missingProperty: "endpointId" },
-        message: "must have required property '" + "endpointId" + "'",
+        params: { missingProperty: "couponCode" },
+        message: "must have required property '" + "couponCode" + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -3456,33 +3656,9 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
       }
       errors++;
     }
-    if (data.planId === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "planId" },
-        message: "must have required property '" + "planId" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
     for (const key0 in data) {
-      if (
-        !(
-          key0 === "endpointId" ||
-          key0 === "planId" ||
-          key0 === "stripeSourceId" ||
-          key0 === "coupon" ||
-          key0 === "interval" ||
-          key0 === "disabledRpcMethodsOnCreation"
-        )
-      ) {
-        const err2 = {
+      if (!(key0 === "couponCode" || key0 === "planId")) {
+        const err1 = {
           instancePath,
           schemaPath: "#/additionalProperties",
           keyword: "additionalProperties",
@@ -3490,20 +3666,35 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           message: "must NOT have additional properties",
         };
         if (vErrors === null) {
-          vErrors = [err2];
+          vErrors = [err1];
         } else {
-          vErrors.push(err2);
+          vErrors.push(err1);
         }
         errors++;
       }
     }
-    if (data.endpointId !== undefined) {
-      let data0 = data.endpointId;
+    if (data.couponCode !== undefined) {
+      let data0 = data.couponCode;
       if (typeof data0 === "string") {
+        if (func2(data0) > 32) {
+          const err2 = {
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
         if (func2(data0) < 1) {
           const err3 = {
-            instancePath: instancePath + "/endpointId",
-            schemaPath: "#/properties/endpointId/minLength",
+            instancePath: instancePath + "/couponCode",
+            schemaPath: "#/properties/couponCode/minLength",
             keyword: "minLength",
             params: { limit: 1 },
             message: "must NOT have fewer than 1 characters",
@@ -3517,8 +3708,8 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
         }
       } else {
         const err4 = {
-          instancePath: instancePath + "/endpointId",
-          schemaPath: "#/properties/endpointId/type",
+          instancePath: instancePath + "/couponCode",
+          schemaPath: "#/properties/couponCode/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
@@ -3549,23 +3740,8 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (func2(data1) < 1) {
-          const err6 = {
-            instancePath: instancePath + "/planId",
-            schemaPath: "#/properties/planId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
       } else {
-        const err7 = {
+        const err6 = {
           instancePath: instancePath + "/planId",
           schemaPath: "#/properties/planId/type",
           keyword: "type",
@@ -3573,209 +3749,15 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
           message: "must be string",
         };
         if (vErrors === null) {
-          vErrors = [err7];
+          vErrors = [err6];
         } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-    }
-    if (data.stripeSourceId !== undefined) {
-      let data2 = data.stripeSourceId;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 255) {
-          const err8 = {
-            instancePath: instancePath + "/stripeSourceId",
-            schemaPath: "#/properties/stripeSourceId/maxLength",
-            keyword: "maxLength",
-            params: { limit: 255 },
-            message: "must NOT have more than 255 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + "/stripeSourceId",
-          schemaPath: "#/properties/stripeSourceId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-    }
-    if (data.coupon !== undefined) {
-      let data3 = data.coupon;
-      if (typeof data3 === "string") {
-        if (func2(data3) > 32) {
-          const err10 = {
-            instancePath: instancePath + "/coupon",
-            schemaPath: "#/properties/coupon/maxLength",
-            keyword: "maxLength",
-            params: { limit: 32 },
-            message: "must NOT have more than 32 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err10];
-          } else {
-            vErrors.push(err10);
-          }
-          errors++;
-        }
-      } else {
-        const err11 = {
-          instancePath: instancePath + "/coupon",
-          schemaPath: "#/properties/coupon/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-    if (data.interval !== undefined) {
-      if (
-        !validate141(data.interval, {
-          instancePath: instancePath + "/interval",
-          parentData: data,
-          parentDataProperty: "interval",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
-        errors = vErrors.length;
-      }
-    }
-    if (data.disabledRpcMethodsOnCreation !== undefined) {
-      let data5 = data.disabledRpcMethodsOnCreation;
-      if (Array.isArray(data5)) {
-        if (data5.length > 100) {
-          const err12 = {
-            instancePath: instancePath + "/disabledRpcMethodsOnCreation",
-            schemaPath: "#/properties/disabledRpcMethodsOnCreation/maxItems",
-            keyword: "maxItems",
-            params: { limit: 100 },
-            message: "must NOT have more than 100 items",
-          };
-          if (vErrors === null) {
-            vErrors = [err12];
-          } else {
-            vErrors.push(err12);
-          }
-          errors++;
-        }
-        const len0 = data5.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data6 = data5[i0];
-          if (typeof data6 === "string") {
-            if (func2(data6) > 100) {
-              const err13 = {
-                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
-                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/maxLength",
-                keyword: "maxLength",
-                params: { limit: 100 },
-                message: "must NOT have more than 100 characters",
-              };
-              if (vErrors === null) {
-                vErrors = [err13];
-              } else {
-                vErrors.push(err13);
-              }
-              errors++;
-            }
-            if (func2(data6) < 1) {
-              const err14 = {
-                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
-                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/minLength",
-                keyword: "minLength",
-                params: { limit: 1 },
-                message: "must NOT have fewer than 1 characters",
-              };
-              if (vErrors === null) {
-                vErrors = [err14];
-              } else {
-                vErrors.push(err14);
-              }
-              errors++;
-            }
-          } else {
-            const err15 = {
-              instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
-              schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/type",
-              keyword: "type",
-              params: { type: "string" },
-              message: "must be string",
-            };
-            if (vErrors === null) {
-              vErrors = [err15];
-            } else {
-              vErrors.push(err15);
-            }
-            errors++;
-          }
-        }
-        let i1 = data5.length;
-        let j0;
-        if (i1 > 1) {
-          const indices0 = {};
-          for (; i1--; ) {
-            let item0 = data5[i1];
-            if (typeof item0 !== "string") {
-              continue;
-            }
-            if (typeof indices0[item0] == "number") {
-              j0 = indices0[item0];
-              const err16 = {
-                instancePath: instancePath + "/disabledRpcMethodsOnCreation",
-                schemaPath: "#/properties/disabledRpcMethodsOnCreation/uniqueItems",
-                keyword: "uniqueItems",
-                params: { i: i1, j: j0 },
-                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
-              };
-              if (vErrors === null) {
-                vErrors = [err16];
-              } else {
-                vErrors.push(err16);
-              }
-              errors++;
-              break;
-            }
-            indices0[item0] = i1;
-          }
-        }
-      } else {
-        const err17 = {
-          instancePath: instancePath + "/disabledRpcMethodsOnCreation",
-          schemaPath: "#/properties/disabledRpcMethodsOnCreation/type",
-          keyword: "type",
-          params: { type: "array" },
-          message: "must be array",
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
+          vErrors.push(err6);
         }
         errors++;
       }
     }
   } else {
-    const err18 = {
+    const err7 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -3783,216 +3765,16 @@ function validate143(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err18];
+      vErrors = [err7];
     } else {
-      vErrors.push(err18);
-    }
-    errors++;
-  }
-  validate143.errors = vErrors;
-  return errors === 0;
-}
-export const form12 = validate145;
-function validate145(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.bundleId === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "bundleId" },
-        message: "must have required property '" + "bundleId" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    if (data.endpointId === undefined) {
-      const err1 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "endpointId" },
-        message: "must have required property '" + "endpointId" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err1];
-      } else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "bundleId" || key0 === "endpointId" || key0 === "stripeSourceId" || key0 === "interval")) {
-        const err2 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-    if (data.bundleId !== undefined) {
-      let data0 = data.bundleId;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 100) {
-          const err3 = {
-            instancePath: instancePath + "/bundleId",
-            schemaPath: "#/properties/bundleId/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100 },
-            message: "must NOT have more than 100 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err4 = {
-            instancePath: instancePath + "/bundleId",
-            schemaPath: "#/properties/bundleId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err4];
-          } else {
-            vErrors.push(err4);
-          }
-          errors++;
-        }
-      } else {
-        const err5 = {
-          instancePath: instancePath + "/bundleId",
-          schemaPath: "#/properties/bundleId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-    if (data.endpointId !== undefined) {
-      let data1 = data.endpointId;
-      if (typeof data1 === "string") {
-        if (func2(data1) < 1) {
-          const err6 = {
-            instancePath: instancePath + "/endpointId",
-            schemaPath: "#/properties/endpointId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
-      } else {
-        const err7 = {
-          instancePath: instancePath + "/endpointId",
-          schemaPath: "#/properties/endpointId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err7];
-        } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-    }
-    if (data.stripeSourceId !== undefined) {
-      let data2 = data.stripeSourceId;
-      if (typeof data2 === "string") {
-        if (func2(data2) > 255) {
-          const err8 = {
-            instancePath: instancePath + "/stripeSourceId",
-            schemaPath: "#/properties/stripeSourceId/maxLength",
-            keyword: "maxLength",
-            params: { limit: 255 },
-            message: "must NOT have more than 255 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + "/stripeSourceId",
-          schemaPath: "#/properties/stripeSourceId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-    }
-    if (data.interval !== undefined) {
-      if (
-        !validate141(data.interval, {
-          instancePath: instancePath + "/interval",
-          parentData: data,
-          parentDataProperty: "interval",
-          rootData,
-        })
-      ) {
-        vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
-        errors = vErrors.length;
-      }
-    }
-  } else {
-    const err10 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err10];
-    } else {
-      vErrors.push(err10);
+      vErrors.push(err7);
     }
     errors++;
   }
   validate145.errors = vErrors;
   return errors === 0;
 }
-export const form13 = validate147;
+export const form13 = validate146;
 const schema75 = {
   type: "object",
   title: "Create a stream",
@@ -4101,7 +3883,7 @@ const schema75 = {
 };
 const pattern8 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
 const pattern9 = new RegExp("^[\\t\\u0020-\\u007e]*$", "u");
-function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "GZIP" || data === "BZIP2")) {
@@ -4109,7 +3891,7 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema32.enum },
+      params: { allowedValues: schema35.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -4119,10 +3901,10 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate61.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
 }
-function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4235,14 +4017,14 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.compression !== undefined) {
       if (
-        !validate61(data.compression, {
+        !validate66(data.compression, {
           instancePath: instancePath + "/compression",
           parentData: data,
           parentDataProperty: "compression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
         errors = vErrors.length;
       }
     }
@@ -4614,10 +4396,10 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate60.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-const schema33 = {
+const schema36 = {
   type: "object",
   title: "PostgreSQL",
   required: ["host", "username", "database", "tableName"],
@@ -4648,8 +4430,8 @@ const schema33 = {
   },
 };
 const pattern10 = new RegExp("^[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?$", "u");
-const schema34 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
-function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema37 = { enum: ["DISABLE", "REQUIRE"], "x-enumLabels": { DISABLE: "disable", REQUIRE: "require" } };
+function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "DISABLE" || data === "REQUIRE")) {
@@ -4657,7 +4439,7 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema34.enum },
+      params: { allowedValues: schema37.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -4667,10 +4449,10 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate65.errors = vErrors;
+  validate70.errors = vErrors;
   return errors === 0;
 }
-function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -4735,7 +4517,7 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema33.properties, key0)) {
+      if (!func40.call(schema36.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5048,14 +4830,14 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate65(data.sslmode, {
+        !validate70(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
         errors = vErrors.length;
       }
     }
@@ -5208,10 +4990,10 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate64.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-const schema35 = {
+const schema38 = {
   type: "object",
   title: "S3",
   required: ["accessKey", "secretKey", "bucket"],
@@ -5238,8 +5020,8 @@ const schema35 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema36 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
-function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+const schema39 = { enum: ["JSON", "PARQUET"], "x-enumLabels": { JSON: "JSON", PARQUET: "Parquet" } };
+function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "JSON" || data === "PARQUET")) {
@@ -5247,7 +5029,7 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema36.enum },
+      params: { allowedValues: schema39.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -5257,10 +5039,10 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate69.errors = vErrors;
+  validate74.errors = vErrors;
   return errors === 0;
 }
-function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5310,7 +5092,7 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema35.properties, key0)) {
+      if (!func40.call(schema38.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -5543,27 +5325,27 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate69(data.fileType, {
+        !validate74(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+        vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate61(data.fileCompression, {
+        !validate66(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
         errors = vErrors.length;
       }
     }
@@ -5767,10 +5549,10 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate68.errors = vErrors;
+  validate73.errors = vErrors;
   return errors === 0;
 }
-const schema37 = {
+const schema40 = {
   type: "object",
   title: "Azure Blob",
   required: ["storageAccount", "sasToken", "container"],
@@ -5795,7 +5577,7 @@ const schema37 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5845,7 +5627,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema37.properties, key0)) {
+      if (!func40.call(schema40.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6078,27 +5860,27 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.fileType !== undefined) {
       if (
-        !validate69(data.fileType, {
+        !validate74(data.fileType, {
           instancePath: instancePath + "/fileType",
           parentData: data,
           parentDataProperty: "fileType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+        vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
         errors = vErrors.length;
       }
     }
     if (data.fileCompression !== undefined) {
       if (
-        !validate61(data.fileCompression, {
+        !validate66(data.fileCompression, {
           instancePath: instancePath + "/fileCompression",
           parentData: data,
           parentDataProperty: "fileCompression",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+        vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
         errors = vErrors.length;
       }
     }
@@ -6251,10 +6033,10 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate73.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
 }
-const schema38 = {
+const schema41 = {
   type: "object",
   title: "Snowflake",
   required: ["username", "account", "warehouse", "database", "schema", "tableName"],
@@ -6287,7 +6069,7 @@ const schema38 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6382,7 +6164,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema38.properties, key0)) {
+      if (!func40.call(schema41.properties, key0)) {
         const err6 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -6601,7 +6383,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
           instancePath: instancePath + "/protocol",
           schemaPath: "#/properties/protocol/enum",
           keyword: "enum",
-          params: { allowedValues: schema38.properties.protocol.enum },
+          params: { allowedValues: schema41.properties.protocol.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -6992,10 +6774,10 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate77.errors = vErrors;
+  validate82.errors = vErrors;
   return errors === 0;
 }
-function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate84(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7337,10 +7119,10 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate79.errors = vErrors;
+  validate84.errors = vErrors;
   return errors === 0;
 }
-const schema40 = {
+const schema43 = {
   type: "object",
   title: "Kafka",
   required: ["brokers", "topic"],
@@ -7391,11 +7173,11 @@ const schema40 = {
 };
 const pattern11 = new RegExp("^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5})*$", "u");
 const pattern12 = new RegExp("^[A-Za-z0-9._-]+$", "u");
-const schema41 = {
+const schema44 = {
   enum: ["NONE", "PLAIN", "SCRAM_SHA_256", "SCRAM_SHA_512"],
   "x-enumLabels": { NONE: "None", PLAIN: "PLAIN", SCRAM_SHA_256: "SCRAM-SHA-256", SCRAM_SHA_512: "SCRAM-SHA-512" },
 };
-function validate82(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "NONE" || data === "PLAIN" || data === "SCRAM_SHA_256" || data === "SCRAM_SHA_512")) {
@@ -7403,7 +7185,7 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema41.enum },
+      params: { allowedValues: schema44.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -7413,10 +7195,10 @@ function validate82(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate82.errors = vErrors;
+  validate87.errors = vErrors;
   return errors === 0;
 }
-function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate86(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7451,7 +7233,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema40.properties, key0)) {
+      if (!func40.call(schema43.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -7584,14 +7366,14 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.saslMechanism !== undefined) {
       if (
-        !validate82(data.saslMechanism, {
+        !validate87(data.saslMechanism, {
           instancePath: instancePath + "/saslMechanism",
           parentData: data,
           parentDataProperty: "saslMechanism",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+        vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
         errors = vErrors.length;
       }
     }
@@ -7827,10 +7609,10 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate81.errors = vErrors;
+  validate86.errors = vErrors;
   return errors === 0;
 }
-const schema42 = {
+const schema45 = {
   type: "object",
   title: "MongoDB",
   required: ["host", "database", "collection"],
@@ -7894,7 +7676,7 @@ const schema42 = {
 };
 const pattern13 = new RegExp('^[^/\\\\. "$*<>:|?]+$', "u");
 const pattern14 = new RegExp("^(?!system\\.)[^$\\u0000]+$", "u");
-function validate85(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7944,7 +7726,7 @@ function validate85(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema42.properties, key0)) {
+      if (!func40.call(schema45.properties, key0)) {
         const err3 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -8487,10 +8269,10 @@ function validate85(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate85.errors = vErrors;
+  validate90.errors = vErrors;
   return errors === 0;
 }
-const schema43 = {
+const schema46 = {
   type: "object",
   title: "MySQL",
   required: ["host", "username", "database", "tableName"],
@@ -8522,7 +8304,7 @@ const schema43 = {
   },
 };
 const pattern15 = new RegExp("^[A-Za-z_$][A-Za-z0-9_$]*$", "u");
-function validate87(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate92(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -8587,7 +8369,7 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema43.properties, key0)) {
+      if (!func40.call(schema46.properties, key0)) {
         const err4 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -8900,14 +8682,14 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.sslmode !== undefined) {
       if (
-        !validate65(data.sslmode, {
+        !validate70(data.sslmode, {
           instancePath: instancePath + "/sslmode",
           parentData: data,
           parentDataProperty: "sslmode",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+        vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
         errors = vErrors.length;
       }
     }
@@ -9060,10 +8842,10 @@ function validate87(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate87.errors = vErrors;
+  validate92.errors = vErrors;
   return errors === 0;
 }
-const schema44 = {
+const schema47 = {
   type: "object",
   title: "Redis",
   required: ["host", "key"],
@@ -9114,11 +8896,11 @@ const schema44 = {
     version: { type: "string", title: "Version", maxLength: 16 },
   },
 };
-const schema45 = {
+const schema48 = {
   enum: ["STREAM", "LIST", "CHANNEL"],
   "x-enumLabels": { STREAM: "Stream (XADD)", LIST: "List (RPUSH)", CHANNEL: "Pub/sub channel (PUBLISH)" },
 };
-function validate91(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "STREAM" || data === "LIST" || data === "CHANNEL")) {
@@ -9126,7 +8908,7 @@ function validate91(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema45.enum },
+      params: { allowedValues: schema48.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9136,10 +8918,10 @@ function validate91(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate91.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
 }
-function validate90(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate95(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -9174,7 +8956,7 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema44.properties, key0)) {
+      if (!func40.call(schema47.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -9424,14 +9206,14 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
     }
     if (data.dataStructure !== undefined) {
       if (
-        !validate91(data.dataStructure, {
+        !validate96(data.dataStructure, {
           instancePath: instancePath + "/dataStructure",
           parentData: data,
           parentDataProperty: "dataStructure",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
         errors = vErrors.length;
       }
     }
@@ -9650,10 +9432,10 @@ function validate90(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate90.errors = vErrors;
+  validate95.errors = vErrors;
   return errors === 0;
 }
-const schema46 = {
+const schema49 = {
   enum: [
     "BLOCK",
     "BLOCK_WITH_RECEIPTS",
@@ -9682,7 +9464,7 @@ const schema46 = {
   },
   "x-graphql": "StreamDataset",
 };
-function validate94(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate99(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -9704,7 +9486,7 @@ function validate94(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema46.enum },
+      params: { allowedValues: schema49.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9714,15 +9496,15 @@ function validate94(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate94.errors = vErrors;
+  validate99.errors = vErrors;
   return errors === 0;
 }
-const schema47 = {
+const schema50 = {
   enum: ["BODY", "HEADER", "NONE"],
   "x-enumLabels": { BODY: "In the body", HEADER: "In headers", NONE: "None" },
   "x-graphql": "StreamMetadata",
 };
-function validate96(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate101(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "BODY" || data === "HEADER" || data === "NONE")) {
@@ -9730,7 +9512,7 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema47.enum },
+      params: { allowedValues: schema50.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9740,10 +9522,10 @@ function validate96(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate96.errors = vErrors;
+  validate101.errors = vErrors;
   return errors === 0;
 }
-const schema48 = {
+const schema51 = {
   enum: ["AZURE", "FUNCTION", "KAFKA", "MONGO", "MYSQL", "POSTGRES", "REDIS", "S3", "SNOWFLAKE", "WEBHOOK"],
   "x-enumLabels": {
     AZURE: "Azure",
@@ -9759,7 +9541,7 @@ const schema48 = {
   },
   "x-graphql": "StreamDestination",
 };
-function validate98(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate103(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (
@@ -9780,7 +9562,7 @@ function validate98(data, { instancePath = "", parentData, parentDataProperty, r
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema48.enum },
+      params: { allowedValues: schema51.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9790,10 +9572,10 @@ function validate98(data, { instancePath = "", parentData, parentDataProperty, r
     }
     errors++;
   }
-  validate98.errors = vErrors;
+  validate103.errors = vErrors;
   return errors === 0;
 }
-const schema49 = {
+const schema52 = {
   enum: ["V1", "V2", "V3", "V4", "V5"],
   "x-enumLabels": {
     V1: "V1: main(data)",
@@ -9804,7 +9586,7 @@ const schema49 = {
   },
   "x-graphql": "FilterVersion",
 };
-function validate100(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate105(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "V1" || data === "V2" || data === "V3" || data === "V4" || data === "V5")) {
@@ -9812,7 +9594,7 @@ function validate100(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema49.enum },
+      params: { allowedValues: schema52.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9822,15 +9604,15 @@ function validate100(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate100.errors = vErrors;
+  validate105.errors = vErrors;
   return errors === 0;
 }
-const schema50 = {
+const schema53 = {
   enum: ["ASIA_EAST", "EUROPE_CENTRAL", "USA_EAST"],
   "x-enumLabels": { ASIA_EAST: "Asia East", EUROPE_CENTRAL: "Europe Central", USA_EAST: "USA East" },
   "x-graphql": "StreamRegion",
 };
-function validate102(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate107(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "ASIA_EAST" || data === "EUROPE_CENTRAL" || data === "USA_EAST")) {
@@ -9838,7 +9620,7 @@ function validate102(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema50.enum },
+      params: { allowedValues: schema53.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -9848,10 +9630,10 @@ function validate102(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate102.errors = vErrors;
+  validate107.errors = vErrors;
   return errors === 0;
 }
-function validate147(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate146(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   const _errs2 = errors;
@@ -9895,14 +9677,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate60(data.destinationAttributes, {
+          !validate65(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+          vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
           errors = vErrors.length;
         }
       }
@@ -9966,14 +9748,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate69(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
           errors = vErrors.length;
         }
       }
@@ -10037,14 +9819,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate68(data.destinationAttributes, {
+          !validate73(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
           errors = vErrors.length;
         }
       }
@@ -10108,14 +9890,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate73(data.destinationAttributes, {
+          !validate78(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+          vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
           errors = vErrors.length;
         }
       }
@@ -10179,14 +9961,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate77(data.destinationAttributes, {
+          !validate82(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+          vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
           errors = vErrors.length;
         }
       }
@@ -10250,14 +10032,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate79(data.destinationAttributes, {
+          !validate84(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+          vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
           errors = vErrors.length;
         }
       }
@@ -10321,14 +10103,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate81(data.destinationAttributes, {
+          !validate86(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+          vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
           errors = vErrors.length;
         }
       }
@@ -10392,14 +10174,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate85(data.destinationAttributes, {
+          !validate90(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+          vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
           errors = vErrors.length;
         }
       }
@@ -10463,14 +10245,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate87(data.destinationAttributes, {
+          !validate92(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+          vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
           errors = vErrors.length;
         }
       }
@@ -10534,14 +10316,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate90(data.destinationAttributes, {
+          !validate95(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+          vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
           errors = vErrors.length;
         }
       }
@@ -10656,7 +10438,7 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema75.properties, key0)) {
+      if (!func40.call(schema75.properties, key0)) {
         const err36 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -10787,14 +10569,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate94(data.dataset, {
+        !validate99(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+        vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
         errors = vErrors.length;
       }
     }
@@ -10867,27 +10649,27 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate96(data.includeStreamMetadata, {
+        !validate101(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+        vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate98(data.destination, {
+        !validate103(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+        vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
         errors = vErrors.length;
       }
     }
@@ -11046,14 +10828,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate100(data.filterVersion, {
+        !validate105(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+        vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
         errors = vErrors.length;
       }
     }
@@ -11176,14 +10958,14 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate102(data.region, {
+        !validate107(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+        vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
         errors = vErrors.length;
       }
     }
@@ -11220,11 +11002,132 @@ function validate147(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate147.errors = vErrors;
+  validate146.errors = vErrors;
   return errors === 0;
 }
-export const form14 = validate163;
-const schema76 = {
+export const form14 = validate162;
+function validate162(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.cancelationReason === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "cancelationReason" },
+        message: "must have required property '" + "cancelationReason" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === "cancelationReason" || key0 === "immediately")) {
+        const err1 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.cancelationReason !== undefined) {
+      let data0 = data.cancelationReason;
+      if (typeof data0 === "string") {
+        if (func2(data0) > 1000) {
+          const err2 = {
+            instancePath: instancePath + "/cancelationReason",
+            schemaPath: "#/properties/cancelationReason/maxLength",
+            keyword: "maxLength",
+            params: { limit: 1000 },
+            message: "must NOT have more than 1000 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/cancelationReason",
+            schemaPath: "#/properties/cancelationReason/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/cancelationReason",
+          schemaPath: "#/properties/cancelationReason/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.immediately !== undefined) {
+      if (typeof data.immediately !== "boolean") {
+        const err5 = {
+          instancePath: instancePath + "/immediately",
+          schemaPath: "#/properties/immediately/type",
+          keyword: "type",
+          params: { type: "boolean" },
+          message: "must be boolean",
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate162.errors = vErrors;
+  return errors === 0;
+}
+export const form15 = validate163;
+const schema77 = {
   type: "object",
   title: "Activate",
   additionalProperties: false,
@@ -11283,7 +11186,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/from",
           schemaPath: "#/properties/from/enum",
           keyword: "enum",
-          params: { allowedValues: schema76.properties.from.enum },
+          params: { allowedValues: schema77.properties.from.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -11312,7 +11215,7 @@ function validate163(data, { instancePath = "", parentData, parentDataProperty, 
   validate163.errors = vErrors;
   return errors === 0;
 }
-export const form15 = validate165;
+export const form16 = validate165;
 const pattern27 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 _.:-]*$", "u");
 function validate165(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
@@ -11432,7 +11335,7 @@ function validate165(data, { instancePath = "", parentData, parentDataProperty, 
   validate165.errors = vErrors;
   return errors === 0;
 }
-export const form16 = validate167;
+export const form17 = validate167;
 function validate168(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -11553,8 +11456,8 @@ function validate167(data, { instancePath = "", parentData, parentDataProperty, 
   validate167.errors = vErrors;
   return errors === 0;
 }
-export const form17 = validate171;
-const schema83 = {
+export const form18 = validate171;
+const schema84 = {
   type: "object",
   title: "Addresses",
   additionalProperties: false,
@@ -11668,7 +11571,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema83.properties.items.type },
+          params: { type: schema84.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -11706,7 +11609,7 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema83.properties.itemsText.type },
+          params: { type: schema84.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -11752,8 +11655,8 @@ function validate171(data, { instancePath = "", parentData, parentDataProperty, 
   validate171.errors = vErrors;
   return errors === 0;
 }
-export const form18 = validate172;
-const schema84 = {
+export const form19 = validate172;
+const schema85 = {
   type: "object",
   title: "Create a stream with a new function",
   additionalProperties: false,
@@ -11817,7 +11720,7 @@ const schema84 = {
     },
   },
 };
-const schema85 = {
+const schema86 = {
   type: "object",
   title: "Function",
   additionalProperties: false,
@@ -11977,7 +11880,7 @@ function validate176(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema85.properties.description.type },
+          params: { type: schema86.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12512,7 +12415,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema84.properties, key0)) {
+      if (!func40.call(schema85.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -12643,14 +12546,14 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate94(data.dataset, {
+        !validate99(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+        vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
         errors = vErrors.length;
       }
     }
@@ -12711,7 +12614,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema84.properties.endRange.type },
+          params: { type: schema85.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -12823,14 +12726,14 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate96(data.includeStreamMetadata, {
+        !validate101(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+        vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
         errors = vErrors.length;
       }
     }
@@ -12841,7 +12744,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema84.properties.filterFunction.type },
+          params: { type: schema85.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -12871,14 +12774,14 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate100(data.filterVersion, {
+        !validate105(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+        vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
         errors = vErrors.length;
       }
     }
@@ -12977,14 +12880,14 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate102(data.region, {
+        !validate107(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+        vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
         errors = vErrors.length;
       }
     }
@@ -12995,7 +12898,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema84.properties.notificationEmail.type },
+          params: { type: schema85.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13045,7 +12948,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/status",
           schemaPath: "#/properties/status/enum",
           keyword: "enum",
-          params: { allowedValues: schema84.properties.status.enum },
+          params: { allowedValues: schema85.properties.status.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -13074,7 +12977,7 @@ function validate172(data, { instancePath = "", parentData, parentDataProperty, 
   validate172.errors = vErrors;
   return errors === 0;
 }
-export const form19 = validate182;
+export const form20 = validate182;
 function validate182(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -13113,14 +13016,14 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate102(data.region, {
+        !validate107(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+        vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
         errors = vErrors.length;
       }
     }
@@ -13142,7 +13045,7 @@ function validate182(data, { instancePath = "", parentData, parentDataProperty, 
   validate182.errors = vErrors;
   return errors === 0;
 }
-export const form20 = validate184;
+export const form21 = validate184;
 const pattern30 = new RegExp("^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\.?$", "u");
 function validate184(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
@@ -13265,7 +13168,7 @@ function validate184(data, { instancePath = "", parentData, parentDataProperty, 
   validate184.errors = vErrors;
   return errors === 0;
 }
-export const form21 = validate185;
+export const form22 = validate185;
 function validate185(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -13416,8 +13319,8 @@ function validate185(data, { instancePath = "", parentData, parentDataProperty, 
   validate185.errors = vErrors;
   return errors === 0;
 }
-export const form22 = validate188;
-const schema91 = {
+export const form23 = validate188;
+const schema92 = {
   type: "object",
   title: "Items",
   additionalProperties: false,
@@ -13531,7 +13434,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/items",
           schemaPath: "#/properties/items/type",
           keyword: "type",
-          params: { type: schema91.properties.items.type },
+          params: { type: schema92.properties.items.type },
           message: "must be array,null",
         };
         if (vErrors === null) {
@@ -13569,7 +13472,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/itemsText",
           schemaPath: "#/properties/itemsText/type",
           keyword: "type",
-          params: { type: schema91.properties.itemsText.type },
+          params: { type: schema92.properties.itemsText.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -13615,7 +13518,7 @@ function validate188(data, { instancePath = "", parentData, parentDataProperty, 
   validate188.errors = vErrors;
   return errors === 0;
 }
-export const form23 = validate189;
+export const form24 = validate189;
 const pattern31 = new RegExp("^[A-Za-z0-9_]+$", "u");
 function validate190(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
@@ -13751,7 +13654,7 @@ function validate189(data, { instancePath = "", parentData, parentDataProperty, 
   validate189.errors = vErrors;
   return errors === 0;
 }
-export const form24 = validate192;
+export const form25 = validate192;
 function validate192(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -13870,7 +13773,7 @@ function validate192(data, { instancePath = "", parentData, parentDataProperty, 
   validate192.errors = vErrors;
   return errors === 0;
 }
-export const form25 = validate193;
+export const form26 = validate193;
 const schema12 = {
   title: "Interval",
   description: "The window calls are counted in: a second, a minute or a day (fixed windows, each starting afresh).",
@@ -14283,8 +14186,8 @@ function validate193(data, { instancePath = "", parentData, parentDataProperty, 
   validate193.errors = vErrors;
   return errors === 0;
 }
-export const form26 = validate198;
-const schema96 = {
+export const form27 = validate198;
+const schema97 = {
   type: "object",
   title: "Change role",
   required: ["role"],
@@ -14341,7 +14244,7 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/role",
           schemaPath: "#/properties/role/enum",
           keyword: "enum",
-          params: { allowedValues: schema96.properties.role.enum },
+          params: { allowedValues: schema97.properties.role.enum },
           message: "must be equal to one of the allowed values",
         };
         if (vErrors === null) {
@@ -14370,8 +14273,8 @@ function validate198(data, { instancePath = "", parentData, parentDataProperty, 
   validate198.errors = vErrors;
   return errors === 0;
 }
-export const form27 = validate199;
-const schema97 = {
+export const form28 = validate199;
+const schema98 = {
   type: "object",
   title: "Update a stream",
   additionalProperties: false,
@@ -14514,14 +14417,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate60(data.destinationAttributes, {
+          !validate65(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+          vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
           errors = vErrors.length;
         }
       }
@@ -14585,14 +14488,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate64(data.destinationAttributes, {
+          !validate69(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
           errors = vErrors.length;
         }
       }
@@ -14656,14 +14559,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate68(data.destinationAttributes, {
+          !validate73(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
           errors = vErrors.length;
         }
       }
@@ -14727,14 +14630,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate73(data.destinationAttributes, {
+          !validate78(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+          vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
           errors = vErrors.length;
         }
       }
@@ -14798,14 +14701,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate77(data.destinationAttributes, {
+          !validate82(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+          vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
           errors = vErrors.length;
         }
       }
@@ -14869,14 +14772,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate79(data.destinationAttributes, {
+          !validate84(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+          vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
           errors = vErrors.length;
         }
       }
@@ -14940,14 +14843,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate81(data.destinationAttributes, {
+          !validate86(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+          vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
           errors = vErrors.length;
         }
       }
@@ -15011,14 +14914,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate85(data.destinationAttributes, {
+          !validate90(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+          vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
           errors = vErrors.length;
         }
       }
@@ -15082,14 +14985,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate87(data.destinationAttributes, {
+          !validate92(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+          vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
           errors = vErrors.length;
         }
       }
@@ -15153,14 +15056,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     if (data && typeof data == "object" && !Array.isArray(data)) {
       if (data.destinationAttributes !== undefined) {
         if (
-          !validate90(data.destinationAttributes, {
+          !validate95(data.destinationAttributes, {
             instancePath: instancePath + "/destinationAttributes",
             parentData: data,
             parentDataProperty: "destinationAttributes",
             rootData,
           })
         ) {
-          vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+          vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
           errors = vErrors.length;
         }
       }
@@ -15200,7 +15103,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
       errors++;
     }
     for (const key0 in data) {
-      if (!func36.call(schema97.properties, key0)) {
+      if (!func40.call(schema98.properties, key0)) {
         const err31 = {
           instancePath,
           schemaPath: "#/additionalProperties",
@@ -15331,14 +15234,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.dataset !== undefined) {
       if (
-        !validate94(data.dataset, {
+        !validate99(data.dataset, {
           instancePath: instancePath + "/dataset",
           parentData: data,
           parentDataProperty: "dataset",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+        vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
         errors = vErrors.length;
       }
     }
@@ -15411,27 +15314,27 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.includeStreamMetadata !== undefined) {
       if (
-        !validate96(data.includeStreamMetadata, {
+        !validate101(data.includeStreamMetadata, {
           instancePath: instancePath + "/includeStreamMetadata",
           parentData: data,
           parentDataProperty: "includeStreamMetadata",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+        vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
         errors = vErrors.length;
       }
     }
     if (data.destination !== undefined) {
       if (
-        !validate98(data.destination, {
+        !validate103(data.destination, {
           instancePath: instancePath + "/destination",
           parentData: data,
           parentDataProperty: "destination",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+        vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
         errors = vErrors.length;
       }
     }
@@ -15510,7 +15413,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/endRange",
           schemaPath: "#/properties/endRange/type",
           keyword: "type",
-          params: { type: schema97.properties.endRange.type },
+          params: { type: schema98.properties.endRange.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -15560,7 +15463,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/filterFunction",
           schemaPath: "#/properties/filterFunction/type",
           keyword: "type",
-          params: { type: schema97.properties.filterFunction.type },
+          params: { type: schema98.properties.filterFunction.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15590,14 +15493,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.filterVersion !== undefined) {
       if (
-        !validate100(data.filterVersion, {
+        !validate105(data.filterVersion, {
           instancePath: instancePath + "/filterVersion",
           parentData: data,
           parentDataProperty: "filterVersion",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+        vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
         errors = vErrors.length;
       }
     }
@@ -15675,7 +15578,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/notificationEmail",
           schemaPath: "#/properties/notificationEmail/type",
           keyword: "type",
-          params: { type: schema97.properties.notificationEmail.type },
+          params: { type: schema98.properties.notificationEmail.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -15720,14 +15623,14 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.region !== undefined) {
       if (
-        !validate102(data.region, {
+        !validate107(data.region, {
           instancePath: instancePath + "/region",
           parentData: data,
           parentDataProperty: "region",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+        vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
         errors = vErrors.length;
       }
     }
@@ -15766,7 +15669,7 @@ function validate199(data, { instancePath = "", parentData, parentDataProperty, 
   validate199.errors = vErrors;
   return errors === 0;
 }
-export const form28 = validate215;
+export const form29 = validate215;
 function validate216(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -15906,7 +15809,7 @@ function validate215(data, { instancePath = "", parentData, parentDataProperty, 
   validate215.errors = vErrors;
   return errors === 0;
 }
-export const form29 = validate220;
+export const form30 = validate220;
 const pattern34 = new RegExp("^[0-9A-Fa-f.:]+(/[0-9]{1,3})?$", "u");
 function validate220(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
@@ -16026,8 +15929,364 @@ function validate220(data, { instancePath = "", parentData, parentDataProperty, 
   validate220.errors = vErrors;
   return errors === 0;
 }
-export const form30 = validate221;
-function validate222(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form31 = validate221;
+function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+  let vErrors = null;
+  let errors = 0;
+  if (data && typeof data == "object" && !Array.isArray(data)) {
+    if (data.endpointId === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "endpointId" },
+        message: "must have required property '" + "endpointId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.planId === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: "#/required",
+        keyword: "required",
+        params: { missingProperty: "planId" },
+        message: "must have required property '" + "planId" + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (
+        !(
+          key0 === "endpointId" ||
+          key0 === "planId" ||
+          key0 === "stripeSourceId" ||
+          key0 === "coupon" ||
+          key0 === "interval" ||
+          key0 === "disabledRpcMethodsOnCreation"
+        )
+      ) {
+        const err2 = {
+          instancePath,
+          schemaPath: "#/additionalProperties",
+          keyword: "additionalProperties",
+          params: { additionalProperty: key0 },
+          message: "must NOT have additional properties",
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.endpointId !== undefined) {
+      let data0 = data.endpointId;
+      if (typeof data0 === "string") {
+        if (func2(data0) < 1) {
+          const err3 = {
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.planId !== undefined) {
+      let data1 = data.planId;
+      if (typeof data1 === "string") {
+        if (func2(data1) > 100) {
+          const err5 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err6 = {
+            instancePath: instancePath + "/planId",
+            schemaPath: "#/properties/planId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + "/planId",
+          schemaPath: "#/properties/planId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.stripeSourceId !== undefined) {
+      let data2 = data.stripeSourceId;
+      if (typeof data2 === "string") {
+        if (func2(data2) > 255) {
+          const err8 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.coupon !== undefined) {
+      let data3 = data.coupon;
+      if (typeof data3 === "string") {
+        if (func2(data3) > 32) {
+          const err10 = {
+            instancePath: instancePath + "/coupon",
+            schemaPath: "#/properties/coupon/maxLength",
+            keyword: "maxLength",
+            params: { limit: 32 },
+            message: "must NOT have more than 32 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + "/coupon",
+          schemaPath: "#/properties/coupon/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.interval !== undefined) {
+      if (
+        !validate59(data.interval, {
+          instancePath: instancePath + "/interval",
+          parentData: data,
+          parentDataProperty: "interval",
+          rootData,
+        })
+      ) {
+        vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.disabledRpcMethodsOnCreation !== undefined) {
+      let data5 = data.disabledRpcMethodsOnCreation;
+      if (Array.isArray(data5)) {
+        if (data5.length > 100) {
+          const err12 = {
+            instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+            schemaPath: "#/properties/disabledRpcMethodsOnCreation/maxItems",
+            keyword: "maxItems",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 items",
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        const len0 = data5.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data6 = data5[i0];
+          if (typeof data6 === "string") {
+            if (func2(data6) > 100) {
+              const err13 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/maxLength",
+                keyword: "maxLength",
+                params: { limit: 100 },
+                message: "must NOT have more than 100 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
+            }
+            if (func2(data6) < 1) {
+              const err14 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/minLength",
+                keyword: "minLength",
+                params: { limit: 1 },
+                message: "must NOT have fewer than 1 characters",
+              };
+              if (vErrors === null) {
+                vErrors = [err14];
+              } else {
+                vErrors.push(err14);
+              }
+              errors++;
+            }
+          } else {
+            const err15 = {
+              instancePath: instancePath + "/disabledRpcMethodsOnCreation/" + i0,
+              schemaPath: "#/properties/disabledRpcMethodsOnCreation/items/type",
+              keyword: "type",
+              params: { type: "string" },
+              message: "must be string",
+            };
+            if (vErrors === null) {
+              vErrors = [err15];
+            } else {
+              vErrors.push(err15);
+            }
+            errors++;
+          }
+        }
+        let i1 = data5.length;
+        let j0;
+        if (i1 > 1) {
+          const indices0 = {};
+          for (; i1--; ) {
+            let item0 = data5[i1];
+            if (typeof item0 !== "string") {
+              continue;
+            }
+            if (typeof indices0[item0] == "number") {
+              j0 = indices0[item0];
+              const err16 = {
+                instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+                schemaPath: "#/properties/disabledRpcMethodsOnCreation/uniqueItems",
+                keyword: "uniqueItems",
+                params: { i: i1, j: j0 },
+                message: "must NOT have duplicate items (items ## " + j0 + " and " + i1 + " are identical)",
+              };
+              if (vErrors === null) {
+                vErrors = [err16];
+              } else {
+                vErrors.push(err16);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i1;
+          }
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + "/disabledRpcMethodsOnCreation",
+          schemaPath: "#/properties/disabledRpcMethodsOnCreation/type",
+          keyword: "type",
+          params: { type: "array" },
+          message: "must be array",
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err18 = {
+      instancePath,
+      schemaPath: "#/type",
+      keyword: "type",
+      params: { type: "object" },
+      message: "must be object",
+    };
+    if (vErrors === null) {
+      vErrors = [err18];
+    } else {
+      vErrors.push(err18);
+    }
+    errors++;
+  }
+  validate221.errors = vErrors;
+  return errors === 0;
+}
+export const form32 = validate223;
+function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (typeof data === "string") {
@@ -16091,10 +16350,10 @@ function validate222(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate222.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
 }
-function validate221(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate223(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16245,14 +16504,14 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate222(data.label, {
+        !validate224(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+        vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
         errors = vErrors.length;
       }
     }
@@ -16271,149 +16530,11 @@ function validate221(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate221.errors = vErrors;
+  validate223.errors = vErrors;
   return errors === 0;
 }
-export const form31 = validate224;
-function validate224(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.couponCode === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "couponCode" },
-        message: "must have required property '" + "couponCode" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "couponCode" || key0 === "planId")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.couponCode !== undefined) {
-      let data0 = data.couponCode;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 32) {
-          const err2 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/maxLength",
-            keyword: "maxLength",
-            params: { limit: 32 },
-            message: "must NOT have more than 32 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/couponCode",
-            schemaPath: "#/properties/couponCode/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-      } else {
-        const err4 = {
-          instancePath: instancePath + "/couponCode",
-          schemaPath: "#/properties/couponCode/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      }
-    }
-    if (data.planId !== undefined) {
-      let data1 = data.planId;
-      if (typeof data1 === "string") {
-        if (func2(data1) > 100) {
-          const err5 = {
-            instancePath: instancePath + "/planId",
-            schemaPath: "#/properties/planId/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100 },
-            message: "must NOT have more than 100 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err5];
-          } else {
-            vErrors.push(err5);
-          }
-          errors++;
-        }
-      } else {
-        const err6 = {
-          instancePath: instancePath + "/planId",
-          schemaPath: "#/properties/planId/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err6];
-        } else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err7 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err7];
-    } else {
-      vErrors.push(err7);
-    }
-    errors++;
-  }
-  validate224.errors = vErrors;
-  return errors === 0;
-}
-export const form32 = validate225;
-function validate225(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+export const form33 = validate226;
+function validate226(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16451,14 +16572,14 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.label !== undefined) {
       if (
-        !validate222(data.label, {
+        !validate224(data.label, {
           instancePath: instancePath + "/label",
           parentData: data,
           parentDataProperty: "label",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+        vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
         errors = vErrors.length;
       }
     }
@@ -16477,14 +16598,14 @@ function validate225(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate225.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
 }
-export const form33 = validate230;
+export const form34 = validate231;
 const pattern36 = new RegExp("^\\+?[0-9 ().-]{4,40}$", "u");
 const pattern37 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 -]*$", "u");
 const pattern38 = new RegExp("^[A-Za-z]{2}$", "u");
-function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate232(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16823,10 +16944,10 @@ function validate231(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate231.errors = vErrors;
+  validate232.errors = vErrors;
   return errors === 0;
 }
-const schema107 = {
+const schema108 = {
   enum: ["COMPANY", "GOVERNMENT_ENTITY", "INDIVIDUAL", "NON_PROFIT"],
   "x-graphql": "BusinessType",
   "x-enumLabels": {
@@ -16837,7 +16958,7 @@ const schema107 = {
   },
   title: "Business type",
 };
-function validate228(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate229(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (!(data === "COMPANY" || data === "GOVERNMENT_ENTITY" || data === "INDIVIDUAL" || data === "NON_PROFIT")) {
@@ -16845,7 +16966,7 @@ function validate228(data, { instancePath = "", parentData, parentDataProperty, 
       instancePath,
       schemaPath: "#/enum",
       keyword: "enum",
-      params: { allowedValues: schema107.enum },
+      params: { allowedValues: schema108.enum },
       message: "must be equal to one of the allowed values",
     };
     if (vErrors === null) {
@@ -16855,10 +16976,10 @@ function validate228(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate228.errors = vErrors;
+  validate229.errors = vErrors;
   return errors === 0;
 }
-function validate230(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate231(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -16964,27 +17085,27 @@ function validate230(data, { instancePath = "", parentData, parentDataProperty, 
     }
     if (data.address !== undefined) {
       if (
-        !validate231(data.address, {
+        !validate232(data.address, {
           instancePath: instancePath + "/address",
           parentData: data,
           parentDataProperty: "address",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+        vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
         errors = vErrors.length;
       }
     }
     if (data.businessType !== undefined) {
       if (
-        !validate228(data.businessType, {
+        !validate229(data.businessType, {
           instancePath: instancePath + "/businessType",
           parentData: data,
           parentDataProperty: "businessType",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+        vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
         errors = vErrors.length;
       }
     }
@@ -17003,12 +17124,12 @@ function validate230(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate230.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
 }
-export const form34 = validate234;
+export const form35 = validate235;
 const pattern39 = new RegExp("^[^\\s]+$", "u");
-function validate234(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17123,11 +17244,11 @@ function validate234(data, { instancePath = "", parentData, parentDataProperty, 
     }
     errors++;
   }
-  validate234.errors = vErrors;
+  validate235.errors = vErrors;
   return errors === 0;
 }
-export const form35 = validate235;
-const schema111 = {
+export const form36 = validate236;
+const schema112 = {
   type: "object",
   title: "Limits per client IP",
   description: "Requests one client IP may make with this key; leave a field empty for no limit.",
@@ -17137,7 +17258,7 @@ const schema111 = {
     rpm: { type: ["integer", "null"], title: "Requests per minute", minimum: 1, maximum: 6000000 },
   },
 };
-function validate235(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
   let vErrors = null;
   let errors = 0;
   if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -17165,7 +17286,7 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rps",
           schemaPath: "#/properties/rps/type",
           keyword: "type",
-          params: { type: schema111.properties.rps.type },
+          params: { type: schema112.properties.rps.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -17215,7 +17336,7 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/rpm",
           schemaPath: "#/properties/rpm/type",
           keyword: "type",
-          params: { type: schema111.properties.rpm.type },
+          params: { type: schema112.properties.rpm.type },
           message: "must be integer,null",
         };
         if (vErrors === null) {
@@ -17270,127 +17391,6 @@ function validate235(data, { instancePath = "", parentData, parentDataProperty, 
       vErrors = [err7];
     } else {
       vErrors.push(err7);
-    }
-    errors++;
-  }
-  validate235.errors = vErrors;
-  return errors === 0;
-}
-export const form36 = validate236;
-function validate236(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-  let vErrors = null;
-  let errors = 0;
-  if (data && typeof data == "object" && !Array.isArray(data)) {
-    if (data.cancelationReason === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: "#/required",
-        keyword: "required",
-        params: { missingProperty: "cancelationReason" },
-        message: "must have required property '" + "cancelationReason" + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
-    for (const key0 in data) {
-      if (!(key0 === "cancelationReason" || key0 === "immediately")) {
-        const err1 = {
-          instancePath,
-          schemaPath: "#/additionalProperties",
-          keyword: "additionalProperties",
-          params: { additionalProperty: key0 },
-          message: "must NOT have additional properties",
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-    }
-    if (data.cancelationReason !== undefined) {
-      let data0 = data.cancelationReason;
-      if (typeof data0 === "string") {
-        if (func2(data0) > 1000) {
-          const err2 = {
-            instancePath: instancePath + "/cancelationReason",
-            schemaPath: "#/properties/cancelationReason/maxLength",
-            keyword: "maxLength",
-            params: { limit: 1000 },
-            message: "must NOT have more than 1000 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (func2(data0) < 1) {
-          const err3 = {
-            instancePath: instancePath + "/cancelationReason",
-            schemaPath: "#/properties/cancelationReason/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-      } else {
-        const err4 = {
-          instancePath: instancePath + "/cancelationReason",
-          schemaPath: "#/properties/cancelationReason/type",
-          keyword: "type",
-          params: { type: "string" },
-          message: "must be string",
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      }
-    }
-    if (data.immediately !== undefined) {
-      if (typeof data.immediately !== "boolean") {
-        const err5 = {
-          instancePath: instancePath + "/immediately",
-          schemaPath: "#/properties/immediately/type",
-          keyword: "type",
-          params: { type: "boolean" },
-          message: "must be boolean",
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-    }
-  } else {
-    const err6 = {
-      instancePath,
-      schemaPath: "#/type",
-      keyword: "type",
-      params: { type: "object" },
-      message: "must be object",
-    };
-    if (vErrors === null) {
-      vErrors = [err6];
-    } else {
-      vErrors.push(err6);
     }
     errors++;
   }
@@ -17603,6 +17603,7 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
       if (
         !(
           key0 === "addonId" ||
+          key0 === "endpointId" ||
           key0 === "currentPlanId" ||
           key0 === "newPlanId" ||
           key0 === "stripeSourceId" ||
@@ -17658,16 +17659,16 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
-    if (data.currentPlanId !== undefined) {
-      let data1 = data.currentPlanId;
+    if (data.endpointId !== undefined) {
+      let data1 = data.endpointId;
       if (typeof data1 === "string") {
-        if (func2(data1) > 100) {
+        if (func2(data1) < 1) {
           const err7 = {
-            instancePath: instancePath + "/currentPlanId",
-            schemaPath: "#/properties/currentPlanId/maxLength",
-            keyword: "maxLength",
-            params: { limit: 100 },
-            message: "must NOT have more than 100 characters",
+            instancePath: instancePath + "/endpointId",
+            schemaPath: "#/properties/endpointId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
           };
           if (vErrors === null) {
             vErrors = [err7];
@@ -17676,47 +17677,47 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (func2(data1) < 1) {
-          const err8 = {
-            instancePath: instancePath + "/currentPlanId",
-            schemaPath: "#/properties/currentPlanId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
       } else {
-        const err9 = {
-          instancePath: instancePath + "/currentPlanId",
-          schemaPath: "#/properties/currentPlanId/type",
+        const err8 = {
+          instancePath: instancePath + "/endpointId",
+          schemaPath: "#/properties/endpointId/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
         };
         if (vErrors === null) {
-          vErrors = [err9];
+          vErrors = [err8];
         } else {
-          vErrors.push(err9);
+          vErrors.push(err8);
         }
         errors++;
       }
     }
-    if (data.newPlanId !== undefined) {
-      let data2 = data.newPlanId;
+    if (data.currentPlanId !== undefined) {
+      let data2 = data.currentPlanId;
       if (typeof data2 === "string") {
         if (func2(data2) > 100) {
-          const err10 = {
-            instancePath: instancePath + "/newPlanId",
-            schemaPath: "#/properties/newPlanId/maxLength",
+          const err9 = {
+            instancePath: instancePath + "/currentPlanId",
+            schemaPath: "#/properties/currentPlanId/maxLength",
             keyword: "maxLength",
             params: { limit: 100 },
             message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (func2(data2) < 1) {
+          const err10 = {
+            instancePath: instancePath + "/currentPlanId",
+            schemaPath: "#/properties/currentPlanId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
           };
           if (vErrors === null) {
             vErrors = [err10];
@@ -17725,47 +17726,47 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
           }
           errors++;
         }
-        if (func2(data2) < 1) {
-          const err11 = {
-            instancePath: instancePath + "/newPlanId",
-            schemaPath: "#/properties/newPlanId/minLength",
-            keyword: "minLength",
-            params: { limit: 1 },
-            message: "must NOT have fewer than 1 characters",
-          };
-          if (vErrors === null) {
-            vErrors = [err11];
-          } else {
-            vErrors.push(err11);
-          }
-          errors++;
-        }
       } else {
-        const err12 = {
-          instancePath: instancePath + "/newPlanId",
-          schemaPath: "#/properties/newPlanId/type",
+        const err11 = {
+          instancePath: instancePath + "/currentPlanId",
+          schemaPath: "#/properties/currentPlanId/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
         };
         if (vErrors === null) {
-          vErrors = [err12];
+          vErrors = [err11];
         } else {
-          vErrors.push(err12);
+          vErrors.push(err11);
         }
         errors++;
       }
     }
-    if (data.stripeSourceId !== undefined) {
-      let data3 = data.stripeSourceId;
+    if (data.newPlanId !== undefined) {
+      let data3 = data.newPlanId;
       if (typeof data3 === "string") {
-        if (func2(data3) > 255) {
-          const err13 = {
-            instancePath: instancePath + "/stripeSourceId",
-            schemaPath: "#/properties/stripeSourceId/maxLength",
+        if (func2(data3) > 100) {
+          const err12 = {
+            instancePath: instancePath + "/newPlanId",
+            schemaPath: "#/properties/newPlanId/maxLength",
             keyword: "maxLength",
-            params: { limit: 255 },
-            message: "must NOT have more than 255 characters",
+            params: { limit: 100 },
+            message: "must NOT have more than 100 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        if (func2(data3) < 1) {
+          const err13 = {
+            instancePath: instancePath + "/newPlanId",
+            schemaPath: "#/properties/newPlanId/minLength",
+            keyword: "minLength",
+            params: { limit: 1 },
+            message: "must NOT have fewer than 1 characters",
           };
           if (vErrors === null) {
             vErrors = [err13];
@@ -17776,8 +17777,8 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
         }
       } else {
         const err14 = {
-          instancePath: instancePath + "/stripeSourceId",
-          schemaPath: "#/properties/stripeSourceId/type",
+          instancePath: instancePath + "/newPlanId",
+          schemaPath: "#/properties/newPlanId/type",
           keyword: "type",
           params: { type: "string" },
           message: "must be string",
@@ -17790,21 +17791,55 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
         errors++;
       }
     }
+    if (data.stripeSourceId !== undefined) {
+      let data4 = data.stripeSourceId;
+      if (typeof data4 === "string") {
+        if (func2(data4) > 255) {
+          const err15 = {
+            instancePath: instancePath + "/stripeSourceId",
+            schemaPath: "#/properties/stripeSourceId/maxLength",
+            keyword: "maxLength",
+            params: { limit: 255 },
+            message: "must NOT have more than 255 characters",
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+      } else {
+        const err16 = {
+          instancePath: instancePath + "/stripeSourceId",
+          schemaPath: "#/properties/stripeSourceId/type",
+          keyword: "type",
+          params: { type: "string" },
+          message: "must be string",
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
     if (data.interval !== undefined) {
       if (
-        !validate141(data.interval, {
+        !validate59(data.interval, {
           instancePath: instancePath + "/interval",
           parentData: data,
           parentDataProperty: "interval",
           rootData,
         })
       ) {
-        vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+        vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
         errors = vErrors.length;
       }
     }
   } else {
-    const err15 = {
+    const err17 = {
       instancePath,
       schemaPath: "#/type",
       keyword: "type",
@@ -17812,9 +17847,9 @@ function validate238(data, { instancePath = "", parentData, parentDataProperty, 
       message: "must be object",
     };
     if (vErrors === null) {
-      vErrors = [err15];
+      vErrors = [err17];
     } else {
-      vErrors.push(err15);
+      vErrors.push(err17);
     }
     errors++;
   }
@@ -18976,7 +19011,7 @@ function validate256(data, { instancePath = "", parentData, parentDataProperty, 
           instancePath: instancePath + "/description",
           schemaPath: "#/properties/description/type",
           keyword: "type",
-          params: { type: schema85.properties.description.type },
+          params: { type: schema86.properties.description.type },
           message: "must be string,null",
         };
         if (vErrors === null) {
@@ -20499,42 +20534,42 @@ export const formValidators: Record<string, { validate: ValidateFunction; requir
   "-22cd5d79": { validate: form3, required: ["name", "role", "applications"] }, // access-token#/$defs/createInput
   "-2967b0f7": { validate: form4, required: [] }, // account#/$defs/accountSettingsInput
   "-2a344bd9": { validate: form5, required: ["id"] }, // function#/$defs/updateInput
-  "-30aa6abb": { validate: form6, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
-  "-30d7c724": { validate: form7, required: ["id"] }, // webhook#/$defs/updateInput
-  "-3164c27c": { validate: form8, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
-  "-34de586a": { validate: form9, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
-  "-35d36c0": { validate: form10, required: ["bankAccount"] }, // payment-method#/$defs/bankAccountInput
-  "-37bf048d": { validate: form11, required: ["endpointId", "planId"] }, // addon#/$defs/installInput
-  "-3a0eb63d": { validate: form12, required: ["bundleId", "endpointId"] }, // addon#/$defs/installBundleInput
+  "-2f32b2d5": { validate: form6, required: ["bundleId", "endpointId"] }, // addon#/$defs/installBundleInput
+  "-30aa6abb": { validate: form7, required: ["name", "network", "url"] }, // webhook#/$defs/createInput
+  "-30d7c724": { validate: form8, required: ["id"] }, // webhook#/$defs/updateInput
+  "-3164c27c": { validate: form9, required: ["name", "publicKey", "kid"] }, // security#/$defs/jwtInput
+  "-34de586a": { validate: form10, required: ["currentPassword", "password", "passwordConfirmation"] }, // account#/$defs/setPasswordInput
+  "-35d36c0": { validate: form11, required: ["bankAccount"] }, // payment-method#/$defs/bankAccountInput
+  "-3f85dbb": { validate: form12, required: ["couponCode"] }, // addon#/$defs/couponInput
   "-40e61461": {
     validate: form13,
     required: ["name", "network", "dataset", "destination", "destinationAttributes", "startRange"],
   }, // stream#/$defs/createInput
-  "-42bd3487": { validate: form14, required: ["from"] }, // webhook#/$defs/activateInput
-  "-446c9dfc": { validate: form15, required: ["label"] }, // endpoint#/$defs/tagInput
-  "-5248835c": { validate: form16, required: ["amountCents"] }, // crypto-charge#/$defs/topUpInput
-  "-53786f53": { validate: form17, required: ["key"] }, // address-book#/$defs/itemsInput
-  "-5464428a": { validate: form18, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
-  "-5cb6283a": { validate: form19, required: ["region"] }, // stream#/$defs/migrateInput
-  "-687acb4": { validate: form20, required: ["host"] }, // security#/$defs/domainMaskInput
-  "-6b46bbd2": { validate: form21, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
-  "-6f04bcb0": { validate: form22, required: ["key"] }, // kv-list#/$defs/itemsInput
-  "-6f24c268": { validate: form23, required: ["token"] }, // payment-method#/$defs/tokenInput
-  "-74249c92": { validate: form24, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
-  "-7578e737": { validate: form25, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
-  "-7a12074d": { validate: form26, required: ["role"] }, // team-member#/$defs/roleInput
-  "-7de089d2": { validate: form27, required: ["id"] }, // stream#/$defs/updateInput
-  "-7e11b729": { validate: form28, required: [] }, // function#/$defs/runForm
-  "-7f640d10": { validate: form29, required: ["ip"] }, // security#/$defs/ipInput
-  "-c58ce11": { validate: form30, required: ["chain", "network"] }, // endpoint#/$defs/createInput
-  "1542a0ad": { validate: form31, required: ["couponCode"] }, // addon#/$defs/couponInput
-  "154f2f85": { validate: form32, required: ["label"] }, // endpoint#/$defs/labelInput
-  "1a1b4762": { validate: form33, required: [] }, // billing-customer#/$defs/updateInput
-  "1f363dfe": { validate: form34, required: ["referrer"] }, // security#/$defs/referrerInput
-  "21218282": { validate: form35, required: [] }, // access-token#/$defs/ipRateLimitInput
-  "2643a2cd": { validate: form36, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "-4206bcb": { validate: form14, required: ["cancelationReason"] }, // addon#/$defs/deleteInput
+  "-42bd3487": { validate: form15, required: ["from"] }, // webhook#/$defs/activateInput
+  "-446c9dfc": { validate: form16, required: ["label"] }, // endpoint#/$defs/tagInput
+  "-5248835c": { validate: form17, required: ["amountCents"] }, // crypto-charge#/$defs/topUpInput
+  "-53786f53": { validate: form18, required: ["key"] }, // address-book#/$defs/itemsInput
+  "-5464428a": { validate: form19, required: ["name", "network", "dataset", "startRange", "function"] }, // stream#/$defs/createWithFunctionInput
+  "-5cb6283a": { validate: form20, required: ["region"] }, // stream#/$defs/migrateInput
+  "-687acb4": { validate: form21, required: ["host"] }, // security#/$defs/domainMaskInput
+  "-6b46bbd2": { validate: form22, required: ["endpointId", "overrideId"] }, // rate-limiter#/$defs/deleteOverrideInput
+  "-6f04bcb0": { validate: form23, required: ["key"] }, // kv-list#/$defs/itemsInput
+  "-6f24c268": { validate: form24, required: ["token"] }, // payment-method#/$defs/tokenInput
+  "-74249c92": { validate: form25, required: ["header"] }, // security#/$defs/ipCustomHeaderInput
+  "-7578e737": { validate: form26, required: ["endpointId", "interval", "rate", "methods", "limitByIP"] }, // rate-limiter#/$defs/createInput
+  "-7a12074d": { validate: form27, required: ["role"] }, // team-member#/$defs/roleInput
+  "-7de089d2": { validate: form28, required: ["id"] }, // stream#/$defs/updateInput
+  "-7e11b729": { validate: form29, required: [] }, // function#/$defs/runForm
+  "-7f640d10": { validate: form30, required: ["ip"] }, // security#/$defs/ipInput
+  "-b1a3d25": { validate: form31, required: ["endpointId", "planId"] }, // addon#/$defs/installInput
+  "-c58ce11": { validate: form32, required: ["chain", "network"] }, // endpoint#/$defs/createInput
+  "154f2f85": { validate: form33, required: ["label"] }, // endpoint#/$defs/labelInput
+  "1a1b4762": { validate: form34, required: [] }, // billing-customer#/$defs/updateInput
+  "1f363dfe": { validate: form35, required: ["referrer"] }, // security#/$defs/referrerInput
+  "21218282": { validate: form36, required: [] }, // access-token#/$defs/ipRateLimitInput
   "30013493": { validate: form37, required: ["id", "blockNumber"] }, // webhook#/$defs/sendPayloadInput
-  "3212b94e": { validate: form38, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
+  "3f87e25e": { validate: form38, required: ["addonId", "currentPlanId", "newPlanId", "interval"] }, // addon#/$defs/changePlanInput
   "41bf44a1": { validate: form39, required: ["method"] }, // security#/$defs/requestFilterInput
   "42a0f53f": { validate: form40, required: ["reasons"] }, // subscription#/$defs/cancelationInput
   "44220955": { validate: form41, required: ["endpointId", "bucket", "rateLimit"] }, // rate-limiter#/$defs/overrideInput

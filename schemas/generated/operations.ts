@@ -391,6 +391,8 @@ export type InstallAddonInput = {
 export type ChangeAddonPlanInput = {
   /** The install whose plan changes. */
   addonId: string | number;
+  /** The endpoint the install must be on, when given (REST's path names it). */
+  endpointId?: string | number | null | undefined;
   currentPlanId: string | number;
   newPlanId: string | number;
   stripeSourceId?: string | null | undefined;
@@ -1709,6 +1711,21 @@ export type StreamDeliveryFieldsFragment = {
   bytes: number;
   preview: string | null;
   isReorg: boolean;
+};
+
+export type ErrorLogFieldsFragment = {
+  timestamp: Date | string;
+  requestId: string;
+  method: string;
+  httpMethod: string;
+  status: number;
+  errorCode: number | null;
+  errorKind: string;
+  message: string | null;
+  url: string;
+  network: string;
+  clientIp: string | null;
+  origin: string | null;
 };
 
 export type FunctionFieldsFragment = {

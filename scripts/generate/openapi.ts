@@ -92,11 +92,15 @@ function selectedFields(operation: RestOperation): string[] {
       if (s.kind === Kind.FRAGMENT_SPREAD) return fieldsOf(fragments.get(s.name.value)?.selectionSet.selections ?? []);
       return fieldsOf(s.selectionSet.selections);
     });
-  const root = definition.selectionSet.selections.find(
-    (s) => s.kind === Kind.FIELD && (s.alias ?? s.name).value === operation.result,
-  );
-  if (!root || root.kind !== Kind.FIELD || !root.selectionSet) return [];
-  return fieldsOf(root.selectionSet.selections);
+  // A dotted result (`viewer.subscription`) is followed field by field.
+  let selections: readonly SelectionNode[] | undefined = definition.selectionSet.selections;
+  for (const part of (operation.result ?? "").split(".")) {
+    const field: SelectionNode | undefined = selections?.find(
+      (s) => s.kind === Kind.FIELD && (s.alias ?? s.name).value === part,
+    );
+    selections = field?.kind === Kind.FIELD ? field.selectionSet?.selections : undefined;
+  }
+  return selections ? fieldsOf(selections) : [];
 }
 
 const problemResponse = (description: string) => ({
@@ -143,6 +147,15 @@ function operationObject(api: GraphQLSchema, entities: Record<string, Json>, ope
   const status = String(operation.status ?? 200);
   const entityRef = operation.entity ? { $ref: componentRef(...splitRef(operation.entity)) } : {};
   if (status === "204") responses[status] = { description: "Done." };
+  else if (operation.download)
+    responses[status] = {
+      description: "The file.",
+      content: {
+        [operation.download.mediaType]: {
+          schema: { type: "string", contentMediaType: operation.download.mediaType },
+        },
+      },
+    };
   else if (operation.list)
     responses[status] = {
       description: "A page of rows; `nextCursor` (and the Link header) continue it.",

@@ -23,6 +23,15 @@ export const REST_PREFIX = "/rest/v1";
 export const OPENAPI_PATH = `${REST_PREFIX}/openapi.json`;
 
 export const restContractsDir = path.resolve(import.meta.dirname, "../../schemas/rest");
+/** The selections the screens' documents share: a REST document spreads them too, so each is written once. */
+export const sharedFragmentsFile = path.resolve(import.meta.dirname, "../../screens/fragments.graphql");
+
+const fragmentsIn = (definitions: readonly DefinitionNode[]) =>
+  new Map(
+    definitions
+      .filter((d: DefinitionNode): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((d) => [d.name.value, d]),
+  );
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -49,11 +58,16 @@ export interface OperationContract {
   body?: { schema: EntityInputRef; variable?: string; example?: Record<string, unknown> };
   /** The entity schema describing the answer (or each row of a list). */
   entity?: string;
-  /** The top-level field of the operation's data that is the answer. */
+  /** The field of the operation's data that is the answer: top-level, or a dotted path (`viewer.subscription`). */
   result?: string;
   list?: ListShape;
   /** The success status: 200 unless said (201 for creates, 204 when nothing is answered). */
   status?: 200 | 201 | 204;
+  /**
+   * A file answered instead of JSON (an invoice's PDF): the service's download of that name, run once the
+   * operation answered (its role check and account scope), with the operation's variables.
+   */
+  download?: { name: string; mediaType: string };
 }
 
 export interface ResourceContract {
@@ -104,22 +118,24 @@ export const isRequiredVariable = (variable: VariableDefinitionNode) =>
   variable.type.kind === Kind.NON_NULL_TYPE && variable.defaultValue === undefined;
 
 /**
- * Every REST operation, in the contracts' order. Throws naming the contract and operation when one names
+ * Every REST operation, in the contracts' order, each with the fragments it spreads: its document's own
+ * and the screens' shared ones. Throws naming the contract and operation when one names
  * an operation its document lacks or a path parameter that is not a variable: the service refuses to
  * start and the generator to write.
  */
-export function loadRestOperations(dir = restContractsDir): RestOperation[] {
+export function loadRestOperations(dir = restContractsDir, sharedFile = sharedFragmentsFile): RestOperation[] {
   const operations: RestOperation[] = [];
+  const shared = fragmentsIn(parse(readFileSync(sharedFile, "utf8")).definitions);
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".rest.json"))
     .sort()) {
     const contract = readContract(dir, file);
     const document = parse(readFileSync(path.join(dir, contract.document), "utf8"));
-    const fragments = new Map(
-      document.definitions
-        .filter((d: DefinitionNode): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-        .map((d) => [d.name.value, d]),
-    );
+    const own = fragmentsIn(document.definitions);
+    for (const name of own.keys())
+      if (shared.has(name))
+        throw new Error(`${contract.document}: fragment ${name} is already one of ${path.basename(sharedFile)}'s`);
+    const fragments = new Map([...shared, ...own]);
     const definitions = new Map(
       document.definitions
         .filter((d: DefinitionNode): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)

@@ -17,6 +17,7 @@ import { type KeptAnswer, newReadRecord, type ResponseCache } from "../graphql/r
 import type { AppConfig } from "../platform/config.ts";
 import type { Db } from "../platform/db/index.ts";
 import { AppError, type ErrorCode, type FieldError } from "../platform/errors.ts";
+import { HOUSEKEEPING_EVERY_MS, runEvery } from "../platform/periodic.ts";
 import { validateInput } from "../platform/validation.ts";
 import { isRequiredVariable, loadRestOperations, namedType, type RestOperation, valueAt } from "./contracts.ts";
 import { type Problem, problem, sendProblem } from "./problem.ts";
@@ -32,7 +33,14 @@ export interface RestDeps {
   accessKeys: AccessKeys;
   /** The GraphQL API's kept answers: a REST read of snapshots only is kept the same way (its own keys). */
   answers: ResponseCache;
+  /** The files contracts answer (`download`), by name: each made for the caller's account. */
+  downloads: Record<string, Download>;
 }
+
+export type Download = (
+  accountId: string,
+  variables: Record<string, unknown>,
+) => Promise<{ filename: string; body: Buffer }>;
 
 interface FormattedError {
   message: string;
@@ -183,10 +191,13 @@ function nextLink(request: FastifyRequest, after: string, cursor: string): strin
 const hashOf = (text: string) => createHash("sha256").update(text).digest("base64url");
 
 export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDeps }): Promise<void> {
-  const { db, config, log, accessKeys, answers } = deps;
+  const { db, config, log, accessKeys, answers, downloads } = deps;
   /** The ETag of each kept answer, made on its first hit. */
   const keptTags = new WeakMap<KeptAnswer, string>();
   const operations = loadRestOperations();
+  for (const operation of operations)
+    if (operation.download && !downloads[operation.download.name])
+      throw new Error(`REST ${operation.id} answers the download ${operation.download.name}, which no domain provides`);
   const openapi = readFileSync(openapiFile, "utf8");
   const openapiTag = `"${hashOf(openapi)}"`;
 
@@ -207,6 +218,17 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     log.error({ err: error, reqId: request.id }, "REST request failed");
     return sendProblem(reply, problem("INTERNAL", "Something went wrong on our side.", { requestId: request.id }));
   });
+
+  // Expired Idempotency-Keys of every account, those that send nothing more included (a claim only takes
+  // over its own key's expired row): bounded statements until one finds fewer than a batch.
+  const housekeeping = runEvery(
+    HOUSEKEEPING_EVERY_MS,
+    async () => {
+      while ((await idempotency.sweepExpiredKeys(db)) === idempotency.SWEEP_BATCH);
+    },
+    (error) => log.warn({ err: error }, "housekeeping of idempotency keys failed"),
+  );
+  app.addHook("onClose", async () => housekeeping.stop());
 
   app.get("/openapi.json", (request, reply) => {
     if (request.headers["if-none-match"] === openapiTag) return reply.code(304).send();
@@ -302,13 +324,13 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     operation: RestOperation,
     request: FastifyRequest,
     reply: FastifyReply,
-    principal: Context["principal"],
+    principal: NonNullable<Context["principal"]>,
     variables: Record<string, unknown>,
   ): Promise<string | Buffer | undefined> {
     const reads = newReadRecord();
     // Kept under a host of its own: a REST answer is not the GraphQL answer to the same operation.
     const kept =
-      operation.kind === "query"
+      operation.kind === "query" && !operation.download
         ? answers.lookup(
             {
               body: { query: operation.source, operationName: operation.operation, variables },
@@ -362,6 +384,14 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
     const status = operation.status ?? 200;
     reply.code(status);
     if (status === 204) return undefined;
+    if (operation.download) {
+      const file = await downloads[operation.download.name](principal.accountId, variables);
+      reply
+        .type(operation.download.mediaType)
+        .header("content-disposition", `attachment; filename="${file.filename}"`)
+        .header("cache-control", "private, no-store");
+      return file.body;
+    }
     let body: unknown;
     if (operation.list) {
       const { rows, cursor, hasMore, after } = operation.list;
@@ -371,7 +401,7 @@ export async function restPlugin(app: FastifyInstance, { deps }: { deps: RestDep
       if (nextCursor && after) reply.header("link", nextLink(request, after, nextCursor));
       body = { data: valueAt(data, rows), nextCursor };
     } else {
-      body = operation.result ? data[operation.result] : data;
+      body = operation.result ? valueAt(data, operation.result) : data;
     }
     const text = JSON.stringify(body);
     answers.keep(reads, status, text);

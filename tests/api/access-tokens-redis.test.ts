@@ -45,4 +45,30 @@ describeWithRedis("API key limits counted in Redis by two processes", () => {
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
+
+  it("holds a per-second limit on REST across the processes: two calls on one, the third on the other refused", async () => {
+    const owner = await signUp(ctx.app);
+    const { createAccessToken } = await owner.client.gqlOk<{
+      createAccessToken: { key: string; accessToken: { id: string } };
+    }>(
+      'mutation { createAccessToken(input: { name: "ci", role: VIEWER, applications: [CONSOLE_REST] }) { key accessToken { id } } }',
+    );
+    await owner.client.gqlOk("mutation($id: ID!) { updateAccessTokenIpRateLimit(id: $id, input: { rps: 2 }) { id } }", {
+      id: createAccessToken.accessToken.id,
+    });
+    const list = async (process: ServiceProcess) =>
+      (await fetch(`${process.url}/rest/v1/endpoints`, { headers: { "x-api-key": createAccessToken.key } })).status;
+    // Each process has looked the key up once (the lookup is not what is measured below).
+    await Promise.all(processes.map(list));
+    // A window is one second from its first call; a loaded machine may take longer for the three calls, so
+    // a few windows are tried, each after the one before ended. In one process's memory alone the third call
+    // would pass every time.
+    const trios: number[][] = [];
+    for (let attempt = 0; attempt < 5 && !trios.some((t) => t[2] === 429); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const [first, second] = await Promise.all([list(processes[0]), list(processes[0])]);
+      trios.push([first, second, await list(processes[1])]);
+    }
+    expect(trios).toContainEqual([200, 200, 429]);
+  });
 });

@@ -11,11 +11,15 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
+import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
+import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { signUp, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
+import { openInvoiceOf } from "../support/billing.ts";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
 
 let node: AnvilNode;
 let app: TestApp;
+let db: Db;
 let networksDir: string;
 
 // Streams and webhooks need a chain node serving their network: an anvil as the service's only upstream.
@@ -34,9 +38,11 @@ beforeAll(async () => {
   process.env.NODEPLANE_NETWORKS_CONFIG = file;
   process.env.NODEPLANE_LOCAL_CHAIN = "0";
   app = await startTestApp();
+  db = openDatabase(app.database.url, 2);
 }, 120_000);
 
 afterAll(async () => {
+  await db?.$client.end();
   await app?.close();
   await node?.stop();
   rmSync(networksDir, { recursive: true, force: true });
@@ -137,7 +143,13 @@ async function call(
   if (text !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(`${base}${PREFIX}${path}`, { method, headers, body: text });
   const answer = await response.text();
-  return { status: response.status, headers: response.headers, body: answer ? JSON.parse(answer) : undefined };
+  // A file (an invoice's PDF) is its text; every other answer is JSON.
+  const json = /json/.test(response.headers.get("content-type") ?? "application/json");
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: answer && json ? JSON.parse(answer) : answer || undefined,
+  };
 }
 
 /** The path with each `{param}` filled from the resource created at the path before it. */
@@ -153,9 +165,28 @@ function concretePath(path: string, created: Map<string, string>): string {
     .join("/");
 }
 
+/** Where REST reads what only billing makes: paths whose resources the account is given before a walk. */
+const MADE_BY_BILLING = ["/billing/invoices", "/billing/charges"];
+
+/** Gives the user an invoice and a charge of it (a card paying it): the resources REST reads but never creates. */
+async function billedUser(user: TestUser): Promise<Map<string, string>> {
+  const billing = { db, events: app.services.events, addons: marketplaceCharges, taxRateBps: 0 };
+  const invoiceId = await openInvoiceOf(db, billing, user);
+  const card = { number: "4242424242424242", expMonth: 12, expYear: new Date().getUTCFullYear() + 1, cvc: "123" };
+  await user.client.gqlOk("mutation($card: PaymentCardInput) { updatePaymentMethod(card: $card) { label } }", { card });
+  const { retryPayment } = await user.client.gqlOk<{ retryPayment: { charge: { id: string } } }>(
+    "mutation($invoiceId: ID!) { retryPayment(invoiceId: $invoiceId) { charge { id } } }",
+    { invoiceId },
+  );
+  return new Map([
+    ["/billing/invoices", invoiceId],
+    ["/billing/charges", retryPayment.charge.id],
+  ]);
+}
+
 /** Runs every operation once as `key`'s owner; answers what each call returned, by operation id. */
-async function walkDocument(key: string) {
-  const created = new Map<string, string>();
+async function walkDocument(key: string, seeded = new Map<string, string>()) {
+  const created = new Map(seeded);
   const answers = new Map<string, Answer>();
   for (const op of operations()) {
     const path = concretePath(op.path, created);
@@ -175,7 +206,10 @@ describe("every operation of the OpenAPI document", () => {
   it("answers its documented status and a body that fits the document's schema", async () => {
     const owner = await signUp(app);
     const { key } = await createKey(owner, "ADMIN", ALL_APPLICATIONS);
-    const { answers } = await walkDocument(key);
+    const { answers } = await walkDocument(key, await billedUser(owner));
+    const pdf = answers.get("getInvoicePdf");
+    expect(String(pdf?.body).startsWith("%PDF-")).toBe(true);
+    expect(pdf?.headers.get("content-disposition")).toMatch(/^attachment; filename=".+\.pdf"$/);
     expect([...answers.keys()].sort()).toEqual(
       operations()
         .map((op) => op.operationId)
@@ -191,7 +225,7 @@ describe("every operation of the OpenAPI document", () => {
     const owner = await signUp(app);
     const admin = await createKey(owner, "ADMIN", ALL_APPLICATIONS);
     const viewer = await createKey(owner, "VIEWER", ALL_APPLICATIONS);
-    const created = new Map<string, string>();
+    const created = await billedUser(owner);
     // The resources the viewer's calls name are the admin's.
     for (const op of operations().filter((o) => o.successStatus === "201")) {
       const answer = await call(app.url, op.method, concretePath(op.path, created), {
@@ -221,15 +255,24 @@ describe("every operation of the OpenAPI document", () => {
     await owner.client.gqlOk("mutation($id: ID!) { revokeAccessToken(id: $id) { id } }", { id: revoked.id });
     const unknown = `np_${"0".repeat(12)}_${"A".repeat(43)}`;
     const created = new Map<string, string>(
-      operations()
-        .filter((op) => op.successStatus === "201")
-        .map((op) => [op.path, "00000000-0000-4000-8000-000000000000"]),
+      [
+        ...operations()
+          .filter((op) => op.successStatus === "201")
+          .map((op) => op.path),
+        ...MADE_BY_BILLING,
+      ].map((path) => [path, "00000000-0000-4000-8000-000000000000"]),
     );
+    const wrongKeys = new Map<string, { key: string }>();
     for (const op of operations()) {
       const path = concretePath(op.path, created);
       const body = op.hasBody ? op.example : undefined;
-      const others = ALL_APPLICATIONS.filter((a) => a !== op.application);
-      const wrongApplication = await createKey(owner, "ADMIN", others);
+      // One key per application left out: an account keeps at most 50 active keys.
+      let wrongApplication = wrongKeys.get(op.application);
+      if (!wrongApplication) {
+        const others = ALL_APPLICATIONS.filter((a) => a !== op.application);
+        wrongApplication = await createKey(owner, "ADMIN", others);
+        wrongKeys.set(op.application, wrongApplication);
+      }
       const refused = await call(app.url, op.method, path, { key: wrongApplication.key, body });
       expect(refused.status, `${op.method} ${path} with a key not made for ${op.application}`).toBe(403);
       expectFitsDocument(op, 403, refused.headers.get("content-type"), refused.body);
@@ -305,6 +348,40 @@ describe("bad input", () => {
         { pointer: "/colour", message: "is not a parameter of this operation" },
       ],
     });
+  });
+});
+
+describe("nested add-ons", () => {
+  it("finds an endpoint's install only under that endpoint's path, and changes nothing elsewhere", async () => {
+    const owner = await signUp(app);
+    const { key } = await createKey(owner, "ADMIN", ["CONSOLE_REST"]);
+    const endpoint = { chain: "ethereum", network: "ethereum-sepolia" };
+    const first = (await call(app.url, "POST", "/endpoints", { key, body: endpoint })).body as { id: string };
+    const second = (await call(app.url, "POST", "/endpoints", { key, body: endpoint })).body as { id: string };
+    const installed = await call(app.url, "POST", `/endpoints/${first.id}/addons`, {
+      key,
+      body: { planId: "trace-debug-starter" },
+    });
+    expect(installed.status).toBe(201);
+    const install = installed.body as { id: string };
+    const change = { currentPlanId: "trace-debug-starter", newPlanId: "trace-debug-pro", interval: "MONTHLY" };
+    const elsewhere = await call(app.url, "PATCH", `/endpoints/${second.id}/addons/${install.id}`, {
+      key,
+      body: change,
+    });
+    expect(elsewhere.status).toBe(404);
+    const removedElsewhere = await call(app.url, "DELETE", `/endpoints/${second.id}/addons/${install.id}`, {
+      key,
+      body: { cancelationReason: "wrong endpoint", immediately: true },
+    });
+    expect(removedElsewhere.status).toBe(404);
+    const listed = await call(app.url, "GET", `/endpoints/${first.id}/addons`, { key });
+    expect(listed.body).toMatchObject({
+      data: [{ id: install.id, plan: { id: "trace-debug-starter" }, isPendingDeactivation: false }],
+    });
+    expect((await call(app.url, "GET", `/endpoints/${second.id}/addons`, { key })).body).toMatchObject({ data: [] });
+    const changed = await call(app.url, "PATCH", `/endpoints/${first.id}/addons/${install.id}`, { key, body: change });
+    expect(changed.body).toMatchObject({ id: install.id, plan: { id: "trace-debug-pro" } });
   });
 });
 

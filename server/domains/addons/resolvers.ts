@@ -312,6 +312,8 @@ export const addonsResolvers = (deps: AddonsApiDeps): Resolvers => ({
             args.addonId,
             input.cancelationReason,
             input.immediately ?? false,
+            new Date(),
+            args.endpointId,
           ),
         ),
     ),

@@ -298,10 +298,13 @@ async function transition(
   accountId: string,
   id: string,
   change: (row: store.InstallRow, tx: Executor) => Promise<store.InstallRow>,
+  endpointId?: string | null,
 ) {
   const row = await db.transaction(async (tx) => {
+    const live = isUuid(id) ? await store.lockLiveInstall(tx, accountId, id) : undefined;
+    // An install named under another endpoint (REST's nested path) is not found there.
     const locked = foundOr(
-      isUuid(id) ? await store.lockLiveInstall(tx, accountId, id) : undefined,
+      live && (endpointId == null || live.endpointId === endpointId) ? live : undefined,
       "The installed add-on",
     );
     return change(locked, tx);
@@ -312,6 +315,8 @@ async function transition(
 
 export interface ChangePlanInput {
   addonId: string;
+  /** The endpoint the install must be on, when given. */
+  endpointId?: string | null;
   currentPlanId: string;
   newPlanId: string;
   stripeSourceId?: string | null;
@@ -326,40 +331,47 @@ export function changeAddonPlan(
   input: ChangePlanInput,
   now = new Date(),
 ) {
-  return transition(db, events, accountId, input.addonId, async (row, tx) => {
-    const addon = addonBySlug(row.addonSlug);
-    if (row.deactivatesAt)
-      throw conflict(`${addon.name} is being removed: cancel the removal before changing its plan.`);
-    if (input.currentPlanId !== row.planSlug)
-      throw badInput([{ pointer: "/currentPlanId", message: "This is not the install's current plan." }]);
-    const { addon: newAddon, plan: newPlan } = knownPlan(input.newPlanId, "/newPlanId");
-    if (newAddon.slug !== addon.slug)
-      throw badInput([{ pointer: "/newPlanId", message: `This is not a plan of ${addon.name}.` }]);
-    if (newPlan.slug === row.planSlug && input.interval === row.interval)
-      throw badInput([{ pointer: "/newPlanId", message: "The install is on this plan already." }]);
-    const current = planOf(addon, row.planSlug);
-    const coupon = row.couponCode ? (findCoupon(row.couponCode) ?? null) : null;
-    const before = installPrice(addon, current, row.interval as Interval, coupon, now).listPrice;
-    const after = installPrice(addon, newPlan, input.interval, coupon, now).listPrice;
-    const paymentSourceId = input.stripeSourceId ?? row.paymentSourceId;
-    if (after >= before) {
-      await store.recordPlanChange(tx, accountId, {
-        installId: row.id,
-        changedAt: now,
-        fromPlanSlug: row.planSlug,
-        fromInterval: row.interval,
-        toPlanSlug: newPlan.slug,
-        toInterval: input.interval,
-      });
-      return store.updateInstall(tx, accountId, row.id, {
-        planSlug: newPlan.slug,
-        interval: input.interval,
-        pendingPlanSlug: null,
-        paymentSourceId,
-      });
-    }
-    return store.updateInstall(tx, accountId, row.id, { pendingPlanSlug: newPlan.slug, paymentSourceId });
-  });
+  return transition(
+    db,
+    events,
+    accountId,
+    input.addonId,
+    async (row, tx) => {
+      const addon = addonBySlug(row.addonSlug);
+      if (row.deactivatesAt)
+        throw conflict(`${addon.name} is being removed: cancel the removal before changing its plan.`);
+      if (input.currentPlanId !== row.planSlug)
+        throw badInput([{ pointer: "/currentPlanId", message: "This is not the install's current plan." }]);
+      const { addon: newAddon, plan: newPlan } = knownPlan(input.newPlanId, "/newPlanId");
+      if (newAddon.slug !== addon.slug)
+        throw badInput([{ pointer: "/newPlanId", message: `This is not a plan of ${addon.name}.` }]);
+      if (newPlan.slug === row.planSlug && input.interval === row.interval)
+        throw badInput([{ pointer: "/newPlanId", message: "The install is on this plan already." }]);
+      const current = planOf(addon, row.planSlug);
+      const coupon = row.couponCode ? (findCoupon(row.couponCode) ?? null) : null;
+      const before = installPrice(addon, current, row.interval as Interval, coupon, now).listPrice;
+      const after = installPrice(addon, newPlan, input.interval, coupon, now).listPrice;
+      const paymentSourceId = input.stripeSourceId ?? row.paymentSourceId;
+      if (after >= before) {
+        await store.recordPlanChange(tx, accountId, {
+          installId: row.id,
+          changedAt: now,
+          fromPlanSlug: row.planSlug,
+          fromInterval: row.interval,
+          toPlanSlug: newPlan.slug,
+          toInterval: input.interval,
+        });
+        return store.updateInstall(tx, accountId, row.id, {
+          planSlug: newPlan.slug,
+          interval: input.interval,
+          pendingPlanSlug: null,
+          paymentSourceId,
+        });
+      }
+      return store.updateInstall(tx, accountId, row.id, { pendingPlanSlug: newPlan.slug, paymentSourceId });
+    },
+    input.endpointId,
+  );
 }
 
 export { planOf };
@@ -373,17 +385,25 @@ export function deleteAddon(
   cancelationReason: string,
   immediately: boolean,
   now = new Date(),
+  endpointId?: string | null,
 ) {
   const reason = cancelationReason.trim();
   if (!reason) throw badInput([{ pointer: "/cancelationReason", message: "Say why the add-on is removed." }]);
-  return transition(db, events, accountId, id, async (row, tx) => {
-    if (immediately) return store.updateInstall(tx, accountId, row.id, { endedAt: now, cancelationReason: reason });
-    if (row.deactivatesAt) throw conflict("This add-on is already being removed at the period's end.");
-    return store.updateInstall(tx, accountId, row.id, {
-      deactivatesAt: row.currentPeriodEnd,
-      cancelationReason: reason,
-    });
-  });
+  return transition(
+    db,
+    events,
+    accountId,
+    id,
+    async (row, tx) => {
+      if (immediately) return store.updateInstall(tx, accountId, row.id, { endedAt: now, cancelationReason: reason });
+      if (row.deactivatesAt) throw conflict("This add-on is already being removed at the period's end.");
+      return store.updateInstall(tx, accountId, row.id, {
+        deactivatesAt: row.currentPeriodEnd,
+        cancelationReason: reason,
+      });
+    },
+    endpointId,
+  );
 }
 
 export function deactivateImmediately(db: Db, events: DomainEvents, accountId: string, id: string, now = new Date()) {

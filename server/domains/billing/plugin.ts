@@ -5,13 +5,12 @@ import type { Db } from "../../platform/db/index.ts";
 import { AppError } from "../../platform/errors.ts";
 import type { DomainEvents } from "../../platform/events.ts";
 import { runEvery } from "../../platform/periodic.ts";
-import { getAccountOrFail, listMembers, SESSION_COOKIE } from "../account/service.ts";
+import { SESSION_COOKIE } from "../account/service.ts";
 import type { SessionCache } from "../account/sessions.ts";
 import type { AddonCharges } from "./addon-charges.ts";
-import { addressLines, customerOf, taxIdsOf } from "./payments/customer.ts";
-import { invoicePdf } from "./pdf.ts";
+import { type InvoiceDocument, invoiceDocument } from "./invoice-document.ts";
 import { billingResolvers } from "./resolvers.ts";
-import { type BillingDeps, closeEndedPeriodsOfAll, invoiceWithLines } from "./service.ts";
+import { type BillingDeps, closeEndedPeriodsOfAll } from "./service.ts";
 
 export interface BillingPluginDeps {
   db: Db;
@@ -39,9 +38,9 @@ export const billingPlugin: DomainPlugin<BillingPluginDeps> = async (app, { deps
   app.get<{ Params: { id: string } }>("/billing/invoices/:id/pdf", async (request, reply) => {
     const principal = await deps.sessions.resolve(request.cookies[SESSION_COOKIE]);
     if (!principal) return reply.code(401).send({ error: "Sign in first.", code: "UNAUTHENTICATED" });
-    let found: Awaited<ReturnType<typeof invoiceWithLines>>;
+    let document: InvoiceDocument;
     try {
-      found = await invoiceWithLines(deps.db, principal.accountId, request.params.id);
+      document = await invoiceDocument(deps.db, principal.accountId, request.params.id);
     } catch (error) {
       // Another account's invoice, like one that does not exist, is not found.
       if (error instanceof AppError && error.code === "NOT_FOUND") {
@@ -49,20 +48,11 @@ export const billingPlugin: DomainPlugin<BillingPluginDeps> = async (app, { deps
       }
       throw error;
     }
-    const account = await getAccountOrFail(deps.db, principal.accountId);
-    const owner = (await listMembers(deps.db, principal.accountId)).find((m) => m.role === "OWNER");
-    const customer = await customerOf(deps.db, principal.accountId);
-    const pdf = await invoicePdf(found.invoice, found.lines, {
-      company: customer.name ?? account.companyName,
-      email: owner?.user.email ?? "",
-      address: addressLines(customer.address),
-      taxIds: (await taxIdsOf(deps.db, principal.accountId)).map((t) => `${t.type} ${t.value}`),
-    });
     return reply
       .type("application/pdf")
-      .header("content-disposition", `attachment; filename="${found.invoice.number}.pdf"`)
+      .header("content-disposition", `attachment; filename="${document.filename}"`)
       .header("cache-control", "private, no-store")
-      .send(pdf);
+      .send(document.body);
   });
 
   const clock = runEvery(

@@ -1,4 +1,4 @@
-import { integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { createdAtColumn } from "../../platform/db/columns.ts";
 import { accountIdColumn } from "../account/tables.ts";
 
@@ -19,5 +19,6 @@ export const idempotencyKeys = pgTable(
     body: text("body"),
     createdAt: createdAtColumn(3),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.key] })],
+  // By age: the housekeeping sweep finds expired rows of every account without reading the others.
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_created_at_idx").on(t.createdAt)],
 );

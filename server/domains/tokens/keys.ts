@@ -149,7 +149,9 @@ export class AccessKeys {
     clientIp: string,
   ): Promise<{ principal: KeyPrincipal; quota: KeyQuota | undefined }> {
     if (typeof key !== "string" || !KEY_PATTERN.test(key)) throw notValid();
-    const entry = await this.entry(key);
+    // A key seen before is answered without waiting (the common case: no promise to settle).
+    const keyHash = this.hash(key);
+    const entry = this.cached(keyHash) ?? (await this.lookUp(keyHash));
     if (!entry) throw notValid();
     if (!entry.applications.has(application))
       throw new KeyRefusal("FORBIDDEN", "This API key is not accepted by this API: it was not made for it.");
@@ -164,8 +166,8 @@ export class AccessKeys {
     return { principal: entry.principal, quota };
   }
 
-  private async entry(key: string): Promise<CachedKey | undefined> {
-    const keyHash = this.hash(key);
+  /** The key's entry when this process has it, its use recorded at most once a minute (in the background). */
+  private cached(keyHash: string): CachedKey | undefined {
     const cached = this.cache.get(keyHash);
     if (cached) {
       const now = Date.now();
@@ -176,8 +178,12 @@ export class AccessKeys {
           .touchAccessToken(this.db, accountId, accessTokenId, new Date(now - LAST_USED_EVERY_MS))
           .catch((error) => this.warn("could not record an API key's use", error));
       }
-      return cached;
     }
+    return cached;
+  }
+
+  /** The key read from the database (its use recorded by the same statement), kept for TRUST_MS. */
+  private async lookUp(keyHash: string): Promise<CachedKey | undefined> {
     const generation = this.generation;
     const row = await store.activeTokenMarkedUsed(this.db, keyHash);
     if (!row || !isRole(row.role)) return undefined;

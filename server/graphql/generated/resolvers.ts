@@ -505,6 +505,8 @@ export type Query = {
   testPaymentNumbers: Array<TestPaymentNumber>;
   /** The account's charges, newest first. */
   paymentCharges: PaymentChargeConnection;
+  /** One charge of the account. */
+  paymentCharge: PaymentCharge;
   billingCustomer: BillingCustomer;
   taxIds: Array<TaxId>;
   /** The tax id types taken, with the countries each is for and the shape of a number there. */
@@ -827,6 +829,10 @@ export type QueryStripePaymentIntentStatusArgs = {
 export type QueryPaymentChargesArgs = {
   first?: InputMaybe<Scalars["Int"]["input"]>;
   after?: InputMaybe<Scalars["String"]["input"]>;
+};
+
+export type QueryPaymentChargeArgs = {
+  id: Scalars["ID"]["input"];
 };
 
 export type Mutation = {
@@ -1419,6 +1425,7 @@ export type MutationDeleteAddonArgs = {
   addonId: Scalars["ID"]["input"];
   cancelationReason: Scalars["String"]["input"];
   immediately?: InputMaybe<Scalars["Boolean"]["input"]>;
+  endpointId?: InputMaybe<Scalars["ID"]["input"]>;
 };
 
 export type MutationDeactivateAddOnImmediatelyArgs = {
@@ -3454,6 +3461,8 @@ export type InstallAccountAddonInput = {
 export type ChangeAddonPlanInput = {
   /** The install whose plan changes. */
   addonId: Scalars["ID"]["input"];
+  /** The endpoint the install must be on, when given (REST's path names it). */
+  endpointId?: InputMaybe<Scalars["ID"]["input"]>;
   currentPlanId: Scalars["ID"]["input"];
   newPlanId: Scalars["ID"]["input"];
   stripeSourceId?: InputMaybe<Scalars["String"]["input"]>;
@@ -5235,6 +5244,12 @@ export type QueryResolvers<
     ParentType,
     ContextType,
     Partial<QueryPaymentChargesArgs>
+  >;
+  paymentCharge?: Resolver<
+    ResolversTypes["PaymentCharge"],
+    ParentType,
+    ContextType,
+    RequireFields<QueryPaymentChargeArgs, "id">
   >;
   billingCustomer?: Resolver<ResolversTypes["BillingCustomer"], ParentType, ContextType>;
   taxIds?: Resolver<Array<ResolversTypes["TaxId"]>, ParentType, ContextType>;

@@ -158,6 +158,9 @@ export function paymentsResolvers(deps: service.PaymentsDeps): Resolvers {
           countries: t.countries.map((c) => ({ country: c.country, format: c.format, example: c.example })),
         })),
       ),
+      paymentCharge: field("VIEWER", async ({ ctx, accountId, args }) =>
+        chargeView(await service.chargeOrFail(ctx.db, accountId, args.id)),
+      ),
       paymentCharges: field("VIEWER", async ({ ctx, accountId, args }) => {
         const page = await service.chargePage(ctx.db, accountId, args);
         return {

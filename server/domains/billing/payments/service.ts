@@ -264,6 +264,10 @@ export async function chargePage(db: Db, accountId: string, args: { first?: numb
   return connection(rows, size, (r) => [r.createdAt, r.id]);
 }
 
+/** One charge of the account (another account's, like none, is not found). */
+export const chargeOrFail = async (db: Db, accountId: string, id: string) =>
+  foundOr(isUuid(id) ? await store.chargeById(db, accountId, id) : undefined, "The charge");
+
 /** The provider's customer id of the account (Stripe's cus_…), once one was made. */
 export const providerCustomerRef = async (db: Db, accountId: string) =>
   (await store.getCustomer(db, accountId))?.stripeCustomerId ?? null;

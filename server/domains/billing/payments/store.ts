@@ -55,6 +55,14 @@ export async function chargeByKey(db: Executor, accountId: string, idempotencyKe
   return row;
 }
 
+export async function chargeById(db: Executor, accountId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(paymentCharges)
+    .where(and(eq(paymentCharges.accountId, accountId), eq(paymentCharges.id, id)));
+  return row;
+}
+
 export async function insertCharge(
   db: Executor,
   accountId: string,
