@@ -37,7 +37,7 @@ export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";
 export { enumLabel, humanize } from "./schema.ts";
-export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
+export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage, SlotViews } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";
 export { type LogLine, LogLines } from "./widgets/logLines.tsx";

@@ -223,6 +223,10 @@ export interface Manifest {
   description?: string;
   nav?: Nav;
   requires?: Requires;
+  /**
+   * A place of the console's frame this screen's views fill on every page (`banners`: above each page's content), instead of a page at its route. The views have no route parameters; their queries are cached and refreshed by the actions that name them.
+   */
+  slot?: "banners";
   timeRange?: TimeRange;
   /**
    * @minItems 1
@@ -806,6 +810,16 @@ export interface AlertView {
    * A sentence after the rows: what to do.
    */
   description?: string;
+  /**
+   * A link after the sentence to the page that sets it right.
+   */
+  fix?: {
+    label: string;
+    /**
+     * A route (no placeholders: the link is the banner's, not a row's).
+     */
+    link: string;
+  };
   /**
    * The warning's title when the query fails.
    */
