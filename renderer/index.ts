@@ -17,6 +17,10 @@ registerWidget("curl", { read: lazyWidget(() => import("./widgets/curl.tsx").the
 registerWidget("countdown", {
   read: lazyWidget(() => import("./widgets/countdown.tsx").then((module) => module.Countdown)),
 });
+// The QR encoder is shown on one page (a crypto checkout): it loads with the first field that uses it.
+registerWidget("qr-code", {
+  read: lazyWidget(() => import("./widgets/qrCode.tsx").then((module) => module.QrCode)),
+});
 // The runner carries a form, so it loads with the form library only on screens that use it.
 registerWidget("runner", { view: lazyWidget(() => import("./views/RunnerView.tsx").then((module) => module.default)) });
 
@@ -37,7 +41,7 @@ export { useReducedMotion } from "./motion.ts";
 export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";
 export { enumLabel, humanize } from "./schema.ts";
-export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage } from "./screens.tsx";
+export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage, SlotViews } from "./screens.tsx";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";
 export { type LogLine, LogLines } from "./widgets/logLines.tsx";

@@ -386,6 +386,39 @@ export function ScreenPage({ manifest }: { manifest: Manifest }) {
 }
 
 /**
+ * The views of the screens that fill one slot of the shell's frame (`slot` in their manifests), e.g. the
+ * account's banners above every page, for the roles those screens open to. They draw once the first page
+ * is painted and show nothing while they load, so no page waits on them; their queries are cached like any
+ * view's, and the actions that name them refresh them.
+ */
+export function SlotViews({ slot }: { slot: NonNullable<Manifest["slot"]> }) {
+  const { registry, viewer } = useData();
+  const painted = useFirstPagePainted();
+  const scope = useMemo<Scope>(() => ({ route: {}, query: {}, viewer }), [viewer]);
+  const views = registry.screens
+    .filter((manifest) => manifest.slot === slot && can(viewer.userRole, manifest.requires?.role))
+    .flatMap((manifest) => manifest.views.map((view, index) => ({ key: `${manifest.id}-${view.id ?? index}`, view })));
+  if (!painted || views.length === 0) return null;
+  const render = (view: View) =>
+    (VIEWS[view.kind] as (props: ViewProps<View>) => ReactNode)({
+      view,
+      scope,
+      isHeading: false,
+      // A slot's views belong to no one page: a view that names its page names none.
+      pageTitle: "",
+    });
+  return (
+    <div className="np-slot" data-slot={slot}>
+      {views.map(({ key, view }) => (
+        <Suspense key={key} fallback={null}>
+          {render(view)}
+        </Suspense>
+      ))}
+    </div>
+  );
+}
+
+/**
  * Routes for every screen in the registry, then for the screens the viewer's role does not open (each
  * says which role it needs), then the shell's extra routes (e.g. a 404), inside the guard that asks before
  * leaving unsaved edits (it needs a data router).
@@ -394,10 +427,13 @@ export function RegistryRoutes({ extra }: { extra?: RouteObject[] }) {
   const { registry, viewer } = useData();
   const routes = useMemo<RouteObject[]>(
     () => [
-      ...registry.screens.map((manifest) => ({
-        path: manifest.route,
-        element: <ScreenPage key={manifest.id} manifest={manifest} />,
-      })),
+      // A slotted screen is shown in the shell's frame (SlotViews), not at an address of its own.
+      ...registry.screens
+        .filter((manifest) => !manifest.slot)
+        .map((manifest) => ({
+          path: manifest.route,
+          element: <ScreenPage key={manifest.id} manifest={manifest} />,
+        })),
       ...(registry.locked ?? []).map((screen) => ({
         path: screen.route,
         element: (

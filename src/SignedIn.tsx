@@ -15,6 +15,7 @@ import {
   FeedbackProvider,
   menuEntryFor,
   RegistryRoutes,
+  SlotViews,
   type Transport,
   useRegistryQuery,
   type Viewer,
@@ -182,6 +183,8 @@ export function SignedIn({
                   <VerifyEmailBanner transport={transport} email={viewer.email} />
                 </Suspense>
               ) : null}
+              {/* What the account must act on (a failed payment, a limit reached), above every page. */}
+              <SlotViews slot="banners" />
               <Suspense fallback={<Spin />}>
                 <RegistryRoutes extra={extraRoutes} />
               </Suspense>

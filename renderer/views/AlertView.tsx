@@ -45,6 +45,12 @@ export function AlertView({ view, scope }: { view: AlertViewSpec; scope: Scope }
             })}
           </ul>
           {view.description ? <span>{view.description}</span> : null}
+          {view.fix ? (
+            <>
+              {view.description ? " " : null}
+              <Link to={view.fix.link}>{view.fix.label}</Link>
+            </>
+          ) : null}
         </>
       }
     />

@@ -96,7 +96,8 @@ export function DetailView({
               items={section.fields
                 .filter((field) => evalPredicate(field.visibleWhen, record, recordScope))
                 .map((field) => ({
-                  key: field.field,
+                  // A value may show twice, by two widgets (a payment request as text and as a QR code).
+                  key: `${field.field}:${field.widget ?? ""}`,
                   label: labelFor(field, fieldSchema(entity, field.field, registry.schemas, record)),
                   children: <FieldValue field={field} record={record} entity={entity} scope={recordScope} />,
                 }))}

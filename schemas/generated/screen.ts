@@ -126,7 +126,7 @@ export type Predicate =
       any: Predicate[];
     };
 /**
- * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere; pairs, { name, value } JSON pointers: the value is an array of entries shown one row each, named by name, repeated names kept, e.g. a request's headers); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; bodyField, a JSON pointer into the row or record whose value (JSON text or a value) is the one body, e.g. each method's own call; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText); countdown (time left until a date-time value, ticking each second; options: endedText, shown once it passed, default Passed). tests/contract checks the renderer registers exactly these.
+ * The widget registry's read views (table cells, detail fields, results). text: plain; status: a coloured tag (options: colors, labels, reason: a pointer into the row or record whose text is shown under the tag); link; message (multi-line text, its http(s) addresses links with a copy button each: an e-mail's body); email; datetime; boolean (options: labels [yes, no], outcome: true where false is a failure, shown red); number (options: unit, grouping: false for codes and block numbers, maximumFractionDigits); tags (options: labelKey, emptyText, toneKey: a field of each item whose word colours its tag as status does, e.g. a log line's level); code (options: maxChars, cut on screen, copied whole; copy: false on the field for a masked value); json (collapsible, pretty-printed JSON with a copy button; options: collapsed, maxHeight in px); fields (an object as labelled values, one per property of its schema, each by its own default widget, then an open object's keys by name; a writeOnly property shows only whether it is set; the default for an object whose schema names its fields. The schema is the one that applies to the record: allOf and if/then/else branches whose if holds for the value, e.g. a setting's fields chosen by a type field; options: omit, property names shown elsewhere; pairs, { name, value } JSON pointers: the value is an array of entries shown one row each, named by name, repeated names kept, e.g. a request's headers); secret-once (shown once with a copy button; options: warning); curl (ready-to-copy cURL commands calling the HTTP address in the value, a path taken from the browser's origin; options: method, default POST; headers, name to value, sent as written; samples, [{ label, body, description }] with a JSON body each, in tabs when more than one; bodyField, a JSON pointer into the row or record whose value (JSON text or a value) is the one body, e.g. each method's own call; note, what authenticates the call); log-lines (console lines of a run, monospaced, each with its level as a coloured tag; options: levelKey, messageKey, default level and message; emptyText); countdown (time left until a date-time value, ticking each second; options: endedText, shown once it passed, default Passed); qr-code (the value as a QR code picture for a phone to scan, e.g. a payment request; options: size in px, default 176; alt, the picture's text, default: QR code of the value). tests/contract checks the renderer registers exactly these.
  *
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "readWidget".
@@ -147,7 +147,8 @@ export type ReadWidget =
   | "secret-once"
   | "curl"
   | "log-lines"
-  | "countdown";
+  | "countdown"
+  | "qr-code";
 /**
  * An entity schema name with an optional JSON pointer, e.g. endpoint#/$defs/createInput.
  *
@@ -223,6 +224,10 @@ export interface Manifest {
   description?: string;
   nav?: Nav;
   requires?: Requires;
+  /**
+   * A place of the console's frame this screen's views fill on every page (`banners`: above each page's content), instead of a page at its route. The views have no route parameters; their queries are cached and refreshed by the actions that name them.
+   */
+  slot?: "banners";
   timeRange?: TimeRange;
   /**
    * @minItems 1
@@ -806,6 +811,16 @@ export interface AlertView {
    * A sentence after the rows: what to do.
    */
   description?: string;
+  /**
+   * A link after the sentence to the page that sets it right.
+   */
+  fix?: {
+    label: string;
+    /**
+     * A route (no placeholders: the link is the banner's, not a row's).
+     */
+    link: string;
+  };
   /**
    * The warning's title when the query fails.
    */

@@ -594,7 +594,9 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
       const navigates = key === "to" ? typeof parent.label === "string" : ["link", "rowLink", "redirect"].includes(key);
       if (!navigates || typeof value !== "string") return;
       const target = value.split("?")[0].replace(/\{[^}]+\}/g, "x");
-      if (!screens.some((candidate) => routePattern(candidate.manifest.route).test(target)))
+      // A slotted screen is no page (the shell shows it around every page): nothing leads to it.
+      const pages = screens.filter((candidate) => !candidate.manifest.slot);
+      if (!pages.some((candidate) => routePattern(candidate.manifest.route).test(target)))
         problems.push({ file: screen.file, pointer, reason: `leads to ${value}, which is no screen's route` });
     });
   }
@@ -618,7 +620,7 @@ export function loadRegistry(rootDir: string, apiSchema: GraphQLSchema): Registr
     const parentId = nav && "parent" in nav ? nav.parent : undefined;
     if (parentId && !byId.has(parentId))
       problems.push({ file: screen.file, pointer: "/nav/parent", reason: `no screen has the id ${parentId}` });
-    else if (!reachable(screen))
+    else if (!screen.manifest.slot && !reachable(screen))
       problems.push({
         file: screen.file,
         pointer: "/nav",

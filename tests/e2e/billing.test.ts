@@ -1,7 +1,9 @@
 // Billing end to end, as the demo owner: an upgrade shows its prorated charge on the upcoming invoice;
 // the period's invoice downloads as a PDF, looked at as a picture (pdftoppm); and it is paid with a
-// crypto charge by a real transfer on the service's local chain, the checkout page following the
-// payment until it is confirmed, at 1440 and 390 px. A crypto top-up, paid the same way, credits the account.
+// crypto charge by a real transfer on the service's local chain, the checkout page (its QR code) following
+// the payment until it is confirmed, at 1440 and 390 px. Before that, a declined charge makes the
+// subscription past due, which the banner above every page says.
+// A crypto top-up, paid the same way, credits the account.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -92,6 +94,37 @@ describe("billing, end to end", () => {
     expect(ink).toBeGreaterThan(0.005);
     expect(ink).toBeLessThan(0.5);
 
+    // A card that attaches and then declines: paying the invoice with it fails and the subscription is past
+    // due. Every page says so above its content (here Streams, no billing page), linking to the fix.
+    await page.goto("/billing/payment");
+    await settle(page);
+    await page.getByRole("button", { name: "Add card" }).first().click();
+    const cardForm = page.locator(".ant-modal", { hasText: "Pay with a card" });
+    await cardForm.waitFor();
+    await cardForm.getByLabel("Card number").fill("4000 0000 0000 0341");
+    await cardForm.getByLabel("Expiry month").fill("12");
+    await cardForm.getByLabel("Expiry year").fill(String(new Date().getUTCFullYear() + 2));
+    await cardForm.getByLabel("CVC").fill("123");
+    await cardForm.getByRole("button", { name: "Add card" }).click();
+    await cardForm.waitFor({ state: "detached" });
+    await page.goto("/billing");
+    await settle(page);
+    await invoiceRow.first().getByRole("button", { name: "Pay now" }).click();
+    const confirmPay = page.locator(".ant-modal-confirm", { hasText: "to your payment method?" });
+    await confirmPay.getByRole("button", { name: "Pay", exact: true }).click();
+    await confirmPay.waitFor({ state: "detached" });
+    await page.goto("/streams");
+    await settle(page);
+    const pastDue = page.locator("[data-slot='banners'] [data-view='alert']", { hasText: "Your payment failed" });
+    await pastDue.waitFor();
+    const fix = pastDue.getByRole("link", { name: "Retry the payment on the billing page" });
+    expect(await fix.getAttribute("href")).toBe("/billing");
+    await screenshot(page, "billing-02-past-due-banner-on-streams-1440");
+    await fix.click();
+    await page.waitForURL(/\/billing$/);
+    await settle(page);
+    await pastDue.waitFor();
+
     // Paid with crypto: the charge's page names an address and an amount, and follows the payment.
     await invoiceRow.first().getByRole("button", { name: "Pay with crypto" }).click();
     await page.waitForURL(/\/billing\/crypto\/[A-Z2-9]{8}$/);
@@ -106,12 +139,27 @@ describe("billing, end to end", () => {
     const amountEth = (await field("Amount (ETH)").textContent())?.trim() ?? "";
     expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/);
     expect(Number(amountEth)).toBeGreaterThan(0);
+    // The payment request (EIP-681: the address, the chain and the amount in wei) as a QR code picture.
+    const qr = checkout.getByRole("img", { name: /^QR code of the payment request/ });
+    await qr.waitFor();
+    expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    const request = (await field("Payment request").textContent())?.trim() ?? "";
+    expect(request).toMatch(new RegExp(`^ethereum:${address}@\\d+\\?value=\\d+$`));
 
     const phone = await e2e.newPage({ viewport: { width: 390, height: 844 } });
     await signInWithForm(phone);
     await phone.goto(new URL(page.url()).pathname);
     await settle(phone);
     await phone.getByText("Waiting for payment").waitFor();
+    // The banner above the page fits the phone's window beside the page's own cards.
+    const phoneBanner = phone.locator("[data-slot='banners'] [data-view='alert']").first();
+    await phoneBanner.waitFor();
+    const bannerRight = await phoneBanner.evaluate((element) => element.getBoundingClientRect().right);
+    const cardRight = await phone
+      .locator("[data-view='detail']")
+      .first()
+      .evaluate((element) => element.getBoundingClientRect().right);
+    expect(bannerRight).toBeLessThanOrEqual(cardRight + 1);
     // The long address and payment request wrap on a phone rather than widen the page.
     expect(
       await phone.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1),
@@ -138,6 +186,10 @@ describe("billing, end to end", () => {
     await settle(page);
     await page.locator(".np-table-row", { hasText: "Paid" }).first().waitFor();
     expect(await page.locator(".np-table-row", { hasText: "Open" }).count()).toBe(0);
+    // Paid, the past-due banner is gone from every page.
+    expect(
+      await page.locator("[data-slot='banners'] [data-view='alert']", { hasText: "Your payment failed" }).count(),
+    ).toBe(0);
     expect(e2e.pageErrors).toEqual([]);
   });
 
