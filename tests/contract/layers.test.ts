@@ -39,7 +39,7 @@ const mayImport: Record<Layer, Layer[]> = {
 };
 
 /** The entry points and the wiring: they may import every layer. */
-const appFiles = new Set(["app.ts", "main.ts", "seed.ts", "engine.ts", "engine-ports.ts"]);
+const appFiles = new Set(["app.ts", "main.ts", "own-servers.ts", "seed.ts", "engine.ts", "engine-ports.ts"]);
 
 function layerOf(file: string): Layer | null {
   const rel = path.relative(serverDir, file).split(path.sep).join("/");

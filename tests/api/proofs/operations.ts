@@ -197,6 +197,9 @@ export const ID_ARGS: Record<string, Kind> = {
   "stripePaymentIntentStatus.paymentIntentId": "paymentIntent",
   "retryPayment.invoiceId": "invoice",
   "confirmPayment.chargeId": "paymentCharge",
+  "paymentCharge.id": "paymentCharge",
+  "changeAddonPlan.input.endpointId": "endpoint",
+  "deleteAddon.endpointId": "endpoint",
   "updateTaxId.id": "taxId",
   "deleteTaxId.id": "taxId",
 };
