@@ -14,14 +14,22 @@ export interface FieldError {
   message: string;
 }
 
-/** An error the API shows to the user as it is, with a stable code. */
+/**
+ * An error the API shows to the user as it is, with a stable code. It carries no stack: it is an answer
+ * (bad input, not found, refused), not a fault, and capturing the frames was ~12 µs of every refusal, a
+ * fifth of a refused REST call's time in a CPU profile.
+ */
 export class AppError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly fields: FieldError[] = [],
-  ) {
+  readonly code: ErrorCode;
+  readonly fields: FieldError[];
+
+  constructor(code: ErrorCode, message: string, fields: FieldError[] = []) {
+    const frames = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = frames;
+    this.code = code;
+    this.fields = fields;
     this.name = "AppError";
   }
 }
