@@ -573,23 +573,17 @@ export async function addonLimitRows(db: Executor, scope: { accountId: string; e
 }
 
 /** The account's installs live at some time in the period, each with its plan changes (oldest first): what billing charges. */
-export async function installsInPeriod(db: Executor, accountId: string, period: { start: Date; end: Date }) {
-  const installs = await store.installsLiveIn(db, accountId, period);
-  if (installs.length === 0) return [];
-  const changes = await store.planChangesOf(
-    db,
-    accountId,
-    installs.map((i) => i.id),
-  );
-  return installs.map((install) => ({ install, changes: changes.filter((c) => c.installId === install.id) }));
-}
+/** An account's installs live in a period, with their plan changes, as one SQL value (installsInPeriodOf reads it). */
+export const installsInPeriodJson = store.installsInPeriodJson;
+export const installsInPeriodOf = store.installsInPeriodOf;
+export type InstallInPeriod = store.InstallInPeriod;
 
-/** installsInPeriod for many accounts at once, each in its own period: by account, those with installs only. */
+/** The installs live in each account's own period, with their plan changes: by account, those with installs only. */
 export async function installsInPeriods(
   db: Executor,
   periods: readonly { accountId: string; start: Date; end: Date }[],
 ) {
-  const byAccount = new Map<string, Awaited<ReturnType<typeof installsInPeriod>>>();
+  const byAccount = new Map<string, store.InstallInPeriod[]>();
   if (periods.length === 0) return byAccount;
   const own = new Map(periods.map((p) => [p.accountId, p]));
   const span = {

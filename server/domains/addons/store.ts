@@ -1,4 +1,20 @@
-import { and, asc, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  getTableColumns,
+  gt,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  lte,
+  or,
+  type SQL,
+  sql,
+} from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { subscriptions } from "../account/tables.ts";
 import { endpoints } from "../endpoints/tables.ts";
@@ -78,24 +94,62 @@ export async function updateInstall(
   return row as InstallRow;
 }
 
-/** The account's installs live at some time in [start, end) (made before its end, not ended by its start), with their endpoint's name. */
-export async function installsLiveIn(db: Executor, accountId: string, period: { start: Date; end: Date }) {
-  return db
-    .select({
-      ...getTableColumns(addonInstalls),
-      endpointName: sql<string | null>`coalesce(${endpoints.label}, ${endpoints.name})`,
-    })
-    .from(addonInstalls)
-    .leftJoin(endpoints, eq(endpoints.id, addonInstalls.endpointId))
-    .where(
-      and(
-        eq(addonInstalls.accountId, accountId),
-        lt(addonInstalls.createdAt, period.end),
-        or(isNull(addonInstalls.endedAt), gt(addonInstalls.endedAt, period.start)),
-      ),
-    )
-    .orderBy(addonInstalls.createdAt);
+/** An install live at some time in [start, end): made before its end and not ended by its start. */
+const liveIn = (start: Date | SQL | AnyPgColumn, end: Date | SQL) =>
+  and(lt(addonInstalls.createdAt, end), or(isNull(addonInstalls.endedAt), gt(addonInstalls.endedAt, start)));
+
+/** What a period's add-on lines are priced from: an install live in it, with its plan changes, oldest first. */
+export interface InstallInPeriod {
+  install: {
+    id: string;
+    addonSlug: string;
+    planSlug: string;
+    interval: string;
+    couponCode: string | null;
+    createdAt: Date;
+    endedAt: Date | null;
+    endpointName: string | null;
+  };
+  changes: { changedAt: Date; fromPlanSlug: string; fromInterval: string }[];
 }
+
+/**
+ * The account's installs live in [start, end), each with its endpoint's name and its plan changes, as one
+ * SQL value (a JSON array, oldest install first) for a statement that reads more beside it;
+ * `installsInPeriodOf` turns it into rows.
+ */
+export const installsInPeriodJson = (accountId: SQL | AnyPgColumn, start: SQL | AnyPgColumn, end: SQL) => sql<
+  unknown[]
+>`(select coalesce(json_agg(json_build_object(
+    'id', ${addonInstalls.id}, 'addonSlug', ${addonInstalls.addonSlug}, 'planSlug', ${addonInstalls.planSlug},
+    'interval', ${addonInstalls.interval}, 'couponCode', ${addonInstalls.couponCode},
+    'createdAt', ${addonInstalls.createdAt}, 'endedAt', ${addonInstalls.endedAt},
+    'endpointName', coalesce(${endpoints.label}, ${endpoints.name}),
+    'changes', (select coalesce(json_agg(json_build_object('changedAt', ${addonPlanChanges.changedAt},
+        'fromPlanSlug', ${addonPlanChanges.fromPlanSlug}, 'fromInterval', ${addonPlanChanges.fromInterval})
+        order by ${addonPlanChanges.changedAt}), '[]')
+      from ${addonPlanChanges}
+      where ${addonPlanChanges.accountId} = ${accountId} and ${addonPlanChanges.installId} = ${addonInstalls.id}))
+    order by ${addonInstalls.createdAt}), '[]')
+  from ${addonInstalls} left join ${endpoints} on ${endpoints.id} = ${addonInstalls.endpointId}
+  where ${and(eq(addonInstalls.accountId, accountId), liveIn(start, end))})`;
+
+interface InstallJson extends Omit<InstallInPeriod["install"], "createdAt" | "endedAt"> {
+  createdAt: string;
+  endedAt: string | null;
+  changes: { changedAt: string; fromPlanSlug: string; fromInterval: string }[];
+}
+
+/** The rows of an installsInPeriodJson value (JSON carries its timestamps as text). */
+export const installsInPeriodOf = (json: unknown[]): InstallInPeriod[] =>
+  (json as InstallJson[]).map(({ changes, ...install }) => ({
+    install: {
+      ...install,
+      createdAt: new Date(install.createdAt),
+      endedAt: install.endedAt === null ? null : new Date(install.endedAt),
+    },
+    changes: changes.map((c) => ({ ...c, changedAt: new Date(c.changedAt) })),
+  }));
 
 /** The installs of the accounts named made before `end` and not ended by `start` (each account's own period is narrower). */
 export async function installsOfAccountsLiveIn(
@@ -111,13 +165,7 @@ export async function installsOfAccountsLiveIn(
     })
     .from(addonInstalls)
     .leftJoin(endpoints, eq(endpoints.id, addonInstalls.endpointId))
-    .where(
-      and(
-        inArray(addonInstalls.accountId, [...accountIds]),
-        lt(addonInstalls.createdAt, period.end),
-        or(isNull(addonInstalls.endedAt), gt(addonInstalls.endedAt, period.start)),
-      ),
-    )
+    .where(and(inArray(addonInstalls.accountId, [...accountIds]), liveIn(period.start, period.end)))
     .orderBy(addonInstalls.createdAt);
 }
 

@@ -1,6 +1,8 @@
 // What a period's add-on installs cost, as invoice lines. The marketplace keeps the installs, their plan
 // changes and the price of an interval (installPrice, the one price); billing prorates it over the time
 // an install spent on each plan in the period with prorate (the one proration rule, the one upgrades use).
+import type { SQL } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { addMonths } from "../account/billing-period.ts";
 import {
@@ -12,7 +14,12 @@ import {
   planOf,
 } from "../addons/catalogue.ts";
 import { installPrice } from "../addons/price.ts";
-import { installsInPeriod, installsInPeriods } from "../addons/service.ts";
+import {
+  type InstallInPeriod,
+  installsInPeriodJson,
+  installsInPeriodOf,
+  installsInPeriods,
+} from "../addons/service.ts";
 import { prorate } from "./lines.ts";
 
 /**
@@ -21,11 +28,16 @@ import { prorate } from "./lines.ts";
  * own transaction. A port, so the computation that uses it (service.ts) is given it at composition.
  */
 export interface AddonCharges {
-  periodLines(
-    db: Executor,
-    accountId: string,
+  /**
+   * What the period's lines are priced from, as one SQL value of the statement that reads the rest of the
+   * bill (billing/store.ts `billReadsOf`), so a bill is read in one round trip.
+   */
+  periodInstallsSql(accountId: SQL | AnyPgColumn, start: SQL | AnyPgColumn, end: SQL): SQL<unknown[]>;
+  /** The lines of what periodInstallsSql read. */
+  periodLinesOf(
+    installs: unknown[],
     period: { start: Date; end: Date },
-  ): Promise<{ description: string; amountCents: number }[]>;
+  ): { description: string; amountCents: number }[];
   /** The same for many accounts, each in its own period, in a few statements: by account, those with lines. */
   linesOfPeriods(
     db: Executor,
@@ -148,9 +160,8 @@ export function installLine(
 
 /** The charges app.ts gives billing: the account's installs live in the period, priced and prorated. */
 export const marketplaceCharges: AddonCharges = {
-  async periodLines(db, accountId, period) {
-    return linesOf(await installsInPeriod(db, accountId, period), period);
-  },
+  periodInstallsSql: installsInPeriodJson,
+  periodLinesOf: (installs, period) => linesOf(installsInPeriodOf(installs), period),
   async linesOfPeriods(db, periods) {
     const installs = await installsInPeriods(db, periods);
     return new Map(
@@ -162,7 +173,7 @@ export const marketplaceCharges: AddonCharges = {
   },
 };
 
-function linesOf(installs: Awaited<ReturnType<typeof installsInPeriod>>, period: Period) {
+function linesOf(installs: readonly InstallInPeriod[], period: Period) {
   return installs.flatMap(({ install, changes }) => {
     const addon = findAddon(install.addonSlug);
     return addon ? [installLine(addon, install, planSpans(install, changes), period)] : [];

@@ -150,30 +150,27 @@ function billInputOf(
   };
 }
 
-/** What one account's period bill is made of, read in the caller's transaction. */
-async function billInput(
-  deps: BillingDeps,
-  tx: Executor,
-  accountId: string,
-  sub: Subscription,
-  state: BillingState,
-  period: { start: Date; end: Date },
-): Promise<PeriodBillInput> {
-  // Sent together: on a pool they run side by side, in a transaction one after another on its client.
-  const [account, adjustments, credits, addons, balanceCents] = await Promise.all([
-    getAccountOrFail(tx, accountId),
-    store.adjustmentsOf(tx, accountId, period.start),
-    periodCredits(tx, accountId, period.start, period.end),
-    deps.addons.periodLines(tx, accountId, period),
-    store.balanceOf(tx, accountId),
-  ]);
-  return billInputOf(deps, sub, state, period, {
-    trialEnd: account.freeTrialEndsAt,
-    adjustments,
-    credits,
-    addons,
-    balanceCents,
+/**
+ * What one account's period bill is made of, read in one statement (store.billReadsOf) in `db` (the
+ * caller's transaction when it closes the period), beside the subscription and billing's state it is
+ * computed with. The period is the subscription's, up to `periodEnd` when one is given.
+ */
+async function billRead(deps: BillingDeps, db: Executor, accountId: string, periodEnd: Date | null = null) {
+  const row = foundOr(
+    await store.billReadsOf(db, accountId, deps.addons.periodInstallsSql, periodEnd),
+    "The subscription",
+  );
+  const sub = row.subscription;
+  const state = stateOrDefaults(row.state ?? undefined, sub);
+  const period = { start: sub.currentPeriodStart, end: periodEnd ?? sub.currentPeriodEnd };
+  const input = billInputOf(deps, sub, state, period, {
+    trialEnd: row.trialEnd,
+    adjustments: row.adjustments,
+    credits: row.credits,
+    addons: deps.addons.periodLinesOf(row.installs, period),
+    balanceCents: row.balanceCents,
   });
+  return { state, period, input };
 }
 
 async function lockedWithState(tx: Executor, accountId: string) {
@@ -207,7 +204,7 @@ async function invoicePeriod(
 ) {
   const period = { start: sub.currentPeriodStart, end };
   if (period.end <= period.start) return { invoice: undefined, state };
-  const bill = periodLines(await billInput(deps, tx, accountId, sub, state, period));
+  const bill = periodLines((await billRead(deps, tx, accountId, end)).input);
   const sequence = (await store.countInvoices(tx, accountId)) + 1;
   const invoice = await store.insertInvoice(
     tx,
@@ -706,21 +703,15 @@ export async function migrateBillingVersion(deps: BillingDeps, accountId: string
 }
 
 /** The bill of the period in progress, so far: what the next invoice says if nothing else is used. */
-export async function upcomingBill(deps: BillingDeps, accountId: string, now = new Date()) {
-  const { subscription, state } = await current(deps, accountId, now, false);
-  const period = { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd };
-  const bill = periodLines(await billInput(deps, deps.db, accountId, subscription, state, period));
-  return { period, bill, coupon: couponInForce(state) };
+export async function upcomingBill(deps: BillingDeps, accountId: string) {
+  const { period, input, state } = await billRead(deps, deps.db, accountId);
+  return { period, bill: periodLines(input), coupon: couponInForce(state) };
 }
 
 /** The forecast of the period in progress: its usage so far and projected, and the bill that comes to. */
 export async function periodForecast(deps: BillingDeps, accountId: string, now = new Date()) {
-  const { subscription, state } = await current(deps, accountId, now, false);
-  const period = { start: subscription.currentPeriodStart, end: subscription.currentPeriodEnd };
-  const [input, daily] = await Promise.all([
-    billInput(deps, deps.db, accountId, subscription, state, period),
-    creditsByDay(deps.db, accountId, period.start, period.end),
-  ]);
+  const { period, input } = await billRead(deps, deps.db, accountId);
+  const daily = await creditsByDay(deps.db, accountId, period.start, period.end);
   return billForecast(input, period, daily, now);
 }
 

@@ -1,5 +1,9 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, or, type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
+import { preparedQuery } from "../../platform/db/prepared.ts";
+import { accounts, subscriptions } from "../account/tables.ts";
+import { periodCreditsSql } from "../usage/service.ts";
 import type { InvoiceLineDraft } from "./lines.ts";
 import { balanceEntries, billingAdjustments, billingStates, invoiceLines, invoices } from "./tables.ts";
 
@@ -12,22 +16,75 @@ export async function getState(db: Executor, accountId: string): Promise<Billing
   return row;
 }
 
+/** An SQL value a bill reads of another domain's rows in the account's period [start, end). */
+type PeriodSql<T> = (accountId: SQL | AnyPgColumn, start: SQL | AnyPgColumn, end: SQL) => SQL<T>;
+
+/** A period's adjustments in order: made together, a change's credit comes before its charge, as Stripe lists prorations. */
+const adjustmentOrder = [
+  asc(billingAdjustments.createdAt),
+  asc(billingAdjustments.amountCents),
+  asc(billingAdjustments.id),
+];
+
+/**
+ * The statement that reads one account's period bill (decision 1840): its subscription and billing's state,
+ * the trial's end, the period's prorations (in adjustmentOrder), credits used (usage's window), add-on
+ * installs (`installs`, the marketplace's port) and the balance, as one row. One statement is one round
+ * trip and one snapshot; prepared, it is built once per handle and planned once per connection. The period
+ * is the subscription's, up to `periodEnd` when one is given (a period closed early).
+ */
+function billReadsStatement(installs: PeriodSql<unknown[]>, name: string) {
+  return preparedQuery(name, (db, name) => {
+    const start = subscriptions.currentPeriodStart;
+    const end = sql`coalesce(${sql.placeholder("periodEnd")}::timestamptz, ${subscriptions.currentPeriodEnd})`;
+    const accountId = subscriptions.accountId;
+    return db
+      .select({
+        subscription: subscriptions,
+        state: billingStates,
+        trialEnd: accounts.freeTrialEndsAt,
+        adjustments: sql<{ description: string; amountCents: number }[]>`(select coalesce(json_agg(json_build_object(
+            'description', ${billingAdjustments.description}, 'amountCents', ${billingAdjustments.amountCents})
+            order by ${sql.join(adjustmentOrder, sql`, `)}), '[]')
+          from ${billingAdjustments}
+          where ${billingAdjustments.accountId} = ${accountId} and ${billingAdjustments.periodStart} = ${start})`,
+        credits: periodCreditsSql(accountId, start, end),
+        installs: installs(accountId, start, end),
+        balanceCents: sql<number>`(select coalesce(sum(${balanceEntries.amountCents}), 0)::float8 from ${balanceEntries}
+          where ${balanceEntries.accountId} = ${accountId})`,
+      })
+      .from(subscriptions)
+      .innerJoin(accounts, eq(accounts.id, subscriptions.accountId))
+      .leftJoin(billingStates, eq(billingStates.accountId, subscriptions.accountId))
+      .where(eq(subscriptions.accountId, sql.placeholder("accountId")))
+      .prepare(name);
+  });
+}
+
+const billReadsStatements = new Map<PeriodSql<unknown[]>, ReturnType<typeof billReadsStatement>>();
+
+/** billReadsStatement's row for the account (undefined: no subscription); its period ends at `periodEnd` if given. */
+export async function billReadsOf(
+  db: Executor,
+  accountId: string,
+  installs: PeriodSql<unknown[]>,
+  periodEnd: Date | null = null,
+) {
+  let statement = billReadsStatements.get(installs);
+  if (!statement) {
+    // A statement's name is its SQL text's on a connection: one per port's SQL.
+    statement = billReadsStatement(installs, `bill_reads_of_account_${billReadsStatements.size + 1}`);
+    billReadsStatements.set(installs, statement);
+  }
+  const [row] = await statement(db).execute({ accountId, periodEnd: periodEnd?.toISOString() ?? null });
+  return row;
+}
+
 export async function putState(db: Executor, accountId: string, row: Omit<BillingStateRow, "accountId">) {
   await db
     .insert(billingStates)
     .values({ accountId, ...row })
     .onConflictDoUpdate({ target: billingStates.accountId, set: row });
-}
-
-export async function adjustmentsOf(db: Executor, accountId: string, periodStart: Date) {
-  return (
-    db
-      .select()
-      .from(billingAdjustments)
-      .where(and(eq(billingAdjustments.accountId, accountId), eq(billingAdjustments.periodStart, periodStart)))
-      // Made together, a change's credit comes before its charge, as Stripe lists prorations.
-      .orderBy(asc(billingAdjustments.createdAt), asc(billingAdjustments.amountCents), asc(billingAdjustments.id))
-  );
 }
 
 export async function insertAdjustments(
@@ -127,7 +184,7 @@ export async function statesOf(db: Executor, accountIds: readonly string[]) {
   return new Map(rows.map((r) => [r.accountId, r]));
 }
 
-/** Each account's adjustments recorded for the period starting at its `periodStart`, in adjustmentsOf's order. */
+/** Each account's adjustments recorded for the period starting at its `periodStart`, in adjustmentOrder. */
 export async function adjustmentsOfMany(db: Executor, periods: readonly { accountId: string; periodStart: Date }[]) {
   const byAccount = new Map<string, (typeof billingAdjustments.$inferSelect)[]>();
   if (periods.length === 0) return byAccount;
@@ -136,7 +193,7 @@ export async function adjustmentsOfMany(db: Executor, periods: readonly { accoun
     .select()
     .from(billingAdjustments)
     .where(inArray(billingAdjustments.accountId, [...starts.keys()]))
-    .orderBy(asc(billingAdjustments.createdAt), asc(billingAdjustments.amountCents), asc(billingAdjustments.id));
+    .orderBy(...adjustmentOrder);
   for (const row of rows) {
     if (row.periodStart.getTime() !== starts.get(row.accountId)) continue;
     byAccount.set(row.accountId, [...(byAccount.get(row.accountId) ?? []), row]);

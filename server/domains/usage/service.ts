@@ -28,6 +28,9 @@ export async function periodCredits(db: Executor, accountId: string, start: Date
   return (await store.totals(db, accountId, start, end)).credits;
 }
 
+/** periodCredits as one SQL value of a statement that reads the bill's other rows beside it. */
+export const periodCreditsSql = store.creditsInWindowSql;
+
 /** Credits each account used in its period [start, end), in one statement: what a batch of bills counts. */
 export const periodCreditsOfMany = (db: Executor, periods: readonly { accountId: string; start: Date; end: Date }[]) =>
   store.creditsOfWindows(db, periods);

@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
+import { and, desc, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { sumStoredSketchesSql } from "../../dataplane/latency-sketch.ts";
 import type { Executor } from "../../platform/db/index.ts";
 import { bucketStart, TICK_SECONDS } from "../../platform/time-buckets.ts";
@@ -69,6 +70,15 @@ const inWindow = (accountId: string, start: Date, end: Date, endpointId?: string
     lt(usageMinutes.minute, end),
     endpointId === undefined ? undefined : eq(usageMinutes.endpointId, endpointId),
   );
+
+/**
+ * The credits of the account in [start, end) as one SQL value, for a statement that reads more beside it:
+ * the window of `inWindow`, its start truncated to the minute in SQL as windowStart does.
+ */
+export const creditsInWindowSql = (accountId: SQL | AnyPgColumn, start: SQL | AnyPgColumn, end: SQL | AnyPgColumn) =>
+  sql<number>`(select coalesce(sum(${usageMinutes.credits}), 0)::float8 from ${usageMinutes}
+    where ${usageMinutes.accountId} = ${accountId} and ${usageMinutes.minute} >= date_trunc('minute', ${start})
+      and ${usageMinutes.minute} < ${end})`;
 
 /** Credits of each account in its own window [start, end), in one statement (0 for an account with none). */
 export async function creditsOfWindows(
