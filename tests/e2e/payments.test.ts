@@ -4,7 +4,15 @@
 // leaves its invoice saying "Authentication needed" until the payer fails, then completes, the test bank's dialog.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { endDemoBillingPeriod, screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
+import {
+  endDemoBillingPeriod,
+  type Service,
+  screenshot,
+  serviceDatabase,
+  settle,
+  signInWithForm,
+  useE2E,
+} from "./harness.ts";
 
 // The billing clock ticks every second: a period ended by the test closes, and its invoice is charged, at once.
 const e2e = useE2E({ env: { NODEPLANE_BILLING_CLOCK_MS: "1000" } });
@@ -21,6 +29,30 @@ async function addCard(page: Page, number: string) {
   await form.getByLabel("Expiry year").fill(String(new Date().getUTCFullYear() + 2));
   await form.getByLabel("CVC").fill("123");
   return form;
+}
+
+/**
+ * Waits until the billing clock has charged the demo account's invoice and the bank holds the charge. The
+ * charge and the past-due subscription are written in one transaction, so a page loaded after this shows
+ * the invoice's row and the banner together. A page loaded while the clock charges may not: the banners and
+ * the invoice list are two requests, and the commit can fall between them (the banner then never came).
+ */
+async function chargeAwaitingAction(service: Service) {
+  const db = await serviceDatabase(service);
+  try {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+      const { rowCount } = await db.query(
+        `select 1 from payment_charges c join memberships m on m.account_id = c.account_id join users u on u.id = m.user_id
+         where u.email = $1 and c.status = 'requires_action'`,
+        ["demo@nodeplane.local"],
+      );
+      if (rowCount) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("the billing clock did not charge the invoice within 60 s");
+  } finally {
+    await db.end();
+  }
 }
 
 describe("payments, end to end", () => {
@@ -98,14 +130,10 @@ describe("payments, end to end", () => {
 
     // The period ends now: the clock closes it and charges the invoice, which the card's bank holds.
     await endDemoBillingPeriod(e2e.service);
+    await chargeAwaitingAction(e2e.service);
     await page.goto("/billing");
     await settle(page);
     const waiting = page.locator(".np-table-row", { hasText: "Authentication needed" });
-    for (let tries = 0; tries < 30 && (await waiting.count()) === 0; tries++) {
-      await page.waitForTimeout(1000);
-      await page.reload();
-      await settle(page);
-    }
     await waiting.first().waitFor();
     await page.getByText("Your payment failed: the subscription is past due").first().waitFor();
     await screenshot(page, "payments-06-authentication-needed-1440");
