@@ -221,6 +221,7 @@ export function ListTable<F extends TableFeatures, T extends RowData>({
                             key={cell.id}
                             data-sorted={sorting?.orderOf(view.columns[index]) ? true : undefined}
                             data-label={String(cell.column.columnDef.header ?? "")}
+                            data-nowrap={view.columns[index].nowrap ? true : undefined}
                             {...cellWidth(view.columns[index].width)}
                           >
                             {/* One box per value: on a phone the cell is a row of a card, its label beside it. */}

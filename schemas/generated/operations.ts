@@ -1038,6 +1038,7 @@ export type AccountBannersQueryVariables = Exact<{ [key: string]: never }>;
 export type AccountBannersQuery = {
   accountBanners: {
     pastDue: Array<{ id: string; number: string; amountDue: string }>;
+    authenticationNeeded: Array<{ id: string; number: string; amountDue: string }>;
     limitReached: Array<{ id: string; name: string; network: string }>;
     trialEnding: Array<{ id: string; endsAt: Date | string; daysRemaining: number }>;
   };

@@ -500,6 +500,10 @@ export interface Field {
    */
   sortable?: string;
   width?: number;
+  /**
+   * In a table, the cell's text stays on one line and its column is as wide as its longest value: for short phrases (a state, an action to take) that a narrow column would break inside a word. On a phone's card it wraps between words.
+   */
+  nowrap?: boolean;
   description?: string;
   /**
    * Actions shown beside the value; they act on the row or record.

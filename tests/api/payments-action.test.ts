@@ -167,4 +167,20 @@ describe("a payment that asks for authentication", () => {
     ]);
     expect((await invoiceOf(user.client, invoiceId)).status).toBe("open");
   });
+
+  it("has a banner of its own: authentication needed, not a decline; a failed authentication moves it to past due", async () => {
+    const { user, invoiceId, chargeId } = await waitingForAction();
+    const banners = async () =>
+      (
+        await user.client.gqlOk<{
+          accountBanners: { pastDue: { id: string }[]; authenticationNeeded: { id: string; number: string }[] };
+        }>("{ accountBanners { pastDue { id } authenticationNeeded { id number } } }")
+      ).accountBanners;
+    expect(await banners()).toEqual({
+      pastDue: [],
+      authenticationNeeded: [{ id: invoiceId, number: expect.stringMatching(/^NP-/) }],
+    });
+    await confirm(user.client, chargeId, "FAILED");
+    expect(await banners()).toEqual({ pastDue: [{ id: invoiceId }], authenticationNeeded: [] });
+  });
 });

@@ -3,7 +3,7 @@
 // runs it (its operation, its variables, its page size) for an account with one item and for one with
 // several, and the round trips the service makes for each request are counted: the two counts must be
 // equal. A per-row lookup (N+1) makes the second larger.
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { exportSPKI, generateKeyPair } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -390,7 +390,8 @@ async function accountWith(
     .set({ currentPeriodStart: period.start, currentPeriodEnd: period.end })
     .where(eq(subscriptions.accountId, accountId));
 
-  // A charge of each invoice, and n tax ids (rows as the provider's charge and createTaxId write them).
+  // A charge of each invoice, and n tax ids (rows as the provider's charge and createTaxId write them): every
+  // second charge waits for the payer's authentication, the others were declined.
   const made = await db.select({ id: invoices.id }).from(invoices).where(eq(invoices.accountId, accountId));
   await db.insert(paymentCharges).values(
     made.map((invoice, i) => ({
@@ -400,8 +401,7 @@ async function accountWith(
       provider: "builtin",
       amountCents: 100 + i,
       currency: "usd",
-      status: "failed",
-      failureCode: "card_declined",
+      ...(i % 2 === 1 ? { status: "requires_action" } : { status: "failed", failureCode: "card_declined" }),
       methodLabel: "Visa ending 0341",
       cardLast4: "0341",
     })),
@@ -409,11 +409,11 @@ async function accountWith(
   await db
     .insert(taxIds)
     .values(range.map((i) => ({ accountId, type: "eu_vat", value: `DE${100000000 + i}`, country: "DE" })));
-  // The banners' states: the invoices left open while the subscription is past due, the endpoints stopped
-  // at the monthly limit.
+  // The banners' states: the invoices left open, something due on each, while the subscription is past due,
+  // the endpoints stopped at the monthly limit.
   await db
     .update(invoices)
-    .set({ status: "open" })
+    .set({ status: "open", amountRemainingCents: sql`greatest(${invoices.amountRemainingCents}, 100)` })
     .where(
       inArray(
         invoices.id,

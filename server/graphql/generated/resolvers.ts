@@ -3921,8 +3921,10 @@ export type TrialEnding = {
 /** What the account must act on; each list is empty when there is nothing to say. */
 export type AccountBanners = {
   __typename?: "AccountBanners";
-  /** Invoices left unpaid while a failed payment makes the subscription past due. */
+  /** Invoices left unpaid while a failed payment makes the subscription past due (not those in authenticationNeeded). */
   pastDue: Array<PastDueInvoice>;
+  /** Invoices whose payment waits for the payer to authenticate it at their bank, the subscription past due meanwhile. */
+  authenticationNeeded: Array<PastDueInvoice>;
   /** Endpoints stopped at the plan's monthly limit. */
   limitReached: Array<LimitReachedEndpoint>;
   /** The free trial, when it ends within 3 days. */
@@ -7932,6 +7934,7 @@ export type AccountBannersResolvers<
   ParentType extends ResolversParentTypes["AccountBanners"] = ResolversParentTypes["AccountBanners"],
 > = {
   pastDue?: Resolver<Array<ResolversTypes["PastDueInvoice"]>, ParentType, ContextType>;
+  authenticationNeeded?: Resolver<Array<ResolversTypes["PastDueInvoice"]>, ParentType, ContextType>;
   limitReached?: Resolver<Array<ResolversTypes["LimitReachedEndpoint"]>, ParentType, ContextType>;
   trialEnding?: Resolver<Array<ResolversTypes["TrialEnding"]>, ParentType, ContextType>;
 };
