@@ -136,7 +136,20 @@ describe("payments, end to end", () => {
     const waiting = page.locator(".np-table-row", { hasText: "Authentication needed" });
     await waiting.first().waitFor();
     await page.getByText("Your payment failed: the subscription is past due").first().waitFor();
+    // The banner asks for the authentication, not for another card; the Payment column keeps its words whole.
+    await page.getByRole("link", { name: "Complete the authentication on the billing page" }).first().waitFor();
+    expect(await page.getByText(/if it was declined/).count()).toBe(0);
+    const payment = await waiting.first().getByText("Authentication needed").boundingBox();
+    expect(payment?.height).toBeLessThan(30);
     await screenshot(page, "payments-06-authentication-needed-1440");
+    const phone = await e2e.newPage({ viewport: { width: 390, height: 844 } });
+    await signInWithForm(phone);
+    await phone.goto("/billing");
+    await settle(phone);
+    await phone.locator(".np-table-row", { hasText: "Authentication needed" }).first().waitFor();
+    await phone.getByRole("link", { name: "Complete the authentication on the billing page" }).first().waitFor();
+    await screenshot(phone, "payments-06-authentication-needed-390");
+    expect(await scrollsSideways(phone)).toBe(false);
 
     // Failed on the test bank's dialog: the invoice stays open and past due, with nothing to authenticate.
     await waiting.first().getByRole("button", { name: "More actions" }).click();
