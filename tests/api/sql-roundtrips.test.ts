@@ -530,3 +530,21 @@ describe("SQL round trips of every list view in screens/", () => {
     });
   }
 });
+
+describe("SQL round trips of a bill", () => {
+  // Decision 1840: the subscription, billing's state, the trial, prorations, credits, add-ons and the balance.
+  it("reads the upcoming invoice preview of an account with add-ons, invoices and usage in one statement", async () => {
+    const preview =
+      "{ viewer { subscription { upcomingInvoicePreview { amountDueCents subtotalCents taxCents lines { type amount description } } } } }";
+    await many.client.gqlOk(preview);
+    let lines = 0;
+    const trips = await roundTrips.during(async () => {
+      const data = await many.client.gqlOk<{
+        viewer: { subscription: { upcomingInvoicePreview: { lines: unknown[] } } };
+      }>(preview);
+      lines = data.viewer.subscription.upcomingInvoicePreview.lines.length;
+    });
+    expect(lines).toBeGreaterThan(1);
+    expect(trips).toBe(1);
+  });
+});
