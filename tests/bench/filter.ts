@@ -282,20 +282,20 @@ export interface FloorRow {
 
 /**
  * What any V8-isolate sandbox pays before any bookkeeping of ours: the "reads all" filter as a bare
- * isolated-vm call on this thread (applySync; the batch boxed and copied as the sandbox copies it, parsed,
+ * isolated-vm call on this thread (applySync; the batch passed as the sandbox passes it on this thread, parsed,
  * main, the result stringified and copied out), without and with a time limit, against plain JS on the same
  * batches. Where the bare call is already over 1.3× plain, no sandbox built on isolates can be under it.
  */
 export async function runFloorBench(log: (line: string) => void = console.log): Promise<FloorRow[]> {
-  const { newIsolate, BOXED_MAX_CHARS } = await import("../../server/dataplane/sandbox/isolates.ts");
+  const { newIsolate } = await import("../../server/dataplane/sandbox/isolates.ts");
   const source = sources[READS_ALL];
   // As the sandbox creates its isolates (its memory limit and young generation), with nothing else of it.
   const isolate = newIsolate(DEFAULT_FILTER_LIMITS.memoryBytes / 1024 / 1024);
   const context = isolate.createContextSync();
   const bare = context.evalSync(
-    `${source}; (function (box, meta) { return JSON.stringify(main({ data: JSON.parse(typeof box === "string" ? box : box[0]), metadata: JSON.parse(meta) })) })`,
+    `${source}; (function (text, meta) { return JSON.stringify(main({ data: JSON.parse(text), metadata: JSON.parse(meta) })) })`,
     { reference: true },
-  ) as import("isolated-vm").Reference<(box: string | string[], meta: string) => string>;
+  ) as import("isolated-vm").Reference<(text: string, meta: string) => string>;
   const plainMain = plainFunction(source);
   const meta = JSON.stringify({ dataset: "BLOCK", network: "bench" });
   const plainOn =
@@ -306,14 +306,9 @@ export async function runFloorBench(log: (line: string) => void = console.log): 
   for (const [tx, perBatch] of SHAPES) {
     const batches = batchesOf(tx, perBatch);
     const plain = plainOn(batches);
-    // As the sandbox passes a batch: boxed and copied up to BOXED_MAX_CHARS, else as a string argument.
-    const boxed = batches[0].length <= BOXED_MAX_CHARS;
-    const call = (i: number, timeout?: number) => {
-      const json = batches[i % batches.length];
-      return boxed
-        ? bare.applySync(undefined, [[json], meta], { arguments: { copy: true }, timeout })
-        : bare.applySync(undefined, [json, meta], { timeout });
-    };
+    // As the sandbox passes a batch on this thread: a string argument (see BOXED_MAX_CHARS in isolates.ts).
+    const call = (i: number, timeout?: number) =>
+      bare.applySync(undefined, [batches[i % batches.length], meta], { timeout });
     const untimed = (i: number) => call(i);
     const timed = (i: number) => call(i, 1_000);
     for (let i = 0; i < 20; i++)

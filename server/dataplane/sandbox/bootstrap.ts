@@ -233,7 +233,7 @@ export const BOOTSTRAP_SOURCE = `(function (hostHelper, hostFinish, hostLog, hos
     return read ? "R" + out : out;
   }
   function bind(main) {
-    // dataText: the batch's JSON text (a small one boxed in an array, see host.ts), or null when the
+    // dataText: the batch's JSON text (a small one boxed in an array, see BOXED_MAX_CHARS), or null when the
     // host keeps it (always an array then); an array is parsed on first use, anything else (only a
     // caller's mistake) at once.
     return function run(call, dataText, metaJson, parsed) {

@@ -69,10 +69,14 @@ export interface IsolateRuntime {
 }
 
 /**
- * How a batch's text enters the isolate. A string argument becomes an external string there, which
- * measured ~0.55 µs per KiB up to a few hundred KiB (60 µs for one 150-transaction block); a string
- * inside an array is copied by isolated-vm's serializer into V8's young generation at ~0.1 µs per KiB,
- * but only below V8's large-object size (128 KiB): above it fresh pages make it the slower way.
+ * How a batch's text enters the isolate. A string argument is copied once, outside V8's heap, and
+ * becomes an external string there; a string inside an array goes through isolated-vm's serializer
+ * (written out, then read into V8's young generation). Entered with `apply` on isolated-vm's threads,
+ * the external string measured ~0.55 µs per KiB against ~0.1 for the serializer, below V8's large-object
+ * size (128 KiB): batches up to this size are boxed there. Entered with `applySync` (the engine's thread
+ * and the fast process), the string argument was the faster way at every size: "reads all" on 1 × 10
+ * blocks (19 KiB) 1.30–1.40× plain against 1.73–1.86× boxed, on 150 × 1 (108 KiB) 1.16× against
+ * 1.28–1.39× (the same process, one call at a time, load 13–15).
  */
 export const BOXED_MAX_CHARS = 120 * 1024;
 const COPY = { copy: true } as const;
@@ -398,7 +402,7 @@ export function isolateRuntime(link: IsolateLink): IsolateRuntime {
       started: performance.now(),
     };
     calls.set(h.rid, call);
-    const boxed = !h.kept && data.length <= BOXED_MAX_CHARS;
+    const boxed = !link.sync && !h.kept && data.length <= BOXED_MAX_CHARS;
     const args = [h.rid, h.kept ? null : boxed ? [data] : data, h.meta, h.parsed === true];
     if (!link.sync) {
       invoke(call, inst.run, args, boxed).then(
