@@ -478,7 +478,15 @@ async function registerApiRole(
   const resolvers = mergeResolvers([domainResolvers, { DateTime, JSON: JSONScalar }]);
   // The schema the registry was checked against: built once per start.
   const answers = new ResponseCache(resolvers, apiSchema, graphqlLimits.tokens);
-  await registerGraphqlApi(app, config, log, db, { sessions, answers, accessKeys: accessKeys.keys }, resolvers);
+  await registerGraphqlApi(
+    app,
+    config,
+    log,
+    db,
+    { sessions, answers, accessKeys: accessKeys.keys },
+    resolvers,
+    apiSchema,
+  );
   // After the GraphQL API: the REST routes run its operations.
   await app.register(restPlugin, {
     prefix: REST_PREFIX,
