@@ -122,17 +122,35 @@ export function useRegistryQuery(transport: Transport, enabled: boolean) {
   });
 }
 
+/** A registry query started with the viewer's (speculateRegistry), for the next preloadRegistry to take. */
+let speculated: Promise<Registry> | null = null;
+
+/**
+ * Starts the registry query together with the viewer's, on a page that expects someone signed in, so the
+ * first screen waits one round trip fewer (its answer is not cached until the viewer answers). Asked
+ * with a transport that does not sign anyone out: when no one is signed in it fails, unused.
+ */
+export function speculateRegistry(transport: Transport): void {
+  speculated = registryFetcher(transport)();
+  speculated.catch(() => undefined);
+  void import("./preload.ts").catch(() => undefined);
+}
+
 /**
  * Starts the registry query as soon as someone is known to be signed in, so it runs while the signed-in
- * console's code downloads; the first useRegistryQuery takes its answer. When it answers, the screen at
- * the browser's address gets its views' code started (renderer/preload.ts, a small module fetched
- * meanwhile). Not when the registry is already in the cache (a signed-in viewer checked again):
- * an answer started then would wait, unused, for the next sign-in.
+ * console's code downloads; the first useRegistryQuery takes its answer. A query speculateRegistry started
+ * is taken instead, and asked again when it failed (no one was signed in when it was asked). When it
+ * answers, the screen at the browser's address gets its views' code started (renderer/preload.ts, a
+ * small module fetched meanwhile). Not when the registry is already in the cache (a signed-in viewer
+ * checked again): an answer started then would wait, unused, for the next sign-in.
  */
 export function preloadRegistry(transport: Transport, cache: Cache, viewer: Viewer): void {
+  const started = speculated;
+  speculated = null;
   if (cache.get(unstable_serialize(REGISTRY_KEY))?.data) return;
+  const fetchRegistry = registryFetcher(transport);
   const screenPreload = import("./preload.ts");
-  void Promise.all([preload(REGISTRY_KEY, registryFetcher(transport)), screenPreload])
+  void Promise.all([preload(REGISTRY_KEY, () => started?.catch(fetchRegistry) ?? fetchRegistry()), screenPreload])
     .then(([registry, { preloadScreen }]) => preloadScreen(registry, viewer, window.location))
     .catch(() => undefined);
 }

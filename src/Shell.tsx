@@ -2,10 +2,10 @@
 // with the side navigation built from the registry, the header with the viewer and sign-out, and the
 // screens; either way, the page a verification link opens.
 import { Spin } from "antd";
-import { lazy, Suspense, useMemo } from "react";
+import { lazy, Suspense, useEffect, useMemo } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
-import { errorMessage, GqlError, preloadRegistry, type Transport } from "../renderer/core.ts";
+import { errorMessage, GqlError, preloadRegistry, speculateRegistry, type Transport } from "../renderer/core.ts";
 import { FullPage } from "./FullPage.tsx";
 import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
 
@@ -17,6 +17,23 @@ const VerifyEmail = lazy(() => import("./pages/VerifyEmail.tsx").then((module) =
 // Its illustrations make antd's Result large: it loads with the first page that fails.
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default: module.SignedIn })));
+
+/** The pages that expect no one signed in (a verification link works either way). */
+const SIGNED_OUT_PAGE = /^\/(sign-in|sign-up|verify-email)(\/|$)/;
+let speculated = false;
+
+/**
+ * On any other page the viewer is most likely signed in: the signed-in console's code and the registry
+ * are asked for with the viewer query, not after its answer (one round trip fewer before the first screen;
+ * docs/decisions/1821-signed-in-code-with-the-viewer-query.md). Once per visit.
+ */
+function speculateSignedIn(transport: Transport): void {
+  if (speculated || SIGNED_OUT_PAGE.test(window.location.pathname)) return;
+  speculated = true;
+  // The registry first: over HTTP/1.1's six connections it would otherwise wait behind the code's files.
+  speculateRegistry(transport);
+  void import("./SignedIn.tsx").catch(() => undefined);
+}
 
 /** What stands for the console while it loads. */
 const loadingPage = (
@@ -42,6 +59,8 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
   );
   // Signed in, the registry (then the first screen's data) is asked for while the signed-in console's code downloads.
   const viewer = useViewer(transport, (signedIn) => preloadRegistry(transport, cache, signedIn));
+  // After the viewer query has started (SWR starts it in a layout effect): it is asked for first.
+  useEffect(() => speculateSignedIn(baseTransport), [baseTransport]);
   const location = useLocation();
   const navigate = useNavigate();
   const refreshViewer = () => viewer.mutate();

@@ -3,7 +3,7 @@ import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import type { FastifyInstance } from "fastify";
-import { NoSchemaIntrospectionCustomRule } from "graphql";
+import { type GraphQLSchema, NoSchemaIntrospectionCustomRule } from "graphql";
 import mercurius from "mercurius";
 import type { Logger } from "pino";
 import { SESSION_COOKIE } from "../domains/account/service.ts";
@@ -17,7 +17,6 @@ import { formatError } from "./errors.ts";
 import { bracketNesting } from "./nesting.ts";
 import type { Resolvers } from "./resolvers.ts";
 import { newReadRecord, type ResponseCache } from "./response-cache.ts";
-import { apiSdl } from "./schema.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 
@@ -47,6 +46,7 @@ export async function registerGraphqlApi(
   db: Db,
   services: { sessions: SessionCache; answers: ResponseCache; accessKeys: AccessKeys },
   resolvers: Resolvers,
+  apiSchema: GraphQLSchema,
 ): Promise<void> {
   // CSRF: a cross-site form can post urlencoded or multipart bodies, never JSON without a preflight.
   // The route matched, not the URL's text: the router also takes percent-encoded spellings (/%67raphql).
@@ -130,8 +130,9 @@ export async function registerGraphqlApi(
   });
 
   await app.register(mercurius, {
-    // The SDL text, not the built schema: under a bundler the ESM and CommonJS copies of graphql differ.
-    schema: apiSdl(),
+    // The schema the registry was checked against: built once per start, and checked (mercurius validates
+    // it when ready only if it was not). One graphql copy serves both: vitest aliases ours to Node's.
+    schema: apiSchema,
     resolvers: resolvers as never,
     jit: 1,
     graphiql: false,

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileDigests } from "./file-digests.mjs";
 
 /** What the console build reads; a change to any of them makes `dist/` stale. */
 const buildInputs = [
@@ -42,15 +43,18 @@ function relativeTo(rootDir: string, file: string): string {
   return file.slice(rootDir.length + 1);
 }
 
-/** The hash of the paths and contents of the files under `inputs` (files or folders of rootDir). */
+/**
+ * The hash of the paths and contents of the files under `inputs` (files or folders of rootDir), each
+ * file's contents by its digest (read again only when the file changed: file-digests.mjs).
+ */
 export function inputsHash(rootDir: string, inputs: string[]): string {
   const hash = createHash("sha256");
   for (const input of inputs) {
-    for (const file of inputFiles(rootDir, input))
-      hash
-        .update(`${file}\0`)
-        .update(readFileSync(join(rootDir, file)))
-        .update("\0");
+    const files = inputFiles(rootDir, input);
+    const digests = fileDigests(rootDir, files);
+    files.forEach((file, i) => {
+      hash.update(`${file}\0${digests[i]}\0`);
+    });
   }
   return hash.digest("hex");
 }

@@ -23,6 +23,7 @@ import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync,
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { contentsDigest, fileDigests } from "./file-digests.mjs";
 
 /** Where the server's build goes (not under dist/, which the console serves). */
 export const SERVER_BUILD_DIR = "dist-server";
@@ -41,16 +42,20 @@ const CHUNKS = "chunks";
 const ownPaths = /\bimport\.meta\.(dirname|url)\b/g;
 const RESOLUTION_INPUTS = ["package.json", "package-lock.json", "tsconfig.json"];
 
-/** @param {{ file: string; contents: Uint8Array | string }[]} inputs */
+/** @param {{ file: string; digest: string }[]} inputs */
 function hashOf(inputs) {
   const hash = createHash("sha256");
-  for (const { file, contents } of inputs) hash.update(`${file}\0`).update(contents).update("\0");
+  for (const { file, digest } of inputs) hash.update(`${file}\0${digest}\0`);
   return hash.digest("hex");
 }
 
-/** @param {string} rootDir @param {string[]} files */
-function currentContents(rootDir, files) {
-  return files.map((file) => ({ file, contents: readFileSync(path.join(rootDir, file)) }));
+/**
+ * The files' digests as they are now (read again only when changed: file-digests.mjs).
+ * @param {string} rootDir @param {string[]} files
+ */
+function currentDigests(rootDir, files) {
+  const digests = fileDigests(rootDir, files);
+  return files.map((file, i) => ({ file, digest: digests[i] }));
 }
 
 /**
@@ -76,7 +81,7 @@ export function serverBuildStaleness(rootDir) {
   for (const chunk of stamp.chunks ?? [])
     if (!existsSync(path.join(rootDir, SERVER_BUILD_DIR, CHUNKS, chunk))) return `its chunk ${chunk} is missing`;
   try {
-    if (hashOf(currentContents(rootDir, stamp.files)) === stamp.sha256) return null;
+    if (hashOf(currentDigests(rootDir, stamp.files)) === stamp.sha256) return null;
   } catch {
     // A file it was built from is gone.
   }
@@ -176,11 +181,14 @@ export async function stageServerBuild(rootDir, purpose = "") {
   const staging = path.join(rootDir, SERVER_BUILD_DIR, `.staging-${process.pid}${purpose && `-${purpose}`}`);
   // Files of an earlier build staged here may be linked into place (installStaged): never written through.
   rmSync(staging, { recursive: true, force: true });
-  const resolution = currentContents(
+  const resolution = currentDigests(
     rootDir,
     RESOLUTION_INPUTS.filter((file) => existsSync(path.join(rootDir, file))),
   );
-  const sources = await bundle(rootDir, staging);
+  const sources = (await bundle(rootDir, staging)).map(({ file, contents }) => ({
+    file,
+    digest: contentsDigest(contents),
+  }));
   const inputs = [...resolution, ...sources];
   /** @type {Stamp} */
   const stamp = { files: inputs.map((i) => i.file), sha256: hashOf(inputs), chunks: chunksIn(staging) };
@@ -221,7 +229,7 @@ function installStaged(rootDir, staging) {
   let stamp;
   try {
     stamp = JSON.parse(readFileSync(path.join(staging, path.basename(STAMP)), "utf8"));
-    if (hashOf(currentContents(rootDir, stamp.files)) !== stamp.sha256) return false;
+    if (hashOf(currentDigests(rootDir, stamp.files)) !== stamp.sha256) return false;
   } catch {
     return false;
   }

@@ -17,6 +17,7 @@ import {
   visit,
 } from "graphql";
 import type { AccessTokenApplication, EntityInputRef } from "../../schemas/generated/entities.ts";
+import { checkOnce } from "../platform/checked-once.ts";
 
 /** Where the REST API is served, and its OpenAPI document. */
 export const REST_PREFIX = "/rest/v1";
@@ -126,10 +127,18 @@ export const isRequiredVariable = (variable: VariableDefinitionNode) =>
 export function loadRestOperations(dir = restContractsDir, sharedFile = sharedFragmentsFile): RestOperation[] {
   const operations: RestOperation[] = [];
   const shared = fragmentsIn(parse(readFileSync(sharedFile, "utf8")).definitions);
-  for (const file of readdirSync(dir)
+  const contracts = readdirSync(dir)
     .filter((f) => f.endsWith(".rest.json"))
-    .sort()) {
-    const contract = readContract(dir, file);
+    .sort()
+    .map((file) => ({ file, contract: JSON.parse(readFileSync(path.join(dir, file), "utf8")) as unknown }));
+  const check = () => {
+    for (const { file, contract } of contracts) checkContract(file, contract);
+  };
+  // The checkout's contracts are checked once for the same bytes (checkOnce: ~0.1 s of ajv at each start).
+  if (dir === restContractsDir) checkOnce(path.resolve(restContractsDir, "../.."), "REST contracts", check);
+  else check();
+  for (const { file, contract: checked } of contracts) {
+    const contract = checked as ResourceContract;
     const document = parse(readFileSync(path.join(dir, contract.document), "utf8"));
     const own = fragmentsIn(document.definitions);
     for (const name of own.keys())
@@ -178,19 +187,24 @@ export function loadRestResources(dir = restContractsDir): ResourceContract[] {
     .map((file) => readContract(dir, file));
 }
 
-let checkContract: ValidateFunction | undefined;
-
-/** One contract file, checked against schemas/rest.schema.json (a wrong key fails loudly, naming it). */
+/** One contract file, checked (checkContract). */
 function readContract(dir: string, file: string): ResourceContract {
   const contract = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as unknown;
-  checkContract ??= new Ajv2020({ allErrors: true }).compile(
+  checkContract(file, contract);
+  return contract as ResourceContract;
+}
+
+let contractSchema: ValidateFunction | undefined;
+
+/** A contract checked against schemas/rest.schema.json (a wrong key fails loudly, naming it). */
+function checkContract(file: string, contract: unknown): void {
+  contractSchema ??= new Ajv2020({ allErrors: true }).compile(
     JSON.parse(readFileSync(path.resolve(restContractsDir, "../rest.schema.json"), "utf8")),
   );
-  if (!checkContract(contract))
+  if (!contractSchema(contract))
     throw new Error(
-      `${file}: ${(checkContract.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ")}`,
+      `${file}: ${(contractSchema.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ")}`,
     );
-  return contract as ResourceContract;
 }
 
 /** The value at a dotted path, `[]` mapping over arrays (`edges[].node`). */

@@ -1,4 +1,4 @@
-import { Pool } from "undici";
+import type { Pool } from "undici";
 import { scanBatchAnswer } from "./json-scan.ts";
 
 /**
@@ -70,7 +70,11 @@ interface RpcResponse {
 }
 
 export class RpcClient {
-  private readonly pool: Pool;
+  /** Made with the first request: undici loads then, not with the service's modules (~0.1 s of a start). */
+  private pool: Promise<Pool> | null = null;
+  private closed: Promise<void> | null = null;
+  private readonly origin: string;
+  private readonly connections: number;
   private readonly path: string;
   private readonly timeoutMs: number;
   private maxBatchSize: number;
@@ -81,7 +85,14 @@ export class RpcClient {
     this.path = `${u.pathname}${u.search}`;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxBatchSize = options.maxBatchSize ?? 1000;
-    this.pool = new Pool(u.origin, { connections: options.connections ?? 4 });
+    this.origin = u.origin;
+    this.connections = options.connections ?? 4;
+  }
+
+  private poolOf(): Promise<Pool> {
+    if (this.closed) return Promise.reject(new Error("the client is closed"));
+    this.pool ??= import("undici").then(({ Pool }) => new Pool(this.origin, { connections: this.connections }));
+    return this.pool;
   }
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
@@ -112,7 +123,8 @@ export class RpcClient {
   }
 
   close(): Promise<void> {
-    return this.pool.close();
+    this.closed ??= this.pool ? this.pool.then((pool) => pool.close()) : Promise.resolve();
+    return this.closed;
   }
 
   /**
@@ -174,7 +186,8 @@ export class RpcClient {
     let status: number;
     let text: string;
     try {
-      const res = await this.pool.request({
+      const pool = await this.poolOf();
+      const res = await pool.request({
         path: this.path,
         method: "POST",
         headers: { "content-type": "application/json" },
