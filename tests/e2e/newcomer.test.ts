@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, type ExpectStatic, it } from "vitest";
 import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
 
 // One local anvil node, for Ethereum Sepolia: the only network this service serves.
@@ -22,23 +22,27 @@ const VIEWPORTS = [
   { name: "390", width: 390, height: 844 },
 ];
 
-/** A webhook receiver: answers every POST with 200 and keeps the bodies. */
+/** A webhook receiver: answers every POST with 200 and keeps the bodies by path (one path per walk). */
 let receiver: Server;
 let receiverUrl = "";
-const received: string[] = [];
+const received = new Map<string, string[]>();
+const receivedAt = (path: string) => {
+  if (!received.has(path)) received.set(path, []);
+  return received.get(path) as string[];
+};
 beforeAll(async () => {
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      received.push(Buffer.concat(chunks).toString("utf8"));
+      receivedAt(req.url ?? "/").push(Buffer.concat(chunks).toString("utf8"));
       res.end("ok");
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   const address = receiver.address();
   if (!address || typeof address === "string") throw new Error("no receiver address");
-  receiverUrl = `http://127.0.0.1:${address.port}/hooks/blocks`;
+  receiverUrl = `http://127.0.0.1:${address.port}`;
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => receiver?.close(() => resolve()));
@@ -81,19 +85,32 @@ async function chainId(url: string) {
   return { status: response.status, body: (await response.json()) as { result?: string } };
 }
 
+/** The walks copying one after the other: the browser has one clipboard for all its pages. */
+let clipboardFree: Promise<unknown> = Promise.resolve();
+
 /** Clicks a copy button and returns what the clipboard then holds. */
-async function copy(page: Page, button: ReturnType<Page["locator"]>): Promise<string> {
-  await page.evaluate(() => navigator.clipboard.writeText(""));
-  await button.click();
-  await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).not.toBe("");
-  return page.evaluate(() => navigator.clipboard.readText());
+function copy(expect: ExpectStatic, page: Page, button: ReturnType<Page["locator"]>): Promise<string> {
+  const copied = clipboardFree.then(async () => {
+    await page.evaluate(() => navigator.clipboard.writeText(""));
+    await button.click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).not.toBe("");
+    return page.evaluate(() => navigator.clipboard.readText());
+  });
+  clipboardFree = copied.catch(() => undefined);
+  return copied;
 }
 
-describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
+// The walks are independent (each its own account or session, page and webhook path) and mostly wait
+// on blocks and deliveries: run side by side, one's waits overlap another's. Each asserts with its own
+// test's `expect`, as concurrent tests must.
+describe.concurrent.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
   const phone = viewport.width < 1200;
+  const hookPath = `/hooks/blocks-${viewport.name}`;
   const shot = (page: Page, name: string) => screenshot(page, `newcomer-${viewport.name}-${name}`);
 
-  it("signs up, creates an endpoint, copies its URL and calls it; the first IP rule turns the allowlist on; a webhook shows its deliveries", async () => {
+  it("signs up, creates an endpoint, copies its URL and calls it; the first IP rule turns the allowlist on; a webhook shows its deliveries", async ({
+    expect,
+  }) => {
     const page = await e2e.newPage({ viewport });
     await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: e2e.service.url });
 
@@ -120,9 +137,9 @@ describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
     const result = page.locator('[data-view="form-result"]');
     await result.waitFor();
     await shot(page, "02-created");
-    const httpUrl = await copy(page, result.locator('[data-url="http"] .ant-typography-copy'));
+    const httpUrl = await copy(expect, page, result.locator('[data-url="http"] .ant-typography-copy'));
     expect(httpUrl).toMatch(/\/rpc\/[0-9a-f]{24}\/[0-9a-f]{64}$/);
-    const wssUrl = await copy(page, result.locator('[data-url="wss"] .ant-typography-copy'));
+    const wssUrl = await copy(expect, page, result.locator('[data-url="wss"] .ant-typography-copy'));
     expect(wssUrl).toBe(httpUrl.replace(/^http/, "ws"));
     // Every sample carries the same URL, ready to run.
     for (const tab of ["viem", "ethers", "web3.py"]) {
@@ -167,12 +184,12 @@ describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
     await page.getByLabel("Name", { exact: true }).fill(name);
     await page.getByLabel("Network", { exact: true }).click();
     await page.locator(".ant-select-dropdown:visible").getByText("Ethereum Sepolia", { exact: true }).click();
-    await page.getByLabel("URL", { exact: true }).fill(receiverUrl);
+    await page.getByLabel("URL", { exact: true }).fill(`${receiverUrl}${hookPath}`);
     await page.getByLabel("Start", { exact: true }).click();
     await page.locator(".ant-select-dropdown:visible").getByText("Active", { exact: true }).click();
     await page.getByRole("button", { name: "Create webhook" }).click();
     await page.waitForURL(/\/webhooks\/[0-9a-f-]{36}$/);
-    await expect.poll(() => received.length, { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect.poll(() => receivedAt(hookPath).length, { timeout: 30_000 }).toBeGreaterThan(0);
     await page.getByRole("link", { name: "Deliveries", exact: true }).click();
     await page.waitForURL(/\/deliveries$/);
     // A reload under load takes a while: each look waits for the list's rows (cards on a phone) or its empty state.
@@ -189,7 +206,7 @@ describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
     // The payload preview is the start of what the receiver got.
     const preview = ((await row.locator("code").last().textContent()) ?? "").replace(/…$/, "");
     expect(preview.length).toBeGreaterThan(10);
-    expect(received.some((body) => body.startsWith(preview))).toBe(true);
+    expect(receivedAt(hookPath).some((body) => body.startsWith(preview))).toBe(true);
     await shot(page, "04-webhook-deliveries");
     // The row's far side (answer, latency, size, payload) is a sideways scroll away, on a phone most of it.
     await row.locator("code").last().scrollIntoViewIfNeeded();
@@ -197,7 +214,9 @@ describe.each(VIEWPORTS)("a newcomer's walk at $name px", (viewport) => {
     expect(e2e.pageErrors).toEqual([]);
   }, 240_000);
 
-  it("tells a viewer a create address needs the Admin role, and lets them change their own name", async () => {
+  it("tells a viewer a create address needs the Admin role, and lets them change their own name", async ({
+    expect,
+  }) => {
     const page = await e2e.newPage({ viewport });
     await page.goto("/");
     await page.getByLabel("Email").fill("viewer@nodeplane.local");

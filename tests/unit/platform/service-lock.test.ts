@@ -80,15 +80,26 @@ describe("takeServiceLock", () => {
   it("lets exactly one of several processes racing for a stale lock take it", async () => {
     writeFileSync(lockFile(), JSON.stringify({ pid: spawnSync("true").pid, port: 8080 }));
     const script = join(dataDir, "race.ts");
-    const goAt = Date.now() + 4000;
+    // Each racer says it is loaded, then blocks reading its stdin (no CPU, where spinning until an agreed
+    // time kept both cores busy for seconds); the test closes every stdin at once. The winner holds the lock
+    // until the test has seen every other racer refused, then releases it when told (SIGTERM), where it
+    // held it 5 s.
     writeFileSync(
       script,
-      `import { takeServiceLock } from ${JSON.stringify(join(repoRoot, "server/platform/service-lock.ts"))};
-while (Date.now() < ${goAt});
+      `import { readFileSync, writeSync } from "node:fs";
+import { takeServiceLock } from ${JSON.stringify(join(repoRoot, "server/platform/service-lock.ts"))};
+let release = () => {};
+process.once("SIGTERM", () => {
+  release();
+  process.exit();
+});
+writeSync(1, "ready\\n");
+readFileSync(0);
 try {
   const lock = takeServiceLock(${JSON.stringify(dataDir)});
   console.log("took");
-  setTimeout(() => lock.release(), 5000);
+  setInterval(() => {}, 60_000);
+  release = () => lock.release();
 } catch (error) {
   console.log(error.message);
 }
@@ -97,17 +108,34 @@ try {
     const racers = Array.from({ length: 6 }, () => {
       const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: repoRoot });
       let output = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-      });
       child.stderr.on("data", (chunk: Buffer) => {
         output += chunk.toString();
       });
-      return new Promise<{ pid: number; output: string }>((done) =>
-        child.once("exit", () => done({ pid: child.pid as number, output: output.trim() })),
+      const ready = new Promise<void>((isReady) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.startsWith("ready\n")) isReady();
+        });
+        child.once("exit", () => isReady());
+      });
+      const exited = new Promise<{ pid: number; output: string }>((done) =>
+        child.once("exit", () => done({ pid: child.pid as number, output: output.replace(/^ready\n/, "").trim() })),
       );
+      return { child, ready, exited };
     });
-    const results = await Promise.all(racers);
+    await Promise.all(racers.map((racer) => racer.ready));
+    for (const racer of racers) racer.child.stdin.end();
+    // Every racer but the winner ends by itself; after 20 s without that, the rest are stopped and the
+    // assertions below say what went wrong.
+    let ended = 0;
+    let giveUp: NodeJS.Timeout | undefined;
+    await new Promise<void>((allButOne) => {
+      giveUp = setTimeout(allButOne, 20_000);
+      for (const racer of racers) void racer.exited.then(() => ++ended === racers.length - 1 && allButOne());
+    });
+    clearTimeout(giveUp);
+    for (const { child } of racers) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    const results = await Promise.all(racers.map((racer) => racer.exited));
     const winners = results.filter((r) => r.output === "took");
     expect(winners).toHaveLength(1);
     for (const loser of results.filter((r) => r.output !== "took"))
