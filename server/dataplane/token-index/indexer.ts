@@ -53,15 +53,9 @@ interface BlockHeader {
   hash: string;
 }
 
-/** The next range's end block and its header, read before that range's logs (in the previous range's last batch). */
-interface NextEnd {
-  to: number;
-  header: BlockHeader | null;
-}
-
 type RangeRead =
   /** Its logs decoded as soon as read, into what they change: the logs themselves are not kept. */
-  | { kind: "range"; from: number; end: IndexCursor; effects: LogEffects; next: NextEnd | null }
+  | { kind: "range"; from: number; end: IndexCursor; effects: LogEffects }
   /** The cursor block is no longer on the node's chain. */
   | { kind: "reorg" }
   /** The chain moved while the range was read: read it again. */
@@ -180,7 +174,7 @@ export class TokenIndexer {
     if (!client) {
       const upstream = this.options.upstreams.get(network);
       if (!upstream) throw new Error(`no node serves ${network}`);
-      // Three: a range's logs, the header batch around them, and a batch of new tokens' metadata at once.
+      // Three: a range's request, a batch of new tokens' metadata and the cursor's check at once.
       client = new RpcClient(upstream.httpUrl, { connections: 3 });
       this.clients.set(network, client);
     }
@@ -218,9 +212,12 @@ export class TokenIndexer {
   }
 
   /**
-   * Reads and writes ranges from `cursor` to `head`, reading the next range while the previous one is
-   * written. Stops at a reorg (answering the cursor it found orphaned), when the chain moved under a read
-   * or another indexer moved the cursor (the caller looks again), or at `head`.
+   * Reads and writes ranges from `cursor` to `head`: the reader (readRanges) runs ahead of the writer, at
+   * most READ_AHEAD ranges read and waiting, and the writer writes every range already read as one: their
+   * effects summed, the last one's end the new cursor. A writer slower than the reader so writes fewer,
+   * larger ranges instead of falling behind. Stops at a reorg (answering the cursor it found orphaned),
+   * when the chain moved under a read or another indexer moved the cursor (the caller looks again), or at
+   * `head`.
    */
   private async indexRanges(
     network: string,
@@ -228,61 +225,31 @@ export class TokenIndexer {
     cursor: IndexCursor | null,
     head: number,
   ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
+    const queue = new ReadQueue();
+    const reading = this.readRanges(network, rpc, cursor, head, queue).then(
+      () => queue.end(),
+      (error) => queue.fail(error),
+    );
+    try {
+      return await this.writeRanges(network, rpc, cursor, head, queue);
+    } finally {
+      queue.close();
+      await reading;
+    }
+  }
+
+  private async writeRanges(
+    network: string,
+    rpc: RpcClient,
+    cursor: IndexCursor | null,
+    head: number,
+    queue: ReadQueue,
+  ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
     let parent = cursor;
-    const first = cursor ? cursor.block + 1 : this.startBlock;
-    // The reader runs ahead of the writer (each read starts the next as it ends, at most READ_AHEAD waiting),
-    // and the writer writes every range already read as one: their effects summed, the last one's end the
-    // new cursor. A writer slower than the reader so writes fewer, larger ranges instead of falling behind.
-    type Pending = { read: Promise<RangeRead>; done: RangeRead | null };
-    const reads: Pending[] = [];
-    // Changed by the reads' callbacks: an object, so the loop below reads it as it is now.
-    const reader: { on: boolean; paused: (() => void) | null } = { on: true, paused: null };
-    const startRead = (from: number, readParent: IndexCursor | null, ahead: NextEnd | null) => {
-      const entry: Pending = { read: this.readRange(network, rpc, from, head, readParent, ahead), done: null };
-      reads.push(entry);
-      entry.read.then(
-        (r) => {
-          entry.done = r;
-          if (r.kind !== "range" || !r.next || !reader.on || this.stopped) return;
-          const next = r.next;
-          const go = () => startRead(r.end.block + 1, r.end, next);
-          if (reads.length >= READ_AHEAD) reader.paused = go;
-          else go();
-        },
-        // Met where it is awaited (or dropped with the reads not written).
-        () => undefined,
-      );
-    };
-    const take = (): Pending | undefined => {
-      const entry = reads.shift();
-      const resume = reader.paused;
-      reader.paused = null;
-      resume?.();
-      return entry;
-    };
-    const stopReading = () => {
-      reader.on = false;
-      reader.paused = null;
-    };
-    startRead(first, parent, null);
-    for (let entry = take(); entry; entry = take()) {
-      const read: RangeRead = await entry.read.catch((error) => {
-        stopReading();
-        throw error;
-      });
-      if (read.kind === "moved" || this.stopped) {
-        stopReading();
-        return { kind: "done", reached: null };
-      }
-      if (read.kind === "reorg") {
-        stopReading();
-        return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
-      }
-      const ranges = [read];
-      for (let ready = reads[0]?.done; ready?.kind === "range"; ready = reads[0]?.done) {
-        ranges.push(ready);
-        take();
-      }
+    for (let read = await queue.next(); read; read = await queue.next()) {
+      if (read.kind === "moved" || this.stopped) return { kind: "done", reached: null };
+      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
+      const ranges = [read, ...queue.readyRanges()];
       const transfers = ranges.map((r) => r.effects.transfers);
       const effects = read.effects;
       for (const later of ranges.slice(1)) addEffects(effects, later.effects);
@@ -296,10 +263,7 @@ export class TokenIndexer {
         effects,
         newTokens,
       });
-      if (!written) {
-        stopReading();
-        return { kind: "done", reached: null };
-      }
+      if (!written) return { kind: "done", reached: null };
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
       ranges.forEach((r, i) => {
@@ -322,48 +286,89 @@ export class TokenIndexer {
   }
 
   /**
-   * Reads the range from `from` (its end chosen by the range size, or given with its header by the range
-   * before, `ahead`). Two round trips a range: the logs, then one batch holding the end again, the parent
-   * and the next range's end, read after this range's logs and before the next one's, which is all the
-   * before-and-after checks need (the calls of one batch may run in any order).
+   * Reads the ranges from `cursor` to `head` into `queue`, checked, in order. One request a range, a
+   * JSON-RPC batch: the range's logs; the range before it checked after its logs (its end again:
+   * unchanged, its logs are of the chain it ends; its parent: the range continues the cursor); and the
+   * end of the range after it, read before that range's logs. The calls of one batch may run in any
+   * order: each check only needs to come after the logs it checks (an earlier request) and each end
+   * before its logs (a later one). A reorg that replaced the parent replaced the end too, so whichever
+   * the node answers first, a fork shows as one mismatch or the other. The next request goes out before
+   * this one's logs are decoded, so the node reads while this process decodes.
    */
-  private async readRange(
+  private async readRanges(
     network: string,
     rpc: RpcClient,
-    from: number,
+    cursor: IndexCursor | null,
     head: number,
-    parent: IndexCursor | null,
-    ahead: NextEnd | null,
-  ): Promise<RangeRead> {
-    const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
-    const to = ahead?.to ?? this.rangeEnd(network, from, head);
-    const end = ahead ? ahead.header : await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
-    if (!end) return { kind: "moved" };
-    const logs = await rpc.call<RawLog[]>("eth_getLogs", [
-      { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
-    ]);
-    const effects = noEffects();
-    addLogEffects(effects, logs);
-    this.adaptRange(network, logs.length, to - from + 1);
-    const nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
-    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends), the
-    // parent (the range continues the cursor) and the next range's end (read before its logs). A reorg
-    // that replaced the parent replaced the end too, so whichever the node answers first, a fork shows as
-    // one mismatch or the other.
-    const [endAgain, parentHeader, nextHeader] = (await rpc.batchSettled([
-      getBlock(to),
-      getBlock(parent ? parent.block : to),
-      ...(nextTo === null ? [] : [getBlock(nextTo)]),
-    ])) as (BlockHeader | null | Error)[];
-    if (endAgain instanceof Error) throw endAgain;
-    if (endAgain?.hash !== end.hash) return { kind: "moved" };
-    if (parent) {
-      if (parentHeader instanceof Error) throw parentHeader;
-      if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
+    queue: ReadQueue,
+  ): Promise<void> {
+    const from = cursor ? cursor.block + 1 : this.startBlock;
+    const to = this.rangeEnd(network, from, head);
+    const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
+    if (!end) return queue.push({ kind: "moved" });
+    let reading: RangeToRead | null = { from, to, hash: end.hash, parent: cursor };
+    let checking: { range: RangeToRead; effects: LogEffects } | null = null;
+    let request = this.sendRead(rpc, reading, null, to < head ? this.rangeEnd(network, to + 1, head) : null);
+    for (;;) {
+      const answer = await request;
+      if (checking) {
+        const verdict = checkRange(checking.range, answer);
+        if (verdict) return queue.push(verdict);
+        const { range, effects } = checking;
+        queue.push({ kind: "range", from: range.from, end: { block: range.to, hash: range.hash }, effects });
+      }
+      if (!reading) return;
+      this.adaptRange(network, answer.logs.length, reading.to - reading.from + 1);
+      // A next end the node does not have (a shorter chain now): this range is the last one read; the
+      // caller looks at the chain again.
+      const next: RangeToRead | null =
+        answer.next?.header != null
+          ? {
+              from: reading.to + 1,
+              to: answer.next.to,
+              hash: answer.next.header.hash,
+              parent: { block: reading.to, hash: reading.hash },
+            }
+          : null;
+      await queue.room();
+      if (queue.closed || this.stopped) return;
+      const afterNext = next && next.to < head ? this.rangeEnd(network, next.to + 1, head) : null;
+      request = this.sendRead(rpc, next, reading, afterNext);
+      const effects = noEffects();
+      addLogEffects(effects, answer.logs);
+      checking = { range: reading, effects };
+      reading = next;
     }
-    if (nextHeader instanceof Error) throw nextHeader;
-    const next = nextTo === null ? null : { to: nextTo, header: nextHeader ?? null };
-    return { kind: "range", from, end: { block: to, hash: end.hash }, effects, next };
+  }
+
+  /** One range's request (see readRanges): `reading`'s logs, `checking`'s checks, the end block `nextTo`. */
+  private async sendRead(
+    rpc: RpcClient,
+    reading: RangeToRead | null,
+    checking: RangeToRead | null,
+    nextTo: number | null,
+  ): Promise<ReadAnswer> {
+    const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
+    const calls = [
+      ...(reading
+        ? [
+            {
+              method: "eth_getLogs",
+              params: [{ fromBlock: hex(reading.from), toBlock: hex(reading.to), topics: TRANSFER_TOPICS_FILTER }],
+            },
+          ]
+        : []),
+      ...(checking ? [getBlock(checking.to), ...(checking.parent ? [getBlock(checking.parent.block)] : [])] : []),
+      ...(nextTo === null ? [] : [getBlock(nextTo)]),
+    ];
+    const results = await rpc.batchSettled(calls);
+    for (const r of results) if (r instanceof Error) throw r;
+    let i = 0;
+    const logs = reading ? (results[i++] as RawLog[]) : [];
+    const endAgain = checking ? (results[i++] as BlockHeader | null) : null;
+    const parent = checking?.parent ? (results[i++] as BlockHeader | null) : null;
+    const next = nextTo === null ? null : { to: nextTo, header: results[i] as BlockHeader | null };
+    return { logs, endAgain, parent, next };
   }
 
   private knownTokens(network: string): Set<string> {
@@ -426,5 +431,106 @@ export class TokenIndexer {
         { network, from: (ancestor?.block ?? -1) + 1, to: orphaned.block },
         `token index of ${network}: reorg; undid blocks ${(ancestor?.block ?? -1) + 1}–${orphaned.block} and reads them again`,
       );
+  }
+}
+
+/** A range to read: its blocks, its end's hash read before its logs, and the cursor it continues. */
+interface RangeToRead {
+  from: number;
+  to: number;
+  hash: string;
+  parent: IndexCursor | null;
+}
+
+/** What one range's request answered (see readRanges); empty or null where it did not ask. */
+interface ReadAnswer {
+  logs: RawLog[];
+  endAgain: BlockHeader | null;
+  parent: BlockHeader | null;
+  next: { to: number; header: BlockHeader | null } | null;
+}
+
+/** The checks of `range` after its logs: null when they pass. */
+function checkRange(range: RangeToRead, answer: ReadAnswer): RangeRead | null {
+  if (answer.endAgain?.hash !== range.hash) return { kind: "moved" };
+  if (range.parent && answer.parent?.hash !== range.parent.hash) return { kind: "reorg" };
+  return null;
+}
+
+/**
+ * The ranges read and checked, in order, between the reader and the writer: the reader waits while
+ * READ_AHEAD of them wait (each holds its effects), and stops once the writer has closed the queue.
+ */
+class ReadQueue {
+  private readonly items: RangeRead[] = [];
+  private ended = false;
+  private failure: { error: unknown } | null = null;
+  private wakeWriter: (() => void) | null = null;
+  private wakeReader: (() => void) | null = null;
+  /** The writer takes no more (it stopped at a reorg, a moved cursor, an error or stop()). */
+  closed = false;
+
+  push(read: RangeRead): void {
+    this.items.push(read);
+    this.wake();
+  }
+
+  /** The reader is done (after the ranges pushed). */
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  /** The reader failed: the writer meets `error` after the ranges pushed before it. */
+  fail(error: unknown): void {
+    this.failure = { error };
+    this.end();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wakeReader?.();
+  }
+
+  /** Resolves when the reader may read one more range (or the queue is closed). */
+  async room(): Promise<void> {
+    while (!this.closed && this.items.length >= READ_AHEAD) {
+      await new Promise<void>((resolve) => {
+        this.wakeReader = resolve;
+      });
+      this.wakeReader = null;
+    }
+  }
+
+  /** The next read, waiting for it; null when the reader is done. */
+  async next(): Promise<RangeRead | null> {
+    while (this.items.length === 0 && !this.ended) {
+      await new Promise<void>((resolve) => {
+        this.wakeWriter = resolve;
+      });
+      this.wakeWriter = null;
+    }
+    const read = this.items.shift();
+    if (read) {
+      this.wakeReader?.();
+      return read;
+    }
+    if (this.failure) throw this.failure.error;
+    return null;
+  }
+
+  /** The ranges read and waiting right now, up to the first that is not a range (left for next()). */
+  readyRanges(): Extract<RangeRead, { kind: "range" }>[] {
+    const ready: Extract<RangeRead, { kind: "range" }>[] = [];
+    for (let read = this.items[0]; read?.kind === "range"; read = this.items[0]) {
+      ready.push(read);
+      this.items.shift();
+    }
+    if (ready.length > 0) this.wakeReader?.();
+    return ready;
+  }
+
+  private wake(): void {
+    this.wakeWriter?.();
   }
 }
