@@ -263,7 +263,12 @@ export class TokenIndexer {
         effects,
         newTokens,
       });
-      if (!written) return { kind: "done", reached: null };
+      if (!written) {
+        // The cursor moved elsewhere (another indexer, or a database that lost its last unflushed ranges):
+        // the tokens this process remembers as stored are looked up again.
+        this.known.delete(network);
+        return { kind: "done", reached: null };
+      }
       const known = this.knownTokens(network);
       for (const t of newTokens) known.add(t.address);
       ranges.forEach((r, i) => {
