@@ -297,8 +297,9 @@ export class TokenIndexer {
    * end of the range after it, read before that range's logs. The calls of one batch may run in any
    * order: each check only needs to come after the logs it checks (an earlier request) and each end
    * before its logs (a later one). A reorg that replaced the parent replaced the end too, so whichever
-   * the node answers first, a fork shows as one mismatch or the other. The next request goes out before
-   * this one's logs are decoded, so the node reads while this process decodes.
+   * the node answers first, a fork shows as one mismatch or the other. A request needs only block numbers:
+   * the next one goes out as soon as this one's answer has arrived, before it is parsed and decoded, so the
+   * node reads the next range while this process works on this one.
    */
   private async readRanges(
     network: string,
@@ -311,48 +312,68 @@ export class TokenIndexer {
     const to = this.rangeEnd(network, from, head);
     const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
     if (!end) return queue.push({ kind: "moved" });
+    /** The range whose logs the request in flight reads (its end's hash null: the node did not have it). */
     let reading: RangeToRead | null = { from, to, hash: end.hash, parent: cursor };
-    let checking: { range: RangeToRead; effects: LogEffects } | null = null;
-    let request = this.sendRead(rpc, reading, null, to < head ? this.rangeEnd(network, to + 1, head) : null);
+    /** The range read before it, decoded, whose checks the request in flight carries. */
+    let checking: { range: RangeToRead; hash: string; effects: LogEffects } | null = null;
+    /** The end of the range after `reading`, read by the request in flight. */
+    let nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
+    let request = this.sendRead(rpc, reading, null, nextTo);
     for (;;) {
-      const answer = await request;
-      if (checking) {
-        const verdict = checkRange(checking.range, answer);
-        if (verdict) return queue.push(verdict);
-        const { range, effects } = checking;
-        queue.push({ kind: "range", from: range.from, end: { block: range.to, hash: range.hash }, effects });
+      const parse = await request;
+      let following: RangeToRead | null = null;
+      let followingTo: number | null = null;
+      let next: Promise<() => ReadAnswer> | null = null;
+      if (reading?.hash) {
+        await queue.room();
+        if (queue.closed || this.stopped) return;
+        if (nextTo !== null) {
+          following = {
+            from: reading.to + 1,
+            to: nextTo,
+            hash: null,
+            parent: { block: reading.to, hash: reading.hash },
+          };
+          followingTo = nextTo < head ? this.rangeEnd(network, nextTo + 1, head) : null;
+        }
+        next = this.sendRead(rpc, following, reading, followingTo);
+        // Met where it is awaited, next round; dropped when this round ends the reading.
+        next.catch(() => undefined);
       }
-      if (!reading) return;
+      const answer = parse();
+      if (checking) {
+        const verdict = checkRange(checking.range, checking.hash, answer);
+        if (verdict) return queue.push(verdict);
+        const { range, hash, effects } = checking;
+        queue.push({ kind: "range", from: range.from, end: { block: range.to, hash }, effects });
+      }
+      // Done: the last range checked, or a range whose end the node did not have (a shorter chain now:
+      // the caller looks at the chain again).
+      if (!reading?.hash || !next) return;
+      if (following) following.hash = answer.next?.header?.hash ?? null;
       this.adaptRange(network, answer.logs.length, reading.to - reading.from + 1);
-      // A next end the node does not have (a shorter chain now): this range is the last one read; the
-      // caller looks at the chain again.
-      const next: RangeToRead | null =
-        answer.next?.header != null
-          ? {
-              from: reading.to + 1,
-              to: answer.next.to,
-              hash: answer.next.header.hash,
-              parent: { block: reading.to, hash: reading.hash },
-            }
-          : null;
-      await queue.room();
-      if (queue.closed || this.stopped) return;
-      const afterNext = next && next.to < head ? this.rangeEnd(network, next.to + 1, head) : null;
-      request = this.sendRead(rpc, next, reading, afterNext);
+      // The writer, woken by the range just pushed, sends its write before this process decodes: the
+      // database writes while the logs are decoded.
+      if (checking) await new Promise(setImmediate);
       const effects = noEffects();
       addLogEffects(effects, answer.logs);
-      checking = { range: reading, effects };
-      reading = next;
+      checking = { range: reading, hash: reading.hash, effects };
+      reading = following;
+      nextTo = followingTo;
+      request = next;
     }
   }
 
-  /** One range's request (see readRanges): `reading`'s logs, `checking`'s checks, the end block `nextTo`. */
+  /**
+   * One range's request (see readRanges): `reading`'s logs, `checking`'s checks, the end block `nextTo`.
+   * Resolves once the node's answer has arrived, with the function that parses it.
+   */
   private async sendRead(
     rpc: RpcClient,
     reading: RangeToRead | null,
     checking: RangeToRead | null,
     nextTo: number | null,
-  ): Promise<ReadAnswer> {
+  ): Promise<() => ReadAnswer> {
     const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
     const calls = [
       ...(reading
@@ -366,14 +387,17 @@ export class TokenIndexer {
       ...(checking ? [getBlock(checking.to), ...(checking.parent ? [getBlock(checking.parent.block)] : [])] : []),
       ...(nextTo === null ? [] : [getBlock(nextTo)]),
     ];
-    const results = await rpc.batchSettled(calls);
-    for (const r of results) if (r instanceof Error) throw r;
-    let i = 0;
-    const logs = reading ? (results[i++] as RawLog[]) : [];
-    const endAgain = checking ? (results[i++] as BlockHeader | null) : null;
-    const parent = checking?.parent ? (results[i++] as BlockHeader | null) : null;
-    const next = nextTo === null ? null : { to: nextTo, header: results[i] as BlockHeader | null };
-    return { logs, endAgain, parent, next };
+    const parse = await rpc.batchArrived(calls);
+    return () => {
+      const results = parse();
+      for (const r of results) if (r instanceof Error) throw r;
+      let i = 0;
+      const logs = reading ? (results[i++] as RawLog[]) : [];
+      const endAgain = checking ? (results[i++] as BlockHeader | null) : null;
+      const parent = checking?.parent ? (results[i++] as BlockHeader | null) : null;
+      const next = nextTo === null ? null : { to: nextTo, header: results[i] as BlockHeader | null };
+      return { logs, endAgain, parent, next };
+    };
   }
 
   private knownTokens(network: string): Set<string> {
@@ -439,11 +463,11 @@ export class TokenIndexer {
   }
 }
 
-/** A range to read: its blocks, its end's hash read before its logs, and the cursor it continues. */
+/** A range to read: its blocks, its end's hash read before its logs (null: not known yet, or the node did not have that block), and the cursor it continues. */
 interface RangeToRead {
   from: number;
   to: number;
-  hash: string;
+  hash: string | null;
   parent: IndexCursor | null;
 }
 
@@ -455,9 +479,9 @@ interface ReadAnswer {
   next: { to: number; header: BlockHeader | null } | null;
 }
 
-/** The checks of `range` after its logs: null when they pass. */
-function checkRange(range: RangeToRead, answer: ReadAnswer): RangeRead | null {
-  if (answer.endAgain?.hash !== range.hash) return { kind: "moved" };
+/** The checks of `range` (its end's hash read before its logs: `hash`) after its logs: null when they pass. */
+function checkRange(range: RangeToRead, hash: string, answer: ReadAnswer): RangeRead | null {
+  if (answer.endAgain?.hash !== hash) return { kind: "moved" };
   if (range.parent && answer.parent?.hash !== range.parent.hash) return { kind: "reorg" };
   return null;
 }
