@@ -62,6 +62,7 @@ type RangeRead =
   | { kind: "moved" };
 
 const hex = (n: number) => `0x${n.toString(16)}`;
+const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
 
 export class TokenIndexer {
   private readonly clients = new Map<string, RpcClient>();
@@ -174,7 +175,7 @@ export class TokenIndexer {
     if (!client) {
       const upstream = this.options.upstreams.get(network);
       if (!upstream) throw new Error(`no node serves ${network}`);
-      // Three: a range's request, a batch of new tokens' metadata and the cursor's check at once.
+      // Three: a range's request, the checks of the range before it and a batch of new tokens' metadata at once.
       client = new RpcClient(upstream.httpUrl, { connections: 3 });
       this.clients.set(network, client);
     }
@@ -291,15 +292,13 @@ export class TokenIndexer {
   }
 
   /**
-   * Reads the ranges from `cursor` to `head` into `queue`, checked, in order. One request a range, a
-   * JSON-RPC batch: the range's logs; the range before it checked after its logs (its end again:
-   * unchanged, its logs are of the chain it ends; its parent: the range continues the cursor); and the
-   * end of the range after it, read before that range's logs. The calls of one batch may run in any
-   * order: each check only needs to come after the logs it checks (an earlier request) and each end
-   * before its logs (a later one). A reorg that replaced the parent replaced the end too, so whichever
-   * the node answers first, a fork shows as one mismatch or the other. A request needs only block numbers:
-   * the next one goes out as soon as this one's answer has arrived, before it is parsed and decoded, so the
-   * node reads the next range while this process works on this one.
+   * Reads the ranges from `cursor` to `head` into `queue`, checked, in order. A range's request is one
+   * JSON-RPC batch: its logs and the end of the range after it (read before that range's logs). As soon as
+   * its answer has arrived, before it is parsed and decoded, two requests go out at once: the next range's,
+   * and this range's checks (its end again: unchanged, its logs are of the chain it ends; its parent: the
+   * range continues the cursor). So the node reads the next range while this process works on this one,
+   * and a range goes to the writer as soon as it is decoded. A reorg that replaced the parent replaced the
+   * end too, so whichever the node answers first, a fork shows as one mismatch or the other.
    */
   private async readRanges(
     network: string,
@@ -312,92 +311,74 @@ export class TokenIndexer {
     const to = this.rangeEnd(network, from, head);
     const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
     if (!end) return queue.push({ kind: "moved" });
-    /** The range whose logs the request in flight reads (its end's hash null: the node did not have it). */
-    let reading: RangeToRead | null = { from, to, hash: end.hash, parent: cursor };
-    /** The range read before it, decoded, whose checks the request in flight carries. */
-    let checking: { range: RangeToRead; hash: string; effects: LogEffects } | null = null;
+    /** The range whose logs the request in flight reads, with its end's hash read before them. */
+    let reading: RangeToRead & { hash: string } = { from, to, hash: end.hash, parent: cursor };
     /** The end of the range after `reading`, read by the request in flight. */
     let nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
-    let request = this.sendRead(rpc, reading, null, nextTo);
+    let request = this.sendRead(rpc, reading, nextTo);
     for (;;) {
       const parse = await request;
-      let following: RangeToRead | null = null;
-      let followingTo: number | null = null;
-      let next: Promise<() => ReadAnswer> | null = null;
-      if (reading?.hash) {
-        await queue.room();
-        if (queue.closed || this.stopped) return;
-        if (nextTo !== null) {
-          following = {
-            from: reading.to + 1,
-            to: nextTo,
-            hash: null,
-            parent: { block: reading.to, hash: reading.hash },
-          };
-          followingTo = nextTo < head ? this.rangeEnd(network, nextTo + 1, head) : null;
-        }
-        next = this.sendRead(rpc, following, reading, followingTo);
-        // Met where it is awaited, next round; dropped when this round ends the reading.
-        next.catch(() => undefined);
-      }
+      await queue.room();
+      if (queue.closed || this.stopped) return;
+      const following: RangeToRead | null =
+        nextTo === null
+          ? null
+          : { from: reading.to + 1, to: nextTo, hash: null, parent: { block: reading.to, hash: reading.hash } };
+      const followingTo = following && following.to < head ? this.rangeEnd(network, following.to + 1, head) : null;
+      const next = following ? this.sendRead(rpc, following, followingTo) : null;
+      // Met where it is awaited, next round; dropped when this round ends the reading.
+      next?.catch(() => undefined);
+      const checked = this.checkRange(rpc, reading);
+      checked.catch(() => undefined);
       const answer = parse();
-      if (checking) {
-        const verdict = checkRange(checking.range, checking.hash, answer);
-        if (verdict) return queue.push(verdict);
-        const { range, hash, effects } = checking;
-        queue.push({ kind: "range", from: range.from, end: { block: range.to, hash }, effects });
-      }
-      // Done: the last range checked, or a range whose end the node did not have (a shorter chain now:
-      // the caller looks at the chain again).
-      if (!reading?.hash || !next) return;
-      if (following) following.hash = answer.next?.header?.hash ?? null;
+      if (following) following.hash = answer.nextHeader?.hash ?? null;
       this.adaptRange(network, answer.logs.length, reading.to - reading.from + 1);
-      // The writer, woken by the range just pushed, sends its write before this process decodes: the
-      // database writes while the logs are decoded.
-      if (checking) await new Promise(setImmediate);
       const effects = noEffects();
       addLogEffects(effects, answer.logs);
-      checking = { range: reading, hash: reading.hash, effects };
-      reading = following;
+      const verdict = await checked;
+      if (verdict) return queue.push(verdict);
+      queue.push({ kind: "range", from: reading.from, end: { block: reading.to, hash: reading.hash }, effects });
+      // Done: the last range, or one whose end the node did not have (a shorter chain now: the caller
+      // looks at the chain again).
+      if (!following?.hash || !next) return;
+      reading = { ...following, hash: following.hash };
       nextTo = followingTo;
       request = next;
     }
   }
 
-  /**
-   * One range's request (see readRanges): `reading`'s logs, `checking`'s checks, the end block `nextTo`.
-   * Resolves once the node's answer has arrived, with the function that parses it.
-   */
+  /** A range's request (see readRanges): its logs and the end block `nextTo`; resolves when its answer has arrived, with the function that parses it. */
   private async sendRead(
     rpc: RpcClient,
-    reading: RangeToRead | null,
-    checking: RangeToRead | null,
+    range: RangeToRead,
     nextTo: number | null,
-  ): Promise<() => ReadAnswer> {
-    const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
-    const calls = [
-      ...(reading
-        ? [
-            {
-              method: "eth_getLogs",
-              params: [{ fromBlock: hex(reading.from), toBlock: hex(reading.to), topics: TRANSFER_TOPICS_FILTER }],
-            },
-          ]
-        : []),
-      ...(checking ? [getBlock(checking.to), ...(checking.parent ? [getBlock(checking.parent.block)] : [])] : []),
+  ): Promise<() => { logs: RawLog[]; nextHeader: BlockHeader | null }> {
+    const parse = await rpc.batchArrived([
+      {
+        method: "eth_getLogs",
+        params: [{ fromBlock: hex(range.from), toBlock: hex(range.to), topics: TRANSFER_TOPICS_FILTER }],
+      },
       ...(nextTo === null ? [] : [getBlock(nextTo)]),
-    ];
-    const parse = await rpc.batchArrived(calls);
+    ]);
     return () => {
-      const results = parse();
-      for (const r of results) if (r instanceof Error) throw r;
-      let i = 0;
-      const logs = reading ? (results[i++] as RawLog[]) : [];
-      const endAgain = checking ? (results[i++] as BlockHeader | null) : null;
-      const parent = checking?.parent ? (results[i++] as BlockHeader | null) : null;
-      const next = nextTo === null ? null : { to: nextTo, header: results[i] as BlockHeader | null };
-      return { logs, endAgain, parent, next };
+      const [logs, nextHeader] = parse();
+      if (logs instanceof Error) throw logs;
+      if (nextHeader instanceof Error) throw nextHeader;
+      return { logs: logs as RawLog[], nextHeader: (nextHeader ?? null) as BlockHeader | null };
     };
+  }
+
+  /** The checks of `range` after its logs: null when they pass, else what they found. */
+  private async checkRange(rpc: RpcClient, range: RangeToRead & { hash: string }): Promise<RangeRead | null> {
+    const [endAgain, parent] = (await rpc.batchSettled([
+      getBlock(range.to),
+      ...(range.parent ? [getBlock(range.parent.block)] : []),
+    ])) as (BlockHeader | null | Error)[];
+    if (endAgain instanceof Error) throw endAgain;
+    if (parent instanceof Error) throw parent;
+    if (endAgain?.hash !== range.hash) return { kind: "moved" };
+    if (range.parent && parent?.hash !== range.parent.hash) return { kind: "reorg" };
+    return null;
   }
 
   private knownTokens(network: string): Set<string> {
@@ -469,21 +450,6 @@ interface RangeToRead {
   to: number;
   hash: string | null;
   parent: IndexCursor | null;
-}
-
-/** What one range's request answered (see readRanges); empty or null where it did not ask. */
-interface ReadAnswer {
-  logs: RawLog[];
-  endAgain: BlockHeader | null;
-  parent: BlockHeader | null;
-  next: { to: number; header: BlockHeader | null } | null;
-}
-
-/** The checks of `range` (its end's hash read before its logs: `hash`) after its logs: null when they pass. */
-function checkRange(range: RangeToRead, hash: string, answer: ReadAnswer): RangeRead | null {
-  if (answer.endAgain?.hash !== hash) return { kind: "moved" };
-  if (range.parent && answer.parent?.hash !== range.parent.hash) return { kind: "reorg" };
-  return null;
 }
 
 /**
