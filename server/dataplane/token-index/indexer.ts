@@ -325,11 +325,12 @@ export class TokenIndexer {
           ? null
           : { from: reading.to + 1, to: nextTo, hash: null, parent: { block: reading.to, hash: reading.hash } };
       const followingTo = following && following.to < head ? this.rangeEnd(network, following.to + 1, head) : null;
+      // The checks go out first: anvil answered them only after a range's logs asked for before them.
+      const checked = this.checkRange(rpc, reading);
+      checked.catch(() => undefined);
       const next = following ? this.sendRead(rpc, following, followingTo) : null;
       // Met where it is awaited, next round; dropped when this round ends the reading.
       next?.catch(() => undefined);
-      const checked = this.checkRange(rpc, reading);
-      checked.catch(() => undefined);
       const answer = parse();
       if (following) following.hash = answer.nextHeader?.hash ?? null;
       this.adaptRange(network, answer.logs.length, reading.to - reading.from + 1);
@@ -338,6 +339,9 @@ export class TokenIndexer {
       const verdict = await checked;
       if (verdict) return queue.push(verdict);
       queue.push({ kind: "range", from: reading.from, end: { block: reading.to, hash: reading.hash }, effects });
+      // The writer, woken by the range just pushed, sends its write before this process parses the next
+      // answer: the database writes while the next logs are parsed and decoded.
+      await new Promise(setImmediate);
       // Done: the last range, or one whose end the node did not have (a shorter chain now: the caller
       // looks at the chain again).
       if (!following?.hash || !next) return;
