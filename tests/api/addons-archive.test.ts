@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { KEPT_STATES } from "../../server/dataplane/chain/anvil.ts";
 import { RpcClient } from "../../server/dataplane/datasets/rpc.ts";
+import { EDGE_MARGIN_BLOCKS } from "../../server/dataplane/proxy/archive-calls.ts";
 import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/api.ts";
 
 const NETWORK = "ethereum-mainnet";
@@ -161,4 +162,45 @@ it("state at a block older than the pruned node keeps: the node's own error with
     id: installAddon.id,
   });
   expect((await balanceAt(endpoint, hex(oldBlock))).error).toEqual(nodeError);
+}, 60_000);
+
+it("a call at a block that left the pruned node's window since the archive follower last looked: the archive node's answer, not the pruned node's error", async () => {
+  const user = await signUp(app);
+  const endpoint = await newEndpoint(user.client);
+  await user.client.gqlOk(
+    `mutation($e: ID!) { installAddon(input: { endpointId: $e, planId: "archive-standard" }) { id } }`,
+    { e: endpoint.id },
+  );
+  const archive = app.services.upstreams.get(NETWORK)?.archive;
+  if (!archive) throw new Error("no archive node beside the local node");
+  const head = Number(await node.call<string>("eth_blockNumber"));
+  // The oldest block the pruned node keeps, as the follower saw it last: the edge of the window.
+  const edge = head - KEPT_STATES + 1;
+  const deadline = Date.now() + 30_000;
+  while (archive.routesBelow() !== edge) {
+    if (Date.now() > deadline) throw new Error(`the archive node did not follow: ${archive.routesBelow()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  // The chain moves on before the follower looks again (it polls): the edge block's state, and that of
+  // blocks past the proxy's margin above it, leave the pruned node while the proxy still sees them as kept.
+  await node.call("anvil_mine", [hex(KEPT_STATES / 2)]);
+  const beyondMargin = edge + EDGE_MARGIN_BLOCKS + 1;
+  for (const block of [edge, beyondMargin]) {
+    const pruned = await node.batchSettled([{ method: "eth_getBalance", params: [TARGET, hex(block)] }]);
+    expect(String(pruned[0])).toMatch(/BlockOutOfRange/);
+    const answer = await balanceAt(endpoint, hex(block));
+    expect(answer.error, `block ${block}`).toBeUndefined();
+    expect(answer.result).toBe("0x1");
+  }
+  // Inside a batch too.
+  const batch = await post<Answer[]>(endpoint, [
+    { jsonrpc: "2.0", id: "edge", method: "eth_getBalance", params: [TARGET, hex(edge)] },
+    { jsonrpc: "2.0", id: "beyond", method: "eth_getBalance", params: [TARGET, hex(beyondMargin)] },
+    { jsonrpc: "2.0", id: "now", method: "eth_getBalance", params: [TARGET, "latest"] },
+  ]);
+  expect(batch).toEqual([
+    { jsonrpc: "2.0", id: "edge", result: "0x1" },
+    { jsonrpc: "2.0", id: "beyond", result: "0x1" },
+    { jsonrpc: "2.0", id: "now", result: "0x3" },
+  ]);
 }, 60_000);

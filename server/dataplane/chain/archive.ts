@@ -16,6 +16,8 @@ export interface ArchiveRoute {
    * keeps, once the archive node has replayed up to it; undefined while it has not (or stopped following).
    */
   routesBelow(): number | undefined;
+  /** The newest block the archive node has replayed (it has that block's state); undefined as routesBelow. */
+  replayedTo(): number | undefined;
 }
 
 interface BlockHead {
@@ -53,6 +55,10 @@ export class ArchiveFollower implements ArchiveRoute {
     const oldestKept = Math.max(0, this.servedHead - KEPT_STATES + 1);
     // Blocks it has not replayed yet are not sent there.
     return Math.min(oldestKept, this.replayed + 1);
+  }
+
+  replayedTo(): number | undefined {
+    return this.broken || this.replayed < 0 ? undefined : this.replayed;
   }
 
   start(): void {

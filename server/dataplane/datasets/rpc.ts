@@ -122,6 +122,17 @@ export class RpcClient {
     return this.inRequests(calls, (part) => this.sendJson(part));
   }
 
+  /**
+   * Like batchSettled in two steps: resolves once the node's answer has arrived, with the function that
+   * parses it, for a caller that sends its next request before it spends time on this answer. One HTTP
+   * request, never split: for small batches (a refused one throws RpcBatchRefused from the parse).
+   */
+  async batchArrived(calls: RpcCall[]): Promise<() => unknown[]> {
+    if (calls.length === 0) return () => [];
+    const { first, status, text } = await this.exchange(calls);
+    return () => this.answers(calls, first, status, text);
+  }
+
   close(): Promise<void> {
     this.closed ??= this.pool ? this.pool.then((pool) => pool.close()) : Promise.resolve();
     return this.closed;

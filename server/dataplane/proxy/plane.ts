@@ -14,7 +14,7 @@ import {
   statusRefusal,
   tooManyWebSockets,
 } from "./admission.ts";
-import { stateBlockOf } from "./archive-calls.ts";
+import { archiveWay, stateBlockOf, stateNotKept } from "./archive-calls.ts";
 import { checkAccess, clientIpOf, corsHeaders } from "./checks.ts";
 import type { EndpointDirectory } from "./directory.ts";
 import { type CompiledEndpoint, NO_HEADERS } from "./endpoint.ts";
@@ -446,8 +446,9 @@ export class DataPlane {
 
   /**
    * The answers to calls that do not go to the served node, started, by call index: a method the service
-   * answers itself, and with the Archive add-on a state read at a block older than the node keeps (sent to
-   * the archive node). Null when there is none: the usual request, decided with a map lookup per call.
+   * answers itself, and with the Archive add-on a state read at a numbered block the archive node has
+   * (archive-calls.ts archiveWay: older than the node keeps, or at the node and then the archive node when
+   * the node no longer keeps it). Null when there is none: the usual request, decided with a map lookup per call.
    */
   private ownAnswers(
     endpoint: CompiledEndpoint,
@@ -457,24 +458,38 @@ export class DataPlane {
     perCall: (Refusal | undefined)[],
   ): Map<number, Promise<string>> | null {
     const network = endpoint.record.network;
-    const archiveBelow = endpoint.record.archive ? upstream?.archive?.routesBelow() : undefined;
+    const archive = endpoint.record.archive ? upstream?.archive : undefined;
+    const archiveBelow = archive?.routesBelow();
     if (this.served.size === 0 && archiveBelow === undefined) return null;
+    const replayedTo = archive?.replayedTo();
     let own: Map<number, Promise<string>> | null = null;
     for (let i = 0; i < methods.length; i++) {
       if (perCall[i]) continue;
       const call = calls[i] as JsonRpcCall;
       let answer: Promise<string> | undefined;
       if (this.served.has(methods[i])) answer = serveCall(this.served, call, network, this.deps.onError);
-      else if (archiveBelow !== undefined && upstream?.archive) {
+      else if (archiveBelow !== undefined && archive && upstream) {
         const block = stateBlockOf(call);
-        if (block !== undefined && block < archiveBelow)
-          answer = this.forwardOne(upstream.archive.httpUrl, call, network);
+        const way = block === undefined ? "served" : archiveWay(block, archiveBelow, replayedTo);
+        if (way === "archive") answer = this.forwardOne(archive.httpUrl, call, network);
+        else if (way === "served-else-archive")
+          answer = this.forwardOrArchive(upstream.httpUrl, archive.httpUrl, call, network);
       }
       if (!answer) continue;
       own ??= new Map();
       own.set(i, answer);
     }
     return own;
+  }
+
+  /**
+   * A call at a block the archive node has, sent to the served node; the archive node's answer instead when
+   * the served node answers that it no longer keeps that block's state (it left the window since the
+   * archive follower last looked).
+   */
+  private async forwardOrArchive(servedUrl: string, archiveUrl: string, call: JsonRpcCall, network: string) {
+    const answer = await this.forwardOne(servedUrl, call, network);
+    return stateNotKept(answer) ? this.forwardOne(archiveUrl, call, network) : answer;
   }
 
   /** One call's answer from a node (the archive node), or the proxy's UPSTREAM_FAILED for it. */

@@ -53,21 +53,16 @@ interface BlockHeader {
   hash: string;
 }
 
-/** The next range's end block and its header, read before that range's logs (in the previous range's last batch). */
-interface NextEnd {
-  to: number;
-  header: BlockHeader | null;
-}
-
 type RangeRead =
   /** Its logs decoded as soon as read, into what they change: the logs themselves are not kept. */
-  | { kind: "range"; from: number; end: IndexCursor; effects: LogEffects; next: NextEnd | null }
+  | { kind: "range"; from: number; end: IndexCursor; effects: LogEffects }
   /** The cursor block is no longer on the node's chain. */
   | { kind: "reorg" }
   /** The chain moved while the range was read: read it again. */
   | { kind: "moved" };
 
 const hex = (n: number) => `0x${n.toString(16)}`;
+const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
 
 export class TokenIndexer {
   private readonly clients = new Map<string, RpcClient>();
@@ -180,7 +175,7 @@ export class TokenIndexer {
     if (!client) {
       const upstream = this.options.upstreams.get(network);
       if (!upstream) throw new Error(`no node serves ${network}`);
-      // Three: a range's logs, the header batch around them, and a batch of new tokens' metadata at once.
+      // Three: a range's request, the checks of the range before it and a batch of new tokens' metadata at once.
       client = new RpcClient(upstream.httpUrl, { connections: 3 });
       this.clients.set(network, client);
     }
@@ -218,9 +213,12 @@ export class TokenIndexer {
   }
 
   /**
-   * Reads and writes ranges from `cursor` to `head`, reading the next range while the previous one is
-   * written. Stops at a reorg (answering the cursor it found orphaned), when the chain moved under a read
-   * or another indexer moved the cursor (the caller looks again), or at `head`.
+   * Reads and writes ranges from `cursor` to `head`: the reader (readRanges) runs ahead of the writer, at
+   * most READ_AHEAD ranges read and waiting, and the writer writes every range already read as one: their
+   * effects summed, the last one's end the new cursor. A writer slower than the reader so writes fewer,
+   * larger ranges instead of falling behind. Stops at a reorg (answering the cursor it found orphaned),
+   * when the chain moved under a read or another indexer moved the cursor (the caller looks again), or at
+   * `head`.
    */
   private async indexRanges(
     network: string,
@@ -228,61 +226,31 @@ export class TokenIndexer {
     cursor: IndexCursor | null,
     head: number,
   ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
+    const queue = new ReadQueue();
+    const reading = this.readRanges(network, rpc, cursor, head, queue).then(
+      () => queue.end(),
+      (error) => queue.fail(error),
+    );
+    try {
+      return await this.writeRanges(network, rpc, cursor, head, queue);
+    } finally {
+      queue.close();
+      await reading;
+    }
+  }
+
+  private async writeRanges(
+    network: string,
+    rpc: RpcClient,
+    cursor: IndexCursor | null,
+    head: number,
+    queue: ReadQueue,
+  ): Promise<{ kind: "done"; reached: IndexCursor | null } | { kind: "reorg"; cursor: IndexCursor }> {
     let parent = cursor;
-    const first = cursor ? cursor.block + 1 : this.startBlock;
-    // The reader runs ahead of the writer (each read starts the next as it ends, at most READ_AHEAD waiting),
-    // and the writer writes every range already read as one: their effects summed, the last one's end the
-    // new cursor. A writer slower than the reader so writes fewer, larger ranges instead of falling behind.
-    type Pending = { read: Promise<RangeRead>; done: RangeRead | null };
-    const reads: Pending[] = [];
-    // Changed by the reads' callbacks: an object, so the loop below reads it as it is now.
-    const reader: { on: boolean; paused: (() => void) | null } = { on: true, paused: null };
-    const startRead = (from: number, readParent: IndexCursor | null, ahead: NextEnd | null) => {
-      const entry: Pending = { read: this.readRange(network, rpc, from, head, readParent, ahead), done: null };
-      reads.push(entry);
-      entry.read.then(
-        (r) => {
-          entry.done = r;
-          if (r.kind !== "range" || !r.next || !reader.on || this.stopped) return;
-          const next = r.next;
-          const go = () => startRead(r.end.block + 1, r.end, next);
-          if (reads.length >= READ_AHEAD) reader.paused = go;
-          else go();
-        },
-        // Met where it is awaited (or dropped with the reads not written).
-        () => undefined,
-      );
-    };
-    const take = (): Pending | undefined => {
-      const entry = reads.shift();
-      const resume = reader.paused;
-      reader.paused = null;
-      resume?.();
-      return entry;
-    };
-    const stopReading = () => {
-      reader.on = false;
-      reader.paused = null;
-    };
-    startRead(first, parent, null);
-    for (let entry = take(); entry; entry = take()) {
-      const read: RangeRead = await entry.read.catch((error) => {
-        stopReading();
-        throw error;
-      });
-      if (read.kind === "moved" || this.stopped) {
-        stopReading();
-        return { kind: "done", reached: null };
-      }
-      if (read.kind === "reorg") {
-        stopReading();
-        return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
-      }
-      const ranges = [read];
-      for (let ready = reads[0]?.done; ready?.kind === "range"; ready = reads[0]?.done) {
-        ranges.push(ready);
-        take();
-      }
+    for (let read = await queue.next(); read; read = await queue.next()) {
+      if (read.kind === "moved" || this.stopped) return { kind: "done", reached: null };
+      if (read.kind === "reorg") return parent ? { kind: "reorg", cursor: parent } : { kind: "done", reached: null };
+      const ranges = [read, ...queue.readyRanges()];
       const transfers = ranges.map((r) => r.effects.transfers);
       const effects = read.effects;
       for (const later of ranges.slice(1)) addEffects(effects, later.effects);
@@ -297,7 +265,9 @@ export class TokenIndexer {
         newTokens,
       });
       if (!written) {
-        stopReading();
+        // The cursor moved elsewhere (another indexer, or a database that lost its last unflushed ranges):
+        // the tokens this process remembers as stored are looked up again.
+        this.known.delete(network);
         return { kind: "done", reached: null };
       }
       const known = this.knownTokens(network);
@@ -322,48 +292,97 @@ export class TokenIndexer {
   }
 
   /**
-   * Reads the range from `from` (its end chosen by the range size, or given with its header by the range
-   * before, `ahead`). Two round trips a range: the logs, then one batch holding the end again, the parent
-   * and the next range's end, read after this range's logs and before the next one's, which is all the
-   * before-and-after checks need (the calls of one batch may run in any order).
+   * Reads the ranges from `cursor` to `head` into `queue`, checked, in order. A range's request is one
+   * JSON-RPC batch: its logs and the end of the range after it (read before that range's logs). As soon as
+   * its answer has arrived, before it is parsed and decoded, two requests go out at once: the next range's,
+   * and this range's checks (its end again: unchanged, its logs are of the chain it ends; its parent: the
+   * range continues the cursor). So the node reads the next range while this process works on this one,
+   * and a range goes to the writer as soon as it is decoded. A reorg that replaced the parent replaced the
+   * end too, so whichever the node answers first, a fork shows as one mismatch or the other.
    */
-  private async readRange(
+  private async readRanges(
     network: string,
     rpc: RpcClient,
-    from: number,
+    cursor: IndexCursor | null,
     head: number,
-    parent: IndexCursor | null,
-    ahead: NextEnd | null,
-  ): Promise<RangeRead> {
-    const getBlock = (n: number) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] });
-    const to = ahead?.to ?? this.rangeEnd(network, from, head);
-    const end = ahead ? ahead.header : await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
-    if (!end) return { kind: "moved" };
-    const logs = await rpc.call<RawLog[]>("eth_getLogs", [
-      { fromBlock: hex(from), toBlock: hex(to), topics: TRANSFER_TOPICS_FILTER },
-    ]);
-    const effects = noEffects();
-    addLogEffects(effects, logs);
-    this.adaptRange(network, logs.length, to - from + 1);
-    const nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
-    // After the logs, in one batch: the end again (unchanged, the logs are of the chain it ends), the
-    // parent (the range continues the cursor) and the next range's end (read before its logs). A reorg
-    // that replaced the parent replaced the end too, so whichever the node answers first, a fork shows as
-    // one mismatch or the other.
-    const [endAgain, parentHeader, nextHeader] = (await rpc.batchSettled([
-      getBlock(to),
-      getBlock(parent ? parent.block : to),
+    queue: ReadQueue,
+  ): Promise<void> {
+    const from = cursor ? cursor.block + 1 : this.startBlock;
+    const to = this.rangeEnd(network, from, head);
+    const end = await rpc.call<BlockHeader | null>("eth_getBlockByNumber", [hex(to), false]);
+    if (!end) return queue.push({ kind: "moved" });
+    /** The range whose logs the request in flight reads, with its end's hash read before them. */
+    let reading: RangeToRead & { hash: string } = { from, to, hash: end.hash, parent: cursor };
+    /** The end of the range after `reading`, read by the request in flight. */
+    let nextTo = to < head ? this.rangeEnd(network, to + 1, head) : null;
+    let request = this.sendRead(rpc, reading, nextTo);
+    for (;;) {
+      const parse = await request;
+      await queue.room();
+      if (queue.closed || this.stopped) return;
+      const following: RangeToRead | null =
+        nextTo === null
+          ? null
+          : { from: reading.to + 1, to: nextTo, hash: null, parent: { block: reading.to, hash: reading.hash } };
+      const followingTo = following && following.to < head ? this.rangeEnd(network, following.to + 1, head) : null;
+      // The checks go out first: anvil answered them only after a range's logs asked for before them.
+      const checked = this.checkRange(rpc, reading);
+      checked.catch(() => undefined);
+      const next = following ? this.sendRead(rpc, following, followingTo) : null;
+      // Met where it is awaited, next round; dropped when this round ends the reading.
+      next?.catch(() => undefined);
+      const answer = parse();
+      if (following) following.hash = answer.nextHeader?.hash ?? null;
+      this.adaptRange(network, answer.logs.length, reading.to - reading.from + 1);
+      const effects = noEffects();
+      addLogEffects(effects, answer.logs);
+      const verdict = await checked;
+      if (verdict) return queue.push(verdict);
+      queue.push({ kind: "range", from: reading.from, end: { block: reading.to, hash: reading.hash }, effects });
+      // The writer, woken by the range just pushed, sends its write before this process parses the next
+      // answer: the database writes while the next logs are parsed and decoded.
+      await new Promise(setImmediate);
+      // Done: the last range, or one whose end the node did not have (a shorter chain now: the caller
+      // looks at the chain again).
+      if (!following?.hash || !next) return;
+      reading = { ...following, hash: following.hash };
+      nextTo = followingTo;
+      request = next;
+    }
+  }
+
+  /** A range's request (see readRanges): its logs and the end block `nextTo`; resolves when its answer has arrived, with the function that parses it. */
+  private async sendRead(
+    rpc: RpcClient,
+    range: RangeToRead,
+    nextTo: number | null,
+  ): Promise<() => { logs: RawLog[]; nextHeader: BlockHeader | null }> {
+    const parse = await rpc.batchArrived([
+      {
+        method: "eth_getLogs",
+        params: [{ fromBlock: hex(range.from), toBlock: hex(range.to), topics: TRANSFER_TOPICS_FILTER }],
+      },
       ...(nextTo === null ? [] : [getBlock(nextTo)]),
+    ]);
+    return () => {
+      const [logs, nextHeader] = parse();
+      if (logs instanceof Error) throw logs;
+      if (nextHeader instanceof Error) throw nextHeader;
+      return { logs: logs as RawLog[], nextHeader: (nextHeader ?? null) as BlockHeader | null };
+    };
+  }
+
+  /** The checks of `range` after its logs: null when they pass, else what they found. */
+  private async checkRange(rpc: RpcClient, range: RangeToRead & { hash: string }): Promise<RangeRead | null> {
+    const [endAgain, parent] = (await rpc.batchSettled([
+      getBlock(range.to),
+      ...(range.parent ? [getBlock(range.parent.block)] : []),
     ])) as (BlockHeader | null | Error)[];
     if (endAgain instanceof Error) throw endAgain;
-    if (endAgain?.hash !== end.hash) return { kind: "moved" };
-    if (parent) {
-      if (parentHeader instanceof Error) throw parentHeader;
-      if (parentHeader?.hash !== parent.hash) return { kind: "reorg" };
-    }
-    if (nextHeader instanceof Error) throw nextHeader;
-    const next = nextTo === null ? null : { to: nextTo, header: nextHeader ?? null };
-    return { kind: "range", from, end: { block: to, hash: end.hash }, effects, next };
+    if (parent instanceof Error) throw parent;
+    if (endAgain?.hash !== range.hash) return { kind: "moved" };
+    if (range.parent && parent?.hash !== range.parent.hash) return { kind: "reorg" };
+    return null;
   }
 
   private knownTokens(network: string): Set<string> {
@@ -426,5 +445,91 @@ export class TokenIndexer {
         { network, from: (ancestor?.block ?? -1) + 1, to: orphaned.block },
         `token index of ${network}: reorg; undid blocks ${(ancestor?.block ?? -1) + 1}–${orphaned.block} and reads them again`,
       );
+  }
+}
+
+/** A range to read: its blocks, its end's hash read before its logs (null: not known yet, or the node did not have that block), and the cursor it continues. */
+interface RangeToRead {
+  from: number;
+  to: number;
+  hash: string | null;
+  parent: IndexCursor | null;
+}
+
+/**
+ * The ranges read and checked, in order, between the reader and the writer: the reader waits while
+ * READ_AHEAD of them wait (each holds its effects), and stops once the writer has closed the queue.
+ */
+class ReadQueue {
+  private readonly items: RangeRead[] = [];
+  private ended = false;
+  private failure: { error: unknown } | null = null;
+  private wakeWriter: (() => void) | null = null;
+  private wakeReader: (() => void) | null = null;
+  /** The writer takes no more (it stopped at a reorg, a moved cursor, an error or stop()). */
+  closed = false;
+
+  push(read: RangeRead): void {
+    this.items.push(read);
+    this.wake();
+  }
+
+  /** The reader is done (after the ranges pushed). */
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  /** The reader failed: the writer meets `error` after the ranges pushed before it. */
+  fail(error: unknown): void {
+    this.failure = { error };
+    this.end();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wakeReader?.();
+  }
+
+  /** Resolves when the reader may read one more range (or the queue is closed). */
+  async room(): Promise<void> {
+    while (!this.closed && this.items.length >= READ_AHEAD) {
+      await new Promise<void>((resolve) => {
+        this.wakeReader = resolve;
+      });
+      this.wakeReader = null;
+    }
+  }
+
+  /** The next read, waiting for it; null when the reader is done. */
+  async next(): Promise<RangeRead | null> {
+    while (this.items.length === 0 && !this.ended) {
+      await new Promise<void>((resolve) => {
+        this.wakeWriter = resolve;
+      });
+      this.wakeWriter = null;
+    }
+    const read = this.items.shift();
+    if (read) {
+      this.wakeReader?.();
+      return read;
+    }
+    if (this.failure) throw this.failure.error;
+    return null;
+  }
+
+  /** The ranges read and waiting right now, up to the first that is not a range (left for next()). */
+  readyRanges(): Extract<RangeRead, { kind: "range" }>[] {
+    const ready: Extract<RangeRead, { kind: "range" }>[] = [];
+    for (let read = this.items[0]; read?.kind === "range"; read = this.items[0]) {
+      ready.push(read);
+      this.items.shift();
+    }
+    if (ready.length > 0) this.wakeReader?.();
+    return ready;
+  }
+
+  private wake(): void {
+    this.wakeWriter?.();
   }
 }

@@ -218,6 +218,11 @@ export function databaseTokenIndexStore(pool: pg.Pool): TokenIndexStore {
  * it). A concurrent writer's update of the same cursor row waits for this one's commit and then finds the
  * row moved (READ COMMITTED re-checks an updated row), so it writes nothing; a rollback holds that row
  * locked (rollBack) for as long as it works.
+ *
+ * Its commit does not wait for the WAL to reach the disk (synchronous_commit off for this transaction only,
+ * set by the statement itself: no extra round trip): the index is derived from the chain and its cursor
+ * moves in the same transaction, so a database crash loses at most the last ranges whole, and the indexer
+ * reads them again from the cursor that survived (docs/decisions/1831-token-index-commits-unflushed.md).
  */
 const COMMIT_RANGE_SQL = `with moved as (
            update token_index_cursors set block_number = $2::bigint, block_hash = $3::text, updated_at = now()
@@ -253,7 +258,8 @@ const COMMIT_RANGE_SQL = `with moved as (
          pruned as (
            delete from token_index_ranges where network = $1::text and block_number < $13::bigint
              and exists (select from go))
-         select exists (select from go) as written`;
+         select exists (select from go) as written,
+           set_config('synchronous_commit', 'off', true) as commit_unflushed`;
 
 /**
  * The query behind a wallet's token balances (one statement: rows of the page and the filter's total).
