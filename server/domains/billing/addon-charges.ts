@@ -1,8 +1,6 @@
 // What a period's add-on installs cost, as invoice lines. The marketplace keeps the installs, their plan
 // changes and the price of an interval (installPrice, the one price); billing prorates it over the time
 // an install spent on each plan in the period with prorate (the one proration rule, the one upgrades use).
-import type { SQL } from "drizzle-orm";
-import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { addMonths } from "../account/billing-period.ts";
 import {
@@ -21,6 +19,7 @@ import {
   installsInPeriods,
 } from "../addons/service.ts";
 import { prorate } from "./lines.ts";
+import { type BillReadsStatement, billReadsStatement } from "./store.ts";
 
 /**
  * What billing reads of the add-on marketplace: the lines a period's add-on installs cost (ADDON lines of
@@ -29,11 +28,11 @@ import { prorate } from "./lines.ts";
  */
 export interface AddonCharges {
   /**
-   * What the period's lines are priced from, as one SQL value of the statement that reads the rest of the
-   * bill (billing/store.ts `billReadsOf`), so a bill is read in one round trip.
+   * The statement that reads a bill (billing/store.ts `billReadsOf`) with what the period's lines are priced
+   * from as one of its values, so a bill is read in one round trip; made once, with the port.
    */
-  periodInstallsSql(accountId: SQL | AnyPgColumn, start: SQL | AnyPgColumn, end: SQL): SQL<unknown[]>;
-  /** The lines of what periodInstallsSql read. */
+  billReads: BillReadsStatement;
+  /** The lines of the installs billReads read. */
   periodLinesOf(
     installs: unknown[],
     period: { start: Date; end: Date },
@@ -160,7 +159,7 @@ export function installLine(
 
 /** The charges app.ts gives billing: the account's installs live in the period, priced and prorated. */
 export const marketplaceCharges: AddonCharges = {
-  periodInstallsSql: installsInPeriodJson,
+  billReads: billReadsStatement(installsInPeriodJson, "bill_reads_of_account"),
   periodLinesOf: (installs, period) => linesOf(installsInPeriodOf(installs), period),
   async linesOfPeriods(db, periods) {
     const installs = await installsInPeriods(db, periods);

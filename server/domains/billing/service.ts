@@ -156,10 +156,7 @@ function billInputOf(
  * computed with. The period is the subscription's, up to `periodEnd` when one is given.
  */
 async function billRead(deps: BillingDeps, db: Executor, accountId: string, periodEnd: Date | null = null) {
-  const row = foundOr(
-    await store.billReadsOf(db, accountId, deps.addons.periodInstallsSql, periodEnd),
-    "The subscription",
-  );
+  const row = foundOr(await store.billReadsOf(db, accountId, deps.addons.billReads, periodEnd), "The subscription");
   const sub = row.subscription;
   const state = stateOrDefaults(row.state ?? undefined, sub);
   const period = { start: sub.currentPeriodStart, end: periodEnd ?? sub.currentPeriodEnd };

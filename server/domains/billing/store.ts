@@ -20,7 +20,7 @@ export async function getState(db: Executor, accountId: string): Promise<Billing
 type PeriodSql<T> = (accountId: SQL | AnyPgColumn, start: SQL | AnyPgColumn, end: SQL) => SQL<T>;
 
 /** A period's adjustments in order: made together, a change's credit comes before its charge, as Stripe lists prorations. */
-const adjustmentOrder = [
+const adjustmentOrder: readonly SQL[] = [
   asc(billingAdjustments.createdAt),
   asc(billingAdjustments.amountCents),
   asc(billingAdjustments.id),
@@ -33,7 +33,7 @@ const adjustmentOrder = [
  * trip and one snapshot; prepared, it is built once per handle and planned once per connection. The period
  * is the subscription's, up to `periodEnd` when one is given (a period closed early).
  */
-function billReadsStatement(installs: PeriodSql<unknown[]>, name: string) {
+export function billReadsStatement(installs: PeriodSql<unknown[]>, name: string) {
   return preparedQuery(name, (db, name) => {
     const start = subscriptions.currentPeriodStart;
     const end = sql`coalesce(${sql.placeholder("periodEnd")}::timestamptz, ${subscriptions.currentPeriodEnd})`;
@@ -45,7 +45,7 @@ function billReadsStatement(installs: PeriodSql<unknown[]>, name: string) {
         trialEnd: accounts.freeTrialEndsAt,
         adjustments: sql<{ description: string; amountCents: number }[]>`(select coalesce(json_agg(json_build_object(
             'description', ${billingAdjustments.description}, 'amountCents', ${billingAdjustments.amountCents})
-            order by ${sql.join(adjustmentOrder, sql`, `)}), '[]')
+            order by ${sql.join([...adjustmentOrder], sql`, `)}), '[]')
           from ${billingAdjustments}
           where ${billingAdjustments.accountId} = ${accountId} and ${billingAdjustments.periodStart} = ${start})`,
         credits: periodCreditsSql(accountId, start, end),
@@ -61,21 +61,16 @@ function billReadsStatement(installs: PeriodSql<unknown[]>, name: string) {
   });
 }
 
-const billReadsStatements = new Map<PeriodSql<unknown[]>, ReturnType<typeof billReadsStatement>>();
+/** A bill's statement made with one port's installs SQL (the port holds it: addon-charges.ts). */
+export type BillReadsStatement = ReturnType<typeof billReadsStatement>;
 
-/** billReadsStatement's row for the account (undefined: no subscription); its period ends at `periodEnd` if given. */
+/** The bill's row for the account (undefined: no subscription); its period ends at `periodEnd` if given. */
 export async function billReadsOf(
   db: Executor,
   accountId: string,
-  installs: PeriodSql<unknown[]>,
+  statement: BillReadsStatement,
   periodEnd: Date | null = null,
 ) {
-  let statement = billReadsStatements.get(installs);
-  if (!statement) {
-    // A statement's name is its SQL text's on a connection: one per port's SQL.
-    statement = billReadsStatement(installs, `bill_reads_of_account_${billReadsStatements.size + 1}`);
-    billReadsStatements.set(installs, statement);
-  }
   const [row] = await statement(db).execute({ accountId, periodEnd: periodEnd?.toISOString() ?? null });
   return row;
 }
