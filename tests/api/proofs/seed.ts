@@ -138,14 +138,14 @@ export async function seedOneOfEach(
       { e: addonEndpoint.id },
     )
   ).installAddon.id;
-  // Only a period's close makes an invoice: the owner's period ends now and the billing clock's tick closes it.
+  // Only a period's close makes an invoice: the owner's period ends a second ago (PostgreSQL's clock counts
+  // microseconds, the close's milliseconds) and is closed here, or by the service's billing clock when its
+  // tick takes the subscription's lock first (the close here skips it): the invoice is waited for.
   await billing.db.execute(
-    sql`update subscriptions set current_period_end = now() where account_id = ${owner.viewer.id}`,
+    sql`update subscriptions set current_period_end = now() - interval '1 second' where account_id = ${owner.viewer.id}`,
   );
   await closeEndedPeriodsOfAll({ ...billing, addons: marketplaceCharges, taxRateBps: 0 });
-  ids.invoice = (
-    await gql<{ invoices: { edges: { node: { id: string } }[] } }>("{ invoices(first: 1) { edges { node { id } } } }")
-  ).invoices.edges[0].node.id;
+  ids.invoice = await firstInvoiceId(owner);
   // A crypto charge is made for an open invoice on a chain with a node; the proofs' service has no chain
   // and their invoice is the Free period's: the row is written as the charge's creation writes it.
   const addressIndex = await nextAddressIndex(billing.db);
@@ -211,4 +211,16 @@ export async function snapshot(db: Db): Promise<Record<string, string>> {
 /** The tables whose rows differ between two snapshots. */
 export function changedTables(before: Record<string, string>, after: Record<string, string>): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((t) => before[t] !== after[t]);
+}
+
+/** The account's newest invoice, once a period's close has committed it (at most 10 s). */
+async function firstInvoiceId(owner: TestUser): Promise<string> {
+  for (const deadline = Date.now() + 10_000; ; ) {
+    const { invoices } = await owner.client.gqlOk<{ invoices: { edges: { node: { id: string } }[] } }>(
+      "{ invoices(first: 1) { edges { node { id } } } }",
+    );
+    if (invoices.edges.length > 0) return invoices.edges[0].node.id;
+    if (Date.now() > deadline) throw new Error("no invoice 10 s after the owner's period ended");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
