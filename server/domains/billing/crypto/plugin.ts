@@ -23,12 +23,21 @@ export const cryptoChargesPlugin: DomainPlugin<CryptoChargesPluginDeps> = async 
     events: deps.events,
     upstreams: deps.upstreams,
     settings: deps.settings,
-    // Loaded only where charges are watched: its packages (viem) are ~0.3 s of a start.
-    addressOf: deps.settings.mnemonic
-      ? (await import("./addresses.ts")).depositAddresses(deps.settings.mnemonic)
-      : null,
+    addressOf: deps.settings.mnemonic ? depositAddressesAtFirstCharge(deps.settings.mnemonic) : null,
   };
   api.add(cryptoChargeResolvers(charges));
   const watcher = startChargeWatcher(charges, deps.log);
   app.addHook("onClose", async () => watcher.stop());
 };
+
+/**
+ * The deposit addresses, loaded and derived when the first charge wants one: viem's packages and the
+ * mnemonic's key stretching are ~0.15 s of a restart, which needs neither to answer.
+ */
+function depositAddressesAtFirstCharge(mnemonic: string): (index: number) => Promise<string> {
+  let derived: Promise<(index: number) => string> | null = null;
+  return async (index) => {
+    derived ??= import("./addresses.ts").then(({ depositAddresses }) => depositAddresses(mnemonic));
+    return (await derived)(index);
+  };
+}

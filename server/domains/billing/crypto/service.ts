@@ -25,7 +25,7 @@ export interface CryptoChargeDeps {
   upstreams: UpstreamMap;
   settings: CryptoChargeSettings;
   /** The deposit address of a derivation index; null when no mnemonic is configured. */
-  addressOf: ((index: number) => string) | null;
+  addressOf: ((index: number) => Promise<string>) | null;
 }
 
 export type { CryptoChargeRow } from "./store.ts";
@@ -83,7 +83,7 @@ export async function createCryptoCharge(
         amountCents,
         network,
         addressIndex,
-        address: addressOf(addressIndex),
+        address: await addressOf(addressIndex),
         amountWei: weiForCents(amountCents, deps.settings.usdCentsPerEth).toString(),
         status: "NEW",
         expiresAt: new Date(now.getTime() + deps.settings.chargeMs),
