@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { RpcClient } from "../../server/dataplane/datasets/rpc.ts";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signIn, signUp, startTestApp, type TestApp } from "../support/api.ts";
+import { untaxedBilling } from "../support/billing.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 const NETWORK = "ethereum-sepolia";
@@ -95,7 +95,7 @@ async function accountWithOpenInvoice(app: TestApp) {
     [user.viewer.id],
   );
   const later = new Date(Date.now() + 2000);
-  await closeEndedPeriodsOfAll({ db, events: app.services.events, addons: marketplaceCharges, taxRateBps: 0 }, later);
+  await closeEndedPeriodsOfAll(untaxedBilling(db, app.services.events), later);
   const invoice = await invoiceOf(user.client);
   expect(invoice.status).toBe("open");
   return { user, invoice };

@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { RpcClient } from "../../server/dataplane/datasets/rpc.ts";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/api.ts";
+import { untaxedBilling } from "../support/billing.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 const NETWORK = "ethereum-sepolia";
@@ -120,10 +120,7 @@ async function closePeriod(client: GqlClient, accountId: string) {
     "update subscriptions set current_period_end = current_period_start + interval '1 second' where account_id = $1",
     [accountId],
   );
-  await closeEndedPeriodsOfAll(
-    { db, events: app.services.events, addons: marketplaceCharges, taxRateBps: 0 },
-    new Date(Date.now() + 2000),
-  );
+  await closeEndedPeriodsOfAll(untaxedBilling(db, app.services.events), new Date(Date.now() + 2000));
   const { invoices } = await client.gqlOk<{
     invoices: {
       edges: {

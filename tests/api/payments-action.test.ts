@@ -1,13 +1,12 @@
 // Payments that ask for the payer's action (3-D Secure) with the built-in provider: the charge waits as
 // requires_action, the invoice says "Authentication needed", and confirmPayment settles it once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { builtinProvider } from "../../server/domains/billing/payments/builtin.ts";
 import { collectOpenInvoices, type PaymentsDeps } from "../../server/domains/billing/payments/service.ts";
 import type { BillingDeps } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
-import { openInvoiceOf } from "../support/billing.ts";
+import { openInvoiceOf, untaxedBilling } from "../support/billing.ts";
 
 // The clocks of the service under test are slowed down: the tests close periods and collect themselves.
 const ctx = useTestApp({ NODEPLANE_BILLING_CLOCK_MS: "3600000" });
@@ -17,7 +16,7 @@ let payments: PaymentsDeps;
 
 beforeAll(() => {
   db = openDatabase(ctx.app.database.url, 4);
-  billing = { db, events: ctx.app.services.events, addons: marketplaceCharges, taxRateBps: 0 };
+  billing = untaxedBilling(db, ctx.app.services.events);
   payments = { db, events: ctx.app.services.events, provider: builtinProvider() };
 });
 afterAll(async () => {

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { collectOpenInvoices, type PaymentsDeps } from "../../server/domains/billing/payments/service.ts";
 import { stripeProvider } from "../../server/domains/billing/payments/stripe.ts";
 import type { BillingDeps } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, type TestUser, useTestApp } from "../support/api.ts";
-import { openInvoiceOf } from "../support/billing.ts";
+import { openInvoiceOf, untaxedBilling } from "../support/billing.ts";
 import { type StripeDouble, startStripeDouble } from "../support/stripe-double.ts";
 
 // The Stripe provider against a local server speaking the few endpoints it calls (Stripe cannot be
@@ -24,7 +23,7 @@ let payments: PaymentsDeps;
 
 beforeAll(() => {
   db = openDatabase(ctx.app.database.url, 4);
-  billing = { db, events: ctx.app.services.events, addons: marketplaceCharges, taxRateBps: 0 };
+  billing = untaxedBilling(db, ctx.app.services.events);
   payments = {
     db,
     events: ctx.app.services.events,

@@ -11,10 +11,9 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilNode, startAnvil } from "../../server/dataplane/chain/anvil.ts";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { signUp, startTestApp, type TestApp, type TestUser } from "../support/api.ts";
-import { openInvoiceOf } from "../support/billing.ts";
+import { openInvoiceOf, untaxedBilling } from "../support/billing.ts";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.ts";
 
 let node: AnvilNode;
@@ -170,7 +169,7 @@ const MADE_BY_BILLING = ["/billing/invoices", "/billing/charges"];
 
 /** Gives the user an invoice and a charge of it (a card paying it): the resources REST reads but never creates. */
 async function billedUser(user: TestUser): Promise<Map<string, string>> {
-  const billing = { db, events: app.services.events, addons: marketplaceCharges, taxRateBps: 0 };
+  const billing = untaxedBilling(db, app.services.events);
   const invoiceId = await openInvoiceOf(db, billing, user);
   const card = { number: "4242424242424242", expMonth: 12, expYear: new Date().getUTCFullYear() + 1, cvc: "123" };
   await user.client.gqlOk("mutation($card: PaymentCardInput) { updatePaymentMethod(card: $card) { label } }", { card });

@@ -9,7 +9,6 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMember } from "../../server/domains/account/service.ts";
 import { subscriptions } from "../../server/domains/account/tables.ts";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import { paymentCharges, taxIds } from "../../server/domains/billing/payments/tables.ts";
 import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import { invoices } from "../../server/domains/billing/tables.ts";
@@ -24,6 +23,7 @@ import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { mailOutbox } from "../../server/platform/mail.ts";
 import { loadRegistry } from "../../server/registry/registry.ts";
 import { type GqlClient, signUp, startTestApp, type TestApp } from "../support/api.ts";
+import { untaxedBilling } from "../support/billing.ts";
 
 /** Items of each kind the larger account has (the dashboard's lists show five). */
 const MANY = 5;
@@ -383,7 +383,7 @@ async function accountWith(
     .where(eq(subscriptions.accountId, accountId));
   for (const _ of range) {
     await db.update(subscriptions).set({ currentPeriodEnd: new Date() }).where(eq(subscriptions.accountId, accountId));
-    await closeEndedPeriodsOfAll({ db, events: app.services.events, addons: marketplaceCharges, taxRateBps: 0 });
+    await closeEndedPeriodsOfAll(untaxedBilling(db, app.services.events));
   }
   await db
     .update(subscriptions)

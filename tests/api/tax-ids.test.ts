@@ -1,10 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import type { BillingDeps } from "../../server/domains/billing/service.ts";
 import { type Db, openDatabase } from "../../server/platform/db/index.ts";
 import { type GqlClient, signUp, useTestApp } from "../support/api.ts";
-import { openInvoiceOf } from "../support/billing.ts";
+import { openInvoiceOf, untaxedBilling } from "../support/billing.ts";
 
 const ctx = useTestApp({ NODEPLANE_BILLING_CLOCK_MS: "3600000" });
 let db: Db;
@@ -12,7 +11,7 @@ let billing: BillingDeps;
 
 beforeAll(() => {
   db = openDatabase(ctx.app.database.url, 2);
-  billing = { db, events: ctx.app.services.events, addons: marketplaceCharges, taxRateBps: 0 };
+  billing = untaxedBilling(db, ctx.app.services.events);
 });
 afterAll(async () => {
   await db?.$client.end();

@@ -24,7 +24,7 @@ import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { ensureBuilt } from "../../server/platform/console-build.ts";
 import { ensureServerBuilt, SERVER_BUILD_DIR } from "../../server/platform/server-build.mjs";
-import { ensureChromium } from "../e2e/harness-chromium.ts";
+import { CHROMIUM_FLAGS, ensureChromium } from "../e2e/harness-chromium.ts";
 import { freePort } from "../support/ports.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -287,16 +287,7 @@ async function measurePages(url: string, log: (line: string) => void): Promise<P
   try {
     browser = await chromium.launch({
       executablePath: ensureChromium(log),
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
+      args: CHROMIUM_FLAGS,
     });
     const cookie = await sessionCookie(url);
     const signIn = await coldLoad(browser, url, "/sign-in", "input[type=password]", { throttled: false });

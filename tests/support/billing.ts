@@ -1,7 +1,17 @@
+import { marketplaceCharges } from "../../server/domains/billing/addon-charges.ts";
 import type { BillingDeps } from "../../server/domains/billing/service.ts";
 import { closeEndedPeriodsOfAll } from "../../server/domains/billing/service.ts";
 import type { Db } from "../../server/platform/db/index.ts";
+import type { DomainEvents } from "../../server/platform/events.ts";
 import type { TestUser } from "./api.ts";
+
+/** What the tests close periods with, as the service does: its events, the marketplace's add-on charges, no tax. */
+export const untaxedBilling = (db: Db, events: DomainEvents): BillingDeps => ({
+  db,
+  events,
+  addons: marketplaceCharges,
+  taxRateBps: 0,
+});
 
 /**
  * Subscribes the user to Scale and moves the period and licence a month back, then closes the period:
