@@ -5,7 +5,7 @@ import type { ReactNode } from "react";
 import { useFormat } from "../data.tsx";
 import { formatBytes, formatCents, formatDuration, specialValueLabel } from "../format.ts";
 import { Hint } from "../Hint.tsx";
-import { getPointer } from "../resolve.ts";
+import { fillTemplate, getPointer } from "../resolve.ts";
 import { enumLabel } from "../schema.ts";
 import type { JsonSchema } from "../types.ts";
 import { Fields } from "./fields.tsx";
@@ -80,10 +80,22 @@ function Status({ value, options, schema, record }: ReadWidgetProps) {
   );
 }
 
-function Link({ value, copy }: ReadWidgetProps) {
+function Link({ value, copy, options, record }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const href = String(value);
   const safe = /^https?:\/\//i.test(href);
+  // `text`: the link's words instead of its address ({field} placeholders from the row), e.g. one per
+  // invoice, so a list of links reads "PDF of NP-0001" rather than a column of addresses.
+  const text = typeof options.text === "string" ? fillTemplate(options.text, record) : undefined;
+  if (text && safe)
+    return (
+      <span className="np-text">
+        <a href={href} target="_blank" rel="noreferrer" title={href}>
+          {text}
+        </a>
+        {copy === false ? null : <CopyButton text={href} />}
+      </span>
+    );
   return (
     <span className="np-text" style={{ wordBreak: "break-all" }}>
       {/* A table cell cuts a long address to one line: the whole of it shows on hover, and on focus of its link or copy button. */}

@@ -184,6 +184,8 @@ export function manifestReferenceProblems(
     template(f.link, subject, `${at}/link`, scope);
     const reason = f.options?.reason;
     if (typeof reason === "string") pointerInto(subject, reason, `${at}/options/reason`, what);
+    const text = f.options?.text;
+    if (typeof text === "string") template(text, subject, `${at}/options/text`, scope);
     predicate(f.visibleWhen, subject, `${at}/visibleWhen`, scope);
     actions(f.actions, `${at}/actions`, subject, scope);
     const item = node ? itemOf(node) : undefined;

@@ -116,6 +116,7 @@ describe("npm run validate on the broken-manifest fixtures", () => {
       /^\/name is not in a row of BrokenTags: Tag has no field name/,
     ],
     ["link-placeholder", "/views/0/rowLink", /^\{uuid\} reads nothing: Endpoint has no field uuid/],
+    ["link-text", "/views/0/columns/1/options/text", /^\{number\} reads nothing: Endpoint has no field number/],
     [
       "detail-record",
       "/views/0/record",

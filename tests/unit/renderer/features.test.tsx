@@ -4,7 +4,7 @@
 // record page, and the json, secret-once, code-editor and runner widgets.
 
 import { ErrorSchemaBuilder } from "@rjsf/utils";
-import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { type ReactElement, type ReactNode, useState } from "react";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Actions } from "../../../renderer/actions.tsx";
@@ -338,6 +338,23 @@ describe("widgets", () => {
     const short = render(<Text value="Paused" options={{}} />).container.querySelector(".np-text-value");
     expect(short?.getAttribute("title")).toBeNull();
     expect(short?.getAttribute("tabindex")).toBeNull();
+  });
+
+  it("link: with `text`, reads as its words filled from the row, the address in its title and copy button", () => {
+    const Link = getWidget("link")?.read;
+    if (!Link) throw new Error("link is not registered");
+    const href = "https://console.example/invoices/in-1.pdf";
+    const cell = render(<Link value={href} options={{ text: "PDF of {number}" }} record={{ number: "NP-0001" }} />);
+    const anchor = within(cell.container).getByRole("link", { name: "PDF of NP-0001" });
+    expect(anchor.getAttribute("href")).toBe(href);
+    expect(anchor.getAttribute("title")).toBe(href);
+    expect(within(cell.container).getByRole("button", { name: /copy/i })).toBeTruthy();
+    // An address that is not http(s) is never made a link, whatever the words.
+    const unsafe = render(
+      <Link value="javascript:alert(1)" options={{ text: "PDF of {number}" }} record={{ number: "NP-0002" }} />,
+    );
+    expect(unsafe.container.querySelector("a")).toBeNull();
+    expect(unsafe.container.textContent).toContain("javascript:alert(1)");
   });
 
   it("code-editor: Tab indents, Shift+Tab outdents the selected lines", () => {
