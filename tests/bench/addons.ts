@@ -8,10 +8,13 @@
  *    10 in flight (pool of 10). The two sides alternate in slices, so both see the same load.
  * 2. Indexing transfer logs: the TokenIndexer from an empty index to the tip (reading, decoding, metadata,
  *    writing balances and holdings) against reading the same logs raw with eth_getLogs in the same ranges,
- *    in logs per second; rounds alternate which side goes first.
+ *    in logs per second; rounds alternate which side goes first, and each side reads once unmeasured
+ *    before them. Beside the rates, each side's CPU time (this process, anvil, PostgreSQL's processes),
+ *    which the shared machine's load moves far less than wall time.
  *
  * The machine is shared: the load average is printed beside the figures, and the ratios are what to compare.
  */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { type Address, encodeDeployData, getAddress } from "viem";
 import { startAnvil } from "../../server/dataplane/chain/anvil.ts";
@@ -52,8 +55,37 @@ export interface AddonsBenchResult {
   sqlP50Ms: number;
   c1: { handlerRps: number; sqlRps: number };
   c10: { handlerRps: number; sqlRps: number };
-  indexing: { logs: number; indexedLogsPerSec: number; rawLogsPerSec: number; ratio: number }[];
+  indexing: {
+    logs: number;
+    indexedLogsPerSec: number;
+    rawLogsPerSec: number;
+    ratio: number;
+    /** CPU milliseconds each side took: this process, anvil, PostgreSQL. */
+    indexedCpu: Cpu;
+    rawCpu: Cpu;
+  }[];
 }
+
+interface Cpu {
+  node: number;
+  anvil: number;
+  postgres: number;
+}
+
+/** CPU milliseconds `pid` has used (user and system, /proc/<pid>/stat), 0 once it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+const cpuText = (c: Cpu) =>
+  `node ${Math.round(c.node)}, anvil ${Math.round(c.anvil)}, PostgreSQL ${Math.round(c.postgres)} ms`;
 
 const loadText = () =>
   loadavg()
@@ -126,12 +158,29 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
       { network: NETWORK, chainId: 1, httpUrl: anvil.httpUrl, wsUrl: anvil.wsUrl, source: "local" },
     ]);
     const log = { info: () => undefined, warn: () => undefined };
+    /** PostgreSQL's processes (backends and background), listed once: the pool keeps its connections. */
+    const postgresPids = (await db.$client.query<{ pid: number }>("select pid from pg_stat_activity")).rows.map(
+      (r) => r.pid,
+    );
+    const cpuNow = (): Cpu => {
+      const own = process.cpuUsage();
+      return {
+        node: (own.user + own.system) / 1000,
+        anvil: processCpuMs(anvil.pid),
+        postgres: postgresPids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
+      };
+    };
+    const cpuSince = (start: Cpu): Cpu => {
+      const now = cpuNow();
+      return { node: now.node - start.node, anvil: now.anvil - start.anvil, postgres: now.postgres - start.postgres };
+    };
 
     // 2. Indexing against raw reads, in the same ranges.
     const indexing: AddonsBenchResult["indexing"] = [];
     /** The ranges the indexer read (from its warm-up run): the raw side reads exactly these. */
     const ranges: { from: number; to: number }[] = [];
     const rawRead = async () => {
+      const cpu = cpuNow();
       const started = performance.now();
       let logs = 0;
       for (const { from, to } of ranges) {
@@ -140,7 +189,7 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
         ]);
         logs += found.length;
       }
-      return { logs, seconds: (performance.now() - started) / 1000 };
+      return { logs, seconds: (performance.now() - started) / 1000, cpu: cpuSince(cpu) };
     };
     const indexRun = async (record = false) => {
       await db.$client.query(
@@ -158,13 +207,17 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
           if (record) ranges.push({ from: r.from, to: r.to });
         },
       });
+      const cpu = cpuNow();
       const started = performance.now();
       await indexer.catchUp(NETWORK);
       const seconds = (performance.now() - started) / 1000;
+      const used = cpuSince(cpu);
       await indexer.stop();
-      return { logs, seconds };
+      return { logs, seconds, cpu: used };
     };
     await indexRun(true);
+    // The raw side read once unmeasured too, as the indexer's run above: both sides start warm.
+    await rawRead();
     console.log(`indexing: ${ranges.length} ranges of at most ${RANGE_BLOCKS} blocks up to block ${head}`);
     for (let round = 0; round < ROUNDS; round++) {
       const first = round % 2 === 0 ? await rawRead() : await indexRun();
@@ -178,9 +231,11 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
         indexedLogsPerSec: indexedRate,
         rawLogsPerSec: rawRate,
         ratio: indexedRate / rawRate,
+        indexedCpu: indexed.cpu,
+        rawCpu: raw.cpu,
       });
       console.log(
-        `indexing round ${round + 1}: ${raw.logs} logs; indexed ${Math.round(indexedRate)}/s, raw eth_getLogs ${Math.round(rawRate)}/s, ${(indexedRate / rawRate).toFixed(2)}× (load ${loadText()})`,
+        `indexing round ${round + 1}: ${raw.logs} logs; indexed ${Math.round(indexedRate)}/s, raw eth_getLogs ${Math.round(rawRate)}/s, ${(indexedRate / rawRate).toFixed(2)}× (load ${loadText()}); CPU indexed ${cpuText(indexed.cpu)}, raw ${cpuText(raw.cpu)}`,
       );
     }
 

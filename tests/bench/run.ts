@@ -312,6 +312,12 @@ if (wanted("addons")) {
     measured: `${indexing.ratio.toFixed(2)}× (${Math.round(indexing.indexedLogsPerSec)} vs ${Math.round(indexing.rawLogsPerSec)} logs/s; load ${r.load})`,
     met: indexing.ratio >= 0.8,
   });
+  const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const cpuOf = (side: "indexedCpu" | "rawCpu") =>
+    (["node", "anvil", "postgres"] as const)
+      .map((p) => `${p} ${Math.round(medianOf(r.indexing.map((round) => round[side][p])))}`)
+      .join(", ");
+  console.log(`indexing CPU ms per index, median of rounds: indexed ${cpuOf("indexedCpu")}; raw ${cpuOf("rawCpu")}`);
   console.log(`(addons done at ${elapsed()})`);
 }
 

@@ -37,6 +37,8 @@ export class ArchiveFollower implements ArchiveRoute {
   private servedHead = -1;
   /** Set when the archive node cannot follow (a transaction it cannot replay, a block that came out different). */
   private broken = false;
+  /** Set while a round has found the archive node on another chain than the served one and not yet rolled it back. */
+  private diverged = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -51,14 +53,14 @@ export class ArchiveFollower implements ArchiveRoute {
   }
 
   routesBelow(): number | undefined {
-    if (this.broken || this.servedHead < 0) return undefined;
+    if (this.broken || this.diverged || this.servedHead < 0) return undefined;
     const oldestKept = Math.max(0, this.servedHead - KEPT_STATES + 1);
     // Blocks it has not replayed yet are not sent there.
     return Math.min(oldestKept, this.replayed + 1);
   }
 
   replayedTo(): number | undefined {
-    return this.broken || this.replayed < 0 ? undefined : this.replayed;
+    return this.broken || this.diverged || this.replayed < 0 ? undefined : this.replayed;
   }
 
   start(): void {
@@ -80,25 +82,44 @@ export class ArchiveFollower implements ArchiveRoute {
       this.served.call<string>("eth_blockNumber"),
       this.archive.call<string>("eth_blockNumber"),
     ]);
-    this.servedHead = Number(servedHead);
-    this.replayed = Number(archiveHead);
-    await this.rollBackReplaced();
+    const served = Number(servedHead);
+    const archived = Number(archiveHead);
+    // The chains compared at the newest block both have before the new heads are published: after a reorg
+    // deeper than the served node's window, calls at blocks of the old fork would otherwise go to the archive
+    // node for as long as the rollback below walks down to the fork point. Nothing goes there until it is done.
+    const top = Math.min(served, archived);
+    this.diverged = top > 0 && !(await this.sameBlock(top));
+    this.servedHead = served;
+    this.replayed = archived;
+    await this.rollBackReplaced(this.diverged ? top : null);
+    this.diverged = false;
     while (!this.stopped && !this.broken && this.replayed < this.servedHead) {
       const last = Math.min(this.servedHead, this.replayed + BLOCKS_PER_ROUND);
       await this.replay(this.replayed + 1, last);
     }
   }
 
-  /** A reorg on the served node: blocks of the archive node the served one no longer has are rolled back. */
-  private async rollBackReplaced(): Promise<void> {
+  /** Whether both nodes have the same block `n` (or neither has it). */
+  private async sameBlock(n: number): Promise<boolean> {
+    const [mine, theirs] = await Promise.all([
+      this.archive.call<BlockHead | null>("eth_getBlockByNumber", [hex(n), false]),
+      this.served.call<BlockHead | null>("eth_getBlockByNumber", [hex(n), false]),
+    ]);
+    return mine?.hash === theirs?.hash;
+  }
+
+  /**
+   * A reorg on the served node: blocks of the archive node the served one no longer has are rolled back.
+   * `differsAt` is the newest block both have when follow() found it different (null: the same there).
+   */
+  private async rollBackReplaced(differsAt: number | null): Promise<void> {
     let depth = 0;
-    for (let n = Math.min(this.replayed, this.servedHead); n > 0; n--) {
-      const [mine, theirs] = await Promise.all([
-        this.archive.call<BlockHead | null>("eth_getBlockByNumber", [hex(n), false]),
-        this.served.call<BlockHead | null>("eth_getBlockByNumber", [hex(n), false]),
-      ]);
-      if (mine?.hash === theirs?.hash) break;
-      depth = this.replayed - n + 1;
+    if (differsAt !== null) {
+      depth = this.replayed - differsAt + 1;
+      for (let n = differsAt - 1; n > 0; n--) {
+        if (await this.sameBlock(n)) break;
+        depth = this.replayed - n + 1;
+      }
     }
     // Blocks above the served node's head were replaced by a shorter chain.
     depth = Math.max(depth, this.replayed - this.servedHead);
