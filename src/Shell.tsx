@@ -2,12 +2,12 @@
 // with the side navigation built from the registry, the header with the viewer and sign-out, and the
 // screens; either way, the page a verification link opens.
 import { Spin } from "antd";
-import { lazy, Suspense, useEffect, useMemo } from "react";
+import { lazy, Suspense, useMemo } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
 import { errorMessage, GqlError, preloadRegistry, speculateRegistry, type Transport } from "../renderer/core.ts";
 import { FullPage } from "./FullPage.tsx";
-import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
+import { SIGN_OUT_DOCUMENT, speculateViewer, useViewer } from "./session.ts";
 
 // Pages load when first shown: a signed-in start never downloads the sign-in form, nor sign-in the
 // signed-in layout with its screens, registries and icons.
@@ -20,17 +20,18 @@ const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default
 
 /** The pages that expect no one signed in (a verification link works either way). */
 const SIGNED_OUT_PAGE = /^\/(sign-in|sign-up|verify-email)(\/|$)/;
-let speculated = false;
 
 /**
- * On any other page the viewer is most likely signed in: the signed-in console's code and the registry
- * are asked for with the viewer query, not after its answer (one round trip fewer before the first screen;
- * docs/decisions/1821-signed-in-code-with-the-viewer-query.md). Once per visit.
+ * What the first page needs, asked for as the console's code starts, before its first render (main.tsx;
+ * docs/decisions/1870-first-queries-before-the-first-render.md): the viewer query, and on any page but
+ * the signed-out ones, where the viewer is most likely signed in, the registry and the signed-in
+ * console's code with it, not after its answer (docs/decisions/1821-signed-in-code-with-the-viewer-query.md).
+ * Once per visit.
  */
-function speculateSignedIn(transport: Transport): void {
-  if (speculated || SIGNED_OUT_PAGE.test(window.location.pathname)) return;
-  speculated = true;
-  // The registry first: over HTTP/1.1's six connections it would otherwise wait behind the code's files.
+export function speculateFirstPage(transport: Transport): void {
+  speculateViewer(transport);
+  if (SIGNED_OUT_PAGE.test(window.location.pathname)) return;
+  // The registry before the code: over HTTP/1.1's six connections it would otherwise wait behind the code's files.
   speculateRegistry(transport);
   void import("./SignedIn.tsx").catch(() => undefined);
 }
@@ -59,8 +60,6 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
   );
   // Signed in, the registry (then the first screen's data) is asked for while the signed-in console's code downloads.
   const viewer = useViewer(transport, (signedIn) => preloadRegistry(transport, cache, signedIn));
-  // After the viewer query has started (SWR starts it in a layout effect): it is asked for first.
-  useEffect(() => speculateSignedIn(baseTransport), [baseTransport]);
   const location = useLocation();
   const navigate = useNavigate();
   const refreshViewer = () => viewer.mutate();
