@@ -68,6 +68,54 @@ function lazyTooltipUniqueProvider(): Plugin {
 }
 
 /**
+ * The signed-in console's own code in one chunk beside src/SignedIn.tsx's: what that page imports statically that neither the
+ * entry nor another page the entry loads lazily (sign-in, sign-up, a verification link, a failure page)
+ * imports. Split by default into some twenty files of antd components and icons, it came over HTTP/1.1's six
+ * connections in four round trips after the registry had been asked for: the longest wait before the first
+ * screen (docs/decisions/1871-signed-in-code-in-one-chunk.md). What it shares with those pages stays out, so
+ * they load no more than before.
+ */
+function signedInChunk(): {
+  plugin: Plugin;
+  group: { name: string; test: (id: string) => boolean; priority: number; includeDependenciesRecursively: boolean };
+} {
+  const signedIn = path.resolve(import.meta.dirname, "src/SignedIn.tsx");
+  const captured = new Set<string>();
+  const plugin: Plugin = {
+    name: "nodeplane-signed-in-chunk",
+    apply: "build",
+    buildEnd() {
+      const closure = (roots: string[]) => {
+        const seen = new Set<string>();
+        const next = [...roots];
+        for (let id = next.pop(); id !== undefined; id = next.pop()) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+          next.push(...(this.getModuleInfo(id)?.importedIds ?? []));
+        }
+        return seen;
+      };
+      const entries = [...this.getModuleIds()].filter((id) => this.getModuleInfo(id)?.isEntry);
+      const entryCode = closure(entries);
+      const otherPages = [...entryCode].flatMap((id) =>
+        (this.getModuleInfo(id)?.dynamicallyImportedIds ?? []).filter((page) => page !== signedIn),
+      );
+      const elsewhere = new Set([...entryCode, ...closure(otherPages)]);
+      captured.clear();
+      // Not the page itself: it stays the chunk its dynamic import and the build's manifest name.
+      for (const id of closure([signedIn])) if (id !== signedIn && !elsewhere.has(id)) captured.add(id);
+    },
+  };
+  // Its dependencies outside it are those pages' and the entry's, in their own chunks: none imports back
+  // into it, so leaving them out makes no cycle.
+  return {
+    plugin,
+    group: { name: "signed-in", test: (id) => captured.has(id), priority: 4, includeDependenciesRecursively: false },
+  };
+}
+const signedIn = signedInChunk();
+
+/**
  * Records what the build was made from, so `npm start` reuses it until a source changes. Hashed when the
  * build starts: an edit made while it runs leaves a stamp that no longer matches.
  */
@@ -92,7 +140,7 @@ function stampInputs(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs()],
+  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs(), signedIn.plugin],
   build: {
     outDir: "dist",
     emptyOutDir: true,
@@ -119,6 +167,7 @@ export default defineConfig({
             // What the entry imports statically loads on every page anyway: one file, not fifteen (over
             // HTTP/1.1 a browser fetches six at a time, each waiting a round trip).
             { name: "boot", tags: ["$initial"], priority: 2 },
+            signedIn.group,
           ],
         },
       },
