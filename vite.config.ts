@@ -1,11 +1,14 @@
 // The console build. Kept a plain config object so the service can also run Vite in middleware mode
 // (`npm run dev`); test configuration lives in vitest.config.ts.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import react from "@vitejs/plugin-react";
 import { defineConfig, type Plugin } from "vite";
+import { FIRST_ANSWERS, graphqlRequest, REGISTRY_DOCUMENT } from "./renderer/transport.ts";
 import { BUILD_STAMP, buildInputsHash } from "./server/platform/console-build.ts";
+import { SIGNED_OUT_PAGE, VIEWER_DOCUMENT } from "./src/firstPage.ts";
 
 const BROTLI_QUALITY = 5;
 /** Files worth compressing: text. Images and fonts in these formats are already compressed. */
@@ -116,6 +119,67 @@ function signedInChunk(): {
 const signedIn = signedInChunk();
 
 /**
+ * A script the page runs as its HTML arrives, before the console's entry has downloaded: it asks the
+ * viewer query, and on a page that expects someone signed in the registry and the signed-in console's
+ * code (modulepreload), which the entry would otherwise ask for only once its own ~145 kB had come and
+ * run (docs/decisions/1872-first-requests-from-the-html.md). The answers wait in a global for the
+ * transport to take (renderer/transport.ts). A file, not inline code: the CSP allows scripts from the
+ * console's origin only. Written here, where the chunks' names are known, as the few lines it is.
+ */
+function firstPagePreload(): Plugin {
+  const signedIn = path.resolve(import.meta.dirname, "src/SignedIn.tsx");
+  let scriptFile: string | null = null;
+  return {
+    name: "nodeplane-first-page-preload",
+    apply: "build",
+    generateBundle: {
+      // Before Vite writes index.html (its own generateBundle), which takes the script's name from here.
+      order: "pre",
+      handler(_options, bundle) {
+        const chunks = Object.values(bundle).filter((item) => item.type === "chunk");
+        const byFile = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+        const staticClosure = (roots: string[]) => {
+          const seen = new Set<string>();
+          const next = [...roots];
+          for (let file = next.pop(); file !== undefined; file = next.pop()) {
+            if (seen.has(file)) continue;
+            seen.add(file);
+            next.push(...(byFile.get(file)?.imports ?? []));
+          }
+          return seen;
+        };
+        const entry = staticClosure(chunks.filter((chunk) => chunk.isEntry).map((chunk) => chunk.fileName));
+        const shell = chunks.find((chunk) => chunk.facadeModuleId === signedIn);
+        if (!shell) throw new Error("the build has no chunk for src/SignedIn.tsx");
+        const files = [...staticClosure([shell.fileName])].filter((file) => !entry.has(file)).sort();
+        const ask = (document: string) =>
+          `a[${JSON.stringify(document)}]=fetch("/graphql",${JSON.stringify(graphqlRequest(document))});`;
+        const source = [
+          // A block: its names stay out of the page's global scope.
+          `{const a=window.${FIRST_ANSWERS}={};`,
+          ask(VIEWER_DOCUMENT),
+          `if(!${SIGNED_OUT_PAGE}.test(location.pathname)){`,
+          ask(REGISTRY_DOCUMENT),
+          `for(const f of ${JSON.stringify(files)}){const l=document.createElement("link");l.rel="modulepreload";l.crossOrigin="";l.href="/"+f;document.head.append(l)}}`,
+          // An answer no one takes (the console's code failed to load) is not an unhandled rejection.
+          `for(const k in a)a[k].catch(()=>{})}\n`,
+        ].join("");
+        const hash = createHash("sha256").update(source).digest("base64url").slice(0, 8);
+        scriptFile = `assets/first-page-${hash}.js`;
+        this.emitFile({ type: "asset", fileName: scriptFile, source });
+      },
+    },
+    transformIndexHtml: {
+      order: "post",
+      handler() {
+        if (!scriptFile) return [];
+        return [{ tag: "script", attrs: { async: true, src: `/${scriptFile}` }, injectTo: "head-prepend" }];
+      },
+    },
+  };
+}
+
+/**
  * Records what the build was made from, so `npm start` reuses it until a source changes. Hashed when the
  * build starts: an edit made while it runs leaves a stamp that no longer matches.
  */
@@ -140,7 +204,7 @@ function stampInputs(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs(), signedIn.plugin],
+  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs(), signedIn.plugin, firstPagePreload()],
   build: {
     outDir: "dist",
     emptyOutDir: true,

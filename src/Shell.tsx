@@ -7,6 +7,7 @@ import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router"
 import { useSWRConfig } from "swr";
 import { errorMessage, GqlError, preloadRegistry, speculateRegistry, type Transport } from "../renderer/core.ts";
 import { FullPage } from "./FullPage.tsx";
+import { SIGNED_OUT_PAGE } from "./firstPage.ts";
 import { SIGN_OUT_DOCUMENT, speculateViewer, useViewer } from "./session.ts";
 
 // Pages load when first shown: a signed-in start never downloads the sign-in form, nor sign-in the
@@ -17,9 +18,6 @@ const VerifyEmail = lazy(() => import("./pages/VerifyEmail.tsx").then((module) =
 // Its illustrations make antd's Result large: it loads with the first page that fails.
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
 const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default: module.SignedIn })));
-
-/** The pages that expect no one signed in (a verification link works either way). */
-const SIGNED_OUT_PAGE = /^\/(sign-in|sign-up|verify-email)(\/|$)/;
 
 /**
  * What the first page needs, asked for as the console's code starts, before its first render (main.tsx;

@@ -2,10 +2,8 @@
 // console does goes through the registry's named operations.
 import useSWR from "swr";
 import type { GqlError, Transport, Viewer } from "../renderer/core.ts";
+import { VIEWER_DOCUMENT } from "./firstPage.ts";
 
-export const VIEWER_DOCUMENT = `query ShellViewer {
-  viewer { id userId email userFullName userRole isPrimaryUser companyName isVerified }
-}`;
 export const SIGN_IN_DOCUMENT = `mutation ShellSignIn($email: String!, $password: String!) {
   signIn(email: $email, password: $password) { id email userRole }
 }`;
