@@ -2,7 +2,7 @@
 // with the side navigation built from the registry, the header with the viewer and sign-out, and the
 // screens; either way, the page a verification link opens.
 import { Spin } from "antd";
-import { lazy, Suspense, useMemo } from "react";
+import { lazy, Suspense, useEffect, useMemo, useState } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
 import { errorMessage, GqlError, preloadRegistry, speculateRegistry, type Transport } from "../renderer/core.ts";
@@ -17,7 +17,46 @@ const SignUp = lazy(() => import("./pages/SignUp.tsx").then((module) => ({ defau
 const VerifyEmail = lazy(() => import("./pages/VerifyEmail.tsx").then((module) => ({ default: module.VerifyEmail })));
 // Its illustrations make antd's Result large: it loads with the first page that fails.
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
-const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default: module.SignedIn })));
+
+type SignedInPage = typeof import("./SignedIn.tsx").SignedIn;
+let signedInCode: Promise<SignedInPage> | null = null;
+let signedInLoaded: SignedInPage | null = null;
+
+/** The signed-in console's code, asked for once. */
+function loadSignedIn(): Promise<SignedInPage> {
+  signedInCode ??= import("./SignedIn.tsx").then((module) => {
+    signedInLoaded = module.SignedIn;
+    return module.SignedIn;
+  });
+  return signedInCode;
+}
+
+/**
+ * The signed-in console once its code is in, and null until then: the loading page stands for it as a
+ * page, not as a Suspense fallback. React holds back what a fallback was waiting for until 300 ms after
+ * the last fallback it showed (its reveal throttle), which kept a cold load's first screen back by up to
+ * that (docs/decisions/1873-the-signed-in-console-without-a-suspense-fallback.md). A failed load throws,
+ * for the router's error page, as a lazy component's would.
+ */
+function useSignedInPage(wanted: boolean): SignedInPage | null {
+  const [page, setPage] = useState<{ component: SignedInPage } | null>(() =>
+    signedInLoaded ? { component: signedInLoaded } : null,
+  );
+  const [failure, setFailure] = useState<{ error: unknown } | null>(null);
+  useEffect(() => {
+    if (!wanted || page) return;
+    let live = true;
+    loadSignedIn().then(
+      (component) => live && setPage({ component }),
+      (error: unknown) => live && setFailure({ error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [wanted, page]);
+  if (failure) throw failure.error;
+  return page?.component ?? null;
+}
 
 /**
  * What the first page needs, asked for as the console's code starts, before its first render (main.tsx;
@@ -31,7 +70,7 @@ export function speculateFirstPage(transport: Transport): void {
   if (SIGNED_OUT_PAGE.test(window.location.pathname)) return;
   // The registry before the code: over HTTP/1.1's six connections it would otherwise wait behind the code's files.
   speculateRegistry(transport);
-  void import("./SignedIn.tsx").catch(() => undefined);
+  void loadSignedIn().catch(() => undefined);
 }
 
 /** What stands for the console while it loads. */
@@ -58,6 +97,7 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
   );
   // Signed in, the registry (then the first screen's data) is asked for while the signed-in console's code downloads.
   const viewer = useViewer(transport, (signedIn) => preloadRegistry(transport, cache, signedIn));
+  const SignedIn = useSignedInPage(Boolean(viewer.data));
   const location = useLocation();
   const navigate = useNavigate();
   const refreshViewer = () => viewer.mutate();
@@ -107,9 +147,6 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
       </Suspense>
     );
   }
-  return (
-    <Suspense fallback={loadingPage}>
-      <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />
-    </Suspense>
-  );
+  if (!SignedIn) return loadingPage;
+  return <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />;
 }
