@@ -1,11 +1,14 @@
 // The console build. Kept a plain config object so the service can also run Vite in middleware mode
 // (`npm run dev`); test configuration lives in vitest.config.ts.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import react from "@vitejs/plugin-react";
 import { defineConfig, type Plugin } from "vite";
+import { FIRST_ANSWERS, graphqlRequest, REGISTRY_DOCUMENT } from "./renderer/transport.ts";
 import { BUILD_STAMP, buildInputsHash } from "./server/platform/console-build.ts";
+import { SIGNED_OUT_PAGE, VIEWER_DOCUMENT } from "./src/firstPage.ts";
 
 const BROTLI_QUALITY = 5;
 /** Files worth compressing: text. Images and fonts in these formats are already compressed. */
@@ -68,6 +71,115 @@ function lazyTooltipUniqueProvider(): Plugin {
 }
 
 /**
+ * The signed-in console's own code in one chunk beside src/SignedIn.tsx's: what that page imports statically that neither the
+ * entry nor another page the entry loads lazily (sign-in, sign-up, a verification link, a failure page)
+ * imports. Split by default into some twenty files of antd components and icons, it came over HTTP/1.1's six
+ * connections in four round trips after the registry had been asked for: the longest wait before the first
+ * screen (docs/decisions/1871-signed-in-code-in-one-chunk.md). What it shares with those pages stays out, so
+ * they load no more than before.
+ */
+function signedInChunk(): {
+  plugin: Plugin;
+  group: { name: string; test: (id: string) => boolean; priority: number; includeDependenciesRecursively: boolean };
+} {
+  const signedIn = path.resolve(import.meta.dirname, "src/SignedIn.tsx");
+  const captured = new Set<string>();
+  const plugin: Plugin = {
+    name: "nodeplane-signed-in-chunk",
+    apply: "build",
+    buildEnd() {
+      const closure = (roots: string[]) => {
+        const seen = new Set<string>();
+        const next = [...roots];
+        for (let id = next.pop(); id !== undefined; id = next.pop()) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+          next.push(...(this.getModuleInfo(id)?.importedIds ?? []));
+        }
+        return seen;
+      };
+      const entries = [...this.getModuleIds()].filter((id) => this.getModuleInfo(id)?.isEntry);
+      const entryCode = closure(entries);
+      const otherPages = [...entryCode].flatMap((id) =>
+        (this.getModuleInfo(id)?.dynamicallyImportedIds ?? []).filter((page) => page !== signedIn),
+      );
+      const elsewhere = new Set([...entryCode, ...closure(otherPages)]);
+      captured.clear();
+      // Not the page itself: it stays the chunk its dynamic import and the build's manifest name.
+      for (const id of closure([signedIn])) if (id !== signedIn && !elsewhere.has(id)) captured.add(id);
+    },
+  };
+  // Its dependencies outside it are those pages' and the entry's, in their own chunks: none imports back
+  // into it, so leaving them out makes no cycle.
+  return {
+    plugin,
+    group: { name: "signed-in", test: (id) => captured.has(id), priority: 4, includeDependenciesRecursively: false },
+  };
+}
+const signedIn = signedInChunk();
+
+/**
+ * A script the page runs as its HTML arrives, before the console's entry has downloaded: it asks the
+ * viewer query, and on a page that expects someone signed in the registry and the signed-in console's
+ * code (modulepreload), which the entry would otherwise ask for only once its own ~145 kB had come and
+ * run (docs/decisions/1872-first-requests-from-the-html.md). The answers wait in a global for the
+ * transport to take (renderer/transport.ts). A file, not inline code: the CSP allows scripts from the
+ * console's origin only. Written here, where the chunks' names are known, as the few lines it is.
+ */
+function firstPagePreload(): Plugin {
+  const signedIn = path.resolve(import.meta.dirname, "src/SignedIn.tsx");
+  let scriptFile: string | null = null;
+  return {
+    name: "nodeplane-first-page-preload",
+    apply: "build",
+    generateBundle: {
+      // Before Vite writes index.html (its own generateBundle), which takes the script's name from here.
+      order: "pre",
+      handler(_options, bundle) {
+        const chunks = Object.values(bundle).filter((item) => item.type === "chunk");
+        const byFile = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+        const staticClosure = (roots: string[]) => {
+          const seen = new Set<string>();
+          const next = [...roots];
+          for (let file = next.pop(); file !== undefined; file = next.pop()) {
+            if (seen.has(file)) continue;
+            seen.add(file);
+            next.push(...(byFile.get(file)?.imports ?? []));
+          }
+          return seen;
+        };
+        const entry = staticClosure(chunks.filter((chunk) => chunk.isEntry).map((chunk) => chunk.fileName));
+        const shell = chunks.find((chunk) => chunk.facadeModuleId === signedIn);
+        if (!shell) throw new Error("the build has no chunk for src/SignedIn.tsx");
+        const files = [...staticClosure([shell.fileName])].filter((file) => !entry.has(file)).sort();
+        const ask = (document: string) =>
+          `a[${JSON.stringify(document)}]=fetch("/graphql",${JSON.stringify(graphqlRequest(document))});`;
+        const source = [
+          // A block: its names stay out of the page's global scope.
+          `{const a=window.${FIRST_ANSWERS}={};`,
+          ask(VIEWER_DOCUMENT),
+          `if(!${SIGNED_OUT_PAGE}.test(location.pathname)){`,
+          ask(REGISTRY_DOCUMENT),
+          `for(const f of ${JSON.stringify(files)}){const l=document.createElement("link");l.rel="modulepreload";l.crossOrigin="";l.href="/"+f;document.head.append(l)}}`,
+          // An answer no one takes (the console's code failed to load) is not an unhandled rejection.
+          `for(const k in a)a[k].catch(()=>{})}\n`,
+        ].join("");
+        const hash = createHash("sha256").update(source).digest("base64url").slice(0, 8);
+        scriptFile = `assets/first-page-${hash}.js`;
+        this.emitFile({ type: "asset", fileName: scriptFile, source });
+      },
+    },
+    transformIndexHtml: {
+      order: "post",
+      handler() {
+        if (!scriptFile) return [];
+        return [{ tag: "script", attrs: { async: true, src: `/${scriptFile}` }, injectTo: "head-prepend" }];
+      },
+    },
+  };
+}
+
+/**
  * Records what the build was made from, so `npm start` reuses it until a source changes. Hashed when the
  * build starts: an edit made while it runs leaves a stamp that no longer matches.
  */
@@ -92,7 +204,7 @@ function stampInputs(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs()],
+  plugins: [lazyTooltipUniqueProvider(), react(), precompress(), stampInputs(), signedIn.plugin, firstPagePreload()],
   build: {
     outDir: "dist",
     emptyOutDir: true,
@@ -119,6 +231,7 @@ export default defineConfig({
             // What the entry imports statically loads on every page anyway: one file, not fifteen (over
             // HTTP/1.1 a browser fetches six at a time, each waiting a round trip).
             { name: "boot", tags: ["$initial"], priority: 2 },
+            signedIn.group,
           ],
         },
       },

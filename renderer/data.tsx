@@ -5,71 +5,17 @@ import { createContext, type ReactNode, useCallback, useContext, useMemo } from 
 import useSWR, { type Cache, preload, type SWRConfiguration, unstable_serialize, useSWRConfig } from "swr";
 import { formatValue } from "./format.ts";
 import { fieldSchema } from "./schema.ts";
+import { GqlError, REGISTRY_DOCUMENT, type Transport } from "./transport.ts";
 import type { JsonSchema, Registry, Viewer } from "./types.ts";
 
-export interface FieldError {
-  pointer: string;
-  message: string;
-}
-
-/** A GraphQL error with its stable `extensions.code` and, for BAD_USER_INPUT, the bad fields. */
-export class GqlError extends Error {
-  readonly code: string;
-  readonly fields: FieldError[];
-  constructor(message: string, code = "INTERNAL", fields: FieldError[] = []) {
-    super(message);
-    this.name = "GqlError";
-    this.code = code;
-    this.fields = fields;
-  }
-}
-
-/** Runs one GraphQL document; resolves with `data` or rejects with a GqlError. */
-export type Transport = (document: string, variables?: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-interface RawError {
-  message?: string;
-  extensions?: { code?: string; fields?: FieldError[] };
-}
-
-export function toGqlError(errors: RawError[] | undefined, fallback: string): GqlError {
-  const first = errors?.[0];
-  const fields = (errors ?? []).flatMap((error) => error.extensions?.fields ?? []);
-  return new GqlError(first?.message ?? fallback, first?.extensions?.code ?? "INTERNAL", fields);
-}
-
-/**
- * The production transport. `url` may be relative; it is resolved against the page's origin. A plain
- * fetch: a GraphQL client library would bring the graphql parser into every screen's download.
- */
-export function createHttpTransport(url = "/graphql"): Transport {
-  const absolute = typeof window === "undefined" ? url : new URL(url, window.location.origin).href;
-  return async (document, variables) => {
-    let response: Response;
-    try {
-      response = await fetch(absolute, {
-        method: "POST",
-        credentials: "include",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ query: document, variables }),
-      });
-    } catch {
-      throw new GqlError("Cannot reach the service. Check your connection and try again.", "UNREACHABLE");
-    }
-    const body = (await response.json().catch(() => null)) as { data?: unknown; errors?: RawError[] } | null;
-    if (body?.errors?.length) throw toGqlError(body.errors, `The service answered ${response.status}.`);
-    if (!response.ok || !body || typeof body.data !== "object" || body.data === null) {
-      const status = response.status;
-      throw new GqlError(
-        status === 429 ? "Too many requests. Try again shortly." : `The service answered ${status}.`,
-        status === 429 ? "RATE_LIMITED" : "INTERNAL",
-      );
-    }
-    return body.data as Record<string, unknown>;
-  };
-}
-
-export const REGISTRY_DOCUMENT = "query Registry { registry { version screens schemas operations locked catalogue } }";
+export {
+  createHttpTransport,
+  type FieldError,
+  GqlError,
+  REGISTRY_DOCUMENT,
+  type Transport,
+  toGqlError,
+} from "./transport.ts";
 
 interface DataContextValue {
   transport: Transport;

@@ -92,13 +92,27 @@ export interface InitialJs {
   files: { file: string; gzipBytes: number }[];
 }
 
+/**
+ * Scripts index.html names that are not modules of the build's manifest: the first-page script the build
+ * writes (vite.config.ts, `firstPagePreload`), which every page loads.
+ */
+function htmlOnlyScripts(distDir: string, manifest: BuildManifest): string[] {
+  const html = readFileSync(path.join(distDir, "index.html"), "utf8");
+  const modules = new Set(Object.values(manifest).map((chunk) => chunk.file));
+  return [...html.matchAll(/<script\b[^>]*\bsrc="\/([^"]+)"/g)]
+    .map((match) => match[1])
+    .filter((file) => !modules.has(file));
+}
+
 /** The route's initial JavaScript in the build at `distDir`. */
 export function initialJs(rootDir: string, distDir: string, route: string): InitialJs {
   const manifestFile = path.join(distDir, ".vite", "manifest.json");
   if (!existsSync(manifestFile)) throw new Error(`${manifestFile} is missing: the build writes it (vite.config.ts)`);
   const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as BuildManifest;
-  const files = staticClosure(manifest, routeEntries(screenManifests(rootDir), route))
-    .map((key) => manifest[key].file)
+  const modules = staticClosure(manifest, routeEntries(screenManifests(rootDir), route)).map(
+    (key) => manifest[key].file,
+  );
+  const files = [...modules, ...htmlOnlyScripts(distDir, manifest)]
     .filter((file) => file.endsWith(".js"))
     .map((file) => {
       const gz = path.join(distDir, `${file}.gz`);

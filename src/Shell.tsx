@@ -2,12 +2,13 @@
 // with the side navigation built from the registry, the header with the viewer and sign-out, and the
 // screens; either way, the page a verification link opens.
 import { Spin } from "antd";
-import { lazy, Suspense, useEffect, useMemo } from "react";
+import { lazy, Suspense, useEffect, useMemo, useState } from "react";
 import { Navigate, Route, Routes, useLocation, useNavigate } from "react-router";
 import { useSWRConfig } from "swr";
 import { errorMessage, GqlError, preloadRegistry, speculateRegistry, type Transport } from "../renderer/core.ts";
 import { FullPage } from "./FullPage.tsx";
-import { SIGN_OUT_DOCUMENT, useViewer } from "./session.ts";
+import { SIGNED_OUT_PAGE } from "./firstPage.ts";
+import { SIGN_OUT_DOCUMENT, speculateViewer, useViewer } from "./session.ts";
 
 // Pages load when first shown: a signed-in start never downloads the sign-in form, nor sign-in the
 // signed-in layout with its screens, registries and icons.
@@ -16,23 +17,60 @@ const SignUp = lazy(() => import("./pages/SignUp.tsx").then((module) => ({ defau
 const VerifyEmail = lazy(() => import("./pages/VerifyEmail.tsx").then((module) => ({ default: module.VerifyEmail })));
 // Its illustrations make antd's Result large: it loads with the first page that fails.
 const LoadFailed = lazy(() => import("./pages/Status.tsx").then((module) => ({ default: module.LoadFailed })));
-const SignedIn = lazy(() => import("./SignedIn.tsx").then((module) => ({ default: module.SignedIn })));
 
-/** The pages that expect no one signed in (a verification link works either way). */
-const SIGNED_OUT_PAGE = /^\/(sign-in|sign-up|verify-email)(\/|$)/;
-let speculated = false;
+type SignedInPage = typeof import("./SignedIn.tsx").SignedIn;
+let signedInCode: Promise<SignedInPage> | null = null;
+let signedInLoaded: SignedInPage | null = null;
+
+/** The signed-in console's code, asked for once. */
+function loadSignedIn(): Promise<SignedInPage> {
+  signedInCode ??= import("./SignedIn.tsx").then((module) => {
+    signedInLoaded = module.SignedIn;
+    return module.SignedIn;
+  });
+  return signedInCode;
+}
 
 /**
- * On any other page the viewer is most likely signed in: the signed-in console's code and the registry
- * are asked for with the viewer query, not after its answer (one round trip fewer before the first screen;
- * docs/decisions/1821-signed-in-code-with-the-viewer-query.md). Once per visit.
+ * The signed-in console once its code is in, and null until then: the loading page stands for it as a
+ * page, not as a Suspense fallback. React holds back what a fallback was waiting for until 300 ms after
+ * the last fallback it showed (its reveal throttle), which kept a cold load's first screen back by up to
+ * that (docs/decisions/1873-the-signed-in-console-without-a-suspense-fallback.md). A failed load throws,
+ * for the router's error page, as a lazy component's would.
  */
-function speculateSignedIn(transport: Transport): void {
-  if (speculated || SIGNED_OUT_PAGE.test(window.location.pathname)) return;
-  speculated = true;
-  // The registry first: over HTTP/1.1's six connections it would otherwise wait behind the code's files.
+function useSignedInPage(wanted: boolean): SignedInPage | null {
+  const [page, setPage] = useState<{ component: SignedInPage } | null>(() =>
+    signedInLoaded ? { component: signedInLoaded } : null,
+  );
+  const [failure, setFailure] = useState<{ error: unknown } | null>(null);
+  useEffect(() => {
+    if (!wanted || page) return;
+    let live = true;
+    loadSignedIn().then(
+      (component) => live && setPage({ component }),
+      (error: unknown) => live && setFailure({ error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [wanted, page]);
+  if (failure) throw failure.error;
+  return page?.component ?? null;
+}
+
+/**
+ * What the first page needs, asked for as the console's code starts, before its first render (main.tsx;
+ * docs/decisions/1870-first-queries-before-the-first-render.md): the viewer query, and on any page but
+ * the signed-out ones, where the viewer is most likely signed in, the registry and the signed-in
+ * console's code with it, not after its answer (docs/decisions/1821-signed-in-code-with-the-viewer-query.md).
+ * Once per visit.
+ */
+export function speculateFirstPage(transport: Transport): void {
+  speculateViewer(transport);
+  if (SIGNED_OUT_PAGE.test(window.location.pathname)) return;
+  // The registry before the code: over HTTP/1.1's six connections it would otherwise wait behind the code's files.
   speculateRegistry(transport);
-  void import("./SignedIn.tsx").catch(() => undefined);
+  void loadSignedIn().catch(() => undefined);
 }
 
 /** What stands for the console while it loads. */
@@ -59,8 +97,7 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
   );
   // Signed in, the registry (then the first screen's data) is asked for while the signed-in console's code downloads.
   const viewer = useViewer(transport, (signedIn) => preloadRegistry(transport, cache, signedIn));
-  // After the viewer query has started (SWR starts it in a layout effect): it is asked for first.
-  useEffect(() => speculateSignedIn(baseTransport), [baseTransport]);
+  const SignedIn = useSignedInPage(Boolean(viewer.data));
   const location = useLocation();
   const navigate = useNavigate();
   const refreshViewer = () => viewer.mutate();
@@ -110,9 +147,6 @@ export function Shell({ transport: baseTransport }: { transport: Transport }) {
       </Suspense>
     );
   }
-  return (
-    <Suspense fallback={loadingPage}>
-      <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />
-    </Suspense>
-  );
+  if (!SignedIn) return loadingPage;
+  return <SignedIn key={viewer.data.email} transport={transport} viewer={viewer.data} onSignOut={signOut} />;
 }

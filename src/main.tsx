@@ -6,7 +6,7 @@ import { createBrowserRouter, RouterProvider, useRouteError } from "react-router
 import { SWRConfig } from "swr";
 import { createHttpTransport, errorMessage, useReducedMotion } from "../renderer/core.ts";
 import { FullPage } from "./FullPage.tsx";
-import { Shell } from "./Shell.tsx";
+import { Shell, speculateFirstPage } from "./Shell.tsx";
 import { theme } from "./theme.ts";
 
 const transport = createHttpTransport("/graphql");
@@ -40,6 +40,8 @@ const router = createBrowserRouter([
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
+
+speculateFirstPage(transport);
 
 createRoot(root).render(
   <StrictMode>
