@@ -358,7 +358,7 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
   afterEach(async (context) => {
     if (context.task.result?.state !== "fail") return;
     const file = context.task.file.name.replace(/^.*\/|\.test\.ts$/g, "");
-    const test = `${file}-${context.task.name}`.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 80);
+    const test = `${file}-${context.task.name}`.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 200);
     let n = 0;
     for (const page of contexts.flatMap((each) => each.pages())) {
       n += 1;
