@@ -13,6 +13,7 @@ import {
   endDemoBillingPeriod,
   navigateInApp,
   screenshot,
+  screenshotsWanted,
   settle,
   signInWithForm,
   useE2E,
@@ -272,8 +273,8 @@ describe("accessibility", () => {
             ),
           );
           if (tableOverflow > 1) overflowing.push(`${route}: a table (${tableOverflow} px)`);
-          // The owner's lists, to be looked at (test-results/screenshots).
-          if (role === "owner" && (await page.locator("td").count()))
+          // The owner's lists, to be looked at (test-results/screenshots, with E2E_SCREENSHOTS=1).
+          if (screenshotsWanted && role === "owner" && (await page.locator("td").count()))
             await screenshot(
               page,
               `a11y-${width}-${await page.locator("[data-screen]").first().getAttribute("data-screen")}`,

@@ -5,12 +5,21 @@
 // subscription past due, which the banner above every page says.
 // A crypto top-up, paid the same way, credits the account.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { RpcClient } from "../../server/dataplane/datasets/rpc.ts";
-import { choose, endDemoBillingPeriod, screenshot, settle, signInWithForm, useE2E } from "./harness.ts";
+import {
+  choose,
+  endDemoBillingPeriod,
+  screenshot,
+  screenshotsDir,
+  screenshotsWanted,
+  settle,
+  signInWithForm,
+  useE2E,
+} from "./harness.ts";
 
 const NETWORK = "ethereum-sepolia";
 const work = mkdtempSync(join(tmpdir(), "nodeplane-e2e-billing-"));
@@ -87,8 +96,17 @@ describe("billing, end to end", () => {
     const pdf = join(work, "invoice.pdf");
     await download.saveAs(pdf);
     expect(readFileSync(pdf).subarray(0, 5).toString()).toBe("%PDF-");
-    execFileSync("pdftoppm", ["-png", "-r", "80", "-singlefile", pdf, join(work, "invoice")]);
-    execFileSync("cp", [join(work, "invoice.png"), join("test-results", "screenshots", "billing-02-invoice-pdf.png")]);
+    if (screenshotsWanted) {
+      mkdirSync(screenshotsDir, { recursive: true });
+      execFileSync("pdftoppm", [
+        "-png",
+        "-r",
+        "80",
+        "-singlefile",
+        pdf,
+        join(screenshotsDir, "billing-02-invoice-pdf"),
+      ]);
+    }
     execFileSync("pdftoppm", ["-gray", "-r", "40", "-singlefile", pdf, join(work, "invoice")]);
     const ink = inkShare(readFileSync(join(work, "invoice.pgm")));
     expect(ink).toBeGreaterThan(0.005);

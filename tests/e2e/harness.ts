@@ -6,7 +6,7 @@
  *   test("signs in", async () => {
  *     const page = await e2e.newPage();             // fresh context (no cookies), baseURL = service
  *     await page.goto("/");
- *     await screenshot(page, "sign-in");            // test-results/screenshots/sign-in.png
+ *     await screenshot(page, "sign-in");            // test-results/screenshots/sign-in.png, with E2E_SCREENSHOTS=1
  *   });
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, inject } from "vitest";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
 import { freePort } from "../support/ports.ts";
@@ -262,13 +262,35 @@ export async function signInWithForm(page: Page, email = "demo@nodeplane.local",
   await page.getByLabel("Password").waitFor({ state: "detached" });
 }
 
+/** Where screenshots go: `test-results/screenshots`. */
+export const screenshotsDir = join(resultsDir, "screenshots");
+
+/**
+ * Whether the journeys' screenshots are taken (`E2E_SCREENSHOTS=1`). They are for people to look at and
+ * no test reads them; a full-page PNG costs Chromium a tenth of a suite's CPU, so a plain run takes them
+ * only of a failed test's pages (decision 1880).
+ */
+export const screenshotsWanted = process.env.E2E_SCREENSHOTS === "1";
+
 /** Saves a full-page screenshot to `test-results/screenshots/<name>.png` and returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
-  const dir = join(resultsDir, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${name.replace(/[^A-Za-z0-9._-]+/g, "-")}.png`);
+async function saveScreenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(screenshotsDir, { recursive: true });
+  const file = join(screenshotsDir, `${name.replace(/[^A-Za-z0-9._-]+/g, "-")}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * A screenshot of the page as it is, to be looked at: taken when `E2E_SCREENSHOTS=1` (returns its path),
+ * else not (returns null).
+ */
+export async function screenshot(page: Page, name: string): Promise<string | null> {
+  return screenshotsWanted ? saveScreenshot(page, name) : null;
+}
+
+/** A screenshot taken whatever `E2E_SCREENSHOTS` says: of a page a test is about to fail on. */
+export function failureScreenshot(page: Page, name: string): Promise<string> {
+  return saveScreenshot(page, name);
 }
 
 export interface E2E {
@@ -332,6 +354,17 @@ export function useE2E(options: StartServiceOptions = {}): E2E {
     service = await startService({ ...options, databaseUrl });
     launched = await suiteOrOwnBrowser();
   });
+  // A failed test leaves a picture of each page the file has open, with or without E2E_SCREENSHOTS.
+  afterEach(async (context) => {
+    if (context.task.result?.state !== "fail") return;
+    const file = context.task.file.name.replace(/^.*\/|\.test\.ts$/g, "");
+    const test = `${file}-${context.task.name}`.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 200);
+    let n = 0;
+    for (const page of contexts.flatMap((each) => each.pages())) {
+      n += 1;
+      await failureScreenshot(page, `failed-${test}-${n}`).catch(() => undefined);
+    }
+  });
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
     await launched?.close();
@@ -383,7 +416,14 @@ export interface Violation {
 /** Runs axe on the page as it is and returns its violations of every impact (minor included). */
 export async function axeViolations(page: Page, route: string): Promise<Violation[]> {
   // Evaluated through the debugging protocol, not added as a <script>: the console's CSP refuses inline scripts.
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  if (!(await page.evaluate(() => "axe" in window))) {
+    await page.evaluate(axeSource);
+    // Nothing here reads a node's HTML: without it axe does not take the outerHTML of every element a
+    // rule looks at (passes included), which is O(page) each. Every rule still runs on every node.
+    await page.evaluate(() =>
+      (window as unknown as { axe: { configure: (spec: object) => void } }).axe.configure({ noHtml: true }),
+    );
+  }
   const results = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<unknown> } }).axe;
     // Every rule still runs and every violating node is reported; only the passes and the incomplete

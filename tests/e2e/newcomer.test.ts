@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, type ExpectStatic, it } from "vitest";
-import { DEMO_PASSWORD, screenshot, useE2E } from "./harness.ts";
+import { DEMO_PASSWORD, failureScreenshot, screenshot, useE2E } from "./harness.ts";
 
 // One local anvil node, for Ethereum Sepolia: the only network this service serves.
 const networksFile = join(mkdtempSync(join(tmpdir(), "nodeplane-e2e-networks-")), "networks.json");
@@ -67,7 +67,7 @@ async function reloadUntil(page: Page, test: () => Promise<boolean>, timeoutMs =
     await page.waitForTimeout(2_000);
     await page.reload();
   }
-  const file = await screenshot(page, "newcomer-timed-out");
+  const file = await failureScreenshot(page, "newcomer-timed-out");
   throw new Error(`timed out waiting for the page to change (it is in ${file})`);
 }
 
