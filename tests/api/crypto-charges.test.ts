@@ -220,6 +220,29 @@ describe("crypto charges on a local chain", () => {
     expect(movesTo([service], charge.id, "CONFIRMED")).toBe(1);
   });
 
+  it("paid in full, makes a past-due subscription active again, as a card payment does", {
+    timeout: 90_000,
+  }, async () => {
+    const [service] = apps;
+    const { user, invoice } = await accountWithOpenInvoice(service.app);
+    // As a declined card charge of this invoice leaves it (tests/api/payments.test.ts makes it so).
+    await db.$client.query("update subscriptions set status = 'past_due' where account_id = $1", [user.viewer.id]);
+    const subscription = async () =>
+      (
+        await user.client.gqlOk<{ viewer: { subscription: { status: string; isActive: boolean } } }>(
+          "{ viewer { subscription { status isActive } } }",
+        )
+      ).viewer.subscription;
+    expect(await subscription()).toMatchObject({ status: "past_due", isActive: false });
+    const charge = await createCharge(user.client, invoice.id);
+    await pay(charge.address, BigInt(charge.amountWei));
+    await expect
+      .poll(async () => (await chargeStatus(user.client, charge.code)).status, { timeout: 30_000 })
+      .toBe("CONFIRMED");
+    expect(await invoiceOf(user.client, invoice.id)).toMatchObject({ status: "paid", amountRemainingCents: 0 });
+    expect(await subscription()).toMatchObject({ status: "active", isActive: true });
+  });
+
   it("keeps an underpaid charge underpaid, its invoice open, however many blocks pass", {
     timeout: 90_000,
   }, async () => {

@@ -60,6 +60,21 @@ export function invoiceStatusAfter(from: InvoiceStatus, to: InvoiceStatus): Invo
   return to;
 }
 
+export const ACTIVE = "active";
+export const PAST_DUE = "past_due";
+
+/**
+ * The one rule of an invoice paid in full, however it was paid (a card charge, a crypto transfer): the
+ * invoice paid and, with no other open invoice left, the subscription active again. The caller holds the
+ * subscription's lock, then the invoice's.
+ */
+export async function settlePaidInvoice(tx: Executor, accountId: string, invoice: { id: string; status: string }) {
+  await store.setInvoicePaid(tx, accountId, invoice.id, invoiceStatusAfter(invoice.status as InvoiceStatus, "paid"));
+  if ((await store.otherOpenInvoices(tx, accountId, invoice.id)).length === 0) {
+    await changeSubscription(tx, accountId, { status: ACTIVE });
+  }
+}
+
 const licenceMonths = (interval: string) => (interval === "YEARLY" ? 12 : 1);
 
 function planOrBadInput(planId: string, pointer: string): CataloguePlan {

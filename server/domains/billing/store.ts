@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Executor } from "../../platform/db/index.ts";
 import { preparedQuery } from "../../platform/db/prepared.ts";
@@ -157,6 +157,38 @@ export async function linesOf(db: Executor, accountId: string, invoiceId: string
     .from(invoiceLines)
     .where(and(eq(invoiceLines.accountId, accountId), eq(invoiceLines.invoiceId, invoiceId)))
     .orderBy(asc(invoiceLines.position));
+}
+
+/** The invoice, locked until the transaction ends, so two payments of it run one after the other. */
+export async function lockedInvoice(tx: Executor, accountId: string, invoiceId: string) {
+  const [row] = await tx
+    .select()
+    .from(invoices)
+    .where(and(eq(invoices.accountId, accountId), eq(invoices.id, invoiceId)))
+    .for("update");
+  return row;
+}
+
+export async function setInvoicePaid(tx: Executor, accountId: string, invoiceId: string, status: string) {
+  await tx
+    .update(invoices)
+    .set({ status, amountRemainingCents: 0 })
+    .where(and(eq(invoices.accountId, accountId), eq(invoices.id, invoiceId)));
+}
+
+/** Open invoices with an amount to pay, other than `exceptId`. */
+export async function otherOpenInvoices(tx: Executor, accountId: string, exceptId: string) {
+  return tx
+    .select({ id: invoices.id })
+    .from(invoices)
+    .where(
+      and(
+        eq(invoices.accountId, accountId),
+        eq(invoices.status, "open"),
+        gt(invoices.amountRemainingCents, 0),
+        ne(invoices.id, exceptId),
+      ),
+    );
 }
 
 /** Invoices with an amount still to pay, oldest first. */

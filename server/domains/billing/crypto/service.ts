@@ -6,8 +6,9 @@ import type { Db } from "../../../platform/db/index.ts";
 import { AppError, conflict, foundOr } from "../../../platform/errors.ts";
 import type { DomainEvents } from "../../../platform/events.ts";
 import { isUuid } from "../../../platform/ids.ts";
-import { type InvoiceStatus, invoiceStatusAfter } from "../service.ts";
-import { getInvoice, insertTopUpCredit } from "../store.ts";
+import { lockedSubscription } from "../../account/service.ts";
+import { settlePaidInvoice } from "../service.ts";
+import { getInvoice, insertTopUpCredit, lockedInvoice } from "../store.ts";
 import {
   type ChargeTarget,
   type CryptoChargeStatus,
@@ -182,15 +183,11 @@ async function watchBatch(
         return true;
       }
       if (!charge.invoiceId) return true;
-      const invoice = await store.lockedInvoice(tx, charge.accountId, charge.invoiceId);
+      // The subscription's lock, then the invoice's, as a card payment takes them.
+      await lockedSubscription(tx, charge.accountId);
+      const invoice = await lockedInvoice(tx, charge.accountId, charge.invoiceId);
       // Paid meanwhile another way: the charge is confirmed all the same (the funds are in its address).
-      if (invoice && PAYABLE.includes(invoice.status))
-        await store.setInvoicePaid(
-          tx,
-          charge.accountId,
-          invoice.id,
-          invoiceStatusAfter(invoice.status as InvoiceStatus, "paid"),
-        );
+      if (invoice && PAYABLE.includes(invoice.status)) await settlePaidInvoice(tx, charge.accountId, invoice);
       return true;
     });
     if (!moved) continue;

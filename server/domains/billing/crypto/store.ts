@@ -1,6 +1,5 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../../../platform/db/index.ts";
-import { invoices } from "../tables.ts";
 import { cryptoCharges, OPEN_CHARGE_STATUSES } from "./tables.ts";
 
 export type CryptoChargeRow = typeof cryptoCharges.$inferSelect;
@@ -82,21 +81,4 @@ export async function moveCharge(
     )
     .returning({ id: cryptoCharges.id });
   return moved.length === 1;
-}
-
-/** The invoice a charge pays, locked for its payment. */
-export async function lockedInvoice(db: Executor, accountId: string, invoiceId: string) {
-  const [row] = await db
-    .select()
-    .from(invoices)
-    .where(and(eq(invoices.accountId, accountId), eq(invoices.id, invoiceId)))
-    .for("update");
-  return row;
-}
-
-export async function setInvoicePaid(db: Executor, accountId: string, invoiceId: string, status: string) {
-  await db
-    .update(invoices)
-    .set({ status, amountRemainingCents: 0 })
-    .where(and(eq(invoices.accountId, accountId), eq(invoices.id, invoiceId)));
 }

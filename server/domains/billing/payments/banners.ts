@@ -2,8 +2,9 @@ import type { Db } from "../../../platform/db/index.ts";
 import { getAccountOrFail, subscriptionOf } from "../../account/service.ts";
 import { limitReachedEndpoints } from "../../endpoints/service.ts";
 import { formatCents } from "../pdf.ts";
+import { PAST_DUE } from "../service.ts";
 import { unpaidInvoices } from "../store.ts";
-import { chargesAwaitingAction, PAST_DUE } from "./service.ts";
+import { chargesAwaitingAction } from "./service.ts";
 
 /** A trial is said to be ending this many days before it does. */
 export const TRIAL_ENDING_DAYS = 3;

@@ -5,7 +5,8 @@ import type { DomainEvents } from "../../../platform/events.ts";
 import { isUuid } from "../../../platform/ids.ts";
 import { connection, cursorArgument, pageSize } from "../../../platform/paging.ts";
 import { changeSubscription, listMembers, lockedSubscription } from "../../account/service.ts";
-import { type InvoiceStatus, invoiceStatusAfter } from "../service.ts";
+import { PAST_DUE, settlePaidInvoice } from "../service.ts";
+import { lockedInvoice } from "../store.ts";
 import type {
   ChargeOutcome,
   PaymentAuthentication,
@@ -23,8 +24,6 @@ export interface PaymentsDeps {
 }
 
 /** Subscription statuses payments move between: a failed charge makes it past due, paying every invoice active again. */
-export const ACTIVE = "active";
-export const PAST_DUE = "past_due";
 
 const BRANDS: Record<string, string> = {
   visa: "Visa",
@@ -90,7 +89,7 @@ export async function payInvoice(deps: PaymentsDeps, accountId: string, invoiceI
   if (!isUuid(invoiceId)) throw notFound("The invoice");
   const charge = await deps.db.transaction(async (tx) => {
     foundOr(await lockedSubscription(tx, accountId), "The subscription");
-    const invoice = foundOr(await store.lockedInvoice(tx, accountId, invoiceId), "The invoice");
+    const invoice = foundOr(await lockedInvoice(tx, accountId, invoiceId), "The invoice");
     const done = await store.chargeByKey(tx, accountId, idempotencyKey);
     if (done) {
       if (done.invoiceId !== invoiceId) throw conflict("This idempotency key was used for another invoice.");
@@ -136,9 +135,9 @@ export async function payInvoice(deps: PaymentsDeps, accountId: string, invoiceI
 }
 
 /**
- * The one rule of what a charge's outcome does to its invoice and the subscription: paid, the invoice is
- * paid and, with no other open invoice, the subscription active; declined or waiting for the payer, the
- * subscription past due and the invoice open.
+ * The one rule of what a charge's outcome does to its invoice and the subscription: paid, as any payment
+ * in full does (settlePaidInvoice); declined or waiting for the payer, the subscription past due and the
+ * invoice open.
  */
 async function settleInvoice(
   tx: Executor,
@@ -147,10 +146,7 @@ async function settleInvoice(
   outcome: ChargeOutcome["status"],
 ) {
   if (outcome === "succeeded") {
-    await store.setInvoicePaid(tx, accountId, invoice.id, invoiceStatusAfter(invoice.status as InvoiceStatus, "paid"));
-    if ((await store.otherOpenInvoices(tx, accountId, invoice.id)).length === 0) {
-      await changeSubscription(tx, accountId, { status: ACTIVE });
-    }
+    await settlePaidInvoice(tx, accountId, invoice);
   } else {
     await changeSubscription(tx, accountId, { status: PAST_DUE });
   }
@@ -174,7 +170,7 @@ export async function confirmPayment(
     foundOr(await lockedSubscription(tx, accountId), "The subscription");
     const waiting = foundOr(await store.lockedCharge(tx, accountId, input.chargeId), "The charge");
     if (waiting.status !== store.REQUIRES_ACTION) return waiting;
-    const invoice = foundOr(await store.lockedInvoice(tx, accountId, waiting.invoiceId), "The invoice");
+    const invoice = foundOr(await lockedInvoice(tx, accountId, waiting.invoiceId), "The invoice");
     if (invoice.status !== "open" || invoice.amountRemainingCents <= 0) {
       throw conflict(`Invoice ${invoice.number} is ${invoice.status}: this payment has nothing left to confirm.`);
     }

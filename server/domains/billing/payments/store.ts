@@ -114,38 +114,6 @@ export async function chargesAwaitingAction(db: Executor, accountId: string, inv
   return newest.filter((c) => c.status === REQUIRES_ACTION);
 }
 
-/** The invoice, locked until the transaction ends, so two payments of it run one after the other. */
-export async function lockedInvoice(tx: Executor, accountId: string, invoiceId: string) {
-  const [row] = await tx
-    .select()
-    .from(invoices)
-    .where(and(eq(invoices.accountId, accountId), eq(invoices.id, invoiceId)))
-    .for("update");
-  return row;
-}
-
-export async function setInvoicePaid(tx: Executor, accountId: string, invoiceId: string, status: string) {
-  await tx
-    .update(invoices)
-    .set({ status, amountRemainingCents: 0 })
-    .where(and(eq(invoices.accountId, accountId), eq(invoices.id, invoiceId)));
-}
-
-/** Open invoices with an amount to pay, other than `exceptId`. */
-export async function otherOpenInvoices(tx: Executor, accountId: string, exceptId: string) {
-  return tx
-    .select({ id: invoices.id })
-    .from(invoices)
-    .where(
-      and(
-        eq(invoices.accountId, accountId),
-        eq(invoices.status, "open"),
-        gt(invoices.amountRemainingCents, 0),
-        ne(invoices.id, exceptId),
-      ),
-    );
-}
-
 /** The key of the clock's one automatic charge of an invoice: a second tick, or process, finds it used. */
 const AUTOMATIC = "auto:";
 export const automaticChargeKey = (invoiceId: string) => `${AUTOMATIC}${invoiceId}`;
