@@ -211,15 +211,16 @@ async function assemble(
   const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer, functionRuns);
   // The token index follows the local chains where the engine role is; the seed's test tokens land there.
   const tokenIndex = startTokenIndex({ db, log, upstreams: chainNodes, index: config.roles.engine });
-  // Once the service listens: not needed to answer. Awaited at close, before the nodes stop, so a seed
-  // under way is not cut off (it takes a few blocks).
+  // Once the service listens: not needed to answer. The seed is awaited at close, before the nodes stop,
+  // so a seed under way is not cut off (it takes a few blocks).
   let chainsSeeded: Promise<void> | null = null;
-  if (config.roles.engine && config.seedTestTokens)
-    app.server.once("listening", () => {
+  app.server.once("listening", () => {
+    tokenIndex.startIndexing();
+    if (config.roles.engine && config.seedTestTokens)
       chainsSeeded = seedLocalChains(chainNodes, config, log).catch((error) =>
         log.warn({ err: error }, "chain: test tokens not deployed"),
       );
-    });
+  });
   const kvParts = partStorage(config);
   // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
   // elsewhere find activations by polling.
