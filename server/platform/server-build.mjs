@@ -1,9 +1,10 @@
 /**
  * The service compiled ahead of time for `npm start`: server/main.ts and every source it imports bundled
  * into one JavaScript file, `dist-server/main.mjs`, by the esbuild tsx itself runs on, with the packages
- * every start loads (BUNDLED_PACKAGES); other packages stay in node_modules, loaded by Node. A start then compiles no TypeScript and resolves one file of ours instead
- * of ~150 (a second of a start's CPU on the 2-core machine). Plain JavaScript: `server/start.mjs` checks
- * the bundle before anything can compile TypeScript.
+ * every start loads (BUNDLED_PACKAGES); other packages stay in node_modules, loaded by Node. A start then
+ * compiles no TypeScript and resolves one file of ours instead of ~150 (a second of a start's CPU on the
+ * 2-core machine). Plain JavaScript: `server/start.mjs` checks the bundle before anything can compile
+ * TypeScript.
  *
  * The bundle is used only while it was built from the sources as they are now: the build records each of
  * our files esbuild read, with a hash of the very contents it compiled (a file changed during the build is
