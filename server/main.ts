@@ -65,6 +65,8 @@ const serving = config.dev ? null : registerServing(config.rootDir, config.dataD
 
 const log = createLogger(config.logLevel);
 const servers = startOwnServers(config, log);
+// The app's import is one long synchronous compile and run of its chunk: the database server is spawned first.
+await servers.databaseSpawning;
 traceStart("database server and chain nodes starting");
 const [{ buildApp }, { RegistryError }] = await Promise.all([
   import("./app.ts"),

@@ -82,6 +82,7 @@ async function startPostgres(
   port: number,
   flags: string[],
   onLog: (message: string) => void,
+  spawned: () => void,
 ): Promise<PostgresProcess> {
   const owner = process.getuid?.() === 0 ? statSync(databaseDir) : null;
   // English messages whatever the environment's locale: readiness is read from the server's log.
@@ -90,6 +91,7 @@ async function startPostgres(
     env: { ...process.env, LC_MESSAGES: "C" },
     stdio: ["ignore", "ignore", "pipe"],
   });
+  spawned();
   // A binary that could not be spawned emits only "error".
   const exited = new Promise<void>((resolve) => {
     child.once("exit", () => resolve());
@@ -148,8 +150,20 @@ async function stopOrphanedServer(databaseDir: string, log: Logger) {
  * The database server the service uses: the one named by DATABASE_URL, or an embedded
  * PostgreSQL server whose data lives under the data directory and survives restarts.
  */
-export async function startDatabaseServer(config: AppConfig, log: Logger): Promise<DatabaseServer> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
+export async function startDatabaseServer(
+  config: AppConfig,
+  log: Logger,
+  /**
+   * Called once the server's process is spawned, or at once when the start has a longer way to go (initdb,
+   * a server left behind, an external server): a caller waits for it before a long synchronous step (main.ts,
+   * before the app's import), which would otherwise hold the spawn behind it.
+   */
+  spawning: () => void = () => undefined,
+): Promise<DatabaseServer> {
+  if (config.databaseUrl) {
+    spawning();
+    return { url: config.databaseUrl, stop: async () => {} };
+  }
 
   const databaseDir = path.join(config.dataDir, "postgres");
   const password = persistentSecret(config, "postgres-password").value;
@@ -158,6 +172,8 @@ export async function startDatabaseServer(config: AppConfig, log: Logger): Promi
   // row contains (...)") or the statement that failed.
   const flags = ["-c", "log_error_verbosity=terse", "-c", "log_min_error_statement=panic"];
   const onLog = (message: string) => log.debug({ postgres: message.trim() });
+  if (!existsSync(path.join(databaseDir, "PG_VERSION")) || existsSync(path.join(databaseDir, "postmaster.pid")))
+    spawning();
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
     log.info({ databaseDir }, "initialising the embedded PostgreSQL server");
     await initialiseDatabaseDir(databaseDir, password, flags, onLog, (error) => log.error({ postgres: String(error) }));
@@ -169,7 +185,7 @@ export async function startDatabaseServer(config: AppConfig, log: Logger): Promi
   for (let attempt = 1; !server; attempt++) {
     port = await freePort();
     try {
-      server = await startPostgres(databaseDir, port, flags, onLog);
+      server = await startPostgres(databaseDir, port, flags, onLog, spawning);
     } catch (error) {
       if (attempt >= 3)
         throw new Error(`The embedded PostgreSQL server did not start (${String(error)}); see ${databaseDir}`);
