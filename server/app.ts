@@ -182,6 +182,13 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
 }
 
 /**
+ * How long after the service listens its background work starts (the token indexer, the test-token seed):
+ * the first requests (the browser opening the printed address, a readiness probe) are answered before that
+ * work loads its clients (~0.1 s of the one thread) and starts its calls.
+ */
+const BACKGROUND_AFTER_LISTENING_MS = 500;
+
+/**
  * The wiring, in one place: the platform's parts, the stream engine's role, each domain's plugin with what
  * it needs (registerDomains), the GraphQL API once over their resolvers, the RPC proxy with its ports and
  * the console. The data plane declares ports and each is filled here with a domain's adapter: the stream
@@ -211,15 +218,19 @@ async function assemble(
   const engine = startEngineRole(app, config, log, db, database, chainNodes, mailer, functionRuns);
   // The token index follows the local chains where the engine role is; the seed's test tokens land there.
   const tokenIndex = startTokenIndex({ db, log, upstreams: chainNodes, index: config.roles.engine });
-  // Once the service listens: not needed to answer. Awaited at close, before the nodes stop, so a seed
-  // under way is not cut off (it takes a few blocks).
+  // Not needed to answer: started a moment after the service listens (BACKGROUND_AFTER_LISTENING_MS). The
+  // seed is awaited at close, before the nodes stop, so a seed under way is not cut off (it takes a few blocks).
   let chainsSeeded: Promise<void> | null = null;
-  if (config.roles.engine && config.seedTestTokens)
-    app.server.once("listening", () => {
-      chainsSeeded = seedLocalChains(chainNodes, config, log).catch((error) =>
-        log.warn({ err: error }, "chain: test tokens not deployed"),
-      );
-    });
+  let background: NodeJS.Timeout | null = null;
+  app.server.once("listening", () => {
+    background = setTimeout(() => {
+      tokenIndex.startIndexing();
+      if (config.roles.engine && config.seedTestTokens)
+        chainsSeeded = seedLocalChains(chainNodes, config, log).catch((error) =>
+          log.warn({ err: error }, "chain: test tokens not deployed"),
+        );
+    }, BACKGROUND_AFTER_LISTENING_MS);
+  });
   const kvParts = partStorage(config);
   // Read by the streams, webhooks and functions APIs at each call; without an engine here, engines
   // elsewhere find activations by polling.
@@ -285,6 +296,7 @@ async function assemble(
     async close() {
       if (closed) return;
       closed = true;
+      if (background) clearTimeout(background);
       stopWatching?.();
       await engine.stop();
       await chainsSeeded;

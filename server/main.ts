@@ -39,7 +39,10 @@ if (!config.databaseUrl) {
 // this checkout (with another data directory): it serves dist/ and restarts its engine from dist-server/.
 let consoleBuild: ReturnType<typeof startBuilding> | null = null;
 if (args.includes("--build") && !config.dev) {
-  const stale = buildStaleness(config.rootDir) ?? serverBuildStaleness(config.rootDir);
+  // Each build's inputs hashed once here (a restart finds both current and builds nothing).
+  const consoleStale = buildStaleness(config.rootDir);
+  const serverStale = serverBuildStaleness(config.rootDir);
+  const stale = consoleStale ?? serverStale;
   const running = stale ? othersServing(config.rootDir) : [];
   if (stale && running.length > 0) {
     const other = running[0];
@@ -50,16 +53,20 @@ if (args.includes("--build") && !config.dev) {
   }
   // The console builds in a process of its own while this one starts the database, migrates and seeds;
   // the service serves it, and answers, once it is built.
-  consoleBuild = startBuilding(config.rootDir);
-  const building = consoleBuild;
-  building.built.catch(() => undefined);
-  process.on("exit", () => building.stop());
-  await ensureServerBuilt(config.rootDir);
+  if (consoleStale) {
+    const building = startBuilding(config.rootDir);
+    consoleBuild = building;
+    building.built.catch(() => undefined);
+    process.on("exit", () => building.stop());
+  }
+  if (serverStale) await ensureServerBuilt(config.rootDir);
 }
 const serving = config.dev ? null : registerServing(config.rootDir, config.dataDir);
 
 const log = createLogger(config.logLevel);
 const servers = startOwnServers(config, log);
+// The app's import is one long synchronous compile and run of its chunk: the database server is spawned first.
+await servers.databaseSpawning;
 traceStart("database server and chain nodes starting");
 const [{ buildApp }, { RegistryError }] = await Promise.all([
   import("./app.ts"),

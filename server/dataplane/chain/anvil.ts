@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import path from "node:path";
@@ -68,19 +69,37 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
   });
 }
 
+/**
+ * One eth_chainId call's HTTP status. Through node:http, not fetch: a start waits for its nodes while it
+ * loads the app, and fetch's first call loads Node's own undici on that thread (~0.1 s).
+ */
+function chainIdStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+    // agent false: a connection of its own, closed with the answer (none kept open to a node after its start).
+    const request = httpRequest(
+      url,
+      { method: "POST", agent: false, headers: { "content-type": "application/json" } },
+      (res) => {
+        res.resume();
+        res.once("end", () => resolve(res.statusCode ?? 0));
+        res.once("error", reject);
+      },
+    );
+    request.once("error", reject);
+    request.end(body);
+  });
+}
+
 async function waitForRpc(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`anvil exited with code ${child.exitCode} before it answered`);
     try {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-      });
-      if (res.ok) return;
-      lastError = new Error(`HTTP ${res.status}`);
+      const status = await chainIdStatus(url);
+      if (status >= 200 && status < 300) return;
+      lastError = new Error(`HTTP ${status}`);
     } catch (error) {
       lastError = error;
     }

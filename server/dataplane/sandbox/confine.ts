@@ -30,15 +30,15 @@ export interface SandboxLaunch {
   shortfall: string | null;
 }
 
-const require = createRequire(import.meta.url);
+const requireHere = createRequire(import.meta.url);
 /** What the sandbox process reads to start: a confined process that can read these can start it. */
 const NEEDED_FILES = [
   fileURLToPath(new URL("./host.ts", import.meta.url)),
   fileURLToPath(new URL("./isolates.ts", import.meta.url)),
-  require.resolve("tsx"),
+  requireHere.resolve("tsx"),
 ];
 const PROBE = `const fs = require("node:fs");
-require(${JSON.stringify(require.resolve("isolated-vm"))});
+require(${JSON.stringify(requireHere.resolve("isolated-vm"))});
 for (const file of ${JSON.stringify(NEEDED_FILES)}) fs.accessSync(file, fs.constants.R_OK);`;
 
 /** The `nobody` user of /etc/passwd (65534 where it is not listed). */

@@ -9,6 +9,8 @@ import { databaseTokenIndexStore } from "./index-store.ts";
 export interface TokenIndexRuntime {
   /** The token add-on methods by name, for the proxy's add-on gating to serve. */
   methods: ReadonlyMap<string, TokenMethod>;
+  /** Starts indexing (once the service listens: not needed to answer, and kept off a start's path). */
+  startIndexing(): void;
   stop(): Promise<void>;
 }
 
@@ -16,7 +18,7 @@ export interface TokenIndexRuntime {
 const INDEX_POLL_MS = 2000;
 
 /**
- * Makes the methods and, in a process that runs the engine role (`index`), starts indexing every network
+ * Makes the methods and, in a process that runs the engine role (`index`), the indexer of every network
  * served by a local node (a configured upstream is a real chain: indexing it from block 0 is not for this
  * service's database). Its own newHeads watch per network: the stream engine usually runs in a child
  * process, whose subscription this process cannot share.
@@ -32,7 +34,8 @@ export function startTokenIndex(deps: {
     .list()
     .filter((u) => u.source === "local")
     .map((u) => u.network);
-  if (!deps.index || networks.length === 0) return { methods: tokenMethods(store), stop: async () => {} };
+  if (!deps.index || networks.length === 0)
+    return { methods: tokenMethods(store), startIndexing: () => {}, stop: async () => {} };
   const heads = new NewHeads({ upstreams: deps.upstreams, log: deps.log, pollMs: INDEX_POLL_MS });
   const indexer = new TokenIndexer({
     store,
@@ -42,9 +45,9 @@ export function startTokenIndex(deps: {
     log: deps.log,
     pollMs: INDEX_POLL_MS,
   });
-  indexer.start();
   return {
     methods: tokenMethods(store),
+    startIndexing: () => indexer.start(),
     async stop() {
       await indexer.stop();
       heads.close();

