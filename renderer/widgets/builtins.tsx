@@ -86,10 +86,11 @@ function Link({ value, copy, options, record }: ReadWidgetProps) {
   const safe = /^https?:\/\//i.test(href);
   // `text`: the link's words instead of its address ({field} placeholders from the row), e.g. one per
   // invoice, so a list of links reads "PDF of NP-0001" rather than a column of addresses.
+  // Words wrap where an address would be cut, so it is not in the cells that cut addresses (.np-text).
   const text = typeof options.text === "string" ? fillTemplate(options.text, record) : undefined;
   if (text && safe)
     return (
-      <span className="np-text">
+      <span className="np-link-words">
         <a href={href} target="_blank" rel="noreferrer" title={href}>
           {text}
         </a>
