@@ -1,57 +1,31 @@
 // After a reorg deeper than the served node's window, the archive node holds the old fork until the
 // follower has rolled it back: nothing may be routed there meanwhile (issue 33). The follower is driven
 // round by round here, and its route read between every step of the round that meets the reorg.
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AnvilNode, KEPT_STATES, startAnvil } from "../../../server/dataplane/chain/anvil.ts";
+import { KEPT_STATES } from "../../../server/dataplane/chain/anvil.ts";
 import { ArchiveFollower } from "../../../server/dataplane/chain/archive.ts";
-import { RpcClient } from "../../../server/dataplane/datasets/rpc.ts";
+import type { RpcClient } from "../../../server/dataplane/datasets/rpc.ts";
+import { type ArchivePair, hashAt, payAndWait, startArchivePair } from "../../support/archive-pair.ts";
 
-let served: AnvilNode;
-let archive: AnvilNode;
+let nodes: ArchivePair;
 let follower: ArchiveFollower;
 let servedRpc: RpcClient;
 let archiveRpc: RpcClient;
 
 beforeAll(async () => {
-  served = await startAnvil({ chainId: 31337 });
-  servedRpc = new RpcClient(served.httpUrl);
-  const genesis = await servedRpc.call<{ timestamp: string }>("eth_getBlockByNumber", ["0x0", false]);
-  archive = await startAnvil({
-    chainId: 31337,
-    archive: {
-      genesisTimestamp: Number(genesis.timestamp),
-      statesDir: join(tmpdir(), `archive-reorg-test-${process.pid}`),
-    },
-  });
-  archiveRpc = new RpcClient(archive.httpUrl);
+  nodes = await startArchivePair("archive-reorg-test");
+  ({ servedRpc, archiveRpc } = nodes);
   // Never started: the test runs its rounds.
-  follower = new ArchiveFollower(served.httpUrl, archive.httpUrl, { pollMs: 60_000, log: () => undefined });
+  follower = new ArchiveFollower(nodes.served.httpUrl, nodes.archive.httpUrl, { pollMs: 60_000, log: () => undefined });
 }, 30_000);
 
 afterAll(async () => {
   await follower?.stop();
-  await Promise.all([servedRpc?.close(), archiveRpc?.close()]);
-  await Promise.all([served?.stop(), archive?.stop()]);
+  await nodes?.stop();
 });
 
 const TARGET = "0x00000000000000000000000000000000000a4c13";
-const hashAt = async (rpc: RpcClient, n: number) =>
-  (await rpc.call<{ hash: string } | null>("eth_getBlockByNumber", [`0x${n.toString(16)}`, false]))?.hash;
-
-/** Pays TARGET and returns the block the payment was mined in (from its receipt: anvil answers before it mines). */
-async function pay(value: string): Promise<number> {
-  const [from] = await servedRpc.call<string[]>("eth_accounts");
-  const hash = await servedRpc.call<string>("eth_sendTransaction", [{ from, to: TARGET, value }]);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const receipt = await servedRpc.call<{ blockNumber: string } | null>("eth_getTransactionReceipt", [hash]);
-    if (receipt) return Number(receipt.blockNumber);
-    if (Date.now() > deadline) throw new Error(`the payment ${hash} was not mined`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const pay = (value: string) => payAndWait(servedRpc, TARGET, value);
 
 it("routes nothing to the archive node from the round that finds it on the old fork until it has rolled back", async () => {
   await servedRpc.call("anvil_mine", ["0x3"]);

@@ -1,59 +1,36 @@
 // The archive node beside a local node: it replays the served chain block for block (the same hashes),
 // and after a reorg of the served chain (evm_revert, then other blocks) it rolls back and follows the new one.
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AnvilNode, KEPT_STATES, startAnvil } from "../../../server/dataplane/chain/anvil.ts";
+import { KEPT_STATES } from "../../../server/dataplane/chain/anvil.ts";
 import { ArchiveFollower } from "../../../server/dataplane/chain/archive.ts";
-import { RpcClient } from "../../../server/dataplane/datasets/rpc.ts";
+import type { RpcClient } from "../../../server/dataplane/datasets/rpc.ts";
+import { type ArchivePair, hashAt, payAndWait, startArchivePair } from "../../support/archive-pair.ts";
 
-let served: AnvilNode;
-let archive: AnvilNode;
+let nodes: ArchivePair;
 let follower: ArchiveFollower;
 let servedRpc: RpcClient;
 let archiveRpc: RpcClient;
 const logged: string[] = [];
 
 beforeAll(async () => {
-  served = await startAnvil({ chainId: 31337 });
-  servedRpc = new RpcClient(served.httpUrl);
-  const genesis = await servedRpc.call<{ timestamp: string }>("eth_getBlockByNumber", ["0x0", false]);
-  archive = await startAnvil({
-    chainId: 31337,
-    archive: { genesisTimestamp: Number(genesis.timestamp), statesDir: join(tmpdir(), `archive-test-${process.pid}`) },
+  nodes = await startArchivePair("archive-test");
+  ({ servedRpc, archiveRpc } = nodes);
+  follower = new ArchiveFollower(nodes.served.httpUrl, nodes.archive.httpUrl, {
+    pollMs: 50,
+    log: (m) => logged.push(m),
   });
-  archiveRpc = new RpcClient(archive.httpUrl);
-  follower = new ArchiveFollower(served.httpUrl, archive.httpUrl, { pollMs: 50, log: (m) => logged.push(m) });
   follower.start();
 }, 30_000);
 
 afterAll(async () => {
   await follower?.stop();
-  await Promise.all([servedRpc?.close(), archiveRpc?.close()]);
-  await Promise.all([served?.stop(), archive?.stop()]);
+  await nodes?.stop();
 });
 
 const TARGET = "0x00000000000000000000000000000000000a4c12";
-const hashAt = async (rpc: RpcClient, n: number) =>
-  (await rpc.call<{ hash: string } | null>("eth_getBlockByNumber", [`0x${n.toString(16)}`, false]))?.hash;
 const head = async (rpc: RpcClient) => Number(await rpc.call<string>("eth_blockNumber"));
 
-/**
- * Pays TARGET and returns the block the payment was mined in. Anvil answers eth_sendTransaction before its
- * automine has mined the block (under load, eth_blockNumber still said the block before), so it waits for
- * the receipt.
- */
-async function pay(value: string): Promise<number> {
-  const [from] = await servedRpc.call<string[]>("eth_accounts");
-  const hash = await servedRpc.call<string>("eth_sendTransaction", [{ from, to: TARGET, value }]);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const receipt = await servedRpc.call<{ blockNumber: string } | null>("eth_getTransactionReceipt", [hash]);
-    if (receipt) return Number(receipt.blockNumber);
-    if (Date.now() > deadline) throw new Error(`the payment ${hash} was not mined`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const pay = (value: string) => payAndWait(servedRpc, TARGET, value);
 
 /** Waits until the archive node has the served node's head block, hash for hash. */
 async function followed(): Promise<number> {
