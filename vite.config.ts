@@ -70,6 +70,18 @@ function lazyTooltipUniqueProvider(): Plugin {
   };
 }
 
+/** Every module (or chunk) reachable from `roots` along `edges`, the roots included. */
+function reachable(roots: readonly string[], edges: (node: string) => readonly string[] | undefined): Set<string> {
+  const seen = new Set<string>();
+  const next = [...roots];
+  for (let node = next.pop(); node !== undefined; node = next.pop()) {
+    if (seen.has(node)) continue;
+    seen.add(node);
+    next.push(...(edges(node) ?? []));
+  }
+  return seen;
+}
+
 /**
  * The signed-in console's own code in one chunk beside src/SignedIn.tsx's: what that page imports statically that neither the
  * entry nor another page the entry loads lazily (sign-in, sign-up, a verification link, a failure page)
@@ -88,16 +100,7 @@ function signedInChunk(): {
     name: "nodeplane-signed-in-chunk",
     apply: "build",
     buildEnd() {
-      const closure = (roots: string[]) => {
-        const seen = new Set<string>();
-        const next = [...roots];
-        for (let id = next.pop(); id !== undefined; id = next.pop()) {
-          if (seen.has(id)) continue;
-          seen.add(id);
-          next.push(...(this.getModuleInfo(id)?.importedIds ?? []));
-        }
-        return seen;
-      };
+      const closure = (roots: string[]) => reachable(roots, (id) => this.getModuleInfo(id)?.importedIds);
       const entries = [...this.getModuleIds()].filter((id) => this.getModuleInfo(id)?.isEntry);
       const entryCode = closure(entries);
       const otherPages = [...entryCode].flatMap((id) =>
@@ -138,16 +141,7 @@ function firstPagePreload(): Plugin {
       handler(_options, bundle) {
         const chunks = Object.values(bundle).filter((item) => item.type === "chunk");
         const byFile = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
-        const staticClosure = (roots: string[]) => {
-          const seen = new Set<string>();
-          const next = [...roots];
-          for (let file = next.pop(); file !== undefined; file = next.pop()) {
-            if (seen.has(file)) continue;
-            seen.add(file);
-            next.push(...(byFile.get(file)?.imports ?? []));
-          }
-          return seen;
-        };
+        const staticClosure = (roots: string[]) => reachable(roots, (file) => byFile.get(file)?.imports);
         const entry = staticClosure(chunks.filter((chunk) => chunk.isEntry).map((chunk) => chunk.fileName));
         const shell = chunks.find((chunk) => chunk.facadeModuleId === signedIn);
         if (!shell) throw new Error("the build has no chunk for src/SignedIn.tsx");
