@@ -8,15 +8,6 @@ import { fieldSchema } from "./schema.ts";
 import { GqlError, REGISTRY_DOCUMENT, type Transport } from "./transport.ts";
 import type { JsonSchema, Registry, Viewer } from "./types.ts";
 
-export {
-  createHttpTransport,
-  type FieldError,
-  GqlError,
-  REGISTRY_DOCUMENT,
-  type Transport,
-  toGqlError,
-} from "./transport.ts";
-
 interface DataContextValue {
   transport: Transport;
   registry: Registry;

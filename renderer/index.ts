@@ -25,15 +25,7 @@ registerWidget("qr-code", {
 registerWidget("runner", { view: lazyWidget(() => import("./views/RunnerView.tsx").then((module) => module.default)) });
 
 export { Actions, actionState } from "./actions.tsx";
-export {
-  createHttpTransport,
-  DataProvider,
-  GqlError,
-  type Transport,
-  useData,
-  useRecordFormat,
-  useRegistryQuery,
-} from "./data.tsx";
+export { DataProvider, useData, useRecordFormat, useRegistryQuery } from "./data.tsx";
 export { FeedbackProvider, useFeedback } from "./feedback.tsx";
 export { icon, registerIcons, registerLaterIcons } from "./icons.tsx";
 export { useLeaveGuard } from "./leaveGuard.tsx";
@@ -42,6 +34,7 @@ export { can, requiredRole } from "./permissions.ts";
 export { getPointer } from "./resolve.ts";
 export { enumLabel, humanize } from "./schema.ts";
 export { buildNavigation, menuEntryFor, type NavSection, RegistryRoutes, ScreenPage, SlotViews } from "./screens.tsx";
+export { createHttpTransport, GqlError, type Transport } from "./transport.ts";
 export type { Manifest, Registry, Role, Viewer } from "./types.ts";
 export { errorMessage } from "./useOperationRun.ts";
 export { type LogLine, LogLines } from "./widgets/logLines.tsx";

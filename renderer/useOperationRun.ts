@@ -3,9 +3,10 @@
 // detail screens use it without loading the form library.
 import type { ErrorSchema } from "@rjsf/utils";
 import { useCallback, useState } from "react";
-import { GqlError, useRunOperation } from "./data.tsx";
+import { useRunOperation } from "./data.tsx";
 import { mapFieldErrors } from "./form/fieldErrors.ts";
 import { resolveVariables, type Scope } from "./resolve.ts";
+import { GqlError } from "./transport.ts";
 import type { JsonSchema, Variables } from "./types.ts";
 
 /** A user-facing sentence for an error from the service. */

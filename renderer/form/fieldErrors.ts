@@ -1,7 +1,7 @@
 // Form helpers without rjsf, so list and detail screens can map errors and prepare data without
 // loading the form library (it is loaded only when a form or a dialog opens).
 import type { ErrorSchema } from "@rjsf/utils";
-import type { FieldError } from "../data.tsx";
+import type { FieldError } from "../transport.ts";
 import type { JsonSchema, Variables } from "../types.ts";
 
 /** What rjsf widgets of our registry read from `formContext`. */

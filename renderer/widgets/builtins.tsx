@@ -84,9 +84,8 @@ function Link({ value, copy, options, record }: ReadWidgetProps) {
   if (isBlank(value)) return EMPTY;
   const href = String(value);
   const safe = /^https?:\/\//i.test(href);
-  // `text`: the link's words instead of its address ({field} placeholders from the row), e.g. one per
-  // invoice, so a list of links reads "PDF of NP-0001" rather than a column of addresses.
-  // Words wrap where an address would be cut, so it is not in the cells that cut addresses (.np-text).
+  // `text`: the link's words instead of its address ({field} placeholders from the row), so a column of
+  // links reads as one name per row. Words wrap where an address would be cut, hence not `.np-text`.
   const text = typeof options.text === "string" ? fillTemplate(options.text, record) : undefined;
   if (text && safe)
     return (

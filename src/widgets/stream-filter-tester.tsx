@@ -11,7 +11,7 @@
 //   withDataset, withVersion, withBatchSize  show those inputs (streams) and send them to `run`
 import { Alert, Button, Card, Col, Descriptions, InputNumber, Row, Select, Space, Typography } from "antd";
 import { useMemo, useState } from "react";
-import { GqlError, useOperation, useRefresh } from "../../renderer/data.tsx";
+import { useOperation, useRefresh } from "../../renderer/data.tsx";
 import {
   type CustomViewProps,
   can,
@@ -21,6 +21,7 @@ import {
   useFeedback,
   useLeaveGuard,
 } from "../../renderer/index.ts";
+import { GqlError } from "../../renderer/transport.ts";
 import { FilterEditor } from "./filter-editor.tsx";
 import {
   BlockPicker,

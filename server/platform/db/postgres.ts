@@ -172,9 +172,9 @@ export async function startDatabaseServer(
   // row contains (...)") or the statement that failed.
   const flags = ["-c", "log_error_verbosity=terse", "-c", "log_min_error_statement=panic"];
   const onLog = (message: string) => log.debug({ postgres: message.trim() });
-  if (!existsSync(path.join(databaseDir, "PG_VERSION")) || existsSync(path.join(databaseDir, "postmaster.pid")))
-    spawning();
-  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
+  const initialised = existsSync(path.join(databaseDir, "PG_VERSION"));
+  if (!initialised || existsSync(path.join(databaseDir, "postmaster.pid"))) spawning();
+  if (!initialised) {
     log.info({ databaseDir }, "initialising the embedded PostgreSQL server");
     await initialiseDatabaseDir(databaseDir, password, flags, onLog, (error) => log.error({ postgres: String(error) }));
   }
