@@ -49,6 +49,8 @@ describe("the console, end to end", () => {
   it("lets the owner create, find, relabel, pause and archive an endpoint", async () => {
     const page = await e2e.newPage();
     await page.goto("/");
+    // The sign-in form is a page loaded when first shown: the picture waits for it.
+    await page.getByLabel("Email").waitFor();
     await screenshot(page, "foundation-01-sign-in");
     await signInAs(page, "demo@nodeplane.local");
 
