@@ -26,6 +26,8 @@ export const storableText = (text: string) => (text.includes("\u0000") ? text.re
  * (the server's request listener, a stream's delivery).
  */
 export function decodePercent(text: string): string {
+  // Most text has nothing encoded (every RPC path's key and token): no new string, no try.
+  if (!text.includes("%")) return text;
   try {
     return decodeURIComponent(text);
   } catch {
