@@ -242,6 +242,50 @@ describe("token index", () => {
     }
   });
 
+  it("stores holders and tokens whatever characters a node put in their topics", async () => {
+    // A range's arrays go to PostgreSQL as array literals; an element with a quote or a backslash (a node may
+    // answer anything) must arrive as it was, beside plain ones. Its own network: the index above is untouched.
+    const network = "quoted-topics";
+    const odd = '0xab"c\\d{e},f';
+    const plain = "0x00000000000000000000000000000000000000aa";
+    const token = "0x00000000000000000000000000000000000000bb";
+    const written = await h.store.commitRange({
+      network,
+      parent: null,
+      end: { block: 1, hash: "0x01" },
+      keepFrom: 0,
+      effects: {
+        fungible: new Map([
+          [
+            token,
+            new Map<string, [bigint, bigint]>([
+              [odd, [5n, 2n]],
+              [plain, [7n, 0n]],
+            ]),
+          ],
+        ]),
+        nft: new Map([[`${token}|3|${odd}`, 1n]]),
+      },
+      newTokens: [],
+    });
+    expect(written).toBe(true);
+    for (const [wallet, quantityIn, quantityOut] of [
+      [odd, "5", "2"],
+      [plain, "7", "0"],
+    ] as const) {
+      const { rows } = await h.store.fungibleBalances(network, {
+        wallet,
+        contracts: null,
+        after: null,
+        offset: 0,
+        limit: 10,
+      });
+      expect(rows.map((r) => [r.token, r.quantityIn, r.quantityOut])).toEqual([[token, quantityIn, quantityOut]]);
+    }
+    const nfts = await h.store.walletNfts(network, { wallet: odd, contracts: null, after: null, offset: 0, limit: 10 });
+    expect(nfts.rows.map((r) => [r.token, r.tokenId, r.amount])).toEqual([[token, "3", "1"]]);
+  });
+
   it("refuses bad arguments with an invalid-params error naming each", async () => {
     const wallet = h.set.holders[0];
     const cases: [string, unknown, string][] = [
