@@ -10,16 +10,13 @@
  *    writing balances and holdings) against reading the same logs raw with eth_getLogs in the same ranges,
  *    in logs per second; rounds alternate which side goes first, and each side reads once unmeasured
  *    before them. Beside the rates, each side's CPU time (this process, anvil, PostgreSQL's processes),
- *    which the shared machine's load moves far less than wall time. Each side's run starts after a full
- *    garbage collection: neither pays for the old generation the other side's runs filled
- *    (docs/decisions/1930-addons-bench-sides-start-from-a-collected-heap.md).
+ *    which the shared machine's load moves far less than wall time. Neither side's run starts from a
+ *    forced collection (docs/decisions/1930-addons-bench-sides-not-collected-before-their-runs.md).
  *
  * The machine is shared: the load average is printed beside the figures, and the ratios are what to compare.
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { type Address, encodeDeployData, getAddress } from "viem";
 import { startAnvil } from "../../server/dataplane/chain/anvil.ts";
 import { staticUpstreams } from "../../server/dataplane/chain/nodes.ts";
@@ -106,16 +103,6 @@ const loadText = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(", ");
-
-/**
- * A full garbage collection, run before each side's measured run. Both sides' parsed answers are promoted
- * to the old generation; the mark-compact that frees them (50 ms and more of marking on this machine) came
- * in whichever side's run crossed the heap's limit, one round in five or so.
- */
-const collectGarbage = (() => {
-  setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
-})();
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -207,7 +194,6 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
     /** The ranges the indexer read (from its warm-up run): the raw side reads exactly these. */
     const ranges: { from: number; to: number }[] = [];
     const rawRead = async () => {
-      collectGarbage();
       const cpu = cpuNow();
       const started = performance.now();
       let logs = 0;
@@ -235,7 +221,6 @@ export async function runAddonsBench(): Promise<AddonsBenchResult> {
           if (record) ranges.push({ from: r.from, to: r.to });
         },
       });
-      collectGarbage();
       const cpu = cpuNow();
       const started = performance.now();
       await indexer.catchUp(NETWORK);
