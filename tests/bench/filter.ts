@@ -29,7 +29,8 @@
  *    threads like the sandbox, and `applySync` on this thread) (target p50 ≤ 1 ms).
  *
  * The machine is shared: the two sides alternate call by call and each figure is the median of its
- * calls, so both see the same load.
+ * calls, so both see the same load. Filter rows also give each side's process CPU time per block (the
+ * mean over its calls), which the load moves less than the wall time; the targets are on the wall time.
  */
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -135,6 +136,11 @@ export interface FilterBenchRow {
   plainUsPerBlock: number;
   sandboxUsPerBlock: number;
   ratio: number;
+  /**
+   * This process's CPU time per block over all the case's calls (the mean, where the figures above are
+   * medians); null for the sandbox process's rows, whose calls run mostly in that other process.
+   */
+  cpu: { plainUsPerBlock: number; sandboxUsPerBlock: number; ratio: number } | null;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -147,27 +153,41 @@ function plainFunction(source: string, ...bindings: [string, unknown][]): (...a:
   ) => unknown;
 }
 
+/** CPU time of this process so far (every thread: isolated-vm's timer and V8's helpers too), in µs. */
+function processCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 /**
- * Alternates `a` and `b` call by call for about `ms` (at least 20 calls each); the median time of each,
- * in µs.
+ * Alternates `a` and `b` call by call for about `ms` (at least 20 calls each): the time of each call, in
+ * µs, and each side's process CPU time over all its calls, in µs (read outside the timed window, so the
+ * times are as without it). On this shared machine the wall time moves with the other processes' load
+ * more than the CPU time does (a call waiting for the core costs none).
  */
 async function sideBySide(
   a: (i: number) => unknown,
   b: (i: number) => unknown,
   ms = CASE_MS,
-): Promise<[number[], number[]]> {
+): Promise<[number[], number[], number, number]> {
   const ta: number[] = [];
   const tb: number[] = [];
+  let cpuA = 0;
+  let cpuB = 0;
   const end = performance.now() + ms;
   for (let i = 0; ta.length < 20 || performance.now() < end; i++) {
+    let cpu = processCpuUs();
     let t = performance.now();
     await a(i);
     ta.push((performance.now() - t) * 1000);
+    cpuA += processCpuUs() - cpu;
+    cpu = processCpuUs();
     t = performance.now();
     await b(i);
     tb.push((performance.now() - t) * 1000);
+    cpuB += processCpuUs() - cpu;
   }
-  return [ta, tb];
+  return [ta, tb, cpuA, cpuB];
 }
 
 function batchesOf(txPerBlock: number, blocksPerBatch: number): string[] {
@@ -214,7 +234,7 @@ async function measure(
   }
   // One sample: `inFlight` consecutive batches, the sandbox's calls made at once, the plain ones in turn.
   const group = (i: number) => Array.from({ length: inFlight }, (_, k) => batches[(i * inFlight + k) % batches.length]);
-  const [plainRuns, sandboxRuns] = await sideBySide(
+  const [plainRuns, sandboxRuns, plainCpu, sandboxCpu] = await sideBySide(
     (i) => {
       for (const json of group(i)) plain(json);
     },
@@ -223,6 +243,8 @@ async function measure(
   filter.dispose();
   const plainUs = median(plainRuns) / blocksPerBatch / inFlight;
   const sandboxUs = median(sandboxRuns) / blocksPerBatch / inFlight;
+  // Both sides made as many samples (sideBySide alternates them).
+  const blocks = plainRuns.length * blocksPerBatch * inFlight;
   return {
     filter: label,
     host,
@@ -234,6 +256,10 @@ async function measure(
     plainUsPerBlock: plainUs,
     sandboxUsPerBlock: sandboxUs,
     ratio: sandboxUs / plainUs,
+    cpu:
+      host === "engine thread"
+        ? { plainUsPerBlock: plainCpu / blocks, sandboxUsPerBlock: sandboxCpu / blocks, ratio: sandboxCpu / plainCpu }
+        : null,
   };
 }
 
@@ -247,6 +273,9 @@ export function formatFilterRow(r: FilterBenchRow): string {
     `plain ${r.plainUsPerBlock.toFixed(1).padStart(8)} µs/block`,
     `sandbox ${r.sandboxUsPerBlock.toFixed(1).padStart(8)} µs/block`,
     `${r.ratio.toFixed(2).padStart(6)}×`,
+    r.cpu
+      ? `CPU ${r.cpu.plainUsPerBlock.toFixed(1)} / ${r.cpu.sandboxUsPerBlock.toFixed(1)} µs/block ${r.cpu.ratio.toFixed(2)}×`
+      : "",
   ].join("  ");
 }
 
