@@ -10,8 +10,7 @@ const require = createRequire(import.meta.url);
 const cores = availableParallelism();
 
 // One project per suite so each can be run alone (`vitest run --project api`) and `tests/run.ts` can
-// report per-suite counts. Unit tests run in node; a test that needs a DOM opts in with
-// `// @vitest-environment jsdom` at the top of its file.
+// report per-suite counts. Unit tests run in node; a test that needs a DOM is a `.tsx` file (project unit-dom).
 export default defineConfig({
   resolve: {
     alias: [
@@ -38,12 +37,32 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["tests/unit/**/*.test.{ts,tsx}"],
+          include: ["tests/unit/**/*.test.ts"],
           environment: "node",
-          maxWorkers: Math.max(2, cores),
+          // The two unit projects run as one group of files (vitest wants their maxWorkers equal): two workers
+          // used 1.2 of two cores, the sandbox and chain files waiting on their processes.
+          maxWorkers: Math.max(3, cores),
+          testTimeout: 20_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The unit suite's DOM files (`.tsx`, each with `// @vitest-environment jsdom`): `npm test -- --only
+          // unit` runs both unit projects (`vitest run --project 'unit*'`).
+          name: "unit-dom",
+          include: ["tests/unit/**/*.test.tsx"],
+          environment: "jsdom",
+          maxWorkers: Math.max(3, cores),
           // Rendering a screen in jsdom takes 1–3 s here and twice that on a loaded two-core CI
           // machine: vitest's 5 s default failed one such test in CI without a fault in the product.
           testTimeout: 20_000,
+          // These files share their workers' loaded modules, as the API suite's do: each loaded React, antd
+          // and the renderer again otherwise (~1.5 CPU-s a file). The node files stay isolated: the sandbox
+          // tests share its processes through module state on purpose. The selector caches lose jsdom's
+          // bound (the files' CPU more than halved; see the file).
+          isolate: false,
+          setupFiles: ["tests/support/env-per-file.ts", "tests/support/jsdom-selector-cache.ts"],
         },
       },
       {
