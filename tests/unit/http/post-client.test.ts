@@ -230,4 +230,63 @@ describe("PostClient", () => {
       .catch((e: unknown) => e);
     expect(none).toMatchObject({ status: 0 });
   });
+
+  it("writes a follow-up as it reads a 2xx answer, before that answer is handed on, on the same connection", async () => {
+    // The server answers each request only after a tick, so a second one in flight would be seen.
+    const server = await scripted((socket, _request, n) => {
+      setTimeout(() => socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n${n - 1}`), 5);
+    });
+    const c = client();
+    const url = urlAt(server.port);
+    // A request goes out at once on a kept-alive connection (a new one is written once connected).
+    await c.post(url, '{"n":0}');
+    const first = c.request(url, '{"n":1}');
+    const second = c.request(url, '{"n":2}');
+    const firstAnswer = c.send(first);
+    const followUp = c.follow(first, second, () => true);
+    expect(followUp).not.toBeNull();
+    // Only one follow-up behind a request.
+    expect(c.follow(first, c.request(url, "{}"), () => true)).toBeNull();
+    const seenWhenAnswered = await firstAnswer.then((answer) => ({
+      body: answer.body.toString(),
+      written: followUp?.answer !== null,
+      requests: server.requests.length,
+    }));
+    expect(seenWhenAnswered).toEqual({ body: "1", written: true, requests: 2 });
+    expect((await followUp?.answer)?.body.toString()).toBe("2");
+    expect(server.requests.map((r) => r.split("\r\n\r\n")[1])).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
+    expect(server.connections()).toBe(1);
+    // A follow-up behind a request answered already is refused: the caller sends it.
+    expect(c.follow(second, c.request(url, "{}"), () => true)).toBeNull();
+  });
+
+  it("does not write a follow-up behind an answer that is not a 2xx, nor when it is no longer wanted", async () => {
+    const server = await scripted((socket, _request, n) =>
+      socket.write(
+        n === 2 ? "HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n" : "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n",
+      ),
+    );
+    const c = client();
+    const url = urlAt(server.port);
+    await c.post(url, "[0]");
+    const failed = c.request(url, "[1]");
+    const failedAnswer = c.send(failed);
+    const behindFailed = c.follow(failed, c.request(url, "[2]"), () => true);
+    expect((await failedAnswer).status).toBe(500);
+    expect(behindFailed?.answer).toBeNull();
+
+    const ok = c.request(url, "[3]");
+    const okAnswer = c.send(ok);
+    const unwanted = c.follow(ok, c.request(url, "[4]"), () => false);
+    const cancelled = c.request(url, "[5]");
+    expect((await okAnswer).status).toBe(200);
+    expect(unwanted?.answer).toBeNull();
+    const again = c.request(url, "[6]");
+    const againAnswer = c.send(again);
+    const followUp = c.follow(again, cancelled, () => true);
+    followUp?.cancel();
+    await againAnswer;
+    expect(followUp?.answer).toBeNull();
+    expect(server.requests.map((r) => r.split("\r\n\r\n")[1])).toEqual(["[0]", "[1]", "[3]", "[6]"]);
+  });
 });
