@@ -82,29 +82,6 @@ function sanitize(e: unknown, secrets: string[]): DestinationError {
   return new DestinationError(message, { retryable: !isEgressRefusal(e) });
 }
 
-/** A prepared delivery whose failures are redacted (see RedactingDestination); it follows another as its inner one does. */
-class RedactedDelivery implements PreparedDelivery {
-  constructor(
-    readonly inner: PreparedDelivery,
-    private readonly secrets: string[],
-  ) {}
-
-  send(): Promise<DeliveryAck> {
-    return this.inner.send().catch((e: unknown) => {
-      throw sanitize(e, this.secrets);
-    });
-  }
-
-  follow(previous: PreparedDelivery, ready: () => boolean): boolean {
-    const inner = previous instanceof RedactedDelivery ? previous.inner : previous;
-    return this.inner.follow?.(inner, ready) ?? false;
-  }
-
-  cancelFollow(): boolean {
-    return this.inner.cancelFollow?.() ?? true;
-  }
-}
-
 /** The one place secrets are cut out of what a destination says (the error's cause and stack are dropped). */
 class RedactingDestination implements Destination {
   readonly prepare?: (batch: DeliveryBatch) => PreparedDelivery;
@@ -115,7 +92,15 @@ class RedactingDestination implements Destination {
   ) {
     const prepareInner = inner.prepare?.bind(inner);
     if (prepareInner) {
-      this.prepare = (batch) => new RedactedDelivery(prepareInner(batch), this.secrets);
+      this.prepare = (batch) => {
+        const prepared = prepareInner(batch);
+        return {
+          send: () =>
+            prepared.send().catch((e: unknown) => {
+              throw sanitize(e, this.secrets);
+            }),
+        };
+      };
     }
   }
 

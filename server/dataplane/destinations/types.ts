@@ -94,19 +94,6 @@ export interface Destination {
 /** A delivery made ready by {@link Destination.prepare}. */
 export interface PreparedDelivery {
   send(): Promise<DeliveryAck>;
-  /**
-   * Optional: has this delivery sent by the destination itself the moment `previous` (a delivery of the
-   * same destination whose send() is out) is acknowledged, before the engine learns of it; `ready()`,
-   * asked then, may still hold it back. True when it is queued so; send() then answers for the request
-   * sent that way, or sends as usual when it was not (previous failed, was not acknowledged in time,
-   * `ready()` said no, or cancelFollow came first).
-   */
-  follow?(previous: PreparedDelivery, ready: () => boolean): boolean;
-  /**
-   * It is not sent behind the previous delivery after all: true, unless it was sent so already (false;
-   * send() then answers for it).
-   */
-  cancelFollow?(): boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
 import type { EgressPolicy } from "../../platform/egress.ts";
-import { AnswerTimeout, type FollowUp, type PostAnswer, PostClient, type PostRequest } from "../http/post-client.ts";
+import { AnswerTimeout, PostClient, type PostRequest } from "../http/post-client.ts";
 import { assertCompression, batchMetadata, errorMessage, isEgressRefusal } from "./common.ts";
 import { NONCE_HEADER, SIGNATURE_HEADER, signPayload, TIMESTAMP_HEADER } from "./signature.ts";
 import {
@@ -107,19 +107,20 @@ export class WebhookDestination implements Destination {
    * and signed again, so its timestamp stays current (the batch before it may have been retried).
    */
   prepare(batch: DeliveryBatch): PreparedDelivery {
-    return new PreparedWebhookDelivery(this, this.batchRequest(batch), () => this.batchRequest(batch));
-  }
-
-  /** Queues `next` behind `current` on its connection (see PostClient.follow). */
-  followUp(current: WebhookRequest, next: WebhookRequest, ready: () => boolean): FollowUp | null {
-    return this.client.follow(current.post, next.post, ready);
+    const request = this.batchRequest(batch);
+    return {
+      send: async () =>
+        this.ack(
+          await this.send(performance.now() - request.madeAt <= PREPARED_FRESH_MS ? request : this.batchRequest(batch)),
+        ),
+    };
   }
 
   async close(): Promise<void> {
     await this.client.close();
   }
 
-  ack(sent: { status: number; bytes: number; durationMs: number }): DeliveryAck {
+  private ack(sent: { status: number; bytes: number; durationMs: number }): DeliveryAck {
     return { bytes: sent.bytes, durationMs: sent.durationMs, detail: `HTTP ${sent.status}`, status: sent.status };
   }
 
@@ -152,18 +153,13 @@ export class WebhookDestination implements Destination {
     return { post: this.client.request(this.url.href, wire, lines), bytes: wire.length, madeAt: performance.now() };
   }
 
-  /**
-   * Sends a request (or takes the answer to one sent already, `sent`); a 2xx answer or a DestinationError.
-   */
-  async send(
-    request: WebhookRequest,
-    sent?: Promise<PostAnswer>,
-  ): Promise<{ status: number; bytes: number; durationMs: number }> {
+  /** Sends a request; a 2xx answer or a DestinationError. */
+  private async send(request: WebhookRequest): Promise<{ status: number; bytes: number; durationMs: number }> {
     const started = performance.now();
     let status: number;
     let text: string;
     try {
-      const answer = await (sent ?? this.client.send(request.post));
+      const answer = await this.client.send(request.post);
       status = answer.status;
       text = answer.body.toString("utf8");
     } catch (e) {
@@ -181,51 +177,5 @@ export class WebhookDestination implements Destination {
       throw new DestinationError(`webhook answered HTTP ${status}: ${trimmed}`, { retryable, status });
     }
     return { status, bytes: request.bytes, durationMs: performance.now() - started };
-  }
-}
-
-/**
- * A batch's request built and signed ahead (see WebhookDestination.prepare). Sent by send(), or, when
- * follow() queued it, by the connection as it reads the answer to the delivery before it; either way a
- * request older than PREPARED_FRESH_MS is not sent but built and signed again, so its timestamp stays
- * current.
- */
-class PreparedWebhookDelivery implements PreparedDelivery {
-  /** The request as last sent (what a following delivery may be queued behind). */
-  private sent: WebhookRequest | null = null;
-  private followUp: FollowUp | null = null;
-
-  constructor(
-    private readonly destination: WebhookDestination,
-    private readonly request: WebhookRequest,
-    private readonly remake: () => WebhookRequest,
-  ) {}
-
-  private fresh(): boolean {
-    return performance.now() - this.request.madeAt <= PREPARED_FRESH_MS;
-  }
-
-  async send(): Promise<DeliveryAck> {
-    const followed = this.followUp?.answer;
-    this.followUp = null;
-    if (followed) {
-      this.sent = this.request;
-      return this.destination.ack(await this.destination.send(this.request, followed));
-    }
-    const request = this.fresh() ? this.request : this.remake();
-    this.sent = request;
-    return this.destination.ack(await this.destination.send(request));
-  }
-
-  follow(previous: PreparedDelivery, ready: () => boolean): boolean {
-    if (!(previous instanceof PreparedWebhookDelivery) || previous.destination !== this.destination) return false;
-    if (!previous.sent || this.followUp || this.sent) return false;
-    this.followUp = this.destination.followUp(previous.sent, this.request, () => this.fresh() && ready());
-    return this.followUp !== null;
-  }
-
-  cancelFollow(): boolean {
-    this.followUp?.cancel();
-    return !this.followUp?.answer;
   }
 }

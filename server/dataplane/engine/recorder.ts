@@ -50,14 +50,9 @@ export class AckRecorder {
     this.schedule();
   }
 
-  /** Acknowledged batches not recorded yet (waiting, or in the statement in flight). */
-  unrecorded(): number {
-    return this.pendingBatches + this.inFlightBatches;
-  }
-
   /** Until fewer than `limit` acknowledged batches are unrecorded (what is pending is written now). */
   async below(limit: number): Promise<void> {
-    while (this.unrecorded() >= limit && !this.failure) {
+    while (this.pendingBatches + this.inFlightBatches >= limit && !this.failure) {
       if (!this.inFlight) this.writeNow();
       await this.inFlight;
     }

@@ -14,7 +14,7 @@ import {
 } from "../datasets/reader.ts";
 import { RpcClient } from "../datasets/rpc.ts";
 import { createDestination, type Destination, type DestinationDeps, type MetadataMode } from "../destinations/index.ts";
-import type { DeliveryAck, PreparedDelivery } from "../destinations/types.ts";
+import type { DeliveryAck } from "../destinations/types.ts";
 import { createFilter, type Filter } from "../sandbox/filter.ts";
 import type { FilterHelpers, FilterVersion } from "../sandbox/types.ts";
 import {
@@ -191,8 +191,6 @@ export class StreamRunner {
   private endWait: (() => void) | null = null;
   /** Whether the next tip is asked of the node rather than taken from the last pushed head. */
   private askNodeForTip = true;
-  /** The next batch's delivery, queued to be sent as the one in flight is acknowledged (see followUp). */
-  private followed: PreparedDelivery | null = null;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -415,11 +413,7 @@ export class StreamRunner {
    */
   private async turn(state: LoopState): Promise<boolean> {
     this.check();
-    // A batch sent already behind the last one (see followUp) is this turn's, seen to its answer before
-    // the stream is set up again: one POST in flight at a time.
-    const sentAhead = this.followed !== null && this.followed.cancelFollow?.() === false;
-    this.followed = null;
-    if (this.reloadWanted && !sentAhead && !(await this.reload(state))) return false;
+    if (this.reloadWanted && !(await this.reload(state))) return false;
     const plan = await this.planTurn(state);
     if (plan === null) return true;
     if (plan.kind === "complete") {
@@ -436,10 +430,8 @@ export class StreamRunner {
     const hashes = await this.checkChain(state, taken.batch);
     if (hashes === null) return true;
     this.readAhead(state, plan.to);
-    const ready = taken.prepared ?? Promise.resolve(this.prepare(state.parts, taken.batch, plan.isReorg));
-    const delivering = this.deliver(state.parts, taken.batch, plan.isReorg, startedAt, ready);
+    const delivering = this.deliver(state.parts, taken.batch, plan.isReorg, startedAt, taken.prepared);
     this.prepareFollowing(state, plan.to);
-    this.followUp(state, plan, hashes, ready);
     await this.recordDelivered(state, plan, await delivering, hashes);
     return true;
   }
@@ -582,45 +574,6 @@ export class StreamRunner {
   }
 
   /**
-   * Once the following batch is prepared, has its delivery sent by the destination as this one's is
-   * acknowledged (PreparedDelivery.follow), when the next turn is sure to deliver it then, on its first
-   * attempt: it is the next turn's plan at the tip known now, continues this batch's chain, its filter
-   * run passed it with no console lines, and delivering it keeps fewer than MAX_UNRECORDED_BATCHES
-   * acknowledged batches unrecorded. So nothing of this runner's bookkeeping lies between an answer and
-   * the next request; it is done while that request is out. Not when the runner stops or its stream
-   * changed by then (it is asked as the answer arrives). Otherwise, or when this batch is not
-   * acknowledged, the next turn sends it as usual.
-   */
-  private followUp(state: LoopState, current: BlockRange, hashes: BlockHeader[], ready: Promise<Prepared>): void {
-    const following = state.ahead[0];
-    const prepared = following?.prepared;
-    if (!prepared || following.from !== current.to + 1) return;
-    const previous = ready.then((r) => r.firstDelivery);
-    const next = prepared.then((p) => Promise.all([p.firstDelivery, p.firstRun]));
-    Promise.all([previous, next, following.read]).then(
-      ([previousDelivery, [nextDelivery, outcome], batch]) => {
-        if (!previousDelivery || !nextDelivery?.follow || this.stopped || this.reloadWanted) return;
-        if (outcome && (!outcome.ok || outcome.logs.length > 0)) return;
-        if (state.ahead[0] !== following || state.recorder.unrecorded() + 1 >= MAX_UNRECORDED_BATCHES) return;
-        const settings = settingsOf(this.row);
-        if (needsNewerTip(settings, following.from, state.tip)) return;
-        const plan = planBatch(settings, { next: following.from, tip: state.tip, reorgUntil: state.reorgUntil });
-        if (plan.kind !== "batch" || plan.to !== following.to) return;
-        if (this.row.fixBlockReorgs) {
-          // The next turn's chain check, made now on its first block: only on headers the batch carries.
-          const first = headersInItems({ ...batch, itemsJson: batch.itemsJson.slice(0, 1) })?.[0];
-          const last = hashes[hashes.length - 1];
-          if (!first || !last || !continuesDelivered(last, following.from, first.parentHash)) return;
-        }
-        if (nextDelivery.follow(previousDelivery, () => !this.stopped && !this.reloadWanted))
-          this.followed = nextDelivery;
-      },
-      // A failed read or preparation is met in the batch's turn.
-      () => undefined,
-    );
-  }
-
-  /**
    * Hands the delivered batch to the recorder and moves on past it, once fewer than
    * MAX_UNRECORDED_BATCHES acknowledged batches are unrecorded.
    */
@@ -748,7 +701,7 @@ export class StreamRunner {
   }
 
   /**
-   * Filters and delivers one batch as `prepared` made it ready, retrying per the
+   * Filters and delivers one batch (prepared ahead when `prepared` is given), retrying per the
    * destination's policy (see retry.ts); throws StreamFailure when it gives up. Returns the size of the
    * batch's dataset JSON. Each attempt adds its metrics in one sample; the one that succeeds adds the
    * batch's latency, from `startedAt` (when its reading started) to its acknowledgement (or its skip).
@@ -758,9 +711,9 @@ export class StreamRunner {
     batch: DatasetBatchJson,
     isReorg: boolean,
     startedAt: number,
-    prepared: Promise<Prepared>,
+    prepared?: Promise<Prepared>,
   ): Promise<number> {
-    const ready = await prepared;
+    const ready = prepared ? await prepared : this.prepare(parts, batch, isReorg);
     const inFlight: InFlight = { parts, batch, isReorg, startedAt, ready, counted: false };
     return withRetries(parts.retry, (attempt) => this.attempt(inFlight, attempt), {
       retrying: (failure: DeliveryFailure, attempt, uncounted) => {

@@ -167,48 +167,18 @@ export interface Origin {
 }
 
 interface Exchange {
-  /** The request out on the connection (what a follow-up is queued behind, see PostClient.follow). */
-  request: PostRequest | null;
   parser: AnswerParser;
   resolve: (answer: PostAnswer) => void;
   reject: (error: Error) => void;
   /** performance.now() after which the answer is overdue. */
   deadline: number;
-  followUp: FollowUp | null;
-}
-
-/**
- * A request queued behind another on its connection (see PostClient.follow): written by the handler that
- * reads the answer before it, when that answer is a whole 2xx on a connection kept alive and `ready()`
- * still says yes, before anything learns of that answer. `answer` is set once it is written.
- */
-export class FollowUp {
-  answer: Promise<PostAnswer> | null = null;
-  private cancelled = false;
-
-  constructor(
-    readonly request: PostRequest,
-    private readonly ready: () => boolean,
-    /** Writes the request on the connection the answer came on (set by the client). */
-    readonly write: (connection: Connection) => Promise<PostAnswer>,
-  ) {}
-
-  /** Whether it may still be written: not cancelled, and its owner still wants it. */
-  wanted(): boolean {
-    return !this.cancelled && this.ready();
-  }
-
-  /** It is not written after all (when it was not yet); the caller sends it as usual then. */
-  cancel(): void {
-    this.cancelled = true;
-  }
 }
 
 /**
  * One kept-alive connection. Its listeners are attached once and hand events to the exchange in
  * progress, so a request costs no listener or timer churn; timeouts are found by the client's sweep.
  */
-export class Connection {
+class Connection {
   exchange: Exchange | null = null;
   idleSince = 0;
   readonly socket: net.Socket;
@@ -251,17 +221,9 @@ export class Connection {
   }
 
   /** Writes a request (its head and body, or `body` null when `head` holds the whole request). */
-  send(request: PostRequest, timeoutMs: number): Promise<PostAnswer> {
-    const { head, body } = request;
+  send(head: Buffer, body: Buffer | null, timeoutMs: number): Promise<PostAnswer> {
     return new Promise<PostAnswer>((resolve, reject) => {
-      this.exchange = {
-        request,
-        parser: new AnswerParser(),
-        resolve,
-        reject,
-        deadline: performance.now() + timeoutMs,
-        followUp: null,
-      };
+      this.exchange = { parser: new AnswerParser(), resolve, reject, deadline: performance.now() + timeoutMs };
       this.socket.ref();
       if (body === null) {
         this.socket.write(head);
@@ -291,22 +253,8 @@ export class Connection {
 
   private finish(exchange: Exchange): void {
     this.exchange = null;
-    const { parser, followUp } = exchange;
-    // The follow-up goes out before the answer is handed on: none of the caller's work on it is between
-    // the answer's arrival and the next request's write.
-    if (
-      followUp?.wanted() &&
-      parser.keepAlive &&
-      parser.status >= 200 &&
-      parser.status < 300 &&
-      !this.socket.destroyed
-    ) {
-      followUp.answer = followUp.write(this);
-      exchange.resolve({ status: parser.status, body: parser.body() });
-      return;
-    }
-    exchange.resolve({ status: parser.status, body: parser.body() });
-    this.release(this, parser.keepAlive);
+    exchange.resolve({ status: exchange.parser.status, body: exchange.parser.body() });
+    this.release(this, exchange.parser.keepAlive);
   }
 }
 
@@ -443,34 +391,15 @@ export class PostClient {
     return this.acquire(request.origin).then(({ connection, reused }) => this.exchange(request, connection, reused));
   }
 
-  /**
-   * Queues `next` behind `current`, a request sent and not yet answered: the connection writes it as it
-   * reads current's answer, when that is a whole 2xx and `ready()` answers true then (see FollowUp), so
-   * the two are still one after another on one connection. Null when current is not out (answered
-   * already, or never sent), or has a follow-up already; when the returned follow-up is not written
-   * (`answer` stays null), the caller sends `next` as usual.
-   */
-  follow(current: PostRequest, next: PostRequest, ready: () => boolean): FollowUp | null {
-    if (this.closed || next.origin !== current.origin) return null;
-    for (const connection of current.origin.open) {
-      const exchange = connection.exchange;
-      if (exchange?.request !== current) continue;
-      if (exchange.followUp) return null;
-      exchange.followUp = new FollowUp(next, ready, (on) => this.exchange(next, on, true));
-      return exchange.followUp;
-    }
-    return null;
-  }
-
   private async exchange(request: PostRequest, connection: Connection, reused: boolean): Promise<PostAnswer> {
-    const { origin } = request;
+    const { origin, head, body: bytes } = request;
     try {
-      return await connection.send(request, this.timeoutMs);
+      return await connection.send(head, bytes, this.timeoutMs);
     } catch (error) {
       if (!(error instanceof StaleConnection)) throw error;
       // A kept-alive connection the server had already closed fails before any answer byte; the request
       // never reached the server, so it is sent once more on a new connection.
-      if (reused) return this.connect(origin).send(request, this.timeoutMs).catch(unwrapStale);
+      if (reused) return this.connect(origin).send(head, bytes, this.timeoutMs).catch(unwrapStale);
       throw error.cause;
     } finally {
       origin.waiting.shift()?.();

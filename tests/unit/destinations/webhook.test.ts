@@ -111,38 +111,6 @@ describe("webhook destination", () => {
     await expect(d.prepare?.(batch).send()).rejects.toMatchObject({ status: 503, retryable: true });
   });
 
-  it("sends a prepared delivery queued behind another as that one is acknowledged, signed, and not twice", async () => {
-    const d = webhook();
-    await d.deliver(batch); // the connection is kept alive from here
-    reply = { status: 200, body: "ok", delayMs: 20 };
-    const second = { startBlock: 13, endBlock: 13, payloadJson: '[{"n":13}]' };
-    const current = d.prepare?.(batch);
-    const next = d.prepare?.(second);
-    if (!current || !next?.follow) throw new Error("the webhook prepares deliveries that can follow");
-    const sending = current.send();
-    expect(next.follow(current, () => true)).toBe(true);
-    await sending;
-    // Out already, before the engine asked for it: the receiver has it or is about to.
-    expect(next.cancelFollow?.()).toBe(false);
-    expect(await next.send()).toMatchObject({ detail: "HTTP 200" });
-    expect(received.map((r) => r.body)).toEqual([batch.payloadJson, batch.payloadJson, second.payloadJson]);
-    expect(signed(received[2])).toBe(true);
-
-    // Behind a failed delivery it is not sent; its own send() sends it.
-    reply = { status: 503, body: "down", delayMs: 20 };
-    const failing = d.prepare?.(batch);
-    const held = d.prepare?.(second);
-    if (!failing || !held?.follow) throw new Error("the webhook prepares deliveries that can follow");
-    const failed = failing.send().catch((e: unknown) => e);
-    expect(held.follow(failing, () => true)).toBe(true);
-    expect(await failed).toMatchObject({ status: 503 });
-    expect(received).toHaveLength(4);
-    expect(held.cancelFollow?.()).toBe(true);
-    reply = { status: 200, body: "ok" };
-    await held.send();
-    expect(received.map((r) => r.body).slice(3)).toEqual([batch.payloadJson, second.payloadJson]);
-  });
-
   it("gzips the body when asked and signs the uncompressed body", async () => {
     const ack = await webhook({ compression: "GZIP" }).deliver(batch);
     const [r] = received;
