@@ -33,6 +33,7 @@ import {
 } from "../../server/domains/token-index/index-store.ts";
 import { openDatabase, runMigrations } from "../../server/platform/db/index.ts";
 import { SOLC_CACHE } from "../api/token-index-harness.ts";
+import { processCpuMs } from "./cpu.ts";
 import { startPostgres } from "./postgres.ts";
 
 const NETWORK = "ethereum-mainnet";
@@ -71,18 +72,6 @@ interface Cpu {
   node: number;
   anvil: number;
   postgres: number;
-}
-
-/** CPU milliseconds `pid` has used (user and system, /proc/<pid>/stat), 0 once it is gone. */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 
 /** The children of the parent of `pid` (field 4 of stat(5)) at each call; none off Linux. */

@@ -26,7 +26,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import pg from "pg";
@@ -41,6 +41,7 @@ import { loadConfig } from "../../server/platform/config.ts";
 import { secretBox } from "../../server/platform/secrets.ts";
 import { ensureServerBuilt } from "../../server/platform/server-build.mjs";
 import { TEST_EGRESS_ALLOW } from "../support/egress.ts";
+import { processCpuMs } from "./cpu.ts";
 import { setEnvForBench } from "./env.ts";
 
 const EMPTY_BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12000);
@@ -64,6 +65,13 @@ export interface StreamBenchRow {
   ratio: number;
   ratios: number[];
   filterMsPerBlock: number | null;
+  /**
+   * The engine child's CPU (every thread, from its stream's creation to the last arrival) per block,
+   * median of the rounds: it moves far less with the machine's load than the rates do (see decision 1891).
+   */
+  engineCpuUsPerBlock: number;
+  /** The 1-minute load average at the case's end. */
+  load: number;
 }
 
 async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
@@ -282,6 +290,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
     const viaEngine = async (range: { from: number; to: number }, batchSize: number) => {
       const expected = Math.ceil((range.to - range.from + 1) / batchSize);
       const { arrived } = await receiver.expect(expected);
+      const enginePid = app?.engineChild()?.pid;
+      const cpuBefore = enginePid ? processCpuMs(enginePid) : 0;
       const stream = await createStream(
         db,
         secretBox(config),
@@ -304,6 +314,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
       wake();
       // Watched from the receiver, so nothing polls the database while the engine runs.
       const { firstMs, lastMs } = await arrived;
+      const cpuMs = enginePid ? processCpuMs(enginePid) - cpuBefore : 0;
       while (true) {
         const r = (await db.execute(sql`select status from streams where id = ${stream.id}`)).rows[0] as {
           status: string;
@@ -327,7 +338,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
       }
       const received = await receiver.count();
       if (received !== expected) throw new Error(`expected ${expected} deliveries, got ${received}`);
-      return { seconds: (lastMs - firstMs) / 1000, filterMs: m.ms, blocks: m.blocks ?? 0 };
+      return { seconds: (lastMs - firstMs) / 1000, filterMs: m.ms, blocks: m.blocks ?? 0, cpuMs };
     };
     // Warm-up, not measured: the engine's code is compiled by the JIT while it runs, so the first stream
     // a process runs is slower than the steady state the bench measures (the readers compared with it
@@ -344,6 +355,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
         const minimals: number[] = [];
         const engines: number[] = [];
         const ratios: number[] = [];
+        const cpuUsPerBlock: number[] = [];
         let filterMs = 0;
         let filterBlocks = 0;
         for (let round = 0; round < ROUNDS; round++) {
@@ -369,6 +381,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
 
           const engineRun = await viaEngine(range, batchSize);
           const engineSec = engineRun.seconds;
+          cpuUsPerBlock.push((engineRun.cpuMs * 1000) / count);
           if (engineRun.filterMs !== null) {
             filterMs += engineRun.filterMs;
             filterBlocks += engineRun.blocks;
@@ -391,6 +404,8 @@ export async function runStreamBench(log: (line: string) => void = console.log):
           ratio: median(ratios),
           ratios,
           filterMsPerBlock: filterBlocks > 0 ? filterMs / filterBlocks : null,
+          engineCpuUsPerBlock: median(cpuUsPerBlock),
+          load: loadavg()[0],
         };
         rows.push(row);
         log(`  ${formatStreamRow(row)}`);
@@ -414,7 +429,7 @@ export async function runStreamBench(log: (line: string) => void = console.log):
 }
 
 export function formatStreamRow(r: StreamBenchRow): string {
-  return `${r.blocks.padEnd(8)} (${r.blockCount} blocks, ${r.kibPerBlock.toFixed(1)} KiB/block) batch ${String(r.batchSize).padStart(2)}: raw read ${r.rawBlocksPerSec.toFixed(0)} blocks/s, engine ${r.engineBlocksPerSec.toFixed(0)} blocks/s = ${r.ratio.toFixed(2)}x (rounds ${r.ratios.map((x) => x.toFixed(2)).join(", ")}; target >= ${targetRatio(r).toFixed(1)}x); minimal acknowledged delivery ${r.minimalBlocksPerSec.toFixed(0)} blocks/s = ${(r.minimalBlocksPerSec / r.rawBlocksPerSec).toFixed(2)}x raw (engine ${(r.engineBlocksPerSec / r.minimalBlocksPerSec).toFixed(2)}x of it); filter ${r.filterMsPerBlock === null ? "n/a" : r.filterMsPerBlock.toFixed(4)} ms/block (target <= 0.1)`;
+  return `${r.blocks.padEnd(8)} (${r.blockCount} blocks, ${r.kibPerBlock.toFixed(1)} KiB/block) batch ${String(r.batchSize).padStart(2)}: raw read ${r.rawBlocksPerSec.toFixed(0)} blocks/s, engine ${r.engineBlocksPerSec.toFixed(0)} blocks/s = ${r.ratio.toFixed(2)}x (rounds ${r.ratios.map((x) => x.toFixed(2)).join(", ")}; target >= ${targetRatio(r).toFixed(1)}x); minimal acknowledged delivery ${r.minimalBlocksPerSec.toFixed(0)} blocks/s = ${(r.minimalBlocksPerSec / r.rawBlocksPerSec).toFixed(2)}x raw (engine ${(r.engineBlocksPerSec / r.minimalBlocksPerSec).toFixed(2)}x of it); filter ${r.filterMsPerBlock === null ? "n/a" : r.filterMsPerBlock.toFixed(4)} ms/block (target <= 0.1); engine CPU ${r.engineCpuUsPerBlock.toFixed(1)} us/block; load ${r.load.toFixed(1)}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
