@@ -11,7 +11,10 @@ import { filter } from "./filter-cases.ts";
 
 const MIB = 1024 * 1024;
 // One allocation far past the limit: V8 loses control of the isolate, the sandbox process is replaced.
-const CRASHES = "function main(s) { if (s.data[0] === 'crash') new Array(1e8).fill(0); return 'fine' }";
+// It comes 100 ms into the call, so two calls started together are both running when the process dies
+// (on a loaded machine, the second could otherwise reach the process only after its replacement).
+const CRASHES =
+  "function main(s) { if (s.data[0] === 'crash') { const t = Date.now(); while (Date.now() - t < 100); new Array(1e8).fill(0) } return 'fine' }";
 const limits = { timeoutMs: 500, memoryBytes: 32 * MIB };
 
 describe("filter sandbox: an account whose code crashed a shared sandbox process", () => {
