@@ -45,7 +45,10 @@ interface Rule extends Omit<Limit, "methods"> {
  * The counter of a rule for a call now: its key (per window, with a window), how long a new count lasts
  * (whole seconds, as the stores keep it) and, with a window, the ms left in it (when to retry).
  */
-function counterOf(rule: Rule, clientIp: string): { key: string; seconds?: number; windowLeftMs?: number } {
+function counterOf(
+  rule: Rule,
+  clientIp: string,
+): { key: string; seconds?: number; windowLeftMs?: number; windowEndMs?: number } {
   const key = rule.perIp ? `${rule.key}:${clientIp}` : rule.key;
   if (!rule.window) return { key };
   const now = Date.now();
@@ -55,7 +58,41 @@ function counterOf(rule: Rule, clientIp: string): { key: string; seconds?: numbe
     rule.current = current;
   }
   const windowLeftMs = current.endMs - now;
-  return { key: `${key}:${current.startMs}`, seconds: Math.max(1, Math.ceil(windowLeftMs / 1000)), windowLeftMs };
+  return {
+    key: `${key}:${current.startMs}`,
+    seconds: Math.max(1, Math.ceil(windowLeftMs / 1000)),
+    windowLeftMs,
+    windowEndMs: current.endMs,
+  };
+}
+
+/** How often ended windows' counts are dropped from memory. */
+const WINDOW_SWEEP_MS = 60_000;
+
+/**
+ * The counts of windowed rules (an add-on plan's requests a billing period) in this process's memory.
+ * rate-limiter-flexible's memory store ends each count with a timer, and Node's timers hold at most
+ * 24.8 days: a count made early in a 30-day period ended after 1 ms, so a month's requests were never
+ * refused then. A key names its window, so its count lives until the window ends; ended ones are swept.
+ */
+class WindowCounts {
+  private readonly counts = new Map<string, { endMs: number; consumed: number }>();
+  private nextSweepMs = 0;
+
+  add(key: string, points: number, endMs: number): Count {
+    const now = Date.now();
+    if (now >= this.nextSweepMs) {
+      for (const [each, count] of this.counts) if (count.endMs <= now) this.counts.delete(each);
+      this.nextSweepMs = now + WINDOW_SWEEP_MS;
+    }
+    let count = this.counts.get(key);
+    if (!count || count.endMs <= now) {
+      count = { endMs, consumed: 0 };
+      this.counts.set(key, count);
+    }
+    count.consumed += points;
+    return { consumed: count.consumed, msBeforeNext: count.endMs - now };
+  }
 }
 
 /** A count whose window ends before its stored count expires: retry when the window ends. */
@@ -101,6 +138,7 @@ export class FlexibleRateLimitStage implements RateLimitStage {
   private accounts = new Map<string, Rule | null>();
   private endpoints = new Map<string, Rule[]>();
   private limiters = new Map<string, RateLimiterAbstract>();
+  private readonly windowCounts = new WindowCounts();
   private pendingAccounts = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private unsubscribes: (() => void)[] = [];
@@ -197,7 +235,8 @@ export class FlexibleRateLimitStage implements RateLimitStage {
     const results: (Count | null | Promise<Count | null>)[] = rules.map((rule) => {
       const points = rule.methods ? countMatching(rule.methods, methods) : methods.length;
       if (points === 0) return null;
-      const { key, seconds, windowLeftMs } = counterOf(rule, clientIp);
+      const { key, seconds, windowLeftMs, windowEndMs } = counterOf(rule, clientIp);
+      if (windowEndMs !== undefined && !this.options.redis) return this.windowCounts.add(key, points, windowEndMs);
       const limiter = this.limiterFor(rule.limit, rule.seconds);
       const now = consumeNow(limiter, key, points, seconds ?? rule.seconds);
       if (now) return withinWindow(now, windowLeftMs);

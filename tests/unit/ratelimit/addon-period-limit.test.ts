@@ -88,7 +88,18 @@ function periodBoundary(redis: () => Redis | undefined) {
   });
 }
 
-describe("an add-on plan's monthly requests, in memory", () => periodBoundary(() => undefined));
+describe("an add-on plan's monthly requests, in memory", () => {
+  periodBoundary(() => undefined);
+
+  // A count early in a 30-day period outlives Node's longest timer (24.8 days): it must still be there later.
+  it("keeps a count made early in a 30-day period", async () => {
+    const stage = await stageWith(install(3, 29 * 86_400_000));
+    for (let i = 0; i < 3; i++) expect(await call(stage)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await call(stage))?.refuse.data).toMatchObject({ limit: "ADDON_MONTHLY_REQUESTS", rate: 3 });
+    stage.close();
+  });
+});
 
 describeWithRedis("an add-on plan's monthly requests, on Redis", () => {
   let client: Redis | undefined;
