@@ -15,7 +15,6 @@
  *
  * The machine is shared: the load average is printed beside the figures, and the ratios are what to compare.
  */
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { type Address, encodeDeployData, getAddress } from "viem";
 import { startAnvil } from "../../server/dataplane/chain/anvil.ts";
@@ -33,7 +32,7 @@ import {
 } from "../../server/domains/token-index/index-store.ts";
 import { openDatabase, runMigrations } from "../../server/platform/db/index.ts";
 import { SOLC_CACHE } from "../api/token-index-harness.ts";
-import { processCpuMs } from "./cpu.ts";
+import { processCpuMs, siblingPids } from "./cpu.ts";
 import { startPostgres } from "./postgres.ts";
 
 const NETWORK = "ethereum-mainnet";
@@ -72,17 +71,6 @@ interface Cpu {
   node: number;
   anvil: number;
   postgres: number;
-}
-
-/** The children of the parent of `pid` (field 4 of stat(5)) at each call; none off Linux. */
-function siblingPids(pid: number): () => number[] {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return () => readFileSync(`/proc/${parent}/task/${parent}/children`, "utf8").split(" ").filter(Boolean).map(Number);
-  } catch {
-    return () => [];
-  }
 }
 
 const cpuText = (c: Cpu) =>

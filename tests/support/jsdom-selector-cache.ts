@@ -1,5 +1,5 @@
 /**
- * The unit suite's DOM files: jsdom's selector engine (nwsapi) keeps at most 1,000 compiled selectors
+ * A setup file of the unit-dom project (jsdom): jsdom's selector engine (nwsapi) keeps at most 1,000 compiled selectors
  * per document, least recently used first out. jsdom's getComputedStyle matches every rule of the page's
  * style sheets against the element, and antd's injected CSS holds more selectors than that, so each
  * call recompiled every one of them: 60% of a renderer file's CPU went to compiling selectors
@@ -26,24 +26,22 @@ function withoutBound(cache: SelectorCache): void {
   cache.clear = () => entries.clear();
 }
 
-if (typeof document !== "undefined") {
-  // jsdom's own module (Node's require cache), so its symbol finds the document's implementation object.
-  const { implForWrapper } = createRequire(import.meta.url)("jsdom/lib/jsdom/living/generated/utils.js") as {
-    implForWrapper(wrapper: object): Record<string, unknown>;
-  };
-  const documentImpl = implForWrapper(document);
-  // jsdom makes its two engines on first use (one for matches() and queries, one that does not throw,
-  // for style sheets): each is changed as it is made.
-  for (const slot of ["_nwsapi", "_nwsapiDontThrow"]) {
-    let engine: SelectorEngine | undefined;
-    Object.defineProperty(documentImpl, slot, {
-      configurable: true,
-      get: () => engine,
-      set: (made: SelectorEngine) => {
-        for (const name of ["matchLambdas", "selectLambdas", "matchResolvers", "selectResolvers"] as const)
-          withoutBound(made[name]);
-        engine = made;
-      },
-    });
-  }
+// jsdom's own module (Node's require cache), so its symbol finds the document's implementation object.
+const { implForWrapper } = createRequire(import.meta.url)("jsdom/lib/jsdom/living/generated/utils.js") as {
+  implForWrapper(wrapper: object): Record<string, unknown>;
+};
+const documentImpl = implForWrapper(document);
+// jsdom makes its two engines on first use (one for matches() and queries, one that does not throw,
+// for style sheets): each is changed as it is made.
+for (const slot of ["_nwsapi", "_nwsapiDontThrow"]) {
+  let engine: SelectorEngine | undefined;
+  Object.defineProperty(documentImpl, slot, {
+    configurable: true,
+    get: () => engine,
+    set: (made: SelectorEngine) => {
+      for (const name of ["matchLambdas", "selectLambdas", "matchResolvers", "selectResolvers"] as const)
+        withoutBound(made[name]);
+      engine = made;
+    },
+  });
 }
