@@ -199,11 +199,11 @@ export class FlexibleRateLimitStage implements RateLimitStage {
       .finally(() => this.pendingAccounts.delete(accountId));
   }
 
-  private limiterFor(limit: number, seconds: number): RateLimiterAbstract {
-    const id = `${limit}/${seconds}`;
+  private limiterFor(limit: number, seconds: number, insured: boolean): RateLimiterAbstract {
+    const id = `${limit}/${seconds}/${insured}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
-      limiter = countingLimiter({ limit, seconds, keyPrefix: this.keyPrefix, redis: this.options.redis });
+      limiter = countingLimiter({ limit, seconds, keyPrefix: this.keyPrefix, redis: this.options.redis, insured });
       this.limiters.set(id, limiter);
     }
     return limiter;
@@ -236,8 +236,16 @@ export class FlexibleRateLimitStage implements RateLimitStage {
       const points = rule.methods ? countMatching(rule.methods, methods) : methods.length;
       if (points === 0) return null;
       const { key, seconds, windowLeftMs, windowEndMs } = counterOf(rule, clientIp);
-      if (windowEndMs !== undefined && !this.options.redis) return this.windowCounts.add(key, points, windowEndMs);
-      const limiter = this.limiterFor(rule.limit, rule.seconds);
+      if (windowEndMs !== undefined) {
+        if (!this.options.redis) return this.windowCounts.add(key, points, windowEndMs);
+        // No insurance limiter here: its memory store has the same timer limit. While Redis does not
+        // answer, this process counts the window in its own memory.
+        pending = true;
+        return consumed(this.limiterFor(rule.limit, rule.seconds, false), key, points, seconds).then((count) =>
+          count ? withinWindow(count, windowLeftMs) : this.windowCounts.add(key, points, windowEndMs),
+        );
+      }
+      const limiter = this.limiterFor(rule.limit, rule.seconds, true);
       const now = consumeNow(limiter, key, points, seconds ?? rule.seconds);
       if (now) return withinWindow(now, windowLeftMs);
       pending = true;
@@ -261,19 +269,20 @@ export function countingLimiter(options: {
   seconds: number;
   keyPrefix: string;
   redis?: Redis;
+  /** With Redis: whether this process's memory counts while Redis does not answer (default yes). */
+  insured?: boolean;
 }): RateLimiterAbstract {
-  const { limit, seconds, keyPrefix, redis } = options;
+  const { limit, seconds, keyPrefix, redis, insured = true } = options;
   const memory = new RateLimiterMemory({ points: limit, duration: seconds, keyPrefix });
-  return redis
-    ? new RateLimiterRedis({
-        storeClient: redis,
-        points: limit,
-        duration: seconds,
-        keyPrefix,
-        // While Redis does not answer, each process limits on its own rather than refusing everything.
-        insuranceLimiter: memory,
-      })
-    : memory;
+  if (!redis) return memory;
+  return new RateLimiterRedis({
+    storeClient: redis,
+    points: limit,
+    duration: seconds,
+    keyPrefix,
+    // While Redis does not answer, each process limits on its own rather than refusing everything.
+    insuranceLimiter: insured ? memory : undefined,
+  });
 }
 
 export interface Count {

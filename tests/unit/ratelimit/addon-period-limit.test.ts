@@ -1,5 +1,6 @@
 // An add-on plan's monthly requests are counted in the account's billing period: at the period's end the
 // count starts again, whether or not billing has moved the subscription row on yet.
+import { type AddressInfo, createServer } from "node:net";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import {
@@ -98,6 +99,29 @@ describe("an add-on plan's monthly requests, in memory", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await call(stage))?.refuse.data).toMatchObject({ limit: "ADDON_MONTHLY_REQUESTS", rate: 3 });
     stage.close();
+  });
+});
+
+// While Redis does not answer, the count is kept in this process's memory, for the whole period too.
+describe("an add-on plan's monthly requests while Redis does not answer", () => {
+  it("keeps a count made early in a 30-day period", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const unreachable = new Redis(closed, "127.0.0.1", {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+    });
+    const stage = await stageWith(install(3, 29 * 86_400_000), unreachable);
+    for (let i = 0; i < 3; i++) expect(await call(stage)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await call(stage))?.refuse.data).toMatchObject({ limit: "ADDON_MONTHLY_REQUESTS", rate: 3 });
+    stage.close();
+    unreachable.disconnect();
   });
 });
 
