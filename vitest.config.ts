@@ -62,7 +62,11 @@ export default defineConfig({
           // tests share its processes through module state on purpose. The selector caches lose jsdom's
           // bound (the files' CPU more than halved; see the file).
           isolate: false,
-          setupFiles: ["tests/support/env-per-file.ts", "tests/support/jsdom-selector-cache.ts"],
+          setupFiles: [
+            "tests/support/env-per-file.ts",
+            "tests/support/jsdom-selector-cache.ts",
+            "tests/support/dom-wait.ts",
+          ],
         },
       },
       {

@@ -33,6 +33,9 @@ export interface WidgetEntry {
 
 const widgets = new Map<string, WidgetEntry>();
 
+/** What a lazy widget shows while its code loads: a word, not an empty cell that looks like no value. */
+const WidgetLoading = () => createElement("span", { className: "np-muted", "aria-busy": true }, "Loading…");
+
 /**
  * A widget part whose code loads when it first renders. A plain function component (rjsf accepts only
  * functions as widgets) with its own Suspense boundary, so a field that appears mid-edit never
@@ -40,7 +43,7 @@ const widgets = new Map<string, WidgetEntry>();
  */
 export function lazyWidget<P extends object>(load: () => Promise<ComponentType<P>>): ComponentType<P> {
   const Lazy = lazy(async () => ({ default: await load() })) as ComponentType<P>;
-  return (props: P) => createElement(Suspense, { fallback: null }, createElement(Lazy, props));
+  return (props: P) => createElement(Suspense, { fallback: createElement(WidgetLoading) }, createElement(Lazy, props));
 }
 
 /** Adds or extends a widget; later registrations of the same name override earlier parts. */
