@@ -259,7 +259,6 @@ describe("the fast lane's limits", () => {
     }
   });
 
-
   it("ends a request that trickles in slower than the request timeout", async () => {
     const server = createServer((_req, res) => res.end("node"));
     const plane = new DataPlane({ directory: new EndpointCache(), upstreams: staticUpstreams([]), maxBodyBytes: 1000 });
