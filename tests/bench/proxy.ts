@@ -5,8 +5,8 @@
  * features on (token auth, an IP rule, the service's rate-limit stage with a limiter far above the load and
  * its meter writing to a real PostgreSQL, started here in a temporary directory and removed after), and the
  * same with stand-in stages (an in-memory limiter and counter) beside it. BENCH_BEFORE_ROOT=<another
- * checkout> adds that checkout's "nothing on" and stand-in servers, to compare a change with what it
- * replaced in the same run. Throughput is autocannon's;
+ * checkout> adds that checkout's "nothing on", stand-in and all-features servers (the last on a second
+ * database of the same PostgreSQL), to compare a change with what it replaced in the same run. Throughput is autocannon's;
  * latency is measured here with a sub-millisecond clock (autocannon's histogram has 1 ms steps), every target
  * in turn in blocks of 100 requests, so the added latency over direct compares requests sent side by side.
  * The machine is shared, so targets are measured in interleaved rounds and each figure is the median of
@@ -175,6 +175,9 @@ export async function runProxyBench(): Promise<Row[]> {
     if (before) {
       targets.push(await serverTarget("before: nothing on", "ours", [node.httpUrl], before));
       targets.push(await serverTarget("before: stand-in", "ours-full", [node.httpUrl], before));
+      // The subject's own "before", on a database of its own (each seeds the same account).
+      const beforeDatabase = await postgres.createDatabase("bench_before");
+      targets.push(await serverTarget("before: all features", "ours-real", [node.httpUrl, beforeDatabase], before));
     }
     const rows: Row[] = [];
     for (const method of Object.keys(bodies) as Method[]) {

@@ -144,6 +144,26 @@ describe("the fast lane on a real connection", () => {
     client.socket.destroy();
   });
 
+  it("reads each head as sent when a kept-alive client repeats or changes it", async () => {
+    h.put({ exId: "lan2", status: "PAUSED" });
+    const client = await RawClient.open(h.port);
+    // The same head bytes three times (bodies of one length), then another path, then the first again.
+    client.socket.write(
+      rpcPost("/rpc/lane", call("eth_chainId", [], 11)) +
+        rpcPost("/rpc/lane", call("eth_chainId", [], 12)) +
+        rpcPost("/rpc/lane", call("eth_chainId", [], 13)) +
+        rpcPost("/rpc/lan2", call("eth_chainId", [], 14)) +
+        rpcPost("/rpc/lane", call("eth_chainId", [], 15), "x-request-id: mine\r\n"),
+    );
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await client.answer());
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 423, 200]);
+    expect(answers.slice(0, 3).map((a) => resultOf(a).id)).toEqual([11, 12, 13]);
+    expect(resultOf(answers[4])).toMatchObject({ id: 15, result: chainIdHex });
+    expect(answers[4].headers["x-request-id"]).toBe("mine");
+    client.socket.destroy();
+  });
+
   it("reads a request that arrives a byte at a time", async () => {
     const client = await RawClient.open(h.port);
     for (const byte of Buffer.from(rpcPost("/rpc/lane", call("eth_chainId", [], 7)))) {
@@ -206,6 +226,39 @@ describe("the fast lane on a real connection", () => {
 });
 
 describe("the fast lane's limits", () => {
+  it("closes a connection idle longer than the keep-alive time, and keeps one that is in use", async () => {
+    const server = createServer((_req, res) => res.end("node"));
+    const directory = new EndpointCache();
+    const plane = new DataPlane({ directory, upstreams: staticUpstreams([]) });
+    const lane = attachFastLane(server, {
+      plane,
+      keepAliveMs: 400,
+      requestTimeoutMs: 10_000,
+      targetOf: () => ({ exId: "none" }),
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const idle = await RawClient.open(port);
+      const busy = await RawClient.open(port);
+      const started = Date.now();
+      // One call every 100 ms keeps `busy` open (each answered by the lane: the endpoint is unknown).
+      while (Date.now() - started < 900) {
+        busy.socket.write(rpcPost("/rpc/none", call("eth_chainId")));
+        expect((await busy.answer()).status).toBe(404);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(idle.ended || idle.socket.destroyed).toBe(true);
+      expect(busy.ended || busy.socket.destroyed).toBe(false);
+      busy.socket.destroy();
+    } finally {
+      lane.closeConnections();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await plane.close();
+    }
+  });
+
   it("ends a request that trickles in slower than the request timeout", async () => {
     const server = createServer((_req, res) => res.end("node"));
     const plane = new DataPlane({ directory: new EndpointCache(), upstreams: staticUpstreams([]), maxBodyBytes: 1000 });
