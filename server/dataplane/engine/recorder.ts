@@ -9,18 +9,17 @@ import type { Acknowledgement } from "./store.ts";
  * blocks at batch 10 (tests/bench/streams.ts), and 0.9x at batch 1; writing at most once a millisecond,
  * 1.0x and 1.4x. Each statement is a round trip and an UPDATE with its WAL in PostgreSQL, on the cores
  * the node, the engine and the destination share: at once a millisecond the engine in its own process
- * wrote 0.21-0.45 statements per batch on empty blocks; at most once every 2 ms halves that. At most
- * once every 6 ms, fewer again (the pg client was 7-10% of the engine's thread; decision 1990).
+ * wrote 0.21-0.45 statements per batch on empty blocks; at most once every 2 ms halves that, and keeps
+ * the acknowledged batches waiting (4-8 at 2-4 batches a millisecond) well under MAX_UNRECORDED_BATCHES.
  */
-export const RECORD_INTERVAL_MS = 6;
+export const RECORD_INTERVAL_MS = 2;
 /**
  * Acknowledged batches not yet recorded at which the loop waits for the records before it delivers
  * another: a bound on what a killed process leaves unrecorded, whatever the database's pace. At 5
  * batches a millisecond (empty blocks, batch 10) a bound of 8 was reached before the interval ran and
- * held the engine to 0.81-0.94x; 16 and 32 measured 1.0x at a 2 ms interval. At 6 ms, 48: three times
- * what one interval gathers at batch 10.
+ * held the engine to 0.81-0.94x; 16 and 32 measured 1.0x.
  */
-export const MAX_UNRECORDED_BATCHES = 48;
+export const MAX_UNRECORDED_BATCHES = 16;
 
 /**
  * Writes acknowledgements one statement at a time, in block order, at most one per
