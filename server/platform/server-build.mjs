@@ -1,6 +1,7 @@
 /**
  * The service compiled ahead of time for `npm start`: server/main.ts and every source it imports bundled
- * into one JavaScript file, `dist-server/main.mjs`, by the esbuild tsx itself runs on, with the packages
+ * into one JavaScript file, `dist-server/main.mjs` (and so the processes it starts: the engine, the
+ * sandbox process; see ENTRIES), by the esbuild tsx itself runs on, with the packages
  * every start loads (BUNDLED_PACKAGES); other packages stay in node_modules, loaded by Node. A start then
  * compiles no TypeScript and resolves one file of ours instead of ~150 (a second of a start's CPU on the
  * 2-core machine). Plain JavaScript: `server/start.mjs` checks the bundle before anything can compile
@@ -31,10 +32,13 @@ export const SERVER_BUILD_DIR = "dist-server";
 export const SERVER_BUNDLE = `${SERVER_BUILD_DIR}/main.mjs`;
 /** The stream engine's process (server/engine.ts), which the service starts as its child. */
 export const ENGINE_BUNDLE = `${SERVER_BUILD_DIR}/engine.mjs`;
-/** The entry points: the service and, where there is one, the engine. */
+/** The sandbox process (server/dataplane/sandbox/host.ts), which runs tenants' code for the service and the engine. */
+export const SANDBOX_HOST_BUNDLE = `${SERVER_BUILD_DIR}/sandbox-host.mjs`;
+/** The entry points: the service and, where there are, the engine and the sandbox process. */
 const ENTRIES = [
   { source: "server/main.ts", bundle: SERVER_BUNDLE },
   { source: "server/engine.ts", bundle: ENGINE_BUNDLE },
+  { source: "server/dataplane/sandbox/host.ts", bundle: SANDBOX_HOST_BUNDLE },
 ];
 const STAMP = `${SERVER_BUILD_DIR}/.inputs.json`;
 /** The chunks both entries import, each named by its contents. */
@@ -145,21 +149,42 @@ function entriesOf(rootDir) {
 }
 
 /**
- * node's arguments that run the engine process: its bundle while the bundles are current (as start.mjs
- * decides for the service), else its source through tsx; isolated-vm on Node 20 needs --no-node-snapshot.
- * @param {string} rootDir
- * @returns {string[]}
+ * How node runs one of the processes the service starts (an entry of ENTRIES): its bundle while the bundles
+ * are current (as start.mjs decides for the service), else its source through tsx, which compiles it at
+ * each start (~1 CPU-s for the sandbox process); isolated-vm on Node 20 needs --no-node-snapshot, and both
+ * run isolates. Decided at each start: a process started after the sources changed runs them.
+ * `reads`: the files the process starts from, for a check that a confined user can read them (confine.ts);
+ * a bundle's chunks are written beside it, alike.
+ * @param {string} rootDir @param {string} source
+ * @returns {{ args: string[]; reads: string[] }}
  */
+function launchOf(rootDir, source) {
+  const entry = ENTRIES.find((e) => e.source === source);
+  if (!entry) throw new Error(`${source} is not an entry of the server bundle`);
+  if (serverBuildStaleness(rootDir) === null) {
+    const bundle = path.join(rootDir, entry.bundle);
+    return { args: ["--no-node-snapshot", bundle], reads: [bundle] };
+  }
+  const tsx = createRequire(import.meta.url).resolve("tsx");
+  const file = path.join(rootDir, entry.source);
+  return { args: ["--no-node-snapshot", "--import", pathToFileURL(tsx).href, file], reads: [tsx, file] };
+}
+
+/** node's arguments that run the engine process (see launchOf). @param {string} rootDir @returns {string[]} */
 export function engineEntry(rootDir) {
-  const entry =
-    serverBuildStaleness(rootDir) === null
-      ? [path.join(rootDir, ENGINE_BUNDLE)]
-      : ["--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href, path.join(rootDir, "server/engine.ts")];
-  return ["--no-node-snapshot", ...entry];
+  return launchOf(rootDir, "server/engine.ts").args;
 }
 
 /**
- * esbuild's bundles of server/main.ts and server/engine.ts, written into `outdir` as main.mjs and engine.mjs. Each source keeps the paths it finds files by: `import.meta.dirname`
+ * How node runs the sandbox process, with the files it starts from (see launchOf); the lane goes after.
+ * @param {string} rootDir @returns {{ args: string[]; reads: string[] }}
+ */
+export function sandboxHostLaunch(rootDir) {
+  return launchOf(rootDir, "server/dataplane/sandbox/host.ts");
+}
+
+/**
+ * esbuild's bundles of the entries (ENTRIES), written into `outdir` as main.mjs, engine.mjs and sandbox-host.mjs. Each source keeps the paths it finds files by: `import.meta.dirname`
  * and `import.meta.url` become the source file's own (schemas, migrations and the sandbox host are read
  * from the repository, as under tsx).
  * @param {string} rootDir
@@ -173,7 +198,11 @@ async function bundle(rootDir, outdir) {
   const read = new Map();
   const loaders = { ".ts": "ts", ".mts": "ts", ".mjs": "js", ".js": "js", ".json": "json" };
   await build({
-    entryPoints: entriesOf(rootDir).map((entry) => path.join(rootDir, entry.source)),
+    // Each named as its bundle (the sandbox host's source is not beside the others').
+    entryPoints: entriesOf(rootDir).map((entry) => ({
+      in: path.join(rootDir, entry.source),
+      out: path.basename(entry.bundle, ".mjs"),
+    })),
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,

@@ -42,7 +42,7 @@ describe("without a trusted proxy (the default), two service processes on one da
   beforeAll(async () => {
     database = await createTestDatabase();
     const env = { ...limitEnv, DATABASE_URL: database.url, NODEPLANE_ROLES: "api" };
-    // One after the other: the first migrates the new database.
+    // One after the other: the first seeds the new database.
     processes.push(await startServiceProcess(env));
     processes.push(await startServiceProcess(env));
   }, 120_000);

@@ -334,8 +334,8 @@ export async function endDemoBillingPeriod(service: Service): Promise<void> {
 /**
  * One service per test file, started before its tests and stopped after, and the file's contexts in the
  * suite's browser (suiteOrOwnBrowser), closed after. The service uses a fresh database of its own on the
- * suite's PostgreSQL server (the `e2e` project's globalSetup, tests/support/database.ts), which it migrates
- * and seeds as on a first start: no initdb and no server start per file. `databaseUrl` names another.
+ * suite's PostgreSQL server (the `e2e` project's globalSetup, tests/support/database.ts), a copy of its
+ * migrated template, which it seeds as on a first start: no initdb, server start or migration per file. `databaseUrl` names another.
  */
 export function useE2E(options: StartServiceOptions = {}): E2E {
   let database: TestDatabase | undefined;

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
-import { MEMORY_OVERHEAD_MIB } from "./process.ts";
+import { sandboxHostLaunch } from "../../platform/server-build.mjs";
+import { MEMORY_OVERHEAD_MIB, ROOT_DIR } from "./process.ts";
 
 /**
  * What a sandbox process runs as. It runs tenants' code, and code that got out of V8 would have the
@@ -16,7 +16,7 @@ import { MEMORY_OVERHEAD_MIB } from "./process.ts";
  *   are 0600 and tenants' upload parts 0700, see ensureDataDir);
  *   a service that does not run as root has no other user to give it, and its files stay readable.
  * Which one the machine allows is tried once, by starting Node confined, loading isolated-vm and
- * reading the TypeScript loader and the sandbox's source: a clone in a directory `nobody`
+ * reading what the sandbox process starts from (its bundle, or its source and the TypeScript loader): a clone in a directory `nobody`
  * cannot read (root's home) starts the sandbox as the service's user instead, and the log says why.
  */
 export interface SandboxLaunch {
@@ -31,15 +31,10 @@ export interface SandboxLaunch {
 }
 
 const requireHere = createRequire(import.meta.url);
-/** What the sandbox process reads to start: a confined process that can read these can start it. */
-const NEEDED_FILES = [
-  fileURLToPath(new URL("./host.ts", import.meta.url)),
-  fileURLToPath(new URL("./isolates.ts", import.meta.url)),
-  requireHere.resolve("tsx"),
-];
-const PROBE = `const fs = require("node:fs");
+/** Loads isolated-vm and reads what the sandbox process starts from: a confined process that can, can start it. */
+const probe = () => `const fs = require("node:fs");
 require(${JSON.stringify(requireHere.resolve("isolated-vm"))});
-for (const file of ${JSON.stringify(NEEDED_FILES)}) fs.accessSync(file, fs.constants.R_OK);`;
+for (const file of ${JSON.stringify(sandboxHostLaunch(ROOT_DIR).reads)}) fs.accessSync(file, fs.constants.R_OK);`;
 
 /** The `nobody` user of /etc/passwd (65534 where it is not listed). */
 function nobody(): { name: string; uid: number; gid: number } {
@@ -69,7 +64,7 @@ function candidates(): SandboxLaunch[] {
   ];
 }
 
-const probeArgs = (launch: SandboxLaunch) => [...launch.prefix.slice(1), process.execPath, "-e", PROBE];
+const probeArgs = (launch: SandboxLaunch) => [...launch.prefix.slice(1), process.execPath, "-e", probe()];
 const UNCONFINED: SandboxLaunch = { prefix: [], user: null, isolatedNetwork: false, shortfall: null };
 /** How a probe ended: spawnSync's answer, or the same read from a probe run in the background. */
 interface ProbeResult {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import type { Socket } from "node:net";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import { sandboxHostLaunch } from "../../platform/server-build.mjs";
 import { sandboxLaunch } from "./confine.ts";
 import { type FromHost, readFrames, type ToHost, writeFrame } from "./frames.ts";
 import {
@@ -34,7 +34,7 @@ import {
  */
 /** Past its time limit plus this, a call still running is one V8 cannot stop (the in-thread watch allows the same). */
 export const GRACE_MS = 2_000;
-/** Starting the process (Node, tsx, isolated-vm) takes about a second, several on a busy machine. */
+/** Starting the process (Node, isolated-vm, tsx when it runs the sources) takes about a second, several on a busy machine. */
 const START_MS = 30_000;
 /**
  * How often the watchdog looks at a busy sandbox process: its time limits and its resident memory (see
@@ -43,7 +43,7 @@ const START_MS = 30_000;
  */
 export const WATCHDOG_EVERY_MS = 20;
 /**
- * What a sandbox process may hold besides its isolates' memory limits: Node, tsx and isolated-vm at start
+ * What a sandbox process may hold besides its isolates' memory limits: Node, tsx (or the bundle) and isolated-vm at start
  * (~80 MB resident here), the freed memory glibc keeps for the next batch (HOST_MALLOC's trim threshold,
  * 128 MiB), and the few MB a bomb grows between two looks of the watchdog. The process's resident memory
  * is held to the sum of the limits of the isolates open in it plus this (see SandboxProcess.check): V8
@@ -71,16 +71,8 @@ export const FAST_LANE_MAX_MS = 1_000;
 export const OPEN_WATCH_MS = 10_000;
 /** After its time limit, a call waiting for helpers is failed by the sandbox process when told so. */
 const EXPIRE_AFTER_MS = 5;
-/**
- * The process isolated-vm needs (Node 20: --no-node-snapshot) running the TypeScript host; tsx is
- * found from here, not from the directory the service was started in.
- */
-const HOST_ARGS = [
-  "--no-node-snapshot",
-  "--import",
-  pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href,
-  fileURLToPath(new URL("./host.ts", import.meta.url)),
-];
+/** The checkout whose sources (or current bundle, see sandboxHostLaunch) the sandbox process runs. */
+export const ROOT_DIR = fileURLToPath(new URL("../../../", import.meta.url));
 /**
  * glibc's allocator in the sandbox process: each batch's text is copied into a fresh buffer of its
  * size; by default one over 128 KiB is mapped from the kernel and returned after the call, and the
@@ -556,7 +548,12 @@ export class SandboxProcess extends SandboxHost {
 
   protected ensureStarted(): void {
     if (this.child) return;
-    const [command, ...args] = [...sandboxLaunch().prefix, process.execPath, ...HOST_ARGS, this.lane];
+    const [command, ...args] = [
+      ...sandboxLaunch().prefix,
+      process.execPath,
+      ...sandboxHostLaunch(ROOT_DIR).args,
+      this.lane,
+    ];
     const child = spawn(command, args, {
       stdio: ["ignore", "inherit", "inherit", "pipe"],
       env: hostEnv(),

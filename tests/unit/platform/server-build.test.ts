@@ -15,8 +15,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ensureServerBuilt,
+  SANDBOX_HOST_BUNDLE,
   SERVER_BUNDLE,
   STAGED_BUILD_ENV,
+  sandboxHostLaunch,
   serverBuildStaleness,
   stageServerBuild,
 } from "../../../server/platform/server-build.mjs";
@@ -139,6 +141,35 @@ describe("the service's bundle", () => {
     } finally {
       delete process.env[STAGED_BUILD_ENV];
     }
+  });
+
+  it("the sandbox process runs from its bundle while the bundles are current, else from its source through tsx", async () => {
+    const root = repository();
+    const host = path.join(root, "server/dataplane/sandbox/host.ts");
+    mkdirSync(path.dirname(host), { recursive: true });
+    const hostSource = (answer: number) =>
+      `const answer: number = ${answer};\nconsole.log(JSON.stringify({ answer, lane: process.argv[2], url: import.meta.url }));\n`;
+    writeFileSync(host, hostSource(1));
+    const runHost = () => {
+      const { args } = sandboxHostLaunch(root);
+      return { args, out: JSON.parse(execFileSync(process.execPath, [...args, "fast"], { encoding: "utf8" })) };
+    };
+
+    const unbuilt = runHost();
+    expect(unbuilt.args).toEqual(["--no-node-snapshot", "--import", expect.stringContaining("tsx"), host]);
+    expect(unbuilt.out).toEqual({ answer: 1, lane: "fast", url: `file://${host}` });
+
+    await ensureServerBuilt(root, () => undefined);
+    const built = runHost();
+    expect(built.args).toEqual(["--no-node-snapshot", path.join(root, SANDBOX_HOST_BUNDLE)]);
+    expect(sandboxHostLaunch(root).reads).toEqual([path.join(root, SANDBOX_HOST_BUNDLE)]);
+    expect(built.out).toEqual({ answer: 1, lane: "fast", url: `file://${host}` });
+
+    // A changed source is run as it is now, until the bundle is built again.
+    writeFileSync(host, hostSource(2));
+    const changed = runHost();
+    expect(changed.args.at(-1)).toBe(host);
+    expect(changed.out.answer).toBe(2);
   });
 
   it("a source imported lazily is a chunk, installed with its bundle; the replaced build's chunks stay, older ones go", async () => {
