@@ -12,7 +12,7 @@ import type { DestinationDeps } from "../destinations/index.ts";
 import type { FilterHelpers } from "../sandbox/types.ts";
 import { DeliveryHistory } from "./deliveries.ts";
 import { MetricsBuffer } from "./metrics.ts";
-import { StreamRunner } from "./runner.ts";
+import { type RunnerDeps, StreamRunner } from "./runner.ts";
 import type { EngineStore } from "./store.ts";
 import type { SandboxSuspects } from "./suspects.ts";
 
@@ -111,6 +111,26 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
   // nothing. It makes each batch cost a round trip, not an fsync.
   const ackPool = new pg.Pool({ ...deps.db.$client.options, max: 4, options: "-c synchronous_commit=off" });
   ackPool.on("error", () => {});
+  // One object for every runner: made per runner, its hidden class was made again with each stream
+  // and the engine's optimised code that had seen the previous one was thrown away (decision 1995).
+  const runnerDeps: RunnerDeps = {
+    db: deps.db,
+    store: deps.store,
+    owner: ownerId,
+    leaseTtlMs,
+    tipPollMs,
+    heads,
+    upstreams: deps.upstreams,
+    box,
+    mailer: deps.mailer ?? null,
+    metrics,
+    deliveries,
+    ackPool,
+    destinationDeps: deps.destinationDeps,
+    filterHelpers: deps.filterHelpers,
+    sandboxSuspects: deps.sandboxSuspects,
+    log,
+  };
   let stopping = false;
   let ticking: Promise<void> | null = null;
 
@@ -121,27 +141,7 @@ export function startStreamEngine(deps: StreamEngineDeps): StreamEngine {
       if (stopping || runners.size >= maxStreams) break;
       if (runners.has(id)) continue;
       if (!(await deps.store.takeLease(deps.db.$client, id, ownerId, leaseTtlMs, reclaim))) continue;
-      const runner = new StreamRunner(
-        {
-          db: deps.db,
-          store: deps.store,
-          owner: ownerId,
-          leaseTtlMs,
-          tipPollMs,
-          heads,
-          upstreams: deps.upstreams,
-          box,
-          mailer: deps.mailer ?? null,
-          metrics,
-          deliveries,
-          ackPool,
-          destinationDeps: deps.destinationDeps,
-          filterHelpers: deps.filterHelpers,
-          sandboxSuspects: deps.sandboxSuspects,
-          log,
-        },
-        id,
-      );
+      const runner = new StreamRunner(runnerDeps, id);
       runners.set(id, runner);
       void runner.done.finally(() => runners.delete(id));
     }

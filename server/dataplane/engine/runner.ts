@@ -487,13 +487,14 @@ export class StreamRunner {
   private async readBatch(
     state: LoopState,
     planned: BlockRange,
-  ): Promise<{ batch: DatasetBatchJson; prepared?: Promise<Prepared> } | null> {
+  ): Promise<{ batch: DatasetBatchJson; prepared: Promise<Prepared> | undefined } | null> {
     try {
       const head = takeAhead(state.ahead, planned);
-      if (head) return { batch: await head.read, prepared: head.prepared };
-      return {
-        batch: await state.parts.reader.fetchBatchJson(this.row.dataset as EvmDataset, state.next, planned.to),
-      };
+      const batch = head
+        ? await head.read
+        : await state.parts.reader.fetchBatchJson(this.row.dataset as EvmDataset, state.next, planned.to);
+      // One object for both ways: a second shape, met at each stream's start, discarded turn's code.
+      return { batch, prepared: head?.prepared };
     } catch (e) {
       state.ahead = [];
       // Spans were sized by an estimate the failed read may have outgrown: read one batch next.
@@ -560,7 +561,8 @@ export class StreamRunner {
    * of the batches after it are started too (see startFilterRunsAhead).
    */
   private prepareFollowing(state: LoopState, after: number): void {
-    const following = state.ahead[0];
+    // No read past the end of an empty read-ahead (a stream's last batch): see takeAhead.
+    const following = state.ahead.length > 0 ? state.ahead[0] : null;
     if (!following || following.prepared || following.from !== after + 1) return;
     following.prepared = afterSends()
       .then(() => Promise.all([following.read, following.filtered]))
