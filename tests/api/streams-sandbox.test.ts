@@ -80,10 +80,27 @@ async function mostPastBudgetMiB<T>(work: Promise<T>): Promise<{ past: number; r
   };
   const timer = setInterval(look, 5);
   try {
-    return { past, result: await work };
+    // Awaited before `past` is read: read in the literal, it would be the value before the work.
+    const result = await work;
+    return { past, result };
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * Runs the bomb (`attempt`) until it ends other than TIMEOUT, at most three times, each watched by
+ * mostPastBudgetMiB and held within the budgets. Whether it passes its memory budget before its 1 s time
+ * limit depends on the CPU it gets in that second: on a loaded machine (three API files beside PostgreSQL
+ * in CI) a starved bomb ends TIMEOUT within its budget, which is true too; three starved runs fail.
+ */
+async function bombRun<T>(attempt: () => Promise<T>, timedOut: (result: T) => boolean): Promise<T> {
+  let run: { past: number; result: T } | undefined;
+  for (let tries = 0; tries < 3 && (!run || timedOut(run.result)); tries++) {
+    run = await mostPastBudgetMiB(attempt());
+    expect(run.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
+  }
+  return (run as { result: T }).result;
 }
 
 describe("streams sharing the sandbox process", () => {
@@ -155,20 +172,21 @@ describe("streams sharing the sandbox process", () => {
     const attacker = await signUp(t.asTestApp);
     const receiver = await startReceiver();
     try {
-      const tested = await mostPastBudgetMiB(
-        attacker.client.gqlOk<{ testFilterFunction: { error: string | null; errorKind: string | null } }>(
-          "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error errorKind } }",
-          { input: { network: NETWORK, dataset: "BLOCK", blockNumber: 2, filterFunction: bomb } },
-        ),
+      const tested = await bombRun(
+        () =>
+          attacker.client.gqlOk<{ testFilterFunction: { error: string | null; errorKind: string | null } }>(
+            "mutation($input: TestFilterFunctionInput!) { testFilterFunction(input: $input) { error errorKind } }",
+            { input: { network: NETWORK, dataset: "BLOCK", blockNumber: 2, filterFunction: bomb } },
+          ),
+        (result) => result.testFilterFunction.errorKind === "TIMEOUT",
       );
       // Before: the process all accounts' filter tests share grew to 574 MB and the call ended TIMEOUT.
-      expect(tested.result.testFilterFunction.errorKind).toBe("MEMORY");
-      expect(tested.result.testFilterFunction.error).toMatch(
+      expect(tested.testFilterFunction.errorKind).toBe("MEMORY");
+      expect(tested.testFilterFunction.error).toMatch(
         /^filter exceeded its memory limit: its sandbox process grew by \d+ MiB while it ran/,
       );
-      expect(tested.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
-      const running = await mostPastBudgetMiB(
-        (async () => {
+      const running = await bombRun(
+        async () => {
           const id = await createActive(receiver.url, bomb, 0, attacker);
           return waitFor(
             "the bomb's stream paused",
@@ -178,12 +196,12 @@ describe("streams sharing the sandbox process", () => {
             },
             60_000,
           );
-        })(),
+        },
+        (stream) => /Timed out/.test(stream.statusReason ?? ""),
       );
-      expect(running.result.statusReason).toMatch(
+      expect(running.statusReason).toMatch(
         /filter failed.*Out of memory: filter exceeded its memory limit: its sandbox process grew by \d+ MiB/,
       );
-      expect(running.past).toBeLessThanOrEqual(WATCH_SLACK_MIB);
       expect(receiver.received).toEqual([]);
     } finally {
       await receiver.close();
