@@ -102,6 +102,9 @@ export default defineConfig({
           // Each file starts its own service and browser. A journey mostly waits (on blocks, deliveries,
           // the page): two files side by side keep the two cores busy, where one left them three-quarters idle.
           maxWorkers: 2,
+          // expect.poll waits 1 s by default: a screen reached by a click (its chunk loaded, its query
+          // answered) took longer with the two cores busy (functions' Logs tab failed so). Passing polls wait no longer.
+          expect: { poll: { timeout: 10_000 } },
           testTimeout: 120_000,
           hookTimeout: 300_000,
         },
