@@ -144,8 +144,9 @@ describe("endpoint metrics", () => {
 
     const metrics = await metricsOf(user.client, endpoint.id, "HOUR");
     expect(metrics.requests).toBe(20);
-    // Rank 10 of 20 is a fast answer, rank 19 one of the 60 ms answers, rank 20 the 600 ms one.
-    expect(metrics.p50).toBeLessThanOrEqual(25);
+    // Rank 10 of 20 is a fast answer, rank 19 one of the 60 ms answers, rank 20 the 600 ms one. A fast answer
+    // is below the 60 ms ones; how far below is the machine's (26.8 ms once in the API suite at load ~10).
+    expect(metrics.p50).toBeLessThan(60 * 0.99);
     expect(metrics.p95).toBeGreaterThanOrEqual(60 * 0.99);
     expect(metrics.p95).toBeLessThan(100);
     expect(metrics.p99).toBeGreaterThanOrEqual(600 * 0.99);
